@@ -1,0 +1,119 @@
+# dcpi - continuous profiling and profile analysis for Linux/x86-64.
+#
+# Non-recursive: every part's sources are found by wildcard, so a new file in
+# profile/, image/, collect/, cfg/, ... joins libdcpi.a without editing this.
+#
+#   make            build build/dcpi and its dcpiXXX links
+#   make check      install missing dependencies, build, run every test
+#   make check-asan the unit tests under ASan + UBSan
+#   make demo       profile a bundled workload and print dcpiprof
+#   make bench      benchmarks that print figures beside the peer tools
+#   make fuzz       run each fuzz target for FUZZ_SECONDS
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CC        ?= cc
+CFLAGS    ?= -O2 -g
+FUZZ_SECONDS ?= 60
+
+WARN      := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+ifeq ($(CI),true)
+WARN      += -Werror
+endif
+
+PKGS      := capstone libelf libcgraph libgvc
+DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+DEP_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldwarf -liberty -lz -lm
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) $(CFLAGS)
+
+PARTS     := util profile image collect cfg culprit estimate optimize report
+LIB_SRCS  := $(foreach p,$(PARTS),$(wildcard $(p)/*.c))
+TOOL_SRCS := $(wildcard tools/*.c)
+TEST_SRCS := $(wildcard tests/test_*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,%,$(wildcard tests/workloads/*.c))
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+
+LIB       := $(BUILD)/libdcpi.a
+DCPI      := $(BUILD)/dcpi
+TOOLS     := dcpid dcpiprof dcpicalc dcpicfg dcpistats dcpidiff dcpilist
+TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
+FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+
+.PHONY: all deps check check-asan demo bench fuzz install clean
+.DEFAULT_GOAL := all
+
+all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS))
+
+# --- dependencies ---------------------------------------------------------
+# Probed with pkg-config and headers; apt-get only for what is missing, so a
+# second run installs nothing.
+deps:
+	@./scripts/deps.sh
+
+# --- the library and the binary -------------------------------------------
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(DCPI): $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRCS)) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+$(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
+	@ln -sf dcpi $@
+
+# --- tests -----------------------------------------------------------------
+$(BUILD)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(DEP_LIBS) -lcmocka
+
+$(BUILD)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-inline -o $@ $< -lm
+
+check: deps
+	@$(MAKE) --no-print-directory all-tests
+	@BUILD=$(BUILD) ./tests/run.sh $(TESTS)
+
+all-tests: all $(TESTS) $(WL_BINS)
+
+check-asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		all-tests
+	@BUILD=build-asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		./tests/run.sh $(patsubst $(BUILD)/%,build-asan/%,$(TESTS))
+
+# --- demo, benchmarks, fuzzing ---------------------------------------------
+demo: deps
+	@$(MAKE) --no-print-directory all $(WL_BINS)
+	@BUILD=$(BUILD) ./scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(WL_BINS)
+	@BUILD=$(BUILD) ./bench/run.sh
+
+$(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -Iinclude $(DEP_CFLAGS) -g -O1 \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(DEP_LIBS)
+
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZERS)
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh $(FUZZERS)
+
+# --- install, clean --------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(DCPI) $(DESTDIR)$(PREFIX)/bin/dcpi
+	for t in $(TOOLS); do ln -sf dcpi $(DESTDIR)$(PREFIX)/bin/$$t; done
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,117 @@
+/*
+ * image.h - executable images: ELF sections, segments, procedures, build-id,
+ * DWARF lines and inlines, demangled names.
+ *
+ * Procedure bounds come from .symtab, else .dynsym, else .eh_frame FDEs
+ * (stripped binaries are the common case); PLT entries are named name@plt;
+ * unnamed procedures are named "<image basename>+0x<vaddr>".  Separate debug
+ * files are found through /usr/lib/debug/.build-id/xx/rest.debug and
+ * .gnu_debuglink.  Lookups are binary searches over sorted arrays.
+ */
+#ifndef DCPI_IMAGE_H
+#define DCPI_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/util.h"
+
+enum img_proc_source {
+	IMG_SRC_SYMTAB,		/* .symtab function symbol */
+	IMG_SRC_DYNSYM,		/* .dynsym function symbol */
+	IMG_SRC_EH_FRAME,	/* .eh_frame FDE, no symbol */
+	IMG_SRC_PLT,		/* PLT stub */
+};
+
+struct img_proc {
+	uint64_t addr;		/* virtual address as in the file */
+	uint64_t size;		/* bytes; never 0 */
+	const char *name;	/* demangled when C++, else the symbol */
+	const char *raw_name;	/* the symbol as in the file */
+	enum img_proc_source source;
+};
+
+struct img_segment {		/* a PT_LOAD segment */
+	uint64_t vaddr, memsz;
+	uint64_t offset, filesz;
+	unsigned flags;		/* PF_X | PF_W | PF_R */
+};
+
+struct img_section {
+	const char *name;
+	uint64_t addr, size, offset;
+	unsigned type;		/* SHT_* */
+	uint64_t flags;		/* SHF_* */
+};
+
+/* A source position from DWARF. */
+struct img_line {
+	const char *file;	/* as DWARF names it (joined with comp dir) */
+	unsigned line, column, discriminator;
+};
+
+/* One level of inlining at an address, outermost first. */
+struct img_inline {
+	const char *name;	/* the inlined subroutine */
+	uint64_t lo, hi;	/* the range containing the address, hi exclusive */
+	const char *call_file;	/* where it was inlined */
+	unsigned call_line, call_column, discriminator;
+};
+
+struct image;
+
+#define IMG_NO_DWARF 1		/* do not look for or load debug information */
+
+/* Load an ELF file.  Errors name the file and the reason (not ELF, truncated,
+ * not x86-64, ...). */
+int img_open(const char *path, unsigned flags, struct image **out, struct dcpi_err *err);
+/* Same, from a buffer the caller keeps alive until img_close (fuzzing). */
+int img_open_mem(const void *buf, size_t len, const char *name, unsigned flags,
+		 struct image **out, struct dcpi_err *err);
+void img_close(struct image *img);
+
+const char *img_path(const struct image *img);
+/* Lower-case hex build-id, "" when the image has none. */
+const char *img_build_id(const struct image *img);
+int img_is_shared(const struct image *img);	/* ET_DYN (PIE or .so) */
+int img_is_stripped(const struct image *img);	/* no .symtab */
+
+size_t img_nsegments(const struct image *img);
+const struct img_segment *img_segment(const struct image *img, size_t i);
+size_t img_nsections(const struct image *img);
+const struct img_section *img_section(const struct image *img, size_t i);
+const struct img_section *img_section_by_name(const struct image *img, const char *name);
+
+/* Procedures sorted by address, non-overlapping. */
+size_t img_nprocs(const struct image *img);
+const struct img_proc *img_proc(const struct image *img, size_t i);
+const struct img_proc *img_proc_at(const struct image *img, uint64_t vaddr);
+/* By name as printed (demangled) or raw; first match. */
+const struct img_proc *img_proc_by_name(const struct image *img, const char *name);
+
+/* File offset <-> virtual address through the PT_LOAD segments.
+ * -ENOENT when the value is in no loadable segment. */
+int img_offset_to_vaddr(const struct image *img, uint64_t off, uint64_t *vaddr);
+int img_vaddr_to_offset(const struct image *img, uint64_t vaddr, uint64_t *off);
+/* Copy file bytes backing [vaddr, vaddr+len); -ENOENT if not all in the file. */
+int img_read(const struct image *img, uint64_t vaddr, void *buf, size_t len);
+/* Pointer to the file bytes at vaddr and how many follow in its segment. */
+const uint8_t *img_bytes(const struct image *img, uint64_t vaddr, size_t *avail);
+
+/* DWARF.  img_has_dwarf is 0 when no debug information was found; the
+ * lookups then return -ENOENT. */
+int img_has_dwarf(const struct image *img);
+/* The separate debug file in use, or NULL. */
+const char *img_debug_path(const struct image *img);
+int img_line_at(struct image *img, uint64_t vaddr, struct img_line *out);
+/* Declaration line of the procedure containing vaddr. */
+int img_decl_line(struct image *img, uint64_t vaddr, struct img_line *out);
+/* Inline stack at vaddr, outermost first; *n = 0 when not inlined.
+ * The array stays valid until the next call or img_close. */
+int img_inlines_at(struct image *img, uint64_t vaddr, const struct img_inline **out,
+		   size_t *n);
+
+/* Demangle a C++ (Itanium ABI) name; malloc'd, or NULL if not mangled. */
+char *img_demangle(const char *name);
+
+#endif /* DCPI_IMAGE_H */

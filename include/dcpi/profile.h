@@ -1,0 +1,145 @@
+/*
+ * profile.h - the profile database (DCPI paper sec. 4.4; docs/profile-format.md).
+ *
+ * A database is a directory.  Each epoch is a subdirectory; epoch names sort
+ * in creation order.  An epoch holds one profile file per (image, event) of
+ * (file offset, count) pairs, plus a text metadata file.  Files are written to
+ * a temporary name, fsync'd and renamed, so a reader never sees half a file.
+ * Merging profiles, epochs or databases is associative and commutative.
+ *
+ * Samples are keyed by image identity and file offset, never by virtual
+ * address.  Samples that map to no image go to the "unknown" image
+ * (PROF_UNKNOWN_PATH, no build-id).
+ */
+#ifndef DCPI_PROFILE_H
+#define DCPI_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/util.h"
+
+#define PROF_PATH_MAX 4096
+#define PROF_EVENT_MAX 64
+#define PROF_BUILD_ID_MAX 65		/* up to 32 bytes as hex, plus NUL */
+#define PROF_UNKNOWN_PATH "[unknown]"
+
+/* Who an image is: build-id when it has one, else path, size and mtime. */
+struct prof_image_id {
+	char build_id[PROF_BUILD_ID_MAX];	/* lower-case hex, "" if none */
+	char path[PROF_PATH_MAX];
+	uint64_t size;
+	int64_t mtime;				/* seconds since the epoch */
+};
+
+struct prof_entry {
+	uint64_t offset;	/* file offset of the instruction in the image */
+	uint64_t count;		/* samples */
+};
+
+/*
+ * One (image, event) profile.  entries are sorted by offset with no
+ * duplicates once prof_profile_normalize() has run; the reader returns them
+ * normalized.
+ */
+struct prof_profile {
+	struct prof_image_id image;
+	char event[PROF_EVENT_MAX];	/* "cycles", "cpu-clock", ... */
+	double period;			/* mean sampling period, in period_unit */
+	char period_unit[16];		/* "events" or "ns" */
+	double cycles_per_unit;		/* cycles per period_unit, 0 if unknown */
+	uint64_t total;			/* sum of counts */
+	size_t n, cap;
+	struct prof_entry *e;
+};
+
+void prof_profile_init(struct prof_profile *p);
+void prof_profile_free(struct prof_profile *p);
+/* Add count samples at offset (any order; duplicates are summed later). */
+int prof_profile_add(struct prof_profile *p, uint64_t offset, uint64_t count);
+/* Sort entries by offset and merge duplicates; recomputes total. */
+int prof_profile_normalize(struct prof_profile *p);
+/* Count at an offset (after normalize), 0 if none. */
+uint64_t prof_profile_count(const struct prof_profile *p, uint64_t offset);
+/*
+ * dst += src.  Image identity and event must match (-EINVAL otherwise).
+ * The merged period is the sample-weighted mean of the two.
+ */
+int prof_profile_merge(struct prof_profile *dst, const struct prof_profile *src,
+		       struct dcpi_err *err);
+/* True when two image identities name the same image. */
+int prof_image_id_equal(const struct prof_image_id *a, const struct prof_image_id *b);
+/* Fill id for an image file on disk: path, size, mtime and ELF build-id. */
+int prof_image_id_from_file(struct prof_image_id *id, const char *path,
+			    struct dcpi_err *err);
+void prof_image_id_unknown(struct prof_image_id *id);
+
+/* Bytes the encoded file takes (header included), for bytes-per-entry figures. */
+size_t prof_encoded_size(const struct prof_profile *p);
+/* Encode to / decode from a memory buffer (decode validates everything). */
+int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
+		struct dcpi_err *err);
+int prof_decode(const uint8_t *buf, size_t len, const char *name,
+		struct prof_profile *p, struct dcpi_err *err);
+/* Write atomically (temporary file, fsync, rename). */
+int prof_file_write(const char *path, const struct prof_profile *p, struct dcpi_err *err);
+/* Read and validate; errors name the file and the reason. */
+int prof_file_read(const char *path, struct prof_profile *p, struct dcpi_err *err);
+/* Merge p into the file at path (created if absent), atomically. */
+int prof_file_merge(const char *path, const struct prof_profile *p, struct dcpi_err *err);
+
+/* Epoch metadata: a text file of key = value lines in the epoch directory. */
+struct prof_epoch_meta {
+	char cpu_vendor[16];		/* "AuthenticAMD" */
+	unsigned cpu_family, cpu_model, cpu_stepping;
+	char cpu_name[128];
+	double cycles_per_ns;		/* measured clock, 0 if not measured */
+	double cycles_per_sample;	/* calibrated worth of one sample, 0 if not */
+	int calibrated;			/* 1 when cycles_per_sample was measured */
+	char settings[512];		/* collector settings, free text */
+	uint64_t start_ns, end_ns;	/* wall clock, ns since the Unix epoch */
+	uint64_t lost_samples;		/* PERF_RECORD_LOST and friends */
+	uint64_t samples;		/* samples written */
+};
+
+/* Fill the CPU identity of this machine (from CPUID / /proc/cpuinfo). */
+void prof_meta_this_machine(struct prof_epoch_meta *m);
+
+struct prof_db;
+
+#define PROF_DB_CREATE 1	/* create the directory if it does not exist */
+
+int prof_db_open(const char *dir, unsigned flags, struct prof_db **out,
+		 struct dcpi_err *err);
+void prof_db_close(struct prof_db *db);
+const char *prof_db_path(const struct prof_db *db);
+
+/* Create a new, empty epoch; its name (which sorts after every older one)
+ * is copied to name (at least 64 bytes). */
+int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_err *err);
+/* Epoch names, oldest first.  Free with prof_names_free. */
+int prof_db_epochs(struct prof_db *db, char ***names, size_t *n, struct dcpi_err *err);
+void prof_names_free(char **names, size_t n);
+/* The newest epoch's name into name; -ENOENT if the database has none. */
+int prof_db_latest_epoch(struct prof_db *db, char *name, size_t len, struct dcpi_err *err);
+
+/* Merge one profile into the epoch's file for its (image, event). */
+int prof_epoch_write(struct prof_db *db, const char *epoch, const struct prof_profile *p,
+		     struct dcpi_err *err);
+/* Read every profile of an epoch.  Free with prof_profiles_free. */
+int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile **out,
+		    size_t *n, struct dcpi_err *err);
+void prof_profiles_free(struct prof_profile *p, size_t n);
+
+int prof_epoch_meta_write(struct prof_db *db, const char *epoch,
+			  const struct prof_epoch_meta *m, struct dcpi_err *err);
+/* -ENOENT when the epoch has no metadata file. */
+int prof_epoch_meta_read(struct prof_db *db, const char *epoch,
+			 struct prof_epoch_meta *m, struct dcpi_err *err);
+
+/* Merge epoch src_epoch of src into epoch dst_epoch of dst (profiles and
+ * metadata: lost and written samples add, time span widens). */
+int prof_epoch_merge(struct prof_db *dst, const char *dst_epoch,
+		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err);
+
+#endif /* DCPI_PROFILE_H */

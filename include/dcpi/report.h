@@ -1,0 +1,63 @@
+/*
+ * report.h - summaries of a set of profiles: samples per procedure or per
+ * image, per event (what dcpiprof prints; DCPI paper sec. 3.1, fig. 1).
+ *
+ * Profiles are keyed by image identity and file offset; this part opens each
+ * image (image.h), checks that it is the image that was profiled (build-id,
+ * else size and mtime) and attributes each offset to its procedure.
+ */
+#ifndef DCPI_REPORT_H
+#define DCPI_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/profile.h"
+#include "dcpi/util.h"
+
+struct rep_row {
+	char *name;		/* procedure as printed, or the image path with by_image */
+	char *image;		/* image path */
+	uint64_t addr;		/* procedure start (virtual address), 0 if none */
+	uint64_t *samples;	/* one count per event of the table */
+};
+
+struct rep_event {
+	char name[PROF_EVENT_MAX];
+	uint64_t total;
+	double period;		/* mean sampling period */
+	char period_unit[16];
+};
+
+struct rep_table {
+	size_t nevents;
+	struct rep_event *events;
+	size_t nrows;
+	struct rep_row *rows;
+	size_t nnotes;
+	char **notes;		/* what could not be attributed, and why */
+};
+
+/*
+ * Summarize n profiles per procedure (by_image = 0) or per image.  Samples at
+ * offsets inside no procedure go to a row "[unknown]" of their image; images
+ * that cannot be opened or no longer match the profiled one get one row
+ * "[<reason>]" each and a note.
+ */
+int rep_summarize(const struct prof_profile *p, size_t n, int by_image,
+		  struct rep_table *out, struct dcpi_err *err);
+/* Sort rows by decreasing samples of event ev (ties: name, then image). */
+void rep_sort(struct rep_table *t, size_t ev);
+/* Index of an event by name, -1 if absent. */
+int rep_event_index(const struct rep_table *t, const char *name);
+void rep_free(struct rep_table *t);
+
+/*
+ * Profiles of an epoch, or of every epoch merged when epoch is "all", or of
+ * the newest epoch when epoch is NULL.  The epoch used is copied to used
+ * (at least 64 bytes) when not NULL.
+ */
+int rep_load_profiles(struct prof_db *db, const char *epoch, struct prof_profile **out,
+		      size_t *n, char *used, size_t usedlen, struct dcpi_err *err);
+
+#endif /* DCPI_REPORT_H */

@@ -1,0 +1,44 @@
+/*
+ * util.h - small things every part of dcpi shares: error values and messages.
+ *
+ * Library functions return 0 on success and a negative errno-style code on
+ * failure, and fill a struct dcpi_err with a message that names the file and
+ * the reason ("profile.dcpi: bad checksum").  Only tools print and exit.
+ */
+#ifndef DCPI_UTIL_H
+#define DCPI_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DCPI_ERR_MAX 512
+
+struct dcpi_err {
+	int code;			/* negative errno-style code, 0 if none */
+	char msg[DCPI_ERR_MAX];		/* "<file>: <reason>" */
+};
+
+/*
+ * Record an error and return code (which should be negative), so callers can
+ * write `return dcpi_errf(err, -EINVAL, "%s: bad magic", path);`.
+ * err may be NULL.
+ */
+int dcpi_errf(struct dcpi_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Clear an error. */
+void dcpi_err_clear(struct dcpi_err *err);
+
+/* CRC-32C (Castagnoli) of buf, continuing from crc (start with 0). */
+uint32_t dcpi_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Unsigned LEB128 varints.  put returns bytes written (at most 10);
+ * get returns bytes read, or 0 if the input ends or overflows 64 bits. */
+size_t dcpi_varint_put(uint8_t *out, uint64_t v);
+size_t dcpi_varint_get(const uint8_t *in, size_t avail, uint64_t *v);
+
+/* Monotonic and wall clocks in nanoseconds. */
+uint64_t dcpi_now_ns(void);
+uint64_t dcpi_wall_ns(void);
+
+#endif /* DCPI_UTIL_H */

@@ -1,0 +1,121 @@
+/*
+ * dcpi.c - the one binary.  `dcpi <command>` and the DCPI names (dcpiprof,
+ * dcpicalc, ...: links to this binary) land in the same cmd_xxx, as git's
+ * builtins do.  Commands not built into this binary are weak and NULL.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools.h"
+
+#pragma weak cmd_record
+#pragma weak cmd_daemon
+#pragma weak cmd_import
+#pragma weak cmd_calc
+#pragma weak cmd_cfg
+#pragma weak cmd_stats
+#pragma weak cmd_diff
+#pragma weak cmd_list
+#pragma weak cmd_model
+
+struct command {
+	const char *name;	/* dcpi <name> */
+	const char *alias;	/* the DCPI name, or NULL */
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "record", NULL, cmd_record, "run a command and sample it into the database" },
+	{ "daemon", "dcpid", cmd_daemon, "sample the whole system until stopped" },
+	{ "import", NULL, cmd_import, "import perf.data or callgrind.out into the database" },
+	{ "prof", "dcpiprof", cmd_prof, "samples per procedure or per image" },
+	{ "calc", "dcpicalc", cmd_calc, "frequency, CPI and stalls of one procedure" },
+	{ "cfg", "dcpicfg", cmd_cfg, "control-flow graph of one procedure" },
+	{ "list", "dcpilist", cmd_list, "annotated listing of one procedure" },
+	{ "stats", "dcpistats", cmd_stats, "variation across runs" },
+	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
+	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const char *tool_name = "dcpi";
+
+int tool_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", tool_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+const char *tool_db_dir(const char *opt)
+{
+	const char *env = getenv("DCPIDB");
+
+	if (opt)
+		return opt;
+	if (env && *env)
+		return env;
+	return "dcpidb";
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: dcpi <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (commands[i].fn)
+			fprintf(f, "  %-8s %-10s %s\n", commands[i].name,
+				commands[i].alias ? commands[i].alias : "", commands[i].help);
+	fprintf(f, "\n'dcpi <command> --help' describes a command.\n");
+}
+
+static int run(const struct command *c, int argc, char **argv, const char *name)
+{
+	static char buf[64];
+
+	if (!c->fn) {
+		fprintf(stderr, "%s: not built into this dcpi\n", name);
+		return 1;
+	}
+	if (!strncmp(name, "dcpi", 4) && name[4])
+		tool_name = name;
+	else {
+		snprintf(buf, sizeof(buf), "dcpi %s", c->name);
+		tool_name = buf;
+	}
+	return c->fn(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+
+	base = base ? base + 1 : argv[0];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (commands[i].alias && !strcmp(base, commands[i].alias))
+			return run(&commands[i], argc, argv, base);
+	if (!strncmp(base, "dcpi", 4) && base[4]) {
+		fprintf(stderr, "%s: no such dcpi command\n", base);
+		return 1;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return run(&commands[i], argc - 1, argv + 1, commands[i].name);
+	fprintf(stderr, "dcpi: '%s' is not a dcpi command; see 'dcpi --help'\n", argv[1]);
+	return 1;
+}

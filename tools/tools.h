@@ -1,0 +1,31 @@
+/*
+ * tools/tools.h - the command table's contract.  Each command lives in its
+ * own file as cmd_xxx(argc, argv): it parses options, calls library code and
+ * prints.  Errors go to stderr as "<tool>: <what>: <why>"; the return value
+ * is the process exit status.
+ */
+#ifndef DCPI_TOOLS_H
+#define DCPI_TOOLS_H
+
+#include "dcpi/util.h"
+
+int cmd_prof(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_calc(int argc, char **argv);
+int cmd_cfg(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+
+/* The name errors are printed under ("dcpiprof", "dcpi record", ...). */
+extern const char *tool_name;
+
+/* Print "<tool>: <msg>" to stderr and return 1 (the exit status). */
+int tool_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The database directory: --db if given, else $DCPIDB, else ./dcpidb. */
+const char *tool_db_dir(const char *opt);
+
+#endif /* DCPI_TOOLS_H */

@@ -1,0 +1,107 @@
+/*
+ * util.c - error values, CRC-32C, varints and clocks shared by every part.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "dcpi/util.h"
+
+int dcpi_errf(struct dcpi_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return code;
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void dcpi_err_clear(struct dcpi_err *err)
+{
+	if (!err)
+		return;
+	err->code = 0;
+	err->msg[0] = '\0';
+}
+
+/* Table-driven CRC-32C, reflected polynomial 0x82F63B78. */
+static uint32_t crc_table[256];
+static int crc_ready;
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+		crc_table[i] = c;
+	}
+	crc_ready = 1;
+}
+
+uint32_t dcpi_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	if (!crc_ready)
+		crc_init();
+	crc = ~crc;
+	while (len--)
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+size_t dcpi_varint_put(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+size_t dcpi_varint_get(const uint8_t *in, size_t avail, uint64_t *v)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+
+	for (size_t i = 0; i < avail && i < 10; i++) {
+		uint64_t b = in[i] & 0x7f;
+
+		if (shift == 63 && b > 1)
+			return 0;
+		r |= b << shift;
+		if (!(in[i] & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+		shift += 7;
+	}
+	return 0;
+}
+
+uint64_t dcpi_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t dcpi_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
