@@ -1,0 +1,1006 @@
+/*
+ * dwarf.c - source lines, procedure declarations and inline stacks from DWARF
+ * (2 to 5) through libdwarf, so samples can be charged to source lines and
+ * inlined procedures (the paper's dcpilist / dcpicalc source views, section 5).
+ *
+ * Everything is read once at open into three sorted arrays, and the lookups
+ * are binary searches:
+ *
+ *   rows    every line-table row of every CU, sorted by address.  Within a run
+ *           of rows at one address the last one wins (as addr2line does), and
+ *           an end_sequence row sorts before a row that starts another
+ *           sequence at the same address.  The row for vaddr is the last one
+ *           with address <= vaddr; if that row ends a sequence, vaddr has no
+ *           line.
+ *   procs   DW_TAG_subprogram pc ranges (one entry per range of DW_AT_ranges)
+ *           with the declaration file and line, sorted by low address.
+ *   inls    DW_TAG_inlined_subroutine pc ranges with their depth, name and
+ *           call site.  Each procs entry knows the slice of inls ranges that
+ *           lie in its subprogram, so an inline stack is a scan of one
+ *           subprogram's ranges, keeping the ranges that contain vaddr, ordered
+ *           by depth.
+ *
+ * File names are interned: a row holds an index into d->strs.  Names are the
+ * ones libdwarf joins from the line table's directories and DW_AT_comp_dir,
+ * which are the paths addr2line prints.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+
+#include "dwarf.h"
+
+#define NO_FILE UINT32_MAX
+
+struct dw_row {
+	uint64_t addr;
+	uint32_t seq;		/* input order, to keep sorting stable */
+	uint32_t file;		/* index into strs, NO_FILE if none */
+	uint32_t line, column, discriminator;
+	uint8_t end;		/* end_sequence: first address after a sequence */
+};
+
+struct dw_proc {
+	uint64_t lo, hi;	/* hi exclusive */
+	uint32_t file;		/* declaration file (strs), NO_FILE if none */
+	uint32_t line, column;
+	uint32_t id;		/* subprogram number, shared by all its ranges */
+};
+
+struct dw_inl {
+	uint64_t lo, hi;
+	uint32_t proc;		/* subprogram number (dw_proc.id) */
+	uint32_t depth;		/* 0 = inlined directly into the subprogram */
+	uint32_t name, call_file;	/* strs, NO_FILE if none */
+	uint32_t call_line, call_column, discriminator;
+};
+
+/* A subprogram's slice of the sorted inls array. */
+struct dw_slice {
+	uint32_t first, count;
+};
+
+struct str_slot {
+	uint32_t idx;		/* index + 1 into strs, 0 when empty */
+	uint32_t hash;
+};
+
+struct img_dwarf {
+	Dwarf_Debug dbg;
+	int fd;			/* libdwarf reads through it until dwarf_finish */
+	char *path;
+
+	struct dw_row *rows;
+	size_t nrows, caprows;
+	struct dw_proc *procs;
+	size_t nprocs, capprocs;
+	struct dw_inl *inls;
+	size_t ninls, capinls;
+	struct dw_slice *slices;	/* by subprogram number */
+	uint32_t nsubprogs;
+
+	char **strs;
+	size_t nstrs, capstrs;
+	struct str_slot *slots;
+	size_t nslots;
+
+	struct img_inline *chain;	/* returned by img_dwarf_inlines_at */
+	size_t capchain;
+};
+
+/* Per-CU state while walking. */
+struct dw_cu {
+	Dwarf_Half version;
+	uint64_t base;			/* CU base address (DW_AT_low_pc) */
+	uint32_t *files;		/* srcfiles index -> strs */
+	Dwarf_Signed nfiles;
+	Dwarf_Signed file_base;		/* attribute value of files[0] */
+	Dwarf_Off die_off;		/* .debug_info offset of the CU DIE */
+};
+
+/* libdwarf calls this only when no Dwarf_Error * was passed; never abort. */
+static void dw_handler(Dwarf_Error e, Dwarf_Ptr arg)
+{
+	(void)e;
+	(void)arg;
+}
+
+static int dw_fail(struct img_dwarf *d, Dwarf_Error *e, struct dcpi_err *err,
+		   const char *what)
+{
+	const char *msg = *e ? dwarf_errmsg(*e) : "unknown error";
+
+	dcpi_errf(err, -EINVAL, "%s: corrupt DWARF (%s): %s", d->path, what, msg);
+	if (*e) {
+		dwarf_dealloc_error(d->dbg, *e);
+		*e = NULL;
+	}
+	return -EINVAL;
+}
+
+static void dw_drop_error(struct img_dwarf *d, Dwarf_Error *e)
+{
+	if (*e) {
+		dwarf_dealloc_error(d->dbg, *e);
+		*e = NULL;
+	}
+}
+
+/* Grow *arr (elements of size sz) so one more fits. */
+static int dw_grow(void **arr, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	p = realloc(*arr, ncap * sz);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static uint32_t dw_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static int dw_rehash(struct img_dwarf *d)
+{
+	size_t n = d->nslots ? d->nslots * 2 : 256;
+	struct str_slot *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nslots; i++) {
+		size_t j;
+
+		if (!d->slots[i].idx)
+			continue;
+		for (j = d->slots[i].hash & (n - 1); s[j].idx; j = (j + 1) & (n - 1))
+			;
+		s[j] = d->slots[i];
+	}
+	free(d->slots);
+	d->slots = s;
+	d->nslots = n;
+	return 0;
+}
+
+/* Index of s in d->strs, adding a copy if new. */
+static int dw_intern(struct img_dwarf *d, const char *s, uint32_t *out)
+{
+	uint32_t h = dw_hash(s);
+	size_t j;
+	char *copy;
+
+	if ((d->nstrs + 1) * 2 > d->nslots && dw_rehash(d))
+		return -ENOMEM;
+	for (j = h & (d->nslots - 1); d->slots[j].idx; j = (j + 1) & (d->nslots - 1)) {
+		if (d->slots[j].hash == h && !strcmp(d->strs[d->slots[j].idx - 1], s)) {
+			*out = d->slots[j].idx - 1;
+			return 0;
+		}
+	}
+	if (dw_grow((void **)&d->strs, &d->capstrs, d->nstrs, sizeof(*d->strs)))
+		return -ENOMEM;
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	d->strs[d->nstrs] = copy;
+	d->slots[j].idx = (uint32_t)d->nstrs + 1;
+	d->slots[j].hash = h;
+	*out = (uint32_t)d->nstrs++;
+	return 0;
+}
+
+static const char *dw_str(const struct img_dwarf *d, uint32_t i)
+{
+	return i == NO_FILE ? NULL : d->strs[i];
+}
+
+/* Map a DW_AT_decl_file / call_file value to strs. */
+static uint32_t dw_cu_file(const struct dw_cu *cu, Dwarf_Unsigned v)
+{
+	Dwarf_Signed i = (Dwarf_Signed)v - cu->file_base;
+
+	if (!cu->files || i < 0 || i >= cu->nfiles)
+		return NO_FILE;
+	return cu->files[i];
+}
+
+/* The CU's file table, as joined names (DW_AT_decl_file indexes it). */
+static int dw_load_files(struct img_dwarf *d, Dwarf_Die cu_die, struct dw_cu *cu,
+			 struct dcpi_err *err)
+{
+	Dwarf_Error e = NULL;
+	char **files = NULL;
+	Dwarf_Signed n = 0;
+	int res, rc = 0;
+
+	res = dwarf_srcfiles(cu_die, &files, &n, &e);
+	if (res == DW_DLV_ERROR)
+		return dw_fail(d, &e, err, "file table");
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
+	cu->files = malloc(sizeof(*cu->files) * (size_t)(n ? n : 1));
+	if (!cu->files)
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", d->path);
+	for (Dwarf_Signed i = 0; i < n; i++) {
+		if (!rc && dw_intern(d, files[i], &cu->files[i]))
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", d->path);
+		dwarf_dealloc(d->dbg, files[i], DW_DLA_STRING);
+	}
+	dwarf_dealloc(d->dbg, files, DW_DLA_LIST);
+	cu->nfiles = rc ? 0 : n;
+	return rc;
+}
+
+static int dw_line_fields(Dwarf_Line ln, struct dw_row *r, Dwarf_Unsigned *fno,
+			  Dwarf_Error *e)
+{
+	Dwarf_Addr addr;
+	Dwarf_Unsigned line, col, isa, discr;
+	Dwarf_Bool end, pe, eb;
+
+	if (dwarf_lineaddr(ln, &addr, e) != DW_DLV_OK ||
+	    dwarf_lineno(ln, &line, e) != DW_DLV_OK ||
+	    dwarf_lineoff_b(ln, &col, e) != DW_DLV_OK ||
+	    dwarf_lineendsequence(ln, &end, e) != DW_DLV_OK ||
+	    dwarf_line_srcfileno(ln, fno, e) != DW_DLV_OK ||
+	    dwarf_prologue_end_etc(ln, &pe, &eb, &isa, &discr, e) != DW_DLV_OK)
+		return -1;
+	r->addr = addr;
+	r->line = (uint32_t)line;
+	r->column = (uint32_t)col;
+	r->discriminator = (uint32_t)discr;
+	r->end = end ? 1 : 0;
+	return 0;
+}
+
+/* Append the CU's line-table rows. */
+static int dw_load_lines(struct img_dwarf *d, Dwarf_Die cu_die, struct dw_cu *cu,
+			 struct dcpi_err *err)
+{
+	Dwarf_Error e = NULL;
+	Dwarf_Line_Context ctx = NULL;
+	Dwarf_Unsigned version;
+	Dwarf_Small tables;
+	Dwarf_Line *lines;
+	Dwarf_Signed n, base, cnt, endi;
+	int res, rc = 0;
+
+	res = dwarf_srclines_b(cu_die, &version, &tables, &ctx, &e);
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
+	if (res == DW_DLV_ERROR)
+		return dw_fail(d, &e, err, "line table");
+	if (dwarf_srclines_files_indexes(ctx, &base, &cnt, &endi, &e) == DW_DLV_OK)
+		cu->file_base = base;
+	else
+		dw_drop_error(d, &e);
+	res = dwarf_srclines_from_linecontext(ctx, &lines, &n, &e);
+	if (res == DW_DLV_ERROR) {
+		rc = dw_fail(d, &e, err, "line table");
+		goto out;
+	}
+	if (res == DW_DLV_NO_ENTRY)
+		goto out;
+	for (Dwarf_Signed i = 0; i < n; i++) {
+		struct dw_row r;
+		Dwarf_Unsigned fno;
+
+		if (dw_line_fields(lines[i], &r, &fno, &e)) {
+			rc = dw_fail(d, &e, err, "line row");
+			goto out;
+		}
+		r.file = dw_cu_file(cu, fno);
+		r.seq = (uint32_t)d->nrows;
+		if (dw_grow((void **)&d->rows, &d->caprows, d->nrows, sizeof(r))) {
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", d->path);
+			goto out;
+		}
+		d->rows[d->nrows++] = r;
+	}
+out:
+	dwarf_srclines_dealloc_b(ctx);
+	return rc;
+}
+
+/* A struct to collect one DIE's pc ranges. */
+struct dw_ranges {
+	uint64_t (*r)[2];
+	size_t n, cap;
+};
+
+static int dw_add_range(struct dw_ranges *rs, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return 0;
+	if (dw_grow((void **)&rs->r, &rs->cap, rs->n, sizeof(*rs->r)))
+		return -ENOMEM;
+	rs->r[rs->n][0] = lo;
+	rs->r[rs->n][1] = hi;
+	rs->n++;
+	return 0;
+}
+
+/* DWARF 5 DW_AT_ranges: .debug_rnglists, cooked to addresses by libdwarf. */
+static int dw_rnglists(struct img_dwarf *d, Dwarf_Attribute at, Dwarf_Half form,
+		       struct dw_ranges *rs, Dwarf_Error *e)
+{
+	Dwarf_Rnglists_Head head = NULL;
+	Dwarf_Unsigned val, count, goff;
+	int res;
+
+	if (form == DW_FORM_rnglistx)
+		res = dwarf_formudata(at, &val, e);
+	else
+		res = dwarf_global_formref(at, &val, e);
+	if (res != DW_DLV_OK)
+		return -1;
+	if (dwarf_rnglists_get_rle_head(at, form, val, &head, &count, &goff, e) != DW_DLV_OK)
+		return -1;
+	for (Dwarf_Unsigned i = 0; i < count; i++) {
+		unsigned len, code;
+		Dwarf_Unsigned raw1, raw2, lo, hi;
+		Dwarf_Bool noaddr;
+
+		if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &raw1, &raw2,
+						      &noaddr, &lo, &hi, e) != DW_DLV_OK) {
+			dwarf_dealloc_rnglists_head(head);
+			return -1;
+		}
+		if (code == DW_RLE_end_of_list || code == DW_RLE_base_address ||
+		    code == DW_RLE_base_addressx || noaddr)
+			continue;
+		if (dw_add_range(rs, lo, hi)) {
+			dwarf_dealloc_rnglists_head(head);
+			return -ENOMEM;
+		}
+	}
+	dwarf_dealloc_rnglists_head(head);
+	return 0;
+}
+
+/* DWARF 2-4 DW_AT_ranges: .debug_ranges, relative to the CU base address. */
+static int dw_debug_ranges(struct img_dwarf *d, Dwarf_Die die, Dwarf_Attribute at,
+			   const struct dw_cu *cu, struct dw_ranges *rs, Dwarf_Error *e)
+{
+	Dwarf_Ranges *buf;
+	Dwarf_Signed n;
+	Dwarf_Unsigned bytes;
+	Dwarf_Off off, real;
+	uint64_t base = cu->base;
+	int rc = 0;
+
+	if (dwarf_global_formref(at, &off, e) != DW_DLV_OK) {
+		Dwarf_Unsigned u;
+
+		dw_drop_error(d, e);
+		if (dwarf_formudata(at, &u, e) != DW_DLV_OK)
+			return -1;
+		off = u;
+	}
+	if (dwarf_get_ranges_b(d->dbg, off, die, &real, &buf, &n, &bytes, e) != DW_DLV_OK)
+		return -1;
+	for (Dwarf_Signed i = 0; i < n && !rc; i++) {
+		if (buf[i].dwr_type == DW_RANGES_ADDRESS_SELECTION)
+			base = buf[i].dwr_addr2;
+		else if (buf[i].dwr_type == DW_RANGES_ENTRY)
+			rc = dw_add_range(rs, base + buf[i].dwr_addr1, base + buf[i].dwr_addr2);
+	}
+	dwarf_ranges_dealloc(d->dbg, buf, n);
+	return rc;
+}
+
+/* The DIE's pc ranges: low_pc/high_pc (high as address or offset) or ranges.
+ * Returns 0 with rs->n == 0 when it has none; -1 on a libdwarf error. */
+static int dw_die_ranges(struct img_dwarf *d, Dwarf_Die die, const struct dw_cu *cu,
+			 struct dw_ranges *rs, Dwarf_Error *e)
+{
+	Dwarf_Attribute at = NULL;
+	Dwarf_Addr lo, hi;
+	Dwarf_Half form;
+	enum Dwarf_Form_Class cls;
+	int res, rc;
+
+	rs->n = 0;
+	res = dwarf_lowpc(die, &lo, e);
+	if (res == DW_DLV_ERROR)
+		return -1;
+	if (res == DW_DLV_OK) {
+		res = dwarf_highpc_b(die, &hi, &form, &cls, e);
+		if (res == DW_DLV_ERROR)
+			return -1;
+		if (res == DW_DLV_NO_ENTRY)
+			return 0;
+		if (cls == DW_FORM_CLASS_CONSTANT)
+			hi += lo;
+		return dw_add_range(rs, lo, hi);
+	}
+	res = dwarf_attr(die, DW_AT_ranges, &at, e);
+	if (res == DW_DLV_ERROR)
+		return -1;
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
+	if (dwarf_whatform(at, &form, e) != DW_DLV_OK) {
+		dwarf_dealloc_attribute(at);
+		return -1;
+	}
+	if (cu->version >= 5 || form == DW_FORM_rnglistx)
+		rc = dw_rnglists(d, at, form, rs, e);
+	else
+		rc = dw_debug_ranges(d, die, at, cu, rs, e);
+	dwarf_dealloc_attribute(at);
+	return rc;
+}
+
+/* dwarf_formudata, plus DW_FORM_implicit_const (gcc 11+ uses it for
+ * decl_file and the like), which libdwarf 20210528 reads only as signed. */
+static int dw_formudata(Dwarf_Attribute at, Dwarf_Unsigned *u, Dwarf_Error *e)
+{
+	Dwarf_Half form;
+	Dwarf_Signed s;
+	int res;
+
+	res = dwarf_whatform(at, &form, e);
+	if (res != DW_DLV_OK)
+		return res;
+	if (form != DW_FORM_implicit_const)
+		return dwarf_formudata(at, u, e);
+	res = dwarf_formsdata(at, &s, e);
+	if (res == DW_DLV_OK)
+		*u = (Dwarf_Unsigned)s;
+	return res;
+}
+
+/* An unsigned attribute, *v untouched when absent.  -1 on a libdwarf error. */
+static int dw_udata(Dwarf_Die die, Dwarf_Half name, uint32_t *v, Dwarf_Error *e)
+{
+	Dwarf_Attribute at;
+	Dwarf_Unsigned u;
+	int res;
+
+	res = dwarf_attr(die, name, &at, e);
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
+	if (res == DW_DLV_ERROR)
+		return -1;
+	res = dw_formudata(at, &u, e);
+	dwarf_dealloc_attribute(at);
+	if (res == DW_DLV_ERROR)
+		return -1;
+	if (res == DW_DLV_OK)
+		*v = (uint32_t)u;
+	return 0;
+}
+
+/* The DIE that at (abstract_origin or specification) refers to, or NULL. */
+static int dw_origin(struct img_dwarf *d, Dwarf_Die die, Dwarf_Die *out, Dwarf_Error *e)
+{
+	static const Dwarf_Half refs[] = { DW_AT_abstract_origin, DW_AT_specification };
+	Dwarf_Attribute at;
+	Dwarf_Off off;
+	int res;
+
+	*out = NULL;
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+		res = dwarf_attr(die, refs[i], &at, e);
+		if (res == DW_DLV_ERROR)
+			return -1;
+		if (res == DW_DLV_NO_ENTRY)
+			continue;
+		res = dwarf_global_formref(at, &off, e);
+		dwarf_dealloc_attribute(at);
+		if (res != DW_DLV_OK)
+			return -1;
+		if (dwarf_offdie_b(d->dbg, off, 1, out, e) != DW_DLV_OK)
+			return -1;
+		return 0;
+	}
+	return 0;
+}
+
+/* What the walk collects about a subprogram or inlined subroutine: its name
+ * and declaration, following abstract_origin / specification chains. */
+static int dw_same_cu(struct img_dwarf *d, Dwarf_Die die, const struct dw_cu *cu)
+{
+	Dwarf_Error e = NULL;
+	Dwarf_Off off;
+
+	if (dwarf_CU_dieoffset_given_die(die, &off, &e) != DW_DLV_OK) {
+		dw_drop_error(d, &e);
+		return 0;
+	}
+	return off == cu->die_off;
+}
+
+struct dw_decl {
+	uint32_t name;		/* strs or NO_FILE */
+	uint32_t file, line, column;
+};
+
+static int dw_decl(struct img_dwarf *d, Dwarf_Die die, const struct dw_cu *cu,
+		   struct dw_decl *out, Dwarf_Error *e)
+{
+	Dwarf_Die cur = die, next;
+	int rc = 0;
+
+	out->name = out->file = NO_FILE;
+	out->line = out->column = 0;
+	/* Bounded: a cyclic chain in a corrupt file must not loop forever. */
+	for (int hop = 0; hop < 8 && cur; hop++) {
+		char *name = NULL;
+		uint32_t f = UINT32_MAX;
+		int res;
+
+		if (out->name == NO_FILE) {
+			res = dwarf_diename(cur, &name, e);
+			if (res == DW_DLV_ERROR)
+				goto fail;
+			if (res == DW_DLV_OK && dw_intern(d, name, &out->name)) {
+				rc = -ENOMEM;
+				goto out;
+			}
+		}
+		if (!out->line) {
+			if (dw_udata(cur, DW_AT_decl_line, &out->line, e) ||
+			    dw_udata(cur, DW_AT_decl_column, &out->column, e) ||
+			    dw_udata(cur, DW_AT_decl_file, &f, e))
+				goto fail;
+			/* A DIE from another CU (DW_FORM_ref_addr, LTO) would
+			 * need that CU's file table; only trust the one we are in. */
+			if (f != UINT32_MAX && dw_same_cu(d, cur, cu))
+				out->file = dw_cu_file(cu, f);
+		}
+		if (out->name != NO_FILE && out->line)
+			break;
+		if (dw_origin(d, cur, &next, e))
+			goto fail;
+		if (cur != die)
+			dwarf_dealloc_die(cur);
+		cur = next;
+	}
+	goto out;
+fail:
+	rc = -1;
+out:
+	if (cur && cur != die)
+		dwarf_dealloc_die(cur);
+	return rc;
+}
+
+struct dw_walk {
+	struct img_dwarf *d;
+	struct dw_cu *cu;
+	struct dw_ranges rs;
+	struct dcpi_err *err;
+	uint32_t proc;		/* current subprogram number, UINT32_MAX outside */
+};
+
+static int dw_add_proc(struct dw_walk *w, Dwarf_Die die, Dwarf_Error *e)
+{
+	struct img_dwarf *d = w->d;
+	struct dw_decl dc;
+	int rc;
+
+	if (dw_die_ranges(d, die, w->cu, &w->rs, e))
+		return dw_fail(d, e, w->err, "subprogram ranges");
+	if (!w->rs.n)
+		return 0;
+	rc = dw_decl(d, die, w->cu, &dc, e);
+	if (rc == -ENOMEM)
+		return dcpi_errf(w->err, -ENOMEM, "%s: out of memory", d->path);
+	if (rc)
+		return dw_fail(d, e, w->err, "subprogram");
+	w->proc = d->nsubprogs++;
+	for (size_t i = 0; i < w->rs.n; i++) {
+		struct dw_proc p = {
+			.lo = w->rs.r[i][0], .hi = w->rs.r[i][1], .file = dc.file,
+			.line = dc.line, .column = dc.column, .id = w->proc,
+		};
+
+		if (dw_grow((void **)&d->procs, &d->capprocs, d->nprocs, sizeof(p)))
+			return dcpi_errf(w->err, -ENOMEM, "%s: out of memory", d->path);
+		d->procs[d->nprocs++] = p;
+	}
+	return 0;
+}
+
+static int dw_add_inline(struct dw_walk *w, Dwarf_Die die, uint32_t depth, Dwarf_Error *e)
+{
+	struct img_dwarf *d = w->d;
+	struct dw_inl in = { .proc = w->proc, .depth = depth };
+	struct dw_decl dc;
+	uint32_t f = UINT32_MAX;
+	int rc;
+
+	if (dw_die_ranges(d, die, w->cu, &w->rs, e))
+		return dw_fail(d, e, w->err, "inlined subroutine ranges");
+	if (!w->rs.n)
+		return 0;
+	rc = dw_decl(d, die, w->cu, &dc, e);
+	if (rc == -ENOMEM)
+		return dcpi_errf(w->err, -ENOMEM, "%s: out of memory", d->path);
+	if (rc || dw_udata(die, DW_AT_call_file, &f, e) ||
+	    dw_udata(die, DW_AT_call_line, &in.call_line, e) ||
+	    dw_udata(die, DW_AT_call_column, &in.call_column, e) ||
+	    dw_udata(die, DW_AT_GNU_discriminator, &in.discriminator, e))
+		return dw_fail(d, e, w->err, "inlined subroutine");
+	in.name = dc.name;
+	in.call_file = f == UINT32_MAX ? NO_FILE : dw_cu_file(w->cu, f);
+	for (size_t i = 0; i < w->rs.n; i++) {
+		in.lo = w->rs.r[i][0];
+		in.hi = w->rs.r[i][1];
+		if (dw_grow((void **)&d->inls, &d->capinls, d->ninls, sizeof(in)))
+			return dcpi_errf(w->err, -ENOMEM, "%s: out of memory", d->path);
+		d->inls[d->ninls++] = in;
+	}
+	return 0;
+}
+
+/* Walk die and its siblings.  depth counts enclosing inlined subroutines.
+ * Only the kinds of DIE that can hold code are entered, which skips the bulk
+ * of a C++ CU (types). */
+static int dw_walk(struct dw_walk *w, Dwarf_Die die, uint32_t depth)
+{
+	struct img_dwarf *d = w->d;
+	Dwarf_Error e = NULL;
+	Dwarf_Die cur = die, next;
+	int rc = 0, res;
+
+	while (cur) {
+		Dwarf_Half tag;
+		uint32_t saved = w->proc, cdepth = depth;
+		int enter = 0;
+
+		if (dwarf_tag(cur, &tag, &e) != DW_DLV_OK) {
+			rc = dw_fail(d, &e, w->err, "DIE tag");
+			break;
+		}
+		switch (tag) {
+		case DW_TAG_subprogram:
+			rc = dw_add_proc(w, cur, &e);
+			enter = w->proc != saved;
+			cdepth = 0;
+			break;
+		case DW_TAG_inlined_subroutine:
+			if (w->proc != UINT32_MAX)
+				rc = dw_add_inline(w, cur, depth, &e);
+			enter = 1;
+			cdepth = depth + 1;
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			enter = 1;
+			break;
+		}
+		if (!rc && enter) {
+			res = dwarf_child(cur, &next, &e);
+			if (res == DW_DLV_ERROR)
+				rc = dw_fail(d, &e, w->err, "DIE child");
+			else if (res == DW_DLV_OK)
+				rc = dw_walk(w, next, cdepth);
+		}
+		w->proc = saved;
+		if (rc)
+			break;
+		res = dwarf_siblingof_b(d->dbg, cur, 1, &next, &e);
+		if (res == DW_DLV_ERROR) {
+			rc = dw_fail(d, &e, w->err, "DIE sibling");
+			break;
+		}
+		dwarf_dealloc_die(cur);
+		cur = res == DW_DLV_OK ? next : NULL;
+	}
+	if (cur)
+		dwarf_dealloc_die(cur);
+	return rc;
+}
+
+static int dw_load_cu(struct img_dwarf *d, Dwarf_Half version, struct dcpi_err *err)
+{
+	Dwarf_Error e = NULL;
+	Dwarf_Die cu_die, child;
+	struct dw_cu cu = { .version = version, .file_base = version >= 5 ? 0 : 1 };
+	struct dw_walk w = { .d = d, .cu = &cu, .err = err, .proc = UINT32_MAX };
+	Dwarf_Addr lo;
+	int res, rc;
+
+	res = dwarf_siblingof_b(d->dbg, NULL, 1, &cu_die, &e);
+	if (res == DW_DLV_ERROR)
+		return dw_fail(d, &e, err, "CU DIE");
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
+	res = dwarf_lowpc(cu_die, &lo, &e);
+	if (res == DW_DLV_OK)
+		cu.base = lo;
+	dw_drop_error(d, &e);
+	if (dwarf_dieoffset(cu_die, &cu.die_off, &e) != DW_DLV_OK) {
+		rc = dw_fail(d, &e, err, "CU DIE offset");
+		goto out;
+	}
+	rc = dw_load_files(d, cu_die, &cu, err);
+	if (!rc)
+		rc = dw_load_lines(d, cu_die, &cu, err);
+	if (rc)
+		goto out;
+	res = dwarf_child(cu_die, &child, &e);
+	if (res == DW_DLV_ERROR)
+		rc = dw_fail(d, &e, err, "CU children");
+	else if (res == DW_DLV_OK)
+		rc = dw_walk(&w, child, 0);
+out:
+	free(w.rs.r);
+	free(cu.files);
+	dwarf_dealloc_die(cu_die);
+	return rc;
+}
+
+static int dw_cmp_row(const void *a, const void *b)
+{
+	const struct dw_row *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->end != y->end)
+		return x->end ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int dw_cmp_proc(const void *a, const void *b)
+{
+	const struct dw_proc *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static int dw_cmp_inl(const void *a, const void *b)
+{
+	const struct dw_inl *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+/* Sort everything and index each subprogram's inline ranges. */
+static int dw_index(struct img_dwarf *d)
+{
+	qsort(d->rows, d->nrows, sizeof(*d->rows), dw_cmp_row);
+	qsort(d->procs, d->nprocs, sizeof(*d->procs), dw_cmp_proc);
+	qsort(d->inls, d->ninls, sizeof(*d->inls), dw_cmp_inl);
+	d->slices = calloc(d->nsubprogs ? d->nsubprogs : 1, sizeof(*d->slices));
+	if (!d->slices)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->ninls; i++) {
+		struct dw_slice *s = &d->slices[d->inls[i].proc];
+
+		if (!s->count)
+			s->first = (uint32_t)i;
+		s->count++;
+	}
+	return 0;
+}
+
+int img_dwarf_open(const char *path, struct img_dwarf **out, struct dcpi_err *err)
+{
+	struct img_dwarf *d;
+	Dwarf_Error e = NULL;
+	Dwarf_Half version;
+	Dwarf_Unsigned next;
+	char magic[4];
+	int res, rc = 0;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+	}
+	d->fd = -1;
+	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0) {
+		rc = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (pread(d->fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+	    memcmp(magic, "\177ELF", sizeof(magic))) {
+		rc = dcpi_errf(err, -EINVAL, "%s: not an ELF file", path);
+		goto fail;
+	}
+	res = dwarf_init_b(d->fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, dw_handler, NULL,
+			   &d->dbg, &e);
+	if (res == DW_DLV_NO_ENTRY) {
+		rc = dcpi_errf(err, -ENOENT, "%s: no DWARF debug information", path);
+		goto fail;
+	}
+	if (res == DW_DLV_ERROR) {
+		rc = dcpi_errf(err, -EINVAL, "%s: cannot read DWARF: %s", path,
+			       e ? dwarf_errmsg(e) : "not an object file libdwarf reads");
+		if (e)
+			dwarf_dealloc_error(NULL, e);
+		d->dbg = NULL;
+		goto fail;
+	}
+	for (;;) {
+		res = dwarf_next_cu_header_d(d->dbg, 1, NULL, &version, NULL, NULL, NULL,
+					     NULL, NULL, NULL, &next, NULL, &e);
+		if (res == DW_DLV_NO_ENTRY)
+			break;
+		if (res == DW_DLV_ERROR) {
+			rc = dw_fail(d, &e, err, "CU header");
+			goto fail;
+		}
+		rc = dw_load_cu(d, version, err);
+		if (rc)
+			goto fail;
+	}
+	if (!d->nrows) {
+		rc = dcpi_errf(err, -ENOENT, "%s: no DWARF line information", path);
+		goto fail;
+	}
+	if (dw_index(d)) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	img_dwarf_close(d);
+	return rc;
+}
+
+void img_dwarf_close(struct img_dwarf *d)
+{
+	if (!d)
+		return;
+	if (d->dbg) {
+		Dwarf_Error e = NULL;
+
+		if (dwarf_finish(d->dbg, &e) == DW_DLV_ERROR && e)
+			dwarf_dealloc_error(NULL, e);
+	}
+	if (d->fd >= 0)
+		close(d->fd);
+	for (size_t i = 0; i < d->nstrs; i++)
+		free(d->strs[i]);
+	free(d->strs);
+	free(d->slots);
+	free(d->rows);
+	free(d->procs);
+	free(d->inls);
+	free(d->slices);
+	free(d->chain);
+	free(d->path);
+	free(d);
+}
+
+int img_dwarf_line_at(struct img_dwarf *d, uint64_t vaddr, struct img_line *out)
+{
+	size_t lo = 0, hi = d->nrows;
+	const struct dw_row *r;
+
+	/* First row with address > vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->rows[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	r = &d->rows[lo - 1];
+	if (r->end || !r->line || r->file == NO_FILE)
+		return -ENOENT;
+	out->file = dw_str(d, r->file);
+	out->line = r->line;
+	out->column = r->column;
+	out->discriminator = r->discriminator;
+	return 0;
+}
+
+/* The subprogram range containing vaddr, or NULL. */
+static const struct dw_proc *dw_proc_at(const struct img_dwarf *d, uint64_t vaddr)
+{
+	size_t lo = 0, hi = d->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->procs[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Ranges do not nest in C, but look back a little in case an odd
+	 * producer emits an overlapping one. */
+	for (size_t i = lo, k = 0; i > 0 && k < 4; i--, k++) {
+		if (vaddr < d->procs[i - 1].hi)
+			return &d->procs[i - 1];
+	}
+	return NULL;
+}
+
+int img_dwarf_decl_line(struct img_dwarf *d, uint64_t vaddr, struct img_line *out)
+{
+	const struct dw_proc *p = dw_proc_at(d, vaddr);
+
+	if (!p || !p->line)
+		return -ENOENT;
+	out->file = dw_str(d, p->file);
+	out->line = p->line;
+	out->column = p->column;
+	out->discriminator = 0;
+	return 0;
+}
+
+int img_dwarf_inlines_at(struct img_dwarf *d, uint64_t vaddr,
+			 const struct img_inline **out, size_t *n)
+{
+	const struct dw_proc *p = dw_proc_at(d, vaddr);
+	const struct dw_slice *s;
+	size_t depth = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!p)
+		return -ENOENT;
+	s = &d->slices[p->id];
+	for (uint32_t i = s->first; i < s->first + s->count; i++) {
+		const struct dw_inl *in = &d->inls[i];
+		struct img_inline *c;
+
+		/* Sorted by lo: nothing later can contain vaddr. */
+		if (in->lo > vaddr)
+			break;
+		if (vaddr >= in->hi || in->depth != depth)
+			continue;
+		if (depth >= d->capchain) {
+			size_t ncap = d->capchain ? d->capchain * 2 : 8;
+			void *q = realloc(d->chain, ncap * sizeof(*d->chain));
+
+			if (!q)
+				return -ENOMEM;
+			d->chain = q;
+			d->capchain = ncap;
+		}
+		c = &d->chain[depth++];
+		c->name = in->name == NO_FILE ? "??" : d->strs[in->name];
+		c->lo = in->lo;
+		c->hi = in->hi;
+		c->call_file = dw_str(d, in->call_file);
+		c->call_line = in->call_line;
+		c->call_column = in->call_column;
+		c->discriminator = in->discriminator;
+	}
+	*out = depth ? d->chain : NULL;
+	*n = depth;
+	return 0;
+}
