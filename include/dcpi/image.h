@@ -103,10 +103,13 @@ const uint8_t *img_bytes(const struct image *img, uint64_t vaddr, size_t *avail)
 int img_has_dwarf(const struct image *img);
 /* The separate debug file in use, or NULL. */
 const char *img_debug_path(const struct image *img);
+/* -ENOENT also for DWARF's line 0 ("no line"). */
 int img_line_at(struct image *img, uint64_t vaddr, struct img_line *out);
 /* Declaration line of the procedure containing vaddr. */
 int img_decl_line(struct image *img, uint64_t vaddr, struct img_line *out);
 /* Inline stack at vaddr, outermost first; *n = 0 when not inlined.
+ * -ENOENT when no procedure in the debug information covers vaddr (padding,
+ * code outside every compilation unit).  Names are DWARF's bare names.
  * The array stays valid until the next call or img_close. */
 int img_inlines_at(struct image *img, uint64_t vaddr, const struct img_inline **out,
 		   size_t *n);
