@@ -1,0 +1,654 @@
+/*
+ * format.c - the bytes of a profile file (docs/profile-format.md) and their
+ * atomic writing, reading and merging (DCPI sec. 4.3.3).
+ *
+ * A file is a fixed 72-byte little-endian header (magic, version, CRC-32C,
+ * total size, entry count, sum of counts, period, cycles per unit, image size
+ * and mtime), four length-prefixed strings (event, period unit, build-id,
+ * path) and the entries sorted by offset: each is a LEB128 varint of the
+ * offset's distance from the previous one (from 0 for the first) and a
+ * varint count.  Offsets of sampled instructions are a few dozen bytes apart
+ * and most counts are small, so an entry takes two to three bytes.
+ *
+ * The decoder trusts nothing: it is fuzzed, checks every length against the
+ * buffer before reading, and names the file and the reason on rejection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/profile.h"
+#include "internal.h"
+
+#define PROF_MAGIC "DCPIPROF"
+#define PROF_VERSION 1
+#define PROF_HDR_SIZE 72
+#define OFF_VERSION 8
+#define OFF_CRC 12
+#define OFF_SIZE 16
+#define OFF_N 24
+#define OFF_TOTAL 32
+#define OFF_PERIOD 40
+#define OFF_CPU 48
+#define OFF_ISIZE 56
+#define OFF_MTIME 64
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t dbl_bits(double d)
+{
+	uint64_t v;
+
+	memcpy(&v, &d, sizeof(v));
+	return v;
+}
+
+static double bits_dbl(uint64_t v)
+{
+	double d;
+
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* CRC-32C of the whole file except the 4 bytes of the CRC field. */
+static uint32_t prof_crc(const uint8_t *buf, size_t size)
+{
+	uint32_t crc = dcpi_crc32c(0, buf, OFF_CRC);
+
+	return dcpi_crc32c(crc, buf + OFF_CRC + 4, size - OFF_CRC - 4);
+}
+
+static const char *prof_strings(const struct prof_profile *p, int i)
+{
+	switch (i) {
+	case 0: return p->event;
+	case 1: return p->period_unit;
+	case 2: return p->image.build_id;
+	default: return p->image.path;
+	}
+}
+
+size_t prof_encoded_size(const struct prof_profile *p)
+{
+	size_t size = PROF_HDR_SIZE;
+	uint64_t prev = 0;
+
+	for (int i = 0; i < 4; i++) {
+		size_t l = strnlen(prof_strings(p, i), PROF_PATH_MAX);
+
+		size += varint_len(l) + l;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		size += varint_len(p->e[i].offset - prev) + varint_len(p->e[i].count);
+		prev = p->e[i].offset;
+	}
+	return size;
+}
+
+static int is_hex_id(const char *s, size_t len)
+{
+	if (len % 2)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static int valid_double(double d)
+{
+	return isfinite(d) && d >= 0;
+}
+
+/* What encode requires and decode guarantees, apart from the entries. */
+static const char *prof_check_fields(const struct prof_profile *p)
+{
+	size_t ev = strnlen(p->event, sizeof(p->event));
+	size_t bid = strnlen(p->image.build_id, sizeof(p->image.build_id));
+
+	if (ev == 0 || ev >= sizeof(p->event))
+		return "event name empty or too long";
+	if (strnlen(p->period_unit, sizeof(p->period_unit)) >= sizeof(p->period_unit))
+		return "period unit too long";
+	if (bid >= sizeof(p->image.build_id) || !is_hex_id(p->image.build_id, bid))
+		return "build-id is not lower-case hex of at most 32 bytes";
+	if (!p->image.path[0] || strnlen(p->image.path, PROF_PATH_MAX) >= PROF_PATH_MAX)
+		return "image path empty or too long";
+	if (!valid_double(p->period))
+		return "period is negative or not finite";
+	if (!valid_double(p->cycles_per_unit))
+		return "cycles per unit is negative or not finite";
+	return NULL;
+}
+
+int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
+		struct dcpi_err *err)
+{
+	const char *why = prof_check_fields(p);
+	uint64_t sum = 0;
+	size_t size, pos;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (why)
+		return dcpi_errf(err, -EINVAL, "%s: cannot encode: %s", p->image.path, why);
+	for (size_t i = 0; i < p->n; i++) {
+		if (i && p->e[i].offset <= p->e[i - 1].offset)
+			return dcpi_errf(err, -EINVAL, "%s: %s: cannot encode: entries not "
+					 "normalized at offset 0x%" PRIx64, p->image.path,
+					 p->event, p->e[i].offset);
+		if (!p->e[i].count || sum + p->e[i].count < sum)
+			return dcpi_errf(err, -EINVAL, "%s: %s: cannot encode: zero or "
+					 "overflowing count at offset 0x%" PRIx64,
+					 p->image.path, p->event, p->e[i].offset);
+		sum += p->e[i].count;
+	}
+	if (sum != p->total)
+		return dcpi_errf(err, -EINVAL, "%s: %s: cannot encode: total %" PRIu64
+				 " is not the sum of counts %" PRIu64, p->image.path,
+				 p->event, p->total, sum);
+	size = prof_encoded_size(p);
+	b = malloc(size);
+	if (!b)
+		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory encoding %zu bytes",
+				 p->image.path, p->event, size);
+	memcpy(b, PROF_MAGIC, 8);
+	put32(b + OFF_VERSION, PROF_VERSION);
+	put64(b + OFF_SIZE, size);
+	put64(b + OFF_N, p->n);
+	put64(b + OFF_TOTAL, sum);
+	put64(b + OFF_PERIOD, dbl_bits(p->period));
+	put64(b + OFF_CPU, dbl_bits(p->cycles_per_unit));
+	put64(b + OFF_ISIZE, p->image.size);
+	put64(b + OFF_MTIME, (uint64_t)p->image.mtime);
+	pos = PROF_HDR_SIZE;
+	for (int i = 0; i < 4; i++) {
+		const char *s = prof_strings(p, i);
+		size_t l = strlen(s);
+
+		pos += dcpi_varint_put(b + pos, l);
+		memcpy(b + pos, s, l);
+		pos += l;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		pos += dcpi_varint_put(b + pos, p->e[i].offset - (i ? p->e[i - 1].offset : 0));
+		pos += dcpi_varint_put(b + pos, p->e[i].count);
+	}
+	put32(b + OFF_CRC, prof_crc(b, size));
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+/* Read one length-prefixed string into out (cap bytes with the NUL). */
+static const char *get_string(const uint8_t *buf, size_t size, size_t *pos, char *out,
+			      size_t cap)
+{
+	uint64_t l;
+	size_t k = dcpi_varint_get(buf + *pos, size - *pos, &l);
+
+	if (!k)
+		return "truncated string length";
+	*pos += k;
+	if (l >= cap)
+		return "string too long";
+	if (l > size - *pos)
+		return "string runs past the end of the file";
+	if (memchr(buf + *pos, '\0', l))
+		return "NUL byte inside a string";
+	memcpy(out, buf + *pos, l);
+	out[l] = '\0';
+	*pos += l;
+	return NULL;
+}
+
+static int decode_header(const uint8_t *buf, size_t len, const char *name,
+			 struct dcpi_err *err)
+{
+	uint64_t size;
+	uint32_t v, stored, crc;
+
+	if (len < 8)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, not even a magic",
+				 name, len);
+	if (memcmp(buf, PROF_MAGIC, 8))
+		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a dcpi profile)", name);
+	if (len < PROF_HDR_SIZE)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, the header needs %d",
+				 name, len, PROF_HDR_SIZE);
+	v = get32(buf + OFF_VERSION);
+	if (v != PROF_VERSION)
+		return dcpi_errf(err, -EINVAL, "%s: unsupported version %" PRIu32
+				 " (this reader knows %d)", name, v, PROF_VERSION);
+	size = get64(buf + OFF_SIZE);
+	if (size > len)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: header says %" PRIu64
+				 " bytes, have %zu", name, size, len);
+	if (size < len)
+		return dcpi_errf(err, -EINVAL, "%s: trailing garbage: %zu bytes after the %"
+				 PRIu64 " the header declares", name, len - (size_t)size, size);
+	stored = get32(buf + OFF_CRC);
+	crc = prof_crc(buf, len);
+	if (stored != crc)
+		return dcpi_errf(err, -EINVAL, "%s: bad checksum (stored 0x%08" PRIx32
+				 ", computed 0x%08" PRIx32 ")", name, stored, crc);
+	return 0;
+}
+
+static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const char *name,
+			  struct prof_profile *p, struct dcpi_err *err)
+{
+	uint64_t n = get64(buf + OFF_N), total = get64(buf + OFF_TOTAL);
+	uint64_t off = 0, sum = 0;
+
+	/* Each entry takes at least two bytes: bound the allocation by the body. */
+	if (n > (size - pos) / 2)
+		return dcpi_errf(err, -EINVAL, "%s: entry count %" PRIu64 " does not fit in "
+				 "%zu bytes of body", name, n, size - pos);
+	if (n) {
+		p->e = malloc((size_t)n * sizeof(*p->e));
+		if (!p->e)
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64
+					 " entries", name, n);
+		p->cap = (size_t)n;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t d, c;
+		size_t k = dcpi_varint_get(buf + pos, size - pos, &d);
+
+		if (k)
+			pos += k;
+		if (!k || !(k = dcpi_varint_get(buf + pos, size - pos, &c)))
+			return dcpi_errf(err, -EINVAL, "%s: entry %" PRIu64 ": truncated or "
+					 "overlong varint", name, i);
+		pos += k;
+		if (i && d == 0)
+			return dcpi_errf(err, -EINVAL, "%s: duplicate offset 0x%" PRIx64,
+					 name, off);
+		if (off + d < off)
+			return dcpi_errf(err, -EINVAL, "%s: entry %" PRIu64 ": offsets not "
+					 "sorted (wrap past 2^64)", name, i);
+		off += d;
+		if (c == 0)
+			return dcpi_errf(err, -EINVAL, "%s: zero count at offset 0x%" PRIx64,
+					 name, off);
+		if (sum + c < sum)
+			return dcpi_errf(err, -EINVAL, "%s: counts overflow 64 bits", name);
+		sum += c;
+		p->e[i].offset = off;
+		p->e[i].count = c;
+		p->n = (size_t)i + 1;
+	}
+	if (pos != size)
+		return dcpi_errf(err, -EINVAL, "%s: %zu bytes of garbage after %" PRIu64
+				 " entries", name, size - pos, n);
+	if (sum != total)
+		return dcpi_errf(err, -EINVAL, "%s: counts add to %" PRIu64 ", header total "
+				 "says %" PRIu64, name, sum, total);
+	p->total = total;
+	return 0;
+}
+
+int prof_decode(const uint8_t *buf, size_t len, const char *name,
+		struct prof_profile *p, struct dcpi_err *err)
+{
+	const char *why;
+	size_t pos = PROF_HDR_SIZE;
+	int rc;
+
+	prof_profile_init(p);
+	if (!name)
+		name = "(buffer)";
+	rc = decode_header(buf, len, name, err);
+	if (rc)
+		return rc;
+	p->period = bits_dbl(get64(buf + OFF_PERIOD));
+	p->cycles_per_unit = bits_dbl(get64(buf + OFF_CPU));
+	p->image.size = get64(buf + OFF_ISIZE);
+	p->image.mtime = (int64_t)get64(buf + OFF_MTIME);
+	if (!(why = get_string(buf, len, &pos, p->event, sizeof(p->event))) &&
+	    !(why = get_string(buf, len, &pos, p->period_unit, sizeof(p->period_unit))) &&
+	    !(why = get_string(buf, len, &pos, p->image.build_id,
+			       sizeof(p->image.build_id))))
+		why = get_string(buf, len, &pos, p->image.path, sizeof(p->image.path));
+	if (!why)
+		why = prof_check_fields(p);
+	if (why) {
+		prof_profile_init(p);
+		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
+	}
+	rc = decode_entries(buf, len, pos, name, p, err);
+	if (rc) {
+		prof_profile_free(p);
+		prof_profile_init(p);
+	}
+	return rc;
+}
+
+int prof_read_all(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err)
+{
+	struct stat st;
+	uint8_t *b;
+	size_t size, done = 0;
+	int fd, e;
+
+	*buf = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st)) {
+		e = errno;
+		close(fd);
+		return dcpi_errf(err, -e, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PROF_FILE_MAX) {
+		close(fd);
+		return dcpi_errf(err, -EINVAL, "%s: not a regular file of at most %zu bytes",
+				 path, PROF_FILE_MAX);
+	}
+	size = (size_t)st.st_size;
+	b = malloc(size + 1);
+	if (!b) {
+		close(fd);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu bytes", path, size);
+	}
+	while (done < size) {
+		ssize_t r = read(fd, b + done, size - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			e = r < 0 ? errno : EIO;
+			free(b);
+			close(fd);
+			return dcpi_errf(err, -e, "%s: read: %s", path,
+					 r < 0 ? strerror(e) : "file shrank while reading");
+		}
+		done += (size_t)r;
+	}
+	close(fd);
+	b[size] = '\0';
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+static int fsync_dir(const char *dir, struct dcpi_err *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int e;
+
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	if (fsync(fd) && errno != EINVAL) {
+		e = errno;
+		close(fd);
+		return dcpi_errf(err, -e, "%s: fsync: %s", dir, strerror(e));
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = write(fd, (const uint8_t *)buf + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/* Split path into its directory ("." when none) and base name. */
+static int split_path(const char *path, char *dir, size_t dlen, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		snprintf(dir, dlen, ".");
+		*base = path;
+		return 0;
+	}
+	if ((size_t)(slash - path) + 2 > dlen)
+		return -ENAMETOOLONG;
+	if (slash == path) {
+		strcpy(dir, "/");
+	} else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	*base = slash + 1;
+	return 0;
+}
+
+int prof_write_atomic(const char *path, const void *buf, size_t len, struct dcpi_err *err)
+{
+	static unsigned seq;
+	char dir[PATH_MAX], tmp[PATH_MAX + 64];
+	const char *base;
+	int fd, rc;
+
+	if (split_path(path, dir, sizeof(dir), &base) || !base[0])
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
+	/* A leading dot keeps readers of the epoch from ever seeing the temp. */
+	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%ld-%u", dir, base, (long)getpid(),
+		     __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED)) >= (int)sizeof(tmp))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: name too long", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: cannot create: %s", tmp, strerror(errno));
+	rc = write_full(fd, buf, len);
+	if (rc) {
+		dcpi_errf(err, rc, "%s: write: %s", tmp, strerror(-rc));
+		goto fail;
+	}
+	if (fsync(fd)) {
+		rc = dcpi_errf(err, -errno, "%s: fsync: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	if (close(fd)) {
+		fd = -1;
+		rc = dcpi_errf(err, -errno, "%s: close: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path)) {
+		rc = dcpi_errf(err, -errno, "%s: rename from %s: %s", path, tmp,
+			       strerror(errno));
+		goto fail;
+	}
+	return fsync_dir(dir, err);
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return rc;
+}
+
+int prof_file_write(const char *path, const struct prof_profile *p, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc = prof_encode(p, &buf, &len, err);
+
+	if (rc)
+		return rc;
+	rc = prof_write_atomic(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+int prof_file_read(const char *path, struct prof_profile *p, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	prof_profile_init(p);
+	rc = prof_read_all(path, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = prof_decode(buf, len, path, p, err);
+	free(buf);
+	return rc;
+}
+
+/* Serialize read-merge-write of files in one directory across processes. */
+static int lock_dir(const char *path, struct dcpi_err *err)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	int fd;
+
+	if (split_path(path, dir, sizeof(dir), &base))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(fd);
+			return dcpi_errf(err, -e, "%s: lock: %s", dir, strerror(e));
+		}
+	}
+	return fd;
+}
+
+int prof_file_merge(const char *path, const struct prof_profile *p, struct dcpi_err *err)
+{
+	struct prof_profile old;
+	int lock, rc;
+
+	lock = lock_dir(path, err);
+	if (lock < 0)
+		return lock;
+	rc = prof_file_read(path, &old, err);
+	if (rc == -ENOENT) {
+		dcpi_err_clear(err);
+		rc = prof_file_write(path, p, err);
+		goto out;
+	}
+	if (rc)
+		goto out;
+	rc = prof_profile_merge(&old, p, err);
+	if (!rc)
+		rc = prof_file_write(path, &old, err);
+	prof_profile_free(&old);
+out:
+	close(lock);
+	return rc;
+}
+
+/* Keep [A-Za-z0-9_-]; escape every other byte as %XX so names stay distinct. */
+static size_t sanitize_event(const char *ev, char *out, size_t len)
+{
+	size_t k = 0;
+
+	for (const unsigned char *s = (const unsigned char *)ev; *s; s++) {
+		int keep = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			   (*s >= '0' && *s <= '9') || *s == '_' || *s == '-';
+
+		if (k + 4 > len)
+			return 0;
+		if (keep)
+			out[k++] = (char)*s;
+		else
+			k += (size_t)snprintf(out + k, 4, "%%%02X", *s);
+	}
+	out[k] = '\0';
+	return k;
+}
+
+/* FNV-1a, 64 bits: a stable key for images without a build-id. */
+static uint64_t fnv1a(uint64_t h, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+int prof_file_name(const struct prof_image_id *id, const char *event, char *out,
+		   size_t len)
+{
+	char ev[PROF_EVENT_MAX * 3 + 1];
+	char key[PROF_BUILD_ID_MAX + 8];
+	uint8_t num[16];
+	uint64_t h;
+
+	if (!event[0] || !sanitize_event(event, ev, sizeof(ev)))
+		return -EINVAL;
+	if (id->build_id[0]) {
+		snprintf(key, sizeof(key), "%s", id->build_id);
+	} else {
+		h = fnv1a(0xcbf29ce484222325ull, id->path, strlen(id->path) + 1);
+		put64(num, id->size);
+		put64(num + 8, (uint64_t)id->mtime);
+		h = fnv1a(h, num, sizeof(num));
+		snprintf(key, sizeof(key), "p%016" PRIx64, h);
+	}
+	if ((size_t)snprintf(out, len, "%s.%s.prof", key, ev) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}

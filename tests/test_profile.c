@@ -1,0 +1,824 @@
+/*
+ * test_profile.c - the profile database (profile/): encoding round trips,
+ * detection of every kind of corruption, the directory and epoch layer, the
+ * metadata file, and merge laws (associative, commutative, identity) checked
+ * on seeded random profiles.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/profile.h"
+
+/* xorshift64*: deterministic across runs and machines. */
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t s)
+{
+	rng_state = s ? s : 1;
+}
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+/* Geometric count >= 1 with success probability 1/2^k per trial. */
+static uint64_t rng_geometric(unsigned k)
+{
+	uint64_t c = 1;
+
+	while (rng() & ((1ull << k) - 1))
+		c++;
+	return c;
+}
+
+static void make_id(struct prof_image_id *id, int which)
+{
+	memset(id, 0, sizeof(*id));
+	if (which == 0) {
+		strcpy(id->build_id, "0123456789abcdef0123456789abcdef01234567");
+		strcpy(id->path, "/usr/bin/bc");
+		id->size = 90112;
+		id->mtime = 1700000000;
+	} else {
+		snprintf(id->path, sizeof(id->path), "/opt/lib%d.so", which);
+		id->size = 4096u * (unsigned)which;
+		id->mtime = 1600000000 + which;
+	}
+}
+
+static void make_profile(struct prof_profile *p, int image, const char *event,
+			 size_t n, uint64_t span, double period)
+{
+	prof_profile_init(p);
+	make_id(&p->image, image);
+	snprintf(p->event, sizeof(p->event), "%s", event);
+	strcpy(p->period_unit, "ns");
+	p->period = period;
+	p->cycles_per_unit = 3.7;
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(prof_profile_add(p, rng() % span, rng_geometric(1)), 0);
+	assert_int_equal(prof_profile_normalize(p), 0);
+}
+
+static void assert_same_entries(const struct prof_profile *a, const struct prof_profile *b)
+{
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->total, b->total);
+	if (a->n)
+		assert_memory_equal(a->e, b->e, a->n * sizeof(*a->e));
+}
+
+static void assert_close(double a, double b)
+{
+	assert_true(fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b))));
+}
+
+static void assert_same_profile(const struct prof_profile *a, const struct prof_profile *b)
+{
+	assert_same_entries(a, b);
+	assert_true(prof_image_id_equal(&a->image, &b->image));
+	assert_string_equal(a->image.path, b->image.path);
+	assert_string_equal(a->image.build_id, b->image.build_id);
+	assert_int_equal(a->image.size, b->image.size);
+	assert_int_equal(a->image.mtime, b->image.mtime);
+	assert_string_equal(a->event, b->event);
+	assert_string_equal(a->period_unit, b->period_unit);
+	assert_close(a->period, b->period);
+	assert_close(a->cycles_per_unit, b->cycles_per_unit);
+}
+
+static void roundtrip(const struct prof_profile *p)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile q;
+	uint8_t *buf;
+	size_t len;
+
+	assert_int_equal(prof_encode(p, &buf, &len, &err), 0);
+	assert_int_equal(len, prof_encoded_size(p));
+	assert_int_equal(prof_decode(buf, len, "rt.prof", &q, &err), 0);
+	assert_same_profile(p, &q);
+	assert_true(q.period == p->period);	/* bit-exact in the file */
+	free(buf);
+	prof_profile_free(&q);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct prof_profile p;
+
+	rng_seed(1);
+	make_profile(&p, 0, "cpu-clock", 0, 1, 50000);
+	roundtrip(&p);
+	assert_int_equal(prof_profile_add(&p, UINT64_MAX, 7), 0);
+	roundtrip(&p);
+	prof_profile_free(&p);
+	make_profile(&p, 1, "cycles", 100000, 1ull << 40, 1e6 / 3);
+	roundtrip(&p);
+	prof_profile_free(&p);
+	prof_image_id_unknown(&p.image);
+	make_profile(&p, 2, "mem_load_retired.l3_miss", 3, 100, 0);
+	prof_image_id_unknown(&p.image);
+	roundtrip(&p);
+	prof_profile_free(&p);
+}
+
+static void test_normalize(void **state)
+{
+	struct prof_profile p;
+
+	prof_profile_init(&p);
+	assert_int_equal(prof_profile_add(&p, 30, 2), 0);
+	assert_int_equal(prof_profile_add(&p, 10, 1), 0);
+	assert_int_equal(prof_profile_add(&p, 30, 5), 0);
+	assert_int_equal(prof_profile_add(&p, 20, 0), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	assert_int_equal(p.n, 2);
+	assert_int_equal(p.total, 8);
+	assert_int_equal(prof_profile_count(&p, 30), 7);
+	assert_int_equal(prof_profile_count(&p, 10), 1);
+	assert_int_equal(prof_profile_count(&p, 20), 0);
+	assert_int_equal(prof_profile_add(&p, 40, UINT64_MAX), -EOVERFLOW);
+	prof_profile_free(&p);
+}
+
+/* The figure the issue asks for: 10,000 offsets over 1 MB, geometric counts. */
+static void test_bytes_per_entry(void **state)
+{
+	struct prof_profile p;
+	double bpe;
+
+	rng_seed(42);
+	make_profile(&p, 0, "cpu-clock", 10000, 1 << 20, 50000);
+	bpe = (double)prof_encoded_size(&p) / (double)p.n;
+	printf("bytes per entry: %.3f (%zu entries, %zu bytes with header)\n", bpe, p.n,
+	       prof_encoded_size(&p));
+	assert_true(bpe < 3.0);
+	prof_profile_free(&p);
+}
+
+static void encode_sample(uint8_t **buf, size_t *len)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+
+	rng_seed(7);
+	make_profile(&p, 0, "cycles", 50, 4096, 1000);
+	assert_int_equal(prof_encode(&p, buf, len, &err), 0);
+	prof_profile_free(&p);
+}
+
+static int decode_fails(const uint8_t *buf, size_t len, const char *reason)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile q;
+	int rc = prof_decode(buf, len, "bad.prof", &q, &err);
+
+	if (rc == 0) {
+		prof_profile_free(&q);
+		return 0;
+	}
+	assert_int_equal(q.n, 0);
+	assert_null(q.e);
+	assert_non_null(strstr(err.msg, "bad.prof: "));
+	if (reason && !strstr(err.msg, reason)) {
+		print_error("expected '%s' in '%s'\n", reason, err.msg);
+		return 0;
+	}
+	return 1;
+}
+
+/* Flip every byte of the file: each field is detected, with its reason. */
+static void test_corrupt_every_byte(void **state)
+{
+	uint8_t *buf;
+	size_t len;
+
+	encode_sample(&buf, &len);
+	for (size_t i = 0; i < len; i++) {
+		const char *reason = "bad checksum";
+
+		if (i < 8)
+			reason = "bad magic";
+		else if (i < 12)
+			reason = "unsupported version";
+		else if (i >= 16 && i < 24)
+			reason = NULL;	/* size: truncated or trailing garbage */
+		for (unsigned bit = 0; bit < 8; bit += 3) {
+			buf[i] ^= (uint8_t)(1u << bit);
+			assert_true(decode_fails(buf, len, reason));
+			buf[i] ^= (uint8_t)(1u << bit);
+		}
+	}
+	free(buf);
+}
+
+static void test_truncate_and_append(void **state)
+{
+	uint8_t *buf, *big;
+	size_t len;
+
+	encode_sample(&buf, &len);
+	for (size_t l = 0; l < len; l++)
+		assert_true(decode_fails(buf, l, "truncated"));
+	big = malloc(len + 16);
+	assert_non_null(big);
+	memcpy(big, buf, len);
+	memset(big + len, 0, 16);
+	for (size_t extra = 1; extra <= 16; extra++)
+		assert_true(decode_fails(big, len + extra, "trailing garbage"));
+	free(big);
+	free(buf);
+}
+
+/* Rewrite the stored size and checksum the way docs/profile-format.md says. */
+static void refresh(uint8_t *buf, size_t len)
+{
+	uint32_t crc;
+
+	for (int i = 0; i < 8; i++)
+		buf[16 + i] = (uint8_t)((uint64_t)len >> (8 * i));
+	crc = dcpi_crc32c(0, buf, 12);
+	crc = dcpi_crc32c(crc, buf + 16, len - 16);
+	for (int i = 0; i < 4; i++)
+		buf[12 + i] = (uint8_t)(crc >> (8 * i));
+}
+
+/* Content errors behind a valid checksum: the reader's own checks. */
+static void test_semantic_errors(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	uint8_t *buf, *b;
+	size_t len, body;
+
+	prof_profile_init(&p);
+	make_id(&p.image, 1);
+	strcpy(p.event, "cycles");
+	strcpy(p.period_unit, "events");
+	assert_int_equal(prof_profile_add(&p, 0x10, 1), 0);
+	assert_int_equal(prof_profile_add(&p, 0x20, 2), 0);
+	assert_int_equal(prof_encode(&p, &buf, &len, &err), 0);
+	body = len - 4;	/* 10 01 10 02 */
+	assert_int_equal(buf[body], 0x10);
+	b = malloc(len);
+	assert_non_null(b);
+
+	memcpy(b, buf, len);
+	b[body + 2] = 0;
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "duplicate offset 0x10"));
+
+	memcpy(b, buf, len);
+	b[body + 3] = 0;
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "zero count at offset 0x20"));
+
+	memcpy(b, buf, len);
+	b[32] = 4;	/* total */
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "counts add to 3, header total says 4"));
+
+	memcpy(b, buf, len);
+	b[24] = 3;	/* n */
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "entry count 3 does not fit"));
+
+	memcpy(b, buf, len);
+	b[24] = 1;	/* n = 1 leaves two bytes unread */
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "garbage after 1 entries"));
+
+	memcpy(b, buf, len);
+	b[body + 3] = 0x80;	/* varint that never ends */
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "truncated or overlong varint"));
+
+	memcpy(b, buf, len);
+	b[40 + 7] = 0xff;	/* period becomes NaN */
+	b[40 + 6] = 0xf8;
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "period"));
+
+	memcpy(b, buf, len);
+	b[72] = 0;	/* empty event name: strings then misalign */
+	refresh(b, len);
+	assert_true(decode_fails(b, len, "bad header"));
+
+	free(b);
+	free(buf);
+	prof_profile_free(&p);
+}
+
+static void test_encode_rejects(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	uint8_t *buf;
+	size_t len;
+
+	prof_profile_init(&p);
+	make_id(&p.image, 1);
+	strcpy(p.event, "cycles");
+	assert_int_equal(prof_profile_add(&p, 0x20, 1), 0);
+	assert_int_equal(prof_profile_add(&p, 0x10, 1), 0);
+	assert_int_equal(prof_encode(&p, &buf, &len, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not normalized"));
+	assert_null(buf);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	p.event[0] = '\0';
+	assert_int_equal(prof_encode(&p, &buf, &len, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "event"));
+	prof_profile_free(&p);
+}
+
+static char tmp_root[256];
+
+static int setup_tmp(void **state)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmp_root, sizeof(tmp_root), "%s/dcpi-test-profile-XXXXXX", t ? t : "/tmp");
+	return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct prof_db *open_db(const char *name)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db;
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/%s", tmp_root, name);
+	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
+	return db;
+}
+
+static void test_db_missing(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = (void *)1;
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/nope", tmp_root);
+	assert_int_equal(prof_db_open(dir, 0, &db, &err), -ENOENT);
+	assert_null(db);
+	assert_non_null(strstr(err.msg, dir));
+	assert_non_null(strstr(err.msg, "No such file or directory"));
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_db_roundtrip(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = open_db("rt");
+	struct prof_profile a, b, *v;
+	char e1[64], e2[64], latest[64], path[1024];
+	char **names;
+	size_t n;
+
+	assert_int_equal(prof_db_latest_epoch(db, latest, sizeof(latest), &err), -ENOENT);
+	assert_int_equal(prof_db_epoch_new(db, e1, sizeof(e1), &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, e2, sizeof(e2), &err), 0);
+	assert_string_equal(e1, "00000001");
+	assert_true(strcmp(e1, e2) < 0);
+	assert_int_equal(prof_db_latest_epoch(db, latest, sizeof(latest), &err), 0);
+	assert_string_equal(latest, e2);
+	assert_int_equal(prof_db_epochs(db, &names, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], e1);
+	prof_names_free(names, n);
+
+	rng_seed(3);
+	make_profile(&a, 0, "cpu-clock", 500, 1 << 16, 50000);
+	make_profile(&b, 1, "cpu-clock", 10, 1 << 10, 50000);
+	assert_int_equal(prof_epoch_write(db, e2, &a, &err), 0);
+	assert_int_equal(prof_epoch_write(db, e2, &b, &err), 0);
+	assert_int_equal(prof_epoch_write(db, e2, &a, &err), 0);	/* merges */
+	/* Temp files and unknown files are not profiles. */
+	snprintf(path, sizeof(path), "%s/%s/.x.prof.tmp1-0", prof_db_path(db), e2);
+	write_text(path, "half a file");
+	snprintf(path, sizeof(path), "%s/%s/README", prof_db_path(db), e2);
+	write_text(path, "hello");
+	assert_int_equal(prof_epoch_read(db, e2, &v, &n, &err), 0);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_profile *src = v[i].image.build_id[0] ? &a : &b;
+		uint64_t k = src == &a ? 2 : 1;
+
+		assert_int_equal(v[i].total, k * src->total);
+		assert_int_equal(v[i].n, src->n);
+		assert_int_equal(prof_profile_count(&v[i], src->e[0].offset),
+				 k * src->e[0].count);
+	}
+	prof_profiles_free(v, n);
+
+	/* A corrupt profile is an error naming it, not silently skipped. */
+	snprintf(path, sizeof(path), "%s/%s/ffff.cycles.prof", prof_db_path(db), e2);
+	write_text(path, "DCPIPROF but not really");
+	assert_int_equal(prof_epoch_read(db, e2, &v, &n, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "ffff.cycles.prof"));
+	unlink(path);
+
+	assert_int_equal(prof_epoch_read(db, e1, &v, &n, &err), 0);
+	assert_int_equal(n, 0);
+	prof_profiles_free(v, n);
+	assert_int_not_equal(prof_epoch_read(db, "../etc", &v, &n, &err), 0);
+	assert_non_null(strstr(err.msg, "bad epoch name"));
+	prof_profile_free(&a);
+	prof_profile_free(&b);
+	prof_db_close(db);
+}
+
+static void test_file_merge(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile a, b, r, m;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/merge.prof", tmp_root);
+	rng_seed(5);
+	make_profile(&a, 1, "cycles", 200, 1000, 100);
+	make_profile(&b, 1, "cycles", 200, 1000, 300);
+	assert_int_equal(prof_file_merge(path, &a, &err), 0);
+	assert_int_equal(prof_file_merge(path, &b, &err), 0);
+	assert_int_equal(prof_file_read(path, &r, &err), 0);
+	prof_profile_init(&m);
+	m = a;
+	m.e = NULL;
+	m.n = m.cap = 0;
+	m.total = 0;
+	assert_int_equal(prof_profile_merge(&m, &a, &err), 0);
+	assert_int_equal(prof_profile_merge(&m, &b, &err), 0);
+	assert_same_profile(&r, &m);
+	assert_close(r.period, (100.0 * (double)a.total + 300.0 * (double)b.total) /
+		     (double)(a.total + b.total));
+	prof_profile_free(&r);
+	/* A different image under the same name is refused. */
+	b.image.size++;
+	assert_int_equal(prof_file_merge(path, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "different images"));
+	prof_profile_free(&a);
+	prof_profile_free(&b);
+	prof_profile_free(&m);
+	snprintf(path, sizeof(path), "%s/absent.prof", tmp_root);
+	assert_int_equal(prof_file_read(path, &r, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "absent.prof"));
+}
+
+static void test_meta(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = open_db("meta");
+	struct prof_epoch_meta m, r;
+	char e[64], path[1024];
+
+	assert_int_equal(prof_db_epoch_new(db, e, sizeof(e), &err), 0);
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -ENOENT);
+	memset(&m, 0, sizeof(m));
+	prof_meta_this_machine(&m);
+#if defined(__x86_64__)
+	assert_true(strlen(m.cpu_vendor) == 12);
+	assert_true(m.cpu_family > 0);
+#endif
+	m.cycles_per_ns = 2.9876543210987654;
+	m.cycles_per_sample = 1e5 / 3;
+	m.calibrated = 1;
+	strcpy(m.settings, "event=cpu-clock \"freq\"=20000\n\ttab\\back\x01");
+	m.start_ns = 1700000000123456789ull;
+	m.end_ns = m.start_ns + 60000000000ull;
+	m.lost_samples = 17;
+	m.samples = UINT64_MAX;
+	assert_int_equal(prof_epoch_meta_write(db, e, &m, &err), 0);
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), 0);
+	assert_memory_equal(&m, &r, sizeof(m));
+
+	snprintf(path, sizeof(path), "%s/%s/meta", prof_db_path(db), e);
+	write_text(path, "format = 1\n# comment\n\nfuture_key = {whatever}\nlost_samples = 5\n");
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), 0);
+	assert_int_equal(r.lost_samples, 5);
+	write_text(path, "format = 1\nsamples = 3\nthis line is wrong\n");
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "meta:3: "));
+	write_text(path, "format = 1\nsamples = -3\n");
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "meta:2: expected an unsigned integer"));
+	write_text(path, "format = 1\ncpu_name = \"unterminated\n");
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "meta:2: "));
+	write_text(path, "samples = 3\n");
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "missing `format"));
+	write_text(path, "format = 2\n");
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "meta:1: unsupported"));
+	prof_db_close(db);
+}
+
+static void random_merge_profile(struct prof_profile *p, int empty)
+{
+	static const double periods[] = { 1000, 1000, 2500, 333.3 };
+
+	make_profile(p, 0, "cycles", empty ? 0 : rng() % 60, 200,
+		     periods[rng() % 4]);
+	p->cycles_per_unit = (double)(rng() % 3);
+}
+
+static void copy_profile(struct prof_profile *dst, const struct prof_profile *src)
+{
+	struct dcpi_err err = { 0 };
+
+	*dst = *src;
+	dst->e = NULL;
+	dst->n = dst->cap = 0;
+	dst->total = 0;
+	assert_int_equal(prof_profile_merge(dst, src, &err), 0);
+}
+
+static void test_merge_laws(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile a, b, c, ab, ba, ab_c, bc, a_bc, ae;
+
+	rng_seed(2024);
+	for (int t = 0; t < 400; t++) {
+		random_merge_profile(&a, t % 17 == 0);
+		random_merge_profile(&b, t % 23 == 0);
+		random_merge_profile(&c, 0);
+		copy_profile(&ab, &a);
+		assert_int_equal(prof_profile_merge(&ab, &b, &err), 0);
+		copy_profile(&ba, &b);
+		assert_int_equal(prof_profile_merge(&ba, &a, &err), 0);
+		assert_same_profile(&ab, &ba);
+		assert_true(ab.period == ba.period);	/* commutative exactly */
+		copy_profile(&ab_c, &ab);
+		assert_int_equal(prof_profile_merge(&ab_c, &c, &err), 0);
+		copy_profile(&bc, &b);
+		assert_int_equal(prof_profile_merge(&bc, &c, &err), 0);
+		copy_profile(&a_bc, &a);
+		assert_int_equal(prof_profile_merge(&a_bc, &bc, &err), 0);
+		assert_same_profile(&ab_c, &a_bc);	/* period to 1e-9 */
+		for (size_t i = 0; i < ab_c.n; i++)
+			assert_int_equal(ab_c.e[i].count,
+					 prof_profile_count(&a, ab_c.e[i].offset) +
+					 prof_profile_count(&b, ab_c.e[i].offset) +
+					 prof_profile_count(&c, ab_c.e[i].offset));
+		random_merge_profile(&ae, 1);
+		assert_int_equal(prof_profile_merge(&ae, &a, &err), 0);
+		if (a.total) {
+			assert_same_profile(&ae, &a);
+			assert_true(ae.period == a.period);
+		}
+		prof_profile_free(&ae);
+		prof_profile_free(&a);
+		prof_profile_free(&b);
+		prof_profile_free(&c);
+		prof_profile_free(&ab);
+		prof_profile_free(&ba);
+		prof_profile_free(&ab_c);
+		prof_profile_free(&bc);
+		prof_profile_free(&a_bc);
+	}
+}
+
+static void test_merge_mismatch(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile a, b;
+	uint64_t total;
+	size_t n;
+
+	rng_seed(9);
+	make_profile(&a, 0, "cycles", 10, 100, 1);
+	make_profile(&b, 1, "cycles", 10, 100, 1);
+	n = a.n;
+	total = a.total;
+	assert_int_equal(prof_profile_merge(&a, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "different images"));
+	assert_int_equal(a.n, n);	/* a failed merge leaves dst alone */
+	assert_int_equal(a.total, total);
+	prof_profile_free(&b);
+	make_profile(&b, 0, "instructions", 10, 100, 1);
+	assert_int_equal(prof_profile_merge(&a, &b, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "instructions"));
+	prof_profile_free(&b);
+	/* Same build-id, other path: the same image. */
+	make_profile(&b, 0, "cycles", 10, 100, 1);
+	strcpy(b.image.path, "/a/copy/of/bc");
+	assert_int_equal(prof_profile_merge(&a, &b, &err), 0);
+	assert_string_equal(a.image.path, "/a/copy/of/bc");
+	prof_profile_free(&a);
+	prof_profile_free(&b);
+}
+
+static void fill_epoch(struct prof_db *db, char *epoch, size_t len, int trial, int which)
+{
+	static const char *events[] = { "cycles", "cpu-clock", "l2:miss" };
+	struct dcpi_err err = { 0 };
+	struct prof_epoch_meta m;
+	struct prof_profile p;
+
+	assert_int_equal(prof_db_epoch_new(db, epoch, len, &err), 0);
+	for (int k = 0; k < 3; k++) {
+		int image = (int)(rng() % 3);
+
+		make_profile(&p, image, events[rng() % 3], 1 + rng() % 30, 300, 1000);
+		if (image == 2)
+			prof_image_id_unknown(&p.image);
+		assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+		prof_profile_free(&p);
+	}
+	memset(&m, 0, sizeof(m));
+	if (which == 1 && trial % 2)
+		return;	/* an epoch without metadata */
+	prof_meta_this_machine(&m);
+	m.samples = rng() % 1000;
+	m.lost_samples = rng() % 10;
+	m.start_ns = 1000 + rng() % 100;
+	m.end_ns = m.start_ns + rng() % 100;
+	m.cycles_per_ns = 2.5 + (double)(which % 2);
+	m.calibrated = (int)(rng() % 2);
+	snprintf(m.settings, sizeof(m.settings), "setting %d", which);
+	assert_int_equal(prof_epoch_meta_write(db, epoch, &m, &err), 0);
+}
+
+static void merge_into(struct prof_db *dst, const char *de, struct prof_db *src,
+		       const char *se)
+{
+	struct dcpi_err err = { 0 };
+
+	assert_int_equal(prof_epoch_merge(dst, de, src, se, &err), 0);
+}
+
+static void assert_same_epoch(struct prof_db *x, const char *ex, struct prof_db *y,
+			      const char *ey)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile *a, *b;
+	struct prof_epoch_meta ma, mb;
+	size_t na, nb;
+	int ra, rb;
+
+	assert_int_equal(prof_epoch_read(x, ex, &a, &na, &err), 0);
+	assert_int_equal(prof_epoch_read(y, ey, &b, &nb, &err), 0);
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na; i++)
+		assert_same_profile(&a[i], &b[i]);
+	prof_profiles_free(a, na);
+	prof_profiles_free(b, nb);
+	ra = prof_epoch_meta_read(x, ex, &ma, &err);
+	rb = prof_epoch_meta_read(y, ey, &mb, &err);
+	assert_int_equal(ra, rb);
+	assert_memory_equal(ma.cpu_vendor, mb.cpu_vendor, sizeof(ma.cpu_vendor));
+	assert_string_equal(ma.settings, mb.settings);
+	assert_int_equal(ma.samples, mb.samples);
+	assert_int_equal(ma.lost_samples, mb.lost_samples);
+	assert_int_equal(ma.start_ns, mb.start_ns);
+	assert_int_equal(ma.end_ns, mb.end_ns);
+	assert_int_equal(ma.calibrated, mb.calibrated);
+	assert_close(ma.cycles_per_ns, mb.cycles_per_ns);
+}
+
+/* Epoch merge is a reduce: (A+B)+C == A+(B+C) == (C+A)+B, with metadata. */
+static void test_epoch_merge_laws(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *src = open_db("em-src"), *dst = open_db("em-dst");
+	char a[64], b[64], c[64], x[64], y[64], z[64], bc[64];
+
+	rng_seed(77);
+	for (int t = 0; t < 6; t++) {
+		fill_epoch(src, a, sizeof(a), t, 0);
+		fill_epoch(src, b, sizeof(b), t, 1);
+		fill_epoch(src, c, sizeof(c), t, 2);
+		assert_int_equal(prof_db_epoch_new(dst, x, sizeof(x), &err), 0);
+		merge_into(dst, x, src, a);
+		merge_into(dst, x, src, b);
+		merge_into(dst, x, src, c);
+		assert_int_equal(prof_db_epoch_new(dst, bc, sizeof(bc), &err), 0);
+		merge_into(dst, bc, src, b);
+		merge_into(dst, bc, src, c);
+		assert_int_equal(prof_db_epoch_new(dst, y, sizeof(y), &err), 0);
+		merge_into(dst, y, src, a);
+		merge_into(dst, y, dst, bc);
+		assert_int_equal(prof_db_epoch_new(dst, z, sizeof(z), &err), 0);
+		merge_into(dst, z, src, c);
+		merge_into(dst, z, src, a);
+		merge_into(dst, z, src, b);
+		assert_same_epoch(dst, x, dst, y);
+		assert_same_epoch(dst, x, dst, z);
+	}
+	assert_int_equal(prof_epoch_merge(dst, x, dst, x, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "itself"));
+	prof_db_close(src);
+	prof_db_close(dst);
+}
+
+static void test_image_id(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_image_id id, u, v;
+	char path[512];
+	struct stat st;
+
+	assert_int_equal(prof_image_id_from_file(&id, "/proc/self/exe", &err), 0);
+	/* gcc on Debian links with --build-id (sha1: 20 bytes). */
+	assert_int_equal(strlen(id.build_id), 40);
+	assert_true(id.size > 0);
+	snprintf(path, sizeof(path), "%s/not-elf", tmp_root);
+	write_text(path, "#!/bin/sh\n");
+	assert_int_equal(prof_image_id_from_file(&id, path, &err), 0);
+	assert_string_equal(id.build_id, "");
+	assert_int_equal(id.size, 10);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(id.mtime, st.st_mtime);
+	assert_string_equal(id.path, path);
+	assert_int_equal(prof_image_id_from_file(&id, "/nonexistent/x", &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "/nonexistent/x"));
+
+	prof_image_id_unknown(&u);
+	assert_string_equal(u.path, PROF_UNKNOWN_PATH);
+	assert_string_equal(u.build_id, "");
+	prof_image_id_unknown(&v);
+	assert_true(prof_image_id_equal(&u, &v));
+	make_id(&v, 0);
+	assert_false(prof_image_id_equal(&u, &v));
+}
+
+static void test_unknown_image_db(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = open_db("unknown");
+	struct prof_profile p, *v;
+	char e[64];
+	size_t n;
+
+	rng_seed(11);
+	assert_int_equal(prof_db_epoch_new(db, e, sizeof(e), &err), 0);
+	make_profile(&p, 1, "cycles", 20, 1 << 20, 1000);
+	prof_image_id_unknown(&p.image);
+	assert_int_equal(prof_epoch_write(db, e, &p, &err), 0);
+	assert_int_equal(prof_epoch_write(db, e, &p, &err), 0);
+	assert_int_equal(prof_epoch_read(db, e, &v, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].image.path, PROF_UNKNOWN_PATH);
+	assert_int_equal(v[0].total, 2 * p.total);
+	prof_profiles_free(v, n);
+	prof_profile_free(&p);
+	prof_db_close(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_normalize),
+		cmocka_unit_test(test_bytes_per_entry),
+		cmocka_unit_test(test_corrupt_every_byte),
+		cmocka_unit_test(test_truncate_and_append),
+		cmocka_unit_test(test_semantic_errors),
+		cmocka_unit_test(test_encode_rejects),
+		cmocka_unit_test(test_db_missing),
+		cmocka_unit_test(test_db_roundtrip),
+		cmocka_unit_test(test_file_merge),
+		cmocka_unit_test(test_meta),
+		cmocka_unit_test(test_merge_laws),
+		cmocka_unit_test(test_merge_mismatch),
+		cmocka_unit_test(test_epoch_merge_laws),
+		cmocka_unit_test(test_image_id),
+		cmocka_unit_test(test_unknown_image_db),
+	};
+
+	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+}
