@@ -1,0 +1,448 @@
+/*
+ * collect/maps.c - where each image is loaded in each process (DCPI paper
+ * sec. 4.3.2), so that a sample's (pid, pc) becomes (image, file offset).
+ *
+ * The kernel reports the mappings itself: MMAP2 for every executable
+ * mapping, COMM with the exec flag when a process replaces its image, FORK
+ * (a new process starts with a copy of its parent's maps) and EXIT.  When a
+ * sample names a process or address we have no record of (its records were
+ * lost, or it was running before we started) /proc/PID/maps is read once.
+ *
+ * Data structures: processes in an array sorted by pid (binary search), each
+ * with its mappings sorted by start address and never overlapping (a new
+ * mapping cuts away what it covers, as mmap MAP_FIXED does).  Images are
+ * interned by path in an open-addressing hash; image 0 is "unknown" and
+ * "[vdso]" gets its own image, so the only samples that land in unknown are
+ * those in anonymous memory (JIT code) or in no mapping at all.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct map {
+	uint64_t start, end, pgoff;
+	uint32_t image;
+};
+
+struct proc {
+	uint32_t pid;
+	int dead;		/* 1: exited in this batch, 2: in an earlier one */
+	int scanned;		/* /proc/PID/maps already read */
+	size_t n;
+	struct map *m;
+};
+
+struct image_ent {
+	char *path;
+	struct prof_image_id id;
+};
+
+struct maps {
+	struct proc **procs;		/* sorted by pid */
+	size_t nprocs, procs_cap;
+	struct image_ent **images;	/* by index; 0 is unknown */
+	size_t nimages, images_cap;
+	uint32_t *hash;			/* image index + 1, 0 = empty */
+	size_t hash_cap;		/* power of two */
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static int hash_grow(struct maps *m)
+{
+	size_t cap = m->hash_cap ? 2 * m->hash_cap : 64;
+	uint32_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 1; i < m->nimages; i++) {
+		size_t j = hash_str(m->images[i]->path) & (cap - 1);
+
+		while (h[j])
+			j = (j + 1) & (cap - 1);
+		h[j] = (uint32_t)i + 1;
+	}
+	free(m->hash);
+	m->hash = h;
+	m->hash_cap = cap;
+	return 0;
+}
+
+/* A new image entry; its identity comes from the file, or from the path
+ * alone when the file is gone or unreadable (deleted, another namespace). */
+static int image_add(struct maps *m, const char *path, uint32_t *out)
+{
+	struct image_ent *e;
+
+	if (m->nimages == m->images_cap) {
+		size_t cap = m->images_cap ? 2 * m->images_cap : 16;
+		struct image_ent **p = realloc(m->images, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		m->images = p;
+		m->images_cap = cap;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->path = strdup(path);
+	if (!e->path) {
+		free(e);
+		return -ENOMEM;
+	}
+	if (!strcmp(path, PROF_UNKNOWN_PATH)) {
+		prof_image_id_unknown(&e->id);
+	} else if (path[0] != '/' || prof_image_id_from_file(&e->id, path, NULL)) {
+		memset(&e->id, 0, sizeof(e->id));
+		snprintf(e->id.path, sizeof(e->id.path), "%s", path);
+	}
+	m->images[m->nimages] = e;
+	*out = (uint32_t)m->nimages++;
+	return 0;
+}
+
+static int image_intern(struct maps *m, const char *path, uint32_t *out)
+{
+	size_t j;
+	int ret;
+
+	if (!strcmp(path, PROF_UNKNOWN_PATH)) {
+		*out = MAPS_UNKNOWN;
+		return 0;
+	}
+	if (2 * m->nimages >= m->hash_cap && hash_grow(m))
+		return -ENOMEM;
+	j = hash_str(path) & (m->hash_cap - 1);
+	for (; m->hash[j]; j = (j + 1) & (m->hash_cap - 1)) {
+		if (!strcmp(m->images[m->hash[j] - 1]->path, path)) {
+			*out = m->hash[j] - 1;
+			return 0;
+		}
+	}
+	ret = image_add(m, path, out);
+	if (!ret)
+		m->hash[j] = *out + 1;
+	return ret;
+}
+
+/* Mappings whose samples the profile can place: files and the vdso. */
+static const char *image_path_of(const char *filename)
+{
+	if (filename[0] == '/' && filename[1] != '/' && strncmp(filename, "/memfd:", 7) &&
+	    strncmp(filename, "/dev/zero", 9) && strncmp(filename, "/SYSV", 5))
+		return filename;
+	if (!strcmp(filename, "[vdso]"))
+		return filename;
+	return PROF_UNKNOWN_PATH;
+}
+
+int maps_new(struct maps **out, struct dcpi_err *err)
+{
+	struct maps *m = calloc(1, sizeof(*m));
+	uint32_t idx;
+
+	if (!m || image_add(m, PROF_UNKNOWN_PATH, &idx)) {
+		maps_free(m);
+		return dcpi_errf(err, -ENOMEM, "image maps: out of memory");
+	}
+	*out = m;
+	return 0;
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->m);
+	free(p);
+}
+
+void maps_free(struct maps *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nprocs; i++)
+		proc_free(m->procs[i]);
+	for (size_t i = 0; i < m->nimages; i++) {
+		free(m->images[i]->path);
+		free(m->images[i]);
+	}
+	free(m->procs);
+	free(m->images);
+	free(m->hash);
+	free(m);
+}
+
+/* Index of pid in procs, or where it would go (*found = 0). */
+static size_t proc_pos(const struct maps *m, uint32_t pid, int *found)
+{
+	size_t lo = 0, hi = m->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->procs[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < m->nprocs && m->procs[lo]->pid == pid;
+	return lo;
+}
+
+static struct proc *proc_find(struct maps *m, uint32_t pid)
+{
+	int found;
+	size_t i = proc_pos(m, pid, &found);
+
+	return found ? m->procs[i] : NULL;
+}
+
+static struct proc *proc_get(struct maps *m, uint32_t pid)
+{
+	int found;
+	size_t i = proc_pos(m, pid, &found);
+	struct proc *p;
+
+	if (found)
+		return m->procs[i];
+	if (m->nprocs == m->procs_cap) {
+		size_t cap = m->procs_cap ? 2 * m->procs_cap : 16;
+		struct proc **pp = realloc(m->procs, cap * sizeof(*pp));
+
+		if (!pp)
+			return NULL;
+		m->procs = pp;
+		m->procs_cap = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	memmove(&m->procs[i + 1], &m->procs[i], (m->nprocs - i) * sizeof(*m->procs));
+	m->procs[i] = p;
+	m->nprocs++;
+	return p;
+}
+
+/* Add nm to p, cutting away whatever older mappings it covers. */
+static int proc_insert(struct proc *p, struct map nm)
+{
+	struct map *n = malloc((p->n + 2) * sizeof(*n));
+	size_t k = 0;
+	int placed = 0;
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++) {
+		struct map o = p->m[i];
+
+		if (o.end <= nm.start || o.start >= nm.end) {
+			if (!placed && o.start >= nm.end) {
+				n[k++] = nm;
+				placed = 1;
+			}
+			n[k++] = o;
+			continue;
+		}
+		if (o.start < nm.start) {
+			n[k] = o;
+			n[k++].end = nm.start;
+		}
+		if (!placed) {
+			n[k++] = nm;
+			placed = 1;
+		}
+		if (o.end > nm.end) {
+			n[k] = o;
+			n[k].pgoff += nm.end - o.start;
+			n[k++].start = nm.end;
+		}
+	}
+	if (!placed)
+		n[k++] = nm;
+	free(p->m);
+	p->m = n;
+	p->n = k;
+	return 0;
+}
+
+static int add_map(struct maps *m, struct proc *p, uint64_t start, uint64_t len,
+		   uint64_t pgoff, const char *filename)
+{
+	struct map nm = { start, start + len, pgoff, 0 };
+
+	if (!len || nm.end < start)
+		return 0;
+	if (image_intern(m, image_path_of(filename), &nm.image))
+		return -ENOMEM;
+	return proc_insert(p, nm);
+}
+
+int maps_mmap(struct maps *m, uint32_t pid, uint64_t start, uint64_t len,
+	      uint64_t pgoff, const char *filename, struct dcpi_err *err)
+{
+	struct proc *p = proc_get(m, pid);
+
+	if (!p || add_map(m, p, start, len, pgoff, filename))
+		return dcpi_errf(err, -ENOMEM, "maps of pid %" PRIu32 ": out of memory", pid);
+	return 0;
+}
+
+int maps_fork(struct maps *m, uint32_t pid, uint32_t ppid, struct dcpi_err *err)
+{
+	struct proc *parent, *p;
+	struct map *copy = NULL;
+	size_t n = 0;
+
+	if (pid == ppid)	/* a new thread shares its process's maps */
+		return 0;
+	parent = proc_find(m, ppid);
+	if (parent && parent->n) {
+		n = parent->n;
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			goto nomem;
+		memcpy(copy, parent->m, n * sizeof(*copy));
+	}
+	p = proc_get(m, pid);
+	if (!p) {
+		free(copy);
+		goto nomem;
+	}
+	free(p->m);
+	p->m = copy;
+	p->n = n;
+	p->dead = 0;
+	p->scanned = parent ? parent->scanned : 0;
+	return 0;
+nomem:
+	return dcpi_errf(err, -ENOMEM, "maps of pid %" PRIu32 ": out of memory", pid);
+}
+
+void maps_exec(struct maps *m, uint32_t pid)
+{
+	struct proc *p = proc_find(m, pid);
+
+	if (!p)
+		return;
+	free(p->m);
+	p->m = NULL;
+	p->n = 0;
+	p->scanned = 0;
+	p->dead = 0;
+}
+
+void maps_exit(struct maps *m, uint32_t pid)
+{
+	struct proc *p = proc_find(m, pid);
+
+	if (p && !p->dead)
+		p->dead = 1;
+}
+
+void maps_reap(struct maps *m)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		struct proc *p = m->procs[i];
+
+		if (p->dead == 2) {
+			proc_free(p);
+			continue;
+		}
+		if (p->dead)
+			p->dead = 2;
+		m->procs[k++] = p;
+	}
+	m->nprocs = k;
+}
+
+/* Read the executable mappings of a live process we have no record of. */
+static int scan_proc(struct maps *m, struct proc *p)
+{
+	char path[64], line[PROF_PATH_MAX + 128];
+	FILE *f;
+	int ret = 0;
+
+	p->scanned = 1;
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", p->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;	/* gone: its samples stay unknown */
+	while (!ret && fgets(line, sizeof(line), f)) {
+		uint64_t start, end, pgoff;
+		char perms[8];
+		int name = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
+			   &start, &end, perms, &pgoff, &name) < 4 || !name)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		ret = add_map(m, p, start, end - start, pgoff, line + name);
+	}
+	fclose(f);
+	return ret;
+}
+
+static const struct map *map_at(const struct proc *p, uint64_t ip)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->m[mid].end <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->n && p->m[lo].start <= ip ? &p->m[lo] : NULL;
+}
+
+int maps_resolve(struct maps *m, uint32_t pid, uint64_t ip, uint32_t *image,
+		 uint64_t *offset, struct dcpi_err *err)
+{
+	struct proc *p = proc_get(m, pid);
+	const struct map *mp;
+
+	if (!p)
+		return dcpi_errf(err, -ENOMEM, "maps of pid %" PRIu32 ": out of memory", pid);
+	mp = map_at(p, ip);
+	if (!mp && !p->scanned) {
+		if (scan_proc(m, p))
+			return dcpi_errf(err, -ENOMEM, "/proc/%" PRIu32 "/maps: out of memory",
+					 pid);
+		mp = map_at(p, ip);
+	}
+	if (!mp || mp->image == MAPS_UNKNOWN) {
+		*image = MAPS_UNKNOWN;
+		*offset = ip;	/* anonymous code keeps its address */
+		return 0;
+	}
+	*image = mp->image;
+	*offset = ip - mp->start + mp->pgoff;
+	return 0;
+}
+
+const struct prof_image_id *maps_image(const struct maps *m, uint32_t image)
+{
+	if (image >= m->nimages)
+		image = MAPS_UNKNOWN;
+	return &m->images[image]->id;
+}

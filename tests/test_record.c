@@ -1,0 +1,474 @@
+/*
+ * test_record.c - `dcpi record` end to end: the twoprocs workload's samples
+ * split 3:1 between its two procedures within sampling error, the total
+ * agrees with the CPU time spent, the epoch metadata says how it was
+ * sampled; exit statuses, exec failures, bad events, signals and children
+ * behave as a shell user expects.  Procedures are located with nm and
+ * readelf, not with dcpi's image code.  Also unit tests of the image maps
+ * (collect/internal.h), which decide where every sample lands.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "dcpi/profile.h"
+#include "../collect/internal.h"
+
+static char ws[256], db[300], errfile[300], twoprocs[PROF_PATH_MAX];
+static const char *dcpi_bin;
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	const char *build = getenv("DCPI_BUILD");
+
+	dcpi_bin = getenv("DCPI_BIN");
+	if (!dcpi_bin || !build) {
+		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
+		return -1;
+	}
+	snprintf(twoprocs, sizeof(twoprocs), "%s/workloads/twoprocs", build);
+	snprintf(ws, sizeof(ws), "/tmp/dcpi-test-record-XXXXXX");
+	if (!mkdtemp(ws))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+/* A fresh database directory name for each test. */
+static void new_db(void)
+{
+	static int seq;
+
+	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
+	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+}
+
+struct run {
+	int status;		/* wait status */
+	double cpu;		/* user + sys seconds of dcpi and its children */
+	char err[4096];		/* what dcpi printed on stderr */
+};
+
+/* Run argv with stdout to /dev/null and stderr captured; signal_after_ms > 0
+ * sends SIGINT to it after that long. */
+static void run_argv(char *const argv[], int signal_after_ms, struct run *r)
+{
+	struct rusage ru;
+	pid_t pid;
+	FILE *f;
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		int out = open("/dev/null", O_WRONLY);
+		int errfd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setrlimit(RLIMIT_CORE, &nocore);
+		if (out < 0 || errfd < 0)
+			_exit(99);
+		dup2(out, 1);
+		dup2(errfd, 2);
+		execv(argv[0], argv);
+		_exit(98);
+	}
+	if (signal_after_ms > 0) {
+		struct timespec ts = { signal_after_ms / 1000,
+				       (signal_after_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		kill(pid, SIGINT);
+	}
+	assert_int_equal(wait4(pid, &r->status, 0, &ru), pid);
+	r->cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	f = fopen(errfile, "r");
+	assert_non_null(f);
+	n = fread(r->err, 1, sizeof(r->err) - 1, f);
+	r->err[n] = '\0';
+	fclose(f);
+}
+
+static int exit_code(const struct run *r)
+{
+	return WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
+}
+
+/* The latest epoch's profiles and metadata. */
+static void read_latest(struct prof_profile **p, size_t *n, struct prof_epoch_meta *m)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	char epoch[64];
+
+	assert_int_equal(prof_db_open(db, 0, &d, &err), 0);
+	assert_int_equal(prof_db_latest_epoch(d, epoch, sizeof(epoch), &err), 0);
+	if (prof_epoch_read(d, epoch, p, n, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(prof_epoch_meta_read(d, epoch, m, &err), 0);
+	prof_db_close(d);
+}
+
+static const struct prof_profile *find_image(const struct prof_profile *p, size_t n,
+					     const char *suffix)
+{
+	size_t ls = strlen(suffix);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t lp = strlen(p[i].image.path);
+
+		if (lp >= ls && !strcmp(p[i].image.path + lp - ls, suffix))
+			return &p[i];
+	}
+	return NULL;
+}
+
+/* File offsets [lo, hi) of symbol sym of file, from nm -S and readelf -l. */
+static void sym_range(const char *file, const char *sym, uint64_t *lo, uint64_t *hi)
+{
+	char cmd[PROF_PATH_MAX + 64], line[512];
+	unsigned long long va = 0, size = 0, off, vaddr, pa, filesz;
+	int found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char name[256], type;
+
+		found = sscanf(line, "%llx %llx %c %255s", &va, &size, &type, name) == 4 &&
+			!strcmp(name, sym);
+	}
+	pclose(f);
+	assert_true(found && size > 0);
+	found = 0;
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
+			   &filesz) == 4 && va >= vaddr && va + size <= vaddr + filesz) {
+			*lo = va - vaddr + off;
+			*hi = *lo + size;
+			found = 1;
+		}
+	}
+	pclose(f);
+	assert_true(found);
+}
+
+static uint64_t count_in(const struct prof_profile *p, uint64_t lo, uint64_t hi)
+{
+	uint64_t c = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].offset >= lo && p->e[i].offset < hi)
+			c += p->e[i].count;
+	return c;
+}
+
+/*
+ * proc_a does three times proc_b's work.  A sample lands in a or b with
+ * probability 3/4 and 1/4 (skid across their few boundary instructions is
+ * negligible), so a/(a+b) is binomial: within 5 sigma plus 1% of 0.75.
+ */
+static void check_ratio(const struct prof_profile *w, double *share)
+{
+	uint64_t alo, ahi, blo, bhi, a, b;
+	double n, p, sigma;
+
+	sym_range(twoprocs, "proc_a", &alo, &ahi);
+	sym_range(twoprocs, "proc_b", &blo, &bhi);
+	a = count_in(w, alo, ahi);
+	b = count_in(w, blo, bhi);
+	n = (double)(a + b);
+	assert_true(n >= 100);
+	p = (double)a / n;
+	sigma = sqrt(0.75 * 0.25 / n);
+	print_message("twoprocs: proc_a %llu proc_b %llu share %.4f (sigma %.4f), "
+		      "%.1f%% of the image's %llu samples\n", (unsigned long long)a,
+		      (unsigned long long)b, p, sigma, 100.0 * n / (double)w->total,
+		      (unsigned long long)w->total);
+	if (fabs(p - 0.75) > 5 * sigma + 0.01)
+		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
+	/* nearly all of the image's time is in the two loops */
+	assert_true(n >= 0.95 * (double)w->total);
+	*share = p;
+}
+
+static uint64_t sum_totals(const struct prof_profile *p, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += p[i].total;
+	return t;
+}
+
+static void test_twoprocs_ratio(void **state)
+{
+	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--", twoprocs, NULL };
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	const struct prof_profile *w;
+	struct run r;
+	double share, worth;
+	size_t n;
+
+	new_db();
+	run_argv(argv, 0, &r);
+	assert_int_equal(exit_code(&r), 0);
+	assert_string_equal(r.err, "");		/* -q: not even the fallback note */
+	read_latest(&p, &n, &m);
+	w = find_image(p, n, "/workloads/twoprocs");
+	assert_non_null(w);
+	check_ratio(w, &share);
+	/* the default: cycles with a PMU, else cpu-clock every 250 us */
+	if (!strcmp(w->event, "cpu-clock")) {
+		assert_string_equal(w->period_unit, "ns");
+		assert_true(fabs(w->period - 250000) < 1);
+		assert_non_null(strstr(m.settings, "event=cpu-clock period=250000ns"));
+		/* samples x period is the CPU time sampled: dcpi's own is small */
+		worth = (double)m.samples * w->period / 1e9;
+		print_message("twoprocs: %llu samples = %.3f s of %.3f s CPU\n",
+			      (unsigned long long)m.samples, worth, r.cpu);
+		assert_true(worth > 0.6 * r.cpu && worth < 1.3 * r.cpu + 0.02);
+	} else {
+		assert_string_equal(w->event, "cycles");
+		assert_string_equal(w->period_unit, "events");
+	}
+	assert_true(w->cycles_per_unit == 0);
+	assert_int_equal(m.calibrated, 0);
+	assert_non_null(strstr(m.settings, "inherit=1"));
+	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.lost_samples * 100 <= m.samples);
+	assert_true(m.start_ns > 0 && m.end_ns > m.start_ns);
+	assert_true(m.end_ns - m.start_ns < 60ULL * 1000000000ULL);
+	prof_profiles_free(p, n);
+}
+
+static void test_exit_status(void **state)
+{
+	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--", twoprocs, "1",
+			 "1000", "3", NULL };
+	struct run r;
+
+	new_db();
+	run_argv(argv, 0, &r);
+	assert_int_equal(exit_code(&r), 3);
+}
+
+static void test_crash_status(void **state)
+{
+	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--", "/bin/sh", "-c",
+			 "kill -SEGV $$", NULL };
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	struct run r;
+	size_t n;
+
+	new_db();
+	run_argv(argv, 0, &r);
+	assert_int_equal(exit_code(&r), 128 + SIGSEGV);
+	read_latest(&p, &n, &m);	/* the crash still gets its epoch */
+	prof_profiles_free(p, n);
+}
+
+static void test_exec_failure(void **state)
+{
+	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "--",
+			 "/nonexistent/dcpi-no-such-cmd", "x", NULL };
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	char epoch[64];
+	struct run r;
+
+	new_db();
+	run_argv(argv, 0, &r);
+	assert_int_equal(exit_code(&r), 127);
+	assert_non_null(strstr(r.err, "dcpi record: /nonexistent/dcpi-no-such-cmd: "
+			       "No such file or directory"));
+	/* nothing ran, so no epoch */
+	assert_int_equal(prof_db_open(db, 0, &d, &err), 0);
+	assert_int_equal(prof_db_latest_epoch(d, epoch, sizeof(epoch), &err), -ENOENT);
+	prof_db_close(d);
+}
+
+static void test_bad_options(void **state)
+{
+	char *bad_event[] = { (char *)dcpi_bin, "record", "--db", db, "-e", "bogus-event",
+			      "--", "/bin/true", NULL };
+	char *bad_count[] = { (char *)dcpi_bin, "record", "--db", db, "-c", "12x", "--",
+			      "/bin/true", NULL };
+	char *cycles[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "-e", "cycles",
+			   "--", "/bin/true", NULL };
+	struct run r;
+
+	new_db();
+	run_argv(bad_event, 0, &r);
+	assert_int_not_equal(exit_code(&r), 0);
+	assert_non_null(strstr(r.err, "bogus-event: unknown event"));
+	run_argv(bad_count, 0, &r);
+	assert_int_not_equal(exit_code(&r), 0);
+	assert_non_null(strstr(r.err, "--count 12x"));
+	/* cycles asked for by name: no fallback; without a PMU, an error naming it */
+	run_argv(cycles, 0, &r);
+	if (exit_code(&r) != 0) {
+		assert_non_null(strstr(r.err, "cycles: "));
+		assert_null(strstr(r.err, "cpu-clock"));
+	}
+}
+
+/* A shell runs twoprocs as its child: samples still land on twoprocs. */
+static void test_follows_children(void **state)
+{
+	char cmd[PROF_PATH_MAX + 64];
+	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "-e", "task-clock",
+			 "-c", "100000", "--", "/bin/sh", "-c", cmd, NULL };
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	const struct prof_profile *w;
+	struct run r;
+	double share;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "'%s' 40 1000000; true", twoprocs);
+	new_db();
+	run_argv(argv, 0, &r);
+	assert_int_equal(exit_code(&r), 0);
+	read_latest(&p, &n, &m);
+	w = find_image(p, n, "/workloads/twoprocs");
+	assert_non_null(w);
+	assert_string_equal(w->event, "task-clock");
+	assert_true(fabs(w->period - 100000) < 1);
+	assert_non_null(strstr(m.settings, "event=task-clock period=100000ns"));
+	assert_true(w->total >= 0.8 * (double)m.samples);
+	check_ratio(w, &share);
+	prof_profiles_free(p, n);
+}
+
+/* SIGINT to dcpi record reaches the command; what was sampled is kept. */
+static void test_interrupt(void **state)
+{
+	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--", twoprocs, "2000",
+			 "1000000", NULL };
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	const struct prof_profile *w;
+	struct run r;
+	double worth;
+	size_t n;
+
+	new_db();
+	run_argv(argv, 400, &r);
+	assert_int_equal(exit_code(&r), 128 + SIGINT);
+	assert_true(r.cpu < 5);		/* stopped long before its 9 s of work */
+	read_latest(&p, &n, &m);
+	w = find_image(p, n, "/workloads/twoprocs");
+	assert_non_null(w);
+	print_message("interrupt: %llu samples after %.3f s CPU\n",
+		      (unsigned long long)m.samples, r.cpu);
+	assert_true(m.samples == sum_totals(p, n));
+	/* however little CPU a loaded machine gave it, every sample is kept */
+	worth = (double)m.samples * w->period / 1e9;
+	if (!strcmp(w->event, "cpu-clock"))
+		assert_true(worth > 0.6 * r.cpu - 0.005 && worth < 1.3 * r.cpu + 0.02);
+	assert_true(w->total >= 10);
+	prof_profiles_free(p, n);
+}
+
+/* --- the image maps ------------------------------------------------------ */
+
+static void expect_at(struct maps *m, uint32_t pid, uint64_t ip, const char *path,
+		      uint64_t offset)
+{
+	struct dcpi_err err = { 0 };
+	uint32_t image;
+	uint64_t off;
+
+	assert_int_equal(maps_resolve(m, pid, ip, &image, &off, &err), 0);
+	assert_string_equal(maps_image(m, image)->path, path);
+	if (strcmp(path, PROF_UNKNOWN_PATH))
+		assert_int_equal(off, offset);
+}
+
+static void test_maps(void **state)
+{
+	struct dcpi_err err = { 0 };
+	/* a pid that cannot exist, so /proc/PID/maps is never found */
+	const uint32_t pid = 0x7ffffff0u, kid = pid + 1;
+	struct maps *m;
+
+	assert_int_equal(maps_new(&m, &err), 0);
+	assert_int_equal(maps_mmap(m, pid, 0x10000, 0x8000, 0x2000, "/nonexistent/a", &err),
+			 0);
+	expect_at(m, pid, 0x10000, "/nonexistent/a", 0x2000);
+	expect_at(m, pid, 0x17fff, "/nonexistent/a", 0x9fff);
+	expect_at(m, pid, 0x18000, PROF_UNKNOWN_PATH, 0);
+	/* a mapping in the middle splits the old one in two */
+	assert_int_equal(maps_mmap(m, pid, 0x12000, 0x1000, 0, "/nonexistent/b", &err), 0);
+	expect_at(m, pid, 0x11fff, "/nonexistent/a", 0x3fff);
+	expect_at(m, pid, 0x12800, "/nonexistent/b", 0x800);
+	expect_at(m, pid, 0x13000, "/nonexistent/a", 0x5000);
+	assert_int_equal(maps_mmap(m, pid, 0x20000, 0x1000, 0, "[vdso]", &err), 0);
+	expect_at(m, pid, 0x20010, "[vdso]", 0x10);
+	assert_int_equal(maps_mmap(m, pid, 0x30000, 0x1000, 0, "//anon", &err), 0);
+	expect_at(m, pid, 0x30010, PROF_UNKNOWN_PATH, 0);
+	/* a child starts with its parent's maps; exec clears them */
+	assert_int_equal(maps_fork(m, kid, pid, &err), 0);
+	expect_at(m, kid, 0x12800, "/nonexistent/b", 0x800);
+	maps_exec(m, kid);
+	expect_at(m, kid, 0x12800, PROF_UNKNOWN_PATH, 0);
+	expect_at(m, pid, 0x12800, "/nonexistent/b", 0x800);
+	/* an exited process is forgotten one batch later */
+	maps_exit(m, pid);
+	maps_reap(m);
+	expect_at(m, pid, 0x12800, "/nonexistent/b", 0x800);
+	maps_reap(m);
+	maps_reap(m);
+	maps_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_maps),
+		cmocka_unit_test(test_twoprocs_ratio),
+		cmocka_unit_test(test_exit_status),
+		cmocka_unit_test(test_crash_status),
+		cmocka_unit_test(test_exec_failure),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_follows_children),
+		cmocka_unit_test(test_interrupt),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
