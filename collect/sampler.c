@@ -334,7 +334,8 @@ int smp_drain(struct sampler *s, struct smp_batch *b, struct dcpi_err *err)
 	b->n = 0;
 	for (int i = 0; i < s->n && !ret; i++)
 		ret = drain_ring(&s->rings[i], b, err);
-	qsort(b->r, b->n, sizeof(*b->r), rec_cmp);
+	if (b->n > 1)
+		qsort(b->r, b->n, sizeof(*b->r), rec_cmp);
 	return ret;
 }
 
