@@ -1,0 +1,86 @@
+/*
+ * load.c - the profiles a report reads: one epoch, the newest, or all of
+ * them merged (profiles of the same image and event add up).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/report.h"
+
+/* Move src's profiles into the set (out, n), merging equal (image, event). */
+static int merge_into(struct prof_profile **out, size_t *n, struct prof_profile *src,
+		      size_t nsrc, struct dcpi_err *err)
+{
+	struct prof_profile *all = realloc(*out, (*n + nsrc) * sizeof(*all));
+	int rc = 0;
+
+	if (!all)
+		return dcpi_errf(err, -ENOMEM, "out of memory merging epochs");
+	*out = all;
+	for (size_t i = 0; i < nsrc; i++) {
+		size_t k;
+
+		for (k = 0; k < *n; k++)
+			if (!strcmp(all[k].event, src[i].event) &&
+			    prof_image_id_equal(&all[k].image, &src[i].image))
+				break;
+		if (k < *n) {
+			if (rc == 0)
+				rc = prof_profile_merge(&all[k], &src[i], err);
+			prof_profile_free(&src[i]);
+		} else {
+			all[(*n)++] = src[i];
+		}
+	}
+	free(src);
+	return rc;
+}
+
+int rep_load_profiles(struct prof_db *db, const char *epoch, struct prof_profile **out,
+		      size_t *n, char *used, size_t usedlen, struct dcpi_err *err)
+{
+	char latest[256];
+	char **names = NULL;
+	size_t nnames = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (epoch && strcmp(epoch, "all")) {
+		if (used)
+			snprintf(used, usedlen, "%s", epoch);
+		return prof_epoch_read(db, epoch, out, n, err);
+	}
+	if (!epoch) {
+		rc = prof_db_latest_epoch(db, latest, sizeof(latest), err);
+		if (rc < 0)
+			return rc;
+		if (used)
+			snprintf(used, usedlen, "%s", latest);
+		return prof_epoch_read(db, latest, out, n, err);
+	}
+	rc = prof_db_epochs(db, &names, &nnames, err);
+	if (rc < 0)
+		return rc;
+	if (nnames == 0)
+		rc = dcpi_errf(err, -ENOENT, "%s: no epochs", prof_db_path(db));
+	for (size_t i = 0; i < nnames && rc == 0; i++) {
+		struct prof_profile *p;
+		size_t np;
+
+		rc = prof_epoch_read(db, names[i], &p, &np, err);
+		if (rc == 0)
+			rc = merge_into(out, n, p, np, err);
+	}
+	prof_names_free(names, nnames);
+	if (rc < 0) {
+		prof_profiles_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	} else if (used) {
+		snprintf(used, usedlen, "all");
+	}
+	return rc;
+}

@@ -1,0 +1,328 @@
+/*
+ * test_prof.c - dcpiprof over databases built here: samples placed at file
+ * offsets of this test binary's own procedures, located with nm and readelf
+ * (not with dcpi's image code), and the printed table checked.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/profile.h"
+
+__attribute__((noinline)) int alpha_proc(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int beta_proc(int x) { return x * 5 + 2; }
+__attribute__((noinline)) int gamma_proc(int x) { return x * 7 + 3; }
+
+static char self[PROF_PATH_MAX];
+static char tmpdir[256];
+
+/* File offset of symbol sym in self, from nm (vaddr) and readelf -l (PT_LOAD). */
+static uint64_t sym_offset(const char *sym)
+{
+	char cmd[PROF_PATH_MAX + 128], line[512];
+	unsigned long long va = 0, off, vaddr, filesz;
+	uint64_t result = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", self);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[256], type;
+
+		if (sscanf(line, "%llx %c %255s", &va, &type, name) == 3 && !strcmp(name, sym))
+			break;
+		va = 0;
+	}
+	pclose(f);
+	assert_true(va != 0);
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", self);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long pa;
+
+		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
+			   &filesz) == 4 && va >= vaddr && va < vaddr + filesz)
+			result = va - vaddr + off;
+	}
+	pclose(f);
+	assert_true(result != 0);
+	return result;
+}
+
+static void make_profile(struct prof_profile *p, const char *event, const char *image)
+{
+	struct dcpi_err err = { 0 };
+
+	prof_profile_init(p);
+	snprintf(p->event, sizeof(p->event), "%s", event);
+	snprintf(p->period_unit, sizeof(p->period_unit), "ns");
+	p->period = 250000;
+	if (image)
+		assert_int_equal(prof_image_id_from_file(&p->image, image, &err), 0);
+	else
+		prof_image_id_unknown(&p->image);
+}
+
+/* Write a profile of (symbol, count) pairs: 3 samples per symbol at 3 offsets. */
+static void put(struct prof_db *db, const char *epoch, const char *event, const char *image,
+		const char **syms, const uint64_t *counts, size_t n)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+
+	make_profile(&p, event, image);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t off = image ? sym_offset(syms[i]) : 0x1000 + i;
+
+		assert_int_equal(prof_profile_add(&p, off, counts[i] - counts[i] / 2), 0);
+		assert_int_equal(prof_profile_add(&p, off + 1, counts[i] / 2), 0);
+	}
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	prof_profile_free(&p);
+}
+
+/* Run dcpi with args; return its stdout (malloc'd) and exit status. */
+static char *run(int *status, const char *fmt, ...)
+{
+	char cmd[4096], *out = NULL;
+	size_t len = 0;
+	FILE *f, *mem = open_memstream(&out, &len);
+	va_list ap;
+	int c;
+
+	va_start(ap, fmt);
+	snprintf(cmd, sizeof(cmd), "%s ", getenv("DCPI_BIN"));
+	vsnprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, mem);
+	*status = pclose(f);
+	fclose(mem);
+	return out;
+}
+
+/* The output line that mentions word, or NULL. */
+static const char *line_with(const char *out, const char *word)
+{
+	static char buf[1024];
+	const char *p = strstr(out, word), *b, *e;
+
+	if (!p)
+		return NULL;
+	for (b = p; b > out && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	snprintf(buf, sizeof(buf), "%.*s", (int)(e - b), b);
+	return buf;
+}
+
+static struct prof_db *fresh_db(const char *name, char *epoch)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db;
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, name);
+	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, epoch, 64, &err), 0);
+	return db;
+}
+
+static const char *syms[] = { "alpha_proc", "beta_proc", "gamma_proc" };
+
+static void test_per_procedure(void **state)
+{
+	static const uint64_t cyc[] = { 600, 300, 100 }, bm[] = { 5, 0, 50 };
+	char epoch[64], *out;
+	struct prof_db *db = fresh_db("db1", epoch);
+	const char *l;
+	int st;
+
+	put(db, epoch, "cpu-clock", self, syms, cyc, 3);
+	put(db, epoch, "branch-misses", self, syms, bm, 3);
+	prof_db_close(db);
+
+	out = run(&st, "prof --db %s/db1", tmpdir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "cpu-clock = 1000"));
+	assert_non_null(strstr(out, "branch-misses = 55"));
+	l = line_with(out, "alpha_proc");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "600  60.00%  60.00%"));
+	assert_non_null(strstr(l, "5   9.09%"));
+	assert_non_null(strstr(l, self));
+	l = line_with(out, "beta_proc");
+	assert_non_null(strstr(l, "300  30.00%  90.00%"));
+	/* sorted by the first event: alpha, beta, gamma */
+	assert_true(strstr(out, "alpha_proc") < strstr(out, "beta_proc"));
+	assert_true(strstr(out, "beta_proc") < strstr(out, "gamma_proc"));
+	free(out);
+
+	/* --event sorts by another event; --limit cuts rows */
+	out = run(&st, "prof --db %s/db1 --event branch-misses --limit 1", tmpdir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "gamma_proc"));
+	assert_null(strstr(out, "alpha_proc"));
+	free(out);
+
+	out = run(&st, "prof --db %s/db1 --json", tmpdir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "\"total\": {\"cpu-clock\": 1000, \"branch-misses\": 55}"));
+	l = line_with(out, "\"name\": \"beta_proc\"");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "\"samples\": {\"cpu-clock\": 300, \"branch-misses\": 0}"));
+	free(out);
+
+	/* per image: one row with everything */
+	out = run(&st, "prof --db %s/db1 -i", tmpdir);
+	assert_int_equal(st, 0);
+	l = line_with(out, self);
+	assert_non_null(l);
+	assert_non_null(strstr(l, "1000 100.00% 100.00%"));
+	free(out);
+}
+
+static void test_unknown_and_epochs(void **state)
+{
+	static const uint64_t a[] = { 40 }, u[] = { 10, 10 };
+	char e1[64], e2[64], *out;
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = fresh_db("db2", e1);
+	const char *l;
+	int st;
+
+	put(db, e1, "cpu-clock", self, syms, a, 1);
+	put(db, e1, "cpu-clock", NULL, syms, u, 2);
+	assert_int_equal(prof_db_epoch_new(db, e2, sizeof(e2), &err), 0);
+	put(db, e2, "cpu-clock", self, syms, a, 1);
+	prof_db_close(db);
+
+	/* the newest epoch by default */
+	out = run(&st, "prof --db %s/db2", tmpdir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "cpu-clock = 40"));
+	assert_null(strstr(out, "[unknown]"));
+	free(out);
+
+	out = run(&st, "prof --db %s/db2 --epoch all", tmpdir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "cpu-clock = 100"));
+	l = line_with(out, "alpha_proc");
+	assert_non_null(strstr(l, "80  80.00%"));
+	l = line_with(out, "[unknown]");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "20  20.00% 100.00%"));
+	free(out);
+
+	out = run(&st, "prof --db %s/db2 --epoch %s", tmpdir, e1);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "cpu-clock = 60"));
+	free(out);
+}
+
+static void test_errors(void **state)
+{
+	char epoch[64], path[1024], *out;
+	struct prof_db *db = fresh_db("db3", epoch);
+	struct prof_profile p;
+	struct dcpi_err err = { 0 };
+	FILE *f;
+	int st;
+
+	/* empty epoch */
+	prof_db_close(db);
+	out = run(&st, "prof --db %s/db3", tmpdir);
+	assert_int_not_equal(st, 0);
+	assert_non_null(strstr(out, "no samples"));
+	free(out);
+
+	/* a database that does not exist */
+	out = run(&st, "prof --db %s/nonexistent", tmpdir);
+	assert_int_not_equal(st, 0);
+	assert_non_null(strstr(out, "nonexistent"));
+	free(out);
+
+	/* an image rebuilt since: a profile claims another build-id */
+	make_profile(&p, "cpu-clock", self);
+	snprintf(p.image.build_id, sizeof(p.image.build_id), "%s", "0123456789abcdef");
+	assert_int_equal(prof_profile_add(&p, 0x1000, 7), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	db = fresh_db("db4", epoch);
+	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	prof_profile_free(&p);
+	prof_db_close(db);
+	out = run(&st, "prof --db %s/db4", tmpdir);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "[image unavailable]"));
+	assert_non_null(strstr(out, "not the profiled image"));
+	free(out);
+
+	/* a corrupt profile file is an error naming the file */
+	snprintf(path, sizeof(path), "ls -d %s/db4/%s/* | grep -v meta | head -n 1", tmpdir,
+		 epoch);
+	f = popen(path, "r");
+	assert_non_null(fgets(path, sizeof(path), f));
+	pclose(f);
+	path[strcspn(path, "\n")] = 0;
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	fseek(f, -3, SEEK_END);
+	fputc(0x5a, f);
+	fclose(f);
+	out = run(&st, "prof --db %s/db4", tmpdir);
+	assert_int_not_equal(st, 0);
+	assert_non_null(strstr(out, path));
+	free(out);
+
+	out = run(&st, "prof --bogus");
+	assert_int_not_equal(st, 0);
+	free(out);
+}
+
+static int setup(void **state)
+{
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0 || !getenv("DCPI_BIN"))
+		return -1;
+	self[n] = 0;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcpi-test-prof-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_per_procedure),
+		cmocka_unit_test(test_unknown_and_epochs),
+		cmocka_unit_test(test_errors),
+	};
+
+	(void)alpha_proc(1);
+	(void)beta_proc(1);
+	(void)gamma_proc(1);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
