@@ -17,6 +17,9 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 FUZZ_SECONDS ?= 60
 
+# V=1 prints whole command lines
+Q         := $(if $(V),,@)
+
 WARN      := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 ifeq ($(CI),true)
 WARN      += -Werror
@@ -55,14 +58,16 @@ deps:
 # --- the library and the binary -------------------------------------------
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	@$(if $(V),,echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(LIB): $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(DCPI): $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRCS)) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
 
 $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 	@ln -sf dcpi $@
@@ -70,11 +75,12 @@ $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 # --- tests -----------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(DEP_LIBS) -lcmocka
+	@$(if $(V),,echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(DEP_LIBS) -lcmocka
 
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-inline -o $@ $< -lm
+	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-inline -o $@ $< -lm
 
 check: deps
 	@$(MAKE) --no-print-directory all-tests
