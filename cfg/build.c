@@ -1,0 +1,897 @@
+/*
+ * cfg/build.c - the control-flow graph of one procedure from its bytes alone
+ * (DCPI paper sec. 6.1.1): recursive traversal from the entry, jump tables
+ * resolved and followed, calls ending blocks (with a call-return edge unless
+ * the callee never returns), leftover bytes swept as padding or as code that
+ * only unknown control flow reaches.  Then the graph algorithms: loops and
+ * cycle-equivalence classes (sec. 6.1.2), or, with missing edges, one class
+ * per block and edge as the paper does.
+ *
+ * Data structures: during the traversal each byte of the procedure has a
+ * state in at[] (an instruction index for an instruction's first byte, or one
+ * of the AT_ codes); instructions are appended as found.  assemble() turns
+ * that into the sorted struct cfg, and is rerun whenever jump tables or the
+ * sweep of leftover bytes add code.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define AT_NONE		-1	/* not decoded (yet) */
+#define AT_INSIDE	-2	/* inside an instruction, not its first byte */
+#define AT_BAD		-3	/* undecodable */
+#define AT_TABLE	-4	/* a jump table inside the procedure */
+#define AT_PAD		-5	/* padding */
+
+#define JT_PATH_MAX	96	/* instructions walked back from an indirect jump */
+
+struct jt_rec {
+	uint32_t insn;			/* index in b->v of the jump */
+	int tried, ok;
+	struct cfg_jt jt;
+};
+
+struct builder {
+	const struct image *img;
+	const uint8_t *bytes;
+	size_t len;
+	uint64_t start;
+	int depth;
+	struct cfg_dec *dec;
+	int32_t *at;			/* per byte, see AT_ */
+	uint8_t *root;			/* per byte: a leader found by the sweep */
+	struct cfg_insn *v;		/* instructions in discovery order */
+	uint8_t *noret;			/* per instruction: call that never returns */
+	size_t n, cap, capnr;
+	uint32_t *work;			/* offsets still to traverse */
+	size_t nwork, capwork;
+	struct jt_rec *jts;
+	size_t njts, capjts;
+	int gap_code;			/* the sweep found code no edge reaches */
+	int conflict;			/* a branch into the middle of an instruction */
+};
+
+/* The public struct and the arrays its blocks point into. */
+struct cfg_priv {
+	struct cfg pub;
+	uint32_t *succ_all, *pred_all;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, c * size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int push_work(struct builder *b, uint64_t addr)
+{
+	if (addr < b->start || addr >= b->start + b->len)
+		return 0;
+	if (grow((void **)&b->work, &b->capwork, b->nwork + 1, sizeof(*b->work)) < 0)
+		return -ENOMEM;
+	b->work[b->nwork++] = (uint32_t)(addr - b->start);
+	return 0;
+}
+
+static int inside(const struct builder *b, uint64_t addr)
+{
+	return addr >= b->start && addr < b->start + b->len;
+}
+
+/* Only bytes of padding, from off to the end of the procedure? */
+static int pad_to_end(struct builder *b, size_t off)
+{
+	return off >= b->len || off + cfg_pad_len(b->dec, b->bytes + off, b->len - off,
+						  b->start + off) >= b->len;
+}
+
+static int add_jt(struct builder *b, uint32_t insn)
+{
+	if (grow((void **)&b->jts, &b->capjts, b->njts + 1, sizeof(*b->jts)) < 0)
+		return -ENOMEM;
+	memset(&b->jts[b->njts], 0, sizeof(b->jts[0]));
+	b->jts[b->njts++].insn = insn;
+	return 0;
+}
+
+/* Is the indirect jump a tail call through the GOT (jmp *sym@GOTPCREL(%rip))? */
+static int is_got_jump(const struct cfg_insn *in)
+{
+	return in->nmem && in->mem.rip_relative && in->mem.index == CFG_REG_NONE;
+}
+
+/* Decode one instruction at off and record it.  1 when the path ends here. */
+static int step(struct builder *b, size_t *off)
+{
+	struct cfg_insn *in;
+	size_t o = *off;
+	uint32_t idx = (uint32_t)b->n;
+
+	if (b->at[o] != AT_NONE) {
+		if (b->at[o] == AT_INSIDE)
+			b->conflict = 1;
+		return 1;
+	}
+	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) < 0 ||
+	    grow((void **)&b->noret, &b->capnr, b->n + 1, 1) < 0)
+		return -ENOMEM;
+	b->noret[idx] = 0;
+	in = &b->v[idx];
+	if (cfg_dec_insn(b->dec, b->bytes + o, b->len - o, b->start + o, in) < 0) {
+		b->at[o] = AT_BAD;
+		return 1;
+	}
+	for (size_t k = 1; k < in->size; k++) {
+		if (b->at[o + k] != AT_NONE) {	/* overlaps what we decoded: stop */
+			b->conflict = 1;
+			return 1;
+		}
+	}
+	b->n++;
+	b->at[o] = (int32_t)idx;
+	for (size_t k = 1; k < in->size; k++)
+		b->at[o + k] = AT_INSIDE;
+	*off = o + in->size;
+	if (in->flags & (CFG_I_RET | CFG_I_TRAP))
+		return 1;
+	if (in->flags & CFG_I_CALL) {
+		int nr = in->target && cfg_noreturn_at(b->img, in->target, b->depth);
+
+		/* a call followed by nothing but padding cannot come back here */
+		if (!nr && pad_to_end(b, *off))
+			nr = 1;
+		b->noret[idx] = (uint8_t)nr;
+		return nr;
+	}
+	if (!(in->flags & CFG_I_BRANCH))
+		return 0;
+	if (in->flags & CFG_I_INDIRECT) {
+		if (!is_got_jump(in) && add_jt(b, idx) < 0)
+			return -ENOMEM;
+		return 1;
+	}
+	if (push_work(b, in->target) < 0)
+		return -ENOMEM;
+	return !(in->flags & CFG_I_COND);
+}
+
+static int traverse(struct builder *b)
+{
+	while (b->nwork) {
+		size_t off = b->work[--b->nwork];
+		int rc = 0;
+
+		while (off < b->len && rc == 0)
+			rc = step(b, &off);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static struct jt_rec *jt_of(const struct builder *b, uint32_t insn)
+{
+	for (size_t i = 0; i < b->njts; i++)
+		if (b->jts[i].insn == insn)
+			return &b->jts[i];
+	return NULL;
+}
+
+static int add_edge(struct cfg *cfg, size_t *cap, uint32_t from, uint32_t to,
+		    enum cfg_edge_kind kind)
+{
+	if (grow((void **)&cfg->edges, cap, cfg->nedges + 1, sizeof(*cfg->edges)) < 0)
+		return -ENOMEM;
+	cfg->edges[cfg->nedges++] = (struct cfg_edge){ from, to, kind, -1 };
+	return 0;
+}
+
+/* Block that starts exactly at addr, or -1. */
+static int block_starting(const struct cfg *cfg, uint64_t addr)
+{
+	int i = cfg_block_at(cfg, addr);
+
+	return i >= 0 && cfg->blocks[i].start == addr ? i : -1;
+}
+
+static int ends_block(const struct builder *b, uint32_t vi)
+{
+	const struct cfg_insn *in = &b->v[vi];
+
+	return (in->flags & (CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_TRAP)) != 0;
+}
+
+/* Mark leaders in lead[] (per byte). */
+static void mark_leaders(const struct builder *b, uint8_t *lead)
+{
+	int prev_end = 1;
+
+	for (size_t o = 0; o < b->len; o++) {
+		int32_t vi = b->at[o];
+
+		if (vi == AT_INSIDE)
+			continue;
+		if (vi < 0) {
+			prev_end = 1;
+			continue;
+		}
+		if (prev_end || b->root[o])
+			lead[o] = 1;
+		prev_end = ends_block(b, (uint32_t)vi);
+		if ((b->v[vi].flags & CFG_I_BRANCH) && !(b->v[vi].flags & CFG_I_INDIRECT) &&
+		    inside(b, b->v[vi].target) && b->at[b->v[vi].target - b->start] >= 0)
+			lead[b->v[vi].target - b->start] = 1;
+	}
+	lead[0] = b->at[0] >= 0;
+	for (size_t i = 0; i < b->njts; i++) {
+		const struct jt_rec *r = &b->jts[i];
+
+		for (size_t k = 0; r->ok && k < r->jt.count; k++)
+			if (b->at[r->jt.targets[k] - b->start] >= 0)
+				lead[r->jt.targets[k] - b->start] = 1;
+	}
+}
+
+/* Instructions in address order, and blocks over them (the exit node last). */
+static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
+{
+	uint8_t *lead = calloc(b->len ? b->len : 1, 1);
+	size_t nb = 0, capb = 0;
+	int rc = -ENOMEM;
+
+	if (!lead)
+		return -ENOMEM;
+	mark_leaders(b, lead);
+	cfg->insns = malloc((b->n ? b->n : 1) * sizeof(*cfg->insns));
+	if (!cfg->insns)
+		goto out;
+	for (size_t o = 0; o < b->len; o++) {
+		int32_t vi = b->at[o];
+		struct cfg_block *bl;
+
+		if (vi < 0)
+			continue;
+		vmap[cfg->ninsns] = (uint32_t)vi;
+		cfg->insns[cfg->ninsns] = b->v[vi];
+		if (lead[o]) {
+			if (grow((void **)&cfg->blocks, &capb, nb + 2, sizeof(*cfg->blocks)) < 0)
+				goto out;
+			bl = &cfg->blocks[nb++];
+			memset(bl, 0, sizeof(*bl));
+			bl->start = b->start + o;
+			bl->first = (uint32_t)cfg->ninsns;
+		}
+		bl = &cfg->blocks[nb - 1];
+		bl->n++;
+		bl->end = b->start + o + b->v[vi].size;
+		cfg->ninsns++;
+	}
+	if (grow((void **)&cfg->blocks, &capb, nb + 1, sizeof(*cfg->blocks)) < 0)
+		goto out;
+	memset(&cfg->blocks[nb], 0, sizeof(cfg->blocks[0]));
+	cfg->blocks[nb].start = cfg->blocks[nb].end = cfg->end;
+	cfg->blocks[nb].first = (uint32_t)cfg->ninsns;
+	cfg->blocks[nb].flags = CFG_B_EXIT;
+	cfg->nblocks = nb + 1;
+	cfg->exit = (uint32_t)nb;
+	for (size_t i = 0; i < cfg->nblocks; i++) {
+		cfg->blocks[i].loop = -1;
+		cfg->blocks[i].cls = -1;
+	}
+	rc = 0;
+out:
+	free(lead);
+	return rc;
+}
+
+/* Out-edges of block bi (not the exit), from its last instruction. */
+static int block_edges(const struct builder *b, struct cfg *cfg, size_t *cap, uint32_t bi,
+		       uint32_t vi)
+{
+	struct cfg_block *bl = &cfg->blocks[bi];
+	const struct cfg_insn *in = &b->v[vi];
+	uint32_t x = cfg->exit;
+	int next = block_starting(cfg, bl->end), t, rc = 0;
+
+	if (in->flags & CFG_I_RET)
+		return add_edge(cfg, cap, bi, x, CFG_E_RETURN);
+	if ((in->flags & CFG_I_TRAP) || b->noret[vi]) {
+		bl->flags |= CFG_B_NORETURN;
+		return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
+	}
+	if (in->flags & CFG_I_CALL) {
+		if (next < 0)
+			return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
+		return add_edge(cfg, cap, bi, (uint32_t)next, CFG_E_CALL_RETURN);
+	}
+	if (!(in->flags & CFG_I_BRANCH)) {
+		if (next < 0)	/* runs off the decoded code: into the next procedure */
+			return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
+		return add_edge(cfg, cap, bi, (uint32_t)next, CFG_E_FALLTHROUGH);
+	}
+	if (in->flags & CFG_I_INDIRECT) {
+		const struct jt_rec *r = jt_of(b, vi);
+
+		if (!r)		/* through the GOT: a tail call */
+			return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
+		bl->flags |= CFG_B_INDIRECT;
+		cfg->indirect_jumps++;
+		if (!r->ok) {
+			bl->flags |= CFG_B_UNRESOLVED;
+			cfg->missing_edges = 1;
+			return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
+		}
+		cfg->indirect_resolved++;
+		for (size_t k = 0; k < r->jt.count && rc == 0; k++) {
+			int dup = 0;
+
+			t = block_starting(cfg, r->jt.targets[k]);
+			for (size_t j = 0; j < k; j++)
+				dup |= r->jt.targets[j] == r->jt.targets[k];
+			if (t < 0) {
+				cfg->missing_edges = 1;
+				continue;
+			}
+			if (!dup)
+				rc = add_edge(cfg, cap, bi, (uint32_t)t, CFG_E_TABLE);
+		}
+		return rc;
+	}
+	t = inside(b, in->target) ? block_starting(cfg, in->target) : -1;
+	if (t < 0 && inside(b, in->target))
+		cfg->missing_edges = 1;		/* into the middle of an instruction */
+	if (in->flags & CFG_I_COND) {
+		rc = add_edge(cfg, cap, bi, t < 0 ? x : (uint32_t)t,
+			      t < 0 ? CFG_E_TAILCALL : CFG_E_TAKEN);
+		if (rc == 0)
+			rc = add_edge(cfg, cap, bi, next < 0 ? x : (uint32_t)next,
+				      next < 0 ? CFG_E_TAILCALL : CFG_E_NOT_TAKEN);
+		return rc;
+	}
+	return add_edge(cfg, cap, bi, t < 0 ? x : (uint32_t)t, t < 0 ? CFG_E_TAILCALL :
+		       CFG_E_JUMP);
+}
+
+/* succ and pred lists of every block, in two shared arrays. */
+static int link_blocks(struct cfg_priv *p)
+{
+	struct cfg *cfg = &p->pub;
+	size_t ne = cfg->nedges ? cfg->nedges : 1;
+
+	p->succ_all = malloc(ne * sizeof(uint32_t));
+	p->pred_all = malloc(ne * sizeof(uint32_t));
+	if (!p->succ_all || !p->pred_all)
+		return -ENOMEM;
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		cfg->blocks[cfg->edges[e].from].nsucc++;
+		cfg->blocks[cfg->edges[e].to].npred++;
+	}
+	for (size_t i = 0, s = 0, q = 0; i < cfg->nblocks; i++) {
+		cfg->blocks[i].succ = p->succ_all + s;
+		cfg->blocks[i].pred = p->pred_all + q;
+		s += cfg->blocks[i].nsucc;
+		q += cfg->blocks[i].npred;
+		cfg->blocks[i].nsucc = cfg->blocks[i].npred = 0;
+	}
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		struct cfg_block *f = &cfg->blocks[cfg->edges[e].from];
+		struct cfg_block *t = &cfg->blocks[cfg->edges[e].to];
+
+		f->succ[f->nsucc++] = (uint32_t)e;
+		t->pred[t->npred++] = (uint32_t)e;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int collect_callees(struct cfg *cfg)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		n += (cfg->insns[i].flags & CFG_I_CALL) && cfg->insns[i].target;
+	if (!n)
+		return 0;
+	cfg->callees = malloc(n * sizeof(*cfg->callees));
+	if (!cfg->callees)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		if ((cfg->insns[i].flags & CFG_I_CALL) && cfg->insns[i].target)
+			cfg->callees[n++] = cfg->insns[i].target;
+	qsort(cfg->callees, n, sizeof(*cfg->callees), cmp_u64);
+	cfg->ncallees = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!cfg->ncallees || cfg->callees[cfg->ncallees - 1] != cfg->callees[i])
+			cfg->callees[cfg->ncallees++] = cfg->callees[i];
+	return 0;
+}
+
+static const char *range_kind(int32_t at)
+{
+	return at == AT_BAD ? "undecodable" : at == AT_TABLE ? "jump table" : "padding";
+}
+
+/* Every byte in no instruction is data: padding, a table, or undecodable. */
+static int collect_data(const struct builder *b, struct cfg *cfg)
+{
+	size_t cap = 0;
+
+	for (size_t o = 0; o < b->len;) {
+		const char *what;
+		size_t e = o;
+
+		if (b->at[o] >= 0 || b->at[o] == AT_INSIDE) {
+			o++;
+			continue;
+		}
+		what = range_kind(b->at[o]);
+		while (e < b->len && b->at[e] < 0 && b->at[e] != AT_INSIDE &&
+		       range_kind(b->at[e]) == what)
+			e++;
+		if (grow((void **)&cfg->data, &cap, cfg->ndata + 1, sizeof(*cfg->data)) < 0)
+			return -ENOMEM;
+		cfg->data[cfg->ndata++] = (struct cfg_range){ b->start + o, b->start + e, what };
+		o = e;
+	}
+	return 0;
+}
+
+static void free_parts(struct cfg_priv *p)
+{
+	struct cfg *cfg = &p->pub;
+
+	free(cfg->insns);
+	free(cfg->blocks);
+	free(cfg->edges);
+	free(cfg->data);
+	free(cfg->callees);
+	cfg_loops_free(cfg->loops, cfg->nloops);
+	free(p->succ_all);
+	free(p->pred_all);
+	cfg->insns = NULL;
+	cfg->blocks = NULL;
+	cfg->edges = NULL;
+	cfg->data = NULL;
+	cfg->callees = NULL;
+	cfg->loops = NULL;
+	p->succ_all = p->pred_all = NULL;
+	cfg->ninsns = cfg->nblocks = cfg->nedges = cfg->ndata = cfg->ncallees = 0;
+	cfg->nloops = 0;
+	cfg->missing_edges = 0;
+	cfg->indirect_jumps = cfg->indirect_resolved = 0;
+}
+
+/* The struct cfg of what the builder holds now; vmap: sorted -> b->v index. */
+static int assemble(const struct builder *b, struct cfg_priv *p, uint32_t *vmap)
+{
+	struct cfg *cfg = &p->pub;
+	size_t cap = 0;
+	int rc;
+
+	free_parts(p);
+	rc = make_blocks(b, cfg, vmap);
+	for (uint32_t i = 0; rc == 0 && i + 1 < cfg->nblocks; i++) {
+		struct cfg_block *bl = &cfg->blocks[i];
+
+		rc = block_edges(b, cfg, &cap, i, vmap[bl->first + bl->n - 1]);
+	}
+	if (rc == 0)
+		rc = link_blocks(p);
+	if (rc == 0)
+		rc = collect_callees(cfg);
+	if (rc == 0)
+		rc = collect_data(b, cfg);
+	if (rc < 0)
+		return rc;
+	cfg->entry = cfg->nblocks > 1 && cfg->blocks[0].start == cfg->start ? 0 : cfg->exit;
+	cfg->blocks[cfg->entry].flags |= CFG_B_ENTRY;
+	if (b->gap_code || b->conflict)
+		cfg->missing_edges = 1;
+	return 0;
+}
+
+/* The instructions before the jump at sorted index si, newest first. */
+static void walk_back(const struct cfg *cfg, uint32_t si, const struct cfg_insn **insn,
+		      uint64_t *next, size_t *n)
+{
+	int bi = cfg_block_at(cfg, cfg->insns[si].addr);
+	uint64_t after = 0;
+	int hops = 0;
+
+	*n = 0;
+	while (bi >= 0 && *n < JT_PATH_MAX) {
+		const struct cfg_block *bl = &cfg->blocks[bi];
+		const struct cfg_edge *e;
+
+		for (int64_t i = si; i >= (int64_t)bl->first && *n < JT_PATH_MAX; i--) {
+			insn[*n] = &cfg->insns[i];
+			next[(*n)++] = after;
+			after = cfg->insns[i].addr;
+		}
+		if (bl->npred != 1 || ++hops > 8)
+			break;
+		e = &cfg->edges[bl->pred[0]];
+		if (e->from == (uint32_t)bi || e->from == cfg->exit)
+			break;
+		after = bl->start;
+		bi = (int)e->from;
+		si = cfg->blocks[bi].first + cfg->blocks[bi].n - 1;
+	}
+}
+
+static void mark_table(struct builder *b, const struct cfg_jt *jt)
+{
+	uint64_t lo = jt->table, hi = jt->table + jt->count * jt->entry_size;
+
+	for (uint64_t a = lo; a < hi; a++)
+		if (inside(b, a) && b->at[a - b->start] == AT_NONE)
+			b->at[a - b->start] = AT_TABLE;
+}
+
+/* Try the jump tables not tried yet; 1 when new code may be reachable. */
+static int resolve_tables(struct builder *b, const struct cfg *cfg)
+{
+	const struct cfg_insn *insn[JT_PATH_MAX];
+	uint64_t next[JT_PATH_MAX];
+	struct cfg_jt_path path = { insn, next, 0 };
+	int added = 0, rc;
+
+	for (size_t i = 0; i < b->njts; i++) {
+		struct jt_rec *r = &b->jts[i];
+		int si;
+
+		if (r->tried)
+			continue;
+		r->tried = 1;
+		si = cfg_insn_at(cfg, b->v[r->insn].addr);
+		if (si < 0)
+			continue;
+		walk_back(cfg, (uint32_t)si, insn, next, &path.n);
+		rc = cfg_jt_resolve(b->img, &path, b->start, b->start + b->len, &r->jt);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0)
+			continue;
+		r->ok = 1;
+		mark_table(b, &r->jt);
+		for (size_t k = 0; k < r->jt.count; k++)
+			if (push_work(b, r->jt.targets[k]) < 0)
+				return -ENOMEM;
+		added = 1;
+	}
+	return added;
+}
+
+/* Padding in the gaps becomes data; the first other byte of a gap, a root. */
+static int sweep_gaps(struct builder *b)
+{
+	int added = 0;
+
+	for (size_t o = 0; o < b->len;) {
+		size_t e = o, pad;
+
+		if (b->at[o] != AT_NONE) {
+			o++;
+			continue;
+		}
+		while (e < b->len && b->at[e] == AT_NONE)
+			e++;
+		pad = cfg_pad_len(b->dec, b->bytes + o, e - o, b->start + o);
+		if (pad > e - o)
+			pad = e - o;
+		for (size_t k = o; k < o + pad; k++)
+			b->at[k] = AT_PAD;
+		if (o + pad < e) {
+			b->root[o + pad] = 1;
+			b->gap_code = 1;
+			if (push_work(b, b->start + o + pad) < 0)
+				return -ENOMEM;
+			added = 1;
+		}
+		o = e;
+	}
+	return added;
+}
+
+/* Blocks that cannot reach the exit: infinite loops (CFG_B_DEAD). */
+static int mark_dead(struct cfg *cfg)
+{
+	uint32_t *stack = malloc(cfg->nblocks * sizeof(*stack));
+	uint8_t *seen = calloc(cfg->nblocks, 1);
+	size_t sp = 0;
+
+	if (!stack || !seen) {
+		free(stack);
+		free(seen);
+		return -ENOMEM;
+	}
+	stack[sp++] = cfg->exit;
+	seen[cfg->exit] = 1;
+	while (sp) {
+		const struct cfg_block *bl = &cfg->blocks[stack[--sp]];
+
+		for (uint32_t k = 0; k < bl->npred; k++) {
+			uint32_t f = cfg->edges[bl->pred[k]].from;
+
+			if (!seen[f]) {
+				seen[f] = 1;
+				stack[sp++] = f;
+			}
+		}
+	}
+	for (size_t i = 0; i < cfg->nblocks; i++)
+		if (!seen[i])
+			cfg->blocks[i].flags |= CFG_B_DEAD;
+	free(stack);
+	free(seen);
+	return 0;
+}
+
+static void own_classes(struct cfg *cfg, int *node_class, int *edge_class)
+{
+	int k = 0;
+
+	for (size_t i = 0; i < cfg->nblocks; i++)
+		node_class[i] = k++;
+	for (size_t e = 0; e < cfg->nedges; e++)
+		edge_class[e] = k++;
+	cfg->nclasses = k;
+}
+
+/* Classes, loops, loop depths, dead blocks (DCPI paper sec. 6.1.2). */
+static int analyze(struct cfg *cfg, struct dcpi_err *err)
+{
+	size_t nb = cfg->nblocks, ne = cfg->nedges;
+	uint32_t *from = malloc((ne ? ne : 1) * sizeof(*from));
+	uint32_t *to = malloc((ne ? ne : 1) * sizeof(*to));
+	int *ncls = malloc(nb * sizeof(int)), *ecls = malloc((ne ? ne : 1) * sizeof(int));
+	int *nloop = malloc(nb * sizeof(int)), *ndepth = malloc(nb * sizeof(int));
+	struct cfg_graph g;
+	int rc = -ENOMEM;
+
+	if (!from || !to || !ncls || !ecls || !nloop || !ndepth) {
+		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
+		goto out;
+	}
+	for (size_t e = 0; e < ne; e++) {
+		from[e] = cfg->edges[e].from;
+		to[e] = cfg->edges[e].to;
+	}
+	g = (struct cfg_graph){ (uint32_t)nb, (uint32_t)ne, from, to, cfg->entry, cfg->exit };
+	rc = mark_dead(cfg);
+	if (rc < 0) {
+		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
+		goto out;
+	}
+	if (cfg->missing_edges || cfg->entry == cfg->exit) {
+		own_classes(cfg, ncls, ecls);
+	} else {
+		rc = cfg_cycle_equiv(&g, ncls, ecls, &cfg->nclasses, err);
+		if (rc < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < nb; i++)
+		cfg->blocks[i].cls = ncls[i];
+	for (size_t e = 0; e < ne; e++)
+		cfg->edges[e].cls = ecls[e];
+	rc = cfg_find_loops(&g, &cfg->loops, &cfg->nloops, nloop, ndepth, err);
+	if (rc < 0)
+		goto out;
+	for (size_t i = 0; i < nb; i++) {
+		cfg->blocks[i].loop = nloop[i];
+		cfg->blocks[i].loop_depth = ndepth[i];
+	}
+	for (size_t l = 0; l < cfg->nloops; l++) {
+		const struct cfg_loop *lp = &cfg->loops[l];
+
+		if (lp->header < nb)
+			cfg->blocks[lp->header].flags |= CFG_B_LOOP_HEAD;
+		for (uint32_t k = 0; lp->irreducible && k < lp->nblocks; k++)
+			if (lp->blocks[k] < nb)
+				cfg->blocks[lp->blocks[k]].flags |= CFG_B_IRREDUCIBLE;
+	}
+out:
+	free(from);
+	free(to);
+	free(ncls);
+	free(ecls);
+	free(nloop);
+	free(ndepth);
+	return rc;
+}
+
+static void builder_free(struct builder *b)
+{
+	cfg_dec_close(b->dec);
+	free(b->at);
+	free(b->root);
+	free(b->v);
+	free(b->noret);
+	free(b->work);
+	for (size_t i = 0; i < b->njts; i++)
+		free(b->jts[i].jt.targets);
+	free(b->jts);
+}
+
+/* Traverse, assemble, resolve tables, sweep gaps, until nothing new turns up. */
+static int discover(struct builder *b, struct cfg_priv *p)
+{
+	uint32_t *vmap = NULL;
+	size_t capmap = 0;
+	int rc;
+
+	rc = push_work(b, b->start);
+	while (rc == 0) {
+		rc = traverse(b);
+		if (rc == 0)
+			rc = grow((void **)&vmap, &capmap, b->n + 1, sizeof(*vmap));
+		if (rc == 0)
+			rc = assemble(b, p, vmap);
+		if (rc == 0)
+			rc = resolve_tables(b, &p->pub);
+		if (rc == 0)
+			rc = sweep_gaps(b);
+		if (rc == 0)
+			break;
+		if (rc > 0)
+			rc = 0;
+	}
+	free(vmap);
+	return rc;
+}
+
+static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
+		      uint64_t addr, const char *name, int depth, int graph, struct cfg **out,
+		      struct dcpi_err *err)
+{
+	struct builder b = { .img = img, .bytes = bytes, .len = len, .start = addr,
+			     .depth = depth };
+	struct cfg_priv *p;
+	int rc;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
+	p->pub.name = strdup(name ? name : "?");
+	p->pub.start = addr;
+	p->pub.end = addr + len;
+	b.at = malloc((len ? len : 1) * sizeof(*b.at));
+	b.root = calloc(len ? len : 1, 1);
+	if (!p->pub.name || !b.at || !b.root) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
+		goto fail;
+	}
+	for (size_t i = 0; i < len; i++)
+		b.at[i] = AT_NONE;
+	rc = cfg_dec_open(&b.dec, err);
+	if (rc < 0)
+		goto fail;
+	rc = discover(&b, p);
+	if (rc < 0) {
+		dcpi_errf(err, rc, "%s: out of memory building the CFG", name);
+		goto fail;
+	}
+	if (graph) {
+		rc = analyze(&p->pub, err);
+		if (rc < 0)
+			goto fail;
+	}
+	builder_free(&b);
+	*out = &p->pub;
+	return 0;
+fail:
+	builder_free(&b);
+	cfg_free(&p->pub);
+	return rc;
+}
+
+int cfg_build_depth(const struct image *img, const struct img_proc *proc, int depth,
+		    int graph, struct cfg **out, struct dcpi_err *err)
+{
+	const uint8_t *bytes;
+	size_t avail = 0;
+
+	*out = NULL;
+	bytes = img_bytes(img, proc->addr, &avail);
+	if (!bytes || !avail)
+		return dcpi_errf(err, -ENOENT, "%s: 0x%llx: not in the file", proc->name,
+				 (unsigned long long)proc->addr);
+	if (avail > proc->size)
+		avail = (size_t)proc->size;
+	return build_core(img, bytes, avail, proc->addr, proc->name, depth, graph, out, err);
+}
+
+int cfg_build(const struct image *img, const struct img_proc *proc, struct cfg **out,
+	      struct dcpi_err *err)
+{
+	return cfg_build_depth(img, proc, 1, 1, out, err);
+}
+
+int cfg_build_bytes(const uint8_t *bytes, size_t len, uint64_t addr, const char *name,
+		    struct cfg **out, struct dcpi_err *err)
+{
+	return build_core(NULL, bytes, len, addr, name, 0, 1, out, err);
+}
+
+void cfg_free(struct cfg *cfg)
+{
+	struct cfg_priv *p = (struct cfg_priv *)cfg;
+
+	if (!cfg)
+		return;
+	free_parts(p);
+	free(cfg->name);
+	free(p);
+}
+
+int cfg_block_at(const struct cfg *cfg, uint64_t addr)
+{
+	size_t lo = 0, hi = cfg->nblocks ? cfg->nblocks - 1 : 0;	/* not the exit */
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cfg->blocks[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo + 1 < cfg->nblocks && addr >= cfg->blocks[lo].start && addr < cfg->blocks[lo].end)
+		return (int)lo;
+	return -1;
+}
+
+int cfg_insn_at(const struct cfg *cfg, uint64_t addr)
+{
+	size_t lo = 0, hi = cfg->ninsns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cfg->insns[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < cfg->ninsns && cfg->insns[lo].addr == addr ? (int)lo : -1;
+}
+
+const char *cfg_edge_kind_name(enum cfg_edge_kind kind)
+{
+	static const char *const names[] = {
+		[CFG_E_FALLTHROUGH] = "fallthrough",
+		[CFG_E_TAKEN] = "taken",
+		[CFG_E_NOT_TAKEN] = "not-taken",
+		[CFG_E_JUMP] = "jump",
+		[CFG_E_TABLE] = "table",
+		[CFG_E_CALL_RETURN] = "call-return",
+		[CFG_E_RETURN] = "return",
+		[CFG_E_TAILCALL] = "tailcall",
+		[CFG_E_EXIT_ENTRY] = "exit-entry",
+	};
+
+	if ((unsigned)kind < sizeof(names) / sizeof(names[0]) && names[kind])
+		return names[kind];
+	return "?";
+}

@@ -1,0 +1,480 @@
+/*
+ * cfg/decode.c - one x86-64 instruction from capstone into struct cfg_insn:
+ * AT&T text, class flags, operand form, the memory operand, direct targets,
+ * and the registers read and written (implicit ones and flags included, via
+ * cs_regs_access) folded onto enum cfg_reg.  The pipeline model and the
+ * estimator see only this, never capstone (DCPI paper sec. 6.1.1, 6.1.3).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "internal.h"
+
+struct cfg_dec {
+	csh cs;
+	cs_insn *ci;
+};
+
+/* Sub-registers of the legacy GPRs, each mapped to its full register. */
+static const struct {
+	x86_reg reg;
+	enum cfg_reg to;
+} gpr_map[] = {
+	{ X86_REG_AH, CFG_R_RAX }, { X86_REG_AL, CFG_R_RAX }, { X86_REG_AX, CFG_R_RAX },
+	{ X86_REG_EAX, CFG_R_RAX }, { X86_REG_RAX, CFG_R_RAX },
+	{ X86_REG_CH, CFG_R_RCX }, { X86_REG_CL, CFG_R_RCX }, { X86_REG_CX, CFG_R_RCX },
+	{ X86_REG_ECX, CFG_R_RCX }, { X86_REG_RCX, CFG_R_RCX },
+	{ X86_REG_DH, CFG_R_RDX }, { X86_REG_DL, CFG_R_RDX }, { X86_REG_DX, CFG_R_RDX },
+	{ X86_REG_EDX, CFG_R_RDX }, { X86_REG_RDX, CFG_R_RDX },
+	{ X86_REG_BH, CFG_R_RBX }, { X86_REG_BL, CFG_R_RBX }, { X86_REG_BX, CFG_R_RBX },
+	{ X86_REG_EBX, CFG_R_RBX }, { X86_REG_RBX, CFG_R_RBX },
+	{ X86_REG_SPL, CFG_R_RSP }, { X86_REG_SP, CFG_R_RSP }, { X86_REG_ESP, CFG_R_RSP },
+	{ X86_REG_RSP, CFG_R_RSP },
+	{ X86_REG_BPL, CFG_R_RBP }, { X86_REG_BP, CFG_R_RBP }, { X86_REG_EBP, CFG_R_RBP },
+	{ X86_REG_RBP, CFG_R_RBP },
+	{ X86_REG_SIL, CFG_R_RSI }, { X86_REG_SI, CFG_R_RSI }, { X86_REG_ESI, CFG_R_RSI },
+	{ X86_REG_RSI, CFG_R_RSI },
+	{ X86_REG_DIL, CFG_R_RDI }, { X86_REG_DI, CFG_R_RDI }, { X86_REG_EDI, CFG_R_RDI },
+	{ X86_REG_RDI, CFG_R_RDI },
+	{ X86_REG_EFLAGS, CFG_R_FLAGS },
+	{ X86_REG_RIP, CFG_R_RIP }, { X86_REG_EIP, CFG_R_RIP }, { X86_REG_IP, CFG_R_RIP },
+	{ X86_REG_FS, CFG_R_SEG }, { X86_REG_GS, CFG_R_SEG },
+	{ X86_REG_FPSW, CFG_R_X87 },
+};
+
+/* Fold a capstone register onto enum cfg_reg; -1 for none (riz, eiz). */
+static int fold_reg(unsigned r)
+{
+	if (r == X86_REG_INVALID || r == X86_REG_RIZ || r == X86_REG_EIZ)
+		return -1;
+	if (r >= X86_REG_R8 && r <= X86_REG_R15)
+		return CFG_R_R8 + (r - X86_REG_R8);
+	if (r >= X86_REG_R8B && r <= X86_REG_R15B)
+		return CFG_R_R8 + (r - X86_REG_R8B);
+	if (r >= X86_REG_R8D && r <= X86_REG_R15D)
+		return CFG_R_R8 + (r - X86_REG_R8D);
+	if (r >= X86_REG_R8W && r <= X86_REG_R15W)
+		return CFG_R_R8 + (r - X86_REG_R8W);
+	if (r >= X86_REG_XMM0 && r <= X86_REG_XMM31)
+		return CFG_R_VEC0 + (r - X86_REG_XMM0);
+	if (r >= X86_REG_YMM0 && r <= X86_REG_YMM31)
+		return CFG_R_VEC0 + (r - X86_REG_YMM0);
+	if (r >= X86_REG_ZMM0 && r <= X86_REG_ZMM31)
+		return CFG_R_VEC0 + (r - X86_REG_ZMM0);
+	if (r >= X86_REG_K0 && r <= X86_REG_K7)
+		return CFG_R_K0 + (r - X86_REG_K0);
+	if ((r >= X86_REG_ST0 && r <= X86_REG_ST7) || (r >= X86_REG_MM0 && r <= X86_REG_MM7) ||
+	    (r >= X86_REG_FP0 && r <= X86_REG_FP7))
+		return CFG_R_X87;
+	for (size_t i = 0; i < sizeof(gpr_map) / sizeof(gpr_map[0]); i++)
+		if (gpr_map[i].reg == r)
+			return gpr_map[i].to;
+	return CFG_R_OTHER;
+}
+
+static unsigned reg_bits(unsigned r)
+{
+	if (r >= X86_REG_MM0 && r <= X86_REG_MM7)
+		return 64;
+	if (r >= X86_REG_XMM0 && r <= X86_REG_XMM31)
+		return 128;
+	if (r >= X86_REG_YMM0 && r <= X86_REG_YMM31)
+		return 256;
+	if (r >= X86_REG_ZMM0 && r <= X86_REG_ZMM31)
+		return 512;
+	return 0;
+}
+
+int cfg_dec_open(struct cfg_dec **out, struct dcpi_err *err)
+{
+	struct cfg_dec *dec = calloc(1, sizeof(*dec));
+
+	if (!dec)
+		return dcpi_errf(err, -ENOMEM, "capstone: out of memory");
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &dec->cs) != CS_ERR_OK)
+		goto fail;
+	if (cs_option(dec->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+	    cs_option(dec->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT) != CS_ERR_OK)
+		goto fail_close;
+	dec->ci = cs_malloc(dec->cs);
+	if (!dec->ci)
+		goto fail_close;
+	*out = dec;
+	return 0;
+fail_close:
+	cs_close(&dec->cs);
+fail:
+	free(dec);
+	return dcpi_errf(err, -ENOMEM, "capstone: cannot open an x86-64 decoder");
+}
+
+void cfg_dec_close(struct cfg_dec *dec)
+{
+	if (!dec)
+		return;
+	cs_free(dec->ci, 1);
+	cs_close(&dec->cs);
+	free(dec);
+}
+
+static int has_group(const cs_detail *d, unsigned grp)
+{
+	for (unsigned i = 0; i < d->groups_count; i++)
+		if (d->groups[i] == grp)
+			return 1;
+	return 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Scalar or packed floating point by mnemonic (SSE/AVX name their type). */
+static int is_fp_mnemonic(const char *m)
+{
+	static const char *const sfx[] = { "ss", "sd", "ps", "pd", "ssl", "sdl", "ssq",
+					    "sdq" };
+
+	if (m[0] == 'f' || !strncmp(m, "cvt", 3) || !strncmp(m, "vcvt", 4))
+		return 1;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
+		if (ends_with(m, sfx[i]))
+			return 1;
+	return 0;
+}
+
+static void fill_mem(struct cfg_insn *insn, const cs_x86_op *op)
+{
+	int b = fold_reg(op->mem.base), x = fold_reg(op->mem.index);
+
+	insn->mem.base = b < 0 ? CFG_REG_NONE : b;
+	insn->mem.index = x < 0 ? CFG_REG_NONE : x;
+	insn->mem.scale = op->mem.scale > 0 ? op->mem.scale : 1;
+	insn->mem.size = op->size;
+	insn->mem.segment = op->mem.segment == X86_REG_FS ? 1 :
+			    op->mem.segment == X86_REG_GS ? 2 :
+			    op->mem.segment == X86_REG_INVALID ? 0 : 3;
+	insn->mem.disp = op->mem.disp;
+	if (op->mem.base == X86_REG_RIP) {
+		insn->mem.rip_relative = 1;
+		insn->mem.base = CFG_REG_NONE;
+		insn->mem.disp = (int64_t)(insn->addr + insn->size) + op->mem.disp;
+	}
+}
+
+/* Operands: memory operand, form, vector width, immediate, direct target. */
+static void fill_operands(struct cfg_insn *insn, const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	int rd = 0, wr = 0, regs = 0;
+
+	for (unsigned i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
+		unsigned bits;
+
+		switch (op->type) {
+		case X86_OP_REG:
+			regs = 1;
+			bits = reg_bits(op->reg);
+			if (bits > insn->vec_bits)
+				insn->vec_bits = bits;
+			break;
+		case X86_OP_IMM:
+			regs = 1;
+			insn->imm = (uint64_t)op->imm;
+			break;
+		case X86_OP_MEM:
+			if (!insn->nmem++)
+				fill_mem(insn, op);
+			rd |= !!(op->access & CS_AC_READ);
+			wr |= !!(op->access & CS_AC_WRITE);
+			break;
+		default:
+			break;
+		}
+	}
+	if (ci->id == X86_INS_LEA) {
+		insn->flags |= CFG_I_LEA;
+		rd = wr = 0;
+	}
+	/* nop with a memory operand does not touch memory */
+	if (ci->id == X86_INS_NOP)
+		rd = wr = 0;
+	if (rd)
+		insn->flags |= CFG_I_LOAD;
+	if (wr)
+		insn->flags |= CFG_I_STORE;
+	if (rd && wr)
+		insn->form = CFG_F_RMW;
+	else if (rd)
+		insn->form = CFG_F_LOAD;
+	else if (wr)
+		insn->form = CFG_F_STORE;
+	else
+		insn->form = regs || insn->nmem ? CFG_F_REG : CFG_F_NONE;
+	if (insn->vec_bits)
+		insn->flags |= CFG_I_VECTOR;
+}
+
+static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn *ci)
+{
+	const cs_detail *d = ci->detail;
+	cs_regs rr, ww;
+	uint8_t nr = 0, nw = 0;
+
+	if (cs_regs_access(dec->cs, ci, rr, &nr, ww, &nw) != CS_ERR_OK)
+		nr = nw = 0;
+	for (unsigned i = 0; i < nr; i++) {
+		int r = fold_reg(rr[i]);
+
+		if (r >= 0)
+			insn->regs_read |= CFG_RBIT(r);
+	}
+	for (unsigned i = 0; i < nw; i++) {
+		int r = fold_reg(ww[i]);
+
+		if (r >= 0)
+			insn->regs_written |= CFG_RBIT(r);
+	}
+	/* x87 instructions keep fpu_flags in the eflags slot: not arithmetic flags */
+	if (!has_group(d, X86_GRP_FPU)) {
+		uint64_t f = d->x86.eflags;
+		uint64_t test = X86_EFLAGS_TEST_OF | X86_EFLAGS_TEST_SF | X86_EFLAGS_TEST_ZF |
+				X86_EFLAGS_TEST_PF | X86_EFLAGS_TEST_CF | X86_EFLAGS_TEST_DF |
+				X86_EFLAGS_TEST_AF;
+
+		if (f & test)
+			insn->regs_read |= CFG_RBIT(CFG_R_FLAGS);
+		if (f & ~test)
+			insn->regs_written |= CFG_RBIT(CFG_R_FLAGS);
+	}
+	for (unsigned i = 0; i < d->regs_write_count; i++)
+		if (d->regs_write[i] == X86_REG_RSP)
+			insn->flags |= CFG_I_STACK;
+	if (ci->id == X86_INS_PUSH || ci->id == X86_INS_POP)
+		insn->flags |= CFG_I_STACK;
+	/* rip is implied by every instruction; keep it only where it is an input */
+	insn->regs_written &= ~CFG_RBIT(CFG_R_RIP);
+	if (!(insn->mem.rip_relative && insn->nmem))
+		insn->regs_read &= ~CFG_RBIT(CFG_R_RIP);
+}
+
+/* xor r,r; sub r,r; pxor x,x ...: the result is 0 whatever r held. */
+static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
+{
+	static const char *const ops[] = { "xor", "sub", "pxor", "xorps", "xorpd", "psubb",
+					    "psubw", "psubd", "psubq", "pcmpgtb", "pcmpgtw",
+					    "pcmpgtd", "pcmpgtq", "sbb" };
+	const cs_x86 *x = &ci->detail->x86;
+	const char *m = insn->mnemonic;
+	char base[24];
+	size_t n;
+	unsigned r0;
+
+	if (x->op_count < 2 || x->op_count > 3)
+		return;
+	for (unsigned i = 0; i < x->op_count; i++)
+		if (x->operands[i].type != X86_OP_REG)
+			return;
+	r0 = x->operands[0].reg;
+	for (unsigned i = 1; i < x->op_count; i++)
+		if (x->operands[i].reg != r0 && !(x->op_count == 3 && i == 2))
+			return;
+	if (x->op_count == 3 && x->operands[1].reg != r0)
+		return;
+	if (m[0] == 'v')
+		m++;
+	snprintf(base, sizeof(base), "%s", m);
+	n = strlen(base);
+	/* AT&T size suffix on the integer forms: xorl, subq */
+	if (n == 4 && strchr("bwlq", base[3]) && (!strncmp(base, "xor", 3) ||
+						  !strncmp(base, "sub", 3) ||
+						  !strncmp(base, "sbb", 3)))
+		base[3] = 0;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (strcmp(base, ops[i]))
+			continue;
+		/* sbb r,r is all-ones or zero from CF: independent of r, not of flags */
+		insn->flags |= CFG_I_ZERO_IDIOM;
+		insn->regs_read &= ~CFG_RBIT(fold_reg(r0));
+		return;
+	}
+}
+
+static void fill_class(struct cfg_insn *insn, const cs_insn *ci)
+{
+	const cs_detail *d = ci->detail;
+	const cs_x86 *x = &d->x86;
+	const char *m = insn->mnemonic;
+	int indirect = x->op_count > 0 && x->operands[0].type != X86_OP_IMM;
+
+	if (has_group(d, X86_GRP_CALL)) {
+		insn->flags |= CFG_I_CALL | CFG_I_STACK;
+	} else if (has_group(d, X86_GRP_RET) || has_group(d, X86_GRP_IRET)) {
+		insn->flags |= CFG_I_RET | CFG_I_STACK;
+		indirect = 0;
+	} else if (has_group(d, X86_GRP_JUMP)) {
+		insn->flags |= CFG_I_BRANCH;
+		if (ci->id != X86_INS_JMP && ci->id != X86_INS_LJMP)
+			insn->flags |= CFG_I_COND;
+	} else {
+		indirect = 0;
+	}
+	if (insn->flags & (CFG_I_CALL | CFG_I_BRANCH)) {
+		if (indirect)
+			insn->flags |= CFG_I_INDIRECT;
+		else if (x->op_count > 0)
+			insn->target = (uint64_t)x->operands[0].imm;
+	}
+	switch (ci->id) {
+	case X86_INS_NOP: case X86_INS_FNOP: case X86_INS_ENDBR64: case X86_INS_ENDBR32:
+		insn->flags |= CFG_I_NOP;
+		break;
+	case X86_INS_UD2: case X86_INS_UD2B: case X86_INS_HLT: case X86_INS_INT3:
+		insn->flags |= CFG_I_TRAP;
+		break;
+	case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_INT:
+		insn->flags |= CFG_I_SYSCALL;
+		break;
+	case X86_INS_PREFETCH: case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:
+	case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2: case X86_INS_PREFETCHW:
+		insn->flags |= CFG_I_PREFETCH;
+		insn->flags &= ~CFG_I_LOAD;
+		break;
+	case X86_INS_DIV: case X86_INS_IDIV:
+		insn->flags |= CFG_I_DIV;
+		break;
+	case X86_INS_XCHG:
+		if (insn->nmem)
+			insn->flags |= CFG_I_LOCK;
+		/* xchg %ax,%ax (66 90) is the two-byte nop */
+		else if (x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
+			 x->operands[0].reg == x->operands[1].reg)
+			insn->flags |= CFG_I_NOP;
+		break;
+	default:
+		break;
+	}
+	if (x->prefix[0] == X86_PREFIX_LOCK)
+		insn->flags |= CFG_I_LOCK;
+	if (!strncmp(m, "cmov", 4) || !strncmp(m, "fcmov", 5))
+		insn->flags |= CFG_I_CMOV;
+	if (strstr(m, "div") || strstr(m, "sqrt"))
+		insn->flags |= CFG_I_DIV;
+	if (has_group(d, X86_GRP_FPU) || ((insn->flags & CFG_I_VECTOR) && is_fp_mnemonic(m)) ||
+	    (!strncmp(m, "cvt", 3) || !strncmp(m, "vcvt", 4)))
+		insn->flags |= CFG_I_FP;
+	if (!(insn->flags & CFG_I_VECTOR) && is_fp_mnemonic(m) && m[0] != 'f' &&
+	    insn->vec_bits == 0 && (has_group(d, X86_GRP_SSE1) || has_group(d, X86_GRP_SSE2) ||
+				    has_group(d, X86_GRP_AVX)))
+		insn->flags |= CFG_I_FP;
+}
+
+/* "mnemonic operands" into dst, cut to its size (capstone's can be longer). */
+static void copy_text(char *dst, size_t size, const char *a, const char *b)
+{
+	size_t n = strlen(a), m = b && *b ? strlen(b) : 0;
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, a, n);
+	if (m && n + 1 < size) {
+		dst[n++] = ' ';
+		if (m > size - 1 - n)
+			m = size - 1 - n;
+		memcpy(dst + n, b, m);
+		n += m;
+	}
+	dst[n] = 0;
+}
+
+int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		 struct cfg_insn *insn)
+{
+	const uint8_t *p = bytes;
+	size_t left = len;
+	uint64_t a = addr;
+	cs_insn *ci = dec->ci;
+
+	memset(insn, 0, sizeof(*insn));
+	insn->addr = addr;
+	if (!len || !cs_disasm_iter(dec->cs, &p, &left, &a, ci)) {
+		insn->size = 1;
+		insn->bytes[0] = len ? bytes[0] : 0;
+		insn->flags = CFG_I_INVALID;
+		snprintf(insn->mnemonic, sizeof(insn->mnemonic), ".byte");
+		snprintf(insn->text, sizeof(insn->text), ".byte 0x%02x", insn->bytes[0]);
+		return -EINVAL;
+	}
+	insn->size = ci->size;
+	memcpy(insn->bytes, ci->bytes, ci->size);
+	insn->id = ci->id;
+	copy_text(insn->mnemonic, sizeof(insn->mnemonic), ci->mnemonic, NULL);
+	copy_text(insn->text, sizeof(insn->text), ci->mnemonic, ci->op_str);
+	fill_operands(insn, ci);
+	fill_regs(dec, insn, ci);
+	fill_class(insn, ci);
+	check_zero_idiom(insn, ci);
+	return 0;
+}
+
+int cfg_decode_one(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn *insn)
+{
+	struct cfg_dec *dec;
+	int rc;
+
+	if (cfg_dec_open(&dec, NULL) < 0) {
+		memset(insn, 0, sizeof(*insn));
+		insn->addr = addr;
+		insn->size = 1;
+		insn->flags = CFG_I_INVALID;
+		return -ENOMEM;
+	}
+	rc = cfg_dec_insn(dec, bytes, len, addr, insn);
+	cfg_dec_close(dec);
+	return rc;
+}
+
+int cfg_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
+	       size_t *n, struct dcpi_err *err)
+{
+	struct cfg_insn *v = NULL, *nv;
+	size_t cnt = 0, cap = 0, off = 0;
+	struct cfg_dec *dec;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	rc = cfg_dec_open(&dec, err);
+	if (rc < 0)
+		return rc;
+	while (off < len) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				cfg_dec_close(dec);
+				return dcpi_errf(err, -ENOMEM, "decode: out of memory");
+			}
+			v = nv;
+		}
+		if (cfg_dec_insn(dec, bytes + off, len - off, addr + off, &v[cnt]) < 0) {
+			rc = dcpi_errf(err, -EINVAL, "0x%llx: undecodable instruction",
+				       (unsigned long long)(addr + off));
+			break;
+		}
+		off += v[cnt++].size;
+	}
+	cfg_dec_close(dec);
+	*out = v;
+	*n = cnt;
+	return rc;
+}

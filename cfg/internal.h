@@ -1,0 +1,64 @@
+/*
+ * cfg/internal.h - what the files of cfg/ share and nobody else sees: the
+ * capstone decoder behind a handle (decode.c), padding recognition
+ * (padding.c), jump-table recovery (jumptable.c) and the noreturn analysis
+ * (noreturn.c), all used by the CFG builder (build.c).
+ */
+#ifndef DCPI_CFG_INTERNAL_H
+#define DCPI_CFG_INTERNAL_H
+
+#include "dcpi/cfg.h"
+
+/* A capstone handle and its scratch instruction, one per build. */
+struct cfg_dec;
+
+int cfg_dec_open(struct cfg_dec **out, struct dcpi_err *err);
+void cfg_dec_close(struct cfg_dec *dec);
+/* Decode one instruction; -EINVAL (and CFG_I_INVALID, size 1) if it does not. */
+int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		 struct cfg_insn *insn);
+
+/* Bytes of padding (nop forms, int3, zero bytes) at the start of bytes. */
+size_t cfg_pad_len(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr);
+
+/*
+ * The instructions executed before an indirect jump, newest first: the jump's
+ * own block and then its single predecessors.  next[i] is the address that
+ * executed right after path[i] (for a conditional branch: which way it went).
+ */
+struct cfg_jt_path {
+	const struct cfg_insn **insn;
+	uint64_t *next;
+	size_t n;
+};
+
+/* A recovered jump table. */
+struct cfg_jt {
+	uint64_t table;			/* address of the first entry */
+	unsigned entry_size;		/* 4 (relative to table) or 8 (absolute) */
+	size_t count;
+	uint64_t *targets;		/* count entries, malloc'd, in table order */
+};
+
+/*
+ * Recover the table the jump at path->insn[0] goes through, bounded by the
+ * guarding compare; entries must land in [lo, hi).  -ENOENT when the pattern
+ * is not recognised (the caller marks the block unresolved), -ENOMEM.
+ */
+int cfg_jt_resolve(const struct image *img, const struct cfg_jt_path *path, uint64_t lo,
+		   uint64_t hi, struct cfg_jt *jt);
+
+/*
+ * Does the call target never return?  By name (cfg_noreturn_name on the
+ * procedure at target, @plt stripped) or, when depth allows, by building the
+ * callee's CFG and finding no reachable return or tail call.  Cached per
+ * image and address.
+ */
+int cfg_noreturn_at(const struct image *img, uint64_t target, int depth);
+
+/* Internal form of cfg_build: depth limits the noreturn analysis of callees;
+ * graph = 0 skips classes and loops (the noreturn analysis needs neither). */
+int cfg_build_depth(const struct image *img, const struct img_proc *proc, int depth,
+		    int graph, struct cfg **out, struct dcpi_err *err);
+
+#endif /* DCPI_CFG_INTERNAL_H */

@@ -1,0 +1,184 @@
+/*
+ * cfg/noreturn.c - which calls never return.  A call to such a function ends
+ * its basic block with no fall-through edge (DESIGN.md, cfg/ contract), which
+ * keeps the code the compiler placed after it (often the next block of an
+ * unrelated path) out of the caller's flow.  Two sources: a table of library
+ * functions known never to return, and an analysis of the callee's own CFG
+ * (no reachable return, no tail call), one level deep, cached per image and
+ * address.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const noreturn_names[] = {
+	"exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail",
+	"__assert_perror_fail", "__assert", "__stack_chk_fail", "__fortify_fail",
+	"__chk_fail", "_Unwind_Resume", "longjmp", "_longjmp", "siglongjmp",
+	"__longjmp_chk", "pthread_exit", "err", "errx", "verr", "verrx",
+	"__cxa_throw", "__cxa_rethrow", "__cxa_bad_cast", "__cxa_bad_typeid",
+	"__cxa_throw_bad_array_new_length", "__cxa_pure_virtual", "__cxa_call_unexpected",
+	"std::terminate()", "std::terminate", "_ZSt9terminatev", "__libc_fatal",
+	"__libc_message", "__malloc_assert", "__builtin_unreachable", "__builtin_trap",
+	"_ZSt17__throw_bad_allocv", "_ZSt19__throw_logic_errorPKc",
+	"_ZSt20__throw_length_errorPKc", "_ZSt20__throw_out_of_rangePKc",
+	"_ZSt24__throw_out_of_range_fmtPKcz", "_ZSt25__throw_bad_function_callv",
+	"_ZSt16__throw_bad_castv", "_ZSt21__throw_bad_array_new_lengthv",
+	"std::__throw_bad_alloc()", "std::__throw_logic_error(char const*)",
+	"std::__throw_length_error(char const*)", "std::__throw_out_of_range(char const*)",
+	"std::__throw_out_of_range_fmt(char const*, ...)",
+	"std::__throw_bad_function_call()", "std::__throw_bad_cast()",
+	"std::__throw_bad_array_new_length()", "__ubsan_handle_builtin_unreachable",
+	"__ubsan_handle_missing_return", "__asan_handle_no_return_abort",
+	"fancy_abort", "internal_error", "fatal_error", "__gxx_personality_v0_abort",
+};
+
+int cfg_noreturn_name(const char *name)
+{
+	const char *at;
+	size_t n;
+
+	if (!name)
+		return 0;
+	at = strchr(name, '@');
+	n = at ? (size_t)(at - name) : strlen(name);
+	for (size_t i = 0; i < sizeof(noreturn_names) / sizeof(noreturn_names[0]); i++)
+		if (strlen(noreturn_names[i]) == n && !strncmp(noreturn_names[i], name, n))
+			return 1;
+	return 0;
+}
+
+/*
+ * The cache: open addressing on (image, address).  It lives for the process
+ * and is freed at exit; answers about a closed image are never asked again
+ * under a different identity since the key includes its path's hash.
+ */
+struct nr_slot {
+	const struct image *img;
+	uint64_t addr, path_hash;
+	int used, value;
+};
+
+static pthread_mutex_t nr_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nr_slot *nr_tab;
+static size_t nr_cap, nr_used;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (s && *s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+static size_t slot_of(const struct nr_slot *tab, size_t cap, const struct image *img,
+		      uint64_t addr, uint64_t ph)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) ^ ph) & (cap - 1);
+
+	while (tab[i].used && !(tab[i].img == img && tab[i].addr == addr &&
+				tab[i].path_hash == ph))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* 1 / 0 when cached, -1 when not. */
+static int cache_get(const struct image *img, uint64_t addr, uint64_t ph)
+{
+	int v = -1;
+	size_t i;
+
+	pthread_mutex_lock(&nr_lock);
+	if (nr_cap) {
+		i = slot_of(nr_tab, nr_cap, img, addr, ph);
+		if (nr_tab[i].used)
+			v = nr_tab[i].value;
+	}
+	pthread_mutex_unlock(&nr_lock);
+	return v;
+}
+
+static void cache_put(const struct image *img, uint64_t addr, uint64_t ph, int value)
+{
+	struct nr_slot *tab;
+	size_t i;
+
+	pthread_mutex_lock(&nr_lock);
+	if ((nr_used + 1) * 2 > nr_cap) {
+		size_t cap = nr_cap ? nr_cap * 2 : 1024;
+
+		tab = calloc(cap, sizeof(*tab));
+		if (!tab)
+			goto out;	/* no cache: answers are recomputed */
+		for (size_t j = 0; j < nr_cap; j++)
+			if (nr_tab[j].used)
+				tab[slot_of(tab, cap, nr_tab[j].img, nr_tab[j].addr,
+					    nr_tab[j].path_hash)] = nr_tab[j];
+		free(nr_tab);
+		nr_tab = tab;
+		nr_cap = cap;
+	}
+	i = slot_of(nr_tab, nr_cap, img, addr, ph);
+	if (!nr_tab[i].used)
+		nr_used++;
+	nr_tab[i] = (struct nr_slot){ img, addr, ph, 1, value };
+out:
+	pthread_mutex_unlock(&nr_lock);
+}
+
+__attribute__((destructor)) static void cache_free(void)
+{
+	free(nr_tab);
+	nr_tab = NULL;
+	nr_cap = nr_used = 0;
+}
+
+/* No reachable return, no jump out except to noreturn code, nothing unknown. */
+static int proves_noreturn(const struct cfg *cfg)
+{
+	if (cfg->missing_edges)
+		return 0;
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		const struct cfg_edge *ed = &cfg->edges[e];
+		const struct cfg_block *b = &cfg->blocks[ed->from];
+
+		if (ed->kind == CFG_E_RETURN)
+			return 0;
+		if (ed->kind == CFG_E_TAILCALL && !(b->flags & CFG_B_NORETURN))
+			return 0;
+	}
+	return 1;
+}
+
+int cfg_noreturn_at(const struct image *img, uint64_t target, int depth)
+{
+	const struct img_proc *p;
+	struct cfg *cfg;
+	uint64_t ph;
+	int v;
+
+	if (!img)
+		return 0;
+	p = img_proc_at(img, target);
+	if (!p || p->addr != target)
+		return 0;
+	if (cfg_noreturn_name(p->name) || cfg_noreturn_name(p->raw_name))
+		return 1;
+	if (depth <= 0 || p->source == IMG_SRC_PLT)
+		return 0;
+	ph = hash_str(img_path(img));
+	v = cache_get(img, target, ph);
+	if (v >= 0)
+		return v;
+	v = 0;
+	if (cfg_build_depth(img, p, depth - 1, 0, &cfg, NULL) == 0) {
+		v = proves_noreturn(cfg);
+		cfg_free(cfg);
+	}
+	cache_put(img, target, ph, v);
+	return v;
+}

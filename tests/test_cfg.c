@@ -1,0 +1,536 @@
+/*
+ * test_cfg.c - cfg/ against independent truth: known instruction encodings,
+ * objdump's instruction boundaries, and the jumps callgrind saw executed
+ * (every one must be an edge of our CFG).  The switch-heavy workload is
+ * compiled here by GCC and Clang at -O2, PIC and not, so all four jump-table
+ * forms are exercised.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/image.h"
+
+#define R(r) CFG_RBIT(CFG_R_##r)
+
+static char tmpdir[] = "/tmp/dcpi-test-cfg-XXXXXX";
+static const char *const variants[] = { "gcc-nopic", "gcc-pic", "clang-nopic", "clang-pic" };
+#define NVARIANTS 4
+static const char *const switch_procs[] = { "op6", "op12", "op40" };
+static const char *const all_procs[] = { "op6", "op12", "classify", "op40", "main", "fatal" };
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static int run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static const char *src_dir(void)
+{
+	const char *s = getenv("DCPI_SRC");
+
+	return s ? s : ".";
+}
+
+static void bin_path(char *buf, size_t n, int v)
+{
+	snprintf(buf, n, "%s/switchy-%s", tmpdir, variants[v]);
+}
+
+static int setup_all(void **state)
+{
+	char out[512];
+
+	if (!mkdtemp(tmpdir))
+		return -1;
+	for (int v = 0; v < NVARIANTS; v++) {
+		const char *cc = !strncmp(variants[v], "gcc", 3) ? "gcc" : "clang";
+		const char *pic = strstr(variants[v], "nopic") ? "-fno-pic" : "-fPIC";
+
+		bin_path(out, sizeof(out), v);
+		if (run("%s -O2 -g %s -no-pie -o %s %s/tests/workloads/switchy.c", cc, pic, out,
+			src_dir()) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int teardown_all(void **state)
+{
+	run("rm -rf %s", tmpdir);
+	return 0;
+}
+
+/* --- decoding of known encodings ------------------------------------------- */
+
+static void test_decode_add(void **state)
+{
+	const uint8_t b[] = { 0x48, 0x01, 0xd8 };	/* add %rbx,%rax */
+	struct cfg_insn in;
+
+	assert_int_equal(cfg_decode_one(b, sizeof(b), 0x1000, &in), 0);
+	assert_int_equal(in.size, 3);
+	assert_string_equal(in.mnemonic, "addq");
+	assert_true((in.regs_read & (R(RAX) | R(RBX))) == (R(RAX) | R(RBX)));
+	assert_false(in.regs_read & R(FLAGS));
+	assert_true(in.regs_written & R(RAX));
+	assert_true(in.regs_written & R(FLAGS));
+	assert_false(in.regs_written & R(RBX));
+	assert_int_equal(in.form, CFG_F_REG);
+	assert_int_equal(in.nmem, 0);
+}
+
+static void test_decode_load(void **state)
+{
+	const uint8_t b[] = { 0x48, 0x8b, 0x44, 0x8b, 0x10 };	/* mov 0x10(%rbx,%rcx,4),%rax */
+	struct cfg_insn in;
+
+	assert_int_equal(cfg_decode_one(b, sizeof(b), 0x1000, &in), 0);
+	assert_int_equal(in.nmem, 1);
+	assert_int_equal(in.mem.base, CFG_R_RBX);
+	assert_int_equal(in.mem.index, CFG_R_RCX);
+	assert_int_equal(in.mem.scale, 4);
+	assert_int_equal(in.mem.disp, 0x10);
+	assert_int_equal(in.mem.size, 8);
+	assert_int_equal(in.form, CFG_F_LOAD);
+	assert_true(in.flags & CFG_I_LOAD);
+	assert_false(in.flags & CFG_I_STORE);
+	assert_true((in.regs_read & (R(RBX) | R(RCX))) == (R(RBX) | R(RCX)));
+	assert_true(in.regs_written == R(RAX));
+}
+
+static void test_decode_store_rip(void **state)
+{
+	/* mov %eax,0x10(%rip) at 0x2000: rip-relative, 6 bytes, target 0x2016 */
+	const uint8_t b[] = { 0x89, 0x05, 0x10, 0x00, 0x00, 0x00 };
+	struct cfg_insn in;
+
+	assert_int_equal(cfg_decode_one(b, sizeof(b), 0x2000, &in), 0);
+	assert_int_equal(in.form, CFG_F_STORE);
+	assert_true(in.flags & CFG_I_STORE);
+	assert_true(in.mem.rip_relative);
+	assert_int_equal(in.mem.disp, 0x2016);
+}
+
+static void test_decode_call(void **state)
+{
+	const uint8_t b[] = { 0xe8, 0x10, 0x00, 0x00, 0x00 };	/* call .+0x15 */
+	const uint8_t ind[] = { 0xff, 0xd0 };			/* call *%rax */
+	struct cfg_insn in;
+
+	assert_int_equal(cfg_decode_one(b, sizeof(b), 0x1000, &in), 0);
+	assert_true(in.flags & CFG_I_CALL);
+	assert_true(in.flags & CFG_I_STACK);
+	assert_false(in.flags & CFG_I_BRANCH);
+	assert_int_equal(in.target, 0x1015);
+	assert_true(in.regs_written & R(RSP));
+	assert_int_equal(cfg_decode_one(ind, sizeof(ind), 0x1000, &in), 0);
+	assert_true(in.flags & CFG_I_INDIRECT);
+	assert_int_equal(in.target, 0);
+	assert_true(in.regs_read & R(RAX));
+}
+
+static void test_decode_branches(void **state)
+{
+	const uint8_t jne[] = { 0x75, 0xf9 };			/* jne .-5 */
+	const uint8_t cmov[] = { 0x48, 0x0f, 0x44, 0xc1 };	/* cmove %rcx,%rax */
+	struct cfg_insn in;
+
+	assert_int_equal(cfg_decode_one(jne, sizeof(jne), 0x1000, &in), 0);
+	assert_true((in.flags & (CFG_I_BRANCH | CFG_I_COND)) == (CFG_I_BRANCH | CFG_I_COND));
+	assert_int_equal(in.target, 0x1000 + 2 - 7);
+	assert_true(in.regs_read & R(FLAGS));
+	assert_int_equal(cfg_decode_one(cmov, sizeof(cmov), 0x1000, &in), 0);
+	assert_true(in.flags & CFG_I_CMOV);
+	assert_true(in.regs_read & R(FLAGS));
+	assert_true(in.regs_read & R(RCX));
+	assert_true(in.regs_written & R(RAX));
+}
+
+static void test_decode_idioms(void **state)
+{
+	const uint8_t xor[] = { 0x31, 0xc0 };			/* xor %eax,%eax */
+	const uint8_t pxor[] = { 0x66, 0x0f, 0xef, 0xc9 };	/* pxor %xmm1,%xmm1 */
+	const uint8_t xor2[] = { 0x31, 0xd8 };			/* xor %ebx,%eax */
+	const uint8_t bad[] = { 0x06 };				/* push %es: not in 64-bit */
+	const uint8_t ud2[] = { 0x0f, 0x0b };
+	struct cfg_insn in;
+
+	assert_int_equal(cfg_decode_one(xor, sizeof(xor), 0, &in), 0);
+	assert_true(in.flags & CFG_I_ZERO_IDIOM);
+	assert_false(in.regs_read & R(RAX));
+	assert_true(in.regs_written & (R(RAX) | R(FLAGS)));
+	assert_int_equal(cfg_decode_one(pxor, sizeof(pxor), 0, &in), 0);
+	assert_true(in.flags & CFG_I_ZERO_IDIOM);
+	assert_true(in.flags & CFG_I_VECTOR);
+	assert_int_equal(in.vec_bits, 128);
+	assert_true(in.regs_written & CFG_RBIT(CFG_R_VEC0 + 1));
+	assert_int_equal(cfg_decode_one(xor2, sizeof(xor2), 0, &in), 0);
+	assert_false(in.flags & CFG_I_ZERO_IDIOM);
+	assert_true(in.regs_read & R(RAX));
+	assert_int_equal(cfg_decode_one(bad, sizeof(bad), 0, &in), -EINVAL);
+	assert_true(in.flags & CFG_I_INVALID);
+	assert_int_equal(in.size, 1);
+	assert_int_equal(cfg_decode_one(ud2, sizeof(ud2), 0, &in), 0);
+	assert_true(in.flags & CFG_I_TRAP);
+}
+
+/* xor; L: inc; cmp $10; jne L; ret; int3 int3 (padding) */
+static void test_build_bytes_loop(void **state)
+{
+	const uint8_t b[] = { 0x31, 0xc0, 0xff, 0xc0, 0x83, 0xf8, 0x0a, 0x75, 0xf9, 0xc3,
+			      0xcc, 0xcc };
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg;
+
+	assert_int_equal(cfg_build_bytes(b, sizeof(b), 0x1000, "loop", &cfg, &err), 0);
+	assert_int_equal(cfg->ninsns, 5);
+	assert_int_equal(cfg->nblocks, 4);		/* entry, loop body, ret, exit */
+	assert_int_equal(cfg->exit, 3);
+	assert_true(cfg->blocks[3].flags & CFG_B_EXIT);
+	assert_int_equal(cfg->blocks[1].start, 0x1002);
+	assert_int_equal(cfg->blocks[1].end, 0x1009);
+	assert_int_equal(cfg_block_at(cfg, 0x1007), 1);
+	assert_int_equal(cfg_insn_at(cfg, 0x1004), 2);
+	assert_int_equal(cfg_insn_at(cfg, 0x1005), -1);
+	assert_int_equal(cfg->blocks[1].nsucc, 2);
+	assert_int_equal(cfg->ndata, 1);
+	assert_int_equal(cfg->data[0].start, 0x100a);
+	assert_int_equal(cfg->data[0].end, 0x100c);
+	/* the entry and the return block run once per call: one class */
+	assert_int_equal(cfg->blocks[0].cls, cfg->blocks[2].cls);
+	assert_true(cfg->blocks[0].cls != cfg->blocks[1].cls);
+	assert_false(cfg->missing_edges);
+	cfg_free(cfg);
+}
+
+/* --- the workload --------------------------------------------------------- */
+
+static struct image *open_variant(int v)
+{
+	struct dcpi_err err = { 0 };
+	struct image *img = NULL;
+	char path[512];
+
+	bin_path(path, sizeof(path), v);
+	if (img_open(path, IMG_NO_DWARF, &img, &err) < 0)
+		fail_msg("%s", err.msg);
+	return img;
+}
+
+static struct cfg *build_proc(struct image *img, const char *name)
+{
+	const struct img_proc *p = img_proc_by_name(img, name);
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg = NULL;
+
+	if (!p)
+		fail_msg("%s: %s not found", img_path(img), name);
+	if (cfg_build(img, p, &cfg, &err) < 0)
+		fail_msg("%s", err.msg);
+	return cfg;
+}
+
+static void test_jump_tables(void **state)
+{
+	for (int v = 0; v < NVARIANTS; v++) {
+		struct image *img = open_variant(v);
+
+		for (size_t i = 0; i < NELEM(switch_procs); i++) {
+			struct cfg *cfg = build_proc(img, switch_procs[i]);
+			size_t table_edges = 0;
+
+			if (cfg->indirect_jumps == 0 || cfg->indirect_resolved != cfg->indirect_jumps)
+				fail_msg("%s %s: %u of %u indirect jumps resolved", variants[v],
+					 switch_procs[i], cfg->indirect_resolved,
+					 cfg->indirect_jumps);
+			assert_false(cfg->missing_edges);
+			for (size_t e = 0; e < cfg->nedges; e++)
+				table_edges += cfg->edges[e].kind == CFG_E_TABLE;
+			assert_true(table_edges >= 5);
+			cfg_free(cfg);
+		}
+		img_close(img);
+	}
+}
+
+static void check_structure(const struct cfg *cfg, const char *what)
+{
+	uint64_t at = cfg->start;
+	size_t d = 0, covered = 0;
+
+	/* every edge lands on a block start */
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		uint32_t to = cfg->edges[e].to;
+
+		assert_true(to < cfg->nblocks && cfg->edges[e].from < cfg->nblocks);
+		assert_true(cfg->edges[e].from != cfg->exit);
+		if (to != cfg->exit)
+			assert_int_equal(cfg_block_at(cfg, cfg->blocks[to].start), to);
+	}
+	/* blocks and data ranges tile the procedure, in order */
+	for (size_t b = 0; b + 1 < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		while (d < cfg->ndata && cfg->data[d].start == at)
+			at = cfg->data[d++].end;
+		if (bl->start != at)
+			fail_msg("%s: block at 0x%" PRIx64 ", expected 0x%" PRIx64, what,
+				 bl->start, at);
+		/* its instructions are contiguous and end where it ends */
+		for (uint32_t k = 0; k < bl->n; k++) {
+			assert_int_equal(cfg->insns[bl->first + k].addr, at);
+			at += cfg->insns[bl->first + k].size;
+		}
+		assert_int_equal(at, bl->end);
+		assert_int_equal(bl->first, covered);
+		covered += bl->n;
+	}
+	while (d < cfg->ndata && cfg->data[d].start == at)
+		at = cfg->data[d++].end;
+	assert_int_equal(d, cfg->ndata);
+	assert_int_equal(at, cfg->end);
+	assert_int_equal(covered, cfg->ninsns);		/* each insn in exactly one block */
+	assert_true(cfg->blocks[cfg->exit].flags & CFG_B_EXIT);
+	assert_int_equal(cfg->exit, cfg->nblocks - 1);
+}
+
+/* objdump -d's instruction starts inside the procedure. */
+static size_t objdump_starts(const char *bin, const struct cfg *cfg, uint64_t *out, size_t max)
+{
+	char cmd[1024], line[512];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn --start-address=0x%" PRIx64
+		 " --stop-address=0x%" PRIx64 " %s", cfg->start, cfg->end, bin);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		uint64_t a = strtoull(line, &end, 16);
+
+		if (end != line && *end == ':' && line[0] == ' ' && n < max)
+			out[n++] = a;
+	}
+	pclose(f);
+	return n;
+}
+
+static void test_structure_and_boundaries(void **state)
+{
+	uint64_t *starts = malloc(65536 * sizeof(*starts));
+
+	assert_non_null(starts);
+	for (int v = 0; v < NVARIANTS; v++) {
+		struct image *img = open_variant(v);
+		char bin[512], what[128];
+
+		bin_path(bin, sizeof(bin), v);
+		for (size_t i = 0; i < NELEM(all_procs); i++) {
+			struct cfg *cfg = build_proc(img, all_procs[i]);
+			size_t n = objdump_starts(bin, cfg, starts, 65536), inblocks = 0;
+
+			snprintf(what, sizeof(what), "%s %s", variants[v], all_procs[i]);
+			check_structure(cfg, what);
+			assert_true(n > 0);
+			/* ours are objdump's, and objdump's inside blocks are ours */
+			for (size_t k = 0; k < n; k++) {
+				if (cfg_block_at(cfg, starts[k]) < 0)
+					continue;
+				inblocks++;
+				if (cfg_insn_at(cfg, starts[k]) < 0)
+					fail_msg("%s: objdump has 0x%" PRIx64 ", we do not",
+						 what, starts[k]);
+			}
+			assert_int_equal(inblocks, cfg->ninsns);
+			cfg_free(cfg);
+		}
+		img_close(img);
+	}
+	free(starts);
+}
+
+static int has_edge(const struct cfg *cfg, int from, int to)
+{
+	const struct cfg_block *b = &cfg->blocks[from];
+
+	for (uint32_t k = 0; k < b->nsucc; k++)
+		if ((int)cfg->edges[b->succ[k]].to == to)
+			return 1;
+	return 0;
+}
+
+/* Every jump callgrind saw inside a procedure is an edge of its CFG. */
+static size_t check_callgrind(const char *cgout, struct cfg **cfgs, size_t ncfgs,
+			      const char *variant)
+{
+	char line[512];
+	uint64_t target = 0;
+	int pending = 0;
+	size_t checked = 0;
+	FILE *f = fopen(cgout, "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t src;
+
+		if (!strncmp(line, "jump=", 5) || !strncmp(line, "jcnd=", 5)) {
+			char *p = strchr(line, ' ');
+
+			pending = p != NULL;
+			target = p ? strtoull(p + 1, NULL, 16) : 0;
+			continue;
+		}
+		if (!pending || strncmp(line, "0x", 2))
+			continue;
+		pending = 0;
+		src = strtoull(line, NULL, 16);
+		for (size_t c = 0; c < ncfgs; c++) {
+			const struct cfg *cfg = cfgs[c];
+			int sb = cfg_block_at(cfg, src), tb = cfg_block_at(cfg, target);
+			int si = cfg_insn_at(cfg, src);
+
+			if (sb < 0 || target < cfg->start || target >= cfg->end)
+				continue;
+			checked++;
+			if (tb < 0 || cfg->blocks[tb].start != target)
+				fail_msg("%s %s: jump 0x%" PRIx64 " -> 0x%" PRIx64
+					 ": target is no block start", variant, cfg->name, src,
+					 target);
+			/* valgrind may split a block of ours: a plain step inside it */
+			if (tb == sb && si >= 0 && target == src + cfg->insns[si].size)
+				continue;
+			if (!has_edge(cfg, sb, tb))
+				fail_msg("%s %s: no edge for jump 0x%" PRIx64 " -> 0x%" PRIx64,
+					 variant, cfg->name, src, target);
+		}
+	}
+	fclose(f);
+	return checked;
+}
+
+static void test_callgrind_jumps(void **state)
+{
+	if (run("valgrind --version >/dev/null 2>&1") != 0)
+		skip();
+	for (int v = 0; v < NVARIANTS; v++) {
+		struct image *img = open_variant(v);
+		struct cfg *cfgs[NELEM(all_procs)];
+		char bin[512], cgout[600];
+		size_t checked;
+
+		bin_path(bin, sizeof(bin), v);
+		snprintf(cgout, sizeof(cgout), "%s.cg", bin);
+		assert_int_equal(run("valgrind --tool=callgrind --callgrind-out-file=%s "
+				     "--dump-instr=yes --collect-jumps=yes --compress-pos=no "
+				     "--compress-strings=no %s 90 >/dev/null 2>&1", cgout, bin), 0);
+		for (size_t i = 0; i < NELEM(all_procs); i++)
+			cfgs[i] = build_proc(img, all_procs[i]);
+		checked = check_callgrind(cgout, cfgs, NELEM(all_procs), variants[v]);
+		assert_true(checked >= 20);
+		for (size_t i = 0; i < NELEM(all_procs); i++)
+			cfg_free(cfgs[i]);
+		img_close(img);
+	}
+}
+
+static void test_noreturn(void **state)
+{
+	assert_true(cfg_noreturn_name("exit"));
+	assert_true(cfg_noreturn_name("abort@plt"));
+	assert_true(cfg_noreturn_name("__stack_chk_fail"));
+	assert_false(cfg_noreturn_name("printf"));
+	assert_false(cfg_noreturn_name("exit_group_x"));
+	for (int v = 0; v < NVARIANTS; v++) {
+		struct image *img = open_variant(v);
+		const struct img_proc *fatal = img_proc_by_name(img, "fatal");
+		struct cfg *cfg = build_proc(img, "main");
+		size_t calls = 0;
+
+		assert_non_null(fatal);
+		for (size_t b = 0; b + 1 < cfg->nblocks; b++) {
+			const struct cfg_block *bl = &cfg->blocks[b];
+			const struct cfg_insn *last = &cfg->insns[bl->first + bl->n - 1];
+
+			if (!(last->flags & CFG_I_CALL) || last->target != fatal->addr)
+				continue;
+			calls++;
+			assert_true(bl->flags & CFG_B_NORETURN);
+			for (uint32_t k = 0; k < bl->nsucc; k++) {
+				enum cfg_edge_kind kind = cfg->edges[bl->succ[k]].kind;
+
+				assert_true(kind != CFG_E_FALLTHROUGH && kind != CFG_E_CALL_RETURN);
+				assert_int_equal(cfg->edges[bl->succ[k]].to, cfg->exit);
+			}
+		}
+		if (!calls)
+			fail_msg("%s: main has no call to fatal", variants[v]);
+		cfg_free(cfg);
+		img_close(img);
+	}
+}
+
+static void test_tool_json_svg(void **state)
+{
+	const char *dcpi = getenv("DCPI_BIN");
+	char bin[512], out[600];
+
+	if (!dcpi)
+		skip();
+	bin_path(bin, sizeof(bin), 1);
+	snprintf(out, sizeof(out), "%s/op40.json", tmpdir);
+	assert_int_equal(run("%s cfg --image %s --json -o %s op40", dcpi, bin, out), 0);
+	if (run("python3 -c pass 2>/dev/null") == 0)
+		assert_int_equal(run("python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
+				     " assert d[\"procedure\"]==\"op40\", d[\"procedure\"];"
+				     " assert d[\"indirect_resolved\"]==d[\"indirect_jumps\"]>0;"
+				     " assert not d[\"missing_edges\"];"
+				     " s={b[\"start\"] for b in d[\"blocks\"]};"
+				     " assert all(e[\"to\"] in s or e[\"to\"]==\"exit\""
+				     " for e in d[\"edges\"])' %s", out), 0);
+	else
+		assert_int_equal(run("grep -q '\"procedure\": \"op40\"' %s", out), 0);
+	snprintf(out, sizeof(out), "%s/main.svg", tmpdir);
+	/* graphviz 2.42's layout leaks inside fontconfig: not ours to report */
+	assert_int_equal(run("ASAN_OPTIONS=detect_leaks=0 %s cfg --image %s --format svg -o %s main",
+			     dcpi, bin, out), 0);
+	assert_int_equal(run("grep -q '<svg' %s", out), 0);
+	/* an unknown procedure is an error with a message, not a crash */
+	assert_int_not_equal(run("%s cfg --image %s no_such_proc 2>/dev/null", dcpi, bin), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_add),
+		cmocka_unit_test(test_decode_load),
+		cmocka_unit_test(test_decode_store_rip),
+		cmocka_unit_test(test_decode_call),
+		cmocka_unit_test(test_decode_branches),
+		cmocka_unit_test(test_decode_idioms),
+		cmocka_unit_test(test_build_bytes_loop),
+		cmocka_unit_test(test_jump_tables),
+		cmocka_unit_test(test_structure_and_boundaries),
+		cmocka_unit_test(test_callgrind_jumps),
+		cmocka_unit_test(test_noreturn),
+		cmocka_unit_test(test_tool_json_svg),
+	};
+
+	return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
