@@ -1,0 +1,95 @@
+/*
+ * culprit/model.c - the registry of pipeline models and the choice of one:
+ * by name (`--model zen4`) or from CPUID (vendor, display family and model)
+ * of the processor we run on.  The models themselves are data, one file per
+ * microarchitecture (model_zen5.c, ...).  DCPI paper sec. 6.1.3.
+ *
+ * $DCPI_MODEL, when it names a model, wins over CPUID: hypervisors often
+ * report an older family than the hardware (this project's Zen 5 VMs say
+ * family 19h model 11h, a Zen 4 Genoa).
+ */
+#include <cpuid.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/model.h"
+
+extern const struct model model_zen5, model_zen4, model_zen3, model_skylake,
+	model_generic;
+
+static const struct model *const models[] = {
+	&model_zen5, &model_zen4, &model_zen3, &model_skylake, &model_generic,
+};
+#define NMODELS (sizeof(models) / sizeof(models[0]))
+
+const struct model *model_by_name(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < NMODELS; i++)
+		if (!strcmp(models[i]->name, name))
+			return models[i];
+	return NULL;
+}
+
+const char *model_name(const struct model *m)
+{
+	return m ? m->name : "none";
+}
+
+size_t model_list(const char **names, size_t max)
+{
+	for (size_t i = 0; i < NMODELS && i < max; i++)
+		names[i] = models[i]->name;
+	return NMODELS;
+}
+
+/* AMD family 19h holds Zen 3 and Zen 4: Zen 4 models are 10h-1Fh, 60h-7Fh, A0h-AFh. */
+static int is_zen4(unsigned model)
+{
+	return (model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
+	       (model >= 0xa0 && model <= 0xaf);
+}
+
+const struct model *model_for_cpuid(const char *vendor, unsigned family, unsigned model)
+{
+	if (vendor && !strcmp(vendor, "AuthenticAMD")) {
+		if (family >= 0x1a)
+			return &model_zen5;
+		if (family == 0x19)
+			return is_zen4(model) ? &model_zen4 : &model_zen3;
+		if (family == 0x17)
+			return &model_zen3;	/* Zen 1/2: the closest we describe */
+		return &model_generic;
+	}
+	if (vendor && !strcmp(vendor, "GenuineIntel") && family == 6)
+		return &model_skylake;	/* Skylake and its many derivatives */
+	return &model_generic;
+}
+
+const struct model *model_for_this_cpu(void)
+{
+	unsigned a, b, c, d, base, family, model;
+	const char *env = getenv("DCPI_MODEL");
+	char vendor[13];
+
+	if (env && model_by_name(env))
+		return model_by_name(env);
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return &model_generic;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = 0;
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return &model_generic;
+	base = (a >> 8) & 0xf;
+	family = base;
+	model = (a >> 4) & 0xf;
+	if (base == 0xf)
+		family += (a >> 20) & 0xff;
+	if (base == 0xf || base == 6)
+		model |= ((a >> 16) & 0xf) << 4;
+	return model_for_cpuid(vendor, family, model);
+}

@@ -1,0 +1,639 @@
+/*
+ * culprit/schedule.c - the best-case scheduler: run a block through a
+ * pipeline model with no dynamic stalls and give each instruction its M_i,
+ * the cycles it spends as the oldest unretired instruction (DCPI paper
+ * sec. 6.1.3), and for static stalls the reason and culprit (sec. 6.3).
+ *
+ * The machine: in-order dispatch, dispatch_width macro-ops per cycle, no
+ * more than rob_size in flight; out-of-order issue of each op when its
+ * operands are ready and one of its ports is free (a per-cycle reservation
+ * table; non-pipelined units stay busy for `busy` cycles); completion after
+ * the latency; in-order retire, retire_width per cycle, never before the
+ * cycle after dispatch.  Memory ops add a load uop (load ports, load-to-use
+ * latency) and store-address / store-data uops.  A load from the address
+ * expression of an earlier store (same base, index, scale, displacement and
+ * size, no write to base or index in between) takes its value from the
+ * store: at the store data's ready time on cores that rename memory (Zen 5),
+ * store_fwd_lat later elsewhere.  Macro-fusable ALU ops and a following jcc
+ * are one op on a branch port.
+ *
+ * M_i = retire_i - retire_{i-1}, the first measured from the retire of the
+ * preceding instructions (or 0), so the block's cycles are sum M_i.  The
+ * steady state runs the block back to back, carrying registers, stores,
+ * ports and the reorder buffer across iterations, and averages the
+ * per-iteration retire gap over the second half of the run.
+ *
+ * Ports are a ring of per-cycle slots, tagged with their cycle: a request is
+ * never older than the current dispatch cycle, so older slots are reused.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/model.h"
+
+#define NSTORES 32		/* recent stores looked at for forwarding */
+#define SIM_INSNS 200000	/* instructions simulated for the steady state */
+#define SIM_ITERS 200
+
+struct slot {
+	int cycle;			/* -1: free */
+	uint32_t busy;			/* ports taken in this cycle */
+	int owner[MODEL_MAX_PORTS];	/* sequence number of the taker */
+};
+
+struct store {
+	int valid;
+	uint8_t base, index, scale, size;
+	int64_t disp;
+	int data_ready;
+	int seq;
+};
+
+/* What bounded a time, for the reason of a stall. */
+struct cause {
+	int t;
+	int reason;
+	int seq;			/* culprit sequence number, -1 none */
+};
+
+struct sim {
+	const struct model *m;
+	int ready[CFG_NREGS];
+	int prod[CFG_NREGS];		/* sequence number of the producer, -1 */
+	struct slot *ring;
+	size_t nring;			/* power of two */
+	int floor;			/* no request earlier than this cycle */
+	int disp_cycle, disp_used, disp_taken;
+	int ret_cycle, ret_used, last_retire;
+	int *rob;			/* retire cycle by seq % rob_size */
+	struct store stores[NSTORES];
+	unsigned nextstore;
+	int seq;
+	int fuse_pending;		/* previous op can fuse with a jcc */
+	int fuse_complete, fuse_seq;
+	const struct model_class **cls;	/* per block instruction */
+	const struct model_class **pcls;	/* per preceding instruction */
+};
+
+/* A finished instruction, before it becomes a struct sched_insn. */
+struct done {
+	int dispatch, issue, complete, retire;
+	struct cause why;
+	int fused;
+};
+
+static int sim_init(struct sim *s, const struct model *m)
+{
+	memset(s, 0, sizeof(*s));
+	s->m = m;
+	for (int r = 0; r < CFG_NREGS; r++)
+		s->prod[r] = -1;
+	s->nring = 1024;
+	s->ring = malloc(s->nring * sizeof(*s->ring));
+	s->rob = calloc((size_t)m->rob_size, sizeof(*s->rob));
+	if (!s->ring || !s->rob)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nring; i++)
+		s->ring[i].cycle = -1;
+	return 0;
+}
+
+static void sim_fini(struct sim *s)
+{
+	free(s->ring);
+	free(s->rob);
+}
+
+/* Make room for cycle t in the ring (t - floor < nring). */
+static int ring_fit(struct sim *s, int t)
+{
+	struct slot *nr;
+	size_t n = s->nring;
+
+	if ((size_t)(t - s->floor) < s->nring)
+		return 0;
+	while ((size_t)(t - s->floor) >= n)
+		n *= 2;
+	nr = malloc(n * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		nr[i].cycle = -1;
+	for (size_t i = 0; i < s->nring; i++) {
+		struct slot *o = &s->ring[i];
+
+		if (o->cycle >= s->floor)
+			nr[(size_t)o->cycle & (n - 1)] = *o;
+	}
+	free(s->ring);
+	s->ring = nr;
+	s->nring = n;
+	return 0;
+}
+
+static struct slot *slot_at(struct sim *s, int t)
+{
+	struct slot *sl = &s->ring[(size_t)t & (s->nring - 1)];
+
+	if (sl->cycle != t) {
+		sl->cycle = t;
+		sl->busy = 0;
+	}
+	return sl;
+}
+
+/* Is port p free for [t, t + busy)? */
+static int port_free(struct sim *s, int p, int t, int busy)
+{
+	for (int k = 0; k < busy; k++)
+		if (slot_at(s, t + k)->busy & (1u << p))
+			return 0;
+	return 1;
+}
+
+/*
+ * Issue one op on the earliest cycle >= t with a free port in mask, for
+ * busy cycles.  Returns the cycle (or -ENOMEM); *why is set to the port
+ * holder when the op had to wait.
+ */
+static int port_take(struct sim *s, uint32_t mask, int t, int busy, int seq,
+		     struct cause *why)
+{
+	int start = t;
+
+	if (!mask)
+		return t;
+	if (busy < 1)
+		busy = 1;
+	for (;; t++) {
+		if (ring_fit(s, t + busy) < 0)
+			return -ENOMEM;
+		for (int p = 0; p < s->m->nports; p++) {
+			if (!(mask & (1u << p)) || !port_free(s, p, t, busy))
+				continue;
+			for (int k = 0; k < busy; k++) {
+				struct slot *sl = slot_at(s, t + k);
+
+				sl->busy |= 1u << p;
+				sl->owner[p] = seq;
+			}
+			if (t > start && why && t > why->t) {
+				struct slot *sl = slot_at(s, start);
+				int q = __builtin_ctz(mask & sl->busy);
+
+				why->t = t;
+				why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;
+				why->seq = sl->owner[q];
+			}
+			return t;
+		}
+	}
+}
+
+static void bound(struct cause *c, int t, int reason, int seq)
+{
+	if (t > c->t) {
+		c->t = t;
+		c->reason = reason;
+		c->seq = seq;
+	}
+}
+
+/* Readiness of the registers in mask. */
+static void regs_ready(const struct sim *s, uint64_t mask, struct cause *c)
+{
+	for (int r = 0; r < CFG_NREGS; r++) {
+		if (!(mask & CFG_RBIT(r)))
+			continue;
+		bound(c, s->ready[r], r == CFG_R_FLAGS ? MODEL_R_FLAGS_DEP : MODEL_R_REG_DEP,
+		      s->prod[r]);
+	}
+}
+
+static uint64_t addr_regs(const struct cfg_insn *in)
+{
+	uint64_t m = 0;
+
+	if (!in->nmem || (in->flags & CFG_I_LEA))
+		return 0;
+	if (in->mem.base != CFG_REG_NONE && in->mem.base < CFG_NREGS)
+		m |= CFG_RBIT(in->mem.base);
+	if (in->mem.index != CFG_REG_NONE && in->mem.index < CFG_NREGS)
+		m |= CFG_RBIT(in->mem.index);
+	return m;
+}
+
+static struct store *store_find(struct sim *s, const struct cfg_insn *in)
+{
+	struct store *best = NULL;
+
+	for (int i = 0; i < NSTORES; i++) {
+		struct store *st = &s->stores[i];
+
+		if (st->valid && st->base == in->mem.base && st->index == in->mem.index &&
+		    st->scale == in->mem.scale && st->disp == in->mem.disp &&
+		    st->size == in->mem.size && (!best || st->seq > best->seq))
+			best = st;
+	}
+	return best;
+}
+
+static void store_add(struct sim *s, const struct cfg_insn *in, int data_ready, int seq)
+{
+	struct store *st = &s->stores[s->nextstore++ % NSTORES];
+
+	st->valid = 1;
+	st->base = in->mem.base;
+	st->index = in->mem.index;
+	st->scale = in->mem.scale;
+	st->size = in->mem.size;
+	st->disp = in->mem.disp;
+	st->data_ready = data_ready;
+	st->seq = seq;
+}
+
+/* A register write changes the addresses that use it. */
+static void stores_forget(struct sim *s, uint64_t written)
+{
+	for (int i = 0; i < NSTORES; i++) {
+		struct store *st = &s->stores[i];
+
+		if (!st->valid)
+			continue;
+		if ((st->base != CFG_REG_NONE && (written & CFG_RBIT(st->base))) ||
+		    (st->index != CFG_REG_NONE && (written & CFG_RBIT(st->index))))
+			st->valid = 0;
+	}
+}
+
+/* In-order dispatch: width, reorder buffer, taken branches. */
+static int dispatch(struct sim *s, int uops, struct cause *why)
+{
+	const struct model *m = s->m;
+	int d = s->disp_cycle, rob_free;
+
+	if (s->disp_used + uops > m->dispatch_width && s->disp_used > 0) {
+		d++;
+		s->disp_used = 0;
+		s->disp_taken = 0;
+	}
+	rob_free = s->seq >= m->rob_size ? s->rob[s->seq % m->rob_size] : 0;
+	if (rob_free > d) {
+		d = rob_free;
+		s->disp_used = 0;
+		s->disp_taken = 0;
+	}
+	if (d > s->disp_cycle)
+		bound(why, d, MODEL_R_DISPATCH, -1);
+	s->disp_cycle = d;
+	s->disp_used += uops;
+	if (s->floor < d)
+		s->floor = d;
+	return d;
+}
+
+static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t, int seq,
+		    struct cause *why)
+{
+	const struct model *m = s->m;
+	struct store *st = in->nmem ? store_find(s, in) : NULL;
+	struct cause c = *why;
+	int lat = (in->flags & (CFG_I_FP | CFG_I_VECTOR)) ? m->load_lat_fp : m->load_lat;
+	int t = port_take(s, m->load_ports, addr_t > d ? addr_t : d, 1, seq, &c);
+
+	if (t < 0)
+		return t;
+	if (st && m->mem_rename) {
+		t = st->data_ready > d ? st->data_ready : d;
+		c = *why;
+		bound(&c, t, MODEL_R_MEM_DEP, st->seq);
+	} else {
+		c.t = t;
+		if (c.reason == MODEL_R_NONE || c.reason == MODEL_R_DISPATCH) {
+			c.reason = MODEL_R_LATENCY;
+			c.seq = -1;
+		}
+		t += lat;
+		if (st && st->data_ready + m->store_fwd_lat > t) {
+			t = st->data_ready + m->store_fwd_lat;
+			c.reason = MODEL_R_MEM_DEP;
+			c.seq = st->seq;
+		}
+		c.t = t;
+	}
+	*why = c;
+	return t;
+}
+
+/*
+ * Schedule one instruction.  cls is its class row; next the instruction
+ * after it (NULL if unknown); taken: it is a branch back to the loop's top.
+ */
+static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model_class *cls,
+		    const struct cfg_insn *next, int taken, struct done *out)
+{
+	const struct model *m = s->m;
+	int seq = s->seq, d, t, complete, r, fused = 0, fusing;
+	uint64_t addr = addr_regs(in), rd = in->regs_read & ~CFG_RBIT(CFG_R_RIP);
+	int stack = !!(in->flags & CFG_I_STACK);
+	int load = in->form == CFG_F_LOAD || in->form == CFG_F_RMW || (cls->kind & MODEL_K_POP);
+	int store = in->form == CFG_F_STORE || in->form == CFG_F_RMW ||
+		    (cls->kind & MODEL_K_PUSH);
+	uint32_t ports = cls->ports;
+	struct cause why = { 0, MODEL_R_NONE, -1 }, dwhy = { 0, MODEL_R_NONE, -1 };
+	struct cause src;
+
+	if (in->flags & CFG_I_PREFETCH)
+		load = 0;
+	if (stack) {
+		rd &= ~CFG_RBIT(CFG_R_RSP);	/* the stack engine tracks rsp at rename */
+		if (in->nmem && in->mem.base == CFG_R_RSP)
+			addr &= ~CFG_RBIT(CFG_R_RSP);
+	}
+	/* a jcc right after a fusible op rides on that op */
+	if ((in->flags & CFG_I_COND) && s->fuse_pending) {
+		fused = 1;
+		d = s->disp_cycle;
+		complete = s->fuse_complete;
+		why.t = complete;
+		why.reason = MODEL_R_FLAGS_DEP;
+		why.seq = s->fuse_seq;
+		t = complete;
+		goto retire;
+	}
+	dwhy.t = s->disp_cycle;
+	d = dispatch(s, cls->uops ? cls->uops : 1, &dwhy);
+	why.t = d;
+	if (dwhy.reason != MODEL_R_NONE)
+		why = dwhy;
+	src = why;
+	/* address registers */
+	regs_ready(s, addr, &src);
+	if (load) {
+		struct cause lw = src;
+
+		t = mem_load(s, in, d, src.t, seq, &lw);
+		if (t < 0)
+			return t;
+		if (lw.t > why.t)
+			why = lw;
+	}
+	regs_ready(s, rd & ~addr, &why);
+	fusing = (cls->kind & MODEL_K_FUSE) && next && (next->flags & CFG_I_COND) &&
+		 in->form != CFG_F_RMW && in->form != CFG_F_STORE;
+	if (fusing && (ports & m->branch_ports))
+		ports &= m->branch_ports;
+	t = why.t;
+	if ((cls->kind & MODEL_K_ELIM) || !ports) {
+		complete = t + ((cls->kind & MODEL_K_ELIM) ? 0 : cls->lat);
+	} else {
+		t = port_take(s, ports, t, cls->busy, seq, &why);
+		if (t < 0)
+			return t;
+		complete = t + cls->lat;
+		if (cls->lat > 1 && why.t <= d)
+			why.reason = MODEL_R_LATENCY, why.seq = -1;
+	}
+	if (store) {
+		struct cause sw = why;
+		int sa = port_take(s, m->store_addr_ports, src.t, 1, seq, NULL);
+		int data = in->form == CFG_F_RMW ? complete : why.t;
+		int sd;
+
+		if (sa < 0)
+			return sa;
+		sd = port_take(s, m->store_data_ports, data, 1, seq, &sw);
+		if (sd < 0)
+			return sd;
+		if (sa + 1 > complete)
+			complete = sa + 1;
+		if (sd + 1 > complete) {
+			complete = sd + 1;
+			why = sw;
+		}
+		if (in->nmem && !(cls->kind & MODEL_K_PUSH))
+			store_add(s, in, data, seq);
+	}
+	s->fuse_pending = fusing;
+	s->fuse_complete = complete;
+	s->fuse_seq = seq;
+retire:
+	if (fused)
+		s->fuse_pending = 0;
+	/* results */
+	for (int reg = 0; reg < CFG_NREGS; reg++) {
+		if (!(in->regs_written & CFG_RBIT(reg)))
+			continue;
+		if (stack && reg == CFG_R_RSP) {
+			s->ready[reg] = d;
+		} else {
+			s->ready[reg] = complete;
+		}
+		s->prod[reg] = seq;
+	}
+	stores_forget(s, in->regs_written);
+	/* in-order retire */
+	r = complete > d + 1 ? complete : d + 1;
+	if (r < s->last_retire)
+		r = s->last_retire;
+	if (!fused) {
+		if (r > s->ret_cycle) {
+			s->ret_cycle = r;
+			s->ret_used = 0;
+		}
+		if (s->ret_used >= m->retire_width) {
+			r = ++s->ret_cycle;
+			s->ret_used = 0;
+		}
+		s->ret_used++;
+	}
+	s->last_retire = r;
+	s->rob[seq % m->rob_size] = r;
+	if (taken && m->taken_per_cycle > 0 && ++s->disp_taken >= m->taken_per_cycle) {
+		s->disp_cycle++;
+		s->disp_used = 0;
+		s->disp_taken = 0;
+	}
+	s->seq++;
+	out->dispatch = d;
+	out->issue = t;
+	out->complete = complete;
+	out->retire = r;
+	out->why = why;
+	out->fused = fused;
+	return 0;
+}
+
+const char *model_reason_name(enum model_reason r)
+{
+	static const char *const names[MODEL_R_COUNT] = {
+		"none", "latency", "reg dep", "flags dep", "mem dep", "port", "divider",
+		"dispatch", "retire width",
+	};
+
+	return (unsigned)r < MODEL_R_COUNT ? names[r] : "?";
+}
+
+/* The reason an instruction's M_i is what it is, from its finished times. */
+static void explain(struct sched_insn *o, const struct done *dn, int prev_r, int npre,
+		    size_t n, int base_seq)
+{
+	int seq = dn->why.seq;
+
+	o->reason = MODEL_R_NONE;
+	o->culprit = -1;
+	if (o->m <= 0)
+		return;
+	if (dn->retire > dn->complete && dn->retire > dn->dispatch + 1 &&
+	    dn->retire > prev_r) {
+		o->reason = MODEL_R_RETIRE;
+		return;
+	}
+	if (dn->complete >= dn->retire) {
+		o->reason = dn->why.reason;
+		if (o->reason == MODEL_R_NONE && dn->complete - dn->issue > 1)
+			o->reason = MODEL_R_LATENCY;
+	} else if (dn->why.reason == MODEL_R_DISPATCH) {
+		o->reason = MODEL_R_DISPATCH;
+	}
+	if (o->reason == MODEL_R_LATENCY || o->reason == MODEL_R_DISPATCH ||
+	    o->reason == MODEL_R_NONE || seq < npre || seq < 0)
+		return;
+	if (seq >= base_seq)	/* this pass (earlier passes are not culprits) */
+		o->culprit = (int)((size_t)(seq - npre) % n);
+}
+
+static int fill_classes(const struct model *m, const struct cfg_insn *v, size_t n,
+			const struct model_class ***out, struct sched_block *b)
+{
+	const struct model_class **c = malloc((n ? n : 1) * sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int known;
+
+		c[i] = model_classify(m, &v[i], &known);
+		if (b) {
+			b->insns[i].class_known = known;
+			b->unknown_forms += !known;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+void sched_block_free(struct sched_block *b)
+{
+	if (!b)
+		return;
+	free(b->insns);
+	memset(b, 0, sizeof(*b));
+}
+
+static int is_loop_branch(const struct cfg_insn *in)
+{
+	return (in->flags & CFG_I_BRANCH) && !(in->flags & CFG_I_INDIRECT);
+}
+
+/* Run pre, then the block iters times; fill out from the first pass. */
+static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
+	       const struct cfg_insn *pre, size_t npre, int iters, struct sched_block *out)
+{
+	struct done dn;
+	int prev_r = 0, k1 = iters / 2, r_k1 = 0, rc;
+	double *gap = calloc(n, sizeof(*gap));
+
+	if (!gap)
+		return -ENOMEM;
+	for (size_t i = 0; i < npre; i++) {
+		rc = sim_insn(s, &pre[i], s->pcls[i], i + 1 < npre ? &pre[i + 1] : &insns[0], 0,
+			      &dn);
+		if (rc < 0)
+			goto out;
+		prev_r = dn.retire;
+	}
+	r_k1 = prev_r;
+	for (int k = 0; k < iters; k++) {
+		int base = (int)npre + k * (int)n;
+
+		if (k == k1)
+			r_k1 = prev_r;
+		for (size_t i = 0; i < n; i++) {
+			int taken = i == n - 1 && is_loop_branch(&insns[i]);
+			struct sched_insn *o = &out->insns[i];
+
+			rc = sim_insn(s, &insns[i], s->cls[i], &insns[(i + 1) % n], taken, &dn);
+			if (rc < 0)
+				goto out;
+			if (k >= k1)
+				gap[i] += dn.retire - prev_r;
+			if (k == 0) {
+				o->address = insns[i].addr;
+				o->dispatch = dn.dispatch;
+				o->issue = dn.issue;
+				o->complete = dn.complete;
+				o->retire = dn.retire;
+				o->m = dn.retire - prev_r;
+				o->fused = dn.fused;
+				out->cycles += o->m;
+				explain(o, &dn, prev_r, (int)npre, n, base);
+			}
+			prev_r = dn.retire;
+		}
+	}
+	out->steady_cycles = (double)(prev_r - r_k1) / (iters - k1);
+	for (size_t i = 0; i < n; i++)
+		out->insns[i].m_loop = gap[i] / (iters - k1);
+	rc = 0;
+out:
+	free(gap);
+	return rc;
+}
+
+int model_schedule(const struct model *m, const struct cfg_insn *insns, size_t n,
+		   const struct cfg_insn *pre, size_t npre, struct sched_block *out,
+		   struct dcpi_err *err)
+{
+	struct sim s;
+	int rc, iters;
+
+	memset(out, 0, sizeof(*out));
+	if (!m || (!insns && n))
+		return dcpi_errf(err, -EINVAL, "model: no model or no instructions");
+	if (!n)
+		return 0;
+	if (m->nports > MODEL_MAX_PORTS)
+		return dcpi_errf(err, -EINVAL, "model %s: %d ports, at most %d", m->name,
+				 m->nports, MODEL_MAX_PORTS);
+	out->insns = calloc(n, sizeof(*out->insns));
+	rc = out->insns ? sim_init(&s, m) : -ENOMEM;
+	if (rc < 0) {
+		free(out->insns);
+		out->insns = NULL;
+		return dcpi_errf(err, -ENOMEM, "model: out of memory");
+	}
+	out->n = n;
+	rc = fill_classes(m, insns, n, &s.cls, out);
+	if (rc == 0)
+		rc = fill_classes(m, pre, npre, &s.pcls, NULL);
+	if (rc < 0)
+		goto fail;
+	iters = n * SIM_ITERS > SIM_INSNS ? (int)(SIM_INSNS / n) : SIM_ITERS;
+	if (iters < 8)
+		iters = 8;
+	rc = run(&s, insns, n, pre, npre, iters, out);
+	if (rc < 0)
+		goto fail;
+	free(s.cls);
+	free(s.pcls);
+	sim_fini(&s);
+	return 0;
+fail:
+	free(s.cls);
+	free(s.pcls);
+	sim_fini(&s);
+	sched_block_free(out);
+	return dcpi_errf(err, rc, "model %s: out of memory", m->name);
+}

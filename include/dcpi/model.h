@@ -1,0 +1,168 @@
+/*
+ * model.h - pipeline models of x86-64 cores and the best-case scheduler
+ * (DCPI paper sec. 6.1.3 and 6.3).
+ *
+ * A model is data: widths, reorder-buffer size, execution ports, load and
+ * store ports, cache and TLB latencies, and a table of instruction classes
+ * keyed by mnemonic, operand form and vector width.  One model per
+ * microarchitecture (culprit/model_zen5.c, ...), chosen from CPUID or by name.
+ *
+ * The scheduler runs a block through the model with no dynamic stalls (every
+ * load hits L1, every branch is predicted) and gives, per instruction, M_i:
+ * the cycles it spends as the oldest unretired instruction (at the head of
+ * the reorder buffer), which is where an x86 interrupt reports the time.
+ * M_i = retire_i - retire_{i-1}, so the block's best-case cycles = sum M_i.
+ * Instructions whose M_i is more than the retire width allows carry the
+ * static-stall reason and the culprit instruction (sec. 6.3).
+ */
+#ifndef DCPI_MODEL_H
+#define DCPI_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/util.h"
+
+#define MODEL_MAX_PORTS 24
+
+/* Class row traits: conditions a row can require or exclude (classify.c). */
+enum {
+	MODEL_T_Q	= 1u << 0,	/* 64-bit integer operation */
+	MODEL_T_L	= 1u << 1,	/* 32-bit */
+	MODEL_T_W	= 1u << 2,	/* 16-bit */
+	MODEL_T_B	= 1u << 3,	/* 8-bit */
+	MODEL_T_IMM	= 1u << 4,	/* has an immediate operand */
+	MODEL_T_REGMOV	= 1u << 5,	/* register-to-register copy (no imm, no mem) */
+	MODEL_T_LEA3	= 1u << 6,	/* lea base + index + displacement */
+	MODEL_T_LEASC	= 1u << 7,	/* lea with a scaled index */
+	MODEL_T_LEAIDX	= 1u << 8,	/* lea with base and index */
+	MODEL_T_FP	= 1u << 9,	/* CFG_I_FP */
+	MODEL_T_VEC	= 1u << 10,	/* CFG_I_VECTOR */
+	MODEL_T_BRANCH	= 1u << 11,	/* jump, call or return */
+	MODEL_T_NOP	= 1u << 12,
+	MODEL_T_ZERO	= 1u << 13,	/* zero idiom */
+	MODEL_T_CL	= 1u << 14,	/* shift/rotate count in %cl */
+	MODEL_T_PACKED	= 1u << 15,	/* packed (ps/pd, integer SIMD), not scalar ss/sd */
+};
+
+/* Class row kinds: how the scheduler treats the instruction beyond latency. */
+enum {
+	MODEL_K_ELIM	= 1u << 0,	/* handled at rename: no port, latency 0 */
+	MODEL_K_FUSE	= 1u << 1,	/* fuses with a following jcc into one op */
+	MODEL_K_PUSH	= 1u << 2,	/* implicit store (push, call) */
+	MODEL_K_POP	= 1u << 3,	/* implicit load (pop, ret) */
+	MODEL_K_SERIAL	= 1u << 4,	/* waits for all older instructions (lock, cpuid) */
+};
+
+/*
+ * One instruction class.  pattern is a mnemonic ("imul": also matches the
+ * AT&T-suffixed "imulq"), a prefix ending in '*' ("cmov*"), or "*".  The
+ * first row that matches mnemonic, form, vector width and traits wins.
+ * lat is the register-to-register latency; memory forms add the model's
+ * load-to-use latency and use load/store ports on top of ports.
+ */
+struct model_class {
+	const char *pattern;
+	uint8_t forms;			/* bit (1 << enum cfg_form); 0 = any */
+	uint16_t min_vec, max_vec;	/* vec_bits range (0..512 = any) */
+	uint32_t need, avoid;		/* MODEL_T_* all required / none allowed */
+	uint8_t lat;			/* cycles to the result */
+	uint8_t uops;			/* dispatch slots */
+	uint32_t ports;			/* usable ports, bit per port */
+	uint8_t busy;			/* cycles the port stays busy (1 = pipelined) */
+	uint8_t kind;			/* MODEL_K_* */
+};
+#define MODEL_FORM(f) (1u << (f))
+#define MODEL_ANYVEC 0, 512
+
+struct model {
+	const char *name;		/* "zen5" */
+	const char *desc;		/* "AMD Zen 5 (family 1Ah)" */
+	int dispatch_width;		/* macro-ops renamed/dispatched per cycle */
+	int retire_width;		/* macro-ops retired per cycle */
+	int rob_size;
+	int sched_size;			/* integer + FP scheduler entries (reported) */
+	int nports;
+	const char *const *port_names;	/* nports names */
+	uint32_t alu_ports, branch_ports, load_ports, store_addr_ports, store_data_ports;
+	uint32_t fp_ports;
+	int load_lat;			/* integer load-to-use, L1 hit, simple address */
+	int load_lat_fp;		/* vector/FP load-to-use */
+	int store_fwd_lat;		/* store data ready -> dependent load result */
+	int mem_rename;			/* store-reload of a register forwarded at 0 */
+	int move_elim;			/* reg-reg moves eliminated at rename */
+	int taken_per_cycle;		/* taken branches per cycle */
+	/* for culprit bounds of dynamic stalls (later parts) */
+	int l1_lat, l2_lat, l3_lat, dram_lat, tlb_miss_lat;
+	int mispredict_penalty;
+	const struct model_class *classes;
+	size_t nclasses;
+	const struct model_class *fallback;	/* for forms no row matches */
+};
+
+/* The models, by name ("zen5", "zen4", "zen3", "skylake", "generic"). */
+const struct model *model_by_name(const char *name);
+/* The model for the processor this runs on: $DCPI_MODEL if it names one,
+ * else from CPUID vendor, family and model. */
+const struct model *model_for_this_cpu(void);
+/* Same decision from CPUID values (vendor "AuthenticAMD", display family/model). */
+const struct model *model_for_cpuid(const char *vendor, unsigned family, unsigned model);
+const char *model_name(const struct model *m);
+/* Fill up to max names; returns how many models there are. */
+size_t model_list(const char **names, size_t max);
+
+/* The class row of an instruction; *known = 0 when it is the fallback. */
+const struct model_class *model_classify(const struct model *m, const struct cfg_insn *insn,
+					 int *known);
+/* MODEL_T_* traits of an instruction, as classify matches them. */
+uint32_t model_traits(const struct cfg_insn *insn);
+
+/* Why an instruction's M_i is what it is (static stalls, sec. 6.3). */
+enum model_reason {
+	MODEL_R_NONE,		/* no stall: M_i within the retire-width minimum */
+	MODEL_R_LATENCY,	/* its own execution latency */
+	MODEL_R_REG_DEP,	/* waited for a register written by culprit */
+	MODEL_R_FLAGS_DEP,	/* waited for flags written by culprit */
+	MODEL_R_MEM_DEP,	/* load waited for the store culprit (forwarding) */
+	MODEL_R_PORT,		/* port or unit busy with culprit */
+	MODEL_R_DIVIDER,	/* non-pipelined unit (divider) busy with culprit */
+	MODEL_R_DISPATCH,	/* dispatch width or full reorder buffer */
+	MODEL_R_RETIRE,		/* retire width */
+	MODEL_R_COUNT
+};
+const char *model_reason_name(enum model_reason r);
+
+struct sched_insn {
+	uint64_t address;
+	int dispatch, issue, complete, retire;	/* cycles, single pass */
+	int m;				/* M_i, single pass */
+	double m_loop;			/* M_i per iteration in the steady state */
+	int reason;			/* enum model_reason */
+	int culprit;			/* index into the block's insns, or -1 */
+	int class_known;		/* 0: conservative fallback class used */
+	int fused;			/* jcc fused with the instruction before it */
+};
+
+struct sched_block {
+	int cycles;			/* single pass best case: sum of M_i */
+	double steady_cycles;		/* cycles per iteration as a loop body */
+	size_t n;
+	struct sched_insn *insns;
+	unsigned unknown_forms;		/* instructions that used the fallback class */
+};
+
+/*
+ * Best-case schedule of insns[0..n).  pre[0..npre) (may be NULL) are the
+ * instructions executed before the block: they warm up the machine state
+ * (their results' readiness, ports) and are not reported.  steady_cycles
+ * comes from running the block many times in a row, carrying registers,
+ * stores and ports across iterations.  out is filled; free with
+ * sched_block_free.
+ */
+int model_schedule(const struct model *m, const struct cfg_insn *insns, size_t n,
+		   const struct cfg_insn *pre, size_t npre, struct sched_block *out,
+		   struct dcpi_err *err);
+void sched_block_free(struct sched_block *b);
+
+#endif /* DCPI_MODEL_H */

@@ -1,0 +1,276 @@
+/*
+ * test_model.c - pipeline models and the best-case scheduler (culprit/model*.c,
+ * culprit/classify.c, culprit/schedule.c): hand-written loops whose cycles
+ * per iteration were timed on the project's Zen 5 machines, M_i summing to
+ * the block's cycles (DCPI paper sec. 6.1.3), reasons and culprits of static
+ * stalls (sec. 6.3), model selection, unknown forms, and `dcpi model --json`.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/model.h"
+
+/* Loop bodies; each ends in dec %rcx; jne back to its start. */
+
+/* add %rbx,%rax; add %rax,%rbx: a chain of two 1-cycle adds */
+static const uint8_t add_chain[] = { 0x48, 0x01, 0xd8, 0x48, 0x01, 0xc3, 0x48, 0xff, 0xc9,
+				     0x75, 0xf5 };
+/* imul %rax,%rax */
+static const uint8_t imul_chain[] = { 0x48, 0x0f, 0xaf, 0xc0, 0x48, 0xff, 0xc9, 0x75, 0xf7 };
+/* mov (%rdi),%rax; mov 8(%rdi),%rbx; mov 16(%rdi),%rdx; mov 24(%rdi),%rsi */
+static const uint8_t four_loads[] = { 0x48, 0x8b, 0x07, 0x48, 0x8b, 0x5f, 0x08, 0x48, 0x8b,
+				      0x57, 0x10, 0x48, 0x8b, 0x77, 0x18, 0x48, 0xff, 0xc9,
+				      0x75, 0xec };
+/* div %rbx (rax, rdx carried) */
+static const uint8_t div_chain[] = { 0x48, 0xf7, 0xf3, 0x48, 0xff, 0xc9, 0x75, 0xf8 };
+/* mov %rax,(%rsp); mov (%rsp),%rax; add $1,%rax */
+static const uint8_t store_reload[] = { 0x48, 0x89, 0x04, 0x24, 0x48, 0x8b, 0x04, 0x24, 0x48,
+					0x83, 0xc0, 0x01, 0x48, 0xff, 0xc9, 0x75, 0xef };
+/* addsd %xmm1,%xmm0 */
+static const uint8_t fadd_chain[] = { 0xf2, 0x0f, 0x58, 0xc1, 0x48, 0xff, 0xc9, 0x75, 0xf7 };
+/* vfmadd231sd %xmm2,%xmm1,%xmm0 */
+static const uint8_t fma_chain[] = { 0xc4, 0xe2, 0xf1, 0xb9, 0xc2, 0x48, 0xff, 0xc9, 0x75,
+				     0xf6 };
+/* imul %rax,%rax; xor %eax,%eax: the zero idiom cuts the imul chain */
+static const uint8_t zero_idiom[] = { 0x48, 0x0f, 0xaf, 0xc0, 0x31, 0xc0, 0x48, 0xff, 0xc9,
+				      0x75, 0xf5 };
+/* mov %rax,(%rdi); mov %rbx,8(%rdi); mov %rax,16(%rdi); mov %rbx,24(%rdi) */
+static const uint8_t four_stores[] = { 0x48, 0x89, 0x07, 0x48, 0x89, 0x5f, 0x08, 0x48, 0x89,
+				       0x47, 0x10, 0x48, 0x89, 0x5f, 0x18, 0x48, 0xff, 0xc9,
+				       0x75, 0xec };
+/* lea 1(%rax,%rax,2),%rax: complex lea, 2 cycles */
+static const uint8_t lea_chain[] = { 0x48, 0x8d, 0x44, 0x40, 0x01, 0x48, 0xff, 0xc9, 0x75,
+				     0xf6 };
+/* imul %rax,%rbx; mov %rbx,%rax: the eliminated mov adds nothing */
+static const uint8_t mov_elim[] = { 0x48, 0x0f, 0xaf, 0xd8, 0x48, 0x89, 0xd8, 0x48, 0xff,
+				    0xc9, 0x75, 0xf4 };
+/* cpuid: no class row */
+static const uint8_t unknown[] = { 0x0f, 0xa2 };
+
+static void schedule(const char *model, const uint8_t *bytes, size_t len,
+		     struct sched_block *b, struct cfg_insn **insns)
+{
+	const struct model *m = model_by_name(model);
+	struct dcpi_err err = { 0 };
+	size_t n;
+
+	assert_non_null(m);
+	assert_int_equal(cfg_decode(bytes, len, 0x1000, insns, &n, &err), 0);
+	assert_int_equal(model_schedule(m, *insns, n, NULL, 0, b, &err), 0);
+	assert_int_equal(b->n, n);
+}
+
+/* Steady-state cycles per iteration of a loop body under a model. */
+static double steady(const char *model, const uint8_t *bytes, size_t len)
+{
+	struct sched_block b;
+	struct cfg_insn *insns;
+	double c;
+	int sum = 0;
+	double lsum = 0;
+
+	schedule(model, bytes, len, &b, &insns);
+	for (size_t i = 0; i < b.n; i++) {
+		sum += b.insns[i].m;
+		lsum += b.insns[i].m_loop;
+	}
+	/* M_i sum to the block's cycles, in one pass and in the loop */
+	assert_int_equal(sum, b.cycles);
+	assert_true(lsum > b.steady_cycles - 1e-6 && lsum < b.steady_cycles + 1e-6);
+	c = b.steady_cycles;
+	sched_block_free(&b);
+	free(insns);
+	return c;
+}
+
+#define assert_cycles(model, loop, want) \
+	assert_true(steady(model, loop, sizeof(loop)) > (want) - 0.01 && \
+		    steady(model, loop, sizeof(loop)) < (want) + 0.01)
+
+static void test_zen5_measured_loops(void **state)
+{
+	(void)state;
+	assert_cycles("zen5", add_chain, 2.0);
+	assert_cycles("zen5", imul_chain, 3.0);
+	assert_cycles("zen5", four_loads, 1.0);
+	assert_cycles("zen5", store_reload, 1.0);
+	assert_cycles("zen5", fadd_chain, 2.0);
+	assert_cycles("zen5", fma_chain, 4.0);
+	assert_cycles("zen5", four_stores, 2.0);
+	assert_cycles("zen5", lea_chain, 2.0);
+	assert_cycles("zen5", mov_elim, 3.0);
+}
+
+static void test_divide(void **state)
+{
+	double c = steady("zen5", div_chain, sizeof(div_chain));
+
+	(void)state;
+	assert_true(c >= 13.0 && c <= 15.0);
+	/* Skylake's divider is much slower */
+	assert_true(steady("skylake", div_chain, sizeof(div_chain)) > 30.0);
+}
+
+static void test_zero_idiom(void **state)
+{
+	(void)state;
+	/* without the xor the imul chain costs 3 cycles; with it, 1 (port bound) */
+	assert_cycles("zen5", zero_idiom, 1.0);
+}
+
+static void test_no_memory_renaming(void **state)
+{
+	(void)state;
+	/* Skylake forwards through the store buffer: store -> load -> add costs */
+	assert_true(steady("skylake", store_reload, sizeof(store_reload)) >= 5.0);
+	assert_true(steady("zen3", store_reload, sizeof(store_reload)) >= 5.0);
+	/* and has 4-cycle FP adds */
+	assert_cycles("skylake", fadd_chain, 4.0);
+}
+
+static void test_chain_culprits(void **state)
+{
+	struct sched_block b;
+	struct cfg_insn *insns;
+
+	(void)state;
+	schedule("zen5", add_chain, sizeof(add_chain), &b, &insns);
+	assert_int_equal(b.cycles, 2);
+	assert_int_equal(b.insns[0].m, 1);
+	assert_int_equal(b.insns[1].m, 1);
+	assert_int_equal(b.insns[1].reason, MODEL_R_REG_DEP);
+	assert_int_equal(b.insns[1].culprit, 0);
+	assert_true(b.insns[3].fused);
+	assert_int_equal(b.unknown_forms, 0);
+	sched_block_free(&b);
+	free(insns);
+
+	schedule("zen5", imul_chain, sizeof(imul_chain), &b, &insns);
+	assert_int_equal(b.insns[0].m, 3);
+	assert_int_equal(b.insns[0].reason, MODEL_R_LATENCY);
+	assert_int_equal(b.insns[0].complete - b.insns[0].issue, 3);
+	sched_block_free(&b);
+	free(insns);
+}
+
+static void test_preceding(void **state)
+{
+	const struct model *m = model_by_name("zen5");
+	struct dcpi_err err = { 0 };
+	struct cfg_insn *pre, *body;
+	struct sched_block b;
+	size_t np, nb;
+
+	(void)state;
+	/* imul %rax,%rax before "add %rbx,%rax; ...": the add waits for it */
+	assert_int_equal(cfg_decode(imul_chain, 4, 0x10, &pre, &np, &err), 0);
+	assert_int_equal(cfg_decode(add_chain, sizeof(add_chain), 0x20, &body, &nb, &err), 0);
+	assert_int_equal(model_schedule(m, body, nb, pre, np, &b, &err), 0);
+	assert_int_equal(b.insns[0].m, 1);	/* retire gap after the imul retired */
+	assert_int_equal(b.insns[0].issue, 3);
+	assert_int_equal(b.insns[0].culprit, -1);	/* in the preceding code */
+	assert_int_equal(b.insns[0].reason, MODEL_R_REG_DEP);
+	sched_block_free(&b);
+	free(pre);
+	free(body);
+}
+
+static void test_unknown_forms(void **state)
+{
+	struct sched_block b;
+	struct cfg_insn *insns;
+
+	(void)state;
+	schedule("zen5", unknown, sizeof(unknown), &b, &insns);
+	assert_int_equal(b.unknown_forms, 1);
+	assert_int_equal(b.insns[0].class_known, 0);
+	assert_true(b.cycles >= 1);
+	sched_block_free(&b);
+	free(insns);
+}
+
+static void test_selection(void **state)
+{
+	const char *names[8];
+	size_t n = model_list(names, 8);
+
+	(void)state;
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(model_name(model_by_name(names[i])), names[i]);
+	assert_null(model_by_name("pentium"));
+	assert_string_equal(model_name(model_for_cpuid("AuthenticAMD", 0x1a, 0x02)), "zen5");
+	assert_string_equal(model_name(model_for_cpuid("AuthenticAMD", 0x19, 0x11)), "zen4");
+	assert_string_equal(model_name(model_for_cpuid("AuthenticAMD", 0x19, 0x21)), "zen3");
+	assert_string_equal(model_name(model_for_cpuid("GenuineIntel", 6, 0x55)), "skylake");
+	assert_string_equal(model_name(model_for_cpuid("HygonGenuine", 0x18, 0)), "generic");
+	assert_non_null(model_for_this_cpu());
+}
+
+static void test_bad_input(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct sched_block b;
+
+	(void)state;
+	assert_true(model_schedule(NULL, NULL, 1, NULL, 0, &b, &err) < 0);
+	assert_true(err.msg[0] != 0);
+	assert_int_equal(model_schedule(model_by_name("zen5"), NULL, 0, NULL, 0, &b, &err), 0);
+	assert_int_equal(b.n, 0);
+	sched_block_free(&b);
+}
+
+static void test_tool_json(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	char cmd[512], out[8192];
+	size_t len;
+	FILE *p;
+
+	(void)state;
+	if (!bin || access(bin, X_OK)) {
+		skip();
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "%s model --model zen5 --json --hex "
+		 "'48 0f af c0 48 ff c9 75 f7'", bin);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	len = fread(out, 1, sizeof(out) - 1, p);
+	out[len] = 0;
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(strstr(out, "\"model\": \"zen5\""));
+	assert_non_null(strstr(out, "\"steady_cycles\": 3.000"));
+	assert_non_null(strstr(out, "\"address\": \"0x0\""));
+	assert_non_null(strstr(out, "\"culprit\": null"));
+
+	snprintf(cmd, sizeof(cmd), "%s model --model nosuch --hex 90 2>/dev/null", bin);
+	assert_int_not_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_zen5_measured_loops),
+		cmocka_unit_test(test_divide),
+		cmocka_unit_test(test_zero_idiom),
+		cmocka_unit_test(test_no_memory_renaming),
+		cmocka_unit_test(test_chain_culprits),
+		cmocka_unit_test(test_preceding),
+		cmocka_unit_test(test_unknown_forms),
+		cmocka_unit_test(test_selection),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_tool_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

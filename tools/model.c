@@ -1,0 +1,291 @@
+/*
+ * model.c - dcpi model: the best-case schedule (DCPI paper sec. 6.1.3, 6.3)
+ * of each basic block of a procedure, or of raw instruction bytes taken as
+ * one loop body: per instruction dispatch, issue, complete and retire
+ * cycles, M_i, and the reason and culprit of static stalls.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/image.h"
+#include "dcpi/model.h"
+#include "tools.h"
+
+struct model_args {
+	const char *model, *image, *proc, *hex;
+	int json, list;
+};
+
+static const char model_usage[] =
+	"usage: dcpi model [--model NAME] (--image FILE PROC | --hex \"48 01 d8 ...\") [--json]\n"
+	"  -m, --model NAME   pipeline model (default: from CPUID); --list-models\n"
+	"  -i, --image FILE   ELF file; PROC is a procedure name or 0xADDRESS\n"
+	"  -x, --hex BYTES    instruction bytes in hex, scheduled as one loop body\n"
+	"      --json         machine-readable output\n";
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* "48 01 d8", "4801d8", "0x48,0x01" -> bytes.  -EINVAL on a stray char. */
+static int parse_hex(const char *s, uint8_t **out, size_t *n)
+{
+	size_t len = strlen(s), cnt = 0;
+	uint8_t *b = malloc(len / 2 + 1);
+	int nib = -1;
+
+	if (!b)
+		return -ENOMEM;
+	for (; *s; s++) {
+		int v;
+
+		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && nib < 0) {
+			s++;
+			continue;
+		}
+		if (isspace((unsigned char)*s) || *s == ',') {
+			if (nib >= 0)
+				b[cnt++] = (uint8_t)nib;
+			nib = -1;
+			continue;
+		}
+		if (!isxdigit((unsigned char)*s)) {
+			free(b);
+			return -EINVAL;
+		}
+		v = isdigit((unsigned char)*s) ? *s - '0' : tolower((unsigned char)*s) - 'a' + 10;
+		if (nib < 0) {
+			nib = v;
+		} else {
+			b[cnt++] = (uint8_t)(nib << 4 | v);
+			nib = -1;
+		}
+	}
+	if (nib >= 0)
+		b[cnt++] = (uint8_t)nib;
+	*out = b;
+	*n = cnt;
+	return 0;
+}
+
+static void print_text(const struct cfg_insn *insns, const struct sched_block *b)
+{
+	printf("block 0x%llx: %d cycles single pass, %.2f cycles/iteration as a loop",
+	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles);
+	if (b->unknown_forms)
+		printf(" (%u unknown forms)", b->unknown_forms);
+	printf("\n  %-10s %-36s %4s %4s %4s %4s %3s %6s  %s\n", "address", "instruction",
+	       "D", "I", "C", "R", "M", "M/it", "reason");
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sched_insn *s = &b->insns[i];
+
+		printf("  %-10llx %-36.36s %4d %4d %4d %4d %3d %6.2f  %s",
+		       (unsigned long long)s->address, insns[i].text, s->dispatch, s->issue,
+		       s->complete, s->retire, s->m, s->m_loop,
+		       s->reason ? model_reason_name(s->reason) : "");
+		if (s->culprit >= 0)
+			printf(" <- 0x%llx", (unsigned long long)b->insns[s->culprit].address);
+		if (s->fused)
+			printf(" (fused)");
+		if (!s->class_known)
+			printf(" (unknown form)");
+		putchar('\n');
+	}
+}
+
+static void print_json_block(const struct cfg_insn *insns, const struct sched_block *b,
+			     int first)
+{
+	printf("%s{\"start\": \"0x%llx\", \"cycles\": %d, \"steady_cycles\": %.3f, "
+	       "\"unknown_forms\": %u, \"instructions\": [", first ? "" : ", ",
+	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles, b->unknown_forms);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sched_insn *s = &b->insns[i];
+
+		printf("%s{\"address\": \"0x%llx\", \"text\": ", i ? ", " : "",
+		       (unsigned long long)s->address);
+		json_str(insns[i].text);
+		printf(", \"m\": %d, \"m_loop\": %.3f, \"dispatch\": %d, \"issue\": %d, "
+		       "\"complete\": %d, \"retire\": %d, \"reason\": \"%s\", \"culprit\": ",
+		       s->m, s->m_loop, s->dispatch, s->issue, s->complete, s->retire,
+		       model_reason_name(s->reason));
+		if (s->culprit >= 0)
+			printf("\"0x%llx\"", (unsigned long long)b->insns[s->culprit].address);
+		else
+			printf("null");
+		printf(", \"known\": %s}", s->class_known ? "true" : "false");
+	}
+	printf("]}");
+}
+
+/* Schedule and print one block; *first tracks the JSON separator. */
+static int show_block(const struct model *m, const struct cfg_insn *insns, size_t n, int json,
+		      int *first)
+{
+	struct sched_block b;
+	struct dcpi_err err = { 0 };
+
+	if (!n)
+		return 0;
+	if (model_schedule(m, insns, n, NULL, 0, &b, &err) < 0)
+		return tool_fail("schedule: %s", err.msg);
+	if (json)
+		print_json_block(insns, &b, *first);
+	else
+		print_text(insns, &b);
+	*first = 0;
+	sched_block_free(&b);
+	return 0;
+}
+
+static int run_hex(const struct model *m, const struct model_args *a)
+{
+	struct cfg_insn *insns = NULL;
+	struct dcpi_err err = { 0 };
+	uint8_t *bytes;
+	size_t nbytes, n;
+	int rc, first = 1;
+
+	rc = parse_hex(a->hex, &bytes, &nbytes);
+	if (rc == -ENOMEM)
+		return tool_fail("--hex: out of memory");
+	if (rc < 0 || !nbytes)
+		return tool_fail("--hex: not hex bytes: %s", a->hex);
+	rc = cfg_decode(bytes, nbytes, 0, &insns, &n, &err);
+	free(bytes);
+	if (rc < 0) {
+		free(insns);
+		return tool_fail("--hex: %s", err.msg);
+	}
+	rc = show_block(m, insns, n, a->json, &first);
+	free(insns);
+	return rc;
+}
+
+static const struct img_proc *find_proc(const struct image *img, const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!strncmp(s, "0x", 2)) {
+		v = strtoull(s, &end, 16);
+		if (!*end)
+			return img_proc_at(img, v);
+	}
+	return img_proc_by_name(img, s);
+}
+
+static int run_image(const struct model *m, const struct model_args *a)
+{
+	struct dcpi_err err = { 0 };
+	const struct img_proc *proc;
+	struct image *img = NULL;
+	struct cfg *cfg = NULL;
+	int rc = 1, first = 1;
+
+	if (img_open(a->image, IMG_NO_DWARF, &img, &err) < 0)
+		return tool_fail("%s", err.msg);
+	proc = find_proc(img, a->proc);
+	if (!proc) {
+		tool_fail("%s: no procedure %s", a->image, a->proc);
+		goto out;
+	}
+	if (cfg_build(img, proc, &cfg, &err) < 0) {
+		tool_fail("%s: %s", proc->name, err.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < cfg->nblocks; i++) {
+		const struct cfg_block *bl = &cfg->blocks[i];
+
+		if (!bl->n)
+			continue;
+		if (show_block(m, &cfg->insns[bl->first], bl->n, a->json, &first))
+			goto out;
+	}
+	rc = 0;
+out:
+	cfg_free(cfg);
+	img_close(img);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, struct model_args *a)
+{
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "hex", required_argument, NULL, 'x' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "list-models", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:i:x:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': a->model = optarg; break;
+		case 'i': a->image = optarg; break;
+		case 'x': a->hex = optarg; break;
+		case 'j': a->json = 1; break;
+		case 'l': a->list = 1; break;
+		case 'h': fputs(model_usage, stdout); return 0;
+		default: fputs(model_usage, stderr); return 1;
+		}
+	}
+	if (a->image && optind < argc)
+		a->proc = argv[optind++];
+	if (optind < argc || (!a->list && !a->hex == !a->image) || (a->image && !a->proc)) {
+		fputs(model_usage, stderr);
+		return 1;
+	}
+	return -1;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	struct model_args a = { 0 };
+	const struct model *m;
+	int rc;
+
+	tool_name = "dcpi model";
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	if (a.list) {
+		const char *names[16];
+		size_t n = model_list(names, 16);
+
+		for (size_t i = 0; i < n && i < 16; i++)
+			printf("%s%s\n", names[i],
+			       model_by_name(names[i]) == model_for_this_cpu() ? " (this cpu)" : "");
+		return 0;
+	}
+	m = a.model ? model_by_name(a.model) : model_for_this_cpu();
+	if (!m)
+		return tool_fail("--model %s: no such model (try --list-models)", a.model);
+	if (a.json)
+		printf("{\"model\": \"%s\", \"blocks\": [", model_name(m));
+	rc = a.hex ? run_hex(m, &a) : run_image(m, &a);
+	if (a.json)
+		printf("]}\n");
+	return rc;
+}
