@@ -36,6 +36,7 @@
 #include <stdlib.h>
 
 #include "dcpi/cfg.h"
+#include "graph.h"
 
 #define NIL UINT32_MAX
 
@@ -62,26 +63,6 @@ static int ceq_alloc(void **p, size_t n, size_t size)
 {
 	*p = calloc(n ? n : 1, size);
 	return *p ? 0 : -ENOMEM;
-}
-
-/* Compressed adjacency of the caller's graph, forward or backward. */
-static int ceq_csr(const struct cfg_graph *g, int back, uint32_t **off, uint32_t **adj)
-{
-	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
-
-	if (ceq_alloc((void **)off, (size_t)g->nnodes + 1, sizeof(**off)) ||
-	    ceq_alloc((void **)adj, g->nedges, sizeof(**adj)))
-		return -ENOMEM;
-	for (uint32_t e = 0; e < g->nedges; e++)
-		(*off)[a[e] + 1]++;
-	for (uint32_t v = 0; v < g->nnodes; v++)
-		(*off)[v + 1] += (*off)[v];
-	for (uint32_t e = 0; e < g->nedges; e++)
-		(*adj)[(*off)[a[e]]++] = b[e];
-	for (uint32_t v = g->nnodes; v > 0; v--)
-		(*off)[v] = (*off)[v - 1];
-	(*off)[0] = 0;
-	return 0;
 }
 
 /* Mark what start reaches along off/adj; stack has room for every node. */
@@ -385,8 +366,8 @@ static int ceq_alloc_all(struct ceq *c)
 {
 	size_t nx = c->nx, nex = c->nex, nbr = c->nbr;
 
-	if (ceq_csr(c->g, 0, &c->succ_off, &c->succ) ||
-	    ceq_csr(c->g, 1, &c->pred_off, &c->pred) ||
+	if (cfg_graph_csr(c->g, 0, &c->succ_off, &c->succ) ||
+	    cfg_graph_csr(c->g, 1, &c->pred_off, &c->pred) ||
 	    ceq_alloc((void **)&c->reach, c->g->nnodes, 1) ||
 	    ceq_alloc((void **)&c->live, c->g->nnodes, 1) ||
 	    ceq_alloc((void **)&c->ea, nex, sizeof(uint32_t)) ||

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "dcpi/cfg.h"
+#include "graph.h"
 
 #define NIL UINT32_MAX
 
@@ -24,26 +25,6 @@ struct dom {
 	uint32_t *idom;		/* by reverse postorder number */
 	uint32_t n;		/* nodes reachable from entry */
 };
-
-static int dom_csr(const struct cfg_graph *g, int back, uint32_t **off, uint32_t **adj)
-{
-	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
-
-	*off = calloc((size_t)g->nnodes + 1, sizeof(**off));
-	*adj = malloc(((size_t)g->nedges + 1) * sizeof(**adj));
-	if (!*off || !*adj)
-		return -ENOMEM;
-	for (uint32_t e = 0; e < g->nedges; e++)
-		(*off)[a[e] + 1]++;
-	for (uint32_t v = 0; v < g->nnodes; v++)
-		(*off)[v + 1] += (*off)[v];
-	for (uint32_t e = 0; e < g->nedges; e++)
-		(*adj)[(*off)[a[e]]++] = b[e];
-	for (uint32_t v = g->nnodes; v > 0; v--)
-		(*off)[v] = (*off)[v - 1];
-	(*off)[0] = 0;
-	return 0;
-}
 
 /* Iterative DFS from entry, successors in edge order; numbers in reverse postorder. */
 static void dom_rpo(struct dom *d)
@@ -152,7 +133,7 @@ int cfg_dominators(const struct cfg_graph *g, uint32_t *idom, struct dcpi_err *e
 	d.pos = malloc(nn * sizeof(*d.pos));
 	d.stack = malloc(nn * sizeof(*d.stack));
 	d.idom = malloc(nn * sizeof(*d.idom));
-	if (dom_csr(g, 0, &d.succ_off, &d.succ) || dom_csr(g, 1, &d.pred_off, &d.pred) ||
+	if (cfg_graph_csr(g, 0, &d.succ_off, &d.succ) || cfg_graph_csr(g, 1, &d.pred_off, &d.pred) ||
 	    !d.rpo || !d.order || !d.pos || !d.stack || !d.idom) {
 		ret = dcpi_errf(err, -ENOMEM, "dominators: %u nodes: out of memory", g->nnodes);
 		goto out;

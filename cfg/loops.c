@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "dcpi/cfg.h"
+#include "graph.h"
 
 #define NIL UINT32_MAX
 
@@ -46,26 +47,6 @@ struct lp {
 	size_t nloops, loops_cap;
 	int *node_loop, *node_depth;
 };
-
-static int lp_csr(const struct cfg_graph *g, int back, uint32_t **off, uint32_t **adj)
-{
-	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
-
-	*off = calloc((size_t)g->nnodes + 1, sizeof(**off));
-	*adj = malloc(((size_t)g->nedges + 1) * sizeof(**adj));
-	if (!*off || !*adj)
-		return -ENOMEM;
-	for (uint32_t e = 0; e < g->nedges; e++)
-		(*off)[a[e] + 1]++;
-	for (uint32_t v = 0; v < g->nnodes; v++)
-		(*off)[v + 1] += (*off)[v];
-	for (uint32_t e = 0; e < g->nedges; e++)
-		(*adj)[(*off)[a[e]]++] = b[e];
-	for (uint32_t v = g->nnodes; v > 0; v--)
-		(*off)[v] = (*off)[v - 1];
-	(*off)[0] = 0;
-	return 0;
-}
 
 /* Reverse postorder numbers from entry (NIL if unreachable); the reachable
  * nodes in that order go to *nodes. */
@@ -335,7 +316,7 @@ static int lp_alloc(struct lp *p)
 {
 	size_t nn = p->g->nnodes;
 
-	if (lp_csr(p->g, 0, &p->succ_off, &p->succ) || lp_csr(p->g, 1, &p->pred_off, &p->pred))
+	if (cfg_graph_csr(p->g, 0, &p->succ_off, &p->succ) || cfg_graph_csr(p->g, 1, &p->pred_off, &p->pred))
 		return -ENOMEM;
 	p->rpo = malloc(nn * sizeof(uint32_t));
 	p->tag = malloc(nn * sizeof(uint32_t));
