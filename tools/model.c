@@ -28,22 +28,6 @@ static const char model_usage[] =
 	"  -x, --hex BYTES    instruction bytes in hex, scheduled as one loop body\n"
 	"      --json         machine-readable output\n";
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /* "48 01 d8", "4801d8", "0x48,0x01" -> bytes.  -EINVAL on a stray char. */
 static int parse_hex(const char *s, uint8_t **out, size_t *n)
 {
@@ -121,7 +105,7 @@ static void print_json_block(const struct cfg_insn *insns, const struct sched_bl
 
 		printf("%s{\"address\": \"0x%llx\", \"text\": ", i ? ", " : "",
 		       (unsigned long long)s->address);
-		json_str(insns[i].text);
+		tool_json_str(stdout, insns[i].text);
 		printf(", \"m\": %d, \"m_loop\": %.3f, \"dispatch\": %d, \"issue\": %d, "
 		       "\"complete\": %d, \"retire\": %d, \"reason\": \"%s\", \"culprit\": ",
 		       s->m, s->m_loop, s->dispatch, s->issue, s->complete, s->retire,

@@ -25,44 +25,28 @@ static const char prof_usage[] =
 	"      --epoch E      epoch name, or 'all' (default: the newest)\n"
 	"      --json         machine-readable output\n";
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void print_json(const struct rep_table *t, const struct prof_args *a,
 		       const char *epoch, size_t nrows)
 {
 	printf("{\"epoch\": ");
-	json_str(epoch);
+	tool_json_str(stdout, epoch);
 	printf(", \"events\": [");
 	for (size_t e = 0; e < t->nevents; e++) {
 		printf(e ? ", " : "");
-		json_str(t->events[e].name);
+		tool_json_str(stdout, t->events[e].name);
 	}
 	printf("], \"total\": {");
 	for (size_t e = 0; e < t->nevents; e++) {
 		printf(e ? ", " : "");
-		json_str(t->events[e].name);
+		tool_json_str(stdout, t->events[e].name);
 		printf(": %llu", (unsigned long long)t->events[e].total);
 	}
 	printf("}, \"period\": {");
 	for (size_t e = 0; e < t->nevents; e++) {
 		printf(e ? ", " : "");
-		json_str(t->events[e].name);
+		tool_json_str(stdout, t->events[e].name);
 		printf(": {\"mean\": %.17g, \"unit\": ", t->events[e].period);
-		json_str(t->events[e].period_unit);
+		tool_json_str(stdout, t->events[e].period_unit);
 		printf("}");
 	}
 	printf("}, \"%s\": [", a->by_image ? "images" : "procedures");
@@ -72,15 +56,15 @@ static void print_json(const struct rep_table *t, const struct prof_args *a,
 		printf(r ? ",\n  {" : "\n  {");
 		if (!a->by_image) {
 			printf("\"name\": ");
-			json_str(row->name);
+			tool_json_str(stdout, row->name);
 			printf(", \"address\": \"0x%llx\", ", (unsigned long long)row->addr);
 		}
 		printf("\"image\": ");
-		json_str(row->image);
+		tool_json_str(stdout, row->image);
 		printf(", \"samples\": {");
 		for (size_t e = 0; e < t->nevents; e++) {
 			printf(e ? ", " : "");
-			json_str(t->events[e].name);
+			tool_json_str(stdout, t->events[e].name);
 			printf(": %llu", (unsigned long long)row->samples[e]);
 		}
 		printf("}}");
@@ -88,7 +72,7 @@ static void print_json(const struct rep_table *t, const struct prof_args *a,
 	printf("\n], \"notes\": [");
 	for (size_t i = 0; i < t->nnotes; i++) {
 		printf(i ? ", " : "");
-		json_str(t->notes[i]);
+		tool_json_str(stdout, t->notes[i]);
 	}
 	printf("]}\n");
 }
