@@ -1,0 +1,457 @@
+/*
+ * collect/import.c - what the perf.data and callgrind importers share: which
+ * importer a file needs, a hash table of counts per (image, event, file
+ * offset) flushed as one profile per (image, event) (the daemon's table of
+ * DCPI sec. 4.3.1, with the event as part of the key), and the jump-edge
+ * files that keep callgrind's --collect-jumps counts (docs/import.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "import_internal.h"
+
+/* --- detection -------------------------------------------------------------- */
+
+int import_detect(const char *path, enum import_kind *kind, struct dcpi_err *err)
+{
+	char head[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*kind = IMPORT_UNKNOWN;
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n < 0)
+		return dcpi_errf(err, -EIO, "%s: %s", path, strerror(errno));
+	head[n] = '\0';
+	if (n >= 8 && !memcmp(head, "PERFILE2", 8)) {
+		*kind = IMPORT_PERF;
+		return 0;
+	}
+	if (n >= 8 && !memcmp(head, "2ELIFREP", 8))
+		return dcpi_errf(err, -EPROTONOSUPPORT,
+				 "%s: big-endian perf.data is not supported", path);
+	if (n >= 8 && !memcmp(head, "PERFFILE", 8))
+		return dcpi_errf(err, -EPROTONOSUPPORT,
+				 "%s: perf.data version 1 is not supported", path);
+	if (!strncmp(head, "# callgrind format", 18) || !strncmp(head, "events:", 7) ||
+	    strstr(head, "\nevents:")) {
+		*kind = IMPORT_CALLGRIND;
+		return 0;
+	}
+	return dcpi_errf(err, -EINVAL,
+			 "%s: neither perf.data (no PERFILE2 magic) nor callgrind output "
+			 "(no '# callgrind format' or 'events:' header)", path);
+}
+
+int import_file(const char *path, struct prof_db *db, struct import_stats *st,
+		struct dcpi_err *err)
+{
+	enum import_kind kind;
+	int ret = import_detect(path, &kind, err);
+
+	if (ret)
+		return ret;
+	if (kind == IMPORT_PERF)
+		return import_perf(path, db, st, err);
+	return import_callgrind(path, db, st, err);
+}
+
+/* --- files ------------------------------------------------------------------ */
+
+int imp_read_file(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err)
+{
+	struct stat sb;
+	uint8_t *b = NULL;
+	size_t got = 0;
+	int ret = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb)) {
+		ret = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size >= IMP_FILE_MAX) {
+		ret = dcpi_errf(err, -EINVAL, "%s: not a regular file under 4 GiB", path);
+		goto out;
+	}
+	b = malloc((size_t)sb.st_size + 1);
+	if (!b) {
+		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory for %lld bytes", path,
+				(long long)sb.st_size);
+		goto out;
+	}
+	while (got < (size_t)sb.st_size) {
+		ssize_t r = read(fd, b + got, (size_t)sb.st_size - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = dcpi_errf(err, -EIO, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	b[got] = '\0';
+	*buf = b;
+	*len = got;
+	b = NULL;
+out:
+	free(b);
+	close(fd);
+	return ret;
+}
+
+int imp_write_atomic(const char *dir, const char *name, const void *buf, size_t len,
+		     struct dcpi_err *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	const uint8_t *p = buf;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name,
+			     (long)getpid()) >= sizeof(tmp))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s/%s: path too long", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		p += w;
+		len -= (size_t)w;
+	}
+	if (fsync(fd))
+		goto fail;
+	if (close(fd)) {
+		fd = -1;
+		goto fail;
+	}
+	if (rename(tmp, path)) {
+		fd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	{
+		int e = errno ? errno : EIO;
+
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		return dcpi_errf(err, -e, "%s: %s", path, strerror(e));
+	}
+}
+
+/* --- the count table ---------------------------------------------------------- */
+
+struct imp_slot {
+	uint64_t offset;
+	uint64_t count;		/* 0: empty */
+	uint32_t image, event;
+};
+
+struct imp_table {
+	struct imp_slot *t;
+	size_t cap, n;		/* cap a power of two */
+};
+
+static size_t slot_hash(uint32_t image, uint32_t event, uint64_t offset)
+{
+	uint64_t h = offset ^ ((uint64_t)image << 40) ^ ((uint64_t)event << 24);
+
+	return (size_t)((h * 0x9E3779B97F4A7C15ULL) >> 17);
+}
+
+static struct imp_slot *slot_find(struct imp_slot *t, size_t cap, uint32_t image,
+				  uint32_t event, uint64_t offset)
+{
+	size_t j = slot_hash(image, event, offset) & (cap - 1);
+
+	while (t[j].count && (t[j].image != image || t[j].event != event ||
+			      t[j].offset != offset))
+		j = (j + 1) & (cap - 1);
+	return &t[j];
+}
+
+int imp_table_new(struct imp_table **out, struct dcpi_err *err)
+{
+	struct imp_table *t = calloc(1, sizeof(*t));
+
+	if (t) {
+		t->cap = 4096;
+		t->t = calloc(t->cap, sizeof(*t->t));
+	}
+	if (!t || !t->t) {
+		imp_table_free(t);
+		return dcpi_errf(err, -ENOMEM, "import: count table: out of memory");
+	}
+	*out = t;
+	return 0;
+}
+
+void imp_table_free(struct imp_table *t)
+{
+	if (!t)
+		return;
+	free(t->t);
+	free(t);
+}
+
+static int table_grow(struct imp_table *t)
+{
+	size_t cap = 2 * t->cap;
+	struct imp_slot *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		struct imp_slot *s = &t->t[i];
+
+		if (s->count)
+			*slot_find(n, cap, s->image, s->event, s->offset) = *s;
+	}
+	free(t->t);
+	t->t = n;
+	t->cap = cap;
+	return 0;
+}
+
+int imp_table_add(struct imp_table *t, uint32_t image, uint32_t event, uint64_t offset,
+		  uint64_t count, struct dcpi_err *err)
+{
+	struct imp_slot *s;
+
+	if (!count)
+		return 0;
+	if (2 * (t->n + 1) > t->cap && table_grow(t))
+		return dcpi_errf(err, -ENOMEM, "import: count table of %zu entries: "
+				 "out of memory", t->n);
+	s = slot_find(t->t, t->cap, image, event, offset);
+	if (!s->count) {
+		s->image = image;
+		s->event = event;
+		s->offset = offset;
+		t->n++;
+	}
+	s->count += count;
+	return 0;
+}
+
+static int slot_cmp(const void *x, const void *y)
+{
+	const struct imp_slot *a = x, *b = y;
+
+	if (a->image != b->image)
+		return a->image < b->image ? -1 : 1;
+	if (a->event != b->event)
+		return a->event < b->event ? -1 : 1;
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* Write slots [0, n) (one image and event) as one profile. */
+static int flush_one(const struct imp_slot *s, size_t n, const struct prof_image_id *id,
+		     imp_offset_fn xlate, void *ctx, const struct imp_event *ev,
+		     struct prof_db *db, const char *epoch, struct import_stats *st,
+		     struct dcpi_err *err)
+{
+	struct prof_profile p;
+	int ret = 0;
+	uint64_t off;
+
+	prof_profile_init(&p);
+	p.image = *id;
+	snprintf(p.event, sizeof(p.event), "%s", ev->name);
+	p.period = ev->period;
+	snprintf(p.period_unit, sizeof(p.period_unit), "%s", ev->unit);
+	for (size_t i = 0; i < n && !ret; i++) {
+		off = s[i].offset;
+		if (xlate && xlate(ctx, s[i].image, &off)) {
+			st->skipped += s[i].count;
+			continue;
+		}
+		ret = prof_profile_add(&p, off, s[i].count);
+	}
+	if (!ret && !p.n)
+		goto out;
+	if (!ret)
+		ret = prof_profile_normalize(&p);
+	if (ret)
+		ret = dcpi_errf(err, ret, "%s: %s profile: out of memory", id->path, ev->name);
+	else
+		ret = prof_epoch_write(db, epoch, &p, err);
+	if (!ret)
+		st->profiles++;
+out:
+	prof_profile_free(&p);
+	return ret;
+}
+
+int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xlate,
+		    void *ctx,
+		    const struct imp_event *events, size_t nevents, struct prof_db *db,
+		    const char *epoch, struct import_stats *st, struct dcpi_err *err)
+{
+	struct imp_slot *s;
+	size_t k = 0, i, j;
+	int ret = 0;
+
+	if (!t->n)
+		return 0;
+	s = malloc(t->n * sizeof(*s));
+	if (!s)
+		return dcpi_errf(err, -ENOMEM, "import: %zu counts: out of memory", t->n);
+	for (i = 0; i < t->cap; i++)
+		if (t->t[i].count)
+			s[k++] = t->t[i];
+	qsort(s, k, sizeof(*s), slot_cmp);
+	for (i = 0; i < k && !ret; i = j) {
+		for (j = i; j < k && s[j].image == s[i].image && s[j].event == s[i].event; j++)
+			;
+		if (s[i].event >= nevents) {
+			ret = dcpi_errf(err, -EINVAL, "import: event %u out of range",
+					s[i].event);
+			break;
+		}
+		ret = flush_one(&s[i], j - i, image_id(ctx, s[i].image), xlate, ctx,
+				&events[s[i].event], db, epoch, st, err);
+		if (!i || s[i - 1].image != s[i].image)
+			st->images++;
+	}
+	free(s);
+	return ret;
+}
+
+/* --- jump edges ---------------------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The same key the profile files use: build-id, else a hash of path, size
+ * and mtime (docs/profile-format.md). */
+int import_jumps_name(const struct prof_image_id *id, char *out, size_t len)
+{
+	uint8_t num[16];
+	uint64_t h;
+	size_t w;
+
+	if (id->build_id[0]) {
+		w = (size_t)snprintf(out, len, "%s.callgrind-jumps", id->build_id);
+	} else {
+		h = fnv1a(0xcbf29ce484222325ull, id->path, strlen(id->path) + 1);
+		for (int i = 0; i < 8; i++) {
+			num[i] = (uint8_t)(id->size >> (8 * i));
+			num[8 + i] = (uint8_t)((uint64_t)id->mtime >> (8 * i));
+		}
+		h = fnv1a(h, num, sizeof(num));
+		w = (size_t)snprintf(out, len, "p%016" PRIx64 ".callgrind-jumps", h);
+	}
+	return w >= len ? -ENAMETOOLONG : 0;
+}
+
+static int jump_cmp(const void *x, const void *y)
+{
+	const struct import_jump *a = x, *b = y;
+
+	if (a->from != b->from)
+		return a->from < b->from ? -1 : 1;
+	return a->to < b->to ? -1 : a->to > b->to;
+}
+
+/* Parse the text of a jumps file (docs/import.md) into a sorted array. */
+static int jumps_parse(char *text, const char *path, struct import_jump **out, size_t *n,
+		       struct dcpi_err *err)
+{
+	struct import_jump *v = NULL, *nv;
+	size_t k = 0, cap = 0;
+	unsigned long line = 0;
+	char *save = NULL;
+
+	if (strncmp(text, "# dcpi callgrind-jumps 1\n", 25))
+		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a dcpi jumps file "
+				 "of version 1)", path);
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct import_jump j;
+		char kind;
+		int used = 0;
+
+		line++;
+		if (l[0] == '#')
+			continue;
+		if (sscanf(l, "%" SCNx64 " %" SCNx64 " %" SCNu64 " %" SCNu64 " %c%n", &j.from,
+			   &j.to, &j.count, &j.executed, &kind, &used) != 5 || l[used] ||
+		    (kind != 'c' && kind != 'u')) {
+			free(v);
+			return dcpi_errf(err, -EINVAL, "%s: line %lu: bad jump record", path,
+					 line);
+		}
+		j.conditional = kind == 'c';
+		if (k == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+			}
+			v = nv;
+		}
+		v[k++] = j;
+	}
+	qsort(v, k, sizeof(*v), jump_cmp);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int import_read_jumps(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+		      struct import_jump **out, size_t *n, struct dcpi_err *err)
+{
+	char name[NAME_MAX + 1], path[PATH_MAX];
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (import_jumps_name(id, name, sizeof(name)))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: jumps file name too long", id->path);
+	if (!epoch[0] || strchr(epoch, '/') ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%s/%s", prof_db_path(db), epoch,
+			     name) >= sizeof(path))
+		return dcpi_errf(err, -EINVAL, "%s: bad epoch name '%.64s'", prof_db_path(db),
+				 epoch);
+	if (access(path, F_OK) && errno == ENOENT)
+		return 0;
+	ret = imp_read_file(path, &buf, &len, err);
+	if (ret)
+		return ret;
+	if (strlen((char *)buf) != len)
+		ret = dcpi_errf(err, -EINVAL, "%s: NUL byte in a text file", path);
+	else
+		ret = jumps_parse((char *)buf, path, out, n, err);
+	free(buf);
+	return ret;
+}

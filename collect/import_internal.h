@@ -1,0 +1,52 @@
+/*
+ * collect/import_internal.h - what the two importers share (collect/import.c):
+ * a table of counts keyed by (image, event, file offset) and its flush into
+ * one profile per (image, event) of a new epoch, and reading a whole file.
+ */
+#ifndef DCPI_COLLECT_IMPORT_INTERNAL_H
+#define DCPI_COLLECT_IMPORT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/import.h"
+#include "dcpi/profile.h"
+
+/* Largest file an importer reads into memory. */
+#define IMP_FILE_MAX ((size_t)1 << 32)
+
+struct imp_event {
+	char name[PROF_EVENT_MAX];
+	double period;			/* in unit; 0 when unknown */
+	char unit[16];			/* "ns" or "events" */
+};
+
+struct imp_table;
+
+int imp_table_new(struct imp_table **out, struct dcpi_err *err);
+void imp_table_free(struct imp_table *t);
+int imp_table_add(struct imp_table *t, uint32_t image, uint32_t event, uint64_t offset,
+		  uint64_t count, struct dcpi_err *err);
+
+/* The identity of image index i, as the importer numbers its images. */
+typedef const struct prof_image_id *(*imp_image_fn)(void *ctx, uint32_t image);
+
+/* Turn a key's offset into the file offset written (callgrind's addresses);
+ * nonzero drops the count. NULL: offsets are written as they are. */
+typedef int (*imp_offset_fn)(void *ctx, uint32_t image, uint64_t *offset);
+
+/* Write one profile per (image, event) of t into epoch; counts images and
+ * profiles into st, and dropped counts into st->skipped. */
+int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xlate,
+		    void *ctx,
+		    const struct imp_event *events, size_t nevents, struct prof_db *db,
+		    const char *epoch, struct import_stats *st, struct dcpi_err *err);
+
+/* Read all of path into a malloc'd buffer (NUL-terminated). */
+int imp_read_file(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err);
+
+/* Write buf to dir/name atomically (temporary name, fsync, rename). */
+int imp_write_atomic(const char *dir, const char *name, const void *buf, size_t len,
+		     struct dcpi_err *err);
+
+#endif /* DCPI_COLLECT_IMPORT_INTERNAL_H */

@@ -1,0 +1,885 @@
+/*
+ * collect/import_perf.c - read perf record's perf.data directly and turn its
+ * samples into (image, file offset, event) counts, as the live collector does
+ * (DCPI paper sec. 4.3: per-process image maps, then a table of counts).
+ *
+ * The file (perf's Documentation/perf.data-file-format.txt): a header with
+ * the magic "PERFILE2", the attribute section (perf_event_attr + the ids of
+ * the event's counters), the data section of records, and after the data the
+ * feature sections named by a bitmap (BUILD_ID, EVENT_DESC, CPUID, CMDLINE...).
+ *
+ * Records are indexed first, then processed in time order (a stable sort:
+ * perf writes each CPU's ring in turn, so an MMAP can follow, in the file, a
+ * sample that needs it).  MMAP/MMAP2, COMM (exec), FORK and EXIT maintain
+ * each process's maps through collect/maps.c; every SAMPLE becomes one count
+ * at (image, offset).  Kernel samples go to "[kernel.kallsyms]" keyed by
+ * address; samples that map to nothing go to the unknown image.  Build-ids
+ * from the header name the images (they describe the files as they were when
+ * recorded, so they win over the files on disk now).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "import_internal.h"
+#include "internal.h"
+
+#define PF_HEADER_SIZE 104
+#define PF_FEAT_BITS 256
+#define PF_ATTR_VER0 64		/* smallest perf_event_attr */
+
+/* Feature bits (perf's util/header.h). */
+enum {
+	PF_FEAT_BUILD_ID = 2,
+	PF_FEAT_CPUDESC = 8,
+	PF_FEAT_CPUID = 9,
+	PF_FEAT_CMDLINE = 11,
+	PF_FEAT_EVENT_DESC = 12,
+};
+
+/* Record types perf itself writes (perf's util/event.h). */
+enum {
+	PF_REC_FINISHED_ROUND = 68,
+	PF_REC_AUXTRACE = 71,
+	PF_REC_FINISHED_INIT = 82,
+};
+
+#define PF_KERNEL_IMAGE UINT32_MAX	/* image index of the kernel */
+#define PF_KERNEL_PATH "[kernel.kallsyms]"
+
+struct pf_attr {
+	struct perf_event_attr a;	/* zero beyond what the file holds */
+	double period_sum;		/* PERIOD values, for freq mode */
+	uint64_t period_n;
+};
+
+struct pf_id {
+	uint64_t id;
+	uint32_t attr;
+};
+
+struct pf_buildid {
+	char *path;
+	char hex[PROF_BUILD_ID_MAX];
+};
+
+struct pf_rec {
+	uint64_t time;
+	size_t off;		/* into the file */
+};
+
+struct pf {
+	const char *path;
+	const uint8_t *buf;
+	size_t len;
+	struct pf_attr *attrs;
+	struct imp_event *events;	/* one per attr */
+	size_t nattrs;
+	struct pf_id *ids;		/* sorted by id */
+	size_t nids;
+	struct pf_buildid *bids;
+	size_t nbids, bids_cap;
+	size_t data_off, data_end;
+	const uint8_t *feat_table;	/* NULL when the feature table is missing */
+	uint64_t features[PF_FEAT_BITS / 64];
+	struct pf_rec *recs;
+	size_t nrecs;
+	struct maps *maps;
+	struct imp_table *tab;
+	struct prof_image_id id_tmp;
+	uint64_t first_time, last_time;
+	char cmdline[256];
+	struct prof_epoch_meta meta;
+	struct import_stats *st;
+};
+
+static uint16_t rd16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* [off, off + size) inside the file? */
+static int pf_in_file(const struct pf *f, uint64_t off, uint64_t size)
+{
+	return off <= f->len && size <= f->len - off;
+}
+
+/* --- header ------------------------------------------------------------------ */
+
+static int id_cmp(const void *x, const void *y)
+{
+	const struct pf_id *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int pf_attr_of_id(const struct pf *f, uint64_t id, uint32_t *attr)
+{
+	size_t lo = 0, hi = f->nids;
+
+	if (f->nattrs == 1) {
+		*attr = 0;
+		return 0;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->nids && f->ids[lo].id == id) {
+		*attr = f->ids[lo].attr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static const char *const pf_hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses", "branches",
+	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+	"ref-cycles",
+};
+
+static const char *const pf_sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
+	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
+	"bpf-output",
+};
+
+/* Name an event from its type and config when EVENT_DESC does not. */
+static void pf_event_default(struct imp_event *ev, const struct perf_event_attr *a)
+{
+	size_t nhw = sizeof(pf_hw_names) / sizeof(pf_hw_names[0]);
+	size_t nsw = sizeof(pf_sw_names) / sizeof(pf_sw_names[0]);
+
+	if (a->type == PERF_TYPE_HARDWARE && a->config < nhw)
+		snprintf(ev->name, sizeof(ev->name), "%s", pf_hw_names[a->config]);
+	else if (a->type == PERF_TYPE_SOFTWARE && a->config < nsw)
+		snprintf(ev->name, sizeof(ev->name), "%s", pf_sw_names[a->config]);
+	else
+		snprintf(ev->name, sizeof(ev->name), "raw-%u-%llx", a->type,
+			 (unsigned long long)a->config);
+}
+
+static int pf_read_attrs(struct pf *f, struct dcpi_err *err)
+{
+	uint64_t attr_size = rd64(f->buf + 16), off = rd64(f->buf + 24);
+	uint64_t size = rd64(f->buf + 32), nids = 0;
+
+	if (attr_size < PF_ATTR_VER0 + 16 || attr_size > 4096 || size % attr_size ||
+	    !size || !pf_in_file(f, off, size))
+		return dcpi_errf(err, -EINVAL, "%s: bad attribute section (offset %" PRIu64
+				 ", size %" PRIu64 ", entry size %" PRIu64 ")", f->path, off,
+				 size, attr_size);
+	f->nattrs = size / attr_size;
+	f->attrs = calloc(f->nattrs, sizeof(*f->attrs));
+	f->events = calloc(f->nattrs, sizeof(*f->events));
+	if (!f->attrs || !f->events)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+	for (size_t i = 0; i < f->nattrs; i++) {
+		const uint8_t *p = f->buf + off + i * attr_size;
+		uint64_t n = attr_size - 16;
+		uint64_t ioff = rd64(p + n), isize = rd64(p + n + 8);
+
+		memcpy(&f->attrs[i].a, p, n < sizeof(f->attrs[i].a) ? n : sizeof(f->attrs[i].a));
+		if (isize % 8 || !pf_in_file(f, ioff, isize))
+			return dcpi_errf(err, -EINVAL, "%s: attribute %zu: ids outside the file",
+					 f->path, i);
+		nids += isize / 8;
+		pf_event_default(&f->events[i], &f->attrs[i].a);
+	}
+	f->ids = calloc(nids ? nids : 1, sizeof(*f->ids));
+	if (!f->ids)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+	for (size_t i = 0; i < f->nattrs; i++) {
+		const uint8_t *p = f->buf + off + i * attr_size + attr_size - 16;
+
+		for (uint64_t k = 0; k < rd64(p + 8) / 8; k++) {
+			f->ids[f->nids].id = rd64(f->buf + rd64(p) + 8 * k);
+			f->ids[f->nids++].attr = (uint32_t)i;
+		}
+	}
+	qsort(f->ids, f->nids, sizeof(*f->ids), id_cmp);
+	return 0;
+}
+
+/* A perf header string: u32 length (padding included), then the bytes. */
+static int pf_string(const uint8_t *p, size_t avail, char *out, size_t len, size_t *used)
+{
+	uint32_t n;
+
+	if (avail < 4)
+		return -EINVAL;
+	n = rd32(p);
+	if (n > avail - 4)
+		return -EINVAL;
+	snprintf(out, len, "%.*s", (int)strnlen((const char *)p + 4, n), p + 4);
+	*used = 4 + (size_t)n;
+	return 0;
+}
+
+static int pf_bid_add(struct pf *f, const char *path, const uint8_t *id, size_t n)
+{
+	struct pf_buildid *b;
+
+	if (n > 32)
+		n = 32;
+	for (size_t i = 0; i < f->nbids; i++)
+		if (!strcmp(f->bids[i].path, path))
+			return 0;
+	if (f->nbids == f->bids_cap) {
+		size_t cap = f->bids_cap ? 2 * f->bids_cap : 16;
+
+		b = realloc(f->bids, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		f->bids = b;
+		f->bids_cap = cap;
+	}
+	b = &f->bids[f->nbids];
+	b->path = strdup(path);
+	if (!b->path)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		snprintf(b->hex + 2 * i, 3, "%02x", id[i]);
+	b->hex[2 * n] = '\0';
+	f->nbids++;
+	return 0;
+}
+
+static const char *pf_bid_find(const struct pf *f, const char *path)
+{
+	for (size_t i = 0; i < f->nbids; i++)
+		if (!strcmp(f->bids[i].path, path))
+			return f->bids[i].hex;
+	return NULL;
+}
+
+/* HEADER_BUILD_ID: build-id records (header, pid, 24 id bytes, name). */
+static int pf_feat_build_id(struct pf *f, const uint8_t *p, size_t size,
+			    struct dcpi_err *err)
+{
+	size_t at = 0;
+
+	while (size - at >= 36) {
+		uint16_t misc = rd16(p + at + 4), rsize = rd16(p + at + 6);
+		size_t idlen = (misc & PERF_RECORD_MISC_EXT_RESERVED) ? p[at + 32] : 20;
+		char name[PROF_PATH_MAX];
+
+		if (rsize < 36 || rsize > size - at)
+			return dcpi_errf(err, -EINVAL, "%s: bad build-id record at offset %zu",
+					 f->path, (size_t)(p - f->buf) + at);
+		snprintf(name, sizeof(name), "%.*s",
+			 (int)strnlen((const char *)p + at + 36, rsize - 36), p + at + 36);
+		if (name[0] && pf_bid_add(f, name, p + at + 12, idlen))
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+		at += rsize;
+	}
+	return 0;
+}
+
+/* HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event: attr, u32 nr_ids,
+ * name string, ids. */
+static int pf_feat_event_desc(struct pf *f, const uint8_t *p, size_t size)
+{
+	uint32_t nr, asz;
+	size_t at = 8, used;
+
+	if (size < 8)
+		return -EINVAL;
+	nr = rd32(p);
+	asz = rd32(p + 4);
+	for (uint32_t i = 0; i < nr; i++) {
+		char name[PROF_EVENT_MAX];
+		uint32_t nids, attr = i;
+
+		if (size - at < (size_t)asz + 4)
+			return -EINVAL;
+		at += asz;
+		nids = rd32(p + at);
+		at += 4;
+		if (pf_string(p + at, size - at, name, sizeof(name), &used))
+			return -EINVAL;
+		at += used;
+		if (nids > (size - at) / 8)
+			return -EINVAL;
+		if (nids && pf_attr_of_id(f, rd64(p + at), &attr))
+			attr = i;
+		at += 8 * (size_t)nids;
+		if (attr < f->nattrs && name[0])
+			memcpy(f->events[attr].name, name, sizeof(name));
+	}
+	return 0;
+}
+
+static void pf_feat_cpuid(struct pf *f, const uint8_t *p, size_t size)
+{
+	char s[256], vendor[16];
+	unsigned fam, model, step;
+	size_t used;
+
+	if (pf_string(p, size, s, sizeof(s), &used))
+		return;
+	if (sscanf(s, "%15[^,],%u,%u,%u", vendor, &fam, &model, &step) == 4) {
+		snprintf(f->meta.cpu_vendor, sizeof(f->meta.cpu_vendor), "%s", vendor);
+		f->meta.cpu_family = fam;
+		f->meta.cpu_model = model;
+		f->meta.cpu_stepping = step;
+	}
+}
+
+static void pf_feat_cmdline(struct pf *f, const uint8_t *p, size_t size)
+{
+	size_t at = 4, used, w = 0;
+	uint32_t nr;
+
+	if (size < 4)
+		return;
+	nr = rd32(p);
+	for (uint32_t i = 0; i < nr && at < size; i++) {
+		char arg[128];
+
+		if (pf_string(p + at, size - at, arg, sizeof(arg), &used))
+			return;
+		at += used;
+		w += (size_t)snprintf(f->cmdline + w, sizeof(f->cmdline) - w, "%s%s",
+				      i ? " " : "", arg);
+		if (w >= sizeof(f->cmdline))
+			return;
+	}
+}
+
+/* The feature sections, after the data; absent when the file was cut. */
+static int pf_read_features(struct pf *f, struct dcpi_err *err)
+{
+	size_t nfeat = 0, k = 0;
+	int ret;
+
+	for (int b = 0; b < PF_FEAT_BITS; b++)
+		nfeat += (f->features[b / 64] >> (b % 64)) & 1;
+	if (!f->feat_table || !pf_in_file(f, (size_t)(f->feat_table - f->buf), 16 * nfeat))
+		return 0;
+	for (int b = 0; b < PF_FEAT_BITS; b++) {
+		const uint8_t *s;
+		uint64_t off, size;
+
+		if (!((f->features[b / 64] >> (b % 64)) & 1))
+			continue;
+		s = f->feat_table + 16 * k++;
+		off = rd64(s);
+		size = rd64(s + 8);
+		if (!pf_in_file(f, off, size))
+			continue;
+		if (b == PF_FEAT_BUILD_ID) {
+			ret = pf_feat_build_id(f, f->buf + off, size, err);
+			if (ret)
+				return ret;
+		} else if (b == PF_FEAT_EVENT_DESC && pf_feat_event_desc(f, f->buf + off, size)) {
+			return dcpi_errf(err, -EINVAL, "%s: bad event description at offset "
+					 "%" PRIu64, f->path, off);
+		} else if (b == PF_FEAT_CPUID) {
+			pf_feat_cpuid(f, f->buf + off, size);
+		} else if (b == PF_FEAT_CPUDESC) {
+			char s2[128];
+			size_t used;
+
+			if (!pf_string(f->buf + off, size, s2, sizeof(s2), &used))
+				memcpy(f->meta.cpu_name, s2, sizeof(f->meta.cpu_name));
+		} else if (b == PF_FEAT_CMDLINE) {
+			pf_feat_cmdline(f, f->buf + off, size);
+		}
+	}
+	return 0;
+}
+
+/* Append to the note the tool prints about what was dropped. */
+static void __attribute__((format(printf, 2, 3))) pf_note(struct pf *f, const char *fmt, ...)
+{
+	size_t n = strlen(f->st->note);
+	va_list ap;
+
+	if (n && n < sizeof(f->st->note) - 2) {
+		memcpy(f->st->note + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	if (n < sizeof(f->st->note) - 1)
+		vsnprintf(f->st->note + n, sizeof(f->st->note) - n, fmt, ap);
+	va_end(ap);
+}
+
+static int pf_read_header(struct pf *f, struct dcpi_err *err)
+{
+	uint64_t hsize, doff, dsize;
+	int ret;
+
+	if (f->len < 8 || memcmp(f->buf, "PERFILE2", 8))
+		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a perf.data file of "
+				 "version 2)", f->path);
+	if (f->len < PF_HEADER_SIZE)
+		return dcpi_errf(err, -EINVAL, "%s: truncated header (%zu bytes)", f->path,
+				 f->len);
+	hsize = rd64(f->buf + 8);
+	if (hsize == 16)
+		return dcpi_errf(err, -EPROTONOSUPPORT, "%s: pipe-mode perf.data is not "
+				 "supported (record to a file)", f->path);
+	if (hsize < PF_HEADER_SIZE)
+		return dcpi_errf(err, -EINVAL, "%s: bad header size %" PRIu64, f->path, hsize);
+	ret = pf_read_attrs(f, err);
+	if (ret)
+		return ret;
+	doff = rd64(f->buf + 40);
+	dsize = rd64(f->buf + 48);
+	memcpy(f->features, f->buf + 72, sizeof(f->features));
+	if (doff < PF_HEADER_SIZE || doff > f->len)
+		return dcpi_errf(err, -EINVAL, "%s: data section at offset %" PRIu64
+				 " is outside the file (%zu bytes): truncated", f->path, doff,
+				 f->len);
+	f->data_off = (size_t)doff;
+	if (!dsize) {
+		/* perf record did not finish: the header was never rewritten */
+		f->data_end = f->len;
+		f->st->truncated = 1;
+		pf_note(f, "%" PRIu64 " data bytes and no data size in the header: perf record "
+			"did not finish", f->len - doff);
+	} else if (dsize > f->len - doff) {
+		f->data_end = f->len;
+		f->st->truncated = 1;
+		pf_note(f, "the data section ends at offset %" PRIu64 ", beyond the end of the "
+			"file (%zu bytes): truncated", doff + dsize, f->len);
+	} else {
+		f->data_end = (size_t)(doff + dsize);
+		f->feat_table = f->buf + f->data_end;
+	}
+	return pf_read_features(f, err);
+}
+
+/* --- records ------------------------------------------------------------------ */
+
+static unsigned popcount64(uint64_t v)
+{
+	return (unsigned)__builtin_popcountll(v);
+}
+
+/* The attribute a non-sample record's sample_id belongs to. */
+static const struct pf_attr *pf_id_attr(const struct pf *f, const uint8_t *rec, size_t size)
+{
+	const struct perf_event_attr *a0 = &f->attrs[0].a;
+	uint32_t attr;
+
+	if (!a0->sample_id_all)
+		return NULL;
+	if ((a0->sample_type & PERF_SAMPLE_IDENTIFIER) && size >= 16 &&
+	    !pf_attr_of_id(f, rd64(rec + size - 8), &attr))
+		return &f->attrs[attr];
+	return &f->attrs[0];
+}
+
+/* Time of a non-sample record from its trailing sample_id, or 0 if none. */
+static int pf_sample_id_time(const struct pf *f, const uint8_t *rec, size_t size,
+			     uint64_t *time)
+{
+	const struct pf_attr *pa = pf_id_attr(f, rec, size);
+	uint64_t t, idsz;
+	size_t at;
+
+	if (!pa || !(pa->a.sample_type & PERF_SAMPLE_TIME))
+		return -ENOENT;
+	t = pa->a.sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+				 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+				 PERF_SAMPLE_IDENTIFIER);
+	idsz = 8 * popcount64(t);
+	if (size < 8 + idsz)
+		return -EINVAL;
+	at = size - (size_t)idsz + ((t & PERF_SAMPLE_TID) ? 8 : 0);
+	*time = rd64(rec + at);
+	return 0;
+}
+
+struct pf_sample {
+	uint32_t attr;
+	uint64_t ip, time, period;
+	uint32_t pid, tid;
+	int has_ip, has_period;
+};
+
+/* The attribute of a SAMPLE: by IDENTIFIER (first) or ID (position fixed by
+ * the first attribute, as perf requires when IDENTIFIER is not used). */
+static int pf_sample_attr(const struct pf *f, const uint8_t *body, size_t n, uint32_t *attr)
+{
+	uint64_t st = f->attrs[0].a.sample_type;
+	size_t pos;
+
+	if (f->nattrs == 1) {
+		*attr = 0;
+		return 0;
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		pos = 0;
+	else if (st & PERF_SAMPLE_ID)
+		pos = 8 * popcount64(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					   PERF_SAMPLE_ADDR));
+	else
+		return -ENOENT;
+	if (pos + 8 > n)
+		return -EINVAL;
+	return pf_attr_of_id(f, rd64(body + pos), attr);
+}
+
+/* Decode the leading fields of a SAMPLE in the kernel's order. */
+static int pf_parse_sample(const struct pf *f, const uint8_t *body, size_t n,
+			   struct pf_sample *s)
+{
+	uint64_t st;
+	size_t at = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (pf_sample_attr(f, body, n, &s->attr))
+		return -ENOENT;
+	st = f->attrs[s->attr].a.sample_type;
+#define TAKE(field) do { if (at + 8 > n) return -EINVAL; field = rd64(body + at); \
+			 at += 8; } while (0)
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		at += 8;
+	if (st & PERF_SAMPLE_IP) {
+		TAKE(s->ip);
+		s->has_ip = 1;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		if (at + 8 > n)
+			return -EINVAL;
+		s->pid = rd32(body + at);
+		s->tid = rd32(body + at + 4);
+		at += 8;
+	}
+	if (st & PERF_SAMPLE_TIME)
+		TAKE(s->time);
+	at += 8 * popcount64(st & (PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+				   PERF_SAMPLE_CPU));
+	if (st & PERF_SAMPLE_PERIOD) {
+		TAKE(s->period);
+		s->has_period = 1;
+	}
+#undef TAKE
+	return at <= n ? 0 : -EINVAL;
+}
+
+static int pf_rec_cmp(const void *x, const void *y)
+{
+	const struct pf_rec *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;	/* stable: file order */
+}
+
+/* Index every complete record; sort by time when the records carry it. */
+static int pf_index(struct pf *f, struct dcpi_err *err)
+{
+	size_t at = f->data_off, cap = 0;
+	uint64_t last = 0;
+	int timed = (f->attrs[0].a.sample_type & PERF_SAMPLE_TIME) != 0;
+
+	while (at < f->data_end) {
+		uint32_t type;
+		uint64_t size, t = last;
+
+		if (f->data_end - at < 8 || rd16(f->buf + at + 6) < 8 ||
+		    rd16(f->buf + at + 6) > f->data_end - at)
+			break;
+		type = rd32(f->buf + at);
+		size = rd16(f->buf + at + 6);
+		if (type == PERF_RECORD_SAMPLE) {
+			struct pf_sample s;
+
+			if (!pf_parse_sample(f, f->buf + at + 8, (size_t)size - 8, &s) &&
+			    (f->attrs[s.attr].a.sample_type & PERF_SAMPLE_TIME))
+				t = s.time;
+		} else if (type < PERF_RECORD_MAX) {
+			pf_sample_id_time(f, f->buf + at, (size_t)size, &t);
+		}
+		if (f->nrecs == cap) {
+			struct pf_rec *r;
+
+			cap = cap ? 2 * cap : 1024;
+			r = realloc(f->recs, cap * sizeof(*r));
+			if (!r)
+				return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu records",
+						 f->path, f->nrecs);
+			f->recs = r;
+		}
+		f->recs[f->nrecs].time = t;
+		f->recs[f->nrecs++].off = at;
+		last = t;
+		if (type == PF_REC_AUXTRACE && size >= 16) {
+			uint64_t aux = rd64(f->buf + at + 8);
+
+			if (aux > f->data_end - at - size)
+				break;
+			size += aux;
+		}
+		at += (size_t)size;
+	}
+	if (at < f->data_end) {
+		f->st->truncated = 1;
+		pf_note(f, "the record at offset %zu is cut short: imported the %zu complete "
+			"records before it", at, f->nrecs);
+	}
+	if (timed)
+		qsort(f->recs, f->nrecs, sizeof(*f->recs), pf_rec_cmp);
+	return 0;
+}
+
+static int pf_do_sample(struct pf *f, const uint8_t *rec, size_t size, struct dcpi_err *err)
+{
+	uint16_t mode = rd16(rec + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
+	struct pf_sample s;
+	uint32_t image = MAPS_UNKNOWN;
+	uint64_t offset;
+	int ret;
+
+	ret = pf_parse_sample(f, rec + 8, size - 8, &s);
+	if (ret == -ENOENT || (!ret && !s.has_ip)) {
+		f->st->skipped++;
+		return 0;
+	}
+	if (ret)
+		return dcpi_errf(err, -EINVAL, "%s: sample record at offset %zu is shorter "
+				 "than its sample_type says", f->path, (size_t)(rec - f->buf));
+	if (s.has_period) {
+		f->attrs[s.attr].period_sum += (double)s.period;
+		f->attrs[s.attr].period_n++;
+	}
+	offset = s.ip;
+	if (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL) {
+		image = PF_KERNEL_IMAGE;
+	} else if (mode == PERF_RECORD_MISC_USER) {
+		ret = maps_resolve(f->maps, s.pid, s.ip, &image, &offset, err);
+		if (ret)
+			return ret;
+	}
+	if (image == MAPS_UNKNOWN)
+		f->st->unknown_samples++;
+	if (!f->first_time || s.time < f->first_time)
+		f->first_time = s.time;
+	if (s.time > f->last_time)
+		f->last_time = s.time;
+	f->st->samples++;
+	return imp_table_add(f->tab, image, s.attr, offset, 1, err);
+}
+
+/* MMAP and MMAP2: executable mappings of a process (data maps are skipped). */
+static int pf_do_mmap(struct pf *f, const uint8_t *rec, size_t size, int v2,
+		      struct dcpi_err *err)
+{
+	uint16_t misc = rd16(rec + 4);
+	size_t fixed = v2 ? 8 + 32 + 24 + 8 : 8 + 32;	/* header, ids, union, prot+flags */
+	uint32_t pid;
+	char name[PROF_PATH_MAX];
+
+	if (size < fixed + 1)
+		return dcpi_errf(err, -EINVAL, "%s: mmap record at offset %zu is too short",
+				 f->path, (size_t)(rec - f->buf));
+	pid = rd32(rec + 8);
+	snprintf(name, sizeof(name), "%.*s", (int)strnlen((const char *)rec + fixed,
+							  size - fixed), rec + fixed);
+	if (v2 && (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && name[0] &&
+	    pf_bid_add(f, name, rec + 44, rec[40] <= 20 ? rec[40] : 20))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+	if ((misc & PERF_RECORD_MISC_MMAP_DATA) || pid == UINT32_MAX)
+		return 0;
+	return maps_mmap(f->maps, pid, rd64(rec + 16), rd64(rec + 24), rd64(rec + 32), name,
+			 err);
+}
+
+static int pf_do_record(struct pf *f, const uint8_t *rec, struct dcpi_err *err)
+{
+	uint32_t type = rd32(rec);
+	size_t size = rd16(rec + 6);
+
+	switch (type) {
+	case PERF_RECORD_SAMPLE:
+		return pf_do_sample(f, rec, size, err);
+	case PERF_RECORD_MMAP:
+		return pf_do_mmap(f, rec, size, 0, err);
+	case PERF_RECORD_MMAP2:
+		return pf_do_mmap(f, rec, size, 1, err);
+	case PERF_RECORD_COMM:
+		if (size >= 16 && (rd16(rec + 4) & PERF_RECORD_MISC_COMM_EXEC))
+			maps_exec(f->maps, rd32(rec + 8));
+		return 0;
+	case PERF_RECORD_FORK:
+		if (size < 24)
+			break;
+		return maps_fork(f->maps, rd32(rec + 8), rd32(rec + 12), err);
+	case PERF_RECORD_EXIT:
+		if (size >= 24 && rd32(rec + 8) == rd32(rec + 16))
+			maps_exit(f->maps, rd32(rec + 8));
+		return 0;
+	case PERF_RECORD_LOST:
+		if (size >= 24)
+			f->st->lost += rd64(rec + 16);
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (size >= 16)
+			f->st->lost += rd64(rec + 8);
+		return 0;
+	case PF_REC_FINISHED_ROUND:
+	case PF_REC_FINISHED_INIT:
+		return 0;
+	default:
+		f->st->unknown_records++;
+		return 0;
+	}
+	return dcpi_errf(err, -EINVAL, "%s: record of type %" PRIu32 " at offset %zu is too "
+			 "short", f->path, type, (size_t)(rec - f->buf));
+}
+
+/* --- output ------------------------------------------------------------------- */
+
+static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image)
+{
+	struct pf *f = ctx;
+	const struct prof_image_id *id;
+	const char *bid;
+
+	if (image == PF_KERNEL_IMAGE) {
+		memset(&f->id_tmp, 0, sizeof(f->id_tmp));
+		snprintf(f->id_tmp.path, sizeof(f->id_tmp.path), "%s", PF_KERNEL_PATH);
+		bid = pf_bid_find(f, PF_KERNEL_PATH);
+		if (bid)
+			snprintf(f->id_tmp.build_id, sizeof(f->id_tmp.build_id), "%s", bid);
+		return &f->id_tmp;
+	}
+	id = maps_image(f->maps, image);
+	bid = image == MAPS_UNKNOWN ? NULL : pf_bid_find(f, id->path);
+	if (!bid || !strcmp(bid, id->build_id))
+		return id;
+	/* the file on disk is not the one recorded (or is gone) */
+	memset(&f->id_tmp, 0, sizeof(f->id_tmp));
+	snprintf(f->id_tmp.path, sizeof(f->id_tmp.path), "%s", id->path);
+	snprintf(f->id_tmp.build_id, sizeof(f->id_tmp.build_id), "%s", bid);
+	return &f->id_tmp;
+}
+
+static void pf_finish_events(struct pf *f)
+{
+	for (size_t i = 0; i < f->nattrs; i++) {
+		const struct perf_event_attr *a = &f->attrs[i].a;
+		struct imp_event *ev = &f->events[i];
+
+		if (a->freq)
+			ev->period = f->attrs[i].period_n ?
+				     f->attrs[i].period_sum / (double)f->attrs[i].period_n : 0;
+		else
+			ev->period = (double)a->sample_period;
+		snprintf(ev->unit, sizeof(ev->unit), "%s",
+			 a->type == PERF_TYPE_SOFTWARE && a->config <= PERF_COUNT_SW_TASK_CLOCK ?
+			 "ns" : "events");
+	}
+}
+
+static int pf_write_meta(struct pf *f, struct prof_db *db, struct dcpi_err *err)
+{
+	struct prof_epoch_meta *m = &f->meta;
+	struct stat sb;
+	size_t w;
+
+	w = (size_t)snprintf(m->settings, sizeof(m->settings),
+			     "imported from perf.data %s (uncalibrated): %s period %g %s%s",
+			     f->path, f->events[0].name, f->events[0].period, f->events[0].unit,
+			     f->attrs[0].a.freq ? " (mean, frequency mode)" : "");
+	if (f->cmdline[0] && w < sizeof(m->settings))
+		snprintf(m->settings + w, sizeof(m->settings) - w, "; cmdline: %s", f->cmdline);
+	m->calibrated = 0;
+	m->cycles_per_sample = 0;
+	m->cycles_per_ns = 0;
+	m->lost_samples = f->st->lost;
+	m->samples = f->st->samples;
+	if (!stat(f->path, &sb)) {
+		m->end_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
+			    (uint64_t)sb.st_mtim.tv_nsec;
+		m->start_ns = m->end_ns - (f->last_time - f->first_time);
+	}
+	return prof_epoch_meta_write(db, f->st->epoch, m, err);
+}
+
+static void pf_free(struct pf *f)
+{
+	for (size_t i = 0; i < f->nbids; i++)
+		free(f->bids[i].path);
+	free(f->bids);
+	free(f->attrs);
+	free(f->events);
+	free(f->ids);
+	free(f->recs);
+	maps_free(f->maps);
+	imp_table_free(f->tab);
+	free((void *)f->buf);
+}
+
+int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
+		struct dcpi_err *err)
+{
+	struct pf f;
+	uint8_t *buf;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	memset(&f, 0, sizeof(f));
+	st->kind = IMPORT_PERF;
+	f.path = path;
+	f.st = st;
+	ret = imp_read_file(path, &buf, &f.len, err);
+	if (ret)
+		return ret;
+	f.buf = buf;
+	ret = pf_read_header(&f, err);
+	if (!ret)
+		ret = pf_index(&f, err);
+	if (!ret)
+		ret = maps_new(&f.maps, err);
+	if (!ret)
+		ret = imp_table_new(&f.tab, err);
+	for (size_t i = 0; i < f.nrecs && !ret; i++)
+		ret = pf_do_record(&f, f.buf + f.recs[i].off, err);
+	if (ret)
+		goto out;
+	pf_finish_events(&f);
+	ret = prof_db_epoch_new(db, st->epoch, sizeof(st->epoch), err);
+	if (!ret)
+		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events, f.nattrs, db,
+				      st->epoch, st, err);
+	if (!ret)
+		ret = pf_write_meta(&f, db, err);
+out:
+	pf_free(&f);
+	return ret;
+}

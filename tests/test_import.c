@@ -1,0 +1,457 @@
+/*
+ * test_import.c - the perf.data and callgrind importers against independent
+ * truth: perf report's sample counts per procedure, objdump's addresses with
+ * a loop of known trip counts, callgrind_annotate's per-function totals.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/image.h"
+#include "dcpi/import.h"
+#include "dcpi/profile.h"
+
+struct named_count {
+	char name[256];
+	uint64_t count;
+};
+
+static char tmpdir[256];
+static char build[512];
+
+static int setup(void **state)
+{
+	const char *b = getenv("DCPI_BUILD");
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcpi-test-import-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(build, sizeof(build), "%s", b ? b : "build");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) ? -1 : 0;
+}
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static struct prof_db *fresh_db(const char *name)
+{
+	char dir[512];
+	struct prof_db *db = NULL;
+	struct dcpi_err err = { 0 };
+
+	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, name);
+	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
+	return db;
+}
+
+/* The profile of (image path ending in suffix, event) in the epoch, or NULL. */
+static struct prof_profile *find_profile(struct prof_profile *v, size_t n, const char *suffix,
+					 const char *event)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t lp = strlen(v[i].image.path), ls = strlen(suffix);
+
+		if (lp >= ls && !strcmp(v[i].image.path + lp - ls, suffix) &&
+		    !strcmp(v[i].event, event))
+			return &v[i];
+	}
+	return NULL;
+}
+
+static void add_named(struct named_count *v, size_t *n, size_t cap, const char *name,
+		      uint64_t c)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (!strcmp(v[i].name, name)) {
+			v[i].count += c;
+			return;
+		}
+	}
+	assert_true(*n < cap);
+	snprintf(v[*n].name, sizeof(v[*n].name), "%s", name);
+	v[(*n)++].count = c;
+}
+
+/* Our samples per procedure of one image, through image.h. */
+static size_t per_proc(const struct prof_profile *p, const char *elf, struct named_count *v,
+		       size_t cap)
+{
+	struct image *img = NULL;
+	struct dcpi_err err = { 0 };
+	size_t n = 0;
+
+	assert_int_equal(img_open(elf, IMG_NO_DWARF, &img, &err), 0);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct img_proc *pr;
+		uint64_t va;
+
+		if (img_offset_to_vaddr(img, p->e[i].offset, &va))
+			continue;
+		pr = img_proc_at(img, va);
+		add_named(v, &n, cap, pr ? pr->name : "?", p->e[i].count);
+	}
+	img_close(img);
+	return n;
+}
+
+static uint64_t named(const struct named_count *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return v[i].count;
+	return 0;
+}
+
+/* --- perf.data ---------------------------------------------------------------- */
+
+static int record_perf(char *data, size_t len)
+{
+	snprintf(data, len, "%s/perf.data", tmpdir);
+	if (!access(data, R_OK))
+		return 0;	/* recorded by an earlier test */
+	if (access("/usr/bin/perf", X_OK) && run("command -v perf >/dev/null 2>&1"))
+		return -1;
+	return run("perf record -q -e cpu-clock -c 250000 -o '%s' -- '%s/workloads/demo_work' 1 "
+		   ">/dev/null 2>&1", data, build) ? -1 : 0;
+}
+
+static void test_perf_matches_report(void **state)
+{
+	char data[512], cmd[1024], line[1024], elf[1024];
+	struct named_count ours[64], theirs[64];
+	size_t nours, ntheirs = 0, np, checked = 0;
+	struct prof_profile *v, *p;
+	struct import_stats st;
+	struct dcpi_err err = { 0 };
+	struct prof_db *db;
+	FILE *f;
+
+	if (record_perf(data, sizeof(data))) {
+		print_message("perf cannot record here: skipping\n");
+		skip();
+	}
+	db = fresh_db("perfdb");
+	assert_int_equal(import_file(data, db, &st, &err), 0);
+	assert_int_equal(st.kind, IMPORT_PERF);
+	assert_true(st.samples > 100);
+	assert_int_equal(st.truncated, 0);
+	assert_int_equal(prof_epoch_read(db, st.epoch, &v, &np, &err), 0);
+	p = find_profile(v, np, "/workloads/demo_work", "cpu-clock");
+	assert_non_null(p);
+	assert_int_equal((int)p->period, 250000);
+	assert_string_equal(p->period_unit, "ns");
+	snprintf(elf, sizeof(elf), "%s/workloads/demo_work", build);
+	nours = per_proc(p, elf, ours, 64);
+
+	snprintf(cmd, sizeof(cmd), "perf report -i '%s' --stdio --sort dso,sym -n "
+		 "--no-children 2>/dev/null", data);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char dso[256], sym[256];
+		unsigned long long n;
+		double pct;
+
+		if (sscanf(line, " %lf%% %llu %255s [.] %255s", &pct, &n, dso, sym) == 4 &&
+		    !strcmp(dso, "demo_work"))
+			add_named(theirs, &ntheirs, 64, sym, n);
+	}
+	pclose(f);
+	assert_true(ntheirs >= 3);
+	for (size_t i = 0; i < ntheirs; i++) {
+		if (theirs[i].count < 10)
+			continue;
+		print_message("%-28s perf %6" PRIu64 "  dcpi %6" PRIu64 "\n", theirs[i].name,
+			      theirs[i].count, named(ours, nours, theirs[i].name));
+		assert_int_equal(named(ours, nours, theirs[i].name), theirs[i].count);
+		checked++;
+	}
+	assert_true(checked >= 3);
+	prof_profiles_free(v, np);
+	prof_db_close(db);
+}
+
+static void test_perf_truncated(void **state)
+{
+	char data[512], half[600];
+	struct import_stats st;
+	struct dcpi_err err = { 0 };
+	struct prof_db *db;
+	long size;
+	FILE *f;
+	int ret;
+
+	if (record_perf(data, sizeof(data))) {
+		print_message("perf cannot record here: skipping\n");
+		skip();
+	}
+	f = fopen(data, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fclose(f);
+	snprintf(half, sizeof(half), "%s/half.data", tmpdir);
+	assert_int_equal(run("head -c %ld '%s' > '%s'", size / 2, data, half), 0);
+	db = fresh_db("halfdb");
+	ret = import_perf(half, db, &st, &err);
+	if (ret) {
+		assert_non_null(strstr(err.msg, half));
+	} else {
+		assert_int_equal(st.truncated, 1);
+		assert_true(st.note[0] != '\0');
+		assert_true(st.samples > 0);
+	}
+	prof_db_close(db);
+}
+
+static void test_perf_bad_magic(void **state)
+{
+	char path[600];
+	struct import_stats st;
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = fresh_db("baddb");
+	char **names;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bad.data", tmpdir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs("PERFILE3", f);
+	for (int i = 0; i < 200; i++)
+		fputc(0, f);
+	fclose(f);
+	assert_int_equal(import_perf(path, db, &st, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "magic"));
+	dcpi_err_clear(&err);
+	assert_true(import_file(path, db, &st, &err) < 0);
+	assert_non_null(strstr(err.msg, path));
+	/* no epoch is left behind by a rejected file */
+	assert_int_equal(prof_db_epochs(db, &names, &n, &err), 0);
+	assert_int_equal(n, 0);
+	prof_names_free(names, n);
+	prof_db_close(db);
+}
+
+/* --- callgrind ------------------------------------------------------------------ */
+
+struct insn {
+	uint64_t addr;
+	char op[16];
+	uint64_t target;	/* of a jump, 0 if none */
+};
+
+/* tiny_loop's instructions from objdump. */
+static size_t objdump_fn(const char *elf, const char *fn, struct insn *v, size_t cap)
+{
+	char cmd[1200], line[512], head[300];
+	size_t n = 0;
+	int in = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn '%s'", elf);
+	snprintf(head, sizeof(head), "<%s>:", fn);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, t;
+		char op[16];
+
+		if (strstr(line, head)) {
+			in = 1;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (line[0] == '\n')
+			break;
+		if (sscanf(line, " %llx: %15s", &a, op) != 2 || n == cap)
+			continue;
+		v[n].addr = a;
+		snprintf(v[n].op, sizeof(v[n].op), "%s", op);
+		v[n].target = 0;
+		if (op[0] == 'j' && sscanf(line, " %*x: %*s %llx", &t) == 1)
+			v[n].target = t;
+		n++;
+	}
+	pclose(f);
+	return n;
+}
+
+/* callgrind_annotate's self Ir per function of one object. */
+static size_t annotate(const char *out, const char *elf, struct named_count *v, size_t cap)
+{
+	char cmd[1200], line[2048], tail[1100];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "callgrind_annotate --threshold=100 '%s' 2>/dev/null", out);
+	snprintf(tail, sizeof(tail), " [%s]", elf);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char num[64], *colon, *end;
+		uint64_t c = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		end = strstr(line, tail);
+		if (!end || end[strlen(tail)] || sscanf(line, " %63s", num) != 1)
+			continue;
+		*end = '\0';
+		for (char *p = num; *p; p++)
+			if (*p >= '0' && *p <= '9')
+				c = 10 * c + (uint64_t)(*p - '0');
+		colon = strrchr(line, ':');
+		if (colon)
+			add_named(v, &n, cap, colon + 1, c);
+	}
+	pclose(f);
+	return n;
+}
+
+static void test_callgrind_exact(void **state)
+{
+	char elf[1024], out[600];
+	struct insn ins[64];
+	struct named_count ours[128], theirs[128];
+	struct prof_profile *v, *p;
+	struct import_stats st;
+	struct import_jump *j;
+	struct dcpi_err err = { 0 };
+	struct image *img = NULL;
+	struct prof_db *db;
+	size_t n, np, nj, nours, ntheirs, head = 0, back = 0, arm = 0;
+	uint64_t sum_ours = 0, sum_theirs = 0, off, off2;
+	int found = 0;
+
+	snprintf(elf, sizeof(elf), "%s/workloads/tinyloop", build);
+	snprintf(out, sizeof(out), "%s/cg.out", tmpdir);
+	if (run("valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes "
+		"--callgrind-out-file='%s' '%s' >/dev/null 2>&1", out, elf)) {
+		print_message("valgrind cannot run here: skipping\n");
+		skip();
+	}
+	db = fresh_db("cgdb");
+	assert_int_equal(import_file(out, db, &st, &err), 0);
+	assert_int_equal(st.kind, IMPORT_CALLGRIND);
+	assert_int_equal(prof_epoch_read(db, st.epoch, &v, &np, &err), 0);
+	p = find_profile(v, np, "/workloads/tinyloop", "callgrind-Ir");
+	assert_non_null(p);
+	assert_int_equal(img_open(elf, IMG_NO_DWARF, &img, &err), 0);
+
+	/* the loop: head = target of the backward jump; arm = skipped by a
+	 * forward jump inside the loop.  1000 trips, the arm 250 times. */
+	n = objdump_fn(elf, "tiny_loop", ins, 64);
+	assert_true(n > 5);
+	for (size_t i = 0; i < n; i++)
+		if (ins[i].target && ins[i].target < ins[i].addr)
+			back = i;
+	assert_true(back > 0);
+	for (size_t i = 0; i < back; i++)
+		if (ins[i].addr == ins[back].target)
+			head = i;
+	for (size_t i = head; i <= back; i++) {
+		uint64_t want = 1000;
+
+		for (size_t k = head; k < i; k++)
+			if (ins[k].target > ins[k].addr && ins[i].addr < ins[k].target)
+				want = 250;
+		arm += want == 250;
+		assert_int_equal(img_vaddr_to_offset(img, ins[i].addr, &off), 0);
+		print_message("%#" PRIx64 " %-6s callgrind-Ir %" PRIu64 " want %" PRIu64 "\n",
+			      ins[i].addr, ins[i].op, prof_profile_count(p, off), want);
+		assert_int_equal(prof_profile_count(p, off), want);
+	}
+	assert_true(arm >= 1);
+
+	/* the back-edge: taken 999 times of 1000 */
+	assert_int_equal(import_read_jumps(db, st.epoch, &p->image, &j, &nj, &err), 0);
+	assert_int_equal(img_vaddr_to_offset(img, ins[back].addr, &off), 0);
+	assert_int_equal(img_vaddr_to_offset(img, ins[back].target, &off2), 0);
+	for (size_t i = 0; i < nj; i++) {
+		if (j[i].from == off && j[i].to == off2) {
+			assert_int_equal(j[i].count, 999);
+			assert_int_equal(j[i].executed, 1000);
+			assert_true(j[i].conditional);
+			found = 1;
+		}
+	}
+	assert_true(found);
+	free(j);
+
+	/* per-function self cost and the object's total against callgrind_annotate */
+	nours = per_proc(p, elf, ours, 128);
+	ntheirs = annotate(out, elf, theirs, 128);
+	assert_true(ntheirs >= 2);
+	for (size_t i = 0; i < nours; i++)
+		sum_ours += ours[i].count;
+	for (size_t i = 0; i < ntheirs; i++)
+		sum_theirs += theirs[i].count;
+	print_message("tinyloop Ir: dcpi %" PRIu64 " callgrind_annotate %" PRIu64 "\n",
+		      sum_ours, sum_theirs);
+	assert_int_equal(sum_ours, sum_theirs);
+	assert_int_equal(named(ours, nours, "tiny_loop"), named(theirs, ntheirs, "tiny_loop"));
+	assert_int_equal(named(ours, nours, "main"), named(theirs, ntheirs, "main"));
+	img_close(img);
+	prof_profiles_free(v, np);
+	prof_db_close(db);
+}
+
+static void test_callgrind_bad_line(void **state)
+{
+	char path[600];
+	struct import_stats st;
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = fresh_db("cgbad");
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bad.cg", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n"
+	      "ob=(1) /bin/true\nfn=(1) main\n0x10 1 5\n+2 * zz\n", f);
+	fclose(f);
+	assert_int_equal(import_file(path, db, &st, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "line 8"));
+	prof_db_close(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_perf_bad_magic),
+		cmocka_unit_test(test_callgrind_bad_line),
+		cmocka_unit_test(test_callgrind_exact),
+		cmocka_unit_test(test_perf_matches_report),
+		cmocka_unit_test(test_perf_truncated),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
