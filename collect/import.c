@@ -341,35 +341,14 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 
 /* --- jump edges ---------------------------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
-/* The same key the profile files use: build-id, else a hash of path, size
- * and mtime (docs/profile-format.md). */
+/* Named by the same key as the image's profile files. */
 int import_jumps_name(const struct prof_image_id *id, char *out, size_t len)
 {
-	uint8_t num[16];
-	uint64_t h;
-	size_t w;
+	char key[PROF_BUILD_ID_MAX + 8];
 
-	if (id->build_id[0]) {
-		w = (size_t)snprintf(out, len, "%s.callgrind-jumps", id->build_id);
-	} else {
-		h = fnv1a(0xcbf29ce484222325ull, id->path, strlen(id->path) + 1);
-		for (int i = 0; i < 8; i++) {
-			num[i] = (uint8_t)(id->size >> (8 * i));
-			num[8 + i] = (uint8_t)((uint64_t)id->mtime >> (8 * i));
-		}
-		h = fnv1a(h, num, sizeof(num));
-		w = (size_t)snprintf(out, len, "p%016" PRIx64 ".callgrind-jumps", h);
-	}
-	return w >= len ? -ENAMETOOLONG : 0;
+	if (prof_image_key(id, key, sizeof(key)) < 0)
+		return -ENAMETOOLONG;
+	return (size_t)snprintf(out, len, "%s.callgrind-jumps", key) >= len ? -ENAMETOOLONG : 0;
 }
 
 static int jump_cmp(const void *x, const void *y)

@@ -629,25 +629,34 @@ static uint64_t fnv1a(uint64_t h, const void *buf, size_t len)
 	return h;
 }
 
-int prof_file_name(const struct prof_image_id *id, const char *event, char *out,
-		   size_t len)
+int prof_image_key(const struct prof_image_id *id, char *out, size_t len)
 {
-	char ev[PROF_EVENT_MAX * 3 + 1];
-	char key[PROF_BUILD_ID_MAX + 8];
 	uint8_t num[16];
 	uint64_t h;
+	size_t w;
 
-	if (!event[0] || !sanitize_event(event, ev, sizeof(ev)))
-		return -EINVAL;
 	if (id->build_id[0]) {
-		snprintf(key, sizeof(key), "%s", id->build_id);
+		w = (size_t)snprintf(out, len, "%s", id->build_id);
 	} else {
 		h = fnv1a(0xcbf29ce484222325ull, id->path, strlen(id->path) + 1);
 		put64(num, id->size);
 		put64(num + 8, (uint64_t)id->mtime);
 		h = fnv1a(h, num, sizeof(num));
-		snprintf(key, sizeof(key), "p%016" PRIx64, h);
+		w = (size_t)snprintf(out, len, "p%016" PRIx64, h);
 	}
+	return w >= len ? -ENAMETOOLONG : 0;
+}
+
+int prof_file_name(const struct prof_image_id *id, const char *event, char *out,
+		   size_t len)
+{
+	char ev[PROF_EVENT_MAX * 3 + 1];
+	char key[PROF_BUILD_ID_MAX + 8];
+
+	if (!event[0] || !sanitize_event(event, ev, sizeof(ev)))
+		return -EINVAL;
+	if (prof_image_key(id, key, sizeof(key)) < 0)
+		return -ENAMETOOLONG;
 	if ((size_t)snprintf(out, len, "%s.%s.prof", key, ev) >= len)
 		return -ENAMETOOLONG;
 	return 0;

@@ -73,6 +73,12 @@ int prof_image_id_equal(const struct prof_image_id *a, const struct prof_image_i
 int prof_image_id_from_file(struct prof_image_id *id, const char *path,
 			    struct dcpi_err *err);
 void prof_image_id_unknown(struct prof_image_id *id);
+/*
+ * The key that names an image's files in an epoch directory: its build-id,
+ * else "p" and a 64-bit hash of path, size and mtime.  Other per-image files
+ * (jump counts, value profiles) use it too.  out needs PROF_BUILD_ID_MAX + 8.
+ */
+int prof_image_key(const struct prof_image_id *id, char *out, size_t len);
 
 /* Bytes the encoded file takes (header included), for bytes-per-entry figures. */
 size_t prof_encoded_size(const struct prof_profile *p);
