@@ -8,7 +8,10 @@
  *   aggregate.c  a hash table of (image, offset) counts flushed into one
  *                profile per (image, event) (4.3.1)
  *   events.c     the event table
+ *   random.c     the random sampling periods (4.1.1)
+ *   calibrate.c  what one sample is worth in cycles (DESIGN.md "Samples")
  *   record.c     fork, exec, the drain loop, the epoch
+ *   daemon.c     dcpid: every CPU, every process, flushes and epochs (4.3)
  */
 #ifndef DCPI_COLLECT_INTERNAL_H
 #define DCPI_COLLECT_INTERNAL_H
@@ -21,6 +24,19 @@
 #include "dcpi/collect.h"
 #include "dcpi/profile.h"
 
+/* --- random.c ------------------------------------------------------------- */
+
+struct rnd {
+	uint64_t s[4];		/* xoshiro256** */
+	uint64_t seed;
+};
+
+/* Seed from seed, or from the kernel when seed is 0. */
+void rnd_init(struct rnd *r, uint64_t seed);
+uint64_t rnd_next(struct rnd *r);
+/* A period drawn uniformly from [period - period/16, period] (sec. 4.1.1). */
+uint64_t rnd_period(struct rnd *r, uint64_t period);
+
 /* --- sampler.c ------------------------------------------------------------ */
 
 struct smp_ring {
@@ -30,11 +46,37 @@ struct smp_ring {
 	size_t size;		/* data bytes, a power of two */
 };
 
+/* One counter: an event on a CPU.  Every counter of a CPU writes into that
+ * CPU's ring (PERF_EVENT_IOC_SET_OUTPUT); samples carry its id. */
+struct smp_counter {
+	int fd;
+	int cpu;
+	unsigned ev;		/* index into smp_config.events */
+	uint64_t id;
+};
+
+struct smp_config {
+	const struct collect_event *const *events;
+	unsigned nevents;
+	uint64_t period;	/* 0 = each event's default */
+	uint64_t freq;
+	pid_t pid;		/* -1: every process (system-wide) */
+	unsigned pages;
+	int kernel;		/* sample kernel code too */
+	int randomize;		/* redraw periods in smp_randomize() */
+	uint64_t seed;
+};
+
 struct sampler {
 	struct smp_ring *rings;
 	struct pollfd *pfd;
 	int n;
+	struct smp_counter *ctr;	/* sorted by id once open */
+	int nctr;
 	uint64_t sample_type;
+	struct smp_config cfg;
+	struct rnd rnd;
+	int kernel;		/* kernel code is sampled */
 };
 
 /* A drained batch: record bytes copied out of the rings, in time order. */
@@ -57,13 +99,28 @@ struct smp_sample {
 	uint32_t pid, tid;
 	uint64_t time;
 	uint64_t period;
+	unsigned ev;		/* which event */
 	int user;		/* the pc is in user space */
 };
 
-/* Open ev on pid (created stopped: enable_on_exec) on every online CPU. */
-int smp_open(struct sampler *s, const struct collect_event *ev, uint64_t period,
-	     uint64_t freq, pid_t pid, unsigned pages, struct dcpi_err *err);
+/* Counts of one event summed over its counters (PERF_FORMAT_TOTAL_TIME_*):
+ * running < enabled when the PMU multiplexed it; value * enabled / running
+ * estimates the full count. */
+struct smp_count {
+	uint64_t value, enabled, running;
+};
+
+/*
+ * Open every event of c on every online CPU.  A command (pid > 0) gets
+ * counters created stopped with enable_on_exec and inherit; system-wide
+ * (pid -1) counters start at once, without inherit.
+ */
+int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err);
 void smp_close(struct sampler *s);
+/* Draw a new random period for every counter (no-op unless randomize). */
+int smp_randomize(struct sampler *s, struct dcpi_err *err);
+/* Sum each event's counters: out[0..nevents). */
+int smp_read_counts(struct sampler *s, struct smp_count *out, struct dcpi_err *err);
 /* Wait up to timeout_ms for data; 0, or -errno (-EINTR is not an error). */
 int smp_wait(struct sampler *s, int timeout_ms);
 /* Copy every available record into b (emptied first), sorted by time. */
@@ -71,13 +128,35 @@ int smp_drain(struct sampler *s, struct smp_batch *b, struct dcpi_err *err);
 void smp_batch_free(struct smp_batch *b);
 /* Decode a PERF_RECORD_SAMPLE of the layout smp_open asked for. */
 int smp_parse_sample(const struct sampler *s, const void *rec, struct smp_sample *out);
-/* The perf_event_attr for ev (shared with the probe). */
+/* The perf_event_attr for ev (shared with the probe and calibration). */
 struct perf_event_attr;
 void smp_attr_init(struct perf_event_attr *a, const struct collect_event *ev,
 		   uint64_t period, uint64_t freq);
 long smp_perf_open(struct perf_event_attr *a, pid_t pid, int cpu);
 /* Explain a perf_event_open errno for event name. */
 int smp_open_error(struct dcpi_err *err, int e, const char *name);
+/* kernel.perf_event_paranoid, kernel.kptr_restrict (-100 when unreadable). */
+int smp_sysctl(const char *name);
+
+/* --- calibrate.c ------------------------------------------------------------ */
+
+struct cal_result {
+	double cycles_per_ns;		/* core clock, from a dependent-add chain */
+	double tsc_per_ns;		/* the TSC's rate, which may differ */
+	double cycles_per_sample;	/* loop cycles / samples it received */
+	uint64_t loop_cycles, samples;
+};
+
+/* Measure the core clock (no sampling). */
+int cal_clock(struct cal_result *r, struct dcpi_err *err);
+/*
+ * Run ms milliseconds of the known-cycle loop in this process sampled with
+ * ev as c would sample it; adds to r->loop_cycles and r->samples and sets
+ * r->cycles_per_sample.  Needs r->cycles_per_ns from cal_clock().
+ */
+int cal_sample(struct cal_result *r, const struct collect_event *ev,
+	       const struct smp_config *c, struct rnd *rnd, unsigned ms,
+	       struct dcpi_err *err);
 
 /* --- maps.c ---------------------------------------------------------------- */
 
@@ -98,6 +177,15 @@ void maps_reap(struct maps *m);
 int maps_resolve(struct maps *m, uint32_t pid, uint64_t ip, uint32_t *image,
 		 uint64_t *offset, struct dcpi_err *err);
 const struct prof_image_id *maps_image(const struct maps *m, uint32_t image);
+/* The index of the image named path (a pseudo-image such as "[kernel.kallsyms]"). */
+int maps_intern(struct maps *m, const char *path, uint32_t *image, struct dcpi_err *err);
+/* Read /proc/PID/maps of every live process now (the daemon's start). */
+int maps_scan_all(struct maps *m, struct dcpi_err *err);
+/*
+ * JIT code: when on, a pc in anonymous memory of a process that has a
+ * /tmp/perf-PID.map resolves to the pseudo-image of that path, offset = pc.
+ */
+void maps_set_jit(struct maps *m, int on);
 
 /* --- aggregate.c ------------------------------------------------------------ */
 
@@ -105,6 +193,8 @@ struct agg;
 
 int agg_new(struct agg **out, struct dcpi_err *err);
 void agg_free(struct agg *a);
+/* Forget every count (after a flush). */
+void agg_clear(struct agg *a);
 int agg_add(struct agg *a, uint32_t image, uint64_t offset, uint64_t count,
 	    struct dcpi_err *err);
 /*

@@ -8,6 +8,12 @@
  * (sec. 4.3.2), and an aggregator that turns (pid, pc) samples into
  * per-(image, event) counts keyed by file offset (sec. 4.3.1) and flushes
  * them as one epoch of profiles (sec. 4.3.3).
+ *
+ * Two drivers use them: collect_record() follows one command, and
+ * collect_daemon() (dcpid) samples every process on every CPU until stopped,
+ * flushing into the current epoch every few seconds (sec. 4.3).  Both draw
+ * each event's period at random below the nominal one (sec. 4.1.1) and
+ * calibrate what one sample is worth in cycles (DESIGN.md "Samples").
  */
 #ifndef DCPI_COLLECT_H
 #define DCPI_COLLECT_H
@@ -31,6 +37,8 @@ struct collect_event {
 	uint64_t default_period;
 };
 
+#define COLLECT_MAX_EVENTS 8
+
 /* The event named name, or NULL when the collector does not know it. */
 const struct collect_event *collect_event_find(const char *name);
 /* Names of the known events, comma-separated, for messages. */
@@ -41,9 +49,19 @@ const char *collect_event_names(void);
  * negative errno.  err names the event and the reason.
  */
 int collect_event_probe(const struct collect_event *ev, struct dcpi_err *err);
+/*
+ * cycles when this machine can sample it, else cpu-clock: 0, 1 when it fell
+ * back to cpu-clock (no PMU), or a negative errno (err says why).
+ */
+int collect_event_default(const struct collect_event **out, struct dcpi_err *err);
+/* "cycles,branch-misses" -> out[0..*n); unknown or repeated names are errors. */
+int collect_events_parse(const char *list, const struct collect_event **out,
+			 unsigned *n, struct dcpi_err *err);
 
 struct collect_opts {
-	const struct collect_event *event;
+	const struct collect_event *event;	/* one event, when nevents is 0 */
+	const struct collect_event *events[COLLECT_MAX_EVENTS];
+	unsigned nevents;	/* sampled at once, each on its own counter */
 	uint64_t period;	/* events (or ns) per sample; 0 = event default */
 	uint64_t freq;		/* samples per second instead of a period; 0 = off */
 	const char *db_dir;	/* the database, created if absent */
@@ -54,6 +72,37 @@ struct collect_opts {
 	 * nothing already sampled is lost.
 	 */
 	volatile sig_atomic_t *pending_signal;
+	/*
+	 * Each period is drawn at random from [period * 15/16, period] and
+	 * redrawn every few milliseconds, so sampling cannot lock onto a loop
+	 * (DCPI sec. 4.1.1).  fixed_period turns that off.  seed 0 seeds from
+	 * the kernel; the seed used is in the settings.
+	 */
+	int fixed_period;
+	uint64_t seed;
+	int no_calibrate;	/* skip the calibration loops (about 0.2 s) */
+};
+
+/* What collect_daemon() does beyond collect_opts (pending_signal is unused:
+ * the flags below carry the signals). */
+struct collect_daemon_opts {
+	unsigned flush_seconds;		/* flush into the epoch this often; 0 = 60 */
+	double duration_seconds;	/* stop after this long; 0 = until a signal */
+	const char *pidfile;		/* written once sampling runs, removed at exit */
+	int user_only;			/* do not sample the kernel even if allowed */
+	volatile sig_atomic_t *stop;	/* SIGINT/SIGTERM: flush and return */
+	volatile sig_atomic_t *flush;	/* SIGUSR1: flush now */
+	volatile sig_atomic_t *new_epoch;	/* SIGHUP: flush, then a new epoch */
+};
+
+struct collect_daemon_result {
+	uint64_t samples;	/* samples written, all epochs */
+	uint64_t lost;		/* PERF_RECORD_LOST */
+	uint64_t self;		/* the daemon's own samples, left out */
+	uint64_t flushes;
+	unsigned epochs;	/* epochs written */
+	int kernel;		/* kernel code was sampled */
+	char epoch[64];		/* the last epoch */
 };
 
 struct collect_result {
@@ -75,5 +124,17 @@ struct collect_result {
  */
 int collect_record(const struct collect_opts *opts, char *const argv[],
 		   struct collect_result *res, struct dcpi_err *err);
+
+/*
+ * Sample every process on every CPU (pid -1, one counter and ring per CPU
+ * per event), user code and, when perf_event_paranoid and kptr_restrict
+ * allow, kernel code (image "[kernel.kallsyms]", offset = address).  Runs
+ * until *d->stop or the duration; flushes every d->flush_seconds into the
+ * current epoch (merging), clearing the in-memory tables, so memory stays
+ * bounded however long it runs.  Processes running before the start get
+ * their images from /proc/PID/maps.
+ */
+int collect_daemon(const struct collect_opts *opts, const struct collect_daemon_opts *d,
+		   struct collect_daemon_result *res, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_H */
