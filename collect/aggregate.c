@@ -55,6 +55,22 @@ void agg_free(struct agg *a)
 	free(a);
 }
 
+/* A flush leaves the table empty; one that grew for a burst shrinks back,
+ * so a long-running daemon holds no more than one interval's samples. */
+void agg_clear(struct agg *a)
+{
+	struct agg_slot *t = a->cap > 4 * 4096 ? calloc(4096, sizeof(*t)) : NULL;
+
+	if (t) {
+		free(a->t);
+		a->t = t;
+		a->cap = 4096;
+	} else {
+		memset(a->t, 0, a->cap * sizeof(*a->t));
+	}
+	a->n = 0;
+}
+
 static struct agg_slot *slot_find(struct agg_slot *t, size_t cap, uint32_t image,
 				  uint64_t offset)
 {

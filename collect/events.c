@@ -125,8 +125,8 @@ int collect_events_parse(const char *list, const struct collect_event **out,
 					 COLLECT_MAX_EVENTS);
 		out[(*n)++] = ev;
 		p += len;
-		if (*p == ',')
-			p++;
+		if (*p == ',' && !*++p)
+			return dcpi_errf(err, -EINVAL, "%s: empty event name at the end", list);
 	}
 	if (!*n)
 		return dcpi_errf(err, -EINVAL, "no event given");

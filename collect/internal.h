@@ -205,4 +205,51 @@ int agg_flush(struct agg *a, const struct maps *m, const struct prof_profile *tm
 	      struct prof_db *db, const char *epoch, uint64_t *samples,
 	      struct dcpi_err *err);
 
+/* --- session.c -------------------------------------------------------------- */
+
+#define SESS_RANDOM_MS 10	/* how often the random periods are redrawn */
+#define SESS_CAL_MS 50		/* calibration loop at start and at end */
+
+/* What record and the daemon share: the sampler, maps, one table per event,
+ * the counts the settings report, and the calibration. */
+struct session {
+	const struct collect_opts *opts;
+	const struct collect_event *ev[COLLECT_MAX_EVENTS];
+	unsigned nev;
+	struct smp_config cfg;
+	struct sampler smp;
+	int open;
+	int kernel, nrings;	/* as opened, kept after the sampler closes */
+	struct smp_batch batch;
+	struct maps *maps;
+	struct agg *agg[COLLECT_MAX_EVENTS];
+	struct hashtab *ht;	/* first-level (pid, pc, event) counts (hashtab.h) */
+	uint64_t ht_samples, ht_entries;	/* into the table, out of it */
+	uint64_t ev_samples[COLLECT_MAX_EVENTS], period_sum[COLLECT_MAX_EVENTS];
+	uint64_t samples, unknown, lost, throttled, self;
+	uint32_t self_pid;		/* samples of this pid are left out; 0 = none */
+	uint32_t kernel_image;
+	struct smp_count counts[COLLECT_MAX_EVENTS];
+	struct cal_result cal;
+	struct rnd cal_rnd;
+	int calibrated;
+	uint64_t randomized_ns;
+};
+
+int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *err);
+void sess_free(struct session *s);
+/* Calibrate (no-op with opts->no_calibrate); call at start and at end. */
+int sess_calibrate(struct session *s, struct dcpi_err *err);
+int sess_open(struct session *s, pid_t pid, int kernel, struct dcpi_err *err);
+/* Drain the rings into the maps and tables; redraw periods when due. */
+int sess_drain(struct session *s, struct dcpi_err *err);
+/* Read the counters' totals into s->counts (before closing them). */
+int sess_read_counts(struct session *s, struct dcpi_err *err);
+/* Write every table into epoch (merging) and clear them; *written samples. */
+int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
+	       uint64_t *written, struct dcpi_err *err);
+/* The settings line of the epoch metadata; fills meta's calibration. */
+void sess_describe(const struct session *s, char *buf, size_t len,
+		   struct prof_epoch_meta *meta);
+
 #endif /* DCPI_COLLECT_INTERNAL_H */

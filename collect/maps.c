@@ -14,14 +14,25 @@
  * interned by path in an open-addressing hash; image 0 is "unknown" and
  * "[vdso]" gets its own image, so the only samples that land in unknown are
  * those in anonymous memory (JIT code) or in no mapping at all.
+ *
+ * JIT code (maps_set_jit): a process that writes /tmp/perf-PID.map (the
+ * "START SIZE name" convention of perf, V8, the JVM agents, LuaJIT...) has
+ * its anonymous-memory samples kept in a pseudo-image whose path is that
+ * file, offset = the raw pc, so they can be named later from the file.  The
+ * file is looked for when such a sample first arrives and again every
+ * JIT_RECHECK samples while it is absent (JITs write it lazily).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
+
+#define JIT_RECHECK 256
 
 struct map {
 	uint64_t start, end, pgoff;
@@ -32,6 +43,9 @@ struct proc {
 	uint32_t pid;
 	int dead;		/* 1: exited in this batch, 2: in an earlier one */
 	int scanned;		/* /proc/PID/maps already read */
+	int jit;		/* 1: has a perf map; 0: not seen yet */
+	uint32_t jit_image;
+	unsigned jit_misses;	/* anonymous samples since we last looked */
 	size_t n;
 	struct map *m;
 };
@@ -48,6 +62,7 @@ struct maps {
 	size_t nimages, images_cap;
 	uint32_t *hash;			/* image index + 1, 0 = empty */
 	size_t hash_cap;		/* power of two */
+	int jit;			/* resolve anonymous code via perf maps */
 };
 
 static uint64_t hash_str(const char *s)
@@ -104,7 +119,7 @@ static int image_add(struct maps *m, const char *path, uint32_t *out)
 	}
 	if (!strcmp(path, PROF_UNKNOWN_PATH)) {
 		prof_image_id_unknown(&e->id);
-	} else if (path[0] != '/' || prof_image_id_from_file(&e->id, path, NULL)) {
+	} else if (path[0] != '/' || !strncmp(path, "/tmp/perf-", 10) || prof_image_id_from_file(&e->id, path, NULL)) {
 		memset(&e->id, 0, sizeof(e->id));
 		snprintf(e->id.path, sizeof(e->id.path), "%s", path);
 	}
@@ -326,6 +341,8 @@ int maps_fork(struct maps *m, uint32_t pid, uint32_t ppid, struct dcpi_err *err)
 	p->m = copy;
 	p->n = n;
 	p->dead = 0;
+	p->jit = 0;
+	p->jit_misses = 0;
 	p->scanned = parent ? parent->scanned : 0;
 	return 0;
 nomem:
@@ -343,6 +360,8 @@ void maps_exec(struct maps *m, uint32_t pid)
 	p->n = 0;
 	p->scanned = 0;
 	p->dead = 0;
+	p->jit = 0;
+	p->jit_misses = 0;
 }
 
 void maps_exit(struct maps *m, uint32_t pid)
@@ -415,6 +434,24 @@ static const struct map *map_at(const struct proc *p, uint64_t ip)
 	return lo < p->n && p->m[lo].start <= ip ? &p->m[lo] : NULL;
 }
 
+/* The perf-map pseudo-image of p into *image, if p has a perf map. */
+static int jit_image(struct maps *m, struct proc *p, uint32_t *image)
+{
+	char path[64];
+
+	if (!p->jit && p->jit_misses++ % JIT_RECHECK == 0) {
+		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", p->pid);
+		if (!access(path, R_OK)) {
+			if (image_intern(m, path, &p->jit_image))
+				return -ENOMEM;
+			p->jit = 1;
+		}
+	}
+	if (p->jit)
+		*image = p->jit_image;
+	return 0;
+}
+
 int maps_resolve(struct maps *m, uint32_t pid, uint64_t ip, uint32_t *image,
 		 uint64_t *offset, struct dcpi_err *err)
 {
@@ -433,6 +470,9 @@ int maps_resolve(struct maps *m, uint32_t pid, uint64_t ip, uint32_t *image,
 	if (!mp || mp->image == MAPS_UNKNOWN) {
 		*image = MAPS_UNKNOWN;
 		*offset = ip;	/* anonymous code keeps its address */
+		if (m->jit && jit_image(m, p, image))
+			return dcpi_errf(err, -ENOMEM, "perf map of pid %" PRIu32
+					 ": out of memory", pid);
 		return 0;
 	}
 	*image = mp->image;
@@ -445,4 +485,39 @@ const struct prof_image_id *maps_image(const struct maps *m, uint32_t image)
 	if (image >= m->nimages)
 		image = MAPS_UNKNOWN;
 	return &m->images[image]->id;
+}
+
+int maps_intern(struct maps *m, const char *path, uint32_t *image, struct dcpi_err *err)
+{
+	if (image_intern(m, path, image))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+	return 0;
+}
+
+void maps_set_jit(struct maps *m, int on)
+{
+	m->jit = on;
+}
+
+int maps_scan_all(struct maps *m, struct dcpi_err *err)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return dcpi_errf(err, -errno, "/proc: %s", strerror(errno));
+	while (!ret && (de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+		struct proc *p;
+
+		if (*end || !pid || pid > UINT32_MAX)
+			continue;
+		p = proc_get(m, (uint32_t)pid);
+		if (!p || (!p->scanned && scan_proc(m, p)))
+			ret = dcpi_errf(err, -ENOMEM, "/proc/%lu/maps: out of memory", pid);
+	}
+	closedir(d);
+	return ret;
 }

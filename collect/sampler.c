@@ -8,6 +8,29 @@
  * do.  Because a process's MMAP2 record can sit in one CPU's ring and its
  * samples in another's, a drain copies every ring into one batch and sorts
  * it by timestamp before anything is interpreted.
+ *
+ * Several events at once are separate counters, each CPU's all writing into
+ * that CPU's one ring (PERF_EVENT_IOC_SET_OUTPUT); PERF_SAMPLE_IDENTIFIER
+ * says which counter took a sample (an inherited counter reports its
+ * parent's id).  Not a group: a group is scheduled all or nothing and a
+ * hardware group too big for the PMU would never count; separate counters
+ * are multiplexed instead, and TOTAL_TIME_ENABLED/RUNNING say by how much.
+ *
+ * Random periods (DCPI sec. 4.1.1).  The paper's driver drew a new period
+ * in the interrupt handler after every sample.  perf_event has no such
+ * hook: the period can only be changed with PERF_EVENT_IOC_PERIOD, a system
+ * call (and an IPI to the counter's CPU) per counter, far too slow to follow
+ * every sample from user space without giving up the ring buffer.  So
+ * smp_randomize() draws a new period for every counter each time the
+ * collector's loop wakes (every RANDOM_MS): the period is random per batch
+ * of tens of samples instead of per sample.  That is enough to break
+ * lock-step with a loop: within a batch the period differs from the loop's
+ * by a random amount up to P/16, so successive samples walk across the
+ * loop's phase in at most a few dozen samples, and each reprogramming also
+ * restarts the count from zero, a random phase jump.  Freq mode (-F) is not
+ * randomized: the kernel steers the period there, smoothly, not at random.
+ * Counters a command's children inherit take the period current at their
+ * fork (the ioctl reaches only the counter it is given).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,8 +44,8 @@
 
 #include "internal.h"
 
-#define SMP_SAMPLE_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
-			 PERF_SAMPLE_PERIOD)
+#define SMP_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD)
 
 long smp_perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
@@ -43,6 +66,7 @@ void smp_attr_init(struct perf_event_attr *a, const struct collect_event *ev,
 		a->sample_period = period;
 	}
 	a->sample_type = SMP_SAMPLE_TYPE;
+	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->disabled = 1;
 	a->inherit = 1;
 	a->enable_on_exec = 1;
@@ -56,10 +80,14 @@ void smp_attr_init(struct perf_event_attr *a, const struct collect_event *ev,
 	a->sample_id_all = 1;
 }
 
-static int read_paranoid(void)
+int smp_sysctl(const char *name)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	char path[128];
+	FILE *f;
 	int v = -100;
+
+	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+	f = fopen(path, "r");
 
 	if (!f)
 		return v;
@@ -76,7 +104,7 @@ int smp_open_error(struct dcpi_err *err, int e, const char *name)
 	case EPERM:
 		return dcpi_errf(err, -EACCES, "%s: permission denied by the kernel "
 				 "(kernel.perf_event_paranoid = %d); run as root or lower it",
-				 name, read_paranoid());
+				 name, smp_sysctl("perf_event_paranoid"));
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
@@ -130,26 +158,17 @@ static int online_cpus(int **out, int *n)
 	return 0;
 }
 
-static int open_ring(struct smp_ring *r, struct perf_event_attr *a, pid_t pid,
-		     size_t pages, const char *name, struct dcpi_err *err)
+static int map_ring(struct smp_ring *r, size_t pages, const char *name,
+		    struct dcpi_err *err)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	long fd = smp_perf_open(a, pid, r->cpu);
 	void *base;
 
-	if (fd < 0) {
-		if (errno == ENODEV)	/* went offline since we looked */
-			return 1;
-		return smp_open_error(err, errno, name);
-	}
-	r->fd = (int)fd;
 	r->size = pages * (size_t)pg;
 	base = mmap(NULL, r->size + (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (base == MAP_FAILED) {
 		int e = errno;
 
-		close(r->fd);
-		r->fd = -1;
 		return dcpi_errf(err, -e, "%s: ring buffer of %zu KiB on cpu %d: %s%s", name,
 				 r->size / 1024, r->cpu, strerror(e),
 				 e == EPERM ? " (kernel.perf_event_mlock_kb?)" : "");
@@ -158,47 +177,127 @@ static int open_ring(struct smp_ring *r, struct perf_event_attr *a, pid_t pid,
 	return 0;
 }
 
-int smp_open(struct sampler *s, const struct collect_event *ev, uint64_t period,
-	     uint64_t freq, pid_t pid, unsigned pages, struct dcpi_err *err)
+static uint64_t config_period(const struct smp_config *c, const struct collect_event *ev)
 {
+	return c->period ? c->period : ev->default_period;
+}
+
+/* Open every event on one CPU; the first owns the ring.  1: CPU offline. */
+static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
+{
+	const struct smp_config *c = &s->cfg;
+	struct smp_ring *r = &s->rings[s->n];
 	struct perf_event_attr a;
-	int *cpus = NULL, ncpu = 0, ret;
+	int ret;
+
+	r->fd = -1;
+	r->cpu = cpu;
+	for (unsigned e = 0; e < c->nevents; e++) {
+		const struct collect_event *ev = c->events[e];
+		uint64_t period = config_period(c, ev);
+		struct smp_counter *k = &s->ctr[s->nctr];
+		long fd;
+
+		if (c->randomize && !c->freq)
+			period = rnd_period(&s->rnd, period);
+		smp_attr_init(&a, ev, period, c->freq);
+		a.watermark = 1;
+		a.wakeup_watermark = (uint32_t)(c->pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
+		a.exclude_kernel = !s->kernel;
+		if (c->pid < 0) {	/* system-wide: no inherit, start now */
+			a.inherit = 0;
+			a.enable_on_exec = 0;
+			a.disabled = 0;
+			a.exclude_idle = 1;
+		}
+		if (e) {		/* side-band records once per CPU is enough */
+			a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
+		}
+		fd = smp_perf_open(&a, c->pid, cpu);
+		if (fd < 0) {
+			if (errno == ENODEV && !e)	/* went offline since we looked */
+				return 1;
+			return smp_open_error(err, errno, ev->name);
+		}
+		k->fd = (int)fd;
+		k->cpu = cpu;
+		k->ev = e;
+		s->nctr++;
+		if (ioctl(k->fd, PERF_EVENT_IOC_ID, &k->id))
+			return dcpi_errf(err, -errno, "%s: PERF_EVENT_IOC_ID: %s", ev->name,
+					 strerror(errno));
+		if (!e) {
+			r->fd = k->fd;
+			ret = map_ring(r, c->pages, ev->name, err);
+			if (ret)
+				return ret;
+		} else if (ioctl(k->fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
+			return dcpi_errf(err, -errno, "%s: sharing cpu %d's ring: %s", ev->name,
+					 cpu, strerror(errno));
+		}
+	}
+	s->pfd[s->n].fd = r->fd;
+	s->pfd[s->n].events = POLLIN;
+	s->n++;
+	return 0;
+}
+
+static int ctr_cmp(const void *x, const void *y)
+{
+	const struct smp_counter *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err)
+{
+	const char *name = c->nevents ? c->events[0]->name : "sampler";
+	int *cpus = NULL, ncpu = 0, ret = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (!pages)
-		pages = 128;
-	if (pages & (pages - 1))
+	s->cfg = *c;
+	if (!s->cfg.pages)
+		s->cfg.pages = 128;
+	if (!c->nevents || c->nevents > COLLECT_MAX_EVENTS)
+		return dcpi_errf(err, -EINVAL, "%u events: between 1 and %d", c->nevents,
+				 COLLECT_MAX_EVENTS);
+	if (s->cfg.pages & (s->cfg.pages - 1))
 		return dcpi_errf(err, -EINVAL, "ring buffer of %u pages: not a power of two",
-				 pages);
+				 s->cfg.pages);
+	rnd_init(&s->rnd, c->seed);
+	s->kernel = c->kernel;
 	if (online_cpus(&cpus, &ncpu))
-		return dcpi_errf(err, -ENOMEM, "%s: out of memory", ev->name);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 	s->rings = calloc((size_t)ncpu, sizeof(*s->rings));
 	s->pfd = calloc((size_t)ncpu, sizeof(*s->pfd));
-	if (!s->rings || !s->pfd) {
-		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", ev->name);
+	s->ctr = calloc((size_t)ncpu * c->nevents, sizeof(*s->ctr));
+	if (!s->rings || !s->pfd || !s->ctr) {
+		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
-	smp_attr_init(&a, ev, period, freq);
-	a.watermark = 1;
-	a.wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
-	s->sample_type = a.sample_type;
+	s->sample_type = SMP_SAMPLE_TYPE;
 	for (int i = 0; i < ncpu; i++) {
-		struct smp_ring *r = &s->rings[s->n];
+		int nctr = s->nctr;
 
-		r->fd = -1;
-		r->cpu = cpus[i];
-		ret = open_ring(r, &a, pid, pages, ev->name, err);
-		if (ret < 0)
+		ret = open_cpu(s, cpus[i], err);
+		if (ret == -EACCES && s->kernel && !i) {	/* kernel not allowed */
+			for (int k = nctr; k < s->nctr; k++)
+				close(s->ctr[k].fd);
+			s->nctr = nctr;
+			s->kernel = 0;
+			ret = open_cpu(s, cpus[i], err);
+		}
+		if (ret < 0) {
+			if (s->rings[s->n].base)
+				s->n++;		/* so smp_close unmaps it */
 			goto fail;
-		if (ret > 0)
-			continue;
-		s->pfd[s->n].fd = r->fd;
-		s->pfd[s->n].events = POLLIN;
-		s->n++;
+		}
 	}
 	free(cpus);
+	cpus = NULL;
+	qsort(s->ctr, (size_t)s->nctr, sizeof(*s->ctr), ctr_cmp);
 	if (!s->n)
-		return dcpi_errf(err, -ENODEV, "%s: no online CPU to sample on", ev->name);
+		return dcpi_errf(err, -ENODEV, "%s: no online CPU to sample on", name);
 	return 0;
 fail:
 	free(cpus);
@@ -206,18 +305,57 @@ fail:
 	return ret;
 }
 
+int smp_randomize(struct sampler *s, struct dcpi_err *err)
+{
+	if (!s->cfg.randomize || s->cfg.freq)
+		return 0;
+	for (int i = 0; i < s->nctr; i++) {
+		const struct collect_event *ev = s->cfg.events[s->ctr[i].ev];
+		uint64_t p = rnd_period(&s->rnd, config_period(&s->cfg, ev));
+
+		if (ioctl(s->ctr[i].fd, PERF_EVENT_IOC_PERIOD, &p))
+			return dcpi_errf(err, -errno, "%s: PERF_EVENT_IOC_PERIOD: %s",
+					 ev->name, strerror(errno));
+	}
+	return 0;
+}
+
+int smp_read_counts(struct sampler *s, struct smp_count *out, struct dcpi_err *err)
+{
+	memset(out, 0, s->cfg.nevents * sizeof(*out));
+	for (int i = 0; i < s->nctr; i++) {
+		uint64_t v[3];
+		struct smp_count *c = &out[s->ctr[i].ev];
+
+		if (read(s->ctr[i].fd, v, sizeof(v)) != (ssize_t)sizeof(v))
+			return dcpi_errf(err, -EIO, "%s: reading counter on cpu %d: %s",
+					 s->cfg.events[s->ctr[i].ev]->name, s->ctr[i].cpu,
+					 strerror(errno));
+		c->value += v[0];
+		c->running += v[2];
+		/* A command's counter on each CPU is enabled whenever the command
+		 * runs anywhere and running only while it runs on that CPU: the
+		 * command's time is one counter's enabled, not their sum. */
+		if (s->cfg.pid >= 0)
+			c->enabled = v[1] > c->enabled ? v[1] : c->enabled;
+		else
+			c->enabled += v[1];
+	}
+	return 0;
+}
+
 void smp_close(struct sampler *s)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 
-	for (int i = 0; i < s->n; i++) {
+	for (int i = 0; i < s->n; i++)
 		if (s->rings[i].base)
 			munmap(s->rings[i].base, s->rings[i].size + (size_t)pg);
-		if (s->rings[i].fd >= 0)
-			close(s->rings[i].fd);
-	}
+	for (int i = 0; s->ctr && i < s->nctr; i++)
+		close(s->ctr[i].fd);
 	free(s->rings);
 	free(s->pfd);
+	free(s->ctr);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -265,17 +403,18 @@ static void ring_copy(const struct smp_ring *r, const uint8_t *data, uint64_t po
 	memcpy((uint8_t *)dst + first, data, len - first);
 }
 
-/* The record's timestamp: in the body of a sample, else in the sample_id
- * trailer that sample_id_all appends (TID then TIME: TIME ends it). */
+/* The record's timestamp: in the body of a sample (after IDENTIFIER, IP and
+ * TID), else in the sample_id trailer that sample_id_all appends (TID, TIME,
+ * IDENTIFIER: TIME is the last but one). */
 static uint64_t rec_time(const uint8_t *rec)
 {
 	const struct perf_event_header *h = (const void *)rec;
 	uint64_t t = 0;
 
-	if (h->type == PERF_RECORD_SAMPLE && h->size >= sizeof(*h) + 24)
-		memcpy(&t, rec + sizeof(*h) + 16, 8);
-	else if (h->type != PERF_RECORD_SAMPLE && h->size >= sizeof(*h) + 16)
-		memcpy(&t, rec + h->size - 8, 8);
+	if (h->type == PERF_RECORD_SAMPLE && h->size >= sizeof(*h) + 32)
+		memcpy(&t, rec + sizeof(*h) + 24, 8);
+	else if (h->type != PERF_RECORD_SAMPLE && h->size >= sizeof(*h) + 24)
+		memcpy(&t, rec + h->size - 16, 8);
 	return t;
 }
 
@@ -346,21 +485,43 @@ void smp_batch_free(struct smp_batch *b)
 	memset(b, 0, sizeof(*b));
 }
 
+static const struct smp_counter *ctr_find(const struct sampler *s, uint64_t id)
+{
+	int lo = 0, hi = s->nctr;
+
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (s->ctr[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nctr && s->ctr[lo].id == id ? &s->ctr[lo] : NULL;
+}
+
 int smp_parse_sample(const struct sampler *s, const void *rec, struct smp_sample *out)
 {
 	const struct perf_event_header *h = rec;
 	const uint8_t *p = (const uint8_t *)rec + sizeof(*h);
+	const struct smp_counter *k;
 	uint32_t ids[2];
+	uint64_t id;
 
 	if (h->type != PERF_RECORD_SAMPLE || s->sample_type != SMP_SAMPLE_TYPE ||
-	    h->size < sizeof(*h) + 32)
+	    h->size < sizeof(*h) + 40)
 		return -EINVAL;
-	memcpy(&out->ip, p, 8);
-	memcpy(ids, p + 8, 8);
+	memcpy(&id, p, 8);
+	k = ctr_find(s, id);
+	if (!k)
+		return -ENOENT;
+	out->ev = k->ev;
+	memcpy(&out->ip, p + 8, 8);
+	memcpy(ids, p + 16, 8);
 	out->pid = ids[0];
 	out->tid = ids[1];
-	memcpy(&out->time, p + 16, 8);
-	memcpy(&out->period, p + 24, 8);
+	memcpy(&out->time, p + 24, 8);
+	memcpy(&out->period, p + 32, 8);
 	out->user = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 	return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * tools/record.c - `dcpi record [options] -- CMD [ARGS]`: run CMD under
  * sampling and write one new epoch of the database (collect_record does the
- * work).  Picks the event (cycles when the machine has a PMU, else
+ * work).  Picks the events (cycles when the machine has a PMU, else
  * cpu-clock), passes SIGINT/SIGTERM on to CMD, and exits with CMD's status
  * (128 + signal when it was killed), as a shell would.
  */
@@ -27,11 +27,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: dcpi record [options] [--] CMD [ARGS]\n"
-		"  -e, --event NAME   one of %s;\n"
+		"  -e, --event LIST   comma-separated, of %s;\n"
 		"                     default cycles, or cpu-clock without a PMU\n"
 		"  -c, --count N      sample every N events (ns for the clocks);\n"
 		"                     default %llu cycles or %llu ns\n"
 		"  -F, --freq HZ      sample HZ times a second instead\n"
+		"      --fixed-period do not randomize the period (DCPI sec. 4.1.1)\n"
+		"      --seed N       seed of the random periods (default: random)\n"
+		"      --no-calibrate skip the known-cycle calibration loops\n"
 		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
 		"  -q, --quiet        no summary line\n",
 		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS);
@@ -50,32 +53,24 @@ static int parse_count(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* The event asked for, or cycles falling back to cpu-clock without a PMU. */
-static int pick_event(const char *name, int quiet, const struct collect_event **out)
+/* The events asked for, or cycles falling back to cpu-clock without a PMU. */
+static int pick_events(const char *list, int quiet, struct collect_opts *o)
 {
 	struct dcpi_err err = { 0 };
-	const struct collect_event *ev;
 	int ret;
 
-	if (name) {
-		ev = collect_event_find(name);
-		if (!ev)
-			return tool_fail("%s: unknown event (known: %s)", name,
-					 collect_event_names());
-		*out = ev;
+	if (list) {
+		if (collect_events_parse(list, o->events, &o->nevents, &err))
+			return tool_fail("%s", err.msg);
 		return 0;
 	}
-	ev = collect_event_find("cycles");
-	ret = collect_event_probe(ev, &err);
-	if (ret == -EOPNOTSUPP) {
-		if (!quiet)
-			fprintf(stderr, "%s: note: cycles is not supported on this machine "
-				"(no hardware PMU); sampling cpu-clock\n", tool_name);
-		ev = collect_event_find("cpu-clock");
-	} else if (ret) {
+	ret = collect_event_default(&o->events[0], &err);
+	if (ret < 0)
 		return tool_fail("%s", err.msg);
-	}
-	*out = ev;
+	if (ret && !quiet)
+		fprintf(stderr, "%s: note: cycles is not supported on this machine "
+			"(no hardware PMU); sampling cpu-clock\n", tool_name);
+	o->nevents = 1;
 	return 0;
 }
 
@@ -107,6 +102,9 @@ int cmd_record(int argc, char **argv)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "db", required_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "fixed-period", no_argument, NULL, 'P' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "no-calibrate", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,6 +133,16 @@ int cmd_record(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'P':
+			opts.fixed_period = 1;
+			break;
+		case 'S':
+			if (parse_count(optarg, &opts.seed))
+				return tool_fail("--seed %s: not a positive number", optarg);
+			break;
+		case 'N':
+			opts.no_calibrate = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -149,7 +157,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (opts.period && opts.freq)
 		return tool_fail("--count and --freq: give one or the other");
-	if (pick_event(event, quiet, &opts.event))
+	if (pick_events(event, quiet, &opts))
 		return 1;
 	opts.db_dir = tool_db_dir(db);
 	opts.pending_signal = &pending_signal;
@@ -164,6 +172,6 @@ int cmd_record(int argc, char **argv)
 	if (!quiet)
 		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
-			opts.event->name, opts.db_dir, res.epoch);
+			opts.events[0]->name, opts.db_dir, res.epoch);
 	return exit_status(res.status);
 }

@@ -1,0 +1,385 @@
+/*
+ * collect/session.c - what `dcpi record` and dcpid share (DCPI paper
+ * sec. 4.2-4.3): the sampler's rings drained in time order into the image
+ * maps (MMAP2, COMM, FORK, EXIT) and into one (image, offset) table per
+ * event; lost samples and throttling counted; the random periods redrawn
+ * every SESS_RANDOM_MS; the calibration run at start and end; the tables
+ * flushed into an epoch as one profile per (image, event).
+ *
+ * Data reduction as in DCPI (sec. 4.2-4.3): a sample first goes into the
+ * (pid, pc, event) table of hashtab.h; only its entries - one per distinct
+ * key - are mapped to (image, offset) and added to the per-image tables,
+ * when the table's overflow buffer fills and at the end of every drain.
+ * An entry must be mapped with the maps its samples were taken under, so
+ * the table is also emptied before an EXIT or an exec (COMM) record is
+ * applied; a mapping replaced in place inside one batch (dlclose then
+ * dlopen at the same address) is the one case resolved against the newer
+ * mapping.  Kernel pcs are told apart by address (the upper half).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/perf_event.h>
+
+#include "internal.h"
+#include "hashtab.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *err)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = o;
+	if (o->nevents) {
+		if (o->nevents > COLLECT_MAX_EVENTS)
+			return dcpi_errf(err, -E2BIG, "more than %d events", COLLECT_MAX_EVENTS);
+		memcpy(s->ev, o->events, o->nevents * sizeof(s->ev[0]));
+		s->nev = o->nevents;
+	} else if (o->event) {
+		s->ev[0] = o->event;
+		s->nev = 1;
+	} else {
+		return dcpi_errf(err, -EINVAL, "no event");
+	}
+	if (o->period && o->freq)
+		return dcpi_errf(err, -EINVAL, "%s: a period and a frequency both given",
+				 s->ev[0]->name);
+	s->cfg.events = s->ev;
+	s->cfg.nevents = s->nev;
+	s->cfg.period = o->period;
+	s->cfg.freq = o->freq;
+	s->cfg.pages = o->ring_pages;
+	s->cfg.randomize = !o->fixed_period && !o->freq;
+	rnd_init(&s->cal_rnd, o->seed);
+	s->cfg.seed = s->cal_rnd.seed;	/* the sampler's draws, reproducible */
+	s->cal_rnd.s[0] ^= 0x5bd1e995;	/* but not the same sequence */
+	ret = maps_new(&s->maps, err);
+	for (unsigned i = 0; i < s->nev && !ret; i++)
+		ret = agg_new(&s->agg[i], err);
+	if (!ret)
+		ret = maps_intern(s->maps, "[kernel.kallsyms]", &s->kernel_image, err);
+	if (!ret)
+		ret = ht_new(HT_DEFAULT_POLICY, HT_DEFAULT_LOG2_ENTRIES, HT_DEFAULT_OVERFLOW,
+			     &s->ht, err);
+	if (!ret)
+		maps_set_jit(s->maps, 1);
+	return ret;
+}
+
+void sess_free(struct session *s)
+{
+	if (s->open)
+		smp_close(&s->smp);
+	smp_batch_free(&s->batch);
+	for (unsigned i = 0; i < s->nev; i++)
+		agg_free(s->agg[i]);
+	maps_free(s->maps);
+	if (s->ht)
+		ht_free(s->ht);
+	memset(s, 0, sizeof(*s));
+}
+
+int sess_calibrate(struct session *s, struct dcpi_err *err)
+{
+	int ret = 0;
+
+	if (s->opts->no_calibrate)
+		return 0;
+	if (s->cal.cycles_per_ns <= 0)
+		ret = cal_clock(&s->cal, err);
+	if (!ret)
+		ret = cal_sample(&s->cal, s->ev[0], &s->cfg, &s->cal_rnd, SESS_CAL_MS, err);
+	if (!ret && s->cal.samples)
+		s->calibrated = 1;
+	return ret;
+}
+
+int sess_open(struct session *s, pid_t pid, int kernel, struct dcpi_err *err)
+{
+	int ret;
+
+	s->cfg.pid = pid;
+	s->cfg.kernel = kernel;
+	ret = smp_open(&s->smp, &s->cfg, err);
+	if (!ret) {
+		s->open = 1;
+		s->kernel = s->smp.kernel;
+		s->nrings = s->smp.n;
+		s->randomized_ns = mono_ns();
+	}
+	return ret;
+}
+
+struct resolve_ctx {
+	struct session *s;
+	struct dcpi_err *err;
+};
+
+/* One table entry: (pid, pc) -> (image, offset), count into its event. */
+static int resolve_entry(void *arg, const struct ht_entry *e)
+{
+	struct resolve_ctx *c = arg;
+	struct session *s = c->s;
+	uint32_t image = MAPS_UNKNOWN;
+	uint64_t offset = e->pc;
+	int ret;
+
+	if (e->pc >> 63) {		/* x86-64 kernel addresses: the upper half */
+		if (s->kernel)
+			image = s->kernel_image;
+	} else {
+		ret = maps_resolve(s->maps, e->pid, e->pc, &image, &offset, c->err);
+		if (ret)
+			return ret;
+	}
+	if (image == MAPS_UNKNOWN)
+		s->unknown += e->count;
+	s->samples += e->count;
+	s->ht_entries++;
+	return agg_add(s->agg[e->event], image, offset, e->count, c->err);
+}
+
+static int drain_table(struct session *s, int all, struct dcpi_err *err)
+{
+	struct resolve_ctx c = { s, err };
+
+	return ht_drain(s->ht, all, resolve_entry, &c);
+}
+
+static int on_sample(struct session *s, const void *rec, struct dcpi_err *err)
+{
+	struct smp_sample sm;
+	int ret;
+
+	if (smp_parse_sample(&s->smp, rec, &sm))
+		return 0;
+	if (s->self_pid && sm.pid == s->self_pid) {
+		s->self++;
+		return 0;
+	}
+	s->ev_samples[sm.ev]++;
+	s->period_sum[sm.ev] += sm.period;
+	s->ht_samples++;
+	ret = ht_add(s->ht, sm.pid, (uint16_t)sm.ev, sm.ip);
+	if (ret < 0)
+		return dcpi_errf(err, ret, "sample table: out of memory");
+	if (ret > 0)
+		return drain_table(s, 0, err);
+	return 0;
+}
+
+/* MMAP2: pid, tid, addr, len, pgoff, 24 bytes of device/inode or build-id,
+ * prot, flags, filename.  MMAP: pid, tid, addr, len, pgoff, filename.  Only
+ * executable mappings are reported (attr.mmap_data is off). */
+static int on_mmap(struct session *s, const uint8_t *rec, struct dcpi_err *err)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	size_t name_at = sizeof(*h) + (h->type == PERF_RECORD_MMAP2 ? 64 : 32);
+	uint32_t pid;
+	uint64_t v[3];
+
+	if (h->size <= name_at || !memchr(rec + name_at, '\0', h->size - name_at))
+		return 0;
+	memcpy(&pid, rec + sizeof(*h), 4);
+	memcpy(v, rec + sizeof(*h) + 8, sizeof(v));
+	if (pid == (uint32_t)-1)	/* the kernel's own: samples resolve by address */
+		return 0;
+	return maps_mmap(s->maps, pid, v[0], v[1], v[2], (const char *)rec + name_at, err);
+}
+
+static int on_record(struct session *s, const uint8_t *rec, struct dcpi_err *err)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	uint32_t ids[4];
+	uint64_t v[2];
+
+	if (h->size >= sizeof(*h) + 16)
+		memcpy(ids, rec + sizeof(*h), 16);
+	else
+		memset(ids, 0, sizeof(ids));
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return on_sample(s, rec, err);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return on_mmap(s, rec, err);
+	case PERF_RECORD_COMM:
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			int ret = drain_table(s, 1, err);
+
+			if (ret)
+				return ret;
+			maps_exec(s->maps, ids[0]);
+		}
+		return 0;
+	case PERF_RECORD_FORK:		/* pid, ppid, tid, ptid */
+		return maps_fork(s->maps, ids[0], ids[1], err);
+	case PERF_RECORD_EXIT:
+		if (ids[0] == ids[2]) {
+			int ret = drain_table(s, 1, err);
+
+			if (ret)
+				return ret;
+			maps_exit(s->maps, ids[0]);
+		}
+		return 0;
+	case PERF_RECORD_LOST:		/* id, lost */
+		if (h->size >= sizeof(*h) + 16) {
+			memcpy(v, rec + sizeof(*h), 16);
+			s->lost += v[1];
+		}
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:	/* lost */
+		if (h->size >= sizeof(*h) + 8) {
+			memcpy(v, rec + sizeof(*h), 8);
+			s->lost += v[0];
+		}
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		s->throttled++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int sess_drain(struct session *s, struct dcpi_err *err)
+{
+	uint64_t now = mono_ns();
+	int ret = 0;
+
+	if (s->cfg.randomize && now - s->randomized_ns >= SESS_RANDOM_MS * 1000000ULL) {
+		ret = smp_randomize(&s->smp, err);
+		s->randomized_ns = now;
+	}
+	if (!ret)
+		ret = smp_drain(&s->smp, &s->batch, err);
+	for (size_t i = 0; i < s->batch.n && !ret; i++)
+		ret = on_record(s, s->batch.buf + s->batch.r[i].off, err);
+	if (!ret)
+		ret = drain_table(s, 1, err);
+	maps_reap(s->maps);
+	return ret;
+}
+
+int sess_read_counts(struct session *s, struct dcpi_err *err)
+{
+	return smp_read_counts(&s->smp, s->counts, err);
+}
+
+/* Cycles per unit of ev's period: the measured clock for the clocks, 1 for
+ * cycles, unknown (0) for events that are not time. */
+static double cycles_per_unit(const struct session *s, const struct collect_event *ev)
+{
+	if (!strcmp(ev->unit, "ns"))
+		return s->cal.cycles_per_ns;
+	if (ev->type == PERF_TYPE_HARDWARE && ev->config == PERF_COUNT_HW_CPU_CYCLES)
+		return 1;
+	return 0;
+}
+
+int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
+	       uint64_t *written, struct dcpi_err *err)
+{
+	int ret = 0;
+
+	*written = 0;
+	for (unsigned i = 0; i < s->nev && !ret; i++) {
+		const struct collect_event *ev = s->ev[i];
+		struct prof_profile tmpl;
+		uint64_t n = 0;
+
+		prof_profile_init(&tmpl);
+		snprintf(tmpl.event, sizeof(tmpl.event), "%s", ev->name);
+		snprintf(tmpl.period_unit, sizeof(tmpl.period_unit), "%s", ev->unit);
+		if (s->ev_samples[i])	/* the mean of the periods actually used */
+			tmpl.period = (double)s->period_sum[i] / (double)s->ev_samples[i];
+		else
+			tmpl.period = (double)(s->cfg.period ? s->cfg.period :
+					       ev->default_period);
+		tmpl.cycles_per_unit = cycles_per_unit(s, ev);
+		ret = agg_flush(s->agg[i], s->maps, &tmpl, db, epoch, &n, err);
+		prof_profile_free(&tmpl);
+		if (ret)
+			break;
+		*written += n;
+		agg_clear(s->agg[i]);
+		s->ev_samples[i] = 0;
+		s->period_sum[i] = 0;
+	}
+	return ret;
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+
+	if (n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+void sess_describe(const struct session *s, char *buf, size_t len,
+		   struct prof_epoch_meta *meta)
+{
+	const struct collect_event *ev = s->ev[0];
+
+	buf[0] = '\0';
+	append(buf, len, "event=");
+	for (unsigned i = 0; i < s->nev; i++)
+		append(buf, len, "%s%s", i ? "," : "", s->ev[i]->name);
+	if (s->cfg.freq)
+		append(buf, len, " freq=%" PRIu64 "Hz", s->cfg.freq);
+	else
+		append(buf, len, " period=%" PRIu64 "%s", s->cfg.period ? s->cfg.period :
+		       ev->default_period, ev->unit);
+	append(buf, len, s->cfg.pid < 0 ? " system-wide" : " inherit=1");
+	append(buf, len, s->kernel ? " user+kernel" : " user-only");
+	append(buf, len, " rings=%d", s->nrings);
+	if (s->cfg.randomize)
+		append(buf, len, " random=15/16 every=%dms seed=%" PRIu64, SESS_RANDOM_MS,
+		       s->cfg.seed);
+	else if (!s->cfg.freq)
+		append(buf, len, " fixed-period");
+	if (s->calibrated)
+		append(buf, len, " calibrated cycles_per_sample=%.1f cycles_per_ns=%.4f "
+		       "tsc_per_ns=%.4f cal_samples=%" PRIu64, s->cal.cycles_per_sample,
+		       s->cal.cycles_per_ns, s->cal.tsc_per_ns, s->cal.samples);
+	else
+		append(buf, len, " uncalibrated");
+	if (s->throttled)
+		append(buf, len, " throttled=%" PRIu64, s->throttled);
+	if (s->self)
+		append(buf, len, " self=%" PRIu64, s->self);
+	if (s->ht_samples)
+		append(buf, len, " table=%s:%" PRIu64 "/%" PRIu64, ht_policy_name(HT_DEFAULT_POLICY),
+		       s->ht_entries, s->ht_samples);
+	for (unsigned i = 0; i < s->nev; i++)
+		append(buf, len, " event:%s enabled=%" PRIu64 " running=%" PRIu64,
+		       s->ev[i]->name, s->counts[i].enabled, s->counts[i].running);
+	if (meta && s->calibrated) {
+		meta->calibrated = 1;
+		meta->cycles_per_sample = s->cal.cycles_per_sample;
+		meta->cycles_per_ns = s->cal.cycles_per_ns;
+	} else if (meta && s->cal.cycles_per_ns > 0) {
+		meta->cycles_per_ns = s->cal.cycles_per_ns;
+	}
+}

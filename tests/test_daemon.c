@@ -1,0 +1,417 @@
+/*
+ * test_daemon.c - dcpid end to end (DCPI paper sec. 4.3): system-wide
+ * samples of a workload started while it runs land on the workload's image
+ * in its 3:1 ratio; a process already running when the daemon starts is
+ * found through /proc/PID/maps; SIGUSR1 flushes while the daemon keeps
+ * running, SIGHUP starts a new epoch, SIGINT flushes and exits 0.
+ * Procedures are located with nm and readelf, not with dcpi's image code.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "dcpi/profile.h"
+
+static char ws[256], db[300], pidfile[300], errfile[300], twoprocs[PROF_PATH_MAX];
+static const char *dcpi_bin;
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	const char *build = getenv("DCPI_BUILD");
+
+	dcpi_bin = getenv("DCPI_BIN");
+	if (!dcpi_bin || !build) {
+		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
+		return -1;
+	}
+	snprintf(twoprocs, sizeof(twoprocs), "%s/workloads/twoprocs", build);
+	snprintf(ws, sizeof(ws), "/tmp/dcpi-test-daemon-XXXXXX");
+	return mkdtemp(ws) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+static void new_db(void)
+{
+	static int seq;
+
+	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
+	snprintf(pidfile, sizeof(pidfile), "%s/pid%d", ws, seq);
+	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Start argv with stdout to /dev/null, stderr to errfile. */
+static pid_t start(char *const argv[])
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int out = open("/dev/null", O_WRONLY);
+		int errfd = open(errfile, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (out < 0 || errfd < 0)
+			_exit(99);
+		dup2(out, 1);
+		dup2(errfd, 2);
+		execv(argv[0], argv);
+		_exit(98);
+	}
+	return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void show_err(void)
+{
+	char buf[2048];
+	FILE *f = fopen(errfile, "r");
+	size_t n;
+
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	if (n)
+		print_message("daemon said: %s", buf);
+}
+
+/* dcpid with extra options; returns once its pidfile says it samples. */
+static pid_t start_daemon(const char *flush, const char *duration)
+{
+	char *argv[16] = { (char *)dcpi_bin, "daemon", "--db", db, "--pidfile", pidfile,
+			   "--flush", (char *)flush, NULL };
+	int k = 8;
+	pid_t pid;
+
+	if (duration) {
+		argv[k++] = "--duration";
+		argv[k++] = (char *)duration;
+	}
+	argv[k] = NULL;
+	pid = start(argv);
+	for (int i = 0; i < 200 && access(pidfile, F_OK); i++) {
+		int st;
+
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			show_err();
+			fail_msg("dcpid exited before sampling");
+		}
+		sleep_ms(50);
+	}
+	assert_int_equal(access(pidfile, F_OK), 0);
+	return pid;
+}
+
+static pid_t run_twoprocs(const char *reps)
+{
+	char *argv[] = { twoprocs, (char *)reps, NULL };
+
+	return start(argv);
+}
+
+static size_t count_epochs(char ***names)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	size_t n = 0;
+
+	*names = NULL;
+	if (prof_db_open(db, 0, &d, &err))
+		return 0;
+	if (prof_db_epochs(d, names, &n, &err))
+		n = 0;
+	prof_db_close(d);
+	return n;
+}
+
+/* Profiles and metadata of epoch i (oldest first). */
+static void read_epoch(size_t i, struct prof_profile **p, size_t *n,
+		       struct prof_epoch_meta *m)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	char **names;
+	size_t ne;
+
+	assert_int_equal(prof_db_open(db, 0, &d, &err), 0);
+	assert_int_equal(prof_db_epochs(d, &names, &ne, &err), 0);
+	assert_true(i < ne);
+	if (prof_epoch_read(d, names[i], p, n, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(prof_epoch_meta_read(d, names[i], m, &err), 0);
+	prof_names_free(names, ne);
+	prof_db_close(d);
+}
+
+static const struct prof_profile *find_image(const struct prof_profile *p, size_t n,
+					     const char *suffix)
+{
+	size_t ls = strlen(suffix);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t lp = strlen(p[i].image.path);
+
+		if (lp >= ls && !strcmp(p[i].image.path + lp - ls, suffix))
+			return &p[i];
+	}
+	return NULL;
+}
+
+static const struct prof_profile *need_twoprocs(const struct prof_profile *p, size_t n)
+{
+	const struct prof_profile *w = find_image(p, n, "/workloads/twoprocs");
+
+	if (!w)
+		fail_msg("no samples on twoprocs");
+	return w;
+}
+
+/* File offsets [lo, hi) of symbol sym of file, from nm -S and readelf -l. */
+static void sym_range(const char *file, const char *sym, uint64_t *lo, uint64_t *hi)
+{
+	char cmd[PROF_PATH_MAX + 64], line[512];
+	unsigned long long va = 0, size = 0, off, vaddr, pa, filesz;
+	int found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char name[256], type;
+
+		found = sscanf(line, "%llx %llx %c %255s", &va, &size, &type, name) == 4 &&
+			!strcmp(name, sym);
+	}
+	pclose(f);
+	assert_true(found && size > 0);
+	found = 0;
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
+			   &filesz) == 4 && va >= vaddr && va + size <= vaddr + filesz) {
+			*lo = va - vaddr + off;
+			*hi = *lo + size;
+			found = 1;
+		}
+	}
+	pclose(f);
+	assert_true(found);
+}
+
+static uint64_t count_in(const struct prof_profile *p, uint64_t lo, uint64_t hi)
+{
+	uint64_t c = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].offset >= lo && p->e[i].offset < hi)
+			c += p->e[i].count;
+	return c;
+}
+
+/* proc_a does 3x proc_b's work: share 0.75 within 5 sigma + 1%. */
+static void check_ratio(const struct prof_profile *w, const char *what)
+{
+	uint64_t alo, ahi, blo, bhi, a, b;
+	double n, p, sigma;
+
+	sym_range(twoprocs, "proc_a", &alo, &ahi);
+	sym_range(twoprocs, "proc_b", &blo, &bhi);
+	a = count_in(w, alo, ahi);
+	b = count_in(w, blo, bhi);
+	n = (double)(a + b);
+	print_message("%s: proc_a %llu proc_b %llu share %.4f\n", what,
+		      (unsigned long long)a, (unsigned long long)b, n ? a / n : 0);
+	assert_true(n >= 100);
+	p = (double)a / n;
+	sigma = sqrt(0.75 * 0.25 / n);
+	if (fabs(p - 0.75) > 5 * sigma + 0.01)
+		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
+	assert_true(n >= 0.95 * (double)w->total);
+}
+
+static uint64_t sum_totals(const struct prof_profile *p, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += p[i].total;
+	return t;
+}
+
+/* A workload started while dcpid runs (--flush 1 --duration: it stops by itself). */
+static void test_daemon_twoprocs(void **state)
+{
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	char **names;
+	pid_t d, w;
+	size_t n;
+
+	new_db();
+	d = start_daemon("1", "4");
+	w = run_twoprocs("100");
+	assert_int_equal(wait_exit(w), 0);
+	assert_int_equal(wait_exit(d), 0);
+	assert_int_equal(access(pidfile, F_OK), -1);	/* removed at exit */
+	assert_int_equal(count_epochs(&names), 1);
+	prof_names_free(names, 1);
+	read_epoch(0, &p, &n, &m);
+	print_message("daemon: %llu samples, settings %s\n", (unsigned long long)m.samples,
+		      m.settings);
+	check_ratio(need_twoprocs(p, n), "daemon");
+	assert_non_null(strstr(m.settings, "system-wide"));
+	assert_int_equal(m.calibrated, 1);
+	/* every flush merged into the one epoch: the metadata has the sum */
+	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.start_ns > 0 && m.end_ns > m.start_ns);
+	prof_profiles_free(p, n);
+}
+
+/* A process running before dcpid starts: its maps come from /proc. */
+static void test_daemon_preexisting(void **state)
+{
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	pid_t d, t;
+	size_t n;
+
+	new_db();
+	t = run_twoprocs("400");
+	sleep_ms(200);
+	d = start_daemon("60", NULL);
+	assert_int_equal(wait_exit(t), 0);
+	kill(d, SIGINT);
+	assert_int_equal(wait_exit(d), 0);
+	read_epoch(0, &p, &n, &m);
+	check_ratio(need_twoprocs(p, n), "preexisting");
+	prof_profiles_free(p, n);
+}
+
+/* Whether any profile file exists in the newest epoch. */
+static int has_profiles(void)
+{
+	char **names, dir[600];
+	size_t ne = count_epochs(&names);
+	struct dirent *de;
+	int found = 0;
+	DIR *dp;
+
+	if (!ne)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/%s", db, names[ne - 1]);
+	prof_names_free(names, ne);
+	dp = opendir(dir);
+	if (!dp)
+		return 0;
+	while ((de = readdir(dp)))
+		found |= strlen(de->d_name) > 5 &&
+			 !strcmp(de->d_name + strlen(de->d_name) - 5, ".prof");
+	closedir(dp);
+	return found;
+}
+
+/* SIGUSR1 flushes while running; SIGHUP starts a new epoch; SIGINT ends. */
+static void test_daemon_signals(void **state)
+{
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	char **names;
+	pid_t d, w;
+	size_t n, ne = 0;
+	int i;
+
+	new_db();
+	d = start_daemon("3600", NULL);
+	w = run_twoprocs("40");
+	assert_int_equal(wait_exit(w), 0);
+	assert_false(has_profiles());		/* nothing flushed yet */
+	kill(d, SIGUSR1);
+	for (i = 0; i < 100 && !has_profiles(); i++)
+		sleep_ms(50);
+	assert_true(has_profiles());
+	assert_int_equal(kill(d, 0), 0);	/* and still running */
+	kill(d, SIGHUP);
+	for (i = 0; i < 100; i++) {
+		ne = count_epochs(&names);
+		prof_names_free(names, ne);
+		if (ne == 2)
+			break;
+		sleep_ms(50);
+	}
+	assert_int_equal(ne, 2);
+	w = run_twoprocs("40");
+	assert_int_equal(wait_exit(w), 0);
+	kill(d, SIGINT);
+	assert_int_equal(wait_exit(d), 0);
+	for (size_t e = 0; e < 2; e++) {
+		read_epoch(e, &p, &n, &m);
+		print_message("epoch %zu: %llu samples\n", e, (unsigned long long)m.samples);
+		check_ratio(need_twoprocs(p, n), "signals");
+		assert_true(m.samples == sum_totals(p, n));
+		prof_profiles_free(p, n);
+	}
+}
+
+static void test_daemon_bad_options(void **state)
+{
+	char *argv[] = { (char *)dcpi_bin, "daemon", "--db", db, "--flush", "x", NULL };
+	char *argv2[] = { (char *)dcpi_bin, "daemon", "--db", db, "-e", "nope", NULL };
+
+	new_db();
+	assert_int_not_equal(wait_exit(start(argv)), 0);
+	assert_int_not_equal(wait_exit(start(argv2)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_daemon_bad_options),
+		cmocka_unit_test(test_daemon_twoprocs),
+		cmocka_unit_test(test_daemon_preexisting),
+		cmocka_unit_test(test_daemon_signals),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,186 @@
+/*
+ * tools/daemon.c - `dcpi daemon` / dcpid: sample the whole system until
+ * SIGINT or SIGTERM (collect_daemon does the work, DCPI paper sec. 4.3).
+ * SIGUSR1 flushes now, SIGHUP starts a new epoch.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/collect.h"
+#include "tools.h"
+
+static volatile sig_atomic_t stop_flag, flush_flag, epoch_flag;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		flush_flag = 1;
+	else if (sig == SIGHUP)
+		epoch_flag = 1;
+	else
+		stop_flag = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dcpid [options]   (or dcpi daemon)\n"
+		"  -e, --event LIST      comma-separated, of %s;\n"
+		"                        default cycles, or cpu-clock without a PMU\n"
+		"  -c, --count N         sample every N events (ns for the clocks)\n"
+		"  -F, --freq HZ         sample HZ times a second instead\n"
+		"      --db DIR          database (default $DCPIDB, then ./dcpidb)\n"
+		"      --flush SECONDS   merge into the epoch this often (default 60)\n"
+		"      --duration SECONDS  stop after this long (default: at SIGINT/SIGTERM)\n"
+		"      --pidfile FILE    written once sampling runs\n"
+		"      --user-only       do not sample kernel code\n"
+		"      --fixed-period    do not randomize the period\n"
+		"      --seed N          seed of the random periods\n"
+		"      --no-calibrate    skip the calibration loops\n"
+		"  -q, --quiet           no summary line\n"
+		"signals: SIGUSR1 flushes now, SIGHUP starts a new epoch\n",
+		collect_event_names());
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || !v || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGUSR1, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "db", required_argument, NULL, 'D' },
+		{ "flush", required_argument, NULL, 'f' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "user-only", no_argument, NULL, 'u' },
+		{ "fixed-period", no_argument, NULL, 'P' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "no-calibrate", no_argument, NULL, 'N' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct collect_opts opts = { 0 };
+	struct collect_daemon_opts d = { 0 };
+	struct collect_daemon_result res;
+	struct dcpi_err err = { 0 };
+	const char *event = NULL, *db = NULL;
+	int quiet = 0, c, ret;
+	uint64_t v;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "e:c:F:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			event = optarg;
+			break;
+		case 'c':
+			if (parse_u64(optarg, &opts.period))
+				return tool_fail("--count %s: not a positive number", optarg);
+			break;
+		case 'F':
+			if (parse_u64(optarg, &opts.freq))
+				return tool_fail("--freq %s: not a positive number", optarg);
+			break;
+		case 'D':
+			db = optarg;
+			break;
+		case 'f':
+			if (parse_u64(optarg, &v) || v > 86400 * 365)
+				return tool_fail("--flush %s: not a number of seconds", optarg);
+			d.flush_seconds = (unsigned)v;
+			break;
+		case 'd':
+			d.duration_seconds = strtod(optarg, &end);
+			if (end == optarg || *end || !(d.duration_seconds > 0))
+				return tool_fail("--duration %s: not a positive number", optarg);
+			break;
+		case 'p':
+			d.pidfile = optarg;
+			break;
+		case 'u':
+			d.user_only = 1;
+			break;
+		case 'P':
+			opts.fixed_period = 1;
+			break;
+		case 'S':
+			if (parse_u64(optarg, &opts.seed))
+				return tool_fail("--seed %s: not a positive number", optarg);
+			break;
+		case 'N':
+			opts.no_calibrate = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc)
+		return tool_fail("%s: unexpected argument", argv[optind]);
+	if (opts.period && opts.freq)
+		return tool_fail("--count and --freq: give one or the other");
+	if (event) {
+		if (collect_events_parse(event, opts.events, &opts.nevents, &err))
+			return tool_fail("%s", err.msg);
+	} else {
+		ret = collect_event_default(&opts.events[0], &err);
+		if (ret < 0)
+			return tool_fail("%s", err.msg);
+		if (ret && !quiet)
+			fprintf(stderr, "%s: note: cycles is not supported on this machine "
+				"(no hardware PMU); sampling cpu-clock\n", tool_name);
+		opts.nevents = 1;
+	}
+	opts.db_dir = tool_db_dir(db);
+	d.stop = &stop_flag;
+	d.flush = &flush_flag;
+	d.new_epoch = &epoch_flag;
+	catch_signals();
+	ret = collect_daemon(&opts, &d, &res, &err);
+	if (ret)
+		return tool_fail("%s", err.msg);
+	if (!quiet)
+		fprintf(stderr, "%s: %llu samples (%llu lost, %llu of its own left out) "
+			"in %u epoch(s), %llu flushes, %s into %s; last epoch %s\n", tool_name,
+			(unsigned long long)res.samples, (unsigned long long)res.lost,
+			(unsigned long long)res.self, res.epochs,
+			(unsigned long long)res.flushes,
+			res.kernel ? "user and kernel" : "user only", opts.db_dir, res.epoch);
+	return 0;
+}
