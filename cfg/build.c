@@ -30,6 +30,7 @@
 struct jt_rec {
 	uint32_t insn;			/* index in b->v of the jump */
 	int tried, ok;
+	int tail;			/* not a table: a tail call through a pointer */
 	struct cfg_jt jt;
 };
 
@@ -240,7 +241,7 @@ static void mark_leaders(const struct builder *b, uint8_t *lead)
 		const struct jt_rec *r = &b->jts[i];
 
 		for (size_t k = 0; r->ok && k < r->jt.count; k++)
-			if (b->at[r->jt.targets[k] - b->start] >= 0)
+			if (inside(b, r->jt.targets[k]) && b->at[r->jt.targets[k] - b->start] >= 0)
 				lead[r->jt.targets[k] - b->start] = 1;
 	}
 }
@@ -328,6 +329,8 @@ static int block_edges(const struct builder *b, struct cfg *cfg, size_t *cap, ui
 		if (!r)		/* through the GOT: a tail call */
 			return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
 		bl->flags |= CFG_B_INDIRECT;
+		if (r->tail)	/* through a pointer (tailcall.c): not counted */
+			return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
 		cfg->indirect_jumps++;
 		if (!r->ok) {
 			bl->flags |= CFG_B_UNRESOLVED;
@@ -336,17 +339,20 @@ static int block_edges(const struct builder *b, struct cfg *cfg, size_t *cap, ui
 		}
 		cfg->indirect_resolved++;
 		for (size_t k = 0; k < r->jt.count && rc == 0; k++) {
-			int dup = 0;
+			uint64_t a = r->jt.targets[k];
+			int dup = 0, out = !inside(b, a);
 
-			t = block_starting(cfg, r->jt.targets[k]);
-			for (size_t j = 0; j < k; j++)
-				dup |= r->jt.targets[j] == r->jt.targets[k];
+			t = out ? (int)x : block_starting(cfg, a);
+			for (size_t j = 0; j < k; j++)	/* one edge per target (per exit) */
+				dup |= r->jt.targets[j] == a ||
+				       (out && !inside(b, r->jt.targets[j]));
 			if (t < 0) {
 				cfg->missing_edges = 1;
 				continue;
 			}
-			if (!dup)
-				rc = add_edge(cfg, cap, bi, (uint32_t)t, CFG_E_TABLE);
+			if (!dup)	/* into a .cold fragment: out of the procedure */
+				rc = add_edge(cfg, cap, bi, (uint32_t)t,
+					      out ? CFG_E_TAILCALL : CFG_E_TABLE);
 		}
 		return rc;
 	}
@@ -553,7 +559,7 @@ static int resolve_tables(struct builder *b, const struct cfg *cfg)
 {
 	const struct cfg_insn *insn[JT_PATH_MAX];
 	uint64_t next[JT_PATH_MAX];
-	struct cfg_jt_path path = { insn, next, 0 };
+	struct cfg_jt_path path = { insn, next, 0, cfg };
 	int added = 0, rc;
 
 	for (size_t i = 0; i < b->njts; i++) {
@@ -580,6 +586,49 @@ static int resolve_tables(struct builder *b, const struct cfg *cfg)
 		added = 1;
 	}
 	return added;
+}
+
+/*
+ * The jumps left unresolved that are tail calls through a pointer (see
+ * tailcall.c): stack as at entry, and no table into this procedure.  1 when
+ * any was found (the CFG must then be assembled again).
+ */
+static int find_tailcalls(struct builder *b, const struct cfg *cfg)
+{
+	const struct cfg_insn *insn[JT_PATH_MAX];
+	uint64_t next[JT_PATH_MAX];
+	struct cfg_jt_path path = { insn, next, 0, cfg };
+	int64_t *sp = NULL, *fp = NULL, d;
+	int found = 0, rc = 0;
+
+	for (size_t i = 0; i < b->njts; i++) {
+		struct jt_rec *r = &b->jts[i];
+		int si;
+
+		if (r->ok || r->tail)
+			continue;
+		si = cfg_insn_at(cfg, b->v[r->insn].addr);
+		if (si < 0)
+			continue;
+		if (!sp) {
+			sp = malloc(cfg->nblocks * sizeof(*sp));
+			fp = malloc(cfg->nblocks * sizeof(*fp));
+			if (!sp || !fp || cfg_sp_at_blocks(cfg, sp, fp) < 0) {
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		if (cfg_sp_before(cfg, sp, fp, (uint32_t)si, &d) < 0 || d != 0)
+			continue;
+		walk_back(cfg, (uint32_t)si, insn, next, &path.n);
+		if (cfg_jt_is_table(b->img, &path, b->start, b->start + b->len))
+			continue;
+		r->tail = 1;
+		found = 1;
+	}
+	free(sp);
+	free(fp);
+	return rc < 0 ? rc : found;
 }
 
 /* Padding in the gaps becomes data; the first other byte of a gap, a root. */
@@ -751,10 +800,15 @@ static int discover(struct builder *b, struct cfg_priv *p)
 			rc = resolve_tables(b, &p->pub);
 		if (rc == 0)
 			rc = sweep_gaps(b);
-		if (rc == 0)
-			break;
-		if (rc > 0)
+		if (rc > 0) {
 			rc = 0;
+			continue;
+		}
+		if (rc == 0)
+			rc = find_tailcalls(b, &p->pub);
+		if (rc > 0)
+			rc = assemble(b, p, vmap);
+		break;
 	}
 	free(vmap);
 	return rc;
@@ -822,6 +876,16 @@ int cfg_build_depth(const struct image *img, const struct img_proc *proc, int de
 	return build_core(img, bytes, avail, proc->addr, proc->name, depth, graph, out, err);
 }
 
+/*
+ * Lazy: only proc's bytes are decoded.  The one exception is the noreturn
+ * proof of its direct callees (cfg_noreturn_at), which builds each callee's
+ * blocks once, without classes or loops, at depth 0: a callee's own callees
+ * are judged by name only, so the work is bounded by the number of distinct
+ * direct callees, and cached per image.  Jump tables and the tail-call test
+ * only read table words and look up addresses (img_read, img_proc_at).
+ * Measured on cc1 (20 MB of code): `dcpi cfg _cpp_parse_expr --json` takes
+ * 0.17 s, of which 0.11 s is opening the image.
+ */
 int cfg_build(const struct image *img, const struct img_proc *proc, struct cfg **out,
 	      struct dcpi_err *err)
 {

@@ -30,6 +30,7 @@ struct cfg_jt_path {
 	const struct cfg_insn **insn;
 	uint64_t *next;
 	size_t n;
+	const struct cfg *cfg;		/* the whole procedure, for hoisted table bases */
 };
 
 /* A recovered jump table. */
@@ -42,11 +43,30 @@ struct cfg_jt {
 
 /*
  * Recover the table the jump at path->insn[0] goes through, bounded by the
- * guarding compare; entries must land in [lo, hi).  -ENOENT when the pattern
+ * guarding compare; entries must land in [lo, hi), the procedure, or in another
+ * procedure of img (a .cold fragment: a tail call).  -ENOENT when the pattern
  * is not recognised (the caller marks the block unresolved), -ENOMEM.
  */
 int cfg_jt_resolve(const struct image *img, const struct cfg_jt_path *path, uint64_t lo,
 		   uint64_t hi, struct cfg_jt *jt);
+
+/*
+ * Does the jump at path->insn[0] read a table (the patterns above) whose first
+ * entry lands in [lo, hi)?  Then it is a switch even if its bound was not
+ * found, and not a tail call through a pointer.
+ */
+int cfg_jt_is_table(const struct image *img, const struct cfg_jt_path *path, uint64_t lo,
+		    uint64_t hi);
+
+/*
+ * Stack-pointer offsets from the procedure entry (tailcall.c): sp and fp get
+ * per block the offset of rsp (and of rbp, once set from rsp) at the block's
+ * start; cfg_sp_before then gives the offset just before instruction si,
+ * -ENOENT when unknown.  An indirect jump at offset 0 is a tail call.
+ */
+int cfg_sp_at_blocks(const struct cfg *cfg, int64_t *sp, int64_t *fp);
+int cfg_sp_before(const struct cfg *cfg, const int64_t *sp, const int64_t *fp, uint32_t si,
+		  int64_t *delta);
 
 /*
  * Does the call target never return?  By name (cfg_noreturn_name on the

@@ -11,7 +11,15 @@
  *
  * The entry count comes from the guarding `cmp $N,%idx; ja default` found by
  * walking back through the jump's block and its single predecessors (the
- * path the builder hands in), following register copies of the index.
+ * path the builder hands in), following register copies of the index
+ * (mov, movl %e,%e, movslq, movzbl after a `cmpb $N,%al`), or, when the index
+ * was loaded from memory, a `cmp $N,mem` of the same operand with no store
+ * in between (`cmpl $17,0x28(%r12); ja; movl 0x28(%r12),%eax`).
+ *
+ * Entries may leave the procedure: GCC moves unlikely cases to a separate
+ * .cold fragment with its own FDE.  Such entries are kept when they land in
+ * some procedure of the image; the builder turns them into tail-call edges,
+ * as it does the `ja` to the cold default.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,37 +70,64 @@ static int is_load4(const struct cfg_insn *in)
 	       in->mem.scale == 4 && in->mem.disp == 0;
 }
 
+/*
+ * The constant address reg holds before path->insn[from]: a `lea T(%rip),%reg`
+ * on the path, or, when the path does not reach its definition (the lea was
+ * hoisted out of a loop), the one value every write of reg in the procedure
+ * gives it.  A pop does not count: it restores the caller's value on the way
+ * out, which compiled code saves but never uses as an address.
+ */
+static int reg_const(const struct cfg_jt_path *path, size_t from, int reg, uint64_t *val)
+{
+	int d = find_def(path, from, reg), found = 0;
+
+	if (d >= 0) {
+		if (!is_rip_lea(path->insn[d]))
+			return -ENOENT;
+		*val = (uint64_t)path->insn[d]->mem.disp;
+		return 0;
+	}
+	if (!path->cfg)
+		return -ENOENT;
+	for (size_t i = 0; i < path->cfg->ninsns; i++) {
+		const struct cfg_insn *in = &path->cfg->insns[i];
+
+		if (!(in->regs_written & CFG_RBIT(reg)) || !strncmp(in->mnemonic, "pop", 3))
+			continue;
+		if (!is_rip_lea(in) || (found && *val != (uint64_t)in->mem.disp))
+			return -ENOENT;
+		*val = (uint64_t)in->mem.disp;
+		found = 1;
+	}
+	return found ? 0 : -ENOENT;
+}
+
 /* PIC form: r = r + s after a movslq and a lea.  Sets table, index, load. */
 static int match_pic(const struct cfg_jt_path *path, int add, struct cfg_jt *jt, int *idx,
 		     int *load)
 {
 	const struct cfg_insn *in = path->insn[add];
-	int r = only_gpr(in->regs_written), s, d1, d2, dl, dm, db;
+	int r = only_gpr(in->regs_written), s, dm, other;
+	uint64_t t1, t2;
 
 	if (r < 0 || strncmp(in->mnemonic, "add", 3) || in->nmem)
 		return -ENOENT;
 	s = only_gpr(in->regs_read & ~CFG_RBIT(r));
 	if (s < 0)
 		return -ENOENT;
-	d1 = find_def(path, add, r);
-	d2 = find_def(path, add, s);
-	if (d1 < 0 || d2 < 0)
-		return -ENOENT;
-	if (is_load4(path->insn[d1]) && is_rip_lea(path->insn[d2])) {
-		dm = d1;
-		dl = d2;
-	} else if (is_load4(path->insn[d2]) && is_rip_lea(path->insn[d1])) {
-		dm = d2;
-		dl = d1;
-	} else {
-		return -ENOENT;
+	/* one addend is the loaded entry, the other the table it was loaded from */
+	dm = find_def(path, add, r);
+	other = s;
+	if (dm < 0 || !is_load4(path->insn[dm]) || path->insn[dm]->mem.base != s) {
+		dm = find_def(path, add, s);
+		other = r;
 	}
-	/* the load's base must hold the same table address */
-	db = find_def(path, dm, path->insn[dm]->mem.base);
-	if (db < 0 || !is_rip_lea(path->insn[db]) ||
-	    path->insn[db]->mem.disp != path->insn[dl]->mem.disp)
+	if (dm < 0 || !is_load4(path->insn[dm]) || path->insn[dm]->mem.base != other)
 		return -ENOENT;
-	jt->table = (uint64_t)path->insn[dl]->mem.disp;
+	if (reg_const(path, add, other, &t1) < 0 || reg_const(path, dm, other, &t2) < 0 ||
+	    t1 != t2)
+		return -ENOENT;
+	jt->table = t1;
 	jt->entry_size = 4;
 	*idx = path->insn[dm]->mem.index;
 	*load = dm;
@@ -131,10 +166,64 @@ static int match_load(const struct cfg_jt_path *path, struct cfg_jt *jt, int *id
 	return match_pic(path, d, jt, idx, load);
 }
 
+/* cmp $N,%reg (any width: cmpb $9,%al bounds a later movzbl %al,%eax). */
 static int is_cmp_imm(const struct cfg_insn *in, int reg)
 {
 	return !strncmp(in->mnemonic, "cmp", 3) && !in->nmem && in->form == CFG_F_REG &&
-	       only_gpr(in->regs_read) == reg && in->size >= 3;
+	       only_gpr(in->regs_read) == reg && strchr(in->text, '$');
+}
+
+static int same_mem(const struct cfg_mem *a, const struct cfg_mem *b)
+{
+	return a->base == b->base && a->index == b->index && a->scale == b->scale &&
+	       a->segment == b->segment && a->rip_relative == b->rip_relative &&
+	       a->disp == b->disp && a->size == b->size;
+}
+
+static uint64_t mem_regs(const struct cfg_mem *m)
+{
+	uint64_t r = 0;
+
+	if (m->base != CFG_REG_NONE && m->base < CFG_NREGS && m->base != CFG_R_RIP)
+		r |= CFG_RBIT(m->base);
+	if (m->index != CFG_REG_NONE && m->index < CFG_NREGS)
+		r |= CFG_RBIT(m->index);
+	return r;
+}
+
+/* cmp $N,mem of the operand the index was loaded from. */
+static int is_cmp_mem_imm(const struct cfg_insn *in, const struct cfg_mem *m)
+{
+	return !strncmp(in->mnemonic, "cmp", 3) && in->nmem == 1 && in->form == CFG_F_LOAD &&
+	       same_mem(&in->mem, m) && strchr(in->text, '$');
+}
+
+/* mov/movzx/movsx mem,%idx: the index comes from memory. */
+static int is_index_load(const struct cfg_insn *in, int idx)
+{
+	return !strncmp(in->mnemonic, "mov", 3) && in->nmem == 1 && in->form == CFG_F_LOAD &&
+	       only_gpr(in->regs_written) == idx;
+}
+
+/*
+ * `cmp $N,%x` read while looking for the index's bound, with x not the index:
+ * is the index a copy of x made after the compare (`movzbl %bpl,%r12d;
+ * cmpb $12,%bpl; ja; jmp *T(,%r12,8)`)?  k is the compare's place in path.
+ */
+static int copied_after(const struct cfg_jt_path *path, size_t k, int x, int idx)
+{
+	for (size_t j = k + 1; j < path->n; j++) {
+		const struct cfg_insn *in = path->insn[j];
+
+		if (in->flags & (CFG_I_CALL | CFG_I_INDIRECT))
+			return 0;
+		if (in->regs_written & CFG_RBIT(idx))
+			return !strncmp(in->mnemonic, "mov", 3) && !in->nmem &&
+			       only_gpr(in->regs_read) == x && !(in->flags & CFG_I_ZERO_IDIOM);
+		if (in->regs_written & CFG_RBIT(x))
+			return 0;
+	}
+	return 0;
 }
 
 /* Entries the guard admits, from `cmp $N,%idx` and the branch that reads it. */
@@ -156,37 +245,90 @@ static int guard_count(const struct cfg_insn *jcc, uint64_t next, uint64_t n, si
 	return 0;
 }
 
-/* Walk back from the load for the compare bounding the index. */
+/*
+ * Walk back from the load for the compare bounding the index.  No compare,
+ * but the index zero-extended from a byte: a 256-entry table (a switch on a
+ * char covering every value needs no bound check).
+ */
 static int find_bound(const struct cfg_jt_path *path, int load, int idx, size_t *count)
 {
 	const struct cfg_insn *jcc = NULL;
+	const struct cfg_mem *src = NULL;	/* the index's memory, once loaded */
 	uint64_t jnext = 0;
+	int byte = 0;
+	size_t k;
 
-	for (size_t k = load + 1; k < path->n; k++) {
+	for (k = load + 1; k < path->n; k++) {
 		const struct cfg_insn *in = path->insn[k];
 		int s;
 
 		if (in->flags & (CFG_I_CALL | CFG_I_INDIRECT))
-			return -ENOENT;
+			break;
 		if (in->flags & CFG_I_COND) {
 			jcc = in;
 			jnext = path->next[k];
 			continue;
 		}
-		if (jcc && is_cmp_imm(in, idx))
+		if (jcc && (src ? is_cmp_mem_imm(in, src) : is_cmp_imm(in, idx)))
+			return guard_count(jcc, jnext, in->imm, count);
+		if (jcc && !src && !in->nmem && in->form == CFG_F_REG &&
+		    !strncmp(in->mnemonic, "cmp", 3) && strchr(in->text, '$') &&
+		    (s = only_gpr(in->regs_read)) >= 0 && copied_after(path, k, s, idx))
 			return guard_count(jcc, jnext, in->imm, count);
 		if (in->regs_written & CFG_RBIT(CFG_R_FLAGS))
 			jcc = NULL;	/* that branch tested something else */
+		if (src) {
+			/*
+			 * The address may have changed.  Other stores are let
+			 * through: the compiler reloaded the value it had just
+			 * bounded, so it knew they do not alias it.
+			 */
+			if ((in->regs_written & mem_regs(src)) ||
+			    ((in->flags & CFG_I_STORE) && same_mem(&in->mem, src)))
+				break;
+			continue;
+		}
 		if (!(in->regs_written & CFG_RBIT(idx)))
 			continue;
+		if (is_index_load(in, idx)) {
+			byte |= !strcmp(in->mnemonic, "movzbl") || !strcmp(in->mnemonic, "movzbq");
+			src = &in->mem;
+			continue;
+		}
 		/* a register copy of the index (mov, movl %e,%e, movslq, movzx) */
 		s = only_gpr(in->regs_read);
 		if (strncmp(in->mnemonic, "mov", 3) || in->nmem || s < 0 ||
 		    (in->flags & CFG_I_ZERO_IDIOM))
-			return -ENOENT;
+			break;
+		if (!byte && (!strcmp(in->mnemonic, "movzbl") || !strcmp(in->mnemonic, "movzbq")))
+			byte = 1;
 		idx = s;
 	}
-	return -ENOENT;
+	if (!byte)
+		return -ENOENT;
+	*count = 256;
+	return 0;
+}
+
+int cfg_jt_is_table(const struct image *img, const struct cfg_jt_path *path, uint64_t lo,
+		    uint64_t hi)
+{
+	struct cfg_jt jt = { 0 };
+	int idx, load;
+	uint64_t t;
+	int32_t rel;
+
+	if (!img || !path->n || match_load(path, &jt, &idx, &load) < 0)
+		return 0;
+	if (jt.entry_size == 8) {
+		if (img_read(img, jt.table, &t, 8) < 0)
+			return 0;
+	} else {
+		if (img_read(img, jt.table, &rel, 4) < 0)
+			return 0;
+		t = jt.table + (int64_t)rel;
+	}
+	return t >= lo && t < hi;
 }
 
 int cfg_jt_resolve(const struct image *img, const struct cfg_jt_path *path, uint64_t lo,
@@ -222,7 +364,7 @@ int cfg_jt_resolve(const struct image *img, const struct cfg_jt_path *path, uint
 				goto bad;
 			t = jt->table + (int64_t)rel;
 		}
-		if (t < lo || t >= hi)
+		if ((t < lo || t >= hi) && !img_proc_at(img, t))
 			goto bad;
 		jt->targets[i] = t;
 	}

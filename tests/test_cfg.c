@@ -19,6 +19,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
+#include "dcpi/profile.h"
 
 #define R(r) CFG_RBIT(CFG_R_##r)
 
@@ -67,6 +68,9 @@ static int setup_all(void **state)
 			src_dir()) != 0)
 			return -1;
 	}
+	if (run("gcc -nostdlib -static -no-pie -o %s/jumptables %s/tests/workloads/jumptables.s",
+		tmpdir, src_dir()) != 0)
+		return -1;
 	return 0;
 }
 
@@ -486,6 +490,128 @@ static void test_noreturn(void **state)
 	}
 }
 
+/* One case of jumptables.s: what the CFG of proc must say. */
+struct jt_case {
+	const char *proc;
+	unsigned indirect, resolved;
+	int missing;
+	size_t table_edges, tail_edges;
+};
+
+static void test_jump_table_forms(void **state)
+{
+	static const struct jt_case cases[] = {
+		{ "t_cmpb", 1, 1, 0, 2, 1 },	/* third entry: in t_cmpb.cold */
+		{ "t_mem", 1, 1, 0, 3, 0 },
+		{ "t_copy", 1, 1, 0, 3, 0 },
+		{ "t_pic", 1, 1, 0, 3, 0 },
+		{ "t_byte", 1, 1, 0, 2, 0 },
+		{ "t_tail", 0, 0, 0, 0, 1 },	/* pops, then jmp *%rax: a tail call */
+		{ "t_virtual", 0, 0, 0, 0, 1 },
+		{ "t_frame", 1, 0, 1, 0, 1 },	/* rbx still pushed: not a tail call */
+		{ "t_unbounded", 1, 0, 1, 0, 1 },
+	};
+	struct dcpi_err err = { 0 };
+	struct image *img = NULL;
+	uint64_t *starts = malloc(4096 * sizeof(*starts));
+	char bin[512];
+
+	assert_non_null(starts);
+	snprintf(bin, sizeof(bin), "%s/jumptables", tmpdir);
+	if (img_open(bin, IMG_NO_DWARF, &img, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < NELEM(cases); i++) {
+		const struct jt_case *c = &cases[i];
+		struct cfg *cfg = build_proc(img, c->proc);
+		size_t tables = 0, tails = 0, n;
+
+		check_structure(cfg, c->proc);
+		/* instruction boundaries are objdump's */
+		n = objdump_starts(bin, cfg, starts, 4096);
+		for (size_t k = 0; k < n; k++)
+			if (cfg_block_at(cfg, starts[k]) >= 0 && cfg_insn_at(cfg, starts[k]) < 0)
+				fail_msg("%s: objdump has 0x%" PRIx64 ", we do not", c->proc,
+					 starts[k]);
+		for (size_t e = 0; e < cfg->nedges; e++) {
+			const struct cfg_block *f = &cfg->blocks[cfg->edges[e].from];
+
+			tables += cfg->edges[e].kind == CFG_E_TABLE;
+			tails += cfg->edges[e].kind == CFG_E_TAILCALL &&
+				 (f->flags & CFG_B_INDIRECT);
+		}
+		if (cfg->indirect_jumps != c->indirect || cfg->indirect_resolved != c->resolved ||
+		    !!cfg->missing_edges != c->missing || tables != c->table_edges ||
+		    tails != c->tail_edges)
+			fail_msg("%s: indirect %u resolved %u missing %d table edges %zu "
+				 "tail calls %zu", c->proc, cfg->indirect_jumps,
+				 cfg->indirect_resolved, cfg->missing_edges, tables, tails);
+		cfg_free(cfg);
+	}
+	img_close(img);
+	free(starts);
+}
+
+/* A database whose newest epoch profiled the given images, one sample each. */
+static void make_db(const char *dir, const char *const *images, size_t n)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = NULL;
+	char epoch[64];
+
+	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct prof_profile p;
+
+		prof_profile_init(&p);
+		snprintf(p.event, sizeof(p.event), "cycles");
+		p.period = 1;
+		snprintf(p.period_unit, sizeof(p.period_unit), "events");
+		assert_int_equal(prof_image_id_from_file(&p.image, images[i], &err), 0);
+		assert_int_equal(prof_profile_add(&p, 0x1000, 1), 0);
+		assert_int_equal(prof_profile_normalize(&p), 0);
+		assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+		prof_profile_free(&p);
+	}
+	prof_db_close(db);
+}
+
+/* dcpicfg without --image: the procedure is looked up in the database's images. */
+static void test_tool_db_lookup(void **state)
+{
+	const char *dcpi = getenv("DCPI_BIN");
+	char sw[512], sw2[512], jt[512], db1[600], db2[600], out[700];
+	const char *one[2], *two[3];
+
+	if (!dcpi)
+		skip();
+	bin_path(sw, sizeof(sw), 1);
+	bin_path(sw2, sizeof(sw2), 3);
+	snprintf(jt, sizeof(jt), "%s/jumptables", tmpdir);
+	snprintf(db1, sizeof(db1), "%s/db1", tmpdir);
+	snprintf(db2, sizeof(db2), "%s/db2", tmpdir);
+	one[0] = sw;
+	one[1] = jt;
+	make_db(db1, one, 2);
+	two[0] = sw;
+	two[1] = sw2;
+	two[2] = jt;
+	make_db(db2, two, 3);
+	snprintf(out, sizeof(out), "%s/db.json", tmpdir);
+	assert_int_equal(run("%s cfg op40 --db %s --json -o %s", dcpi, db1, out), 0);
+	assert_int_equal(run("grep -q '\"procedure\": \"op40\"' %s", out), 0);
+	assert_int_equal(run("grep -q '\"image\": \"%s\"' %s", sw, out), 0);
+	assert_int_equal(run("DCPIDB=%s %s cfg t_mem --json -o %s", db1, dcpi, out), 0);
+	assert_int_equal(run("grep -q '\"image\": \"%s\"' %s", jt, out), 0);
+	/* op40 is in both switchy builds: ambiguous, the error names both */
+	assert_int_not_equal(run("%s cfg op40 --db %s --json >/dev/null 2>%s", dcpi, db2, out), 0);
+	assert_int_equal(run("grep -q 'switchy-gcc-pic' %s && grep -q 'switchy-clang-pic' %s && "
+			     "grep -q -- --image %s", out, out, out), 0);
+	assert_int_equal(run("%s cfg t_mem --db %s --json >/dev/null", dcpi, db2), 0);
+	assert_int_not_equal(run("%s cfg no_such_proc --db %s 2>/dev/null", dcpi, db1), 0);
+	assert_int_not_equal(run("%s cfg op40 --db %s/none 2>/dev/null", dcpi, tmpdir), 0);
+}
+
 static void test_tool_json_svg(void **state)
 {
 	const char *dcpi = getenv("DCPI_BIN");
@@ -530,6 +656,8 @@ int main(void)
 		cmocka_unit_test(test_callgrind_jumps),
 		cmocka_unit_test(test_noreturn),
 		cmocka_unit_test(test_tool_json_svg),
+		cmocka_unit_test(test_jump_table_forms),
+		cmocka_unit_test(test_tool_db_lookup),
 	};
 
 	return cmocka_run_group_tests(tests, setup_all, teardown_all);

@@ -17,6 +17,8 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
+#include "dcpi/profile.h"
+#include "dcpi/report.h"
 #include "tools.h"
 
 static const char *const palette[] = {
@@ -32,9 +34,12 @@ static const char *class_color(int cls)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s --image FILE [--format dot|svg|png|pdf|json] [--json] "
-		"[-o FILE] PROC\n"
-		"  PROC is a symbol name or an address (0x...)\n", tool_name);
+	fprintf(f, "usage: %s [--image FILE | --db DIR [--epoch E]] "
+		"[--format dot|svg|png|pdf|json] [--json] [-o FILE] PROC\n"
+		"  PROC is a symbol name or an address (0x...)\n"
+		"  without --image, PROC is looked up in the images profiled in the\n"
+		"  database (--db, default $DCPIDB, then ./dcpidb; --epoch, default newest)\n",
+		tool_name);
 }
 
 /* Append s to buf, escaped for a DOT label whose lines end in \l. */
@@ -317,6 +322,80 @@ static const struct img_proc *find_proc(const struct image *img, const char *spe
 	return img_proc_by_name(img, spec);
 }
 
+/* Has image i of p the same path as an earlier one? */
+static int seen_path(const struct prof_profile *p, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(p[k].image.path, p[i].image.path))
+			return 1;
+	return 0;
+}
+
+/*
+ * PROC among the images profiled in the database: the first image that has
+ * it is opened into *img.  A name found in several images is ambiguous (an
+ * address is not: the first image wins).  Images that cannot be opened are
+ * skipped; pseudo-images ("[kernel]", "[anon]") have no file.
+ */
+static int find_in_db(const char *dbdir, const char *epoch, const char *spec,
+		      struct image **img, const struct img_proc **proc)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile *p = NULL;
+	struct prof_db *db = NULL;
+	char used[128] = "", *found = NULL;
+	size_t n = 0, nfound = 0;
+	int rc;
+
+	*img = NULL;
+	*proc = NULL;
+	if (prof_db_open(dbdir, 0, &db, &err) < 0)
+		return tool_fail("%s (give --image FILE, or --db DIR)", err.msg);
+	if (rep_load_profiles(db, epoch, &p, &n, used, sizeof(used), &err) < 0) {
+		rc = tool_fail("%s", err.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct img_proc *q;
+		struct image *im;
+
+		if (p[i].image.path[0] == '[' || !p[i].image.path[0] || seen_path(p, i))
+			continue;
+		if (img_open(p[i].image.path, IMG_NO_DWARF, &im, &err) < 0)
+			continue;
+		q = find_proc(im, spec);
+		if (!q) {
+			img_close(im);
+			continue;
+		}
+		if (nfound++ == 0) {
+			*img = im;
+			*proc = q;
+			found = p[i].image.path;
+			if (!strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2))
+				break;	/* an address: the first image wins */
+			continue;
+		}
+		if (nfound == 2)
+			fprintf(stderr, "%s: %s: in several images of epoch %s:\n  %s\n",
+				tool_name, spec, used, found);
+		fprintf(stderr, "  %s\n", p[i].image.path);
+		img_close(im);
+	}
+	if (nfound > 1) {
+		rc = tool_fail("%s: ambiguous, give --image FILE", spec);
+		img_close(*img);
+		*img = NULL;
+		goto out;
+	}
+	rc = *img ? 0 : tool_fail("%s: in none of the %zu images of epoch %s in %s "
+				  "(give --image FILE)", spec, n, used, dbdir);
+out:
+	prof_profiles_free(p, n);
+	prof_db_close(db);
+	return rc;
+}
+
 int cmd_cfg(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -325,10 +404,11 @@ int cmd_cfg(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "db", required_argument, NULL, 'd' },
+		{ "epoch", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *image = NULL, *format = "dot", *out = NULL;
+	const char *image = NULL, *format = "dot", *out = NULL, *db = NULL, *epoch = NULL;
 	const struct img_proc *proc;
 	struct dcpi_err err = { 0 };
 	struct image *img = NULL;
@@ -336,13 +416,14 @@ int cmd_cfg(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:f:jo:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:f:jo:d:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': image = optarg; break;
 		case 'f': format = optarg; break;
 		case 'j': format = "json"; break;
 		case 'o': out = optarg; break;
-		case 'd': break;
+		case 'd': db = optarg; break;
+		case 'e': epoch = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -351,15 +432,19 @@ int cmd_cfg(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	if (!image)
-		return tool_fail("%s: --image FILE is required (database lookup not "
-				 "supported yet)", argv[optind]);
 	if (strcmp(format, "dot") && strcmp(format, "svg") && strcmp(format, "png") &&
 	    strcmp(format, "pdf") && strcmp(format, "json"))
 		return tool_fail("%s: unknown format (dot, svg, png, pdf, json)", format);
-	if (img_open(image, IMG_NO_DWARF, &img, &err) < 0)
-		return tool_fail("%s", err.msg);
-	proc = find_proc(img, argv[optind]);
+	if (!image) {
+		rc = find_in_db(tool_db_dir(db), epoch, argv[optind], &img, &proc);
+		if (rc)
+			return rc;
+		image = img_path(img);
+	} else {
+		if (img_open(image, IMG_NO_DWARF, &img, &err) < 0)
+			return tool_fail("%s", err.msg);
+		proc = find_proc(img, argv[optind]);
+	}
 	if (!proc) {
 		rc = tool_fail("%s: no such procedure in %s", argv[optind], image);
 		goto out;

@@ -1,0 +1,161 @@
+# jumptables.s - indirect jumps the CFG tests check one by one (tests/test_cfg.c):
+# tables bounded by `cmpb` before a movzbl, by a compare of the memory the
+# index is loaded from, by a compare before the index is copied, a PIC table
+# whose base was loaded before a loop, a 256-entry table on a byte, a table
+# entry in a .cold fragment; tail calls through a pointer after the epilogue
+# and in a leaf; and two jumps that must stay unresolved (frame still set up,
+# no bound).  Linked with -nostdlib -static -no-pie; never run.
+	.text
+	.globl	_start
+	.type	_start, @function
+_start:
+	movl	$60, %eax
+	xorl	%edi, %edi
+	syscall
+	.size	_start, .-_start
+
+	.type	t_cmpb, @function
+t_cmpb:
+	movzbl	(%rdi), %eax
+	subl	$4, %eax
+	cmpb	$2, %al
+	ja	.Lcb_def
+	movzbl	%al, %eax
+	jmp	*.Lcb_tab(,%rax,8)
+.Lcb0:	movl	$1, %eax
+	ret
+.Lcb1:	movl	$2, %eax
+	ret
+.Lcb_def:
+	xorl	%eax, %eax
+	ret
+	.size	t_cmpb, .-t_cmpb
+
+	.type	t_cmpb.cold, @function
+t_cmpb.cold:
+	movl	$3, %eax
+	ret
+	.size	t_cmpb.cold, .-t_cmpb.cold
+
+	.type	t_mem, @function
+t_mem:
+	cmpl	$2, 8(%rdi)
+	movq	%rsi, (%rdx)
+	ja	.Lm_def
+	movl	8(%rdi), %eax
+	jmp	*.Lm_tab(,%rax,8)
+.Lm0:	movl	$1, %eax
+	ret
+.Lm1:	movl	$2, %eax
+	ret
+.Lm2:	movl	$3, %eax
+	ret
+.Lm_def:
+	xorl	%eax, %eax
+	ret
+	.size	t_mem, .-t_mem
+
+	.type	t_copy, @function
+t_copy:
+	movzbl	(%rdi), %ecx
+	movzbl	%cl, %r8d
+	cmpb	$2, %cl
+	ja	.Lc_def
+	jmp	*.Lc_tab(,%r8,8)
+.Lc0:	movl	$1, %eax
+	ret
+.Lc1:	movl	$2, %eax
+	ret
+.Lc2:	movl	$3, %eax
+	ret
+.Lc_def:
+	xorl	%eax, %eax
+	ret
+	.size	t_copy, .-t_copy
+
+	.type	t_pic, @function
+t_pic:
+	pushq	%rbx
+	leaq	.Lp_tab(%rip), %rbx
+.Lp_loop:
+	movl	(%rdi), %eax
+	addq	$4, %rdi
+	cmpl	$2, %eax
+	ja	.Lp_out
+	movslq	(%rbx,%rax,4), %rax
+	addq	%rbx, %rax
+	jmp	*%rax
+.Lp0:	incl	%esi
+	jmp	.Lp_loop
+.Lp1:	decl	%esi
+	jmp	.Lp_loop
+.Lp2:	addl	$2, %esi
+	jmp	.Lp_loop
+.Lp_out:
+	movl	%esi, %eax
+	popq	%rbx
+	ret
+	.size	t_pic, .-t_pic
+
+	.type	t_byte, @function
+t_byte:
+	movzbl	%dil, %eax
+	jmp	*.Lb_tab(,%rax,8)
+.Lb0:	movl	$1, %eax
+	ret
+.Lb_def:
+	xorl	%eax, %eax
+	ret
+	.size	t_byte, .-t_byte
+
+	.type	t_tail, @function
+t_tail:
+	pushq	%rbx
+	subq	$16, %rsp
+	movq	%rdi, %rbx
+	call	t_mem
+	movq	8(%rbx), %rax
+	addq	$16, %rsp
+	popq	%rbx
+	jmp	*%rax
+	.size	t_tail, .-t_tail
+
+	.type	t_virtual, @function
+t_virtual:
+	movq	(%rdi), %rax
+	jmp	*0x18(%rax)
+	.size	t_virtual, .-t_virtual
+
+	.type	t_frame, @function
+t_frame:
+	pushq	%rbx
+	movq	(%rdi), %rax
+	jmp	*%rax
+	.size	t_frame, .-t_frame
+
+	.type	t_unbounded, @function
+t_unbounded:
+	movl	%edi, %eax
+	jmp	*.Lu_tab(,%rax,8)
+.Lu0:	ret
+.Lu1:	ret
+	.size	t_unbounded, .-t_unbounded
+
+	.section .rodata
+	.align 8
+.Lcb_tab:
+	.quad	.Lcb0, .Lcb1, t_cmpb.cold
+.Lm_tab:
+	.quad	.Lm0, .Lm1, .Lm2
+.Lu_tab:
+	.quad	.Lu0, .Lu1
+.Lc_tab:
+	.quad	.Lc0, .Lc1, .Lc2
+.Lp_tab:
+	.long	.Lp0-.Lp_tab, .Lp1-.Lp_tab, .Lp2-.Lp_tab
+	.align 8
+.Lb_tab:
+	.quad	.Lb0
+	.rept	255
+	.quad	.Lb_def
+	.endr
