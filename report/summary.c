@@ -16,10 +16,12 @@
 
 #include "dcpi/image.h"
 #include "dcpi/report.h"
+#include "internal.h"
 
 struct rep_image {
 	const struct prof_image_id *id;
 	struct image *img;	/* NULL when unavailable */
+	struct rep_jitmap jit;	/* a perf map's symbols (img then NULL) */
 	char *why;		/* reason it is unavailable */
 	size_t nslots;		/* procedures + 1 */
 	uint64_t *counts;	/* nslots x nevents */
@@ -107,8 +109,13 @@ static struct rep_image *image_find(struct rep_state *s, const struct prof_image
 	memset(ri, 0, sizeof(*ri));
 	ri->id = id;
 	ri->nslots = 1;
+	if (rep_is_jitmap_path(id->path)) {
+		if (rep_jitmap_load(id->path, &ri->jit, &ierr) < 0 &&
+		    (!(ri->why = strdup(ierr.msg)) || add_note(s->t, ri->why) < 0))
+			goto nomem;
+		ri->nslots = ri->jit.n + 1;
 	/* "[unknown]", "[vdso]", "[kernel.kallsyms]": no file to open */
-	if (id->path[0] != '[') {
+	} else if (id->path[0] != '[') {
 		rc = img_open(id->path, IMG_NO_DWARF, &ri->img, &ierr);
 		if (rc < 0) {
 			ri->img = NULL;
@@ -153,6 +160,11 @@ static size_t slot_of(const struct rep_image *ri, uint64_t offset)
 	const struct img_proc *pr;
 	uint64_t va;
 
+	if (ri->jit.n) {
+		long k = rep_jitmap_find(&ri->jit, offset);	/* offset: raw pc */
+
+		return k < 0 ? ri->nslots - 1 : (size_t)k;
+	}
 	if (!ri->img || img_offset_to_vaddr(ri->img, offset, &va) < 0)
 		return ri->nslots - 1;
 	pr = img_proc_at(ri->img, va);
@@ -244,12 +256,14 @@ static int rows_of_image(struct rep_table *t, const struct rep_image *ri, int by
 
 		if (!nonzero(c, nev))
 			continue;
-		if (k + 1 < ri->nslots) {
+		if (k + 1 < ri->nslots && ri->jit.n) {
+			rc = row_add(t, ri->jit.e[k].name, path, ri->jit.e[k].start, c);
+		} else if (k + 1 < ri->nslots) {
 			pr = img_proc(ri->img, k);
 			rc = row_add(t, pr->name, path, pr->addr, c);
 		} else {
-			rc = row_add(t, ri->img ? "[unknown]" : ri->why ? "[image unavailable]"
-				     : path, path, 0, c);
+			rc = row_add(t, ri->img || ri->jit.n ? "[unknown]" : ri->why ?
+				     "[image unavailable]" : path, path, 0, c);
 		}
 	}
 	return rc;
@@ -299,6 +313,7 @@ int rep_summarize(const struct prof_profile *p, size_t n, int by_image,
 	for (size_t i = 0; i < s.nimgs; i++) {
 		if (s.imgs[i].img)
 			img_close(s.imgs[i].img);
+		rep_jitmap_free(&s.imgs[i].jit);
 		free(s.imgs[i].why);
 		free(s.imgs[i].counts);
 	}

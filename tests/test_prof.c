@@ -294,6 +294,51 @@ static void test_errors(void **state)
 	free(out);
 }
 
+/* Samples under a perf map (JIT code) are named from the map's lines. */
+static void test_jit_map(void **state)
+{
+	char epoch[64], map[64], *out;
+	struct prof_db *db = fresh_db("db5", epoch);
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	const char *l;
+	FILE *f;
+	int st;
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", 900000000 + (int)getpid() % 1000000);
+	f = fopen(map, "w");
+	assert_non_null(f);
+	fprintf(f, "7f0000001000 40 jit_fast\n7f0000001040 100 LazyCompile:*slow js/app.js:3\n");
+	fclose(f);
+	prof_profile_init(&p);
+	snprintf(p.event, sizeof(p.event), "cpu-clock");
+	snprintf(p.period_unit, sizeof(p.period_unit), "ns");
+	p.period = 250000;
+	snprintf(p.image.path, sizeof(p.image.path), "%s", map);
+	assert_int_equal(prof_profile_add(&p, 0x7f0000001000, 5), 0);
+	assert_int_equal(prof_profile_add(&p, 0x7f000000103f, 2), 0);
+	assert_int_equal(prof_profile_add(&p, 0x7f0000001100, 30), 0);
+	assert_int_equal(prof_profile_add(&p, 0x7f0000009000, 3), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	prof_profile_free(&p);
+	prof_db_close(db);
+
+	out = run(&st, "prof --db %s/db5", tmpdir);
+	unlink(map);
+	assert_int_equal(st, 0);
+	l = line_with(out, "LazyCompile:*slow js/app.js:3");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "30  75.00%  75.00%"));
+	l = line_with(out, "jit_fast");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "7  17.50%"));
+	l = line_with(out, "[unknown]");
+	assert_non_null(l);
+	assert_non_null(strstr(l, "3   7.50%"));
+	free(out);
+}
+
 static int setup(void **state)
 {
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -319,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_per_procedure),
 		cmocka_unit_test(test_unknown_and_epochs),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_jit_map),
 	};
 
 	(void)alpha_proc(1);

@@ -1,0 +1,111 @@
+/*
+ * jitmap.c - names for JIT-compiled code from /tmp/perf-PID.map, the file
+ * JITs (V8, the JVM's perf-map-agent, LuaJIT, ...) write for perf: one line
+ * per function, "START SIZE name" with START and SIZE in hex.  The collector
+ * keeps samples in anonymous code of such a process under an image whose
+ * path is the map file and whose offsets are raw addresses.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int rep_is_jitmap_path(const char *path)
+{
+	size_t n = strlen(path);
+
+	return !strncmp(path, "/tmp/perf-", 10) && n > 14 && !strcmp(path + n - 4, ".map");
+}
+
+static int jit_cmp(const void *a, const void *b)
+{
+	const struct rep_jit_sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int jit_add(struct rep_jitmap *m, uint64_t start, uint64_t size, const char *name)
+{
+	struct rep_jit_sym *v;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+
+		v = realloc(m->e, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->e = v;
+		m->cap = cap;
+	}
+	v = &m->e[m->n];
+	v->start = start;
+	v->size = size;
+	v->name = strdup(name);
+	if (!v->name)
+		return -ENOMEM;
+	m->n++;
+	return 0;
+}
+
+int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err)
+{
+	char line[4096];
+	unsigned long lineno = 0;
+	FILE *f = fopen(path, "r");
+	int rc = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (!f)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		uint64_t start, size;
+		int used = 0;
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &start, &size, &used) < 2 || !used) {
+			rc = dcpi_errf(err, -EINVAL, "%s:%lu: not \"START SIZE name\"", path, lineno);
+			break;
+		}
+		if (jit_add(m, start, size, line + used) < 0)
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+	}
+	fclose(f);
+	if (rc < 0) {
+		rep_jitmap_free(m);
+		return rc;
+	}
+	if (m->n > 1)
+		qsort(m->e, m->n, sizeof(*m->e), jit_cmp);
+	return 0;
+}
+
+/* Index of the symbol containing pc, or -1.  JITs may leave stale entries
+ * overlapping newer ones: the latest start at or below pc wins. */
+long rep_jitmap_find(const struct rep_jitmap *m, uint64_t pc)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->e[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc - m->e[lo - 1].start >= m->e[lo - 1].size)
+		return -1;
+	return (long)(lo - 1);
+}
+
+void rep_jitmap_free(struct rep_jitmap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->e[i].name);
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
