@@ -867,6 +867,8 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 	if (!ret)
 		ret = maps_new(&f.maps, err);
 	if (!ret)
+		maps_set_offline(f.maps, 1);
+	if (!ret)
 		ret = imp_table_new(&f.tab, err);
 	for (size_t i = 0; i < f.nrecs && !ret; i++)
 		ret = pf_do_record(&f, f.buf + f.recs[i].off, err);

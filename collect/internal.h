@@ -186,6 +186,12 @@ int maps_scan_all(struct maps *m, struct dcpi_err *err);
  * /tmp/perf-PID.map resolves to the pseudo-image of that path, offset = pc.
  */
 void maps_set_jit(struct maps *m, int on);
+/*
+ * Offline (imported files): the pids are another time's, so an address with
+ * no mapping record stays unknown instead of being looked up in /proc, where
+ * that pid may now be an unrelated process.
+ */
+void maps_set_offline(struct maps *m, int on);
 
 /* --- aggregate.c ------------------------------------------------------------ */
 

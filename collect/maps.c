@@ -63,6 +63,7 @@ struct maps {
 	uint32_t *hash;			/* image index + 1, 0 = empty */
 	size_t hash_cap;		/* power of two */
 	int jit;			/* resolve anonymous code via perf maps */
+	int offline;			/* never read /proc: the pids are from a file */
 };
 
 static uint64_t hash_str(const char *s)
@@ -461,7 +462,7 @@ int maps_resolve(struct maps *m, uint32_t pid, uint64_t ip, uint32_t *image,
 	if (!p)
 		return dcpi_errf(err, -ENOMEM, "maps of pid %" PRIu32 ": out of memory", pid);
 	mp = map_at(p, ip);
-	if (!mp && !p->scanned) {
+	if (!mp && !p->scanned && !m->offline) {
 		if (scan_proc(m, p))
 			return dcpi_errf(err, -ENOMEM, "/proc/%" PRIu32 "/maps: out of memory",
 					 pid);
@@ -497,6 +498,11 @@ int maps_intern(struct maps *m, const char *path, uint32_t *image, struct dcpi_e
 void maps_set_jit(struct maps *m, int on)
 {
 	m->jit = on;
+}
+
+void maps_set_offline(struct maps *m, int on)
+{
+	m->offline = on;
 }
 
 int maps_scan_all(struct maps *m, struct dcpi_err *err)
