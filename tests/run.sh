@@ -1,6 +1,6 @@
 #!/bin/sh
 # Run each cmocka test binary given, print its output, and close with one
-# summary line "check: N passed, M failed".  A binary that dies without
+# summary line "check: N passed, M failed, K skipped".  A binary that dies without
 # cmocka's summary counts as one failure.  Exit status is non-zero on any
 # failure.
 : "${BUILD:=build}"
@@ -10,6 +10,7 @@ DCPI_SRC="$(pwd)"
 export DCPI_BIN DCPI_BUILD DCPI_SRC
 passed=0
 failed=0
+skipped=0
 log=$(mktemp)
 for t in "$@"; do
 	echo "== $t"
@@ -18,6 +19,8 @@ for t in "$@"; do
 	cat "$log"
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	k=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	[ -n "$k" ] || k=0
 	[ -n "$p" ] || p=0
 	[ -n "$f" ] || f=0
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -26,7 +29,8 @@ for t in "$@"; do
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + k))
 done
 rm -f "$log"
-echo "check: $passed passed, $failed failed"
+echo "check: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
