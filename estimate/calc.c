@@ -1,0 +1,262 @@
+/*
+ * calc.c - the per-procedure driver of estimation (DCPI paper sec. 6.1):
+ * M_i from the model, class ratios and clusters (6.1.3), confidence (6.1.5),
+ * local propagation (6.1.4), then optionally the global flow solver, and
+ * from the block counts each instruction's executions (F x P) and CPI.
+ *
+ * EST_W_SKID runs the class step twice: once over whole blocks to learn the
+ * edge counts, then with the samples of each block's first opts->skid
+ * instructions handed back to its predecessors in proportion to those counts
+ * (the samples a block's last instructions earned but its successors got):
+ * opts->skid_share of them, the share DESIGN.md measured moving on.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/estimate.h"
+
+void est_opts_default(struct est_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->method = EST_M_GLOBAL;
+	o->window = EST_W_BLOCK;
+	o->steady = EST_STEADY_SELF;
+	o->skid = 1;
+	o->skid_share = 0.6;
+	o->spread = 1.5;
+	o->min_frac = 0.25;
+	o->few_samples = 20;
+}
+
+struct calc {
+	const struct cfg *cfg;
+	const double *s;
+	double cps;
+	const struct est_opts *o;
+	double *m, *x, *y, *blk_s;
+	int *reason, *culprit;
+};
+
+/* Samples per block with each block's head handed back to predecessors. */
+static void skid_shift(struct calc *c)
+{
+	const struct cfg *cfg = c->cfg;
+
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		c->blk_s[b] = 0;
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+			c->blk_s[b] += c->s[i];
+	}
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		uint32_t k = (uint32_t)c->o->skid;
+		double head = 0, wsum = 0;
+
+		if (!bl->npred || bl->n < 2)
+			continue;
+		if (k > bl->n - 1)
+			k = bl->n - 1;
+		for (uint32_t i = bl->first; i < bl->first + k; i++)
+			head += c->s[i] * c->o->skid_share;
+		for (uint32_t p = 0; p < bl->npred; p++)
+			wsum += fmax(c->y[bl->pred[p]], 0);
+		c->blk_s[b] -= head;
+		for (uint32_t p = 0; p < bl->npred; p++) {
+			const struct cfg_edge *e = &cfg->edges[bl->pred[p]];
+			double w = wsum > 0 ? fmax(c->y[bl->pred[p]], 0) / wsum : 1.0 / bl->npred;
+
+			c->blk_s[e->from] += head * w;
+		}
+	}
+}
+
+static int settle(struct calc *c, struct est_class *cls, int global, double *resid,
+		  struct dcpi_err *err)
+{
+	int rc;
+
+	est_confidence(c->cfg, cls);
+	rc = est_propagate(c->cfg, cls, c->x, c->y, err);
+	est_confidence(c->cfg, cls);	/* propagated classes too */
+	if (rc < 0 || !global)
+		return rc;
+	rc = est_solve_flow(c->cfg, cls, c->x, c->y, resid, err);
+	if (rc == -E2BIG) {
+		dcpi_err_clear(err);
+		return 0;	/* too large: the propagation result stands */
+	}
+	return rc;
+}
+
+static int estimate_classes(struct calc *c, struct est_class *cls, double *resid,
+			    struct dcpi_err *err)
+{
+	const struct est_opts *o = c->o;
+	int global = o->method == EST_M_GLOBAL;
+	struct est_opts first = *o;
+	int rc;
+
+	if (o->window != EST_W_SKID) {
+		rc = est_class_ratios(c->cfg, c->s, c->cps, c->m, c->culprit, NULL, o, cls, err);
+		return rc < 0 ? rc : settle(c, cls, global, resid, err);
+	}
+	first.window = EST_W_BLOCK;
+	rc = est_class_ratios(c->cfg, c->s, c->cps, c->m, c->culprit, NULL, &first, cls, err);
+	if (rc == 0)
+		rc = settle(c, cls, global, resid, err);
+	if (rc < 0)
+		return rc;
+	skid_shift(c);
+	rc = est_class_ratios(c->cfg, c->s, c->cps, c->m, c->culprit, c->blk_s, o, cls, err);
+	return rc < 0 ? rc : settle(c, cls, global, resid, err);
+}
+
+static void fill_result(struct calc *c, struct est_result *r)
+{
+	const struct cfg *cfg = c->cfg;
+
+	for (int k = 0; k < cfg->nclasses; k++)
+		if (r->classes[k].source == EST_S_NONE && r->method == EST_M_GLOBAL)
+			r->classes[k].source = EST_S_SOLVER, r->classes[k].conf = EST_CONF_LOW;
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		struct est_block *eb = &r->blocks[b];
+		double x = c->x[b] > 0 ? c->x[b] : 0;
+
+		eb->executions = x;
+		eb->conf = bl->cls >= 0 ? r->classes[bl->cls].conf : EST_CONF_NONE;
+		if (c->x[b] < 0)
+			eb->conf = EST_CONF_NONE;
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+			struct est_insn *ei = &r->insns[i];
+
+			ei->samples = c->s[i];
+			ei->cycles = c->s[i] * r->cycles_per_sample;
+			ei->m = c->m[i];
+			ei->executions = x;
+			ei->cpi = x > 0 ? ei->cycles / x : 0;
+			ei->reason = c->reason[i];
+			ei->culprit = c->culprit[i];
+			ei->conf = eb->conf;
+			eb->samples += ei->samples;
+			eb->cycles += ei->cycles;
+			eb->best += ei->m;
+		}
+		eb->best_cpi = bl->n ? eb->best / bl->n : 0;
+		eb->actual_cpi = bl->n && x > 0 ? eb->cycles / (x * bl->n) : 0;
+	}
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		struct est_edge *ee = &r->edges[e];
+		double from = r->blocks[cfg->edges[e].from].executions;
+
+		ee->executions = c->y[e] > 0 ? c->y[e] : 0;
+		ee->prob = from > 0 ? fmin(ee->executions / from, 1) : 0;
+		ee->conf = cfg->edges[e].cls >= 0 ? r->classes[cfg->edges[e].cls].conf :
+			   EST_CONF_NONE;
+		if (c->y[e] < 0)
+			ee->conf = EST_CONF_NONE;
+	}
+}
+
+int est_procedure(const struct cfg *cfg, const struct model *model, const double *samples,
+		  double cps, const struct est_opts *opts, struct est_result *out,
+		  struct dcpi_err *err)
+{
+	size_t ni = cfg->ninsns, nb = cfg->nblocks, ne = cfg->nedges;
+	struct calc c = { cfg, samples, cps > 0 ? cps : 1, opts, NULL, NULL, NULL, NULL,
+			  NULL, NULL };
+	int rc = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	out->ninsns = ni, out->nblocks = nb, out->nedges = ne;
+	out->nclasses = (size_t)(cfg->nclasses > 0 ? cfg->nclasses : 0);
+	out->cycles_per_sample = c.cps;
+	out->relative = cps <= 0;
+	out->method = opts->method;
+	out->window = opts->window;
+	out->insns = calloc(ni + 1, sizeof(*out->insns));
+	out->blocks = calloc(nb + 1, sizeof(*out->blocks));
+	out->edges = calloc(ne + 1, sizeof(*out->edges));
+	out->classes = calloc(out->nclasses + 1, sizeof(*out->classes));
+	c.m = calloc(ni + 1, sizeof(double));
+	c.reason = calloc(ni + 1, sizeof(int));
+	c.culprit = calloc(ni + 1, sizeof(int));
+	c.x = calloc(nb + 1, sizeof(double));
+	c.y = calloc(ne + 1, sizeof(double));
+	c.blk_s = calloc(nb + 1, sizeof(double));
+	if (!out->insns || !out->blocks || !out->edges || !out->classes || !c.m ||
+	    !c.reason || !c.culprit || !c.x || !c.y || !c.blk_s) {
+		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
+		goto out;
+	}
+	rc = est_model_m(cfg, model, opts->steady, c.m, c.reason, c.culprit, err);
+	if (rc == 0)
+		rc = estimate_classes(&c, out->classes, &out->flow_residual, err);
+	if (rc == 0)
+		fill_result(&c, out);
+out:
+	free(c.m);
+	free(c.reason);
+	free(c.culprit);
+	free(c.x);
+	free(c.y);
+	free(c.blk_s);
+	if (rc < 0)
+		est_result_free(out);
+	return rc;
+}
+
+void est_result_free(struct est_result *r)
+{
+	free(r->insns);
+	free(r->blocks);
+	free(r->edges);
+	free(r->classes);
+	memset(r, 0, sizeof(*r));
+}
+
+static const char *const conf_names[] = { "none", "low", "medium", "high" };
+static const char *const source_names[] = { "none", "cluster", "sum", "propagated",
+					    "solver" };
+static const char *const method_names[] = { "dcpi", "global" };
+static const char *const window_names[] = { "insn", "block", "skid" };
+
+const char *est_conf_name(enum est_conf c)
+{
+	return (unsigned)c < 4 ? conf_names[c] : "?";
+}
+
+const char *est_source_name(enum est_source s)
+{
+	return (unsigned)s < 5 ? source_names[s] : "?";
+}
+
+const char *est_method_name(enum est_method m)
+{
+	return (unsigned)m < 2 ? method_names[m] : "?";
+}
+
+const char *est_window_name(enum est_window w)
+{
+	return (unsigned)w < 3 ? window_names[w] : "?";
+}
+
+int est_method_parse(const char *s, enum est_method *m)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (!strcmp(s, method_names[i]))
+			return *m = (enum est_method)i, 0;
+	return -EINVAL;
+}
+
+int est_window_parse(const char *s, enum est_window *w)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (!strcmp(s, window_names[i]))
+			return *w = (enum est_window)i, 0;
+	return -EINVAL;
+}

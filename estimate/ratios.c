@@ -1,0 +1,200 @@
+/*
+ * ratios.c - frequency of each cycle-equivalence class from the ratios of
+ * sample cycles to best-case cycles over windows (DCPI paper sec. 6.1.3).
+ *
+ * A window W with sum_W M > 0 gives the ratio r_W = sum_W S x cps / sum_W M,
+ * an upper bound of the class's executions (dynamic stalls only add
+ * samples).  The paper's windows are issue points (M_i > 0), widened to the
+ * dependence span j+1..i when issue point i waits on j.  On x86 the skid
+ * moves samples one to three instructions on (docs/DESIGN.md), so windows
+ * may instead be whole blocks (EST_W_BLOCK) or blocks whose first
+ * instructions' samples were handed back to their predecessors (EST_W_SKID,
+ * computed by the caller as blk_s).
+ *
+ * The estimate is the M-weighted mean of the cluster of smallest ratios whose
+ * max is within opts->spread of its min; a cluster is rejected as anomalous
+ * when its ratio is 0 while the class has samples, when it holds fewer than
+ * opts->min_frac of the class's windows, or when it would imply that some
+ * other window stalls more than EST_MAX_STALL times its best case.  A cluster
+ * resting on fewer than opts->few_samples samples is noise (a window of one
+ * sample has a ratio off by 100%), not a small ratio, and is passed over.  Classes
+ * with fewer than opts->few_samples samples use sum S / sum M.  A class
+ * with no samples at all gets no estimate here: on x86 the instructions that
+ * start a block get almost none (DESIGN.md), so a short block can be hot and
+ * sampleless; propagation (propagate.c) or the solver decides it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/estimate.h"
+
+#define EST_MAX_STALL 300.0
+
+struct est_point {
+	int cls;
+	double cyc, m;		/* window sums */
+	double ratio;
+	double samples;
+};
+
+static int point_cmp(const void *a, const void *b)
+{
+	const struct est_point *p = a, *q = b;
+
+	if (p->cls != q->cls)
+		return p->cls < q->cls ? -1 : 1;
+	return p->ratio < q->ratio ? -1 : p->ratio > q->ratio;
+}
+
+/* Issue points of block b, widened to their dependence spans. */
+static size_t points_insn(const struct cfg *cfg, size_t b, const double *s, double cps,
+			  const double *m, const int *culprit, struct est_point *pt)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	size_t n = 0;
+
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+		uint32_t j = i;
+		double cyc = 0, mm = 0;
+
+		if (m[i] <= 0)
+			continue;
+		if (culprit && culprit[i] >= (int)bl->first && culprit[i] < (int)i)
+			j = (uint32_t)culprit[i] + 1;
+		for (uint32_t k = j; k <= i; k++) {
+			cyc += s[k] * cps;
+			mm += m[k];
+		}
+		pt[n++] = (struct est_point){ bl->cls, cyc, mm, cyc / mm, cyc / cps };
+	}
+	return n;
+}
+
+/* Choose the cluster of class points pt[0..n) (sorted by ratio). */
+static void cluster(struct est_point *pt, size_t n, double cls_samples,
+		    const struct est_opts *o, struct est_class *c)
+{
+	double need = o->min_frac * (double)n;
+	double maxr = pt[n - 1].ratio;
+
+	for (size_t i = 0; i < n; i++) {
+		double cyc = 0, mm = 0, ss = 0, f;
+		size_t j = i;
+
+		if (pt[i].ratio <= 0 && cls_samples > 0)
+			continue;
+		while (j + 1 < n && pt[j + 1].ratio <= o->spread * pt[i].ratio)
+			j++;
+		if ((double)(j - i + 1) < need)
+			continue;
+		for (size_t k = i; k <= j; k++) {
+			cyc += pt[k].cyc;
+			mm += pt[k].m;
+			ss += pt[k].samples;
+		}
+		if (ss < o->few_samples)
+			continue;	/* Poisson noise, not a ratio */
+		f = cyc / mm;
+		if (f > 0 && maxr / f > EST_MAX_STALL)
+			continue;
+		c->estimate = f;
+		c->nused = (int)(j - i + 1);
+		c->used_samples = ss;
+		c->tightness = pt[i].ratio > 0 ? pt[j].ratio / pt[i].ratio : 1;
+		c->source = EST_S_CLUSTER;
+		return;
+	}
+}
+
+/* Few samples, or no acceptable cluster: sum S / sum M over the class. */
+static void class_sum(const struct est_point *pt, size_t n, struct est_class *c)
+{
+	double cyc = 0, mm = 0, ss = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		cyc += pt[k].cyc;
+		mm += pt[k].m;
+		ss += pt[k].samples;
+	}
+	if (mm <= 0)
+		return;
+	c->used_samples = ss;
+	c->estimate = cyc / mm;
+	c->nused = (int)n;
+	c->tightness = 1;
+	c->source = EST_S_SUM;
+}
+
+static size_t collect_points(const struct cfg *cfg, const double *s, double cps,
+			     const double *m, const int *culprit, const double *blk_s,
+			     const struct est_opts *o, struct est_point *pt)
+{
+	size_t np = 0;
+
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		double ss = 0, mm = 0;
+
+		if (!bl->n || bl->cls < 0)
+			continue;
+		if (o->window == EST_W_INSN) {
+			np += points_insn(cfg, b, s, cps, m, culprit, pt + np);
+			continue;
+		}
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+			ss += s[i];
+			mm += m[i];
+		}
+		if (blk_s)
+			ss = blk_s[b];
+		if (mm > 0)
+			pt[np++] = (struct est_point){ bl->cls, ss * cps, mm, ss * cps / mm, ss };
+	}
+	return np;
+}
+
+int est_class_ratios(const struct cfg *cfg, const double *s, double cps, const double *m,
+		     const int *culprit, const double *blk_s, const struct est_opts *o,
+		     struct est_class *classes, struct dcpi_err *err)
+{
+	struct est_point *pt = malloc((cfg->ninsns + cfg->nblocks + 1) * sizeof(*pt));
+	size_t np, i = 0;
+
+	if (!pt)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+	if (cps <= 0)
+		cps = 1;
+	for (int c = 0; c < cfg->nclasses; c++)
+		classes[c] = (struct est_class){ .estimate = -1, .tightness = 1 };
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		if (bl->cls < 0 || bl->cls >= cfg->nclasses)
+			continue;
+		for (uint32_t k = bl->first; k < bl->first + bl->n; k++)
+			classes[bl->cls].samples += s[k];
+	}
+	np = collect_points(cfg, s, cps, m, culprit, blk_s, o, pt);
+	qsort(pt, np, sizeof(*pt), point_cmp);
+	while (i < np) {
+		size_t j = i;
+		struct est_class *c = &classes[pt[i].cls];
+
+		while (j < np && pt[j].cls == pt[i].cls)
+			j++;
+		c->npoints = (int)(j - i);
+		if (c->samples <= 0) {
+			i = j;
+			continue;	/* skid-starved or cold: propagation decides */
+		}
+		if (c->samples >= o->few_samples)
+			cluster(pt + i, j - i, c->samples, o, c);
+		if (c->source == EST_S_NONE)
+			class_sum(pt + i, j - i, c);
+		i = j;
+	}
+	free(pt);
+	return 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * estimate.h - execution frequency and CPI of every instruction, block and
+ * edge of one procedure from its samples (DCPI paper sec. 6.1.3 - 6.1.5;
+ * docs/estimate.md).
+ *
+ * Units.  S_i are samples at instruction i; one sample is worth
+ * cycles_per_sample cycles (the epoch's calibration), so cyc_i = S_i x cps
+ * is the cycles i spent as the oldest unretired instruction.  M_i (model.h)
+ * is the best-case cycles per execution.  A window W (an issue point, a
+ * dependence span, a block, a class) then gives the frequency estimate
+ * F x P = sum_W cyc / sum_W M in executions, directly.  With no calibration
+ * cps is 1 and executions are relative (est_result.relative).
+ *
+ * Estimation is a pure function of the CFG (with its equivalence classes),
+ * the per-instruction samples and the pipeline model.
+ */
+#ifndef DCPI_ESTIMATE_H
+#define DCPI_ESTIMATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/image.h"
+#include "dcpi/model.h"
+#include "dcpi/profile.h"
+#include "dcpi/util.h"
+
+enum est_conf {
+	EST_CONF_NONE,		/* no estimate at all (no samples, no constraint) */
+	EST_CONF_LOW,
+	EST_CONF_MEDIUM,
+	EST_CONF_HIGH,
+};
+
+enum est_method {
+	EST_M_DCPI,		/* class ratios + local propagation (sec. 6.1.3, 6.1.4) */
+	EST_M_GLOBAL,		/* the same, then weighted least squares under flow */
+};
+
+/* Which samples and cycles a ratio is taken over (DESIGN.md: skid). */
+enum est_window {
+	EST_W_INSN,		/* the paper: per issue point, dependence spans */
+	EST_W_BLOCK,		/* whole blocks: sum S / sum M per block */
+	EST_W_SKID,		/* whole blocks, skid_share of the samples of the
+				 * first `skid` instructions of each block handed
+				 * back to its predecessors in proportion to their
+				 * edge counts */
+};
+
+/* Where a class's estimate came from. */
+enum est_source {
+	EST_S_NONE,
+	EST_S_CLUSTER,		/* a cluster of small ratios (sec. 6.1.3) */
+	EST_S_SUM,		/* few samples: sum S / sum M over the class */
+	EST_S_PROPAGATED,	/* flow constraints (sec. 6.1.4) */
+	EST_S_SOLVER,		/* only the global solver constrains it */
+};
+
+/* Which M_i a block uses. */
+enum est_steady {
+	EST_STEADY_NONE,	/* single-pass M_i everywhere (the paper) */
+	EST_STEADY_SELF,	/* m_loop for blocks that are their own loop body */
+	EST_STEADY_LOOPS,	/* m_loop for every block inside a loop */
+};
+
+struct est_opts {
+	enum est_method method;
+	enum est_window window;
+	enum est_steady steady;
+	int skid;		/* EST_W_SKID: instructions, 1..3 */
+	double skid_share;	/* EST_W_SKID: share of their samples handed back */
+	double spread;		/* cluster: max ratio <= spread x min ratio (1.5) */
+	double min_frac;	/* a cluster needs this share of the class's points */
+	double few_samples;	/* classes with fewer samples: sum S / sum M */
+};
+
+/* The defaults measured best (docs/estimate.md). */
+void est_opts_default(struct est_opts *o);
+
+struct est_insn {
+	double samples;		/* S_i */
+	double cycles;		/* S_i x cycles_per_sample */
+	double m;		/* M_i used (single pass or steady state) */
+	double executions;	/* F x P: the block's count */
+	double cpi;		/* cycles / executions, 0 when not executed */
+	int reason;		/* enum model_reason of the static stall */
+	int culprit;		/* instruction index (cfg->insns) or -1 */
+	enum est_conf conf;
+};
+
+struct est_block {
+	double samples, cycles;	/* over the block's instructions */
+	double best;		/* sum M_i: best-case cycles per execution */
+	double executions;
+	double best_cpi;	/* best / n */
+	double actual_cpi;	/* cycles / (executions x n), 0 when not executed */
+	enum est_conf conf;
+};
+
+struct est_edge {
+	double executions;
+	double prob;		/* executions / executions of the source block */
+	enum est_conf conf;
+};
+
+struct est_class {
+	double samples;		/* over its blocks */
+	double estimate;	/* executions, < 0 before propagation when none */
+	int npoints;		/* issue points (or windows) with a ratio */
+	int nused;		/* in the chosen cluster */
+	double used_samples;	/* samples of the chosen windows */
+	double tightness;	/* max / min ratio of the cluster, 1 when one */
+	enum est_source source;
+	enum est_conf conf;
+};
+
+struct est_result {
+	size_t ninsns, nblocks, nedges, nclasses;	/* as the cfg's */
+	struct est_insn *insns;
+	struct est_block *blocks;
+	struct est_edge *edges;
+	struct est_class *classes;
+	double cycles_per_sample;	/* used; 1 when relative */
+	int relative;			/* no calibration: counts are relative */
+	enum est_method method;
+	enum est_window window;
+	double flow_residual;		/* max |in - out| / max count after solving */
+};
+
+/*
+ * Samples per instruction of cfg's procedure in img from profile p (an
+ * (image, event) profile keyed by file offset).  Samples at offsets inside
+ * the procedure but at no instruction start go to the instruction containing
+ * them.  s has cfg->ninsns entries.  *total receives the samples placed.
+ */
+int est_samples_from_profile(const struct cfg *cfg, const struct image *img,
+			     const struct prof_profile *p, double *s, double *total,
+			     struct dcpi_err *err);
+
+/*
+ * Cycles one sample of p is worth: the epoch's calibration when there is
+ * one, else period_ns x cycles_per_ns for a time-based event, else 0
+ * (uncalibrated: counts will be relative).
+ */
+double est_cycles_per_sample(const struct prof_profile *p, const struct prof_epoch_meta *meta);
+
+/*
+ * Estimate everything for one procedure.  samples[cfg->ninsns]; cps is the
+ * cycles per sample (0: relative).  out is filled; free with est_result_free.
+ */
+int est_procedure(const struct cfg *cfg, const struct model *model, const double *samples,
+		  double cps, const struct est_opts *opts, struct est_result *out,
+		  struct dcpi_err *err);
+void est_result_free(struct est_result *r);
+
+const char *est_conf_name(enum est_conf c);
+const char *est_source_name(enum est_source s);
+const char *est_method_name(enum est_method m);
+const char *est_window_name(enum est_window w);
+/* Parse names ("dcpi", "global"; "insn", "block", "skid"); -EINVAL if unknown. */
+int est_method_parse(const char *s, enum est_method *m);
+int est_window_parse(const char *s, enum est_window *w);
+
+/*
+ * The pieces, for tests and for tools that want them alone.
+ *
+ * est_model_m: M_i per instruction and static-stall reasons/culprits (in
+ * cfg->insns indices) for every block, by opts->steady.
+ */
+int est_model_m(const struct cfg *cfg, const struct model *model, enum est_steady steady,
+		double *m, int *reason, int *culprit, struct dcpi_err *err);
+
+/*
+ * est_class_ratios: per class, the DCPI cluster estimate in executions from
+ * samples s[] (x cps cycles each) and M m[] over windows chosen by
+ * opts->window (sec. 6.1.3).  blk_s (may be NULL) replaces the per-block
+ * sample sums of the block windows (the skid-shifted window).  Fills
+ * classes[cfg->nclasses] (estimate < 0 where there is none).
+ */
+int est_class_ratios(const struct cfg *cfg, const double *s, double cps, const double *m,
+		     const int *culprit, const double *blk_s, const struct est_opts *opts,
+		     struct est_class *classes, struct dcpi_err *err);
+
+/*
+ * est_propagate: DCPI local propagation (sec. 6.1.4) over the flow
+ * constraints; fills classes without an estimate where the constraints
+ * determine them (source EST_S_PROPAGATED), never below zero.  x[nblocks]
+ * and y[nedges + 1] receive the counts (-1 where still unknown); y[nedges]
+ * is the virtual exit -> entry edge.
+ */
+int est_propagate(const struct cfg *cfg, struct est_class *classes, double *x, double *y,
+		  struct dcpi_err *err);
+
+/*
+ * est_solve_flow: the global solver.  Block and edge counts x, y >= 0 that
+ * conserve flow (closed by exit -> entry) and minimise
+ * sum over estimated classes w_c (count - est_c)^2, w_c the inverse of
+ * the estimate's sampling variance (samples / est_c^2) times a confidence
+ * factor.  x, y hold the starting point (the
+ * propagation result; < 0 unknown; y has nedges + 1 entries, the last the
+ * exit -> entry edge) and receive the solution.  -E2BIG when the procedure
+ * is too large for it (x and y are then unchanged).
+ */
+int est_solve_flow(const struct cfg *cfg, const struct est_class *classes, double *x,
+		   double *y, double *residual, struct dcpi_err *err);
+
+/* est_confidence: confidence of each class estimate (sec. 6.1.5). */
+void est_confidence(const struct cfg *cfg, struct est_class *classes);
+
+#endif /* DCPI_ESTIMATE_H */
