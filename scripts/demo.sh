@@ -14,3 +14,8 @@ echo "== dcpiprof --db $DB --limit 10"
 echo
 echo "== dcpiprof --db $DB -i"
 "$BUILD/dcpiprof" --db "$DB" -i
+
+hot=$("$BUILD/dcpiprof" --db "$DB" --json --limit 1 | sed -n 's/.*"name": "\([^"]*\)".*/\1/p' | head -n 1)
+echo
+echo "== dcpicalc --db $DB $hot"
+"$BUILD/dcpicalc" --db "$DB" "$hot"
