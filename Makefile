@@ -8,6 +8,7 @@
 #   make check-asan the unit tests under ASan + UBSan
 #   make demo       profile a bundled workload and print dcpiprof
 #   make bench      benchmarks that print figures beside the peer tools
+#   make accuracy   estimates against callgrind's exact counts (DCPI figs. 8, 9)
 #   make fuzz       run each fuzz target for FUZZ_SECONDS
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -44,7 +45,7 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps check check-asan demo bench fuzz install clean
+.PHONY: all deps check check-asan demo bench accuracy fuzz install clean
 .DEFAULT_GOAL := all
 
 all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS))
@@ -103,6 +104,10 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all $(WL_BINS)
 	@BUILD=$(BUILD) ./bench/run.sh
+
+accuracy: deps
+	@$(MAKE) --no-print-directory all $(WL_BINS)
+	@BUILD=$(BUILD) ./bench/accuracy/run.sh
 
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)

@@ -11,7 +11,7 @@
 # Raw results: $BUILD/bhive/{micro,loops}.tsv.  BHIVE_UPDATE_REF=1 also rewrites the
 # committed references bench/bhive/measured-{micro,loops}.tsv.
 # Knobs: BHIVE_CPU (default: the last CPU), BHIVE_REPS (31), BHIVE_RUNS (5 passes),
-# BHIVE_IMAGES (list),
+# BHIVE_GAP (3 s between passes), BHIVE_IMAGES (list),
 # BHIVE_LOOPS=0 to time the microbenchmarks only, MCA_ITER (1000).
 set -e
 : "${BUILD:=build}"
@@ -67,7 +67,11 @@ while [ $i -le "$BHIVE_RUNS" ]; do
 	for s in micro loops; do
 		"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" "$out/$s.in" >"$out/$s.raw.$i"
 	done
+	# 12 independent adds: 3.0 cycles when the core is ours, up to 5.3 when shared
+	echo "pass $i: add_indep12 $(awk -F'\t' '$1 == "add_indep12" { print $3 }' \
+		"$out/micro.raw.$i") cycles (contention probe)"
 	i=$((i + 1))
+	[ $i -le "$BHIVE_RUNS" ] && sleep "${BHIVE_GAP:-3}"
 done
 for s in micro loops; do
 	grep -h '^# core' "$out/$s.raw".* | sed "s/^# /$s: /"

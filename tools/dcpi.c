@@ -19,6 +19,7 @@
 #pragma weak cmd_diff
 #pragma weak cmd_list
 #pragma weak cmd_model
+#pragma weak cmd_calibrate
 
 struct command {
 	const char *name;	/* dcpi <name> */
@@ -38,6 +39,7 @@ static const struct command commands[] = {
 	{ "stats", "dcpistats", cmd_stats, "variation across runs" },
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },
+	{ "calibrate", NULL, cmd_calibrate, "measure where samples land (skid) on this machine" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
