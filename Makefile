@@ -40,7 +40,7 @@ FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 
 LIB       := $(BUILD)/libdcpi.a
 DCPI      := $(BUILD)/dcpi
-TOOLS     := dcpid dcpiprof dcpicalc dcpicfg dcpistats dcpidiff dcpilist
+TOOLS     := dcpid dcpiprof dcpicalc dcpicfg
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
