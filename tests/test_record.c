@@ -6,7 +6,8 @@
  * behave as a shell user expects.  Procedures are located with nm and
  * readelf, not with dcpi's image code.  Several events at once, the
  * calibration, random periods against a loop of exactly one period
- * (oneperiod), and JIT code named by a perf map (jitlike).  Also unit tests of the image maps
+ * (oneperiod), JIT code named by a perf map (jitlike), and a shared object
+ * loaded by dlopen (dlopener).  Also unit tests of the image maps
  * (collect/internal.h), which decide where every sample lands.
  */
 #include <errno.h>
@@ -400,6 +401,48 @@ static void test_follows_children(void **state)
 	prof_profiles_free(p, n);
 }
 
+/*
+ * A shared object mapped by dlopen after the exec: its samples land in the
+ * object at hot_in_lib's file offsets (from nm and readelf), not in the
+ * executable and not in the unknown image.
+ */
+static void test_dlopen(void **state)
+{
+	char src[400], lib[400], cmd[1200], dlopener[PROF_PATH_MAX];
+	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--no-calibrate", "--",
+			 dlopener, lib, "0.4", NULL };
+	struct prof_epoch_meta m;
+	struct prof_profile *p;
+	const struct prof_profile *w;
+	uint64_t lo, hi;
+	struct run r;
+	FILE *f;
+	size_t n;
+
+	snprintf(dlopener, sizeof(dlopener), "%s/workloads/dlopener", getenv("DCPI_BUILD"));
+	snprintf(src, sizeof(src), "%s/hot.c", ws);
+	snprintf(lib, sizeof(lib), "%s/libhot.so", ws);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
+		"\tfor (unsigned long i = 0; i < n; i++)\n"
+		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O2 -g -shared -fPIC -o '%s' '%s'", lib, src);
+	assert_int_equal(system(cmd), 0);
+	new_db();
+	run_argv(argv, 0, &r);
+	assert_int_equal(exit_code(&r), 0);
+	read_latest(&p, &n, &m);
+	w = find_image(p, n, "/libhot.so");
+	assert_non_null(w);
+	sym_range(lib, "hot_in_lib", &lo, &hi);
+	/* nearly all the time is in the library's one hot procedure */
+	assert_true(w->total >= 0.8 * (double)m.samples);
+	assert_true(count_in(w, lo, hi) >= 0.95 * (double)w->total);
+	prof_profiles_free(p, n);
+}
+
 /* SIGINT to dcpi record reaches the command; what was sampled is kept. */
 static void test_interrupt(void **state)
 {
@@ -669,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_exit_status),
 		cmocka_unit_test(test_crash_status),
 		cmocka_unit_test(test_exec_failure),
+		cmocka_unit_test(test_dlopen),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_follows_children),
 		cmocka_unit_test(test_interrupt),
