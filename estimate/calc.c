@@ -221,7 +221,7 @@ void est_result_free(struct est_result *r)
 
 static const char *const conf_names[] = { "none", "low", "medium", "high" };
 static const char *const source_names[] = { "none", "cluster", "sum", "propagated",
-					    "solver" };
+					    "solver", "bound" };
 static const char *const method_names[] = { "dcpi", "global" };
 static const char *const window_names[] = { "insn", "block", "skid" };
 
@@ -232,7 +232,7 @@ const char *est_conf_name(enum est_conf c)
 
 const char *est_source_name(enum est_source s)
 {
-	return (unsigned)s < 5 ? source_names[s] : "?";
+	return (unsigned)s < 6 ? source_names[s] : "?";
 }
 
 const char *est_method_name(enum est_method m)

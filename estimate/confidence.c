@@ -40,6 +40,7 @@ void est_confidence(const struct cfg *cfg, struct est_class *classes)
 			break;
 		case EST_S_PROPAGATED:
 		case EST_S_SOLVER:
+		case EST_S_BOUND:
 			c->conf = EST_CONF_LOW;
 			break;
 		default:

@@ -8,7 +8,8 @@
  * determined.  Each new estimate goes at once to every member of its
  * equivalence class, and none is allowed below zero.  Known values are never
  * changed, so inconsistent inputs stay inconsistent (the global solver,
- * solver.c, settles them).
+ * solver.c, settles them).  A class without samples of its own is never set
+ * above its upper bound (ratios.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,6 +54,9 @@ static void class_set(struct prop *p, int c, double v)
 {
 	size_t nb = p->cfg->nblocks;
 
+	/* a skid-starved class cannot have run more than its samples allow */
+	if (p->cls[c].samples <= 0 && p->cls[c].bound > 0 && v > p->cls[c].bound)
+		v = p->cls[c].bound;
 	p->cls[c].estimate = v;
 	if (p->cls[c].source == EST_S_NONE)
 		p->cls[c].source = EST_S_PROPAGATED;

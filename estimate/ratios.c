@@ -18,10 +18,19 @@
  * other window stalls more than EST_MAX_STALL times its best case.  A cluster
  * resting on fewer than opts->few_samples samples is noise (a window of one
  * sample has a ratio off by 100%), not a small ratio, and is passed over.  Classes
- * with fewer than opts->few_samples samples use sum S / sum M.  A class
- * with no samples at all gets no estimate here: on x86 the instructions that
- * start a block get almost none (DESIGN.md), so a short block can be hot and
- * sampleless; propagation (propagate.c) or the solver decides it.
+ * with fewer than opts->few_samples samples use sum S / sum M.
+ *
+ * Upper bounds.  A block's cycles are reported at its own instructions or,
+ * skidding, at the first opts->skid instructions of its successors (the
+ * calibration measures how far: tools/calibrate.c).  With S such samples in
+ * that window, count x sum_block M <= S_up x cps, S_up the 95% Poisson upper
+ * limit of S (3 when S = 0), since M is a best case.  A class with no
+ * samples in any such window is near zero and at most that bound: estimate
+ * 0 (source EST_S_BOUND, low confidence) instead of whatever flow would push
+ * into it (entry and exit blocks run a handful of times).  A class with no
+ * samples of its own but samples at its successors' heads can be a hot short
+ * block whose samples all skidded on (DESIGN.md: block-leading instructions
+ * get almost none): propagation and the solver decide it, under its bound.
  */
 #include <errno.h>
 #include <math.h>
@@ -155,6 +164,44 @@ static size_t collect_points(const struct cfg *cfg, const double *s, double cps,
 	return np;
 }
 
+/* 95% one-sided Poisson upper limit of the mean for s observed (>= exact). */
+static double poisson_upper(double s)
+{
+	return s + 3 + 2 * sqrt(s);
+}
+
+static void class_bounds(const struct cfg *cfg, const double *s, double cps, const double *m,
+			 const struct est_opts *o, struct est_class *classes)
+{
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		struct est_class *c;
+		double sw = 0, mm = 0, bound;
+
+		if (!bl->n || bl->cls < 0 || bl->cls >= cfg->nclasses)
+			continue;
+		c = &classes[bl->cls];
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+			sw += s[i];
+			mm += m[i];
+		}
+		for (uint32_t k = 0; k < bl->nsucc; k++) {
+			const struct cfg_block *t = &cfg->blocks[cfg->edges[bl->succ[k]].to];
+			uint32_t h = (uint32_t)(o->skid > 0 ? o->skid : 1);
+
+			for (uint32_t i = t->first; i < t->first + t->n && i < t->first + h; i++)
+				sw += s[i];
+		}
+		if (mm <= 0)
+			continue;
+		bound = poisson_upper(sw) * cps / mm;
+		if (c->bound <= 0 || bound < c->bound) {
+			c->bound = bound;
+			c->window_samples = sw;
+		}
+	}
+}
+
 int est_class_ratios(const struct cfg *cfg, const double *s, double cps, const double *m,
 		     const int *culprit, const double *blk_s, const struct est_opts *o,
 		     struct est_class *classes, struct dcpi_err *err)
@@ -176,6 +223,7 @@ int est_class_ratios(const struct cfg *cfg, const double *s, double cps, const d
 		for (uint32_t k = bl->first; k < bl->first + bl->n; k++)
 			classes[bl->cls].samples += s[k];
 	}
+	class_bounds(cfg, s, cps, m, o, classes);
 	np = collect_points(cfg, s, cps, m, culprit, blk_s, o, pt);
 	qsort(pt, np, sizeof(*pt), point_cmp);
 	while (i < np) {
@@ -186,8 +234,10 @@ int est_class_ratios(const struct cfg *cfg, const double *s, double cps, const d
 			j++;
 		c->npoints = (int)(j - i);
 		if (c->samples <= 0) {
+			if (c->window_samples <= 0 && c->bound > 0)
+				c->estimate = 0, c->source = EST_S_BOUND;
 			i = j;
-			continue;	/* skid-starved or cold: propagation decides */
+			continue;	/* skid-starved: propagation decides, bounded */
 		}
 		if (c->samples >= o->few_samples)
 			cluster(pt + i, j - i, c->samples, o, c);

@@ -95,6 +95,25 @@ static int is_self_loop(const struct cfg *cfg, size_t b)
 	return 0;
 }
 
+/* The predecessor a block most likely runs after: the deepest in loops,
+ * the one laid out just before it on a tie; -1 when none. */
+static long context_pred(const struct cfg *cfg, size_t b)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	long best = -1;
+
+	for (uint32_t k = 0; k < bl->npred; k++) {
+		uint32_t p = cfg->edges[bl->pred[k]].from;
+
+		if (p == b || !cfg->blocks[p].n)
+			continue;
+		if (best < 0 || cfg->blocks[p].loop_depth > cfg->blocks[best].loop_depth ||
+		    (cfg->blocks[p].loop_depth == cfg->blocks[best].loop_depth && p + 1 == b))
+			best = p;
+	}
+	return best;
+}
+
 int est_model_m(const struct cfg *cfg, const struct model *model, enum est_steady steady,
 		double *m, int *reason, int *culprit, struct dcpi_err *err)
 {
@@ -108,16 +127,27 @@ int est_model_m(const struct cfg *cfg, const struct model *model, enum est_stead
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
 		struct sched_block sb;
+		const struct cfg_insn *pre = NULL;
+		size_t npre = 0;
 		int loop;
 		int rc;
 
 		if (!bl->n)
 			continue;
-		rc = model_schedule(model, &cfg->insns[bl->first], bl->n, NULL, 0, &sb, err);
+		if (steady == EST_STEADY_CONTEXT && !is_self_loop(cfg, b)) {
+			long p = context_pred(cfg, b);
+
+			if (p >= 0) {
+				pre = &cfg->insns[cfg->blocks[p].first];
+				npre = cfg->blocks[p].n;
+			}
+		}
+		rc = model_schedule(model, &cfg->insns[bl->first], bl->n, pre, npre, &sb, err);
 		if (rc < 0)
 			return rc;
 		loop = steady == EST_STEADY_LOOPS ? bl->loop_depth > 0 :
-		       steady == EST_STEADY_SELF ? is_self_loop(cfg, b) : 0;
+		       steady == EST_STEADY_SELF || steady == EST_STEADY_CONTEXT ?
+		       is_self_loop(cfg, b) : 0;
 		for (uint32_t k = 0; k < bl->n && k < sb.n; k++) {
 			const struct sched_insn *si = &sb.insns[k];
 			size_t i = bl->first + k;

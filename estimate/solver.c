@@ -19,7 +19,10 @@
  * put them.  Solved by conjugate gradients on the normal equations, matrix
  * free (cost per step: the cycles' non-zeros).  Non-negativity: edges that
  * come out negative get a heavy pull to zero and the system is solved again,
- * a few rounds, then what is left is clipped.
+ * a few rounds, then what is left is clipped.  Upper bounds the same way:
+ * a class without samples of its own (ratios.c) enters with 0 and the
+ * weight of one sample (1 / bound^2) when no sample can be its, and with a
+ * heavy pull to its bound when the solution exceeds it.
  */
 #include <errno.h>
 #include <math.h>
@@ -346,13 +349,17 @@ static void flow_free(struct flow *f)
 
 static int measured(const struct est_class *c)
 {
-	return (c->source == EST_S_CLUSTER || c->source == EST_S_SUM) && c->estimate >= 0;
+	return (c->source == EST_S_CLUSTER || c->source == EST_S_SUM ||
+		c->source == EST_S_BOUND) && c->estimate >= 0;
 }
 
 static double class_weight(const struct est_class *c, double floor)
 {
 	double e = fmax(c->estimate, floor);
 
+	/* no samples: 0 known to within one sample's worth of executions */
+	if (c->source == EST_S_BOUND)
+		return conf_weight(c->conf) / (c->bound * c->bound);
 	return conf_weight(c->conf) * fmax(c->used_samples, 1) / (e * e);
 }
 
@@ -438,6 +445,36 @@ static void blocks_from_edges(const struct cfg *cfg, const struct flow *f, doubl
 		*resid = xmax > 0 ? worst / xmax : 0;
 }
 
+/* Blocks of skid-starved classes above their bound get a heavy pull to it,
+ * as negative edges get one to 0; returns 1 when some did. */
+static int bounds_active(const struct cfg *cfg, const struct est_class *cls, struct flow *f)
+{
+	int any = 0;
+
+	for (size_t b = 0; b < f->nb; b++) {
+		const struct est_class *c = cfg->blocks[b].cls >= 0 ? &cls[cfg->blocks[b].cls] :
+					    NULL;
+		const uint32_t *list;
+		uint32_t n;
+		int virt;
+		double z = 0;
+
+		if (!c || c->samples > 0 || c->bound <= 0 || c->source == EST_S_BOUND)
+			continue;
+		side_of(cfg, f, b, &list, &n, &virt);
+		for (uint32_t k = 0; k < n; k++)
+			z += f->y[list[k]];
+		if (virt)
+			z += f->y[f->ne - 1];
+		if (z > c->bound * (1 + 1e-6)) {
+			f->w_blk[b] = f->w_blk[b] > 0 ? 10 * f->w_blk[b] : 1e3 * f->wmax;
+			f->est_blk[b] = c->bound;
+			any = 1;
+		}
+	}
+	return any;
+}
+
 int est_solve_flow(const struct cfg *cfg, const struct est_class *classes, double *x,
 		   double *y, double *residual, struct dcpi_err *err)
 {
@@ -471,6 +508,8 @@ int est_solve_flow(const struct cfg *cfg, const struct est_class *classes, doubl
 				neg = 1;
 			}
 		}
+		if (bounds_active(cfg, classes, &f))
+			neg = 1;
 		if (!neg)
 			break;
 	}

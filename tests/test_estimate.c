@@ -295,6 +295,41 @@ static void test_no_negative(void **state)
 	}
 }
 
+/* Entry and exit run 1000 times beside a loop of 1e6: with no samples where
+ * their cycles can land they come out near 0, below their bound, low
+ * confidence, whatever flow would push into them. */
+static void test_zero_sample_bound(void **state)
+{
+	struct fixture *f = *state;
+	const struct cfg *cfg = f->cfg;
+	struct est_result r;
+
+	synth(f);
+	for (int b = 0; b < NB; b += NB - 1)
+		for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n;
+		     i++)
+			f->s[i] = 0;
+	for (int me = EST_M_DCPI; me <= EST_M_GLOBAL; me++) {
+		const struct est_class *c;
+
+		run(f, (enum est_method)me, EST_W_BLOCK, &r);
+		c = &r.classes[cfg->blocks[NB - 1].cls];
+		assert_int_equal(c->source, EST_S_BOUND);
+		assert_int_equal(c->conf, EST_CONF_LOW);
+		assert_true(c->window_samples == 0);
+		assert_true(c->bound > 0 && c->bound < 1e4);	/* 3 samples' worth */
+		for (int b = 0; b < NB; b += NB - 1) {
+			print_message("method %s: block %d: %.4g executions (bound %.4g)\n",
+				      est_method_name((enum est_method)me), b,
+				      r.blocks[b].executions, c->bound);
+			assert_true(r.blocks[b].executions <= c->bound * 1.001);
+		}
+		/* the loop keeps its count */
+		assert_true(fabs(r.blocks[4].executions - 1e6) < 0.05 * 1e6);
+		est_result_free(&r);
+	}
+}
+
 static void test_confidence_order(void **state)
 {
 	struct fixture *f = *state;
@@ -421,6 +456,23 @@ static void test_end_to_end(void **state)
 	assert_int_equal(sh("grep -q '^\\*\\*\\* Best-case [0-9.]*/[0-9]* = [0-9.]*CPI' %s/calc.txt "
 			    "&& grep -q '^\\*\\*\\* Actual [0-9.]*/[0-9]* = [0-9.]*CPI' %s/calc.txt",
 			    tmp, tmp), 0);
+	/* a calibration file in the database sets the skid window */
+	assert_int_equal(sh("printf 'version 1\\nmodel zen4\\nevent cpu-clock\\n"
+			    "attrib 0 0.5 0.5 0 0\\nskid 2\\nskid_share 0.4\\n' > "
+			    "%s/rec/calibration-zen4.txt", tmp), 0);
+	assert_int_equal(sh("%s calc loop_simple --model zen4 --db %s/rec > %s/calc2.txt", bin, tmp,
+			    tmp), 0);
+	assert_int_equal(sh("grep -q '^calibration .*: skid 2 instructions, 40%% handed back' "
+			    "%s/calc2.txt", tmp), 0);
+	assert_int_equal(sh("%s calc loop_simple --model zen4 --db %s/rec --skid 1:0.5 > "
+			    "%s/calc3.txt && grep -q 'skid 1 instruction, 50%% handed back (--skid "
+			    "given)' %s/calc3.txt", bin, tmp, tmp, tmp), 0);
+	sh("rm -f %s/rec/calibration-zen4.txt", tmp);
+	/* --static needs no samples, no database */
+	assert_int_equal(sh("%s calc --static --image %s/workloads/estloops --db /nonexistent "
+			    "loop_simple > %s/static.txt && grep -q '^\\*\\*\\* Best-case' "
+			    "%s/static.txt && grep -q 'reg dep' %s/static.txt", bin, build, tmp, tmp,
+			    tmp), 0);
 	simple = share_within("loop_simple", "", 0.15);
 	mixed = share_within("loop_mixed", "", 0.15);
 	print_message("estloops, share of samples within 15%%: loop_simple %.1f%%, "
@@ -440,6 +492,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_propagate_fills, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_negative, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confidence_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_sample_bound, setup, teardown),
 		cmocka_unit_test(test_end_to_end),
 	};
 

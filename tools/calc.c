@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcpi/cfg.h"
 #include "dcpi/estimate.h"
@@ -18,9 +19,9 @@
 #include "tools.h"
 
 struct calc_args {
-	const char *proc, *db, *epoch, *image, *model, *event;
+	const char *proc, *db, *epoch, *image, *model, *event, *calib;
 	struct est_opts opts;
-	int all, json;
+	int all, json, static_only, skid_given, no_calib;
 };
 
 struct calc_ctx {
@@ -38,6 +39,9 @@ struct calc_ctx {
 	const struct model *model;
 	double *s, total, cps;
 	struct est_result r;
+	struct est_calibration cal;
+	char cal_path[4200];
+	int have_cal;
 };
 
 static const char calc_usage[] =
@@ -53,7 +57,13 @@ static const char calc_usage[] =
 	"      --window W      ratio windows: insn (the paper), block (default), skid\n"
 	"      --skid N[:F]    --window skid hands back F (default 0.6) of the samples\n"
 	"                      of each block's first N instructions (default 1)\n"
-	"      --steady S      M_i: none, self (steady state of self loops; default), loops\n"
+	"      --steady S      M_i: none, self (steady state of self loops; default), loops,\n"
+	"                      context (self, others after their likeliest predecessor)\n"
+	"      --calibration F where samples land (dcpi calibrate; default\n"
+	"                      DB/calibration-<model>.txt when present): sets --skid\n"
+	"      --no-calibration  ignore it\n"
+	"      --static        the model's best-case schedule only (M_i, reason,\n"
+	"                      culprit), no samples needed; with --image, no database\n"
 	"  -a, --all           every block, not only the hot ones\n"
 	"      --json          machine-readable output\n";
 
@@ -69,6 +79,9 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		{ "window", required_argument, NULL, 'W' },
 		{ "skid", required_argument, NULL, 'k' },
 		{ "steady", required_argument, NULL, 'S' },
+		{ "calibration", required_argument, NULL, 'C' },
+		{ "no-calibration", no_argument, NULL, 'N' },
+		{ "static", no_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -95,7 +108,11 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 			if (est_window_parse(optarg, &a->opts.window) < 0)
 				return tool_fail("--window %s: not insn, block or skid", optarg);
 			break;
+		case 'C': a->calib = optarg; break;
+		case 'N': a->no_calib = 1; break;
+		case 's': a->static_only = 1; break;
 		case 'k':
+			a->skid_given = 1;
 			a->opts.skid = (int)strtol(optarg, &end, 10);
 			if (*end == ':')
 				a->opts.skid_share = strtod(end + 1, &end);
@@ -111,8 +128,11 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 				a->opts.steady = EST_STEADY_SELF;
 			else if (!strcmp(optarg, "loops"))
 				a->opts.steady = EST_STEADY_LOOPS;
+			else if (!strcmp(optarg, "context"))
+				a->opts.steady = EST_STEADY_CONTEXT;
 			else
-				return tool_fail("--steady %s: not none, self or loops", optarg);
+				return tool_fail("--steady %s: not none, self, loops or context",
+						 optarg);
 			break;
 		case 'a': a->all = 1; break;
 		case 'j': a->json = 1; break;
@@ -215,6 +235,41 @@ static int find_target(struct calc_ctx *c)
 	return 0;
 }
 
+static int pick_model(struct calc_ctx *c)
+{
+	if (c->a.model) {
+		c->model = model_by_name(c->a.model);
+		if (!c->model)
+			return tool_fail("--model %s: no such model", c->a.model);
+	} else {
+		c->model = model_for_this_cpu();
+	}
+	return 0;
+}
+
+/* The calibration of this model: --calibration, else the database's. */
+static int load_calibration(struct calc_ctx *c)
+{
+	struct dcpi_err err = { 0 };
+
+	if (c->a.no_calib)
+		return 0;
+	if (c->a.calib)
+		snprintf(c->cal_path, sizeof(c->cal_path), "%s", c->a.calib);
+	else if (est_calib_path(tool_db_dir(c->a.db), model_name(c->model), c->cal_path,
+				sizeof(c->cal_path)) < 0 || access(c->cal_path, R_OK) < 0)
+		return 0;
+	if (est_calib_read(c->cal_path, &c->cal, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (strcmp(c->cal.model, model_name(c->model)))
+		return tool_fail("%s: calibrated for model %s, not %s", c->cal_path,
+				 c->cal.model, model_name(c->model));
+	c->have_cal = 1;
+	if (!c->a.skid_given)
+		est_opts_calibrated(&c->a.opts, &c->cal);
+	return 0;
+}
+
 static int load(struct calc_ctx *c)
 {
 	struct dcpi_err err = { 0 };
@@ -230,13 +285,8 @@ static int load(struct calc_ctx *c)
 	    prof_db_latest_epoch(c->db, latest, sizeof(latest), &err) == 0)
 		me = latest;	/* the newest calibration stands for all */
 	c->have_meta = prof_epoch_meta_read(c->db, me, &c->meta, &err) == 0;
-	if (c->a.model) {
-		c->model = model_by_name(c->a.model);
-		if (!c->model)
-			return tool_fail("--model %s: no such model", c->a.model);
-	} else {
-		c->model = model_for_this_cpu();
-	}
+	if (pick_model(c) || load_calibration(c))
+		return 1;
 	return find_target(c);
 }
 
@@ -326,6 +376,11 @@ static void print_json(const struct calc_ctx *c)
 	tool_json_str(stdout, c->epoch);
 	printf(", \"event\": ");
 	tool_json_str(stdout, c->prof->event);
+	printf(", \"calibration\": ");
+	if (c->have_cal)
+		tool_json_str(stdout, c->cal_path);
+	else
+		printf("null");
 	printf(", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
 	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
 	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n"
@@ -438,6 +493,10 @@ static void print_text(struct calc_ctx *c)
 		printf("1 sample = %.0f cycles%s\n", c->r.cycles_per_sample,
 		       c->have_meta && c->meta.calibrated ? " (calibrated)" :
 		       " (period x clock, uncalibrated)");
+	if (c->have_cal)
+		printf("calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
+		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",
+		       100 * c->a.opts.skid_share, c->a.skid_given ? " (--skid given)" : "");
 	if (c->cfg->missing_edges)
 		printf("note: the CFG is missing edges (unresolved indirect jump): every block "
 		       "is its own class\n");
@@ -453,6 +512,105 @@ static void print_text(struct calc_ctx *c)
 		       c->cfg->nblocks - 1);
 }
 
+/* ---- --static: the model's best case, no samples ------------------------ */
+
+static int load_static(struct calc_ctx *c)
+{
+	struct dcpi_err err = { 0 };
+
+	if (pick_model(c))
+		return 1;
+	if (img_open(c->a.image, 0, &c->img, &err) < 0)
+		return tool_fail("%s", err.msg);
+	c->proc = find_proc(c->img, c->a.proc);
+	if (!c->proc)
+		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
+	return 0;
+}
+
+static int print_static(struct calc_ctx *c)
+{
+	struct dcpi_err err = { 0 };
+	const struct cfg *cfg;
+	double *m = NULL;
+	int *reason = NULL, *culprit = NULL, rc = 1;
+
+	if (!c->cfg && cfg_build(c->img, c->proc, &c->cfg, &err) < 0)
+		return tool_fail("%s", err.msg);
+	cfg = c->cfg;
+	m = calloc(cfg->ninsns + 1, sizeof(*m));
+	reason = calloc(cfg->ninsns + 1, sizeof(*reason));
+	culprit = calloc(cfg->ninsns + 1, sizeof(*culprit));
+	if (!m || !reason || !culprit) {
+		tool_fail("out of memory");
+		goto out;
+	}
+	if (est_model_m(cfg, c->model, c->a.opts.steady, m, reason, culprit, &err) < 0) {
+		tool_fail("%s", err.msg);
+		goto out;
+	}
+	if (c->a.json) {
+		printf("{\"procedure\": ");
+		tool_json_str(stdout, c->proc->name);
+		printf(", \"image\": ");
+		tool_json_str(stdout, img_path(c->img));
+		printf(", \"model\": \"%s\", \"static\": true,\n\"instructions\": [",
+		       model_name(c->model));
+	} else {
+		printf("dcpicalc --static %s in %s, model %s (best case: every load hits L1, "
+		       "every branch predicted)\n", c->proc->name, img_path(c->img),
+		       model_name(c->model));
+		printf("Addr      Instruction                                   M_i  Reason      "
+		       "Culprit\n");
+	}
+	for (size_t b = 0, first = 1; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		double best = 0;
+
+		if (!bl->n)
+			continue;
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+			best += m[i];
+		if (!c->a.json)
+			printf("\n*** Best-case %.1f/%u = %.2fCPI%s\n", best, bl->n, best / bl->n,
+			       bl->loop_depth ? "  (in a loop)" : "");
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++, first = 0) {
+			const struct cfg_insn *in = &cfg->insns[i];
+			const char *why = reason[i] != MODEL_R_NONE ?
+					  model_reason_name((enum model_reason)reason[i]) : "";
+
+			if (c->a.json) {
+				printf("%s\n  {\"address\": \"0x%llx\", \"m\": %.4g, \"reason\": "
+				       "\"%s\", \"culprit\": ", first ? "" : ",",
+				       (unsigned long long)in->addr, m[i],
+				       model_reason_name((enum model_reason)reason[i]));
+				if (culprit[i] >= 0)
+					printf("\"0x%llx\"", (unsigned long long)
+					       cfg->insns[culprit[i]].addr);
+				else
+					printf("null");
+				printf(", \"text\": ");
+				tool_json_str(stdout, in->text);
+				printf("}");
+				continue;
+			}
+			printf("%8llx  %-44s %5.2f  %-11s", (unsigned long long)in->addr, in->text,
+			       m[i], why);
+			if (culprit[i] >= 0 && reason[i] != MODEL_R_NONE)
+				printf(" %llx", (unsigned long long)cfg->insns[culprit[i]].addr);
+			printf("\n");
+		}
+	}
+	if (c->a.json)
+		printf("\n]}\n");
+	rc = 0;
+out:
+	free(m);
+	free(reason);
+	free(culprit);
+	return rc;
+}
+
 int cmd_calc(int argc, char **argv)
 {
 	struct calc_ctx c;
@@ -462,7 +620,17 @@ int cmd_calc(int argc, char **argv)
 	rc = parse_args(argc, argv, &c.a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (c.a.static_only && c.a.image) {
+		rc = load_static(&c);
+		if (rc == 0)
+			rc = print_static(&c);
+		goto out;
+	}
 	rc = load(&c);
+	if (rc == 0 && c.a.static_only) {
+		rc = print_static(&c);
+		goto out;
+	}
 	if (rc == 0)
 		rc = analyse(&c);
 	if (rc == 0) {
@@ -471,6 +639,7 @@ int cmd_calc(int argc, char **argv)
 		else
 			print_text(&c);
 	}
+out:
 	est_result_free(&c.r);
 	free(c.s);
 	cfg_free(c.cfg);

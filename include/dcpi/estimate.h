@@ -55,6 +55,8 @@ enum est_source {
 	EST_S_SUM,		/* few samples: sum S / sum M over the class */
 	EST_S_PROPAGATED,	/* flow constraints (sec. 6.1.4) */
 	EST_S_SOLVER,		/* only the global solver constrains it */
+	EST_S_BOUND,		/* no samples where its cycles can land: near 0,
+				 * at most `bound` (ratios.c) */
 };
 
 /* Which M_i a block uses. */
@@ -62,6 +64,9 @@ enum est_steady {
 	EST_STEADY_NONE,	/* single-pass M_i everywhere (the paper) */
 	EST_STEADY_SELF,	/* m_loop for blocks that are their own loop body */
 	EST_STEADY_LOOPS,	/* m_loop for every block inside a loop */
+	EST_STEADY_CONTEXT,	/* self loops as SELF; every other block scheduled
+				 * after its most frequent predecessor (the one
+				 * deepest in loops), so M_i is its marginal cost */
 };
 
 struct est_opts {
@@ -111,6 +116,10 @@ struct est_class {
 	int nused;		/* in the chosen cluster */
 	double used_samples;	/* samples of the chosen windows */
 	double tightness;	/* max / min ratio of the cluster, 1 when one */
+	double window_samples;	/* samples where its cycles can land: its own
+				 * plus its successors' first opts->skid insns */
+	double bound;		/* upper bound on executions from them (95%),
+				 * 0 when it has no best-case cycles */
 	enum est_source source;
 	enum est_conf conf;
 };
@@ -207,5 +216,66 @@ int est_solve_flow(const struct cfg *cfg, const struct est_class *classes, doubl
 
 /* est_confidence: confidence of each class estimate (sec. 6.1.5). */
 void est_confidence(const struct cfg *cfg, struct est_class *classes);
+
+/*
+ * Calibration of where samples land (DESIGN.md "Where samples land";
+ * estimate/calibration.c, `dcpi calibrate`).  Known loops are sampled and
+ * counted exactly; the model says where their cycles are spent (E_i x M_i)
+ * and the samples say where they are reported.  attrib[k] is the share of
+ * an instruction's cycles whose samples land k instructions later along the
+ * executed path (k = 0 .. EST_CALIB_K), fitted by non-negative least
+ * squares; cross is the share that lands in another block execution (past
+ * a block end).  skid and skid_share are what EST_W_SKID should use: the
+ * head instructions that receive samples from before the block, and the
+ * share of their samples that came from there.
+ */
+#define EST_CALIB_K 4
+#define EST_CALIB_MAXLOOPS 16
+#define EST_CALIB_VERSION 1
+
+struct est_calib_loop {
+	char name[64];
+	double samples;		/* in the procedure */
+	double iterations;	/* exact executions of its hottest block */
+	double cyc_iter;	/* measured cycles per iteration (samples x cps) */
+	double model_iter;	/* the model's best case per iteration (sum E x M) */
+	double attrib[EST_CALIB_K + 1];
+	double residual;	/* of the fit: |q - A p|_1 / 2, 0 .. 1 */
+	double cross;		/* predicted share crossing a block end */
+	double head_samples;	/* share of samples at block-leading insns */
+	double head_insns;	/* share of executed insns that lead a block */
+	double block_tv;	/* 1/2 sum_b |samples_b - model_b| (shares) */
+	double head_from_pred;	/* share of head samples from earlier blocks */
+	int used;		/* the model holds (0.67 .. 1.5): in the mean */
+};
+
+struct est_calibration {
+	int version;
+	char model[32];
+	char event[64];
+	double cycles_per_sample;
+	double attrib[EST_CALIB_K + 1];	/* sample-weighted over used loops */
+	double cross, head_samples, head_insns, block_tv;
+	int skid;			/* for EST_W_SKID, 1 .. EST_CALIB_K */
+	double skid_share;
+	size_t nloops;
+	struct est_calib_loop loops[EST_CALIB_MAXLOOPS];
+};
+
+/*
+ * Measure one loop procedure: exact[i] executions and s[i] samples per
+ * instruction of cfg (cps cycles each).  Fills out (name from cfg).
+ */
+int est_calib_loop(const struct cfg *cfg, const struct model *model, const double *exact,
+		   const double *s, double cps, struct est_calib_loop *out, struct dcpi_err *err);
+/* Combine the loops (cal->loops, cal->nloops) into the machine's figures. */
+void est_calib_combine(struct est_calibration *cal);
+/* The file a database keeps it in: DIR/calibration-<model>.txt. */
+int est_calib_path(const char *dbdir, const char *model, char *out, size_t len);
+/* Write / read the text file (docs/estimate.md, "Calibration file"). */
+int est_calib_write(const char *path, const struct est_calibration *cal, struct dcpi_err *err);
+int est_calib_read(const char *path, struct est_calibration *cal, struct dcpi_err *err);
+/* Set opts->skid and skid_share from a calibration. */
+void est_opts_calibrated(struct est_opts *o, const struct est_calibration *cal);
 
 #endif /* DCPI_ESTIMATE_H */

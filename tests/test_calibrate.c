@@ -1,0 +1,186 @@
+/*
+ * test_calibrate.c - where samples land (estimate/calibration.c, `dcpi
+ * calibrate`): the attribution fitted on a loop with a known skid, and the
+ * calibration file's round trip.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/estimate.h"
+#include "dcpi/model.h"
+
+/* The loop of test_estimate.c: A 1000; B, E 1e6; C 2.5e5; D 7.5e5; F 1000. */
+static const uint8_t loop_if[] = {
+	0x31, 0xc0, 0x31, 0xc9,
+	0xf6, 0xc1, 0x03, 0x75, 0x05,
+	0x48, 0x01, 0xc8, 0xeb, 0x03,
+	0x48, 0x31, 0xc8,
+	0x48, 0x8d, 0x04, 0x40, 0x48, 0x83, 0xc1, 0x01,
+	0x48, 0x81, 0xf9, 0xe8, 0x03, 0x00, 0x00, 0x75, 0xe2,
+	0xc3,
+};
+static const double block_count[] = { 1000, 1e6, 2.5e5, 7.5e5, 1e6, 1000 };
+
+/* Samples of E x M moved k instructions on along the executed path. */
+static void shifted(const struct cfg *cfg, const double *e, const double *m, int k, double *s)
+{
+	double *cur = calloc(cfg->ninsns, sizeof(double)), *nxt = calloc(cfg->ninsns,
+									 sizeof(double));
+
+	assert_non_null(cur);
+	assert_non_null(nxt);
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		cur[i] = e[i] * m[i];
+	for (int step = 0; step < k; step++) {
+		memset(nxt, 0, cfg->ninsns * sizeof(double));
+		for (size_t b = 0; b < cfg->nblocks; b++) {
+			const struct cfg_block *bl = &cfg->blocks[b];
+			uint32_t last = bl->first + bl->n - 1;
+			double out = 0;
+
+			if (!bl->n)
+				continue;
+			for (uint32_t i = bl->first; i < last; i++)
+				nxt[i + 1] += cur[i];
+			for (uint32_t j = 0; j < bl->nsucc; j++) {
+				const struct cfg_block *t = &cfg->blocks[cfg->edges[bl->succ[j]].to];
+
+				if (t->n)
+					out += e[t->first];
+			}
+			for (uint32_t j = 0; j < bl->nsucc && out > 0; j++) {
+				const struct cfg_block *t = &cfg->blocks[cfg->edges[bl->succ[j]].to];
+
+				if (t->n)
+					nxt[t->first] += cur[last] * e[t->first] / out;
+			}
+		}
+		memcpy(cur, nxt, cfg->ninsns * sizeof(double));
+	}
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		s[i] = round(cur[i] / 1000);
+	free(cur);
+	free(nxt);
+}
+
+static void test_fit_known_skid(void **state)
+{
+	struct cfg *cfg;
+	struct dcpi_err err = { 0 };
+	const struct model *model = model_by_name("zen4");
+	double *e, *m, *s;
+	struct est_calib_loop lp;
+
+	(void)state;
+	assert_non_null(model);
+	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &cfg, &err),
+			 0);
+	e = calloc(cfg->ninsns, sizeof(double));
+	m = calloc(cfg->ninsns, sizeof(double));
+	s = calloc(cfg->ninsns, sizeof(double));
+	assert_true(e && m && s);
+	for (size_t b = 0, k = 0; b < cfg->nblocks; b++)
+		if (cfg->blocks[b].n) {
+			for (uint32_t i = cfg->blocks[b].first;
+			     i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
+				e[i] = block_count[k];
+			k++;
+		}
+	assert_int_equal(est_model_m(cfg, model, EST_STEADY_SELF, m, NULL, NULL, &err), 0);
+	for (int k = 0; k <= 2; k++) {
+		shifted(cfg, e, m, k, s);
+		assert_int_equal(est_calib_loop(cfg, model, e, s, 1000, &lp, &err), 0);
+		print_message("skid %d: attrib %.3f %.3f %.3f %.3f %.3f, cross %.3f, heads %.3f "
+			      "of samples, %.3f of insns\n", k, lp.attrib[0], lp.attrib[1],
+			      lp.attrib[2], lp.attrib[3], lp.attrib[4], lp.cross, lp.head_samples,
+			      lp.head_insns);
+		assert_true(lp.attrib[k] > 0.95);
+		assert_true(lp.residual < 0.05);
+		assert_true(fabs(lp.cyc_iter - lp.model_iter) < 0.02 * lp.model_iter);
+		assert_int_equal(lp.used, 1);
+		if (k == 0)
+			assert_true(lp.cross < 1e-9);
+	}
+	free(e);
+	free(m);
+	free(s);
+	cfg_free(cfg);
+}
+
+static void test_file_round_trip(void **state)
+{
+	struct est_calibration cal, back;
+	struct dcpi_err err = { 0 };
+	struct est_opts o;
+	char path[128], dbpath[4200];
+	FILE *fp;
+
+	(void)state;
+	memset(&cal, 0, sizeof(cal));
+	snprintf(cal.model, sizeof(cal.model), "zen4");
+	snprintf(cal.event, sizeof(cal.event), "cpu-clock");
+	cal.cycles_per_sample = 815300;
+	cal.nloops = 2;
+	snprintf(cal.loops[0].name, sizeof(cal.loops[0].name), "sk_imul");
+	cal.loops[0].used = 1, cal.loops[0].samples = 1500, cal.loops[0].attrib[1] = 0.75;
+	cal.loops[0].attrib[2] = 0.25, cal.loops[0].head_samples = 0.02;
+	cal.loops[0].head_from_pred = 0.5, cal.loops[0].head_insns = 0.2;
+	snprintf(cal.loops[1].name, sizeof(cal.loops[1].name), "sk_branch");
+	cal.loops[1].samples = 900, cal.loops[1].attrib[0] = 1;
+	est_calib_combine(&cal);
+	assert_true(fabs(cal.attrib[1] - 0.75) < 1e-9);	/* the unused loop left out */
+	assert_int_equal(cal.skid, 2);			/* 25% still reaches position 1 */
+	assert_true(fabs(cal.skid_share - 0.5) < 1e-9);
+	snprintf(path, sizeof(path), "/tmp/dcpi-test-calibrate-%d.txt", (int)getpid());
+	assert_int_equal(est_calib_write(path, &cal, &err), 0);
+	assert_int_equal(est_calib_read(path, &back, &err), 0);
+	assert_string_equal(back.model, "zen4");
+	assert_string_equal(back.event, "cpu-clock");
+	assert_int_equal(back.skid, 2);
+	assert_int_equal((int)back.nloops, 2);
+	assert_string_equal(back.loops[1].name, "sk_branch");
+	assert_int_equal(back.loops[0].used, 1);
+	for (int k = 0; k <= EST_CALIB_K; k++)
+		assert_true(fabs(back.attrib[k] - cal.attrib[k]) < 1e-4);
+	assert_true(fabs(back.skid_share - cal.skid_share) < 1e-4);
+	est_opts_default(&o);
+	est_opts_calibrated(&o, &back);
+	assert_int_equal(o.skid, 2);
+	assert_true(fabs(o.skid_share - 0.5) < 1e-4);
+	/* a later version is refused, not misread */
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("version 2\nmodel zen4\nskid 1\n", fp);
+	fclose(fp);
+	assert_int_equal(est_calib_read(path, &back, &err), -EINVAL);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("version 1\nmodel zen4\nskid 9\n", fp);
+	fclose(fp);
+	assert_int_equal(est_calib_read(path, &back, &err), -EINVAL);
+	remove(path);
+	assert_int_equal(est_calib_read(path, &back, &err), -ENOENT);
+	assert_int_equal(est_calib_path("/db", "zen4", dbpath, sizeof(dbpath)), 0);
+	assert_string_equal(dbpath, "/db/calibration-zen4.txt");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fit_known_skid),
+		cmocka_unit_test(test_file_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
