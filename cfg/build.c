@@ -424,7 +424,7 @@ static int collect_callees(struct cfg *cfg)
 	for (size_t i = 0; i < cfg->ninsns; i++)
 		if ((cfg->insns[i].flags & CFG_I_CALL) && cfg->insns[i].target)
 			cfg->callees[n++] = cfg->insns[i].target;
-	qsort(cfg->callees, n, sizeof(*cfg->callees), cmp_u64);
+	dcpi_qsort(cfg->callees, n, sizeof(*cfg->callees), cmp_u64);
 	cfg->ncallees = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!cfg->ncallees || cfg->callees[cfg->ncallees - 1] != cfg->callees[i])

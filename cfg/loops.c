@@ -227,7 +227,7 @@ static int lp_add_loop(struct lp *p, const uint32_t *nodes, uint32_t n, uint32_t
 		if (nodes[i] != header)
 			inside[k++] = nodes[i];
 	}
-	qsort(l->blocks, n, sizeof(*l->blocks), lp_cmp_u32);
+	dcpi_qsort(l->blocks, n, sizeof(*l->blocks), lp_cmp_u32);
 	l->header = header;
 	l->parent = parent;
 	l->depth = parent < 0 ? 1 : p->loops[parent].depth + 1;
@@ -294,7 +294,7 @@ static int lp_sort(struct lp *p)
 	}
 	for (size_t i = 0; i < p->nloops; i++)
 		key[i] = (struct lp_key){ p->rpo[p->loops[i].header], (int)i };
-	qsort(key, p->nloops, sizeof(*key), lp_cmp_key);
+	dcpi_qsort(key, p->nloops, sizeof(*key), lp_cmp_key);
 	for (size_t i = 0; i < p->nloops; i++) {
 		newidx[key[i].loop] = (int)i;
 		sorted[i] = p->loops[key[i].loop];

@@ -178,7 +178,7 @@ int agg_flush(struct agg *a, const struct maps *m, const struct prof_profile *tm
 	for (i = 0; i < a->cap; i++)
 		if (a->t[i].count)
 			s[k++] = a->t[i];
-	qsort(s, k, sizeof(*s), slot_cmp);
+	dcpi_qsort(s, k, sizeof(*s), slot_cmp);
 	for (i = 0; i < k && !ret; i = j) {
 		for (j = i; j < k && s[j].image == s[i].image; j++)
 			total += s[j].count;

@@ -321,7 +321,7 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 	for (i = 0; i < t->cap; i++)
 		if (t->t[i].count)
 			s[k++] = t->t[i];
-	qsort(s, k, sizeof(*s), slot_cmp);
+	dcpi_qsort(s, k, sizeof(*s), slot_cmp);
 	for (i = 0; i < k && !ret; i = j) {
 		for (j = i; j < k && s[j].image == s[i].image && s[j].event == s[i].event; j++)
 			;
@@ -399,7 +399,7 @@ static int jumps_parse(char *text, const char *path, struct import_jump **out, s
 		}
 		v[k++] = j;
 	}
-	qsort(v, k, sizeof(*v), jump_cmp);
+	dcpi_qsort(v, k, sizeof(*v), jump_cmp);
 	*out = v;
 	*n = k;
 	return 0;

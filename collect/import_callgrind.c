@@ -579,7 +579,7 @@ static int64_t cg_bias(struct cg *c, uint32_t i, size_t *votes)
 
 static void cg_open_objs(struct cg *c)
 {
-	qsort(c->fa, c->nfa, sizeof(*c->fa), fa_cmp);
+	dcpi_qsort(c->fa, c->nfa, sizeof(*c->fa), fa_cmp);
 	for (uint32_t i = 0; i < c->nobjs; i++) {
 		struct cg_obj *o = &c->objs[i];
 		size_t votes;
@@ -649,7 +649,7 @@ static int cg_write_jumps(struct cg *c, struct cg_jump *v, size_t n, const char 
 		}
 		v[k++] = v[i];
 	}
-	qsort(v, k, sizeof(*v), cgj_cmp);
+	dcpi_qsort(v, k, sizeof(*v), cgj_cmp);
 	mf = open_memstream(&buf, &len);
 	if (!mf)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", c->path);
@@ -688,7 +688,7 @@ static int cg_flush_jumps(struct cg *c, struct prof_db *db, struct dcpi_err *err
 	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", prof_db_path(db), c->st->epoch) >=
 	    sizeof(dir))
 		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", prof_db_path(db));
-	qsort(c->jumps, c->njumps, sizeof(*c->jumps), cgj_cmp);
+	dcpi_qsort(c->jumps, c->njumps, sizeof(*c->jumps), cgj_cmp);
 	for (size_t i = 0, j; i < c->njumps && !ret; i = j) {
 		for (j = i; j < c->njumps && c->jumps[j].obj == c->jumps[i].obj; j++)
 			;

@@ -226,7 +226,7 @@ static int pf_read_attrs(struct pf *f, struct dcpi_err *err)
 			f->ids[f->nids++].attr = (uint32_t)i;
 		}
 	}
-	qsort(f->ids, f->nids, sizeof(*f->ids), id_cmp);
+	dcpi_qsort(f->ids, f->nids, sizeof(*f->ids), id_cmp);
 	return 0;
 }
 
@@ -653,7 +653,7 @@ static int pf_index(struct pf *f, struct dcpi_err *err)
 			"records before it", at, f->nrecs);
 	}
 	if (timed)
-		qsort(f->recs, f->nrecs, sizeof(*f->recs), pf_rec_cmp);
+		dcpi_qsort(f->recs, f->nrecs, sizeof(*f->recs), pf_rec_cmp);
 	return 0;
 }
 

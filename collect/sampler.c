@@ -295,7 +295,7 @@ int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err
 	}
 	free(cpus);
 	cpus = NULL;
-	qsort(s->ctr, (size_t)s->nctr, sizeof(*s->ctr), ctr_cmp);
+	dcpi_qsort(s->ctr, (size_t)s->nctr, sizeof(*s->ctr), ctr_cmp);
 	if (!s->n)
 		return dcpi_errf(err, -ENODEV, "%s: no online CPU to sample on", name);
 	return 0;
@@ -473,8 +473,7 @@ int smp_drain(struct sampler *s, struct smp_batch *b, struct dcpi_err *err)
 	b->n = 0;
 	for (int i = 0; i < s->n && !ret; i++)
 		ret = drain_ring(&s->rings[i], b, err);
-	if (b->n > 1)
-		qsort(b->r, b->n, sizeof(*b->r), rec_cmp);
+	dcpi_qsort(b->r, b->n, sizeof(*b->r), rec_cmp);
 	return ret;
 }
 

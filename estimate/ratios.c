@@ -225,7 +225,7 @@ int est_class_ratios(const struct cfg *cfg, const double *s, double cps, const d
 	}
 	class_bounds(cfg, s, cps, m, o, classes);
 	np = collect_points(cfg, s, cps, m, culprit, blk_s, o, pt);
-	qsort(pt, np, sizeof(*pt), point_cmp);
+	dcpi_qsort(pt, np, sizeof(*pt), point_cmp);
 	while (i < np) {
 		size_t j = i;
 		struct est_class *c = &classes[pt[i].cls];

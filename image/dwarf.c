@@ -791,13 +791,10 @@ static int dw_cmp_inl(const void *a, const void *b)
 /* Sort everything and index each subprogram's inline ranges. */
 static int dw_index(struct img_dwarf *d)
 {
-	/* qsort(NULL, 0, ...) is undefined behaviour: empty arrays are NULL */
-	if (d->nrows > 1)
-		qsort(d->rows, d->nrows, sizeof(*d->rows), dw_cmp_row);
-	if (d->nprocs > 1)
-		qsort(d->procs, d->nprocs, sizeof(*d->procs), dw_cmp_proc);
-	if (d->ninls > 1)
-		qsort(d->inls, d->ninls, sizeof(*d->inls), dw_cmp_inl);
+	/* dcpi_qsort(NULL, 0, ...) is undefined behaviour: empty arrays are NULL */
+	dcpi_qsort(d->rows, d->nrows, sizeof(*d->rows), dw_cmp_row);
+	dcpi_qsort(d->procs, d->nprocs, sizeof(*d->procs), dw_cmp_proc);
+	dcpi_qsort(d->inls, d->ninls, sizeof(*d->inls), dw_cmp_inl);
 	d->slices = calloc(d->nsubprogs ? d->nsubprogs : 1, sizeof(*d->slices));
 	if (!d->slices)
 		return -ENOMEM;

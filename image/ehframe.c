@@ -469,8 +469,7 @@ int img_ehframe_load(struct image *img, struct dcpi_err *err)
 	rc = img_ehf_walk(img, &t, &r);
 	if (rc)
 		goto out;
-	if (r.n > 1)
-		qsort(r.v, r.n, sizeof(*r.v), img_range_cmp);
+	dcpi_qsort(r.v, r.n, sizeof(*r.v), img_range_cmp);
 	for (i = 0; i < r.n && !rc; i++)
 		rc = img_add_gaps(img, r.v[i].lo, r.v[i].hi);
 out:

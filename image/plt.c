@@ -163,7 +163,7 @@ int img_plt_load(struct image *img, struct dcpi_err *err)
 		goto out;
 	if (m.n == 0)
 		goto out;
-	qsort(m.v, m.n, sizeof(*m.v), img_got_cmp);
+	dcpi_qsort(m.v, m.n, sizeof(*m.v), img_got_cmp);
 	for (i = 0; i < img->nsecs && !rc; i++) {
 		const char *name = img->secs[i].name;
 

@@ -176,8 +176,7 @@ int img_procs_finish(struct image *img, struct dcpi_err *err)
 	free(img->procs);
 	img->procs = NULL;
 	img->nprocs = 0;
-	if (n > 1)
-		qsort(c, n, sizeof(*c), img_cand_cmp);
+	dcpi_qsort(c, n, sizeof(*c), img_cand_cmp);
 	out = calloc(n ? n : 1, sizeof(*out));
 	if (!out)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", img->path);

@@ -183,8 +183,7 @@ static int list_dir(const char *dir, int (*keep)(const char *dir, const char *na
 		goto fail;
 	}
 	closedir(dp);
-	if (*n)
-		qsort(*names, *n, sizeof(**names), cmp);
+	dcpi_qsort(*names, *n, sizeof(**names), cmp);
 	return 0;
 fail:
 	closedir(dp);

@@ -118,7 +118,7 @@ int prof_profile_normalize(struct prof_profile *p)
 	int rc;
 
 	if (!sorted)
-		qsort(p->e, p->n, sizeof(*p->e), cmp_entry);
+		dcpi_qsort(p->e, p->n, sizeof(*p->e), cmp_entry);
 	rc = prof_squash(p->e, &p->n, &p->total);
 	return rc;
 }

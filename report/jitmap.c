@@ -78,8 +78,7 @@ int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err
 		rep_jitmap_free(m);
 		return rc;
 	}
-	if (m->n > 1)
-		qsort(m->e, m->n, sizeof(*m->e), jit_cmp);
+	dcpi_qsort(m->e, m->n, sizeof(*m->e), jit_cmp);
 	return 0;
 }
 

@@ -302,8 +302,7 @@ int rep_summarize(const struct prof_profile *p, size_t n, int by_image,
 		return dcpi_errf(err, -ENOMEM, "out of memory summarizing profiles");
 	for (size_t i = 0; i < n; i++)
 		order[i] = &p[i];
-	if (n > 1)
-		qsort(order, n, sizeof(*order), profile_cmp);
+	dcpi_qsort(order, n, sizeof(*order), profile_cmp);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = add_profile(&s, order[i], err);
 	free(order);
@@ -343,8 +342,7 @@ void rep_sort(struct rep_table *t, size_t ev)
 	if (ev >= t->nevents)
 		return;
 	sort_ev = ev;
-	if (t->nrows > 1)
-		qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
+	dcpi_qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
 }
 
 int rep_event_index(const struct rep_table *t, const char *name)

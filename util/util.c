@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -88,6 +89,12 @@ size_t dcpi_varint_get(const uint8_t *in, size_t avail, uint64_t *v)
 		shift += 7;
 	}
 	return 0;
+}
+
+void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
 }
 
 uint64_t dcpi_now_ns(void)

@@ -37,6 +37,12 @@ uint32_t dcpi_crc32c(uint32_t crc, const void *buf, size_t len);
 size_t dcpi_varint_put(uint8_t *out, uint64_t v);
 size_t dcpi_varint_get(const uint8_t *in, size_t avail, uint64_t *v);
 
+/*
+ * qsort that accepts an empty array given as NULL (qsort(NULL, 0, ...) is
+ * undefined behaviour, and UBSan says so).  Use it everywhere in the library.
+ */
+void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t dcpi_now_ns(void);
 uint64_t dcpi_wall_ns(void);
