@@ -270,7 +270,7 @@ static int rows_of_image(struct rep_table *t, const struct rep_image *ri, int by
 }
 
 /* Time first, as DCPI's cycles column: cycles, cpu-clock, task-clock, rest. */
-static int event_rank(const char *ev)
+int rep_event_rank(const char *ev)
 {
 	static const char *const first[] = { "cycles", "cpu-clock", "task-clock" };
 
@@ -284,7 +284,7 @@ static int profile_cmp(const void *a, const void *b)
 {
 	const struct prof_profile *x = *(const struct prof_profile *const *)a;
 	const struct prof_profile *y = *(const struct prof_profile *const *)b;
-	int rx = event_rank(x->event), ry = event_rank(y->event);
+	int rx = rep_event_rank(x->event), ry = rep_event_rank(y->event);
 
 	return rx != ry ? rx - ry : strcmp(x->event, y->event);
 }

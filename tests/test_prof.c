@@ -3,6 +3,7 @@
  * offsets of this test binary's own procedures, located with nm and readelf
  * (not with dcpi's image code), and the printed table checked.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +15,9 @@
 
 #include <cmocka.h>
 
+#include "dcpi/image.h"
 #include "dcpi/profile.h"
+#include "dcpi/report.h"
 
 __attribute__((noinline)) int alpha_proc(int x) { return x * 3 + 1; }
 __attribute__((noinline)) int beta_proc(int x) { return x * 5 + 2; }
@@ -339,6 +342,49 @@ static void test_jit_map(void **state)
 	free(out);
 }
 
+/* rep_find_proc: the profiled image holding a procedure named by a user. */
+static void test_find_proc(void **state)
+{
+	struct dcpi_err err = { 0 };
+	const struct img_proc *proc;
+	struct prof_profile p[3];
+	struct image *img;
+	char copy[400], cmd[PROF_PATH_MAX + 500];
+	size_t k;
+
+	make_profile(&p[0], "cpu-clock", NULL);
+	make_profile(&p[1], "cpu-clock", self);
+	make_profile(&p[2], "branch-misses", self);
+	assert_int_equal(rep_find_proc(p, 3, "cpu-clock", "beta_proc", IMG_NO_DWARF, &img,
+				       &proc, &k, &err), 0);
+	assert_int_equal(k, 1);
+	assert_string_equal(proc->name, "beta_proc");
+	/* an address inside it names it too */
+	snprintf(cmd, sizeof(cmd), "0x%llx", (unsigned long long)proc->addr + 1);
+	img_close(img);
+	assert_int_equal(rep_find_proc(p, 3, NULL, cmd, IMG_NO_DWARF, &img, &proc, &k, &err), 0);
+	assert_string_equal(proc->name, "beta_proc");
+	img_close(img);
+	assert_int_equal(rep_find_proc(p, 3, NULL, "no_such_proc", IMG_NO_DWARF, &img, &proc,
+				       &k, &err), -ENOENT);
+	assert_null(img);
+	assert_non_null(strstr(err.msg, "no_such_proc"));
+
+	/* the same procedure in two profiled files is ambiguous, and says where */
+	snprintf(copy, sizeof(copy), "%s/copy-of-test", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", self, copy);
+	assert_int_equal(system(cmd), 0);
+	prof_profile_free(&p[0]);
+	make_profile(&p[0], "cpu-clock", copy);
+	assert_int_equal(rep_find_proc(p, 3, "cpu-clock", "gamma_proc", IMG_NO_DWARF, &img,
+				       &proc, &k, &err), -EEXIST);
+	assert_null(img);
+	assert_non_null(strstr(err.msg, copy));
+	assert_non_null(strstr(err.msg, self));
+	for (int i = 0; i < 3; i++)
+		prof_profile_free(&p[i]);
+}
+
 static int setup(void **state)
 {
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -365,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_and_epochs),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_jit_map),
+		cmocka_unit_test(test_find_proc),
 	};
 
 	(void)alpha_proc(1);

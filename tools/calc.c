@@ -148,30 +148,6 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 	return 0;
 }
 
-static const struct img_proc *find_proc(const struct image *img, const char *spec)
-{
-	char *end;
-	uint64_t a;
-
-	if (!strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2)) {
-		a = strtoull(spec, &end, 16);
-		if (*end == 0)
-			return img_proc_at(img, a);
-	}
-	return img_proc_by_name(img, spec);
-}
-
-static int event_rank(const char *ev)
-{
-	if (!strcmp(ev, "cycles"))
-		return 0;
-	if (!strcmp(ev, "cpu-clock"))
-		return 1;
-	if (!strcmp(ev, "task-clock"))
-		return 2;
-	return 3;
-}
-
 /* The event to use: --event, else the best-ranked one present. */
 static const char *pick_event(const struct calc_ctx *c)
 {
@@ -180,58 +156,46 @@ static const char *pick_event(const struct calc_ctx *c)
 	if (c->a.event)
 		return c->a.event;
 	for (size_t i = 0; i < c->np; i++)
-		if (!best || event_rank(c->p[i].event) < event_rank(best))
+		if (!best || rep_event_rank(c->p[i].event) < rep_event_rank(best))
 			best = c->p[i].event;
 	return best;
 }
 
-/* Open the image of profile p (or --image) and look for the procedure. */
-static int try_image(struct calc_ctx *c, const struct prof_profile *p, const char *path)
+/* --image FILE: its profile of event ev, and the procedure in it. */
+static int find_in_image(struct calc_ctx *c, const char *ev)
 {
 	struct dcpi_err err = { 0 };
-	struct image *img;
-	const struct img_proc *proc;
+	struct prof_image_id id;
 
-	if (img_open(path, 0, &img, &err) < 0)
-		return -1;
-	if (p->image.build_id[0] && img_build_id(img)[0] &&
-	    strcmp(p->image.build_id, img_build_id(img))) {
-		img_close(img);
-		return -1;
-	}
-	proc = find_proc(img, c->a.proc);
-	if (!proc) {
-		img_close(img);
-		return -1;
-	}
-	c->img = img, c->proc = proc, c->prof = p;
+	if (prof_image_id_from_file(&id, c->a.image, &err) < 0)
+		return tool_fail("%s", err.msg);
+	for (size_t i = 0; i < c->np && !c->prof; i++)
+		if (!strcmp(c->p[i].event, ev) && (prof_image_id_equal(&id, &c->p[i].image) ||
+						    !strcmp(c->p[i].image.path, c->a.image)))
+			c->prof = &c->p[i];
+	if (!c->prof)
+		return tool_fail("%s: no %s samples in epoch %s", c->a.image, ev, c->epoch);
+	if (img_open(c->a.image, 0, &c->img, &err) < 0)
+		return tool_fail("%s", err.msg);
+	c->proc = img_proc_lookup(c->img, c->a.proc);
+	if (!c->proc)
+		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
 	return 0;
 }
 
 static int find_target(struct calc_ctx *c)
 {
 	const char *ev = pick_event(c);
+	struct dcpi_err err = { 0 };
+	size_t k;
 
 	if (!ev)
 		return tool_fail("%s: epoch %s holds no samples", tool_db_dir(c->a.db), c->epoch);
-	for (size_t i = 0; i < c->np && !c->img; i++) {
-		const struct prof_profile *p = &c->p[i];
-
-		if (strcmp(p->event, ev) || !strcmp(p->image.path, PROF_UNKNOWN_PATH))
-			continue;
-		if (c->a.image && strcmp(p->image.path, c->a.image)) {
-			struct prof_image_id id;
-			struct dcpi_err err = { 0 };
-
-			if (prof_image_id_from_file(&id, c->a.image, &err) < 0 ||
-			    !prof_image_id_equal(&id, &p->image))
-				continue;
-		}
-		try_image(c, p, c->a.image ? c->a.image : p->image.path);
-	}
-	if (!c->img)
-		return tool_fail("%s: no %s profile of an image holding this procedure in "
-				 "epoch %s", c->a.proc, ev, c->epoch);
+	if (c->a.image)
+		return find_in_image(c, ev);
+	if (rep_find_proc(c->p, c->np, ev, c->a.proc, 0, &c->img, &c->proc, &k, &err) < 0)
+		return tool_fail("%s (epoch %s, event %s)", err.msg, c->epoch, ev);
+	c->prof = &c->p[k];
 	return 0;
 }
 
@@ -522,7 +486,7 @@ static int load_static(struct calc_ctx *c)
 		return 1;
 	if (img_open(c->a.image, 0, &c->img, &err) < 0)
 		return tool_fail("%s", err.msg);
-	c->proc = find_proc(c->img, c->a.proc);
+	c->proc = img_proc_lookup(c->img, c->a.proc);
 	if (!c->proc)
 		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
 	return 0;

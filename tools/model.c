@@ -163,19 +163,6 @@ static int run_hex(const struct model *m, const struct model_args *a)
 	return rc;
 }
 
-static const struct img_proc *find_proc(const struct image *img, const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!strncmp(s, "0x", 2)) {
-		v = strtoull(s, &end, 16);
-		if (!*end)
-			return img_proc_at(img, v);
-	}
-	return img_proc_by_name(img, s);
-}
-
 static int run_image(const struct model *m, const struct model_args *a)
 {
 	struct dcpi_err err = { 0 };
@@ -186,7 +173,7 @@ static int run_image(const struct model *m, const struct model_args *a)
 
 	if (img_open(a->image, IMG_NO_DWARF, &img, &err) < 0)
 		return tool_fail("%s", err.msg);
-	proc = find_proc(img, a->proc);
+	proc = img_proc_lookup(img, a->proc);
 	if (!proc) {
 		tool_fail("%s: no procedure %s", a->image, a->proc);
 		goto out;

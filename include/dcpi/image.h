@@ -88,6 +88,8 @@ const struct img_proc *img_proc(const struct image *img, size_t i);
 const struct img_proc *img_proc_at(const struct image *img, uint64_t vaddr);
 /* By name as printed (demangled) or raw; first match. */
 const struct img_proc *img_proc_by_name(const struct image *img, const char *name);
+/* What a user types for a procedure: "0x1f30" (an address inside it) or a name. */
+const struct img_proc *img_proc_lookup(const struct image *img, const char *spec);
 
 /* File offset <-> virtual address through the PT_LOAD segments.
  * -ENOENT when the value is in no loadable segment. */

@@ -52,6 +52,25 @@ void rep_sort(struct rep_table *t, size_t ev);
 int rep_event_index(const struct rep_table *t, const char *name);
 void rep_free(struct rep_table *t);
 
+/* Order of events for display and choice: cycles, cpu-clock, task-clock, rest. */
+int rep_event_rank(const char *event);
+
+struct image;
+struct img_proc;
+
+/*
+ * The profiled image that holds procedure spec (a name as dcpiprof prints
+ * it, or 0xADDRESS): the profiles p[0..n) of event (any when NULL) are
+ * searched, skipping pseudo-images ("[unknown]", "[vdso]") and files that are
+ * no longer the profiled image.  On success *img is open (img_flags), *proc is
+ * in it and *which is the index of its profile.  -ENOENT when no image holds
+ * it; -EEXIST when a name is in several different images (err lists them);
+ * an address takes the first image.
+ */
+int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, const char *spec,
+		  unsigned img_flags, struct image **img, const struct img_proc **proc,
+		  size_t *which, struct dcpi_err *err);
+
 /*
  * Profiles of an epoch, or of every epoch merged when epoch is "all", or of
  * the newest epoch when epoch is NULL.  The epoch used is copied to used

@@ -1,0 +1,82 @@
+/*
+ * find.c - which profiled image holds the procedure a user names.  dcpicalc
+ * and dcpicfg take "PROC as dcpiprof prints it" without an image path: the
+ * epoch's profiles say which images to look in.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dcpi/image.h"
+#include "dcpi/report.h"
+
+/* Is the file at id->path still the image that was profiled? */
+static int still_profiled(const struct prof_image_id *id, const struct image *img)
+{
+	struct stat st;
+
+	if (id->build_id[0] && img_build_id(img)[0])
+		return !strcmp(id->build_id, img_build_id(img));
+	if (stat(id->path, &st) < 0)
+		return 0;
+	return (uint64_t)st.st_size == id->size && (int64_t)st.st_mtime == id->mtime;
+}
+
+/* Has an earlier profile of p named the same file? */
+static int seen_path(const struct prof_profile *p, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(p[k].image.path, p[i].image.path))
+			return 1;
+	return 0;
+}
+
+static int is_address(const char *spec)
+{
+	return !strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2);
+}
+
+int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, const char *spec,
+		  unsigned img_flags, struct image **img, const struct img_proc **proc,
+		  size_t *which, struct dcpi_err *err)
+{
+	size_t nfound = 0, len = 0;
+	char list[1024] = "";
+
+	*img = NULL;
+	*proc = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct img_proc *q;
+		struct image *im;
+
+		if ((event && strcmp(p[i].event, event)) || p[i].image.path[0] == '[' ||
+		    !p[i].image.path[0] || seen_path(p, i))
+			continue;
+		if (img_open(p[i].image.path, img_flags, &im, NULL) < 0)
+			continue;
+		q = still_profiled(&p[i].image, im) ? img_proc_lookup(im, spec) : NULL;
+		if (q && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						nfound ? ", " : "", p[i].image.path);
+		if (!q || nfound++) {
+			img_close(im);
+			continue;
+		}
+		*img = im;
+		*proc = q;
+		*which = i;
+		if (is_address(spec))
+			return 0;
+	}
+	if (nfound > 1) {
+		img_close(*img);
+		*img = NULL;
+		*proc = NULL;
+		return dcpi_errf(err, -EEXIST, "%s: in several images (%s): give --image FILE",
+				 spec, list);
+	}
+	if (!nfound)
+		return dcpi_errf(err, -ENOENT, "%s: in none of the profiled images", spec);
+	return 0;
+}
