@@ -77,7 +77,7 @@ $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(DEP_LIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(LIB) $(DEP_LIBS) -lcmocka
 
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
