@@ -12,6 +12,16 @@
  * of the AT_ codes); instructions are appended as found.  assemble() turns
  * that into the sorted struct cfg, and is rerun whenever jump tables or the
  * sweep of leftover bytes add code.
+ *
+ * Bounded work: a byte leaves AT_NONE the first time an instruction is
+ * decoded at it, whatever the outcome (recorded, undecodable, or overlapping
+ * code found earlier: AT_BAD), and is never decoded there again by step();
+ * the sweep decodes each gap in one pass.  So every byte is decoded a small
+ * constant number of times (step, the padding test of the sweep, the padding
+ * test after a call), and assemble() runs once per round of newly resolved
+ * jump tables.  A decode budget and a round cap stop pathological input
+ * anyway: what was not reached is then a "not decoded" range and the CFG has
+ * missing edges.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,8 +34,17 @@
 #define AT_BAD		-3	/* undecodable */
 #define AT_TABLE	-4	/* a jump table inside the procedure */
 #define AT_PAD		-5	/* padding */
+#define AT_SKIP		-6	/* not decoded: the budget below ran out */
 
 #define JT_PATH_MAX	96	/* instructions walked back from an indirect jump */
+/*
+ * Decodes allowed per byte of the procedure, and rounds of discover().  The
+ * builder needs at most about 3 decodes per byte and one round per level of
+ * jump tables reached only through other tables; these are far above that.
+ */
+#define DECODES_PER_BYTE	16
+#define DECODES_MIN		4096
+#define ROUNDS_MAX		512
 
 struct jt_rec {
 	uint32_t insn;			/* index in b->v of the jump */
@@ -52,6 +71,8 @@ struct builder {
 	size_t njts, capjts;
 	int gap_code;			/* the sweep found code no edge reaches */
 	int conflict;			/* a branch into the middle of an instruction */
+	unsigned long budget;		/* decodes allowed (cfg_dec_count) */
+	int truncated;			/* budget or round cap hit: bytes left undecoded */
 };
 
 /* The public struct and the arrays its blocks point into. */
@@ -126,6 +147,10 @@ static int step(struct builder *b, size_t *off)
 			b->conflict = 1;
 		return 1;
 	}
+	if (cfg_dec_count(b->dec) >= b->budget) {
+		b->truncated = 1;
+		return 1;
+	}
 	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) < 0 ||
 	    grow((void **)&b->noret, &b->capnr, b->n + 1, 1) < 0)
 		return -ENOMEM;
@@ -136,7 +161,12 @@ static int step(struct builder *b, size_t *off)
 		return 1;
 	}
 	for (size_t k = 1; k < in->size; k++) {
-		if (b->at[o + k] != AT_NONE) {	/* overlaps what we decoded: stop */
+		/*
+		 * Overlaps what we decoded: stop.  The byte is settled too, or
+		 * every later path (and every sweep) would decode it again.
+		 */
+		if (b->at[o + k] != AT_NONE) {
+			b->at[o] = AT_BAD;
 			b->conflict = 1;
 			return 1;
 		}
@@ -183,12 +213,20 @@ static int traverse(struct builder *b)
 	return 0;
 }
 
+/* jts[] is sorted by insn: step() appends them as it appends instructions. */
 static struct jt_rec *jt_of(const struct builder *b, uint32_t insn)
 {
-	for (size_t i = 0; i < b->njts; i++)
-		if (b->jts[i].insn == insn)
-			return &b->jts[i];
-	return NULL;
+	size_t lo = 0, hi = b->njts;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->jts[mid].insn < insn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->njts && b->jts[lo].insn == insn ? &b->jts[lo] : NULL;
 }
 
 static int add_edge(struct cfg *cfg, size_t *cap, uint32_t from, uint32_t to,
@@ -434,7 +472,16 @@ static int collect_callees(struct cfg *cfg)
 
 static const char *range_kind(int32_t at)
 {
-	return at == AT_BAD ? "undecodable" : at == AT_TABLE ? "jump table" : "padding";
+	switch (at) {
+	case AT_BAD:
+		return "undecodable";
+	case AT_TABLE:
+		return "jump table";
+	case AT_SKIP:
+		return "not decoded";
+	default:
+		return "padding";
+	}
 }
 
 /* Every byte in no instruction is data: padding, a table, or undecodable. */
@@ -511,7 +558,7 @@ static int assemble(const struct builder *b, struct cfg_priv *p, uint32_t *vmap)
 		return rc;
 	cfg->entry = cfg->nblocks > 1 && cfg->blocks[0].start == cfg->start ? 0 : cfg->exit;
 	cfg->blocks[cfg->entry].flags |= CFG_B_ENTRY;
-	if (b->gap_code || b->conflict)
+	if (b->gap_code || b->conflict || b->truncated)
 		cfg->missing_edges = 1;
 	return 0;
 }
@@ -631,18 +678,23 @@ static int find_tailcalls(struct builder *b, const struct cfg *cfg)
 	return rc < 0 ? rc : found;
 }
 
-/* Padding in the gaps becomes data; the first other byte of a gap, a root. */
+/*
+ * Padding in the gaps becomes data; the first other byte of a gap, a root,
+ * traversed at once.  One pass: the traversal only settles bytes, so when
+ * the pass moves on past a root every byte before it is settled, and no byte
+ * is a root twice (the old way, one root per gap and round, took a round per
+ * run of code in a gap of data, and never ended on a root whose instruction
+ * overlapped code decoded before).  1 when code was found.
+ */
 static int sweep_gaps(struct builder *b)
 {
-	int added = 0;
+	int added = 0, rc;
 
-	for (size_t o = 0; o < b->len;) {
+	for (size_t o = 0; o < b->len && !b->truncated; o++) {
 		size_t e = o, pad;
 
-		if (b->at[o] != AT_NONE) {
-			o++;
+		if (b->at[o] != AT_NONE)
 			continue;
-		}
 		while (e < b->len && b->at[e] == AT_NONE)
 			e++;
 		pad = cfg_pad_len(b->dec, b->bytes + o, e - o, b->start + o);
@@ -650,16 +702,31 @@ static int sweep_gaps(struct builder *b)
 			pad = e - o;
 		for (size_t k = o; k < o + pad; k++)
 			b->at[k] = AT_PAD;
-		if (o + pad < e) {
-			b->root[o + pad] = 1;
-			b->gap_code = 1;
-			if (push_work(b, b->start + o + pad) < 0)
-				return -ENOMEM;
-			added = 1;
+		o += pad;
+		if (o == e) {
+			o--;
+			continue;
 		}
-		o = e;
+		b->root[o] = 1;
+		b->gap_code = 1;
+		added = 1;
+		if (push_work(b, b->start + o) < 0)
+			return -ENOMEM;
+		rc = traverse(b);
+		if (rc < 0)
+			return rc;
+		if (b->at[o] == AT_NONE)	/* only when the budget ran out */
+			b->root[o] = 0;
 	}
 	return added;
+}
+
+/* What the budget left undecoded is said so, not taken for padding. */
+static void mark_skipped(struct builder *b)
+{
+	for (size_t o = 0; o < b->len; o++)
+		if (b->at[o] == AT_NONE)
+			b->at[o] = AT_SKIP;
 }
 
 /* Blocks that cannot reach the exit: infinite loops (CFG_B_DEAD). */
@@ -782,20 +849,30 @@ static void builder_free(struct builder *b)
 	free(b->jts);
 }
 
-/* Traverse, assemble, resolve tables, sweep gaps, until nothing new turns up. */
+/*
+ * Traverse, assemble, resolve tables, sweep gaps, until nothing new turns up
+ * (or the budget or the round cap ends it: missing edges).
+ */
 static int discover(struct builder *b, struct cfg_priv *p)
 {
 	uint32_t *vmap = NULL;
 	size_t capmap = 0;
-	int rc;
+	int rc, rounds = 0;
 
 	rc = push_work(b, b->start);
 	while (rc == 0) {
 		rc = traverse(b);
+		if (rc == 0 && (b->truncated || ++rounds > ROUNDS_MAX)) {
+			b->truncated = 1;
+			b->nwork = 0;
+			mark_skipped(b);
+		}
 		if (rc == 0)
 			rc = grow((void **)&vmap, &capmap, b->n + 1, sizeof(*vmap));
 		if (rc == 0)
 			rc = assemble(b, p, vmap);
+		if (rc == 0 && b->truncated)
+			break;
 		if (rc == 0)
 			rc = resolve_tables(b, &p->pub);
 		if (rc == 0)
@@ -841,6 +918,8 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	rc = cfg_dec_open(&b.dec, err);
 	if (rc < 0)
 		goto fail;
+	b.budget = len < (SIZE_MAX - DECODES_MIN) / DECODES_PER_BYTE ?
+		   DECODES_PER_BYTE * len + DECODES_MIN : SIZE_MAX;
 	rc = discover(&b, p);
 	if (rc < 0) {
 		dcpi_errf(err, rc, "%s: out of memory building the CFG", name);

@@ -17,6 +17,7 @@
 struct cfg_dec {
 	csh cs;
 	cs_insn *ci;
+	unsigned long calls;		/* cfg_dec_insn calls on this handle */
 };
 
 /* Sub-registers of the legacy GPRs, each mapped to its full register. */
@@ -395,6 +396,13 @@ static void copy_text(char *dst, size_t size, const char *a, const char *b)
 	dst[n] = 0;
 }
 
+_Thread_local unsigned long cfg_dec_calls;
+
+unsigned long cfg_dec_count(const struct cfg_dec *dec)
+{
+	return dec->calls;
+}
+
 int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
 		 struct cfg_insn *insn)
 {
@@ -403,6 +411,8 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 	uint64_t a = addr;
 	cs_insn *ci = dec->ci;
 
+	cfg_dec_calls++;
+	dec->calls++;
 	memset(insn, 0, sizeof(*insn));
 	insn->addr = addr;
 	if (!len || !cs_disasm_iter(dec->cs, &p, &left, &a, ci)) {

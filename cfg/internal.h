@@ -18,6 +18,15 @@ void cfg_dec_close(struct cfg_dec *dec);
 int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
 		 struct cfg_insn *insn);
 
+/*
+ * Calls of cfg_dec_insn on this thread, a debug counter: the CFG builder
+ * decodes each byte of a procedure a small constant number of times at most,
+ * and tests/test_cfg.c holds it to that.
+ */
+extern _Thread_local unsigned long cfg_dec_calls;
+/* The same for one handle: what the builder's decode budget counts. */
+unsigned long cfg_dec_count(const struct cfg_dec *dec);
+
 /* Bytes of padding (nop forms, int3, zero bytes) at the start of bytes. */
 size_t cfg_pad_len(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr);
 

@@ -29,12 +29,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "dcpi/model.h"
 
 #define NSTORES 32		/* recent stores looked at for forwarding */
 #define SIM_INSNS 200000	/* instructions simulated for the steady state */
 #define SIM_ITERS 200
+#define MAX_PERIOD 32		/* longest repeating pattern looked for, in iterations */
+#define PERIOD_SPAN 40		/* iterations a period must hold for */
+#define PERIOD_WARMUP 4		/* iterations never counted as periodic */
 
 struct slot {
 	int cycle;			/* -1: free */
@@ -293,14 +297,22 @@ static int dispatch(struct sim *s, int uops, struct cause *why)
 	return d;
 }
 
+/* A vector op wider than the model's pipes runs through them twice. */
+static int wide(const struct model *m, const struct cfg_insn *in)
+{
+	return m->vec_pipe_bits && in->vec_bits > m->vec_pipe_bits;
+}
+
 static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t, int seq,
 		    struct cause *why)
 {
 	const struct model *m = s->m;
 	struct store *st = in->nmem ? store_find(s, in) : NULL;
 	struct cause c = *why;
-	int lat = (in->flags & (CFG_I_FP | CFG_I_VECTOR)) ? m->load_lat_fp : m->load_lat;
-	int t = port_take(s, m->load_ports, addr_t > d ? addr_t : d, 1, seq, &c);
+	int vec = !!(in->flags & (CFG_I_FP | CFG_I_VECTOR));
+	int lat = vec ? m->load_lat_fp : m->load_lat;
+	uint32_t ports = vec && m->vec_load_ports ? m->vec_load_ports : m->load_ports;
+	int t = port_take(s, ports, addr_t > d ? addr_t : d, wide(m, in) ? 2 : 1, seq, &c);
 
 	if (t < 0)
 		return t;
@@ -363,7 +375,7 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 		goto retire;
 	}
 	dwhy.t = s->disp_cycle;
-	d = dispatch(s, cls->uops ? cls->uops : 1, &dwhy);
+	d = dispatch(s, cls->uops, &dwhy);
 	why.t = d;
 	if (dwhy.reason != MODEL_R_NONE)
 		why = dwhy;
@@ -388,7 +400,7 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 	if ((cls->kind & MODEL_K_ELIM) || !ports) {
 		complete = t + ((cls->kind & MODEL_K_ELIM) ? 0 : cls->lat);
 	} else {
-		t = port_take(s, ports, t, cls->busy, seq, &why);
+		t = port_take(s, ports, t, cls->busy * (wide(m, in) ? 2 : 1), seq, &why);
 		if (t < 0)
 			return t;
 		complete = t + cls->lat;
@@ -437,7 +449,7 @@ retire:
 	r = complete > d + 1 ? complete : d + 1;
 	if (r < s->last_retire)
 		r = s->last_retire;
-	if (!fused) {
+	if (!fused && cls->uops) {
 		if (r > s->ret_cycle) {
 			s->ret_cycle = r;
 			s->ret_used = 0;
@@ -537,16 +549,77 @@ static int is_loop_branch(const struct cfg_insn *in)
 	return (in->flags & CFG_I_BRANCH) && !(in->flags & CFG_I_INDIRECT);
 }
 
-/* Run pre, then the block iters times; fill out from the first pass. */
+/*
+ * The period of the retire times of the iterations' last instructions, end[0..k]:
+ * the smallest p such that the per-iteration retire gaps of the last
+ * max(PERIOD_SPAN, 3 p) iterations repeat every p iterations, or 0.  Once the
+ * machine state repeats, so does everything after; a short span would take
+ * the first quiet iterations before a port backlog builds up for a period.
+ */
+static int find_period(const int *end, int k)
+{
+	for (int p = 1; p <= MAX_PERIOD; p++) {
+		int span = 3 * p > PERIOD_SPAN ? 3 * p : PERIOD_SPAN, j;
+
+		if (span + p > k - PERIOD_WARMUP)
+			return 0;
+		for (j = k; j > k - span; j--)
+			if (end[j] - end[j - 1] != end[j - p] - end[j - p - 1])
+				break;
+		if (j == k - span)
+			return p;
+	}
+	return 0;
+}
+
+/* One pass of the block; the first pass (k == 0) fills out. */
+static int run_pass(struct sim *s, const struct cfg_insn *insns, size_t n, int k, int npre,
+		    double *gap, int *prev_r, struct sched_block *out)
+{
+	struct done dn;
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		int taken = i == n - 1 && is_loop_branch(&insns[i]);
+		struct sched_insn *o = &out->insns[i];
+
+		rc = sim_insn(s, &insns[i], s->cls[i], &insns[(i + 1) % n], taken, &dn);
+		if (rc < 0)
+			return rc;
+		if (gap)
+			gap[i] += dn.retire - *prev_r;
+		if (k == 0) {
+			o->address = insns[i].addr;
+			o->dispatch = dn.dispatch;
+			o->issue = dn.issue;
+			o->complete = dn.complete;
+			o->retire = dn.retire;
+			o->m = dn.retire - *prev_r;
+			o->fused = dn.fused;
+			out->cycles += o->m;
+			explain(o, &dn, *prev_r, npre, n, npre + k * (int)n);
+		}
+		*prev_r = dn.retire;
+	}
+	return 0;
+}
+
+/*
+ * Run pre, then the block until its retire times repeat with some period p
+ * (then p more passes give the steady state exactly), or iters times (then
+ * the steady state is the average over the second half); fill out from the
+ * first pass.
+ */
 static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 	       const struct cfg_insn *pre, size_t npre, int iters, struct sched_block *out)
 {
 	struct done dn;
-	int prev_r = 0, k1 = iters / 2, r_k1 = 0, rc;
+	int prev_r = 0, k1 = iters / 2, r0, p = 0, k, rc = -ENOMEM;
 	double *gap = calloc(n, sizeof(*gap));
+	int *end = malloc(((size_t)iters + 1) * sizeof(*end));
 
-	if (!gap)
-		return -ENOMEM;
+	if (!gap || !end)
+		goto out;
 	for (size_t i = 0; i < npre; i++) {
 		rc = sim_insn(s, &pre[i], s->pcls[i], i + 1 < npre ? &pre[i + 1] : &insns[0], 0,
 			      &dn);
@@ -554,41 +627,36 @@ static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 			goto out;
 		prev_r = dn.retire;
 	}
-	r_k1 = prev_r;
-	for (int k = 0; k < iters; k++) {
-		int base = (int)npre + k * (int)n;
-
+	end[0] = prev_r;
+	r0 = prev_r;
+	for (k = 0; k < iters; k++) {
 		if (k == k1)
-			r_k1 = prev_r;
-		for (size_t i = 0; i < n; i++) {
-			int taken = i == n - 1 && is_loop_branch(&insns[i]);
-			struct sched_insn *o = &out->insns[i];
-
-			rc = sim_insn(s, &insns[i], s->cls[i], &insns[(i + 1) % n], taken, &dn);
+			r0 = prev_r;
+		rc = run_pass(s, insns, n, k, (int)npre, k >= k1 ? gap : NULL, &prev_r, out);
+		if (rc < 0)
+			goto out;
+		end[k + 1] = prev_r;
+		if (getenv("DBGP")) fprintf(stderr, "%d ", end[k + 1] - end[k]);
+		if (k + 1 < k1 && (p = find_period(end, k + 1)) > 0)
+			break;
+	}
+	if (p > 0) {
+		r0 = prev_r;
+		for (int j = 0; j < p; j++) {
+			rc = run_pass(s, insns, n, k + 1 + j, (int)npre, gap, &prev_r, out);
 			if (rc < 0)
 				goto out;
-			if (k >= k1)
-				gap[i] += dn.retire - prev_r;
-			if (k == 0) {
-				o->address = insns[i].addr;
-				o->dispatch = dn.dispatch;
-				o->issue = dn.issue;
-				o->complete = dn.complete;
-				o->retire = dn.retire;
-				o->m = dn.retire - prev_r;
-				o->fused = dn.fused;
-				out->cycles += o->m;
-				explain(o, &dn, prev_r, (int)npre, n, base);
-			}
-			prev_r = dn.retire;
 		}
+	} else {
+		p = iters - k1;
 	}
-	out->steady_cycles = (double)(prev_r - r_k1) / (iters - k1);
+	out->steady_cycles = (double)(prev_r - r0) / p;
 	for (size_t i = 0; i < n; i++)
-		out->insns[i].m_loop = gap[i] / (iters - k1);
+		out->insns[i].m_loop = gap[i] / p;
 	rc = 0;
 out:
 	free(gap);
+	free(end);
 	return rc;
 }
 

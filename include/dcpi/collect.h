@@ -112,7 +112,7 @@ struct collect_result {
 	uint64_t lost;		/* samples the kernel dropped */
 	uint64_t unknown;	/* samples that mapped to no image */
 	char epoch[64];		/* the epoch written */
-	char settings[512];	/* as recorded in the epoch metadata */
+	char settings[2048];	/* as recorded in the epoch metadata */
 };
 
 /*

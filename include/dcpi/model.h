@@ -68,7 +68,7 @@ struct model_class {
 	uint16_t min_vec, max_vec;	/* vec_bits range (0..512 = any) */
 	uint32_t need, avoid;		/* MODEL_T_* all required / none allowed */
 	uint8_t lat;			/* cycles to the result */
-	uint8_t uops;			/* dispatch slots */
+	uint8_t uops;			/* dispatch slots; 0: none, nor a retire slot */
 	uint32_t ports;			/* usable ports, bit per port */
 	uint8_t busy;			/* cycles the port stays busy (1 = pipelined) */
 	uint8_t kind;			/* MODEL_K_* */
@@ -99,6 +99,10 @@ struct model {
 	const struct model_class *classes;
 	size_t nclasses;
 	const struct model_class *fallback;	/* for forms no row matches */
+	/* Zen 4 style cores (0 = not so) */
+	uint32_t vec_load_ports;	/* ports for loads into vector registers; 0: load_ports */
+	int vec_pipe_bits;		/* width of the vector pipes and load paths: a wider
+					 * op holds its port twice as long (double-pumped) */
 };
 
 /* The models, by name ("zen5", "zen4", "zen3", "skylake", "generic"). */

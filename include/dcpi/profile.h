@@ -102,7 +102,7 @@ struct prof_epoch_meta {
 	double cycles_per_ns;		/* measured clock, 0 if not measured */
 	double cycles_per_sample;	/* calibrated worth of one sample, 0 if not */
 	int calibrated;			/* 1 when cycles_per_sample was measured */
-	char settings[512];		/* collector settings, free text */
+	char settings[2048];		/* collector settings, free text */
 	uint64_t start_ns, end_ns;	/* wall clock, ns since the Unix epoch */
 	uint64_t lost_samples;		/* PERF_RECORD_LOST and friends */
 	uint64_t samples;		/* samples written */
