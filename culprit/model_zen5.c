@@ -2,11 +2,12 @@
  * culprit/model_zen5.c - AMD Zen 5 (family 1Ah) as data: widths, ports,
  * latencies and instruction classes for the best-case scheduler (DCPI paper
  * sec. 6.1.3).  Sources per number in docs/models.md: the AMD Software
- * Optimization Guide for the 1Ah family, public instruction tables (Agner
- * Fog, uops.info) and loops timed on this project's Zen 5 machines, which
- * win where they disagree (add 1, imul 3, FP add 2, FP mul 3, FMA 4,
- * 64-bit div ~14, complex lea 2, loads 4/cycle at 4 cycles, stores
- * 2/cycle, store-reload renamed at 0 cycles).
+ * Optimization Guide for the 1Ah family (57238) and public instruction tables
+ * (Agner Fog, uops.info).  Not measured: the project's machines turned out to
+ * be Zen 4, so the figures once cited here as "timed on Zen 5" (add 1, imul 3,
+ * FP mul 3, FMA 4, div ~14, loads at 4 cycles, store-reload renamed) are Zen 4
+ * figures that AMD documents the same for Zen 5; 2-cycle FP add, 4 loads and
+ * 6 ALUs a cycle and full-width 512-bit pipes are Zen 5's from 57238 only.
  */
 #include "dcpi/model.h"
 

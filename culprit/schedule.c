@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "dcpi/model.h"
 
@@ -73,9 +72,11 @@ struct sim {
 	int *rob;			/* retire cycle by seq % rob_size */
 	struct store stores[NSTORES];
 	unsigned nextstore;
+	uint64_t store_regs;		/* registers some store address has used */
 	int seq;
 	int fuse_pending;		/* previous op can fuse with a jcc */
 	int fuse_complete, fuse_seq;
+	int nop_host;			/* the last op took a slot a nop can share */
 	const struct model_class **cls;	/* per block instruction */
 	const struct model_class **pcls;	/* per preceding instruction */
 };
@@ -147,15 +148,6 @@ static struct slot *slot_at(struct sim *s, int t)
 	return sl;
 }
 
-/* Is port p free for [t, t + busy)? */
-static int port_free(struct sim *s, int p, int t, int busy)
-{
-	for (int k = 0; k < busy; k++)
-		if (slot_at(s, t + k)->busy & (1u << p))
-			return 0;
-	return 1;
-}
-
 /*
  * Issue one op on the earliest cycle >= t with a free port in mask, for
  * busy cycles.  Returns the cycle (or -ENOMEM); *why is set to the port
@@ -171,27 +163,31 @@ static int port_take(struct sim *s, uint32_t mask, int t, int busy, int seq,
 	if (busy < 1)
 		busy = 1;
 	for (;; t++) {
+		uint32_t avail = mask;
+		int p;
+
 		if (ring_fit(s, t + busy) < 0)
 			return -ENOMEM;
-		for (int p = 0; p < s->m->nports; p++) {
-			if (!(mask & (1u << p)) || !port_free(s, p, t, busy))
-				continue;
-			for (int k = 0; k < busy; k++) {
-				struct slot *sl = slot_at(s, t + k);
+		for (int k = 0; k < busy && avail; k++)
+			avail &= ~slot_at(s, t + k)->busy;
+		if (!avail)
+			continue;
+		p = __builtin_ctz(avail);
+		for (int k = 0; k < busy; k++) {
+			struct slot *sl = slot_at(s, t + k);
 
-				sl->busy |= 1u << p;
-				sl->owner[p] = seq;
-			}
-			if (t > start && why && t > why->t) {
-				struct slot *sl = slot_at(s, start);
-				int q = __builtin_ctz(mask & sl->busy);
-
-				why->t = t;
-				why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;
-				why->seq = sl->owner[q];
-			}
-			return t;
+			sl->busy |= 1u << p;
+			sl->owner[p] = seq;
 		}
+		if (t > start && why && t > why->t) {
+			struct slot *sl = slot_at(s, start);
+			int q = __builtin_ctz(mask & sl->busy);
+
+			why->t = t;
+			why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;
+			why->seq = sl->owner[q];
+		}
+		return t;
 	}
 }
 
@@ -207,9 +203,11 @@ static void bound(struct cause *c, int t, int reason, int seq)
 /* Readiness of the registers in mask. */
 static void regs_ready(const struct sim *s, uint64_t mask, struct cause *c)
 {
-	for (int r = 0; r < CFG_NREGS; r++) {
-		if (!(mask & CFG_RBIT(r)))
-			continue;
+	for (; mask; mask &= mask - 1) {
+		int r = __builtin_ctzll(mask);
+
+		if (r >= CFG_NREGS)
+			break;
 		bound(c, s->ready[r], r == CFG_R_FLAGS ? MODEL_R_FLAGS_DEP : MODEL_R_REG_DEP,
 		      s->prod[r]);
 	}
@@ -255,6 +253,10 @@ static void store_add(struct sim *s, const struct cfg_insn *in, int data_ready, 
 	st->disp = in->mem.disp;
 	st->data_ready = data_ready;
 	st->seq = seq;
+	if (st->base != CFG_REG_NONE && st->base < CFG_NREGS)
+		s->store_regs |= CFG_RBIT(st->base);
+	if (st->index != CFG_REG_NONE && st->index < CFG_NREGS)
+		s->store_regs |= CFG_RBIT(st->index);
 }
 
 /* A register write changes the addresses that use it. */
@@ -346,7 +348,7 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 		    const struct cfg_insn *next, int taken, struct done *out)
 {
 	const struct model *m = s->m;
-	int seq = s->seq, d, t, complete, r, fused = 0, fusing;
+	int seq = s->seq, d, t, complete, r, fused = 0, fusing, slots = 0;
 	uint64_t addr = addr_regs(in), rd = in->regs_read & ~CFG_RBIT(CFG_R_RIP);
 	int stack = !!(in->flags & CFG_I_STACK);
 	int load = in->form == CFG_F_LOAD || in->form == CFG_F_RMW || (cls->kind & MODEL_K_POP);
@@ -372,10 +374,14 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 		why.reason = MODEL_R_FLAGS_DEP;
 		why.seq = s->fuse_seq;
 		t = complete;
+		s->nop_host = 0;
 		goto retire;
 	}
 	dwhy.t = s->disp_cycle;
-	d = dispatch(s, cls->uops, &dwhy);
+	/* a 0-slot op (nop) rides in the slot of the op before it, one per slot */
+	slots = cls->uops || !s->nop_host ? (cls->uops ? cls->uops : 1) : 0;
+	s->nop_host = slots > 0;
+	d = dispatch(s, slots, &dwhy);
 	why.t = d;
 	if (dwhy.reason != MODEL_R_NONE)
 		why = dwhy;
@@ -434,9 +440,11 @@ retire:
 	if (fused)
 		s->fuse_pending = 0;
 	/* results */
-	for (int reg = 0; reg < CFG_NREGS; reg++) {
-		if (!(in->regs_written & CFG_RBIT(reg)))
-			continue;
+	for (uint64_t w = in->regs_written; w; w &= w - 1) {
+		int reg = __builtin_ctzll(w);
+
+		if (reg >= CFG_NREGS)
+			break;
 		if (stack && reg == CFG_R_RSP) {
 			s->ready[reg] = d;
 		} else {
@@ -444,12 +452,13 @@ retire:
 		}
 		s->prod[reg] = seq;
 	}
-	stores_forget(s, in->regs_written);
+	if (in->regs_written & s->store_regs)
+		stores_forget(s, in->regs_written);
 	/* in-order retire */
 	r = complete > d + 1 ? complete : d + 1;
 	if (r < s->last_retire)
 		r = s->last_retire;
-	if (!fused && cls->uops) {
+	if (!fused && slots) {
 		if (r > s->ret_cycle) {
 			s->ret_cycle = r;
 			s->ret_used = 0;
@@ -636,7 +645,6 @@ static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 		if (rc < 0)
 			goto out;
 		end[k + 1] = prev_r;
-		if (getenv("DBGP")) fprintf(stderr, "%d ", end[k + 1] - end[k]);
 		if (k + 1 < k1 && (p = find_period(end, k + 1)) > 0)
 			break;
 	}

@@ -1,0 +1,393 @@
+/*
+ * model_speed.c - how fast the pipeline model schedules loop bodies in
+ * process, and how close it is to the bodies' measured cycles.
+ *
+ * Reads bench/bhive/measured-*.tsv (name<TAB>hex<TAB>cycles ...), decodes
+ * every body once, then runs model_schedule() over all of them -n times and
+ * prints blocks per second.  With -e it also prints, per body, the measured
+ * and predicted cycles per iteration and the relative error, and the mean,
+ * median and p90 of that error (the same figures as bench/bhive/compare.awk,
+ * without re-timing anything), then the same over the bodies without a
+ * harness artefact (find_artefact below).
+ *
+ * With -M K it also times one llvm-mca-19 process per body (-mcpu=znver4,
+ * 1000 iterations, on the bytes as llvm-mc-19 disassembles them, which is
+ * what bench_model.sh runs) for the first K bodies, and prints the ratio.
+ *
+ *	model_speed [-m MODEL] [-n N] [-e] [-M K] FILE.tsv...
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/model.h"
+
+struct body {
+	char name[160];
+	char *hex;
+	double meas;
+	struct cfg_insn *insns;
+	size_t n;
+	size_t bytes;
+	const char *artefact;		/* why the harness's figure is not the code's, or NULL */
+};
+
+/*
+ * Harness artefacts (bench/bhive/README.md, "What a figure is not"; docs/models.md,
+ * "Checks"): bodies whose measured figure says more about the harness than about
+ * the code.  Every general-purpose register starts as the same X, loads return X,
+ * the vector registers' upper halves are dirty, and a pointer stepping by s bytes
+ * walks s * U * 5000 bytes per run (U = 2048 / body bytes, 4..100).
+ */
+#define VEC_REGS (0xffffffffull << CFG_R_VEC0)
+#define L2_BYTES (1 << 20)
+#define RUN_ITERS 5000
+
+/* Byte step of reg per pass when only constant add/sub/inc/dec/lea move it, else 0
+ * (and *data = 1 when something else writes it: a value from memory, in the harness
+ * the same X every time). */
+static long reg_step(const struct body *b, unsigned reg, int *data)
+{
+	long step = 0;
+
+	*data = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct cfg_insn *in = &b->insns[i];
+		const char *mn = in->mnemonic;
+
+		if (!(in->regs_written & CFG_RBIT(reg)))
+			continue;
+		if (!strncmp(mn, "add", 3) && in->form == CFG_F_REG && strchr(in->text, '$'))
+			step += (long)in->imm;
+		else if (!strncmp(mn, "sub", 3) && in->form == CFG_F_REG && strchr(in->text, '$'))
+			step -= (long)in->imm;
+		else if (!strncmp(mn, "inc", 3))
+			step++;
+		else if (!strncmp(mn, "dec", 3))
+			step--;
+		else if ((in->flags & CFG_I_LEA) && in->mem.base == reg &&
+			 in->mem.index == CFG_REG_NONE)
+			step += in->mem.disp;
+		else
+			*data = 1;
+	}
+	return step;
+}
+
+/* The harness's address of insns[i]'s memory operand in pass k; 0 when unknown. */
+static long harness_addr(const struct body *b, size_t i, long k)
+{
+	const struct cfg_insn *in = &b->insns[i];
+	unsigned regs[2] = { in->mem.base, in->mem.index };
+	long a = in->mem.disp;
+
+	for (int r = 0; r < 2; r++) {
+		long v = 0x40000000;
+		int data;
+
+		if (regs[r] == CFG_REG_NONE)
+			continue;
+		if (regs[r] >= 16)
+			return 0;
+		v += reg_step(b, regs[r], &data) * k;
+		if (data)
+			return 0;
+		for (size_t j = 0; j < i; j++) {	/* this pass's updates so far */
+			struct body one = *b;
+
+			if (!(b->insns[j].regs_written & CFG_RBIT(regs[r])))
+				continue;
+			one.insns = &b->insns[j];
+			one.n = 1;
+			v += reg_step(&one, regs[r], &data);
+		}
+		a += r ? v * in->mem.scale : v;
+	}
+	return a;
+}
+
+#define ALIAS_PASSES 16
+
+/* Does the load insns[j] read bytes the store insns[i] wrote, in the harness? */
+static int harness_alias(const struct body *b, size_t i, size_t j)
+{
+	long sw = b->insns[i].mem.size ? b->insns[i].mem.size : 8;
+	long sl = b->insns[j].mem.size ? b->insns[j].mem.size : 8;
+
+	for (long k = 0; k < 4; k++) {
+		long w = harness_addr(b, i, k);
+
+		if (!w)
+			return 0;
+		for (long d = j > i ? 0 : 1; d <= ALIAS_PASSES; d++) {
+			long l = harness_addr(b, j, k + d);
+
+			if (l && l < w + sw && w < l + sl)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static const char *find_artefact(const struct body *b)
+{
+	int u = (int)(2048 / (b->bytes ? b->bytes : 1));
+
+	u = u < 4 ? 4 : u > 100 ? 100 : u;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct cfg_insn *in = &b->insns[i];
+
+		/* legacy SSE writing an xmm register merges the dirty upper half: a
+		 * dependence on the old value (zero idioms included), 1 per cycle */
+		if ((in->regs_written & VEC_REGS) && in->mnemonic[0] != 'v' &&
+		    in->form != CFG_F_STORE)
+			return "sse-upper";
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		const struct cfg_insn *w = &b->insns[i];
+		unsigned regs[2] = { w->mem.base, w->mem.index };
+
+		if (!w->nmem || (w->flags & (CFG_I_LEA | CFG_I_STACK)) ||
+		    !(w->flags & CFG_I_STORE))
+			continue;
+		for (int r = 0; r < 2; r++) {
+			int data;
+			long step;
+
+			if (regs[r] >= 16)
+				continue;
+			step = reg_step(b, regs[r], &data);
+			/* a store address from memory: the same X every pass */
+			if (data)
+				return "alias";
+			if (r == 1)
+				step *= w->mem.scale;
+			if ((step < 0 ? -step : step) * u * RUN_ITERS > L2_BYTES)
+				return "stream";
+		}
+		/* a later load (this pass or the next ALIAS_PASSES) that reads what
+		 * it stored only because every register started as X */
+		for (size_t j = 0; j < b->n; j++) {
+			const struct cfg_insn *l = &b->insns[j];
+
+			if (!l->nmem || (l->flags & (CFG_I_LEA | CFG_I_STACK | CFG_I_PREFETCH)) ||
+			    !(l->flags & CFG_I_LOAD) || l->mem.rip_relative ||
+			    (l->mem.base == w->mem.base && l->mem.index == w->mem.index))
+				continue;
+			if (harness_alias(b, i, j))
+				return "alias";
+		}
+	}
+	return NULL;
+}
+
+static int parse_hex(const char *s, uint8_t *b, size_t max)
+{
+	size_t n = 0;
+	unsigned v;
+	int k;
+
+	while (n < max && sscanf(s, "%2x%n", &v, &k) == 1) {
+		b[n++] = (uint8_t)v;
+		s += k;
+		while (*s == ' ')
+			s++;
+	}
+	return (int)n;
+}
+
+static int load_file(const char *path, struct body **bv, size_t *nb, size_t *cap)
+{
+	char line[8192];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strtok(line, "\t"), *hex = strtok(NULL, "\t");
+		char *cyc = strtok(NULL, "\t\n");
+		struct dcpi_err err = { 0 };
+		uint8_t bytes[4096];
+		struct body *b;
+		int len;
+
+		if (!name || !hex || !cyc || name[0] == '#' || !strcmp(name, "name"))
+			continue;
+		len = parse_hex(hex, bytes, sizeof(bytes));
+		if (len <= 0)
+			continue;
+		if (*nb == *cap) {
+			*cap = *cap ? *cap * 2 : 256;
+			*bv = realloc(*bv, *cap * sizeof(**bv));
+			if (!*bv)
+				return -ENOMEM;
+		}
+		b = &(*bv)[*nb];
+		snprintf(b->name, sizeof(b->name), "%s", name);
+		b->hex = strdup(hex);
+		if (!b->hex)
+			return -ENOMEM;
+		b->meas = atof(cyc);
+		if (cfg_decode(bytes, (size_t)len, 0, &b->insns, &b->n, &err) < 0) {
+			fprintf(stderr, "%s: %s\n", name, err.msg);
+			free(b->insns);
+			continue;
+		}
+		b->bytes = (size_t)len;
+		b->artefact = find_artefact(b);
+		(*nb)++;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double now(void);
+
+/* Seconds per body of one llvm-mca-19 process (the disassembly not counted). */
+static double time_mca(size_t nb, const char *const *hex, int k)
+{
+	char cmd[8192 + 256], path[] = "/tmp/model_speed_XXXXXX";
+	double t = 0, t0;
+	int fd = mkstemp(path), done = 0;
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	for (size_t i = 0; i < nb && done < k; i++) {
+		snprintf(cmd, sizeof(cmd), "echo '%s' | sed 's/\\([0-9a-f][0-9a-f]\\)/0x\\1/g' | "
+			 "llvm-mc-19 --disassemble -triple=x86_64 2>/dev/null | "
+			 "grep -v '^\\s*\\.text' >%s", hex[i], path);
+		if (system(cmd) != 0)
+			continue;
+		snprintf(cmd, sizeof(cmd), "llvm-mca-19 -mcpu=znver4 -iterations=1000 %s "
+			 ">/dev/null 2>&1", path);
+		t0 = now();
+		if (system(cmd) != 0)
+			break;
+		t += now() - t0;
+		done++;
+	}
+	unlink(path);
+	return done ? t / done : -1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	const struct model *m = model_for_this_cpu();
+	struct body *bv = NULL;
+	size_t nb = 0, cap = 0;
+	int reps = 10, errs = 0, mca = 0, i;
+	size_t nx = 0;
+	double t0, t, sum = 0, sumx = 0, *e, *ex;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-m") && i + 1 < argc)
+			m = model_by_name(argv[++i]);
+		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-e"))
+			errs = 1;
+		else if (!strcmp(argv[i], "-M") && i + 1 < argc)
+			mca = atoi(argv[++i]);
+		else
+			break;
+	}
+	if (!m || i >= argc || reps < 1) {
+		fprintf(stderr, "usage: model_speed [-m MODEL] [-n N] [-e] [-M K] FILE.tsv...\n");
+		return 2;
+	}
+	for (; i < argc; i++) {
+		if (load_file(argv[i], &bv, &nb, &cap) < 0) {
+			fprintf(stderr, "%s: cannot read\n", argv[i]);
+			return 1;
+		}
+	}
+	e = calloc(nb ? nb : 1, sizeof(*e));
+	ex = calloc(nb ? nb : 1, sizeof(*ex));
+	if (!e || !ex)
+		return 1;
+	t0 = now();
+	for (int r = 0; r < reps; r++) {
+		for (size_t k = 0; k < nb; k++) {
+			struct dcpi_err err = { 0 };
+			struct sched_block sb;
+
+			if (model_schedule(m, bv[k].insns, bv[k].n, NULL, 0, &sb, &err) < 0) {
+				fprintf(stderr, "%s: %s\n", bv[k].name, err.msg);
+				return 1;
+			}
+			if (r == 0 && errs) {
+				double d = (sb.steady_cycles - bv[k].meas) / bv[k].meas;
+
+				e[k] = d < 0 ? -d : d;
+				sum += e[k];
+				if (!bv[k].artefact) {
+					ex[nx++] = e[k];
+					sumx += e[k];
+				}
+				printf("%s\t%.3f\t%.3f\t%+.1f%%\t%s\n", bv[k].name, bv[k].meas,
+				       sb.steady_cycles, 100 * d,
+				       bv[k].artefact ? bv[k].artefact : "");
+			}
+			sched_block_free(&sb);
+		}
+	}
+	t = now() - t0;
+	if (errs && nb) {
+		qsort(e, nb, sizeof(*e), cmp_dbl);
+		printf("# %s: %zu bodies, error mean %.1f%% median %.1f%% p90 %.1f%%\n",
+		       model_name(m), nb, 100 * sum / nb, 100 * e[(nb + 1) / 2 - 1],
+		       100 * e[(size_t)(nb * 0.9 + 0.999) - 1]);
+		if (nx) {
+			qsort(ex, nx, sizeof(*ex), cmp_dbl);
+			printf("# %s: %zu bodies without harness artefacts, error mean %.1f%% "
+			       "median %.1f%% p90 %.1f%%\n", model_name(m), nx, 100 * sumx / nx,
+			       100 * ex[(nx + 1) / 2 - 1], 100 * ex[(size_t)(nx * 0.9 + 0.999) - 1]);
+		}
+	}
+	printf("# %s: %zu blocks x %d in %.3f s: %.0f blocks/s, %.1f us/block\n",
+	       model_name(m), nb, reps, t, nb * reps / t, 1e6 * t / (nb * reps));
+	if (mca > 0) {
+		const char **hex = malloc(nb * sizeof(*hex));
+		double tm;
+
+		if (!hex)
+			return 1;
+		for (size_t k = 0; k < nb; k++)
+			hex[k] = bv[k].hex;
+		tm = time_mca(nb, hex, mca);
+		free(hex);
+		if (tm > 0)
+			printf("# llvm-mca-19 -mcpu=znver4, one process per block: %.1f ms/block; "
+			       "in-process model %.0fx faster\n", 1e3 * tm, tm * nb * reps / t);
+		else
+			printf("# llvm-mca-19: not run\n");
+	}
+	for (size_t k = 0; k < nb; k++) {
+		free(bv[k].insns);
+		free(bv[k].hex);
+	}
+	free(bv);
+	free(e);
+	free(ex);
+	return 0;
+}
