@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 	       res, ind ? 100.0 * res / ind : 100.0, ind, tail, ind - res);
 	printf("procedures with missing edges %zu of %zu (%.2f%%)\n", missing, nprocs,
 	       nprocs ? 100.0 * missing / nprocs : 0);
-	printf("decodes per byte of code %.2f; slowest procedure %s (0x%llx, %llu bytes) "
+	printf("decodes per byte of code %.2f; slowest procedure %.60s (0x%llx, %llu bytes) "
 	       "%.1f ms\n", bytes ? (double)(cfg_dec_calls - dec0) / bytes : 0.0, worst_name,
 	       (unsigned long long)worst_addr, (unsigned long long)worst_size, worst / 1e6);
 	printf("dcpi cfg: %.2f s, %.1f MB/s\n", (t1 - t0) / 1e9,

@@ -534,6 +534,8 @@ static void free_parts(struct cfg_priv *p)
 	cfg->indirect_jumps = cfg->indirect_resolved = 0;
 }
 
+_Thread_local unsigned long cfg_build_rounds;
+
 /* The struct cfg of what the builder holds now; vmap: sorted -> b->v index. */
 static int assemble(const struct builder *b, struct cfg_priv *p, uint32_t *vmap)
 {
@@ -541,6 +543,7 @@ static int assemble(const struct builder *b, struct cfg_priv *p, uint32_t *vmap)
 	size_t cap = 0;
 	int rc;
 
+	cfg_build_rounds++;
 	free_parts(p);
 	rc = make_blocks(b, cfg, vmap);
 	for (uint32_t i = 0; rc == 0 && i + 1 < cfg->nblocks; i++) {

@@ -26,6 +26,9 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 extern _Thread_local unsigned long cfg_dec_calls;
 /* The same for one handle: what the builder's decode budget counts. */
 unsigned long cfg_dec_count(const struct cfg_dec *dec);
+/* CFGs assembled by the builder on this thread: one per round of discovery
+ * (jump tables resolved, gaps swept), one more when tail calls are found. */
+extern _Thread_local unsigned long cfg_build_rounds;
 
 /* Bytes of padding (nop forms, int3, zero bytes) at the start of bytes. */
 size_t cfg_pad_len(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr);

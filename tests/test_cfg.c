@@ -21,6 +21,8 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 
+#include "../cfg/internal.h"		/* cfg_dec_calls, cfg_build_rounds */
+
 #define R(r) CFG_RBIT(CFG_R_##r)
 
 static char tmpdir[] = "/tmp/dcpi-test-cfg-XXXXXX";
@@ -312,6 +314,91 @@ static void check_structure(const struct cfg *cfg, const char *what)
 	assert_int_equal(covered, cfg->ninsns);		/* each insn in exactly one block */
 	assert_true(cfg->blocks[cfg->exit].flags & CFG_B_EXIT);
 	assert_int_equal(cfg->exit, cfg->nblocks - 1);
+}
+
+/*
+ * Bounded work on bytes no compiler emits.  jmp +2 over "b8 00", then ret:
+ * the sweep of the gap decodes movl $0xc300,%eax at 0x1002, which overlaps
+ * the ret.  The builder once left that byte undecided and swept the same
+ * gap again forever.
+ */
+static void test_build_overlapping_gap(void **state)
+{
+	const uint8_t b[] = { 0xeb, 0x02, 0xb8, 0x00, 0xc3, 0x00, 0x00, 0x00 };
+	struct dcpi_err err = { 0 };
+	unsigned long d0 = cfg_dec_calls;
+	struct cfg *cfg;
+
+	(void)state;
+	assert_int_equal(cfg_build_bytes(b, sizeof(b), 0x1000, "overlap", &cfg, &err), 0);
+	check_structure(cfg, "overlap");
+	assert_true(cfg_dec_calls - d0 <= 3 * sizeof(b));
+	assert_int_equal(cfg->ninsns, 2);		/* the jmp and the ret */
+	assert_int_equal(cfg_insn_at(cfg, 0x1004), 1);
+	assert_int_equal(cfg->data[0].start, 0x1002);
+	assert_string_equal(cfg->data[0].what, "undecodable");
+	assert_true(cfg->missing_edges);		/* the sweep saw non-padding */
+	cfg_free(cfg);
+}
+
+/*
+ * One sweep, not a round per block: jmp over 4000 rets to a ret.  Each ret
+ * of the gap is code no edge reaches; found one per round (each round
+ * assembling the whole CFG again), that was quadratic.
+ */
+static void test_build_sweep_linear(void **state)
+{
+	enum { NRET = 4000 };
+	uint8_t *b = malloc(NRET + 6);
+	struct dcpi_err err = { 0 };
+	unsigned long d0 = cfg_dec_calls, r0 = cfg_build_rounds;
+	struct cfg *cfg;
+
+	(void)state;
+	assert_non_null(b);
+	b[0] = 0xe9;					/* jmp rel32 */
+	b[1] = NRET & 0xff;
+	b[2] = NRET >> 8;
+	b[3] = b[4] = 0;
+	memset(b + 5, 0xc3, NRET + 1);
+	assert_int_equal(cfg_build_bytes(b, NRET + 6, 0x1000, "rets", &cfg, &err), 0);
+	check_structure(cfg, "rets");
+	assert_int_equal(cfg->ninsns, NRET + 2);
+	assert_int_equal(cfg->nblocks, NRET + 3);	/* and the exit */
+	assert_true(cfg->missing_edges);
+	assert_true(cfg_build_rounds - r0 <= 3);
+	assert_true(cfg_dec_calls - d0 <= 3 * (NRET + 6));
+	cfg_free(cfg);
+	free(b);
+}
+
+/* Random bytes (a fixed LCG): any procedure, however bad, is tiled and
+ * finished after a few decodes per byte and a few rounds. */
+static void test_build_random_bytes(void **state)
+{
+	enum { LEN = 1 << 16 };
+	uint8_t *b = malloc(LEN);
+	uint32_t x = 12345;
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg;
+
+	(void)state;
+	assert_non_null(b);
+	for (int seed = 0; seed < 4; seed++) {
+		unsigned long d0 = cfg_dec_calls, r0 = cfg_build_rounds;
+
+		for (size_t i = 0; i < LEN; i++) {
+			x = x * 1103515245u + 12345u + (uint32_t)seed;
+			b[i] = (uint8_t)(x >> 16);
+		}
+		assert_int_equal(cfg_build_bytes(b, LEN, 0x400000, "random", &cfg, &err), 0);
+		check_structure(cfg, "random");
+		assert_true(cfg->ninsns > 0);
+		assert_true(cfg_dec_calls - d0 <= 4 * (unsigned long)LEN);
+		assert_true(cfg_build_rounds - r0 <= 4);
+		cfg_free(cfg);
+	}
+	free(b);
 }
 
 /* objdump -d's instruction starts inside the procedure. */
@@ -651,6 +738,9 @@ int main(void)
 		cmocka_unit_test(test_decode_branches),
 		cmocka_unit_test(test_decode_idioms),
 		cmocka_unit_test(test_build_bytes_loop),
+		cmocka_unit_test(test_build_overlapping_gap),
+		cmocka_unit_test(test_build_sweep_linear),
+		cmocka_unit_test(test_build_random_bytes),
 		cmocka_unit_test(test_jump_tables),
 		cmocka_unit_test(test_structure_and_boundaries),
 		cmocka_unit_test(test_callgrind_jumps),
