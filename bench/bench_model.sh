@@ -152,6 +152,14 @@ for s in micro loops; do
 		print s "\t" $1 "\t" $3 "\t" $5 "\t" $6 "\t" $7 "\t" $8 }' "$out/$s.tsv"
 done | awk -f $src/compare.awk
 
+# in-process scheduling speed beside one llvm-mca-19 process per block, and the
+# model's error on the committed references without harness artefacts
+echo
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -Iinclude -o "$out/model_speed" bench/model_speed.c \
+	"$BUILD/libdcpi.a" -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -lm -lpthread &&
+	"$out/model_speed" -n 20 -M 20 -e "$src/measured-micro.tsv" "$src/measured-loops.tsv" |
+	grep -v '^  '
+
 if [ "${BHIVE_UPDATE_REF:-0}" = 1 ]; then
 	cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	cpu="$cpu family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')"

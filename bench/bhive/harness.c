@@ -88,7 +88,10 @@ __asm__(
 	"	.irp r,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
 	"	vmovdqa %ymm0, %ymm\\r\n"
 	"	.endr\n"
-	"2:	mov bh_gpr+0(%rip), %rax\n"
+	/* clean upper halves, as in real programs: with dirty ones every legacy
+	 * SSE write merges and runs at half throughput (docs/models.md) */
+	"2:	vzeroupper\n"
+	"	mov bh_gpr+0(%rip), %rax\n"
 	"	mov bh_gpr+8(%rip), %rcx\n"
 	"	mov bh_gpr+16(%rip), %rdx\n"
 	"	mov bh_gpr+24(%rip), %rbx\n"
