@@ -309,33 +309,10 @@ static int write_json(const struct cfg *cfg, const char *image, const char *out)
 	return 0;
 }
 
-static const struct img_proc *find_proc(const struct image *img, const char *spec)
-{
-	char *end;
-	uint64_t a;
-
-	if (!strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2)) {
-		a = strtoull(spec, &end, 16);
-		if (*end == 0)
-			return img_proc_at(img, a);
-	}
-	return img_proc_by_name(img, spec);
-}
-
-/* Has image i of p the same path as an earlier one? */
-static int seen_path(const struct prof_profile *p, size_t i)
-{
-	for (size_t k = 0; k < i; k++)
-		if (!strcmp(p[k].image.path, p[i].image.path))
-			return 1;
-	return 0;
-}
-
 /*
- * PROC among the images profiled in the database: the first image that has
- * it is opened into *img.  A name found in several images is ambiguous (an
- * address is not: the first image wins).  Images that cannot be opened are
- * skipped; pseudo-images ("[kernel]", "[anon]") have no file.
+ * PROC among the images profiled in the database (--db, --epoch): the image
+ * that holds it is opened into *img.  A name in several images is
+ * ambiguous; an address takes the first image.
  */
 static int find_in_db(const char *dbdir, const char *epoch, const char *spec,
 		      struct image **img, const struct img_proc **proc)
@@ -343,54 +320,17 @@ static int find_in_db(const char *dbdir, const char *epoch, const char *spec,
 	struct dcpi_err err = { 0 };
 	struct prof_profile *p = NULL;
 	struct prof_db *db = NULL;
-	char used[128] = "", *found = NULL;
-	size_t n = 0, nfound = 0;
+	char used[128] = "";
+	size_t n = 0, k;
 	int rc;
 
-	*img = NULL;
-	*proc = NULL;
 	if (prof_db_open(dbdir, 0, &db, &err) < 0)
 		return tool_fail("%s (give --image FILE, or --db DIR)", err.msg);
-	if (rep_load_profiles(db, epoch, &p, &n, used, sizeof(used), &err) < 0) {
-		rc = tool_fail("%s", err.msg);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct img_proc *q;
-		struct image *im;
-
-		if (p[i].image.path[0] == '[' || !p[i].image.path[0] || seen_path(p, i))
-			continue;
-		if (img_open(p[i].image.path, IMG_NO_DWARF, &im, &err) < 0)
-			continue;
-		q = find_proc(im, spec);
-		if (!q) {
-			img_close(im);
-			continue;
-		}
-		if (nfound++ == 0) {
-			*img = im;
-			*proc = q;
-			found = p[i].image.path;
-			if (!strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2))
-				break;	/* an address: the first image wins */
-			continue;
-		}
-		if (nfound == 2)
-			fprintf(stderr, "%s: %s: in several images of epoch %s:\n  %s\n",
-				tool_name, spec, used, found);
-		fprintf(stderr, "  %s\n", p[i].image.path);
-		img_close(im);
-	}
-	if (nfound > 1) {
-		rc = tool_fail("%s: ambiguous, give --image FILE", spec);
-		img_close(*img);
-		*img = NULL;
-		goto out;
-	}
-	rc = *img ? 0 : tool_fail("%s: in none of the %zu images of epoch %s in %s "
-				  "(give --image FILE)", spec, n, used, dbdir);
-out:
+	rc = rep_load_profiles(db, epoch, &p, &n, used, sizeof(used), &err);
+	if (rc == 0)
+		rc = rep_find_proc(p, n, NULL, spec, IMG_NO_DWARF, img, proc, &k, &err);
+	if (rc < 0)
+		rc = tool_fail("%s (epoch %s of %s)", err.msg, used[0] ? used : "?", dbdir);
 	prof_profiles_free(p, n);
 	prof_db_close(db);
 	return rc;
@@ -443,7 +383,7 @@ int cmd_cfg(int argc, char **argv)
 	} else {
 		if (img_open(image, IMG_NO_DWARF, &img, &err) < 0)
 			return tool_fail("%s", err.msg);
-		proc = find_proc(img, argv[optind]);
+		proc = img_proc_lookup(img, argv[optind]);
 	}
 	if (!proc) {
 		rc = tool_fail("%s: no such procedure in %s", argv[optind], image);
