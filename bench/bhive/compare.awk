@@ -3,7 +3,8 @@
 #	set name measured mca-znver5 mca-znver4 mca-skylake dcpi
 # set is "micro" or "loops"; a predictor is "-" when it has no figure.  Prints the
 # micro rows, then per set and predictor the mean, median and 90th percentile of
-# |predicted - measured| / measured over the loops that predictor covers.
+# |predicted - measured| / measured over the loops that predictor covers, then
+# the model against each llvm-mca on the same bytes: |dcpi - mca| / mca.
 BEGIN {
 	FS = "\t"
 	npred = 4
@@ -26,6 +27,16 @@ function sort_n(a, n,    i, j, t) {	# insertion sort, n is small
 
 $1 == "micro" {
 	printf "%-20s %9.2f %11s %11s %11s %11s\n", $2, $3, $4, $5, $6, $7
+}
+
+$3 > 0 && $7 != "-" && $7 != "" {
+	for (k = 1; k <= 3; k++) {
+		v = $(3 + k)
+		if (v == "-" || v == "" || v + 0 <= 0)
+			continue
+		n = ++dcnt[$1, k]
+		dif[$1, k, n] = rel($7 + 0, v + 0)
+	}
 }
 
 $3 > 0 {
@@ -65,6 +76,18 @@ END {
 			p90 = a[int(n * 0.9 + 0.999)]
 			printf "%-12s %6d %7.1f%% %7.1f%% %7.1f%% %9.1f%%\n", pname[k], n,
 				100 * sum[s, k] / n, 100 * med, 100 * p90, 100 * w10[s, k] / n
+		}
+		printf "%s: dcpi-model against llvm-mca on the same bytes, |dcpi - mca| / mca\n", s
+		for (k = 1; k <= 3; k++) {
+			n = dcnt[s, k]
+			if (!n)
+				continue
+			delete a
+			for (i = 1; i <= n; i++)
+				a[i] = dif[s, k, i]
+			sort_n(a, n)
+			printf "  vs %-12s %4d loops: median %5.1f%%  p90 %5.1f%%\n", pname[k], n,
+				100 * a[int((n + 1) / 2)], 100 * a[int(n * 0.9 + 0.999)]
 		}
 	}
 }
