@@ -1,0 +1,142 @@
+#!/bin/sh
+# bench/accuracy/run.sh - `make accuracy`: DCPI paper sec. 6.2 (figs. 8, 9).
+#
+# Every workload runs twice on the same command and input: natively under
+# `dcpi record -e cpu-clock -c 100000` and under callgrind (exact counts and
+# jumps, simulated cache misses and mispredicts), imported into its own
+# database.  compare.py then prints the share of samples / edge executions
+# whose estimate is within 5/10/15% of exact, for DCPI's local propagation and
+# for the global solver.  README.md here describes the method.
+#
+# Environment: BUILD (build directory, default build), ACC_WORK (work dir,
+# default $BUILD/accuracy), ACC_JOBS (parallel callgrind runs, default 2),
+# ACC_REUSE=1 (keep existing recordings, only re-run the comparison),
+# ACC_ONLY="bzip2 gzip" (a subset), ACC_TEXT_MB (default 8), ACC_SQL_ROWS
+# (default 100000).
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case $BUILD in /*) B=$BUILD ;; *) B=$ROOT/$BUILD ;; esac
+W=${ACC_WORK:-$B/accuracy}
+JOBS=${ACC_JOBS:-2}
+TEXT_MB=${ACC_TEXT_MB:-8}
+SQL_ROWS=${ACC_SQL_ROWS:-100000}
+DCPI=$B/dcpi
+
+[ -x "$DCPI" ] || { echo "accuracy: $DCPI missing: make BUILD=$BUILD all" >&2; exit 1; }
+[ -x "$B/workloads/estloops" ] || { echo "accuracy: $B/workloads missing: make BUILD=$BUILD all-tests" >&2; exit 1; }
+
+# --- tools: probe, install what is missing (Debian package names) ---------
+missing=""
+for t in bzip2:bzip2 gzip:gzip xz:xz-utils sqlite3:sqlite3 valgrind:valgrind python3:python3; do
+	command -v "${t%%:*}" > /dev/null 2>&1 || missing="$missing ${t#*:}"
+done
+if [ -n "$missing" ]; then
+	echo "accuracy: installing$missing" >&2
+	# shellcheck disable=SC2086
+	if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null 2>&1; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing > /dev/null 2>&1 ||
+			{ apt-get update -q > /dev/null 2>&1 &&
+			  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing > /dev/null 2>&1; } ||
+			{ echo "accuracy: could not install$missing" >&2; exit 1; }
+	else
+		echo "accuracy: missing$missing (install them)" >&2
+		exit 1
+	fi
+fi
+
+mkdir -p "$W/inputs"
+IN=$W/inputs
+# --- deterministic inputs ---------------------------------------------------
+if [ ! -s "$IN/words.txt" ] || [ ! -s "$IN/script.sql" ] || [ ! -f "$IN/.params" ] ||
+	[ "$(cat "$IN/.params")" != "$TEXT_MB $SQL_ROWS" ]; then
+	echo "accuracy: generating inputs ($TEXT_MB MB text, $SQL_ROWS SQL rows)" >&2
+	python3 "$ROOT/bench/accuracy/gen_inputs.py" "$IN" "$TEXT_MB" "$SQL_ROWS"
+	head -c 2097152 "$IN/words.txt" > "$IN/words2m.txt"
+	echo "$TEXT_MB $SQL_ROWS" > "$IN/.params"
+fi
+
+# name|stdin|command (same command and input natively and under callgrind)
+WL="estloops|/dev/null|$B/workloads/estloops 60000
+demo_work|/dev/null|$B/workloads/demo_work 5
+twoprocs|/dev/null|$B/workloads/twoprocs 200 1000000
+bzip2|/dev/null|bzip2 -9 -c $IN/words.txt
+gzip|/dev/null|gzip -9 -c $IN/words.txt
+xz|/dev/null|xz -6 -T1 -c $IN/words2m.txt
+sqlite3|$IN/script.sql|sqlite3 :memory:"
+
+echo "$WL" | {
+	while IFS='|' read -r name stdin cmd; do
+		case " ${ACC_ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac
+		echo "$name"
+	done
+} > "$W/.names"
+names=$(cat "$W/.names")
+
+# --- native recordings, one at a time (timing sensitive) ---------------------
+echo "$WL" | while IFS='|' read -r name stdin cmd; do
+	grep -qx "$name" "$W/.names" || continue
+	d=$W/$name
+	if [ "${ACC_REUSE:-0}" = 1 ] && [ -d "$d/rec" ] && [ -s "$d/native.sum" ]; then
+		continue
+	fi
+	rm -rf "$d/rec" && mkdir -p "$d"
+	echo "accuracy: record $name: $cmd" >&2
+	# shellcheck disable=SC2086
+	"$DCPI" record -e cpu-clock -c 100000 --db "$d/rec" -- $cmd < "$stdin" > "$d/native.out" \
+		2> "$d/record.log" || { echo "accuracy: dcpi record $name failed:" >&2; tail -3 "$d/record.log" >&2; exit 1; }
+	cksum < "$d/native.out" > "$d/native.sum"
+	rm -f "$d/native.out"
+	tail -1 "$d/record.log" >&2
+done
+
+# --- callgrind runs, ACC_JOBS at a time --------------------------------------
+cg_one() {
+	name=$1 stdin=$2 cmd=$3
+	d=$W/$name
+	if [ "${ACC_REUSE:-0}" = 1 ] && [ -d "$d/cg" ] && [ -s "$d/cg.sum" ]; then
+		return 0
+	fi
+	rm -rf "$d/cg" "$d/cg.out"
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes --cache-sim=yes --branch-sim=yes \
+		--callgrind-out-file="$d/cg.out" $cmd < "$stdin" > "$d/cg.stdout" 2> "$d/callgrind.log" ||
+		{ echo "accuracy: callgrind $name failed" >&2; tail -3 "$d/callgrind.log" >&2; return 1; }
+	cksum < "$d/cg.stdout" > "$d/cg.sum"
+	rm -f "$d/cg.stdout"
+	"$DCPI" import "$d/cg.out" --db "$d/cg" > "$d/import.log" 2>&1 ||
+		{ echo "accuracy: import $name failed" >&2; cat "$d/import.log" >&2; return 1; }
+	rm -f "$d/cg.out"
+	echo "accuracy: callgrind $name: $(($(date +%s) - start)) s" >&2
+}
+
+echo "$WL" > "$W/.wl"
+running=0
+while IFS='|' read -r name stdin cmd; do
+	grep -qx "$name" "$W/.names" || continue
+	cg_one "$name" "$stdin" "$cmd" &
+	running=$((running + 1))
+	if [ "$running" -ge "$JOBS" ]; then
+		wait
+		running=0
+	fi
+done < "$W/.wl"
+wait
+
+fail=0
+for n in $names; do
+	if [ ! -d "$W/$n/cg" ] || [ ! -d "$W/$n/rec" ]; then
+		echo "accuracy: $n: missing profile" >&2
+		fail=1
+	elif ! cmp -s "$W/$n/native.sum" "$W/$n/cg.sum"; then
+		echo "accuracy: WARNING $n: output differs natively and under callgrind (runs not comparable)" >&2
+	fi
+done
+[ "$fail" = 0 ] || exit 1
+
+# shellcheck disable=SC2086
+python3 "$ROOT/bench/accuracy/compare.py" --bin "$B" --work "$W" --json "$W/accuracy.json" \
+	$names | tee "$W/accuracy.txt"
+echo "accuracy: tables in $W/accuracy.txt, data in $W/accuracy.json" >&2
