@@ -158,7 +158,7 @@ echo
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -Iinclude -o "$out/model_speed" bench/model_speed.c \
 	"$BUILD/libdcpi.a" -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -lm -lpthread &&
 	"$out/model_speed" -n 20 -M 20 -e "$src/measured-micro.tsv" "$src/measured-loops.tsv" |
-	grep -v '^  '
+	grep '^#'
 
 if [ "${BHIVE_UPDATE_REF:-0}" = 1 ]; then
 	cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
