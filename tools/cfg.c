@@ -199,22 +199,6 @@ out:
 	return rc;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_block(FILE *f, const struct cfg *cfg, const struct cfg_block *b)
 {
 	fprintf(f, "{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"class\": %d, "
@@ -235,7 +219,7 @@ static void json_block(FILE *f, const struct cfg *cfg, const struct cfg_block *b
 		const struct cfg_insn *in = &cfg->insns[b->first + i];
 
 		fprintf(f, "%s{\"addr\": \"0x%" PRIx64 "\", \"text\": ", i ? ", " : "", in->addr);
-		json_str(f, in->text);
+		tool_json_str(f, in->text);
 		fputc('}', f);
 	}
 	fprintf(f, "]}");
@@ -252,9 +236,9 @@ static void json_addr(FILE *f, const struct cfg *cfg, uint32_t b)
 static void write_json_to(FILE *f, const struct cfg *cfg, const char *image)
 {
 	fprintf(f, "{\"procedure\": ");
-	json_str(f, cfg->name);
+	tool_json_str(f, cfg->name);
 	fprintf(f, ", \"image\": ");
-	json_str(f, image);
+	tool_json_str(f, image);
 	fprintf(f, ", \"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", "
 		"\"missing_edges\": %s, \"indirect_jumps\": %u, \"indirect_resolved\": %u, "
 		"\"nclasses\": %d,\n \"blocks\": [", cfg->start, cfg->end,

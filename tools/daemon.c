@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dcpi/collect.h"
+#include "sampling.h"
 #include "tools.h"
 
 static volatile sig_atomic_t stop_flag, flush_flag, epoch_flag;
@@ -46,19 +47,6 @@ static void usage(FILE *f)
 		collect_event_names());
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || !v || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static void catch_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGUSR1, SIGHUP };
@@ -74,17 +62,12 @@ static void catch_signals(void)
 int cmd_daemon(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 'F' },
+		TOOL_SAMPLING_LONGOPTS,
 		{ "db", required_argument, NULL, 'D' },
 		{ "flush", required_argument, NULL, 'f' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "user-only", no_argument, NULL, 'u' },
-		{ "fixed-period", no_argument, NULL, 'P' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "no-calibrate", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -98,24 +81,19 @@ int cmd_daemon(int argc, char **argv)
 	uint64_t v;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "e:c:F:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+				NULL)) != -1) {
+		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
+			if (ret)
+				return ret;
+			continue;
+		}
 		switch (c) {
-		case 'e':
-			event = optarg;
-			break;
-		case 'c':
-			if (parse_u64(optarg, &opts.period))
-				return tool_fail("--count %s: not a positive number", optarg);
-			break;
-		case 'F':
-			if (parse_u64(optarg, &opts.freq))
-				return tool_fail("--freq %s: not a positive number", optarg);
-			break;
 		case 'D':
 			db = optarg;
 			break;
 		case 'f':
-			if (parse_u64(optarg, &v) || v > 86400 * 365)
+			if (tool_parse_u64(optarg, &v) || v > 86400 * 365)
 				return tool_fail("--flush %s: not a number of seconds", optarg);
 			d.flush_seconds = (unsigned)v;
 			break;
@@ -130,16 +108,6 @@ int cmd_daemon(int argc, char **argv)
 		case 'u':
 			d.user_only = 1;
 			break;
-		case 'P':
-			opts.fixed_period = 1;
-			break;
-		case 'S':
-			if (parse_u64(optarg, &opts.seed))
-				return tool_fail("--seed %s: not a positive number", optarg);
-			break;
-		case 'N':
-			opts.no_calibrate = 1;
-			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -153,20 +121,8 @@ int cmd_daemon(int argc, char **argv)
 	}
 	if (optind < argc)
 		return tool_fail("%s: unexpected argument", argv[optind]);
-	if (opts.period && opts.freq)
-		return tool_fail("--count and --freq: give one or the other");
-	if (event) {
-		if (collect_events_parse(event, opts.events, &opts.nevents, &err))
-			return tool_fail("%s", err.msg);
-	} else {
-		ret = collect_event_default(&opts.events[0], &err);
-		if (ret < 0)
-			return tool_fail("%s", err.msg);
-		if (ret && !quiet)
-			fprintf(stderr, "%s: note: cycles is not supported on this machine "
-				"(no hardware PMU); sampling cpu-clock\n", tool_name);
-		opts.nevents = 1;
-	}
+	if (tool_sampling_finish(&opts, event, quiet))
+		return 1;
 	opts.db_dir = tool_db_dir(db);
 	d.stop = &stop_flag;
 	d.flush = &flush_flag;

@@ -8,7 +8,7 @@
 void tool_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
+	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "dcpi/collect.h"
+#include "sampling.h"
 #include "tools.h"
 
 static volatile sig_atomic_t pending_signal;
@@ -40,40 +41,6 @@ static void usage(FILE *f)
 		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS);
 }
 
-static int parse_count(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || !v || s[0] == '-')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* The events asked for, or cycles falling back to cpu-clock without a PMU. */
-static int pick_events(const char *list, int quiet, struct collect_opts *o)
-{
-	struct dcpi_err err = { 0 };
-	int ret;
-
-	if (list) {
-		if (collect_events_parse(list, o->events, &o->nevents, &err))
-			return tool_fail("%s", err.msg);
-		return 0;
-	}
-	ret = collect_event_default(&o->events[0], &err);
-	if (ret < 0)
-		return tool_fail("%s", err.msg);
-	if (ret && !quiet)
-		fprintf(stderr, "%s: note: cycles is not supported on this machine "
-			"(no hardware PMU); sampling cpu-clock\n", tool_name);
-	o->nevents = 1;
-	return 0;
-}
-
 static void catch_signals(void)
 {
 	struct sigaction sa;
@@ -97,14 +64,9 @@ static int exit_status(int status)
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "freq", required_argument, NULL, 'F' },
+		TOOL_SAMPLING_LONGOPTS,
 		{ "db", required_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "fixed-period", no_argument, NULL, 'P' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "no-calibrate", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -114,34 +76,19 @@ int cmd_record(int argc, char **argv)
 	const char *event = NULL, *db = NULL;
 	int quiet = 0, c, ret;
 
-	while ((c = getopt_long(argc, argv, "+e:c:F:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+				NULL)) != -1) {
+		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
+			if (ret)
+				return ret;
+			continue;
+		}
 		switch (c) {
-		case 'e':
-			event = optarg;
-			break;
-		case 'c':
-			if (parse_count(optarg, &opts.period))
-				return tool_fail("--count %s: not a positive number", optarg);
-			break;
-		case 'F':
-			if (parse_count(optarg, &opts.freq))
-				return tool_fail("--freq %s: not a positive number", optarg);
-			break;
 		case 'D':
 			db = optarg;
 			break;
 		case 'q':
 			quiet = 1;
-			break;
-		case 'P':
-			opts.fixed_period = 1;
-			break;
-		case 'S':
-			if (parse_count(optarg, &opts.seed))
-				return tool_fail("--seed %s: not a positive number", optarg);
-			break;
-		case 'N':
-			opts.no_calibrate = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -155,9 +102,7 @@ int cmd_record(int argc, char **argv)
 		usage(stderr);
 		return tool_fail("no command to run");
 	}
-	if (opts.period && opts.freq)
-		return tool_fail("--count and --freq: give one or the other");
-	if (pick_events(event, quiet, &opts))
+	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
 	opts.db_dir = tool_db_dir(db);
 	opts.pending_signal = &pending_signal;

@@ -28,7 +28,7 @@ extern const char *tool_name;
 
 /* Print "<tool>: <msg>" to stderr and return 1 (the exit status). */
 int tool_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Write s as a JSON string literal (quoted, escaped). */
+/* Write s as a JSON string literal (quoted, escaped; NULL as ""). */
 void tool_json_str(FILE *f, const char *s);
 /* The database directory: --db if given, else $DCPIDB, else ./dcpidb. */
 const char *tool_db_dir(const char *opt);

@@ -1,0 +1,75 @@
+/*
+ * sampling.c - options dcpi record and dcpid share, parsed one way.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sampling.h"
+#include "tools.h"
+
+int tool_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || !v || s[0] == '-')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
+			 const char **events, int *status)
+{
+	*status = 0;
+	switch (c) {
+	case 'e':
+		*events = arg;
+		return 1;
+	case 'c':
+		if (tool_parse_u64(arg, &o->period))
+			*status = tool_fail("--count %s: not a positive number", arg);
+		return 1;
+	case 'F':
+		if (tool_parse_u64(arg, &o->freq))
+			*status = tool_fail("--freq %s: not a positive number", arg);
+		return 1;
+	case 'P':
+		o->fixed_period = 1;
+		return 1;
+	case 'S':
+		if (tool_parse_u64(arg, &o->seed))
+			*status = tool_fail("--seed %s: not a positive number", arg);
+		return 1;
+	case 'N':
+		o->no_calibrate = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int tool_sampling_finish(struct collect_opts *o, const char *events, int quiet)
+{
+	struct dcpi_err err = { 0 };
+	int ret;
+
+	if (o->period && o->freq)
+		return tool_fail("--count and --freq: give one or the other");
+	if (events) {
+		if (collect_events_parse(events, o->events, &o->nevents, &err))
+			return tool_fail("%s", err.msg);
+		return 0;
+	}
+	ret = collect_event_default(&o->events[0], &err);
+	if (ret < 0)
+		return tool_fail("%s", err.msg);
+	if (ret && !quiet)
+		fprintf(stderr, "%s: note: cycles is not supported on this machine "
+			"(no hardware PMU); sampling cpu-clock\n", tool_name);
+	o->nevents = 1;
+	return 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * tools/sampling.h - the sampling options dcpi record and dcpid share:
+ * -e/--event, -c/--count, -F/--freq, --fixed-period, --seed, --no-calibrate.
+ */
+#ifndef DCPI_TOOLS_SAMPLING_H
+#define DCPI_TOOLS_SAMPLING_H
+
+#include <stdint.h>
+
+#include "dcpi/collect.h"
+
+/* getopt_long entries for the shared options (no terminator). */
+#define TOOL_SAMPLING_LONGOPTS \
+	{ "event", required_argument, NULL, 'e' }, \
+	{ "count", required_argument, NULL, 'c' }, \
+	{ "freq", required_argument, NULL, 'F' }, \
+	{ "fixed-period", no_argument, NULL, 'P' }, \
+	{ "seed", required_argument, NULL, 'S' }, \
+	{ "no-calibrate", no_argument, NULL, 'N' }
+#define TOOL_SAMPLING_SHORTOPTS "e:c:F:"
+
+/* A positive decimal number; -EINVAL otherwise. */
+int tool_parse_u64(const char *s, uint64_t *out);
+
+/*
+ * Apply option c (with arg) if it is a shared one: returns 1 when it was
+ * (and *status = 1 after printing an error when arg is bad), 0 when it is
+ * not a sampling option.  *events receives -e's list.
+ */
+int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
+			 const char **events, int *status);
+
+/* After parsing: --count and --freq exclude each other; the events are
+ * resolved (default cycles, else cpu-clock with a note unless quiet).
+ * Returns 0, or 1 after printing why. */
+int tool_sampling_finish(struct collect_opts *o, const char *events, int quiet);
+
+#endif /* DCPI_TOOLS_SAMPLING_H */
