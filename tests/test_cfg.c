@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
@@ -31,17 +33,6 @@ static const char *const variants[] = { "gcc-nopic", "gcc-pic", "clang-nopic", "
 static const char *const switch_procs[] = { "op6", "op12", "op40" };
 static const char *const all_procs[] = { "op6", "op12", "classify", "op40", "main", "fatal" };
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static const char *src_dir(void)
 {
@@ -66,11 +57,11 @@ static int setup_all(void **state)
 		const char *pic = strstr(variants[v], "nopic") ? "-fno-pic" : "-fPIC";
 
 		bin_path(out, sizeof(out), v);
-		if (run("%s -O2 -g %s -no-pie -o %s %s/tests/workloads/switchy.c", cc, pic, out,
+		if (tu_sh("%s -O2 -g %s -no-pie -o %s %s/tests/workloads/switchy.c", cc, pic, out,
 			src_dir()) != 0)
 			return -1;
 	}
-	if (run("gcc -nostdlib -static -no-pie -o %s/jumptables %s/tests/workloads/jumptables.s",
+	if (tu_sh("gcc -nostdlib -static -no-pie -o %s/jumptables %s/tests/workloads/jumptables.s",
 		tmpdir, src_dir()) != 0)
 		return -1;
 	return 0;
@@ -78,7 +69,7 @@ static int setup_all(void **state)
 
 static int teardown_all(void **state)
 {
-	run("rm -rf %s", tmpdir);
+	tu_sh("rm -rf %s", tmpdir);
 	return 0;
 }
 
@@ -518,7 +509,7 @@ static size_t check_callgrind(const char *cgout, struct cfg **cfgs, size_t ncfgs
 
 static void test_callgrind_jumps(void **state)
 {
-	if (run("valgrind --version >/dev/null 2>&1") != 0)
+	if (tu_sh("valgrind --version >/dev/null 2>&1") != 0)
 		skip();
 	for (int v = 0; v < NVARIANTS; v++) {
 		struct image *img = open_variant(v);
@@ -528,7 +519,7 @@ static void test_callgrind_jumps(void **state)
 
 		bin_path(bin, sizeof(bin), v);
 		snprintf(cgout, sizeof(cgout), "%s.cg", bin);
-		assert_int_equal(run("valgrind --tool=callgrind --callgrind-out-file=%s "
+		assert_int_equal(tu_sh("valgrind --tool=callgrind --callgrind-out-file=%s "
 				     "--dump-instr=yes --collect-jumps=yes --compress-pos=no "
 				     "--compress-strings=no %s 90 >/dev/null 2>&1", cgout, bin), 0);
 		for (size_t i = 0; i < NELEM(all_procs); i++)
@@ -685,18 +676,18 @@ static void test_tool_db_lookup(void **state)
 	two[2] = jt;
 	make_db(db2, two, 3);
 	snprintf(out, sizeof(out), "%s/db.json", tmpdir);
-	assert_int_equal(run("%s cfg op40 --db %s --json -o %s", dcpi, db1, out), 0);
-	assert_int_equal(run("grep -q '\"procedure\": \"op40\"' %s", out), 0);
-	assert_int_equal(run("grep -q '\"image\": \"%s\"' %s", sw, out), 0);
-	assert_int_equal(run("DCPIDB=%s %s cfg t_mem --json -o %s", db1, dcpi, out), 0);
-	assert_int_equal(run("grep -q '\"image\": \"%s\"' %s", jt, out), 0);
+	assert_int_equal(tu_sh("%s cfg op40 --db %s --json -o %s", dcpi, db1, out), 0);
+	assert_int_equal(tu_sh("grep -q '\"procedure\": \"op40\"' %s", out), 0);
+	assert_int_equal(tu_sh("grep -q '\"image\": \"%s\"' %s", sw, out), 0);
+	assert_int_equal(tu_sh("DCPIDB=%s %s cfg t_mem --json -o %s", db1, dcpi, out), 0);
+	assert_int_equal(tu_sh("grep -q '\"image\": \"%s\"' %s", jt, out), 0);
 	/* op40 is in both switchy builds: ambiguous, the error names both */
-	assert_int_not_equal(run("%s cfg op40 --db %s --json >/dev/null 2>%s", dcpi, db2, out), 0);
-	assert_int_equal(run("grep -q 'switchy-gcc-pic' %s && grep -q 'switchy-clang-pic' %s && "
+	assert_int_not_equal(tu_sh("%s cfg op40 --db %s --json >/dev/null 2>%s", dcpi, db2, out), 0);
+	assert_int_equal(tu_sh("grep -q 'switchy-gcc-pic' %s && grep -q 'switchy-clang-pic' %s && "
 			     "grep -q -- --image %s", out, out, out), 0);
-	assert_int_equal(run("%s cfg t_mem --db %s --json >/dev/null", dcpi, db2), 0);
-	assert_int_not_equal(run("%s cfg no_such_proc --db %s 2>/dev/null", dcpi, db1), 0);
-	assert_int_not_equal(run("%s cfg op40 --db %s/none 2>/dev/null", dcpi, tmpdir), 0);
+	assert_int_equal(tu_sh("%s cfg t_mem --db %s --json >/dev/null", dcpi, db2), 0);
+	assert_int_not_equal(tu_sh("%s cfg no_such_proc --db %s 2>/dev/null", dcpi, db1), 0);
+	assert_int_not_equal(tu_sh("%s cfg op40 --db %s/none 2>/dev/null", dcpi, tmpdir), 0);
 }
 
 static void test_tool_json_svg(void **state)
@@ -708,9 +699,9 @@ static void test_tool_json_svg(void **state)
 		skip();
 	bin_path(bin, sizeof(bin), 1);
 	snprintf(out, sizeof(out), "%s/op40.json", tmpdir);
-	assert_int_equal(run("%s cfg --image %s --json -o %s op40", dcpi, bin, out), 0);
-	if (run("python3 -c pass 2>/dev/null") == 0)
-		assert_int_equal(run("python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
+	assert_int_equal(tu_sh("%s cfg --image %s --json -o %s op40", dcpi, bin, out), 0);
+	if (tu_sh("python3 -c pass 2>/dev/null") == 0)
+		assert_int_equal(tu_sh("python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
 				     " assert d[\"procedure\"]==\"op40\", d[\"procedure\"];"
 				     " assert d[\"indirect_resolved\"]==d[\"indirect_jumps\"]>0;"
 				     " assert not d[\"missing_edges\"];"
@@ -718,14 +709,14 @@ static void test_tool_json_svg(void **state)
 				     " assert all(e[\"to\"] in s or e[\"to\"]==\"exit\""
 				     " for e in d[\"edges\"])' %s", out), 0);
 	else
-		assert_int_equal(run("grep -q '\"procedure\": \"op40\"' %s", out), 0);
+		assert_int_equal(tu_sh("grep -q '\"procedure\": \"op40\"' %s", out), 0);
 	snprintf(out, sizeof(out), "%s/main.svg", tmpdir);
 	/* graphviz 2.42's layout leaks inside fontconfig: not ours to report */
-	assert_int_equal(run("ASAN_OPTIONS=detect_leaks=0 %s cfg --image %s --format svg -o %s main",
+	assert_int_equal(tu_sh("ASAN_OPTIONS=detect_leaks=0 %s cfg --image %s --format svg -o %s main",
 			     dcpi, bin, out), 0);
-	assert_int_equal(run("grep -q '<svg' %s", out), 0);
+	assert_int_equal(tu_sh("grep -q '<svg' %s", out), 0);
 	/* an unknown procedure is an error with a message, not a crash */
-	assert_int_not_equal(run("%s cfg --image %s no_such_proc 2>/dev/null", dcpi, bin), 0);
+	assert_int_not_equal(tu_sh("%s cfg --image %s no_such_proc 2>/dev/null", dcpi, bin), 0);
 }
 
 int main(void)

@@ -21,6 +21,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "dcpi/image.h"
 #include "dcpi/util.h"
 
@@ -29,18 +31,6 @@ static char src[1024];
 static int have_cxx;
 
 #define CFLAGS_WL "cc -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-inline"
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* Output of a command, malloc'd. */
 static char *capture(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -92,15 +82,15 @@ static int setup(void **state)
 	snprintf(tmp, sizeof(tmp), "/tmp/test_image.XXXXXX");
 	if (!mkdtemp(tmp))
 		return -1;
-	if (sh(CFLAGS_WL " -fPIE -pie -o %s %s", tpath("pie"), src) ||
-	    sh(CFLAGS_WL " -fno-pie -no-pie -o %s %s", tpath("nopie"), src) ||
-	    sh("strip -o %s %s", tpath("stripped"), tpath("pie")) ||
-	    sh(CFLAGS_WL " -fPIE -pie -Wl,-z,ibtplt,-z,now -o %s %s", tpath("ibt"), src) ||
-	    sh(CFLAGS_WL " -DIMGTEST_LIB -shared -fPIC -o %s %s", tpath("libimg.so"), src) ||
-	    sh(CFLAGS_WL " -Wl,--build-id=none -o %s %s", tpath("noid"), src))
+	if (tu_sh(CFLAGS_WL " -fPIE -pie -o %s %s", tpath("pie"), src) ||
+	    tu_sh(CFLAGS_WL " -fno-pie -no-pie -o %s %s", tpath("nopie"), src) ||
+	    tu_sh("strip -o %s %s", tpath("stripped"), tpath("pie")) ||
+	    tu_sh(CFLAGS_WL " -fPIE -pie -Wl,-z,ibtplt,-z,now -o %s %s", tpath("ibt"), src) ||
+	    tu_sh(CFLAGS_WL " -DIMGTEST_LIB -shared -fPIC -o %s %s", tpath("libimg.so"), src) ||
+	    tu_sh(CFLAGS_WL " -Wl,--build-id=none -o %s %s", tpath("noid"), src))
 		return -1;
-	have_cxx = sh("command -v g++ >/dev/null 2>&1") == 0 &&
-		   sh("printf '%%s\\n' 'namespace ns { __attribute__((noinline)) int twice(int x)"
+	have_cxx = tu_sh("command -v g++ >/dev/null 2>&1") == 0 &&
+		   tu_sh("printf '%%s\\n' 'namespace ns { __attribute__((noinline)) int twice(int x)"
 		      " { return 2 * x; } struct S { __attribute__((noinline)) long f(long y)"
 		      " const { return y + 1; } }; }' 'int main(int c, char **) { ns::S s;"
 		      " return ns::twice(c) + (int)s.f(c); }' |"
@@ -111,7 +101,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	if (tmp[0])
-		sh("rm -rf '%s'", tmp);
+		tu_sh("rm -rf '%s'", tmp);
 	return 0;
 }
 
@@ -480,11 +470,11 @@ static void expect_error(const char *path, int code, const char *why)
 static void copy_patch(const char *from, const char *to, long len, long off, int byte)
 {
 	if (len)
-		assert_int_equal(sh("head -c %ld '%s' > '%s'", len, from, to), 0);
+		assert_int_equal(tu_sh("head -c %ld '%s' > '%s'", len, from, to), 0);
 	else
-		assert_int_equal(sh("cp '%s' '%s'", from, to), 0);
+		assert_int_equal(tu_sh("cp '%s' '%s'", from, to), 0);
 	if (off >= 0)
-		assert_int_equal(sh("printf '\\%03o' | dd of='%s' bs=1 seek=%ld conv=notrunc"
+		assert_int_equal(tu_sh("printf '\\%03o' | dd of='%s' bs=1 seek=%ld conv=notrunc"
 				    " 2>/dev/null", byte, to, off), 0);
 }
 
@@ -576,7 +566,7 @@ static void test_debuglink(void **state)
 	struct image *img;
 	const char *dbg;
 
-	assert_int_equal(sh("cd '%s' && objcopy --only-keep-debug pie pie.debug &&"
+	assert_int_equal(tu_sh("cd '%s' && objcopy --only-keep-debug pie pie.debug &&"
 			    " objcopy --strip-debug --add-gnu-debuglink=pie.debug pie pie.dl &&"
 			    " cp pie.dl pie.badcrc && mkdir -p bad && cp pie.debug bad/pie.debug",
 			    tmp), 0);
@@ -595,14 +585,14 @@ static void test_debuglink(void **state)
 	assert_string_equal(dbg, tpath("pie.debug"));
 	img_close(img);
 	/* a debug file whose CRC does not match is not used */
-	assert_int_equal(sh("cd '%s' && echo x >> pie.debug && mkdir -p sub &&"
+	assert_int_equal(tu_sh("cd '%s' && echo x >> pie.debug && mkdir -p sub &&"
 			    " cp pie.dl sub/pie.dl && cp pie.debug sub/pie.debug", tmp), 0);
 	img = open_ok(tpath("sub/pie.dl"), 0);
 	assert_false(img_has_dwarf(img));
 	assert_null(img_debug_path(img));
 	img_close(img);
 	/* ... and one in .debug/ beside the image is found */
-	assert_int_equal(sh("cd '%s' && mkdir -p sub/.debug && cp bad/pie.debug sub/.debug/",
+	assert_int_equal(tu_sh("cd '%s' && mkdir -p sub/.debug && cp bad/pie.debug sub/.debug/",
 			    tmp), 0);
 	img = open_ok(tpath("sub/pie.dl"), 0);
 	assert_true(img_has_dwarf(img));

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "dcpi/image.h"
 #include "dcpi/import.h"
 #include "dcpi/profile.h"
@@ -44,18 +46,6 @@ static int teardown(void **state)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	return system(cmd) ? -1 : 0;
-}
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
 }
 
 static struct prof_db *fresh_db(const char *name)
@@ -134,9 +124,9 @@ static int record_perf(char *data, size_t len)
 	snprintf(data, len, "%s/perf.data", tmpdir);
 	if (!access(data, R_OK))
 		return 0;	/* recorded by an earlier test */
-	if (access("/usr/bin/perf", X_OK) && run("command -v perf >/dev/null 2>&1"))
+	if (access("/usr/bin/perf", X_OK) && tu_sh("command -v perf >/dev/null 2>&1"))
 		return -1;
-	return run("perf record -q -e cpu-clock -c 250000 -o '%s' -- '%s/workloads/demo_work' 1 "
+	return tu_sh("perf record -q -e cpu-clock -c 250000 -o '%s' -- '%s/workloads/demo_work' 1 "
 		   ">/dev/null 2>&1", data, build) ? -1 : 0;
 }
 
@@ -216,7 +206,7 @@ static void test_perf_truncated(void **state)
 	size = ftell(f);
 	fclose(f);
 	snprintf(half, sizeof(half), "%s/half.data", tmpdir);
-	assert_int_equal(run("head -c %ld '%s' > '%s'", size / 2, data, half), 0);
+	assert_int_equal(tu_sh("head -c %ld '%s' > '%s'", size / 2, data, half), 0);
 	db = fresh_db("halfdb");
 	ret = import_perf(half, db, &st, &err);
 	if (ret) {
@@ -352,7 +342,7 @@ static void test_callgrind_exact(void **state)
 
 	snprintf(elf, sizeof(elf), "%s/workloads/tinyloop", build);
 	snprintf(out, sizeof(out), "%s/cg.out", tmpdir);
-	if (run("valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes "
+	if (tu_sh("valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes "
 		"--callgrind-out-file='%s' '%s' >/dev/null 2>&1", out, elf)) {
 		print_message("valgrind cannot run here: skipping\n");
 		skip();

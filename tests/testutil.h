@@ -2,14 +2,31 @@
  * tests/testutil.h - helpers the end-to-end tests share: where a symbol's
  * bytes are in its file (from nm and readelf, never from dcpi's own image
  * code), and which profile and how many samples fall there.  Header-only:
- * each test is one binary.  Include after <cmocka.h> and dcpi/profile.h.
+ * each test is one binary.  Include after <cmocka.h>.
  */
 #ifndef DCPI_TESTUTIL_H
 #define DCPI_TESTUTIL_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "dcpi/profile.h"
+
+/* Run a shell command built printf-style; system()'s status. */
+static inline int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int tu_sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
 
 static inline const struct prof_profile *find_image(const struct prof_profile *p, size_t n,
 						    const char *suffix)
