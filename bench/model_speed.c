@@ -14,7 +14,12 @@
  * 1000 iterations, on the bytes as llvm-mc-19 disassembles them, which is
  * what bench_model.sh runs) for the first K bodies, and prints the ratio.
  *
- *	model_speed [-m MODEL] [-n N] [-e] [-M K] FILE.tsv...
+ * With -r COLUMN the reference is that column of the file's header line
+ * instead of the measured cycles (third column): e.g. `-m skylake -r
+ * mca_skylake $BUILD/bhive/loops.tsv` prints |ours - llvm-mca| / llvm-mca
+ * for the skylake model (bodies whose column is "-" are left out).
+ *
+ *	model_speed [-m MODEL] [-n N] [-e] [-M K] [-r COLUMN] FILE.tsv...
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,10 +45,11 @@ struct body {
  * Harness artefacts (bench/bhive/README.md, "What a figure is not"; docs/models.md,
  * "Checks"): bodies whose measured figure says more about the harness than about
  * the code.  Every general-purpose register starts as the same X, loads return X,
- * the vector registers' upper halves are dirty, and a pointer stepping by s bytes
- * walks s * U * 5000 bytes per run (U = 2048 / body bytes, 4..100).
+ * and a pointer stepping by s bytes walks s * U * 5000 bytes per run (U = 2048 /
+ * body bytes, 4..100).  The vector registers' upper halves are clean since
+ * harness.c's vzeroupper in bh_enter, so legacy-SSE bodies are no longer an
+ * artefact ("sse-upper" in the references before 2026-11-22 04:30 UTC).
  */
-#define VEC_REGS (0xffffffffull << CFG_R_VEC0)
 #define L2_BYTES (1 << 20)
 #define RUN_ITERS 5000
 
@@ -139,15 +145,6 @@ static const char *find_artefact(const struct body *b)
 
 	u = u < 4 ? 4 : u > 100 ? 100 : u;
 	for (size_t i = 0; i < b->n; i++) {
-		const struct cfg_insn *in = &b->insns[i];
-
-		/* legacy SSE writing an xmm register merges the dirty upper half: a
-		 * dependence on the old value (zero idioms included), 1 per cycle */
-		if ((in->regs_written & VEC_REGS) && in->mnemonic[0] != 'v' &&
-		    in->form != CFG_F_STORE)
-			return "sse-upper";
-	}
-	for (size_t i = 0; i < b->n; i++) {
 		const struct cfg_insn *w = &b->insns[i];
 		unsigned regs[2] = { w->mem.base, w->mem.index };
 
@@ -200,22 +197,62 @@ static int parse_hex(const char *s, uint8_t *b, size_t max)
 	return (int)n;
 }
 
-static int load_file(const char *path, struct body **bv, size_t *nb, size_t *cap)
+/* The col-th tab-separated field of line (0-based), NUL-terminated in place. */
+static char *field(char *line, int col)
 {
-	char line[8192];
+	char *p = line, *e;
+
+	for (int i = 0; i < col && p; i++) {
+		p = strchr(p, '\t');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return NULL;
+	e = p + strcspn(p, "\t\n");
+	*e = 0;
+	return p;
+}
+
+static int load_file(const char *path, const char *refcol, struct body **bv, size_t *nb,
+		     size_t *cap)
+{
+	char line[8192], copy[8192];
 	FILE *f = fopen(path, "r");
+	int col = 2;
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		char *name = strtok(line, "\t"), *hex = strtok(NULL, "\t");
-		char *cyc = strtok(NULL, "\t\n");
+		char *name, *hex, *cyc;
+
+		if (refcol && !strncmp(line, "name\t", 5)) {
+			col = -1;
+			for (int c = 0; c < 64; c++) {
+				memcpy(copy, line, sizeof(copy));
+				cyc = field(copy, c);
+				if (!cyc)
+					break;
+				if (!strcmp(cyc, refcol))
+					col = c;
+			}
+			if (col < 0) {
+				fclose(f);
+				return -ENOENT;
+			}
+			continue;
+		}
+		memcpy(copy, line, sizeof(copy));
+		cyc = field(copy, col);
+		name = strtok(line, "\t");
+		hex = strtok(NULL, "\t");
+		if (!cyc || atof(cyc) <= 0)
+			continue;
 		struct dcpi_err err = { 0 };
 		uint8_t bytes[4096];
 		struct body *b;
 		int len;
 
-		if (!name || !hex || !cyc || name[0] == '#' || !strcmp(name, "name"))
+		if (!name || !hex || name[0] == '#' || !strcmp(name, "name"))
 			continue;
 		len = parse_hex(hex, bytes, sizeof(bytes));
 		if (len <= 0)
@@ -296,6 +333,7 @@ int main(int argc, char **argv)
 	struct body *bv = NULL;
 	size_t nb = 0, cap = 0;
 	int reps = 10, errs = 0, mca = 0, i;
+	const char *refcol = NULL;
 	size_t nx = 0;
 	double t0, t, sum = 0, sumx = 0, *e, *ex;
 
@@ -308,15 +346,18 @@ int main(int argc, char **argv)
 			errs = 1;
 		else if (!strcmp(argv[i], "-M") && i + 1 < argc)
 			mca = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
+			refcol = argv[++i];
 		else
 			break;
 	}
 	if (!m || i >= argc || reps < 1) {
-		fprintf(stderr, "usage: model_speed [-m MODEL] [-n N] [-e] [-M K] FILE.tsv...\n");
+		fprintf(stderr, "usage: model_speed [-m MODEL] [-n N] [-e] [-M K] [-r COLUMN] "
+			"FILE.tsv...\n");
 		return 2;
 	}
 	for (; i < argc; i++) {
-		if (load_file(argv[i], &bv, &nb, &cap) < 0) {
+		if (load_file(argv[i], refcol, &bv, &nb, &cap) < 0) {
 			fprintf(stderr, "%s: cannot read\n", argv[i]);
 			return 1;
 		}
@@ -354,8 +395,8 @@ int main(int argc, char **argv)
 	t = now() - t0;
 	if (errs && nb) {
 		qsort(e, nb, sizeof(*e), cmp_dbl);
-		printf("# %s: %zu bodies, error mean %.1f%% median %.1f%% p90 %.1f%%\n",
-		       model_name(m), nb, 100 * sum / nb, 100 * e[(nb + 1) / 2 - 1],
+		printf("# %s: %zu bodies, error%s%s mean %.1f%% median %.1f%% p90 %.1f%%\n",
+		       model_name(m), nb, refcol ? " against " : "", refcol ? refcol : "", 100 * sum / nb, 100 * e[(nb + 1) / 2 - 1],
 		       100 * e[(size_t)(nb * 0.9 + 0.999) - 1]);
 		if (nx) {
 			qsort(ex, nx, sizeof(*ex), cmp_dbl);

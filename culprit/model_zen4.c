@@ -59,6 +59,8 @@ static const struct model_class classes[] = {
 	{ "movz*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
 	{ "movs*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
 	{ "*mov*", LD | ST, VEC, 0, 0, 0, 1, 0, 1, 0 },
+	{ "vmov*", ST, VEC, 0, 0, 0, 1, 0, 1, 0 },	/* st16_1line4: store ports only */
+	{ "mov*", ST, VEC, 0, 0, 0, 1, 0, 1, 0 },
 	{ "vbroadcast*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
 	{ "mov", REG, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },		/* mov $imm */
 	{ "movabs", REG, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
@@ -232,4 +234,10 @@ const struct model model_zen4 = {
 	.fallback = &fallback,
 	.vec_load_ports = VLD,
 	.vec_pipe_bits = 256,
+	/* st16_1line4 4.0, vst8_1line8 8.0: vector stores 1/cycle; st64_8lines8 16.0 */
+	.vec_store_data_ports = B(FST0),
+	/* st8_1line8 4.0, st8_2lines8 8.0, st_pair_8_16 2.0, st_pair_24_32 4.0,
+	 * st8_cross8 16.0: docs/models.md "Stores" */
+	.store_queue = 64,
+	.store_pair_bytes = 32,
 };

@@ -25,6 +25,18 @@
  *
  * Ports are a ring of per-cycle slots, tagged with their cycle: a request is
  * never older than the current dispatch cycle, so older slots are reused.
+ *
+ * Store commit (models with store_queue): a store leaves the store queue in
+ * program order after it retires, one per cycle, or together with the store
+ * before it when both lie in one store_pair_bytes-aligned block; a store
+ * crossing a 64-byte line takes two cycles; a store cannot dispatch while the
+ * queue is full.  The scheduler knows addresses only symbolically: each
+ * general-purpose register holds a value number plus a constant byte offset
+ * (add/sub/inc/dec of a constant, lea disp(reg), reg-reg copies and push/pop
+ * keep the number; any other write gives a fresh one), every value number is
+ * taken as 64-byte aligned (as the harness's X is), and two stores share a
+ * block only when their base and index value numbers are the same and their
+ * offsets fall in the same block (docs/models.md, "Stores").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +50,8 @@
 #define MAX_PERIOD 32		/* longest repeating pattern looked for, in iterations */
 #define PERIOD_SPAN 40		/* iterations a period must hold for */
 #define PERIOD_WARMUP 4		/* iterations never counted as periodic */
+#define NGPR 16
+#define LINE_BYTES 64
 
 struct slot {
 	int cycle;			/* -1: free */
@@ -79,6 +93,17 @@ struct sim {
 	int nop_host;			/* the last op took a slot a nop can share */
 	const struct model_class **cls;	/* per block instruction */
 	const struct model_class **pcls;	/* per preceding instruction */
+	/* symbolic register values, for the store commit: value number + offset */
+	int vid[NGPR];
+	int64_t off[NGPR];
+	int next_vid;
+	/* store commit */
+	int *sq;			/* commit cycle by store number % store_queue */
+	int nst;			/* stores so far */
+	int commit_next;		/* first cycle with no commit yet */
+	int commit_last, commit_n;	/* cycle of the last commit and stores in it */
+	int commit_vb, commit_vi, commit_scale;	/* block of the last commit */
+	int64_t commit_blk;
 };
 
 /* A finished instruction, before it becomes a struct sched_insn. */
@@ -94,10 +119,16 @@ static int sim_init(struct sim *s, const struct model *m)
 	s->m = m;
 	for (int r = 0; r < CFG_NREGS; r++)
 		s->prod[r] = -1;
+	for (int r = 0; r < NGPR; r++)
+		s->vid[r] = r + 1;
+	s->next_vid = NGPR + 1;
+	s->commit_last = -1;
 	s->nring = 1024;
 	s->ring = malloc(s->nring * sizeof(*s->ring));
 	s->rob = calloc((size_t)m->rob_size, sizeof(*s->rob));
-	if (!s->ring || !s->rob)
+	if (m->store_queue > 0)
+		s->sq = calloc((size_t)m->store_queue, sizeof(*s->sq));
+	if (!s->ring || !s->rob || (m->store_queue > 0 && !s->sq))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nring; i++)
 		s->ring[i].cycle = -1;
@@ -108,6 +139,7 @@ static void sim_fini(struct sim *s)
 {
 	free(s->ring);
 	free(s->rob);
+	free(s->sq);
 }
 
 /* Make room for cycle t in the ring (t - floor < nring). */
@@ -274,10 +306,10 @@ static void stores_forget(struct sim *s, uint64_t written)
 }
 
 /* In-order dispatch: width, reorder buffer, taken branches. */
-static int dispatch(struct sim *s, int uops, struct cause *why)
+static int dispatch(struct sim *s, int uops, int store, struct cause *why)
 {
 	const struct model *m = s->m;
-	int d = s->disp_cycle, rob_free;
+	int d = s->disp_cycle, rob_free, sq_free;
 
 	if (s->disp_used + uops > m->dispatch_width && s->disp_used > 0) {
 		d++;
@@ -287,6 +319,14 @@ static int dispatch(struct sim *s, int uops, struct cause *why)
 	rob_free = s->seq >= m->rob_size ? s->rob[s->seq % m->rob_size] : 0;
 	if (rob_free > d) {
 		d = rob_free;
+		s->disp_used = 0;
+		s->disp_taken = 0;
+	}
+	/* a store queue entry is free the cycle after its store committed */
+	sq_free = store && m->store_queue > 0 && s->nst >= m->store_queue ?
+		  s->sq[s->nst % m->store_queue] + 1 : 0;
+	if (sq_free > d) {
+		d = sq_free;
 		s->disp_used = 0;
 		s->disp_taken = 0;
 	}
@@ -340,6 +380,138 @@ static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t,
 	return t;
 }
 
+/* Where a store writes, as far as the scheduler knows (see the top comment). */
+struct skey {
+	int vb, vi, scale;		/* value numbers of base and index; vb < 0: unknown */
+	int64_t off;			/* byte offset from them */
+	int size;
+};
+
+static int gpr_vid(const struct sim *s, unsigned r, int64_t *off)
+{
+	if (r == CFG_REG_NONE)
+		return 0;
+	if (r >= NGPR)
+		return -1;
+	*off += s->off[r];
+	return s->vid[r];
+}
+
+static void store_key(const struct sim *s, const struct cfg_insn *in,
+		      const struct model_class *cls, struct skey *k)
+{
+	int64_t ioff = 0;
+
+	memset(k, 0, sizeof(*k));
+	k->size = in->mem.size ? in->mem.size : 8;
+	if ((cls->kind & MODEL_K_PUSH) || !in->nmem) {	/* push, call: 8 below rsp */
+		k->vb = s->vid[CFG_R_RSP];
+		k->off = s->off[CFG_R_RSP] - 8;
+		k->size = 8;
+		return;
+	}
+	k->off = in->mem.disp;
+	k->vb = in->mem.rip_relative ? 0 : gpr_vid(s, in->mem.base, &k->off);
+	k->vi = gpr_vid(s, in->mem.index, &ioff);
+	k->scale = in->mem.scale;
+	if (k->vi < 0)
+		k->vb = -1;
+	k->off += ioff * (in->mem.scale ? in->mem.scale : 1);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* In-order commit of a store that retired at r (see the top comment). */
+static void store_commit(struct sim *s, const struct skey *k, int r)
+{
+	const struct model *m = s->m;
+	int64_t blk = floor_div(k->off, m->store_pair_bytes > 0 ? m->store_pair_bytes : 1);
+	int64_t in_line = k->off - floor_div(k->off, LINE_BYTES) * LINE_BYTES;
+	int cross = in_line + k->size > LINE_BYTES, c;
+
+	if (!cross && s->commit_n == 1 && k->vb >= 0 && r <= s->commit_last &&
+	    m->store_pair_bytes > 0 && k->vb == s->commit_vb && k->vi == s->commit_vi &&
+	    k->scale == s->commit_scale && blk == s->commit_blk) {
+		c = s->commit_last;
+		s->commit_n = 2;
+	} else {
+		c = r > s->commit_next ? r : s->commit_next;
+		/* a line-crossing store commits its two pieces in two cycles; the
+		 * next store may join the second (st8_cross_pair4) */
+		if (cross)
+			blk = floor_div(k->off + k->size - 1, m->store_pair_bytes);
+		s->commit_last = c + cross;
+		s->commit_n = 1;
+		s->commit_next = c + cross + 1;
+		s->commit_vb = k->vb;
+		s->commit_vi = k->vi;
+		s->commit_scale = k->scale;
+		s->commit_blk = blk;
+	}
+	s->sq[s->nst++ % m->store_queue] = c;
+}
+
+/* The symbolic values of the registers in writes (see the top comment). */
+static void values_update(struct sim *s, const struct cfg_insn *in)
+{
+	uint64_t w = in->regs_written & ((1ull << NGPR) - 1);
+	const char *mn = in->mnemonic;
+	int imm = in->form == CFG_F_REG && strchr(in->text, '$');
+	int r, src;
+
+	if (!w)
+		return;
+	if (in->flags & CFG_I_STACK) {
+		w &= ~CFG_RBIT(CFG_R_RSP);
+		if (!strncmp(mn, "push", 4) || !strncmp(mn, "call", 4))
+			s->off[CFG_R_RSP] -= 8;
+		else if (!strncmp(mn, "pop", 3) || !strncmp(mn, "ret", 3))
+			s->off[CFG_R_RSP] += 8;
+		else
+			s->vid[CFG_R_RSP] = s->next_vid++;
+		if (!w)
+			return;
+	}
+	r = __builtin_ctzll(w);
+	if (!(w & (w - 1))) {
+		if (!strncmp(mn, "add", 3) && imm && mn[3] != 'c') {
+			s->off[r] += (int64_t)in->imm;
+			return;
+		}
+		if (!strncmp(mn, "sub", 3) && imm) {
+			s->off[r] -= (int64_t)in->imm;
+			return;
+		}
+		if (!strncmp(mn, "inc", 3) || !strncmp(mn, "dec", 3)) {
+			s->off[r] += mn[0] == 'i' ? 1 : -1;
+			return;
+		}
+		if ((in->flags & CFG_I_LEA) && in->mem.index == CFG_REG_NONE &&
+		    in->mem.base < NGPR && !in->mem.rip_relative) {
+			src = in->mem.base;
+			s->vid[r] = s->vid[src];
+			s->off[r] = s->off[src] + in->mem.disp;
+			return;
+		}
+		src = __builtin_ffsll(in->regs_read & ((1ull << NGPR) - 1)) - 1;
+		if (in->form == CFG_F_REG && !imm && !in->nmem && src >= 0 &&
+		    !(in->regs_read & ((1ull << NGPR) - 1) & ~CFG_RBIT(src)) &&
+		    (!strcmp(mn, "mov") || !strcmp(mn, "movq"))) {
+			s->vid[r] = s->vid[src];
+			s->off[r] = s->off[src];
+			return;
+		}
+	}
+	for (; w; w &= w - 1) {
+		r = __builtin_ctzll(w);
+		s->vid[r] = s->next_vid++;
+		s->off[r] = 0;
+	}
+}
+
 /*
  * Schedule one instruction.  cls is its class row; next the instruction
  * after it (NULL if unknown); taken: it is a branch back to the loop's top.
@@ -351,12 +523,14 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 	int seq = s->seq, d, t, complete, r, fused = 0, fusing, slots = 0;
 	uint64_t addr = addr_regs(in), rd = in->regs_read & ~CFG_RBIT(CFG_R_RIP);
 	int stack = !!(in->flags & CFG_I_STACK);
-	int load = in->form == CFG_F_LOAD || in->form == CFG_F_RMW || (cls->kind & MODEL_K_POP);
-	int store = in->form == CFG_F_STORE || in->form == CFG_F_RMW ||
+	enum cfg_form form = model_form(in);
+	int load = form == CFG_F_LOAD || form == CFG_F_RMW || (cls->kind & MODEL_K_POP);
+	int store = form == CFG_F_STORE || form == CFG_F_RMW ||
 		    (cls->kind & MODEL_K_PUSH);
 	uint32_t ports = cls->ports;
 	struct cause why = { 0, MODEL_R_NONE, -1 }, dwhy = { 0, MODEL_R_NONE, -1 };
 	struct cause src;
+	struct skey skey;
 
 	if (in->flags & CFG_I_PREFETCH)
 		load = 0;
@@ -381,7 +555,7 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 	/* a 0-slot op (nop) rides in the slot of the op before it, one per slot */
 	slots = cls->uops || !s->nop_host ? (cls->uops ? cls->uops : 1) : 0;
 	s->nop_host = slots > 0;
-	d = dispatch(s, slots, &dwhy);
+	d = dispatch(s, slots, store, &dwhy);
 	why.t = d;
 	if (dwhy.reason != MODEL_R_NONE)
 		why = dwhy;
@@ -399,7 +573,7 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 	}
 	regs_ready(s, rd & ~addr, &why);
 	fusing = (cls->kind & MODEL_K_FUSE) && next && (next->flags & CFG_I_COND) &&
-		 in->form != CFG_F_RMW && in->form != CFG_F_STORE;
+		 form != CFG_F_RMW && form != CFG_F_STORE;
 	if (fusing && (ports & m->branch_ports))
 		ports &= m->branch_ports;
 	t = why.t;
@@ -417,11 +591,14 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 		struct cause sw = why;
 		int sa = port_take(s, m->store_addr_ports, src.t, 1, seq, NULL);
 		int data = in->form == CFG_F_RMW ? complete : why.t;
+		int vec_data = !!(in->flags & (CFG_I_FP | CFG_I_VECTOR));
 		int sd;
 
 		if (sa < 0)
 			return sa;
-		sd = port_take(s, m->store_data_ports, data, 1, seq, &sw);
+		sd = port_take(s, vec_data && m->vec_store_data_ports ?
+			       m->vec_store_data_ports : m->store_data_ports, data,
+			       vec_data && wide(m, in) ? 2 : 1, seq, &sw);
 		if (sd < 0)
 			return sd;
 		if (sa + 1 > complete)
@@ -439,6 +616,9 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 retire:
 	if (fused)
 		s->fuse_pending = 0;
+	if (store && m->store_queue > 0)
+		store_key(s, in, cls, &skey);
+	values_update(s, in);
 	/* results */
 	for (uint64_t w = in->regs_written; w; w &= w - 1) {
 		int reg = __builtin_ctzll(w);
@@ -471,6 +651,8 @@ retire:
 	}
 	s->last_retire = r;
 	s->rob[seq % m->rob_size] = r;
+	if (store && m->store_queue > 0)
+		store_commit(s, &skey, r);
 	if (taken && m->taken_per_cycle > 0 && ++s->disp_taken >= m->taken_per_cycle) {
 		s->disp_cycle++;
 		s->disp_used = 0;
@@ -559,21 +741,24 @@ static int is_loop_branch(const struct cfg_insn *in)
 }
 
 /*
- * The period of the retire times of the iterations' last instructions, end[0..k]:
+ * The period of the retire times of the iterations' last instructions, end[0..k]
+ * (and of lag[0..k], how far the store commit trails them):
  * the smallest p such that the per-iteration retire gaps of the last
  * max(PERIOD_SPAN, 3 p) iterations repeat every p iterations, or 0.  Once the
  * machine state repeats, so does everything after; a short span would take
  * the first quiet iterations before a port backlog builds up for a period.
  */
-static int find_period(const int *end, int k)
+static int find_period(const int *end, const int *lag, int k)
 {
 	for (int p = 1; p <= MAX_PERIOD; p++) {
 		int span = 3 * p > PERIOD_SPAN ? 3 * p : PERIOD_SPAN, j;
 
 		if (span + p > k - PERIOD_WARMUP)
 			return 0;
+		/* a store queue still filling is not a steady state: its lag grows */
 		for (j = k; j > k - span; j--)
-			if (end[j] - end[j - 1] != end[j - p] - end[j - p - 1])
+			if (end[j] - end[j - 1] != end[j - p] - end[j - p - 1] ||
+			    lag[j] != lag[j - p])
 				break;
 		if (j == k - span)
 			return p;
@@ -626,8 +811,9 @@ static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 	int prev_r = 0, k1 = iters / 2, r0, p = 0, k, rc = -ENOMEM;
 	double *gap = calloc(n, sizeof(*gap));
 	int *end = malloc(((size_t)iters + 1) * sizeof(*end));
+	int *lag = malloc(((size_t)iters + 1) * sizeof(*lag));
 
-	if (!gap || !end)
+	if (!gap || !end || !lag)
 		goto out;
 	for (size_t i = 0; i < npre; i++) {
 		rc = sim_insn(s, &pre[i], s->pcls[i], i + 1 < npre ? &pre[i + 1] : &insns[0], 0,
@@ -637,6 +823,7 @@ static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 		prev_r = dn.retire;
 	}
 	end[0] = prev_r;
+	lag[0] = 0;
 	r0 = prev_r;
 	for (k = 0; k < iters; k++) {
 		if (k == k1)
@@ -645,7 +832,8 @@ static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 		if (rc < 0)
 			goto out;
 		end[k + 1] = prev_r;
-		if (k + 1 < k1 && (p = find_period(end, k + 1)) > 0)
+		lag[k + 1] = s->commit_next > prev_r ? s->commit_next - prev_r : 0;
+		if (k + 1 < k1 && (p = find_period(end, lag, k + 1)) > 0)
 			break;
 	}
 	if (p > 0) {
@@ -665,6 +853,7 @@ static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 out:
 	free(gap);
 	free(end);
+	free(lag);
 	return rc;
 }
 

@@ -103,6 +103,15 @@ struct model {
 	uint32_t vec_load_ports;	/* ports for loads into vector registers; 0: load_ports */
 	int vec_pipe_bits;		/* width of the vector pipes and load paths: a wider
 					 * op holds its port twice as long (double-pumped) */
+	uint32_t vec_store_data_ports;	/* store data from vector registers; 0: store_data_ports */
+	/*
+	 * Store commit (0 = not modelled): stores leave the store queue in program
+	 * order, one per cycle, or two when the two oldest fall in one
+	 * store_pair_bytes-aligned block; a store crossing a 64-byte line takes
+	 * two cycles.  A full store queue (store_queue entries) stalls dispatch.
+	 */
+	int store_queue;
+	int store_pair_bytes;
 };
 
 /* The models, by name ("zen5", "zen4", "zen3", "skylake", "generic"). */
@@ -119,6 +128,10 @@ size_t model_list(const char **names, size_t max);
 /* The class row of an instruction; *known = 0 when it is the fallback. */
 const struct model_class *model_classify(const struct model *m, const struct cfg_insn *insn,
 					 int *known);
+/* The operand form as the models see it: insn->form, except that a vector
+ * instruction whose only memory operand is its AT&T destination and which writes
+ * no register is a store (capstone marks AVX stores' memory operand as read). */
+enum cfg_form model_form(const struct cfg_insn *insn);
 /* MODEL_T_* traits of an instruction, as classify matches them. */
 uint32_t model_traits(const struct cfg_insn *insn);
 
