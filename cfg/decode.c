@@ -309,6 +309,24 @@ static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
 	}
 }
 
+/*
+ * Capstone 4 marks the memory operand of SSE/AVX stores (vmovaps %ymm0,(%rdi),
+ * vmovq %xmm0,(%rax), vpextrd $1,%xmm0,(%rdi)) as read.  A vector instruction
+ * whose one memory operand is its AT&T destination and which writes no
+ * register only writes memory: a store.
+ */
+static void fix_vector_store(struct cfg_insn *insn)
+{
+	const uint64_t regs = ((1ull << CFG_R_FLAGS) - 1) | (0xffffffffull << CFG_R_VEC0);
+	size_t len = strlen(insn->text);
+
+	if (insn->form != CFG_F_LOAD || !insn->vec_bits || insn->nmem != 1 || !len ||
+	    insn->text[len - 1] != ')' || (insn->regs_written & regs))
+		return;
+	insn->form = CFG_F_STORE;
+	insn->flags = (insn->flags & ~(uint32_t)CFG_I_LOAD) | CFG_I_STORE;
+}
+
 static void fill_class(struct cfg_insn *insn, const cs_insn *ci)
 {
 	const cs_detail *d = ci->detail;
@@ -430,6 +448,7 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 	copy_text(insn->text, sizeof(insn->text), ci->mnemonic, ci->op_str);
 	fill_operands(insn, ci);
 	fill_regs(dec, insn, ci);
+	fix_vector_store(insn);
 	fill_class(insn, ci);
 	check_zero_idiom(insn, ci);
 	return 0;

@@ -105,24 +105,13 @@ uint32_t model_traits(const struct cfg_insn *insn)
 
 static int match_row(const struct model_class *c, const struct cfg_insn *insn, uint32_t t)
 {
-	if (c->forms && !(c->forms & MODEL_FORM(model_form(insn))))
+	if (c->forms && !(c->forms & MODEL_FORM(insn->form)))
 		return 0;
 	if (insn->vec_bits < c->min_vec || insn->vec_bits > c->max_vec)
 		return 0;
 	if ((t & c->need) != c->need || (t & c->avoid))
 		return 0;
 	return match_mnemonic(c->pattern, insn->mnemonic);
-}
-
-enum cfg_form model_form(const struct cfg_insn *insn)
-{
-	size_t len = strlen(insn->text);
-	const uint64_t regs = ((1ull << CFG_R_FLAGS) - 1) | (0xffffffffull << CFG_R_VEC0);
-
-	if (insn->form == CFG_F_LOAD && (insn->flags & CFG_I_VECTOR) && insn->nmem == 1 &&
-	    len && insn->text[len - 1] == ')' && !(insn->regs_written & regs))
-		return CFG_F_STORE;
-	return insn->form;
 }
 
 const struct model_class *model_classify(const struct model *m, const struct cfg_insn *insn,

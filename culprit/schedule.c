@@ -523,7 +523,7 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 	int seq = s->seq, d, t, complete, r, fused = 0, fusing, slots = 0;
 	uint64_t addr = addr_regs(in), rd = in->regs_read & ~CFG_RBIT(CFG_R_RIP);
 	int stack = !!(in->flags & CFG_I_STACK);
-	enum cfg_form form = model_form(in);
+	enum cfg_form form = in->form;
 	int load = form == CFG_F_LOAD || form == CFG_F_RMW || (cls->kind & MODEL_K_POP);
 	int store = form == CFG_F_STORE || form == CFG_F_RMW ||
 		    (cls->kind & MODEL_K_PUSH);

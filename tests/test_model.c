@@ -220,7 +220,7 @@ static void test_zen4_stores(void **state)
 	assert_cycles("zen4", z4_st8_step16, 1.0);
 	/* capstone reads an AVX store's memory operand as a source: still a store */
 	assert_int_equal(cfg_decode(z4_st16_1line4, 4, 0, &insns, &n, &err), 0);
-	assert_int_equal(model_form(&insns[0]), CFG_F_STORE);
+	assert_int_equal(insns[0].form, CFG_F_STORE);
 	model_classify(model_by_name("zen4"), &insns[0], &known);
 	assert_int_equal(known, 1);
 	free(insns);

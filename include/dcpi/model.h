@@ -128,10 +128,6 @@ size_t model_list(const char **names, size_t max);
 /* The class row of an instruction; *known = 0 when it is the fallback. */
 const struct model_class *model_classify(const struct model *m, const struct cfg_insn *insn,
 					 int *known);
-/* The operand form as the models see it: insn->form, except that a vector
- * instruction whose only memory operand is its AT&T destination and which writes
- * no register is a store (capstone marks AVX stores' memory operand as read). */
-enum cfg_form model_form(const struct cfg_insn *insn);
 /* MODEL_T_* traits of an instruction, as classify matches them. */
 uint32_t model_traits(const struct cfg_insn *insn);
 
