@@ -6,6 +6,7 @@
 #   make            build build/dcpi and its dcpiXXX links
 #   make check      install missing dependencies, build, run every test
 #   make check-asan the unit tests under ASan + UBSan
+#   make check-valgrind  the unit tests under valgrind's memcheck
 #   make demo       profile a bundled workload and print dcpiprof
 #   make bench      benchmarks that print figures beside the peer tools
 #   make accuracy   estimates against callgrind's exact counts (DCPI figs. 8, 9)
@@ -45,7 +46,7 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps check check-asan demo bench accuracy fuzz install clean
+.PHONY: all deps check check-asan check-valgrind demo bench accuracy fuzz install clean
 .DEFAULT_GOAL := all
 
 all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS))
@@ -95,6 +96,12 @@ check-asan: deps
 		all-tests
 	@BUILD=build-asan ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		./tests/run.sh $(patsubst $(BUILD)/%,build-asan/%,$(TESTS))
+
+# memcheck over the test binaries (the dcpi they start runs natively)
+check-valgrind: deps
+	@$(MAKE) --no-print-directory all-tests
+	@BUILD=$(BUILD) TEST_WRAPPER="valgrind -q --error-exitcode=9 --leak-check=full \
+		--errors-for-leak-kinds=definite,indirect" ./tests/run.sh $(TESTS)
 
 # --- demo, benchmarks, fuzzing ---------------------------------------------
 demo: deps

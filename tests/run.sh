@@ -2,7 +2,7 @@
 # Run each cmocka test binary given, print its output, and close with one
 # summary line "check: N passed, M failed, K skipped".  A binary that dies without
 # cmocka's summary counts as one failure.  Exit status is non-zero on any
-# failure.
+# failure.  TEST_WRAPPER (e.g. valgrind) runs in front of each binary.
 : "${BUILD:=build}"
 DCPI_BIN="$(pwd)/$BUILD/dcpi"
 DCPI_BUILD="$(pwd)/$BUILD"
@@ -14,7 +14,8 @@ skipped=0
 log=$(mktemp)
 for t in "$@"; do
 	echo "== $t"
-	"$t" >"$log" 2>&1
+	# shellcheck disable=SC2086
+	$TEST_WRAPPER "$t" >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
