@@ -74,21 +74,54 @@ static void skid_shift(struct calc *c)
 	}
 }
 
+/*
+ * Confidence, propagation, then the flow solver: for the global method its
+ * solution is the answer; for both it is the evidence confidence.c grades
+ * agreement by (a class the flow pulls away from its estimate is low).
+ * Solving again with the regraded weights was measured worse (a deflated
+ * neighbour, e.g. a one-instruction block that lost its samples to skid,
+ * makes a right class disagree too): the weights stay the first grades.
+ */
 static int settle(struct calc *c, struct est_class *cls, int global, double *resid,
 		  struct dcpi_err *err)
 {
+	const struct cfg *cfg = c->cfg;
+	size_t nb = cfg->nblocks, ne = cfg->nedges + 1;
+	double *x0 = NULL, *y0 = NULL;
 	int rc;
 
-	est_confidence(c->cfg, cls);
-	rc = est_propagate(c->cfg, cls, c->x, c->y, err);
-	est_confidence(c->cfg, cls);	/* propagated classes too */
-	if (rc < 0 || !global)
+	est_confidence(cfg, cls);
+	rc = est_propagate(cfg, cls, c->x, c->y, err);
+	est_confidence(cfg, cls);	/* propagated classes too */
+	if (rc < 0)
 		return rc;
-	rc = est_solve_flow(c->cfg, cls, c->x, c->y, resid, err);
+	x0 = malloc((nb + 1) * sizeof(*x0));
+	y0 = malloc((ne + 1) * sizeof(*y0));
+	if (!x0 || !y0) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+		goto out;
+	}
+	memcpy(x0, c->x, nb * sizeof(*x0));
+	memcpy(y0, c->y, ne * sizeof(*y0));
+	rc = est_solve_flow(cfg, cls, c->x, c->y, resid, err);
 	if (rc == -E2BIG) {
 		dcpi_err_clear(err);
-		return 0;	/* too large: the propagation result stands */
+		rc = 0;	/* too large: the propagation result stands */
+		memcpy(c->x, x0, nb * sizeof(*x0));
+		goto out;
 	}
+	if (rc < 0)
+		goto out;
+	est_confidence_flow(cfg, cls, c->x);
+	if (!global) {
+		memcpy(c->x, x0, nb * sizeof(*x0));
+		memcpy(c->y, y0, ne * sizeof(*y0));
+		if (resid)
+			*resid = 0;
+	}
+out:
+	free(x0);
+	free(y0);
 	return rc;
 }
 

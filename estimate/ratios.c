@@ -20,17 +20,19 @@
  * sample has a ratio off by 100%), not a small ratio, and is passed over.  Classes
  * with fewer than opts->few_samples samples use sum S / sum M.
  *
- * Upper bounds.  A block's cycles are reported at its own instructions or,
- * skidding, at the first opts->skid instructions of its successors (the
- * calibration measures how far: tools/calibrate.c).  With S such samples in
- * that window, count x sum_block M <= S_up x cps, S_up the 95% Poisson upper
- * limit of S (3 when S = 0), since M is a best case.  A class with no
- * samples in any such window is near zero and at most that bound: estimate
- * 0 (source EST_S_BOUND, low confidence) instead of whatever flow would push
- * into it (entry and exit blocks run a handful of times).  A class with no
- * samples of its own but samples at its successors' heads can be a hot short
- * block whose samples all skidded on (DESIGN.md: block-leading instructions
- * get almost none): propagation and the solver decide it, under its bound.
+ * Upper bounds.  A block's cycles are reported at its own instructions, at
+ * its successors' first instructions (skid) or, when it retires in the
+ * shadow of an older long-latency instruction, at its predecessors.  With S
+ * samples in that window (the block and every block next to it, but of
+ * a successor deeper in loops only its first opts->skid instructions),
+ * count x sum_block M <= S_up x cps, S_up the 95% Poisson upper limit of S
+ * (3 when S = 0), since M is a best case.  A class with no samples in any
+ * such window is near zero and at most that bound: estimate 0 (source
+ * EST_S_BOUND, low confidence) instead of whatever flow would push into it
+ * (entry and exit blocks run a handful of times).  A class with no samples
+ * of its own but samples next to it can be a hot short block whose cycles
+ * were all reported elsewhere: propagation and the solver decide it, under
+ * its bound.
  */
 #include <errno.h>
 #include <math.h>
@@ -170,30 +172,61 @@ static double poisson_upper(double s)
 	return s + 3 + 2 * sqrt(s);
 }
 
+static double block_samples(const struct cfg_block *bl, const double *s)
+{
+	double sum = 0;
+
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+		sum += s[i];
+	return sum;
+}
+
+/*
+ * The window of block b: b and every block next to it.  An out-of-order
+ * core retires a cheap block in the shadow of an older long-latency
+ * instruction (its cycles are reported there, or one instruction on), so
+ * its own samples and its successors' heads are not enough: a one-
+ * instruction block of a hot loop can get none at all (measured: gzip's
+ * longest_match, 1.2e8 executions, 0 samples).  Only a block whose whole
+ * neighbourhood is cold is known to be cold.  Neighbours deeper in loops
+ * than the block run apart from it (the blocks before and after a hot
+ * loop): of those only the first `skid` instructions of a successor count.
+ */
+static double window_samples(const struct cfg *cfg, const struct cfg_block *bl, const double *s,
+			     uint32_t skid)
+{
+	double sw = block_samples(bl, s);
+
+	for (uint32_t k = 0; k < bl->nsucc + bl->npred; k++) {
+		const struct cfg_edge *e = &cfg->edges[k < bl->nsucc ? bl->succ[k] :
+						       bl->pred[k - bl->nsucc]];
+		const struct cfg_block *t = &cfg->blocks[k < bl->nsucc ? e->to : e->from];
+
+		if (t->loop_depth <= bl->loop_depth)
+			sw += block_samples(t, s);
+		else if (k < bl->nsucc)	/* a loop it enters: only the skid */
+			for (uint32_t i = t->first; i < t->first + t->n && i < t->first + skid; i++)
+				sw += s[i];
+	}
+	return sw;
+}
+
 static void class_bounds(const struct cfg *cfg, const double *s, double cps, const double *m,
 			 const struct est_opts *o, struct est_class *classes)
 {
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
 		struct est_class *c;
-		double sw = 0, mm = 0, bound;
+		double sw, mm = 0, bound;
 
 		if (!bl->n || bl->cls < 0 || bl->cls >= cfg->nclasses)
 			continue;
 		c = &classes[bl->cls];
-		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
-			sw += s[i];
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
 			mm += m[i];
-		}
-		for (uint32_t k = 0; k < bl->nsucc; k++) {
-			const struct cfg_block *t = &cfg->blocks[cfg->edges[bl->succ[k]].to];
-			uint32_t h = (uint32_t)(o->skid > 0 ? o->skid : 1);
-
-			for (uint32_t i = t->first; i < t->first + t->n && i < t->first + h; i++)
-				sw += s[i];
-		}
 		if (mm <= 0)
 			continue;
+		sw = window_samples(cfg, bl, s, (uint32_t)(o->skid > 0 ? o->skid : 1));
 		bound = poisson_upper(sw) * cps / mm;
 		if (c->bound <= 0 || bound < c->bound) {
 			c->bound = bound;
@@ -214,7 +247,7 @@ int est_class_ratios(const struct cfg *cfg, const double *s, double cps, const d
 	if (cps <= 0)
 		cps = 1;
 	for (int c = 0; c < cfg->nclasses; c++)
-		classes[c] = (struct est_class){ .estimate = -1, .tightness = 1 };
+		classes[c] = (struct est_class){ .estimate = -1, .tightness = 1, .flow = -1 };
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
 

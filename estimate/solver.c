@@ -445,8 +445,23 @@ static void blocks_from_edges(const struct cfg *cfg, const struct flow *f, doubl
 		*resid = xmax > 0 ? worst / xmax : 0;
 }
 
-/* Blocks of skid-starved classes above their bound get a heavy pull to it,
- * as negative edges get one to 0; returns 1 when some did. */
+/*
+ * The most a class can have run: the bound of a skid-starved class
+ * (ratios.c); 0: none.  A measured class's ratio is no such bound here:
+ * an out-of-order core retires a cheap block in the shadow of an older
+ * long-latency instruction, so its samples can fall far below count x M
+ * (measured: capping measured classes at their estimates pulled gzip's
+ * hottest loop to a third of its count through a 1-cycle block).
+ */
+static double class_cap(const struct est_class *c)
+{
+	if (c->samples <= 0 && c->bound > 0 && c->source != EST_S_BOUND)
+		return c->bound;
+	return 0;
+}
+
+/* Blocks above their class's cap get a heavy pull to it, as negative edges
+ * get one to 0; returns 1 when some did. */
 static int bounds_active(const struct cfg *cfg, const struct est_class *cls, struct flow *f)
 {
 	int any = 0;
@@ -459,16 +474,21 @@ static int bounds_active(const struct cfg *cfg, const struct est_class *cls, str
 		int virt;
 		double z = 0;
 
-		if (!c || c->samples > 0 || c->bound <= 0 || c->source == EST_S_BOUND)
+		double cap;
+
+		if (!c)
+			continue;
+		cap = class_cap(c);
+		if (cap <= 0)
 			continue;
 		side_of(cfg, f, b, &list, &n, &virt);
 		for (uint32_t k = 0; k < n; k++)
 			z += f->y[list[k]];
 		if (virt)
 			z += f->y[f->ne - 1];
-		if (z > c->bound * (1 + 1e-6)) {
+		if (z > cap * (1 + 1e-6)) {
 			f->w_blk[b] = f->w_blk[b] > 0 ? 10 * f->w_blk[b] : 1e3 * f->wmax;
-			f->est_blk[b] = c->bound;
+			f->est_blk[b] = cap;
 			any = 1;
 		}
 	}

@@ -116,10 +116,12 @@ struct est_class {
 	int nused;		/* in the chosen cluster */
 	double used_samples;	/* samples of the chosen windows */
 	double tightness;	/* max / min ratio of the cluster, 1 when one */
-	double window_samples;	/* samples where its cycles can land: its own
-				 * plus its successors' first opts->skid insns */
+	double window_samples;	/* samples where its cycles can land: its
+				 * blocks' and their neighbour blocks' */
 	double bound;		/* upper bound on executions from them (95%),
 				 * 0 when it has no best-case cycles */
+	double flow;		/* the flow solver's count for it (mean over its
+				 * blocks), -1 when not solved */
 	enum est_source source;
 	enum est_conf conf;
 };
@@ -216,6 +218,14 @@ int est_solve_flow(const struct cfg *cfg, const struct est_class *classes, doubl
 
 /* est_confidence: confidence of each class estimate (sec. 6.1.5). */
 void est_confidence(const struct cfg *cfg, struct est_class *classes);
+
+/*
+ * est_confidence_flow: regrade measured classes by how well the flow
+ * solution x[nblocks] (est_solve_flow) agrees with their own estimates:
+ * fills classes[].flow; a class the flow pulls more than 15% away is low,
+ * one it confirms within 5% on enough samples and windows is high.
+ */
+void est_confidence_flow(const struct cfg *cfg, struct est_class *classes, const double *x);
 
 /*
  * Calibration of where samples land (DESIGN.md "Where samples land";
