@@ -356,6 +356,58 @@ static void test_confidence_order(void **state)
 	free(c);
 }
 
+/*
+ * Regrading by the flow: a class the flow solution pulls more than 15% from
+ * its own estimate is low; one it confirms within 5%, with enough samples
+ * and windows, is high; propagated and bounded classes keep their grade.
+ */
+static void test_confidence_flow(void **state)
+{
+	struct fixture *f = *state;
+	const struct cfg *cfg = f->cfg;
+	struct est_class *c = calloc((size_t)cfg->nclasses, sizeof(*c));
+	double *x = calloc(cfg->nblocks, sizeof(double));
+	int loop = -1, entry = cfg->blocks[cfg->entry].cls, odd = -1;
+
+	assert_non_null(c);
+	assert_non_null(x);
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		for (int k = 0; k < NB; k++)
+			if (cfg->blocks[b].n && cfg->blocks[b].start == block_start[k])
+				x[b] = block_count[k];
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		if (cfg->blocks[b].start == 0x1004)
+			loop = cfg->blocks[b].cls;
+		if (cfg->blocks[b].start == 0x1009)
+			odd = cfg->blocks[b].cls;
+	}
+	assert_true(loop >= 0 && odd >= 0 && loop != odd && loop != entry);
+	for (int k = 0; k < cfg->nclasses; k++)
+		c[k] = (struct est_class){ .samples = 1000, .estimate = -1, .npoints = 4,
+					   .nused = 4, .used_samples = 1000, .tightness = 1.1,
+					   .source = EST_S_PROPAGATED, .conf = EST_CONF_MEDIUM };
+	/* the loop class agrees with the flow within 2%: high */
+	c[loop].estimate = 1.02e6;
+	c[loop].source = EST_S_CLUSTER;
+	/* the taken arm claims 40% more than the flow gives it: low */
+	c[odd].estimate = 3.5e5;
+	c[odd].source = EST_S_CLUSTER;
+	/* the entry is propagated: its grade is not the flow's to change */
+	c[entry].estimate = 5000;
+	est_confidence_flow(cfg, c, x);
+	assert_int_equal(c[loop].conf, EST_CONF_HIGH);
+	assert_true(fabs(c[loop].flow - 1e6) < 1);
+	assert_int_equal(c[odd].conf, EST_CONF_LOW);
+	assert_int_equal(c[entry].conf, EST_CONF_MEDIUM);
+	/* agreement on too few samples stays medium */
+	c[loop].conf = EST_CONF_MEDIUM;
+	c[loop].used_samples = 50;
+	est_confidence_flow(cfg, c, x);
+	assert_int_equal(c[loop].conf, EST_CONF_MEDIUM);
+	free(x);
+	free(c);
+}
+
 /* ---- end to end: estloops under dcpi record and under callgrind ------- */
 
 static char tmp[256];
@@ -491,6 +543,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_skid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_propagate_fills, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_negative, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_confidence_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confidence_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_sample_bound, setup, teardown),
 		cmocka_unit_test(test_end_to_end),
