@@ -19,7 +19,12 @@
  * mca_skylake $BUILD/bhive/loops.tsv` prints |ours - llvm-mca| / llvm-mca
  * for the skylake model (bodies whose column is "-" are left out).
  *
- *	model_speed [-m MODEL] [-n N] [-e] [-M K] [-r COLUMN] FILE.tsv...
+ * With -e the summary also gives each model's coverage: the share of the
+ * bodies' instructions some class row matches (the rest get the fallback
+ * class); -u adds the forms that fall back in the chosen model, most
+ * frequent first (mnemonic, operand form, vector width).
+ *
+ *	model_speed [-m MODEL] [-n N] [-e] [-u] [-M K] [-r COLUMN] FILE.tsv...
  */
 #include <errno.h>
 #include <stdio.h>
@@ -291,6 +296,91 @@ static int cmp_dbl(const void *a, const void *b)
 
 static double now(void);
 
+struct form_count {
+	char key[48];			/* "mnemonic form vec_bits" */
+	unsigned n;
+};
+
+static int cmp_count(const void *a, const void *b)
+{
+	const struct form_count *x = a, *y = b;
+
+	return x->n != y->n ? (x->n < y->n ? 1 : -1) : strcmp(x->key, y->key);
+}
+
+/*
+ * Coverage: the share of the bodies' instructions that some class row of a
+ * model matches (the rest get its fallback class), for every model; with
+ * list, the forms that fall back in that model, most frequent first.
+ */
+static void print_coverage(const struct body *bv, size_t nb, const struct model *list)
+{
+	static const char *const form_names[] = { "-", "reg", "load", "store", "rmw" };
+	const char *names[16];
+	size_t nm = model_list(names, 16), total = 0, nf = 0, capf = 0;
+	struct form_count *fc = NULL;
+
+	if (nm > 16)
+		nm = 16;
+	for (size_t k = 0; k < nb; k++)
+		total += bv[k].n;
+	printf("# coverage (instructions with a known class, %zu bodies, %zu instructions):",
+	       nb, total);
+	for (size_t j = 0; j < nm; j++) {
+		const struct model *mj = model_by_name(names[j]);
+		size_t known = 0;
+
+		for (size_t k = 0; k < nb; k++) {
+			for (size_t i = 0; i < bv[k].n; i++) {
+				int kn;
+
+				model_classify(mj, &bv[k].insns[i], &kn);
+				known += kn;
+			}
+		}
+		printf(" %s %.1f%%", names[j], total ? 100.0 * known / total : 100.0);
+	}
+	printf("\n");
+	if (!list)
+		return;
+	for (size_t k = 0; k < nb; k++) {
+		for (size_t i = 0; i < bv[k].n; i++) {
+			const struct cfg_insn *in = &bv[k].insns[i];
+			char key[48];
+			size_t f;
+			int kn;
+
+			model_classify(list, in, &kn);
+			if (kn)
+				continue;
+			snprintf(key, sizeof(key), "%s %s %u", in->mnemonic,
+				 (unsigned)in->form < 5 ? form_names[in->form] : "?",
+				 (unsigned)in->vec_bits);
+			for (f = 0; f < nf && strcmp(fc[f].key, key); f++)
+				;
+			if (f == nf) {
+				if (nf == capf) {
+					struct form_count *t;
+
+					capf = capf ? 2 * capf : 64;
+					t = realloc(fc, capf * sizeof(*fc));
+					if (!t)
+						goto out;
+					fc = t;
+				}
+				snprintf(fc[nf].key, sizeof(fc[nf].key), "%s", key);
+				fc[nf++].n = 0;
+			}
+			fc[f].n++;
+		}
+	}
+	qsort(fc, nf, sizeof(*fc), cmp_count);
+	for (size_t f = 0; f < nf; f++)
+		printf("# %s fallback: %5u  %s\n", model_name(list), fc[f].n, fc[f].key);
+out:
+	free(fc);
+}
+
 /* Seconds per body of one llvm-mca-19 process (the disassembly not counted). */
 static double time_mca(size_t nb, const char *const *hex, int k)
 {
@@ -332,7 +422,7 @@ int main(int argc, char **argv)
 	const struct model *m = model_for_this_cpu();
 	struct body *bv = NULL;
 	size_t nb = 0, cap = 0;
-	int reps = 10, errs = 0, mca = 0, i;
+	int reps = 10, errs = 0, mca = 0, unknown = 0, i;
 	const char *refcol = NULL;
 	size_t nx = 0;
 	double t0, t, sum = 0, sumx = 0, *e, *ex;
@@ -348,12 +438,14 @@ int main(int argc, char **argv)
 			mca = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-r") && i + 1 < argc)
 			refcol = argv[++i];
+		else if (!strcmp(argv[i], "-u"))
+			unknown = 1;
 		else
 			break;
 	}
 	if (!m || i >= argc || reps < 1) {
-		fprintf(stderr, "usage: model_speed [-m MODEL] [-n N] [-e] [-M K] [-r COLUMN] "
-			"FILE.tsv...\n");
+		fprintf(stderr, "usage: model_speed [-m MODEL] [-n N] [-e] [-u] [-M K] "
+			"[-r COLUMN] FILE.tsv...\n");
 		return 2;
 	}
 	for (; i < argc; i++) {
@@ -393,10 +485,13 @@ int main(int argc, char **argv)
 		}
 	}
 	t = now() - t0;
+	if (errs && nb)
+		print_coverage(bv, nb, unknown ? m : NULL);
 	if (errs && nb) {
 		qsort(e, nb, sizeof(*e), cmp_dbl);
 		printf("# %s: %zu bodies, error%s%s mean %.1f%% median %.1f%% p90 %.1f%%\n",
-		       model_name(m), nb, refcol ? " against " : "", refcol ? refcol : "", 100 * sum / nb, 100 * e[(nb + 1) / 2 - 1],
+		       model_name(m), nb, refcol ? " against " : "", refcol ? refcol : "",
+		       100 * sum / nb, 100 * e[(nb + 1) / 2 - 1],
 		       100 * e[(size_t)(nb * 0.9 + 0.999) - 1]);
 		if (nx) {
 			qsort(ex, nx, sizeof(*ex), cmp_dbl);

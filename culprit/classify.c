@@ -18,11 +18,22 @@ static int is_size_suffix(char c)
 	return c == 'b' || c == 'w' || c == 'l' || c == 'q';
 }
 
-/* Does mnemonic mn match pattern pat ("add", "cmov*", "*")? */
+/*
+ * Does mnemonic mn match pattern pat ("add", "cmov*", "*mov*", "*")?  A leading
+ * '*' with more after it ("*mov*") matches anywhere in the mnemonic: before, it
+ * was read as a literal prefix and such rows matched nothing, so SSE and AVX
+ * loads (movdqa, vmovups) fell to the unknown-form class.
+ */
 static int match_mnemonic(const char *pat, const char *mn)
 {
 	size_t n = strlen(pat), m = strlen(mn);
+	char mid[24];
 
+	if (n > 2 && pat[0] == '*' && pat[n - 1] == '*' && n - 2 < sizeof(mid)) {
+		memcpy(mid, pat + 1, n - 2);
+		mid[n - 2] = 0;
+		return strstr(mn, mid) != NULL;
+	}
 	if (n && pat[n - 1] == '*')
 		return !strncmp(pat, mn, n - 1);
 	if (!strcmp(pat, mn))
@@ -100,6 +111,11 @@ uint32_t model_traits(const struct cfg_insn *insn)
 		t |= MODEL_T_ZERO;
 	if (strstr(insn->text, "%cl,"))
 		t |= MODEL_T_CL;
+	if (!strncmp(insn->text, "lock ", 5) ||
+	    (!strncmp(insn->mnemonic, "xchg", 4) && insn->nmem))
+		t |= MODEL_T_LOCK;
+	if (insn->size >= 8)
+		t |= MODEL_T_LONG;
 	return t;
 }
 

@@ -43,7 +43,13 @@ static const struct model_class classes[] = {
 	/* handled at rename: no port, no latency */
 	{ "*", ANY, AV, MODEL_T_NOP, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "*", REG, AV, MODEL_T_ZERO, 0, 0, 1, 0, 1, MODEL_K_ELIM },
-	{ "mov", REG, VEC, MODEL_T_VEC, 0, 2, 1, FANY, 1, 0 },	/* movq/movd gpr<->xmm */
+	/* movd/movq xmm -> gpr 1 uop p0, gpr -> xmm 1 uop p5, 2 cycles (UO; INT
+	 * table C-16 gives 2 for both) */
+	{ "mov", REG, VEC, MODEL_T_VEC, 0, 2, 1, B(P0) | B(P5), 1, 0 },
+	{ "movd", REG, VEC, MODEL_T_VEC, 0, 2, 1, B(P0) | B(P5), 1, 0 },
+	{ "vmovd", REG, VEC, MODEL_T_VEC, 0, 2, 1, B(P0) | B(P5), 1, 0 },
+	/* 4 uops on p0156, one a cycle (UO, AF) */
+	{ "vzeroupper", ANY, AV, 0, 0, 1, 4, ALU, 1, 0 },
 	{ "mov", REG, NOVEC, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "movap*", REG, AV, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "vmovap*", REG, AV, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
@@ -55,6 +61,15 @@ static const struct model_class classes[] = {
 	{ "mov", LD | ST, NOVEC, 0, 0, 0, 1, 0, 1, 0 },
 	{ "movz*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
 	{ "movs*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
+	/*
+	 * Vector loads and stores, legacy SSE and VEX alike (movups, movdqu, movdqa,
+	 * movaps, movsd, movss, movq, vmovups ...): one load uop on p2/p3 at the FP
+	 * load-to-use latency, or store-address p2/p3/p7 plus store-data p4, no
+	 * other port (INT 2.3 "Skylake" load/store, UO MOVUPS/MOVDQU (XMM, M128)
+	 * 1*p23, MOVUPS (M128, XMM) 1*p237+1*p4).  Until 2026-11-22 this row's
+	 * "*mov*" matched nothing (classify.c read it as a prefix) and all of
+	 * these took the fallback class.
+	 */
 	{ "*mov*", LD | ST, VEC, 0, 0, 0, 1, 0, 1, 0 },
 	{ "vbroadcast*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
 	{ "mov", REG, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },		/* mov $imm */
@@ -161,6 +176,9 @@ static const struct model_class classes[] = {
 	{ "vandnp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
 	{ "vorp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
 	{ "vxorp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
+	/* 1 uop p5, 6 cycles (UO PCLMULQDQ (XMM, XMM, I8), AF) */
+	{ "pclmulqdq", ANY, AV, 0, 0, 6, 1, B(P5), 1, 0 },
+	{ "vpclmulqdq", ANY, AV, 0, 0, 6, 1, B(P5), 1, 0 },
 	{ "pmul*", ANY, AV, 0, 0, 5, 1, FMA, 1, 0 },
 	{ "vpmul*", ANY, AV, 0, 0, 5, 1, FMA, 1, 0 },
 	{ "pshuf*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },

@@ -42,6 +42,8 @@ static const struct model_class classes[] = {
 	{ "*", ANY, AV, MODEL_T_NOP, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "*", REG, AV, MODEL_T_ZERO, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "mov", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },	/* movq/movd gpr<->xmm */
+	{ "movd", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },
+	{ "vmovd", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },
 	{ "mov", REG, NOVEC, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "movap*", REG, AV, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "vmovap*", REG, AV, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },

@@ -11,7 +11,7 @@
 
 enum {
 	ALU0, ALU1, ALU2, ALU3, AGU0, AGU1, AGU2, STD0, STD1,
-	FP0, FP1, FP2, FP3, FST0, FST1, DIV, FDIV, NPORTS
+	FP0, FP1, FP2, FP3, FST0, FST1, DIV, FDIV, LOCK, NPORTS
 };
 
 #define B(p)	(1u << (p))
@@ -20,7 +20,11 @@ enum {
 #define MUL	B(ALU1)
 #define AGU	(B(AGU0) | B(AGU1) | B(AGU2))
 #define VLD	(B(AGU0) | B(AGU1))	/* two 256-bit load paths to the FP unit */
-#define LEA3	(B(ALU1) | B(ALU2))	/* which two ALUs is not measured */
+/* shifts, rotates, bt 2/cycle on the multiplier's ALU and one more (shl_indep8 4.0,
+ * bt_shl4 2.0, imul_shl_indep 3.8 where a free ALU1 gives 3.0); setcc and cmov 2/cycle
+ * on two others (setcc_indep4 2.0, cmov_indep8 4.0, cmov_setcc4 2.1, cmov_shl4 1.05) */
+#define SHIFT	(B(ALU1) | B(ALU2))
+#define FLAGRD	(B(ALU0) | B(ALU3))
 #define STD	(B(STD0) | B(STD1))
 #define FMA	(B(FP0) | B(FP1))
 #define FADD	(B(FP2) | B(FP3))
@@ -37,16 +41,31 @@ enum {
 
 static const char *const port_names[NPORTS] = {
 	"alu0", "alu1", "alu2", "alu3", "agu0", "agu1", "agu2", "std0", "std1",
-	"fp0", "fp1", "fp2", "fp3", "fst0", "fst1", "div", "fdiv",
+	"fp0", "fp1", "fp2", "fp3", "fst0", "fst1", "div", "fdiv", "lock",
 };
 
 /* pattern, forms, vec range, need, avoid, lat, uops, ports, busy, kind */
 static const struct model_class classes[] = {
 	/* handled at rename: no port, no latency */
 	/* nop12: 12 nops in 1.05 cycles, above the 6-wide dispatch: no slot at all */
+	/* nop8_12, nop10_12 2.0: nops of 8 bytes or more take a slot each */
+	{ "*", ANY, AV, MODEL_T_NOP | MODEL_T_LONG, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "*", ANY, AV, MODEL_T_NOP, 0, 0, 0, 0, 1, MODEL_K_ELIM },
+	/* cmpxchg_mem 9.0, lock_cmpxchg 9.0, microcoded (measured only as a chain
+	 * through memory) */
+	{ "cmpxchg*", ANY, NOVEC, 0, 0, 8, 2, B(LOCK), 9, 0 },
+	{ "lock cmpxchg*", ANY, NOVEC, 0, 0, 8, 2, B(LOCK), 9, 0 },	/* capstone's mnemonic */
+	/* atomics serialize each other, whatever the address: lock_add 7.1,
+	 * lock_add4 (four lines) 31.5, xchg_mem 7.7, lock_add_add4 6.3 */
+	{ "*", ANY, AV, MODEL_T_LOCK, 0, 7, 1, B(LOCK), 7, 0 },
+	/* sbb r,r is a zero idiom for r only: sbb_self4 4.0, a chain through CF */
+	{ "sbb", REG, NOVEC, MODEL_T_ZERO, 0, 1, 1, ALU, 1, 0 },
 	{ "*", REG, AV, MODEL_T_ZERO, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "mov", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },	/* movq/movd gpr<->xmm */
+	{ "movd", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },
+	{ "vmovd", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },
+	/* vzu_only 1.0: one a cycle (which pipe: *est.*) */
+	{ "vzeroupper", ANY, AV, 0, 0, 1, 1, B(FP0), 1, 0 },
 	{ "mov", REG, NOVEC, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "movap*", REG, AV, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
 	{ "vmovap*", REG, AV, MODEL_T_REGMOV, 0, 0, 1, 0, 1, MODEL_K_ELIM },
@@ -86,26 +105,28 @@ static const struct model_class classes[] = {
 	{ "sbb", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "neg", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "not", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shl", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "sal", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shr", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "sar", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "rol", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "ror", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shlx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shrx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "sarx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "rorx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shld", ANY, NOVEC, 0, 0, 2, 2, ALU, 1, 0 },
-	{ "shrd", ANY, NOVEC, 0, 0, 2, 2, ALU, 1, 0 },
-	{ "bt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "bts", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "btr", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "btc", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
+	{ "shl", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "sal", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "shr", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "sar", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "rol", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "ror", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "shlx", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "shrx", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "sarx", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	{ "rorx", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	/* shld_chain 2.0, shld_indep4 6.0: three cycles of a shift ALU each */
+	{ "shld", ANY, NOVEC, 0, 0, 2, 2, SHIFT, 3, 0 },
+	{ "shrd", ANY, NOVEC, 0, 0, 2, 2, SHIFT, 3, 0 },
+	{ "bt", ANY, NOVEC, 0, 0, 1, 1, SHIFT, 1, 0 },
+	/* bts_chain 2.0, bts_indep4 4.0 */
+	{ "bts", ANY, NOVEC, 0, 0, 2, 1, SHIFT, 2, 0 },
+	{ "btr", ANY, NOVEC, 0, 0, 2, 1, SHIFT, 2, 0 },
+	{ "btc", ANY, NOVEC, 0, 0, 2, 1, SHIFT, 2, 0 },
 	{ "andn", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "bswap", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "set*", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "cmov*", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
+	{ "set*", ANY, NOVEC, 0, 0, 1, 1, FLAGRD, 1, 0 },
+	{ "cmov*", ANY, NOVEC, 0, 0, 1, 1, FLAGRD, 1, 0 },
 	{ "popcnt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "lzcnt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "tzcnt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
@@ -115,10 +136,12 @@ static const struct model_class classes[] = {
 	{ "cqto", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "cltd", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "cwtl", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "xchg", REG, NOVEC, 0, 0, 1, 2, ALU, 1, 0 },
-	/* base + index + displacement: 2 cycles, 2 per cycle (lea_complex, _indep4);
+	/* xchg1 0.33, xchg_indep4 1.33: renamed, two slots */
+	{ "xchg", REG, NOVEC, 0, 0, 0, 2, 0, 1, MODEL_K_ELIM },
+	/* base + index + displacement: 2 cycles holding any ALU both (lea_complex,
+	 * _indep4 2.0, lea3_indep6 3.0, lea3_shl6 2.0, lea3_setcc4 1.5, rol_lea3_4 1.5);
 	 * a scaled index alone is 1 cycle (lea_index, lea 8(,%rax,4) chain) */
-	{ "lea", ANY, NOVEC, MODEL_T_LEA3, 0, 2, 1, LEA3, 1, 0 },
+	{ "lea", ANY, NOVEC, MODEL_T_LEA3, 0, 2, 1, ALU, 2, 0 },
 	{ "lea", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
 	{ "imul", ANY, NOVEC, 0, 0, 3, 1, MUL, 1, 0 },
 	{ "mul", ANY, NOVEC, 0, 0, 3, 2, MUL, 1, 0 },
@@ -170,6 +193,9 @@ static const struct model_class classes[] = {
 	{ "vandnp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
 	{ "vorp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
 	{ "vxorp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
+	/* pclmul_chain 4.0, pclmul_indep4 8.0 (which pipes: *est.*) */
+	{ "pclmulqdq", ANY, AV, 0, 0, 4, 1, FMA, 4, 0 },
+	{ "vpclmulqdq", ANY, AV, 0, 0, 4, 1, FMA, 4, 0 },
 	{ "pmul*", ANY, AV, 0, 0, 3, 1, FMA, 1, 0 },
 	{ "vpmul*", ANY, AV, 0, 0, 3, 1, FMA, 1, 0 },
 	{ "pshuf*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },

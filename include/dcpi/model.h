@@ -44,6 +44,8 @@ enum {
 	MODEL_T_ZERO	= 1u << 13,	/* zero idiom */
 	MODEL_T_CL	= 1u << 14,	/* shift/rotate count in %cl */
 	MODEL_T_PACKED	= 1u << 15,	/* packed (ps/pd, integer SIMD), not scalar ss/sd */
+	MODEL_T_LOCK	= 1u << 16,	/* atomic: lock prefix, or xchg with memory */
+	MODEL_T_LONG	= 1u << 17,	/* encoding of 8 bytes or more */
 };
 
 /* Class row kinds: how the scheduler treats the instruction beyond latency. */
