@@ -327,6 +327,47 @@ static void fix_vector_store(struct cfg_insn *insn)
 	insn->flags = (insn->flags & ~(uint32_t)CFG_I_LOAD) | CFG_I_STORE;
 }
 
+/*
+ * Other capstone 4 access errata, checked against the instruction set
+ * manual: cmpxchg with memory reads and writes it and writes the accumulator
+ * (rdx:rax for cmpxchg8b/16b); shld/shrd by %cl write their destination
+ * register (the imm8 forms are right).
+ */
+static void fix_capstone_errata(struct cfg_insn *insn, const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	int r;
+
+	switch (ci->id) {
+	case X86_INS_CMPXCHG16B:
+	case X86_INS_CMPXCHG8B:
+		insn->regs_written |= CFG_RBIT(CFG_R_RDX);
+		/* fall through */
+	case X86_INS_CMPXCHG:
+		insn->regs_written |= CFG_RBIT(CFG_R_RAX) | CFG_RBIT(CFG_R_FLAGS);
+		if (insn->nmem) {
+			insn->form = CFG_F_RMW;
+			insn->flags |= CFG_I_LOAD | CFG_I_STORE;
+		}
+		break;
+	case X86_INS_SHLD:
+	case X86_INS_SHRD:
+		/* AT&T operand order (as capstone gives it here): the destination
+		 * is the last operand, read and written */
+		if (!x->op_count)
+			break;
+		if (x->operands[x->op_count - 1].type == X86_OP_MEM) {
+			insn->form = CFG_F_RMW;
+			insn->flags |= CFG_I_LOAD | CFG_I_STORE;
+		} else if ((r = fold_reg(x->operands[x->op_count - 1].reg)) >= 0) {
+			insn->regs_written |= CFG_RBIT(r);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 static void fill_class(struct cfg_insn *insn, const cs_insn *ci)
 {
 	const cs_detail *d = ci->detail;
@@ -449,6 +490,7 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 	fill_operands(insn, ci);
 	fill_regs(dec, insn, ci);
 	fix_vector_store(insn);
+	fix_capstone_errata(insn, ci);
 	fill_class(insn, ci);
 	check_zero_idiom(insn, ci);
 	return 0;

@@ -144,6 +144,26 @@ static void test_decode_vector_store(void **state)
 	}
 }
 
+/* Capstone 4 access errata the decoder corrects (Intel SDM semantics). */
+static void test_decode_errata(void **state)
+{
+	const uint8_t cmpxchg[] = { 0xf0, 0x48, 0x0f, 0xb1, 0x0f };	/* lock cmpxchg %rcx,(%rdi) */
+	const uint8_t shld_cl[] = { 0x48, 0x0f, 0xa5, 0xc3 };		/* shld %cl,%rax,%rbx */
+	const uint8_t shld_m[] = { 0x48, 0x0f, 0xa5, 0x07 };		/* shld %cl,%rax,(%rdi) */
+	struct cfg_insn in;
+
+	assert_int_equal(cfg_decode_one(cmpxchg, sizeof(cmpxchg), 0, &in), 0);
+	assert_int_equal(in.form, CFG_F_RMW);
+	assert_true(in.flags & CFG_I_STORE);
+	assert_true(in.regs_written & R(RAX));
+	assert_int_equal(cfg_decode_one(shld_cl, sizeof(shld_cl), 0, &in), 0);
+	assert_true(in.regs_written & R(RBX));
+	assert_false(in.regs_written & R(RAX));
+	assert_true(in.regs_read & R(RBX));
+	assert_int_equal(cfg_decode_one(shld_m, sizeof(shld_m), 0, &in), 0);
+	assert_int_equal(in.form, CFG_F_RMW);
+}
+
 static void test_decode_call(void **state)
 {
 	const uint8_t b[] = { 0xe8, 0x10, 0x00, 0x00, 0x00 };	/* call .+0x15 */
@@ -746,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_decode_load),
 		cmocka_unit_test(test_decode_store_rip),
 		cmocka_unit_test(test_decode_vector_store),
+		cmocka_unit_test(test_decode_errata),
 		cmocka_unit_test(test_decode_call),
 		cmocka_unit_test(test_decode_branches),
 		cmocka_unit_test(test_decode_idioms),
