@@ -17,8 +17,10 @@
  * opts->min_frac of the class's windows, or when it would imply that some
  * other window stalls more than EST_MAX_STALL times its best case.  A cluster
  * resting on fewer than opts->few_samples samples is noise (a window of one
- * sample has a ratio off by 100%), not a small ratio, and is passed over.  Classes
- * with fewer than opts->few_samples samples use sum S / sum M.
+ * sample has a ratio off by 100%), not a small ratio, and is passed over (a
+ * deviation from the paper, measured against it in docs/estimate.md: no
+ * better, no worse).  Classes with fewer than opts->few_samples samples use
+ * sum S / sum M.
  *
  * Upper bounds.  A block's cycles are reported at its own instructions, at
  * its successors' first instructions (skid) or, when it retires in the

@@ -330,6 +330,69 @@ static void test_zero_sample_bound(void **state)
 	}
 }
 
+/*
+ * The cluster rule of sec. 6.1.3 on hand-made windows: one class of four
+ * one-instruction blocks, ratio r_b = S_b x cps / M_b, picked directly by
+ * est_class_ratios (block windows).
+ */
+static double class_estimate(const double *s, const double *m, int nb, double min_frac,
+			     struct est_class *out)
+{
+	struct cfg_block bl[8];
+	struct cfg cfg = { .name = "clusters", .blocks = bl, .nblocks = (size_t)nb,
+			   .ninsns = (size_t)nb, .nclasses = 1 };
+	struct est_opts o;
+	struct est_class c;
+	struct dcpi_err err = { 0 };
+
+	assert_true(nb <= 8);
+	memset(bl, 0, sizeof(bl));
+	for (int b = 0; b < nb; b++)
+		bl[b] = (struct cfg_block){ .start = 0x1000 + 4 * (uint64_t)b,
+					    .end = 0x1004 + 4 * (uint64_t)b,
+					    .first = (uint32_t)b, .n = 1, .cls = 0 };
+	est_opts_default(&o);
+	o.window = EST_W_BLOCK;
+	o.min_frac = min_frac;
+	assert_int_equal(est_class_ratios(&cfg, s, CPS, m, NULL, NULL, &o, &c, &err), 0);
+	if (out)
+		*out = c;
+	return c.estimate;
+}
+
+static void test_cluster_rule(void **state)
+{
+	struct est_class c;
+
+	(void)state;
+	{	/* smallest cluster (ratios 1e6 and 1.2e6, 100 + 120 samples) wins over
+		 * the stalled window with most samples (3e6, 900) */
+		const double s[] = { 120, 100, 900, 110 }, m[] = { 100, 100, 300, 100 };
+
+		assert_true(fabs(class_estimate(s, m, 4, 0.25, &c) - 330 * CPS / 300) < 1);
+		assert_int_equal(c.source, EST_S_CLUSTER);
+		assert_int_equal(c.nused, 3);
+		assert_true(fabs(c.tightness - 1.2) < 1e-9);
+	}
+	{	/* fewer than min_frac of the windows: anomalous, the next cluster */
+		const double s[] = { 100, 300, 320, 310 }, m[] = { 100, 100, 100, 100 };
+
+		assert_true(fabs(class_estimate(s, m, 4, 0.5, NULL) - 930 * CPS / 300) < 1);
+	}
+	{	/* implies a stall of > 300x elsewhere: anomalous */
+		const double s[] = { 20, 21, 22, 9000 }, m[] = { 100, 100, 100, 1 };
+
+		assert_true(class_estimate(s, m, 4, 0.25, NULL) > 1e6);
+	}
+	{	/* a smallest window of 11 samples is passed over as noise (the shape of
+		 * xz's lzma class 3: 11 samples at 0.2x, 2878 at 17x the true count;
+		 * the paper's rule would take the 11) */
+		const double s[] = { 11, 2878 }, m[] = { 7, 24 };
+
+		assert_true(fabs(class_estimate(s, m, 2, 0.25, NULL) - 2878 * CPS / 24) < 1);
+	}
+}
+
 static void test_confidence_order(void **state)
 {
 	struct fixture *f = *state;
@@ -546,6 +609,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_confidence_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_confidence_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zero_sample_bound, setup, teardown),
+		cmocka_unit_test(test_cluster_rule),
 		cmocka_unit_test(test_end_to_end),
 	};
 
