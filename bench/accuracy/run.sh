@@ -139,4 +139,19 @@ done
 # shellcheck disable=SC2086
 python3 "$ROOT/bench/accuracy/compare.py" --bin "$B" --work "$W" --json "$W/accuracy.json" \
 	$names | tee "$W/accuracy.txt"
+# ceilings of window ratios + flow on the same recordings (needs scipy: the
+# Debian python3's python3-scipy; the first python3 on PATH may be another)
+PY=""
+for p in python3 /usr/bin/python3; do
+	if command -v "$p" > /dev/null 2>&1 && "$p" -c 'import scipy' 2> /dev/null; then PY=$p; break; fi
+done
+if [ -z "$PY" ] && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null 2>&1; then
+	echo "accuracy: installing python3-scipy (ceilings)" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-scipy > /dev/null 2>&1 &&
+		/usr/bin/python3 -c 'import scipy' 2> /dev/null && PY=/usr/bin/python3
+fi
+echo "" | tee -a "$W/accuracy.txt"
+# shellcheck disable=SC2086
+"${PY:-python3}" "$ROOT/bench/accuracy/ceiling.py" --bin "$B" --work "$W" $names |
+	tee -a "$W/accuracy.txt"
 echo "accuracy: tables in $W/accuracy.txt, data in $W/accuracy.json" >&2
