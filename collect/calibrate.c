@@ -20,6 +20,7 @@
  * is not used as the cycle count.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,4 +184,40 @@ int cal_sample(struct cal_result *r, const struct collect_event *ev,
 out:
 	close((int)fd);
 	return ret;
+}
+
+int collect_calibrate(const char *event, uint64_t period, unsigned ms, double *cycles_per_sample,
+		      double *cycles_per_ns, struct dcpi_err *err)
+{
+	const struct collect_event *ev = collect_event_find(event);
+	const struct collect_event *evs[1];
+	struct smp_config c;
+	struct cal_result r;
+	struct rnd rnd;
+	int ret;
+
+	if (!ev)
+		return dcpi_errf(err, -ENOENT, "calibration: unknown event '%s' (known: %s)", event,
+				 collect_event_names());
+	if (!period)
+		return dcpi_errf(err, -EINVAL, "calibration: %s: period 0", event);
+	evs[0] = ev;
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	c.events = evs;
+	c.nevents = 1;
+	c.period = period;
+	c.pid = 0;
+	rnd_init(&rnd, 1);
+	ret = cal_clock(&r, err);
+	if (!ret)
+		ret = cal_sample(&r, ev, &c, &rnd, ms ? ms : 100, err);
+	if (!ret && !r.samples)
+		ret = dcpi_errf(err, -EIO, "calibration: %s every %" PRIu64 ": no samples in %u ms",
+				event, period, ms ? ms : 100);
+	if (ret)
+		return ret;
+	*cycles_per_sample = r.cycles_per_sample;
+	*cycles_per_ns = r.cycles_per_ns;
+	return 0;
 }

@@ -37,6 +37,7 @@
 /* Feature bits (perf's util/header.h). */
 enum {
 	PF_FEAT_BUILD_ID = 2,
+	PF_FEAT_HOSTNAME = 3,
 	PF_FEAT_CPUDESC = 8,
 	PF_FEAT_CPUID = 9,
 	PF_FEAT_CMDLINE = 11,
@@ -412,6 +413,12 @@ static int pf_read_features(struct pf *f, struct dcpi_err *err)
 
 			if (!pf_string(f->buf + off, size, s2, sizeof(s2), &used))
 				memcpy(f->meta.cpu_name, s2, sizeof(f->meta.cpu_name));
+		} else if (b == PF_FEAT_HOSTNAME) {
+			size_t used;
+
+			if (pf_string(f->buf + off, size, f->st->hostname, sizeof(f->st->hostname),
+				      &used))
+				f->st->hostname[0] = 0;
 		} else if (b == PF_FEAT_CMDLINE) {
 			pf_feat_cmdline(f, f->buf + off, size);
 		}
@@ -806,6 +813,22 @@ static void pf_finish_events(struct pf *f)
 	}
 }
 
+/* "Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz" -> 2.4; 0 when absent. */
+static double nominal_ghz(const char *s)
+{
+	const char *at = strrchr(s, '@');
+	double v;
+	char unit[4];
+
+	if (!at || sscanf(at + 1, " %lf%3s", &v, unit) != 2 || v <= 0 || v > 10)
+		return 0;
+	if (!strncmp(unit, "GHz", 3))
+		return v;
+	if (!strncmp(unit, "MHz", 3))
+		return v / 1000;
+	return 0;
+}
+
 static int pf_write_meta(struct pf *f, struct prof_db *db, struct dcpi_err *err)
 {
 	struct prof_epoch_meta *m = &f->meta;
@@ -820,7 +843,11 @@ static int pf_write_meta(struct pf *f, struct prof_db *db, struct dcpi_err *err)
 		snprintf(m->settings + w, sizeof(m->settings) - w, "; cmdline: %s", f->cmdline);
 	m->calibrated = 0;
 	m->cycles_per_sample = 0;
-	m->cycles_per_ns = 0;
+	/* the brand string's nominal clock ("... @ 2.40GHz"), when it says */
+	m->cycles_per_ns = nominal_ghz(m->cpu_name);
+	snprintf(f->st->event, sizeof(f->st->event), "%s", f->events[0].name);
+	f->st->period = f->events[0].period;
+	f->st->period_ns = !strcmp(f->events[0].unit, "ns");
 	m->lost_samples = f->st->lost;
 	m->samples = f->st->samples;
 	if (!stat(f->path, &sb)) {

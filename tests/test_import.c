@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 
 #include <cmocka.h>
 
 #include "testutil.h"
 
+#include "dcpi/collect.h"
 #include "dcpi/image.h"
 #include "dcpi/import.h"
 #include "dcpi/profile.h"
@@ -139,6 +141,7 @@ static void test_perf_matches_report(void **state)
 	struct import_stats st;
 	struct dcpi_err err = { 0 };
 	struct prof_db *db;
+	struct utsname u;
 	FILE *f;
 
 	if (record_perf(data, sizeof(data))) {
@@ -150,6 +153,12 @@ static void test_perf_matches_report(void **state)
 	assert_int_equal(st.kind, IMPORT_PERF);
 	assert_true(st.samples > 100);
 	assert_int_equal(st.truncated, 0);
+	/* what calibrating at import rests on: perf's own header */
+	assert_int_equal(uname(&u), 0);
+	assert_string_equal(st.hostname, u.nodename);
+	assert_string_equal(st.event, "cpu-clock");
+	assert_int_equal(st.period_ns, 1);
+	assert_true(st.period == 250000);
 	assert_int_equal(prof_epoch_read(db, st.epoch, &v, &np, &err), 0);
 	p = find_profile(v, np, "/workloads/demo_work", "cpu-clock");
 	assert_non_null(p);
@@ -184,6 +193,63 @@ static void test_perf_matches_report(void **state)
 	assert_true(checked >= 3);
 	prof_profiles_free(v, np);
 	prof_db_close(db);
+}
+
+/*
+ * A perf.data recorded here is calibrated at import the way dcpi record
+ * calibrates: the known-cycle loop under the same event and period.  One
+ * sample is then worth less than period x clock (the sampling overhead is
+ * charged to the sampled program) but not far less, and dcpicalc says so.
+ */
+static void test_perf_calibrated_at_import(void **state)
+{
+	char data[512], dbdir[600], out[700];
+	const char *dcpi = getenv("DCPI_BIN");
+	struct dcpi_err err = { 0 };
+	double cps = 0, cpns = 0;
+	FILE *f;
+	char line[512];
+	int said = 0;
+
+	if (record_perf(data, sizeof(data))) {
+		print_message("perf cannot record here: skipping\n");
+		skip();
+	}
+	assert_int_equal(collect_calibrate("cpu-clock", 250000, 100, &cps, &cpns, &err), 0);
+	print_message("cpu-clock every 250 us = %.0f cycles, clock %.3f GHz (period x clock %.0f)\n",
+		      cps, cpns, 250000 * cpns);
+	/* under valgrind the loop runs emulated: its clock is valgrind's */
+	if (!getenv("TEST_WRAPPER") || !strstr(getenv("TEST_WRAPPER"), "valgrind")) {
+		assert_true(cpns > 0.5 && cpns < 8);
+		assert_true(cps > 0.5 * 250000 * cpns && cps < 1.05 * 250000 * cpns);
+	} else {
+		assert_true(cpns > 0 && cps > 0);
+	}
+	assert_int_equal(collect_calibrate("no-such-event", 1000, 10, &cps, &cpns, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no-such-event"));
+
+	if (!dcpi)
+		skip();
+	snprintf(dbdir, sizeof(dbdir), "%s/calibdb", tmpdir);
+	snprintf(out, sizeof(out), "%s/calib.out", tmpdir);
+	assert_int_equal(tu_sh("'%s' import --db '%s' '%s' > '%s' 2>&1 && '%s' calc --db '%s' "
+			       "mix_chain >> '%s' 2>&1", dcpi, dbdir, data, out, dcpi, dbdir, out), 0);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		double v;
+
+		if (strstr(line, "calibrated at import (recorded on this host)"))
+			said |= 1;
+		if (sscanf(line, "1 sample = %lf cycles (calibrated)", &v) == 1 && v > 0)
+			said |= 2;
+	}
+	fclose(f);
+	assert_int_equal(said, 3);
+	/* --no-calibrate keeps the old behaviour: relative counts */
+	assert_int_equal(tu_sh("rm -rf '%s' && '%s' import --no-calibrate --db '%s' '%s' >/dev/null "
+			       "2>&1 && '%s' calc --db '%s' mix_chain 2>&1 | grep -q 'uncalibrated'",
+			       dbdir, dcpi, dbdir, data, dcpi, dbdir), 0);
 }
 
 static void test_perf_truncated(void **state)
@@ -441,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_callgrind_exact),
 		cmocka_unit_test(test_perf_matches_report),
 		cmocka_unit_test(test_perf_truncated),
+		cmocka_unit_test(test_perf_calibrated_at_import),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,7 +6,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 
+#include "dcpi/collect.h"
 #include "dcpi/import.h"
 #include "dcpi/profile.h"
 #include "tools.h"
@@ -17,6 +19,9 @@ static const char import_usage[] =
 	"  (valgrind --tool=callgrind --dump-instr=yes [--collect-jumps=yes]);\n"
 	"  the type is detected from the file's content.\n"
 	"      --db DIR       profile database (default $DCPIDB, then ./dcpidb)\n"
+	"      --no-calibrate a perf.data recorded on this host is calibrated here\n"
+	"                     (0.1 s of a known loop under its event and period):\n"
+	"                     skip that; counts then use period x clock or are relative\n"
 	"  -q, --quiet        print nothing on success\n";
 
 static void print_stats(const char *path, const struct import_stats *st)
@@ -35,11 +40,63 @@ static void print_stats(const char *path, const struct import_stats *st)
 		       st->unknown_records);
 }
 
+/*
+ * A perf.data has no calibration: one sample is worth period x clock minus
+ * the sampling overhead, which perf never measures.  When it was recorded on
+ * this host (same hostname and CPU), measure what `dcpi record` measures --
+ * the known-cycle loop under the same event and period -- and store it in the
+ * epoch as calibrated at import.  Otherwise say what the counts rest on.
+ */
+static void calibrate_import(struct prof_db *db, const struct import_stats *st, int quiet)
+{
+	struct prof_epoch_meta m;
+	struct dcpi_err err = { 0 };
+	struct utsname u;
+	double cps = 0, cpns = 0;
+	size_t w;
+
+	if (st->kind != IMPORT_PERF || !st->period_ns || st->period < 1000)
+		return;		/* event periods count cycles or events: nothing to do */
+	if (prof_epoch_meta_read(db, st->epoch, &m, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", tool_name, err.msg);
+		return;
+	}
+	if (uname(&u) < 0 || !st->hostname[0] || strcmp(u.nodename, st->hostname)) {
+		if (!quiet)
+			printf("uncalibrated: recorded on %s, not here: 1 sample = period x %s\n",
+			       st->hostname[0] ? st->hostname : "an unnamed host",
+			       m.cycles_per_ns > 0 ? "the nominal clock of its CPU name" :
+			       "an unknown clock (dcpicalc counts are relative)");
+		return;
+	}
+	if (collect_calibrate(st->event, (uint64_t)(st->period + 0.5), 100, &cps, &cpns, &err) < 0) {
+		fprintf(stderr, "%s: calibration at import skipped: %s\n", tool_name, err.msg);
+		return;
+	}
+	m.calibrated = 1;
+	m.cycles_per_sample = cps;
+	m.cycles_per_ns = cpns;
+	w = strlen(m.settings);
+	if (w < sizeof(m.settings))
+		snprintf(m.settings + w, sizeof(m.settings) - w,
+			 "; calibrated at import on this host (%s): %s every %.0f ns = %.0f cycles "
+			 "(clock %.3f GHz)", st->hostname, st->event, st->period, cps, cpns);
+	if (prof_epoch_meta_write(db, st->epoch, &m, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", tool_name, err.msg);
+		return;
+	}
+	if (!quiet)
+		printf("calibrated at import (recorded on this host): 1 sample of %s every %.0f ns "
+		       "= %.0f cycles (period x clock would say %.0f)\n", st->event, st->period,
+		       cps, st->period * cpns);
+}
+
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "no-calibrate", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -47,7 +104,7 @@ int cmd_import(int argc, char **argv)
 	struct import_stats st;
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = NULL;
-	int c, quiet = 0, ret;
+	int c, quiet = 0, ret, calibrate = 1;
 
 	tool_name = "dcpi import";
 	optind = 1;
@@ -58,6 +115,9 @@ int cmd_import(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case 'C':
+			calibrate = 0;
 			break;
 		case 'h':
 			fputs(import_usage, stdout);
@@ -76,12 +136,16 @@ int cmd_import(int argc, char **argv)
 	ret = prof_db_open(tool_db_dir(db_opt), PROF_DB_CREATE, &db, &err);
 	if (!ret)
 		ret = import_file(path, db, &st, &err);
-	prof_db_close(db);
-	if (ret)
+	if (ret) {
+		prof_db_close(db);
 		return tool_fail("%s", err.msg);
+	}
 	if (st.note[0])
 		fprintf(stderr, "%s: %s: %s\n", tool_name, path, st.note);
 	if (!quiet)
 		print_stats(path, &st);
+	if (calibrate)
+		calibrate_import(db, &st, quiet);
+	prof_db_close(db);
 	return 0;
 }

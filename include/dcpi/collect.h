@@ -50,6 +50,14 @@ const char *collect_event_names(void);
  */
 int collect_event_probe(const struct collect_event *ev, struct dcpi_err *err);
 /*
+ * What one sample of event every period is worth in cycles on this machine,
+ * overhead included: runs the known-cycle loop ms milliseconds (0: 100)
+ * sampled that way in the calling process, as `dcpi record` does (used by
+ * `dcpi import` for a perf.data recorded on this host).  Also the core clock.
+ */
+int collect_calibrate(const char *event, uint64_t period, unsigned ms, double *cycles_per_sample,
+		      double *cycles_per_ns, struct dcpi_err *err);
+/*
  * cycles when this machine can sample it, else cpu-clock: 0, 1 when it fell
  * back to cpu-clock (no PMU), or a negative errno (err says why).
  */

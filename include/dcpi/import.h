@@ -42,6 +42,11 @@ struct import_stats {
 	int truncated;			/* the file ended early; what was complete
 					 * was imported (note says where) */
 	char epoch[64];			/* the epoch written */
+	/* perf: where and how it was recorded, for calibrating at import */
+	char hostname[65];		/* HEADER_HOSTNAME, "" when absent */
+	char event[64];			/* the first event's name */
+	double period;			/* its period (mean in frequency mode) */
+	int period_ns;			/* the period counts ns (cpu-clock, task-clock) */
 	char note[DCPI_ERR_MAX];	/* what was dropped, for the tool to print */
 };
 
