@@ -201,6 +201,8 @@ int collect_calibrate(const char *event, uint64_t period, unsigned ms, double *c
 				 collect_event_names());
 	if (!period)
 		return dcpi_errf(err, -EINVAL, "calibration: %s: period 0", event);
+	if (!ms)
+		ms = 100;
 	evs[0] = ev;
 	memset(&c, 0, sizeof(c));
 	memset(&r, 0, sizeof(r));
@@ -211,10 +213,10 @@ int collect_calibrate(const char *event, uint64_t period, unsigned ms, double *c
 	rnd_init(&rnd, 1);
 	ret = cal_clock(&r, err);
 	if (!ret)
-		ret = cal_sample(&r, ev, &c, &rnd, ms ? ms : 100, err);
+		ret = cal_sample(&r, ev, &c, &rnd, ms, err);
 	if (!ret && !r.samples)
 		ret = dcpi_errf(err, -EIO, "calibration: %s every %" PRIu64 ": no samples in %u ms",
-				event, period, ms ? ms : 100);
+				event, period, ms);
 	if (ret)
 		return ret;
 	*cycles_per_sample = r.cycles_per_sample;

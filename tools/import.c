@@ -49,7 +49,7 @@ static void print_stats(const char *path, const struct import_stats *st)
  */
 static void calibrate_import(struct prof_db *db, const struct import_stats *st, int quiet)
 {
-	struct prof_epoch_meta m;
+	struct prof_epoch_meta m, here;
 	struct dcpi_err err = { 0 };
 	struct utsname u;
 	double cps = 0, cpns = 0;
@@ -61,9 +61,14 @@ static void calibrate_import(struct prof_db *db, const struct import_stats *st, 
 		fprintf(stderr, "%s: %s\n", tool_name, err.msg);
 		return;
 	}
-	if (uname(&u) < 0 || !st->hostname[0] || strcmp(u.nodename, st->hostname)) {
+	memset(&here, 0, sizeof(here));
+	prof_meta_this_machine(&here);
+	if (uname(&u) < 0 || !st->hostname[0] || strcmp(u.nodename, st->hostname) ||
+	    (m.cpu_family && (strcmp(m.cpu_vendor, here.cpu_vendor) ||
+			      m.cpu_family != here.cpu_family || m.cpu_model != here.cpu_model))) {
 		if (!quiet)
-			printf("uncalibrated: recorded on %s, not here: 1 sample = period x %s\n",
+			printf("uncalibrated: recorded on %s, not this host and CPU: "
+			       "1 sample = period x %s\n",
 			       st->hostname[0] ? st->hostname : "an unnamed host",
 			       m.cycles_per_ns > 0 ? "the nominal clock of its CPU name" :
 			       "an unknown clock (dcpicalc counts are relative)");
