@@ -19,18 +19,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/estimate.h"
 #include "dcpi/model.h"
-
-/* The loop of test_estimate.c: A 1000; B, E 1e6; C 2.5e5; D 7.5e5; F 1000. */
-static const uint8_t loop_if[] = {
-	0x31, 0xc0, 0x31, 0xc9,
-	0xf6, 0xc1, 0x03, 0x75, 0x05,
-	0x48, 0x01, 0xc8, 0xeb, 0x03,
-	0x48, 0x31, 0xc8,
-	0x48, 0x8d, 0x04, 0x40, 0x48, 0x83, 0xc1, 0x01,
-	0x48, 0x81, 0xf9, 0xe8, 0x03, 0x00, 0x00, 0x75, 0xe2,
-	0xc3,
-};
-static const double block_count[] = { 1000, 1e6, 2.5e5, 7.5e5, 1e6, 1000 };
+#include "loop_if.h"
 
 /* Samples of E x M moved k instructions on along the executed path. */
 static void shifted(const struct cfg *cfg, const double *e, const double *m, int k, double *s)

@@ -18,26 +18,8 @@
 #include "dcpi/cfg.h"
 #include "dcpi/estimate.h"
 #include "dcpi/model.h"
+#include "loop_if.h"
 
-/*
- * A: 1000   xor %eax,%eax; xor %ecx,%ecx
- * B: 1e6    test $3,%cl; jne D
- * C: 2.5e5  add %rcx,%rax; jmp E
- * D: 7.5e5  xor %rcx,%rax
- * E: 1e6    lea (%rax,%rax,2),%rax; add $1,%rcx; cmp $1000,%rcx; jne B
- * F: 1000   ret
- */
-static const uint8_t loop_if[] = {
-	0x31, 0xc0, 0x31, 0xc9,
-	0xf6, 0xc1, 0x03, 0x75, 0x05,
-	0x48, 0x01, 0xc8, 0xeb, 0x03,
-	0x48, 0x31, 0xc8,
-	0x48, 0x8d, 0x04, 0x40, 0x48, 0x83, 0xc1, 0x01,
-	0x48, 0x81, 0xf9, 0xe8, 0x03, 0x00, 0x00, 0x75, 0xe2,
-	0xc3,
-};
-static const uint64_t block_start[] = { 0x1000, 0x1004, 0x1009, 0x100e, 0x1011, 0x1022 };
-static const double block_count[] = { 1000, 1e6, 2.5e5, 7.5e5, 1e6, 1000 };
 #define NB 6
 #define CPS 1000.0
 
