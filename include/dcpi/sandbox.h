@@ -1,0 +1,74 @@
+/*
+ * sandbox.h - time a piece of machine code on this machine, BHive-style
+ * (Chen et al., IISWC 2019; culprit/sandbox.c, docs/models.md).
+ *
+ * A body (straight-line bytes: a block, a loop iteration along one path with
+ * its internal branches made nops, or a microbenchmark) is copied U and 2U
+ * times into a counted loop and run in a forked child with every
+ * general-purpose register pointing into a mapped region; faulting pages are
+ * mapped on demand, a divide fault is retried once, a timeout kills the
+ * child.  cycles per iteration = (T(2U) - T(U)) / (N U), converted from TSC
+ * ticks to core cycles by a 1-cycle add chain timed beside it.  The parent's
+ * address space is never touched by the body.
+ *
+ * Bodies with syscalls, privileged or serialising instructions, or control
+ * flow that leaves the body are refused (SBX_REFUSED) by sbx_check before any
+ * child runs; callers leave those to the model.
+ */
+#ifndef DCPI_SANDBOX_H
+#define DCPI_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/util.h"
+
+enum sbx_status {
+	SBX_OK,
+	SBX_REFUSED,		/* not timed: syscall, privileged, leaves the body */
+	SBX_FAULT,		/* a fault the sandbox cannot map (detail says which) */
+	SBX_TIMEOUT,		/* the child ran past opts.timeout_ms */
+	SBX_UNSTABLE,		/* repetitions spread more than contention explains */
+	SBX_TOO_LARGE,
+	SBX_ERROR,		/* fork, pipe, mmap failed in the parent */
+};
+
+struct sbx_opts {
+	int reps;		/* repetitions per body (median kept); 0: 15 */
+	int timeout_ms;		/* per body; 0: 2000 */
+	int cpu;		/* pin the child to this CPU; -1: do not pin */
+	unsigned iters;		/* body iterations per timed run; 0: 5000 */
+};
+
+struct sbx_result {
+	enum sbx_status status;
+	double cycles;		/* core cycles per body iteration (median of reps) */
+	double cycles_min;	/* from the fastest runs */
+	double spread;		/* interquartile range / median */
+	double cycles_per_tsc;	/* core clock / TSC as measured beside it */
+	unsigned unroll;	/* U */
+	char detail[96];	/* why not timed: "SIGSEGV at 0x...", "syscall at +12" */
+};
+
+void sbx_opts_default(struct sbx_opts *o);
+
+/*
+ * Whether body[0..len) can be timed: every instruction decodes, none is a
+ * syscall/sysenter/int, privileged, serialising beyond what a user program
+ * may run (cpuid, rdtsc, rdpmc are refused), or a branch, call or return
+ * (callers replace internal branches first).  0 when it can; SBX_REFUSED with
+ * detail filled when it cannot.
+ */
+int sbx_check(const uint8_t *body, size_t len, char *detail, size_t dlen);
+
+/*
+ * Time n bodies in one forked child (restarted after a body that kills it).
+ * bodies[i] / lens[i]; res[i] is filled for every i.  Returns 0, or a
+ * negative errno when no child could be run at all (err says why).
+ */
+int sbx_time(const uint8_t *const *bodies, const size_t *lens, size_t n,
+	     const struct sbx_opts *opts, struct sbx_result *res, struct dcpi_err *err);
+
+const char *sbx_status_name(enum sbx_status s);
+
+#endif /* DCPI_SANDBOX_H */
