@@ -14,6 +14,7 @@
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
+#include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
 #include "tools.h"
@@ -22,6 +23,9 @@ struct calc_args {
 	const char *proc, *db, *epoch, *image, *model, *event, *calib;
 	struct est_opts opts;
 	int all, json, static_only, skid_given, no_calib;
+	const char *path_file;		/* --path-edges */
+	int no_paths;
+	struct est_path_opts popts;
 };
 
 struct calc_ctx {
@@ -42,6 +46,10 @@ struct calc_ctx {
 	struct est_calibration cal;
 	char cal_path[4200];
 	int have_cal;
+	struct path_profile file_pp;	/* --path-edges */
+	const struct path_profile *pp;	/* the image's paths, NULL: none */
+	struct est_path_obs obs;
+	struct est_path_info pinfo;
 };
 
 static const char calc_usage[] =
@@ -64,6 +72,12 @@ static const char calc_usage[] =
 	"      --no-calibration  ignore it\n"
 	"      --static        the model's best-case schedule only (M_i, reason,\n"
 	"                      culprit), no samples needed; with --image, no database\n"
+	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
+	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
+	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
+	"      --scale R       scale rule with paths: sum (default), quantile, loops,\n"
+	"                      minloop; --prior W pseudo-observations of the static\n"
+	"                      prior (2); --regions: each hot loop nest its own scale\n"
 	"  -a, --all           every block, not only the hot ones\n"
 	"      --json          machine-readable output\n";
 
@@ -84,6 +98,11 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		{ "static", no_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "no-paths", no_argument, NULL, 'P' },
+		{ "path-edges", required_argument, NULL, 'F' },
+		{ "scale", required_argument, NULL, 'R' },
+		{ "prior", required_argument, NULL, 'w' },
+		{ "regions", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -92,6 +111,7 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 
 	memset(a, 0, sizeof(*a));
 	est_opts_default(&a->opts);
+	est_path_opts_default(&a->popts);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "e:m:ah", opts, NULL)) != -1) {
 		switch (c) {
@@ -134,6 +154,19 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 				return tool_fail("--steady %s: not none, self, loops or context",
 						 optarg);
 			break;
+		case 'P': a->no_paths = 1; break;
+		case 'F': a->path_file = optarg; break;
+		case 'R':
+			if (est_scale_rule_parse(optarg, &a->popts.rule) < 0)
+				return tool_fail("--scale %s: not sum, quantile, loops or minloop",
+						 optarg);
+			break;
+		case 'w':
+			a->popts.prior_weight = strtod(optarg, &end);
+			if (*end || !(a->popts.prior_weight >= 0))
+				return tool_fail("--prior %s: not a number >= 0", optarg);
+			break;
+		case 'G': a->popts.regions = 1; break;
 		case 'a': a->all = 1; break;
 		case 'j': a->json = 1; break;
 		case 'h': fputs(calc_usage, stdout); return -1;
@@ -254,6 +287,67 @@ static int load(struct calc_ctx *c)
 	return find_target(c);
 }
 
+/* --path-edges FILE: "FROM TO COUNT" per line, hex offsets, - elsewhere. */
+static int read_path_edges(struct calc_ctx *c)
+{
+	struct path_profile *pp = &c->file_pp;
+	FILE *f = fopen(c->a.path_file, "r");
+	char line[256];
+	unsigned lineno = 0;
+
+	if (!f)
+		return tool_fail("%s: %s", c->a.path_file, strerror(errno));
+	snprintf(pp->source, sizeof(pp->source), "file");
+	while (fgets(line, sizeof(line), f)) {
+		char a[64], b[64];
+		unsigned long long n;
+		uint64_t v[2];
+
+		lineno++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0)
+			continue;
+		if (sscanf(line, "%63s %63s %llu", a, b, &n) != 3)
+			goto bad;
+		for (int k = 0; k < 2; k++) {
+			const char *t = k ? b : a;
+			char *end;
+
+			v[k] = !strcmp(t, "-") ? PATH_ELSEWHERE : strtoull(t, &end, 16);
+			if (strcmp(t, "-") && *end)
+				goto bad;
+		}
+		if (pp->nedges == pp->cap_edges) {
+			size_t cap = pp->cap_edges ? 2 * pp->cap_edges : 256;
+			struct path_edge *ne = realloc(pp->edges, cap * sizeof(*ne));
+
+			if (!ne) {
+				fclose(f);
+				return tool_fail("out of memory");
+			}
+			pp->edges = ne, pp->cap_edges = cap;
+		}
+		pp->edges[pp->nedges++] = (struct path_edge){ v[0], v[1], n };
+	}
+	fclose(f);
+	c->pp = pp;
+	return 0;
+bad:
+	fclose(f);
+	return tool_fail("%s:%u: not FROM TO COUNT (hex offsets or -, decimal count)",
+			 c->a.path_file, lineno);
+}
+
+/* The image's path samples: --path-edges, else none yet (the epoch's
+ * path files arrive with the path profile kind). */
+static int load_paths(struct calc_ctx *c)
+{
+	if (c->a.no_paths)
+		return 0;
+	if (c->a.path_file)
+		return read_path_edges(c);
+	return 0;
+}
+
 static int analyse(struct calc_ctx *c)
 {
 	struct dcpi_err err = { 0 };
@@ -266,7 +360,12 @@ static int analyse(struct calc_ctx *c)
 	if (est_samples_from_profile(c->cfg, c->img, c->prof, c->s, &c->total, &err) < 0)
 		return tool_fail("%s", err.msg);
 	c->cps = est_cycles_per_sample(c->prof, c->have_meta ? &c->meta : NULL);
-	if (est_procedure(c->cfg, c->model, c->s, c->cps, &c->a.opts, &c->r, &err) < 0)
+	if (load_paths(c))
+		return 1;
+	if (est_path_obs_from_profile(c->cfg, c->img, c->pp, &c->obs, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (est_procedure_paths(c->cfg, c->model, c->s, c->cps, &c->a.opts, &c->a.popts,
+				&c->obs, &c->r, &c->pinfo, &err) < 0)
 		return tool_fail("%s", err.msg);
 	return 0;
 }
@@ -303,11 +402,13 @@ static void json_block_edges(const struct calc_ctx *c)
 		printf("%s\n  {\"start\": \"0x%llx\", \"end\": \"0x%llx\", \"executions\": %.17g, "
 		       "\"best_cpi\": %.6g, \"actual_cpi\": %.6g, \"samples\": %.17g, "
 		       "\"best_cycles\": %.6g, \"class\": %d, \"loop_depth\": %d, "
-		       "\"source\": \"%s\", \"confidence\": \"%s\"}",
+		       "\"class_source\": \"%s\", \"source\": \"%s\", \"observed\": %.17g, "
+		       "\"confidence\": \"%s\"}",
 		       b ? "," : "", (unsigned long long)bl->start, (unsigned long long)bl->end,
 		       eb->executions, eb->best_cpi, eb->actual_cpi, eb->samples, eb->best, cls,
 		       bl->loop_depth, cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
-		       est_conf_name(eb->conf));
+		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
+		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, est_conf_name(eb->conf));
 	}
 	printf("\n], \"edges\": [");
 	for (size_t e = 0; e < cfg->nedges; e++) {
@@ -320,11 +421,35 @@ static void json_block_edges(const struct calc_ctx *c)
 		else
 			printf("\"0x%llx\"", (unsigned long long)cfg->blocks[ed->to].start);
 		printf(", \"kind\": \"%s\", \"executions\": %.17g, \"probability\": %.6g, "
-		       "\"confidence\": \"%s\"}", cfg_edge_kind_name(ed->kind),
+		       "\"observed\": %.17g, \"confidence\": \"%s\"}", cfg_edge_kind_name(ed->kind),
 		       c->r.edges[e].executions, c->r.edges[e].prob,
+		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0,
 		       est_conf_name(c->r.edges[e].conf));
 	}
 	printf("\n]}\n");
+}
+
+/* "paths": what the path samples contributed (null: none). */
+static void json_paths(const struct calc_ctx *c)
+{
+	const struct est_path_info *pi = &c->pinfo;
+
+	printf("\"paths\": ");
+	if (!c->pp) {
+		printf("null,\n");
+		return;
+	}
+	printf("{\"source\": ");
+	tool_json_str(stdout, c->pp->source);
+	printf(", \"used\": %s, \"bursts\": %.17g, \"transitions\": %.17g, "
+	       "\"entries\": %.17g, \"unmatched\": %.17g, \"scale_rule\": \"%s\", "
+	       "\"scale\": %.17g, \"scales\": {", pi->used ? "true" : "false", pi->bursts,
+	       pi->transitions, pi->entries, pi->unmatched,
+	       est_scale_rule_name(c->a.popts.rule), pi->scale);
+	for (int r = 0; r < EST_SCALE_NRULES; r++)
+		printf("%s\"%s\": %.17g", r ? ", " : "", est_scale_rule_name((enum est_scale_rule)r),
+		       pi->rule_scale[r]);
+	printf("}},\n");
 }
 
 static void print_json(const struct calc_ctx *c)
@@ -347,12 +472,14 @@ static void print_json(const struct calc_ctx *c)
 		printf("null");
 	printf(", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
 	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
-	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n"
-	       "\"instructions\": [", model_name(c->model), est_method_name(c->r.method),
+	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n",
+	       model_name(c->model), est_method_name(c->r.method),
 	       est_window_name(c->r.window), c->r.cycles_per_sample,
 	       c->have_meta && c->meta.calibrated ? "true" : "false",
 	       c->r.relative ? "true" : "false", c->total, c->r.flow_residual,
 	       cfg->missing_edges ? "true" : "false");
+	json_paths(c);
+	printf("\"instructions\": [");
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
 
@@ -461,6 +588,14 @@ static void print_text(struct calc_ctx *c)
 		printf("calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
 		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",
 		       100 * c->a.opts.skid_share, c->a.skid_given ? " (--skid given)" : "");
+	if (c->pp && c->pinfo.used)
+		printf("paths (%s): %.0f transitions in this procedure (%.0f entries) from %.0f "
+		       "bursts of the image; counts = path shape x scale (%s rule)\n",
+		       c->pp->source, c->pinfo.transitions, c->pinfo.entries, c->pinfo.bursts,
+		       est_scale_rule_name(c->a.popts.rule));
+	else if (c->pp)
+		printf("paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
+		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
 	if (c->cfg->missing_edges)
 		printf("note: the CFG is missing edges (unresolved indirect jump): every block "
 		       "is its own class\n");
@@ -605,6 +740,9 @@ int cmd_calc(int argc, char **argv)
 	}
 out:
 	est_result_free(&c.r);
+	est_path_info_free(&c.pinfo);
+	est_path_obs_free(&c.obs);
+	free(c.file_pp.edges);
 	free(c.s);
 	cfg_free(c.cfg);
 	if (c.img)

@@ -324,9 +324,9 @@ def analyse_proc(binp, wdir, row, jumps_by_img, stats, per_wl, overall, per_conf
                         cat = "exact-0"
                     elif est.get("missing_edges"):
                         cat = "missing-edges"
-                    elif ins["executions"] <= 0 or b.get("source") == "none":
+                    elif ins["executions"] <= 0 or b.get("class_source", b.get("source")) == "none":
                         cat = "no-estimate"
-                    elif b.get("source") in ("propagated", "solver") and rs and \
+                    elif b.get("class_source", b.get("source")) in ("propagated", "solver") and rs and \
                             min(rs) <= 1.15 and max(rs) >= 0.87:
                         cat = "propagated"
                     elif cls_S.get(c, 0) < 20:

@@ -56,6 +56,12 @@ if [ ! -s "$IN/words.txt" ] || [ ! -s "$IN/script.sql" ] || [ ! -f "$IN/.params"
 	head -c 2097152 "$IN/words.txt" > "$IN/words2m.txt"
 	echo "$TEXT_MB $SQL_ROWS" > "$IN/.params"
 fi
+# two real programs for path samples (issue 11): bc computing pi, sha256sum
+# of a 200 MB file (words.txt repeated)
+[ -s "$IN/pi.bc" ] || echo 'scale=1500; 4*a(1)' > "$IN/pi.bc"
+if [ ! -s "$IN/big.txt" ]; then
+	for _ in $(seq 25); do cat "$IN/words.txt"; done > "$IN/big.txt"
+fi
 
 # name|stdin|command (same command and input natively and under callgrind)
 WL="estloops|/dev/null|$B/workloads/estloops 60000
@@ -64,7 +70,9 @@ twoprocs|/dev/null|$B/workloads/twoprocs 200 1000000
 bzip2|/dev/null|bzip2 -9 -c $IN/words.txt
 gzip|/dev/null|gzip -9 -c $IN/words.txt
 xz|/dev/null|xz -6 -T1 -c $IN/words2m.txt
-sqlite3|$IN/script.sql|sqlite3 :memory:"
+sqlite3|$IN/script.sql|sqlite3 :memory:
+bc|$IN/pi.bc|bc -l
+sha256sum|/dev/null|sha256sum $IN/big.txt"
 
 echo "$WL" | {
 	while IFS='|' read -r name stdin cmd; do
