@@ -34,7 +34,7 @@ void est_path_opts_default(struct est_path_opts *o)
 	o->region_samples = 200;
 }
 
-static const char *const rule_names[] = { "sum", "quantile", "loops", "minloop" };
+static const char *const rule_names[] = { "sum", "quantile", "loops", "minloop", "windows" };
 
 const char *est_scale_rule_name(enum est_scale_rule r)
 {
@@ -121,6 +121,43 @@ static int cmp_ratio(const void *a, const void *b)
 	const double *x = a, *y = b;
 
 	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The q-quantile of the values r[2k] weighted by r[2k + 1]; sorts r. */
+static double wquantile(double *r, size_t n, double q)
+{
+	double tot = 0, acc = 0, out = 0;
+
+	for (size_t k = 0; k < n; k++)
+		tot += r[2 * k + 1];
+	qsort(r, n, 2 * sizeof(*r), cmp_ratio);
+	for (size_t k = 0; k < n; k++) {
+		acc += r[2 * k + 1];
+		out = r[2 * k];
+		if (acc >= q * tot)
+			break;
+	}
+	return out;
+}
+
+double est_path_scale_windows(const struct cfg *cfg, const double *s_blk, const double *win,
+			      const double *x, const int *in_region)
+{
+	double *r = malloc(2 * (cfg->nblocks + 1) * sizeof(*r)), out;
+	size_t n = 0;
+
+	if (!r)
+		return 0;
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		if ((in_region && !in_region[b]) || s_blk[b] <= 0 || win[b] <= 0 || x[b] <= 0)
+			continue;
+		r[2 * n] = win[b] / x[b];
+		r[2 * n + 1] = s_blk[b];
+		n++;
+	}
+	out = n ? wquantile(r, n, 0.5) : 0;
+	free(r);
+	return out;
 }
 
 static double rule_quantile(const struct cfg *cfg, double q, const double *s,
@@ -253,16 +290,27 @@ struct pscale {
 	const struct cfg *cfg;
 	const struct model *model;
 	const struct est_path_opts *po;
-	const double *s, *m, *msingle, *x, *prob;
+	const double *s, *m, *msingle, *x, *prob, *win;
 	double cps;
 };
 
-/* Per-block scale: the procedure's, or its outermost loop's own (regions). */
+/* The scale of rule over the blocks of reg (NULL: all). */
+static double scale_by(const struct pscale *ps, enum est_scale_rule rule, const int *reg)
+{
+	int single = rule == EST_SCALE_LOOPS || rule == EST_SCALE_MINLOOP;
+
+	if (rule == EST_SCALE_WINDOWS)
+		return est_path_scale_windows(ps->cfg, ps->s, ps->win, ps->x, reg);
+	return est_path_scale(ps->cfg, ps->model, rule, ps->po->quantile, ps->s,
+			      single ? ps->msingle : ps->m, ps->x, ps->prob, ps->cps, reg);
+}
+
+/* Per-block scale: the procedure's, or with regions each outermost loop's
+ * own where it has samples enough.  (The blocks outside loops as a region
+ * of their own: measured worse, docs/estimate.md.) */
 static int region_scales(const struct pscale *ps, double proc, double *bscale)
 {
 	const struct cfg *cfg = ps->cfg;
-	const double *m = ps->po->rule == EST_SCALE_LOOPS || ps->po->rule == EST_SCALE_MINLOOP ?
-			  ps->msingle : ps->m;
 	int *reg = malloc((cfg->nblocks + 1) * sizeof(*reg));
 
 	if (!reg)
@@ -280,8 +328,7 @@ static int region_scales(const struct pscale *ps, double proc, double *bscale)
 		}
 		if (ss < ps->po->region_samples)
 			continue;
-		sc = est_path_scale(cfg, ps->model, ps->po->rule, ps->po->quantile, ps->s, m,
-				    ps->x, ps->prob, ps->cps, reg);
+		sc = scale_by(ps, ps->po->rule, reg);
 		for (size_t b = 0; sc > 0 && b < cfg->nblocks; b++)
 			if (reg[b])
 				bscale[b] = sc;
@@ -331,11 +378,11 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 	double *y = calloc(ne + 1, sizeof(double)), *s = calloc(nb + 1, sizeof(double));
 	double *m = calloc(nb + 1, sizeof(double)), *ms = calloc(nb + 1, sizeof(double));
 	double *mi = calloc(cfg->ninsns + 1, sizeof(double)), *bscale = calloc(nb + 1, sizeof(double));
-	double total = 0;
-	struct pscale ps = { cfg, model, po, s, m, ms, x, prob, out->cycles_per_sample };
+	double *win = calloc(nb + 1, sizeof(double)), total = 0;
+	struct pscale ps = { cfg, model, po, s, m, ms, x, prob, win, out->cycles_per_sample };
 	int rc = -ENOMEM;
 
-	if (!prob || !x || !y || !s || !m || !ms || !mi || !bscale) {
+	if (!prob || !x || !y || !s || !m || !ms || !mi || !bscale || !win) {
 		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
 		goto out;
 	}
@@ -355,14 +402,13 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 
 		s[b] = out->blocks[b].samples;
 		m[b] = out->blocks[b].best;
+		win[b] = out->blocks[b].executions;
 		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
 			ms[b] += mi[i];
 		total += s[b];
 	}
 	for (int r = 0; r < EST_SCALE_NRULES; r++)
-		pi->rule_scale[r] = est_path_scale(cfg, model, (enum est_scale_rule)r, po->quantile,
-						   s, r >= EST_SCALE_LOOPS ? ms : m, x, prob,
-						   ps.cps, NULL);
+		pi->rule_scale[r] = scale_by(&ps, (enum est_scale_rule)r, NULL);
 	pi->scale = pi->rule_scale[po->rule];
 	if (pi->scale <= 0)
 		pi->scale = pi->rule_scale[EST_SCALE_SUM];
@@ -387,6 +433,7 @@ out:
 	free(ms);
 	free(mi);
 	free(bscale);
+	free(win);
 	return rc;
 }
 

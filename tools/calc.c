@@ -76,7 +76,7 @@ static const char calc_usage[] =
 	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
 	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
 	"      --scale R       scale rule with paths: sum (default), quantile, loops,\n"
-	"                      minloop; --prior W pseudo-observations of the static\n"
+	"                      minloop, windows; --prior W pseudo-observations of the static\n"
 	"                      prior (2); --regions: each hot loop nest its own scale\n"
 	"  -a, --all           every block, not only the hot ones\n"
 	"      --json          machine-readable output\n";
@@ -158,7 +158,7 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		case 'F': a->path_file = optarg; break;
 		case 'R':
 			if (est_scale_rule_parse(optarg, &a->popts.rule) < 0)
-				return tool_fail("--scale %s: not sum, quantile, loops or minloop",
+				return tool_fail("--scale %s: not sum, quantile, loops, minloop, windows",
 						 optarg);
 			break;
 		case 'w':

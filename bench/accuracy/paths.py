@@ -14,8 +14,9 @@ transitions simulated from callgrind's exact edge counts: every edge
 execution seen with probability N x samples / instructions executed (N steps
 per sample: 20 ms bursts of 32 steps at 10 kHz samples give 0.16), for
 developing without a collector.  --sim figures are NOT results.
---rules adds every scale rule (sum, quantile, loops, minloop, each without
-and with --regions) to the table.
+--rules "all" adds every scale rule (sum, quantile, loops, minloop, windows,
+each without and with --regions) to the table, or --rules "sum windows+reg"
+the ones named.
 
 Fig. 8: share of cpu-clock samples whose instruction's estimated executions
 are within 5/10/15% of exact.  Fig. 9: share of exact edge executions whose
@@ -33,7 +34,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 
-RULES = ["sum", "quantile", "loops", "minloop"]
+RULES = ["sum", "quantile", "loops", "minloop", "windows"]
 
 
 def binom(rng, n, p):
@@ -107,11 +108,16 @@ def score(est, ir, ex_edges, acc8, acc9):
 
 
 def configs(rules):
-    out = [("windows", ["--no-paths"]), ("paths", [])]
-    if rules:
-        for r in RULES:
-            out.append((r, ["--scale", r]))
-            out.append((r + "+reg", ["--scale", r, "--regions"]))
+    """rules: "" (none), "all", or names; NAME+reg adds --regions."""
+    out = [("no paths", ["--no-paths"]), ("paths", [])]
+    names = []
+    if rules == "all":
+        names = [r + x for r in RULES for x in ("", "+reg")]
+    elif rules:
+        names = rules.split()
+    for n in names:
+        r = n.split("+")[0]
+        out.append((n, ["--scale", r] + (["--regions"] if n.endswith("+reg") else [])))
     return out
 
 
@@ -149,7 +155,9 @@ def one_proc(a, wl, row, jumps, seed):
         tmp.close()
         sim_edges(win, ex_edges, ir, d, rate, random.Random(seed), tmp.name)
         extra = ["--path-edges", tmp.name]
-    res = [("windows", win)]
+    res = [("no paths", win)]
+    if a.prior is not None:
+        extra = extra + ["--prior", a.prior]
     for label, opts in configs(a.rules)[1:]:
         est, _ = compare.run_json(rec + extra + opts)
         res.append((label, est))
@@ -168,7 +176,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--sim", type=float, default=0)
-    ap.add_argument("--rules", action="store_true")
+    ap.add_argument("--rules", default="", help='"all" or names, e.g. "sum windows+reg"')
+    ap.add_argument("--prior", default=None, help="--prior W for every dcpicalc with paths")
     ap.add_argument("--holdout", default="bc sha256sum")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json")

@@ -364,6 +364,8 @@ enum est_scale_rule {
 	EST_SCALE_QUANTILE,	/* sample-weighted low quantile of block ratios */
 	EST_SCALE_LOOPS,	/* loops: S cps / (x M along the path, overlapped) */
 	EST_SCALE_MINLOOP,	/* the smallest of the loops' and the rest's scales */
+	EST_SCALE_WINDOWS,	/* sample-weighted median of window estimate / x
+				 * (the class ratios + solver, robust per class) */
 	EST_SCALE_NRULES,
 };
 
@@ -411,6 +413,9 @@ void est_path_info_free(struct est_path_info *pi);
 double est_path_scale(const struct cfg *cfg, const struct model *model, enum est_scale_rule rule,
 		      double quantile, const double *s_blk, const double *m_blk,
 		      const double *x, const double *prob, double cps, const int *in_region);
+/* EST_SCALE_WINDOWS: win[nb] the windows' block counts (est_procedure). */
+double est_path_scale_windows(const struct cfg *cfg, const double *s_blk, const double *win,
+			      const double *x, const int *in_region);
 
 /*
  * est_procedure with path data: the windows' estimate first (exactly
