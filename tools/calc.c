@@ -337,15 +337,47 @@ bad:
 			 c->a.path_file, lineno);
 }
 
-/* The image's path samples: --path-edges, else none yet (the epoch's
- * path files arrive with the path profile kind). */
+/* The image's path samples: --path-edges, else the epoch's path profile
+ * of the image (every epoch's, merged, for --epoch all). */
 static int load_paths(struct calc_ctx *c)
 {
+	struct dcpi_err err = { 0 };
+	char **names = NULL;
+	size_t nn = 0;
+	int rc = 0;
+
 	if (c->a.no_paths)
 		return 0;
 	if (c->a.path_file)
 		return read_path_edges(c);
-	return 0;
+	if (!strcmp(c->epoch, "all")) {
+		if (prof_db_epochs(c->db, &names, &nn, &err) < 0)
+			return tool_fail("%s", err.msg);
+	}
+	for (size_t k = 0; k < (names ? nn : 1) && rc == 0; k++) {
+		struct path_profile *pp = NULL;
+		size_t n = 0;
+
+		if (path_epoch_read(c->db, names ? names[k] : c->epoch, &pp, &n, &err) < 0) {
+			rc = tool_fail("%s", err.msg);
+			break;
+		}
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			if (!prof_image_id_equal(&pp[i].image, &c->prof->image))
+				continue;
+			if (!c->pp) {
+				c->file_pp = pp[i];
+				path_profile_init(&pp[i]);
+				c->pp = &c->file_pp;
+			} else if (path_profile_merge(&c->file_pp, &pp[i], &err) < 0) {
+				rc = tool_fail("%s", err.msg);
+			}
+		}
+		path_profiles_free(pp, n);
+	}
+	if (names)
+		prof_names_free(names, nn);
+	return rc;
 }
 
 static int analyse(struct calc_ctx *c)
@@ -742,7 +774,7 @@ out:
 	est_result_free(&c.r);
 	est_path_info_free(&c.pinfo);
 	est_path_obs_free(&c.obs);
-	free(c.file_pp.edges);
+	path_profile_free(&c.file_pp);
 	free(c.s);
 	cfg_free(c.cfg);
 	if (c.img)

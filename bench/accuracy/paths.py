@@ -134,7 +134,7 @@ def one_proc(a, wl, row, jumps, seed):
     ir = {i["offset"]: i["samples"] for i in exact["instructions"]}
     if sum(ir.values()) == 0:
         return None
-    rec = base + ["--db", os.path.join(wdir, "rec")]
+    rec = base + ["--db", os.path.join(wdir, a.rec)]
     win, _ = compare.run_json(rec + ["--no-paths"])
     if win is None or not win["instructions"]:
         return None
@@ -180,6 +180,7 @@ def main():
     ap.add_argument("--prior", default=None, help="--prior W for every dcpicalc with paths")
     ap.add_argument("--holdout", default="bc sha256sum")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--rec", default="rec", help="the recording's directory in WORKDIR/WL")
     ap.add_argument("--json")
     ap.add_argument("workloads", nargs="+")
     a = ap.parse_args()
@@ -189,7 +190,7 @@ def main():
     todo = []
     for wl in a.workloads:
         wdir = os.path.join(a.work, wl)
-        rows = compare.prof_rows(a.bin, os.path.join(wdir, "rec"))
+        rows = compare.prof_rows(a.bin, os.path.join(wdir, a.rec))
         procs = [r for r in rows["procedures"] if r["samples"].get("cpu-clock", 0) > 0]
         total = sum(r["samples"].get("cpu-clock", 0) for r in procs)
         a.samples[wl] = total
