@@ -64,6 +64,7 @@ void sbx_opts_default(struct sbx_opts *o)
 	o->timeout_ms = 2000;
 	o->cpu = -1;
 	o->iters = 5000;
+	o->flags = 0;
 }
 
 const char *sbx_status_name(enum sbx_status s)
@@ -165,36 +166,87 @@ static int sbx_writes_segment(const struct cfg_insn *in)
 	       !strncmp(comma, "%dr", 3);
 }
 
-int sbx_check(const uint8_t *body, size_t len, char *detail, size_t dlen)
+/* Is off the start of one of in[0..n) or the end of the body? */
+static int sbx_boundary(const struct cfg_insn *in, size_t n, uint64_t off, size_t len)
 {
-	size_t off = 0;
+	size_t lo = 0, hi = n;
+
+	if (off == len)
+		return 1;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (in[mid].addr < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && in[lo].addr == off;
+}
+
+static int sbx_check_insn(const struct cfg_insn *v, size_t n, size_t k, size_t len,
+			  unsigned flags, char *detail, size_t dlen)
+{
+	const struct cfg_insn *in = &v[k];
+	size_t off = (size_t)in->addr;
+
+	if (in->flags & (CFG_I_CALL | CFG_I_RET))
+		return sbx_refuse(detail, dlen, "leaves the body", in->text, off);
+	if (in->flags & CFG_I_BRANCH) {
+		/* SBX_F_BRANCHES: a direct forward branch to an instruction of the
+		 * body or to its end stays inside it and cannot loop */
+		if (!(flags & SBX_F_BRANCHES) || (in->flags & CFG_I_INDIRECT) ||
+		    in->target <= in->addr || in->target > len ||
+		    !sbx_boundary(v, n, in->target, len))
+			return sbx_refuse(detail, dlen, "leaves the body", in->text, off);
+	}
+	if (in->flags & CFG_I_SYSCALL)
+		return sbx_refuse(detail, dlen, "syscall", in->text, off);
+	if (in->flags & CFG_I_TRAP)
+		return sbx_refuse(detail, dlen, "traps", in->text, off);
+	for (size_t i = 0; i < sizeof(sbx_refused) / sizeof(sbx_refused[0]); i++)
+		if (sbx_mnemonic_is(in->mnemonic, sbx_refused[i].prefix))
+			return sbx_refuse(detail, dlen, sbx_refused[i].why, in->text, off);
+	if (sbx_writes_segment(in))
+		return sbx_refuse(detail, dlen, "writes a system register", in->text, off);
+	return 0;
+}
+
+int sbx_check_flags(const uint8_t *body, size_t len, unsigned flags, char *detail,
+		    size_t dlen)
+{
+	struct cfg_insn *v = NULL;
+	size_t n = 0, end = 0;
+	int rc;
 
 	if (detail && dlen)
 		detail[0] = '\0';
 	if (!len)
 		return sbx_refuse(detail, dlen, "empty body", "", 0);
-	while (off < len) {
-		struct cfg_insn in;
-
-		if (cfg_decode_one(body + off, len - off, off, &in) < 0 ||
-		    (in.flags & CFG_I_INVALID))
-			return sbx_refuse(detail, dlen, "undecodable", "?", off);
-		if (in.flags & (CFG_I_CALL | CFG_I_RET | CFG_I_BRANCH))
-			return sbx_refuse(detail, dlen, "leaves the body", in.text, off);
-		if (in.flags & CFG_I_SYSCALL)
-			return sbx_refuse(detail, dlen, "syscall", in.text, off);
-		if (in.flags & CFG_I_TRAP)
-			return sbx_refuse(detail, dlen, "traps", in.text, off);
-		for (size_t i = 0; i < sizeof(sbx_refused) / sizeof(sbx_refused[0]); i++)
-			if (sbx_mnemonic_is(in.mnemonic, sbx_refused[i].prefix))
-				return sbx_refuse(detail, dlen, sbx_refused[i].why, in.text,
-						  off);
-		if (sbx_writes_segment(&in))
-			return sbx_refuse(detail, dlen, "writes a system register", in.text,
-					  off);
-		off += in.size;
+	rc = cfg_decode(body, len, 0, &v, &n, NULL);
+	if (rc == -ENOMEM) {
+		free(v);
+		return sbx_refuse(detail, dlen, "out of memory decoding", "", 0);
 	}
+	for (size_t k = 0; k < n; k++) {
+		if (v[k].flags & CFG_I_INVALID)
+			break;
+		rc = sbx_check_insn(v, n, k, len, flags, detail, dlen);
+		if (rc) {
+			free(v);
+			return rc;
+		}
+		end = (size_t)v[k].addr + v[k].size;
+	}
+	free(v);
+	if (end != len)
+		return sbx_refuse(detail, dlen, "undecodable", "?", end);
 	return 0;
+}
+
+int sbx_check(const uint8_t *body, size_t len, char *detail, size_t dlen)
+{
+	return sbx_check_flags(body, len, 0, detail, dlen);
 }
 
 int sbx_usable(char *why, size_t len)
@@ -937,6 +989,7 @@ int sbx_time(const uint8_t *const *bodies, const size_t *lens, size_t n,
 		o.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : o.timeout_ms;
 		o.cpu = opts->cpu;
 		o.iters = opts->iters ? opts->iters : o.iters;
+		o.flags = opts->flags;
 	}
 	if (o.reps > SBX_MAX_REPS)
 		o.reps = SBX_MAX_REPS;
@@ -949,8 +1002,9 @@ int sbx_time(const uint8_t *const *bodies, const size_t *lens, size_t n,
 			res[i].status = SBX_TOO_LARGE;
 			snprintf(res[i].detail, sizeof(res[i].detail), "%zu bytes (at most %u)",
 				 lens[i], SBX_BODY_MAX);
-		} else if (!bodies[i] || sbx_check(bodies[i], lens[i], res[i].detail,
-						   sizeof(res[i].detail))) {
+		} else if (!bodies[i] || sbx_check_flags(bodies[i], lens[i], o.flags,
+							 res[i].detail,
+							 sizeof(res[i].detail))) {
 			res[i].status = SBX_REFUSED;
 		} else {
 			todo[ntodo++] = (uint32_t)i;

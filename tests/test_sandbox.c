@@ -224,6 +224,7 @@ static void test_refusals(void **state)
 	refused(outb, sizeof(outb), "privileged");
 	refused(bad, sizeof(bad), "undecodable at +1");
 	refused(bad + 1, 0, "empty");
+	refused(noncanon, 5, "undecodable at +0");	/* cut inside the movabs */
 
 	/* what is allowed: vector ops that start like vm*, in-like names, loads */
 	assert_int_equal(sbx_check(indep8, sizeof(indep8), d, sizeof(d)), 0);
@@ -234,6 +235,35 @@ static void test_refusals(void **state)
 
 		assert_int_equal(sbx_check(ok, sizeof(ok), d, sizeof(d)), 0);
 	}
+}
+
+/* SBX_F_BRANCHES: forward branches inside the body are timed, others not. */
+static void test_internal_branches(void **state)
+{
+	/* add $1,%rax; jmp +0 (to the end); add; jne -> the add after it */
+	static const uint8_t fwd[] = { 0x48, 0x83, 0xc0, 0x01, 0xeb, 0x00, 0x48, 0x83, 0xc0, 0x01,
+				       0x75, 0x00, 0x90 };
+	static const uint8_t back[] = { 0x90, 0xeb, 0xfd };		/* jmp -3 */
+	static const uint8_t mid[] = { 0xeb, 0x01, 0x48, 0x83, 0xc0, 0x01 };	/* into an insn */
+	static const uint8_t past[] = { 0xeb, 0x02, 0x90 };		/* past the end */
+	struct sbx_opts o;
+	struct sbx_result r[2];
+	const uint8_t *b[2] = { fwd, back };
+	size_t l[2] = { sizeof(fwd), sizeof(back) };
+	char d[96];
+
+	(void)state;
+	assert_int_equal(sbx_check(fwd, sizeof(fwd), d, sizeof(d)), SBX_REFUSED);
+	assert_int_equal(sbx_check_flags(fwd, sizeof(fwd), SBX_F_BRANCHES, d, sizeof(d)), 0);
+	assert_int_equal(sbx_check_flags(mid, sizeof(mid), SBX_F_BRANCHES, d, sizeof(d)),
+			 SBX_REFUSED);
+	assert_int_equal(sbx_check_flags(past, sizeof(past), SBX_F_BRANCHES, d, sizeof(d)),
+			 SBX_REFUSED);
+	opts(&o);
+	o.flags = SBX_F_BRANCHES;
+	time_n(b, l, 2, &o, r);
+	assert_true(r[0].status == SBX_OK || r[0].status == SBX_UNSTABLE);
+	assert_int_equal(r[1].status, SBX_REFUSED);
 }
 
 static void test_empty_batch(void **state)
@@ -297,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_child_restart),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_internal_branches),
 		cmocka_unit_test(test_empty_batch),
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_usable),

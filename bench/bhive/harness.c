@@ -7,7 +7,7 @@
  * lines starting with '#' are skipped).  Output, one line per body:
  * "name<TAB>hex<TAB>cycles/iter<TAB>status<TAB>detail", cycles "-" when skipped.
  * All bodies are timed in one batch (one forked child, restarted after a body that
- * kills it).
+ * kills it).  Forward branches inside a body are allowed (SBX_F_BRANCHES).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -123,6 +123,7 @@ int main(int argc, char **argv)
 	sbx_opts_default(&o);
 	o.reps = 31;
 	o.timeout_ms = 10000;
+	o.flags = SBX_F_BRANCHES;	/* the branch microbenchmarks of micro.txt */
 	while ((opt = getopt(argc, argv, "c:r:n:t:h")) != -1) {
 		switch (opt) {
 		case 'c': o.cpu = atoi(optarg); break;

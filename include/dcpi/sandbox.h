@@ -42,7 +42,12 @@ struct sbx_opts {
 	int timeout_ms;		/* per body; 0: 2000 */
 	int cpu;		/* pin the child to this CPU; -1: do not pin */
 	unsigned iters;		/* body iterations per timed run; 0: 5000 */
+	unsigned flags;		/* SBX_F_* (extension; 0 after sbx_opts_default) */
 };
+
+/* Allow direct forward branches whose target is an instruction of the body or
+ * its end (branch microbenchmarks: jmp to the next instruction, jcc not taken). */
+#define SBX_F_BRANCHES 1u
 
 struct sbx_result {
 	enum sbx_status status;
@@ -71,6 +76,9 @@ void sbx_opts_default(struct sbx_opts *o);
  * protection keys, and state restores (xrstor), which would break the child.
  */
 int sbx_check(const uint8_t *body, size_t len, char *detail, size_t dlen);
+/* The same with SBX_F_* flags (sbx_check is flags 0). */
+int sbx_check_flags(const uint8_t *body, size_t len, unsigned flags, char *detail,
+		    size_t dlen);
 
 /*
  * Time n bodies in one forked child (restarted after a body that kills it).
