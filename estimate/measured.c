@@ -159,10 +159,12 @@ static double path_count(const struct cfg *cfg, const struct est_measure_opts *o
 	uint64_t fo, to_off;
 	size_t lo = 0, hi;
 
-	if (!p || !o->img || !a->n || !b->n || (p->flags & PATH_F_TAKEN_ONLY))
+	if (!p || !a->n || !b->n || (p->flags & PATH_F_TAKEN_ONLY))
 		return -1;
-	if (img_vaddr_to_offset(o->img, cfg->insns[a->first + a->n - 1].addr, &fo) < 0 ||
-	    img_vaddr_to_offset(o->img, cfg->insns[b->first].addr, &to_off) < 0)
+	fo = cfg->insns[a->first + a->n - 1].addr;
+	to_off = cfg->insns[b->first].addr;
+	if (o->img && (img_vaddr_to_offset(o->img, fo, &fo) < 0 ||
+		       img_vaddr_to_offset(o->img, to_off, &to_off) < 0))
 		return -1;
 	hi = p->nedges;
 	while (lo < hi) {
@@ -375,7 +377,7 @@ static int mc_read(const char *path, struct mc_cache *c, char *note, size_t nlen
 
 	if (!f) {
 		if (errno != ENOENT)
-			snprintf(note, nlen, "%s: %s (not used)", path, strerror(errno));
+			snprintf(note, nlen, "%.160s: %.60s (not used)", path, strerror(errno));
 		return 0;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -386,7 +388,7 @@ static int mc_read(const char *path, struct mc_cache *c, char *note, size_t nlen
 		ln++;
 		if (ln == 1) {
 			if (sscanf(line, "# dcpi measured costs v%u", &v) != 1 || v != MC_VERSION) {
-				snprintf(note, nlen, "%s: not a v%d measured-costs file "
+				snprintf(note, nlen, "%.160s: not a v%d measured-costs file "
 					 "(rewritten)", path, MC_VERSION);
 				c->dirty = 1;
 				break;
@@ -397,7 +399,7 @@ static int mc_read(const char *path, struct mc_cache *c, char *note, size_t nlen
 			continue;
 		if (mc_parse(line, &e, &why) < 0) {
 			if (!note[0])
-				snprintf(note, nlen, "%s:%u: %s (line dropped)", path, ln, why);
+				snprintf(note, nlen, "%.150s:%u: %.70s (line dropped)", path, ln, why);
 			c->dirty = 1;
 			continue;
 		}
@@ -414,12 +416,12 @@ static int mc_read(const char *path, struct mc_cache *c, char *note, size_t nlen
 /* Write the whole cache: temporary file beside it, then rename. */
 static int mc_write(const char *path, const struct mc_cache *c, struct dcpi_err *err)
 {
-	char tmp[4200];
+	char tmp[4300];
 	FILE *f;
 	int fd = -1, rc = 0;
 
 	for (int tries = 0; fd < 0 && tries < 16; tries++) {
-		snprintf(tmp, sizeof(tmp), "%s.%ld.%llx", path, (long)getpid(),
+		snprintf(tmp, sizeof(tmp), "%.4200s.%ld.%llx", path, (long)getpid(),
 			 (unsigned long long)(dcpi_now_ns() + (uint64_t)tries));
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)

@@ -357,7 +357,8 @@ struct est_measure_opts {
 	unsigned max_loops;		/* and loops (8) */
 	unsigned max_path;		/* blocks per loop iteration (64) */
 	const char *cache_dir;		/* database directory; NULL: no cache */
-	const struct image *img;	/* file offsets, for paths */
+	const struct image *img;	/* file offsets, for paths; NULL: the
+					 * offsets are the addresses (cfg_build_bytes) */
 	const struct path_profile *paths;	/* may be NULL */
 	const struct model *model;	/* for the model figures beside; may be NULL */
 	enum est_steady steady;		/* which M_i the model figures use */
