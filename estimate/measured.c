@@ -387,7 +387,8 @@ static int mc_read(const char *path, struct mc_cache *c, char *note, size_t nlen
 
 		ln++;
 		if (ln == 1) {
-			if (sscanf(line, "# dcpi measured costs v%u", &v) != 1 || v != MC_VERSION) {
+			if (sscanf(line, "# dcpi measured costs v%u", &v) != 1 ||
+			    v != MC_VERSION) {
 				snprintf(note, nlen, "%.160s: not a v%d measured-costs file "
 					 "(rewritten)", path, MC_VERSION);
 				c->dirty = 1;
@@ -399,7 +400,8 @@ static int mc_read(const char *path, struct mc_cache *c, char *note, size_t nlen
 			continue;
 		if (mc_parse(line, &e, &why) < 0) {
 			if (!note[0])
-				snprintf(note, nlen, "%.150s:%u: %.70s (line dropped)", path, ln, why);
+				snprintf(note, nlen, "%.150s:%u: %.70s (line dropped)", path,
+					 ln, why);
 			c->dirty = 1;
 			continue;
 		}
@@ -489,7 +491,8 @@ static void cpu_identity(struct meas *m)
 	snprintf(m->cpu_key, sizeof(m->cpu_key), "%.16s:%u:%u:%u",
 		 pm.cpu_vendor[0] ? pm.cpu_vendor : "unknown", pm.cpu_family, pm.cpu_model,
 		 pm.cpu_stepping);
-	snprintf(m->out->cpu, sizeof(m->out->cpu), "%.16s family %u model %u stepping %u%s%.128s%s",
+	snprintf(m->out->cpu, sizeof(m->out->cpu),
+		 "%.16s family %u model %u stepping %u%s%.128s%s",
 		 pm.cpu_vendor[0] ? pm.cpu_vendor : "unknown", pm.cpu_family, pm.cpu_model,
 		 pm.cpu_stepping, pm.cpu_name[0] ? " (" : "", pm.cpu_name,
 		 pm.cpu_name[0] ? ")" : "");

@@ -68,7 +68,8 @@ static const char calc_usage[] =
 	"      --no-calibration  ignore it\n"
 	"      --no-measure    the model's best cases only: do not time the hot blocks\n"
 	"                      and loops on this machine (default: timed in the\n"
-	"                      sandbox, cached in DB/measured-costs.txt)\n"
+	"                      sandbox, cached in DB/measured-costs.txt; also\n"
+	"                      $DCPI_MEASURE=0)\n"
 	"      --static        the model's best-case schedule only (M_i, reason,\n"
 	"                      culprit), no samples needed; with --image, no database\n"
 	"  -a, --all           every block, not only the hot ones\n"
@@ -268,9 +269,14 @@ static int measure(struct calc_ctx *c)
 {
 	struct est_measure_opts mo;
 	struct dcpi_err err = { 0 };
+	const char *env = getenv("DCPI_MEASURE");
 
 	if (c->a.no_measure) {
 		snprintf(c->meas_why, sizeof(c->meas_why), "--no-measure");
+		return 0;
+	}
+	if (env && !strcmp(env, "0")) {
+		snprintf(c->meas_why, sizeof(c->meas_why), "DCPI_MEASURE=0");
 		return 0;
 	}
 	if (!sbx_usable(c->meas_why, sizeof(c->meas_why)))
@@ -545,7 +551,8 @@ static void print_loops(const struct calc_ctx *c)
 		if (ml->npath > 8)
 			printf(" ...");
 		if (ml->source == EST_BEST_MEASURED)
-			printf("\n    measured %.2f cycles/iteration (spread %.1f%%%s), model %.1f\n",
+			printf("\n    measured %.2f cycles/iteration (spread %.1f%%%s), "
+			       "model %.1f\n",
 			       ml->cycles, 100 * ml->spread, ml->cached ? ", cached" : "",
 			       ml->model);
 		else

@@ -338,7 +338,7 @@ struct est_meas_loop {
 };
 
 struct est_measurements {
-	char cpu[192];			/* "AuthenticAMD family 26 model 2 stepping 0 (...)" */
+	char cpu[192];			/* "AuthenticAMD family 26 model 2 ..." */
 	size_t nblocks;			/* cfg->nblocks */
 	struct est_meas_block *blocks;
 	size_t nloops;			/* the loops tried: hot innermost ones */
