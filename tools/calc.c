@@ -14,6 +14,7 @@
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
+#include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
 #include "dcpi/sandbox.h"
@@ -46,6 +47,8 @@ struct calc_ctx {
 	struct est_measurements meas;	/* measured best cases (estimate/measured.c) */
 	int have_meas;
 	char meas_why[128];		/* why not measured */
+	struct path_profile *paths;	/* the epoch's path samples, if any */
+	size_t npaths;
 };
 
 static const char calc_usage[] =
@@ -264,6 +267,20 @@ static int load(struct calc_ctx *c)
 	return find_target(c);
 }
 
+/* The path samples of the procedure's image in this epoch, or NULL. */
+static const struct path_profile *find_paths(struct calc_ctx *c)
+{
+	struct dcpi_err err = { 0 };
+
+	if (!c->db || !strcmp(c->epoch, "all") ||
+	    path_epoch_read(c->db, c->epoch, &c->paths, &c->npaths, &err) < 0)
+		return NULL;
+	for (size_t i = 0; i < c->npaths; i++)
+		if (prof_image_id_equal(&c->paths[i].image, &c->prof->image))
+			return &c->paths[i];
+	return NULL;
+}
+
 /* Time the hot blocks and loops on this machine (estimate/measured.c). */
 static int measure(struct calc_ctx *c)
 {
@@ -286,6 +303,7 @@ static int measure(struct calc_ctx *c)
 	mo.img = c->img;
 	mo.model = c->model;
 	mo.steady = c->a.opts.steady;
+	mo.paths = find_paths(c);
 	if (est_measure(c->cfg, c->s, &mo, &c->meas, &err) < 0)
 		return tool_fail("%s", err.msg);
 	c->have_meas = 1;
@@ -762,6 +780,7 @@ int cmd_calc(int argc, char **argv)
 out:
 	est_result_free(&c.r);
 	est_measurements_free(&c.meas);
+	path_profiles_free(c.paths, c.npaths);
 	free(c.s);
 	cfg_free(c.cfg);
 	if (c.img)
