@@ -11,7 +11,8 @@
  * the program's own SIGTRAP/SIGPROF handlers, blocked signals, signals
  * arriving during bursts (their handler is never stepped), rep-prefixed
  * instructions, syscalls, a crash mid-run (exit status kept, bursts kept),
- * a statically linked program (a note, no paths), --no-paths and bad
+ * a library loaded by dlopen, a statically linked program (a note, no
+ * paths), --no-paths and bad
  * --paths values.  Addresses come from nm and readelf, not dcpi's image code.
  */
 #include <errno.h>
@@ -575,6 +576,41 @@ static void test_static_and_off(void **state)
 	run_free(&r);
 }
 
+/* A library mapped by dlopen after the start: the runtime reads the maps
+ * again when a burst runs outside every mapping it knows. */
+static void test_dlopen(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	char src[400], lib[400], cmd[1200], dlopener[PATH_MAX];
+	const char *argv[] = { dlopener, lib, "0.5", NULL };
+	const struct path_profile *p;
+	uint64_t lo, size, in = 0;
+	struct run r;
+	FILE *f;
+
+	snprintf(dlopener, sizeof(dlopener), "%s/workloads/dlopener", getenv("DCPI_BUILD"));
+	snprintf(src, sizeof(src), "%s/hot.c", ws);
+	snprintf(lib, sizeof(lib), "%s/libhot.so", ws);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
+		"\tfor (unsigned long i = 0; i < n; i++)\n"
+		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O2 -shared -fPIC -o '%s' '%s'", lib, src);
+	assert_int_equal(system(cmd), 0);
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	p = image(&r, "/libhot.so");
+	assert_non_null(p);
+	lo = sym_off(lib, "hot_in_lib", &size);
+	for (size_t i = 0; i < p->nedges; i++)
+		if (p->edges[i].from >= lo && p->edges[i].from < lo + size)
+			in += p->edges[i].count;
+	assert_true(in > 100);
+	run_free(&r);
+}
+
 static void test_bad_options(void **state)
 {
 	static const char *const bad[][2] = {
@@ -605,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_rep_and_syscalls),
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_static_and_off),
+		cmocka_unit_test(test_dlopen),
 		cmocka_unit_test(test_bad_options),
 	};
 
