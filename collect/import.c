@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "import_internal.h"
 
 /* --- detection -------------------------------------------------------------- */
@@ -23,11 +24,11 @@ int import_detect(const char *path, enum import_kind *kind, struct dcpi_err *err
 {
 	char head[4096];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
 
 	*kind = IMPORT_UNKNOWN;
 	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return fd;
 	n = read(fd, head, sizeof(head) - 1);
 	close(fd);
 	if (n < 0)
@@ -73,10 +74,10 @@ int imp_read_file(const char *path, uint8_t **buf, size_t *len, struct dcpi_err 
 	struct stat sb;
 	uint8_t *b = NULL;
 	size_t got = 0;
-	int ret = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = 0, fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
 
 	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return fd;
 	if (fstat(fd, &sb)) {
 		ret = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
 		goto out;
