@@ -56,6 +56,12 @@ int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *
 	if (o->period && o->freq)
 		return dcpi_errf(err, -EINVAL, "%s: a period and a frequency both given",
 				 s->ev[0]->name);
+	if (o->freq && smp_sysctl("perf_event_max_sample_rate") > 0 &&
+	    o->freq > (uint64_t)smp_sysctl("perf_event_max_sample_rate"))
+		return dcpi_errf(err, -EINVAL, "-F %llu: above the kernel's maximum sample "
+				 "rate, %d Hz (/proc/sys/kernel/perf_event_max_sample_rate)",
+				 (unsigned long long)o->freq,
+				 smp_sysctl("perf_event_max_sample_rate"));
 	s->cfg.events = s->ev;
 	s->cfg.nevents = s->nev;
 	s->cfg.period = o->period;

@@ -683,13 +683,11 @@ static int txn_write(struct prof_db *db, const char *name, const void *buf, size
 
 	snprintf(dir, sizeof(dir), "%s/%s", db->path, db->txn_epoch);
 	if (!name[0] || name[0] == '.' || strchr(name, '/') || strchr(name, ' ') ||
-	    !strcmp(name, JOURNAL_NAME) || dcpi_temp_name(name, tmp, sizeof(tmp)))
+	    strlen(name) > NAME_MAX - 32)
 		return dcpi_errf(err, -EINVAL, "%s: bad file name '%.64s'", dir, name);
-	rc = dcpi_fail("create");
-	fd = rc ? rc : openat(db->txn_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			      O_CLOEXEC, 0644);
+	fd = dcpi_create_temp(db->txn_fd, name, tmp, sizeof(tmp), 0644);
 	if (fd < 0) {
-		rc = fd == -1 ? -errno : fd;
+		rc = fd;
 		return dcpi_errf(err, rc, "%s/%s: cannot create: %s", dir, tmp, strerror(-rc));
 	}
 	rc = fchmod(fd, 0644) ? -errno : dcpi_write_full(fd, buf, len);

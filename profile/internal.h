@@ -38,10 +38,6 @@ int prof_epoch_dir(struct prof_db *db, const char *epoch, char *path, size_t len
 
 /* dst += src for epoch metadata: counts add, time span widens, the rest
  * combines order-independently (meta.c). */
-/* Add a line to the database's notes (prof_db_notes). */
-void prof_db_note(struct prof_db *db, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *src);
 
 #endif /* DCPI_PROFILE_INTERNAL_H */

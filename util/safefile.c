@@ -174,19 +174,37 @@ int dcpi_is_temp_name(const char *name)
 	return k && !t[k];
 }
 
+int dcpi_create_temp(int dirfd, const char *name, char *tmp, size_t len, unsigned mode)
+{
+	int fd = -EEXIST, rc;
+
+	/* anything planted at a temporary name (a link, a FIFO) is left alone:
+	 * O_EXCL refuses it and the next name is tried */
+	for (int tries = 0; tries < 64 && fd == -EEXIST; tries++) {
+		if (dcpi_temp_name(name, tmp, len))
+			return -ENAMETOOLONG;
+		rc = dcpi_fail("create");
+		if (rc)
+			return rc;
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    mode & 0777);
+		if (fd < 0)
+			fd = -errno;
+	}
+	return fd;
+}
+
 int dcpi_write_at(int dirfd, const char *shown, const char *name, const void *buf,
 		  size_t len, unsigned mode, struct dcpi_err *err)
 {
 	char tmp[NAME_MAX + 1];
 	int fd, rc;
 
-	if (!name[0] || strchr(name, '/') || dcpi_temp_name(name, tmp, sizeof(tmp)))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s/%s: bad file name", shown, name);
-	rc = dcpi_fail("create");
-	fd = rc ? rc : openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			      O_CLOEXEC, mode & 0777);
+	if (!name[0] || strchr(name, '/'))
+		return dcpi_errf(err, -EINVAL, "%s/%s: bad file name", shown, name);
+	fd = dcpi_create_temp(dirfd, name, tmp, sizeof(tmp), mode);
 	if (fd < 0) {
-		rc = fd == -1 ? -errno : fd;
+		rc = fd;
 		return dcpi_errf(err, rc, "%s/%s: cannot create: %s", shown, tmp,
 				 strerror(-rc));
 	}

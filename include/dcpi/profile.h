@@ -173,6 +173,9 @@ int prof_epoch_is_empty(struct prof_db *db, const char *epoch, struct dcpi_err *
  */
 const char *prof_db_notes(const struct prof_db *db);
 void prof_db_notes_clear(struct prof_db *db);
+/* Add a line to them (readers above the database use it too). */
+void prof_db_note(struct prof_db *db, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 int prof_epoch_meta_write(struct prof_db *db, const char *epoch,
 			  const struct prof_epoch_meta *m, struct dcpi_err *err);

@@ -57,6 +57,9 @@ int dcpi_write_at(int dirfd, const char *shown, const char *name, const void *bu
  * named), the last component is never followed. */
 int dcpi_write_file(const char *path, const void *buf, size_t len, unsigned mode,
 		    struct dcpi_err *err);
+/* Create a new temporary for name in dirfd (O_EXCL, O_NOFOLLOW, taking the
+ * next name while one exists); its name into tmp.  fd or negative errno. */
+int dcpi_create_temp(int dirfd, const char *name, char *tmp, size_t len, unsigned mode);
 /* A temporary name of dcpi_write_at's form for name into out. */
 int dcpi_temp_name(const char *name, char *out, size_t len);
 /* True for names of that form (".<something>.tmp<digits>-<digits>"). */
