@@ -360,6 +360,23 @@ static int epoch_open(struct prof_db *db, const char *epoch, struct dcpi_err *er
 	return dcpi_errf(err, -e, "%s/%s: no such epoch: %s", db->path, epoch, strerror(e));
 }
 
+static int epoch_recover(struct prof_db *db, int efd, const char *epoch,
+			 struct dcpi_err *err);
+
+/* A writer killed in the newest epoch left a journal or temporaries: finish
+ * them now, unless a live writer holds it (then it is not stale). */
+static void tidy_epoch(struct prof_db *db, const char *epoch)
+{
+	struct dcpi_err e = { 0 };
+	int fd = epoch_open(db, epoch, &e);
+
+	if (fd < 0)
+		return;
+	if (!flock(fd, LOCK_EX | LOCK_NB))
+		epoch_recover(db, fd, epoch, &e);
+	close(fd);
+}
+
 int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_err *err)
 {
 	char buf[32];
@@ -370,8 +387,10 @@ int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_er
 
 	if (rc)
 		return rc;
-	if (n)
+	if (n) {
 		next = strtoull(names[n - 1], NULL, 10) + 1;
+		tidy_epoch(db, names[n - 1]);
+	}
 	prof_names_free(names, n);
 	/* Another writer may create the same number first: take the next one. */
 	for (int tries = 0; tries < 1000; tries++, next++) {
@@ -580,6 +599,8 @@ void prof_epoch_abort(struct prof_db *db)
 {
 	if (db->txn_fd < 0)
 		return;
+	if (db->npend > 1)	/* a journal that made it despite the error goes first */
+		unlinkat(db->txn_fd, JOURNAL_NAME, 0);
 	for (size_t i = 0; i < db->npend; i++)
 		unlinkat(db->txn_fd, db->pend[i].tmp, 0);
 	pending_clear(db);
@@ -630,20 +651,24 @@ int prof_epoch_commit(struct prof_db *db, struct dcpi_err *err)
 		if (rc)
 			goto fail;
 	}
-	/* committed: from here on, a failure is finished by the next writer */
-	for (size_t i = 0; i < db->npend; i++) {
+	if (db->npend == 1) {	/* one file: its rename is the commit point */
 		rc = dcpi_fail("commit");
-		if (rc || renameat(efd, db->pend[i].tmp, efd, db->pend[i].name)) {
+		if (rc || renameat(efd, db->pend[0].tmp, efd, db->pend[0].name)) {
 			rc = rc ? rc : -errno;
-			dcpi_errf(err, rc, "%s/%s: rename from %s: %s", dir, db->pend[i].name,
-				  db->pend[i].tmp, strerror(-rc));
-			if (i == 0 && db->npend == 1)
-				goto fail;
-			pending_clear(db);	/* the journal keeps them */
+			dcpi_errf(err, rc, "%s/%s: rename from %s: %s", dir, db->pend[0].name,
+				  db->pend[0].tmp, strerror(-rc));
 			goto fail;
 		}
 	}
-	rc = fsync_fd(efd);
+	/* committed: from here on a failure is finished by the next writer (and
+	 * readers follow the journal meanwhile), so it is not the caller's */
+	for (size_t i = 0; db->npend > 1 && i < db->npend && !rc; i++) {
+		rc = dcpi_fail("commit");
+		if (!rc && renameat(efd, db->pend[i].tmp, efd, db->pend[i].name))
+			rc = -errno;
+	}
+	if (!rc)
+		rc = fsync_fd(efd);
 	if (!rc && db->npend > 1) {
 		rc = dcpi_fail("journal");
 		if (!rc && unlinkat(efd, JOURNAL_NAME, 0))
@@ -651,11 +676,9 @@ int prof_epoch_commit(struct prof_db *db, struct dcpi_err *err)
 		if (!rc)
 			rc = fsync_fd(efd);
 	}
-	if (rc) {
-		dcpi_errf(err, rc, "%s: %s", dir, strerror(-rc));
-		pending_clear(db);
-		goto fail;
-	}
+	if (rc)
+		prof_db_note(db, "%s: committed, but finishing it failed (%s); the next "
+			     "writer finishes it", dir, strerror(-rc));
 	pending_clear(db);
 	close(efd);
 	db->txn_fd = -1;
