@@ -118,47 +118,15 @@ out:
 int imp_write_atomic(const char *dir, const char *name, const void *buf, size_t len,
 		     struct dcpi_err *err)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	const uint8_t *p = buf;
-	int fd;
+	/* the epoch directory is not followed if a link replaced it; the file
+	 * goes through it as every database write does (util/safefile.c) */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name,
-			     (long)getpid()) >= sizeof(tmp))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s/%s: path too long", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto fail;
-		p += w;
-		len -= (size_t)w;
-	}
-	if (fsync(fd))
-		goto fail;
-	if (close(fd)) {
-		fd = -1;
-		goto fail;
-	}
-	if (rename(tmp, path)) {
-		fd = -1;
-		goto fail;
-	}
-	return 0;
-fail:
-	{
-		int e = errno ? errno : EIO;
-
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		return dcpi_errf(err, -e, "%s: %s", path, strerror(e));
-	}
+	if (dfd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	rc = dcpi_write_at(dfd, dir, name, buf, len, 0644, err);
+	close(dfd);
+	return rc;
 }
 
 /* --- the count table ---------------------------------------------------------- */

@@ -6,7 +6,14 @@
  * ("00000001", "00000002", ...), so names sort in creation order.  Inside it
  * each (image, event) has one file named by prof_file_name() and the epoch
  * metadata lives in "meta" (meta.c).  Files whose names start with a dot are
- * temporaries of an atomic write in progress and are never read.
+ * temporaries of an atomic write in progress and are never read as such.
+ *
+ * Everything goes through directory handles and never follows a link below
+ * the database's own path.  Writes to an epoch are transactions (begin,
+ * write to temporaries, commit, abort): several files become visible at
+ * once through a journal renamed into place, which readers follow and the
+ * next writer finishes, so an epoch's meta and profiles agree after a kill
+ * at any instruction (docs/profile-format.md, "Crash consistency").
  */
 #include <dirent.h>
 #include <errno.h>
