@@ -218,8 +218,6 @@ static int find_in_image(struct calc_ctx *c, const char *ev)
 			c->prof = &c->p[i];
 	if (!c->prof)
 		return tool_fail("%s: no %s samples in epoch %s", c->a.image, ev, c->epoch);
-	if (img_open(c->a.image, 0, &c->img, &err) < 0)
-		return tool_fail("%s", err.msg);
 	c->proc = img_proc_lookup(c->img, c->a.proc);
 	if (!c->proc)
 		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
@@ -232,6 +230,9 @@ static int find_target(struct calc_ctx *c)
 	struct dcpi_err err = { 0 };
 	size_t k;
 
+	/* a file that is not an image says so first, whatever the samples */
+	if (c->a.image && img_open(c->a.image, 0, &c->img, &err) < 0)
+		return tool_fail("%s", err.msg);
 	if (!ev)
 		return tool_fail("%s: epoch %s holds no samples", tool_db_dir(c->a.db), c->epoch);
 	if (c->a.image)
@@ -282,6 +283,7 @@ static int load(struct calc_ctx *c)
 	struct dcpi_err err = { 0 };
 	char latest[256];
 	const char *me;
+	int rc;
 
 	if (prof_db_open(tool_db_dir(c->a.db), 0, &c->db, &err) < 0 ||
 	    rep_load_profiles(c->db, c->a.epoch, &c->p, &c->np, c->epoch, sizeof(c->epoch),
@@ -291,7 +293,11 @@ static int load(struct calc_ctx *c)
 	if (!strcmp(c->epoch, "all") &&
 	    prof_db_latest_epoch(c->db, latest, sizeof(latest), &err) == 0)
 		me = latest;	/* the newest calibration stands for all */
-	c->have_meta = prof_epoch_meta_read(c->db, me, &c->meta, &err) == 0;
+	tool_db_notes(c->db);
+	rc = prof_epoch_meta_read(c->db, me, &c->meta, &err);
+	if (rc < 0 && rc != -ENOENT)	/* garbled: the calibration would go silently */
+		return tool_fail("%s", err.msg);
+	c->have_meta = rc == 0;
 	if (pick_model(c) || load_calibration(c))
 		return 1;
 	return find_target(c);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/profile.h"
 #include "tools.h"
 
 #pragma weak cmd_record
@@ -66,6 +67,19 @@ const char *tool_db_dir(const char *opt)
 	if (env && *env)
 		return env;
 	return "dcpidb";
+}
+
+void tool_db_notes(struct prof_db *db)
+{
+	const char *s = prof_db_notes(db);
+
+	while (*s) {
+		size_t k = strcspn(s, "\n");
+
+		fprintf(stderr, "%s: note: %.*s\n", tool_name, (int)k, s);
+		s += k + (s[k] == '\n');
+	}
+	prof_db_notes_clear(db);
 }
 
 static void usage(FILE *f)

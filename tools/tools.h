@@ -32,5 +32,8 @@ int tool_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tool_json_str(FILE *f, const char *s);
 /* The database directory: --db if given, else $DCPIDB, else ./dcpidb. */
 const char *tool_db_dir(const char *opt);
+struct prof_db;
+/* Print the database's notes (skipped files, empty epochs) as "note:" lines. */
+void tool_db_notes(struct prof_db *db);
 
 #endif /* DCPI_TOOLS_H */
