@@ -4,8 +4,11 @@
  *
  * A model is data: widths, reorder-buffer size, execution ports, load and
  * store ports, cache and TLB latencies, and a table of instruction classes
- * keyed by mnemonic, operand form and vector width.  One model per
- * microarchitecture (culprit/model_zen5.c, ...), chosen from CPUID or by name.
+ * keyed by mnemonic, operand form and vector width.  The shipped models are
+ * one base class table (culprit/model_base.c) plus a short file of
+ * differences per microarchitecture (culprit/model_zen5.c, ...); a model file
+ * measured on this machine by `dcpi calibrate --model` overrides them
+ * (culprit/modelfile.c).  Chosen from CPUID or by name.
  *
  * The scheduler runs a block through the model with no dynamic stalls (every
  * load hits L1, every branch is predicted) and gives, per instruction, M_i:
@@ -74,6 +77,9 @@ struct model_class {
 	uint32_t ports;			/* usable ports, bit per port */
 	uint8_t busy;			/* cycles the port stays busy (1 = pipelined) */
 	uint8_t kind;			/* MODEL_K_* */
+	const char *name;		/* its class ("fadd"), as model files name it */
+	const char *src;		/* where lat/uops/ports/busy come from: "shipped",
+					 * or a model file's "measured ... by probe ..." */
 };
 #define MODEL_FORM(f) (1u << (f))
 #define MODEL_ANYVEC 0, 512
