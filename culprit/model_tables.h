@@ -92,6 +92,9 @@ extern const size_t model_base_nrows;
 extern const struct model_cpu model_cpu_zen5, model_cpu_zen4, model_cpu_zen3,
 	model_cpu_skylake, model_cpu_generic;
 
+/* A shipped model by name (never a model file's: the reader uses it). */
+const struct model *model_shipped_by_name(const char *name);
+
 /* Expand cpu into rows[MODEL_BASE_MAXROWS] and *fallback; set cpu->m's tables. */
 void model_tables_expand(const struct model_cpu *cpu, struct model_class *rows,
 			 struct model_class *fallback);
