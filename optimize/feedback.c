@@ -141,7 +141,7 @@ static int one_image(struct fb *f, const char *path, const struct prof_profile *
 	if (rc < 0)
 		return rc;
 	if (f->rq->format == OPT_F_BOLT)
-		rc = opt_bolt_text(img, p, &f->est, bolt, blen, err);
+		rc = opt_bolt_text(img, p, &f->est, bolt, blen, &f->sum->nprocs, err);
 	else
 		rc = opt_src_add(src, img, p, &f->est, err);
 	img_close(img);

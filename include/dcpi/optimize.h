@@ -118,7 +118,8 @@ int opt_src_finish(struct opt_src *s, struct dcpi_err *err);
 int opt_llvm_text(const struct opt_src *s, char **out, size_t *len, struct dcpi_err *err);
 int opt_gcc_bytes(const struct opt_src *s, uint8_t **out, size_t *len, struct dcpi_err *err);
 int opt_bolt_text(struct image *img, const struct prof_profile *p,
-		  const struct opt_est *e, char **out, size_t *len, struct dcpi_err *err);
+		  const struct opt_est *e, char **out, size_t *len, size_t *nprocs,
+		  struct dcpi_err *err);
 
 /* Write buf to path atomically ("-": standard output). */
 int opt_write_file(const char *path, const void *buf, size_t len, struct dcpi_err *err);
