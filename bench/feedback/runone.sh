@@ -1,0 +1,16 @@
+#!/bin/sh
+# bench/feedback/runone.sh PROGRAM BIN INPUT WORKDIR - one run of a program
+# on an input (what is profiled and what is timed), checked for correctness.
+set -eu
+case $1 in
+bzip2)
+	"$2" -9 -c < "$3" > "$4/out.$$.bz2"
+	"$2" -d -c < "$4/out.$$.bz2" > "$4/out.$$.raw"
+	cmp -s "$4/out.$$.raw" "$3" || { echo "$2: wrong output" >&2; exit 1; }
+	rm -f "$4/out.$$.bz2" "$4/out.$$.raw"
+	;;
+*)
+	echo "runone: unknown program $1" >&2
+	exit 1
+	;;
+esac
