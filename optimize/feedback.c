@@ -77,6 +77,7 @@ static int load(struct fb *f, struct dcpi_err *err)
 	f->est.opts = rq->opts;
 	if (rq->model)
 		f->est.model = rq->model;
+	f->est.raw_samples = rq->raw_samples;
 	if (rq->min_samples > 0)
 		f->est.min_samples = rq->min_samples;
 	if (!rq->no_calib && !rq->skid_given &&

@@ -146,6 +146,7 @@ static uint32_t map_discr(enum opt_discr how, uint32_t d)
 struct build {
 	struct opt_src *s;
 	enum opt_discr discr;
+	int raw;		/* samples, not executions */
 };
 
 static struct opt_func *top_get(struct opt_src *s, const char *name, uint32_t decl)
@@ -238,11 +239,12 @@ static int add_proc(struct image *img, const struct img_proc *proc, const struct
 	if (!top)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
 	/* The procedure's own entry, not a split-off part's (.cold). */
-	head = opt_count(r->blocks[cfg->entry].executions);
+	head = opt_count(b->raw ? r->blocks[cfg->entry].samples :
+			 r->blocks[cfg->entry].executions);
 	if (!strchr(proc->raw_name, '.') && head > top->head)
 		top->head = head;
 	for (size_t i = 0; i < cfg->ninsns; i++) {
-		uint64_t c = opt_count(r->insns[i].executions);
+		uint64_t c = opt_count(b->raw ? r->insns[i].samples : r->insns[i].executions);
 
 		if (!c || (cfg->insns[i].flags & CFG_I_NOP))
 			continue;
@@ -329,7 +331,7 @@ struct opt_src *opt_src_new(enum opt_discr discr)
 int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile *p,
 		const struct opt_est *e, struct dcpi_err *err)
 {
-	struct build b = { .s = s, .discr = s->discr };
+	struct build b = { .s = s, .discr = s->discr, .raw = e->raw_samples };
 	size_t nprocs = 0;
 	double samples = 0;
 	int rc;

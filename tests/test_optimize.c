@@ -176,6 +176,33 @@ static void test_source_profile(void **state)
 	prof_profile_free(&p);
 }
 
+/* --raw-samples: a location's count is its instructions' largest sample
+ * count (10 per byte here: a multiple of 10, at most 10 x 15 bytes). */
+static void test_raw_samples(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	struct opt_est e;
+
+	(void)state;
+	est(&e);
+	e.raw_samples = 1;
+	work_profile(path("fb"), &p);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
+	assert_int_equal(s->nfuncs, 1);
+	for (size_t i = 0; i < s->funcs[0]->nlocs; i++) {
+		uint64_t c = s->funcs[0]->locs[i].count;
+
+		assert_true(c >= 10 && c <= 150 && c % 10 == 0);
+	}
+	opt_src_free(s);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
 static void test_llvm_text(void **state)
 {
 	struct dcpi_err err = { 0 };
@@ -470,6 +497,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base_name),
 		cmocka_unit_test(test_source_profile),
+		cmocka_unit_test(test_raw_samples),
 		cmocka_unit_test(test_llvm_text),
 		cmocka_unit_test(test_gcc_bytes),
 		cmocka_unit_test(test_bolt_text),

@@ -24,7 +24,9 @@ static const char fb_usage[] =
 	"      --method M      dcpi or global (default)\n"
 	"      --window W      insn, block (default) or skid\n"
 	"      --no-calibration  ignore DB/calibration-<model>.txt\n"
-	"      --min-samples N skip procedures with fewer samples (default 1)\n";
+	"      --min-samples N skip procedures with fewer samples (default 1)\n"
+	"      --raw-samples   counts are the samples themselves, not estimated\n"
+	"                      executions (what a plain sampler has; to compare)\n";
 
 static const char *const fb_names[] = { "llvm-prof", "gcc-prof", "bolt-prof" };
 
@@ -40,6 +42,7 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 		{ "window", required_argument, NULL, 'W' },
 		{ "no-calibration", no_argument, NULL, 'N' },
 		{ "min-samples", required_argument, NULL, 'n' },
+		{ "raw-samples", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -67,6 +70,7 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 				return tool_fail("--window %s: not insn, block or skid", optarg);
 			break;
 		case 'N': rq->no_calib = 1; break;
+		case 'R': rq->raw_samples = 1; break;
 		case 'n':
 			rq->min_samples = strtod(optarg, NULL);
 			if (!(rq->min_samples > 0))

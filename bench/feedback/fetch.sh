@@ -14,5 +14,5 @@ if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sourc
 fi
 cd "$dir"
 for p in "$@"; do
-	ls -d "$p"-*/ > /dev/null 2>&1 || apt-get source -qq "$p" > /dev/null 2>&1
+	ls ./*"$p"_*.dsc > /dev/null 2>&1 || apt-get source -qq "$p" > /dev/null 2>&1
 done

@@ -9,6 +9,18 @@ bzip2)
 	cmp -s "$4/out.$$.raw" "$3" || { echo "$2: wrong output" >&2; exit 1; }
 	rm -f "$4/out.$$.bz2" "$4/out.$$.raw"
 	;;
+lz4)
+	"$2" -12 -c < "$3" > "$4/out.$$.lz4"
+	"$2" -d -c < "$4/out.$$.lz4" > "$4/out.$$.raw"
+	cmp -s "$4/out.$$.raw" "$3" || { echo "$2: wrong output" >&2; exit 1; }
+	rm -f "$4/out.$$.lz4" "$4/out.$$.raw"
+	;;
+zstd)
+	"$2" -q -15 -c < "$3" > "$4/out.$$.zst"
+	"$2" -q -d -c < "$4/out.$$.zst" > "$4/out.$$.raw"
+	cmp -s "$4/out.$$.raw" "$3" || { echo "$2: wrong output" >&2; exit 1; }
+	rm -f "$4/out.$$.zst" "$4/out.$$.raw"
+	;;
 *)
 	echo "runone: unknown program $1" >&2
 	exit 1

@@ -44,6 +44,9 @@ struct opt_est {
 	struct est_opts opts;
 	double cps;		/* cycles per sample; 0: relative counts */
 	double min_samples;	/* skip procedures with fewer samples (default 1) */
+	int raw_samples;	/* counts are samples, not executions: what a
+				 * sampler without estimation (AutoFDO without
+				 * LBR) has; for comparison */
 };
 
 struct opt_target {
@@ -143,6 +146,7 @@ struct opt_request {
 	const struct model *model;	/* NULL: this CPU's */
 	struct est_opts opts;
 	int skid_given, no_calib;	/* else DB/calibration-<model>.txt sets skid */
+	int raw_samples;		/* opt_est.raw_samples */
 	double min_samples;		/* 0: 1 */
 };
 
