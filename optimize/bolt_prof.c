@@ -93,14 +93,14 @@ static int add_proc(struct image *img, const struct img_proc *proc, const struct
 }
 
 int opt_bolt_text(struct image *img, const struct prof_profile *p, const struct opt_est *e,
-		  char **out, size_t *len, size_t *nprocs, struct dcpi_err *err)
+		  char **out, size_t *len, struct opt_walk *w, struct dcpi_err *err)
 {
 	struct bolt bo = { { 0 }, 0 };
 	int rc;
 
 	*out = NULL;
 	*len = 0;
-	rc = opt_each_proc(img, p, e, add_proc, &bo, nprocs, NULL, err);
+	rc = opt_each_proc(img, p, e, add_proc, &bo, w, err);
 	if (rc >= 0 && !bo.records)
 		rc = dcpi_errf(err, -ENODATA, "%s: no estimated branch executed", img_path(img));
 	if (rc < 0) {

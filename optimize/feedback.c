@@ -141,8 +141,14 @@ static int one_image(struct fb *f, const char *path, const struct prof_profile *
 	rc = img_open(path, 0, &img, err);
 	if (rc < 0)
 		return rc;
-	if (f->rq->format == OPT_F_BOLT)
-		rc = opt_bolt_text(img, p, &f->est, bolt, blen, &f->sum->nprocs, err);
+	if (f->rq->format == OPT_F_BOLT) {
+		struct opt_walk w = { 0 };
+
+		rc = opt_bolt_text(img, p, &f->est, bolt, blen, &w, err);
+		f->sum->nprocs = w.nprocs;
+		f->sum->skipped = w.skipped;
+		f->sum->samples = w.samples;
+	}
 	else
 		rc = opt_src_add(src, img, p, &f->est, err);
 	img_close(img);
@@ -223,6 +229,7 @@ int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct d
 		sum->nfuncs = src->nfuncs;
 		sum->samples = src->samples;
 		sum->no_line = src->no_line;
+		sum->skipped = src->skipped;
 		rc = rq->format == OPT_F_LLVM ? opt_llvm_text(src, &buf, &len, err) :
 		     opt_gcc_bytes(src, (uint8_t **)&buf, &len, err);
 		if (rc < 0)

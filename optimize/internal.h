@@ -16,15 +16,21 @@ typedef int (*opt_proc_fn)(struct image *img, const struct img_proc *proc,
 			   const struct cfg *cfg, const struct est_result *r, void *ctx,
 			   struct dcpi_err *err);
 
+/* What a walk did: procedures estimated, their samples, and procedures
+ * skipped because their code could not be decoded or read (counted, so a
+ * writer can say what it dropped). */
+struct opt_walk {
+	size_t nprocs, skipped;
+	double samples;
+};
+
 /*
  * Estimate every procedure of img that holds at least e->min_samples of p's
- * samples, in address order, and call fn for each.  *nprocs and *samples
- * (may be NULL) receive how many were estimated and their samples.
- * -ENODATA when none qualifies.
+ * samples, in address order, and call fn for each; w (may be NULL) receives
+ * the counts.  -ENODATA when none qualifies.
  */
 int opt_each_proc(struct image *img, const struct prof_profile *p, const struct opt_est *e,
-		  opt_proc_fn fn, void *ctx, size_t *nprocs, double *samples,
-		  struct dcpi_err *err);
+		  opt_proc_fn fn, void *ctx, struct opt_walk *w, struct dcpi_err *err);
 
 struct opt_buf {
 	char *s;

@@ -124,11 +124,10 @@ out:
 }
 
 int opt_each_proc(struct image *img, const struct prof_profile *p, const struct opt_est *e,
-		  opt_proc_fn fn, void *ctx, size_t *nprocs, double *samples,
-		  struct dcpi_err *err)
+		  opt_proc_fn fn, void *ctx, struct opt_walk *w, struct dcpi_err *err)
 {
 	struct proc_sum *ps = NULL;
-	size_t np = 0, done = 0;
+	size_t np = 0, done = 0, skipped = 0;
 	double placed = 0;
 	int rc;
 
@@ -146,6 +145,7 @@ int opt_each_proc(struct image *img, const struct prof_profile *p, const struct 
 			 * skip it, its samples are simply not used. */
 			dcpi_err_clear(err);
 			rc = 0;
+			skipped++;
 			continue;
 		}
 		done++;
@@ -154,10 +154,11 @@ int opt_each_proc(struct image *img, const struct prof_profile *p, const struct 
 	free(ps);
 	if (rc < 0)
 		return rc;
-	if (nprocs)
-		*nprocs = done;
-	if (samples)
-		*samples = placed;
+	if (w) {
+		w->nprocs += done;
+		w->skipped += skipped;
+		w->samples += placed;
+	}
 	if (!done)
 		return dcpi_errf(err, -ENODATA, "%s: no %s samples in any procedure (%llu samples "
 				 "in the profile)", img_path(img), p->event,

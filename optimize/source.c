@@ -332,17 +332,17 @@ int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile 
 		const struct opt_est *e, struct dcpi_err *err)
 {
 	struct build b = { .s = s, .discr = s->discr, .raw = e->raw_samples };
-	size_t nprocs = 0;
-	double samples = 0;
+	struct opt_walk w = { 0 };
 	int rc;
 
 	if (!img_has_dwarf(img))
 		return dcpi_errf(err, -ENODATA, "%s: no DWARF debug information (build with -g, "
 				 "or install its debug file): source-level profiles need lines",
 				 img_path(img));
-	rc = opt_each_proc(img, p, e, add_proc, &b, &nprocs, &samples, err);
-	s->nprocs += nprocs;
-	s->samples += samples;
+	rc = opt_each_proc(img, p, e, add_proc, &b, &w, err);
+	s->nprocs += w.nprocs;
+	s->skipped += w.skipped;
+	s->samples += w.samples;
 	return rc;
 }
 

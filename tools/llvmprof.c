@@ -113,6 +113,9 @@ int tool_feedback(int argc, char **argv, int format)
 			opt_format_name(rq.format), sum.bytes, sum.epoch, sum.event, sum.nimages,
 			sum.nimages == 1 ? "" : "s", sum.nprocs,
 			sum.relative ? " (uncalibrated: relative counts)" : "");
+	if (sum.skipped)
+		fprintf(stderr, "%s: %zu sampled procedure%s skipped: code not decodable\n",
+			tool_name, sum.skipped, sum.skipped == 1 ? "" : "s");
 	return 0;
 }
 

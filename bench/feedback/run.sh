@@ -15,16 +15,20 @@
 #   llvm-bolt on the -O2 build with dcpi bolt-prof / perf2bolt -nl
 #   gcc -O2, gcc PGO (-fprofile-generate / -use),
 #   gcc -fauto-profile with dcpi gcc-prof (and --raw-samples) / create_gcov
-# Times are the median of RUNS, and each variant's ratio to its base is the
-# median of per-round ratios (both runs of a round close in time).
+# timing.py prints times and per-round ratios to the base (wall and CPU);
+# simulate.py then counts instructions, branch mispredictions and cache
+# misses under cachegrind on a slice of the evaluation input (deterministic:
+# the wall clock of a shared 2-vCPU machine is not).
 #
 # Environment: BUILD (dcpi's build dir), FEEDBACK_DIR (work dir, default
-# /tmp/dcpi-feedback), RUNS (default 11), PROGRAMS (default "bzip2 lz4 zstd").
+# /tmp/dcpi-feedback), RUNS (default 11), PROGRAMS (default "bzip2 lz4 zstd"),
+# SIM_BYTES (cachegrind's slice, default 1000000).
 set -eu
 : "${BUILD:=build}"
 : "${FEEDBACK_DIR:=/tmp/dcpi-feedback}"
 : "${RUNS:=11}"
 : "${PROGRAMS:=bzip2 lz4 zstd}"
+: "${SIM_BYTES:=1000000}"
 here=$(cd "$(dirname "$0")" && pwd)
 DCPI=$(pwd)/$BUILD/dcpi
 W=$FEEDBACK_DIR
@@ -150,10 +154,17 @@ bench_one() {
 			echo "gcc -fauto-profile ($v) failed:"; grep -m2 'error' "$d/gcc-$v.log"; }
 	done
 	echo "== $p: timing the evaluation input ($(wc -c < "$eval") bytes), $RUNS rounds"
-	python3 "$here/timing.py" "$RUNS" "$d" "$here/runone.sh $p BIN $eval $W" \
-		clang-O2:clang-O2 clang-pgo:clang-O2 clang-dcpi:clang-O2 clang-raw:clang-O2 \
-		clang-afdo:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2 \
-		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-afdo:gcc-O2 | tee "$d/results.txt"
+	variants="clang-O2:clang-O2 clang-pgo:clang-O2 clang-dcpi:clang-O2 clang-raw:clang-O2
+		clang-afdo:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
+		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-afdo:gcc-O2"
+	# shellcheck disable=SC2086
+	python3 "$here/timing.py" "$RUNS" "$d" "$here/runone.sh $p BIN $eval $W" $variants | \
+		tee "$d/results.txt"
+	echo "== $p: cachegrind on the first $SIM_BYTES bytes of the evaluation input"
+	head -c "$SIM_BYTES" "$eval" > "$W/eval.small"
+	# shellcheck disable=SC2086
+	python3 "$here/simulate.py" "$d" "$here/runone.sh $p BIN $W/eval.small $W" $variants | \
+		tee -a "$d/results.txt"
 }
 
 for p in $PROGRAMS; do

@@ -95,6 +95,7 @@ struct opt_src {
 	double samples;			/* samples placed in them */
 	size_t no_line;			/* executed instructions with no line */
 	size_t no_decl;			/* procedures with no DW_AT_decl_line */
+	size_t skipped;			/* procedures whose code could not be read */
 	enum opt_discr discr;
 };
 
@@ -120,8 +121,9 @@ int opt_src_finish(struct opt_src *s, struct dcpi_err *err);
 /* The text of the formats, malloc'd (for tests and for -o -). */
 int opt_llvm_text(const struct opt_src *s, char **out, size_t *len, struct dcpi_err *err);
 int opt_gcc_bytes(const struct opt_src *s, uint8_t **out, size_t *len, struct dcpi_err *err);
+struct opt_walk;	/* counts of procedures estimated / skipped (may be NULL) */
 int opt_bolt_text(struct image *img, const struct prof_profile *p,
-		  const struct opt_est *e, char **out, size_t *len, size_t *nprocs,
+		  const struct opt_est *e, char **out, size_t *len, struct opt_walk *w,
 		  struct dcpi_err *err);
 
 /* Write buf to path atomically ("-": standard output). */
@@ -153,6 +155,7 @@ struct opt_request {
 struct opt_summary {
 	char epoch[256], event[PROF_EVENT_MAX];
 	size_t nimages, nprocs, nfuncs, no_line, bytes;
+	size_t skipped;			/* sampled procedures not decodable */
 	double samples;
 	int relative;			/* uncalibrated: counts are relative */
 	char notes[2048];		/* images skipped, and why */
