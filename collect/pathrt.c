@@ -27,7 +27,8 @@
  *    remembered) get every trap that is not one of our steps, with SIG_DFL
  *    and SIG_IGN honoured;
  *  - a rep-prefixed instruction traps once per iteration: repeats of one pc
- *    count against a trap budget (4K) but are recorded once;
+ *    are recorded once and count against a budget of K + 64 traps (a
+ *    short rep completes, a long one ends the burst);
  *  - a burst that lost TF without us (popf, a handler that longjmps out)
  *    is written, flagged, at the thread's next timer signal;
  *  - threads: pthread_create is wrapped so each new thread arms its timer
@@ -482,7 +483,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	t->active = 1;
 	t->n = 1;
-	t->left = 4 * g.k;
+	t->left = g.k + 64;	/* a rep-prefixed instruction traps per iteration */
 	t->b.pc[0] = (uint64_t)r[REG_RIP];
 	r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] | TF);
 out:

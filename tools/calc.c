@@ -17,12 +17,13 @@
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "dcpi/sandbox.h"
 #include "tools.h"
 
 struct calc_args {
 	const char *proc, *db, *epoch, *image, *model, *event, *calib;
 	struct est_opts opts;
-	int all, json, static_only, skid_given, no_calib;
+	int all, json, static_only, skid_given, no_calib, no_measure;
 	const char *path_file;		/* --path-edges */
 	int no_paths;
 	struct est_path_opts popts;
@@ -46,6 +47,9 @@ struct calc_ctx {
 	struct est_calibration cal;
 	char cal_path[4200];
 	int have_cal;
+	struct est_measurements meas;	/* measured best cases (estimate/measured.c) */
+	int have_meas;
+	char meas_why[128];		/* why not measured */
 	struct path_profile file_pp;	/* --path-edges */
 	const struct path_profile *pp;	/* the image's paths, NULL: none */
 	struct est_path_obs obs;
@@ -70,6 +74,10 @@ static const char calc_usage[] =
 	"      --calibration F where samples land (dcpi calibrate; default\n"
 	"                      DB/calibration-<model>.txt when present): sets --skid\n"
 	"      --no-calibration  ignore it\n"
+	"      --no-measure    the model's best cases only: do not time the hot blocks\n"
+	"                      and loops on this machine (default: timed in the\n"
+	"                      sandbox, cached in DB/measured-costs.txt; also\n"
+	"                      $DCPI_MEASURE=0)\n"
 	"      --static        the model's best-case schedule only (M_i, reason,\n"
 	"                      culprit), no samples needed; with --image, no database\n"
 	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
@@ -95,6 +103,7 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		{ "steady", required_argument, NULL, 'S' },
 		{ "calibration", required_argument, NULL, 'C' },
 		{ "no-calibration", no_argument, NULL, 'N' },
+		{ "no-measure", no_argument, NULL, 'X' },
 		{ "static", no_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
@@ -130,6 +139,7 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 			break;
 		case 'C': a->calib = optarg; break;
 		case 'N': a->no_calib = 1; break;
+		case 'X': a->no_measure = 1; break;
 		case 's': a->static_only = 1; break;
 		case 'k':
 			a->skid_given = 1;
@@ -208,8 +218,6 @@ static int find_in_image(struct calc_ctx *c, const char *ev)
 			c->prof = &c->p[i];
 	if (!c->prof)
 		return tool_fail("%s: no %s samples in epoch %s", c->a.image, ev, c->epoch);
-	if (img_open(c->a.image, 0, &c->img, &err) < 0)
-		return tool_fail("%s", err.msg);
 	c->proc = img_proc_lookup(c->img, c->a.proc);
 	if (!c->proc)
 		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
@@ -222,6 +230,9 @@ static int find_target(struct calc_ctx *c)
 	struct dcpi_err err = { 0 };
 	size_t k;
 
+	/* a file that is not an image says so first, whatever the samples */
+	if (c->a.image && img_open(c->a.image, 0, &c->img, &err) < 0)
+		return tool_fail("%s", err.msg);
 	if (!ev)
 		return tool_fail("%s: epoch %s holds no samples", tool_db_dir(c->a.db), c->epoch);
 	if (c->a.image)
@@ -272,6 +283,7 @@ static int load(struct calc_ctx *c)
 	struct dcpi_err err = { 0 };
 	char latest[256];
 	const char *me;
+	int rc;
 
 	if (prof_db_open(tool_db_dir(c->a.db), 0, &c->db, &err) < 0 ||
 	    rep_load_profiles(c->db, c->a.epoch, &c->p, &c->np, c->epoch, sizeof(c->epoch),
@@ -281,7 +293,11 @@ static int load(struct calc_ctx *c)
 	if (!strcmp(c->epoch, "all") &&
 	    prof_db_latest_epoch(c->db, latest, sizeof(latest), &err) == 0)
 		me = latest;	/* the newest calibration stands for all */
-	c->have_meta = prof_epoch_meta_read(c->db, me, &c->meta, &err) == 0;
+	tool_db_notes(c->db);
+	rc = prof_epoch_meta_read(c->db, me, &c->meta, &err);
+	if (rc < 0 && rc != -ENOENT)	/* garbled: the calibration would go silently */
+		return tool_fail("%s", err.msg);
+	c->have_meta = rc == 0;
 	if (pick_model(c) || load_calibration(c))
 		return 1;
 	return find_target(c);
@@ -380,6 +396,38 @@ static int load_paths(struct calc_ctx *c)
 	return rc;
 }
 
+/* Time the hot blocks and loops on this machine (estimate/measured.c). */
+static int measure(struct calc_ctx *c)
+{
+	struct est_measure_opts mo;
+	struct dcpi_err err = { 0 };
+	const char *env = getenv("DCPI_MEASURE");
+
+	if (c->a.no_measure) {
+		snprintf(c->meas_why, sizeof(c->meas_why), "--no-measure");
+		return 0;
+	}
+	if (env && !strcmp(env, "0")) {
+		snprintf(c->meas_why, sizeof(c->meas_why), "DCPI_MEASURE=0");
+		return 0;
+	}
+	if (!sbx_usable(c->meas_why, sizeof(c->meas_why)))
+		return 0;
+	est_measure_opts_default(&mo);
+	mo.cache_dir = tool_db_dir(c->a.db);
+	mo.img = c->img;
+	mo.model = c->model;
+	mo.steady = c->a.opts.steady;
+	mo.paths = c->pp;
+	if (est_measure(c->cfg, c->s, &mo, &c->meas, &err) < 0)
+		return tool_fail("%s", err.msg);
+	c->have_meas = 1;
+	c->a.opts.measured = &c->meas;
+	if (c->meas.note[0])
+		fprintf(stderr, "dcpicalc: %s\n", c->meas.note);
+	return 0;
+}
+
 static int analyse(struct calc_ctx *c)
 {
 	struct dcpi_err err = { 0 };
@@ -392,7 +440,7 @@ static int analyse(struct calc_ctx *c)
 	if (est_samples_from_profile(c->cfg, c->img, c->prof, c->s, &c->total, &err) < 0)
 		return tool_fail("%s", err.msg);
 	c->cps = est_cycles_per_sample(c->prof, c->have_meta ? &c->meta : NULL);
-	if (load_paths(c))
+	if (load_paths(c) || measure(c))
 		return 1;
 	if (est_path_obs_from_profile(c->cfg, c->img, c->pp, &c->obs, &err) < 0)
 		return tool_fail("%s", err.msg);
@@ -419,6 +467,52 @@ static int block_hot(const struct calc_ctx *c, size_t b)
 	       xmax > 0 && eb->executions >= 0.01 * xmax;
 }
 
+/* Where a block's best case came from: "best_source", and the figures. */
+static void json_block_best(const struct calc_ctx *c, size_t b)
+{
+	const struct est_meas_block *mb = c->have_meas ? &c->meas.blocks[b] : NULL;
+
+	printf("\"best_source\": \"%s\"",
+	       mb && mb->source == EST_BEST_MEASURED ? "measured" : "modelled");
+	if (!mb || !mb->tried)
+		return;
+	printf(", \"measured_cycles\": %.6g, \"measured_median\": %.6g, "
+	       "\"measured_spread\": %.4g, \"model_cycles\": %.6g, \"cached\": %s",
+	       mb->source == EST_BEST_MEASURED ? mb->cycles : 0, mb->median, mb->spread,
+	       mb->model, mb->cached ? "true" : "false");
+	if (mb->why[0]) {
+		printf(", \"why_modelled\": ");
+		tool_json_str(stdout, mb->why);
+	}
+}
+
+/* The loops tried: one iteration along the dominant path each. */
+static void json_loops(const struct calc_ctx *c)
+{
+	printf("\n], \"loops\": [");
+	for (size_t l = 0; c->have_meas && l < c->meas.nloops; l++) {
+		const struct est_meas_loop *ml = &c->meas.loops[l];
+
+		printf("%s\n  {\"header\": \"0x%llx\", \"path\": [", l ? "," : "",
+		       (unsigned long long)c->cfg->blocks[c->cfg->loops[ml->loop].header].start);
+		for (uint32_t k = 0; k < ml->npath; k++)
+			printf("%s\"0x%llx\"", k ? ", " : "",
+			       (unsigned long long)c->cfg->blocks[ml->path[k]].start);
+		printf("], \"path_from\": \"%s\", \"best_source\": \"%s\", "
+		       "\"cycles_per_iteration\": %.6g, \"measured_median\": %.6g, "
+		       "\"measured_spread\": %.4g, \"model_cycles\": %.6g, \"cached\": %s",
+		       ml->from_paths ? "path samples" : "static",
+		       ml->source == EST_BEST_MEASURED ? "measured" : "modelled",
+		       ml->source == EST_BEST_MEASURED ? ml->cycles : ml->model, ml->median,
+		       ml->spread, ml->model, ml->cached ? "true" : "false");
+		if (ml->why[0]) {
+			printf(", \"why_modelled\": ");
+			tool_json_str(stdout, ml->why);
+		}
+		printf("}");
+	}
+}
+
 static void json_block_edges(const struct calc_ctx *c)
 {
 	const struct cfg *cfg = c->cfg;
@@ -435,12 +529,14 @@ static void json_block_edges(const struct calc_ctx *c)
 		       "\"best_cpi\": %.6g, \"actual_cpi\": %.6g, \"samples\": %.17g, "
 		       "\"best_cycles\": %.6g, \"class\": %d, \"loop_depth\": %d, "
 		       "\"class_source\": \"%s\", \"source\": \"%s\", \"observed\": %.17g, "
-		       "\"confidence\": \"%s\"}",
+		       "\"confidence\": \"%s\", ",
 		       b ? "," : "", (unsigned long long)bl->start, (unsigned long long)bl->end,
 		       eb->executions, eb->best_cpi, eb->actual_cpi, eb->samples, eb->best, cls,
 		       bl->loop_depth, cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
 		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
 		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, est_conf_name(eb->conf));
+		json_block_best(c, b);
+		printf("}");
 	}
 	printf("\n], \"edges\": [");
 	for (size_t e = 0; e < cfg->nedges; e++) {
@@ -458,6 +554,7 @@ static void json_block_edges(const struct calc_ctx *c)
 		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0,
 		       est_conf_name(c->r.edges[e].conf));
 	}
+	json_loops(c);
 	printf("\n]}\n");
 }
 
@@ -497,6 +594,14 @@ static void print_json(const struct calc_ctx *c)
 	tool_json_str(stdout, c->epoch);
 	printf(", \"event\": ");
 	tool_json_str(stdout, c->prof->event);
+	printf(", \"cpu\": ");
+	tool_json_str(stdout, c->have_meas ? c->meas.cpu : "");
+	printf(", \"measured\": %s, \"measure_seconds\": %.3f, \"timed\": %u, \"cached\": %u",
+	       c->have_meas ? "true" : "false", c->meas.seconds, c->meas.timed, c->meas.cached);
+	if (!c->have_meas) {
+		printf(", \"why_not_measured\": ");
+		tool_json_str(stdout, c->meas_why);
+	}
 	printf(", \"calibration\": ");
 	if (c->have_cal)
 		tool_json_str(stdout, c->cal_path);
@@ -572,13 +677,61 @@ static void print_bubbles(const struct calc_ctx *c, uint32_t i)
 	}
 }
 
+/* "(measured, spread 0.4%; model 550.0)" after a block's best case. */
+static void print_best_source(const struct calc_ctx *c, size_t b)
+{
+	const struct est_meas_block *mb = c->have_meas ? &c->meas.blocks[b] : NULL;
+	int in_loop = 0;
+
+	for (size_t l = 0; c->have_meas && l < c->meas.nloops; l++)
+		for (uint32_t k = 0; k < c->meas.loops[l].npath; k++)
+			in_loop |= c->meas.loops[l].path[k] == b &&
+				   c->meas.loops[l].source == EST_BEST_MEASURED;
+	if (mb && mb->source == EST_BEST_MEASURED)
+		printf("  (measured %.1f, spread %.1f%%%s; model %.1f%s)\n", mb->cycles,
+		       100 * mb->spread, mb->cached ? ", cached" : "", mb->model,
+		       in_loop ? "; scaled with its loop" : "");
+	else if (mb && mb->tried)
+		printf("  (modelled: %s%s)\n", mb->why, in_loop ? "; scaled with its loop" : "");
+	else
+		printf("  (modelled%s)\n", in_loop ? "; scaled with its measured loop" : "");
+}
+
+/* The loops timed as one iteration along their dominant path. */
+static void print_loops(const struct calc_ctx *c)
+{
+	if (!c->have_meas || !c->meas.nloops)
+		return;
+	printf("\nLoops (one iteration along the dominant path, timed as one body):\n");
+	for (size_t l = 0; l < c->meas.nloops; l++) {
+		const struct est_meas_loop *ml = &c->meas.loops[l];
+
+		printf("  loop at 0x%llx, %u block%s (%s):",
+		       (unsigned long long)c->cfg->blocks[c->cfg->loops[ml->loop].header].start,
+		       ml->npath, ml->npath == 1 ? "" : "s",
+		       ml->from_paths ? "path samples" : "static path");
+		for (uint32_t k = 0; k < ml->npath && k < 8; k++)
+			printf(" %llx", (unsigned long long)c->cfg->blocks[ml->path[k]].start);
+		if (ml->npath > 8)
+			printf(" ...");
+		if (ml->source == EST_BEST_MEASURED)
+			printf("\n    measured %.2f cycles/iteration (spread %.1f%%%s), "
+			       "model %.1f\n",
+			       ml->cycles, 100 * ml->spread, ml->cached ? ", cached" : "",
+			       ml->model);
+		else
+			printf("\n    modelled %.1f cycles/iteration: %s\n", ml->model, ml->why);
+	}
+}
+
 static void print_block(struct calc_ctx *c, size_t b, char *last, size_t len)
 {
 	const struct cfg_block *bl = &c->cfg->blocks[b];
 	const struct est_block *eb = &c->r.blocks[b];
 	double actual = eb->executions > 0 ? eb->cycles / eb->executions : 0;
 
-	printf("\n*** Best-case %.1f/%u = %.2fCPI\n", eb->best, bl->n, eb->best_cpi);
+	printf("\n*** Best-case %.1f/%u = %.2fCPI", eb->best, bl->n, eb->best_cpi);
+	print_best_source(c, b);
 	if (eb->executions > 0)
 		printf("*** Actual %.1f/%u = %.2fCPI\n", actual, bl->n, eb->actual_cpi);
 	else
@@ -620,6 +773,13 @@ static void print_text(struct calc_ctx *c)
 		printf("calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
 		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",
 		       100 * c->a.opts.skid_share, c->a.skid_given ? " (--skid given)" : "");
+	if (c->have_meas)
+		printf("cpu %s: best cases measured here for %u bodies (%u timed in %.2f s, "
+		       "%u cached), the model's elsewhere\n", c->meas.cpu,
+		       c->meas.timed + c->meas.cached, c->meas.timed, c->meas.seconds,
+		       c->meas.cached);
+	else
+		printf("best cases from the model only (%s)\n", c->meas_why);
 	if (c->pp && c->pinfo.used)
 		printf("paths (%s): %.0f transitions in this procedure (%.0f entries) from %.0f "
 		       "bursts of the image; counts = path shape x scale (%s rule)\n",
@@ -638,6 +798,7 @@ static void print_text(struct calc_ctx *c)
 		print_block(c, b, last, sizeof(last));
 		shown++;
 	}
+	print_loops(c);
 	if (!c->a.all && shown < c->cfg->nblocks - 1)
 		printf("\n(%zu of %zu blocks shown; --all for every block)\n", shown,
 		       c->cfg->nblocks - 1);
@@ -772,6 +933,7 @@ int cmd_calc(int argc, char **argv)
 	}
 out:
 	est_result_free(&c.r);
+	est_measurements_free(&c.meas);
 	est_path_info_free(&c.pinfo);
 	est_path_obs_free(&c.obs);
 	path_profile_free(&c.file_pp);

@@ -69,6 +69,8 @@ enum est_steady {
 				 * deepest in loops), so M_i is its marginal cost */
 };
 
+struct est_measurements;
+
 struct est_opts {
 	enum est_method method;
 	enum est_window window;
@@ -78,6 +80,9 @@ struct est_opts {
 	double spread;		/* cluster: max ratio <= spread x min ratio (1.5) */
 	double min_frac;	/* a cluster needs this share of the class's points */
 	double few_samples;	/* classes with fewer samples: sum S / sum M */
+	/* measured best cases (est_measure, below) replacing the model's per
+	 * measured block and loop path; NULL: the model's everywhere */
+	const struct est_measurements *measured;
 };
 
 /* The defaults measured best (docs/estimate.md). */
@@ -287,6 +292,113 @@ int est_calib_write(const char *path, const struct est_calibration *cal, struct 
 int est_calib_read(const char *path, struct est_calibration *cal, struct dcpi_err *err);
 /* Set opts->skid and skid_share from a calibration. */
 void est_opts_calibrated(struct est_opts *o, const struct est_calibration *cal);
+
+/*
+ * Measured best cases (estimate/measured.c; docs/estimate.md, "Measured block
+ * costs"; include/dcpi/sandbox.h).  The hot blocks of a procedure, and one
+ * iteration of each hot innermost loop along its dominant path, are timed on
+ * this machine in the sandbox; est_procedure then uses a measured block's
+ * figure as its best case (the model's M_i scaled to sum to it) and a measured
+ * loop's cycles per iteration as the best case of its path's blocks together
+ * (an out-of-order core overlaps them).  Results are cached per (body bytes,
+ * CPU) in DIR/measured-costs.txt of the database.
+ */
+struct path_profile;
+#include "dcpi/sandbox.h"
+
+enum est_best_source {
+	EST_BEST_MODELLED,
+	EST_BEST_MEASURED,
+};
+
+struct est_meas_block {
+	enum est_best_source source;
+	double cycles;		/* measured best case per execution (the low figure) */
+	double median;		/* median of the sandbox's repetitions */
+	double spread;		/* their interquartile range / median */
+	double model;		/* the model's sum M_i, 0 without a model */
+	int tried;		/* a body was built and timed or found cached */
+	int cached;		/* the figure came from the cache */
+	int status;		/* enum sbx_status when tried */
+	char why[112];		/* when modelled and tried: why */
+};
+
+struct est_meas_loop {
+	uint32_t loop;		/* index in cfg->loops */
+	enum est_best_source source;
+	double cycles;		/* measured cycles per iteration along path */
+	double median, spread;
+	double model;		/* the model's best cases of the path's blocks, summed */
+	uint32_t *path;		/* blocks of one iteration, header first */
+	uint32_t npath;
+	int from_paths;		/* successors chosen from path samples */
+	int cached;
+	int status;		/* enum sbx_status, -1 when no body could be built */
+	char why[112];
+};
+
+struct est_measurements {
+	char cpu[192];			/* "AuthenticAMD family 26 model 2 ..." */
+	size_t nblocks;			/* cfg->nblocks */
+	struct est_meas_block *blocks;
+	size_t nloops;			/* the loops tried: hot innermost ones */
+	struct est_meas_loop *loops;
+	unsigned timed, cached;		/* bodies timed now, found in the cache */
+	double seconds;			/* spent timing */
+	int apply_loops;		/* est_procedure uses loop figures (1) */
+	char note[256];			/* a problem with the cache, if any */
+};
+
+struct est_measure_opts {
+	double hot_share;		/* hot blocks: the top ones holding this
+					 * share of the samples (0.99) */
+	double min_share;		/* each at least this share (0.002) */
+	unsigned max_blocks;		/* at most this many blocks (24) */
+	unsigned max_loops;		/* and loops (8) */
+	unsigned max_path;		/* blocks per loop iteration (64) */
+	const char *cache_dir;		/* database directory; NULL: no cache */
+	const struct image *img;	/* file offsets, for paths; NULL: the
+					 * offsets are the addresses (cfg_build_bytes) */
+	const struct path_profile *paths;	/* may be NULL */
+	const struct model *model;	/* for the model figures beside; may be NULL */
+	enum est_steady steady;		/* which M_i the model figures use */
+	int cache_only;			/* never time: the cache or the model */
+	struct sbx_opts sbx;		/* reps 15, timeout 1000 ms */
+};
+
+void est_measure_opts_default(struct est_measure_opts *o);
+
+/*
+ * Time the hot blocks and innermost loops of cfg's procedure (samples per
+ * instruction, as est_procedure takes).  Fills out (free with
+ * est_measurements_free); blocks and loops not measured keep source
+ * EST_BEST_MODELLED with why they were not.  Errors only for memory; the
+ * sandbox's and the cache's problems leave blocks modelled (out->note).
+ */
+int est_measure(const struct cfg *cfg, const double *samples, const struct est_measure_opts *o,
+		struct est_measurements *out, struct dcpi_err *err);
+void est_measurements_free(struct est_measurements *m);
+
+/* Scale m[cfg->ninsns] (M_i) to the measurements: what est_procedure does. */
+void est_apply_measured(const struct cfg *cfg, const struct est_measurements *meas, double *m);
+
+/*
+ * The timeable body of block b: its bytes without the ending branch, call or
+ * return.  *len 0 when the block is only that.  out holds at least
+ * (block end - block start) bytes.  -EINVAL when b has no instructions.
+ */
+int est_block_body(const struct cfg *cfg, uint32_t b, uint8_t *out, size_t *len);
+/*
+ * One iteration along path[0..n) (blocks of one loop, header first): the
+ * blocks' bytes, branches inside made nops of the same length, the last
+ * block's back edge left out.  -EINVAL with why when a block calls, returns
+ * or jumps indirectly.  out holds the blocks' bytes together.
+ */
+int est_path_body(const struct cfg *cfg, const uint32_t *path, uint32_t n, uint8_t *out,
+		  size_t *len, char *why, size_t wlen);
+
+/* The cache file of a database: DIR/measured-costs.txt. */
+int est_measure_cache_path(const char *dbdir, char *out, size_t len);
 
 /*
  * ---- Path samples (issue 11; docs/estimate.md "Path samples";
