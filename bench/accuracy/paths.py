@@ -130,7 +130,7 @@ def configs(rules):
     elif rules:
         names = rules.split()
     for n in names:
-        r = n.split("+")[0]
+        r = n.split("+")[0].replace("q", "quantile:") if n.startswith("q0") else n.split("+")[0]
         out.append((n, ["--scale", r] + (["--regions"] if n.endswith("+reg") else [])))
     return out
 
@@ -219,6 +219,7 @@ def main():
                 break
             cov += s
             todo.append((wl, r, jumps))
+    factors = []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         futs = [ex.submit(one_proc, a, wl, r, j, 1000 + k) for k, (wl, r, j) in enumerate(todo)]
         for (wl, r, _), f in zip(todo, futs):
@@ -231,6 +232,10 @@ def main():
                 if est is None:
                     continue
                 f = oracle_factor(est, ir)
+                factors.append({"workload": wl, "procedure": r["name"], "config": label,
+                                "samples": r["samples"].get("cpu-clock", 0),
+                                "oracle_factor": f,
+                                "transitions": (est.get("paths") or {}).get("transitions", 0)})
                 for key in (wl, hold, "ALL"):
                     score(est, ir, ex_edges, acc[(key, label, 8)], acc[(key, label, 9)])
                     score(est, ir, ex_edges, acc[(key, label + "@oracle", 8)],
@@ -262,7 +267,7 @@ def main():
         " ".join(w for w in a.workloads if w in a.holdout.split())))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
+            json.dump({"figures": out, "procedures": factors}, f, indent=1)
     return 0
 
 
