@@ -30,7 +30,7 @@
 
 #define FIT_SWEEPS 4
 #define MAX_CANDS 128
-#define MIN_GAIN 0.002		/* relative error a move must save, per probe */
+#define MIN_GAIN 0.005		/* relative error a move must save, per probe */
 
 struct fit_probe {
 	const struct model_probe *p;
@@ -40,6 +40,11 @@ struct fit_probe {
 	uint64_t classes[2];	/* bit per enum model_cls its instructions use */
 };
 
+/* Which probes judge a class value: its own chain "lat.<class>" for the
+ * latency, throughput probes and mixes using it for ports and busy cycles,
+ * every probe using it for dispatch slots. */
+enum { BY_ANY, BY_LAT, BY_TP };
+
 struct fit {
 	struct model *m;
 	struct fit_probe *fp;
@@ -47,6 +52,7 @@ struct fit {
 	const char *date;
 	struct model_fit_report *rep;
 	struct dcpi_err *err;
+	int by;			/* BY_* of the knob being fitted */
 };
 
 size_t model_probes(const struct model_probe **out)
@@ -74,6 +80,20 @@ static int uses_class(const struct fit_probe *p, int c)
 
 /* Relative error summed over the probes that use class c (all when c < 0)
  * or whose name starts with one of prefixes. */
+static int judges(const struct fit_probe *p, int c, int by)
+{
+	if (c < 0)
+		return 1;
+	if (!uses_class(p, c))
+		return 0;
+	if (by == BY_LAT)
+		return !strncmp(p->p->name, "lat.", 4) &&
+		       !strcmp(p->p->name + 4, model_class_name((size_t)c));
+	if (by == BY_TP)
+		return !strncmp(p->p->name, "tp.", 3) || !strncmp(p->p->name, "mix.", 4);
+	return 1;
+}
+
 static double loss(const struct fit *f, int c, const char *const *prefixes, int *nused)
 {
 	double sum = 0;
@@ -81,7 +101,7 @@ static double loss(const struct fit *f, int c, const char *const *prefixes, int 
 
 	for (size_t i = 0; i < f->nfp; i++) {
 		const struct fit_probe *p = &f->fp[i];
-		int take = prefixes ? 0 : c < 0 || uses_class(p, c);
+		int take = prefixes ? 0 : judges(p, c, f->by);
 
 		for (int k = 0; prefixes && prefixes[k]; k++)
 			take |= !strncmp(p->p->name, prefixes[k], strlen(prefixes[k]));
@@ -104,7 +124,7 @@ static void source_of(const struct fit *f, int c, const char *const *prefixes, c
 
 	for (size_t i = 0; i < f->nfp && k < 3; i++) {
 		const struct fit_probe *p = &f->fp[i];
-		int take = prefixes ? 0 : uses_class(p, c);
+		int take = prefixes ? 0 : judges(p, c, f->by);
 
 		for (int j = 0; prefixes && prefixes[j]; j++)
 			take |= !strncmp(p->p->name, prefixes[j], strlen(prefixes[j]));
@@ -218,6 +238,8 @@ static int knob_fit(struct fit *f, const struct knob *k, char (*cand)[96], int n
 	unsigned lat0 = k->param ? 0 : model_class_row(f->m, model_class_name((size_t)c))->lat;
 	double base, bl;
 
+	f->by = k->param ? BY_ANY : !strcmp(k->field, "lat") ? BY_LAT :
+		 !strcmp(k->field, "uops") ? BY_ANY : BY_TP;
 	knob_get(f, k, cur, sizeof(cur));
 	base = loss(f, c, k->prefixes, &n);
 	if (!n)
