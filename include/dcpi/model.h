@@ -232,6 +232,19 @@ struct model_fit_report {
 };
 
 /*
+ * Time probes[0..n) on this machine (culprit/probe_time.c, the sandbox):
+ * passes whole passes, pinned to cpu (-1: not pinned); cycles[i] is the
+ * second lowest of the passes' figures (lowest with fewer than 3 passes), 0
+ * when no pass timed it.  probe_load[pass] (may be NULL) is that pass's
+ * figure for 12 independent adds, the contention probe.  progress (may be
+ * NULL) is called after each pass.
+ */
+typedef void (*model_progress_fn)(void *arg, int pass, int passes, double add12);
+int model_time_probes(const struct model_probe *probes, size_t n, int passes, int cpu,
+		      double *cycles, double *probe_load, model_progress_fn progress,
+		      void *arg, struct dcpi_err *err);
+
+/*
  * Fit m (from model_copy, changed in place) to cycles[i], the measured core
  * cycles per iteration of probes[i] (<= 0: not measured).  Values that the
  * probes determine move to the best fit (coordinate descent over each value's
