@@ -2,7 +2,8 @@
  * calibrate.c - `dcpi calibrate`: measure where this machine's samples land
  * (DESIGN.md "Where samples land"; estimate/calibration.c computes it).
  *
- * Runs tests/workloads/skidloops under `dcpi record` (this binary) and under
+ * Runs its loops (`dcpi __skidloops`, tools/skidloops.c, built into this
+ * binary; or --workload) under `dcpi record` and under
  * valgrind's callgrind for exact counts, imports the callgrind output into a
  * scratch database, fits the attribution per loop and stores the result
  * beside the profiles as DIR/calibration-<model>.txt, which dcpicalc reads.
@@ -49,8 +50,8 @@ static const char cal_usage[] =
 	"                      then ./dcpidb): DIR/calibration-<model>.txt\n"
 	"  -m, --model=NAME    pipeline model (default: the model file, else CPUID's)\n"
 	"  -o, --output FILE   write the calibration here instead\n"
-	"      --workload F    the skidloops binary (default: workloads/skidloops\n"
-	"                      beside this dcpi)\n"
+	"      --workload F    a binary with the loops sk_imul ... (SCALE as its one\n"
+	"                      argument; default: this dcpi's own __skidloops)\n"
 	"      --scale N       loop scale sampled (default 400; callgrind runs 1/200)\n"
 	"      --keep          keep the scratch directory\n"
 	"  -q, --quiet         no summary\n";
@@ -161,6 +162,7 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 struct cal_ctx {
 	struct cal_args a;
 	char tmp[64], self[PATH_MAX], wl[PATH_MAX];
+	char *wl_sub;			/* "__skidloops" when wl is this dcpi */
 	const struct model *model;
 	struct prof_profile *rec, *cg;
 	size_t nrec, ncg;
@@ -176,9 +178,10 @@ static int collect(struct cal_ctx *c)
 {
 	char recdb[128], cgout[128], log[128], scale[32], cgscale[32], outarg[160];
 	char *rec[] = { c->self, "record", "-e", "cpu-clock", "-q", "--db", recdb, "--",
-			c->wl, scale, NULL };
+			c->wl, c->wl_sub ? c->wl_sub : scale, c->wl_sub ? scale : NULL, NULL };
 	char *vg[] = { "valgrind", "--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes",
-		       outarg, c->wl, cgscale, NULL };
+		       outarg, c->wl, c->wl_sub ? c->wl_sub : cgscale, c->wl_sub ? cgscale : NULL,
+		       NULL };
 
 	snprintf(recdb, sizeof(recdb), "%s/rec", c->tmp);
 	snprintf(cgout, sizeof(cgout), "%s/callgrind.out", c->tmp);
@@ -327,11 +330,12 @@ static int calibrate(struct cal_ctx *c)
 	if (n <= 0)
 		return tool_fail("/proc/self/exe: %s", strerror(errno));
 	c->self[n] = 0;
-	if (c->a.workload)
+	if (c->a.workload) {
 		snprintf(c->wl, sizeof(c->wl), "%s", c->a.workload);
-	else
-		snprintf(c->wl, sizeof(c->wl), "%s/workloads/skidloops",
-			 dirname(strcpy(path, c->self)));
+	} else {
+		snprintf(c->wl, sizeof(c->wl), "%s", c->self);
+		c->wl_sub = "__skidloops";
+	}
 	if (access(c->wl, X_OK) < 0)
 		return tool_fail("%s: %s (--workload names the skidloops binary)", c->wl,
 				 strerror(errno));

@@ -20,6 +20,7 @@
 #pragma weak cmd_list
 #pragma weak cmd_model
 #pragma weak cmd_calibrate
+#pragma weak cmd_skidloops
 
 struct command {
 	const char *name;	/* dcpi <name> */
@@ -40,6 +41,7 @@ static const struct command commands[] = {
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },
 	{ "calibrate", NULL, cmd_calibrate, "measure where samples land (skid) on this machine" },
+	{ "__skidloops", NULL, cmd_skidloops, NULL },	/* calibrate's loops; hidden */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -72,7 +74,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: dcpi <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (commands[i].fn)
+		if (commands[i].fn && commands[i].help)
 			fprintf(f, "  %-8s %-10s %s\n", commands[i].name,
 				commands[i].alias ? commands[i].alias : "", commands[i].help);
 	fprintf(f, "\n'dcpi <command> --help' describes a command.\n");

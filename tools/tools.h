@@ -22,6 +22,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_skidloops(int argc, char **argv);
 
 /* The name errors are printed under ("dcpiprof", "dcpi record", ...). */
 extern const char *tool_name;
