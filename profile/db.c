@@ -423,6 +423,12 @@ int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_er
 	return dcpi_errf(err, -EEXIST, "%s: cannot create a new epoch", db->path);
 }
 
+void prof_db_epoch_drop_empty(struct prof_db *db, const char *epoch)
+{
+	if (is_epoch_name(epoch))
+		unlinkat(db->fd, epoch, AT_REMOVEDIR);	/* fails unless empty */
+}
+
 /* The directory of an existing epoch into path. */
 int prof_epoch_dir(struct prof_db *db, const char *epoch, char *path, size_t len,
 		   struct dcpi_err *err)
@@ -539,7 +545,7 @@ static int epoch_recover(struct prof_db *db, int efd, const char *epoch, struct 
 
 	snprintf(dir, sizeof(dir), "%s/%s", db->path, epoch);
 	rc = read_journal(efd, dir, &pj, &nj);
-	if (rc == -EINVAL) {
+	if (rc && rc != -ENOMEM && rc != -EIO) {	/* garbled, a FIFO, a link */
 		snprintf(aside, sizeof(aside), "journal.bad-%ld", (long)time(NULL));
 		renameat(efd, JOURNAL_NAME, efd, aside);
 		prof_db_note(db, "%s/%s: unreadable journal, set aside as %s", dir,
