@@ -62,6 +62,7 @@ struct dw_inl {
 	uint32_t depth;		/* 0 = inlined directly into the subprogram */
 	uint32_t name, call_file;	/* strs, NO_FILE if none */
 	uint32_t call_line, call_column, discriminator;
+	uint32_t decl_line;	/* of the inlined subroutine (its abstract origin) */
 };
 
 /* A subprogram's slice of the sorted inls array. */
@@ -645,6 +646,7 @@ static int dw_add_inline(struct dw_walk *w, Dwarf_Die die, uint32_t depth, Dwarf
 	    dw_udata(die, DW_AT_GNU_discriminator, &in.discriminator, e))
 		return dw_fail(d, e, w->err, "inlined subroutine");
 	in.name = dc.name;
+	in.decl_line = dc.line;
 	in.call_file = f == UINT32_MAX ? NO_FILE : dw_cu_file(w->cu, f);
 	for (size_t i = 0; i < w->rs.n; i++) {
 		in.lo = w->rs.r[i][0];
@@ -1002,6 +1004,7 @@ int img_dwarf_inlines_at(struct img_dwarf *d, uint64_t vaddr,
 		c->call_line = in->call_line;
 		c->call_column = in->call_column;
 		c->discriminator = in->discriminator;
+		c->decl_line = in->decl_line;
 	}
 	*out = depth ? d->chain : NULL;
 	*n = depth;

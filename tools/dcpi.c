@@ -21,6 +21,9 @@
 #pragma weak cmd_list
 #pragma weak cmd_model
 #pragma weak cmd_calibrate
+#pragma weak cmd_llvm_prof
+#pragma weak cmd_gcc_prof
+#pragma weak cmd_bolt_prof
 
 struct command {
 	const char *name;	/* dcpi <name> */
@@ -41,6 +44,9 @@ static const struct command commands[] = {
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },
 	{ "calibrate", NULL, cmd_calibrate, "measure where samples land (skid) on this machine" },
+	{ "llvm-prof", NULL, cmd_llvm_prof, "LLVM sample profile (clang -fprofile-sample-use)" },
+	{ "gcc-prof", NULL, cmd_gcc_prof, "AutoFDO profile for gcc -fauto-profile" },
+	{ "bolt-prof", NULL, cmd_bolt_prof, "BOLT fdata from estimated edge counts" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -22,6 +22,11 @@ int cmd_diff(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_llvm_prof(int argc, char **argv);
+int cmd_gcc_prof(int argc, char **argv);
+int cmd_bolt_prof(int argc, char **argv);
+/* The feedback commands' shared main (tools/llvmprof.c); format: opt_format. */
+int tool_feedback(int argc, char **argv, int format);
 
 /* The name errors are printed under ("dcpiprof", "dcpi record", ...). */
 extern const char *tool_name;

@@ -89,6 +89,14 @@ struct collect_opts {
 	int fixed_period;
 	uint64_t seed;
 	int no_calibrate;	/* skip the calibration loops (about 0.2 s) */
+	/*
+	 * Path samples (record only; docs/paths.md): paths_rate bursts per
+	 * second of each thread's CPU time, paths_steps single steps each;
+	 * rate 0 = none.  paths_lib: the preloaded runtime, NULL = found
+	 * beside the executable.
+	 */
+	unsigned paths_rate, paths_steps;
+	const char *paths_lib;
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
@@ -126,6 +134,11 @@ struct collect_result {
 	uint64_t unknown;	/* samples that mapped to no image */
 	char epoch[64];		/* the epoch written */
 	char settings[2048];	/* as recorded in the epoch metadata */
+	/* Path samples: the command is statically linked (the runtime cannot
+	 * be preloaded, so it ran without paths); what the spool held. */
+	int paths_static;
+	uint64_t paths_bursts, paths_steps, paths_processes, paths_threads;
+	uint64_t paths_images, paths_bad;
 };
 
 /*
