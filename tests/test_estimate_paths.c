@@ -269,8 +269,8 @@ static void test_counts_recovered(void **state)
 	est_path_opts_default(&po);
 	for (int rule = 0; rule < EST_SCALE_NRULES; rule++) {
 		po.rule = (enum est_scale_rule)rule;
-		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r, &info,
-						     &err), 0);
+		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r,
+						     &info, &err), 0);
 		assert_true(info.used);
 		for (int k = 1; k < 5; k++) {
 			double got = r.blocks[block_of(cfg, block_start[k])].executions;
