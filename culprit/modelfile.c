@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "model_tables.h"
 
 #define SRC_MAX 96
@@ -635,14 +636,15 @@ int model_file_parse(const char *buf, size_t len, const char *name,
 int model_file_read(const char *path, const struct model_cpuid *want, struct model **out,
 		    struct dcpi_err *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f;
 	char *buf;
 	size_t n;
 	int rc;
 
 	*out = NULL;
+	f = dcpi_fopen_read(path, err);
 	if (!f)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return err && err->code ? err->code : -EIO;
 	buf = malloc(FILE_MAX + 1);
 	if (!buf) {
 		fclose(f);
@@ -698,29 +700,20 @@ static void write_model(FILE *f, const struct model *m, const struct model_cpuid
 int model_file_write(const char *path, const struct model *m, const struct model_cpuid *id,
 		     struct dcpi_err *err)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, rc = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: name too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
-	f = fdopen(fd, "w");
-	if (!f) {
-		rc = dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return rc;
-	}
+	if (!f)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	write_model(f, m, id);
-	if (ferror(f) | fclose(f))
-		rc = dcpi_errf(err, -EIO, "%s: write error", tmp);
-	else if (chmod(tmp, 0644) < 0 || rename(tmp, path) < 0)
-		rc = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
+	if (fclose(f)) {
+		free(buf);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+	}
+	rc = dcpi_write_file(path, buf, len, 0644, err);
+	free(buf);
 	return rc;
 }
 
