@@ -10,6 +10,7 @@
 #   make demo       profile a bundled workload and print dcpiprof
 #   make bench      benchmarks that print figures beside the peer tools
 #   make accuracy   estimates against callgrind's exact counts (DCPI figs. 8, 9)
+#   make feedback   compiler feedback from dcpi vs PGO, AutoFDO, BOLT (bench/feedback)
 #   make fuzz       run each fuzz target for FUZZ_SECONDS
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -47,7 +48,7 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps check check-asan check-valgrind demo bench accuracy fuzz install clean
+.PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback fuzz install clean
 .DEFAULT_GOAL := all
 
 all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS)) $(PATHRT)
@@ -124,6 +125,10 @@ bench: deps
 accuracy: deps
 	@$(MAKE) --no-print-directory all $(WL_BINS)
 	@BUILD=$(BUILD) ./bench/accuracy/run.sh
+
+feedback: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) ./bench/feedback/run.sh
 
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)

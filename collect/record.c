@@ -76,14 +76,21 @@ static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_
 	int ret;
 
 	ret = prof_db_epoch_new(db, res->epoch, sizeof(res->epoch), err);
+	if (!ret)	/* profiles and meta together, or neither (profile.h) */
+		ret = prof_epoch_begin(db, res->epoch, err);
 	if (!ret)
 		ret = sess_flush(s, db, res->epoch, &written, err);
-	if (ret)
-		return ret;
 	meta->samples = written;
 	meta->lost_samples = s->lost;
 	snprintf(meta->settings, sizeof(meta->settings), "%s", res->settings);
-	ret = prof_epoch_meta_write(db, res->epoch, meta, err);
+	if (!ret)
+		ret = prof_epoch_meta_write(db, res->epoch, meta, err);
+	if (!ret)
+		ret = prof_epoch_commit(db, err);
+	else
+		prof_epoch_abort(db);
+	if (ret && res->epoch[0])
+		prof_db_epoch_drop_empty(db, res->epoch);
 	if (!ret) {
 		res->samples = written;
 		res->lost = s->lost;

@@ -109,6 +109,8 @@ struct collect_daemon_opts {
 	volatile sig_atomic_t *stop;	/* SIGINT/SIGTERM: flush and return */
 	volatile sig_atomic_t *flush;	/* SIGUSR1: flush now */
 	volatile sig_atomic_t *new_epoch;	/* SIGHUP: flush, then a new epoch */
+	uint64_t max_held;		/* entries kept through failed flushes; 0 = 2^20 */
+	void (*note)(const char *msg);	/* failed flushes, files set aside; may be NULL */
 };
 
 struct collect_daemon_result {
@@ -116,6 +118,9 @@ struct collect_daemon_result {
 	uint64_t lost;		/* PERF_RECORD_LOST */
 	uint64_t self;		/* the daemon's own samples, left out */
 	uint64_t flushes;
+	uint64_t failed_flushes;	/* retried at the next interval */
+	uint64_t dropped;	/* samples never written (held past max_held, or the
+				 * last flush failed) */
 	unsigned epochs;	/* epochs written */
 	int kernel;		/* kernel code was sampled */
 	char epoch[64];		/* the last epoch */
