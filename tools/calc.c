@@ -83,7 +83,7 @@ static const char calc_usage[] =
 	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
 	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
 	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
-	"      --scale R       scale rule with paths: sum (default), quantile[:Q], loops,\n"
+	"      --scale R       scale rule with paths: quantile[:Q] (default, Q 0.25), sum, loops,\n"
 	"                      minloop, windows; --prior W pseudo-observations of the static\n"
 	"                      prior (2); --regions: each hot loop nest its own scale\n"
 	"  -a, --all           every block, not only the hot ones\n"
