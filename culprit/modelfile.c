@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "model_tables.h"
 
 #define SRC_MAX 96
@@ -578,14 +579,14 @@ int model_file_parse(const char *buf, size_t len, const char *name,
 int model_file_read(const char *path, const struct model_cpuid *want, struct model **out,
 		    struct dcpi_err *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = dcpi_fopen_read(path, err);
 	char *buf;
 	size_t n;
 	int rc;
 
 	*out = NULL;
 	if (!f)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return -errno;
 	buf = malloc(FILE_MAX + 1);
 	if (!buf) {
 		fclose(f);
