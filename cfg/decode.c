@@ -18,6 +18,13 @@ struct cfg_dec {
 	csh cs;
 	cs_insn *ci;
 	unsigned long calls;		/* cfg_dec_insn calls on this handle */
+	/* the decode cache of one procedure (cfg_dec_cache), idx 0 = not cached */
+	const uint8_t *cbytes;
+	uint64_t cstart;
+	size_t clen;
+	uint32_t *cidx;			/* per byte: 1 + index in cv */
+	struct cfg_insn *cv;
+	size_t cn, ccap, cidx_cap;
 };
 
 /* Sub-registers of the legacy GPRs, each mapped to its full register. */
@@ -117,6 +124,8 @@ void cfg_dec_close(struct cfg_dec *dec)
 {
 	if (!dec)
 		return;
+	free(dec->cidx);
+	free(dec->cv);
 	cs_free(dec->ci, 1);
 	cs_close(&dec->cs);
 	free(dec);
@@ -462,8 +471,99 @@ unsigned long cfg_dec_count(const struct cfg_dec *dec)
 	return dec->calls;
 }
 
+int cfg_dec_cache(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t start)
+{
+	dec->cbytes = NULL;
+	dec->cn = 0;
+	if (len > dec->cidx_cap) {
+		uint32_t *v = realloc(dec->cidx, len * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		dec->cidx = v;
+		dec->cidx_cap = len;
+	}
+	memset(dec->cidx, 0, len * sizeof(*dec->cidx));
+	dec->cbytes = bytes;
+	dec->clen = len;
+	dec->cstart = start;
+	return 0;
+}
+
+void cfg_dec_uncache(struct cfg_dec *dec)
+{
+	dec->cbytes = NULL;
+	dec->cn = 0;
+}
+
+size_t cfg_dec_cache_bytes(const struct cfg_dec *dec)
+{
+	return dec->cidx_cap * sizeof(*dec->cidx) + dec->ccap * sizeof(*dec->cv);
+}
+
+/*
+ * The cached decode at off, if it is what decoding len bytes there would give:
+ * the same bytes and address, and the whole instruction within len (an
+ * undecodable one stays undecodable with fewer bytes).
+ */
+static const struct cfg_insn *cache_get(const struct cfg_dec *dec, const uint8_t *bytes,
+					size_t len, uint64_t addr)
+{
+	const struct cfg_insn *c;
+	size_t off = (size_t)(addr - dec->cstart);
+	uint32_t k;
+
+	if (!dec->cbytes || addr < dec->cstart || off >= dec->clen ||
+	    bytes != dec->cbytes + off || !(k = dec->cidx[off]))
+		return NULL;
+	c = &dec->cv[k - 1];
+	return c->size <= len || (c->flags & CFG_I_INVALID) ? c : NULL;
+}
+
+/* Keep a decode made with all the procedure's bytes after it (nothing less). */
+static void cache_put(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		      const struct cfg_insn *insn)
+{
+	size_t off = (size_t)(addr - dec->cstart);
+
+	if (!dec->cbytes || addr < dec->cstart || off >= dec->clen ||
+	    bytes != dec->cbytes + off || len != dec->clen - off)
+		return;
+	if (dec->cn == dec->ccap) {
+		size_t cap = dec->ccap ? 2 * dec->ccap : 256;
+		struct cfg_insn *v = realloc(dec->cv, cap * sizeof(*v));
+
+		if (!v)
+			return;		/* no cache: decoded again when asked */
+		dec->cv = v;
+		dec->ccap = cap;
+	}
+	dec->cv[dec->cn++] = *insn;
+	dec->cidx[off] = (uint32_t)dec->cn;
+}
+
+static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		    struct cfg_insn *insn);
+
 int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
 		 struct cfg_insn *insn)
+{
+	const struct cfg_insn *c;
+	int rc;
+
+	dec->calls++;
+	c = cache_get(dec, bytes, len, addr);
+	if (c) {
+		*insn = *c;
+		return (c->flags & CFG_I_INVALID) ? -EINVAL : 0;
+	}
+	rc = dec_insn(dec, bytes, len, addr, insn);
+	cache_put(dec, bytes, len, addr, insn);
+	return rc;
+}
+
+static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		    struct cfg_insn *insn)
 {
 	const uint8_t *p = bytes;
 	size_t left = len;
@@ -471,7 +571,6 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 	cs_insn *ci = dec->ci;
 
 	cfg_dec_calls++;
-	dec->calls++;
 	memset(insn, 0, sizeof(*insn));
 	insn->addr = addr;
 	if (!len || !cs_disasm_iter(dec->cs, &p, &left, &a, ci)) {

@@ -156,6 +156,12 @@ static int proves_noreturn(const struct cfg *cfg)
 
 int cfg_noreturn_at(const struct image *img, uint64_t target, int depth)
 {
+	return cfg_noreturn_with(img, target, depth, NULL);
+}
+
+int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
+		      struct cfg_dec *dec)
+{
 	const struct img_proc *p;
 	struct cfg *cfg;
 	uint64_t ph;
@@ -175,7 +181,7 @@ int cfg_noreturn_at(const struct image *img, uint64_t target, int depth)
 	if (v >= 0)
 		return v;
 	v = 0;
-	if (cfg_build_depth(img, p, depth - 1, 0, &cfg, NULL) == 0) {
+	if (cfg_build_with(img, p, depth - 1, 0, dec, NULL, &cfg, NULL) == 0) {
 		v = proves_noreturn(cfg);
 		cfg_free(cfg);
 	}

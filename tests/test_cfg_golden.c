@@ -26,6 +26,8 @@
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
 
+#include "../cfg/internal.h"		/* cfg_dec_calls */
+
 static const struct {
 	const char *name, *path;
 } goldens[] = {
@@ -139,10 +141,136 @@ static void test_golden_digests(void **state)
 		skip();
 }
 
+struct all_rec {
+	size_t n, nfailed, ninsns;
+	uint64_t addr[8192];
+	uint32_t digest[8192];
+};
+
+static int take(void *arg, const struct img_proc *p, struct cfg *cfg,
+		const struct dcpi_err *err)
+{
+	struct all_rec *r = arg;
+
+	(void)err;
+	assert_true(r->n < 8192);
+	r->addr[r->n] = p->addr;
+	r->digest[r->n++] = cfg ? cfg_digest32(cfg) : 0;
+	r->nfailed += !cfg;
+	r->ninsns += cfg ? cfg->ninsns : 0;
+	cfg_free(cfg);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* bash through cfg_build_all against its golden file (all procedures). */
+static void build_all_golden(struct all_rec *r)
+{
+	char file[4096], line[128], id[96] = "";
+	struct dcpi_err err = { 0 };
+	struct cfg_all_stats st;
+	size_t matched = 0, bad = 0;
+	struct image *img;
+	FILE *f;
+
+	if (img_open(goldens[0].path, IMG_NO_DWARF, &img, &err) < 0)
+		return;
+	f = fopen(golden_path(goldens[0].name, file, sizeof(file)), "r");
+	assert_non_null(f);
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "build-id %95s", id) != 1 ||
+	    strcmp(id, img_build_id(img))) {
+		fclose(f);
+		img_close(img);
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(cfg_build_all(img, take, r, &st, &err), 0);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		unsigned want;
+
+		if (sscanf(line, "%llx %x", &addr, &want) != 2)
+			continue;
+		for (size_t k = 0; k < r->n; k++) {
+			if (r->addr[k] != addr)
+				continue;
+			matched++;
+			if (r->digest[k] != want && bad++ < 10)
+				print_error("bash 0x%llx: %08x, golden %08x\n", addr,
+					    r->digest[k], want);
+		}
+	}
+	fclose(f);
+	qsort(r->addr, r->n, sizeof(r->addr[0]), cmp_u64);
+	for (size_t k = 1; k < r->n; k++)
+		assert_true(r->addr[k - 1] != r->addr[k]);
+	print_message("bash: %zu procedures through cfg_build_all, %zu differ from the golden "
+		      "digests; %.3f decodes per instruction\n", matched, bad,
+		      (double)st.decodes / r->ninsns);
+	assert_int_equal(matched, r->n);
+	assert_int_equal(bad, 0);
+	assert_true(st.decodes < 1.15 * r->ninsns);
+	img_close(img);
+}
+
+/*
+ * cfg_build_all: every procedure once, each CFG the same as cfg_build's, with
+ * about one capstone decode per instruction where building each procedure on
+ * its own decodes its callees again (about two).  dash (small, Essential in
+ * Debian) against cfg_build on the same machine; bash against its golden file.
+ */
+static void test_build_all(void **state)
+{
+	static struct all_rec r;
+	struct cfg_all_stats st;
+	struct dcpi_err err = { 0 };
+	unsigned long d0, per_proc;
+	struct image *img;
+	size_t nplt = 0;
+
+	(void)state;
+	if (img_open("/usr/bin/dash", IMG_NO_DWARF, &img, &err) < 0)
+		skip();
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(cfg_build_all(img, take, &r, &st, &err), 0);
+	assert_int_equal(st.procs, r.n);
+	assert_int_equal(r.nfailed, 0);
+	for (size_t i = 0; i < img_nprocs(img); i++)
+		nplt += img_proc(img, i)->source == IMG_SRC_PLT;
+	assert_int_equal(r.n + nplt, img_nprocs(img));
+	d0 = cfg_dec_calls;
+	for (size_t k = 0; k < r.n; k++) {
+		const struct img_proc *p = img_proc_at(img, r.addr[k]);
+		struct cfg *cfg;
+
+		assert_non_null(p);
+		assert_int_equal(p->addr, r.addr[k]);
+		assert_int_equal(cfg_build(img, p, &cfg, &err), 0);
+		assert_int_equal(cfg_digest32(cfg), r.digest[k]);
+		cfg_free(cfg);
+		for (size_t j = 0; j < k; j++)	/* each procedure once */
+			assert_true(r.addr[j] != r.addr[k]);
+	}
+	per_proc = cfg_dec_calls - d0;
+	print_message("dash: %zu procedures, %zu instructions: %lu decodes (cfg_build_all), "
+		      "%lu (cfg_build each)\n", r.n, r.ninsns, st.decodes, per_proc);
+	assert_true(st.decodes < 1.15 * r.ninsns);
+	img_close(img);
+	if (!getenv("TEST_WRAPPER"))
+		build_all_golden(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_digests),
+		cmocka_unit_test(test_build_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
