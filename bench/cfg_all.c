@@ -33,7 +33,9 @@ struct tally {
 	size_t nprocs, failed, missing, insns, blocks;
 	unsigned ind, res, tail;
 	uint64_t bytes, digest;
+	double digest_s;		/* CPU time digesting: not the builder's */
 };
+
 
 static double cpu_s(void)
 {
@@ -47,6 +49,7 @@ static int take(void *arg, const struct img_proc *p, struct cfg *cfg,
 		const struct dcpi_err *err)
 {
 	struct tally *t = arg;
+	double c0;
 
 	(void)err;
 	t->nprocs++;
@@ -55,7 +58,9 @@ static int take(void *arg, const struct img_proc *p, struct cfg *cfg,
 		t->failed++;
 		return 0;
 	}
+	c0 = cpu_s();
 	t->digest += dg_mix(dg_mix(1469598103934665603ull, p->addr), cfg_digest(cfg));
+	t->digest_s += cpu_s() - c0;
 	t->missing += cfg->missing_edges != 0;
 	for (size_t b = 0; b + 1 < cfg->nblocks; b++)
 		t->tail += (cfg->blocks[b].flags & (CFG_B_INDIRECT | CFG_B_UNRESOLVED)) ==
@@ -183,8 +188,8 @@ int main(int argc, char **argv)
 		c2 = cpu_s();
 		if (c1 - c0 < best_cs)
 			best_cs = c1 - c0;
-		if (c2 - c1 < best_cfg)
-			best_cfg = c2 - c1;
+		if (c2 - c1 - t.digest_s < best_cfg)
+			best_cfg = c2 - c1 - t.digest_s;
 		st.decodes = cfg_dec_calls - dec0;
 	}
 	getrusage(RUSAGE_SELF, &ru);

@@ -28,6 +28,7 @@ struct cfg_all {
 	uint8_t *state;			/* per procedure: 0 not yet, 1 under way, 2 done */
 	uint8_t *called;		/* an e8 rel32 lands on its first byte */
 	struct cfg_dec *dec[NEST_MAX + 1];
+	size_t busy[NEST_MAX + 1];	/* the procedure being built at each level */
 	int level;
 	cfg_all_fn fn;
 	void *arg;
@@ -71,12 +72,13 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 	struct cfg_dec *dec;
 	const uint8_t *bytes;
 	size_t len = 0, held = 0;
-	int rc;
+	int rc, proved = 0;
 
 	if (!a->dec[a->level] && cfg_dec_open(&a->dec[a->level], NULL) < 0) {
 		a->stop = -ENOMEM;
 		return;
 	}
+	a->busy[a->level] = i;
 	dec = a->dec[a->level++];
 	if (a->level > a->st.max_nesting)
 		a->st.max_nesting = a->level;
@@ -84,9 +86,12 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 	bytes = cfg_proc_bytes(a->img, p, &len);
 	if (bytes && cfg_dec_cache(dec, bytes, len, p->addr) < 0)
 		cfg_dec_uncache(dec);	/* decoded twice, no worse */
-	if (want_nr)
+	rc = cfg_build_with(a->img, p, 1, 1, dec, a, &proved, &cfg, &err);
+	/* its own noreturn answer: from this CFG unless a proof shaped it */
+	if (want_nr && rc == 0 && !proved)
+		cfg_noreturn_from(a->img, p, cfg);
+	else if (want_nr)
 		(void)cfg_noreturn_with(a->img, p->addr, 1, dec);
-	rc = cfg_build_with(a->img, p, 1, 1, dec, a, &cfg, &err);
 	cfg_dec_uncache(dec);
 	a->level--;
 	a->state[i] = 2;
@@ -114,8 +119,25 @@ void cfg_all_visit(struct cfg_all *a, uint64_t target)
 	if (!p || p->addr != target || p->source == IMG_SRC_PLT)
 		return;
 	i = (size_t)(p - img_proc(a->img, 0));
-	if (a->state[i] == 0)
+	if (a->state[i] == 0) {
 		visit(a, i, 1);
+		return;
+	}
+	/*
+	 * Recursion: the callee's build is under way further up.  Its proof
+	 * (at depth 0, so no further nesting) reads that build's decode
+	 * cache; the calls are not charged to that build's budget.
+	 */
+	for (int l = 0; l < a->level && a->state[i] == 1; l++) {
+		unsigned long c;
+
+		if (a->busy[l] != i)
+			continue;
+		c = cfg_dec_count(a->dec[l]);
+		(void)cfg_noreturn_with(a->img, target, 1, a->dec[l]);
+		cfg_dec_count_set(a->dec[l], c);
+		break;
+	}
 }
 
 int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,

@@ -63,6 +63,7 @@ struct builder {
 	int own_dec;			/* dec opened (and closed) by this build */
 	unsigned long calls0;		/* cfg_dec_count(dec) when the build began */
 	struct cfg_all *all;		/* whole-image mode (all.c), or NULL */
+	int nr_proved;			/* a call ended by the callee's noreturn proof */
 	int32_t *at;			/* per byte, see AT_ */
 	uint8_t *root;			/* per byte: a leader found by the sweep */
 	struct cfg_insn *v;		/* instructions in discovery order */
@@ -142,9 +143,14 @@ static int is_got_jump(const struct cfg_insn *in)
  * callee first, so its instructions are decoded once for both questions. */
 static int noreturn_of(struct builder *b, uint64_t target)
 {
+	int nr;
+
 	if (b->all && b->depth > 0)
 		cfg_all_visit(b->all, target);
-	return cfg_noreturn_at(b->img, target, b->depth);
+	nr = cfg_noreturn_at(b->img, target, b->depth);
+	if (nr && b->depth > 0 && !cfg_noreturn_at(b->img, target, 0))
+		b->nr_proved = 1;
+	return nr;
 }
 
 /* Decode one instruction at off and record it.  1 when the path ends here. */
@@ -909,7 +915,8 @@ static int discover(struct builder *b, struct cfg_priv *p)
 
 static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		      uint64_t addr, const char *name, int depth, int graph, struct cfg_dec *dec,
-		      struct cfg_all *all, struct cfg **out, struct dcpi_err *err)
+		      struct cfg_all *all, int *nr_proved, struct cfg **out,
+		      struct dcpi_err *err)
 {
 	struct builder b = { .img = img, .bytes = bytes, .len = len, .start = addr,
 			     .depth = depth, .dec = dec, .all = all };
@@ -950,6 +957,8 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		if (rc < 0)
 			goto fail;
 	}
+	if (nr_proved)
+		*nr_proved = b.nr_proved;
 	builder_free(&b);
 	*out = &p->pub;
 	return 0;
@@ -973,8 +982,8 @@ const uint8_t *cfg_proc_bytes(const struct image *img, const struct img_proc *pr
 }
 
 int cfg_build_with(const struct image *img, const struct img_proc *proc, int depth,
-		   int graph, struct cfg_dec *dec, struct cfg_all *all, struct cfg **out,
-		   struct dcpi_err *err)
+		   int graph, struct cfg_dec *dec, struct cfg_all *all, int *nr_proved,
+		   struct cfg **out, struct dcpi_err *err)
 {
 	const uint8_t *bytes;
 	size_t len = 0;
@@ -985,13 +994,13 @@ int cfg_build_with(const struct image *img, const struct img_proc *proc, int dep
 		return dcpi_errf(err, -ENOENT, "%s: 0x%llx: not in the file", proc->name,
 				 (unsigned long long)proc->addr);
 	return build_core(img, bytes, len, proc->addr, proc->name, depth, graph, dec, all,
-			  out, err);
+			  nr_proved, out, err);
 }
 
 int cfg_build_depth(const struct image *img, const struct img_proc *proc, int depth,
 		    int graph, struct cfg **out, struct dcpi_err *err)
 {
-	return cfg_build_with(img, proc, depth, graph, NULL, NULL, out, err);
+	return cfg_build_with(img, proc, depth, graph, NULL, NULL, NULL, out, err);
 }
 
 /*
@@ -1013,7 +1022,7 @@ int cfg_build(const struct image *img, const struct img_proc *proc, struct cfg *
 int cfg_build_bytes(const uint8_t *bytes, size_t len, uint64_t addr, const char *name,
 		    struct cfg **out, struct dcpi_err *err)
 {
-	return build_core(NULL, bytes, len, addr, name, 0, 1, NULL, NULL, out, err);
+	return build_core(NULL, bytes, len, addr, name, 0, 1, NULL, NULL, NULL, out, err);
 }
 
 void cfg_free(struct cfg *cfg)

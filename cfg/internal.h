@@ -39,6 +39,7 @@ extern _Thread_local unsigned long cfg_dec_calls;
 /* cfg_dec_insn calls on one handle, cache hits included: what the builder's
  * decode budget counts. */
 unsigned long cfg_dec_count(const struct cfg_dec *dec);
+void cfg_dec_count_set(struct cfg_dec *dec, unsigned long calls);
 /* CFGs assembled by the builder on this thread: one per round of discovery
  * (jump tables resolved, gaps swept), one more when tail calls are found. */
 extern _Thread_local unsigned long cfg_build_rounds;
@@ -104,6 +105,13 @@ int cfg_noreturn_at(const struct image *img, uint64_t target, int depth);
 /* The same, building with dec (and its cache) when not NULL. */
 int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
 		      struct cfg_dec *dec);
+/*
+ * Cache the answer cfg_noreturn_at(img, p->addr, 1) would compute, from cfg,
+ * p's CFG built at depth 1 in which no call was ended by a noreturn proof
+ * (then it is the same as at depth 0, which that answer is computed from).
+ */
+void cfg_noreturn_from(const struct image *img, const struct img_proc *p,
+		       const struct cfg *cfg);
 
 /* Whole-image mode (all.c): build the procedure at target (its noreturn
  * proof, then its CFG, handed to the caller's function) unless done, under
@@ -115,10 +123,15 @@ void cfg_all_visit(struct cfg_all *all, uint64_t target);
 const uint8_t *cfg_proc_bytes(const struct image *img, const struct img_proc *proc,
 			      size_t *len);
 
-/* cfg_build_depth with a decoder (NULL: its own) and a whole-image context. */
+/*
+ * cfg_build_depth with a decoder (NULL: its own) and a whole-image context.
+ * *nr_proved (when not NULL) is set when a call ended a block because its
+ * callee was proved never to return (not by name): only then can the CFG at
+ * depth 0 differ from this one.
+ */
 int cfg_build_with(const struct image *img, const struct img_proc *proc, int depth,
-		   int graph, struct cfg_dec *dec, struct cfg_all *all, struct cfg **out,
-		   struct dcpi_err *err);
+		   int graph, struct cfg_dec *dec, struct cfg_all *all, int *nr_proved,
+		   struct cfg **out, struct dcpi_err *err);
 
 /* Internal form of cfg_build: depth limits the noreturn analysis of callees;
  * graph = 0 skips classes and loops (the noreturn analysis needs neither). */

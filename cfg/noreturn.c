@@ -181,10 +181,23 @@ int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
 	if (v >= 0)
 		return v;
 	v = 0;
-	if (cfg_build_with(img, p, depth - 1, 0, dec, NULL, &cfg, NULL) == 0) {
+	if (cfg_build_with(img, p, depth - 1, 0, dec, NULL, NULL, &cfg, NULL) == 0) {
 		v = proves_noreturn(cfg);
 		cfg_free(cfg);
 	}
 	cache_put(img, target, ph, v);
 	return v;
+}
+
+void cfg_noreturn_from(const struct image *img, const struct img_proc *p,
+		       const struct cfg *cfg)
+{
+	uint64_t ph;
+
+	if (cfg_noreturn_name(p->name) || cfg_noreturn_name(p->raw_name) ||
+	    p->source == IMG_SRC_PLT)
+		return;
+	ph = hash_str(img_path(img));
+	if (cache_get(img, p->addr, ph) < 0)
+		cache_put(img, p->addr, ph, proves_noreturn(cfg));
 }
