@@ -11,8 +11,9 @@
  * caches' part of it; and a digest of all the CFGs (tests/cfg_digest.h),
  * checked against bench/cfg_all.golden when the image is the one it is of.
  *
- * usage: cfg_all [--runs N] [--per-proc] IMAGE
+ * usage: cfg_all [--runs N] [--per-proc] [--golden FILE] IMAGE
  *   --per-proc  cfg_build per procedure in address order (the old way)
+ *   --golden    digests to check against (default bench/cfg_all.golden)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,16 +128,17 @@ static size_t bare_capstone(const struct image *img)
 	return n;
 }
 
-static void check_golden(uint64_t digest, const char *build_id)
+static void check_golden(const char *file, uint64_t digest, const char *build_id)
 {
 	char line[256], id[128];
 	unsigned long long d;
-	FILE *f = fopen("bench/cfg_all.golden", "r");
+	FILE *f = fopen(file, "r");
 
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%127s %llx", id, &d) == 2 && !strcmp(id, build_id)) {
-			printf("digest %016llx: %s the CFGs before issue 17 (bench/cfg_all.golden)\n",
-			       (unsigned long long)digest, d == digest ? "SAME as" : "DIFFERS from");
+			printf("digest %016llx: %s the CFGs before issue 17 (%s)\n",
+			       (unsigned long long)digest, d == digest ? "SAME as" : "DIFFERS from",
+			       file);
 			fclose(f);
 			return;
 		}
@@ -152,6 +154,7 @@ int main(int argc, char **argv)
 	struct cfg_all_stats st = { 0 };
 	struct tally t = { 0 };
 	double best_cfg = 1e30, best_cs = 1e30;
+	const char *golden = "bench/cfg_all.golden";
 	int runs = 3, old = 0, argi = 1;
 	unsigned long dec0;
 	struct image *img;
@@ -163,11 +166,13 @@ int main(int argc, char **argv)
 			old = 1;
 		else if (!strcmp(argv[argi], "--runs") && argi + 1 < argc)
 			runs = atoi(argv[++argi]);
+		else if (!strcmp(argv[argi], "--golden") && argi + 1 < argc)
+			golden = argv[++argi];
 		else
 			break;
 	}
 	if (argi + 1 != argc || runs < 1) {
-		fprintf(stderr, "usage: cfg_all [--runs N] [--per-proc] IMAGE\n");
+		fprintf(stderr, "usage: cfg_all [--runs N] [--per-proc] [--golden FILE] IMAGE\n");
 		return 1;
 	}
 	if (img_open(argv[argi], IMG_NO_DWARF, &img, &err) < 0) {
@@ -206,7 +211,7 @@ int main(int argc, char **argv)
 	if (!old)
 		printf("decode caches held %.1f MB, callees built nested %d deep at most\n",
 		       st.cache_bytes / 1e6, st.max_nesting);
-	check_golden(t.digest, img_build_id(img));
+	check_golden(golden, t.digest, img_build_id(img));
 	printf("bare capstone (detail on) over .text: %zu instructions, %.2f s CPU\n", ncs,
 	       best_cs);
 	printf("dcpi cfg: %.2f s CPU, %.1f MB/s, %.2fx the bare capstone pass "

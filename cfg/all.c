@@ -11,8 +11,9 @@
  * caller finds it cached.  Nesting is capped at NEST_MAX (a deeper or
  * recursive callee gets the per-procedure path: decoded twice, same answer).
  *
- * Memory: one decoder and cache per nesting level, each as large as the
- * largest procedure built at that level; reported in the stats.
+ * Memory: one decoder and cache per nesting level under way, each as large as
+ * its procedure (a level keeps at most KEEP_BYTES between procedures);
+ * the peak is reported in the stats.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "internal.h"
 
 #define NEST_MAX	48
+#define KEEP_BYTES	(1u << 20)	/* a level's cache kept between procedures */
 
 struct cfg_all {
 	const struct image *img;
@@ -92,15 +94,19 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 		cfg_noreturn_from(a->img, p, cfg);
 	else if (want_nr)
 		(void)cfg_noreturn_with(a->img, p->addr, 1, dec);
-	cfg_dec_uncache(dec);
-	a->level--;
-	a->state[i] = 2;
-	a->st.procs++;
-	a->st.failed += rc < 0;
 	for (int l = 0; l <= NEST_MAX && a->dec[l]; l++)
 		held += cfg_dec_cache_bytes(a->dec[l]);
 	if (held > a->st.cache_bytes)
 		a->st.cache_bytes = held;
+	/* a large procedure's cache is not kept for the next one */
+	if (cfg_dec_cache_bytes(dec) > KEEP_BYTES)
+		cfg_dec_cache_release(dec);
+	else
+		cfg_dec_uncache(dec);
+	a->level--;
+	a->state[i] = 2;
+	a->st.procs++;
+	a->st.failed += rc < 0;
 	if (a->stop) {
 		cfg_free(cfg);
 		return;

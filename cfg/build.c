@@ -945,6 +945,12 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		b.own_dec = 1;
 	}
 	b.calls0 = cfg_dec_count(b.dec);
+	/* about one instruction per 4 bytes: few reallocs of the big arrays */
+	if (grow((void **)&b.v, &b.cap, len / 4 + 16, sizeof(*b.v)) < 0 ||
+	    grow((void **)&b.noret, &b.capnr, len / 4 + 16, 1) < 0) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
+		goto fail;
+	}
 	b.budget = len < (SIZE_MAX - DECODES_MIN) / DECODES_PER_BYTE ?
 		   DECODES_PER_BYTE * len + DECODES_MIN : SIZE_MAX;
 	rc = discover(&b, p);

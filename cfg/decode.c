@@ -564,6 +564,16 @@ void cfg_dec_uncache(struct cfg_dec *dec)
 	dec->cn = 0;
 }
 
+void cfg_dec_cache_release(struct cfg_dec *dec)
+{
+	cfg_dec_uncache(dec);
+	free(dec->cidx);
+	free(dec->cv);
+	dec->cidx = NULL;
+	dec->cv = NULL;
+	dec->cidx_cap = dec->ccap = 0;
+}
+
 size_t cfg_dec_cache_bytes(const struct cfg_dec *dec)
 {
 	return dec->cidx_cap * sizeof(*dec->cidx) + dec->ccap * sizeof(*dec->cv);
@@ -613,6 +623,16 @@ static void cache_put(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uin
 static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
 		    struct cfg_insn *insn);
 
+/* Is [bytes, bytes + len) at addr inside the cached procedure? */
+static int in_cache(const struct cfg_dec *dec, const uint8_t *bytes, size_t len,
+		    uint64_t addr)
+{
+	size_t off = (size_t)(addr - dec->cstart);
+
+	return dec->cbytes && addr >= dec->cstart && off < dec->clen &&
+	       bytes == dec->cbytes + off && len <= dec->clen - off;
+}
+
 int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
 		 struct cfg_insn *insn)
 {
@@ -624,6 +644,19 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 	if (c) {
 		*insn = *c;
 		return (c->flags & CFG_I_INVALID) ? -EINVAL : 0;
+	}
+	/*
+	 * A shorter run (the padding test of a gap) is decoded with all the
+	 * procedure's bytes after it, and kept, so the traversal that follows
+	 * finds it: the same instruction when it fits in len.
+	 */
+	if (len && in_cache(dec, bytes, len, addr) && len < dec->clen - (addr - dec->cstart)) {
+		size_t full = dec->clen - (size_t)(addr - dec->cstart);
+
+		rc = dec_insn(dec, bytes, full, addr, insn);
+		cache_put(dec, bytes, full, addr, insn);
+		if (insn->size <= len || rc < 0)
+			return rc;
 	}
 	rc = dec_insn(dec, bytes, len, addr, insn);
 	cache_put(dec, bytes, len, addr, insn);

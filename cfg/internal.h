@@ -27,6 +27,8 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
  */
 int cfg_dec_cache(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t start);
 void cfg_dec_uncache(struct cfg_dec *dec);
+/* ... and give its memory back. */
+void cfg_dec_cache_release(struct cfg_dec *dec);
 /* Bytes the handle's cache holds allocated. */
 size_t cfg_dec_cache_bytes(const struct cfg_dec *dec);
 

@@ -36,17 +36,30 @@ static const char *const noreturn_names[] = {
 	"fancy_abort", "internal_error", "fatal_error", "__gxx_personality_v0_abort",
 };
 
+#define NNAMES (sizeof(noreturn_names) / sizeof(noreturn_names[0]))
+
+/* Their lengths, measured once: the test runs for every call instruction. */
+static uint8_t name_len[NNAMES];
+static pthread_once_t name_once = PTHREAD_ONCE_INIT;
+
+static void name_init(void)
+{
+	for (size_t i = 0; i < NNAMES; i++)
+		name_len[i] = (uint8_t)strlen(noreturn_names[i]);
+}
+
 int cfg_noreturn_name(const char *name)
 {
-	const char *at;
-	size_t n;
+	size_t n = 0;
 
 	if (!name)
 		return 0;
-	at = strchr(name, '@');
-	n = at ? (size_t)(at - name) : strlen(name);
-	for (size_t i = 0; i < sizeof(noreturn_names) / sizeof(noreturn_names[0]); i++)
-		if (strlen(noreturn_names[i]) == n && !strncmp(noreturn_names[i], name, n))
+	pthread_once(&name_once, name_init);
+	while (name[n] && name[n] != '@')
+		n++;
+	for (size_t i = 0; i < NNAMES; i++)
+		if (name_len[i] == n && noreturn_names[i][0] == name[0] &&
+		    !memcmp(noreturn_names[i], name, n))
 			return 1;
 	return 0;
 }

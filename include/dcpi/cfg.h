@@ -207,7 +207,7 @@ void cfg_free(struct cfg *cfg);
 struct cfg_all_stats {
 	size_t procs, failed;
 	unsigned long decodes;		/* capstone decodes (cache hits not counted) */
-	size_t cache_bytes;		/* decode caches held at the end (the peak) */
+	size_t cache_bytes;		/* decode caches held at once, at most */
 	int max_nesting;		/* callees built inside their callers' builds */
 };
 typedef int (*cfg_all_fn)(void *arg, const struct img_proc *proc, struct cfg *cfg,
