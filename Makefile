@@ -10,6 +10,7 @@
 #   make demo       profile a bundled workload and print dcpiprof
 #   make bench      benchmarks that print figures beside the peer tools
 #   make accuracy   estimates against callgrind's exact counts (DCPI figs. 8, 9)
+#   make feedback   compiler feedback from dcpi vs PGO, AutoFDO, BOLT (bench/feedback)
 #   make fuzz       run each fuzz target for FUZZ_SECONDS
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -33,7 +34,7 @@ DEP_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldwarf -liberty -lz
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) $(CFLAGS)
 
 PARTS     := util profile image collect cfg culprit estimate optimize report
-LIB_SRCS  := $(foreach p,$(PARTS),$(wildcard $(p)/*.c))
+LIB_SRCS  := $(filter-out collect/pathrt.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,%,$(wildcard tests/workloads/*.c))
@@ -41,15 +42,16 @@ FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 
 LIB       := $(BUILD)/libdcpi.a
 DCPI      := $(BUILD)/dcpi
+PATHRT    := $(BUILD)/libdcpi-paths.so
 TOOLS     := dcpid dcpiprof dcpicalc dcpicfg
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps check check-asan check-valgrind demo bench accuracy fuzz install clean
+.PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback fuzz install clean
 .DEFAULT_GOAL := all
 
-all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS))
+all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS)) $(PATHRT)
 
 # --- dependencies ---------------------------------------------------------
 # Probed with pkg-config and headers; apt-get only for what is missing, so a
@@ -70,6 +72,14 @@ $(LIB): $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 $(DCPI): $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRCS)) $(LIB)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+# The path-sample runtime preloaded into recorded commands (docs/paths.md):
+# alone, position-independent, never sanitized (it runs inside any program).
+$(PATHRT): collect/pathrt.c collect/pathrt.h
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  SO      $@")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -fvisibility=hidden $(WARN) \
+		-o $@ $< -ldl
 
 $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 	@ln -sf dcpi $@
@@ -116,6 +126,10 @@ accuracy: deps
 	@$(MAKE) --no-print-directory all $(WL_BINS)
 	@BUILD=$(BUILD) ./bench/accuracy/run.sh
 
+feedback: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) ./bench/feedback/run.sh
+
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -Iinclude $(DEP_CFLAGS) -g -O1 \
@@ -130,6 +144,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(DCPI) $(DESTDIR)$(PREFIX)/bin/dcpi
 	for t in $(TOOLS); do ln -sf dcpi $(DESTDIR)$(PREFIX)/bin/$$t; done
+	install -d $(DESTDIR)$(PREFIX)/lib/dcpi
+	install -m 644 $(PATHRT) $(DESTDIR)$(PREFIX)/lib/dcpi/libdcpi-paths.so
 
 clean:
 	rm -rf build build-asan

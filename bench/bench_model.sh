@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench_model.sh - the pipeline model against loops timed on this machine.
 #
-# Builds bench/bhive/harness.c (BHive-style timing of loop bodies) and
+# Builds bench/bhive/harness.c (BHive-style timing of loop bodies: a main over the
+# library's sandbox, culprit/sandbox.c) and
 # bench/bhive/extract.c (innermost single-block loops of installed binaries, through
 # libdcpi's CFG), times the hand-written bodies of bench/bhive/micro.txt and the
 # extracted ones on one pinned CPU, predicts each with llvm-mca-19 (znver5, znver4,
@@ -32,10 +33,11 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-$CC -std=gnu11 -O2 -Wall -o "$out/harness" $src/harness.c -lm
-$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Iinclude -o "$out/extract" $src/extract.c \
-	"$BUILD/libdcpi.a" -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -lm \
-	-lpthread
+LIBS="$BUILD/libdcpi.a -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -lm -lpthread"
+# shellcheck disable=SC2086
+$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Iinclude -o "$out/harness" $src/harness.c $LIBS
+# shellcheck disable=SC2086
+$CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Iinclude -o "$out/extract" $src/extract.c $LIBS
 
 # micro.txt (name|asm) -> name<TAB>hex
 grep -v '^#' $src/micro.txt | grep . | while IFS='|' read -r name body; do

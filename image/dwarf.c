@@ -36,6 +36,7 @@
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 
+#include "dcpi/safefile.h"
 #include "dwarf.h"
 
 #define NO_FILE UINT32_MAX
@@ -61,6 +62,7 @@ struct dw_inl {
 	uint32_t depth;		/* 0 = inlined directly into the subprogram */
 	uint32_t name, call_file;	/* strs, NO_FILE if none */
 	uint32_t call_line, call_column, discriminator;
+	uint32_t decl_line;	/* of the inlined subroutine (its abstract origin) */
 };
 
 /* A subprogram's slice of the sorted inls array. */
@@ -644,6 +646,7 @@ static int dw_add_inline(struct dw_walk *w, Dwarf_Die die, uint32_t depth, Dwarf
 	    dw_udata(die, DW_AT_GNU_discriminator, &in.discriminator, e))
 		return dw_fail(d, e, w->err, "inlined subroutine");
 	in.name = dc.name;
+	in.decl_line = dc.line;
 	in.call_file = f == UINT32_MAX ? NO_FILE : dw_cu_file(w->cu, f);
 	for (size_t i = 0; i < w->rs.n; i++) {
 		in.lo = w->rs.r[i][0];
@@ -824,9 +827,10 @@ int img_dwarf_open(const char *path, struct img_dwarf **out, struct dcpi_err *er
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	}
 	d->fd = -1;
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	d->fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
 	if (d->fd < 0) {
-		rc = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		rc = d->fd;
+		d->fd = -1;
 		goto fail;
 	}
 	if (pread(d->fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
@@ -1000,6 +1004,7 @@ int img_dwarf_inlines_at(struct img_dwarf *d, uint64_t vaddr,
 		c->call_line = in->call_line;
 		c->call_column = in->call_column;
 		c->discriminator = in->discriminator;
+		c->decl_line = in->decl_line;
 	}
 	*out = depth ? d->chain : NULL;
 	*n = depth;

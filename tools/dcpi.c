@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/profile.h"
 #include "tools.h"
 
 #pragma weak cmd_record
@@ -20,6 +21,9 @@
 #pragma weak cmd_list
 #pragma weak cmd_model
 #pragma weak cmd_calibrate
+#pragma weak cmd_llvm_prof
+#pragma weak cmd_gcc_prof
+#pragma weak cmd_bolt_prof
 
 struct command {
 	const char *name;	/* dcpi <name> */
@@ -40,6 +44,9 @@ static const struct command commands[] = {
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },
 	{ "calibrate", NULL, cmd_calibrate, "measure where samples land (skid) on this machine" },
+	{ "llvm-prof", NULL, cmd_llvm_prof, "LLVM sample profile (clang -fprofile-sample-use)" },
+	{ "gcc-prof", NULL, cmd_gcc_prof, "AutoFDO profile for gcc -fauto-profile" },
+	{ "bolt-prof", NULL, cmd_bolt_prof, "BOLT fdata from estimated edge counts" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -66,6 +73,19 @@ const char *tool_db_dir(const char *opt)
 	if (env && *env)
 		return env;
 	return "dcpidb";
+}
+
+void tool_db_notes(struct prof_db *db)
+{
+	const char *s = prof_db_notes(db);
+
+	while (*s) {
+		size_t k = strcspn(s, "\n");
+
+		fprintf(stderr, "%s: note: %.*s\n", tool_name, (int)k, s);
+		s += k + (s[k] == '\n');
+	}
+	prof_db_notes_clear(db);
 }
 
 static void usage(FILE *f)

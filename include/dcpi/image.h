@@ -56,6 +56,7 @@ struct img_inline {
 	uint64_t lo, hi;	/* the range containing the address, hi exclusive */
 	const char *call_file;	/* where it was inlined */
 	unsigned call_line, call_column, discriminator;
+	unsigned decl_line;	/* the inlined subroutine's DW_AT_decl_line, 0 if none */
 };
 
 struct image;

@@ -68,5 +68,37 @@ int path_profile_normalize(struct path_profile *p);
 /* Add src into dst (same image and source, else -EINVAL with a message). */
 int path_profile_merge(struct path_profile *dst, const struct path_profile *src,
 		       struct dcpi_err *err);
+/* Count of an edge / a step (after normalize), 0 if none. */
+uint64_t path_profile_edge(const struct path_profile *p, uint64_t from, uint64_t to);
+uint64_t path_profile_step(const struct path_profile *p, uint64_t offset);
+
+/*
+ * The file of one image's paths in an epoch: "<key>.paths" (the key of
+ * prof_image_key), bytes as in docs/profile-format.md, "Path files".
+ * Encode requires a normalized profile; decode validates everything and
+ * every error message starts with name.
+ */
+size_t path_encoded_size(const struct path_profile *p);
+int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
+		struct dcpi_err *err);
+int path_decode(const uint8_t *buf, size_t len, const char *name,
+		struct path_profile *p, struct dcpi_err *err);
+int path_file_write(const char *path, const struct path_profile *p, struct dcpi_err *err);
+int path_file_read(const char *path, struct path_profile *p, struct dcpi_err *err);
+/* Merge p into the file at path (created if absent), atomically, locked. */
+int path_file_merge(const char *path, const struct path_profile *p, struct dcpi_err *err);
+
+/* Merge one image's paths into the epoch's "<key>.paths" file. */
+int path_epoch_write(struct prof_db *db, const char *epoch, const struct path_profile *p,
+		     struct dcpi_err *err);
+/* Every path profile of an epoch (sorted by file name), none: *n = 0.
+ * Free with path_profiles_free. */
+int path_epoch_read(struct prof_db *db, const char *epoch, struct path_profile **out,
+		    size_t *n, struct dcpi_err *err);
+void path_profiles_free(struct path_profile *p, size_t n);
+/* Merge the path files of src_epoch of src into dst_epoch of dst (the .prof
+ * files and the metadata are prof_epoch_merge's). */
+int path_epoch_merge(struct prof_db *dst, const char *dst_epoch,
+		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err);
 
 #endif /* DCPI_PATHS_H */

@@ -28,17 +28,26 @@ enum sbx_status {
 	SBX_REFUSED,		/* not timed: syscall, privileged, leaves the body */
 	SBX_FAULT,		/* a fault the sandbox cannot map (detail says which) */
 	SBX_TIMEOUT,		/* the child ran past opts.timeout_ms */
-	SBX_UNSTABLE,		/* repetitions spread more than contention explains */
+	SBX_UNSTABLE,		/* repetitions spread more than contention explains
+				 * (the figures are filled all the same) */
 	SBX_TOO_LARGE,
 	SBX_ERROR,		/* fork, pipe, mmap failed in the parent */
 };
+
+/* Longest body sbx_time accepts: 2U copies must fit the code area. */
+#define SBX_BODY_MAX (120u << 10)
 
 struct sbx_opts {
 	int reps;		/* repetitions per body (median kept); 0: 15 */
 	int timeout_ms;		/* per body; 0: 2000 */
 	int cpu;		/* pin the child to this CPU; -1: do not pin */
 	unsigned iters;		/* body iterations per timed run; 0: 5000 */
+	unsigned flags;		/* SBX_F_* (extension; 0 after sbx_opts_default) */
 };
+
+/* Allow direct forward branches whose target is an instruction of the body or
+ * its end (branch microbenchmarks: jmp to the next instruction, jcc not taken). */
+#define SBX_F_BRANCHES 1u
 
 struct sbx_result {
 	enum sbx_status status;
@@ -48,6 +57,11 @@ struct sbx_result {
 	double cycles_per_tsc;	/* core clock / TSC as measured beside it */
 	unsigned unroll;	/* U */
 	char detail[96];	/* why not timed: "SIGSEGV at 0x...", "syscall at +12" */
+	/* extensions (culprit/sandbox.c) */
+	double cycles_low;	/* lower quartile of the repetitions: the low,
+				 * stable figure on a shared machine */
+	unsigned pages;		/* pages mapped on demand beside the region */
+	int rdx_zero;		/* timed with rdx = 0 after a divide fault */
 };
 
 void sbx_opts_default(struct sbx_opts *o);
@@ -57,18 +71,31 @@ void sbx_opts_default(struct sbx_opts *o);
  * syscall/sysenter/int, privileged, serialising beyond what a user program
  * may run (cpuid, rdtsc, rdpmc are refused), or a branch, call or return
  * (callers replace internal branches first).  0 when it can; SBX_REFUSED with
- * detail filled when it cannot.
+ * detail filled when it cannot.  Also refused: rep string operations (their
+ * count would be the region's address), writes to segment bases and
+ * protection keys, and state restores (xrstor), which would break the child.
  */
 int sbx_check(const uint8_t *body, size_t len, char *detail, size_t dlen);
+/* The same with SBX_F_* flags (sbx_check is flags 0). */
+int sbx_check_flags(const uint8_t *body, size_t len, unsigned flags, char *detail,
+		    size_t dlen);
 
 /*
  * Time n bodies in one forked child (restarted after a body that kills it).
  * bodies[i] / lens[i]; res[i] is filled for every i.  Returns 0, or a
  * negative errno when no child could be run at all (err says why).
+ * sbx_check runs first on every body; refused ones are not run.
  */
 int sbx_time(const uint8_t *const *bodies, const size_t *lens, size_t n,
 	     const struct sbx_opts *opts, struct sbx_result *res, struct dcpi_err *err);
 
 const char *sbx_status_name(enum sbx_status s);
+
+/*
+ * Whether the sandbox can time code here: an x86-64 build, and not under
+ * valgrind (which runs the body on its own synthetic CPU: the figures
+ * would not be this machine's).  1 yes, 0 no with why filled.
+ */
+int sbx_usable(char *why, size_t len);
 
 #endif /* DCPI_SANDBOX_H */

@@ -1,0 +1,172 @@
+#!/bin/sh
+# bench/feedback/run.sh - compiler feedback from dcpi's estimated counts
+# against the usual ways of getting it, on real programs built from Debian
+# source packages (make feedback; figures in bench/feedback/README.md).
+#
+# Per program: a training input (profiles are collected on it) and a
+# different evaluation input (timed).  One perf.data (cpu-clock, no LBR: this
+# machine has no PMU) per profiling binary feeds both dcpi (dcpi import) and
+# the existing tools (AutoFDO's create_llvm_prof / create_gcov, perf2bolt
+# -nl).  Variants, each timed RUNS times in rotating order:
+#   clang -O2 (the profiling build: -g -fdebug-info-for-profiling -Wl,-q)
+#   clang instrumented PGO (-fprofile-instr-generate / -use)
+#   clang -fprofile-sample-use with dcpi llvm-prof / create_llvm_prof, and
+#     with dcpi llvm-prof --raw-samples (the same file from raw samples)
+#   llvm-bolt on the -O2 build with dcpi bolt-prof / perf2bolt -nl
+#   gcc -O2, gcc PGO (-fprofile-generate / -use),
+#   gcc -fauto-profile with dcpi gcc-prof (and --raw-samples) / create_gcov
+# timing.py prints times and per-round ratios to the base (wall and CPU);
+# simulate.py then counts instructions, branch mispredictions and cache
+# misses under cachegrind on a slice of the evaluation input (deterministic:
+# the wall clock of a shared 2-vCPU machine is not).
+#
+# Environment: BUILD (dcpi's build dir), FEEDBACK_DIR (work dir, default
+# /tmp/dcpi-feedback), RUNS (default 11), PROGRAMS (default "bzip2 lz4 zstd"),
+# SIM_BYTES (cachegrind's slice, default 1000000).
+set -eu
+: "${BUILD:=build}"
+: "${FEEDBACK_DIR:=/tmp/dcpi-feedback}"
+: "${RUNS:=11}"
+: "${PROGRAMS:=bzip2 lz4 zstd}"
+: "${SIM_BYTES:=1000000}"
+here=$(cd "$(dirname "$0")" && pwd)
+DCPI=$(pwd)/$BUILD/dcpi
+W=$FEEDBACK_DIR
+mkdir -p "$W"
+
+need() {
+	command -v "$1" > /dev/null 2>&1 || { echo "feedback: $1 missing ($2)"; exit 1; }
+}
+need clang-19 "apt-get install clang-19"
+need llvm-profdata-19 "apt-get install llvm-19"
+need llvm-bolt-19 "apt-get install bolt-19"
+need perf2bolt-19 "apt-get install bolt-19"
+need create_llvm_prof "apt-get install autofdo"
+need create_gcov "apt-get install autofdo"
+need perf "apt-get install linux-perf"
+
+"$here/fetch.sh" "$W/src" $PROGRAMS
+
+# ---- programs: sources, build, training and evaluation runs -------------
+# build_<p> CC "FLAGS" OUT ; run_<p> BIN INPUT (from the program's dir)
+
+srcdir() {
+	case $1 in zstd) ls -d "$W"/src/libzstd-*/ ;; *) ls -d "$W/src/$1"-*/ ;; esac | head -1
+}
+build_bzip2() {
+	(cd "$(srcdir bzip2)" && $1 $2 -D_FILE_OFFSET_BITS=64 -w -o "$3" blocksort.c huffman.c \
+		crctable.c randtable.c compress.c decompress.c bzlib.c bzip2.c)
+}
+build_lz4() {
+	(cd "$(srcdir lz4)" && $1 $2 -w -Ilib -o "$3" lib/lz4.c lib/lz4frame.c lib/lz4hc.c \
+		lib/xxhash.c lib/lz4file.c programs/*.c)
+}
+build_zstd() {
+	(cd "$(srcdir zstd)" && $1 $2 -w -DZSTD_DISABLE_ASM -DZSTD_LEGACY_SUPPORT=0 -Ilib \
+		-Ilib/common -o "$3" lib/common/*.c lib/compress/*.c lib/decompress/*.c \
+		lib/dictBuilder/*.c programs/*.c -lpthread)
+}
+# The same inputs for every program: training on C headers (text),
+# evaluation on shared libraries (binary code and data).
+inputs() {
+	[ -s "$W/train.dat" ] || tar cf - /usr/include 2>/dev/null | head -c 4000000 \
+		> "$W/train.dat"
+	[ -s "$W/eval.dat" ] || cat /usr/lib/x86_64-linux-gnu/lib*.so* 2>/dev/null | \
+		head -c 4000000 > "$W/eval.dat"
+}
+
+# ---- one program ---------------------------------------------------------
+# profile NAME BIN: one perf.data of the training run, into a dcpi database
+profile() {
+	perf record -q -e cpu-clock -F 20000 -o "$d/perf.$1.data" -- \
+		sh -c "$(printf '%s' "$runcmd" | sed "s|BIN|$2|g; s|INPUT|$train|g")" \
+		> /dev/null 2>&1
+	"$DCPI" import -q --db "$d/db.$1" "$d/perf.$1.data"
+}
+
+bench_one() {
+	p=$1
+	d=$W/$p
+	rm -rf "$d"
+	mkdir -p "$d"
+	inputs
+	train=$W/train.dat
+	eval=$W/eval.dat
+	runcmd="$(command -v "$here/runone.sh") $p BIN INPUT $W"
+	echo "== $p: builds and profiles (training input $(wc -c < "$train") bytes)"
+	# LLVM side: the profiling build is also the -O2 base and BOLT's input
+	# DWARF 4: AutoFDO 0.19 (Debian's) cannot read DWARF 5 and makes empty profiles
+	build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling -Wl,-q" "$d/clang-O2"
+	build_$p clang-19 "-O2 -fprofile-instr-generate" "$d/clang-instr"
+	LLVM_PROFILE_FILE="$d/instr-%p.profraw" "$here/runone.sh" "$p" "$d/clang-instr" "$train" "$W"
+	llvm-profdata-19 merge -o "$d/instr.profdata" "$d"/instr-*.profraw
+	build_$p clang-19 "-O2 -fprofile-instr-use=$d/instr.profdata" "$d/clang-pgo"
+	profile clang "$d/clang-O2"
+	"$DCPI" llvm-prof --db "$d/db.clang" "$d/clang-O2" -o "$d/dcpi.llvm.prof"
+	"$DCPI" llvm-prof --raw-samples --db "$d/db.clang" "$d/clang-O2" -o "$d/raw.llvm.prof"
+	"$DCPI" bolt-prof --db "$d/db.clang" "$d/clang-O2" -o "$d/dcpi.fdata"
+	create_llvm_prof --binary="$d/clang-O2" --profile="$d/perf.clang.data" --use_lbr=false \
+		--format=text --out="$d/afdo.raw.prof" > "$d/afdo.llvm.log" 2>&1 || echo "create_llvm_prof failed"
+	# AutoFDO 0.19 writes names with their NUL terminator inside the text,
+	# which llvm-profdata rejects: delete the NULs (the only repair made)
+	[ -s "$d/afdo.raw.prof" ] && tr -d '\000' < "$d/afdo.raw.prof" > "$d/afdo.llvm.prof"
+	# BOLT aggregates only when called by the name perf2bolt
+	mkdir -p "$W/bin" && ln -sf "$(command -v perf2bolt-19)" "$W/bin/perf2bolt"
+	"$W/bin/perf2bolt" -nl -p "$d/perf.clang.data" -o "$d/nl.fdata" "$d/clang-O2" \
+		> "$d/perf2bolt.log" 2>&1 || echo "perf2bolt -nl failed"
+	for v in dcpi raw afdo; do
+		f=$d/$v.llvm.prof
+		[ -s "$f" ] || continue
+		if ! llvm-profdata-19 show --sample "$f" > "$f.show" 2>&1; then
+			echo "$v: llvm-profdata-19 rejects $f:"; head -1 "$f.show"
+			continue
+		fi
+		build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling -fprofile-sample-use=$f" \
+			"$d/clang-$v" 2> "$d/clang-$v.log" || {
+			echo "clang -fprofile-sample-use ($v) failed:"; head -3 "$d/clang-$v.log"; }
+	done
+	bolt="-reorder-blocks=ext-tsp -reorder-functions=cdsort -split-functions \
+		-split-all-cold -dyno-stats"
+	for v in dcpi nl; do
+		[ -s "$d/$v.fdata" ] || continue
+		# shellcheck disable=SC2086
+		llvm-bolt-19 "$d/clang-O2" -o "$d/bolt-$v" -data="$d/$v.fdata" $bolt \
+			> "$d/bolt-$v.log" 2>&1 || { echo "llvm-bolt $v failed"; rm -f "$d/bolt-$v"; }
+	done
+	# GCC side
+	build_$p gcc "-O2 -gdwarf-4" "$d/gcc-O2"
+	# instrumented and final build under one name: gcc finds its .gcda by it
+	build_$p gcc "-O2 -fprofile-generate=$d/gcda" "$d/gcc-pgo"
+	"$here/runone.sh" "$p" "$d/gcc-pgo" "$train" "$W"
+	build_$p gcc "-O2 -fprofile-use=$d/gcda -Wmissing-profile -Wno-coverage-mismatch" "$d/gcc-pgo" \
+		2> "$d/gcc-pgo.log" || { echo "gcc -fprofile-use failed"; head -3 "$d/gcc-pgo.log"; }
+	profile gcc "$d/gcc-O2"
+	"$DCPI" gcc-prof --db "$d/db.gcc" "$d/gcc-O2" -o "$d/dcpi.afdo"
+	"$DCPI" gcc-prof --raw-samples --db "$d/db.gcc" "$d/gcc-O2" -o "$d/raw.afdo"
+	create_gcov --binary="$d/gcc-O2" --profile="$d/perf.gcc.data" --use_lbr=false \
+		--gcov_version=2 --gcov="$d/afdo.gcov" > "$d/afdo.gcov.log" 2>&1 || \
+		echo "create_gcov failed"
+	for v in dcpi raw afdo; do
+		f=$d/$v.afdo
+		[ "$v" = afdo ] && f=$d/afdo.gcov
+		[ -s "$f" ] || continue
+		build_$p gcc "-O2 -g -fauto-profile=$f" "$d/gcc-$v" 2> "$d/gcc-$v.log" || {
+			echo "gcc -fauto-profile ($v) failed:"; grep -m2 'error' "$d/gcc-$v.log"; }
+	done
+	echo "== $p: timing the evaluation input ($(wc -c < "$eval") bytes), $RUNS rounds"
+	variants="clang-O2:clang-O2 clang-pgo:clang-O2 clang-dcpi:clang-O2 clang-raw:clang-O2
+		clang-afdo:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
+		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-afdo:gcc-O2"
+	# shellcheck disable=SC2086
+	python3 "$here/timing.py" "$RUNS" "$d" "$here/runone.sh $p BIN $eval $W" $variants | \
+		tee "$d/results.txt"
+	echo "== $p: cachegrind on the first $SIM_BYTES bytes of the evaluation input"
+	head -c "$SIM_BYTES" "$eval" > "$W/eval.small"
+	# shellcheck disable=SC2086
+	python3 "$here/simulate.py" "$d" "$here/runone.sh $p BIN $W/eval.small $W" $variants | \
+		tee -a "$d/results.txt"
+}
+
+for p in $PROGRAMS; do
+	bench_one "$p"
+done

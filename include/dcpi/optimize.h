@@ -1,0 +1,167 @@
+/*
+ * optimize.h - compiler feedback from estimated counts (DESIGN.md, optimize/;
+ * the DCPI paper's sec. 6 estimates put to the use sec. 8 foresees).
+ *
+ * Every writer starts from ESTIMATED executions (estimate.h, est_procedure
+ * over every sampled procedure of an image), not from raw samples: a sample
+ * count says where time went, an execution count says how often code ran,
+ * which is what a compiler's profile means.
+ *
+ *   opt_src_build   executions -> a source-level profile: per function (by
+ *                   its linkage name, compiler clone suffixes dropped) the
+ *                   count of every source location as (line - the function's
+ *                   DW_AT_decl_line, discriminator), the call targets of each
+ *                   call, and each inlined call site as a nested function.
+ *                   A location's count is the largest over its instructions
+ *                   (as AutoFDO does: one execution of a line runs each of
+ *                   its instructions once).
+ *   opt_llvm_write  LLVM's sample-profile text format
+ *                   (clang -fprofile-sample-use; llvm-profdata show --sample)
+ *   opt_gcc_write   the AutoFDO gcov format gcc -fauto-profile reads
+ *   opt_bolt_write  BOLT's fdata: branch and call records with estimated
+ *                   edge counts (llvm-bolt -data)
+ *
+ * Writers produce the whole file in memory and write it atomically, so a
+ * failure never leaves a malformed file behind.  A profile with no samples,
+ * or (for the source-level formats) an image with no DWARF, is an error with
+ * a message, not an empty file.
+ */
+#ifndef DCPI_OPTIMIZE_H
+#define DCPI_OPTIMIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/estimate.h"
+#include "dcpi/image.h"
+#include "dcpi/model.h"
+#include "dcpi/profile.h"
+#include "dcpi/util.h"
+
+/* How the estimates are made: one for every writer. */
+struct opt_est {
+	const struct model *model;
+	struct est_opts opts;
+	double cps;		/* cycles per sample; 0: relative counts */
+	double min_samples;	/* skip procedures with fewer samples (default 1) */
+	int raw_samples;	/* counts are samples, not executions: what a
+				 * sampler without estimation (AutoFDO without
+				 * LBR) has; for comparison */
+};
+
+struct opt_target {
+	char *name;
+	uint64_t count;
+};
+
+/* One source location of a function: line offset and discriminator. */
+struct opt_loc {
+	uint32_t offset, discr;
+	uint64_t count;
+	struct opt_target *targets;	/* calls made there, not inlined */
+	size_t ntargets;
+};
+
+struct opt_func;
+
+struct opt_callsite {
+	uint32_t offset, discr;		/* of the call, in the caller */
+	struct opt_func *callee;	/* the inlined instance */
+};
+
+struct opt_func {
+	char *name;
+	uint32_t decl_line;
+	uint64_t total;			/* its locations and its inlinees', summed */
+	uint64_t head;			/* entry executions (top level only) */
+	struct opt_loc *locs;		/* sorted by (offset, discr) after build */
+	size_t nlocs;
+	struct opt_callsite *calls;	/* sorted likewise */
+	size_t ncalls;
+};
+
+/* Discriminators as DWARF holds them, or decoded the way a consumer reads
+ * them: LLVM's base discriminator; gcc 12 ignores them. */
+enum opt_discr {
+	OPT_D_RAW,
+	OPT_D_LLVM_BASE,
+	OPT_D_NONE,
+};
+
+struct opt_src {
+	struct opt_func **funcs;	/* top level, by decreasing total */
+	size_t nfuncs;
+	size_t nprocs;			/* procedures estimated */
+	double samples;			/* samples placed in them */
+	size_t no_line;			/* executed instructions with no line */
+	size_t no_decl;			/* procedures with no DW_AT_decl_line */
+	size_t skipped;			/* procedures whose code could not be read */
+	enum opt_discr discr;
+};
+
+/* Defaults: the model for this CPU, est_opts_default, cps 0, min 1 sample. */
+void opt_est_default(struct opt_est *e);
+
+/*
+ * The source-level profile of img from its profile p (one event).
+ * -ENODATA when p has no samples in img's procedures or img has no DWARF
+ * (err says which).
+ */
+int opt_src_build(struct image *img, const struct prof_profile *p, const struct opt_est *e,
+		  enum opt_discr discr, struct opt_src **out, struct dcpi_err *err);
+void opt_src_free(struct opt_src *s);
+/* The same in steps, to gather several images into one profile: add each
+ * image (-ENODATA when it has no DWARF or no sampled procedure; the profile
+ * is unchanged), then finish (sorts, totals; -ENODATA when empty). */
+struct opt_src *opt_src_new(enum opt_discr discr);
+int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile *p,
+		const struct opt_est *e, struct dcpi_err *err);
+int opt_src_finish(struct opt_src *s, struct dcpi_err *err);
+
+/* The text of the formats, malloc'd (for tests and for -o -). */
+int opt_llvm_text(const struct opt_src *s, char **out, size_t *len, struct dcpi_err *err);
+int opt_gcc_bytes(const struct opt_src *s, uint8_t **out, size_t *len, struct dcpi_err *err);
+struct opt_walk;	/* counts of procedures estimated / skipped (may be NULL) */
+int opt_bolt_text(struct image *img, const struct prof_profile *p,
+		  const struct opt_est *e, char **out, size_t *len, struct opt_walk *w,
+		  struct dcpi_err *err);
+
+/* Write buf to path atomically ("-": standard output). */
+int opt_write_file(const char *path, const void *buf, size_t len, struct dcpi_err *err);
+
+/* The name a compiler knows a procedure by: the symbol without a clone
+ * suffix (".cold", ".part.0", ".isra.0", ...) and without "@plt". */
+void opt_base_name(const char *sym, char *out, size_t len);
+
+/* ---- one request: database in, feedback file out (the tools' work) ---- */
+
+enum opt_format { OPT_F_LLVM, OPT_F_GCC, OPT_F_BOLT };
+
+struct opt_request {
+	enum opt_format format;
+	const char *db;			/* database directory */
+	const char *epoch;		/* NULL: the newest */
+	const char *event;		/* NULL: cycles, else cpu-clock, ... */
+	const char *const *progs;	/* images; none: the most sampled one */
+	size_t nprogs;
+	const char *out;		/* file, or "-" */
+	const struct model *model;	/* NULL: this CPU's */
+	struct est_opts opts;
+	int skid_given, no_calib;	/* else DB/calibration-<model>.txt sets skid */
+	int raw_samples;		/* opt_est.raw_samples */
+	double min_samples;		/* 0: 1 */
+};
+
+struct opt_summary {
+	char epoch[256], event[PROF_EVENT_MAX];
+	size_t nimages, nprocs, nfuncs, no_line, bytes;
+	size_t skipped;			/* sampled procedures not decodable */
+	double samples;
+	int relative;			/* uncalibrated: counts are relative */
+	char notes[2048];		/* images skipped, and why */
+};
+
+const char *opt_format_name(enum opt_format f);
+int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct dcpi_err *err);
+
+#endif /* DCPI_OPTIMIZE_H */

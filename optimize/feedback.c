@@ -1,0 +1,247 @@
+/*
+ * feedback.c - one request, one feedback file: the profiles of an epoch,
+ * the images asked for (or the most sampled one), the estimation settings of
+ * the database (cycles per sample from the epoch's calibration, where
+ * samples land from DB/calibration-<model>.txt), and the writer of the
+ * format.  The tools (llvm-prof, gcc-prof, bolt-prof) parse options and call
+ * opt_feedback; nothing here prints.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+const char *opt_format_name(enum opt_format f)
+{
+	switch (f) {
+	case OPT_F_LLVM: return "LLVM sample profile";
+	case OPT_F_GCC: return "GCC AutoFDO profile";
+	case OPT_F_BOLT: return "BOLT fdata";
+	}
+	return "?";
+}
+
+static int event_rank(const char *ev)
+{
+	static const char *const order[] = { "cycles", "cpu-clock", "task-clock" };
+
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(ev, order[i]))
+			return i;
+	return 3;
+}
+
+struct fb {
+	const struct opt_request *rq;
+	struct opt_summary *sum;
+	struct prof_db *db;
+	struct prof_profile *p;
+	size_t np;
+	const char *event;
+	struct prof_epoch_meta meta;
+	int have_meta;
+	struct opt_est est;
+};
+
+static int load(struct fb *f, struct dcpi_err *err)
+{
+	const struct opt_request *rq = f->rq;
+	char epoch[256], cal[4200];
+	struct est_calibration c;
+	int rc;
+
+	rc = prof_db_open(rq->db, 0, &f->db, err);
+	if (rc < 0)
+		return rc;
+	if (rq->epoch)
+		snprintf(epoch, sizeof(epoch), "%s", rq->epoch);
+	else if ((rc = prof_db_latest_epoch(f->db, epoch, sizeof(epoch), err)) < 0)
+		return rc == -ENOENT ? dcpi_errf(err, -ENODATA, "%s: no epochs", rq->db) : rc;
+	snprintf(f->sum->epoch, sizeof(f->sum->epoch), "%s", epoch);
+	rc = prof_epoch_read(f->db, epoch, &f->p, &f->np, err);
+	if (rc < 0)
+		return rc;
+	f->have_meta = prof_epoch_meta_read(f->db, epoch, &f->meta, err) == 0;
+	dcpi_err_clear(err);
+	f->event = rq->event;
+	for (size_t i = 0; !rq->event && i < f->np; i++)
+		if (!f->event || event_rank(f->p[i].event) < event_rank(f->event))
+			f->event = f->p[i].event;
+	if (!f->event)
+		return dcpi_errf(err, -ENODATA, "%s: epoch %s holds no samples", rq->db, epoch);
+	snprintf(f->sum->event, sizeof(f->sum->event), "%s", f->event);
+	opt_est_default(&f->est);
+	f->est.opts = rq->opts;
+	if (rq->model)
+		f->est.model = rq->model;
+	f->est.raw_samples = rq->raw_samples;
+	if (rq->min_samples > 0)
+		f->est.min_samples = rq->min_samples;
+	if (!rq->no_calib && !rq->skid_given &&
+	    est_calib_path(rq->db, model_name(f->est.model), cal, sizeof(cal)) == 0 &&
+	    access(cal, R_OK) == 0 && est_calib_read(cal, &c, err) == 0 &&
+	    !strcmp(c.model, model_name(f->est.model)))
+		est_opts_calibrated(&f->est.opts, &c);
+	dcpi_err_clear(err);
+	return 0;
+}
+
+static int pseudo(const struct prof_profile *p)
+{
+	return p->image.path[0] == '[' || !strcmp(p->image.path, PROF_UNKNOWN_PATH);
+}
+
+/* The profile of event for the image at path (same identity, or path). */
+static const struct prof_profile *profile_for(struct fb *f, const char *path,
+					      struct dcpi_err *err)
+{
+	struct prof_image_id id;
+	int have = prof_image_id_from_file(&id, path, err) == 0;
+
+	dcpi_err_clear(err);
+	for (size_t i = 0; i < f->np; i++)
+		if (!strcmp(f->p[i].event, f->event) &&
+		    ((have && prof_image_id_equal(&id, &f->p[i].image)) ||
+		     !strcmp(f->p[i].image.path, path)))
+			return &f->p[i];
+	return NULL;
+}
+
+static const struct prof_profile *most_sampled(struct fb *f)
+{
+	const struct prof_profile *best = NULL;
+
+	for (size_t i = 0; i < f->np; i++)
+		if (!strcmp(f->p[i].event, f->event) && !pseudo(&f->p[i]) &&
+		    (!best || f->p[i].total > best->total))
+			best = &f->p[i];
+	return best;
+}
+
+static void note(struct opt_summary *s, const char *msg)
+{
+	size_t n = strlen(s->notes);
+
+	snprintf(s->notes + n, sizeof(s->notes) - n, "%s%s", n ? "\n" : "", msg);
+}
+
+/* Write one image's part of the output: source-level formats gather into
+ * src, BOLT writes text at once (one image only). */
+static int one_image(struct fb *f, const char *path, const struct prof_profile *p,
+		     struct opt_src *src, char **bolt, size_t *blen, struct dcpi_err *err)
+{
+	struct image *img = NULL;
+	int rc;
+
+	f->est.cps = est_cycles_per_sample(p, f->have_meta ? &f->meta : NULL);
+	f->sum->relative = f->est.cps <= 0;
+	rc = img_open(path, 0, &img, err);
+	if (rc < 0)
+		return rc;
+	if (f->rq->format == OPT_F_BOLT) {
+		struct opt_walk w = { 0 };
+
+		rc = opt_bolt_text(img, p, &f->est, bolt, blen, &w, err);
+		f->sum->nprocs = w.nprocs;
+		f->sum->skipped = w.skipped;
+		f->sum->samples = w.samples;
+	}
+	else
+		rc = opt_src_add(src, img, p, &f->est, err);
+	img_close(img);
+	if (rc >= 0)
+		f->sum->nimages++;
+	return rc;
+}
+
+static int images(struct fb *f, struct opt_src *src, char **bolt, size_t *blen,
+		  struct dcpi_err *err)
+{
+	const struct opt_request *rq = f->rq;
+	const struct prof_profile *p;
+	int rc;
+
+	if (rq->format == OPT_F_BOLT && rq->nprogs > 1)
+		return dcpi_errf(err, -EINVAL, "BOLT profiles one binary: give one PROG, not %zu",
+				 rq->nprogs);
+	if (!rq->nprogs) {
+		p = most_sampled(f);
+		if (!p)
+			return dcpi_errf(err, -ENODATA, "%s: epoch %s has no %s samples in any "
+					 "image", rq->db, f->sum->epoch, f->event);
+		return one_image(f, p->image.path, p, src, bolt, blen, err);
+	}
+	for (size_t i = 0; i < rq->nprogs; i++) {
+		p = profile_for(f, rq->progs[i], err);
+		if (!p) {
+			if (rq->nprogs == 1)
+				return dcpi_errf(err, -ENODATA, "%s: no %s samples in epoch %s",
+						 rq->progs[i], f->event, f->sum->epoch);
+			char m[DCPI_ERR_MAX + 64];
+
+			snprintf(m, sizeof(m), "%s: no %s samples: skipped", rq->progs[i],
+				 f->event);
+			note(f->sum, m);
+			continue;
+		}
+		rc = one_image(f, rq->progs[i], p, src, bolt, blen, err);
+		if (rc == -ENODATA && rq->nprogs > 1) {
+			note(f->sum, err->msg);
+			dcpi_err_clear(err);
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct dcpi_err *err)
+{
+	struct fb f = { .rq = rq, .sum = sum };
+	struct opt_src *src = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(sum, 0, sizeof(*sum));
+	rc = load(&f, err);
+	if (rc < 0)
+		goto out;
+	if (rq->format != OPT_F_BOLT) {
+		src = opt_src_new(rq->format == OPT_F_LLVM ? OPT_D_LLVM_BASE : OPT_D_NONE);
+		if (!src) {
+			rc = dcpi_errf(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	rc = images(&f, src, &buf, &len, err);
+	if (rc < 0)
+		goto out;
+	if (src) {
+		rc = opt_src_finish(src, err);
+		if (rc < 0)
+			goto out;
+		sum->nprocs = src->nprocs;
+		sum->nfuncs = src->nfuncs;
+		sum->samples = src->samples;
+		sum->no_line = src->no_line;
+		sum->skipped = src->skipped;
+		rc = rq->format == OPT_F_LLVM ? opt_llvm_text(src, &buf, &len, err) :
+		     opt_gcc_bytes(src, (uint8_t **)&buf, &len, err);
+		if (rc < 0)
+			goto out;
+	}
+	rc = opt_write_file(rq->out, buf, len, err);
+	sum->bytes = len;
+out:
+	free(buf);
+	opt_src_free(src);
+	prof_profiles_free(f.p, f.np);
+	if (f.db)
+		prof_db_close(f.db);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/*
+ * optimize/internal.h - what the feedback writers share inside optimize/:
+ * the walk over every sampled procedure of an image with its estimate, and a
+ * growing text buffer.
+ */
+#ifndef DCPI_OPTIMIZE_INTERNAL_H
+#define DCPI_OPTIMIZE_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/optimize.h"
+
+/* Called once per estimated procedure; a negative return stops the walk. */
+typedef int (*opt_proc_fn)(struct image *img, const struct img_proc *proc,
+			   const struct cfg *cfg, const struct est_result *r, void *ctx,
+			   struct dcpi_err *err);
+
+/* What a walk did: procedures estimated, their samples, and procedures
+ * skipped because their code could not be decoded or read (counted, so a
+ * writer can say what it dropped). */
+struct opt_walk {
+	size_t nprocs, skipped;
+	double samples;
+};
+
+/*
+ * Estimate every procedure of img that holds at least e->min_samples of p's
+ * samples, in address order, and call fn for each; w (may be NULL) receives
+ * the counts.  -ENODATA when none qualifies.
+ */
+int opt_each_proc(struct image *img, const struct prof_profile *p, const struct opt_est *e,
+		  opt_proc_fn fn, void *ctx, struct opt_walk *w, struct dcpi_err *err);
+
+struct opt_buf {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+void opt_buf_printf(struct opt_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void opt_buf_put(struct opt_buf *b, const void *data, size_t len);
+
+/* Round an estimated count; negative and NaN are 0. */
+uint64_t opt_count(double executions);
+
+#endif /* DCPI_OPTIMIZE_INTERNAL_H */

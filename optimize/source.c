@@ -1,0 +1,388 @@
+/*
+ * source.c - estimated executions (DCPI paper sec. 6.1) mapped to source
+ * locations the way sample-profile compilers key them (AutoFDO, Chen et al.,
+ * CGO 2016): a function by its linkage name, a location by
+ * (line - DW_AT_decl_line, discriminator), and an inlined call by its call
+ * site's location holding the inlinee's own profile.
+ *
+ * Each executed instruction is placed by its inline stack (outermost first,
+ * image.h img_inlines_at) and its line row: the stack walks down the nested
+ * functions from the procedure's, and the line lands in the innermost.  A
+ * location's count is the largest count of its instructions.  Direct calls
+ * that were not inlined add a call target at their location.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static struct opt_func *func_new(const char *name, uint32_t decl)
+{
+	struct opt_func *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->name = strdup(name);
+	if (!f->name) {
+		free(f);
+		return NULL;
+	}
+	f->decl_line = decl;
+	return f;
+}
+
+static void func_free(struct opt_func *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nlocs; i++) {
+		for (size_t k = 0; k < f->locs[i].ntargets; k++)
+			free(f->locs[i].targets[k].name);
+		free(f->locs[i].targets);
+	}
+	for (size_t i = 0; i < f->ncalls; i++)
+		func_free(f->calls[i].callee);
+	free(f->locs);
+	free(f->calls);
+	free(f->name);
+	free(f);
+}
+
+void opt_src_free(struct opt_src *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nfuncs; i++)
+		func_free(s->funcs[i]);
+	free(s->funcs);
+	free(s);
+}
+
+/* Room for element n of an array whose capacity is 4, 8, 16, ...: it
+ * grows when n is 0 or a power of two from 4 on. */
+static int grow(void **arr, size_t n, size_t sz)
+{
+	void *q;
+
+	if (n && (n < 4 || (n & (n - 1))))
+		return 0;
+	q = realloc(*arr, (n ? 2 * n : 4) * sz);
+	if (!q)
+		return -ENOMEM;
+	*arr = q;
+	return 0;
+}
+
+static struct opt_loc *loc_get(struct opt_func *f, uint32_t off, uint32_t discr)
+{
+	for (size_t i = 0; i < f->nlocs; i++)
+		if (f->locs[i].offset == off && f->locs[i].discr == discr)
+			return &f->locs[i];
+	if (grow((void **)&f->locs, f->nlocs, sizeof(*f->locs)))
+		return NULL;
+	memset(&f->locs[f->nlocs], 0, sizeof(*f->locs));
+	f->locs[f->nlocs].offset = off;
+	f->locs[f->nlocs].discr = discr;
+	return &f->locs[f->nlocs++];
+}
+
+static struct opt_func *call_get(struct opt_func *f, uint32_t off, uint32_t discr,
+				 const char *name, uint32_t decl)
+{
+	struct opt_func *c;
+
+	for (size_t i = 0; i < f->ncalls; i++)
+		if (f->calls[i].offset == off && f->calls[i].discr == discr &&
+		    !strcmp(f->calls[i].callee->name, name))
+			return f->calls[i].callee;
+	if (grow((void **)&f->calls, f->ncalls, sizeof(*f->calls)))
+		return NULL;
+	c = func_new(name, decl);
+	if (!c)
+		return NULL;
+	f->calls[f->ncalls].offset = off;
+	f->calls[f->ncalls].discr = discr;
+	f->calls[f->ncalls++].callee = c;
+	return c;
+}
+
+static int target_add(struct opt_loc *l, const char *name, uint64_t count)
+{
+	for (size_t i = 0; i < l->ntargets; i++)
+		if (!strcmp(l->targets[i].name, name)) {
+			if (count > l->targets[i].count)
+				l->targets[i].count = count;
+			return 0;
+		}
+	if (grow((void **)&l->targets, l->ntargets, sizeof(*l->targets)))
+		return -ENOMEM;
+	l->targets[l->ntargets].name = strdup(name);
+	if (!l->targets[l->ntargets].name)
+		return -ENOMEM;
+	l->targets[l->ntargets++].count = count;
+	return 0;
+}
+
+/* LLVM's base discriminator (DILocation::getBaseDiscriminatorFromDiscriminator,
+ * the prefix encoding): the duplication factor and copy id are dropped. */
+static uint32_t llvm_base_discr(uint32_t d)
+{
+	if (d & 1)
+		return 0;
+	d >>= 1;
+	return (d & 0x20) ? (((d >> 1) & 0xfe0) | (d & 0x1f)) : (d & 0x1f);
+}
+
+static uint32_t map_discr(enum opt_discr how, uint32_t d)
+{
+	switch (how) {
+	case OPT_D_LLVM_BASE: return llvm_base_discr(d);
+	case OPT_D_NONE: return 0;
+	default: return d;
+	}
+}
+
+struct build {
+	struct opt_src *s;
+	enum opt_discr discr;
+	int raw;		/* samples, not executions */
+};
+
+static struct opt_func *top_get(struct opt_src *s, const char *name, uint32_t decl)
+{
+	struct opt_func *f;
+
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (!strcmp(s->funcs[i]->name, name))
+			return s->funcs[i];
+	if (grow((void **)&s->funcs, s->nfuncs, sizeof(*s->funcs)))
+		return NULL;
+	f = func_new(name, decl);
+	if (f)
+		s->funcs[s->nfuncs++] = f;
+	return f;
+}
+
+/* The target a direct call names, as the compiler knows it; "" if none. */
+static void call_target(const struct image *img, const struct cfg_insn *in, char *out,
+			size_t len)
+{
+	const struct img_proc *t;
+
+	out[0] = 0;
+	if (!(in->flags & CFG_I_CALL) || (in->flags & CFG_I_INDIRECT) || !in->target)
+		return;
+	t = img_proc_at(img, in->target);
+	if (t && t->addr == in->target)
+		opt_base_name(t->raw_name, out, len);
+}
+
+/* Place one executed instruction. */
+static int place(struct build *b, struct image *img, struct opt_func *top,
+		 const struct cfg_insn *in, uint64_t count)
+{
+	const struct img_inline *inl;
+	struct opt_func *f = top;
+	struct img_line ln;
+	struct opt_loc *l;
+	char tgt[512];
+	size_t n = 0;
+
+	if (img_line_at(img, in->addr, &ln) < 0) {
+		b->s->no_line++;
+		return 0;
+	}
+	if (img_inlines_at(img, in->addr, &inl, &n) < 0)
+		n = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (inl[k].call_line < f->decl_line || !inl[k].decl_line) {
+			b->s->no_line++;
+			return 0;
+		}
+		f = call_get(f, inl[k].call_line - f->decl_line,
+			     map_discr(b->discr, inl[k].discriminator), inl[k].name,
+			     inl[k].decl_line);
+		if (!f)
+			return -ENOMEM;
+	}
+	if (ln.line < f->decl_line) {
+		b->s->no_line++;
+		return 0;
+	}
+	l = loc_get(f, ln.line - f->decl_line, map_discr(b->discr, ln.discriminator));
+	if (!l)
+		return -ENOMEM;
+	if (count > l->count)
+		l->count = count;
+	call_target(img, in, tgt, sizeof(tgt));
+	if (tgt[0] && target_add(l, tgt, count) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int add_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
+		    const struct est_result *r, void *ctx, struct dcpi_err *err)
+{
+	struct build *b = ctx;
+	struct opt_func *top;
+	struct img_line decl;
+	char name[512];
+	uint64_t head;
+
+	if (img_decl_line(img, proc->addr, &decl) < 0 || !decl.line) {
+		b->s->no_decl++;
+		return 0;
+	}
+	opt_base_name(proc->raw_name, name, sizeof(name));
+	top = top_get(b->s, name, decl.line);
+	if (!top)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
+	/* The procedure's own entry, not a split-off part's (.cold). */
+	head = opt_count(b->raw ? r->blocks[cfg->entry].samples :
+			 r->blocks[cfg->entry].executions);
+	if (!strchr(proc->raw_name, '.') && head > top->head)
+		top->head = head;
+	for (size_t i = 0; i < cfg->ninsns; i++) {
+		uint64_t c = opt_count(b->raw ? r->insns[i].samples : r->insns[i].executions);
+
+		if (!c || (cfg->insns[i].flags & CFG_I_NOP))
+			continue;
+		if (place(b, img, top, &cfg->insns[i], c) < 0)
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
+	}
+	return 0;
+}
+
+static int cmp_loc(const void *a, const void *b)
+{
+	const struct opt_loc *x = a, *y = b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->discr < y->discr ? -1 : x->discr > y->discr;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct opt_callsite *x = a, *y = b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	if (x->discr != y->discr)
+		return x->discr < y->discr ? -1 : 1;
+	return strcmp(x->callee->name, y->callee->name);
+}
+
+static int cmp_target(const void *a, const void *b)
+{
+	const struct opt_target *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Sort, and total = own locations + inlinees' totals.  Inlined instances
+ * that ran nothing are dropped. */
+static void finish(struct opt_func *f)
+{
+	size_t k = 0;
+
+	f->total = 0;
+	for (size_t i = 0; i < f->nlocs; i++) {
+		f->total += f->locs[i].count;
+		dcpi_qsort(f->locs[i].targets, f->locs[i].ntargets, sizeof(struct opt_target),
+			   cmp_target);
+	}
+	dcpi_qsort(f->locs, f->nlocs, sizeof(*f->locs), cmp_loc);
+	for (size_t i = 0; i < f->ncalls; i++) {
+		finish(f->calls[i].callee);
+		if (!f->calls[i].callee->total) {
+			func_free(f->calls[i].callee);
+			continue;
+		}
+		f->total += f->calls[i].callee->total;
+		f->calls[k++] = f->calls[i];
+	}
+	f->ncalls = k;
+	dcpi_qsort(f->calls, f->ncalls, sizeof(*f->calls), cmp_call);
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct opt_func *x = *(struct opt_func *const *)a;
+	const struct opt_func *y = *(struct opt_func *const *)b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+struct opt_src *opt_src_new(enum opt_discr discr)
+{
+	struct opt_src *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->discr = discr;
+	return s;
+}
+
+int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile *p,
+		const struct opt_est *e, struct dcpi_err *err)
+{
+	struct build b = { .s = s, .discr = s->discr, .raw = e->raw_samples };
+	struct opt_walk w = { 0 };
+	int rc;
+
+	if (!img_has_dwarf(img))
+		return dcpi_errf(err, -ENODATA, "%s: no DWARF debug information (build with -g, "
+				 "or install its debug file): source-level profiles need lines",
+				 img_path(img));
+	rc = opt_each_proc(img, p, e, add_proc, &b, &w, err);
+	s->nprocs += w.nprocs;
+	s->skipped += w.skipped;
+	s->samples += w.samples;
+	return rc;
+}
+
+int opt_src_finish(struct opt_src *s, struct dcpi_err *err)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		finish(s->funcs[i]);
+		if (s->funcs[i]->total)
+			s->funcs[k++] = s->funcs[i];
+		else
+			func_free(s->funcs[i]);
+	}
+	s->nfuncs = k;
+	dcpi_qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp_func);
+	if (!s->nfuncs)
+		return dcpi_errf(err, -ENODATA, "no estimated executions at any source line "
+				 "(%zu procedures estimated, %zu without a declaration line, "
+				 "%zu executed instructions without a line)", s->nprocs,
+				 s->no_decl, s->no_line);
+	return 0;
+}
+
+int opt_src_build(struct image *img, const struct prof_profile *p, const struct opt_est *e,
+		  enum opt_discr discr, struct opt_src **out, struct dcpi_err *err)
+{
+	struct opt_src *s = opt_src_new(discr);
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
+	rc = opt_src_add(s, img, p, e, err);
+	if (rc >= 0)
+		rc = opt_src_finish(s, err);
+	if (rc < 0) {
+		opt_src_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}

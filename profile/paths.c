@@ -1,0 +1,916 @@
+/*
+ * paths.c - the path profile kind (include/dcpi/paths.h): per image, the
+ * transitions (from, to, count) and per-instruction step counts that path
+ * samples observed (single steps after a time sample, or branch records),
+ * in memory, as bytes (docs/profile-format.md, "Path files") and in epochs.
+ *
+ * Like the sample profiles (format.c) a file is a fixed little-endian
+ * header with a CRC-32C, length-prefixed strings, then the records as
+ * varints: edges sorted by (from, to), each the distance of `from` from the
+ * previous edge's (0 = the same instruction), the zigzag of to - from
+ * (modulo 2^64, so PATH_ELSEWHERE on either side encodes) and the count;
+ * steps sorted by offset as in .prof files.  Merging adds counts and bursts
+ * exactly (associative, commutative).  The decoder is fuzzed
+ * (fuzz/fuzz_paths.c) and never reads outside its buffer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/paths.h"
+#include "internal.h"
+
+#define PATH_MAGIC "DCPIPATH"
+#define PATH_VERSION 1
+#define PATH_HDR_SIZE 84
+#define POFF_VERSION 8
+#define POFF_CRC 12
+#define POFF_SIZE 16
+#define POFF_NEDGES 24
+#define POFF_NSTEPS 32
+#define POFF_ETOTAL 40
+#define POFF_STOTAL 48
+#define POFF_BURSTS 56
+#define POFF_ISIZE 64
+#define POFF_MTIME 72
+#define POFF_FLAGS 80
+#define PATH_F_KNOWN PATH_F_TAKEN_ONLY
+
+/* --- in memory ----------------------------------------------------------- */
+
+void path_profile_init(struct path_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void path_profile_free(struct path_profile *p)
+{
+	if (!p)
+		return;
+	free(p->edges);
+	free(p->steps);
+	p->edges = NULL;
+	p->steps = NULL;
+	p->nedges = p->cap_edges = 0;
+	p->nsteps = p->cap_steps = 0;
+}
+
+static int grow(void **v, size_t *cap, size_t want, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *n;
+
+	if (want <= *cap)
+		return 0;
+	while (c < want) {
+		if (c > SIZE_MAX / 2 / size)
+			return -ENOMEM;
+		c *= 2;
+	}
+	n = realloc(*v, c * size);
+	if (!n)
+		return -ENOMEM;
+	*v = n;
+	*cap = c;
+	return 0;
+}
+
+int path_profile_add_edge(struct path_profile *p, uint64_t from, uint64_t to, uint64_t count)
+{
+	int rc = grow((void **)&p->edges, &p->cap_edges, p->nedges + 1, sizeof(*p->edges));
+
+	if (rc)
+		return rc;
+	p->edges[p->nedges].from = from;
+	p->edges[p->nedges].to = to;
+	p->edges[p->nedges++].count = count;
+	return 0;
+}
+
+int path_profile_add_step(struct path_profile *p, uint64_t offset, uint64_t count)
+{
+	int rc = grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof(*p->steps));
+
+	if (rc)
+		return rc;
+	p->steps[p->nsteps].offset = offset;
+	p->steps[p->nsteps++].count = count;
+	return 0;
+}
+
+static int edge_cmp(const struct path_edge *x, const struct path_edge *y)
+{
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return (x->to > y->to) - (x->to < y->to);
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+	return edge_cmp(a, b);
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+	const struct path_step *x = a, *y = b;
+
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Sort, sum duplicates, drop zeros. */
+static int squash_edges(struct path_profile *p)
+{
+	size_t out = 0;
+
+	dcpi_qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
+	for (size_t i = 0; i < p->nedges; i++) {
+		struct path_edge *e = &p->edges[i];
+
+		if (!e->count)
+			continue;
+		if (out && !edge_cmp(&p->edges[out - 1], e)) {
+			if (p->edges[out - 1].count + e->count < e->count)
+				return -EOVERFLOW;
+			p->edges[out - 1].count += e->count;
+		} else {
+			p->edges[out++] = *e;
+		}
+	}
+	p->nedges = out;
+	return 0;
+}
+
+static int squash_steps(struct path_profile *p)
+{
+	size_t out = 0;
+
+	dcpi_qsort(p->steps, p->nsteps, sizeof(*p->steps), cmp_step);
+	for (size_t i = 0; i < p->nsteps; i++) {
+		struct path_step *s = &p->steps[i];
+
+		if (!s->count)
+			continue;
+		if (out && p->steps[out - 1].offset == s->offset) {
+			if (p->steps[out - 1].count + s->count < s->count)
+				return -EOVERFLOW;
+			p->steps[out - 1].count += s->count;
+		} else {
+			p->steps[out++] = *s;
+		}
+	}
+	p->nsteps = out;
+	return 0;
+}
+
+int path_profile_normalize(struct path_profile *p)
+{
+	int rc = squash_edges(p);
+
+	return rc ? rc : squash_steps(p);
+}
+
+uint64_t path_profile_edge(const struct path_profile *p, uint64_t from, uint64_t to)
+{
+	struct path_edge key = { from, to, 0 };
+	size_t lo = 0, hi = p->nedges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (edge_cmp(&p->edges[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nedges && !edge_cmp(&p->edges[lo], &key))
+		return p->edges[lo].count;
+	return 0;
+}
+
+uint64_t path_profile_step(const struct path_profile *p, uint64_t offset)
+{
+	size_t lo = 0, hi = p->nsteps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->steps[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nsteps && p->steps[lo].offset == offset)
+		return p->steps[lo].count;
+	return 0;
+}
+
+/* The identity that sorts first by (path, size, mtime): order-independent. */
+static int id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
+{
+	int c = strcmp(a->path, b->path);
+
+	if (c)
+		return c;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return (a->mtime > b->mtime) - (a->mtime < b->mtime);
+}
+
+/* Concatenate src's records into dst, then normalize: counts add. */
+static int merge_records(struct path_profile *dst, const struct path_profile *src)
+{
+	int rc = grow((void **)&dst->edges, &dst->cap_edges, dst->nedges + src->nedges,
+		      sizeof(*dst->edges));
+
+	if (!rc)
+		rc = grow((void **)&dst->steps, &dst->cap_steps, dst->nsteps + src->nsteps,
+			  sizeof(*dst->steps));
+	if (rc)
+		return rc;
+	if (src->nedges)
+		memcpy(dst->edges + dst->nedges, src->edges, src->nedges * sizeof(*src->edges));
+	dst->nedges += src->nedges;
+	if (src->nsteps)
+		memcpy(dst->steps + dst->nsteps, src->steps, src->nsteps * sizeof(*src->steps));
+	dst->nsteps += src->nsteps;
+	return path_profile_normalize(dst);
+}
+
+int path_profile_merge(struct path_profile *dst, const struct path_profile *src,
+		       struct dcpi_err *err)
+{
+	int rc;
+
+	if (!prof_image_id_equal(&dst->image, &src->image))
+		return dcpi_errf(err, -EINVAL, "%s: cannot merge paths of different images "
+				 "(%s)", dst->image.path, src->image.path);
+	if (strcmp(dst->source, src->source) || dst->flags != src->flags)
+		return dcpi_errf(err, -EINVAL, "%s: cannot merge paths from %s (flags %#x) "
+				 "into paths from %s (flags %#x)", dst->image.path,
+				 src->source, src->flags, dst->source, dst->flags);
+	if (dst->bursts + src->bursts < dst->bursts)
+		return dcpi_errf(err, -EOVERFLOW, "%s: burst count overflows 64 bits",
+				 dst->image.path);
+	rc = merge_records(dst, src);
+	if (rc == -ENOMEM)
+		return dcpi_errf(err, rc, "%s: out of memory merging paths", dst->image.path);
+	if (rc)
+		return dcpi_errf(err, rc, "%s: path count overflows 64 bits", dst->image.path);
+	dst->bursts += src->bursts;
+	if (id_cmp(&src->image, &dst->image) < 0)
+		dst->image = src->image;
+	return 0;
+}
+
+/* --- bytes --------------------------------------------------------------- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* to - from modulo 2^64 as a signed distance, zigzag-coded: short jumps
+ * either way take one or two bytes. */
+static uint64_t zigzag(uint64_t from, uint64_t to)
+{
+	uint64_t d = to - from;
+
+	return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
+}
+
+static uint64_t unzigzag(uint64_t from, uint64_t z)
+{
+	return from + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
+}
+
+static uint32_t path_crc(const uint8_t *buf, size_t size)
+{
+	uint32_t crc = dcpi_crc32c(0, buf, POFF_CRC);
+
+	return dcpi_crc32c(crc, buf + POFF_CRC + 4, size - POFF_CRC - 4);
+}
+
+static const char *path_strings(const struct path_profile *p, int i)
+{
+	switch (i) {
+	case 0: return p->source;
+	case 1: return p->image.build_id;
+	default: return p->image.path;
+	}
+}
+
+size_t path_encoded_size(const struct path_profile *p)
+{
+	size_t size = PATH_HDR_SIZE;
+	uint64_t prev = 0;
+
+	for (int i = 0; i < 3; i++) {
+		size_t l = strnlen(path_strings(p, i), PROF_PATH_MAX);
+
+		size += varint_len(l) + l;
+	}
+	for (size_t i = 0; i < p->nedges; i++) {
+		const struct path_edge *e = &p->edges[i];
+
+		size += varint_len(e->from - prev) + varint_len(zigzag(e->from, e->to)) +
+			varint_len(e->count);
+		prev = e->from;
+	}
+	prev = 0;
+	for (size_t i = 0; i < p->nsteps; i++) {
+		size += varint_len(p->steps[i].offset - prev) + varint_len(p->steps[i].count);
+		prev = p->steps[i].offset;
+	}
+	return size;
+}
+
+static int is_hex_id(const char *s, size_t len)
+{
+	if (len % 2)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static const char *path_check_fields(const struct path_profile *p)
+{
+	size_t src = strnlen(p->source, sizeof(p->source));
+	size_t bid = strnlen(p->image.build_id, sizeof(p->image.build_id));
+
+	if (src == 0 || src >= sizeof(p->source))
+		return "source empty or too long";
+	if (bid >= sizeof(p->image.build_id) || !is_hex_id(p->image.build_id, bid))
+		return "build-id is not lower-case hex of at most 32 bytes";
+	if (!p->image.path[0] || strnlen(p->image.path, PROF_PATH_MAX) >= PROF_PATH_MAX)
+		return "image path empty or too long";
+	if (p->flags & ~(uint32_t)PATH_F_KNOWN)
+		return "unknown flags";
+	return NULL;
+}
+
+/* Records sorted strictly, counts non-zero; sums into *et, *st. */
+static const char *path_check_records(const struct path_profile *p, uint64_t *et,
+				      uint64_t *st)
+{
+	*et = *st = 0;
+	for (size_t i = 0; i < p->nedges; i++) {
+		if (i && edge_cmp(&p->edges[i - 1], &p->edges[i]) >= 0)
+			return "edges not normalized";
+		if (!p->edges[i].count || *et + p->edges[i].count < *et)
+			return "zero or overflowing edge count";
+		*et += p->edges[i].count;
+	}
+	for (size_t i = 0; i < p->nsteps; i++) {
+		if (i && p->steps[i - 1].offset >= p->steps[i].offset)
+			return "steps not normalized";
+		if (!p->steps[i].count || *st + p->steps[i].count < *st)
+			return "zero or overflowing step count";
+		*st += p->steps[i].count;
+	}
+	return NULL;
+}
+
+static size_t put_records(const struct path_profile *p, uint8_t *b, size_t pos)
+{
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < p->nedges; i++) {
+		const struct path_edge *e = &p->edges[i];
+
+		pos += dcpi_varint_put(b + pos, e->from - prev);
+		pos += dcpi_varint_put(b + pos, zigzag(e->from, e->to));
+		pos += dcpi_varint_put(b + pos, e->count);
+		prev = e->from;
+	}
+	prev = 0;
+	for (size_t i = 0; i < p->nsteps; i++) {
+		pos += dcpi_varint_put(b + pos, p->steps[i].offset - prev);
+		pos += dcpi_varint_put(b + pos, p->steps[i].count);
+		prev = p->steps[i].offset;
+	}
+	return pos;
+}
+
+int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
+		struct dcpi_err *err)
+{
+	const char *why = path_check_fields(p);
+	uint64_t et, st;
+	size_t size, pos = PATH_HDR_SIZE;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (!why)
+		why = path_check_records(p, &et, &st);
+	if (why)
+		return dcpi_errf(err, -EINVAL, "%s: paths: cannot encode: %s", p->image.path,
+				 why);
+	size = path_encoded_size(p);
+	b = calloc(1, size);
+	if (!b)
+		return dcpi_errf(err, -ENOMEM, "%s: paths: out of memory encoding %zu bytes",
+				 p->image.path, size);
+	memcpy(b, PATH_MAGIC, 8);
+	put32(b + POFF_VERSION, PATH_VERSION);
+	put64(b + POFF_SIZE, size);
+	put64(b + POFF_NEDGES, p->nedges);
+	put64(b + POFF_NSTEPS, p->nsteps);
+	put64(b + POFF_ETOTAL, et);
+	put64(b + POFF_STOTAL, st);
+	put64(b + POFF_BURSTS, p->bursts);
+	put64(b + POFF_ISIZE, p->image.size);
+	put64(b + POFF_MTIME, (uint64_t)p->image.mtime);
+	put32(b + POFF_FLAGS, p->flags);
+	for (int i = 0; i < 3; i++) {
+		const char *s = path_strings(p, i);
+		size_t l = strlen(s);
+
+		pos += dcpi_varint_put(b + pos, l);
+		memcpy(b + pos, s, l);
+		pos += l;
+	}
+	put_records(p, b, pos);
+	put32(b + POFF_CRC, path_crc(b, size));
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+static const char *get_string(const uint8_t *buf, size_t size, size_t *pos, char *out,
+			      size_t cap)
+{
+	uint64_t l;
+	size_t k = dcpi_varint_get(buf + *pos, size - *pos, &l);
+
+	if (!k)
+		return "truncated string length";
+	*pos += k;
+	if (l >= cap)
+		return "string too long";
+	if (l > size - *pos)
+		return "string runs past the end of the file";
+	if (memchr(buf + *pos, '\0', l))
+		return "NUL byte inside a string";
+	memcpy(out, buf + *pos, l);
+	out[l] = '\0';
+	*pos += l;
+	return NULL;
+}
+
+static int decode_header(const uint8_t *buf, size_t len, const char *name,
+			 struct dcpi_err *err)
+{
+	uint64_t size;
+	uint32_t v, stored, crc;
+
+	if (len < 8)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, not even a magic",
+				 name, len);
+	if (memcmp(buf, PATH_MAGIC, 8))
+		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a dcpi path profile)",
+				 name);
+	if (len < PATH_HDR_SIZE)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, the header needs %d",
+				 name, len, PATH_HDR_SIZE);
+	v = get32(buf + POFF_VERSION);
+	if (v != PATH_VERSION)
+		return dcpi_errf(err, -EINVAL, "%s: unsupported version %" PRIu32
+				 " (this reader knows %d)", name, v, PATH_VERSION);
+	size = get64(buf + POFF_SIZE);
+	if (size > len)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: header says %" PRIu64
+				 " bytes, have %zu", name, size, len);
+	if (size < len)
+		return dcpi_errf(err, -EINVAL, "%s: trailing garbage: %zu bytes after the %"
+				 PRIu64 " the header declares", name, len - (size_t)size, size);
+	stored = get32(buf + POFF_CRC);
+	crc = path_crc(buf, len);
+	if (stored != crc)
+		return dcpi_errf(err, -EINVAL, "%s: bad checksum (stored 0x%08" PRIx32
+				 ", computed 0x%08" PRIx32 ")", name, stored, crc);
+	return 0;
+}
+
+struct cursor {
+	const uint8_t *buf;
+	size_t size, pos;
+};
+
+static int next(struct cursor *c, uint64_t *v)
+{
+	size_t k = dcpi_varint_get(c->buf + c->pos, c->size - c->pos, v);
+
+	c->pos += k;
+	return k != 0;
+}
+
+static int decode_edges(struct cursor *c, uint64_t n, const char *name,
+			struct path_profile *p, struct dcpi_err *err)
+{
+	uint64_t from = 0, sum = 0, total = get64(c->buf + POFF_ETOTAL);
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct path_edge *e = &p->edges[i];
+		uint64_t d, z, cnt;
+
+		if (!next(c, &d) || !next(c, &z) || !next(c, &cnt))
+			return dcpi_errf(err, -EINVAL, "%s: edge %" PRIu64 ": truncated or "
+					 "overlong varint", name, i);
+		if (from + d < from)
+			return dcpi_errf(err, -EINVAL, "%s: edge %" PRIu64 ": offsets not "
+					 "sorted (wrap past 2^64)", name, i);
+		from += d;
+		e->from = from;
+		e->to = unzigzag(from, z);
+		e->count = cnt;
+		if (i && edge_cmp(&p->edges[i - 1], e) >= 0)
+			return dcpi_errf(err, -EINVAL, "%s: edge %" PRIu64 " (0x%" PRIx64
+					 " -> 0x%" PRIx64 "): duplicate or not sorted", name,
+					 i, e->from, e->to);
+		if (!cnt)
+			return dcpi_errf(err, -EINVAL, "%s: zero count on edge 0x%" PRIx64
+					 " -> 0x%" PRIx64, name, e->from, e->to);
+		if (sum + cnt < sum)
+			return dcpi_errf(err, -EINVAL, "%s: edge counts overflow 64 bits", name);
+		sum += cnt;
+		p->nedges = (size_t)i + 1;
+	}
+	if (sum != total)
+		return dcpi_errf(err, -EINVAL, "%s: edge counts add to %" PRIu64 ", header "
+				 "total says %" PRIu64, name, sum, total);
+	return 0;
+}
+
+static int decode_steps(struct cursor *c, uint64_t n, const char *name,
+			struct path_profile *p, struct dcpi_err *err)
+{
+	uint64_t off = 0, sum = 0, total = get64(c->buf + POFF_STOTAL);
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t d, cnt;
+
+		if (!next(c, &d) || !next(c, &cnt))
+			return dcpi_errf(err, -EINVAL, "%s: step %" PRIu64 ": truncated or "
+					 "overlong varint", name, i);
+		if (i && d == 0)
+			return dcpi_errf(err, -EINVAL, "%s: duplicate step offset 0x%" PRIx64,
+					 name, off);
+		if (off + d < off)
+			return dcpi_errf(err, -EINVAL, "%s: step %" PRIu64 ": offsets not "
+					 "sorted (wrap past 2^64)", name, i);
+		off += d;
+		if (!cnt)
+			return dcpi_errf(err, -EINVAL, "%s: zero step count at offset 0x%"
+					 PRIx64, name, off);
+		if (sum + cnt < sum)
+			return dcpi_errf(err, -EINVAL, "%s: step counts overflow 64 bits", name);
+		sum += cnt;
+		p->steps[i].offset = off;
+		p->steps[i].count = cnt;
+		p->nsteps = (size_t)i + 1;
+	}
+	if (sum != total)
+		return dcpi_errf(err, -EINVAL, "%s: step counts add to %" PRIu64 ", header "
+				 "total says %" PRIu64, name, sum, total);
+	return 0;
+}
+
+/* Allocate for the counts the header declares, bounded by the body. */
+static int decode_records(struct cursor *c, const char *name, struct path_profile *p,
+			  struct dcpi_err *err)
+{
+	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
+	size_t body = c->size - c->pos;
+	int rc;
+
+	/* An edge takes at least 3 bytes, a step at least 2. */
+	if (ne > body / 3 || ns > (body - ne * 3) / 2)
+		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " edges and %" PRIu64 " steps "
+				 "do not fit in %zu bytes of body", name, ne, ns, body);
+	if (ne && !(p->edges = malloc((size_t)ne * sizeof(*p->edges))))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " edges",
+				 name, ne);
+	p->cap_edges = (size_t)ne;
+	if (ns && !(p->steps = malloc((size_t)ns * sizeof(*p->steps))))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " steps",
+				 name, ns);
+	p->cap_steps = (size_t)ns;
+	rc = decode_edges(c, ne, name, p, err);
+	if (!rc)
+		rc = decode_steps(c, ns, name, p, err);
+	if (!rc && c->pos != c->size)
+		rc = dcpi_errf(err, -EINVAL, "%s: %zu bytes of garbage after %" PRIu64
+			       " edges and %" PRIu64 " steps", name, c->size - c->pos, ne, ns);
+	return rc;
+}
+
+int path_decode(const uint8_t *buf, size_t len, const char *name,
+		struct path_profile *p, struct dcpi_err *err)
+{
+	struct cursor c = { buf, len, PATH_HDR_SIZE };
+	const char *why;
+	int rc;
+
+	path_profile_init(p);
+	if (!name)
+		name = "(buffer)";
+	rc = decode_header(buf, len, name, err);
+	if (rc)
+		return rc;
+	p->bursts = get64(buf + POFF_BURSTS);
+	p->image.size = get64(buf + POFF_ISIZE);
+	p->image.mtime = (int64_t)get64(buf + POFF_MTIME);
+	p->flags = get32(buf + POFF_FLAGS);
+	if (!(why = get_string(buf, len, &c.pos, p->source, sizeof(p->source))) &&
+	    !(why = get_string(buf, len, &c.pos, p->image.build_id,
+			       sizeof(p->image.build_id))))
+		why = get_string(buf, len, &c.pos, p->image.path, sizeof(p->image.path));
+	if (!why)
+		why = path_check_fields(p);
+	if (why) {
+		path_profile_init(p);
+		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
+	}
+	rc = decode_records(&c, name, p, err);
+	if (rc) {
+		path_profile_free(p);
+		path_profile_init(p);
+	}
+	return rc;
+}
+
+/* --- files and epochs ------------------------------------------------------ */
+
+int path_file_write(const char *path, const struct path_profile *p, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc = path_encode(p, &buf, &len, err);
+
+	if (rc)
+		return rc;
+	rc = prof_write_atomic(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+int path_file_read(const char *path, struct path_profile *p, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	path_profile_init(p);
+	rc = prof_read_all(path, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = path_decode(buf, len, path, p, err);
+	free(buf);
+	return rc;
+}
+
+/* An exclusive flock on the directory holding path (as format.c's merge). */
+static int lock_parent(const char *path, struct dcpi_err *err)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) + 2 > sizeof(dir))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+			 path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(fd);
+			return dcpi_errf(err, -e, "%s: lock: %s", dir, strerror(e));
+		}
+	}
+	return fd;
+}
+
+/* A normalized copy of p, for merging a const profile into a file. */
+static int path_copy(struct path_profile *dst, const struct path_profile *src)
+{
+	path_profile_init(dst);
+	dst->image = src->image;
+	memcpy(dst->source, src->source, sizeof(dst->source));
+	dst->flags = src->flags;
+	dst->bursts = src->bursts;
+	return merge_records(dst, src);
+}
+
+int path_file_merge(const char *path, const struct path_profile *p, struct dcpi_err *err)
+{
+	struct path_profile old;
+	int lock, rc;
+
+	lock = lock_parent(path, err);
+	if (lock < 0)
+		return lock;
+	rc = path_file_read(path, &old, err);
+	if (rc == -ENOENT) {
+		dcpi_err_clear(err);
+		rc = path_copy(&old, p);
+		if (rc)
+			rc = dcpi_errf(err, rc, "%s: %s", path, strerror(-rc));
+	} else if (!rc) {
+		rc = path_profile_merge(&old, p, err);
+	}
+	if (!rc)
+		rc = path_file_write(path, &old, err);
+	path_profile_free(&old);
+	close(lock);
+	return rc;
+}
+
+int path_epoch_write(struct prof_db *db, const char *epoch, const struct path_profile *p,
+		     struct dcpi_err *err)
+{
+	char dir[PATH_MAX], key[PROF_BUILD_ID_MAX + 8], path[PATH_MAX + 96];
+	int rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
+
+	if (rc)
+		return rc;
+	if (prof_image_key(&p->image, key, sizeof(key)))
+		return dcpi_errf(err, -EINVAL, "%s: %s: bad image identity", dir,
+				 p->image.path);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.paths", dir, key) >= sizeof(path))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", dir);
+	return path_file_merge(path, p, err);
+}
+
+static int is_paths_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 6 && !strcmp(name + n - 6, ".paths");
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The .paths file names of dir, sorted. */
+static int list_paths(const char *dir, char ***out, size_t *n, struct dcpi_err *err)
+{
+	char **v = NULL, **nv;
+	size_t cap = 0;
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	*out = NULL;
+	*n = 0;
+	if (!dp)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while ((d = readdir(dp))) {
+		if (!is_paths_name(d->d_name))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+		}
+		if (!(v[*n] = strdup(d->d_name)))
+			goto oom;
+		(*n)++;
+	}
+	closedir(dp);
+	dcpi_qsort(v, *n, sizeof(*v), cmp_name);
+	*out = v;
+	return 0;
+oom:
+	closedir(dp);
+	names_free(v, *n);
+	*n = 0;
+	return dcpi_errf(err, -ENOMEM, "%s: out of memory listing", dir);
+}
+
+void path_profiles_free(struct path_profile *p, size_t n)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < n; i++)
+		path_profile_free(&p[i]);
+	free(p);
+}
+
+int path_epoch_read(struct prof_db *db, const char *epoch, struct path_profile **out,
+		    size_t *n, struct dcpi_err *err)
+{
+	char dir[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
+	struct path_profile *v = NULL;
+	char **names;
+	size_t nn, k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
+	if (!rc)
+		rc = list_paths(dir, &names, &nn, err);
+	if (rc)
+		return rc;
+	if (nn && !(v = calloc(nn, sizeof(*v))))
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
+	for (k = 0; k < nn && !rc; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
+		rc = path_file_read(path, &v[k], err);
+	}
+	names_free(names, nn);
+	if (rc) {
+		path_profiles_free(v, k);
+		return rc;
+	}
+	*out = v;
+	*n = nn;
+	return 0;
+}
+
+int path_epoch_merge(struct prof_db *dst, const char *dst_epoch,
+		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err)
+{
+	char ddir[PATH_MAX], sdir[PATH_MAX];
+	struct stat sd, ss;
+	struct path_profile *v;
+	size_t n;
+	int rc = prof_epoch_dir(dst, dst_epoch, ddir, sizeof(ddir), err);
+
+	if (!rc)
+		rc = prof_epoch_dir(src, src_epoch, sdir, sizeof(sdir), err);
+	if (rc)
+		return rc;
+	if (!stat(ddir, &sd) && !stat(sdir, &ss) && sd.st_dev == ss.st_dev &&
+	    sd.st_ino == ss.st_ino)
+		return dcpi_errf(err, -EINVAL, "%s: cannot merge an epoch into itself", ddir);
+	rc = path_epoch_read(src, src_epoch, &v, &n, err);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = path_epoch_write(dst, dst_epoch, &v[i], err);
+	path_profiles_free(v, n);
+	return rc;
+}

@@ -1,0 +1,510 @@
+/*
+ * test_measured.c - best cases measured on this machine (estimate/measured.c):
+ * the timeable bodies of blocks and loop paths, the dominant path from samples
+ * and from path samples, the cache round trip and a bad cache file, refusals
+ * that leave blocks modelled, and est_procedure fed with measurements on the
+ * synthetic loop_if CFG (a measured block's M_i scaled to its figure, a
+ * measured loop's path to its cycles per iteration).
+ *
+ * Under valgrind the sandbox still runs (statuses are checked), but its
+ * figures are valgrind's CPU's: the assertions on cycles are skipped.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/estimate.h"
+#include "dcpi/model.h"
+#include "dcpi/paths.h"
+#include "dcpi/profile.h"
+#include "loop_if.h"
+
+static int under_valgrind;
+
+/* Blocks of loop_if by start address. */
+static uint32_t blk(const struct cfg *cfg, uint64_t start)
+{
+	int b = cfg_block_at(cfg, start);
+
+	assert_true(b >= 0);
+	assert_int_equal(cfg->blocks[b].start, start);
+	return (uint32_t)b;
+}
+
+static struct cfg *build_loop_if(void)
+{
+	struct cfg *cfg = NULL;
+	struct dcpi_err err = { 0 };
+
+	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &cfg, &err),
+			 0);
+	assert_int_equal(cfg->nloops, 1);
+	return cfg;
+}
+
+/* Samples: each instruction's exact count (a sample per execution). */
+static double *count_samples(const struct cfg *cfg, double c_count, double d_count)
+{
+	double *s = calloc(cfg->ninsns + 1, sizeof(*s));
+
+	assert_non_null(s);
+	for (size_t k = 0; k < sizeof(block_start) / sizeof(block_start[0]); k++) {
+		const struct cfg_block *bl = &cfg->blocks[blk(cfg, block_start[k])];
+		double n = block_count[k];
+
+		if (block_start[k] == 0x1009)
+			n = c_count;
+		if (block_start[k] == 0x100e)
+			n = d_count;
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+			s[i] = n;
+	}
+	return s;
+}
+
+static void small_sandbox(struct est_measure_opts *o)
+{
+	est_measure_opts_default(o);
+	o->sbx.reps = under_valgrind ? 3 : 7;
+	if (under_valgrind)
+		o->sbx.iters = 200;
+}
+
+static char tmpdir[64];
+
+static int make_dir(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcpi-test-measured-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Bodies: a block without its branch; a path with its inner branch a nop of
+ * the same length and its back edge left out. */
+static void test_bodies(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	uint8_t out[128];
+	size_t len;
+	char why[112] = "";
+	uint32_t bde[3] = { blk(cfg, 0x1004), blk(cfg, 0x100e), blk(cfg, 0x1011) };
+	uint32_t bce[3] = { blk(cfg, 0x1004), blk(cfg, 0x1009), blk(cfg, 0x1011) };
+	static const uint8_t want_bde[] = {
+		0xf6, 0xc1, 0x03, 0x66, 0x90,			/* test; jne -> 2-byte nop */
+		0x48, 0x31, 0xc8,				/* D */
+		0x48, 0x8d, 0x04, 0x40, 0x48, 0x83, 0xc1, 0x01,	/* E without its jne */
+		0x48, 0x81, 0xf9, 0xe8, 0x03, 0x00, 0x00,
+	};
+
+	(void)state;
+	assert_int_equal(est_block_body(cfg, blk(cfg, 0x1004), out, &len), 0);
+	assert_int_equal(len, 3);
+	assert_memory_equal(out, loop_if + 4, 3);
+	assert_int_equal(est_block_body(cfg, blk(cfg, 0x1011), out, &len), 0);
+	assert_int_equal(len, 15);
+	assert_int_equal(est_path_body(cfg, bde, 3, out, &len, why, sizeof(why)), 0);
+	assert_int_equal(len, sizeof(want_bde));
+	assert_memory_equal(out, want_bde, sizeof(want_bde));
+	/* C's jmp E (2 bytes) becomes a nop too */
+	assert_int_equal(est_path_body(cfg, bce, 3, out, &len, why, sizeof(why)), 0);
+	assert_int_equal(len, 5 + 5 + 15);
+	assert_memory_equal(out + 5, "\x48\x01\xc8\x66\x90", 5);
+	assert_int_equal(sbx_check(out, len, why, sizeof(why)), 0);
+	cfg_free(cfg);
+}
+
+/* The dominant path from samples (D is likelier), then from path samples
+ * (which say C), and the cache: a second run times nothing. */
+static void test_measure_and_cache(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	double *s = count_samples(cfg, 2.5e5, 7.5e5);
+	struct est_measure_opts o;
+	struct est_measurements m, m2;
+	struct dcpi_err err = { 0 };
+	char path[128];
+	struct stat st;
+	uint32_t e = blk(cfg, 0x1011);
+
+	(void)state;
+	small_sandbox(&o);
+	o.cache_dir = tmpdir;
+	o.model = model_by_name("zen5");
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	printf("# cpu %s, %u timed in %.3f s, note '%s'\n", m.cpu, m.timed, m.seconds, m.note);
+	assert_int_equal(m.nblocks, cfg->nblocks);
+	assert_true(m.timed >= 4);
+	assert_int_equal(m.cached, 0);
+	/* the loop blocks are hot, entry and exit (0.1% of the samples) are not */
+	assert_int_equal(m.blocks[blk(cfg, 0x1000)].tried, 0);
+	assert_int_equal(m.blocks[blk(cfg, 0x1022)].tried, 0);
+	assert_int_equal(m.blocks[e].source, EST_BEST_MEASURED);
+	assert_true(m.blocks[e].model > 0);
+	assert_int_equal(m.nloops, 1);
+	assert_int_equal(m.loops[0].npath, 3);
+	assert_int_equal(m.loops[0].path[0], blk(cfg, 0x1004));
+	assert_int_equal(m.loops[0].path[1], blk(cfg, 0x100e));
+	assert_int_equal(m.loops[0].path[2], e);
+	assert_int_equal(m.loops[0].from_paths, 0);
+	assert_int_equal(m.loops[0].source, EST_BEST_MEASURED);
+	printf("# block E %.3f cycles (model %.2f), loop %.3f cycles/iteration (model %.2f)\n",
+	       m.blocks[e].cycles, m.blocks[e].model, m.loops[0].cycles, m.loops[0].model);
+	if (!under_valgrind) {
+		/* E: lea, add, cmp around a 2-cycle lea+add chain... at most a few cycles */
+		assert_true(m.blocks[e].cycles > 0.3 && m.blocks[e].cycles < 8);
+		assert_true(m.loops[0].cycles > 0.5 && m.loops[0].cycles < 12);
+		assert_true(m.blocks[e].spread >= 0 && m.blocks[e].spread < 1);
+	} else {
+		printf("# under valgrind: cycle assertions skipped\n");
+	}
+	assert_int_equal(est_measure_cache_path(tmpdir, path, sizeof(path)), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+
+	/* again, from the cache only: the same figures */
+	o.cache_only = 1;
+	assert_int_equal(est_measure(cfg, s, &o, &m2, &err), 0);
+	assert_int_equal(m2.timed, 0);
+	assert_true(m2.cached >= 4);
+	assert_int_equal(m2.blocks[e].source, EST_BEST_MEASURED);
+	assert_int_equal(m2.blocks[e].cached, 1);
+	assert_true(fabs(m2.blocks[e].cycles - m.blocks[e].cycles) < 1e-3 * m.blocks[e].cycles);
+	assert_true(fabs(m2.loops[0].cycles - m.loops[0].cycles) < 1e-3 * m.loops[0].cycles);
+	est_measurements_free(&m2);
+	est_measurements_free(&m);
+	free(s);
+	cfg_free(cfg);
+}
+
+/* Path samples say B -> C most of the time: the path follows them (the
+ * samples say D).  Cache only, empty: nothing timed, all modelled. */
+static void test_path_samples(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	double *s = count_samples(cfg, 2.5e5, 7.5e5);
+	struct path_edge edges[] = {
+		{ 0x1007, 0x1009, 900 },	/* jne not taken: C */
+		{ 0x1007, 0x100e, 100 },	/* taken: D */
+	};
+	struct path_profile pp;
+	struct est_measure_opts o;
+	struct est_measurements m;
+	struct dcpi_err err = { 0 };
+
+	(void)state;
+	memset(&pp, 0, sizeof(pp));
+	pp.edges = edges;
+	pp.nedges = 2;
+	small_sandbox(&o);
+	o.paths = &pp;
+	o.cache_only = 1;
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	assert_int_equal(m.timed, 0);
+	assert_int_equal(m.nloops, 1);
+	assert_int_equal(m.loops[0].npath, 3);
+	assert_int_equal(m.loops[0].path[1], blk(cfg, 0x1009));
+	assert_int_equal(m.loops[0].from_paths, 1);
+	assert_int_equal(m.loops[0].source, EST_BEST_MODELLED);
+	assert_non_null(strstr(m.loops[0].why, "not in the cache"));
+	assert_int_equal(m.blocks[blk(cfg, 0x1011)].source, EST_BEST_MODELLED);
+	est_measurements_free(&m);
+
+	/* branch records only (taken branches): no evidence for the fall-through,
+	 * the samples decide */
+	pp.flags = PATH_F_TAKEN_ONLY;
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	assert_int_equal(m.loops[0].path[1], blk(cfg, 0x100e));
+	assert_int_equal(m.loops[0].from_paths, 0);
+	est_measurements_free(&m);
+	free(s);
+	cfg_free(cfg);
+}
+
+/* A bad line in the cache: named (file:line), dropped, the rest rewritten. */
+static void test_bad_cache(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	double *s = count_samples(cfg, 2.5e5, 7.5e5);
+	struct est_measure_opts o;
+	struct est_measurements m;
+	struct dcpi_err err = { 0 };
+	char path[128], line[256];
+	FILE *f;
+	int bad = 0;
+
+	(void)state;
+	assert_int_equal(est_measure_cache_path(tmpdir, path, sizeof(path)), 0);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fprintf(f, "AuthenticAMD:1:2:3 zzzz 1 2 ok 1 1 0\n");
+	fclose(f);
+	small_sandbox(&o);
+	o.cache_dir = tmpdir;
+	o.cache_only = 1;
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	printf("# note: %s\n", m.note);
+	assert_non_null(strstr(m.note, path));
+	assert_non_null(strstr(m.note, "line dropped"));
+	assert_true(m.cached >= 4);	/* the good lines still serve */
+	est_measurements_free(&m);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		bad |= strstr(line, "zzzz") != NULL;
+	fclose(f);
+	assert_int_equal(bad, 0);
+
+	/* not a cache file at all: said so, rewritten */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "hello\n");
+	fclose(f);
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	assert_non_null(strstr(m.note, "not a v1 measured-costs file"));
+	assert_int_equal(m.cached, 0);
+	est_measurements_free(&m);
+	free(s);
+	cfg_free(cfg);
+}
+
+/* Refused bodies stay modelled, with why; a block ending in a call is timed
+ * without it; a loop with a call on its path is not timed. */
+static void test_refusals(void **state)
+{
+	/*
+	 * 1000: add $1,%rax; cpuid; add $1,%rax; call 0x1010   (block 1: cpuid)
+	 * 100c: add $1,%rbx; ...
+	 * 1010: add $1,%rcx; call 0x1010; sub $1,%rdx; jne 0x1010  (loop with a call)
+	 * 101d: ret
+	 */
+	static const uint8_t code[] = {
+		0x48, 0x83, 0xc0, 0x01, 0x0f, 0xa2, 0x48, 0x83, 0xc0, 0x01,
+		0xe8, 0x01, 0x00, 0x00, 0x00,
+		0x90,
+		0x48, 0x83, 0xc1, 0x01, 0xe8, 0xf7, 0xff, 0xff, 0xff,
+		0x48, 0x83, 0xea, 0x01, 0x75, 0xf1,
+		0xc3,
+	};
+	struct cfg *cfg = NULL;
+	struct est_measure_opts o;
+	struct est_measurements m;
+	struct dcpi_err err = { 0 };
+	double *s;
+	int b0, bl;
+
+	(void)state;
+	assert_int_equal(cfg_build_bytes(code, sizeof(code), 0x1000, "refusals", &cfg, &err), 0);
+	s = calloc(cfg->ninsns + 1, sizeof(*s));
+	assert_non_null(s);
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		s[i] = 100;
+	small_sandbox(&o);
+	o.max_blocks = 100;
+	o.hot_share = 1;
+	o.min_share = 0;
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	b0 = cfg_block_at(cfg, 0x1000);
+	assert_true(b0 >= 0);
+	assert_int_equal(m.blocks[b0].source, EST_BEST_MODELLED);
+	assert_int_equal(m.blocks[b0].status, SBX_REFUSED);
+	printf("# block 0x1000: %s\n", m.blocks[b0].why);
+	assert_non_null(strstr(m.blocks[b0].why, "serialising"));
+	/* the loop's block ends in call: timed without it (add $1,%rcx alone) */
+	bl = cfg_block_at(cfg, 0x1010);
+	assert_true(bl >= 0);
+	if (cfg->blocks[bl].n == 2) {
+		assert_int_equal(m.blocks[bl].source, EST_BEST_MEASURED);
+		if (!under_valgrind)
+			assert_true(m.blocks[bl].cycles > 0.1 && m.blocks[bl].cycles < 3);
+	}
+	if (m.nloops) {
+		printf("# loop: %s\n", m.loops[0].why);
+		assert_int_equal(m.loops[0].source, EST_BEST_MODELLED);
+		assert_non_null(strstr(m.loops[0].why, "call at 0x1014"));
+	}
+	est_measurements_free(&m);
+	free(s);
+	cfg_free(cfg);
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A cache line for block b's body on this CPU. */
+static void cache_line(FILE *f, const struct cfg *cfg, uint32_t b, double cycles, double spread)
+{
+	struct prof_epoch_meta pm;
+	uint8_t body[64];
+	size_t len;
+
+	memset(&pm, 0, sizeof(pm));
+	prof_meta_this_machine(&pm);
+	assert_int_equal(est_block_body(cfg, b, body, &len), 0);
+	fprintf(f, "%.16s:%u:%u:%u %016llx %08x %zu ok %.4f %.4f %.4f\n",
+		pm.cpu_vendor[0] ? pm.cpu_vendor : "unknown", pm.cpu_family, pm.cpu_model,
+		pm.cpu_stepping, (unsigned long long)fnv1a(body, len),
+		dcpi_crc32c(0, body, len), len, cycles, cycles, spread);
+}
+
+/* A cached figure taken under contention (spread > 5%) is timed again and
+ * the lower kept; a steady one is used as it is. */
+static void test_noisy_cache(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	double *s = count_samples(cfg, 2.5e5, 7.5e5);
+	uint32_t b = blk(cfg, 0x1004), d = blk(cfg, 0x100e), e = blk(cfg, 0x1011);
+	struct est_measure_opts o;
+	struct est_measurements m;
+	struct dcpi_err err = { 0 };
+	char dir[96], path[160];
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/noisy", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(est_measure_cache_path(dir, path, sizeof(path)), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "# dcpi measured costs v1\n");
+	cache_line(f, cfg, b, 0.01, 0.5);	/* noisy and lower than any timing */
+	cache_line(f, cfg, d, 1000, 0.5);	/* noisy and higher */
+	cache_line(f, cfg, e, 77, 0.01);	/* steady: kept though wrong */
+	fclose(f);
+	small_sandbox(&o);
+	o.cache_dir = dir;
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	/* the lower kept (valgrind's CPU may time it lower still) */
+	if (!under_valgrind)
+		assert_true(fabs(m.blocks[b].cycles - 0.01) < 1e-9);
+	assert_true(m.blocks[b].cycles <= 0.01 + 1e-9);
+	assert_int_equal(m.blocks[b].cached, 0);
+	assert_true(m.blocks[d].cycles < 1000);
+	assert_true(fabs(m.blocks[e].cycles - 77) < 1e-9);
+	assert_int_equal(m.blocks[e].cached, 1);
+	est_measurements_free(&m);
+	free(s);
+	cfg_free(cfg);
+}
+
+static double block_m(const struct cfg *cfg, const struct est_result *r, uint32_t b)
+{
+	double sum = 0;
+
+	for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
+		sum += r->insns[i].m;
+	return sum;
+}
+
+/* est_procedure with measurements: a measured block's best case replaces the
+ * model's (its M_i keep their proportions); a measured loop's cycles are
+ * shared by its path's blocks; the executions follow. */
+static void test_procedure_with_measurements(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	const struct model *model = model_by_name("zen5");
+	struct est_opts eo;
+	struct est_result r0, r1, r2;
+	struct est_measurements m;
+	struct dcpi_err err = { 0 };
+	uint32_t b = blk(cfg, 0x1004), d = blk(cfg, 0x100e), e = blk(cfg, 0x1011);
+	uint32_t path[3] = { b, d, e };
+	double *s, m0_e, target;
+	uint32_t i0 = cfg->blocks[e].first;
+
+	(void)state;
+	est_opts_default(&eo);
+	eo.method = EST_M_DCPI;
+	s = count_samples(cfg, 2.5e5, 7.5e5);
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r0, &err), 0);
+	m0_e = block_m(cfg, &r0, e);
+	assert_true(m0_e > 0);
+
+	memset(&m, 0, sizeof(m));
+	m.nblocks = cfg->nblocks;
+	m.blocks = calloc(cfg->nblocks, sizeof(*m.blocks));
+	assert_non_null(m.blocks);
+	target = 2.5 * m0_e;
+	m.blocks[e].source = EST_BEST_MEASURED;
+	m.blocks[e].cycles = target;
+	eo.measured = &m;
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r1, &err), 0);
+	assert_true(fabs(r1.blocks[e].best - target) < 1e-9 * target);
+	assert_true(fabs(block_m(cfg, &r1, e) - target) < 1e-9 * target);
+	/* the model's distribution inside the block is kept */
+	for (uint32_t i = i0; i < i0 + cfg->blocks[e].n; i++)
+		assert_true(fabs(r1.insns[i].m - 2.5 * r0.insns[i].m) < 1e-9);
+	/* other blocks keep the model's */
+	assert_true(fabs(r1.blocks[d].best - r0.blocks[d].best) < 1e-12);
+	/* E's samples over a 2.5x best case: fewer executions than before */
+	assert_true(r1.blocks[e].executions < r0.blocks[e].executions);
+
+	/* a measured loop: B + D + E together cost what one iteration costs */
+	m.nloops = 1;
+	m.loops = calloc(1, sizeof(*m.loops));
+	assert_non_null(m.loops);
+	m.loops[0].source = EST_BEST_MEASURED;
+	m.loops[0].cycles = 3.0;
+	m.loops[0].path = path;
+	m.loops[0].npath = 3;
+	m.apply_loops = 1;
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r2, &err), 0);
+	assert_true(fabs(r2.blocks[b].best + r2.blocks[d].best + r2.blocks[e].best - 3.0) < 1e-9);
+	/* shared in proportion to the blocks' own best cases (E's measured one) */
+	assert_true(fabs(r2.blocks[e].best / r2.blocks[d].best -
+			 r1.blocks[e].best / r1.blocks[d].best) < 1e-9);
+	/* C is off the path: the model's */
+	assert_true(fabs(r2.blocks[blk(cfg, 0x1009)].best - r0.blocks[blk(cfg, 0x1009)].best) <
+		    1e-12);
+	m.loops[0].path = NULL;
+	est_measurements_free(&m);
+	est_result_free(&r0);
+	est_result_free(&r1);
+	est_result_free(&r2);
+	free(s);
+	cfg_free(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bodies),
+		cmocka_unit_test(test_measure_and_cache),
+		cmocka_unit_test(test_path_samples),
+		cmocka_unit_test(test_bad_cache),
+		cmocka_unit_test(test_noisy_cache),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_procedure_with_measurements),
+	};
+	char why[128];
+
+	under_valgrind = !sbx_usable(why, sizeof(why));
+	if (under_valgrind)
+		printf("# %s: cycle assertions skipped, statuses checked\n", why);
+	return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}

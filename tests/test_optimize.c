@@ -1,0 +1,510 @@
+/*
+ * test_optimize.c - the feedback writers (optimize/): a small program with
+ * an inlined call is compiled here with -g, given synthetic samples over
+ * its procedure, and each format is checked by structure (offsets against
+ * the source's own line numbers, totals, gcov words read back) and by its
+ * consumer where installed (llvm-profdata-19, gcc -fauto-profile,
+ * llvm-bolt-19).  Bad inputs (no DWARF, no samples) must give a clear error
+ * and leave no file behind.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/optimize.h"
+#include "testutil.h"
+
+/* Line numbers below are the test's expectations: keep them in step. */
+static const char src_text[] =
+	"#include <stdlib.h>\n"						/* 1 */
+	"static inline int mix(int a, int b)\n"				/* 2 */
+	"{\n"								/* 3 */
+	"\tif (a & 1)\n"						/* 4 */
+	"\t\treturn a * 3 + b;\n"					/* 5 */
+	"\treturn a / 2 - b;\n"						/* 6 */
+	"}\n"								/* 7 */
+	"__attribute__((noinline)) long work(int n, int m)\n"		/* 8 */
+	"{\n"								/* 9 */
+	"\tlong s = 0;\n"						/* 10 */
+	"\tfor (int i = 0; i < n; i++) {\n"				/* 11 */
+	"\t\tif (i % 7 == 0)\n"						/* 12 */
+	"\t\t\ts += mix(i, m);\n"					/* 13 */
+	"\t\telse\n"							/* 14 */
+	"\t\t\ts += i ^ m;\n"						/* 15 */
+	"\t}\n"								/* 16 */
+	"\treturn s;\n"							/* 17 */
+	"}\n"								/* 18 */
+	"int main(int argc, char **argv)\n"				/* 19 */
+	"{\n"								/* 20 */
+	"\t(void)argv;\n"						/* 21 */
+	"\treturn (int)work(argc * 1000, argc) & 1;\n"			/* 22 */
+	"}\n";								/* 23 */
+#define WORK_DECL 8
+#define MIX_DECL 2
+#define MIX_CALL 13
+
+static char tmp[256];
+
+static int setup(void **state)
+{
+	FILE *f;
+
+	(void)state;
+	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-optimize-%d", (int)getpid());
+	if (tu_sh("mkdir -p %s", tmp))
+		return -1;
+	f = fopen(strcat(strcpy((char[300]){ 0 }, tmp), "/fb.c"), "w");
+	if (!f)
+		return -1;
+	fputs(src_text, f);
+	fclose(f);
+	/* -O2 inlines mix into work; the stripped copy has no DWARF */
+	if (tu_sh("cd %s && cc -O2 -g -o fb fb.c && cc -O2 -o fb_nodw fb.c && strip fb_nodw",
+		  tmp))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tu_sh("rm -rf %s", tmp);
+	return 0;
+}
+
+static char *path(const char *name)
+{
+	static char buf[4][300];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
+	return buf[k];
+}
+
+/* A profile of file with 10 samples at every byte of work (each
+ * instruction then has samples; the estimator sees a flat profile). */
+static void work_profile(const char *file, struct prof_profile *p)
+{
+	struct dcpi_err err = { 0 };
+	uint64_t lo, hi;
+
+	prof_profile_init(p);
+	assert_int_equal(prof_image_id_from_file(&p->image, file, &err), 0);
+	snprintf(p->event, sizeof(p->event), "cpu-clock");
+	snprintf(p->period_unit, sizeof(p->period_unit), "ns");
+	p->period = 100000;
+	sym_range(file, "work", &lo, &hi);
+	for (uint64_t o = lo; o < hi; o++)
+		assert_int_equal(prof_profile_add(p, o, 10), 0);
+	assert_int_equal(prof_profile_normalize(p), 0);
+}
+
+static void est(struct opt_est *e)
+{
+	opt_est_default(e);
+	e->cps = 1;
+	assert_non_null(e->model);
+}
+
+static uint64_t check_totals(const struct opt_func *f)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < f->nlocs; i++) {
+		assert_true(f->locs[i].count > 0);
+		if (i)	/* sorted, unique */
+			assert_true(f->locs[i - 1].offset < f->locs[i].offset ||
+				    (f->locs[i - 1].offset == f->locs[i].offset &&
+				     f->locs[i - 1].discr < f->locs[i].discr));
+		t += f->locs[i].count;
+	}
+	for (size_t i = 0; i < f->ncalls; i++)
+		t += check_totals(f->calls[i].callee);
+	assert_true(t == f->total);
+	return t;
+}
+
+static void test_source_profile(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	const struct opt_func *w;
+	struct opt_est e;
+	int found_mix = 0;
+
+	(void)state;
+	est(&e);
+	work_profile(path("fb"), &p);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_LLVM_BASE, &s, &err), 0);
+	/* one procedure sampled: one function, named as the symbol */
+	assert_int_equal(s->nprocs, 1);
+	assert_int_equal(s->nfuncs, 1);
+	w = s->funcs[0];
+	assert_string_equal(w->name, "work");
+	assert_int_equal(w->decl_line, WORK_DECL);
+	check_totals(w);
+	/* body lines lie within work's lines 8..18 */
+	for (size_t i = 0; i < w->nlocs; i++)
+		assert_true(w->locs[i].offset <= 18 - WORK_DECL);
+	for (size_t i = 0; i < w->ncalls; i++) {
+		const struct opt_func *c = w->calls[i].callee;
+
+		if (strcmp(c->name, "mix"))
+			continue;
+		found_mix = 1;
+		assert_int_equal(w->calls[i].offset, MIX_CALL - WORK_DECL);
+		assert_int_equal(c->decl_line, MIX_DECL);
+		for (size_t k = 0; k < c->nlocs; k++)
+			assert_true(c->locs[k].offset >= 2 && c->locs[k].offset <= 4);
+	}
+	assert_true(found_mix);
+	opt_src_free(s);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+/* --raw-samples: a location's count is its instructions' largest sample
+ * count (10 per byte here: a multiple of 10, at most 10 x 15 bytes). */
+static void test_raw_samples(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	struct opt_est e;
+
+	(void)state;
+	est(&e);
+	e.raw_samples = 1;
+	work_profile(path("fb"), &p);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
+	assert_int_equal(s->nfuncs, 1);
+	for (size_t i = 0; i < s->funcs[0]->nlocs; i++) {
+		uint64_t c = s->funcs[0]->locs[i].count;
+
+		assert_true(c >= 10 && c <= 150 && c % 10 == 0);
+	}
+	opt_src_free(s);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+static void test_llvm_text(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	struct opt_est e;
+	unsigned long long tot, head;
+	char *txt, name[64];
+	size_t len;
+
+	(void)state;
+	est(&e);
+	work_profile(path("fb"), &p);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_LLVM_BASE, &s, &err), 0);
+	assert_int_equal(opt_llvm_text(s, &txt, &len, &err), 0);
+	assert_int_equal(strlen(txt), len);
+	assert_int_equal(sscanf(txt, "%63[^:]:%llu:%llu\n", name, &tot, &head), 3);
+	assert_string_equal(name, "work");
+	assert_true(tot == s->funcs[0]->total);
+	/* the inlined call site, at its offset, one space deep */
+	assert_non_null(strstr(txt, "\n 5: mix:"));
+	assert_int_equal(opt_write_file(path("fb.prof"), txt, len, &err), 0);
+	if (tu_sh("llvm-profdata-19 --version > /dev/null 2>&1") == 0) {
+		assert_int_equal(tu_sh("llvm-profdata-19 show --sample %s > %s 2>&1",
+				       path("fb.prof"), path("show.txt")), 0);
+		assert_int_equal(tu_sh("grep -q 'Function: work: %llu' %s && grep -q 'inlined "
+				       "callee: mix' %s", tot, path("show.txt"),
+				       path("show.txt")), 0);
+	} else {
+		print_message("no llvm-profdata-19: structure checks only\n");
+	}
+	free(txt);
+	opt_src_free(s);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+/* ---- gcc: read the words back as gcc 12's auto-profile.c does ---------- */
+
+struct rd {
+	const uint8_t *b;
+	size_t n, at;
+};
+
+static uint32_t rd_u32(struct rd *r)
+{
+	uint32_t v;
+
+	assert_true(r->at + 4 <= r->n);
+	memcpy(&v, r->b + r->at, 4);
+	r->at += 4;
+	return v;
+}
+
+static uint64_t rd_counter(struct rd *r)
+{
+	uint64_t lo = rd_u32(r);
+
+	return lo | (uint64_t)rd_u32(r) << 32;
+}
+
+static uint64_t rd_instance(struct rd *r, uint32_t nnames)
+{
+	uint32_t npos, ncalls;
+	uint64_t t = 0;
+
+	assert_true(rd_u32(r) < nnames);
+	npos = rd_u32(r);
+	ncalls = rd_u32(r);
+	for (uint32_t i = 0; i < npos; i++) {
+		assert_int_equal(rd_u32(r) & 0xffff, 0);
+		assert_int_equal(rd_u32(r), 0);	/* no value targets */
+		t += rd_counter(r);
+	}
+	for (uint32_t i = 0; i < ncalls; i++) {
+		rd_u32(r);
+		t += rd_instance(r, nnames);
+	}
+	return t;
+}
+
+static void test_gcc_bytes(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	struct opt_est e;
+	struct rd r;
+	uint8_t *buf;
+	size_t len;
+	uint32_t nnames, nfuncs;
+
+	(void)state;
+	est(&e);
+	work_profile(path("fb"), &p);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
+	assert_int_equal(opt_gcc_bytes(s, &buf, &len, &err), 0);
+	r = (struct rd){ buf, len, 0 };
+	assert_int_equal(rd_u32(&r), 0x67636461);
+	assert_int_equal(rd_u32(&r), 2);
+	rd_u32(&r);
+	assert_int_equal(rd_u32(&r), 0xaa000000);
+	rd_u32(&r);
+	nnames = rd_u32(&r);
+	assert_int_equal(nnames, 2);	/* work, mix */
+	for (uint32_t i = 0; i < nnames; i++) {
+		uint32_t n = rd_u32(&r);
+
+		assert_true(n > 1 && r.at + n <= len && buf[r.at + n - 1] == 0);
+		r.at += n;
+	}
+	assert_int_equal(rd_u32(&r), 0xac000000);
+	rd_u32(&r);
+	nfuncs = rd_u32(&r);
+	assert_int_equal(nfuncs, 1);
+	rd_counter(&r);
+	/* gcc 12 merges discriminators: the total can only shrink */
+	assert_true(rd_instance(&r, nnames) <= s->funcs[0]->total);
+	assert_int_equal(rd_u32(&r), 0xaf000000);
+	assert_int_equal(rd_u32(&r), 0);
+	assert_int_equal(r.at, len);
+	assert_int_equal(opt_write_file(path("fb.afdo"), buf, len, &err), 0);
+	/* gcc reads it, and annotates work with its counts */
+	assert_int_equal(tu_sh("cd %s && cc -O2 -g -fauto-profile=fb.afdo "
+			       "-fdump-tree-optimized-blocks-details -c fb.c -o fb_afdo.o", tmp), 0);
+	assert_int_equal(tu_sh("grep -q '(auto FDO)' %s/fb_afdo.c.*optimized", tmp), 0);
+	free(buf);
+	opt_src_free(s);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+static void test_bolt_text(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_est e;
+	char *txt, *line, *save = NULL;
+	size_t len, n = 0;
+	uint64_t lo, hi;
+
+	(void)state;
+	est(&e);
+	work_profile(path("fb"), &p);
+	sym_range(path("fb"), "work", &lo, &hi);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_bolt_text(img, &p, &e, &txt, &len, NULL, &err), 0);
+	assert_int_equal(opt_write_file(path("fb.fdata"), txt, len, &err), 0);
+	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char f1[64], f2[64];
+		unsigned long long o1, o2, mis, cnt;
+
+		assert_int_equal(sscanf(line, "1 %63s %llx 1 %63s %llx %llu %llu", f1, &o1, f2, &o2,
+					&mis, &cnt), 6);
+		assert_string_equal(f1, "work");
+		assert_true(o1 < hi - lo && cnt > 0 && mis == 0);
+		if (!strcmp(f2, "work"))
+			assert_true(o2 < hi - lo);
+		n++;
+	}
+	assert_true(n >= 3);	/* the loop's back edge and the if's two ways */
+	if (tu_sh("llvm-bolt-19 --version > /dev/null 2>&1") == 0) {
+		assert_int_equal(tu_sh("llvm-bolt-19 %s -o %s -data=%s > %s 2>&1", path("fb"),
+				       path("fb.bolt"), path("fb.fdata"), path("bolt.log")), 0);
+		assert_int_equal(tu_sh("grep -q '1 out of .* functions .* have non-empty "
+				       "execution profile' %s", path("bolt.log")), 0);
+	} else {
+		print_message("no llvm-bolt-19: structure checks only\n");
+	}
+	free(txt);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+/* ---- bad inputs: a message, no file ------------------------------------ */
+
+static void test_no_dwarf(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s = (struct opt_src *)1;
+	struct opt_est e;
+
+	(void)state;
+	est(&e);
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, path("fb_nodw"), &err), 0);
+	assert_int_equal(prof_profile_add(&p, 0x1100, 5), 0);
+	assert_int_equal(img_open(path("fb_nodw"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), -ENODATA);
+	assert_null(s);
+	assert_non_null(strstr(err.msg, "no DWARF"));
+	assert_non_null(strstr(err.msg, "fb_nodw"));
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+static void test_no_samples(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	struct opt_est e;
+	char *txt = NULL;
+	size_t len;
+
+	(void)state;
+	est(&e);
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, path("fb"), &err), 0);
+	snprintf(p.event, sizeof(p.event), "cpu-clock");
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), -ENODATA);
+	assert_non_null(strstr(err.msg, "no cpu-clock samples"));
+	assert_int_equal(opt_bolt_text(img, &p, &e, &txt, &len, NULL, &err), -ENODATA);
+	assert_null(txt);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+/* The commands over a database: errors exit non-zero and write nothing. */
+static void test_commands(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	struct dcpi_err err = { 0 };
+	struct prof_profile p, q;
+	struct prof_db *db;
+	char epoch[64];
+
+	(void)state;
+	if (!bin) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	work_profile(path("fb"), &p);
+	prof_profile_init(&q);
+	assert_int_equal(prof_image_id_from_file(&q.image, path("fb_nodw"), &err), 0);
+	snprintf(q.event, sizeof(q.event), "cpu-clock");
+	assert_int_equal(prof_profile_add(&q, 0x1100, 5), 0);
+	assert_int_equal(prof_db_open(path("db"), PROF_DB_CREATE, &db, &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
+	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	assert_int_equal(prof_epoch_write(db, epoch, &q, &err), 0);
+	prof_db_close(db);
+	assert_int_equal(tu_sh("%s llvm-prof --db %s %s -o %s 2> %s", bin, path("db"), path("fb"),
+			       path("c.prof"), path("c.log")), 0);
+	assert_int_equal(tu_sh("head -1 %s | grep -q '^work:[0-9]*:[0-9]*$'", path("c.prof")), 0);
+	assert_int_equal(tu_sh("%s gcc-prof --db %s %s -o %s 2> %s", bin, path("db"), path("fb"),
+			       path("c.afdo"), path("c.log")), 0);
+	assert_int_equal(tu_sh("%s bolt-prof --db %s %s -o %s 2> %s", bin, path("db"), path("fb"),
+			       path("c.fdata"), path("c.log")), 0);
+	/* no DWARF: a message naming the file, no output file */
+	assert_int_not_equal(tu_sh("%s llvm-prof --db %s %s -o %s 2> %s", bin, path("db"),
+				   path("fb_nodw"), path("n.prof"), path("n.log")), 0);
+	assert_int_equal(tu_sh("grep -q 'fb_nodw: no DWARF' %s && ! test -e %s", path("n.log"),
+			       path("n.prof")), 0);
+	/* a program with no samples in the epoch */
+	assert_int_not_equal(tu_sh("%s gcc-prof --db %s /bin/true -o %s 2> %s", bin, path("db"),
+				   path("t.afdo"), path("t.log")), 0);
+	assert_int_equal(tu_sh("grep -q 'no cpu-clock samples' %s && ! test -e %s", path("t.log"),
+			       path("t.afdo")), 0);
+	/* no -o */
+	assert_int_not_equal(tu_sh("%s bolt-prof --db %s 2> /dev/null", bin, path("db")), 0);
+	prof_profile_free(&p);
+	prof_profile_free(&q);
+}
+
+static void test_base_name(void **state)
+{
+	char b[64];
+
+	(void)state;
+	opt_base_name("foo.cold", b, sizeof(b));
+	assert_string_equal(b, "foo");
+	opt_base_name("bar.part.0", b, sizeof(b));
+	assert_string_equal(b, "bar");
+	opt_base_name("memcpy@plt", b, sizeof(b));
+	assert_string_equal(b, "memcpy");
+	opt_base_name("_ZN1a1bEv", b, sizeof(b));
+	assert_string_equal(b, "_ZN1a1bEv");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_base_name),
+		cmocka_unit_test(test_source_profile),
+		cmocka_unit_test(test_raw_samples),
+		cmocka_unit_test(test_llvm_text),
+		cmocka_unit_test(test_gcc_bytes),
+		cmocka_unit_test(test_bolt_text),
+		cmocka_unit_test(test_no_dwarf),
+		cmocka_unit_test(test_no_samples),
+		cmocka_unit_test(test_commands),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

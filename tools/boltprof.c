@@ -1,0 +1,11 @@
+/*
+ * boltprof.c - dcpi bolt-prof: BOLT fdata (llvm-bolt -data) from estimated
+ * edge counts (optimize/bolt_prof.c; options in llvmprof.c).
+ */
+#include "dcpi/optimize.h"
+#include "tools.h"
+
+int cmd_bolt_prof(int argc, char **argv)
+{
+	return tool_feedback(argc, argv, OPT_F_BOLT);
+}
