@@ -89,6 +89,8 @@ static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_
 		ret = prof_epoch_commit(db, err);
 	else
 		prof_epoch_abort(db);
+	if (ret && res->epoch[0])
+		prof_db_epoch_drop_empty(db, res->epoch);
 	if (!ret) {
 		res->samples = written;
 		res->lost = s->lost;

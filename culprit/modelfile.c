@@ -241,7 +241,7 @@ void model_free(struct model *m)
 
 static void set_src(char *dst, const char *src)
 {
-	snprintf(dst, SRC_MAX, "%s", src && *src ? src : "model file");
+	snprintf(dst, SRC_MAX, "%s", *src ? src : "model file");
 }
 
 /* "alu0,alu1" or "none" -> port bits of m; -EINVAL on an unknown name. */
@@ -303,7 +303,8 @@ int model_set_param(struct model *m, const char *param, const char *value, const
 					 param, value, params[i].lo, params[i].hi);
 		memcpy(at, &v, sizeof(v));
 	}
-	set_src(m->file->psrc[i], src);
+	if (src)
+		set_src(m->file->psrc[i], src);
 	return 0;
 }
 
@@ -345,7 +346,8 @@ int model_set_class(struct model *m, const char *cls, const char *field, const c
 	if (!hits)
 		return dcpi_errf(err, -EINVAL, "class %s is not used by model %s", cls,
 				 model_base(m)->name);
-	set_src(m->file->csrc[c][f], src);
+	if (src)
+		set_src(m->file->csrc[c][f], src);
 	return 0;
 }
 
@@ -366,7 +368,7 @@ int model_add_port(struct model *m, const char *name, const char *src, struct dc
 					 m->name);
 	snprintf(m->file->pnames[n], sizeof(m->file->pnames[n]), "%s", name);
 	m->file->pname_ptrs[n] = m->file->pnames[n];
-	set_src(m->file->portsrc[n], src);
+	set_src(m->file->portsrc[n], src ? src : "model file");
 	m->nports = n + 1;
 	return n;
 }
@@ -493,12 +495,14 @@ static int do_value(struct reader *r, char **w, int n, const char *rest)
 		return bad(r, "source text too long", NULL);
 	if (!strcmp(w[0], "port"))
 		return n < 2 ? bad(r, "expected port NAME [SOURCE]", NULL) :
-		       here(r, model_add_port(r->m, w[1], rest, r->err));
+		       here(r, model_add_port(r->m, w[1], rest ? rest : "model file", r->err));
 	if (!strcmp(w[0], "param"))
 		return n < 3 ? bad(r, "expected param NAME VALUE [SOURCE]", NULL) :
-		       here(r, model_set_param(r->m, w[1], w[2], rest, r->err));
+		       here(r, model_set_param(r->m, w[1], w[2], rest ? rest : "model file",
+						r->err));
 	return n < 4 ? bad(r, "expected class NAME FIELD VALUE [SOURCE]", NULL) :
-	       here(r, model_set_class(r->m, w[1], w[2], w[3], rest, r->err));
+	       here(r, model_set_class(r->m, w[1], w[2], w[3], rest ? rest : "model file",
+				       r->err));
 }
 
 static int do_line(struct reader *r, char *line)

@@ -77,7 +77,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(model_add_port(m, "alu4", "measured by probe tp.add", &err), 17);
 	assert_int_equal(model_set_class(m, "fadd", "lat", "2", "measured 2026-11-23 by probe "
 					 "lat.fadd", &err), 0);
-	assert_int_equal(model_set_class(m, "imul", "lat", "5", NULL, &err), 0);
+	assert_int_equal(model_set_class(m, "imul", "lat", "5", "", &err), 0);
 	assert_int_equal(model_set_param(m, "dispatch_width", "2", "test", &err), 0);
 	assert_int_equal(model_set_param(m, "alu_ports", "alu0,alu1,alu2,alu3,alu4", "t", &err),
 			 0);
