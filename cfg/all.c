@@ -22,7 +22,7 @@
 #include "internal.h"
 
 #define NEST_MAX	48
-#define KEEP_BYTES	(1u << 20)	/* a level's cache kept between procedures */
+#define KEEP_BYTES	(1u << 18)	/* a level's cache kept between procedures */
 
 struct cfg_all {
 	const struct image *img;
