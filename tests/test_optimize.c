@@ -207,6 +207,45 @@ static void test_raw_samples(void **state)
 	prof_profile_free(&p);
 }
 
+/* With main sampled too, work's head is the count of main's call to it. */
+static void test_heads_from_calls(void **state)
+{
+	struct dcpi_err err = { 0 };
+	const struct opt_func *w = NULL, *m = NULL;
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	struct opt_est e;
+	uint64_t lo, hi, calls = 0;
+
+	(void)state;
+	est(&e);
+	work_profile(path("fb"), &p);
+	sym_range(path("fb"), "main", &lo, &hi);
+	for (uint64_t o = lo; o < hi; o++)
+		assert_int_equal(prof_profile_add(&p, o, 10), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		if (!strcmp(s->funcs[i]->name, "work"))
+			w = s->funcs[i];
+		if (!strcmp(s->funcs[i]->name, "main"))
+			m = s->funcs[i];
+	}
+	assert_non_null(w);
+	assert_non_null(m);
+	for (size_t i = 0; i < m->nlocs; i++)
+		for (size_t t = 0; t < m->locs[i].ntargets; t++)
+			if (!strcmp(m->locs[i].targets[t].name, "work"))
+				calls += m->locs[i].targets[t].count;
+	assert_true(calls > 0);
+	assert_true(w->head == calls);
+	opt_src_free(s);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
 static void test_llvm_text(void **state)
 {
 	struct dcpi_err err = { 0 };
@@ -531,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_base_name),
 		cmocka_unit_test(test_source_profile),
 		cmocka_unit_test(test_raw_samples),
+		cmocka_unit_test(test_heads_from_calls),
 		cmocka_unit_test(test_llvm_text),
 		cmocka_unit_test(test_gcc_bytes),
 		cmocka_unit_test(test_bolt_text),
