@@ -225,9 +225,8 @@ static int find_in_image(struct calc_ctx *c, const char *ev)
 			c->prof = &c->p[i];
 	if (!c->prof)
 		return tool_fail("%s: no %s samples in epoch %s", c->a.image, ev, c->epoch);
-	c->proc = img_proc_lookup(c->img, c->a.proc);
-	if (!c->proc)
-		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
+	if (img_proc_find(c->img, c->a.proc, &c->proc, &err) < 0)
+		return tool_fail("%s", err.msg);
 	return 0;
 }
 
@@ -823,9 +822,8 @@ static int load_static(struct calc_ctx *c)
 		return 1;
 	if (img_open(c->a.image, 0, &c->img, &err) < 0)
 		return tool_fail("%s", err.msg);
-	c->proc = img_proc_lookup(c->img, c->a.proc);
-	if (!c->proc)
-		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
+	if (img_proc_find(c->img, c->a.proc, &c->proc, &err) < 0)
+		return tool_fail("%s", err.msg);
 	return 0;
 }
 
