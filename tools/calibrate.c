@@ -180,7 +180,8 @@ struct cal_ctx {
 static int collect(struct cal_ctx *c)
 {
 	char recdb[128], cgout[128], log[128], scale[32], cgscale[32], outarg[160];
-	char *rec[] = { c->self, "record", "-e", "cpu-clock", "-q", "--db", recdb, "--",
+	char *rec[] = { c->self, "record", "-e", "cpu-clock", "-q", "--no-paths", "--db", recdb,
+			"--",
 			c->wl, c->wl_sub ? c->wl_sub : scale, c->wl_sub ? scale : NULL, NULL };
 	char *vg[] = { "valgrind", "--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes",
 		       outarg, c->wl, c->wl_sub ? c->wl_sub : cgscale, c->wl_sub ? cgscale : NULL,
