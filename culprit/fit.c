@@ -536,6 +536,7 @@ static int sweep_classes(struct fit *f)
 
 	for (int c = 0; c < (int)model_class_count(); c++) {
 		struct knob k = { NULL, c, NULL, NULL };
+		int n;
 		const struct model_class *r = model_class_row(f->m, model_class_name((size_t)c));
 
 		if (!r || !class_probed(f, c))
@@ -543,8 +544,8 @@ static int sweep_classes(struct fit *f)
 		k.field = "lat";
 		moved += knob_fit(f, &k, cand, cands_lat(f, c, cand));
 		k.field = "ports|busy";
-		moved += knob_fit(f, &k, cand, with_busy(cands_ports(f->m, model_class_name((size_t)c), r->ports, cand), r->busy,
-							 cand));
+		n = cands_ports(f->m, model_class_name((size_t)c), r->ports, cand);
+		moved += knob_fit(f, &k, cand, with_busy(n, r->busy, cand));
 		k.field = "busy";
 		moved += knob_fit(f, &k, cand, cands_range(cand, 0, 1, r->lat > 4 ? r->lat : 4, 1));
 		k.field = "uops";

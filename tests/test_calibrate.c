@@ -185,7 +185,8 @@ static int sh_out(const char *cmd, char *out, size_t len)
 static void test_installed_binary(void **state)
 {
 	const char *bin = getenv("DCPI_BIN");
-	char dir[64], cmd[2048], out[16384];
+	char dir[64], cmd[2048], out[16384], *scratch;
+	int rc;
 
 	(void)state;
 	if (!bin || access(bin, X_OK) || system("valgrind --version >/dev/null 2>&1")) {
@@ -206,8 +207,21 @@ static void test_installed_binary(void **state)
 	assert_null(strstr(out, "__skidloops"));
 	/* skid calibration: record and callgrind of the binary itself */
 	snprintf(cmd, sizeof(cmd), "cd %s/run && env -u DCPI_MODEL DCPI_MODEL_DIR=%s/models "
-		 "../usr/bin/dcpi calibrate --no-model --scale 100 --db db 2>&1", dir, dir);
-	if (sh_out(cmd, out, sizeof(out)))
+		 "../usr/bin/dcpi calibrate --no-model --scale 100 --db db --keep 2>&1", dir, dir);
+	rc = sh_out(cmd, out, sizeof(out));
+	scratch = strstr(out, "scratch kept in ");
+	if (scratch) {
+		char log[4096] = "", sdir[256];
+
+		scratch += strlen("scratch kept in ");
+		snprintf(sdir, sizeof(sdir), "%.*s", (int)strcspn(scratch, "\n"), scratch);
+		snprintf(cmd, sizeof(cmd), "cat '%s/record.log' 2>/dev/null; rm -rf '%s'", sdir,
+			 sdir);
+		sh_out(cmd, log, sizeof(log));
+		if (rc)
+			fail_msg("%s\nrecord.log: %s", out, log);
+	}
+	if (rc)
 		fail_msg("%s", out);
 	assert_non_null(strstr(out, "sk_imul"));
 	assert_non_null(strstr(out, "written to db/calibration-"));

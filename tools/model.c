@@ -319,6 +319,9 @@ int cmd_model(int argc, char **argv)
 		for (size_t i = 0; i < n && i < 16; i++)
 			printf("%s%s\n", names[i],
 			       model_by_name(names[i]) == model_for_this_cpu() ? " (this cpu)" : "");
+		if (model_origin(model_for_this_cpu()))
+			printf("%s (this cpu: %s)\n", model_name(model_for_this_cpu()),
+			       model_origin(model_for_this_cpu()));
 		return 0;
 	}
 	m = a.model ? model_by_name(a.model) : model_for_this_cpu();
