@@ -89,6 +89,8 @@ static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_
 		ret = prof_epoch_commit(db, err);
 	else
 		prof_epoch_abort(db);
+	if (ret && res->epoch[0])
+		prof_db_epoch_drop_empty(db, res->epoch);
 	if (!ret) {
 		res->samples = written;
 		res->lost = s->lost;
@@ -252,6 +254,12 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 		if (!res->paths_static)
 			ret = paths_prepare(&pr, opts->paths_rate, opts->paths_steps,
 					    opts->paths_lib, err);
+		if (ret == -ENOENT) {	/* no runtime: time samples as usual */
+			snprintf(res->paths_note, sizeof(res->paths_note), "%s", err->msg);
+			dcpi_err_clear(err);
+			paths_cleanup(&pr);
+			ret = 0;
+		}
 	}
 	if (!ret)
 		ret = run(&s, argv, db, &pr, res, err);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -739,6 +740,21 @@ static void test_tools_messages(void **state)
 	print_message("%s", out);
 	assert_int_equal(rc, 1);
 	assert_non_null(strstr(out, "perf_event_max_sample_rate"));
+	/* an empty newest epoch (a collector killed before its first flush)
+	 * does not hide the good one */
+	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
+	rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "skipped 1 empty epoch newer than 00000001"));
+	assert_non_null(strstr(out, "proc_a"));
+	/* a full disk under dcpi record: exit 1 and no half-written epoch */
+	rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:3:enospc %s record --db %s "
+			 "-- %s/workloads/twoprocs 2", dcpi_bin, dbp, build_dir);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "No space left on device"));
+	assert_int_equal(tu_sh("test ! -e %s/00000003", dbp), 0);
 	/* an empty meta: dcpicalc says so instead of dropping the calibration */
 	assert_int_equal(tu_sh(": > %s/00000001/meta", dbp), 0);
 	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
@@ -1032,6 +1048,55 @@ static void test_daemon_corrupt_live(void **state)
 	assert_int_equal(tu_sh("%s prof --db %s > /dev/null", dcpi_bin, dbp), 0);
 }
 
+/* An executable mapped, deleted and replaced by a FIFO before dcpid names
+ * it: dcpid must not block opening it (it used to stop flushing for good). */
+static void test_daemon_fifo_image(void **state)
+{
+	char dbp[300], errf[400], pidf[400], img[400], text[8192];
+	pid_t d, evil, got = 0;
+	int rc = -1, st = 0;
+
+	if (!have_tools())
+		skip();
+	fresh(dbp, sizeof(dbp));
+	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
+	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
+	snprintf(img, sizeof(img), "%s/evil-%d", ws, dbseq);
+	assert_int_equal(tu_sh("cp %s/workloads/twoprocs %s", build_dir, img), 0);
+	d = daemon_start(dbp, errf, NULL, pidf);
+	evil = fork();
+	assert_true(evil >= 0);
+	if (evil == 0) {
+		int fd = open(img, O_RDONLY);
+		void *m = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+						      MAP_PRIVATE, fd, 0);
+
+		if (m == MAP_FAILED || unlink(img) || mkfifo(img, 0644))
+			_exit(1);
+		sleep(3);
+		_exit(0);
+	}
+	spin_workload();
+	sleep_ms(1500);		/* a flush after the MMAP2 record */
+	/* flushing goes on while the FIFO is there (it used to stop until a
+	 * signal interrupted the open) */
+	rc = tu_sh("ls %s/00000001/*.prof > /dev/null 2>&1", dbp);
+	kill(d, SIGTERM);
+	for (int i = 0; i < 100 && (got = waitpid(d, &st, WNOHANG)) == 0; i++)
+		sleep_ms(50);
+	if (got == 0) {
+		kill(d, SIGKILL);
+		waitpid(d, &st, 0);
+		fail_msg("dcpid hung on a FIFO at a mapped image's path");
+	}
+	assert_int_equal(wait_status(evil), 0);
+	daemon_said(errf, text, sizeof(text));
+	print_message("%s", text);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(rc, 0);
+	unlink(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1063,6 +1128,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_daemon_kill_in_flush, each_setup,
 						each_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_corrupt_live, each_setup,
+						each_teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_fifo_image, each_setup,
 						each_teardown),
 	};
 
