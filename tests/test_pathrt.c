@@ -572,6 +572,15 @@ static void test_static_and_off(void **state)
 	assert_null(strstr(r.settings, "paths="));
 	run_free(&r);
 
+	/* no runtime where it is asked for: a note, and time samples as usual */
+	setenv("DCPI_PATHS_LIB", "/nonexistent/libdcpi-paths.so", 1);
+	record(&r, opts, dyn_argv);
+	unsetenv("DCPI_PATHS_LIB");
+	assert_int_equal(exit_code(&r), 0);
+	assert_non_null(strstr(r.err, "note: no path samples"));
+	assert_int_equal(r.np, 0);
+	run_free(&r);
+
 	snprintf(bin, sizeof(bin), "%s/static", ws);
 	if (!src_dir || system("cc --version >/dev/null 2>&1") ||
 	    tu_sh_static(bin)) {
