@@ -629,6 +629,28 @@ static void test_dlopen(void **state)
 	run_free(&r);
 }
 
+/* A program built with AddressSanitizer refuses a library preloaded before
+ * its runtime unless told otherwise: dcpi record tells it. */
+static void test_asan_program(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	char bin[400], cmd[PATH_MAX + 512];
+	const char *argv[] = { bin, "branch", "30000000", NULL };
+	struct run r;
+
+	snprintf(bin, sizeof(bin), "%s/asan", ws);
+	snprintf(cmd, sizeof(cmd), "cc -fsanitize=address -O1 -o '%s' '%s/tests/workloads/"
+		 "pathloop.c' -lpthread >/dev/null 2>&1", bin, src_dir ? src_dir : ".");
+	if (!src_dir || system(cmd)) {
+		print_message("no AddressSanitizer here: not run\n");
+		return;
+	}
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "bursts") > 0);
+	run_free(&r);
+}
+
 static void test_bad_options(void **state)
 {
 	static const char *const bad[][2] = {
@@ -660,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_static_and_off),
 		cmocka_unit_test(test_dlopen),
+		cmocka_unit_test(test_asan_program),
 		cmocka_unit_test(test_bad_options),
 	};
 
