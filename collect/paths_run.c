@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "internal.h"
 #include "pathrt.h"
 #include "paths.h"
@@ -208,7 +209,7 @@ int paths_static_command(const char *cmd)
 
 	if (which(cmd, path, sizeof(path)))
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, NULL);
 	if (fd < 0)
 		return 0;
 	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
