@@ -695,7 +695,7 @@ static void recorded_db(char *dbp, size_t len)
 	char out[4096];
 
 	fresh(dbp, len);
-	if (run_capture(out, sizeof(out), "%s record --db %s -- %s/workloads/twoprocs 5",
+	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
 			dcpi_bin, dbp, build_dir))
 		fail_msg("record: %s", out);
 }
@@ -749,7 +749,7 @@ static void test_tools_messages(void **state)
 	assert_non_null(strstr(out, "skipped 1 empty epoch newer than 00000001"));
 	assert_non_null(strstr(out, "proc_a"));
 	/* a full disk under dcpi record: exit 1 and no half-written epoch */
-	rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:3:enospc %s record --db %s "
+	rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:3:enospc %s record --no-paths --db %s "
 			 "-- %s/workloads/twoprocs 2", dcpi_bin, dbp, build_dir);
 	print_message("%s", out);
 	assert_int_equal(rc, 1);
