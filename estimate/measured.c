@@ -900,7 +900,56 @@ static void scale_block(const struct cfg *cfg, uint32_t b, double target, double
 		m[i] = sum > 0 ? m[i] * target / sum : target / bl->n;
 }
 
-void est_apply_measured(const struct cfg *cfg, const struct est_measurements *meas, double *m)
+/* Samples and M of a block. */
+static void block_sums(const struct cfg *cfg, uint32_t b, const double *samples, const double *m,
+		       double *s, double *msum)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+
+	*s = *msum = 0;
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+		*s += samples ? samples[i] : 0;
+		*msum += m[i];
+	}
+}
+
+/*
+ * A loop's iteration as one body: its blocks overlap, so together they cost
+ * what the iteration costs.  How the core spreads that over them is what the
+ * samples show (a block whose cycles retire in another's shadow gets none),
+ * so the share of each block is its share of the path's samples, each then
+ * estimating the path's iterations; with fewer than EST_LOOP_MIN_SAMPLES on
+ * the path, its share of the path's best cases.
+ */
+#define EST_LOOP_MIN_SAMPLES 20
+
+static void apply_loop(const struct cfg *cfg, const struct est_meas_loop *ml,
+		       const double *samples, double *m)
+{
+	double stot = 0, mtot = 0, s, msum;
+	int by_samples;
+
+	for (uint32_t k = 0; k < ml->npath; k++) {
+		block_sums(cfg, ml->path[k], samples, m, &s, &msum);
+		stot += s;
+		mtot += msum;
+	}
+	by_samples = stot >= EST_LOOP_MIN_SAMPLES;
+	if (!by_samples && mtot <= 0)
+		return;
+	for (uint32_t k = 0; k < ml->npath; k++) {
+		uint32_t b = ml->path[k];
+
+		block_sums(cfg, b, samples, m, &s, &msum);
+		if (by_samples)
+			scale_block(cfg, b, ml->cycles * s / stot, m);
+		else
+			scale_block(cfg, b, ml->cycles * msum / mtot, m);
+	}
+}
+
+void est_apply_measured(const struct cfg *cfg, const struct est_measurements *meas,
+			const double *samples, double *m)
 {
 	if (!meas || meas->nblocks != cfg->nblocks)
 		return;
@@ -909,25 +958,7 @@ void est_apply_measured(const struct cfg *cfg, const struct est_measurements *me
 			scale_block(cfg, b, meas->blocks[b].cycles, m);
 	if (!meas->apply_loops)
 		return;
-	/* a loop's iteration as one body: its blocks overlap, so together they
-	 * cost what the iteration costs, shared as their own best cases are */
-	for (size_t l = 0; l < meas->nloops; l++) {
-		const struct est_meas_loop *ml = &meas->loops[l];
-		double sum = 0;
-
-		if (ml->source != EST_BEST_MEASURED || !ml->npath)
-			continue;
-		for (uint32_t k = 0; k < ml->npath; k++) {
-			const struct cfg_block *bl = &cfg->blocks[ml->path[k]];
-
-			for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
-				sum += m[i];
-		}
-		for (uint32_t k = 0; k < ml->npath && sum > 0; k++) {
-			const struct cfg_block *bl = &cfg->blocks[ml->path[k]];
-
-			for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
-				m[i] *= ml->cycles / sum;
-		}
-	}
+	for (size_t l = 0; l < meas->nloops; l++)
+		if (meas->loops[l].source == EST_BEST_MEASURED && meas->loops[l].npath)
+			apply_loop(cfg, &meas->loops[l], samples, m);
 }

@@ -4,7 +4,8 @@
  * and from path samples, the cache round trip and a bad cache file, refusals
  * that leave blocks modelled, and est_procedure fed with measurements on the
  * synthetic loop_if CFG (a measured block's M_i scaled to its figure, a
- * measured loop's path to its cycles per iteration).
+ * measured loop's cycles per iteration shared by its path's blocks as their
+ * samples are).
  *
  * Under valgrind the sandbox still runs (statuses are checked), but its
  * figures are valgrind's CPU's: the assertions on cycles are skipped.
@@ -423,7 +424,8 @@ static double block_m(const struct cfg *cfg, const struct est_result *r, uint32_
 
 /* est_procedure with measurements: a measured block's best case replaces the
  * model's (its M_i keep their proportions); a measured loop's cycles are
- * shared by its path's blocks; the executions follow. */
+ * shared by its path's blocks as their samples are (as their best cases with
+ * few samples); the executions follow. */
 static void test_procedure_with_measurements(void **state)
 {
 	struct cfg *cfg = build_loop_if();
@@ -475,7 +477,18 @@ static void test_procedure_with_measurements(void **state)
 	m.apply_loops = 1;
 	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r2, &err), 0);
 	assert_true(fabs(r2.blocks[b].best + r2.blocks[d].best + r2.blocks[e].best - 3.0) < 1e-9);
-	/* shared in proportion to the blocks' own best cases (E's measured one) */
+	/* shared as the samples are: B 2 x 1e6, D 7.5e5, E 4 x 1e6 */
+	assert_true(fabs(r2.blocks[e].best - 3.0 * 4e6 / 6.75e6) < 1e-9);
+	assert_true(fabs(r2.blocks[d].best - 3.0 * 7.5e5 / 6.75e6) < 1e-9);
+	/* each block then estimates the path's iterations: samples / best */
+	assert_true(fabs(r2.blocks[d].samples / r2.blocks[d].best -
+			 r2.blocks[e].samples / r2.blocks[e].best) < 1e-6 * r2.blocks[e].samples);
+	/* with few samples on the path: as the blocks' own best cases are */
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		s[i] *= 1e-6;
+	est_result_free(&r2);
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r2, &err), 0);
+	assert_true(fabs(r2.blocks[b].best + r2.blocks[d].best + r2.blocks[e].best - 3.0) < 1e-9);
 	assert_true(fabs(r2.blocks[e].best / r2.blocks[d].best -
 			 r1.blocks[e].best / r1.blocks[d].best) < 1e-9);
 	/* C is off the path: the model's */

@@ -528,6 +528,7 @@ static void test_crash(void **state)
 {
 	static const char *const opts[] = { RATE, NULL };
 	const char *argv[] = { pathloop, "crash", "100000000", NULL };
+	const char *mid_argv[] = { pathloop, "crashmid", NULL };
 	uint64_t f, n;
 	struct run r;
 
@@ -535,6 +536,14 @@ static void test_crash(void **state)
 	assert_int_equal(exit_code(&r), 128 + SIGSEGV);
 	truth(&r, &f, &n);
 	check_branch(&r, (double)f / (double)n, 50);
+	run_free(&r);
+
+	/* Killed while being stepped (it crashes when it sees TF set): the
+	 * status is the program's, the 19 bursts before are kept. */
+	record(&r, opts, mid_argv);
+	assert_int_equal(exit_code(&r), 128 + SIGSEGV);
+	assert_true(setting(&r, "bursts") >= 19);
+	assert_non_null(image(&r, "/pathloop"));
 	run_free(&r);
 }
 
@@ -582,7 +591,7 @@ static void test_dlopen(void **state)
 {
 	static const char *const opts[] = { RATE, NULL };
 	char src[400], lib[400], cmd[1200], dlopener[PATH_MAX];
-	const char *argv[] = { dlopener, lib, "0.5", NULL };
+	const char *argv[] = { dlopener, lib, "1.5", NULL };	/* seconds of wall time */
 	const struct path_profile *p;
 	uint64_t lo, size, in = 0;
 	struct run r;

@@ -83,7 +83,7 @@ static const char calc_usage[] =
 	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
 	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
 	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
-	"      --scale R       scale rule with paths: sum (default), quantile, loops,\n"
+	"      --scale R       scale rule with paths: quantile[:Q] (default, Q 0.25), sum, loops,\n"
 	"                      minloop, windows; --prior W pseudo-observations of the static\n"
 	"                      prior (2); --regions: each hot loop nest its own scale\n"
 	"  -a, --all           every block, not only the hot ones\n"
@@ -167,7 +167,13 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		case 'P': a->no_paths = 1; break;
 		case 'F': a->path_file = optarg; break;
 		case 'R':
-			if (est_scale_rule_parse(optarg, &a->popts.rule) < 0)
+			if (!strncmp(optarg, "quantile:", 9)) {
+				a->popts.quantile = strtod(optarg + 9, &end);
+				if (*end || !(a->popts.quantile > 0 && a->popts.quantile <= 1))
+					return tool_fail("--scale %s: quantile:Q wants 0 < Q <= 1",
+							 optarg);
+				a->popts.rule = EST_SCALE_QUANTILE;
+			} else if (est_scale_rule_parse(optarg, &a->popts.rule) < 0)
 				return tool_fail("--scale %s: not sum, quantile, loops, minloop, windows",
 						 optarg);
 			break;
@@ -218,9 +224,8 @@ static int find_in_image(struct calc_ctx *c, const char *ev)
 			c->prof = &c->p[i];
 	if (!c->prof)
 		return tool_fail("%s: no %s samples in epoch %s", c->a.image, ev, c->epoch);
-	c->proc = img_proc_lookup(c->img, c->a.proc);
-	if (!c->proc)
-		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
+	if (img_proc_find(c->img, c->a.proc, &c->proc, &err) < 0)
+		return tool_fail("%s", err.msg);
 	return 0;
 }
 
@@ -814,9 +819,8 @@ static int load_static(struct calc_ctx *c)
 		return 1;
 	if (img_open(c->a.image, 0, &c->img, &err) < 0)
 		return tool_fail("%s", err.msg);
-	c->proc = img_proc_lookup(c->img, c->a.proc);
-	if (!c->proc)
-		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
+	if (img_proc_find(c->img, c->a.proc, &c->proc, &err) < 0)
+		return tool_fail("%s", err.msg);
 	return 0;
 }
 

@@ -26,7 +26,8 @@ static const char model_usage[] =
 	"       dcpi model [--model NAME] --show\n"
 	"      --show         which table is in use and where each number came from\n"
 	"  -m, --model NAME   pipeline model (default: from CPUID); --list-models\n"
-	"  -i, --image FILE   ELF file; PROC is a procedure name or 0xADDRESS\n"
+	"  -i, --image FILE   ELF file; PROC is a name (with or without\n"
+	"                     parameters), a mangled name, or 0xADDRESS\n"
 	"  -x, --hex BYTES    instruction bytes in hex, scheduled as one loop body\n"
 	"      --json         machine-readable output\n";
 
@@ -175,9 +176,8 @@ static int run_image(const struct model *m, const struct model_args *a)
 
 	if (img_open(a->image, IMG_NO_DWARF, &img, &err) < 0)
 		return tool_fail("%s", err.msg);
-	proc = img_proc_lookup(img, a->proc);
-	if (!proc) {
-		tool_fail("%s: no procedure %s", a->image, a->proc);
+	if (img_proc_find(img, a->proc, &proc, &err) < 0) {
+		tool_fail("%s", err.msg);
 		goto out;
 	}
 	if (cfg_build(img, proc, &cfg, &err) < 0) {

@@ -379,8 +379,14 @@ int est_measure(const struct cfg *cfg, const double *samples, const struct est_m
 		struct est_measurements *out, struct dcpi_err *err);
 void est_measurements_free(struct est_measurements *m);
 
-/* Scale m[cfg->ninsns] (M_i) to the measurements: what est_procedure does. */
-void est_apply_measured(const struct cfg *cfg, const struct est_measurements *meas, double *m);
+/*
+ * Scale m[cfg->ninsns] (M_i) to the measurements: what est_procedure does.
+ * A measured block's M_i sum to its figure; a measured loop's cycles per
+ * iteration are shared by its path's blocks as samples[] (may be NULL) are
+ * (at least 20 on the path), else as their best cases are.
+ */
+void est_apply_measured(const struct cfg *cfg, const struct est_measurements *meas,
+			const double *samples, double *m);
 
 /*
  * The timeable body of block b: its bytes without the ending branch, call or

@@ -174,7 +174,8 @@ int model_file_write(const char *path, const struct model *m, const struct model
 /* A modifiable copy of base named name (NULL: base's name); every value "shipped". */
 struct model *model_copy(const struct model *base, const char *name, struct dcpi_err *err);
 void model_free(struct model *m);
-/* Set machine parameter param ("load_lat", "alu_ports" ...) from its text value. */
+/* Set machine parameter param ("load_lat", "alu_ports" ...) from its text value;
+ * src NULL keeps the value's source (trial values). */
 int model_set_param(struct model *m, const char *param, const char *value, const char *src,
 		    struct dcpi_err *err);
 /* Set field ("lat", "uops", "ports", "busy") of class cls on every row of it. */
@@ -206,6 +207,52 @@ void model_ports_text(const struct model *m, uint32_t ports, char *buf, size_t l
  * did or there is none, else "FILE:LINE: reason" (the shipped table is used).
  */
 const char *model_file_status(void);
+
+/*
+ * Calibration (culprit/probes.txt, culprit/fit.c): microbenchmark bodies timed
+ * on this machine, and the fit of a model's machine parameters and per-class
+ * latency, dispatch slots, ports and busy cycles to their cycles per
+ * iteration.  The fit is pure: measurements in, model values out.
+ */
+struct model_probe {
+	const char *name;	/* "lat.fadd" (assembly in culprit/probes.txt) */
+	size_t len;
+	const uint8_t *bytes;
+};
+
+/* The built-in probe suite. */
+size_t model_probes(const struct model_probe **out);
+
+struct model_fit_report {
+	size_t nused;			/* probes with a measurement that decode */
+	double err_before, err_after;	/* mean relative error on them */
+	int nchanged;			/* values that moved */
+	int ports_added;
+	char log[4096];			/* one line per change: "fadd lat 3 -> 2" */
+};
+
+/*
+ * Time probes[0..n) on this machine (culprit/probe_time.c, the sandbox):
+ * passes whole passes, pinned to cpu (-1: not pinned); cycles[i] is the
+ * second lowest of the passes' figures (lowest with fewer than 3 passes), 0
+ * when no pass timed it.  probe_load[pass] (may be NULL) is that pass's
+ * figure for 12 independent adds, the contention probe.  progress (may be
+ * NULL) is called after each pass.
+ */
+typedef void (*model_progress_fn)(void *arg, int pass, int passes, double add12);
+int model_time_probes(const struct model_probe *probes, size_t n, int passes, int cpu,
+		      double *cycles, double *probe_load, model_progress_fn progress,
+		      void *arg, struct dcpi_err *err);
+
+/*
+ * Fit m (from model_copy, changed in place) to cycles[i], the measured core
+ * cycles per iteration of probes[i] (<= 0: not measured).  Values that the
+ * probes determine move to the best fit (coordinate descent over each value's
+ * candidates, the scheduler as the forward model); the others keep their
+ * source.  A changed value's source becomes "measured DATE by probe P".
+ */
+int model_fit(struct model *m, const struct model_probe *probes, const double *cycles,
+	      size_t n, const char *date, struct model_fit_report *rep, struct dcpi_err *err);
 
 /* The class row of an instruction; *known = 0 when it is the fallback. */
 const struct model_class *model_classify(const struct model *m, const struct cfg_insn *insn,

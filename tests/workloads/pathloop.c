@@ -21,6 +21,9 @@
  *   rep      rep movsb of 64 KiB, repeatedly (at pl_rep)
  *   syscalls a getppid() system call every 64 iterations
  *   crash    N iterations, then a write through a null pointer
+ *   crashmid a loop that watches its own trap flag (pushf) and writes
+ *            through a null pointer at the start of the 20th burst it sees,
+ *            so the crash happens while it is being single-stepped
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -232,6 +235,28 @@ static int mode_syscalls(void)
 	return s ? 0 : 3;
 }
 
+/* EFLAGS.TF as the program sees it: set while a burst steps it. */
+static int stepped(void)
+{
+	unsigned long f;
+
+	__asm__ volatile("pushf; pop %0" : "=r"(f));
+	return (f >> 8) & 1;
+}
+
+static int mode_crashmid(int small)
+{
+	int seen = 0, prev = 0;
+
+	for (;;) {
+		int s = stepped();
+
+		if (s && !prev && ++seen == 20)
+			*(volatile int *)(uintptr_t)small = 0;	/* unmapped */
+		prev = s;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "branch";
@@ -256,6 +281,8 @@ int main(int argc, char **argv)
 		return mode_rep();
 	if (!strcmp(mode, "syscalls"))
 		return mode_syscalls();
+	if (!strcmp(mode, "crashmid"))
+		return mode_crashmid(argc);
 	if (!strcmp(mode, "crash")) {
 		run(iters, 1);
 		*(volatile int *)(uintptr_t)argc = 0;	/* argc is small: unmapped */
