@@ -78,8 +78,12 @@ $(DCPI): $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRCS)) $(LIB)
 $(PATHRT): collect/pathrt.c collect/pathrt.h
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  SO      $@")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -fPIC -shared -fvisibility=hidden $(WARN) \
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -fvisibility=hidden $(WARN) \
 		-o $@ $< -ldl
+
+# ... and carried inside dcpi (collect/paths_blob.c), so a copy of the binary alone has it.
+$(BUILD)/collect/paths_blob.o: $(PATHRT)
+$(BUILD)/collect/paths_blob.o: ALL_CFLAGS += -DPATHRT_FILE='"$(PATHRT)"'
 
 $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 	@ln -sf dcpi $@

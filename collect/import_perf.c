@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dcpi/safefile.h"
 #include "dcpi/cfg.h"
 #include "dcpi/paths.h"
 #include "import_internal.h"
@@ -881,7 +882,8 @@ static FILE *pf_code(struct pf *f, uint32_t image)
 		bid = pf_bid_find(f, id->path);
 		if (bid && strcmp(bid, id->build_id))
 			return NULL;
-		f->code[image] = fopen(id->path, "rb");
+		/* a sampled process's file: a FIFO there must not block us */
+		f->code[image] = dcpi_fopen_read(id->path, NULL);
 	}
 	return f->code[image];
 }

@@ -61,7 +61,7 @@
 #define TF 0x100ULL
 #define PRT_RANGES 1024		/* executable mappings remembered */
 #define PRT_MAPS_BUF (256 * 1024)
-#define PRT_REREAD_NS 100000000ULL	/* re-read /proc/self/maps at most every 0.1 s */
+#define PRT_REREAD_NS 10000000ULL	/* re-read /proc/self/maps at most every 10 ms */
 
 #define PRT_EXPORT __attribute__((visibility("default")))
 
@@ -81,6 +81,7 @@ struct prt_thread {
 
 struct prt_range {
 	uint64_t lo, hi;
+	int readable;		/* 0: execute-only (protection keys, vsyscall) */
 };
 
 static struct {
@@ -103,7 +104,7 @@ static struct {
 	uint64_t maps_ns;
 	char mbuf[PRT_MAPS_BUF];
 	char line[4096];
-} g = { .fd = -1 };
+} g;	/* zero: in .bss, so the file stays small; fd set in prt_start */
 
 static __thread struct prt_thread t_self __attribute__((tls_model("initial-exec")));
 
@@ -274,7 +275,8 @@ static void maps_line(const char *s, char **out, char *end)
 	path = s;
 	if (g.nranges < PRT_RANGES) {
 		g.ranges[g.nranges].lo = lo;
-		g.ranges[g.nranges++].hi = hi;
+		g.ranges[g.nranges].hi = hi;
+		g.ranges[g.nranges++].readable = perm[0] == 'r';
 	}
 	pl = strlen(path);
 	if (!pl || (path[0] != '/' && strcmp(path, "[vdso]")) || *out + pl + 60 > end)
@@ -340,6 +342,17 @@ static int mapped(uint64_t pc)
 	return 0;
 }
 
+/* The timer interrupted code outside every known mapping (a dlopen since
+ * the last read): read the maps now, so the burst can start there. */
+static void refresh_maps(uint64_t pc)
+{
+	if (mapped(pc) || !lock_maps())
+		return;
+	if (!mapped(pc) && now_ns() - g.maps_ns >= PRT_REREAD_NS)
+		maps_snapshot();
+	unlock_maps();
+}
+
 /* A pc outside every known executable mapping: dlopen, or a new JIT area. */
 static void check_maps(const struct prt_thread *t)
 {
@@ -377,13 +390,28 @@ static void burst_end(struct prt_thread *t, uint32_t flags)
 	t->n = 0;
 }
 
-/* The instruction at pc enters the kernel.  Only its first byte is read
+/* pc lies in a mapping we know to be readable (not execute-only memory,
+ * which faults when read). */
+static int readable(uint64_t pc)
+{
+	size_t n = __atomic_load_n(&g.nranges, __ATOMIC_RELAXED);
+
+	for (size_t i = 0; i < n && i < PRT_RANGES; i++)
+		if (pc >= g.ranges[i].lo && pc < g.ranges[i].hi)
+			return g.ranges[i].readable;
+	return 0;
+}
+
+/* The instruction at pc enters the kernel, or we cannot look at it (then
+ * the burst ends there, as at a syscall).  Only its first byte is read
  * unless that byte starts such an instruction, whose second byte must then
  * be mapped too. */
 static int at_syscall(uint64_t pc)
 {
 	const unsigned char *p = (const unsigned char *)(uintptr_t)pc;
 
+	if (!readable(pc))
+		return 1;
 	if (p[0] == 0x0f)
 		return p[1] == 0x05 || p[1] == 0x34;
 	if (p[0] == 0xcd)
@@ -478,8 +506,10 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 			goto out;		/* still stepping: let it finish */
 		burst_end(t, PRT_F_LOST);
 	}
-	if (((uint64_t)r[REG_EFL] & TF) || sigismember(&uc->uc_sigmask, SIGTRAP) ||
-	    at_syscall((uint64_t)r[REG_RIP]))
+	if (((uint64_t)r[REG_EFL] & TF) || sigismember(&uc->uc_sigmask, SIGTRAP))
+		goto out;
+	refresh_maps((uint64_t)r[REG_RIP]);
+	if (at_syscall((uint64_t)r[REG_RIP]))
 		goto out;
 	t->active = 1;
 	t->n = 1;
@@ -650,6 +680,7 @@ __attribute__((constructor)) static void prt_start(void)
 	const char *dir = getenv(PRT_ENV_DIR), *rate = getenv(PRT_ENV_RATE);
 	const char *sig = getenv(PRT_ENV_SIGNAL);
 
+	g.fd = -1;
 	resolve();
 	if (!dir || !rate || !g.sigaction || !g.pthread_create ||
 	    strlen(dir) >= sizeof(g.dir) || parse_settings(rate))

@@ -7,6 +7,7 @@
 #define DCPI_COLLECT_PATHS_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dcpi/paths.h"
@@ -33,9 +34,10 @@ struct paths_stats {
 };
 
 /*
- * Find the runtime (lib, or $DCPI_PATHS_LIB, or libdcpi-paths.so beside
- * this executable, in its parent directory or in ../lib/dcpi), make the
- * spool directory and the environment strings.  rate: bursts per CPU
+ * Make the spool directory and find the runtime: lib, else $DCPI_PATHS_LIB,
+ * else the copy embedded in dcpi (written into the spool directory), else
+ * libdcpi-paths.so beside this executable, in its parent directory or in
+ * ../lib/dcpi; -ENOENT when there is none.  Then the environment strings.  rate: bursts per CPU
  * second of each thread; k: steps per burst.
  */
 int paths_prepare(struct paths_run *r, unsigned rate, unsigned k, const char *lib,
@@ -50,6 +52,9 @@ void paths_cleanup(struct paths_run *r);
 /* 1 when cmd (searched in PATH like execvp) is an ELF without PT_INTERP,
  * so a preloaded runtime never loads; 0 otherwise or when unknown. */
 int paths_static_command(const char *cmd);
+
+/* The runtime embedded in this binary (paths_blob.c); NULL, 0 when not. */
+const unsigned char *paths_blob(size_t *len);
 
 /* The spool files of dir into per-image profiles (paths_spool.c); *out
  * has *n profiles, free with path_profiles_free. */

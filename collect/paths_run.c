@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "internal.h"
 #include "pathrt.h"
 #include "paths.h"
@@ -26,8 +28,40 @@ static int usable(const char *path)
 	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, R_OK);
 }
 
-/* The runtime: given, from the environment, or beside this executable. */
-static int find_lib(char *out, size_t len, const char *given)
+/* The embedded runtime into dir, unless dir's file system cannot map it
+ * executable (noexec). */
+static int write_blob(const char *dir, char *out, size_t len)
+{
+	size_t n, done = 0;
+	const unsigned char *b = paths_blob(&n);
+	struct statvfs vfs;
+	int fd;
+
+	if (!b || !n || statvfs(dir, &vfs) || (vfs.f_flag & ST_NOEXEC) ||
+	    (size_t)snprintf(out, len, "%s/%s", dir, PRT_LIB_NAME) >= len)
+		return -ENOENT;
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0500);
+	if (fd < 0)
+		return -ENOENT;
+	while (done < n) {
+		ssize_t w = write(fd, b + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	if (close(fd) || done < n) {
+		unlink(out);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The runtime: given, from the environment, embedded, or beside this
+ * executable. */
+static int find_lib(char *out, size_t len, const char *given, const char *dir)
 {
 	static const char *const rel[] = { "", "/..", "/../lib/dcpi" };
 	char exe[PATH_MAX], cand[PATH_MAX + 64], *slash;
@@ -38,6 +72,8 @@ static int find_lib(char *out, size_t len, const char *given)
 		given = env;
 	if (given)
 		return realpath(given, out) && usable(out) ? 0 : -ENOENT;
+	if (!write_blob(dir, out, len))
+		return 0;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return -ENOENT;
@@ -63,22 +99,25 @@ int paths_prepare(struct paths_run *r, unsigned rate, unsigned k, const char *li
 	if (!rate || rate > 100000 || k < 2 || k > PRT_KMAX)
 		return dcpi_errf(err, -EINVAL, "paths %u:%u: rate must be 1..100000 bursts "
 				 "per CPU second and K 2..%d steps", rate, k, PRT_KMAX);
-	if (find_lib(r->lib, sizeof(r->lib), lib))
+	/* LD_PRELOAD splits at spaces and colons: such a TMPDIR cannot hold it */
+	if (!tmp || !tmp[0] || strpbrk(tmp, " :"))
+		tmp = "/tmp";
+	snprintf(r->dir, sizeof(r->dir), "%s/dcpi-paths-XXXXXX", tmp);
+	if (!mkdtemp(r->dir))		/* mode 0700 */
+		return dcpi_errf(err, -errno, "%s: %s", r->dir, strerror(errno));
+	r->on = 1;			/* paths_cleanup removes the directory */
+	if (find_lib(r->lib, sizeof(r->lib), lib, r->dir))
 		return dcpi_errf(err, -ENOENT, "%s: the path-sample runtime is missing "
 				 "(build it with make, or give --no-paths)",
 				 lib ? lib : PRT_LIB_NAME);
 	if (strpbrk(r->lib, " :"))
 		return dcpi_errf(err, -EINVAL, "%s: a path with a space or colon cannot go "
 				 "in LD_PRELOAD", r->lib);
-	snprintf(r->dir, sizeof(r->dir), "%s/dcpi-paths-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	if (!mkdtemp(r->dir))		/* mode 0700 */
-		return dcpi_errf(err, -errno, "%s: %s", r->dir, strerror(errno));
 	snprintf(r->rate, sizeof(r->rate), "%u:%u", rate, k);
 	if (old && old[0])
 		snprintf(r->preload, sizeof(r->preload), "%s:%s", r->lib, old);
 	else
 		snprintf(r->preload, sizeof(r->preload), "%s", r->lib);
-	r->on = 1;
 	return 0;
 }
 
@@ -160,7 +199,7 @@ int paths_static_command(const char *cmd)
 
 	if (which(cmd, path, sizeof(path)))
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, NULL);
 	if (fd < 0)
 		return 0;
 	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&

@@ -254,6 +254,12 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 		if (!res->paths_static)
 			ret = paths_prepare(&pr, opts->paths_rate, opts->paths_steps,
 					    opts->paths_lib, err);
+		if (ret == -ENOENT) {	/* no runtime: time samples as usual */
+			snprintf(res->paths_note, sizeof(res->paths_note), "%s", err->msg);
+			dcpi_err_clear(err);
+			paths_cleanup(&pr);
+			ret = 0;
+		}
 	}
 	if (!ret)
 		ret = run(&s, argv, db, &pr, res, err);

@@ -221,8 +221,8 @@ static int knob_try(struct fit *f, const struct knob *k, const char *v, unsigned
 
 	if (rc < 0 || k->param || strcmp(k->field, "lat"))
 		return rc;
-	snprintf(b, sizeof(b), "%u", busy0 > 1 && busy0 == lat0 && atoi(v) > 0 ?
-		 (unsigned)atoi(v) : busy0);
+	snprintf(b, sizeof(b), "%u", busy0 > 1 && busy0 >= lat0 && atoi(v) > 0 ?
+		 (unsigned)atoi(v) + busy0 - lat0 : busy0);
 	if ((unsigned)atoi(b) != class_busy(f, k->cls))
 		rc = model_set_class(f->m, model_class_name((size_t)k->cls), "busy", b, src,
 				     f->err);
@@ -239,7 +239,7 @@ static int knob_fit(struct fit *f, const struct knob *k, char (*cand)[96], int n
 	double base, bl;
 
 	f->by = k->param ? BY_ANY : !strcmp(k->field, "lat") ? BY_LAT :
-		 !strcmp(k->field, "uops") ? BY_ANY : BY_TP;
+		 !strcmp(k->field, "ports|busy") ? BY_TP : BY_ANY;
 	knob_get(f, k, cur, sizeof(cur));
 	base = loss(f, c, k->prefixes, &n);
 	if (!n)
@@ -273,6 +273,11 @@ static int knob_fit(struct fit *f, const struct knob *k, char (*cand)[96], int n
 		 k->param ? "" : " ", k->param ? "" : k->field);
 	logf_change(f, what, cur, best);
 	return 1;
+}
+
+static int popcount(uint32_t x)
+{
+	return __builtin_popcount(x);
 }
 
 /* ---- candidates -------------------------------------------------------------- */
@@ -325,13 +330,22 @@ static int cand_prefixes(const struct model *m, char (*c)[96], int n, uint32_t g
 
 /* Port sets for a class now on cur: within the same group (ALUs or FP pipes);
  * none for classes on units of their own (dividers, lock, moves to gpr). */
-static int cands_ports(const struct model *m, uint32_t cur, char (*c)[96])
+static int cands_ports(const struct model *m, const char *cls, uint32_t cur, char (*c)[96])
 {
 	uint32_t group = (cur & ~m->alu_ports) == 0 ? m->alu_ports :
 			 (cur & ~m->fp_ports) == 0 ? m->fp_ports : 0;
 	int n = 0;
 
-	if (!cur || !group)
+	if (!cur)
+		return 0;
+	if (!group && popcount(cur) == 1 && !strcmp(m->port_names[__builtin_ctz(cur)], cls)) {
+		/* a unit of its own, made when the class was turned on: or is it an ALU
+		 * or FP pipe after all? */
+		n = cand_add_ports(m, c, n, cur);
+		n = cand_prefixes(m, c, n, m->alu_ports);
+		return cand_prefixes(m, c, n, m->fp_ports);
+	}
+	if (!group)
 		return 0;
 	for (size_t i = 0; i < m->nclasses; i++)
 		if (m->classes[i].ports && !(m->classes[i].ports & ~group))
@@ -350,10 +364,6 @@ static const struct fit_probe *find_probe(const struct fit *f, const char *name)
 	return NULL;
 }
 
-static int popcount(uint32_t x)
-{
-	return __builtin_popcount(x);
-}
 
 /* Give every class row and port parameter holding all of old the added ports too. */
 static int widen(struct fit *f, uint32_t old, uint32_t add, const char *src)
@@ -533,7 +543,7 @@ static int sweep_classes(struct fit *f)
 		k.field = "lat";
 		moved += knob_fit(f, &k, cand, cands_lat(f, c, cand));
 		k.field = "ports|busy";
-		moved += knob_fit(f, &k, cand, with_busy(cands_ports(f->m, r->ports, cand), r->busy,
+		moved += knob_fit(f, &k, cand, with_busy(cands_ports(f->m, model_class_name((size_t)c), r->ports, cand), r->busy,
 							 cand));
 		k.field = "busy";
 		moved += knob_fit(f, &k, cand, cands_range(cand, 0, 1, r->lat > 4 ? r->lat : 4, 1));
@@ -553,6 +563,57 @@ static int class_of_row(const struct model *m, const struct model_class *r)
 	return -1;
 }
 
+static void classify_probes(struct fit *f)
+{
+	for (size_t i = 0; i < f->nfp; i++) {
+		struct fit_probe *p = &f->fp[i];
+
+		p->classes[0] = p->classes[1] = 0;
+		for (size_t j = 0; j < p->n; j++) {
+			int c = class_of_row(f->m, model_classify(f->m, &p->insns[j], NULL));
+
+			if (c >= 0)
+				p->classes[c / 64] |= 1ull << (c % 64);
+		}
+	}
+}
+
+/* Classes the model does not use but a probe of their own measured (zen5's
+ * table has no lock class: lat.lock turns it on, at the base's values). */
+static int use_probed_classes(struct fit *f)
+{
+	char name[64], v[16], src[96];
+	int used = 0;
+
+	for (size_t c = 0; c < model_class_count(); c++) {
+		const char *cls = model_class_name(c);
+
+		if (model_class_row(f->m, cls))
+			continue;
+		snprintf(name, sizeof(name), "lat.%s", cls);
+		if (!find_probe(f, name)) {
+			snprintf(name, sizeof(name), "tp.%s", cls);
+			if (!find_probe(f, name))
+				continue;
+		}
+		snprintf(src, sizeof(src), "base value (class used for %.40s)", name);
+		snprintf(v, sizeof(v), "%u", model_base_classes[c].uops);
+		if (model_set_class(f->m, cls, "uops", v, src, f->err) < 0)
+			return -1;
+		snprintf(v, sizeof(v), "%u", model_base_classes[c].lat);
+		if (model_set_class(f->m, cls, "lat", v, src, f->err) < 0)
+			return -1;
+		snprintf(v, sizeof(v), "%u", model_base_classes[c].busy);
+		if (model_set_class(f->m, cls, "busy", v, src, f->err) < 0)
+			return -1;
+		logf_change(f, cls, "unused", "used");
+		used++;
+	}
+	if (used)
+		classify_probes(f);
+	return 0;
+}
+
 static int prepare(struct fit *f, const struct model_probe *pr, const double *cycles, size_t n)
 {
 	f->fp = calloc(n ? n : 1, sizeof(*f->fp));
@@ -570,14 +631,9 @@ static int prepare(struct fit *f, const struct model_probe *pr, const double *cy
 		}
 		p->p = &pr[i];
 		p->meas = cycles[i];
-		for (size_t j = 0; j < p->n; j++) {
-			int c = class_of_row(f->m, model_classify(f->m, &p->insns[j], NULL));
-
-			if (c >= 0)
-				p->classes[c / 64] |= 1ull << (c % 64);
-		}
 		f->nfp++;
 	}
+	classify_probes(f);
 	return 0;
 }
 
@@ -602,7 +658,8 @@ int model_fit(struct model *m, const struct model_probe *probes_in, const double
 	}
 	f.rep->err_before = loss(&f, -1, NULL, NULL) / (double)f.nfp;
 	if (grow_group(&f, "tp.alu_fuse", 12, m->alu_ports, "alu") < 0 ||
-	    grow_group(&f, "tp.load", 12, m->load_ports, "agu") < 0) {
+	    grow_group(&f, "tp.load", 12, m->load_ports, "agu") < 0 ||
+	    use_probed_classes(&f) < 0) {
 		rc = -EINVAL;
 		goto out;
 	}

@@ -107,6 +107,14 @@ static void expand_all(void)
 		model_tables_expand(cpus[i], rows[i], &fallbacks[i]);
 }
 
+uint32_t model_unit_ports(const struct model *shipped, int unit)
+{
+	for (size_t i = 0; i < NMODELS; i++)
+		if (models[i] == shipped && unit >= 0 && unit < MODEL_U_COUNT)
+			return cpus[i]->units[unit];
+	return 0;
+}
+
 static struct model *file_model;
 static pthread_once_t file_once = PTHREAD_ONCE_INIT;
 static void load_file_model(void);

@@ -95,6 +95,9 @@ extern const struct model_cpu model_cpu_zen5, model_cpu_zen4, model_cpu_zen3,
 /* A shipped model by name (never a model file's: the reader uses it). */
 const struct model *model_shipped_by_name(const char *name);
 
+/* The ports unit role `unit` is on the shipped model (0: it has none). */
+uint32_t model_unit_ports(const struct model *shipped, int unit);
+
 /* Expand cpu into rows[MODEL_BASE_MAXROWS] and *fallback; set cpu->m's tables. */
 void model_tables_expand(const struct model_cpu *cpu, struct model_class *rows,
 			 struct model_class *fallback);

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "model_tables.h"
 
 #define SRC_MAX 96
@@ -318,6 +319,55 @@ static void set_field(struct model_class *r, int f, int v, uint32_t ports)
 	}
 }
 
+/*
+ * Turn on class c, which the base model does not use (zen5 has no lock
+ * class): rebuild the rows in base order, so first-match stays right, with
+ * the base class's values; a unit role the base CPU has no port for becomes a
+ * port of its own, named after the class.
+ */
+static int use_class(struct model *m, int c, struct dcpi_err *err)
+{
+	const struct model_base_class *b = &model_base_classes[c];
+	struct model_class v = { 0 }, rows[MODEL_BASE_MAXROWS];
+	uint32_t ports = model_unit_ports(model_base(m), b->unit);
+	size_t n = 0;
+
+	if (c == MC_UNKNOWN)
+		return dcpi_errf(err, -EINVAL, "class %s: always used", b->name);
+	for (int p = 0; !ports && b->unit != MODEL_U_NONE && p < m->nports; p++)
+		if (!strcmp(m->port_names[p], b->name))
+			ports = 1u << p;
+	if (!ports && b->unit != MODEL_U_NONE) {
+		int p = model_add_port(m, b->name, "model file", err);
+
+		if (p < 0)
+			return p;
+		ports = 1u << p;
+	}
+	v.lat = b->lat, v.uops = b->uops, v.busy = b->busy, v.kind = b->kind;
+	v.ports = ports;
+	v.name = b->name;
+	for (size_t i = 0; i < model_base_nrows; i++) {
+		const struct model_base_row *r = &model_base_rows[i];
+		const struct model_class *have = r->cls == c ? &v :
+			model_class_row(m, model_base_classes[r->cls].name);
+
+		if (!have || have == m->fallback || n == MODEL_BASE_MAXROWS)
+			continue;
+		rows[n] = *have;
+		rows[n].pattern = r->pattern;
+		rows[n].forms = r->forms;
+		rows[n].min_vec = r->min_vec;
+		rows[n].max_vec = r->max_vec;
+		rows[n].need = r->need;
+		rows[n].avoid = r->avoid;
+		n++;
+	}
+	memcpy(m->file->rows, rows, n * sizeof(rows[0]));
+	m->nclasses = n;
+	return 0;
+}
+
 int model_set_class(struct model *m, const char *cls, const char *field, const char *value,
 		    const char *src, struct dcpi_err *err)
 {
@@ -343,9 +393,13 @@ int model_set_class(struct model *m, const char *cls, const char *field, const c
 			set_field(&m->file->rows[i], f, v, ports), hits++;
 	if (c == MC_UNKNOWN)
 		set_field(&m->file->fallback, f, v, ports), hits++;
-	if (!hits)
-		return dcpi_errf(err, -EINVAL, "class %s is not used by model %s", cls,
-				 model_base(m)->name);
+	if (!hits) {
+		int rc = use_class(m, c, err);
+
+		if (rc < 0)
+			return rc;
+		return model_set_class(m, cls, field, value, src, err);
+	}
 	if (src)
 		set_src(m->file->csrc[c][f], src);
 	return 0;
@@ -582,14 +636,15 @@ int model_file_parse(const char *buf, size_t len, const char *name,
 int model_file_read(const char *path, const struct model_cpuid *want, struct model **out,
 		    struct dcpi_err *err)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f;
 	char *buf;
 	size_t n;
 	int rc;
 
 	*out = NULL;
+	f = dcpi_fopen_read(path, err);
 	if (!f)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return err && err->code ? err->code : -EIO;
 	buf = malloc(FILE_MAX + 1);
 	if (!buf) {
 		fclose(f);
@@ -645,29 +700,20 @@ static void write_model(FILE *f, const struct model *m, const struct model_cpuid
 int model_file_write(const char *path, const struct model *m, const struct model_cpuid *id,
 		     struct dcpi_err *err)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int fd, rc = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: name too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
-	f = fdopen(fd, "w");
-	if (!f) {
-		rc = dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return rc;
-	}
+	if (!f)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	write_model(f, m, id);
-	if (ferror(f) | fclose(f))
-		rc = dcpi_errf(err, -EIO, "%s: write error", tmp);
-	else if (chmod(tmp, 0644) < 0 || rename(tmp, path) < 0)
-		rc = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
+	if (fclose(f)) {
+		free(buf);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+	}
+	rc = dcpi_write_file(path, buf, len, 0644, err);
+	free(buf);
 	return rc;
 }
 

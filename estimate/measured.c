@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "dcpi/estimate.h"
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
@@ -373,7 +374,7 @@ static int mc_parse(const char *line, struct mc_entry *e, const char **why)
  * and its bad lines dropped (the next write leaves them out). */
 static int mc_read(const char *path, struct mc_cache *c, char *note, size_t nlen)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = dcpi_fopen_read(path, NULL);
 	char line[512];
 	unsigned ln = 0;
 	int rc = 0;

@@ -28,7 +28,7 @@ void est_path_opts_default(struct est_path_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->prior_weight = 2;
 	o->min_transitions = 20;
-	o->rule = EST_SCALE_SUM;
+	o->rule = EST_SCALE_QUANTILE;
 	o->quantile = 0.25;
 	o->regions = 0;
 	o->region_samples = 200;
@@ -377,7 +377,8 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 	double *prob = calloc(ne + 1, sizeof(double)), *x = calloc(nb + 1, sizeof(double));
 	double *y = calloc(ne + 1, sizeof(double)), *s = calloc(nb + 1, sizeof(double));
 	double *m = calloc(nb + 1, sizeof(double)), *ms = calloc(nb + 1, sizeof(double));
-	double *mi = calloc(cfg->ninsns + 1, sizeof(double)), *bscale = calloc(nb + 1, sizeof(double));
+	double *mi = calloc(cfg->ninsns + 1, sizeof(double));
+	double *bscale = calloc(nb + 1, sizeof(double));
 	double *win = calloc(nb + 1, sizeof(double)), total = 0;
 	struct pscale ps = { cfg, model, po, s, m, ms, x, prob, win, out->cycles_per_sample };
 	int rc = -ENOMEM;

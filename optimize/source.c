@@ -339,11 +339,69 @@ int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile 
 		return dcpi_errf(err, -ENODATA, "%s: no DWARF debug information (build with -g, "
 				 "or install its debug file): source-level profiles need lines",
 				 img_path(img));
+	s->raw_heads |= e->raw_samples;
 	rc = opt_each_proc(img, p, e, add_proc, &b, &w, err);
 	s->nprocs += w.nprocs;
 	s->skipped += w.skipped;
 	s->samples += w.samples;
 	return rc;
+}
+
+/* Every call target of f and its inlinees, appended to *v. */
+static int gather_calls(const struct opt_func *f, struct opt_target **v, size_t *n)
+{
+	for (size_t i = 0; i < f->nlocs; i++)
+		for (size_t t = 0; t < f->locs[i].ntargets; t++) {
+			if (grow((void **)v, *n, sizeof(**v)))
+				return -ENOMEM;
+			(*v)[(*n)++] = f->locs[i].targets[t];
+		}
+	for (size_t i = 0; i < f->ncalls; i++)
+		if (gather_calls(f->calls[i].callee, v, n) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+static int cmp_target_name(const void *a, const void *b)
+{
+	return strcmp(((const struct opt_target *)a)->name, ((const struct opt_target *)b)->name);
+}
+
+/*
+ * A function's head count: the executions of the call instructions that
+ * reach it, where the profile has any, else its entry block's estimate.
+ * Calls sit in their callers' (larger, hotter) blocks, while a short entry
+ * block collects few samples of its own and skid from the call: on bzip2's
+ * mainGtU (callgrind: 6,528,650 calls in training) the calls summed to 6.31M
+ * (-3%), the entry block to 10.96M (+68%).
+ */
+static int heads_from_calls(struct opt_src *s)
+{
+	struct opt_target *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (gather_calls(s->funcs[i], &v, &n) < 0) {
+			free(v);
+			return -ENOMEM;
+		}
+	dcpi_qsort(v, n, sizeof(*v), cmp_target_name);
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct opt_target key = { .name = s->funcs[i]->name };
+		const struct opt_target *t = n ? bsearch(&key, v, n, sizeof(*v),
+							 cmp_target_name) : NULL;
+		uint64_t in = 0;
+
+		if (!t)
+			continue;
+		while (t > v && !strcmp(t[-1].name, key.name))
+			t--;
+		for (; t < v + n && !strcmp(t->name, key.name); t++)
+			in += t->count;
+		s->funcs[i]->head = in;
+	}
+	free(v);
+	return 0;
 }
 
 int opt_src_finish(struct opt_src *s, struct dcpi_err *err)
@@ -358,6 +416,8 @@ int opt_src_finish(struct opt_src *s, struct dcpi_err *err)
 			func_free(s->funcs[i]);
 	}
 	s->nfuncs = k;
+	if (!s->raw_heads && heads_from_calls(s) < 0)
+		return dcpi_errf(err, -ENOMEM, "out of memory");
 	dcpi_qsort(s->funcs, s->nfuncs, sizeof(*s->funcs), cmp_func);
 	if (!s->nfuncs)
 		return dcpi_errf(err, -ENODATA, "no estimated executions at any source line "

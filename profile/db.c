@@ -254,7 +254,8 @@ static int push_name(char ***names, size_t *n, size_t *cap, const char *s)
 }
 
 /* Names in the directory dfd (shown as dir) accepted by keep(), sorted by cmp. */
-static int list_dir(int dfd, const char *dir, int (*keep)(int dfd, const char *name),
+static int list_dir(int dfd, const char *dir,
+		    int (*keep)(int dfd, const char *name, const char *arg), const char *arg,
 		    int (*cmp)(const void *, const void *), char ***names, size_t *n,
 		    struct dcpi_err *err)
 {
@@ -275,7 +276,7 @@ static int list_dir(int dfd, const char *dir, int (*keep)(int dfd, const char *n
 	}
 	errno = 0;
 	while ((d = readdir(dp))) {
-		if (!keep(dfd, d->d_name))
+		if (!keep(dfd, d->d_name, arg))
 			continue;
 		rc = push_name(names, n, &cap, d->d_name);
 		if (rc) {
@@ -300,7 +301,7 @@ fail:
 }
 
 /* A real directory: a link planted in place of an epoch is not one. */
-static int keep_epoch(int dfd, const char *name)
+static int keep_epoch(int dfd, const char *name, const char *arg)
 {
 	struct stat st;
 
@@ -310,7 +311,7 @@ static int keep_epoch(int dfd, const char *name)
 
 int prof_db_epochs(struct prof_db *db, char ***names, size_t *n, struct dcpi_err *err)
 {
-	return list_dir(db->fd, db->path, keep_epoch, cmp_epoch, names, n, err);
+	return list_dir(db->fd, db->path, keep_epoch, NULL, cmp_epoch, names, n, err);
 }
 
 int prof_db_latest_epoch(struct prof_db *db, char *name, size_t len, struct dcpi_err *err)
@@ -492,16 +493,17 @@ int prof_epoch_write(struct prof_db *db, const char *epoch, const struct prof_pr
 	return prof_txn_leave(db, merge_into_file(db, name, p, err), err);
 }
 
-static int is_profile_name(const char *name)
+/* A file of the kind suffix names (".prof", ".paths"), not a temporary. */
+static int is_kind_name(const char *name, const char *suffix)
 {
-	size_t n = strlen(name);
+	size_t n = strlen(name), k = strlen(suffix);
 
-	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".prof");
+	return name[0] != '.' && n > k && !strcmp(name + n - k, suffix);
 }
 
-static int keep_profile(int dfd, const char *name)
+static int keep_kind(int dfd, const char *name, const char *suffix)
 {
-	return is_profile_name(name);
+	return is_kind_name(name, suffix);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -519,11 +521,11 @@ void prof_profiles_free(struct prof_profile *p, size_t n)
 }
 
 /* The profile names of a view: the directory's and the journal's new ones. */
-static int view_profiles(struct prof_view *v, char ***names, size_t *nn,
-			 struct dcpi_err *err)
+static int view_names(struct prof_view *v, const char *suffix, char ***names, size_t *nn,
+		      struct dcpi_err *err)
 {
 	size_t cap;
-	int rc = list_dir(v->fd, v->dir, keep_profile, cmp_str, names, nn, err);
+	int rc = list_dir(v->fd, v->dir, keep_kind, suffix, cmp_str, names, nn, err);
 
 	cap = *nn;
 	for (size_t i = 0; !rc && i < v->nj; i++) {
@@ -532,7 +534,7 @@ static int view_profiles(struct prof_view *v, char ***names, size_t *nn,
 
 		for (size_t k = 0; k < *nn && !have; k++)
 			have = !strcmp((*names)[k], nm);
-		if (!have && is_profile_name(nm) && push_name(names, nn, &cap, nm))
+		if (!have && is_kind_name(nm, suffix) && push_name(names, nn, &cap, nm))
 			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory listing", v->dir);
 	}
 	if (!rc)
@@ -555,7 +557,7 @@ int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile *
 	rc = prof_view_open(db, epoch, &ev, err);
 	if (rc)
 		return rc;
-	rc = view_profiles(&ev, &names, &nn, err);
+	rc = view_names(&ev, ".prof", &names, &nn, err);
 	if (rc)
 		goto out;
 	if (nn) {
@@ -599,6 +601,21 @@ out:
 	return rc;
 }
 
+int prof_epoch_names(struct prof_db *db, const char *epoch, const char *suffix,
+		     char ***names, size_t *n, struct dcpi_err *err)
+{
+	struct prof_view ev;
+	int rc = prof_view_open(db, epoch, &ev, err);
+
+	*names = NULL;
+	*n = 0;
+	if (rc)
+		return rc;
+	rc = view_names(&ev, suffix, names, n, err);
+	prof_view_close(&ev);
+	return rc;
+}
+
 int prof_epoch_is_empty(struct prof_db *db, const char *epoch, struct dcpi_err *err)
 {
 	struct prof_view ev;
@@ -608,7 +625,7 @@ int prof_epoch_is_empty(struct prof_db *db, const char *epoch, struct dcpi_err *
 
 	if (rc)
 		return rc;
-	rc = view_profiles(&ev, &names, &nn, err);
+	rc = view_names(&ev, ".prof", &names, &nn, err);
 	prof_view_close(&ev);
 	prof_names_free(names, nn);
 	return rc ? rc : nn == 0;

@@ -67,9 +67,13 @@ static int setup(void **state)
 		return -1;
 	fputs(src_text, f);
 	fclose(f);
-	/* -O2 inlines mix into work; the stripped copy has no DWARF */
-	if (tu_sh("cd %s && cc -O2 -g -o fb fb.c && cc -O2 -o fb_nodw fb.c && strip fb_nodw",
-		  tmp))
+	/* -O2 inlines mix into work; the stripped copy has no DWARF; loc has
+	 * a static (local) function, which BOLT calls "sq/1" */
+	if (tu_sh("cd %s && cc -O2 -g -o fb fb.c && cc -O2 -o fb_nodw fb.c && strip fb_nodw && "
+		  "printf 'static __attribute__((noinline)) int sq(int x)\n{\n"
+		  "\tint s = 0;\n\tfor (int i = 0; i < x; i++)\n\t\ts += i * i;\n"
+		  "\treturn s;\n}\nint main(int c, char **v)\n{\n\t(void)v;\n"
+		  "\treturn sq(c * 100) & 1;\n}\n' > loc.c && cc -O2 -g -o loc loc.c", tmp))
 		return -1;
 	return 0;
 }
@@ -198,6 +202,45 @@ static void test_raw_samples(void **state)
 
 		assert_true(c >= 10 && c <= 150 && c % 10 == 0);
 	}
+	opt_src_free(s);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+/* With main sampled too, work's head is the count of main's call to it. */
+static void test_heads_from_calls(void **state)
+{
+	struct dcpi_err err = { 0 };
+	const struct opt_func *w = NULL, *m = NULL;
+	struct prof_profile p;
+	struct image *img;
+	struct opt_src *s;
+	struct opt_est e;
+	uint64_t lo, hi, calls = 0;
+
+	(void)state;
+	est(&e);
+	work_profile(path("fb"), &p);
+	sym_range(path("fb"), "main", &lo, &hi);
+	for (uint64_t o = lo; o < hi; o++)
+		assert_int_equal(prof_profile_add(&p, o, 10), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
+	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		if (!strcmp(s->funcs[i]->name, "work"))
+			w = s->funcs[i];
+		if (!strcmp(s->funcs[i]->name, "main"))
+			m = s->funcs[i];
+	}
+	assert_non_null(w);
+	assert_non_null(m);
+	for (size_t i = 0; i < m->nlocs; i++)
+		for (size_t t = 0; t < m->locs[i].ntargets; t++)
+			if (!strcmp(m->locs[i].targets[t].name, "work"))
+				calls += m->locs[i].targets[t].count;
+	assert_true(calls > 0);
+	assert_true(w->head == calls);
 	opt_src_free(s);
 	img_close(img);
 	prof_profile_free(&p);
@@ -382,6 +425,35 @@ static void test_bolt_text(void **state)
 	prof_profile_free(&p);
 }
 
+/* A local function is named as BOLT (and perf2bolt) name it: "sq/1". */
+static void test_bolt_local(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_est e;
+	uint64_t lo, hi;
+	char *txt;
+	size_t len;
+
+	(void)state;
+	est(&e);
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, path("loc"), &err), 0);
+	snprintf(p.event, sizeof(p.event), "cpu-clock");
+	sym_range(path("loc"), "sq", &lo, &hi);
+	for (uint64_t o = lo; o < hi; o++)
+		assert_int_equal(prof_profile_add(&p, o, 10), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	assert_int_equal(img_open(path("loc"), 0, &img, &err), 0);
+	assert_int_equal(opt_bolt_text(img, &p, &e, &txt, &len, NULL, &err), 0);
+	assert_true(!strncmp(txt, "1 sq/1 ", 7));
+	assert_null(strstr(txt, " sq "));
+	free(txt);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
 /* ---- bad inputs: a message, no file ------------------------------------ */
 
 static void test_no_dwarf(void **state)
@@ -498,9 +570,11 @@ int main(void)
 		cmocka_unit_test(test_base_name),
 		cmocka_unit_test(test_source_profile),
 		cmocka_unit_test(test_raw_samples),
+		cmocka_unit_test(test_heads_from_calls),
 		cmocka_unit_test(test_llvm_text),
 		cmocka_unit_test(test_gcc_bytes),
 		cmocka_unit_test(test_bolt_text),
+		cmocka_unit_test(test_bolt_local),
 		cmocka_unit_test(test_no_dwarf),
 		cmocka_unit_test(test_no_samples),
 		cmocka_unit_test(test_commands),

@@ -591,7 +591,7 @@ static void test_dlopen(void **state)
 {
 	static const char *const opts[] = { RATE, NULL };
 	char src[400], lib[400], cmd[1200], dlopener[PATH_MAX];
-	const char *argv[] = { dlopener, lib, "0.5", NULL };
+	const char *argv[] = { dlopener, lib, "1.5", NULL };	/* seconds of wall time */
 	const struct path_profile *p;
 	uint64_t lo, size, in = 0;
 	struct run r;

@@ -45,6 +45,7 @@ static const char cal_usage[] =
 	"      --model-file F  write the model file here (default: this machine's,\n"
 	"                      $DCPI_MODEL_DIR or ~/.local/share/dcpi/models)\n"
 	"      --passes N      timing passes over the probes (default 5)\n"
+	"      --measurements F  also write the probes' cycles to F (name, hex, cycles)\n"
 	"      --cpu N         pin the timing to CPU N (default: the last)\n"
 	"      --db DIR        database the calibration is stored with (default $DCPIDB,\n"
 	"                      then ./dcpidb): DIR/calibration-<model>.txt\n"
@@ -66,6 +67,7 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		{ "model-file", required_argument, NULL, 'F' },
 		{ "passes", required_argument, NULL, 'P' },
 		{ "cpu", required_argument, NULL, 'C' },
+		{ "measurements", required_argument, NULL, 'W' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "scale", required_argument, NULL, 's' },
@@ -94,6 +96,7 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 			break;
 		case 'N': a->no_tables = 1; break;
 		case 'b': a->base = optarg; break;
+		case 'W': a->measurements = optarg; break;
 		case 'F': a->model_file = optarg; break;
 		case 'P':
 			a->passes = (int)strtol(optarg, &end, 10);

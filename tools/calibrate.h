@@ -13,7 +13,7 @@ struct cal_args {
 	unsigned long scale, cg_scale;
 	int keep, quiet;
 	/* the instruction tables */
-	const char *base, *model_file;
+	const char *base, *model_file, *measurements;
 	int tables_only, no_tables, passes, cpu;	/* cpu -2: the last */
 };
 

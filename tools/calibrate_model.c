@@ -43,6 +43,26 @@ static int make_parent(const char *path)
 	return 0;
 }
 
+/* name<TAB>hex<TAB>cycles, as bench/bhive's tables (bench/model_speed -e reads it). */
+static int write_measurements(const char *path, const struct model_probe *p, size_t n,
+			      const double *cycles)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return tool_fail("%s: %s", path, strerror(errno));
+	fprintf(f, "name\thex\tcycles\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\t", p[i].name);
+		for (size_t j = 0; j < p[i].len; j++)
+			fprintf(f, "%s%02x", j ? " " : "", p[i].bytes[j]);
+		fprintf(f, "\t%.3f\n", cycles[i]);
+	}
+	if (fclose(f))
+		return tool_fail("%s: write error", path);
+	return 0;
+}
+
 static const struct model *start_model(const struct cal_args *a, const struct model_cpuid *id)
 {
 	if (a->base)
@@ -123,6 +143,8 @@ int calibrate_tables(const struct cal_args *a, struct model **fitted)
 		goto out;
 	}
 	report(a, &rep, path, load, *fitted);
+	if (a->measurements && write_measurements(a->measurements, probes, n, cycles))
+		goto out;
 	rc = 0;
 out:
 	if (rc) {

@@ -163,7 +163,9 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s: note: %s is statically linked: no path samples (they need "
 			"the preloaded runtime); time samples as usual\n", tool_name,
 			argv[optind]);
-	if (!quiet && opts.paths_rate && !res.paths_static)
+	if (res.paths_note[0])
+		fprintf(stderr, "%s: note: no path samples: %s\n", tool_name, res.paths_note);
+	if (!quiet && opts.paths_rate && !res.paths_static && !res.paths_note[0])
 		fprintf(stderr, "%s: %llu path bursts (%llu steps) from %llu threads of %llu "
 			"processes\n", tool_name, (unsigned long long)res.paths_bursts,
 			(unsigned long long)res.paths_steps,

@@ -137,6 +137,7 @@ struct collect_result {
 	/* Path samples: the command is statically linked (the runtime cannot
 	 * be preloaded, so it ran without paths); what the spool held. */
 	int paths_static;
+	char paths_note[512];	/* why there are no paths (runtime missing), or "" */
 	uint64_t paths_bursts, paths_steps, paths_processes, paths_threads;
 	uint64_t paths_images, paths_bad;
 };

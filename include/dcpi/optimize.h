@@ -73,7 +73,9 @@ struct opt_func {
 	char *name;
 	uint32_t decl_line;
 	uint64_t total;			/* its locations and its inlinees', summed */
-	uint64_t head;			/* entry executions (top level only) */
+	uint64_t head;			/* entries (top level only): its incoming
+					 * calls' count where the profile has
+					 * calls to it, else its entry block's */
 	struct opt_loc *locs;		/* sorted by (offset, discr) after build */
 	size_t nlocs;
 	struct opt_callsite *calls;	/* sorted likewise */
@@ -97,6 +99,8 @@ struct opt_src {
 	size_t no_decl;			/* procedures with no DW_AT_decl_line */
 	size_t skipped;			/* procedures whose code could not be read */
 	enum opt_discr discr;
+	int raw_heads;			/* heads are entry-block counts, not the
+					 * sum of the calls into the function */
 };
 
 /* Defaults: the model for this CPU, est_opts_default, cps 0, min 1 sample. */

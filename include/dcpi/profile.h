@@ -166,6 +166,10 @@ int prof_epoch_write_file(struct prof_db *db, const char *epoch, const char *nam
  * when not a regular file, -ELOOP for a link. */
 int prof_epoch_read_file(struct prof_db *db, const char *epoch, const char *name,
 			 uint8_t **buf, size_t *len, struct dcpi_err *err);
+/* Names of the epoch's files ending in suffix (".paths"), as last committed,
+ * sorted; temporaries never.  Free with prof_names_free. */
+int prof_epoch_names(struct prof_db *db, const char *epoch, const char *suffix,
+		     char ***names, size_t *n, struct dcpi_err *err);
 /* 1 when the epoch holds no profile, 0 when it does, or a negative error. */
 int prof_epoch_is_empty(struct prof_db *db, const char *epoch, struct dcpi_err *err);
 /*
