@@ -34,7 +34,7 @@ DEP_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldwarf -liberty -lz
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) $(CFLAGS)
 
 PARTS     := util profile image collect cfg culprit estimate optimize report
-LIB_SRCS  := $(foreach p,$(PARTS),$(wildcard $(p)/*.c))
+LIB_SRCS  := $(filter-out collect/pathrt.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,%,$(wildcard tests/workloads/*.c))
@@ -42,6 +42,7 @@ FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 
 LIB       := $(BUILD)/libdcpi.a
 DCPI      := $(BUILD)/dcpi
+PATHRT    := $(BUILD)/libdcpi-paths.so
 TOOLS     := dcpid dcpiprof dcpicalc dcpicfg
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
@@ -50,7 +51,7 @@ FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 .PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback fuzz install clean
 .DEFAULT_GOAL := all
 
-all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS))
+all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS)) $(PATHRT)
 
 # --- dependencies ---------------------------------------------------------
 # Probed with pkg-config and headers; apt-get only for what is missing, so a
@@ -71,6 +72,18 @@ $(LIB): $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS))
 $(DCPI): $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRCS)) $(LIB)
 	@$(if $(V),,echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(DEP_LIBS)
+
+# The path-sample runtime preloaded into recorded commands (docs/paths.md):
+# alone, position-independent, never sanitized (it runs inside any program).
+$(PATHRT): collect/pathrt.c collect/pathrt.h
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  SO      $@")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -fvisibility=hidden $(WARN) \
+		-o $@ $< -ldl
+
+# ... and carried inside dcpi (collect/paths_blob.c), so a copy of the binary alone has it.
+$(BUILD)/collect/paths_blob.o: $(PATHRT)
+$(BUILD)/collect/paths_blob.o: ALL_CFLAGS += -DPATHRT_FILE='"$(PATHRT)"'
 
 $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 	@ln -sf dcpi $@
@@ -135,6 +148,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(DCPI) $(DESTDIR)$(PREFIX)/bin/dcpi
 	for t in $(TOOLS); do ln -sf dcpi $(DESTDIR)$(PREFIX)/bin/$$t; done
+	install -d $(DESTDIR)$(PREFIX)/lib/dcpi
+	install -m 644 $(PATHRT) $(DESTDIR)$(PREFIX)/lib/dcpi/libdcpi-paths.so
 
 clean:
 	rm -rf build build-asan

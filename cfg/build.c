@@ -60,6 +60,10 @@ struct builder {
 	uint64_t start;
 	int depth;
 	struct cfg_dec *dec;
+	int own_dec;			/* dec opened (and closed) by this build */
+	unsigned long calls0;		/* cfg_dec_count(dec) when the build began */
+	struct cfg_all *all;		/* whole-image mode (all.c), or NULL */
+	int nr_proved;			/* a call ended by the callee's noreturn proof */
 	int32_t *at;			/* per byte, see AT_ */
 	uint8_t *root;			/* per byte: a leader found by the sweep */
 	struct cfg_insn *v;		/* instructions in discovery order */
@@ -135,6 +139,20 @@ static int is_got_jump(const struct cfg_insn *in)
 	return in->nmem && in->mem.rip_relative && in->mem.index == CFG_REG_NONE;
 }
 
+/* Does a call to target never return?  A whole-image build (all.c) builds the
+ * callee first, so its instructions are decoded once for both questions. */
+static int noreturn_of(struct builder *b, uint64_t target)
+{
+	int nr;
+
+	if (b->all && b->depth > 0)
+		cfg_all_visit(b->all, target);
+	nr = cfg_noreturn_at(b->img, target, b->depth);
+	if (nr && b->depth > 0 && !cfg_noreturn_at(b->img, target, 0))
+		b->nr_proved = 1;
+	return nr;
+}
+
 /* Decode one instruction at off and record it.  1 when the path ends here. */
 static int step(struct builder *b, size_t *off)
 {
@@ -147,7 +165,7 @@ static int step(struct builder *b, size_t *off)
 			b->conflict = 1;
 		return 1;
 	}
-	if (cfg_dec_count(b->dec) >= b->budget) {
+	if (cfg_dec_count(b->dec) - b->calls0 >= b->budget) {
 		b->truncated = 1;
 		return 1;
 	}
@@ -179,7 +197,7 @@ static int step(struct builder *b, size_t *off)
 	if (in->flags & (CFG_I_RET | CFG_I_TRAP))
 		return 1;
 	if (in->flags & CFG_I_CALL) {
-		int nr = in->target && cfg_noreturn_at(b->img, in->target, b->depth);
+		int nr = in->target && noreturn_of(b, in->target);
 
 		/* a call followed by nothing but padding cannot come back here */
 		if (!nr && pad_to_end(b, *off))
@@ -841,7 +859,8 @@ out:
 
 static void builder_free(struct builder *b)
 {
-	cfg_dec_close(b->dec);
+	if (b->own_dec)
+		cfg_dec_close(b->dec);
 	free(b->at);
 	free(b->root);
 	free(b->v);
@@ -895,11 +914,12 @@ static int discover(struct builder *b, struct cfg_priv *p)
 }
 
 static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
-		      uint64_t addr, const char *name, int depth, int graph, struct cfg **out,
+		      uint64_t addr, const char *name, int depth, int graph, struct cfg_dec *dec,
+		      struct cfg_all *all, int *nr_proved, struct cfg **out,
 		      struct dcpi_err *err)
 {
 	struct builder b = { .img = img, .bytes = bytes, .len = len, .start = addr,
-			     .depth = depth };
+			     .depth = depth, .dec = dec, .all = all };
 	struct cfg_priv *p;
 	int rc;
 
@@ -918,9 +938,19 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	}
 	for (size_t i = 0; i < len; i++)
 		b.at[i] = AT_NONE;
-	rc = cfg_dec_open(&b.dec, err);
-	if (rc < 0)
+	if (!b.dec) {
+		rc = cfg_dec_open(&b.dec, err);
+		if (rc < 0)
+			goto fail;
+		b.own_dec = 1;
+	}
+	b.calls0 = cfg_dec_count(b.dec);
+	/* about one instruction per 4 bytes: few reallocs of the big arrays */
+	if (grow((void **)&b.v, &b.cap, len / 4 + 16, sizeof(*b.v)) < 0 ||
+	    grow((void **)&b.noret, &b.capnr, len / 4 + 16, 1) < 0) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
+	}
 	b.budget = len < (SIZE_MAX - DECODES_MIN) / DECODES_PER_BYTE ?
 		   DECODES_PER_BYTE * len + DECODES_MIN : SIZE_MAX;
 	rc = discover(&b, p);
@@ -933,6 +963,8 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		if (rc < 0)
 			goto fail;
 	}
+	if (nr_proved)
+		*nr_proved = b.nr_proved;
 	builder_free(&b);
 	*out = &p->pub;
 	return 0;
@@ -942,20 +974,39 @@ fail:
 	return rc;
 }
 
-int cfg_build_depth(const struct image *img, const struct img_proc *proc, int depth,
-		    int graph, struct cfg **out, struct dcpi_err *err)
+const uint8_t *cfg_proc_bytes(const struct image *img, const struct img_proc *proc,
+			      size_t *len)
 {
 	const uint8_t *bytes;
 	size_t avail = 0;
 
-	*out = NULL;
 	bytes = img_bytes(img, proc->addr, &avail);
 	if (!bytes || !avail)
+		return NULL;
+	*len = avail > proc->size ? (size_t)proc->size : avail;
+	return bytes;
+}
+
+int cfg_build_with(const struct image *img, const struct img_proc *proc, int depth,
+		   int graph, struct cfg_dec *dec, struct cfg_all *all, int *nr_proved,
+		   struct cfg **out, struct dcpi_err *err)
+{
+	const uint8_t *bytes;
+	size_t len = 0;
+
+	*out = NULL;
+	bytes = cfg_proc_bytes(img, proc, &len);
+	if (!bytes)
 		return dcpi_errf(err, -ENOENT, "%s: 0x%llx: not in the file", proc->name,
 				 (unsigned long long)proc->addr);
-	if (avail > proc->size)
-		avail = (size_t)proc->size;
-	return build_core(img, bytes, avail, proc->addr, proc->name, depth, graph, out, err);
+	return build_core(img, bytes, len, proc->addr, proc->name, depth, graph, dec, all,
+			  nr_proved, out, err);
+}
+
+int cfg_build_depth(const struct image *img, const struct img_proc *proc, int depth,
+		    int graph, struct cfg **out, struct dcpi_err *err)
+{
+	return cfg_build_with(img, proc, depth, graph, NULL, NULL, NULL, out, err);
 }
 
 /*
@@ -977,7 +1028,7 @@ int cfg_build(const struct image *img, const struct img_proc *proc, struct cfg *
 int cfg_build_bytes(const uint8_t *bytes, size_t len, uint64_t addr, const char *name,
 		    struct cfg **out, struct dcpi_err *err)
 {
-	return build_core(NULL, bytes, len, addr, name, 0, 1, out, err);
+	return build_core(NULL, bytes, len, addr, name, 0, 1, NULL, NULL, NULL, out, err);
 }
 
 void cfg_free(struct cfg *cfg)

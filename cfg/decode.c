@@ -6,6 +6,7 @@
  * estimator see only this, never capstone (DCPI paper sec. 6.1.1, 6.1.3).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,13 @@ struct cfg_dec {
 	csh cs;
 	cs_insn *ci;
 	unsigned long calls;		/* cfg_dec_insn calls on this handle */
+	/* the decode cache of one procedure (cfg_dec_cache), idx 0 = not cached */
+	const uint8_t *cbytes;
+	uint64_t cstart;
+	size_t clen;
+	uint32_t *cidx;			/* per byte: 1 + index in cv */
+	struct cfg_insn *cv;
+	size_t cn, ccap, cidx_cap;
 };
 
 /* Sub-registers of the legacy GPRs, each mapped to its full register. */
@@ -48,7 +56,7 @@ static const struct {
 };
 
 /* Fold a capstone register onto enum cfg_reg; -1 for none (riz, eiz). */
-static int fold_reg(unsigned r)
+static int fold_reg_slow(unsigned r)
 {
 	if (r == X86_REG_INVALID || r == X86_REG_RIZ || r == X86_REG_EIZ)
 		return -1;
@@ -77,6 +85,21 @@ static int fold_reg(unsigned r)
 	return CFG_R_OTHER;
 }
 
+/* fold_reg_slow of every capstone register, made once (the hot path). */
+static int8_t fold_tab[X86_REG_ENDING];
+static pthread_once_t fold_once = PTHREAD_ONCE_INIT;
+
+static void fold_init(void)
+{
+	for (unsigned r = 0; r < X86_REG_ENDING; r++)
+		fold_tab[r] = (int8_t)fold_reg_slow(r);
+}
+
+static inline int fold_reg(unsigned r)
+{
+	return r < X86_REG_ENDING ? fold_tab[r] : fold_reg_slow(r);
+}
+
 static unsigned reg_bits(unsigned r)
 {
 	if (r >= X86_REG_MM0 && r <= X86_REG_MM7)
@@ -96,6 +119,7 @@ int cfg_dec_open(struct cfg_dec **out, struct dcpi_err *err)
 
 	if (!dec)
 		return dcpi_errf(err, -ENOMEM, "capstone: out of memory");
+	pthread_once(&fold_once, fold_init);
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &dec->cs) != CS_ERR_OK)
 		goto fail;
 	if (cs_option(dec->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
@@ -117,6 +141,8 @@ void cfg_dec_close(struct cfg_dec *dec)
 {
 	if (!dec)
 		return;
+	free(dec->cidx);
+	free(dec->cv);
 	cs_free(dec->ci, 1);
 	cs_close(&dec->cs);
 	free(dec);
@@ -130,23 +156,40 @@ static int has_group(const cs_detail *d, unsigned grp)
 	return 0;
 }
 
-static int ends_with(const char *s, const char *suffix)
+/* "cvt..." or "vcvt..." */
+static inline int is_cvt(const char *m)
 {
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
+	return (m[0] == 'c' && m[1] == 'v' && m[2] == 't') ||
+	       (m[0] == 'v' && m[1] == 'c' && m[2] == 'v' && m[3] == 't');
 }
 
-/* Scalar or packed floating point by mnemonic (SSE/AVX name their type). */
-static int is_fp_mnemonic(const char *m)
+/*
+ * Scalar or packed floating point by mnemonic (SSE/AVX name their type):
+ * x87 (f...), conversions, or a name ending in ss, sd, ps, pd, or ssl, sdl,
+ * ssq, sdq.  n is strlen(m).
+ */
+static int is_fp_mnemonic(const char *m, size_t n)
 {
-	static const char *const sfx[] = { "ss", "sd", "ps", "pd", "ssl", "sdl", "ssq",
-					    "sdq" };
+	char a, b;
 
-	if (m[0] == 'f' || !strncmp(m, "cvt", 3) || !strncmp(m, "vcvt", 4))
+	if (m[0] == 'f' || is_cvt(m))
 		return 1;
-	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++)
-		if (ends_with(m, sfx[i]))
+	if (n >= 3 && (m[n - 1] == 'l' || m[n - 1] == 'q') && m[n - 3] == 's' &&
+	    (m[n - 2] == 's' || m[n - 2] == 'd'))
+		return 1;
+	if (n < 2)
+		return 0;
+	a = m[n - 2];
+	b = m[n - 1];
+	return (a == 's' || a == 'p') && (b == 's' || b == 'd');
+}
+
+/* Does m contain "div" or "sqrt"? */
+static int has_div(const char *m)
+{
+	for (; *m; m++)
+		if ((m[0] == 'd' && m[1] == 'i' && m[2] == 'v') ||
+		    (m[0] == 's' && m[1] == 'q' && m[2] == 'r' && m[3] == 't'))
 			return 1;
 	return 0;
 }
@@ -227,23 +270,45 @@ static void fill_operands(struct cfg_insn *insn, const cs_insn *ci)
 static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn *ci)
 {
 	const cs_detail *d = ci->detail;
-	cs_regs rr, ww;
-	uint8_t nr = 0, nw = 0;
+	const cs_x86 *x = &d->x86;
+	uint64_t rd = 0, wr = 0;
+	int r;
 
-	if (cs_regs_access(dec->cs, ci, rr, &nr, ww, &nw) != CS_ERR_OK)
-		nr = nw = 0;
-	for (unsigned i = 0; i < nr; i++) {
-		int r = fold_reg(rr[i]);
+	/*
+	 * What cs_regs_access gives (capstone 4, X86_reg_access), folded
+	 * straight into masks: the implicit registers, the explicit register
+	 * operands by their access, and the segment, base and index of memory
+	 * operands as read.
+	 */
+	(void)dec;
+	for (unsigned i = 0; i < d->regs_read_count; i++)
+		if ((r = fold_reg(d->regs_read[i])) >= 0)
+			rd |= CFG_RBIT(r);
+	for (unsigned i = 0; i < d->regs_write_count; i++)
+		if ((r = fold_reg(d->regs_write[i])) >= 0)
+			wr |= CFG_RBIT(r);
+	for (unsigned i = 0; i < x->op_count; i++) {
+		const cs_x86_op *op = &x->operands[i];
 
-		if (r >= 0)
-			insn->regs_read |= CFG_RBIT(r);
+		if (op->type == X86_OP_REG) {
+			if ((r = fold_reg(op->reg)) < 0)
+				continue;
+			if (op->access & CS_AC_READ)
+				rd |= CFG_RBIT(r);
+			if (op->access & CS_AC_WRITE)
+				wr |= CFG_RBIT(r);
+		} else if (op->type == X86_OP_MEM) {
+			if (op->mem.segment != X86_REG_INVALID &&
+			    (r = fold_reg(op->mem.segment)) >= 0)
+				rd |= CFG_RBIT(r);
+			if (op->mem.base != X86_REG_INVALID && (r = fold_reg(op->mem.base)) >= 0)
+				rd |= CFG_RBIT(r);
+			if (op->mem.index != X86_REG_INVALID && (r = fold_reg(op->mem.index)) >= 0)
+				rd |= CFG_RBIT(r);
+		}
 	}
-	for (unsigned i = 0; i < nw; i++) {
-		int r = fold_reg(ww[i]);
-
-		if (r >= 0)
-			insn->regs_written |= CFG_RBIT(r);
-	}
+	insn->regs_read |= rd;
+	insn->regs_written |= wr;
 	/* x87 instructions keep fpu_flags in the eflags slot: not arithmetic flags */
 	if (!has_group(d, X86_GRP_FPU)) {
 		uint64_t f = d->x86.eflags;
@@ -292,8 +357,11 @@ static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
 		return;
 	if (m[0] == 'v')
 		m++;
-	snprintf(base, sizeof(base), "%s", m);
-	n = strlen(base);
+	n = strlen(m);
+	if (n >= sizeof(base))
+		n = sizeof(base) - 1;
+	memcpy(base, m, n);
+	base[n] = 0;
 	/* AT&T size suffix on the integer forms: xorl, subq */
 	if (n == 4 && strchr("bwlq", base[3]) && (!strncmp(base, "xor", 3) ||
 						  !strncmp(base, "sub", 3) ||
@@ -318,10 +386,13 @@ static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
 static void fix_vector_store(struct cfg_insn *insn)
 {
 	const uint64_t regs = ((1ull << CFG_R_FLAGS) - 1) | (0xffffffffull << CFG_R_VEC0);
-	size_t len = strlen(insn->text);
+	size_t len;
 
-	if (insn->form != CFG_F_LOAD || !insn->vec_bits || insn->nmem != 1 || !len ||
-	    insn->text[len - 1] != ')' || (insn->regs_written & regs))
+	if (insn->form != CFG_F_LOAD || !insn->vec_bits || insn->nmem != 1 ||
+	    (insn->regs_written & regs))
+		return;
+	len = strlen(insn->text);
+	if (!len || insn->text[len - 1] != ')')
 		return;
 	insn->form = CFG_F_STORE;
 	insn->flags = (insn->flags & ~(uint32_t)CFG_I_LOAD) | CFG_I_STORE;
@@ -373,7 +444,9 @@ static void fill_class(struct cfg_insn *insn, const cs_insn *ci)
 	const cs_detail *d = ci->detail;
 	const cs_x86 *x = &d->x86;
 	const char *m = insn->mnemonic;
+	size_t n = strlen(m);
 	int indirect = x->op_count > 0 && x->operands[0].type != X86_OP_IMM;
+	int fpname = is_fp_mnemonic(m, n);
 
 	if (has_group(d, X86_GRP_CALL)) {
 		insn->flags |= CFG_I_CALL | CFG_I_STACK;
@@ -426,12 +499,11 @@ static void fill_class(struct cfg_insn *insn, const cs_insn *ci)
 		insn->flags |= CFG_I_LOCK;
 	if (!strncmp(m, "cmov", 4) || !strncmp(m, "fcmov", 5))
 		insn->flags |= CFG_I_CMOV;
-	if (strstr(m, "div") || strstr(m, "sqrt"))
+	if (has_div(m))
 		insn->flags |= CFG_I_DIV;
-	if (has_group(d, X86_GRP_FPU) || ((insn->flags & CFG_I_VECTOR) && is_fp_mnemonic(m)) ||
-	    (!strncmp(m, "cvt", 3) || !strncmp(m, "vcvt", 4)))
+	if (has_group(d, X86_GRP_FPU) || ((insn->flags & CFG_I_VECTOR) && fpname) || is_cvt(m))
 		insn->flags |= CFG_I_FP;
-	if (!(insn->flags & CFG_I_VECTOR) && is_fp_mnemonic(m) && m[0] != 'f' &&
+	if (!(insn->flags & CFG_I_VECTOR) && fpname && m[0] != 'f' &&
 	    insn->vec_bits == 0 && (has_group(d, X86_GRP_SSE1) || has_group(d, X86_GRP_SSE2) ||
 				    has_group(d, X86_GRP_AVX)))
 		insn->flags |= CFG_I_FP;
@@ -462,8 +534,137 @@ unsigned long cfg_dec_count(const struct cfg_dec *dec)
 	return dec->calls;
 }
 
+void cfg_dec_count_set(struct cfg_dec *dec, unsigned long calls)
+{
+	dec->calls = calls;
+}
+
+int cfg_dec_cache(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t start)
+{
+	dec->cbytes = NULL;
+	dec->cn = 0;
+	if (len > dec->cidx_cap) {
+		uint32_t *v = realloc(dec->cidx, len * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		dec->cidx = v;
+		dec->cidx_cap = len;
+	}
+	memset(dec->cidx, 0, len * sizeof(*dec->cidx));
+	dec->cbytes = bytes;
+	dec->clen = len;
+	dec->cstart = start;
+	return 0;
+}
+
+void cfg_dec_uncache(struct cfg_dec *dec)
+{
+	dec->cbytes = NULL;
+	dec->cn = 0;
+}
+
+void cfg_dec_cache_release(struct cfg_dec *dec)
+{
+	cfg_dec_uncache(dec);
+	free(dec->cidx);
+	free(dec->cv);
+	dec->cidx = NULL;
+	dec->cv = NULL;
+	dec->cidx_cap = dec->ccap = 0;
+}
+
+size_t cfg_dec_cache_bytes(const struct cfg_dec *dec)
+{
+	return dec->cidx_cap * sizeof(*dec->cidx) + dec->ccap * sizeof(*dec->cv);
+}
+
+/*
+ * The cached decode at off, if it is what decoding len bytes there would give:
+ * the same bytes and address, and the whole instruction within len (an
+ * undecodable one stays undecodable with fewer bytes).
+ */
+static const struct cfg_insn *cache_get(const struct cfg_dec *dec, const uint8_t *bytes,
+					size_t len, uint64_t addr)
+{
+	const struct cfg_insn *c;
+	size_t off = (size_t)(addr - dec->cstart);
+	uint32_t k;
+
+	if (!dec->cbytes || addr < dec->cstart || off >= dec->clen ||
+	    bytes != dec->cbytes + off || !(k = dec->cidx[off]))
+		return NULL;
+	c = &dec->cv[k - 1];
+	return c->size <= len || (c->flags & CFG_I_INVALID) ? c : NULL;
+}
+
+/* Keep a decode made with all the procedure's bytes after it (nothing less). */
+static void cache_put(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		      const struct cfg_insn *insn)
+{
+	size_t off = (size_t)(addr - dec->cstart);
+
+	if (!dec->cbytes || addr < dec->cstart || off >= dec->clen ||
+	    bytes != dec->cbytes + off || len != dec->clen - off)
+		return;
+	if (dec->cn == dec->ccap) {
+		size_t cap = dec->ccap ? 2 * dec->ccap : 256;
+		struct cfg_insn *v = realloc(dec->cv, cap * sizeof(*v));
+
+		if (!v)
+			return;		/* no cache: decoded again when asked */
+		dec->cv = v;
+		dec->ccap = cap;
+	}
+	dec->cv[dec->cn++] = *insn;
+	dec->cidx[off] = (uint32_t)dec->cn;
+}
+
+static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		    struct cfg_insn *insn);
+
+/* Is [bytes, bytes + len) at addr inside the cached procedure? */
+static int in_cache(const struct cfg_dec *dec, const uint8_t *bytes, size_t len,
+		    uint64_t addr)
+{
+	size_t off = (size_t)(addr - dec->cstart);
+
+	return dec->cbytes && addr >= dec->cstart && off < dec->clen &&
+	       bytes == dec->cbytes + off && len <= dec->clen - off;
+}
+
 int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
 		 struct cfg_insn *insn)
+{
+	const struct cfg_insn *c;
+	int rc;
+
+	dec->calls++;
+	c = cache_get(dec, bytes, len, addr);
+	if (c) {
+		*insn = *c;
+		return (c->flags & CFG_I_INVALID) ? -EINVAL : 0;
+	}
+	/*
+	 * A shorter run (the padding test of a gap) is decoded with all the
+	 * procedure's bytes after it, and kept, so the traversal that follows
+	 * finds it: the same instruction when it fits in len.
+	 */
+	if (len && in_cache(dec, bytes, len, addr) && len < dec->clen - (addr - dec->cstart)) {
+		size_t full = dec->clen - (size_t)(addr - dec->cstart);
+
+		rc = dec_insn(dec, bytes, full, addr, insn);
+		cache_put(dec, bytes, full, addr, insn);
+		if (insn->size <= len || rc < 0)
+			return rc;
+	}
+	rc = dec_insn(dec, bytes, len, addr, insn);
+	cache_put(dec, bytes, len, addr, insn);
+	return rc;
+}
+
+static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t addr,
+		    struct cfg_insn *insn)
 {
 	const uint8_t *p = bytes;
 	size_t left = len;
@@ -471,7 +672,6 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 	cs_insn *ci = dec->ci;
 
 	cfg_dec_calls++;
-	dec->calls++;
 	memset(insn, 0, sizeof(*insn));
 	insn->addr = addr;
 	if (!len || !cs_disasm_iter(dec->cs, &p, &left, &a, ci)) {

@@ -19,13 +19,29 @@ int cfg_dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t
 		 struct cfg_insn *insn);
 
 /*
- * Calls of cfg_dec_insn on this thread, a debug counter: the CFG builder
+ * A decode cache on the handle for the procedure at [start, start+len):
+ * every decode made there with all the bytes to the procedure's end is kept
+ * and given back (unchanged: the same struct cfg_insn) to later calls, so the
+ * noreturn proof of a procedure and its own CFG (cfg_build_all) decode each
+ * instruction once.  cfg_dec_cache replaces the previous cache; -ENOMEM.
+ */
+int cfg_dec_cache(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_t start);
+void cfg_dec_uncache(struct cfg_dec *dec);
+/* ... and give its memory back. */
+void cfg_dec_cache_release(struct cfg_dec *dec);
+/* Bytes the handle's cache holds allocated. */
+size_t cfg_dec_cache_bytes(const struct cfg_dec *dec);
+
+/*
+ * Capstone decodes on this thread (cache hits not counted), a debug counter: the CFG builder
  * decodes each byte of a procedure a small constant number of times at most,
  * and tests/test_cfg.c holds it to that.
  */
 extern _Thread_local unsigned long cfg_dec_calls;
-/* The same for one handle: what the builder's decode budget counts. */
+/* cfg_dec_insn calls on one handle, cache hits included: what the builder's
+ * decode budget counts. */
 unsigned long cfg_dec_count(const struct cfg_dec *dec);
+void cfg_dec_count_set(struct cfg_dec *dec, unsigned long calls);
 /* CFGs assembled by the builder on this thread: one per round of discovery
  * (jump tables resolved, gaps swept), one more when tail calls are found. */
 extern _Thread_local unsigned long cfg_build_rounds;
@@ -87,6 +103,37 @@ int cfg_sp_before(const struct cfg *cfg, const int64_t *sp, const int64_t *fp, u
  * image and address.
  */
 int cfg_noreturn_at(const struct image *img, uint64_t target, int depth);
+
+/* The same, building with dec (and its cache) when not NULL. */
+int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
+		      struct cfg_dec *dec);
+/*
+ * Cache the answer cfg_noreturn_at(img, p->addr, 1) would compute, from cfg,
+ * p's CFG built at depth 1 in which no call was ended by a noreturn proof
+ * (then it is the same as at depth 0, which that answer is computed from).
+ */
+void cfg_noreturn_from(const struct image *img, const struct img_proc *p,
+		       const struct cfg *cfg);
+
+/* Whole-image mode (all.c): build the procedure at target (its noreturn
+ * proof, then its CFG, handed to the caller's function) unless done, under
+ * way, or too deep; what cfg_noreturn_at then answers comes from its cache. */
+struct cfg_all;
+void cfg_all_visit(struct cfg_all *all, uint64_t target);
+
+/* The bytes cfg_build reads for proc (*len of them), NULL if not in the file. */
+const uint8_t *cfg_proc_bytes(const struct image *img, const struct img_proc *proc,
+			      size_t *len);
+
+/*
+ * cfg_build_depth with a decoder (NULL: its own) and a whole-image context.
+ * *nr_proved (when not NULL) is set when a call ended a block because its
+ * callee was proved never to return (not by name): only then can the CFG at
+ * depth 0 differ from this one.
+ */
+int cfg_build_with(const struct image *img, const struct img_proc *proc, int depth,
+		   int graph, struct cfg_dec *dec, struct cfg_all *all, int *nr_proved,
+		   struct cfg **out, struct dcpi_err *err);
 
 /* Internal form of cfg_build: depth limits the noreturn analysis of callees;
  * graph = 0 skips classes and loops (the noreturn analysis needs neither). */

@@ -36,17 +36,30 @@ static const char *const noreturn_names[] = {
 	"fancy_abort", "internal_error", "fatal_error", "__gxx_personality_v0_abort",
 };
 
+#define NNAMES (sizeof(noreturn_names) / sizeof(noreturn_names[0]))
+
+/* Their lengths, measured once: the test runs for every call instruction. */
+static uint8_t name_len[NNAMES];
+static pthread_once_t name_once = PTHREAD_ONCE_INIT;
+
+static void name_init(void)
+{
+	for (size_t i = 0; i < NNAMES; i++)
+		name_len[i] = (uint8_t)strlen(noreturn_names[i]);
+}
+
 int cfg_noreturn_name(const char *name)
 {
-	const char *at;
-	size_t n;
+	size_t n = 0;
 
 	if (!name)
 		return 0;
-	at = strchr(name, '@');
-	n = at ? (size_t)(at - name) : strlen(name);
-	for (size_t i = 0; i < sizeof(noreturn_names) / sizeof(noreturn_names[0]); i++)
-		if (strlen(noreturn_names[i]) == n && !strncmp(noreturn_names[i], name, n))
+	pthread_once(&name_once, name_init);
+	while (name[n] && name[n] != '@')
+		n++;
+	for (size_t i = 0; i < NNAMES; i++)
+		if (name_len[i] == n && noreturn_names[i][0] == name[0] &&
+		    !memcmp(noreturn_names[i], name, n))
 			return 1;
 	return 0;
 }
@@ -156,6 +169,12 @@ static int proves_noreturn(const struct cfg *cfg)
 
 int cfg_noreturn_at(const struct image *img, uint64_t target, int depth)
 {
+	return cfg_noreturn_with(img, target, depth, NULL);
+}
+
+int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
+		      struct cfg_dec *dec)
+{
 	const struct img_proc *p;
 	struct cfg *cfg;
 	uint64_t ph;
@@ -175,10 +194,23 @@ int cfg_noreturn_at(const struct image *img, uint64_t target, int depth)
 	if (v >= 0)
 		return v;
 	v = 0;
-	if (cfg_build_depth(img, p, depth - 1, 0, &cfg, NULL) == 0) {
+	if (cfg_build_with(img, p, depth - 1, 0, dec, NULL, NULL, &cfg, NULL) == 0) {
 		v = proves_noreturn(cfg);
 		cfg_free(cfg);
 	}
 	cache_put(img, target, ph, v);
 	return v;
+}
+
+void cfg_noreturn_from(const struct image *img, const struct img_proc *p,
+		       const struct cfg *cfg)
+{
+	uint64_t ph;
+
+	if (cfg_noreturn_name(p->name) || cfg_noreturn_name(p->raw_name) ||
+	    p->source == IMG_SRC_PLT)
+		return;
+	ph = hash_str(img_path(img));
+	if (cache_get(img, p->addr, ph) < 0)
+		cache_put(img, p->addr, ph, proves_noreturn(cfg));
 }

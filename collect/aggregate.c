@@ -71,6 +71,16 @@ void agg_clear(struct agg *a)
 	a->n = 0;
 }
 
+void agg_count(const struct agg *a, uint64_t *entries, uint64_t *samples)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < a->cap; i++)
+		t += a->t[i].count;
+	*entries += a->n;
+	*samples += t;
+}
+
 static struct agg_slot *slot_find(struct agg_slot *t, size_t cap, uint32_t image,
 				  uint64_t offset)
 {

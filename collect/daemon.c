@@ -17,29 +17,43 @@
  * merged into the current epoch's profiles (prof_epoch_write merges) and
  * emptied, and the epoch's metadata is rewritten with its running totals;
  * SIGHUP flushes and opens a new epoch; SIGINT/SIGTERM flush and return.
+ *
+ * Faults (issue 16): one flush is one epoch transaction (profile.h), so a
+ * kill at any point leaves the epoch as the last flush committed it.  A
+ * flush that fails keeps its samples in the tables for the next one (up to
+ * max_held entries, then they are dropped and counted in the metadata); a
+ * corrupt profile in the live epoch is set aside by the writer and reported
+ * through d->note.  An epoch directory is made at the first flush that has
+ * something to write, so a daemon that stops early leaves no empty epoch.
+ * The database must not be writable by other users (PROF_DB_STRICT).
  * Memory holds one interval's samples plus the maps of live processes
  * (exited ones are reaped a batch after their EXIT record).  The daemon's
  * own samples are counted (settings "self=") and left out.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "internal.h"
 
 #define DAEMON_POLL_MS 100
+#define DAEMON_HOLD_MAX (1u << 20)	/* entries kept through failed flushes */
 
 struct daemon {
 	struct session s;
 	const struct collect_daemon_opts *d;
 	struct collect_daemon_result *res;
 	struct prof_db *db;
-	struct prof_epoch_meta meta;
+	struct prof_epoch_meta meta;	/* as last committed */
 	uint64_t lost_at_start;		/* s.lost when the epoch began */
+	int have_epoch;			/* its directory exists */
+	int pidfile_written;
 };
 
 static uint64_t mono_ns(void)
@@ -57,53 +71,139 @@ static int kernel_allowed(const struct collect_daemon_opts *d)
 	return geteuid() == 0 || smp_sysctl("perf_event_paranoid") <= 1;
 }
 
-static int epoch_begin(struct daemon *dm, struct dcpi_err *err)
-{
-	int ret = prof_db_epoch_new(dm->db, dm->res->epoch, sizeof(dm->res->epoch), err);
+static void note(struct daemon *dm, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-	if (ret)
-		return ret;
+static void note(struct daemon *dm, const char *fmt, ...)
+{
+	char buf[DCPI_ERR_MAX + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (dm->d->note)
+		dm->d->note(buf);
+}
+
+/* What the database skipped or set aside, passed on. */
+static void pass_notes(struct daemon *dm)
+{
+	char *s = strdup(prof_db_notes(dm->db)), *save = NULL;
+
+	for (char *l = s ? strtok_r(s, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+		note(dm, "%s", l);
+	free(s);
+	prof_db_notes_clear(dm->db);
+}
+
+/* A new epoch starts; its directory is made when there is something to write. */
+static void epoch_begin(struct daemon *dm)
+{
 	memset(&dm->meta, 0, sizeof(dm->meta));
 	prof_meta_this_machine(&dm->meta);
 	dm->meta.start_ns = dcpi_wall_ns();
 	dm->lost_at_start = dm->s.lost;
+	dm->have_epoch = 0;
+}
+
+static int epoch_make(struct daemon *dm, struct dcpi_err *err)
+{
+	uint64_t entries, held;
+	int ret;
+
+	if (dm->have_epoch)
+		return 0;
+	sess_held(&dm->s, &entries, &held);
+	if (!held && dm->s.lost == dm->lost_at_start && !dm->meta.dropped_samples)
+		return 1;	/* nothing to write yet */
+	ret = prof_db_epoch_new(dm->db, dm->res->epoch, sizeof(dm->res->epoch), err);
+	if (ret)
+		return ret;
+	dm->have_epoch = 1;
 	dm->res->epochs++;
 	return 0;
 }
 
-/* Merge the tables into the current epoch and rewrite its metadata. */
-static int flush(struct daemon *dm, struct dcpi_err *err)
+/* Profiles and metadata of one interval, committed together. */
+static int flush_once(struct daemon *dm, struct dcpi_err *err)
 {
+	struct prof_epoch_meta m = dm->meta;
 	uint64_t n = 0;
-	int ret = sess_flush(&dm->s, dm->db, dm->res->epoch, &n, err);
+	int ret = epoch_make(dm, err);
 
 	if (ret)
+		return ret > 0 ? 0 : ret;
+	ret = prof_epoch_begin(dm->db, dm->res->epoch, err);
+	if (!ret)
+		ret = sess_write(&dm->s, dm->db, dm->res->epoch, &n, err);
+	m.samples += n;
+	m.lost_samples = dm->s.lost - dm->lost_at_start;
+	m.end_ns = dcpi_wall_ns();
+	sess_describe(&dm->s, m.settings, sizeof(m.settings), &m);
+	if (!ret)
+		ret = prof_epoch_meta_write(dm->db, dm->res->epoch, &m, err);
+	if (!ret)
+		ret = prof_epoch_commit(dm->db, err);
+	else
+		prof_epoch_abort(dm->db);
+	if (ret)
 		return ret;
-	dm->meta.samples += n;
-	dm->meta.lost_samples = dm->s.lost - dm->lost_at_start;
-	dm->meta.end_ns = dcpi_wall_ns();
-	sess_describe(&dm->s, dm->meta.settings, sizeof(dm->meta.settings), &dm->meta);
-	ret = prof_epoch_meta_write(dm->db, dm->res->epoch, &dm->meta, err);
+	dm->meta = m;
+	sess_clear(&dm->s);
 	dm->res->samples += n;
+	dm->res->flushes++;
+	return 0;
+}
+
+/*
+ * Merge the tables into the current epoch and rewrite its metadata.  A
+ * failed flush (full disk, I/O error, a lock held too long) leaves the
+ * samples counted in memory for the next one, up to a bound past which they
+ * are dropped and counted; the daemon runs on.  Only the last flush's
+ * failure is returned (final): there is no next interval.
+ */
+static int flush(struct daemon *dm, int final, struct dcpi_err *err)
+{
+	uint64_t entries, held, cap = dm->d->max_held ? dm->d->max_held : DAEMON_HOLD_MAX;
+	int ret = flush_once(dm, err);
+
+	pass_notes(dm);
 	dm->res->lost = dm->s.lost;
 	dm->res->self = dm->s.self;
-	dm->res->flushes++;
-	return ret;
+	if (!ret)
+		return 0;
+	dm->meta.failed_flushes++;
+	dm->res->failed_flushes++;
+	sess_held(&dm->s, &entries, &held);
+	if (final) {
+		char why[DCPI_ERR_MAX];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		dm->res->dropped += held;
+		return dcpi_errf(err, ret, "%s; %" PRIu64 " samples not written", why, held);
+	}
+	if (entries > cap) {
+		sess_clear(&dm->s);
+		dm->meta.dropped_samples += held;
+		dm->res->dropped += held;
+		note(dm, "flush failed: %s; %" PRIu64 " samples dropped (more than %" PRIu64
+		     " entries held)", err->msg, held, cap);
+	} else {
+		note(dm, "flush failed: %s; %" PRIu64 " samples held, retried at the next "
+		     "flush", err->msg, held);
+	}
+	dcpi_err_clear(err);
+	return 0;
 }
 
 static int write_pidfile(const char *path, struct dcpi_err *err)
 {
-	char tmp[PROF_PATH_MAX + 16];
-	FILE *f;
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
-	fprintf(f, "%ld\n", (long)getpid());
-	if (fclose(f) || rename(tmp, path))
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
-	return 0;
+	/* never through a link planted at the name or a temporary; 0644 */
+	return dcpi_write_file(path, text, (size_t)n, 0644, err);
 }
 
 static int take(volatile sig_atomic_t *flag)
@@ -138,12 +238,12 @@ static int loop(struct daemon *dm, struct dcpi_err *err)
 		if ((d->stop && *d->stop) || (stop_at && now >= stop_at))
 			break;
 		if (take(d->new_epoch)) {
-			ret = flush(dm, err);
-			if (!ret)
-				ret = epoch_begin(dm, err);
+			ret = flush(dm, 0, err);
+			if (!ret && dm->have_epoch)
+				epoch_begin(dm);
 			last = now;
 		} else if (take(d->flush) || now - last >= every) {
-			ret = flush(dm, err);
+			ret = flush(dm, 0, err);
 			last = now;
 		}
 	}
@@ -162,26 +262,29 @@ static int run(struct daemon *dm, struct dcpi_err *err)
 		return ret;
 	dm->res->kernel = dm->s.smp.kernel;
 	ret = maps_scan_all(dm->s.maps, err);
-	if (!ret)
-		ret = epoch_begin(dm, err);
-	if (!ret && dm->d->pidfile)
-		ret = write_pidfile(dm->d->pidfile, err);
 	if (ret)
 		return ret;
+	epoch_begin(dm);
+	if (dm->d->pidfile) {
+		ret = write_pidfile(dm->d->pidfile, err);
+		if (ret)
+			return ret;
+		dm->pidfile_written = 1;
+	}
 	ret = loop(dm, err);
 	if (!ret)
 		ret = sess_read_counts(&dm->s, err);
 	if (!ret)
 		ret = sess_drain(&dm->s, err);
 	if (!ret)
-		ret = flush(dm, err);
+		ret = flush(dm, 1, err);
 	/* the closing calibration, with the system-wide counters closed so the
 	 * loop pays only for its own sampling, as the start's did */
 	smp_close(&dm->s.smp);
 	dm->s.open = 0;
 	if (!ret)
 		ret = sess_calibrate(&dm->s, err);
-	if (!ret) {
+	if (!ret && dm->have_epoch) {
 		sess_describe(&dm->s, dm->meta.settings, sizeof(dm->meta.settings),
 			      &dm->meta);
 		ret = prof_epoch_meta_write(dm->db, dm->res->epoch, &dm->meta, err);
@@ -201,10 +304,10 @@ int collect_daemon(const struct collect_opts *opts, const struct collect_daemon_
 	dm.res = res;
 	ret = sess_init(&dm.s, opts, err);
 	if (!ret)
-		ret = prof_db_open(opts->db_dir, PROF_DB_CREATE, &dm.db, err);
+		ret = prof_db_open(opts->db_dir, PROF_DB_CREATE | PROF_DB_STRICT, &dm.db, err);
 	if (!ret)
 		ret = run(&dm, err);
-	if (d->pidfile)
+	if (dm.pidfile_written)
 		unlink(d->pidfile);
 	sess_free(&dm.s);
 	prof_db_close(dm.db);

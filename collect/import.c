@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "import_internal.h"
 
 /* --- detection -------------------------------------------------------------- */
@@ -23,11 +24,11 @@ int import_detect(const char *path, enum import_kind *kind, struct dcpi_err *err
 {
 	char head[4096];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
 
 	*kind = IMPORT_UNKNOWN;
 	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return fd;
 	n = read(fd, head, sizeof(head) - 1);
 	close(fd);
 	if (n < 0)
@@ -73,10 +74,10 @@ int imp_read_file(const char *path, uint8_t **buf, size_t *len, struct dcpi_err 
 	struct stat sb;
 	uint8_t *b = NULL;
 	size_t got = 0;
-	int ret = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = 0, fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
 
 	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return fd;
 	if (fstat(fd, &sb)) {
 		ret = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
 		goto out;
@@ -117,47 +118,15 @@ out:
 int imp_write_atomic(const char *dir, const char *name, const void *buf, size_t len,
 		     struct dcpi_err *err)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	const uint8_t *p = buf;
-	int fd;
+	/* the epoch directory is not followed if a link replaced it; the file
+	 * goes through it as every database write does (util/safefile.c) */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", dir, name,
-			     (long)getpid()) >= sizeof(tmp))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s/%s: path too long", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto fail;
-		p += w;
-		len -= (size_t)w;
-	}
-	if (fsync(fd))
-		goto fail;
-	if (close(fd)) {
-		fd = -1;
-		goto fail;
-	}
-	if (rename(tmp, path)) {
-		fd = -1;
-		goto fail;
-	}
-	return 0;
-fail:
-	{
-		int e = errno ? errno : EIO;
-
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp);
-		return dcpi_errf(err, -e, "%s: %s", path, strerror(e));
-	}
+	if (dfd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	rc = dcpi_write_at(dfd, dir, name, buf, len, 0644, err);
+	close(dfd);
+	return rc;
 }
 
 /* --- the count table ---------------------------------------------------------- */

@@ -16,6 +16,17 @@
  * address; samples that map to nothing go to the unknown image.  Build-ids
  * from the header name the images (they describe the files as they were when
  * recorded, so they win over the files on disk now).
+ *
+ * Branch stacks (PERF_SAMPLE_BRANCH_STACK: perf record -b, Intel LBR, AMD
+ * BRS / LbrExtV2) become path profiles (dcpi/paths.h, issue 11): every entry
+ * is a taken transition from -> to, mapped to image offsets like a sample's
+ * IP (PATH_ELSEWHERE across images or into the kernel).  Between two
+ * consecutive entries of one stack the code from the older entry's target to
+ * the newer entry's source ran straight through: decoded from the image
+ * file (when it is the one recorded), each conditional branch in it was not
+ * taken, which gives the fall-through counts branch records lack.  Only when
+ * every branch was recorded (PERF_SAMPLE_BRANCH_ANY); a range that meets an
+ * unconditional transfer or misses the newer source is dropped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +38,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dcpi/safefile.h"
+#include "dcpi/cfg.h"
+#include "dcpi/paths.h"
 #include "import_internal.h"
 #include "internal.h"
 
@@ -98,6 +112,12 @@ struct pf {
 	char cmdline[256];
 	struct prof_epoch_meta meta;
 	struct import_stats *st;
+	/* branch stacks (perf record -b): path profiles by image index */
+	struct path_profile *paths;
+	uint64_t *last_stack;		/* the stack that last touched each */
+	FILE **code;			/* the image file, for fall-through ranges */
+	size_t npaths;
+	uint64_t stacks, ranges, ranges_bad;
 };
 
 static uint16_t rd16(const uint8_t *p)
@@ -535,6 +555,8 @@ struct pf_sample {
 	uint64_t ip, time, period;
 	uint32_t pid, tid;
 	int has_ip, has_period;
+	const uint8_t *br;		/* branch stack entries (24 bytes each) */
+	uint64_t bnr;			/* ... how many, newest first */
 };
 
 /* The attribute of a SAMPLE: by IDENTIFIER (first) or ID (position fixed by
@@ -558,6 +580,63 @@ static int pf_sample_attr(const struct pf *f, const uint8_t *body, size_t n, uin
 	if (pos + 8 > n)
 		return -EINVAL;
 	return pf_attr_of_id(f, rd64(body + pos), attr);
+}
+
+/* Bytes of a PERF_SAMPLE_READ value (read_format). */
+static size_t pf_read_size(const struct perf_event_attr *a, const uint8_t *body, size_t n,
+			   size_t at)
+{
+	uint64_t rf = a->read_format;
+	size_t per = 8 + ((rf & PERF_FORMAT_ID) ? 8 : 0) + ((rf & PERF_FORMAT_LOST) ? 8 : 0);
+	size_t times = 8 * popcount64(rf & (PERF_FORMAT_TOTAL_TIME_ENABLED |
+					    PERF_FORMAT_TOTAL_TIME_RUNNING));
+
+	if (!(rf & PERF_FORMAT_GROUP))
+		return per + times;
+	if (at + 8 > n || rd64(body + at) > n / per)
+		return SIZE_MAX;
+	return 8 + times + per * (size_t)rd64(body + at);
+}
+
+/*
+ * The fields after PERIOD up to BRANCH_STACK (READ, CALLCHAIN, RAW), then
+ * the branch stack: bnr, hw_idx when PERF_SAMPLE_BRANCH_HW_INDEX, bnr
+ * entries {from, to, flags}.
+ */
+static int pf_parse_branches(const struct pf *f, struct pf_sample *s, const uint8_t *body,
+			     size_t n, size_t at)
+{
+	const struct perf_event_attr *a = &f->attrs[s->attr].a;
+	uint64_t st = a->sample_type, bnr;
+
+	if (st & PERF_SAMPLE_READ) {
+		size_t r = pf_read_size(a, body, n, at);
+
+		if (r == SIZE_MAX || at + r > n)
+			return -EINVAL;
+		at += r;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (at + 8 > n || rd64(body + at) > (n - at - 8) / 8)
+			return -EINVAL;
+		at += 8 + 8 * (size_t)rd64(body + at);
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		if (at + 4 > n || rd32(body + at) > n - at - 4)
+			return -EINVAL;
+		at += 4 + rd32(body + at);
+	}
+	if (at + 8 > n)
+		return -EINVAL;
+	bnr = rd64(body + at);
+	at += 8;
+	if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+		at += 8;
+	if (at > n || bnr > (n - at) / 24)
+		return -EINVAL;
+	s->br = body + at;
+	s->bnr = bnr;
+	return 0;
 }
 
 /* Decode the leading fields of a SAMPLE in the kernel's order. */
@@ -594,6 +673,8 @@ static int pf_parse_sample(const struct pf *f, const uint8_t *body, size_t n,
 		TAKE(s->period);
 		s->has_period = 1;
 	}
+	if (st & PERF_SAMPLE_BRANCH_STACK)
+		return pf_parse_branches(f, s, body, n, at);
 #undef TAKE
 	return at <= n ? 0 : -EINVAL;
 }
@@ -664,6 +745,8 @@ static int pf_index(struct pf *f, struct dcpi_err *err)
 	return 0;
 }
 
+static int pf_do_branches(struct pf *f, const struct pf_sample *s, struct dcpi_err *err);
+
 static int pf_do_sample(struct pf *f, const uint8_t *rec, size_t size, struct dcpi_err *err)
 {
 	uint16_t mode = rd16(rec + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -699,7 +782,213 @@ static int pf_do_sample(struct pf *f, const uint8_t *rec, size_t size, struct dc
 	if (s.time > f->last_time)
 		f->last_time = s.time;
 	f->st->samples++;
-	return imp_table_add(f->tab, image, s.attr, offset, 1, err);
+	ret = imp_table_add(f->tab, image, s.attr, offset, 1, err);
+	if (!ret && s.bnr && mode == PERF_RECORD_MISC_USER) {
+		ret = pf_do_branches(f, &s, err);
+		if (ret == -ENOMEM)
+			return dcpi_errf(err, ret, "%s: out of memory for branch stacks", f->path);
+	}
+	return ret;
+}
+
+/* --- branch stacks -> path profiles ----------------------------------------- */
+
+#define PF_RANGE_MAX 4096		/* longest straight-line range decoded */
+#define PF_KERNEL_MIN 0xffff800000000000ull
+
+static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image);
+
+static struct path_profile *pf_paths_of(struct pf *f, uint32_t image)
+{
+	if (image >= f->npaths) {
+		size_t n = (size_t)image + 16;
+		struct path_profile *p = realloc(f->paths, n * sizeof(*p));
+		uint64_t *ls;
+		FILE **c;
+
+		if (!p)
+			return NULL;
+		f->paths = p;
+		ls = realloc(f->last_stack, n * sizeof(*ls));
+		if (!ls)
+			return NULL;
+		f->last_stack = ls;
+		c = realloc(f->code, n * sizeof(*c));
+		if (!c)
+			return NULL;
+		f->code = c;
+		for (size_t i = f->npaths; i < n; i++) {
+			path_profile_init(&f->paths[i]);
+			f->last_stack[i] = 0;
+			f->code[i] = NULL;
+		}
+		f->npaths = n;
+	}
+	if (f->last_stack[image] != f->stacks) {
+		f->last_stack[image] = f->stacks;
+		f->paths[image].bursts++;
+	}
+	return &f->paths[image];
+}
+
+/* A user address -> (image, offset); 0 when it maps to an image. */
+static int pf_br_resolve(struct pf *f, uint32_t pid, uint64_t va, uint32_t *image,
+			 uint64_t *off, struct dcpi_err *err)
+{
+	int ret;
+
+	*image = MAPS_UNKNOWN;
+	if (va >= PF_KERNEL_MIN)
+		return 1;
+	ret = maps_resolve(f->maps, pid, va, image, off, err);
+	if (ret)
+		return ret;
+	return *image == MAPS_UNKNOWN;
+}
+
+static int pf_br_taken(struct pf *f, uint32_t pid, uint64_t from, uint64_t to,
+		       struct dcpi_err *err)
+{
+	uint32_t fi, ti;
+	uint64_t fo = 0, to_off = 0;
+	int fr = pf_br_resolve(f, pid, from, &fi, &fo, err);
+	int tr = fr < 0 ? fr : pf_br_resolve(f, pid, to, &ti, &to_off, err);
+	struct path_profile *p;
+
+	if (fr < 0 || tr < 0)
+		return fr < 0 ? fr : tr;
+	if (!fr) {
+		p = pf_paths_of(f, fi);
+		if (!p || path_profile_add_edge(p, fo, !tr && ti == fi ? to_off : PATH_ELSEWHERE,
+						1) < 0)
+			return -ENOMEM;
+	}
+	if (!tr && (fr || ti != fi)) {
+		p = pf_paths_of(f, ti);
+		if (!p || path_profile_add_edge(p, PATH_ELSEWHERE, to_off, 1) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The image file of image, if it is the one recorded; NULL otherwise. */
+static FILE *pf_code(struct pf *f, uint32_t image)
+{
+	const struct prof_image_id *id;
+	const char *bid;
+
+	if (!f->code[image]) {
+		id = maps_image(f->maps, image);
+		bid = pf_bid_find(f, id->path);
+		if (bid && strcmp(bid, id->build_id))
+			return NULL;
+		/* a sampled process's file: a FIFO there must not block us */
+		f->code[image] = dcpi_fopen_read(id->path, NULL);
+	}
+	return f->code[image];
+}
+
+/* Straight-line code from offset a to the branch at offset b of image:
+ * every conditional branch in it fell through. */
+static int pf_br_range(struct pf *f, uint32_t image, uint64_t a, uint64_t b)
+{
+	uint8_t buf[PF_RANGE_MAX + 16];
+	uint64_t ft[PF_RANGE_MAX / 2];
+	size_t got, at = 0, nft = 0;
+	FILE *fp;
+
+	if (b < a || b - a > PF_RANGE_MAX || !(fp = pf_code(f, image)))
+		return 1;
+	if (fseeko(fp, (off_t)a, SEEK_SET) < 0)
+		return 1;
+	got = fread(buf, 1, (size_t)(b - a) + 16, fp);
+	while (at < b - a) {
+		struct cfg_insn in;
+
+		if (at >= got || cfg_decode_one(buf + at, got - at, a + at, &in) < 0)
+			return 1;
+		if (in.flags & CFG_I_COND)
+			ft[nft++] = a + at;
+		else if (in.flags & (CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_TRAP |
+				     CFG_I_SYSCALL))
+			return 1;	/* would have been recorded: not straight */
+		at += in.size;
+		if (in.flags & CFG_I_COND)
+			ft[nft - 1] |= (uint64_t)in.size << 56;
+	}
+	if (at != b - a)
+		return 1;
+	for (size_t k = 0; k < nft; k++) {
+		uint64_t o = ft[k] & ((1ull << 56) - 1);
+
+		if (path_profile_add_edge(&f->paths[image], o, o + (ft[k] >> 56), 1) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int pf_do_branches(struct pf *f, const struct pf_sample *s, struct dcpi_err *err)
+{
+	const struct perf_event_attr *a = &f->attrs[s->attr].a;
+	int ranges = (a->branch_sample_type & PERF_SAMPLE_BRANCH_ANY) != 0;
+	int ret;
+
+	f->stacks++;
+	for (uint64_t k = 0; k < s->bnr; k++) {
+		const uint8_t *e = s->br + 24 * k;
+
+		ret = pf_br_taken(f, s->pid, rd64(e), rd64(e + 8), err);
+		if (ret)
+			return ret;
+	}
+	for (uint64_t k = 0; ranges && k + 1 < s->bnr; k++) {
+		uint64_t from = rd64(s->br + 24 * k), to = rd64(s->br + 24 * (k + 1) + 8);
+		uint32_t fi, ti;
+		uint64_t fo = 0, too = 0;
+
+		if (pf_br_resolve(f, s->pid, from, &fi, &fo, err) ||
+		    pf_br_resolve(f, s->pid, to, &ti, &too, err) || fi != ti)
+			continue;
+		if (!pf_paths_of(f, fi))
+			return -ENOMEM;
+		ret = pf_br_range(f, fi, too, fo);
+		if (ret < 0)
+			return ret;
+		f->ranges++;
+		f->ranges_bad += ret > 0;
+	}
+	return 0;
+}
+
+/* Write every image's path profile into the epoch. */
+static int pf_write_paths(struct pf *f, struct prof_db *db, struct dcpi_err *err)
+{
+	const char *src = strstr(f->meta.cpu_vendor, "AMD") ? "brs" : "lbr";
+	uint64_t edges = 0, images = 0;
+	int ret;
+
+	for (size_t i = 0; i < f->npaths; i++) {
+		struct path_profile *p = &f->paths[i];
+
+		if (!p->nedges)
+			continue;
+		p->image = *pf_image_id(f, (uint32_t)i);
+		snprintf(p->source, sizeof(p->source), "%s", src);
+		p->flags |= PATH_F_TAKEN_ONLY;
+		ret = path_profile_normalize(p);
+		if (ret < 0)
+			return dcpi_errf(err, ret, "%s: out of memory", f->path);
+		ret = path_epoch_write(db, f->st->epoch, p, err);
+		if (ret < 0)
+			return ret;
+		edges += p->nedges;
+		images++;
+	}
+	if (f->stacks)
+		pf_note(f, "%" PRIu64 " branch stacks: %" PRIu64 " distinct transitions in %"
+			PRIu64 " images, %" PRIu64 " of %" PRIu64 " straight-line ranges decoded",
+			f->stacks, edges, images, f->ranges - f->ranges_bad, f->ranges);
+	return 0;
 }
 
 /* MMAP and MMAP2: executable mappings of a process (data maps are skipped). */
@@ -867,6 +1156,14 @@ static void pf_free(struct pf *f)
 	free(f->events);
 	free(f->ids);
 	free(f->recs);
+	for (size_t i = 0; i < f->npaths; i++) {
+		path_profile_free(&f->paths[i]);
+		if (f->code[i])
+			fclose(f->code[i]);
+	}
+	free(f->paths);
+	free(f->last_stack);
+	free(f->code);
 	maps_free(f->maps);
 	imp_table_free(f->tab);
 	free((void *)f->buf);
@@ -906,6 +1203,8 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 	if (!ret)
 		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events, f.nattrs, db,
 				      st->epoch, st, err);
+	if (!ret)
+		ret = pf_write_paths(&f, db, err);
 	if (!ret)
 		ret = pf_write_meta(&f, db, err);
 out:

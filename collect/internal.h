@@ -201,6 +201,8 @@ int agg_new(struct agg **out, struct dcpi_err *err);
 void agg_free(struct agg *a);
 /* Forget every count (after a flush). */
 void agg_clear(struct agg *a);
+/* Add the table's distinct entries and samples to *entries and *samples. */
+void agg_count(const struct agg *a, uint64_t *entries, uint64_t *samples);
 int agg_add(struct agg *a, uint32_t image, uint64_t offset, uint64_t count,
 	    struct dcpi_err *err);
 /*
@@ -254,6 +256,13 @@ int sess_read_counts(struct session *s, struct dcpi_err *err);
 /* Write every table into epoch (merging) and clear them; *written samples. */
 int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
 	       uint64_t *written, struct dcpi_err *err);
+/* sess_flush in two steps: write every table (inside the caller's epoch
+ * transaction), then, once it committed, forget what was written. */
+int sess_write(struct session *s, struct prof_db *db, const char *epoch,
+	       uint64_t *written, struct dcpi_err *err);
+void sess_clear(struct session *s);
+/* Distinct entries and samples the tables hold, not yet written. */
+void sess_held(const struct session *s, uint64_t *entries, uint64_t *samples);
 /* The settings line of the epoch metadata; fills meta's calibration. */
 void sess_describe(const struct session *s, char *buf, size_t len,
 		   struct prof_epoch_meta *meta);

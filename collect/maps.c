@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -435,6 +436,21 @@ static const struct map *map_at(const struct proc *p, uint64_t ip)
 	return lo < p->n && p->m[lo].start <= ip ? &p->m[lo] : NULL;
 }
 
+/*
+ * perf's rule for a file anyone can create in /tmp: a regular file (not a
+ * link, not a FIFO) owned by root or by the user the process runs as.
+ */
+static int jit_map_trusted(const char *path, uint32_t pid)
+{
+	char proc[32];
+	struct stat st, ps;
+
+	snprintf(proc, sizeof(proc), "/proc/%" PRIu32, pid);
+	if (lstat(path, &st) || !S_ISREG(st.st_mode) || stat(proc, &ps))
+		return 0;
+	return st.st_uid == 0 || st.st_uid == ps.st_uid;
+}
+
 /* The perf-map pseudo-image of p into *image, if p has a perf map. */
 static int jit_image(struct maps *m, struct proc *p, uint32_t *image)
 {
@@ -442,7 +458,7 @@ static int jit_image(struct maps *m, struct proc *p, uint32_t *image)
 
 	if (!p->jit && p->jit_misses++ % JIT_RECHECK == 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", p->pid);
-		if (!access(path, R_OK)) {
+		if (jit_map_trusted(path, p->pid)) {
 			if (image_intern(m, path, &p->jit_image))
 				return -ENOMEM;
 			p->jit = 1;

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "internal.h"
+#include "paths.h"
 
 #define RECORD_POLL_MS 50
 
@@ -75,14 +76,21 @@ static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_
 	int ret;
 
 	ret = prof_db_epoch_new(db, res->epoch, sizeof(res->epoch), err);
+	if (!ret)	/* profiles and meta together, or neither (profile.h) */
+		ret = prof_epoch_begin(db, res->epoch, err);
 	if (!ret)
 		ret = sess_flush(s, db, res->epoch, &written, err);
-	if (ret)
-		return ret;
 	meta->samples = written;
 	meta->lost_samples = s->lost;
 	snprintf(meta->settings, sizeof(meta->settings), "%s", res->settings);
-	ret = prof_epoch_meta_write(db, res->epoch, meta, err);
+	if (!ret)
+		ret = prof_epoch_meta_write(db, res->epoch, meta, err);
+	if (!ret)
+		ret = prof_epoch_commit(db, err);
+	else
+		prof_epoch_abort(db);
+	if (ret && res->epoch[0])
+		prof_db_epoch_drop_empty(db, res->epoch);
 	if (!ret) {
 		res->samples = written;
 		res->lost = s->lost;
@@ -92,7 +100,8 @@ static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_
 }
 
 /* Fork argv stopped on a pipe; *go releases it, *errp reports exec errors. */
-static int spawn(char *const argv[], pid_t *pid, int *go, int *errp, struct dcpi_err *err)
+static int spawn(char *const argv[], const struct paths_run *pr, pid_t *pid, int *go,
+		 int *errp, struct dcpi_err *err)
 {
 	int gp[2], ep[2];
 	char c;
@@ -123,6 +132,7 @@ static int spawn(char *const argv[], pid_t *pid, int *go, int *errp, struct dcpi
 		close(ep[0]);
 		if (read(gp[0], &c, 1) != 1)
 			_exit(127);	/* the parent gave up */
+		paths_child_env(pr);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(ep[1], &e, sizeof(e)) != sizeof(e))
@@ -153,8 +163,35 @@ static int release(int go, int errp)
 	return n == sizeof(e) ? e : (n < 0 ? errno : 0);
 }
 
+/* The spool files into the epoch; the settings line says what they held. */
+static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epoch_meta *meta,
+		       struct collect_result *res, struct dcpi_err *err)
+{
+	struct paths_stats st;
+	size_t l = strlen(res->settings);
+	int ret;
+
+	if (!pr->on)
+		return 0;
+	ret = paths_collect(pr, db, res->epoch, &st, err);
+	if (ret)
+		return ret;
+	res->paths_bursts = st.bursts;
+	res->paths_steps = st.steps;
+	res->paths_processes = st.files;
+	res->paths_threads = st.threads;
+	res->paths_images = st.images;
+	res->paths_bad = st.bad;
+	snprintf(res->settings + l, sizeof(res->settings) - l, " paths=%s bursts=%" PRIu64
+		 " steps=%" PRIu64 " cut=%" PRIu64 " lost=%" PRIu64 " spools=%" PRIu64
+		 " threads=%" PRIu64 "%s", pr->rate, st.bursts, st.steps, st.cut, st.lost,
+		 st.files, st.threads, res->paths_static ? " static" : "");
+	snprintf(meta->settings, sizeof(meta->settings), "%s", res->settings);
+	return prof_epoch_meta_write(db, res->epoch, meta, err);
+}
+
 static int run(struct session *s, char *const argv[], struct prof_db *db,
-	       struct collect_result *res, struct dcpi_err *err)
+	       struct paths_run *pr, struct collect_result *res, struct dcpi_err *err)
 {
 	struct prof_epoch_meta meta;
 	int go = -1, errp = -1, ret, e;
@@ -163,7 +200,7 @@ static int run(struct session *s, char *const argv[], struct prof_db *db,
 	ret = sess_calibrate(s, err);
 	if (ret)
 		return ret;
-	ret = spawn(argv, &child, &go, &errp, err);
+	ret = spawn(argv, pr, &child, &go, &errp, err);
 	if (ret)
 		return ret;
 	ret = sess_open(s, child, 0, err);
@@ -191,6 +228,8 @@ static int run(struct session *s, char *const argv[], struct prof_db *db,
 	sess_describe(s, res->settings, sizeof(res->settings), &meta);
 	if (!ret)
 		ret = write_epoch(s, db, &meta, res, err);
+	if (!ret)
+		ret = write_paths(pr, db, &meta, res, err);
 	return ret;
 }
 
@@ -198,6 +237,7 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 		   struct collect_result *res, struct dcpi_err *err)
 {
 	struct session s;
+	struct paths_run pr;
 	struct prof_db *db = NULL;
 	int ret;
 
@@ -205,11 +245,25 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 	memset(&s, 0, sizeof(s));
 	if ((!opts->event && !opts->nevents) || !argv || !argv[0])
 		return dcpi_errf(err, -EINVAL, "record: no event or no command");
+	memset(&pr, 0, sizeof(pr));
 	ret = sess_init(&s, opts, err);
 	if (!ret)
 		ret = prof_db_open(opts->db_dir, PROF_DB_CREATE, &db, err);
+	if (!ret && opts->paths_rate) {
+		res->paths_static = paths_static_command(argv[0]);
+		if (!res->paths_static)
+			ret = paths_prepare(&pr, opts->paths_rate, opts->paths_steps,
+					    opts->paths_lib, err);
+		if (ret == -ENOENT) {	/* no runtime: time samples as usual */
+			snprintf(res->paths_note, sizeof(res->paths_note), "%s", err->msg);
+			dcpi_err_clear(err);
+			paths_cleanup(&pr);
+			ret = 0;
+		}
+	}
 	if (!ret)
-		ret = run(&s, argv, db, res, err);
+		ret = run(&s, argv, db, &pr, res, err);
+	paths_cleanup(&pr);
 	sess_free(&s);
 	prof_db_close(db);
 	return ret;

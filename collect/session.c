@@ -56,6 +56,12 @@ int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *
 	if (o->period && o->freq)
 		return dcpi_errf(err, -EINVAL, "%s: a period and a frequency both given",
 				 s->ev[0]->name);
+	if (o->freq && smp_sysctl("perf_event_max_sample_rate") > 0 &&
+	    o->freq > (uint64_t)smp_sysctl("perf_event_max_sample_rate"))
+		return dcpi_errf(err, -EINVAL, "-F %llu: above the kernel's maximum sample "
+				 "rate, %d Hz (/proc/sys/kernel/perf_event_max_sample_rate)",
+				 (unsigned long long)o->freq,
+				 smp_sysctl("perf_event_max_sample_rate"));
 	s->cfg.events = s->ev;
 	s->cfg.nevents = s->nev;
 	s->cfg.period = o->period;
@@ -290,7 +296,7 @@ static double cycles_per_unit(const struct session *s, const struct collect_even
 	return 0;
 }
 
-int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
+int sess_write(struct session *s, struct prof_db *db, const char *epoch,
 	       uint64_t *written, struct dcpi_err *err)
 {
 	int ret = 0;
@@ -312,13 +318,34 @@ int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
 		tmpl.cycles_per_unit = cycles_per_unit(s, ev);
 		ret = agg_flush(s->agg[i], s->maps, &tmpl, db, epoch, &n, err);
 		prof_profile_free(&tmpl);
-		if (ret)
-			break;
 		*written += n;
+	}
+	return ret;
+}
+
+void sess_clear(struct session *s)
+{
+	for (unsigned i = 0; i < s->nev; i++) {
 		agg_clear(s->agg[i]);
 		s->ev_samples[i] = 0;
 		s->period_sum[i] = 0;
 	}
+}
+
+void sess_held(const struct session *s, uint64_t *entries, uint64_t *samples)
+{
+	*entries = *samples = 0;
+	for (unsigned i = 0; i < s->nev; i++)
+		agg_count(s->agg[i], entries, samples);
+}
+
+int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
+	       uint64_t *written, struct dcpi_err *err)
+{
+	int ret = sess_write(s, db, epoch, written, err);
+
+	if (!ret)
+		sess_clear(s);
 	return ret;
 }
 

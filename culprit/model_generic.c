@@ -4,7 +4,7 @@
  * deliberately middle-of-the-road (docs/models.md): 4 ALUs, 2 loads and 1
  * store per cycle, 5-cycle loads, 4-cycle FP, no move elimination.
  */
-#include "dcpi/model.h"
+#include "model_tables.h"
 
 enum {
 	ALU0, ALU1, ALU2, ALU3, LD0, LD1, STA0, STD0, FP0, FP1, DIV, FDIV, NPORTS
@@ -22,176 +22,27 @@ enum {
 #define FANY	(B(FP0) | B(FP1))
 #define FSHUF	B(FP1)
 
-#define ANY	0
-#define REG	MODEL_FORM(CFG_F_REG)
-#define LD	MODEL_FORM(CFG_F_LOAD)
-#define ST	MODEL_FORM(CFG_F_STORE)
-#define NOVEC	0, 0
-#define VEC	64, 512
-#define AV	MODEL_ANYVEC
-
 static const char *const port_names[NPORTS] = {
 	"alu0", "alu1", "alu2", "alu3", "ld0", "ld1", "sta", "std", "fp0", "fp1", "div", "fdiv",
 };
 
-/* pattern, forms, vec range, need, avoid, lat, uops, ports, busy, kind */
-static const struct model_class classes[] = {
-	/* handled at rename: no port, no latency */
-	{ "*", ANY, AV, MODEL_T_NOP, 0, 0, 1, 0, 1, MODEL_K_ELIM },
-	{ "*", REG, AV, MODEL_T_ZERO, 0, 0, 1, 0, 1, MODEL_K_ELIM },
-	{ "mov", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },	/* movq/movd gpr<->xmm */
-	{ "movd", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },
-	{ "vmovd", REG, VEC, MODEL_T_VEC, 0, 3, 1, FANY, 1, 0 },
-	{ "mov", REG, NOVEC, MODEL_T_REGMOV, 0, 1, 1, ALU, 1, 0 },
-	{ "movap*", REG, AV, MODEL_T_REGMOV, 0, 1, 1, FANY, 1, 0 },
-	{ "vmovap*", REG, AV, MODEL_T_REGMOV, 0, 1, 1, FANY, 1, 0 },
-	{ "movup*", REG, AV, MODEL_T_REGMOV, 0, 1, 1, FANY, 1, 0 },
-	{ "vmovup*", REG, AV, MODEL_T_REGMOV, 0, 1, 1, FANY, 1, 0 },
-	{ "movdq*", REG, AV, MODEL_T_REGMOV, 0, 1, 1, FANY, 1, 0 },
-	{ "vmovdq*", REG, AV, MODEL_T_REGMOV, 0, 1, 1, FANY, 1, 0 },
-	/* plain loads and stores: the scheduler adds the load/store ports */
-	{ "mov", LD | ST, NOVEC, 0, 0, 0, 1, 0, 1, 0 },
-	{ "movz*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
-	{ "movs*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
-	{ "*mov*", LD | ST, VEC, 0, 0, 0, 1, 0, 1, 0 },
-	{ "vbroadcast*", LD, AV, 0, 0, 0, 1, 0, 1, 0 },
-	{ "mov", REG, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },		/* mov $imm */
-	{ "movabs", REG, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "movz*", REG, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "movs*", REG, NOVEC, 0, MODEL_T_FP, 1, 1, ALU, 1, 0 },
-	{ "push", ANY, AV, 0, 0, 0, 1, 0, 1, MODEL_K_PUSH },
-	{ "pop", ANY, AV, 0, 0, 0, 1, 0, 1, MODEL_K_POP },
-	/* control transfers */
-	{ "call*", ANY, AV, 0, 0, 1, 1, BR, 1, MODEL_K_PUSH },
-	{ "ret*", ANY, AV, 0, 0, 1, 1, BR, 1, MODEL_K_POP },
-	{ "*", ANY, AV, MODEL_T_BRANCH, 0, 1, 1, BR, 1, 0 },
-	/* integer ALU */
-	{ "add", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "sub", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "and", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "or", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "xor", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "cmp", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "test", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "inc", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "dec", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, MODEL_K_FUSE },
-	{ "adc", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "sbb", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "neg", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "not", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shl", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "sal", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shr", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "sar", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "rol", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "ror", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shlx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shrx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "sarx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "rorx", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "shld", ANY, NOVEC, 0, 0, 2, 2, ALU, 1, 0 },
-	{ "shrd", ANY, NOVEC, 0, 0, 2, 2, ALU, 1, 0 },
-	{ "bt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "bts", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "btr", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "btc", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "andn", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "bswap", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "set*", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "cmov*", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "popcnt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "lzcnt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "tzcnt", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "bsf", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "bsr", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "cltq", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "cqto", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "cltd", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "cwtl", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "xchg", REG, NOVEC, 0, 0, 1, 2, ALU, 1, 0 },
-	{ "lea", ANY, NOVEC, MODEL_T_LEA3, 0, 3, 1, ALU, 1, 0 },
-	{ "lea", ANY, NOVEC, MODEL_T_LEASC, 0, 2, 1, ALU, 1, 0 },
-	{ "lea", ANY, NOVEC, 0, 0, 1, 1, ALU, 1, 0 },
-	{ "imul", ANY, NOVEC, 0, 0, 3, 1, MUL, 1, 0 },
-	{ "mul", ANY, NOVEC, 0, 0, 3, 2, MUL, 1, 0 },
-	{ "mulx", ANY, NOVEC, 0, 0, 4, 2, MUL, 1, 0 },
-	{ "crc32*", ANY, NOVEC, 0, 0, 3, 1, MUL, 1, 0 },
-	{ "div", ANY, NOVEC, MODEL_T_Q, 0, 40, 2, B(DIV), 20, 0 },
-	{ "idiv", ANY, NOVEC, MODEL_T_Q, 0, 40, 2, B(DIV), 20, 0 },
-	{ "div", ANY, NOVEC, 0, 0, 26, 2, B(DIV), 10, 0 },
-	{ "idiv", ANY, NOVEC, 0, 0, 26, 2, B(DIV), 10, 0 },
-	/* floating point and SIMD */
-	{ "vfmadd*", ANY, AV, 0, 0, 5, 1, FMA, 1, 0 },
-	{ "vfmsub*", ANY, AV, 0, 0, 5, 1, FMA, 1, 0 },
-	{ "vfnmadd*", ANY, AV, 0, 0, 5, 1, FMA, 1, 0 },
-	{ "vfnmsub*", ANY, AV, 0, 0, 5, 1, FMA, 1, 0 },
-	{ "muls*", ANY, AV, MODEL_T_FP, 0, 4, 1, FMA, 1, 0 },
-	{ "mulp*", ANY, AV, MODEL_T_FP, 0, 4, 1, FMA, 1, 0 },
-	{ "vmul*", ANY, AV, MODEL_T_FP, 0, 4, 1, FMA, 1, 0 },
-	{ "adds*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "addp*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "subs*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "subp*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "vadd*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "vsub*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "min*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "max*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "vmin*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "vmax*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "cmp*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "vcmp*", ANY, AV, MODEL_T_FP, 0, 4, 1, FADD, 1, 0 },
-	{ "ucomis*", ANY, AV, 0, 0, 3, 1, FADD, 1, 0 },
-	{ "vucomis*", ANY, AV, 0, 0, 3, 1, FADD, 1, 0 },
-	{ "comis*", ANY, AV, 0, 0, 3, 1, FADD, 1, 0 },
-	{ "vcomis*", ANY, AV, 0, 0, 3, 1, FADD, 1, 0 },
-	{ "divs*", ANY, AV, MODEL_T_FP, 0, 13, 1, B(FDIV), 5, 0 },
-	{ "divp*", ANY, AV, MODEL_T_FP, 0, 13, 1, B(FDIV), 5, 0 },
-	{ "vdiv*", ANY, AV, MODEL_T_FP, 0, 13, 1, B(FDIV), 5, 0 },
-	{ "sqrt*", ANY, AV, 0, 0, 15, 1, B(FDIV), 6, 0 },
-	{ "vsqrt*", ANY, AV, 0, 0, 15, 1, B(FDIV), 6, 0 },
-	{ "cvt*", ANY, AV, 0, 0, 3, 1, FADD, 1, 0 },
-	{ "vcvt*", ANY, AV, 0, 0, 3, 1, FADD, 1, 0 },
-	{ "andp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "andnp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "orp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "xorp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "vandp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "vandnp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "vorp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "vxorp*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "pmul*", ANY, AV, 0, 0, 3, 1, FMA, 1, 0 },
-	{ "vpmul*", ANY, AV, 0, 0, 3, 1, FMA, 1, 0 },
-	{ "pshuf*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vpshuf*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "shufp*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vshufp*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "unpck*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vunpck*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "punpck*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vpunpck*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vperm*", ANY, AV, 0, 0, 3, 1, FSHUF, 1, 0 },
-	{ "vinsert*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vextract*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vbroadcast*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vpbroadcast*", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "palignr", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "vpalignr", ANY, AV, 0, 0, 1, 1, FSHUF, 1, 0 },
-	{ "blend*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "vblend*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "vpblend*", ANY, AV, 0, 0, 1, 1, FANY, 1, 0 },
-	{ "pmovmskb", ANY, AV, 0, 0, 3, 1, B(FP0), 1, 0 },
-	{ "vpmovmskb", ANY, AV, 0, 0, 3, 1, B(FP0), 1, 0 },
-	{ "movmskp*", ANY, AV, 0, 0, 3, 1, B(FP0), 1, 0 },
-	{ "p*", ANY, VEC, MODEL_T_VEC, 0, 1, 1, FANY, 1, 0 },	/* integer SIMD */
-	{ "vp*", ANY, VEC, MODEL_T_VEC, 0, 1, 1, FANY, 1, 0 },
+#define U(x)	MODEL_U_##x
+
+/* What differs from model_base.c, and why */
+static const struct model_delta delta[] = {
+	/* no move elimination */
+	{ MC_MOV_RR, .lat = V(1), .unit = V(U(ALU)), .kind = V(0) },
+	{ MC_VMOV_RR, .lat = V(1), .unit = V(U(FANY)), .kind = V(0) },
+	{ MC_LEA3, .lat = V(3) },
+	{ MC_DIV64, .lat = V(40), .busy = V(20) },
+	{ MC_IDIV64, .lat = V(40), .busy = V(20) },
+	{ MC_DIV32, .lat = V(26) },
+	{ MC_FMA, .lat = V(5) },
+	{ MC_FMUL, .lat = V(4) },
+	{ MC_FADD, .lat = V(4) },
 };
 
-/* Unknown forms: a long-ish latency on any ALU or FP pipe, counted by callers. */
-static const struct model_class fallback = {
-	"?", ANY, AV, 0, 0, 3, 2, ALU | FANY, 1, 0
-};
-
-const struct model model_generic = {
+struct model model_generic = {
 	.name = "generic",
 	.desc = "a cautious 4-wide out-of-order x86-64 core",
 	.dispatch_width = 4,
@@ -218,7 +69,17 @@ const struct model model_generic = {
 	.dram_lat = 300,
 	.tlb_miss_lat = 35,
 	.mispredict_penalty = 15,
-	.classes = classes,
-	.nclasses = sizeof(classes) / sizeof(classes[0]),
-	.fallback = &fallback,
+};
+
+const struct model_cpu model_cpu_generic = {
+	.m = &model_generic,
+	.units = {
+		[U(ALU)] = ALU, [U(BR)] = BR, [U(SHIFT)] = ALU, [U(FLAGRD)] = ALU,
+		[U(MUL)] = MUL, [U(LEA)] = ALU, [U(DIV)] = B(DIV), [U(GPR2VEC)] = FANY,
+		[U(FMA)] = FMA, [U(FADD)] = FADD, [U(FCOMI)] = FADD, [U(FCVT)] = FADD,
+		[U(FANY)] = FANY, [U(FSHUF)] = FSHUF, [U(FDIV)] = B(FDIV), [U(VEC2GPR)] = B(FP0),
+		[U(ALUFP)] = ALU | FANY,
+	},
+	.delta = delta,
+	.ndelta = sizeof(delta) / sizeof(delta[0]),
 };

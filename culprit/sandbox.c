@@ -280,7 +280,7 @@ int sbx_usable(char *why, size_t len)
 
 /* --- the child: state shared with the assembly ----------------------------- */
 
-#define SBX_X		0x40000000ull		/* register value; low half reads as 2.0f */
+#define SBX_X		0x40000000ull	/* register value; low half reads as 2.0f */
 #define SBX_REGION	(16ull << 20)
 #define SBX_CODE_MAX	(1u << 20)
 #define SBX_MAX_PAGES	512			/* pages mapped on demand per body */
@@ -312,7 +312,10 @@ __asm__(
 	"	jb 3f\n"
 	"	je 1f\n"
 	"	vmovdqa64 sbx_vec(%rip), %zmm0\n"
-	"	.irp r,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31\n"
+	"	.irp r,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23\n"
+	"	vmovdqa64 %zmm0, %zmm\\r\n"
+	"	.endr\n"
+	"	.irp r,24,25,26,27,28,29,30,31\n"
 	"	vmovdqa64 %zmm0, %zmm\\r\n"
 	"	.endr\n"
 	"	kxnorq %k0, %k0, %k1\n"

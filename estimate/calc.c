@@ -228,7 +228,7 @@ int est_procedure(const struct cfg *cfg, const struct model *model, const double
 	}
 	rc = est_model_m(cfg, model, opts->steady, c.m, c.reason, c.culprit, err);
 	if (rc == 0 && opts->measured)
-		est_apply_measured(cfg, opts->measured, c.m);	/* measured.c */
+		est_apply_measured(cfg, opts->measured, samples, c.m);	/* measured.c */
 	if (rc == 0)
 		rc = estimate_classes(&c, out->classes, &out->flow_residual, err);
 	if (rc == 0)

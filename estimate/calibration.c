@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/safefile.h"
 #include "dcpi/estimate.h"
 
 #define K EST_CALIB_K
@@ -341,15 +342,16 @@ int est_calib_path(const char *dbdir, const char *model, char *out, size_t len)
 
 int est_calib_write(const char *path, const struct est_calibration *cal, struct dcpi_err *err)
 {
-	char tmp[4200];
+	char *text = NULL;
+	size_t len = 0;
 	FILE *fp;
-	int bad;
+	int bad, rc;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: name too long", path);
-	fp = fopen(tmp, "w");
+	/* formatted in memory, then written through the directory without
+	 * following a link planted at the name or its temporary, mode 0644 */
+	fp = open_memstream(&text, &len);
 	if (!fp)
-		return dcpi_errf(err, -errno, "%s: %s", tmp, strerror(errno));
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	fprintf(fp, "# dcpi calibration: where samples land (docs/estimate.md)\n"
 		    "version %d\nmodel %s\nevent %s\ncycles_per_sample %.6g\nattrib",
 		EST_CALIB_VERSION, cal->model, cal->event, cal->cycles_per_sample);
@@ -374,16 +376,12 @@ int est_calib_write(const char *path, const struct est_calibration *cal, struct 
 	}
 	bad = ferror(fp);
 	if (fclose(fp) != 0 || bad) {
-		remove(tmp);
-		return dcpi_errf(err, -EIO, "%s: write failed", tmp);
+		free(text);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	}
-	if (rename(tmp, path) < 0) {
-		int e = errno;
-
-		remove(tmp);
-		return dcpi_errf(err, -e, "%s: %s", path, strerror(e));
-	}
-	return 0;
+	rc = dcpi_write_file(path, text, len, 0644, err);
+	free(text);
+	return rc;
 }
 
 static int read_loop(const char *line, struct est_calib_loop *lp)
@@ -439,12 +437,12 @@ static int read_line(const char *key, const char *v, struct est_calibration *cal
 int est_calib_read(const char *path, struct est_calibration *cal, struct dcpi_err *err)
 {
 	char line[1024], key[32];
-	FILE *fp = fopen(path, "r");
+	FILE *fp = dcpi_fopen_read(path, err);
 	int lineno = 0, rc = 0, off;
 
 	memset(cal, 0, sizeof(*cal));
 	if (!fp)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return -errno;
 	while (fgets(line, sizeof(line), fp)) {
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')

@@ -36,6 +36,7 @@
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 
+#include "dcpi/safefile.h"
 #include "dwarf.h"
 
 #define NO_FILE UINT32_MAX
@@ -826,9 +827,10 @@ int img_dwarf_open(const char *path, struct img_dwarf **out, struct dcpi_err *er
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	}
 	d->fd = -1;
-	d->fd = open(path, O_RDONLY | O_CLOEXEC);
+	d->fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
 	if (d->fd < 0) {
-		rc = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		rc = d->fd;
+		d->fd = -1;
 		goto fail;
 	}
 	if (pread(d->fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||

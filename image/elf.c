@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "dcpi/safefile.h"
 #include "dcpi/image.h"
 #include "dwarf.h"
 #include "internal.h"
@@ -398,17 +399,9 @@ int img_open(const char *path, unsigned flags, struct image **out, struct dcpi_e
 	int fd, rc;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dcpi_open_read(AT_FDCWD, path, 0, &st, path, err);
 	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		rc = dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
-		goto out_fd;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = dcpi_errf(err, -EINVAL, "%s: not a regular file", path);
-		goto out_fd;
-	}
+		return fd;
 	if (st.st_size == 0) {
 		rc = dcpi_errf(err, -EINVAL, "%s: not an ELF file (empty)", path);
 		goto out_fd;
@@ -593,13 +586,9 @@ static int img_file_crc(const char *path, uint32_t *crc)
 	void *m;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dcpi_open_read(AT_FDCWD, path, 0, &st, path, NULL);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
+		return fd;
 	*crc = crc32(0L, Z_NULL, 0);
 	if (st.st_size > 0) {
 		uint64_t done = 0;

@@ -268,15 +268,9 @@ const struct img_proc *img_proc_at(const struct image *img, uint64_t vaddr)
 
 const struct img_proc *img_proc_lookup(const struct image *img, const char *spec)
 {
-	char *end;
-	uint64_t a;
+	const struct img_proc *p;
 
-	if (!strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2)) {
-		a = strtoull(spec, &end, 16);
-		if (*end == '\0')
-			return img_proc_at(img, a);
-	}
-	return img_proc_by_name(img, spec);
+	return img_proc_find(img, spec, &p, NULL) == 0 ? p : NULL;
 }
 
 const struct img_proc *img_proc_by_name(const struct image *img, const char *name)

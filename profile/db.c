@@ -6,25 +6,33 @@
  * ("00000001", "00000002", ...), so names sort in creation order.  Inside it
  * each (image, event) has one file named by prof_file_name() and the epoch
  * metadata lives in "meta" (meta.c).  Files whose names start with a dot are
- * temporaries of an atomic write in progress and are never read.
+ * temporaries of an atomic write in progress and are never read as such.
+ *
+ * Everything goes through directory handles and never follows a link below
+ * the database's own path.  Writes to an epoch are transactions (begin,
+ * write to temporaries, commit, abort): several files become visible at
+ * once through a journal renamed into place, which readers follow and the
+ * next writer finishes, so an epoch's meta and profiles agree after a kill
+ * at any instruction (docs/profile-format.md, "Crash consistency").
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dcpi/profile.h"
+#include "dcpi/safefile.h"
 #include "internal.h"
 
 #define EPOCH_DIGITS 8
-
-struct prof_db {
-	char *path;
-};
 
 static int mkdir_p(char *path)
 {
@@ -44,7 +52,85 @@ static int mkdir_p(char *path)
 		return -errno;
 	if (stat(path, &st))
 		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	/* 0755 whatever the umask; only a directory this user owns */
+	if (st.st_uid == geteuid() && (st.st_mode & 07777) != 0755 && !(st.st_mode & 022))
+		chmod(path, 0755);
+	return 0;
+}
+
+void prof_db_note(struct prof_db *db, const char *fmt, ...)
+{
+	size_t n = strlen(db->notes);
+	va_list ap;
+
+	if (n + 2 >= sizeof(db->notes))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(db->notes + n, sizeof(db->notes) - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(db->notes);
+	db->notes[n] = '\n';
+	db->notes[n + 1] = '\0';
+}
+
+const char *prof_db_notes(const struct prof_db *db)
+{
+	return db->notes;
+}
+
+void prof_db_notes_clear(struct prof_db *db)
+{
+	db->notes[0] = '\0';
+}
+
+/*
+ * StrictModes, as sshd's: a directory another user can write (or one owned
+ * by another user but root) lets that user plant links where we write.
+ * Ancestors too, unless sticky (/tmp) or owned by us or root and not
+ * writable by others.
+ */
+static int check_owner(const char *path, const struct stat *st, int self,
+		       struct dcpi_err *err)
+{
+	uid_t me = geteuid();
+
+	if (st->st_uid != me && st->st_uid != 0)
+		return dcpi_errf(err, -EPERM, "%s: owned by uid %u, who could plant links in "
+				 "the database; chown %u '%s' or run as that user", path,
+				 (unsigned)st->st_uid, (unsigned)me, path);
+	if ((st->st_mode & 022) && (self || !(st->st_mode & S_ISVTX)))
+		return dcpi_errf(err, -EPERM, "%s: writable by %s (mode %04o), who could plant "
+				 "links in the database; chmod go-w '%s'", path,
+				 (st->st_mode & 002) ? "every user" : "its group",
+				 (unsigned)(st->st_mode & 07777), path);
+	return 0;
+}
+
+static int check_strict(struct prof_db *db, struct dcpi_err *err)
+{
+	char real[PATH_MAX], *slash;
+	struct stat st;
+	int rc;
+
+	if (fstat(db->fd, &st))
+		return dcpi_errf(err, -errno, "%s: %s", db->path, strerror(errno));
+	rc = check_owner(db->path, &st, 1, err);
+	if (rc || !realpath(db->path, real))
+		return rc;
+	while ((slash = strrchr(real, '/'))) {
+		if (slash == real)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(real, &st))
+			break;
+		rc = check_owner(real, &st, 0, err);
+		if (rc || !strcmp(real, "/"))
+			break;
+	}
+	return rc;
 }
 
 int prof_db_open(const char *dir, unsigned flags, struct prof_db **out,
@@ -62,6 +148,7 @@ int prof_db_open(const char *dir, unsigned flags, struct prof_db **out,
 		free(db);
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
 	}
+	db->fd = db->txn_fd = -1;
 	if (stat(dir, &st)) {
 		rc = -errno;
 		if (rc != -ENOENT || !(flags & PROF_DB_CREATE)) {
@@ -80,6 +167,15 @@ int prof_db_open(const char *dir, unsigned flags, struct prof_db **out,
 			       dir);
 		goto fail;
 	}
+	/* the user named this path: it may be a link; nothing below it is followed */
+	db->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (db->fd < 0) {
+		rc = dcpi_errf(err, -errno, "%s: cannot open profile database: %s", dir,
+			       strerror(errno));
+		goto fail;
+	}
+	if ((flags & PROF_DB_STRICT) && (rc = check_strict(db, err)))
+		goto fail;
 	*out = db;
 	return 0;
 fail:
@@ -91,6 +187,11 @@ void prof_db_close(struct prof_db *db)
 {
 	if (!db)
 		return;
+	if (db->txn_fd >= 0)
+		prof_epoch_abort(db);
+	if (db->fd >= 0)
+		close(db->fd);
+	free(db->pend);
 	free(db->path);
 	free(db);
 }
@@ -152,24 +253,30 @@ static int push_name(char ***names, size_t *n, size_t *cap, const char *s)
 	return 0;
 }
 
-/* Names in dir accepted by keep(), sorted by cmp. */
-static int list_dir(const char *dir, int (*keep)(const char *dir, const char *name),
+/* Names in the directory dfd (shown as dir) accepted by keep(), sorted by cmp. */
+static int list_dir(int dfd, const char *dir,
+		    int (*keep)(int dfd, const char *name, const char *arg), const char *arg,
 		    int (*cmp)(const void *, const void *), char ***names, size_t *n,
 		    struct dcpi_err *err)
 {
 	struct dirent *d;
 	size_t cap = 0;
 	DIR *dp;
-	int rc = 0;
+	int rc = 0, fd;
 
 	*names = NULL;
 	*n = 0;
-	dp = opendir(dir);
-	if (!dp)
-		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dp = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dp) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return dcpi_errf(err, rc, "%s: %s", dir, strerror(-rc));
+	}
 	errno = 0;
 	while ((d = readdir(dp))) {
-		if (!keep(dir, d->d_name))
+		if (!keep(dfd, d->d_name, arg))
 			continue;
 		rc = push_name(names, n, &cap, d->d_name);
 		if (rc) {
@@ -193,21 +300,18 @@ fail:
 	return rc;
 }
 
-static int keep_epoch(const char *dir, const char *name)
+/* A real directory: a link planted in place of an epoch is not one. */
+static int keep_epoch(int dfd, const char *name, const char *arg)
 {
-	char path[PATH_MAX];
 	struct stat st;
 
-	if (!is_epoch_name(name))
-		return 0;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return 0;
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
+	return is_epoch_name(name) && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	       S_ISDIR(st.st_mode);
 }
 
 int prof_db_epochs(struct prof_db *db, char ***names, size_t *n, struct dcpi_err *err)
 {
-	return list_dir(db->path, keep_epoch, cmp_epoch, names, n, err);
+	return list_dir(db->fd, db->path, keep_epoch, NULL, cmp_epoch, names, n, err);
 }
 
 int prof_db_latest_epoch(struct prof_db *db, char *name, size_t len, struct dcpi_err *err)
@@ -226,9 +330,40 @@ int prof_db_latest_epoch(struct prof_db *db, char *name, size_t len, struct dcpi
 	return rc;
 }
 
+/* A handle on an existing epoch directory, never through a link. */
+int prof_epoch_open(struct prof_db *db, const char *epoch, struct dcpi_err *err)
+{
+	int fd, e;
+
+	if (!is_epoch_name(epoch))
+		return dcpi_errf(err, -EINVAL, "%s: bad epoch name '%.64s'", db->path, epoch);
+	fd = openat(db->fd, epoch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	if (e == ELOOP || e == ENOTDIR)
+		return dcpi_errf(err, -ENOTDIR, "%s/%s: epoch is not a directory (a link "
+				 "or a file is not followed)", db->path, epoch);
+	return dcpi_errf(err, -e, "%s/%s: no such epoch: %s", db->path, epoch, strerror(e));
+}
+
+/* A writer killed in the newest epoch left a journal or temporaries: finish
+ * them now, unless a live writer holds it (then it is not stale). */
+static void tidy_epoch(struct prof_db *db, const char *epoch)
+{
+	struct dcpi_err e = { 0 };
+	int fd = prof_epoch_open(db, epoch, &e);
+
+	if (fd < 0)
+		return;
+	if (!flock(fd, LOCK_EX | LOCK_NB))
+		prof_epoch_recover(db, fd, epoch, &e);
+	close(fd);
+}
+
 int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_err *err)
 {
-	char path[PATH_MAX], buf[32];
+	char buf[32];
 	unsigned long long next = 1;
 	char **names;
 	size_t n;
@@ -236,63 +371,139 @@ int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_er
 
 	if (rc)
 		return rc;
-	if (n)
+	if (n) {
 		next = strtoull(names[n - 1], NULL, 10) + 1;
+		tidy_epoch(db, names[n - 1]);
+	}
 	prof_names_free(names, n);
 	/* Another writer may create the same number first: take the next one. */
 	for (int tries = 0; tries < 1000; tries++, next++) {
 		snprintf(buf, sizeof(buf), "%0*llu", EPOCH_DIGITS, next);
-		snprintf(path, sizeof(path), "%s/%s", db->path, buf);
-		if (!mkdir(path, 0755)) {
+		rc = dcpi_fail("mkdir");
+		if (!rc && !mkdirat(db->fd, buf, 0755)) {
+			int fd = prof_epoch_open(db, buf, err);
+
+			if (fd < 0)
+				return fd;
+			fchmod(fd, 0755);	/* whatever the umask */
+			close(fd);
 			if ((size_t)snprintf(name, len, "%s", buf) >= len)
-				return dcpi_errf(err, -ENAMETOOLONG, "%s: epoch name buffer "
-						 "too small", path);
+				return dcpi_errf(err, -ENAMETOOLONG, "%s/%s: epoch name buffer "
+						 "too small", db->path, buf);
 			return 0;
 		}
-		if (errno != EEXIST)
-			return dcpi_errf(err, -errno, "%s: cannot create epoch: %s", path,
-					 strerror(errno));
+		rc = rc ? rc : -errno;
+		if (rc != -EEXIST)
+			return dcpi_errf(err, rc, "%s/%s: cannot create epoch: %s", db->path,
+					 buf, strerror(-rc));
 	}
 	return dcpi_errf(err, -EEXIST, "%s: cannot create a new epoch", db->path);
+}
+
+void prof_db_epoch_drop_empty(struct prof_db *db, const char *epoch)
+{
+	if (is_epoch_name(epoch))
+		unlinkat(db->fd, epoch, AT_REMOVEDIR);	/* fails unless empty */
 }
 
 /* The directory of an existing epoch into path. */
 int prof_epoch_dir(struct prof_db *db, const char *epoch, char *path, size_t len,
 		   struct dcpi_err *err)
 {
-	struct stat st;
+	int fd = prof_epoch_open(db, epoch, err);
 
-	if (!is_epoch_name(epoch))
-		return dcpi_errf(err, -EINVAL, "%s: bad epoch name '%.64s'", db->path, epoch);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	if ((size_t)snprintf(path, len, "%s/%s", db->path, epoch) >= len)
 		return dcpi_errf(err, -ENAMETOOLONG, "%s/%s: path too long", db->path, epoch);
-	if (stat(path, &st))
-		return dcpi_errf(err, -errno, "%s: no such epoch: %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return dcpi_errf(err, -ENOTDIR, "%s: epoch is not a directory", path);
 	return 0;
+}
+
+/* Put a file that cannot be merged into out of the way, under a name no
+ * reader takes for a profile, so a new one can start. */
+static void set_aside(struct prof_db *db, const char *name, const char *why)
+{
+	char aside[NAME_MAX + 1];
+	int n = snprintf(aside, sizeof(aside), "%.200s.bad-%ld-%ld", name, (long)time(NULL),
+			 (long)getpid());
+
+	if (n > 0 && !renameat(db->txn_fd, name, db->txn_fd, aside))
+		prof_db_note(db, "%s; set aside as %s, a new file started", why, aside);
+	else
+		prof_db_note(db, "%s; cannot set it aside: %s", why, strerror(errno));
+}
+
+static int merge_into_file(struct prof_db *db, const char *name, const struct prof_profile *p,
+			   struct dcpi_err *err)
+{
+	struct prof_profile old;
+	struct prof_view v = { .fd = db->txn_fd, .db = db };
+	struct dcpi_err e = { 0 };
+	char shown[PATH_MAX + NAME_MAX + 2];
+	uint8_t *buf = NULL;
+	size_t len;
+	int rc;
+
+	snprintf(v.dir, sizeof(v.dir), "%s/%s", db->path, db->txn_epoch);
+	prof_profile_init(&old);
+	rc = prof_view_read(&v, name, &buf, &len, shown, sizeof(shown), &e);
+	if (!rc)
+		rc = prof_decode(buf, len, shown, &old, &e);
+	free(buf);
+	if (rc == -ENOENT) {
+		rc = 0;
+	} else if (rc && rc != -ENOMEM && rc != -EIO) {
+		/* corrupt, a FIFO, a link: the live epoch goes on without it */
+		if (!prof_txn_pending(db, name))
+			set_aside(db, name, e.msg);
+		prof_profile_free(&old);
+		prof_profile_init(&old);
+		rc = 0;
+	} else if (rc) {
+		return dcpi_errf(err, rc, "%s", e.msg);
+	}
+	if (old.n || old.total || old.event[0]) {
+		rc = prof_profile_merge(&old, p, err);
+		if (!rc)
+			rc = prof_encode(&old, &buf, &len, err);
+	} else {
+		rc = prof_encode(p, &buf, &len, err);
+	}
+	prof_profile_free(&old);
+	if (rc)
+		return rc;
+	rc = prof_txn_write(db, name, buf, len, err);
+	free(buf);
+	return rc;
 }
 
 int prof_epoch_write(struct prof_db *db, const char *epoch, const struct prof_profile *p,
 		     struct dcpi_err *err)
 {
-	char dir[PATH_MAX], name[NAME_MAX + 1], path[PATH_MAX + NAME_MAX + 2];
-	int rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
+	char name[NAME_MAX + 1];
+	int rc;
 
+	if (prof_file_name(&p->image, p->event, name, sizeof(name)))
+		return dcpi_errf(err, -EINVAL, "%s/%s: %s: bad event name '%s'", db->path,
+				 epoch, p->image.path, p->event);
+	rc = prof_txn_enter(db, epoch, err);
 	if (rc)
 		return rc;
-	if (prof_file_name(&p->image, p->event, name, sizeof(name)))
-		return dcpi_errf(err, -EINVAL, "%s: %s: bad event name '%s'", dir,
-				 p->image.path, p->event);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return prof_file_merge(path, p, err);
+	return prof_txn_leave(db, merge_into_file(db, name, p, err), err);
 }
 
-static int keep_profile(const char *dir, const char *name)
+/* A file of the kind suffix names (".prof", ".paths"), not a temporary. */
+static int is_kind_name(const char *name, const char *suffix)
 {
-	size_t n = strlen(name);
+	size_t n = strlen(name), k = strlen(suffix);
 
-	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".prof");
+	return name[0] != '.' && n > k && !strcmp(name + n - k, suffix);
+}
+
+static int keep_kind(int dfd, const char *name, const char *suffix)
+{
+	return is_kind_name(name, suffix);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -309,43 +520,115 @@ void prof_profiles_free(struct prof_profile *p, size_t n)
 	free(p);
 }
 
+/* The profile names of a view: the directory's and the journal's new ones. */
+static int view_names(struct prof_view *v, const char *suffix, char ***names, size_t *nn,
+		      struct dcpi_err *err)
+{
+	size_t cap;
+	int rc = list_dir(v->fd, v->dir, keep_kind, suffix, cmp_str, names, nn, err);
+
+	cap = *nn;
+	for (size_t i = 0; !rc && i < v->nj; i++) {
+		const char *nm = v->pj[i].name;
+		int have = 0;
+
+		for (size_t k = 0; k < *nn && !have; k++)
+			have = !strcmp((*names)[k], nm);
+		if (!have && is_kind_name(nm, suffix) && push_name(names, nn, &cap, nm))
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory listing", v->dir);
+	}
+	if (!rc)
+		dcpi_qsort(*names, *nn, sizeof(**names), cmp_str);
+	return rc;
+}
+
 int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile **out,
 		    size_t *n, struct dcpi_err *err)
 {
-	char dir[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
+	char shown[PATH_MAX + NAME_MAX + 2];
 	struct prof_profile *v = NULL;
+	struct prof_view ev;
 	char **names = NULL;
 	size_t nn = 0, k = 0;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
-	rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
+	rc = prof_view_open(db, epoch, &ev, err);
 	if (rc)
 		return rc;
-	rc = list_dir(dir, keep_profile, cmp_str, &names, &nn, err);
+	rc = view_names(&ev, ".prof", &names, &nn, err);
 	if (rc)
-		return rc;
+		goto out;
 	if (nn) {
 		v = calloc(nn, sizeof(*v));
 		if (!v) {
-			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", ev.dir);
 			goto out;
 		}
 	}
-	for (k = 0; k < nn; k++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
-		rc = prof_file_read(path, &v[k], err);
-		if (rc)
+	for (size_t i = 0; i < nn; i++) {
+		uint8_t *buf;
+		size_t len;
+		struct dcpi_err e = { 0 };
+
+		rc = prof_view_read(&ev, names[i], &buf, &len, shown, sizeof(shown), &e);
+		if (rc == -EINVAL || rc == -ELOOP) {	/* a FIFO, a link, ...: not ours */
+			prof_db_note(db, "%s: skipped", e.msg);
+			rc = 0;
+			continue;
+		}
+		if (rc == -ENOENT) {	/* removed since the listing */
+			rc = 0;
+			continue;
+		}
+		if (!rc)
+			rc = prof_decode(buf, len, shown, &v[k], &e);
+		free(buf);
+		if (rc) {
+			dcpi_errf(err, rc, "%s", e.msg);
 			goto out;
+		}
+		k++;
 	}
 	*out = v;
-	*n = nn;
+	*n = k;
 	v = NULL;
 out:
+	prof_view_close(&ev);
 	prof_profiles_free(v, k);
 	prof_names_free(names, nn);
 	return rc;
+}
+
+int prof_epoch_names(struct prof_db *db, const char *epoch, const char *suffix,
+		     char ***names, size_t *n, struct dcpi_err *err)
+{
+	struct prof_view ev;
+	int rc = prof_view_open(db, epoch, &ev, err);
+
+	*names = NULL;
+	*n = 0;
+	if (rc)
+		return rc;
+	rc = view_names(&ev, suffix, names, n, err);
+	prof_view_close(&ev);
+	return rc;
+}
+
+int prof_epoch_is_empty(struct prof_db *db, const char *epoch, struct dcpi_err *err)
+{
+	struct prof_view ev;
+	char **names = NULL;
+	size_t nn = 0;
+	int rc = prof_view_open(db, epoch, &ev, err);
+
+	if (rc)
+		return rc;
+	rc = view_names(&ev, ".prof", &names, &nn, err);
+	prof_view_close(&ev);
+	prof_names_free(names, nn);
+	return rc ? rc : nn == 0;
 }
 
 /* The same directory, whatever path names it. */
@@ -376,26 +659,45 @@ int prof_epoch_merge(struct prof_db *dst, const char *dst_epoch,
 	rc = prof_epoch_read(src, src_epoch, &v, &n, err);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = prof_epoch_write(dst, dst_epoch, &v[i], err);
-	prof_profiles_free(v, n);
-	if (rc)
-		return rc;
 	rc = prof_epoch_meta_read(src, src_epoch, &sm, err);
 	if (rc == -ENOENT) {
 		dcpi_err_clear(err);
-		return 0;
+		rc = 1;		/* no metadata to merge */
 	}
-	if (rc)
+	if (rc < 0) {
+		prof_profiles_free(v, n);
 		return rc;
-	rc = prof_epoch_meta_read(dst, dst_epoch, &dm, err);
-	if (rc == -ENOENT) {
-		dcpi_err_clear(err);
-		memset(&dm, 0, sizeof(dm));
-		rc = 0;
 	}
-	if (rc)
-		return rc;
-	prof_meta_merge(&dm, &sm);
-	return prof_epoch_meta_write(dst, dst_epoch, &dm, err);
+	/* profiles and metadata replaced together */
+	if (dst->txn_fd < 0 || strcmp(dst->txn_epoch, dst_epoch)) {
+		int r2 = prof_epoch_begin(dst, dst_epoch, err);
+
+		if (r2) {
+			prof_profiles_free(v, n);
+			return r2;
+		}
+		dst->txn_implicit = 1;
+	}
+	{
+		int implicit = dst->txn_implicit, r = 0;
+
+		dst->txn_implicit = 0;	/* one commit for all of them */
+		for (size_t i = 0; i < n && !r; i++)
+			r = prof_epoch_write(dst, dst_epoch, &v[i], err);
+		if (!r && rc == 0) {
+			r = prof_epoch_meta_read(dst, dst_epoch, &dm, err);
+			if (r == -ENOENT) {
+				dcpi_err_clear(err);
+				memset(&dm, 0, sizeof(dm));
+				r = 0;
+			}
+			if (!r) {
+				prof_meta_merge(&dm, &sm);
+				r = prof_epoch_meta_write(dst, dst_epoch, &dm, err);
+			}
+		}
+		prof_profiles_free(v, n);
+		dst->txn_implicit = implicit;
+		return prof_txn_leave(dst, r, err);
+	}
 }

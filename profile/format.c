@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "dcpi/profile.h"
+#include "dcpi/safefile.h"
 #include "internal.h"
 
 #define PROF_MAGIC "DCPIPROF"
@@ -376,83 +377,7 @@ int prof_decode(const uint8_t *buf, size_t len, const char *name,
 
 int prof_read_all(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
-	struct stat st;
-	uint8_t *b;
-	size_t size, done = 0;
-	int fd, e;
-
-	*buf = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st)) {
-		e = errno;
-		close(fd);
-		return dcpi_errf(err, -e, "%s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > PROF_FILE_MAX) {
-		close(fd);
-		return dcpi_errf(err, -EINVAL, "%s: not a regular file of at most %zu bytes",
-				 path, PROF_FILE_MAX);
-	}
-	size = (size_t)st.st_size;
-	b = malloc(size + 1);
-	if (!b) {
-		close(fd);
-		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu bytes", path, size);
-	}
-	while (done < size) {
-		ssize_t r = read(fd, b + done, size - done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			e = r < 0 ? errno : EIO;
-			free(b);
-			close(fd);
-			return dcpi_errf(err, -e, "%s: read: %s", path,
-					 r < 0 ? strerror(e) : "file shrank while reading");
-		}
-		done += (size_t)r;
-	}
-	close(fd);
-	b[size] = '\0';
-	*buf = b;
-	*len = size;
-	return 0;
-}
-
-static int fsync_dir(const char *dir, struct dcpi_err *err)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int e;
-
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
-	if (fsync(fd) && errno != EINVAL) {
-		e = errno;
-		close(fd);
-		return dcpi_errf(err, -e, "%s: fsync: %s", dir, strerror(e));
-	}
-	close(fd);
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t w = write(fd, (const uint8_t *)buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		done += (size_t)w;
-	}
-	return 0;
+	return dcpi_read_file_at(AT_FDCWD, path, 0, PROF_FILE_MAX, buf, len, path, err);
 }
 
 /* Split path into its directory ("." when none) and base name. */
@@ -479,46 +404,7 @@ static int split_path(const char *path, char *dir, size_t dlen, const char **bas
 
 int prof_write_atomic(const char *path, const void *buf, size_t len, struct dcpi_err *err)
 {
-	static unsigned seq;
-	char dir[PATH_MAX], tmp[PATH_MAX + 64];
-	const char *base;
-	int fd, rc;
-
-	if (split_path(path, dir, sizeof(dir), &base) || !base[0])
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
-	/* A leading dot keeps readers of the epoch from ever seeing the temp. */
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp%ld-%u", dir, base, (long)getpid(),
-		     __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED)) >= (int)sizeof(tmp))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: name too long", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: cannot create: %s", tmp, strerror(errno));
-	rc = write_full(fd, buf, len);
-	if (rc) {
-		dcpi_errf(err, rc, "%s: write: %s", tmp, strerror(-rc));
-		goto fail;
-	}
-	if (fsync(fd)) {
-		rc = dcpi_errf(err, -errno, "%s: fsync: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	if (close(fd)) {
-		fd = -1;
-		rc = dcpi_errf(err, -errno, "%s: close: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path)) {
-		rc = dcpi_errf(err, -errno, "%s: rename from %s: %s", path, tmp,
-			       strerror(errno));
-		goto fail;
-	}
-	return fsync_dir(dir, err);
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return rc;
+	return dcpi_write_file(path, buf, len, 0644, err);
 }
 
 int prof_file_write(const char *path, const struct prof_profile *p, struct dcpi_err *err)

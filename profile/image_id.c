@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "dcpi/profile.h"
 
 #define NOTE_MAX ((uint64_t)1 << 20)	/* larger note areas are not read */
@@ -188,21 +189,14 @@ int prof_image_id_from_file(struct prof_image_id *id, const char *path,
 	if (strlen(path) >= sizeof(id->path) || !path[0])
 		return dcpi_errf(err, -ENAMETOOLONG, "%.200s...: bad image path length",
 				 path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO planted at a deleted image's path must not block a collector */
+	fd = dcpi_open_read(AT_FDCWD, path, 0, &st, path, err);
 	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: cannot open image: %s", path,
-				 strerror(errno));
-	if (fstat(fd, &st)) {
-		int e = errno;
-
-		close(fd);
-		return dcpi_errf(err, -e, "%s: cannot stat image: %s", path, strerror(e));
-	}
+		return fd;
 	strcpy(id->path, path);
 	id->size = (uint64_t)st.st_size;
 	id->mtime = (int64_t)st.st_mtime;
-	if (S_ISREG(st.st_mode))
-		read_build_id(fd, id->size, id->build_id);
+	read_build_id(fd, id->size, id->build_id);
 	close(fd);
 	return 0;
 }

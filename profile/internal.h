@@ -11,6 +11,53 @@
 
 #include "dcpi/profile.h"
 
+#include <limits.h>
+
+/* A file written in the open transaction, not yet renamed into place. */
+struct pending {
+	char tmp[NAME_MAX + 1];
+	char name[NAME_MAX + 1];
+};
+
+struct prof_db {
+	char *path;
+	int fd;			/* the database directory */
+	int txn_fd;		/* the locked epoch of the open transaction, -1 if none */
+	int txn_implicit;	/* opened by a single write, committed by it */
+	char txn_epoch[32];
+	struct pending *pend;
+	size_t npend, cappend;
+	char notes[2048];	/* what was skipped or set aside, one per line */
+};
+
+struct prof_view {
+	int fd;
+	char dir[PATH_MAX];
+	struct pending *pj;	/* a journal's renames not yet done */
+	size_t nj;
+	struct prof_db *db;
+};
+
+/* A handle on an existing epoch directory, never through a link (db.c). */
+int prof_epoch_open(struct prof_db *db, const char *epoch, struct dcpi_err *err);
+
+/* txn.c: finish or clean what a killed writer left (the epoch locked). */
+int prof_epoch_recover(struct prof_db *db, int efd, const char *epoch, struct dcpi_err *err);
+/* Enter epoch's transaction (the open one, or one for this write only),
+ * write a file into it, leave it (committing one opened by enter). */
+int prof_txn_enter(struct prof_db *db, const char *epoch, struct dcpi_err *err);
+int prof_txn_write(struct prof_db *db, const char *name, const void *buf, size_t len,
+		   struct dcpi_err *err);
+int prof_txn_leave(struct prof_db *db, int rc, struct dcpi_err *err);
+/* The open transaction's pending write of name, or NULL. */
+struct pending *prof_txn_pending(struct prof_db *db, const char *name);
+/* An epoch as last committed: open, read one file (shown: its path), close. */
+int prof_view_open(struct prof_db *db, const char *epoch, struct prof_view *v,
+		   struct dcpi_err *err);
+int prof_view_read(struct prof_view *v, const char *name, uint8_t **buf, size_t *len,
+		   char *shown, size_t shownlen, struct dcpi_err *err);
+void prof_view_close(struct prof_view *v);
+
 /* Largest profile or meta file a reader accepts (guards huge allocations). */
 #define PROF_FILE_MAX ((size_t)1 << 30)
 

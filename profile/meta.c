@@ -49,6 +49,8 @@ static const struct meta_key meta_keys[] = {
 	KEY(end_ns, META_U64),
 	KEY(lost_samples, META_U64),
 	KEY(samples, META_U64),
+	KEY(dropped_samples, META_U64),
+	KEY(failed_flushes, META_U64),
 };
 
 #define N_KEYS (sizeof(meta_keys) / sizeof(meta_keys[0]))
@@ -156,18 +158,14 @@ static int meta_format(const struct prof_epoch_meta *m, struct text *t)
 int prof_epoch_meta_write(struct prof_db *db, const char *epoch,
 			  const struct prof_epoch_meta *m, struct dcpi_err *err)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8];
 	struct text t = { 0 };
-	int rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
+	int rc = meta_format(m, &t);
 
 	if (rc)
-		return rc;
-	snprintf(path, sizeof(path), "%s/%s", dir, META_NAME);
-	rc = meta_format(m, &t);
-	if (rc)
-		rc = dcpi_errf(err, rc, "%s: out of memory", path);
+		rc = dcpi_errf(err, rc, "%s/%s/%s: out of memory", prof_db_path(db), epoch,
+			       META_NAME);
 	else
-		rc = prof_write_atomic(path, t.s, t.len, err);
+		rc = prof_epoch_write_file(db, epoch, META_NAME, t.s, t.len, err);
 	free(t.s);
 	return rc;
 }
@@ -364,20 +362,21 @@ static int meta_parse(char *text, size_t len, const char *path, struct prof_epoc
 int prof_epoch_meta_read(struct prof_db *db, const char *epoch,
 			 struct prof_epoch_meta *m, struct dcpi_err *err)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8];
+	char path[PATH_MAX + 8];
 	uint8_t *buf;
 	size_t len;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
+	snprintf(path, sizeof(path), "%s/%s/%s", prof_db_path(db), epoch, META_NAME);
+	rc = prof_epoch_read_file(db, epoch, META_NAME, &buf, &len, err);
 	if (rc)
 		return rc;
-	snprintf(path, sizeof(path), "%s/%s", dir, META_NAME);
-	rc = prof_read_all(path, &buf, &len, err);
-	if (rc)
-		return rc;
-	rc = meta_parse((char *)buf, len, path, m, err);
+	if (!len)
+		rc = dcpi_errf(err, -EINVAL, "%s: empty file (no `format = %d` line)", path,
+			       META_FORMAT);
+	else
+		rc = meta_parse((char *)buf, len, path, m, err);
 	free(buf);
 	if (rc)
 		memset(m, 0, sizeof(*m));
@@ -446,4 +445,6 @@ void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *
 		dst->end_ns = src->end_ns;
 	dst->lost_samples = add_sat(dst->lost_samples, src->lost_samples);
 	dst->samples = add_sat(dst->samples, src->samples);
+	dst->dropped_samples = add_sat(dst->dropped_samples, src->dropped_samples);
+	dst->failed_flushes = add_sat(dst->failed_flushes, src->failed_flushes);
 }

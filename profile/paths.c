@@ -779,76 +779,57 @@ int path_file_merge(const char *path, const struct path_profile *p, struct dcpi_
 	return rc;
 }
 
+/* Merge p into the epoch's file name inside the open transaction (txn.c). */
+static int path_merge_into(struct prof_db *db, const char *epoch, const char *name,
+			   const struct path_profile *p, struct dcpi_err *err)
+{
+	char shown[PATH_MAX + 96];
+	struct path_profile old;
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, name);
+	rc = prof_epoch_read_file(db, epoch, name, &buf, &len, err);
+	if (rc == -ENOENT) {
+		dcpi_err_clear(err);
+		rc = path_copy(&old, p);
+		if (rc)
+			return dcpi_errf(err, rc, "%s: %s", shown, strerror(-rc));
+	} else if (rc) {
+		return rc;
+	} else {
+		rc = path_decode(buf, len, shown, &old, err);
+		free(buf);
+		if (!rc)
+			rc = path_profile_merge(&old, p, err);
+	}
+	if (!rc)
+		rc = path_encode(&old, &buf, &len, err);
+	path_profile_free(&old);
+	if (rc)
+		return rc;
+	rc = prof_txn_write(db, name, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+/* Through the epoch's transaction (its own when none is open): written
+ * with the profiles and meta of a flush, never through a link. */
 int path_epoch_write(struct prof_db *db, const char *epoch, const struct path_profile *p,
 		     struct dcpi_err *err)
 {
-	char dir[PATH_MAX], key[PROF_BUILD_ID_MAX + 8], path[PATH_MAX + 96];
-	int rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
+	char key[PROF_BUILD_ID_MAX + 8], name[PROF_BUILD_ID_MAX + 16];
+	int rc;
 
+	if (prof_image_key(&p->image, key, sizeof(key)))
+		return dcpi_errf(err, -EINVAL, "%s/%s: %s: bad image identity",
+				 prof_db_path(db), epoch, p->image.path);
+	snprintf(name, sizeof(name), "%s.paths", key);
+	rc = prof_txn_enter(db, epoch, err);
 	if (rc)
 		return rc;
-	if (prof_image_key(&p->image, key, sizeof(key)))
-		return dcpi_errf(err, -EINVAL, "%s: %s: bad image identity", dir,
-				 p->image.path);
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s.paths", dir, key) >= sizeof(path))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", dir);
-	return path_file_merge(path, p, err);
-}
-
-static int is_paths_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	return name[0] != '.' && n > 6 && !strcmp(name + n - 6, ".paths");
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void names_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* The .paths file names of dir, sorted. */
-static int list_paths(const char *dir, char ***out, size_t *n, struct dcpi_err *err)
-{
-	char **v = NULL, **nv;
-	size_t cap = 0;
-	struct dirent *d;
-	DIR *dp = opendir(dir);
-
-	*out = NULL;
-	*n = 0;
-	if (!dp)
-		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
-	while ((d = readdir(dp))) {
-		if (!is_paths_name(d->d_name))
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				goto oom;
-			v = nv;
-		}
-		if (!(v[*n] = strdup(d->d_name)))
-			goto oom;
-		(*n)++;
-	}
-	closedir(dp);
-	dcpi_qsort(v, *n, sizeof(*v), cmp_name);
-	*out = v;
-	return 0;
-oom:
-	closedir(dp);
-	names_free(v, *n);
-	*n = 0;
-	return dcpi_errf(err, -ENOMEM, "%s: out of memory listing", dir);
+	return prof_txn_leave(db, path_merge_into(db, epoch, name, p, err), err);
 }
 
 void path_profiles_free(struct path_profile *p, size_t n)
@@ -863,7 +844,7 @@ void path_profiles_free(struct path_profile *p, size_t n)
 int path_epoch_read(struct prof_db *db, const char *epoch, struct path_profile **out,
 		    size_t *n, struct dcpi_err *err)
 {
-	char dir[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
+	char shown[PATH_MAX + NAME_MAX + 2];
 	struct path_profile *v = NULL;
 	char **names;
 	size_t nn, k = 0;
@@ -871,24 +852,41 @@ int path_epoch_read(struct prof_db *db, const char *epoch, struct path_profile *
 
 	*out = NULL;
 	*n = 0;
-	rc = prof_epoch_dir(db, epoch, dir, sizeof(dir), err);
-	if (!rc)
-		rc = list_paths(dir, &names, &nn, err);
+	rc = prof_epoch_names(db, epoch, ".paths", &names, &nn, err);
 	if (rc)
 		return rc;
 	if (nn && !(v = calloc(nn, sizeof(*v))))
-		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
-	for (k = 0; k < nn && !rc; k++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
-		rc = path_file_read(path, &v[k], err);
+		rc = dcpi_errf(err, -ENOMEM, "%s/%s: out of memory", prof_db_path(db), epoch);
+	for (size_t i = 0; i < nn && !rc; i++) {
+		struct dcpi_err e = { 0 };
+		uint8_t *buf;
+		size_t len;
+
+		snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, names[i]);
+		rc = prof_epoch_read_file(db, epoch, names[i], &buf, &len, &e);
+		if (rc == -EINVAL || rc == -ELOOP || rc == -ENOENT) {
+			if (rc != -ENOENT)	/* a FIFO, a link: reported, skipped */
+				prof_db_note(db, "%s: skipped", e.msg);
+			rc = 0;
+			continue;
+		}
+		if (!rc) {
+			path_profile_init(&v[k]);
+			rc = path_decode(buf, len, shown, &v[k], &e);
+			free(buf);
+		}
+		if (rc)
+			dcpi_errf(err, rc, "%s", e.msg);
+		else
+			k++;
 	}
-	names_free(names, nn);
+	prof_names_free(names, nn);
 	if (rc) {
 		path_profiles_free(v, k);
 		return rc;
 	}
 	*out = v;
-	*n = nn;
+	*n = k;
 	return 0;
 }
 

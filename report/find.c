@@ -1,7 +1,8 @@
 /*
  * find.c - which profiled image holds the procedure a user names.  dcpicalc
- * and dcpicfg take "PROC as dcpiprof prints it" without an image path: the
- * epoch's profiles say which images to look in.
+ * and dcpicfg take PROC without an image path, by the rules of
+ * image/lookup.c (address, mangled name, signature, plain name, IMAGE:NAME):
+ * the epoch's profiles say which images to look in, "IMAGE:" narrows them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,12 +38,31 @@ static int is_address(const char *spec)
 	return !strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2);
 }
 
+/* Is profile p's image the one "IMAGE:" names, when spec has that part? */
+static int image_named(const struct prof_profile *p, const char *spec)
+{
+	char want[PROF_PATH_MAX];
+	const char *name, *base = strrchr(p->image.path, '/');
+	size_t n;
+
+	if (!img_spec_split(spec, want, sizeof(want), &name))
+		return 1;
+	base = base ? base + 1 : p->image.path;
+	n = strlen(want);
+	return !strcmp(p->image.path, want) || !strcmp(base, want) ||
+	       (!strncmp(base, want, n) && !strncmp(base + n, ".so", 3)) ||
+	       (strchr(want, '/') && !strcmp(base, strrchr(want, '/') + 1));
+}
+
 int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, const char *spec,
 		  unsigned img_flags, struct image **img, const struct img_proc **proc,
 		  size_t *which, struct dcpi_err *err)
 {
 	size_t nfound = 0, len = 0;
 	char list[1024] = "";
+	const char *name = spec;
+	char want[PROF_PATH_MAX];
+	int rc;
 
 	*img = NULL;
 	*proc = NULL;
@@ -51,11 +71,19 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 		struct image *im;
 
 		if ((event && strcmp(p[i].event, event)) || p[i].image.path[0] == '[' ||
-		    !p[i].image.path[0] || seen_path(p, i))
+		    !p[i].image.path[0] || seen_path(p, i) || !image_named(&p[i], spec))
 			continue;
 		if (img_open(p[i].image.path, img_flags, &im, NULL) < 0)
 			continue;
-		q = still_profiled(&p[i].image, im) ? img_proc_lookup(im, spec) : NULL;
+		q = NULL;
+		rc = still_profiled(&p[i].image, im) ? img_proc_find(im, spec, &q, err) : -ENOENT;
+		if (rc == -EEXIST) {	/* overloads in one image: the user must choose */
+			img_close(im);
+			img_close(*img);
+			*img = NULL;
+			*proc = NULL;
+			return rc;
+		}
 		if (q && len < sizeof(list))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
 						nfound ? ", " : "", p[i].image.path);
@@ -66,7 +94,8 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 		*img = im;
 		*proc = q;
 		*which = i;
-		if (is_address(spec))
+		(void)img_spec_split(spec, want, sizeof(want), &name);
+		if (is_address(name))
 			return 0;
 	}
 	if (nfound > 1) {
@@ -77,6 +106,9 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 				 spec, list);
 	}
 	if (!nfound)
-		return dcpi_errf(err, -ENOENT, "%s: in none of the profiled images", spec);
+		return dcpi_errf(err, -ENOENT, "%s: in none of the profiled images (a procedure "
+				 "is named by its address, its name with or without parameters, "
+				 "or its mangled name; IMAGE:NAME picks the image)", spec);
+	dcpi_err_clear(err);
 	return 0;
 }

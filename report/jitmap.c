@@ -4,13 +4,23 @@
  * per function, "START SIZE name" with START and SIZE in hex.  The collector
  * keeps samples in anonymous code of such a process under an image whose
  * path is the map file and whose offsets are raw addresses.
+ *
+ * /tmp is everyone's: the file is trusted only under perf's rule (a regular
+ * file, not a link, owned by root or by the user reading it), or by the
+ * owner of the process PID while it runs; anything else is refused with a
+ * note, and the samples keep their raw addresses.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "dcpi/safefile.h"
+#include "dcpi/safefile.h"
 #include "internal.h"
 
 int rep_is_jitmap_path(const char *path)
@@ -18,6 +28,48 @@ int rep_is_jitmap_path(const char *path)
 	size_t n = strlen(path);
 
 	return !strncmp(path, "/tmp/perf-", 10) && n > 14 && !strcmp(path + n - 4, ".map");
+}
+
+/* The uid running /tmp/perf-PID.map's process, or -1 when it has exited. */
+static long jit_proc_uid(const char *path)
+{
+	char proc[64];
+	unsigned long pid;
+	struct stat st;
+
+	if (sscanf(path, "/tmp/perf-%lu.map", &pid) != 1)
+		return -1;
+	snprintf(proc, sizeof(proc), "/proc/%lu", pid);
+	return stat(proc, &st) ? -1 : (long)st.st_uid;
+}
+
+static FILE *jitmap_open(const char *path, struct dcpi_err *err)
+{
+	struct stat st;
+	FILE *f;
+	int fd = dcpi_open_read(AT_FDCWD, path, DCPI_OPEN_NOFOLLOW, &st, path, err);
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid() && (long)st.st_uid != jit_proc_uid(path)) {
+		close(fd);
+		dcpi_errf(err, -EPERM, "%s: owned by uid %u, not by root, you or the process: "
+			  "not trusted (perf's rule), JIT code left unnamed", path,
+			  (unsigned)st.st_uid);
+		errno = EPERM;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		dcpi_errf(err, -e, "%s: %s", path, strerror(e));
+		errno = e;
+	}
+	return f;
 }
 
 static int jit_cmp(const void *a, const void *b)
@@ -54,12 +106,13 @@ int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err
 {
 	char line[4096];
 	unsigned long lineno = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f;
 	int rc = 0;
 
 	memset(m, 0, sizeof(*m));
+	f = jitmap_open(path, err);
 	if (!f)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+		return -errno;
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
 		uint64_t start, size;
 		int used = 0;

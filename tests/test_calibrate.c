@@ -164,11 +164,72 @@ static void test_file_round_trip(void **state)
 	assert_string_equal(dbpath, "/db/calibration-zen4.txt");
 }
 
+/* Output of a shell command in out; its exit status. */
+static int sh_out(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n;
+
+	assert_non_null(p);
+	n = fread(out, 1, len - 1, p);
+	out[n] = 0;
+	return pclose(p);
+}
+
+/*
+ * `dcpi calibrate` with nothing but the binary: copied alone (as make install
+ * puts it) into an empty directory and run from another, the source and
+ * build trees out of reach.  The skid loops are its own (dcpi __skidloops);
+ * --model times the probes and writes a model file that tools then use.
+ */
+static void test_installed_binary(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	char dir[64], cmd[2048], out[16384];
+
+	(void)state;
+	if (!bin || access(bin, X_OK) || system("valgrind --version >/dev/null 2>&1")) {
+		skip();
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-inst-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/usr/bin %s/run && install -m 755 '%s' "
+		 "%s/usr/bin/dcpi", dir, dir, bin, dir);
+	assert_int_equal(system(cmd), 0);
+	/* the loops run as a hidden command, and are not in the command list */
+	snprintf(cmd, sizeof(cmd), "cd %s/run && ../usr/bin/dcpi __skidloops 1", dir);
+	assert_int_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_true(strlen(out) > 1);
+	snprintf(cmd, sizeof(cmd), "%s/usr/bin/dcpi help", dir);
+	assert_int_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_null(strstr(out, "__skidloops"));
+	/* skid calibration: record and callgrind of the binary itself */
+	snprintf(cmd, sizeof(cmd), "cd %s/run && env -u DCPI_MODEL DCPI_MODEL_DIR=%s/models "
+		 "../usr/bin/dcpi calibrate --no-model --scale 100 --db db 2>&1", dir, dir);
+	if (sh_out(cmd, out, sizeof(out)))
+		fail_msg("%s", out);
+	assert_non_null(strstr(out, "sk_imul"));
+	assert_non_null(strstr(out, "written to db/calibration-"));
+	/* the tables: one quick pass, a model file, and the tools use it */
+	snprintf(cmd, sizeof(cmd), "cd %s/run && env -u DCPI_MODEL DCPI_MODEL_DIR=%s/models "
+		 "../usr/bin/dcpi calibrate --model --passes 1 2>&1 && "
+		 "DCPI_MODEL_DIR=%s/models ../usr/bin/dcpi model --show", dir, dir, dir);
+	if (sh_out(cmd, out, sizeof(out)))
+		fail_msg("%s", out);
+	assert_non_null(strstr(out, "probes, pass 1 of 1"));
+	assert_non_null(strstr(out, "-calibrated: file "));
+	assert_non_null(strstr(out, "by probe lat."));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_known_skid),
 		cmocka_unit_test(test_file_round_trip),
+		cmocka_unit_test(test_installed_binary),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#include <linux/perf_event.h>
 
 #include <cmocka.h>
 
@@ -21,6 +22,7 @@
 #include "dcpi/collect.h"
 #include "dcpi/image.h"
 #include "dcpi/import.h"
+#include "dcpi/paths.h"
 #include "dcpi/profile.h"
 
 struct named_count {
@@ -499,6 +501,169 @@ static void test_callgrind_bad_line(void **state)
 	prof_db_close(db);
 }
 
+/* --- branch stacks (perf record -b) -> path profiles ------------------------------ */
+
+struct pbuf {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void put(struct pbuf *p, const void *v, size_t n)
+{
+	assert_true(p->n + n <= sizeof(p->b));
+	memcpy(p->b + p->n, v, n);
+	p->n += n;
+}
+
+static void put64(struct pbuf *p, uint64_t v)
+{
+	put(p, &v, 8);
+}
+
+static void put32(struct pbuf *p, uint32_t v)
+{
+	put(p, &v, 4);
+}
+
+static void put_hdr(struct pbuf *p, uint32_t type, uint16_t misc, uint16_t size)
+{
+	put32(p, type);
+	put(p, &misc, 2);
+	put(p, &size, 2);
+}
+
+/* One user-mode SAMPLE at ip with a branch stack (newest first). */
+static void put_stack(struct pbuf *p, uint64_t ip, uint64_t time, const uint64_t (*br)[2],
+		      size_t n)
+{
+	put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+		(uint16_t)(8 + 8 + 8 + 8 + 8 + 8 + 8 + 24 * n));
+	put64(p, ip);
+	put32(p, 42), put32(p, 42);		/* pid, tid */
+	put64(p, time);
+	put64(p, 100000);			/* period */
+	put64(p, n);				/* bnr */
+	put64(p, 0);				/* hw_idx */
+	for (size_t k = 0; k < n; k++) {
+		put64(p, br[k][0]);
+		put64(p, br[k][1]);
+		put64(p, 0);			/* flags */
+	}
+}
+
+/*
+ * A perf.data built byte by byte: one cpu-clock attribute with
+ * PERF_SAMPLE_BRANCH_STACK (any branch, user, hw_idx), an MMAP of a file
+ * holding loop_if (tests/loop_if.h) at file offset 0x1000, and stacks of
+ * its iterations.  The taken branches land as transitions at file offsets,
+ * the straight-line code between two entries gives the not-taken branch
+ * inside it, and a branch from the kernel enters from PATH_ELSEWHERE.
+ */
+static void test_perf_branch_stacks(void **state)
+{
+	static const uint8_t loop_if_code[] = {
+		0x31, 0xc0, 0x31, 0xc9, 0xf6, 0xc1, 0x03, 0x75, 0x05, 0x48, 0x01, 0xc8, 0xeb,
+		0x03, 0x48, 0x31, 0xc8, 0x48, 0x8d, 0x04, 0x40, 0x48, 0x83, 0xc1, 0x01, 0x48,
+		0x81, 0xf9, 0xe8, 0x03, 0x00, 0x00, 0x75, 0xe2, 0xc3,
+	};
+	const uint64_t B = 0x400000;	/* mapped at B, file offset 0 */
+	const uint64_t s1[][2] = {	/* newest first */
+		{ B + 0x1020, B + 0x1004 }, { B + 0x100c, B + 0x1011 },
+		{ B + 0x1020, B + 0x1004 }, { B + 0x1007, B + 0x100e },
+		{ B + 0x1020, B + 0x1004 },
+	};
+	const uint64_t s2[][2] = {
+		{ B + 0x1007, B + 0x100e },			/* range 0x1004 -> 0x1007 */
+		{ 0xffffffff81000000ull, B + 0x1004 },		/* from the kernel */
+		{ B + 0x1020, 0x7f0000001000ull },		/* to nothing mapped */
+	};
+	struct pbuf *p = calloc(1, sizeof(*p));
+	struct perf_event_attr attr;
+	char code[600], data[600], mm[600];
+	struct import_stats st;
+	struct dcpi_err err = { 0 };
+	struct path_profile *pp = NULL;
+	struct prof_db *db;
+	size_t npp = 0, data_at, mlen;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(p);
+	snprintf(code, sizeof(code), "%s/code.bin", tmpdir);
+	f = fopen(code, "wb");
+	assert_non_null(f);
+	for (int i = 0; i < 0x1000; i++)
+		fputc(0x90, f);
+	fwrite(loop_if_code, 1, sizeof(loop_if_code), f);
+	for (int i = 0; i < 0x1000; i++)
+		fputc(0xcc, f);
+	fclose(f);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.size = sizeof(attr);
+	attr.sample_period = 100000;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_PERIOD | PERF_SAMPLE_BRANCH_STACK;
+	attr.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER |
+				  PERF_SAMPLE_BRANCH_HW_INDEX;
+	/* header: magic, size, attr_size, attrs, data, event_types, features */
+	put(p, "PERFILE2", 8);
+	put64(p, 104);
+	put64(p, sizeof(attr) + 16);
+	put64(p, 104), put64(p, sizeof(attr) + 16);
+	data_at = 104 + sizeof(attr) + 16;
+	put64(p, data_at), put64(p, 0);		/* data size patched below */
+	put64(p, 0), put64(p, 0);
+	for (int i = 0; i < 4; i++)
+		put64(p, 0);
+	put(p, &attr, sizeof(attr));
+	put64(p, 0), put64(p, 0);		/* no ids */
+	assert_int_equal(p->n, data_at);
+	/* MMAP of code.bin at B */
+	snprintf(mm, sizeof(mm), "%s", code);
+	mlen = (strlen(mm) + 1 + 7) & ~(size_t)7;
+	put_hdr(p, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, (uint16_t)(8 + 32 + mlen));
+	put32(p, 42), put32(p, 42);
+	put64(p, B), put64(p, 0x3000), put64(p, 0);
+	memset(mm + strlen(mm), 0, sizeof(mm) - strlen(mm));
+	put(p, mm, mlen);
+	put_stack(p, B + 0x1011, 1000, s1, 5);
+	put_stack(p, B + 0x1011, 2000, s1, 5);
+	put_stack(p, B + 0x100e, 3000, s2, 3);
+	{
+		uint64_t dsize = p->n - data_at;
+
+		memcpy(p->b + 48, &dsize, 8);
+	}
+	snprintf(data, sizeof(data), "%s/branches.data", tmpdir);
+	f = fopen(data, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(p->b, 1, p->n, f), p->n);
+	fclose(f);
+
+	db = fresh_db("brdb");
+	assert_int_equal(import_perf(data, db, &st, &err), 0);
+	assert_int_equal(st.samples, 3);
+	assert_non_null(strstr(st.note, "3 branch stacks"));
+	assert_int_equal(path_epoch_read(db, st.epoch, &pp, &npp, &err), 0);
+	assert_int_equal(npp, 1);
+	assert_non_null(strstr(pp[0].image.path, "code.bin"));
+	assert_true(pp[0].flags & PATH_F_TAKEN_ONLY);
+	assert_int_equal(pp[0].bursts, 3);
+	assert_int_equal(path_profile_edge(&pp[0], 0x1020, 0x1004), 6);
+	assert_int_equal(path_profile_edge(&pp[0], 0x100c, 0x1011), 2);
+	assert_int_equal(path_profile_edge(&pp[0], 0x1007, 0x100e), 3);
+	/* the fall-through B -> C, from the range 0x1004 .. 0x100c of each s1 */
+	assert_int_equal(path_profile_edge(&pp[0], 0x1007, 0x1009), 2);
+	assert_int_equal(path_profile_edge(&pp[0], PATH_ELSEWHERE, 0x1004), 1);
+	assert_int_equal(path_profile_edge(&pp[0], 0x1020, PATH_ELSEWHERE), 1);
+	path_profiles_free(pp, npp);
+	prof_db_close(db);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_perf_matches_report),
 		cmocka_unit_test(test_perf_truncated),
 		cmocka_unit_test(test_perf_calibrated_at_import),
+		cmocka_unit_test(test_perf_branch_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,7 +4,8 @@
  * and from path samples, the cache round trip and a bad cache file, refusals
  * that leave blocks modelled, and est_procedure fed with measurements on the
  * synthetic loop_if CFG (a measured block's M_i scaled to its figure, a
- * measured loop's path to its cycles per iteration).
+ * measured loop's cycles per iteration shared by its path's blocks as their
+ * samples are).
  *
  * Under valgrind the sandbox still runs (statuses are checked), but its
  * figures are valgrind's CPU's: the assertions on cycles are skipped.
@@ -27,6 +28,7 @@
 #include "dcpi/estimate.h"
 #include "dcpi/model.h"
 #include "dcpi/paths.h"
+#include "dcpi/profile.h"
 #include "loop_if.h"
 
 static int under_valgrind;
@@ -180,7 +182,8 @@ static void test_measure_and_cache(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0644);
 
-	/* again: everything from the cache, the same figures */
+	/* again, from the cache only: the same figures */
+	o.cache_only = 1;
 	assert_int_equal(est_measure(cfg, s, &o, &m2, &err), 0);
 	assert_int_equal(m2.timed, 0);
 	assert_true(m2.cached >= 4);
@@ -345,6 +348,71 @@ static void test_refusals(void **state)
 	cfg_free(cfg);
 }
 
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A cache line for block b's body on this CPU. */
+static void cache_line(FILE *f, const struct cfg *cfg, uint32_t b, double cycles, double spread)
+{
+	struct prof_epoch_meta pm;
+	uint8_t body[64];
+	size_t len;
+
+	memset(&pm, 0, sizeof(pm));
+	prof_meta_this_machine(&pm);
+	assert_int_equal(est_block_body(cfg, b, body, &len), 0);
+	fprintf(f, "%.16s:%u:%u:%u %016llx %08x %zu ok %.4f %.4f %.4f\n",
+		pm.cpu_vendor[0] ? pm.cpu_vendor : "unknown", pm.cpu_family, pm.cpu_model,
+		pm.cpu_stepping, (unsigned long long)fnv1a(body, len),
+		dcpi_crc32c(0, body, len), len, cycles, cycles, spread);
+}
+
+/* A cached figure taken under contention (spread > 5%) is timed again and
+ * the lower kept; a steady one is used as it is. */
+static void test_noisy_cache(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	double *s = count_samples(cfg, 2.5e5, 7.5e5);
+	uint32_t b = blk(cfg, 0x1004), d = blk(cfg, 0x100e), e = blk(cfg, 0x1011);
+	struct est_measure_opts o;
+	struct est_measurements m;
+	struct dcpi_err err = { 0 };
+	char dir[96], path[160];
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/noisy", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(est_measure_cache_path(dir, path, sizeof(path)), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "# dcpi measured costs v1\n");
+	cache_line(f, cfg, b, 0.01, 0.5);	/* noisy and lower than any timing */
+	cache_line(f, cfg, d, 1000, 0.5);	/* noisy and higher */
+	cache_line(f, cfg, e, 77, 0.01);	/* steady: kept though wrong */
+	fclose(f);
+	small_sandbox(&o);
+	o.cache_dir = dir;
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	/* the lower kept (valgrind's CPU may time it lower still) */
+	if (!under_valgrind)
+		assert_true(fabs(m.blocks[b].cycles - 0.01) < 1e-9);
+	assert_true(m.blocks[b].cycles <= 0.01 + 1e-9);
+	assert_int_equal(m.blocks[b].cached, 0);
+	assert_true(m.blocks[d].cycles < 1000);
+	assert_true(fabs(m.blocks[e].cycles - 77) < 1e-9);
+	assert_int_equal(m.blocks[e].cached, 1);
+	est_measurements_free(&m);
+	free(s);
+	cfg_free(cfg);
+}
+
 static double block_m(const struct cfg *cfg, const struct est_result *r, uint32_t b)
 {
 	double sum = 0;
@@ -356,7 +424,8 @@ static double block_m(const struct cfg *cfg, const struct est_result *r, uint32_
 
 /* est_procedure with measurements: a measured block's best case replaces the
  * model's (its M_i keep their proportions); a measured loop's cycles are
- * shared by its path's blocks; the executions follow. */
+ * shared by its path's blocks as their samples are (as their best cases with
+ * few samples); the executions follow. */
 static void test_procedure_with_measurements(void **state)
 {
 	struct cfg *cfg = build_loop_if();
@@ -408,7 +477,18 @@ static void test_procedure_with_measurements(void **state)
 	m.apply_loops = 1;
 	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r2, &err), 0);
 	assert_true(fabs(r2.blocks[b].best + r2.blocks[d].best + r2.blocks[e].best - 3.0) < 1e-9);
-	/* shared in proportion to the blocks' own best cases (E's measured one) */
+	/* shared as the samples are: B 2 x 1e6, D 7.5e5, E 4 x 1e6 */
+	assert_true(fabs(r2.blocks[e].best - 3.0 * 4e6 / 6.75e6) < 1e-9);
+	assert_true(fabs(r2.blocks[d].best - 3.0 * 7.5e5 / 6.75e6) < 1e-9);
+	/* each block then estimates the path's iterations: samples / best */
+	assert_true(fabs(r2.blocks[d].samples / r2.blocks[d].best -
+			 r2.blocks[e].samples / r2.blocks[e].best) < 1e-6 * r2.blocks[e].samples);
+	/* with few samples on the path: as the blocks' own best cases are */
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		s[i] *= 1e-6;
+	est_result_free(&r2);
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r2, &err), 0);
+	assert_true(fabs(r2.blocks[b].best + r2.blocks[d].best + r2.blocks[e].best - 3.0) < 1e-9);
 	assert_true(fabs(r2.blocks[e].best / r2.blocks[d].best -
 			 r1.blocks[e].best / r1.blocks[d].best) < 1e-9);
 	/* C is off the path: the model's */
@@ -430,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_measure_and_cache),
 		cmocka_unit_test(test_path_samples),
 		cmocka_unit_test(test_bad_cache),
+		cmocka_unit_test(test_noisy_cache),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_procedure_with_measurements),
 	};

@@ -799,6 +799,50 @@ static void test_unknown_image_db(void **state)
 	prof_db_close(db);
 }
 
+/* Any file of an epoch: inside a transaction it is invisible until commit,
+ * abort drops it, a second write in one transaction replaces the first, and
+ * names that could escape the epoch or hide as temporaries are refused. */
+static void test_epoch_write_file(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = open_db("files");
+	uint8_t *buf;
+	size_t len;
+	char e[64];
+
+	assert_int_equal(prof_db_epoch_new(db, e, sizeof(e), &err), 0);
+	assert_int_equal(prof_epoch_write_file(db, e, "x.paths", "one", 3, &err), 0);
+	assert_int_equal(prof_epoch_read_file(db, e, "x.paths", &buf, &len, &err), 0);
+	assert_int_equal(len, 3);
+	assert_memory_equal(buf, "one", 3);
+	free(buf);
+	assert_int_equal(prof_epoch_begin(db, e, &err), 0);
+	assert_int_equal(prof_epoch_write_file(db, e, "x.paths", "two", 3, &err), 0);
+	assert_int_equal(prof_epoch_write_file(db, e, "x.paths", "three", 5, &err), 0);
+	assert_int_equal(prof_epoch_write_file(db, e, "y.paths", "new", 3, &err), 0);
+	/* this handle sees its own transaction; the abort drops it */
+	assert_int_equal(prof_epoch_read_file(db, e, "x.paths", &buf, &len, &err), 0);
+	assert_int_equal(len, 5);
+	free(buf);
+	prof_epoch_abort(db);
+	assert_int_equal(prof_epoch_read_file(db, e, "x.paths", &buf, &len, &err), 0);
+	assert_memory_equal(buf, "one", 3);
+	free(buf);
+	assert_int_equal(prof_epoch_read_file(db, e, "y.paths", &buf, &len, &err), -ENOENT);
+	assert_int_equal(prof_epoch_begin(db, e, &err), 0);
+	assert_int_equal(prof_epoch_write_file(db, e, "x.paths", "three", 5, &err), 0);
+	assert_int_equal(prof_epoch_write_file(db, e, "y.paths", "new", 3, &err), 0);
+	assert_int_equal(prof_epoch_commit(db, &err), 0);
+	assert_int_equal(prof_epoch_read_file(db, e, "y.paths", &buf, &len, &err), 0);
+	assert_memory_equal(buf, "new", 3);
+	free(buf);
+	assert_int_equal(prof_epoch_write_file(db, e, "../escape", "x", 1, &err), -EINVAL);
+	assert_int_equal(prof_epoch_write_file(db, e, ".hidden", "x", 1, &err), -EINVAL);
+	assert_int_equal(prof_epoch_write_file(db, e, "", "x", 1, &err), -EINVAL);
+	assert_int_equal(prof_epoch_write_file(db, "../x", "a", "x", 1, &err), -EINVAL);
+	prof_db_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -818,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_epoch_merge_laws),
 		cmocka_unit_test(test_image_id),
 		cmocka_unit_test(test_unknown_image_db),
+		cmocka_unit_test(test_epoch_write_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);

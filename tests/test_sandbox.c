@@ -196,7 +196,8 @@ static void refused(const uint8_t *body, size_t len, const char *why)
 
 static void test_refusals(void **state)
 {
-	static const uint8_t sys[] = { 0x48, 0x83, 0xc0, 0x01, 0x0f, 0x05 };	/* add; syscall */
+	/* add; syscall */
+	static const uint8_t sys[] = { 0x48, 0x83, 0xc0, 0x01, 0x0f, 0x05 };
 	static const uint8_t ret[] = { 0xc3 };
 	static const uint8_t jmp[] = { 0x90, 0xeb, 0xfe };
 	static const uint8_t jcc[] = { 0x75, 0x00 };
@@ -244,7 +245,8 @@ static void test_internal_branches(void **state)
 	static const uint8_t fwd[] = { 0x48, 0x83, 0xc0, 0x01, 0xeb, 0x00, 0x48, 0x83, 0xc0, 0x01,
 				       0x75, 0x00, 0x90 };
 	static const uint8_t back[] = { 0x90, 0xeb, 0xfd };		/* jmp -3 */
-	static const uint8_t mid[] = { 0xeb, 0x01, 0x48, 0x83, 0xc0, 0x01 };	/* into an insn */
+	/* jmp into an instruction */
+	static const uint8_t mid[] = { 0xeb, 0x01, 0x48, 0x83, 0xc0, 0x01 };
 	static const uint8_t past[] = { 0xeb, 0x02, 0x90 };		/* past the end */
 	struct sbx_opts o;
 	struct sbx_result r[2];

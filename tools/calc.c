@@ -14,6 +14,7 @@
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
+#include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
 #include "dcpi/sandbox.h"
@@ -23,6 +24,9 @@ struct calc_args {
 	const char *proc, *db, *epoch, *image, *model, *event, *calib;
 	struct est_opts opts;
 	int all, json, static_only, skid_given, no_calib, no_measure;
+	const char *path_file;		/* --path-edges */
+	int no_paths;
+	struct est_path_opts popts;
 };
 
 struct calc_ctx {
@@ -46,6 +50,10 @@ struct calc_ctx {
 	struct est_measurements meas;	/* measured best cases (estimate/measured.c) */
 	int have_meas;
 	char meas_why[128];		/* why not measured */
+	struct path_profile file_pp;	/* --path-edges */
+	const struct path_profile *pp;	/* the image's paths, NULL: none */
+	struct est_path_obs obs;
+	struct est_path_info pinfo;
 };
 
 static const char calc_usage[] =
@@ -68,9 +76,16 @@ static const char calc_usage[] =
 	"      --no-calibration  ignore it\n"
 	"      --no-measure    the model's best cases only: do not time the hot blocks\n"
 	"                      and loops on this machine (default: timed in the\n"
-	"                      sandbox, cached in DB/measured-costs.txt)\n"
+	"                      sandbox, cached in DB/measured-costs.txt; also\n"
+	"                      $DCPI_MEASURE=0)\n"
 	"      --static        the model's best-case schedule only (M_i, reason,\n"
 	"                      culprit), no samples needed; with --image, no database\n"
+	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
+	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
+	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
+	"      --scale R       scale rule with paths: quantile[:Q] (default, Q 0.25), sum, loops,\n"
+	"                      minloop, windows; --prior W pseudo-observations of the static\n"
+	"                      prior (2); --regions: each hot loop nest its own scale\n"
 	"  -a, --all           every block, not only the hot ones\n"
 	"      --json          machine-readable output\n";
 
@@ -92,6 +107,11 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		{ "static", no_argument, NULL, 's' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "no-paths", no_argument, NULL, 'P' },
+		{ "path-edges", required_argument, NULL, 'F' },
+		{ "scale", required_argument, NULL, 'R' },
+		{ "prior", required_argument, NULL, 'w' },
+		{ "regions", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,6 +120,7 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 
 	memset(a, 0, sizeof(*a));
 	est_opts_default(&a->opts);
+	est_path_opts_default(&a->popts);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "e:m:ah", opts, NULL)) != -1) {
 		switch (c) {
@@ -143,6 +164,25 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 				return tool_fail("--steady %s: not none, self, loops or context",
 						 optarg);
 			break;
+		case 'P': a->no_paths = 1; break;
+		case 'F': a->path_file = optarg; break;
+		case 'R':
+			if (!strncmp(optarg, "quantile:", 9)) {
+				a->popts.quantile = strtod(optarg + 9, &end);
+				if (*end || !(a->popts.quantile > 0 && a->popts.quantile <= 1))
+					return tool_fail("--scale %s: quantile:Q wants 0 < Q <= 1",
+							 optarg);
+				a->popts.rule = EST_SCALE_QUANTILE;
+			} else if (est_scale_rule_parse(optarg, &a->popts.rule) < 0)
+				return tool_fail("--scale %s: not sum, quantile, loops, minloop, windows",
+						 optarg);
+			break;
+		case 'w':
+			a->popts.prior_weight = strtod(optarg, &end);
+			if (*end || !(a->popts.prior_weight >= 0))
+				return tool_fail("--prior %s: not a number >= 0", optarg);
+			break;
+		case 'G': a->popts.regions = 1; break;
 		case 'a': a->all = 1; break;
 		case 'j': a->json = 1; break;
 		case 'h': fputs(calc_usage, stdout); return -1;
@@ -184,11 +224,8 @@ static int find_in_image(struct calc_ctx *c, const char *ev)
 			c->prof = &c->p[i];
 	if (!c->prof)
 		return tool_fail("%s: no %s samples in epoch %s", c->a.image, ev, c->epoch);
-	if (img_open(c->a.image, 0, &c->img, &err) < 0)
+	if (img_proc_find(c->img, c->a.proc, &c->proc, &err) < 0)
 		return tool_fail("%s", err.msg);
-	c->proc = img_proc_lookup(c->img, c->a.proc);
-	if (!c->proc)
-		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
 	return 0;
 }
 
@@ -198,6 +235,9 @@ static int find_target(struct calc_ctx *c)
 	struct dcpi_err err = { 0 };
 	size_t k;
 
+	/* a file that is not an image says so first, whatever the samples */
+	if (c->a.image && img_open(c->a.image, 0, &c->img, &err) < 0)
+		return tool_fail("%s", err.msg);
 	if (!ev)
 		return tool_fail("%s: epoch %s holds no samples", tool_db_dir(c->a.db), c->epoch);
 	if (c->a.image)
@@ -248,6 +288,7 @@ static int load(struct calc_ctx *c)
 	struct dcpi_err err = { 0 };
 	char latest[256];
 	const char *me;
+	int rc;
 
 	if (prof_db_open(tool_db_dir(c->a.db), 0, &c->db, &err) < 0 ||
 	    rep_load_profiles(c->db, c->a.epoch, &c->p, &c->np, c->epoch, sizeof(c->epoch),
@@ -257,10 +298,107 @@ static int load(struct calc_ctx *c)
 	if (!strcmp(c->epoch, "all") &&
 	    prof_db_latest_epoch(c->db, latest, sizeof(latest), &err) == 0)
 		me = latest;	/* the newest calibration stands for all */
-	c->have_meta = prof_epoch_meta_read(c->db, me, &c->meta, &err) == 0;
+	tool_db_notes(c->db);
+	rc = prof_epoch_meta_read(c->db, me, &c->meta, &err);
+	if (rc < 0 && rc != -ENOENT)	/* garbled: the calibration would go silently */
+		return tool_fail("%s", err.msg);
+	c->have_meta = rc == 0;
 	if (pick_model(c) || load_calibration(c))
 		return 1;
 	return find_target(c);
+}
+
+/* --path-edges FILE: "FROM TO COUNT" per line, hex offsets, - elsewhere. */
+static int read_path_edges(struct calc_ctx *c)
+{
+	struct path_profile *pp = &c->file_pp;
+	FILE *f = fopen(c->a.path_file, "r");
+	char line[256];
+	unsigned lineno = 0;
+
+	if (!f)
+		return tool_fail("%s: %s", c->a.path_file, strerror(errno));
+	snprintf(pp->source, sizeof(pp->source), "file");
+	while (fgets(line, sizeof(line), f)) {
+		char a[64], b[64];
+		unsigned long long n;
+		uint64_t v[2];
+
+		lineno++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0)
+			continue;
+		if (sscanf(line, "%63s %63s %llu", a, b, &n) != 3)
+			goto bad;
+		for (int k = 0; k < 2; k++) {
+			const char *t = k ? b : a;
+			char *end;
+
+			v[k] = !strcmp(t, "-") ? PATH_ELSEWHERE : strtoull(t, &end, 16);
+			if (strcmp(t, "-") && *end)
+				goto bad;
+		}
+		if (pp->nedges == pp->cap_edges) {
+			size_t cap = pp->cap_edges ? 2 * pp->cap_edges : 256;
+			struct path_edge *ne = realloc(pp->edges, cap * sizeof(*ne));
+
+			if (!ne) {
+				fclose(f);
+				return tool_fail("out of memory");
+			}
+			pp->edges = ne, pp->cap_edges = cap;
+		}
+		pp->edges[pp->nedges++] = (struct path_edge){ v[0], v[1], n };
+	}
+	fclose(f);
+	c->pp = pp;
+	return 0;
+bad:
+	fclose(f);
+	return tool_fail("%s:%u: not FROM TO COUNT (hex offsets or -, decimal count)",
+			 c->a.path_file, lineno);
+}
+
+/* The image's path samples: --path-edges, else the epoch's path profile
+ * of the image (every epoch's, merged, for --epoch all). */
+static int load_paths(struct calc_ctx *c)
+{
+	struct dcpi_err err = { 0 };
+	char **names = NULL;
+	size_t nn = 0;
+	int rc = 0;
+
+	if (c->a.no_paths)
+		return 0;
+	if (c->a.path_file)
+		return read_path_edges(c);
+	if (!strcmp(c->epoch, "all")) {
+		if (prof_db_epochs(c->db, &names, &nn, &err) < 0)
+			return tool_fail("%s", err.msg);
+	}
+	for (size_t k = 0; k < (names ? nn : 1) && rc == 0; k++) {
+		struct path_profile *pp = NULL;
+		size_t n = 0;
+
+		if (path_epoch_read(c->db, names ? names[k] : c->epoch, &pp, &n, &err) < 0) {
+			rc = tool_fail("%s", err.msg);
+			break;
+		}
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			if (!prof_image_id_equal(&pp[i].image, &c->prof->image))
+				continue;
+			if (!c->pp) {
+				c->file_pp = pp[i];
+				path_profile_init(&pp[i]);
+				c->pp = &c->file_pp;
+			} else if (path_profile_merge(&c->file_pp, &pp[i], &err) < 0) {
+				rc = tool_fail("%s", err.msg);
+			}
+		}
+		path_profiles_free(pp, n);
+	}
+	if (names)
+		prof_names_free(names, nn);
+	return rc;
 }
 
 /* Time the hot blocks and loops on this machine (estimate/measured.c). */
@@ -268,9 +406,14 @@ static int measure(struct calc_ctx *c)
 {
 	struct est_measure_opts mo;
 	struct dcpi_err err = { 0 };
+	const char *env = getenv("DCPI_MEASURE");
 
 	if (c->a.no_measure) {
 		snprintf(c->meas_why, sizeof(c->meas_why), "--no-measure");
+		return 0;
+	}
+	if (env && !strcmp(env, "0")) {
+		snprintf(c->meas_why, sizeof(c->meas_why), "DCPI_MEASURE=0");
 		return 0;
 	}
 	if (!sbx_usable(c->meas_why, sizeof(c->meas_why)))
@@ -280,6 +423,7 @@ static int measure(struct calc_ctx *c)
 	mo.img = c->img;
 	mo.model = c->model;
 	mo.steady = c->a.opts.steady;
+	mo.paths = c->pp;
 	if (est_measure(c->cfg, c->s, &mo, &c->meas, &err) < 0)
 		return tool_fail("%s", err.msg);
 	c->have_meas = 1;
@@ -301,9 +445,12 @@ static int analyse(struct calc_ctx *c)
 	if (est_samples_from_profile(c->cfg, c->img, c->prof, c->s, &c->total, &err) < 0)
 		return tool_fail("%s", err.msg);
 	c->cps = est_cycles_per_sample(c->prof, c->have_meta ? &c->meta : NULL);
-	if (measure(c))
+	if (load_paths(c) || measure(c))
 		return 1;
-	if (est_procedure(c->cfg, c->model, c->s, c->cps, &c->a.opts, &c->r, &err) < 0)
+	if (est_path_obs_from_profile(c->cfg, c->img, c->pp, &c->obs, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (est_procedure_paths(c->cfg, c->model, c->s, c->cps, &c->a.opts, &c->a.popts,
+				&c->obs, &c->r, &c->pinfo, &err) < 0)
 		return tool_fail("%s", err.msg);
 	return 0;
 }
@@ -386,11 +533,13 @@ static void json_block_edges(const struct calc_ctx *c)
 		printf("%s\n  {\"start\": \"0x%llx\", \"end\": \"0x%llx\", \"executions\": %.17g, "
 		       "\"best_cpi\": %.6g, \"actual_cpi\": %.6g, \"samples\": %.17g, "
 		       "\"best_cycles\": %.6g, \"class\": %d, \"loop_depth\": %d, "
-		       "\"source\": \"%s\", \"confidence\": \"%s\", ",
+		       "\"class_source\": \"%s\", \"source\": \"%s\", \"observed\": %.17g, "
+		       "\"confidence\": \"%s\", ",
 		       b ? "," : "", (unsigned long long)bl->start, (unsigned long long)bl->end,
 		       eb->executions, eb->best_cpi, eb->actual_cpi, eb->samples, eb->best, cls,
 		       bl->loop_depth, cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
-		       est_conf_name(eb->conf));
+		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
+		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, est_conf_name(eb->conf));
 		json_block_best(c, b);
 		printf("}");
 	}
@@ -405,12 +554,36 @@ static void json_block_edges(const struct calc_ctx *c)
 		else
 			printf("\"0x%llx\"", (unsigned long long)cfg->blocks[ed->to].start);
 		printf(", \"kind\": \"%s\", \"executions\": %.17g, \"probability\": %.6g, "
-		       "\"confidence\": \"%s\"}", cfg_edge_kind_name(ed->kind),
+		       "\"observed\": %.17g, \"confidence\": \"%s\"}", cfg_edge_kind_name(ed->kind),
 		       c->r.edges[e].executions, c->r.edges[e].prob,
+		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0,
 		       est_conf_name(c->r.edges[e].conf));
 	}
 	json_loops(c);
 	printf("\n]}\n");
+}
+
+/* "paths": what the path samples contributed (null: none). */
+static void json_paths(const struct calc_ctx *c)
+{
+	const struct est_path_info *pi = &c->pinfo;
+
+	printf("\"paths\": ");
+	if (!c->pp) {
+		printf("null,\n");
+		return;
+	}
+	printf("{\"source\": ");
+	tool_json_str(stdout, c->pp->source);
+	printf(", \"used\": %s, \"bursts\": %.17g, \"transitions\": %.17g, "
+	       "\"entries\": %.17g, \"unmatched\": %.17g, \"scale_rule\": \"%s\", "
+	       "\"scale\": %.17g, \"scales\": {", pi->used ? "true" : "false", pi->bursts,
+	       pi->transitions, pi->entries, pi->unmatched,
+	       est_scale_rule_name(c->a.popts.rule), pi->scale);
+	for (int r = 0; r < EST_SCALE_NRULES; r++)
+		printf("%s\"%s\": %.17g", r ? ", " : "", est_scale_rule_name((enum est_scale_rule)r),
+		       pi->rule_scale[r]);
+	printf("}},\n");
 }
 
 static void print_json(const struct calc_ctx *c)
@@ -441,12 +614,14 @@ static void print_json(const struct calc_ctx *c)
 		printf("null");
 	printf(", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
 	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
-	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n"
-	       "\"instructions\": [", model_name(c->model), est_method_name(c->r.method),
+	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n",
+	       model_name(c->model), est_method_name(c->r.method),
 	       est_window_name(c->r.window), c->r.cycles_per_sample,
 	       c->have_meta && c->meta.calibrated ? "true" : "false",
 	       c->r.relative ? "true" : "false", c->total, c->r.flow_residual,
 	       cfg->missing_edges ? "true" : "false");
+	json_paths(c);
+	printf("\"instructions\": [");
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
 
@@ -545,7 +720,8 @@ static void print_loops(const struct calc_ctx *c)
 		if (ml->npath > 8)
 			printf(" ...");
 		if (ml->source == EST_BEST_MEASURED)
-			printf("\n    measured %.2f cycles/iteration (spread %.1f%%%s), model %.1f\n",
+			printf("\n    measured %.2f cycles/iteration (spread %.1f%%%s), "
+			       "model %.1f\n",
 			       ml->cycles, 100 * ml->spread, ml->cached ? ", cached" : "",
 			       ml->model);
 		else
@@ -609,6 +785,14 @@ static void print_text(struct calc_ctx *c)
 		       c->meas.cached);
 	else
 		printf("best cases from the model only (%s)\n", c->meas_why);
+	if (c->pp && c->pinfo.used)
+		printf("paths (%s): %.0f transitions in this procedure (%.0f entries) from %.0f "
+		       "bursts of the image; counts = path shape x scale (%s rule)\n",
+		       c->pp->source, c->pinfo.transitions, c->pinfo.entries, c->pinfo.bursts,
+		       est_scale_rule_name(c->a.popts.rule));
+	else if (c->pp)
+		printf("paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
+		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
 	if (c->cfg->missing_edges)
 		printf("note: the CFG is missing edges (unresolved indirect jump): every block "
 		       "is its own class\n");
@@ -635,9 +819,8 @@ static int load_static(struct calc_ctx *c)
 		return 1;
 	if (img_open(c->a.image, 0, &c->img, &err) < 0)
 		return tool_fail("%s", err.msg);
-	c->proc = img_proc_lookup(c->img, c->a.proc);
-	if (!c->proc)
-		return tool_fail("%s: no procedure %s", c->a.image, c->a.proc);
+	if (img_proc_find(c->img, c->a.proc, &c->proc, &err) < 0)
+		return tool_fail("%s", err.msg);
 	return 0;
 }
 
@@ -755,6 +938,9 @@ int cmd_calc(int argc, char **argv)
 out:
 	est_result_free(&c.r);
 	est_measurements_free(&c.meas);
+	est_path_info_free(&c.pinfo);
+	est_path_obs_free(&c.obs);
+	path_profile_free(&c.file_pp);
 	free(c.s);
 	cfg_free(c.cfg);
 	if (c.img)

@@ -2,7 +2,8 @@
  * calibrate.c - `dcpi calibrate`: measure where this machine's samples land
  * (DESIGN.md "Where samples land"; estimate/calibration.c computes it).
  *
- * Runs tests/workloads/skidloops under `dcpi record` (this binary) and under
+ * Runs its loops (`dcpi __skidloops`, tools/skidloops.c, built into this
+ * binary; or --workload) under `dcpi record` and under
  * valgrind's callgrind for exact counts, imports the callgrind output into a
  * scratch database, fits the attribution per loop and stores the result
  * beside the profiles as DIR/calibration-<model>.txt, which dcpicalc reads.
@@ -26,26 +27,32 @@
 #include "dcpi/import.h"
 #include "dcpi/model.h"
 #include "dcpi/profile.h"
+#include "calibrate.h"
 #include "tools.h"
 
 static const char *const loops[] = { "sk_imul", "sk_load", "sk_div", "sk_alt", "sk_branch" };
 #define NLOOPS (sizeof(loops) / sizeof(loops[0]))
 
-struct cal_args {
-	const char *db, *model, *out, *workload;
-	unsigned long scale, cg_scale;
-	int keep, quiet;
-};
 
 static const char cal_usage[] =
 	"usage: dcpi calibrate [options]\n"
-	"  measure where samples land (skid) on this machine against exact counts\n"
+	"  measure this machine's instruction costs (the model file), then where\n"
+	"  samples land (skid) against exact counts\n"
+	"      --model         the instruction tables only: time the probes, fit the\n"
+	"                      model, write the model file (about a minute)\n"
+	"      --no-model      the skid calibration only\n"
+	"      --base NAME     fit starting from this shipped model (default: CPUID's)\n"
+	"      --model-file F  write the model file here (default: this machine's,\n"
+	"                      $DCPI_MODEL_DIR or ~/.local/share/dcpi/models)\n"
+	"      --passes N      timing passes over the probes (default 5)\n"
+	"      --measurements F  also write the probes' cycles to F (name, hex, cycles)\n"
+	"      --cpu N         pin the timing to CPU N (default: the last)\n"
 	"      --db DIR        database the calibration is stored with (default $DCPIDB,\n"
 	"                      then ./dcpidb): DIR/calibration-<model>.txt\n"
-	"  -m, --model NAME    pipeline model (default: $DCPI_MODEL, else from CPUID)\n"
+	"  -m, --model=NAME    pipeline model (default: the model file, else CPUID's)\n"
 	"  -o, --output FILE   write the calibration here instead\n"
-	"      --workload F    the skidloops binary (default: workloads/skidloops\n"
-	"                      beside this dcpi)\n"
+	"      --workload F    a binary with the loops sk_imul ... (SCALE as its one\n"
+	"                      argument; default: this dcpi's own __skidloops)\n"
 	"      --scale N       loop scale sampled (default 400; callgrind runs 1/200)\n"
 	"      --keep          keep the scratch directory\n"
 	"  -q, --quiet         no summary\n";
@@ -54,7 +61,13 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 {
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
-		{ "model", required_argument, NULL, 'm' },
+		{ "model", optional_argument, NULL, 'M' },
+		{ "no-model", no_argument, NULL, 'N' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "model-file", required_argument, NULL, 'F' },
+		{ "passes", required_argument, NULL, 'P' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "measurements", required_argument, NULL, 'W' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "scale", required_argument, NULL, 's' },
@@ -68,11 +81,33 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->scale = 400;
+	a->passes = 5;
+	a->cpu = -2;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "m:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': a->db = optarg; break;
 		case 'm': a->model = optarg; break;
+		case 'M':
+			if (optarg)
+				a->model = optarg;
+			else
+				a->tables_only = 1;
+			break;
+		case 'N': a->no_tables = 1; break;
+		case 'b': a->base = optarg; break;
+		case 'W': a->measurements = optarg; break;
+		case 'F': a->model_file = optarg; break;
+		case 'P':
+			a->passes = (int)strtol(optarg, &end, 10);
+			if (*end || a->passes < 1 || a->passes > 64)
+				return tool_fail("--passes %s: not 1 to 64", optarg);
+			break;
+		case 'C':
+			a->cpu = (int)strtol(optarg, &end, 10);
+			if (*end || a->cpu < -1)
+				return tool_fail("--cpu %s: not a CPU number", optarg);
+			break;
 		case 'o': a->out = optarg; break;
 		case 'w': a->workload = optarg; break;
 		case 's':
@@ -86,7 +121,7 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		default: fputs(cal_usage, stderr); return 1;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (a->tables_only && a->no_tables)) {
 		fputs(cal_usage, stderr);
 		return 1;
 	}
@@ -130,6 +165,7 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 struct cal_ctx {
 	struct cal_args a;
 	char tmp[64], self[PATH_MAX], wl[PATH_MAX];
+	char *wl_sub;			/* "__skidloops" when wl is this dcpi */
 	const struct model *model;
 	struct prof_profile *rec, *cg;
 	size_t nrec, ncg;
@@ -137,15 +173,18 @@ struct cal_ctx {
 	double cps;
 	struct image *img;
 	struct est_calibration cal;
+	struct model *fitted;		/* from calibrate_tables, or NULL */
 };
+
 
 static int collect(struct cal_ctx *c)
 {
 	char recdb[128], cgout[128], log[128], scale[32], cgscale[32], outarg[160];
 	char *rec[] = { c->self, "record", "-e", "cpu-clock", "-q", "--db", recdb, "--",
-			c->wl, scale, NULL };
+			c->wl, c->wl_sub ? c->wl_sub : scale, c->wl_sub ? scale : NULL, NULL };
 	char *vg[] = { "valgrind", "--tool=callgrind", "--dump-instr=yes", "--collect-jumps=yes",
-		       outarg, c->wl, cgscale, NULL };
+		       outarg, c->wl, c->wl_sub ? c->wl_sub : cgscale, c->wl_sub ? cgscale : NULL,
+		       NULL };
 
 	snprintf(recdb, sizeof(recdb), "%s/rec", c->tmp);
 	snprintf(cgout, sizeof(cgout), "%s/callgrind.out", c->tmp);
@@ -294,15 +333,17 @@ static int calibrate(struct cal_ctx *c)
 	if (n <= 0)
 		return tool_fail("/proc/self/exe: %s", strerror(errno));
 	c->self[n] = 0;
-	if (c->a.workload)
+	if (c->a.workload) {
 		snprintf(c->wl, sizeof(c->wl), "%s", c->a.workload);
-	else
-		snprintf(c->wl, sizeof(c->wl), "%s/workloads/skidloops",
-			 dirname(strcpy(path, c->self)));
+	} else {
+		snprintf(c->wl, sizeof(c->wl), "%s", c->self);
+		c->wl_sub = "__skidloops";
+	}
 	if (access(c->wl, X_OK) < 0)
 		return tool_fail("%s: %s (--workload names the skidloops binary)", c->wl,
 				 strerror(errno));
-	c->model = c->a.model ? model_by_name(c->a.model) : model_for_this_cpu();
+	c->model = c->a.model ? model_by_name(c->a.model) :
+		   c->fitted ? c->fitted : model_for_this_cpu();
 	if (!c->model)
 		return tool_fail("--model %s: no such model", c->a.model);
 	snprintf(c->tmp, sizeof(c->tmp), "/tmp/dcpi-calibrate-XXXXXX");
@@ -343,7 +384,15 @@ int cmd_calibrate(int argc, char **argv)
 	rc = parse_args(argc, argv, &c.a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (!c.a.no_tables) {
+		rc = calibrate_tables(&c.a, &c.fitted);
+		if (rc || c.a.tables_only) {
+			model_free(c.fitted);
+			return rc;
+		}
+	}
 	rc = calibrate(&c);
+	model_free(c.fitted);
 	if (c.img)
 		img_close(c.img);
 	prof_profiles_free(c.rec, c.nrec);

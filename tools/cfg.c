@@ -36,7 +36,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s [--image FILE | --db DIR [--epoch E]] "
 		"[--format dot|svg|png|pdf|json] [--json] [-o FILE] PROC\n"
-		"  PROC is a symbol name or an address (0x...)\n"
+		"  PROC is a name with or without parameters (f, 'f(int)', ns::f), a mangled\n"
+		"  name, an address (0x...), any of them after IMAGE: to pick the image\n"
 		"  without --image, PROC is looked up in the images profiled in the\n"
 		"  database (--db, default $DCPIDB, then ./dcpidb; --epoch, default newest)\n",
 		tool_name);
@@ -367,11 +368,10 @@ int cmd_cfg(int argc, char **argv)
 	} else {
 		if (img_open(image, IMG_NO_DWARF, &img, &err) < 0)
 			return tool_fail("%s", err.msg);
-		proc = img_proc_lookup(img, argv[optind]);
-	}
-	if (!proc) {
-		rc = tool_fail("%s: no such procedure in %s", argv[optind], image);
-		goto out;
+		if (img_proc_find(img, argv[optind], &proc, &err) < 0) {
+			rc = tool_fail("%s", err.msg);
+			goto out;
+		}
 	}
 	if (cfg_build(img, proc, &cfg, &err) < 0) {
 		rc = tool_fail("%s", err.msg);

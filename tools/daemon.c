@@ -26,6 +26,11 @@ static void on_signal(int sig)
 		stop_flag = 1;
 }
 
+static void print_note(const char *msg)
+{
+	fprintf(stderr, "%s: note: %s\n", tool_name, msg);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -38,6 +43,8 @@ static void usage(FILE *f)
 		"      --flush SECONDS   merge into the epoch this often (default 60)\n"
 		"      --duration SECONDS  stop after this long (default: at SIGINT/SIGTERM)\n"
 		"      --pidfile FILE    written once sampling runs\n"
+		"      --max-held N      sample-table entries kept through failed flushes\n"
+		"                        (default 1048576; more are dropped and counted)\n"
 		"      --user-only       do not sample kernel code\n"
 		"      --fixed-period    do not randomize the period\n"
 		"      --seed N          seed of the random periods\n"
@@ -67,6 +74,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "flush", required_argument, NULL, 'f' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pidfile", required_argument, NULL, 'p' },
+		{ "max-held", required_argument, NULL, 'M' },
 		{ "user-only", no_argument, NULL, 'u' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -105,6 +113,11 @@ int cmd_daemon(int argc, char **argv)
 		case 'p':
 			d.pidfile = optarg;
 			break;
+		case 'M':
+			if (tool_parse_u64(optarg, &v) || !v)
+				return tool_fail("--max-held %s: not a positive number", optarg);
+			d.max_held = v;
+			break;
 		case 'u':
 			d.user_only = 1;
 			break;
@@ -127,16 +140,22 @@ int cmd_daemon(int argc, char **argv)
 	d.stop = &stop_flag;
 	d.flush = &flush_flag;
 	d.new_epoch = &epoch_flag;
+	d.note = print_note;
 	catch_signals();
 	ret = collect_daemon(&opts, &d, &res, &err);
 	if (ret)
 		return tool_fail("%s", err.msg);
+	if (res.failed_flushes || res.dropped)
+		fprintf(stderr, "%s: %llu flush(es) failed and were retried, %llu samples "
+			"dropped\n", tool_name, (unsigned long long)res.failed_flushes,
+			(unsigned long long)res.dropped);
 	if (!quiet)
 		fprintf(stderr, "%s: %llu samples (%llu lost, %llu of its own left out) "
 			"in %u epoch(s), %llu flushes, %s into %s; last epoch %s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
 			(unsigned long long)res.self, res.epochs,
 			(unsigned long long)res.flushes,
-			res.kernel ? "user and kernel" : "user only", opts.db_dir, res.epoch);
+			res.kernel ? "user and kernel" : "user only", opts.db_dir,
+			res.epochs ? res.epoch : "(none: nothing sampled)");
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/profile.h"
 #include "tools.h"
 
 #pragma weak cmd_record
@@ -23,6 +24,7 @@
 #pragma weak cmd_llvm_prof
 #pragma weak cmd_gcc_prof
 #pragma weak cmd_bolt_prof
+#pragma weak cmd_skidloops
 
 struct command {
 	const char *name;	/* dcpi <name> */
@@ -46,6 +48,7 @@ static const struct command commands[] = {
 	{ "llvm-prof", NULL, cmd_llvm_prof, "LLVM sample profile (clang -fprofile-sample-use)" },
 	{ "gcc-prof", NULL, cmd_gcc_prof, "AutoFDO profile for gcc -fauto-profile" },
 	{ "bolt-prof", NULL, cmd_bolt_prof, "BOLT fdata from estimated edge counts" },
+	{ "__skidloops", NULL, cmd_skidloops, NULL },	/* calibrate's loops; hidden */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -74,11 +77,24 @@ const char *tool_db_dir(const char *opt)
 	return "dcpidb";
 }
 
+void tool_db_notes(struct prof_db *db)
+{
+	const char *s = prof_db_notes(db);
+
+	while (*s) {
+		size_t k = strcspn(s, "\n");
+
+		fprintf(stderr, "%s: note: %.*s\n", tool_name, (int)k, s);
+		s += k + (s[k] == '\n');
+	}
+	prof_db_notes_clear(db);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: dcpi <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (commands[i].fn)
+		if (commands[i].fn && commands[i].help)
 			fprintf(f, "  %-8s %-10s %s\n", commands[i].name,
 				commands[i].alias ? commands[i].alias : "", commands[i].help);
 	fprintf(f, "\n'dcpi <command> --help' describes a command.\n");

@@ -18,13 +18,16 @@
 
 struct model_args {
 	const char *model, *image, *proc, *hex;
-	int json, list;
+	int json, list, show;
 };
 
 static const char model_usage[] =
 	"usage: dcpi model [--model NAME] (--image FILE PROC | --hex \"48 01 d8 ...\") [--json]\n"
+	"       dcpi model [--model NAME] --show\n"
+	"      --show         which table is in use and where each number came from\n"
 	"  -m, --model NAME   pipeline model (default: from CPUID); --list-models\n"
-	"  -i, --image FILE   ELF file; PROC is a procedure name or 0xADDRESS\n"
+	"  -i, --image FILE   ELF file; PROC is a name (with or without\n"
+	"                     parameters), a mangled name, or 0xADDRESS\n"
 	"  -x, --hex BYTES    instruction bytes in hex, scheduled as one loop body\n"
 	"      --json         machine-readable output\n";
 
@@ -173,9 +176,8 @@ static int run_image(const struct model *m, const struct model_args *a)
 
 	if (img_open(a->image, IMG_NO_DWARF, &img, &err) < 0)
 		return tool_fail("%s", err.msg);
-	proc = img_proc_lookup(img, a->proc);
-	if (!proc) {
-		tool_fail("%s: no procedure %s", a->image, a->proc);
+	if (img_proc_find(img, a->proc, &proc, &err) < 0) {
+		tool_fail("%s", err.msg);
 		goto out;
 	}
 	if (cfg_build(img, proc, &cfg, &err) < 0) {
@@ -197,6 +199,73 @@ out:
 	return rc;
 }
 
+/* Where the table came from: this CPU, the model file, or why not. */
+static void show_origin(const struct model *m, int auto_chosen)
+{
+	struct model_cpuid id;
+	char path[4096];
+
+	if (model_cpuid_this(&id) == 0)
+		printf("this cpu: %s family %u model %u stepping %u\n", id.vendor, id.family,
+		       id.model, id.stepping);
+	if (model_origin(m))
+		printf("model %s: file %s, refining the shipped table %s\n", m->name,
+		       model_origin(m), model_base(m)->name);
+	else
+		printf("model %s: the shipped table (%s)\n", m->name, m->desc);
+	if (!auto_chosen || model_origin(m))
+		return;
+	if (model_file_status()[0])
+		printf("model file not used: %s\n", model_file_status());
+	else if (model_cpuid_this(&id) == 0 && model_file_path(&id, path, sizeof(path)) == 0)
+		printf("no model file for this cpu (%s): run dcpi calibrate --model\n", path);
+}
+
+static void show_class(const struct model *m, size_t c)
+{
+	static const char *const f[] = { "lat", "uops", "ports", "busy" };
+	const char *name = model_class_name(c), *s0;
+	const struct model_class *r = model_class_row(m, name);
+	char ports[256];
+	int same = 1;
+
+	if (!r)
+		return;
+	model_ports_text(m, r->ports, ports, sizeof(ports));
+	printf("  %-12s lat %3u  uops %u  busy %3u  ports %-24s", name, r->lat, r->uops, r->busy,
+	       ports);
+	s0 = model_class_source(m, name, f[0]);
+	for (int i = 1; i < 4; i++)
+		same &= !strcmp(s0, model_class_source(m, name, f[i]));
+	if (same) {
+		printf(" %s\n", s0);
+		return;
+	}
+	for (int i = 0; i < 4; i++)
+		printf("%s%s: %s", i ? "; " : " ", f[i], model_class_source(m, name, f[i]));
+	putchar('\n');
+}
+
+static int show_model(const struct model *m, int auto_chosen)
+{
+	char v[256];
+
+	show_origin(m, auto_chosen);
+	printf("ports:");
+	for (int p = 0; p < m->nports; p++)
+		printf(" %s", m->port_names[p]);
+	printf("\nmachine parameters:\n");
+	for (size_t i = 0; i < model_param_count(); i++) {
+		model_param_text(m, i, v, sizeof(v));
+		printf("  %-20s %-24s %s\n", model_param_name(i), v,
+		       model_param_source(m, model_param_name(i)));
+	}
+	printf("instruction classes:\n");
+	for (size_t c = 0; c < model_class_count(); c++)
+		show_class(m, c);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct model_args *a)
 {
 	static const struct option opts[] = {
@@ -205,6 +274,7 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 		{ "hex", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "list-models", no_argument, NULL, 'l' },
+		{ "show", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -218,13 +288,14 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 		case 'x': a->hex = optarg; break;
 		case 'j': a->json = 1; break;
 		case 'l': a->list = 1; break;
+		case 's': a->show = 1; break;
 		case 'h': fputs(model_usage, stdout); return 0;
 		default: fputs(model_usage, stderr); return 1;
 		}
 	}
 	if (a->image && optind < argc)
 		a->proc = argv[optind++];
-	if (optind < argc || (!a->list && !a->hex == !a->image) || (a->image && !a->proc)) {
+	if (optind < argc || (!a->list && !a->show && !a->hex == !a->image) || (a->image && !a->proc)) {
 		fputs(model_usage, stderr);
 		return 1;
 	}
@@ -253,6 +324,10 @@ int cmd_model(int argc, char **argv)
 	m = a.model ? model_by_name(a.model) : model_for_this_cpu();
 	if (!m)
 		return tool_fail("--model %s: no such model (try --list-models)", a.model);
+	if (!a.model && model_file_status()[0])
+		fprintf(stderr, "%s: warning: %s\n", tool_name, model_file_status());
+	if (a.show)
+		return show_model(m, !a.model);
 	if (a.json)
 		printf("{\"model\": \"%s\", \"blocks\": [", model_name(m));
 	rc = a.hex ? run_hex(m, &a) : run_image(m, &a);

@@ -187,6 +187,8 @@ int cmd_prof(int argc, char **argv)
 	rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
 	if (rc == 0)
 		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
+	if (db)
+		tool_db_notes(db);
 	if (rc == 0)
 		rc = rep_summarize(p, n, a.by_image, &t, &err);
 	if (rc < 0) {

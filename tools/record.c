@@ -3,7 +3,10 @@
  * sampling and write one new epoch of the database (collect_record does the
  * work).  Picks the events (cycles when the machine has a PMU, else
  * cpu-clock), passes SIGINT/SIGTERM on to CMD, and exits with CMD's status
- * (128 + signal when it was killed), as a shell would.
+ * (128 + signal when it was killed), as a shell would.  Path samples
+ * (docs/paths.md) are taken by default at PATHS_DEFAULT: --paths RATE:K
+ * changes the rate (bursts per second of each thread's CPU time) and the
+ * steps per burst, --no-paths turns them off.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +19,11 @@
 #include "dcpi/collect.h"
 #include "sampling.h"
 #include "tools.h"
+
+/* Bursts per CPU second : steps.  The bench (bench/bench_paths.sh) holds
+ * this within 2% of --no-paths on a CPU-bound program (docs/paths.md). */
+#define PATHS_DEFAULT_RATE 25
+#define PATHS_DEFAULT_STEPS 32
 
 static volatile sig_atomic_t pending_signal;
 
@@ -36,9 +44,14 @@ static void usage(FILE *f)
 		"      --fixed-period do not randomize the period (DCPI sec. 4.1.1)\n"
 		"      --seed N       seed of the random periods (default: random)\n"
 		"      --no-calibrate skip the known-cycle calibration loops\n"
+		"      --paths RATE:K path samples: RATE bursts per second of each\n"
+		"                     thread's CPU time, K single steps each\n"
+		"                     (default %u:%u; docs/paths.md)\n"
+		"      --no-paths     no path samples\n"
 		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
 		"  -q, --quiet        no summary line\n",
-		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS);
+		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS,
+		PATHS_DEFAULT_RATE, PATHS_DEFAULT_STEPS);
 }
 
 static void catch_signals(void)
@@ -50,6 +63,25 @@ static void catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* "RATE:K" */
+static int parse_paths(const char *arg, struct collect_opts *o)
+{
+	unsigned long rate, k;
+	char *end;
+
+	errno = 0;
+	rate = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end != ':' || !rate || rate > 100000 || arg[0] == '-')
+		return tool_fail("--paths %s: want RATE:K, e.g. %u:%u", arg,
+				 PATHS_DEFAULT_RATE, PATHS_DEFAULT_STEPS);
+	k = strtoul(end + 1, &end, 10);
+	if (errno || *end || k < 2 || k > 256)
+		return tool_fail("--paths %s: K must be 2..256 steps", arg);
+	o->paths_rate = (unsigned)rate;
+	o->paths_steps = (unsigned)k;
+	return 0;
 }
 
 static int exit_status(int status)
@@ -66,6 +98,8 @@ int cmd_record(int argc, char **argv)
 	static const struct option longopts[] = {
 		TOOL_SAMPLING_LONGOPTS,
 		{ "db", required_argument, NULL, 'D' },
+		{ "paths", required_argument, NULL, 'T' },
+		{ "no-paths", no_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -76,6 +110,9 @@ int cmd_record(int argc, char **argv)
 	const char *event = NULL, *db = NULL;
 	int quiet = 0, c, ret;
 
+	opts.paths_rate = PATHS_DEFAULT_RATE;
+	opts.paths_steps = PATHS_DEFAULT_STEPS;
+
 	while ((c = getopt_long(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "qh", longopts,
 				NULL)) != -1) {
 		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
@@ -84,6 +121,14 @@ int cmd_record(int argc, char **argv)
 			continue;
 		}
 		switch (c) {
+		case 'T':
+			if (parse_paths(optarg, &opts))
+				return 1;
+			break;
+		case 'U':
+			opts.paths_rate = 0;
+			opts.paths_steps = 0;
+			break;
 		case 'D':
 			db = optarg;
 			break;
@@ -114,6 +159,18 @@ int cmd_record(int argc, char **argv)
 	}
 	if (ret)
 		return tool_fail("%s", err.msg);
+	if (res.paths_static)
+		fprintf(stderr, "%s: note: %s is statically linked: no path samples (they need "
+			"the preloaded runtime); time samples as usual\n", tool_name,
+			argv[optind]);
+	if (res.paths_note[0])
+		fprintf(stderr, "%s: note: no path samples: %s\n", tool_name, res.paths_note);
+	if (!quiet && opts.paths_rate && !res.paths_static && !res.paths_note[0])
+		fprintf(stderr, "%s: %llu path bursts (%llu steps) from %llu threads of %llu "
+			"processes\n", tool_name, (unsigned long long)res.paths_bursts,
+			(unsigned long long)res.paths_steps,
+			(unsigned long long)res.paths_threads,
+			(unsigned long long)res.paths_processes);
 	if (!quiet)
 		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,

@@ -27,6 +27,7 @@ int cmd_gcc_prof(int argc, char **argv);
 int cmd_bolt_prof(int argc, char **argv);
 /* The feedback commands' shared main (tools/llvmprof.c); format: opt_format. */
 int tool_feedback(int argc, char **argv, int format);
+int cmd_skidloops(int argc, char **argv);
 
 /* The name errors are printed under ("dcpiprof", "dcpi record", ...). */
 extern const char *tool_name;
@@ -37,5 +38,8 @@ int tool_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tool_json_str(FILE *f, const char *s);
 /* The database directory: --db if given, else $DCPIDB, else ./dcpidb. */
 const char *tool_db_dir(const char *opt);
+struct prof_db;
+/* Print the database's notes (skipped files, empty epochs) as "note:" lines. */
+void tool_db_notes(struct prof_db *db);
 
 #endif /* DCPI_TOOLS_H */

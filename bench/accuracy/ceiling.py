@@ -50,7 +50,8 @@ MAX_EDGES = 6000
 def load(binp, wdir, row):
     key = row.get("address") or row["name"]
     base = [binp + "/dcpicalc", key, "--image", row["image"], "--json", "--all"]
-    est, _ = run_json(base + ["--db", os.path.join(wdir, "rec"), "--method", "dcpi"])
+    est, _ = run_json(base + ["--db", os.path.join(wdir, "rec"), "--method", "dcpi",
+                              "--no-paths"])
     ex, _ = run_json(base + ["--db", os.path.join(wdir, "cg"), "--event", "callgrind-Ir",
                              "--method", "dcpi"])
     if not est or not ex or not est["instructions"]:

@@ -36,10 +36,12 @@ BUCKETS = [(-1e99, -0.45, "<-45"), (-0.45, -0.30, "-45..-30"), (-0.30, -0.15, "-
            (0.15, 0.30, "+15..+30"), (0.30, 0.45, "+30..+45"), (0.45, 1e99, ">+45")]
 CONFS = ["none", "low", "medium", "high"]
 # (label, dcpicalc options); the first two are the main comparison
-CONFIGS = [("dcpi", ["--method", "dcpi"]), ("global", ["--method", "global"]),
-           ("dcpi/insn", ["--method", "dcpi", "--window", "insn"]),
-           ("dcpi/skid", ["--method", "dcpi", "--window", "skid"]),
-           ("global/skid", ["--method", "global", "--window", "skid"])]
+# (window ratios only: paths.py prints the figures with path samples)
+CONFIGS = [("dcpi", ["--method", "dcpi", "--no-paths"]),
+           ("global", ["--method", "global", "--no-paths"]),
+           ("dcpi/insn", ["--method", "dcpi", "--window", "insn", "--no-paths"]),
+           ("dcpi/skid", ["--method", "dcpi", "--window", "skid", "--no-paths"]),
+           ("global/skid", ["--method", "global", "--window", "skid", "--no-paths"])]
 MAIN = ["dcpi", "global"]
 # callgrind simulated event -> (cycles charged per event, cause); rough costs
 SIM_COST = {"D1mr": (5, "cache"), "D1mw": (2, "cache"), "DLmr": (80, "cache"),
@@ -324,9 +326,9 @@ def analyse_proc(binp, wdir, row, jumps_by_img, stats, per_wl, overall, per_conf
                         cat = "exact-0"
                     elif est.get("missing_edges"):
                         cat = "missing-edges"
-                    elif ins["executions"] <= 0 or b.get("source") == "none":
+                    elif ins["executions"] <= 0 or b.get("class_source", b.get("source")) == "none":
                         cat = "no-estimate"
-                    elif b.get("source") in ("propagated", "solver") and rs and \
+                    elif b.get("class_source", b.get("source")) in ("propagated", "solver") and rs and \
                             min(rs) <= 1.15 and max(rs) >= 0.87:
                         cat = "propagated"
                     elif cls_S.get(c, 0) < 20:

@@ -11,6 +11,8 @@
 # Environment: BUILD (build directory, default build), ACC_WORK (work dir,
 # default $BUILD/accuracy), ACC_JOBS (parallel callgrind runs, default 2),
 # ACC_REUSE=1 (keep existing recordings, only re-run the comparison),
+# ACC_PATHS=RATE:K (path samples of the native recording; default dcpi
+# record's own, --paths RATE:K),
 # ACC_ONLY="bzip2 gzip" (a subset), ACC_TEXT_MB (default 8), ACC_SQL_ROWS
 # (default 100000).
 set -eu
@@ -56,6 +58,12 @@ if [ ! -s "$IN/words.txt" ] || [ ! -s "$IN/script.sql" ] || [ ! -f "$IN/.params"
 	head -c 2097152 "$IN/words.txt" > "$IN/words2m.txt"
 	echo "$TEXT_MB $SQL_ROWS" > "$IN/.params"
 fi
+# two real programs for path samples (issue 11): bc computing pi, sha256sum
+# of a 200 MB file (words.txt repeated)
+[ -s "$IN/pi.bc" ] || echo 'scale=1500; 4*a(1)' > "$IN/pi.bc"
+if [ ! -s "$IN/big.txt" ]; then
+	for _ in $(seq 25); do cat "$IN/words.txt"; done > "$IN/big.txt"
+fi
 
 # name|stdin|command (same command and input natively and under callgrind)
 WL="estloops|/dev/null|$B/workloads/estloops 60000
@@ -64,7 +72,9 @@ twoprocs|/dev/null|$B/workloads/twoprocs 200 1000000
 bzip2|/dev/null|bzip2 -9 -c $IN/words.txt
 gzip|/dev/null|gzip -9 -c $IN/words.txt
 xz|/dev/null|xz -6 -T1 -c $IN/words2m.txt
-sqlite3|$IN/script.sql|sqlite3 :memory:"
+sqlite3|$IN/script.sql|sqlite3 :memory:
+bc|$IN/pi.bc|bc -l
+sha256sum|/dev/null|sha256sum $IN/big.txt"
 
 echo "$WL" | {
 	while IFS='|' read -r name stdin cmd; do
@@ -84,7 +94,7 @@ echo "$WL" | while IFS='|' read -r name stdin cmd; do
 	rm -rf "$d/rec" && mkdir -p "$d"
 	echo "accuracy: record $name: $cmd" >&2
 	# shellcheck disable=SC2086
-	"$DCPI" record -e cpu-clock -c 100000 --db "$d/rec" -- $cmd < "$stdin" > "$d/native.out" \
+	"$DCPI" record -e cpu-clock -c 100000 ${ACC_PATHS:+--paths $ACC_PATHS} --db "$d/rec" -- $cmd < "$stdin" > "$d/native.out" \
 		2> "$d/record.log" || { echo "accuracy: dcpi record $name failed:" >&2; tail -3 "$d/record.log" >&2; exit 1; }
 	cksum < "$d/native.out" > "$d/native.sum"
 	rm -f "$d/native.out"
@@ -154,4 +164,9 @@ echo "" | tee -a "$W/accuracy.txt"
 # shellcheck disable=SC2086
 "${PY:-python3}" "$ROOT/bench/accuracy/ceiling.py" --bin "$B" --work "$W" $names |
 	tee -a "$W/accuracy.txt"
+# with and without path samples, side by side (issue 11)
+echo "" | tee -a "$W/accuracy.txt"
+# shellcheck disable=SC2086
+python3 "$ROOT/bench/accuracy/paths.py" --bin "$B" --work "$W" --rules "${ACC_RULES:-}" \
+	--json "$W/paths.json" $names | tee -a "$W/accuracy.txt"
 echo "accuracy: tables in $W/accuracy.txt, data in $W/accuracy.json" >&2

@@ -195,6 +195,26 @@ int cfg_build_bytes(const uint8_t *bytes, size_t len, uint64_t addr, const char 
 		    struct cfg **out, struct dcpi_err *err);
 void cfg_free(struct cfg *cfg);
 
+/*
+ * The CFG of every procedure of img (PLT stubs excluded), each exactly what
+ * cfg_build gives, built so that each instruction is decoded once: a callee
+ * whose noreturn proof a caller needs is built right then (proof and CFG from
+ * one decode cache), not decoded again later.  fn gets each procedure once,
+ * not in address order, with its CFG (fn owns it: cfg_free) or, when its
+ * build failed, cfg NULL and the error.  A nonzero return from fn stops the
+ * walk and is returned; -ENOMEM otherwise.  stats may be NULL.
+ */
+struct cfg_all_stats {
+	size_t procs, failed;
+	unsigned long decodes;		/* capstone decodes (cache hits not counted) */
+	size_t cache_bytes;		/* decode caches held at once, at most */
+	int max_nesting;		/* callees built inside their callers' builds */
+};
+typedef int (*cfg_all_fn)(void *arg, const struct img_proc *proc, struct cfg *cfg,
+			  const struct dcpi_err *err);
+int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
+		  struct cfg_all_stats *stats, struct dcpi_err *err);
+
 /* Block containing addr, -1 if none.  Binary search. */
 int cfg_block_at(const struct cfg *cfg, uint64_t addr);
 /* Instruction index at exactly addr, -1 if none. */

@@ -89,6 +89,14 @@ struct collect_opts {
 	int fixed_period;
 	uint64_t seed;
 	int no_calibrate;	/* skip the calibration loops (about 0.2 s) */
+	/*
+	 * Path samples (record only; docs/paths.md): paths_rate bursts per
+	 * second of each thread's CPU time, paths_steps single steps each;
+	 * rate 0 = none.  paths_lib: the preloaded runtime, NULL = found
+	 * beside the executable.
+	 */
+	unsigned paths_rate, paths_steps;
+	const char *paths_lib;
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
@@ -101,6 +109,8 @@ struct collect_daemon_opts {
 	volatile sig_atomic_t *stop;	/* SIGINT/SIGTERM: flush and return */
 	volatile sig_atomic_t *flush;	/* SIGUSR1: flush now */
 	volatile sig_atomic_t *new_epoch;	/* SIGHUP: flush, then a new epoch */
+	uint64_t max_held;		/* entries kept through failed flushes; 0 = 2^20 */
+	void (*note)(const char *msg);	/* failed flushes, files set aside; may be NULL */
 };
 
 struct collect_daemon_result {
@@ -108,6 +118,9 @@ struct collect_daemon_result {
 	uint64_t lost;		/* PERF_RECORD_LOST */
 	uint64_t self;		/* the daemon's own samples, left out */
 	uint64_t flushes;
+	uint64_t failed_flushes;	/* retried at the next interval */
+	uint64_t dropped;	/* samples never written (held past max_held, or the
+				 * last flush failed) */
 	unsigned epochs;	/* epochs written */
 	int kernel;		/* kernel code was sampled */
 	char epoch[64];		/* the last epoch */
@@ -121,6 +134,12 @@ struct collect_result {
 	uint64_t unknown;	/* samples that mapped to no image */
 	char epoch[64];		/* the epoch written */
 	char settings[2048];	/* as recorded in the epoch metadata */
+	/* Path samples: the command is statically linked (the runtime cannot
+	 * be preloaded, so it ran without paths); what the spool held. */
+	int paths_static;
+	char paths_note[512];	/* why there are no paths (runtime missing), or "" */
+	uint64_t paths_bursts, paths_steps, paths_processes, paths_threads;
+	uint64_t paths_images, paths_bad;
 };
 
 /*

@@ -338,7 +338,7 @@ struct est_meas_loop {
 };
 
 struct est_measurements {
-	char cpu[192];			/* "AuthenticAMD family 26 model 2 stepping 0 (...)" */
+	char cpu[192];			/* "AuthenticAMD family 26 model 2 ..." */
 	size_t nblocks;			/* cfg->nblocks */
 	struct est_meas_block *blocks;
 	size_t nloops;			/* the loops tried: hot innermost ones */
@@ -379,8 +379,14 @@ int est_measure(const struct cfg *cfg, const double *samples, const struct est_m
 		struct est_measurements *out, struct dcpi_err *err);
 void est_measurements_free(struct est_measurements *m);
 
-/* Scale m[cfg->ninsns] (M_i) to the measurements: what est_procedure does. */
-void est_apply_measured(const struct cfg *cfg, const struct est_measurements *meas, double *m);
+/*
+ * Scale m[cfg->ninsns] (M_i) to the measurements: what est_procedure does.
+ * A measured block's M_i sum to its figure; a measured loop's cycles per
+ * iteration are shared by its path's blocks as samples[] (may be NULL) are
+ * (at least 20 on the path), else as their best cases are.
+ */
+void est_apply_measured(const struct cfg *cfg, const struct est_measurements *meas,
+			const double *samples, double *m);
 
 /*
  * The timeable body of block b: its bytes without the ending branch, call or
@@ -399,5 +405,146 @@ int est_path_body(const struct cfg *cfg, const uint32_t *path, uint32_t n, uint8
 
 /* The cache file of a database: DIR/measured-costs.txt. */
 int est_measure_cache_path(const char *dbdir, char *out, size_t len);
+
+/*
+ * ---- Path samples (issue 11; docs/estimate.md "Path samples";
+ * estimate/paths.c, estimate/scale.c) ----
+ *
+ * Where a procedure has path data (dcpi/paths.h: observed transitions from
+ * single steps or branch records), the SHAPE of its counts comes from the
+ * paths: per-branch outcome probabilities from the observed transitions,
+ * with a static prior where a branch was seen rarely, give relative block
+ * and edge frequencies by solving x_b = entry_b + sum_p x_p prob(p -> b).
+ * Only the SCALE (executions per relative unit, one number per procedure
+ * or per loop region) comes from the samples: samples x cycles_per_sample
+ * over relative frequency x best case, by one of the rules below.
+ */
+struct path_profile;
+
+/* What the path data says about one procedure's CFG. */
+struct est_path_obs {
+	size_t nblocks, nedges;		/* as the cfg's */
+	double *edge;			/* [nedges] transitions seen on each edge */
+	double *depart;			/* [nblocks] departures seen (sum over succ) */
+	double *seen;			/* [nblocks] arrivals + departures seen */
+	double entries;			/* entries from outside (calls to it) */
+	double transitions;		/* transitions matched to the CFG's edges */
+	double unmatched;		/* leaving a block's end along no edge */
+	double bursts;			/* of the image's profile */
+	int taken_only;			/* PATH_F_TAKEN_ONLY */
+};
+
+/*
+ * Map pp's transitions (file offsets of img) onto cfg's edges: a
+ * transition from a block's last instruction to a successor's first is
+ * that edge; a call (to anywhere) counts on its call-return edge; a return
+ * or a jump out of the procedure on its edge to the exit; a transition from
+ * outside (or PATH_ELSEWHERE) to the entry, or a call to it, is an entry.
+ * Steps inside a block add nothing.  obs is allocated; free with
+ * est_path_obs_free.  pp may be NULL (empty obs).
+ */
+int est_path_obs_from_profile(const struct cfg *cfg, const struct image *img,
+			      const struct path_profile *pp, struct est_path_obs *obs,
+			      struct dcpi_err *err);
+/* The same with the file offset of cfg->start given (no image needed). */
+int est_path_obs_at(const struct cfg *cfg, uint64_t off0, const struct path_profile *pp,
+		    struct est_path_obs *obs, struct dcpi_err *err);
+void est_path_obs_free(struct est_path_obs *obs);
+
+/*
+ * Prior outcome probabilities of every edge from the CFG alone (Ball and
+ * Larus's loop heuristics): prior[nedges], summing to 1 over each block's
+ * successors.
+ */
+void est_path_prior(const struct cfg *cfg, double *prior);
+
+/*
+ * Branch probabilities: prob_e = (n_e + w prior_e) / (N_b + w), n_e the
+ * observed transitions on e, N_b the block's observed departures, w the
+ * prior's weight in pseudo-observations.  prob[nedges].
+ */
+void est_path_probs(const struct cfg *cfg, const struct est_path_obs *obs, double w,
+		    double *prob);
+
+/*
+ * Relative frequencies: solve x = e + P^T x (e = 1 at the entry), loops
+ * included; x[nblocks], y[nedges + 1] (y[nedges] = the virtual exit ->
+ * entry edge = 1).  A leak of 1e-9 per block keeps cycles with
+ * probability 1 (no way out) finite.  -E2BIG above EST_PATH_MAX_BLOCKS.
+ */
+#define EST_PATH_MAX_BLOCKS 3000
+int est_path_shape(const struct cfg *cfg, const double *prob, double *x, double *y,
+		   struct dcpi_err *err);
+
+/* Scale rules (estimate/scale.c); docs/estimate.md compares them. */
+enum est_scale_rule {
+	EST_SCALE_SUM,		/* sum S cps / sum x M over all blocks */
+	EST_SCALE_QUANTILE,	/* sample-weighted low quantile of block ratios */
+	EST_SCALE_LOOPS,	/* loops: S cps / (x M along the path, overlapped) */
+	EST_SCALE_MINLOOP,	/* the smallest of the loops' and the rest's scales */
+	EST_SCALE_WINDOWS,	/* sample-weighted median of window estimate / x
+				 * (the class ratios + solver, robust per class) */
+	EST_SCALE_NRULES,
+};
+
+struct est_path_opts {
+	double prior_weight;	/* pseudo-observations of the prior per branch */
+	double min_transitions;	/* fewer in the procedure: windows only */
+	enum est_scale_rule rule;
+	double quantile;	/* EST_SCALE_QUANTILE */
+	int regions;		/* each loop with enough samples its own scale */
+	double region_samples;	/* ... at least this many */
+};
+
+void est_path_opts_default(struct est_path_opts *o);
+const char *est_scale_rule_name(enum est_scale_rule r);
+int est_scale_rule_parse(const char *s, enum est_scale_rule *r);
+
+/* Where a block's count came from. */
+enum est_bsource {
+	EST_BS_WINDOWS,		/* no path data: window ratios as before */
+	EST_BS_PATHS,		/* path shape, scale from other blocks' samples */
+	EST_BS_BOTH,		/* path shape and its own samples in the scale */
+};
+const char *est_bsource_name(enum est_bsource s);
+
+struct est_path_info {
+	int used;			/* the counts come from the paths */
+	double transitions, entries, bursts, unmatched;
+	double scale;			/* executions per relative unit (procedure) */
+	double rule_scale[EST_SCALE_NRULES];	/* each rule's figure */
+	size_t nblocks, nedges;
+	double *xrel;			/* [nblocks] relative frequencies */
+	double *edge_obs;		/* [nedges] transitions seen */
+	double *block_obs;		/* [nblocks] observations behind each block */
+	enum est_bsource *source;	/* [nblocks] */
+};
+void est_path_info_free(struct est_path_info *pi);
+
+/*
+ * The scale from block samples s_blk[nb] (x cps cycles each), best-case
+ * cycles per execution m_blk[nb], single-pass m_single[nb] (for the loop
+ * rule's overlap; may equal m_blk) and relative counts x[nb] by rule.
+ * model may be NULL (loops then use m_blk as is).  0 when no block has
+ * samples and best-case cycles.
+ */
+double est_path_scale(const struct cfg *cfg, const struct model *model, enum est_scale_rule rule,
+		      double quantile, const double *s_blk, const double *m_blk,
+		      const double *x, const double *prob, double cps, const int *in_region);
+/* EST_SCALE_WINDOWS: win[nb] the windows' block counts (est_procedure). */
+double est_path_scale_windows(const struct cfg *cfg, const double *s_blk, const double *win,
+			      const double *x, const int *in_region);
+
+/*
+ * est_procedure with path data: the windows' estimate first (exactly
+ * est_procedure), then, when obs has at least popts->min_transitions,
+ * block, edge and instruction counts from the path shape x the scale.
+ * obs may be NULL.  info (may be NULL) is filled; free with
+ * est_path_info_free.
+ */
+int est_procedure_paths(const struct cfg *cfg, const struct model *model, const double *samples,
+			double cps, const struct est_opts *opts, const struct est_path_opts *popts,
+			const struct est_path_obs *obs, struct est_result *out,
+			struct est_path_info *info, struct dcpi_err *err);
 
 #endif /* DCPI_ESTIMATE_H */

@@ -89,8 +89,24 @@ const struct img_proc *img_proc(const struct image *img, size_t i);
 const struct img_proc *img_proc_at(const struct image *img, uint64_t vaddr);
 /* By name as printed (demangled) or raw; first match. */
 const struct img_proc *img_proc_by_name(const struct image *img, const char *name);
-/* What a user types for a procedure: "0x1f30" (an address inside it) or a name. */
+/* What a user types for a procedure (img_proc_find's rules); NULL when no
+ * procedure or several match. */
 const struct img_proc *img_proc_lookup(const struct image *img, const char *spec);
+/*
+ * PROC as every command takes it (image/lookup.c): "0x1f30" (an address
+ * inside it), the mangled name, the demangled signature, or the plain name
+ * without parameters ("bitmap_set_bit", "ns::S::f", or unqualified "f"; the
+ * procedure before its clones), optionally prefixed "IMAGE:" (path, file
+ * name, or file name up to ".so").  0 and *out; -ENOENT when none matches;
+ * -EEXIST when several do (overloads): err lists them and how to pick one.
+ */
+int img_proc_find(const struct image *img, const char *spec, const struct img_proc **out,
+		  struct dcpi_err *err);
+/* "IMAGE:PROC": 1 with the image part copied to image (len bytes) and *name
+ * after the colon; 0 (and *name = spec) when there is none ("::" is not one). */
+int img_spec_split(const char *spec, char *image, size_t len, const char **name);
+/* Does the image part of a spec name img? */
+int img_spec_matches(const struct image *img, const char *want);
 
 /* File offset <-> virtual address through the PT_LOAD segments.
  * -ENOENT when the value is in no loadable segment. */

@@ -4,8 +4,11 @@
  *
  * A model is data: widths, reorder-buffer size, execution ports, load and
  * store ports, cache and TLB latencies, and a table of instruction classes
- * keyed by mnemonic, operand form and vector width.  One model per
- * microarchitecture (culprit/model_zen5.c, ...), chosen from CPUID or by name.
+ * keyed by mnemonic, operand form and vector width.  The shipped models are
+ * one base class table (culprit/model_base.c) plus a short file of
+ * differences per microarchitecture (culprit/model_zen5.c, ...); a model file
+ * measured on this machine by `dcpi calibrate --model` overrides them
+ * (culprit/modelfile.c).  Chosen from CPUID or by name.
  *
  * The scheduler runs a block through the model with no dynamic stalls (every
  * load hits L1, every branch is predicted) and gives, per instruction, M_i:
@@ -74,6 +77,7 @@ struct model_class {
 	uint32_t ports;			/* usable ports, bit per port */
 	uint8_t busy;			/* cycles the port stays busy (1 = pipelined) */
 	uint8_t kind;			/* MODEL_K_* */
+	const char *name;		/* its class ("fadd"), as model files name it */
 };
 #define MODEL_FORM(f) (1u << (f))
 #define MODEL_ANYVEC 0, 512
@@ -114,6 +118,9 @@ struct model {
 	 */
 	int store_queue;
 	int store_pair_bytes;
+	/* NULL for the shipped models; a model read from a model file or made by
+	 * model_copy (culprit/modelfile.c) keeps its sources here */
+	struct model_file_data *file;
 };
 
 /* The models, by name ("zen5", "zen4", "zen3", "skylake", "generic"). */
@@ -126,6 +133,126 @@ const struct model *model_for_cpuid(const char *vendor, unsigned family, unsigne
 const char *model_name(const struct model *m);
 /* Fill up to max names; returns how many models there are. */
 size_t model_list(const char **names, size_t max);
+
+/*
+ * Model files (docs/models.md "Model files"; culprit/modelfile.c): a shipped
+ * model refined by values measured on one CPU, keyed by CPUID vendor,
+ * family, model and stepping, stored per machine in $DCPI_MODEL_DIR, else
+ * $XDG_DATA_HOME/dcpi/models, else ~/.local/share/dcpi/models, as
+ * <vendor>-<family>-<model>-<stepping>.model.  model_for_this_cpu() uses the
+ * file when it matches this CPU and reads cleanly; otherwise the shipped
+ * table, with the reason kept for model_file_status().
+ */
+#define MODEL_FILE_VERSION 1
+
+struct model_cpuid {
+	char vendor[16];	/* "AuthenticAMD" */
+	unsigned family, model, stepping;	/* display family and model */
+};
+
+/* This processor's CPUID; -ENOTSUP when there is none. */
+int model_cpuid_this(struct model_cpuid *id);
+/* Where this machine keeps the model file of id; -ENAMETOOLONG, -ENOENT (no home). */
+int model_file_path(const struct model_cpuid *id, char *buf, size_t len);
+/* The directory alone (created by the caller). */
+int model_file_dir(char *buf, size_t len);
+
+/*
+ * Parse a model file held in buf[0..len) (name for messages).  want, when not
+ * NULL, must match the file's cpu line.  *out is a new model: the file's base
+ * model with the file's values; free with model_free.  Errors name the file,
+ * the line and the reason.
+ */
+int model_file_parse(const char *buf, size_t len, const char *name,
+		     const struct model_cpuid *want, struct model **out, struct dcpi_err *err);
+int model_file_read(const char *path, const struct model_cpuid *want, struct model **out,
+		    struct dcpi_err *err);
+/* Write m (a model_copy or a read model) for CPU id to path, every value with its source. */
+int model_file_write(const char *path, const struct model *m, const struct model_cpuid *id,
+		     struct dcpi_err *err);
+
+/* A modifiable copy of base named name (NULL: base's name); every value "shipped". */
+struct model *model_copy(const struct model *base, const char *name, struct dcpi_err *err);
+void model_free(struct model *m);
+/* Set machine parameter param ("load_lat", "alu_ports" ...) from its text value;
+ * src NULL keeps the value's source (trial values). */
+int model_set_param(struct model *m, const char *param, const char *value, const char *src,
+		    struct dcpi_err *err);
+/* Set field ("lat", "uops", "ports", "busy") of class cls on every row of it. */
+int model_set_class(struct model *m, const char *cls, const char *field, const char *value,
+		    const char *src, struct dcpi_err *err);
+/* Add a port (a unit the shipped table lacks); its index, or negative errno. */
+int model_add_port(struct model *m, const char *name, const char *src, struct dcpi_err *err);
+
+/* The machine parameters a model file may set, in file order. */
+size_t model_param_count(void);
+const char *model_param_name(size_t i);
+/* Value of parameter i as the model file writes it ("4", "alu0,alu1"). */
+void model_param_text(const struct model *m, size_t i, char *buf, size_t len);
+/* The classes: names in base order, and whether m uses class i (has rows of it). */
+size_t model_class_count(void);
+const char *model_class_name(size_t i);
+const char *model_class_what(size_t i);
+const struct model_class *model_class_row(const struct model *m, const char *cls);
+/* Where a number came from: "shipped", or the model file's source text. */
+const char *model_param_source(const struct model *m, const char *param);
+const char *model_class_source(const struct model *m, const char *cls, const char *field);
+/* The shipped model m refines (m itself when shipped), and its file (NULL). */
+const struct model *model_base(const struct model *m);
+const char *model_origin(const struct model *m);
+/* Ports as "alu0,alu1" ("none" for 0). */
+void model_ports_text(const struct model *m, uint32_t ports, char *buf, size_t len);
+/*
+ * Why model_for_this_cpu() did not use this machine's model file: "" when it
+ * did or there is none, else "FILE:LINE: reason" (the shipped table is used).
+ */
+const char *model_file_status(void);
+
+/*
+ * Calibration (culprit/probes.txt, culprit/fit.c): microbenchmark bodies timed
+ * on this machine, and the fit of a model's machine parameters and per-class
+ * latency, dispatch slots, ports and busy cycles to their cycles per
+ * iteration.  The fit is pure: measurements in, model values out.
+ */
+struct model_probe {
+	const char *name;	/* "lat.fadd" (assembly in culprit/probes.txt) */
+	size_t len;
+	const uint8_t *bytes;
+};
+
+/* The built-in probe suite. */
+size_t model_probes(const struct model_probe **out);
+
+struct model_fit_report {
+	size_t nused;			/* probes with a measurement that decode */
+	double err_before, err_after;	/* mean relative error on them */
+	int nchanged;			/* values that moved */
+	int ports_added;
+	char log[4096];			/* one line per change: "fadd lat 3 -> 2" */
+};
+
+/*
+ * Time probes[0..n) on this machine (culprit/probe_time.c, the sandbox):
+ * passes whole passes, pinned to cpu (-1: not pinned); cycles[i] is the
+ * second lowest of the passes' figures (lowest with fewer than 3 passes), 0
+ * when no pass timed it.  probe_load[pass] (may be NULL) is that pass's
+ * figure for 12 independent adds, the contention probe.  progress (may be
+ * NULL) is called after each pass.
+ */
+typedef void (*model_progress_fn)(void *arg, int pass, int passes, double add12);
+int model_time_probes(const struct model_probe *probes, size_t n, int passes, int cpu,
+		      double *cycles, double *probe_load, model_progress_fn progress,
+		      void *arg, struct dcpi_err *err);
+
+/*
+ * Fit m (from model_copy, changed in place) to cycles[i], the measured core
+ * cycles per iteration of probes[i] (<= 0: not measured).  Values that the
+ * probes determine move to the best fit (coordinate descent over each value's
+ * candidates, the scheduler as the forward model); the others keep their
+ * source.  A changed value's source becomes "measured DATE by probe P".
+ */
+int model_fit(struct model *m, const struct model_probe *probes, const double *cycles,
+	      size_t n, const char *date, struct model_fit_report *rep, struct dcpi_err *err);
 
 /* The class row of an instruction; *known = 0 when it is the fallback. */
 const struct model_class *model_classify(const struct model *m, const struct cfg_insn *insn,

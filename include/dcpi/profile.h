@@ -106,6 +106,8 @@ struct prof_epoch_meta {
 	uint64_t start_ns, end_ns;	/* wall clock, ns since the Unix epoch */
 	uint64_t lost_samples;		/* PERF_RECORD_LOST and friends */
 	uint64_t samples;		/* samples written */
+	uint64_t dropped_samples;	/* samples a collector could not write and dropped */
+	uint64_t failed_flushes;	/* flushes that failed and were retried */
 };
 
 /* Fill the CPU identity of this machine (from CPUID / /proc/cpuinfo). */
@@ -114,6 +116,8 @@ void prof_meta_this_machine(struct prof_epoch_meta *m);
 struct prof_db;
 
 #define PROF_DB_CREATE 1	/* create the directory if it does not exist */
+#define PROF_DB_STRICT 2	/* refuse a directory other users can write (sshd's
+				 * StrictModes): for writers running as root */
 
 int prof_db_open(const char *dir, unsigned flags, struct prof_db **out,
 		 struct dcpi_err *err);
@@ -123,6 +127,8 @@ const char *prof_db_path(const struct prof_db *db);
 /* Create a new, empty epoch; its name (which sorts after every older one)
  * is copied to name (at least 64 bytes). */
 int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_err *err);
+/* Remove an epoch directory if it is empty (a write into it failed). */
+void prof_db_epoch_drop_empty(struct prof_db *db, const char *epoch);
 /* Epoch names, oldest first.  Free with prof_names_free. */
 int prof_db_epochs(struct prof_db *db, char ***names, size_t *n, struct dcpi_err *err);
 void prof_names_free(char **names, size_t n);
@@ -136,6 +142,46 @@ int prof_epoch_write(struct prof_db *db, const char *epoch, const struct prof_pr
 int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile **out,
 		    size_t *n, struct dcpi_err *err);
 void prof_profiles_free(struct prof_profile *p, size_t n);
+
+/*
+ * Writing several files of an epoch as one (docs/profile-format.md, "Crash
+ * consistency"): begin locks the epoch and finishes or cleans what a killed
+ * writer left; every prof_epoch_write, prof_epoch_meta_write and
+ * prof_epoch_write_file until commit goes to a temporary; commit makes them
+ * all visible at once (a journal renamed into place is the commit point);
+ * abort drops them.  Without begin each of those calls is its own
+ * transaction.  One transaction per database handle at a time.
+ */
+int prof_epoch_begin(struct prof_db *db, const char *epoch, struct dcpi_err *err);
+int prof_epoch_commit(struct prof_db *db, struct dcpi_err *err);
+void prof_epoch_abort(struct prof_db *db);
+/*
+ * Any file of an epoch by name (profile kinds other than .prof, jump counts):
+ * written atomically, mode 0644, never through a link, inside the open
+ * transaction if there is one.  name: no '/', no leading '.'.
+ */
+int prof_epoch_write_file(struct prof_db *db, const char *epoch, const char *name,
+			  const void *buf, size_t len, struct dcpi_err *err);
+/* Its bytes as last committed (NUL-terminated); -ENOENT when absent, -EINVAL
+ * when not a regular file, -ELOOP for a link. */
+int prof_epoch_read_file(struct prof_db *db, const char *epoch, const char *name,
+			 uint8_t **buf, size_t *len, struct dcpi_err *err);
+/* Names of the epoch's files ending in suffix (".paths"), as last committed,
+ * sorted; temporaries never.  Free with prof_names_free. */
+int prof_epoch_names(struct prof_db *db, const char *epoch, const char *suffix,
+		     char ***names, size_t *n, struct dcpi_err *err);
+/* 1 when the epoch holds no profile, 0 when it does, or a negative error. */
+int prof_epoch_is_empty(struct prof_db *db, const char *epoch, struct dcpi_err *err);
+/*
+ * What the database skipped or set aside since the last clear (a FIFO where a
+ * profile should be, a corrupt profile of a live epoch moved out of the way),
+ * one message per line, "" when nothing.  Tools print them as notes.
+ */
+const char *prof_db_notes(const struct prof_db *db);
+void prof_db_notes_clear(struct prof_db *db);
+/* Add a line to them (readers above the database use it too). */
+void prof_db_note(struct prof_db *db, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 int prof_epoch_meta_write(struct prof_db *db, const char *epoch,
 			  const struct prof_epoch_meta *m, struct dcpi_err *err);

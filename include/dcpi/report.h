@@ -73,7 +73,8 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 
 /*
  * Profiles of an epoch, or of every epoch merged when epoch is "all", or of
- * the newest epoch when epoch is NULL.  The epoch used is copied to used
+ * the newest epoch holding profiles when epoch is NULL (newer empty ones are
+ * skipped with a note in prof_db_notes).  The epoch used is copied to used
  * (at least 64 bytes) when not NULL.
  */
 int rep_load_profiles(struct prof_db *db, const char *epoch, struct prof_profile **out,

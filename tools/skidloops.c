@@ -1,7 +1,10 @@
 /*
- * skidloops.c - loops with known instruction mixes for `dcpi calibrate`
- * (tools/calibrate.c, DESIGN.md "Where samples land"): where does this
- * machine's sampling interrupt report the cycles of a waiting instruction?
+ * skidloops.c - `dcpi __skidloops SCALE` (hidden): loops with known
+ * instruction mixes for `dcpi calibrate` (tools/calibrate.c, DESIGN.md "Where
+ * samples land"): where does this machine's sampling interrupt report the
+ * cycles of a waiting instruction?  Built into dcpi, so calibration needs
+ * nothing beside the installed binary; calibrate records and counts this very
+ * binary running them, and finds the loops by their symbols.
  *
  * Each loop is written in assembly so its blocks are exactly what the model
  * schedules: the expensive instruction comes first and is followed by cheap
@@ -20,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "tools.h"
 
 #define TABLE 65536u
 #define CHASE 512u
@@ -129,7 +134,7 @@ __attribute__((noinline, noclone)) static uint64_t sk_branch(uint64_t n, const u
 	return a + b;
 }
 
-int main(int argc, char **argv)
+int cmd_skidloops(int argc, char **argv)
 {
 	uint64_t scale = argc > 1 ? strtoull(argv[1], NULL, 10) : 1, n, x = 1;
 	uint32_t perm[CHASE];

@@ -1,0 +1,46 @@
+/*
+ * collect/pathrt.h - what the path-sample runtime (pathrt.c, preloaded into
+ * the recorded command as libdcpi-paths.so) and dcpi record (paths_spool.c)
+ * agree on: the environment that carries the settings and the records of
+ * the per-process spool files (docs/paths.md).
+ *
+ * A spool file "<pid>-<n>.spool" is a sequence of records, each written
+ * with one write(2) on an O_APPEND descriptor: a prt_rec header, then
+ *   PRT_MAPS   text, one line per executable mapping of the process:
+ *              "<start hex> <end hex> <file offset hex> <path>\n"
+ *              (replaces every earlier mapping of this file's stream);
+ *   PRT_BURST  the pcs of one burst, uint64_t each, in execution order
+ *              (the first is the interrupted pc; consecutive repeats of a
+ *              rep-prefixed instruction are collapsed).
+ * Integers are in the machine's byte order: the file never leaves it.
+ */
+#ifndef DCPI_COLLECT_PATHRT_H
+#define DCPI_COLLECT_PATHRT_H
+
+#include <stdint.h>
+
+#define PRT_ENV_DIR	"DCPI_PATHS_DIR"	/* spool directory (mode 0700) */
+#define PRT_ENV_RATE	"DCPI_PATHS"		/* "RATE:K": bursts per CPU second, steps */
+#define PRT_ENV_SIGNAL	"DCPI_PATHS_SIGNAL"	/* timer signal, default SIGRTMAX - 3 */
+#define PRT_LIB_NAME	"libdcpi-paths.so"
+
+#define PRT_MAGIC	0x48544150u		/* "PATH" */
+#define PRT_MAPS	1u
+#define PRT_BURST	2u
+#define PRT_KMAX	256			/* most steps in a burst */
+#define PRT_REC_MAX	(1u << 20)		/* a reader refuses larger records */
+
+/* Flags of a burst record. */
+#define PRT_F_CUT	1u	/* ended early: a syscall or the trap budget */
+#define PRT_F_LOST	2u	/* stepping stopped without us (popf, longjmp) */
+
+struct prt_rec {
+	uint32_t magic;
+	uint32_t type;
+	uint32_t len;		/* bytes of the record including this header */
+	uint32_t pid, tid;
+	uint32_t flags;
+	uint64_t time_ns;	/* CLOCK_MONOTONIC at the end of the burst */
+};
+
+#endif /* DCPI_COLLECT_PATHRT_H */

@@ -1,0 +1,64 @@
+/*
+ * collect/paths.h - path samples in `dcpi record` (docs/paths.md): setting
+ * up the preloaded runtime for the command (paths_run.c) and turning its
+ * spool files into per-image path profiles in the epoch (paths_spool.c).
+ */
+#ifndef DCPI_COLLECT_PATHS_H
+#define DCPI_COLLECT_PATHS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/paths.h"
+#include "dcpi/profile.h"
+
+#define PATHS_SOURCE "tf-step"
+
+struct paths_run {
+	int on;
+	char dir[PATH_MAX];		/* the spool directory, mode 0700 */
+	char lib[PATH_MAX];		/* the runtime, absolute */
+	char preload[2 * PATH_MAX + 8];	/* LD_PRELOAD for the command */
+	char rate[32];			/* "RATE:K" */
+};
+
+/* What the spool files held (collect_result carries it out). */
+struct paths_stats {
+	uint64_t files;		/* spool files: processes and exec'd images */
+	uint64_t bursts, steps;	/* bursts read, pcs in them */
+	uint64_t cut, lost;	/* ended at a syscall / lost TF (PRT_F_*) */
+	uint64_t threads;	/* distinct (pid, tid) */
+	uint64_t edges, images;	/* edge records and images written */
+	uint64_t bad;		/* records skipped as malformed or truncated */
+};
+
+/*
+ * Make the spool directory and find the runtime: lib, else $DCPI_PATHS_LIB,
+ * else the copy embedded in dcpi (written into the spool directory), else
+ * libdcpi-paths.so beside this executable, in its parent directory or in
+ * ../lib/dcpi; -ENOENT when there is none.  Then the environment strings.  rate: bursts per CPU
+ * second of each thread; k: steps per burst.
+ */
+int paths_prepare(struct paths_run *r, unsigned rate, unsigned k, const char *lib,
+		  struct dcpi_err *err);
+/* In the forked child, before exec: export the settings (setenv). */
+void paths_child_env(const struct paths_run *r);
+/* Read every spool file, write one path profile per image into epoch. */
+int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
+		  struct paths_stats *st, struct dcpi_err *err);
+/* Remove the spool directory and its files. */
+void paths_cleanup(struct paths_run *r);
+/* 1 when cmd (searched in PATH like execvp) is an ELF without PT_INTERP,
+ * so a preloaded runtime never loads; 0 otherwise or when unknown. */
+int paths_static_command(const char *cmd);
+
+/* The runtime embedded in this binary (paths_blob.c); NULL, 0 when not. */
+const unsigned char *paths_blob(size_t *len);
+
+/* The spool files of dir into per-image profiles (paths_spool.c); *out
+ * has *n profiles, free with path_profiles_free. */
+int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
+		     struct paths_stats *st, struct dcpi_err *err);
+
+#endif /* DCPI_COLLECT_PATHS_H */

@@ -1,0 +1,325 @@
+/*
+ * collect/paths_spool.c - the runtime's spool files (collect/pathrt.h) into
+ * path profiles (include/dcpi/paths.h; docs/paths.md).
+ *
+ * Each file is replayed in order: a PRT_MAPS record replaces the file's
+ * mappings (kept in a struct maps of maps.c, offline, one pseudo-pid per
+ * snapshot, so the images get the same identities and keys as the sample
+ * profiles), and each PRT_BURST record's pcs are placed as (image, file
+ * offset).  Every pc is one step of its image; every consecutive pair is
+ * an edge, inside the image when both are in it, else an edge to
+ * PATH_ELSEWHERE in the image left and one from PATH_ELSEWHERE in the image
+ * entered.  pcs in no image (anonymous memory) are left out.  A record
+ * that is malformed or cut short (the process died during the write) is
+ * counted and ends that file; nothing else is trusted either.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "pathrt.h"
+#include "paths.h"
+
+#define TID_SET_MAX 65536
+
+struct acc {
+	struct maps *maps;
+	struct path_profile *img;	/* by image index of maps */
+	size_t nimg;
+	uint32_t pid;			/* pseudo-pid of the current snapshot */
+	uint32_t next_pid;
+	uint64_t *tids;			/* (pid << 32 | tid), for the thread count */
+	size_t ntids, cap_tids;
+	struct paths_stats *st;
+};
+
+static struct path_profile *acc_image(struct acc *a, uint32_t image)
+{
+	if (image >= a->nimg) {
+		size_t n = image + 16;
+		struct path_profile *v = realloc(a->img, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = a->nimg; i < n; i++)
+			path_profile_init(&v[i]);
+		a->img = v;
+		a->nimg = n;
+	}
+	return &a->img[image];
+}
+
+/* Keep memory bounded on long runs: squash duplicates now and then. */
+static int acc_edge(struct acc *a, uint32_t image, uint64_t from, uint64_t to)
+{
+	struct path_profile *p = acc_image(a, image);
+
+	if (!p)
+		return -ENOMEM;
+	if (p->nedges >= (1u << 20) && p->nedges == p->cap_edges &&
+	    path_profile_normalize(p))
+		return -EOVERFLOW;
+	return path_profile_add_edge(p, from, to, 1);
+}
+
+static int acc_step(struct acc *a, uint32_t image, uint64_t off)
+{
+	struct path_profile *p = acc_image(a, image);
+
+	if (!p)
+		return -ENOMEM;
+	if (p->nsteps >= (1u << 20) && p->nsteps == p->cap_steps &&
+	    path_profile_normalize(p))
+		return -EOVERFLOW;
+	return path_profile_add_step(p, off, 1);
+}
+
+static void note_thread(struct acc *a, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+
+	for (size_t i = a->ntids; i-- > 0;)
+		if (a->tids[i] == key)
+			return;
+	if (a->ntids == a->cap_tids) {
+		size_t c = a->cap_tids ? 2 * a->cap_tids : 64;
+		uint64_t *v;
+
+		if (c > TID_SET_MAX || !(v = realloc(a->tids, c * sizeof(*v))))
+			return;
+		a->tids = v;
+		a->cap_tids = c;
+	}
+	a->tids[a->ntids++] = key;
+	a->st->threads++;
+}
+
+/* "start end offset path" lines: the mappings from now on. */
+static int replay_maps(struct acc *a, char *text, size_t len, struct dcpi_err *err)
+{
+	char *line = text, *end = text + len;
+
+	a->pid = ++a->next_pid;
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		uint64_t lo, hi, off;
+		int name = 0;
+
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
+			   &name) == 3 && name && hi > lo) {
+			int ret = maps_mmap(a->maps, a->pid, lo, hi - lo, off, line + name, err);
+
+			if (ret)
+				return ret;
+		}
+		line = nl + 1;
+	}
+	return 0;
+}
+
+static int burst_pcs(struct acc *a, const uint64_t *pc, size_t n, struct dcpi_err *err)
+{
+	uint32_t img[PRT_KMAX], touched[PRT_KMAX];
+	uint64_t off[PRT_KMAX];
+	size_t nt = 0, j;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		ret = maps_resolve(a->maps, a->pid, pc[i], &img[i], &off[i], err);
+		if (ret || img[i] == MAPS_UNKNOWN)
+			continue;
+		ret = acc_step(a, img[i], off[i]);
+		j = 0;
+		while (j < nt && touched[j] != img[i])
+			j++;
+		if (j == nt)
+			touched[nt++] = img[i];
+	}
+	for (size_t i = 1; i < n && !ret; i++) {
+		uint32_t x = img[i - 1], y = img[i];
+
+		if (x == y && x != MAPS_UNKNOWN) {
+			ret = acc_edge(a, x, off[i - 1], off[i]);
+			continue;
+		}
+		if (x != MAPS_UNKNOWN)
+			ret = acc_edge(a, x, off[i - 1], PATH_ELSEWHERE);
+		if (!ret && y != MAPS_UNKNOWN)
+			ret = acc_edge(a, y, PATH_ELSEWHERE, off[i]);
+	}
+	for (j = 0; j < nt && !ret; j++)
+		a->img[touched[j]].bursts++;
+	if (ret == -ENOMEM || ret == -EOVERFLOW)
+		return dcpi_errf(err, ret, "path samples: %s", strerror(-ret));
+	return ret;
+}
+
+/* One spool file; a bad record ends it (it can only be the last one). */
+static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
+{
+	struct prt_rec h;
+	uint8_t *buf = NULL;
+	int ret = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	a->pid = 0;		/* nothing resolves before the first snapshot */
+	a->st->files++;
+	while (!ret && fread(&h, sizeof(h), 1, f) == 1) {
+		size_t body = h.len - sizeof(h);
+		uint8_t *nb;
+
+		if (h.magic != PRT_MAGIC || h.len < sizeof(h) || h.len > PRT_REC_MAX ||
+		    (h.type == PRT_BURST && (body % 8 || body / 8 > PRT_KMAX)) ||
+		    (h.type != PRT_BURST && h.type != PRT_MAPS) ||
+		    !(nb = realloc(buf, body + 1))) {
+			a->st->bad++;
+			break;
+		}
+		buf = nb;
+		if (body && fread(buf, body, 1, f) != 1) {
+			a->st->bad++;
+			break;
+		}
+		if (h.type == PRT_MAPS) {
+			ret = replay_maps(a, (char *)buf, body, err);
+			continue;
+		}
+		note_thread(a, h.pid, h.tid);
+		a->st->bursts++;
+		a->st->steps += body / 8;
+		a->st->cut += !!(h.flags & PRT_F_CUT);
+		a->st->lost += !!(h.flags & PRT_F_LOST);
+		if (a->pid)
+			ret = burst_pcs(a, (const uint64_t *)buf, body / 8, err);
+	}
+	free(buf);
+	fclose(f);
+	return ret;
+}
+
+static int is_spool(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 6 && !strcmp(name + n - 6, ".spool");
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static int list_spools(const char *dir, char ***names, size_t *n, struct dcpi_err *err)
+{
+	size_t cap = 0;
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	*names = NULL;
+	*n = 0;
+	if (!dp)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while ((d = readdir(dp))) {
+		char **v;
+
+		if (!is_spool(d->d_name))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			v = realloc(*names, cap * sizeof(*v));
+			if (!v)
+				goto oom;
+			*names = v;
+		}
+		if (!((*names)[*n] = strdup(d->d_name)))
+			goto oom;
+		(*n)++;
+	}
+	closedir(dp);
+	dcpi_qsort(*names, *n, sizeof(**names), cmp_str);
+	return 0;
+oom:
+	closedir(dp);
+	for (size_t i = 0; i < *n; i++)
+		free((*names)[i]);
+	free(*names);
+	*names = NULL;
+	*n = 0;
+	return dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
+}
+
+/* Move the non-empty profiles out, each with its image's identity. */
+static int acc_finish(struct acc *a, struct path_profile **out, size_t *n,
+		      struct dcpi_err *err)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->nimg; i++) {
+		struct path_profile *p = &a->img[i];
+
+		if (!p->nsteps && !p->nedges) {
+			path_profile_free(p);
+			continue;
+		}
+		if (path_profile_normalize(p))
+			return dcpi_errf(err, -EOVERFLOW, "path samples: counts overflow");
+		p->image = *maps_image(a->maps, (uint32_t)i);
+		snprintf(p->source, sizeof(p->source), "%s", PATHS_SOURCE);
+		a->st->edges += p->nedges;
+		if (k != i) {
+			a->img[k] = *p;
+			path_profile_init(p);
+		}
+		k++;
+	}
+	a->st->images = k;
+	if (!k) {
+		free(a->img);
+		a->img = NULL;
+	}
+	*out = a->img;
+	*n = k;
+	a->img = NULL;
+	a->nimg = 0;
+	return 0;
+}
+
+int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
+		     struct paths_stats *st, struct dcpi_err *err)
+{
+	struct acc a = { .st = st };
+	char **names = NULL, path[PATH_MAX + 256];
+	size_t nn = 0;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	memset(st, 0, sizeof(*st));
+	ret = maps_new(&a.maps, err);
+	if (!ret) {
+		maps_set_offline(a.maps, 1);
+		ret = list_spools(dir, &names, &nn, err);
+	}
+	for (size_t i = 0; i < nn && !ret; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		ret = replay_file(&a, path, err);
+	}
+	if (!ret)
+		ret = acc_finish(&a, out, n, err);
+	path_profiles_free(a.img, a.nimg);
+	for (size_t i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	free(a.tids);
+	maps_free(a.maps);
+	return ret;
+}

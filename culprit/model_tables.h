@@ -1,0 +1,105 @@
+/*
+ * culprit/model_tables.h - how the shipped pipeline models are written as
+ * data, LLVM-style (X86Schedule.td + X86ScheduleZnver*.td): one list of
+ * instruction classes and the rows that match instructions to them, shared
+ * by every CPU (model_base.c), and per CPU only what differs
+ * (model_zen5.c, ...): the ports each functional-unit role maps to, and the
+ * classes whose latency, dispatch slots, unit, busy cycles or kind are not
+ * the base's.  model.c expands them into struct model's row tables once.
+ * Private to culprit/.
+ */
+#ifndef DCPI_CULPRIT_MODEL_TABLES_H
+#define DCPI_CULPRIT_MODEL_TABLES_H
+
+#include "dcpi/model.h"
+
+/* Functional-unit roles: each CPU maps a role to a set of its ports. */
+enum model_unit {
+	MODEL_U_NONE,		/* no port (renamed, or memory ports only) */
+	MODEL_U_ALU,		/* any integer ALU */
+	MODEL_U_BR,		/* branch units */
+	MODEL_U_SHIFT,		/* shifts, rotates, bit tests */
+	MODEL_U_FLAGRD,		/* setcc, cmov */
+	MODEL_U_MUL,		/* integer multiplier */
+	MODEL_U_LEA,		/* simple lea */
+	MODEL_U_DIV,		/* integer divider */
+	MODEL_U_LOCK,		/* atomics, one at a time */
+	MODEL_U_GPR2VEC,	/* movd/movq between gpr and xmm */
+	MODEL_U_VZU,		/* vzeroupper */
+	MODEL_U_FMA,		/* FP multiply / FMA pipes */
+	MODEL_U_FADD,		/* FP add pipes */
+	MODEL_U_FCOMI,		/* (u)comis */
+	MODEL_U_FCVT,		/* conversions */
+	MODEL_U_FANY,		/* any FP/vector pipe */
+	MODEL_U_FSHUF,		/* shuffles */
+	MODEL_U_FDIV,		/* FP divide / sqrt */
+	MODEL_U_VEC2GPR,	/* pmovmskb, movmskp */
+	MODEL_U_PCLMUL,		/* carry-less multiply */
+	MODEL_U_ALUFP,		/* the fallback: any ALU or FP pipe */
+	MODEL_U_COUNT
+};
+
+/* Instruction classes (the model file names them as model_base.c does). */
+enum model_cls {
+	MC_NOP_LONG, MC_NOP, MC_CMPXCHG, MC_LOCK, MC_SBB_ZERO, MC_ZERO_IDIOM,
+	MC_MOV_GPR_VEC, MC_VZEROUPPER, MC_MOV_RR, MC_VMOV_RR, MC_LOAD_STORE, MC_VSTORE,
+	MC_MOV_ALU, MC_PUSH, MC_POP, MC_CALL, MC_RET, MC_BRANCH, MC_ALU_FUSE,
+	MC_ALU_LOGIC, MC_ALU, MC_SHIFT, MC_SHLD, MC_BTS, MC_SETCC, MC_BITCOUNT,
+	MC_XCHG, MC_LEA3, MC_LEA_SC, MC_LEA, MC_IMUL, MC_MUL, MC_MULX, MC_CRC32,
+	MC_DIV64, MC_IDIV64, MC_DIV32, MC_FMA, MC_FMUL, MC_FADD, MC_FCOMI, MC_FDIV,
+	MC_FSQRT, MC_FCVT, MC_VLOGIC, MC_PCLMUL, MC_VIMUL, MC_SHUFFLE, MC_VPERM,
+	MC_VBLEND, MC_VMOVMSK, MC_VINT, MC_UNKNOWN,
+	MC_COUNT
+};
+
+struct model_base_class {
+	const char *name;
+	uint8_t lat, uops, unit, busy, kind;
+	uint8_t optional;		/* absent unless a CPU turns it on */
+	const char *what;		/* one line for `dcpi model --show` */
+};
+
+struct model_base_row {
+	const char *pattern;
+	uint8_t forms;
+	uint16_t min_vec, max_vec;
+	uint32_t need, avoid;
+	uint8_t cls;			/* enum model_cls */
+};
+
+/*
+ * One CPU's difference from the base class: each field is V(value), or 0 to
+ * keep the base's.  on = 1 turns an optional class on.
+ */
+#define V(x) ((x) + 1)
+struct model_delta {
+	uint8_t cls;
+	uint8_t lat, uops, unit, busy, kind, on;
+};
+
+struct model_cpu {
+	struct model *m;		/* scalars; classes filled by model.c */
+	uint32_t units[MODEL_U_COUNT];
+	const struct model_delta *delta;
+	size_t ndelta;
+};
+
+extern const struct model_base_class model_base_classes[MC_COUNT];
+extern const struct model_base_row model_base_rows[];
+extern const size_t model_base_nrows;
+#define MODEL_BASE_MAXROWS 160
+
+extern const struct model_cpu model_cpu_zen5, model_cpu_zen4, model_cpu_zen3,
+	model_cpu_skylake, model_cpu_generic;
+
+/* A shipped model by name (never a model file's: the reader uses it). */
+const struct model *model_shipped_by_name(const char *name);
+
+/* The ports unit role `unit` is on the shipped model (0: it has none). */
+uint32_t model_unit_ports(const struct model *shipped, int unit);
+
+/* Expand cpu into rows[MODEL_BASE_MAXROWS] and *fallback; set cpu->m's tables. */
+void model_tables_expand(const struct model_cpu *cpu, struct model_class *rows,
+			 struct model_class *fallback);
+
+#endif /* DCPI_CULPRIT_MODEL_TABLES_H */

@@ -1,0 +1,427 @@
+/*
+ * test_estimate_paths.c - estimation with path samples (estimate/paths.c,
+ * estimate/scale.c; issue 11): bursts of single steps taken from a simulated
+ * run of the hand-assembled loop with an if (loop_if.h, exact counts known),
+ * branch ratios and block counts recovered within statistical bounds; no
+ * path data gives exactly the windows' result; degenerate inputs (a loop
+ * nothing leaves, no samples, transitions that match no edge) stay finite.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/estimate.h"
+#include "dcpi/model.h"
+#include "dcpi/paths.h"
+#include "loop_if.h"
+
+#define CPS 1000.0
+#define MAXE 64
+
+/* loop_if's instructions: address and what follows it. */
+static const uint64_t li_addr[] = { 0x1000, 0x1002, 0x1004, 0x1007, 0x1009, 0x100c, 0x100e,
+				    0x1011, 0x1015, 0x1019, 0x1020, 0x1022 };
+
+struct sim {
+	struct path_edge e[MAXE];
+	size_t n;
+	uint64_t bursts;
+	uint32_t rng;
+};
+
+static void sim_add(struct sim *s, uint64_t from, uint64_t to)
+{
+	for (size_t k = 0; k < s->n; k++)
+		if (s->e[k].from == from && s->e[k].to == to) {
+			s->e[k].count++;
+			return;
+		}
+	assert_true(s->n < MAXE);
+	s->e[s->n].from = from, s->e[s->n].to = to, s->e[s->n].count = 1;
+	s->n++;
+}
+
+static uint32_t rnd(struct sim *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 17;
+	s->rng ^= s->rng << 5;
+	return s->rng;
+}
+
+/*
+ * Run loop_if `calls` times (each a call from outside: PATH_ELSEWHERE ->
+ * 0x1000, the ret back out), starting a burst of k steps at each
+ * instruction with probability 1/every: the transitions the collector
+ * would record.
+ */
+static void simulate(struct sim *s, int calls, int iters, uint32_t every, int k)
+{
+	int left = 0;
+	uint64_t prev = PATH_ELSEWHERE;
+
+	for (int c = 0; c < calls; c++) {
+		uint64_t pc = 0x1000, cx = 0;
+
+		for (;;) {
+			uint64_t next;
+
+			if (left > 0) {
+				sim_add(s, prev, pc);
+				left--;
+			} else if (rnd(s) % every == 0) {
+				left = k;
+				s->bursts++;
+			}
+			prev = pc;
+			switch (pc) {
+			case 0x1007: next = (cx & 3) ? 0x100e : 0x1009; break;
+			case 0x100c: next = 0x1011; break;
+			case 0x1015: cx++; next = 0x1019; break;
+			case 0x1020: next = (int)cx != iters ? 0x1004 : 0x1022; break;
+			case 0x1022: next = PATH_ELSEWHERE; break;
+			default:
+				next = 0;
+				for (size_t i = 0; i + 1 < sizeof(li_addr) / sizeof(*li_addr); i++)
+					if (li_addr[i] == pc)
+						next = li_addr[i + 1];
+				assert_true(next != 0);
+			}
+			if (next == PATH_ELSEWHERE) {
+				if (left > 0) {
+					sim_add(s, pc, PATH_ELSEWHERE);
+					left--;
+				}
+				prev = PATH_ELSEWHERE;
+				break;
+			}
+			pc = next;
+		}
+	}
+}
+
+static void profile_of(struct sim *s, struct path_profile *pp)
+{
+	memset(pp, 0, sizeof(*pp));
+	snprintf(pp->source, sizeof(pp->source), "tf-step");
+	pp->bursts = s->bursts;
+	pp->edges = s->e;
+	pp->nedges = s->n;
+}
+
+/* Samples exactly count x M / cps per instruction (no stalls, no skid). */
+static void perfect_samples(const struct cfg *cfg, const struct model *model, double *smp)
+{
+	double *m = calloc(cfg->ninsns, sizeof(double));
+	struct dcpi_err err = { 0 };
+
+	assert_non_null(m);
+	assert_int_equal(est_model_m(cfg, model, EST_STEADY_SELF, m, NULL, NULL, &err), 0);
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		for (int k = 0; k < 6; k++)
+			if (bl->n && bl->start == block_start[k])
+				for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+					smp[i] = block_count[k] * m[i] / CPS;
+	}
+	free(m);
+}
+
+static int block_of(const struct cfg *cfg, uint64_t start)
+{
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		if (cfg->blocks[b].n && cfg->blocks[b].start == start)
+			return (int)b;
+	return -1;
+}
+
+static long edge_of(const struct cfg *cfg, uint64_t from, uint64_t to)
+{
+	int a = block_of(cfg, from), b = block_of(cfg, to);
+
+	for (size_t e = 0; e < cfg->nedges; e++)
+		if ((int)cfg->edges[e].from == a && (int)cfg->edges[e].to == b)
+			return (long)e;
+	return -1;
+}
+
+static void build(struct cfg **cfg, const struct model **model)
+{
+	struct dcpi_err err = { 0 };
+
+	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", cfg, &err),
+			 0);
+	*model = model_by_name("zen4");
+	assert_non_null(*model);
+}
+
+/* The transitions land on the right edges; the branch ratios come back. */
+static void test_obs_and_probs(void **state)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	struct path_profile pp;
+	struct est_path_obs obs;
+	struct dcpi_err err = { 0 };
+	const struct model *model;
+	struct cfg *cfg;
+	double *prob;
+	long bd, bc, eb, ef;
+	double n;
+
+	(void)state;
+	assert_non_null(s);
+	s->rng = 12345;
+	build(&cfg, &model);
+	simulate(s, 60, 1000, 2000, 32);
+	profile_of(s, &pp);
+	assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
+	assert_true(obs.transitions > 1000);
+	assert_true(obs.unmatched == 0);
+	bd = edge_of(cfg, 0x1004, 0x100e), bc = edge_of(cfg, 0x1004, 0x1009);
+	eb = edge_of(cfg, 0x1011, 0x1004), ef = edge_of(cfg, 0x1011, 0x1022);
+	assert_true(bd >= 0 && bc >= 0 && eb >= 0 && ef >= 0);
+	n = obs.edge[bd] + obs.edge[bc];
+	assert_true(n > 500);
+	prob = calloc(cfg->nedges + 1, sizeof(double));
+	assert_non_null(prob);
+	est_path_probs(cfg, &obs, 2, prob);
+	/* binomial: 0.75 within 4 standard deviations */
+	assert_true(fabs(prob[bd] - 0.75) < 4 * sqrt(0.75 * 0.25 / n) + 2 / n);
+	assert_true(fabs(prob[bd] + prob[bc] - 1) < 1e-12);
+	assert_true(prob[eb] > 0.99 && prob[ef] > 0 && prob[ef] < 0.01);
+	/* the prior: the back edge likely, the exit not */
+	est_path_prior(cfg, prob);
+	assert_true(prob[eb] > 0.85 && prob[eb] < 0.9);
+	assert_true(fabs(prob[bd] - 0.5) < 1e-12);
+	free(prob);
+	est_path_obs_free(&obs);
+	cfg_free(cfg);
+	free(s);
+}
+
+/* The shape solves the flow equations: exact probabilities give the exact
+ * relative counts, loop included. */
+static void test_shape_exact(void **state)
+{
+	const struct model *model;
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg;
+	double *prob, *x, *y;
+
+	(void)state;
+	build(&cfg, &model);
+	prob = calloc(cfg->nedges + 1, sizeof(double));
+	x = calloc(cfg->nblocks, sizeof(double));
+	y = calloc(cfg->nedges + 1, sizeof(double));
+	assert_true(prob && x && y);
+	est_path_prior(cfg, prob);
+	prob[edge_of(cfg, 0x1004, 0x100e)] = 0.75;
+	prob[edge_of(cfg, 0x1004, 0x1009)] = 0.25;
+	prob[edge_of(cfg, 0x1011, 0x1004)] = 0.999;
+	prob[edge_of(cfg, 0x1011, 0x1022)] = 0.001;
+	assert_int_equal(est_path_shape(cfg, prob, x, y, &err), 0);
+	for (int k = 0; k < 6; k++)
+		assert_true(fabs(x[block_of(cfg, block_start[k])] - block_count[k] / 1000) <
+			    1e-6 * block_count[k]);
+	assert_true(fabs(y[edge_of(cfg, 0x1004, 0x1009)] - 250) < 1e-3);
+	free(prob);
+	free(x);
+	free(y);
+	cfg_free(cfg);
+}
+
+/* End to end: simulated bursts + perfect samples: every block of the loop
+ * within 5% (the if's rarer arm 10%), edges too. */
+static void test_counts_recovered(void **state)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	struct path_profile pp;
+	struct est_path_obs obs;
+	struct est_path_info info;
+	struct est_path_opts po;
+	struct est_opts o;
+	struct est_result r;
+	struct dcpi_err err = { 0 };
+	const struct model *model;
+	struct cfg *cfg;
+	double *smp;
+
+	(void)state;
+	assert_non_null(s);
+	s->rng = 777;
+	build(&cfg, &model);
+	simulate(s, 50, 1000, 1000, 32);
+	profile_of(s, &pp);
+	smp = calloc(cfg->ninsns, sizeof(double));
+	assert_non_null(smp);
+	perfect_samples(cfg, model, smp);
+	assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
+	est_opts_default(&o);
+	est_path_opts_default(&po);
+	for (int rule = 0; rule < EST_SCALE_NRULES; rule++) {
+		po.rule = (enum est_scale_rule)rule;
+		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r, &info,
+						     &err), 0);
+		assert_true(info.used);
+		for (int k = 1; k < 5; k++) {
+			double got = r.blocks[block_of(cfg, block_start[k])].executions;
+			double tol = k == 2 ? 0.10 : 0.05;
+
+			if (rule == EST_SCALE_QUANTILE)
+				tol += 0.05;	/* one block's ratio, not the sum */
+			assert_true(fabs(got - block_count[k]) <= tol * block_count[k]);
+		}
+		assert_true(fabs(r.edges[edge_of(cfg, 0x1004, 0x100e)].executions - 7.5e5) <
+			    0.08 * 7.5e5);
+		assert_int_equal(info.source[block_of(cfg, 0x1004)], EST_BS_BOTH);
+		assert_true(info.block_obs[block_of(cfg, 0x1004)] > 100);
+		assert_int_equal(r.blocks[block_of(cfg, 0x1004)].conf, EST_CONF_HIGH);
+		est_result_free(&r);
+		est_path_info_free(&info);
+	}
+	est_path_obs_free(&obs);
+	free(smp);
+	cfg_free(cfg);
+	free(s);
+}
+
+/* Without path data (none, or too few transitions) nothing changes. */
+static void test_absent_is_old(void **state)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	struct path_profile pp;
+	struct est_path_obs obs;
+	struct est_path_info info;
+	struct est_opts o;
+	struct est_result a, b;
+	struct dcpi_err err = { 0 };
+	const struct model *model;
+	struct cfg *cfg;
+	double *smp;
+
+	(void)state;
+	assert_non_null(s);
+	build(&cfg, &model);
+	smp = calloc(cfg->ninsns, sizeof(double));
+	assert_non_null(smp);
+	perfect_samples(cfg, model, smp);
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		smp[i] *= 1 + 0.3 * (double)(i % 3);	/* stalls: windows err */
+	est_opts_default(&o);
+	assert_int_equal(est_procedure(cfg, model, smp, CPS, &o, &a, &err), 0);
+	for (int variant = 0; variant < 3; variant++) {
+		const struct est_path_obs *po = NULL;
+
+		if (variant > 0) {
+			s->rng = 99, s->n = 0;
+			if (variant == 2)
+				simulate(s, 1, 1000, 100000, 4);	/* a handful */
+			profile_of(s, &pp);
+			assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
+			po = &obs;
+		}
+		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, NULL, po, &b, &info,
+						     &err), 0);
+		assert_false(info.used);
+		for (size_t k = 0; k < cfg->nblocks; k++) {
+			assert_memory_equal(&a.blocks[k], &b.blocks[k], sizeof(a.blocks[k]));
+			assert_int_equal(info.source[k], EST_BS_WINDOWS);
+		}
+		assert_memory_equal(a.insns, b.insns, cfg->ninsns * sizeof(*a.insns));
+		assert_memory_equal(a.edges, b.edges, cfg->nedges * sizeof(*a.edges));
+		est_result_free(&b);
+		est_path_info_free(&info);
+		if (po)
+			est_path_obs_free(&obs);
+	}
+	est_result_free(&a);
+	free(smp);
+	cfg_free(cfg);
+	free(s);
+}
+
+/* A loop nothing leaves (jmp to itself after a body), a loop whose exit was
+ * never seen with no prior weight, no samples, transitions matching no
+ * edge: all finite, non-negative, and without samples the windows stand. */
+static void test_degenerate(void **state)
+{
+	/* A: xor %eax,%eax; B: add $1,%eax; jmp B */
+	static const uint8_t spin[] = { 0x31, 0xc0, 0x83, 0xc0, 0x01, 0xeb, 0xfb };
+	struct path_edge ed[3] = {
+		{ 0x1005, 0x1002, 500 },		/* the back edge */
+		{ PATH_ELSEWHERE, 0x1000, 1 },
+		{ 0x1005, 0x1003, 7 },		/* into no instruction */
+	};
+	struct path_profile pp;
+	struct est_path_obs obs;
+	struct est_path_info info;
+	struct est_path_opts po;
+	struct est_opts o;
+	struct est_result r;
+	struct dcpi_err err = { 0 };
+	const struct model *model = model_by_name("zen4");
+	struct cfg *cfg;
+	double smp[3] = { 0, 40, 60 }, *prob, *x, *y;
+
+	(void)state;
+	assert_int_equal(cfg_build_bytes(spin, sizeof(spin), 0x1000, "spin", &cfg, &err), 0);
+	memset(&pp, 0, sizeof(pp));
+	pp.edges = ed, pp.nedges = 3, pp.bursts = 20;
+	assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
+	assert_true(obs.transitions == 500 && obs.unmatched == 7 && obs.entries == 1);
+	prob = calloc(cfg->nedges + 1, sizeof(double));
+	x = calloc(cfg->nblocks, sizeof(double));
+	y = calloc(cfg->nedges + 1, sizeof(double));
+	assert_true(prob && x && y);
+	for (int w = 0; w < 2; w++) {
+		est_path_probs(cfg, &obs, w ? 2 : 0, prob);
+		assert_int_equal(est_path_shape(cfg, prob, x, y, &err), 0);
+		for (size_t b = 0; b < cfg->nblocks; b++)
+			assert_true(isfinite(x[b]) && x[b] >= 0);
+		assert_true(x[block_of(cfg, 0x1002)] > 1000);
+	}
+	assert_int_equal(cfg->ninsns, 3);
+	est_opts_default(&o);
+	est_path_opts_default(&po);
+	assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r, &info,
+					     &err), 0);
+	assert_true(info.used);
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		assert_true(isfinite(r.blocks[b].executions) && r.blocks[b].executions >= 0);
+	est_result_free(&r);
+	est_path_info_free(&info);
+	/* no samples: no scale, the windows' (zero) answer stands */
+	memset(smp, 0, sizeof(smp));
+	assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r, &info,
+					     &err), 0);
+	assert_false(info.used);
+	est_result_free(&r);
+	est_path_info_free(&info);
+	est_path_obs_free(&obs);
+	free(prob);
+	free(x);
+	free(y);
+	cfg_free(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_obs_and_probs),
+		cmocka_unit_test(test_shape_exact),
+		cmocka_unit_test(test_counts_recovered),
+		cmocka_unit_test(test_absent_is_old),
+		cmocka_unit_test(test_degenerate),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,240 @@
+/*
+ * test_fit.c - the model fit (culprit/fit.c) on synthetic measurements: a
+ * known shipped table times the calibration probes (the scheduler's steady
+ * cycles stand in for the machine), the fit starts from another CPU's table
+ * and must recover the known one's values and predictions; with noise it
+ * must still get there; values no probe determines keep their source; and
+ * culprit/probes_data.c is culprit/probes.txt assembled.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/model.h"
+#include "dcpi/sandbox.h"
+
+static double steady(const struct model *m, const struct model_probe *p)
+{
+	struct cfg_insn *insns;
+	struct sched_block b;
+	size_t n;
+	double c;
+
+	assert_int_equal(cfg_decode(p->bytes, p->len, 0, &insns, &n, NULL), 0);
+	assert_int_equal(model_schedule(m, insns, n, NULL, 0, &b, NULL), 0);
+	c = b.steady_cycles;
+	sched_block_free(&b);
+	free(insns);
+	return c;
+}
+
+/* The probes whose name starts with one of sel (all when sel is NULL). */
+static size_t pick(const char *const *sel, struct model_probe *out)
+{
+	const struct model_probe *p;
+	size_t n = model_probes(&p), k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int take = !sel;
+
+		for (int j = 0; sel && sel[j]; j++)
+			take |= !strcmp(p[i].name, sel[j]);
+		if (take)
+			out[k++] = p[i];
+	}
+	return k;
+}
+
+/* Fake timings from truth, times (1 + noise * r), r in [-1, 1] from a fixed seed. */
+static void fake(const struct model *truth, const struct model_probe *p, size_t n,
+		 double noise, double *c)
+{
+	unsigned s = 12345;
+
+	for (size_t i = 0; i < n; i++) {
+		s = s * 1103515245u + 12345u;
+		c[i] = steady(truth, &p[i]) * (1 + noise * ((double)(s >> 8 & 0xffff) / 32768.0 - 1));
+	}
+}
+
+static void assert_class(const struct model *m, const char *cls, unsigned lat, unsigned busy)
+{
+	const struct model_class *r = model_class_row(m, cls);
+
+	assert_non_null(r);
+	if (r->lat != lat || r->busy != busy)
+		fail_msg("%s: lat %u busy %u, want %u %u", cls, r->lat, r->busy, lat, busy);
+}
+
+/* A small suite, so that the test stays quick under valgrind. */
+static const char *const small[] = {
+	"fe.zero12", "fe.movrr12", "lat.alu_fuse", "tp.alu_fuse", "tp.load", "lat.load",
+	"lat.fadd", "tp.fadd", "lat.idiv64", "lat.div32", "st.reload", "mix.fadd_fmul",
+	"tp.shift", "mix.add_shift", "lat.imul", "tp.imul", NULL
+};
+
+/* zen3's table, fitted to Zen 5 timings: more ALUs and load ports, 8-wide,
+ * memory renaming, 2-cycle FP add. */
+static void test_zen3_to_zen5(void **state)
+{
+	struct model_probe p[256];
+	struct model_fit_report rep;
+	struct dcpi_err err = { 0 };
+	const struct model *z5 = model_by_name("zen5");
+	struct model *m = model_copy(model_by_name("zen3"), "fit", &err);
+	size_t n = pick(small, p);
+	double c[256];
+	char v[256];
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(n, 16);
+	fake(z5, p, n, 0, c);
+	assert_int_equal(model_fit(m, p, c, n, "2026-11-23", &rep, &err), 0);
+	assert_int_equal(rep.nused, n);
+	assert_true(rep.err_before > 0.05);
+	if (rep.err_after > 0.005)
+		fail_msg("error after %.4f:\n%s", rep.err_after, rep.log);
+	assert_int_equal(__builtin_popcount(m->alu_ports), 6);
+	assert_int_equal(__builtin_popcount(m->load_ports), 4);
+	assert_int_equal(m->dispatch_width, 8);
+	assert_int_equal(m->mem_rename, 1);
+	assert_class(m, "fadd", 2, 1);
+	assert_class(m, "imul", 3, 1);
+	for (size_t i = 0; i < n; i++)
+		assert_true(steady(m, &p[i]) > c[i] * 0.995 && steady(m, &p[i]) < c[i] * 1.005);
+	/* sources: measured values name their probe, the rest stay shipped */
+	assert_non_null(strstr(model_class_source(m, "fadd", "lat"),
+			       "measured 2026-11-23 by probe lat.fadd"));
+	assert_string_equal(model_class_source(m, "fdiv", "lat"), "shipped");
+	assert_non_null(strstr(model_param_source(m, "dispatch_width"), "fe.zero12"));
+	model_ports_text(m, m->alu_ports, v, sizeof(v));
+	assert_string_equal(v, "alu0,alu1,alu2,alu3,alu4,alu5");
+	assert_non_null(strstr(rep.log, "fadd lat 3 -> 2"));
+	model_free(m);
+}
+
+/* zen5's table fitted to Zen 4 timings with 3% noise: 6-wide, 4 ALUs,
+ * 3-cycle FP add, the Zen 4 divider. */
+static void test_zen5_to_zen4_noisy(void **state)
+{
+	struct model_probe p[256];
+	struct model_fit_report rep;
+	struct dcpi_err err = { 0 };
+	const struct model *z4 = model_by_name("zen4");
+	struct model *m = model_copy(model_by_name("zen5"), "fit", &err);
+	size_t n = pick(small, p);
+	double c[256];
+
+	(void)state;
+	fake(z4, p, n, 0.03, c);
+	assert_int_equal(model_fit(m, p, c, n, "d", &rep, &err), 0);
+	if (rep.err_after > 0.03)
+		fail_msg("error after %.4f:\n%s", rep.err_after, rep.log);
+	assert_int_equal(m->dispatch_width, 6);
+	assert_int_equal(__builtin_popcount(model_class_row(m, "alu_fuse")->ports), 4);
+	assert_class(m, "fadd", 3, 1);
+	if (model_class_row(m, "idiv64")->lat != 8)
+		fail_msg("%s", rep.log);
+	assert_class(m, "idiv64", 8, 8);
+	assert_class(m, "div32", 12, 12);
+	model_free(m);
+}
+
+/* The whole suite, both ways (skipped under valgrind: seconds natively). */
+static void test_full_suite(void **state)
+{
+	const struct model_probe *all;
+	struct model_probe p[256];
+	struct model_fit_report rep;
+	struct dcpi_err err = { 0 };
+	size_t n = pick(NULL, p);
+	double c[256];
+	char why[128];
+
+	(void)state;
+	if (!sbx_usable(why, sizeof(why))) {
+		skip();
+		return;
+	}
+	assert_int_equal(n, model_probes(&all));
+	assert_true(n > 80 && n <= 256);
+	for (int dir = 0; dir < 2; dir++) {
+		struct model *m = model_copy(model_by_name(dir ? "zen5" : "zen3"), "fit", &err);
+
+		fake(model_by_name(dir ? "zen4" : "zen5"), p, n, 0, c);
+		assert_int_equal(model_fit(m, p, c, n, "d", &rep, &err), 0);
+		/* classes zen5's table lacks (Zen 4's pclmul, lock ...) are turned on */
+		if (rep.err_after > (dir ? 0.001 : 0.02))
+			fail_msg("%d: error after %.4f:\n%s", dir, rep.err_after, rep.log);
+		model_free(m);
+	}
+}
+
+static void test_bad_input(void **state)
+{
+	struct model_probe p[4];
+	struct dcpi_err err = { 0 };
+	struct model *m = model_copy(model_by_name("zen5"), "fit", &err);
+	double c[4] = { 0, -1, 0, 0 };
+	size_t n = pick(small, p);
+
+	(void)state;
+	assert_true(n >= 4);
+	assert_true(model_fit(m, p, c, 4, "d", NULL, &err) < 0);	/* nothing measured */
+	assert_non_null(strstr(err.msg, "no measured probe"));
+	assert_true(model_fit((struct model *)model_by_name("zen5"), p, c, 4, "d", NULL, &err) <
+		    0);
+	model_free(m);
+}
+
+/* culprit/probes_data.c is culprit/probes.txt assembled (when as is here). */
+static void test_probes_data(void **state)
+{
+	const char *src = getenv("DCPI_SRC");
+	const struct model_probe *p;
+	size_t n = model_probes(&p);
+	char cmd[1024];
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		struct cfg_insn *insns;
+		size_t k;
+		char why[96];
+
+		assert_int_equal(cfg_decode(p[i].bytes, p[i].len, 0, &insns, &k, NULL), 0);
+		free(insns);
+		if (sbx_check_flags(p[i].bytes, p[i].len, SBX_F_BRANCHES, why, sizeof(why)))
+			fail_msg("%s: the sandbox refuses it: %s", p[i].name, why);
+	}
+	if (!src || system("command -v as >/dev/null 2>&1 && command -v objcopy >/dev/null")) {
+		skip();
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "cd '%s' && d=$(mktemp -d) && cp -r culprit scripts $d/ && "
+		 "cd $d && sh scripts/gen_probes.sh >/dev/null && "
+		 "cmp -s culprit/probes_data.c '%s/culprit/probes_data.c'; r=$?; rm -rf $d; "
+		 "exit $r", src, src);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_zen3_to_zen5),
+		cmocka_unit_test(test_zen5_to_zen4_noisy),
+		cmocka_unit_test(test_full_suite),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_probes_data),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

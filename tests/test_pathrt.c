@@ -1,0 +1,658 @@
+/*
+ * test_pathrt.c - path samples end to end (collect/pathrt.c, the runtime
+ * preloaded by `dcpi record`; collect/paths_spool.c, its spool files into
+ * .paths profiles; docs/paths.md).
+ *
+ * The spool reader on hand-made files (exact edges, PATH_ELSEWHERE both
+ * ways, a record cut short by a crash).  Then `dcpi record` on
+ * tests/workloads/pathloop.c: the branch at pl_branch falls through a known
+ * fraction of the time (the workload prints the exact count) and the path
+ * samples must recover it within statistical bounds; threads, fork, exec,
+ * the program's own SIGTRAP/SIGPROF handlers, blocked signals, signals
+ * arriving during bursts (their handler is never stepped), rep-prefixed
+ * instructions, syscalls, a crash mid-run (exit status kept, bursts kept),
+ * a library loaded by dlopen, a statically linked program (a note, no
+ * paths), --no-paths and bad
+ * --paths values.  Addresses come from nm and readelf, not dcpi's image code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/paths.h"
+#include "dcpi/profile.h"
+#include "../collect/pathrt.h"
+#include "../collect/paths.h"
+
+#define RATE "--paths=250:32"	/* the kernel's tick caps CPU timers near 250/s */
+#define K 32
+
+static char ws[256], db[300], outfile[300], errfile[300], pathloop[PATH_MAX];
+static const char *dcpi_bin, *src_dir;
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	const char *build = getenv("DCPI_BUILD");
+
+	dcpi_bin = getenv("DCPI_BIN");
+	src_dir = getenv("DCPI_SRC");
+	if (!dcpi_bin || !build) {
+		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
+		return -1;
+	}
+	snprintf(pathloop, sizeof(pathloop), "%s/workloads/pathloop", build);
+	snprintf(ws, sizeof(ws), "/tmp/dcpi-test-pathrt-XXXXXX");
+	return mkdtemp(ws) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+static void new_db(void)
+{
+	static int seq;
+
+	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
+	snprintf(outfile, sizeof(outfile), "%s/out%d", ws, seq);
+	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+}
+
+struct run {
+	int status;
+	char out[4096], err[4096];
+	char settings[2048];
+	struct path_profile *p;
+	size_t np;
+};
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+/* The latest epoch's path profiles and settings line (none when absent). */
+static void read_epoch(struct run *r)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_epoch_meta m;
+	struct prof_db *d;
+	char epoch[64];
+
+	r->p = NULL;
+	r->np = 0;
+	r->settings[0] = '\0';
+	if (prof_db_open(db, 0, &d, &err))
+		return;
+	if (!prof_db_latest_epoch(d, epoch, sizeof(epoch), &err)) {
+		assert_int_equal(path_epoch_read(d, epoch, &r->p, &r->np, &err), 0);
+		if (!prof_epoch_meta_read(d, epoch, &m, &err))
+			snprintf(r->settings, sizeof(r->settings), "%s", m.settings);
+	}
+	prof_db_close(d);
+}
+
+/* dcpi record [opts...] -- argv..., NULL-terminated lists. */
+static void record(struct run *r, const char *const *opts, const char *const *argv)
+{
+	char *args[64];
+	int n = 0;
+	pid_t pid;
+
+	new_db();
+	memset(r, 0, sizeof(*r));
+	args[n++] = (char *)dcpi_bin;
+	args[n++] = "record";
+	args[n++] = "--no-calibrate";
+	args[n++] = "--db";
+	args[n++] = db;
+	for (; *opts; opts++)
+		args[n++] = (char *)*opts;
+	args[n++] = "--";
+	for (; *argv; argv++)
+		args[n++] = (char *)*argv;
+	args[n] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		int out = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int errfd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setrlimit(RLIMIT_CORE, &nocore);
+		if (out < 0 || errfd < 0)
+			_exit(99);
+		dup2(out, 1);
+		dup2(errfd, 2);
+		execv(args[0], args);
+		_exit(98);
+	}
+	assert_int_equal(waitpid(pid, &r->status, 0), pid);
+	slurp(outfile, r->out, sizeof(r->out));
+	slurp(errfile, r->err, sizeof(r->err));
+	read_epoch(r);
+}
+
+static void run_free(struct run *r)
+{
+	path_profiles_free(r->p, r->np);
+	r->p = NULL;
+	r->np = 0;
+}
+
+static int exit_code(const struct run *r)
+{
+	return WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
+}
+
+/* key=N in the settings line, -1 when absent. */
+static long setting(const struct run *r, const char *key)
+{
+	char pat[64];
+	const char *s;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	s = strstr(r->settings, pat);
+	return s ? strtol(s + strlen(pat), NULL, 10) : -1;
+}
+
+static const struct path_profile *image(const struct run *r, const char *suffix)
+{
+	size_t ls = strlen(suffix);
+
+	for (size_t i = 0; i < r->np; i++) {
+		size_t lp = strlen(r->p[i].image.path);
+
+		if (lp >= ls && !strcmp(r->p[i].image.path + lp - ls, suffix))
+			return &r->p[i];
+	}
+	return NULL;
+}
+
+/* File offset of symbol sym of file (and its size, 0 when nm has none). */
+static uint64_t sym_off(const char *file, const char *sym, uint64_t *size)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	unsigned long long va = 0, sz = 0, off, vaddr, pa, filesz;
+	int found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char name[256], type;
+
+		if (sscanf(line, "%llx %llx %c %255s", &va, &sz, &type, name) == 4)
+			found = !strcmp(name, sym);
+		else if (sscanf(line, "%llx %c %255s", &va, &type, name) == 3)
+			found = !strcmp(name, sym), sz = 0;
+	}
+	pclose(f);
+	assert_true(found);
+	if (size)
+		*size = sz;
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
+			   &filesz) == 4 && va >= vaddr && va < vaddr + filesz) {
+			va = va - vaddr + off;
+			found = 1;
+			break;
+		}
+	}
+	pclose(f);
+	assert_true(found);
+	return va;
+}
+
+/* --- the spool reader ------------------------------------------------------ */
+
+static void put_rec(FILE *f, uint32_t type, const void *body, size_t len, uint32_t tid,
+		    uint32_t flags)
+{
+	struct prt_rec h = { PRT_MAGIC, type, (uint32_t)(sizeof(h) + len), 42, tid, flags, 0 };
+
+	assert_int_equal(fwrite(&h, sizeof(h), 1, f), 1);
+	if (len)
+		assert_int_equal(fwrite(body, len, 1, f), 1);
+}
+
+static void test_spool_reader(void **state)
+{
+	static const char maps[] = "1000 2000 0 /nonexistent/a\n"
+				   "3000 4000 1000 /nonexistent/b\n"
+				   "garbage line\n";
+	static const uint64_t burst[] = { 0x1010, 0x1014, 0x3008, 0x300c, 0x1018, 0x9999,
+					  0x101c };
+	static const uint64_t early[] = { 0x1010, 0x1014 };
+	struct dcpi_err err = { 0 };
+	struct paths_stats st;
+	struct path_profile *v;
+	const struct path_profile *a, *b;
+	char dir[300], path[400];
+	size_t n;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/spool", ws);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/42-0.spool", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	put_rec(f, PRT_BURST, early, sizeof(early), 1, 0);	/* before any maps: dropped */
+	put_rec(f, PRT_MAPS, maps, sizeof(maps) - 1, 1, 0);
+	put_rec(f, PRT_BURST, burst, sizeof(burst), 1, 0);
+	put_rec(f, PRT_BURST, burst, 3 * 8, 2, PRT_F_CUT);
+	/* a crash during the last write: the header and half its pcs */
+	put_rec(f, PRT_BURST, burst, 8, 3, 0);
+	fseek(f, -4, SEEK_END);
+	assert_int_equal(ftruncate(fileno(f), ftell(f)), 0);
+	fclose(f);
+	assert_int_equal(paths_spool_read(dir, &v, &n, &st, &err), 0);
+	assert_int_equal(st.files, 1);
+	assert_int_equal(st.bursts, 3);
+	assert_int_equal(st.steps, 2 + 7 + 3);
+	assert_int_equal(st.cut, 1);
+	assert_int_equal(st.bad, 1);
+	assert_int_equal(st.threads, 2);
+	assert_int_equal(n, 2);
+	a = !strcmp(v[0].image.path, "/nonexistent/a") ? &v[0] : &v[1];
+	b = a == &v[0] ? &v[1] : &v[0];
+	assert_string_equal(a->image.path, "/nonexistent/a");
+	assert_string_equal(b->image.path, "/nonexistent/b");
+	assert_string_equal(a->source, "tf-step");
+	assert_int_equal(a->bursts, 2);
+	assert_int_equal(b->bursts, 2);
+	/* a: 0x10 -> 0x14 twice, leaves to b, comes back, leaves to unknown */
+	assert_int_equal(path_profile_edge(a, 0x10, 0x14), 2);
+	assert_int_equal(path_profile_edge(a, 0x14, PATH_ELSEWHERE), 2);
+	assert_int_equal(path_profile_edge(a, PATH_ELSEWHERE, 0x18), 1);
+	assert_int_equal(path_profile_edge(a, 0x18, PATH_ELSEWHERE), 1);
+	assert_int_equal(path_profile_edge(a, PATH_ELSEWHERE, 0x1c), 1);
+	assert_int_equal(a->nedges, 5);
+	assert_int_equal(path_profile_step(a, 0x10), 2);
+	assert_int_equal(path_profile_step(a, 0x1c), 1);
+	assert_int_equal(a->nsteps, 4);
+	/* b at file offset 0x1000 + (pc - 0x3000) */
+	assert_int_equal(path_profile_edge(b, PATH_ELSEWHERE, 0x1008), 2);
+	assert_int_equal(path_profile_edge(b, 0x1008, 0x100c), 1);
+	assert_int_equal(path_profile_edge(b, 0x100c, PATH_ELSEWHERE), 1);
+	assert_int_equal(b->nedges, 3);
+	assert_int_equal(path_profile_step(b, 0x1008), 2);
+	path_profiles_free(v, n);
+
+	/* A garbage file is counted bad, not trusted. */
+	snprintf(path, sizeof(path), "%s/43-0.spool", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("this is not a spool file at all, not even close......", f);
+	fclose(f);
+	assert_int_equal(paths_spool_read(dir, &v, &n, &st, &err), 0);
+	assert_int_equal(st.files, 2);
+	assert_int_equal(st.bad, 2);
+	path_profiles_free(v, n);
+	snprintf(path, sizeof(path), "%s/nope", ws);
+	assert_int_not_equal(paths_spool_read(path, &v, &n, &st, &err), 0);
+	assert_non_null(strstr(err.msg, path));
+}
+
+/* --- dcpi record ------------------------------------------------------------- */
+
+/* The workload's "fallthrough F of N" lines, summed. */
+static void truth(const struct run *r, uint64_t *f, uint64_t *n)
+{
+	const char *s = r->out;
+	unsigned long long a, b;
+
+	*f = *n = 0;
+	while ((s = strstr(s, "fallthrough "))) {
+		assert_int_equal(sscanf(s, "fallthrough %llu of %llu", &a, &b), 2);
+		*f += a;
+		*n += b;
+		s++;
+	}
+}
+
+/* The branch's two outcomes as the paths saw them, against the truth. */
+static void check_branch(const struct run *r, double want, uint64_t min_obs)
+{
+	const struct path_profile *p = image(r, "/pathloop");
+	uint64_t br = sym_off(pathloop, "pl_branch", NULL);
+	uint64_t fall = sym_off(pathloop, "pl_fall", NULL);
+	uint64_t join = sym_off(pathloop, "pl_join", NULL);
+	uint64_t ft, tk, other = 0, obs;
+	double got, bound;
+
+	assert_non_null(p);
+	ft = path_profile_edge(p, br, fall);
+	tk = path_profile_edge(p, br, join);
+	for (size_t i = 0; i < p->nedges; i++)
+		if (p->edges[i].from == br && p->edges[i].to != fall && p->edges[i].to != join)
+			other += p->edges[i].count;
+	obs = ft + tk;
+	assert_int_equal(other, 0);
+	assert_true(obs >= min_obs);
+	/* A burst sees about 4 iterations in a row of an LCG whose top bits
+	 * are nearly independent: count half the observations as independent
+	 * and allow 4 sigma. */
+	got = (double)ft / (double)obs;
+	bound = 4 * sqrt(want * (1 - want) / ((double)obs / 2)) + 0.005;
+	print_message("branch: %" PRIu64 " observations, fall-through %.4f, exact %.4f "
+		      "(bound %.4f)\n", obs, got, want, bound);
+	assert_true(fabs(got - want) <= bound);
+	/* every observed outcome was a step at the branch */
+	assert_true(path_profile_step(p, br) >= obs);
+	assert_true(path_profile_step(p, br) <= obs + p->bursts);
+}
+
+static void test_branch_ratio(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *argv[] = { pathloop, "branch", "300000000", NULL };
+	uint64_t f, n;
+	struct run r;
+
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	truth(&r, &f, &n);
+	assert_int_equal(n, 300000000);
+	assert_true(setting(&r, "bursts") > 50);
+	assert_int_equal(setting(&r, "lost"), 0);
+	check_branch(&r, (double)f / (double)n, 200);
+	assert_non_null(strstr(r.err, "path bursts"));
+	run_free(&r);
+}
+
+static void test_threads(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *argv[] = { pathloop, "threads", "40000000", NULL };
+	uint64_t f, n;
+	struct run r;
+
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	truth(&r, &f, &n);
+	assert_int_equal(n, 4 * 40000000ull);
+	assert_true(setting(&r, "threads") >= 4);
+	check_branch(&r, (double)f / (double)n, 100);
+	run_free(&r);
+}
+
+static void test_fork_exec(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *fork_argv[] = { pathloop, "fork", "100000000", NULL };
+	const char *exec_argv[] = { pathloop, "exec", "100000000", NULL };
+	char cmd[PATH_MAX + 64];
+	const char *sh_argv[] = { "/bin/sh", "-c", cmd, NULL };
+	uint64_t f, n;
+	struct run r;
+
+	record(&r, opts, fork_argv);		/* the child re-arms, new spool file */
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "spools") >= 2);
+	truth(&r, &f, &n);
+	check_branch(&r, (double)f / (double)n, 50);
+	run_free(&r);
+
+	record(&r, opts, exec_argv);		/* LD_PRELOAD carries over */
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "spools") >= 2);
+	truth(&r, &f, &n);
+	check_branch(&r, (double)f / (double)n, 50);
+	run_free(&r);
+
+	snprintf(cmd, sizeof(cmd), "'%s' branch 50000000; true", pathloop);
+	record(&r, opts, sh_argv);		/* a shell's child */
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "spools") >= 2);
+	assert_non_null(image(&r, "/pathloop"));
+	run_free(&r);
+}
+
+/* The workload checks itself: every int3 reached its SIGTRAP handler, its
+ * SIGPROF handler ran, sigaction returned its own handler. */
+static void test_own_handlers(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *argv[] = { pathloop, "trap", "50000000", NULL };
+	struct run r;
+
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "bursts") > 10);
+	assert_non_null(strstr(r.out, "int3 "));
+	run_free(&r);
+}
+
+static void test_blocked_signals(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *argv[] = { pathloop, "block", "100000000", NULL };
+	struct run r;
+
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "bursts") > 10);
+	run_free(&r);
+}
+
+/* The kernel clears TF for a signal handler and restores it at sigreturn:
+ * the handler is never stepped and bursts keep their length. */
+static void test_signals_in_burst(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *argv[] = { pathloop, "signals", "150000000", NULL };
+	const struct path_profile *p;
+	uint64_t lo, size, in = 0;
+	long bursts, steps;
+	struct run r;
+
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	p = image(&r, "/pathloop");
+	assert_non_null(p);
+	lo = sym_off(pathloop, "on_alarm", &size);
+	assert_true(size > 0);
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (p->steps[i].offset >= lo && p->steps[i].offset < lo + size)
+			in += p->steps[i].count;
+	assert_int_equal(in, 0);
+	bursts = setting(&r, "bursts");
+	steps = setting(&r, "steps");
+	assert_true(bursts > 10);
+	assert_true(steps >= (long)(bursts * K * 9 / 10));
+	assert_int_equal(setting(&r, "lost"), 0);
+	run_free(&r);
+}
+
+static void test_rep_and_syscalls(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *rep_argv[] = { pathloop, "rep", "100000000", NULL };
+	const char *sys_argv[] = { pathloop, "syscalls", "50000000", NULL };
+	const struct path_profile *p;
+	uint64_t rep = sym_off(pathloop, "pl_rep", NULL);
+	struct run r;
+
+	record(&r, opts, rep_argv);
+	assert_int_equal(exit_code(&r), 0);
+	p = image(&r, "/pathloop");
+	assert_non_null(p);
+	assert_true(path_profile_step(p, rep) > 0);
+	assert_int_equal(path_profile_edge(p, rep, rep), 0);	/* repeats collapse */
+	run_free(&r);
+
+	record(&r, opts, sys_argv);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "bursts") > 10);
+	assert_true(setting(&r, "cut") > 0);	/* bursts end before a syscall */
+	run_free(&r);
+}
+
+/* A crash keeps its status through dcpi record, and the bursts so far. */
+static void test_crash(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	const char *argv[] = { pathloop, "crash", "100000000", NULL };
+	const char *mid_argv[] = { pathloop, "crashmid", NULL };
+	uint64_t f, n;
+	struct run r;
+
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 128 + SIGSEGV);
+	truth(&r, &f, &n);
+	check_branch(&r, (double)f / (double)n, 50);
+	run_free(&r);
+
+	/* Killed while being stepped (it crashes when it sees TF set): the
+	 * status is the program's, the 19 bursts before are kept. */
+	record(&r, opts, mid_argv);
+	assert_int_equal(exit_code(&r), 128 + SIGSEGV);
+	assert_true(setting(&r, "bursts") >= 19);
+	assert_non_null(image(&r, "/pathloop"));
+	run_free(&r);
+}
+
+/* pathloop linked statically into bin: 0 when it built. */
+static int tu_sh_static(const char *bin)
+{
+	char cmd[PATH_MAX + 512];
+
+	snprintf(cmd, sizeof(cmd), "cc -static -O2 -o '%s' '%s/tests/workloads/pathloop.c' "
+		 "-lpthread >/dev/null 2>&1", bin, src_dir);
+	return system(cmd);
+}
+
+static void test_static_and_off(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	static const char *const off[] = { "--no-paths", NULL };
+	char bin[400];
+	const char *argv[] = { bin, "branch", "20000000", NULL };
+	const char *dyn_argv[] = { pathloop, "branch", "20000000", NULL };
+	struct run r;
+
+	record(&r, off, dyn_argv);
+	assert_int_equal(exit_code(&r), 0);
+	assert_int_equal(r.np, 0);
+	assert_null(strstr(r.settings, "paths="));
+	run_free(&r);
+
+	snprintf(bin, sizeof(bin), "%s/static", ws);
+	if (!src_dir || system("cc --version >/dev/null 2>&1") ||
+	    tu_sh_static(bin)) {
+		print_message("no static libc: the static case is not run\n");
+		return;
+	}
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	assert_non_null(strstr(r.err, "statically linked"));
+	assert_int_equal(r.np, 0);
+	run_free(&r);
+}
+
+/* A library mapped by dlopen after the start: the runtime reads the maps
+ * again when a burst runs outside every mapping it knows. */
+static void test_dlopen(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	char src[400], lib[400], cmd[1200], dlopener[PATH_MAX];
+	const char *argv[] = { dlopener, lib, "1.5", NULL };	/* seconds of wall time */
+	const struct path_profile *p;
+	uint64_t lo, size, in = 0;
+	struct run r;
+	FILE *f;
+
+	snprintf(dlopener, sizeof(dlopener), "%s/workloads/dlopener", getenv("DCPI_BUILD"));
+	snprintf(src, sizeof(src), "%s/hot.c", ws);
+	snprintf(lib, sizeof(lib), "%s/libhot.so", ws);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
+		"\tfor (unsigned long i = 0; i < n; i++)\n"
+		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -O2 -shared -fPIC -o '%s' '%s'", lib, src);
+	assert_int_equal(system(cmd), 0);
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	p = image(&r, "/libhot.so");
+	assert_non_null(p);
+	lo = sym_off(lib, "hot_in_lib", &size);
+	for (size_t i = 0; i < p->nedges; i++)
+		if (p->edges[i].from >= lo && p->edges[i].from < lo + size)
+			in += p->edges[i].count;
+	assert_true(in > 100);
+	run_free(&r);
+}
+
+static void test_bad_options(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "--paths=0:32", NULL }, { "--paths=50", NULL }, { "--paths=50:1", NULL },
+		{ "--paths=50:999", NULL }, { "--paths=x:32", NULL },
+	};
+	const char *argv[] = { pathloop, "branch", "1000", NULL };
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		record(&r, bad[i], argv);
+		assert_int_equal(exit_code(&r), 1);
+		assert_non_null(strstr(r.err, "--paths"));
+		run_free(&r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spool_reader),
+		cmocka_unit_test(test_branch_ratio),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_fork_exec),
+		cmocka_unit_test(test_own_handlers),
+		cmocka_unit_test(test_blocked_signals),
+		cmocka_unit_test(test_signals_in_burst),
+		cmocka_unit_test(test_rep_and_syscalls),
+		cmocka_unit_test(test_crash),
+		cmocka_unit_test(test_static_and_off),
+		cmocka_unit_test(test_dlopen),
+		cmocka_unit_test(test_bad_options),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

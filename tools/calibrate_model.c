@@ -1,0 +1,156 @@
+/*
+ * calibrate_model.c - `dcpi calibrate --model`: this machine's instruction
+ * costs.  Times the calibration probes (culprit/probes.txt) in the sandbox,
+ * fits the shipped model CPUID picks (or --base) to them (culprit/fit.c) and
+ * writes the model file every tool then uses on this CPU (docs/models.md
+ * "Model files").  Progress on stderr; the changes and the fit on stdout.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcpi/sandbox.h"
+#include "calibrate.h"
+#include "tools.h"
+
+static void progress(void *arg, int pass, int passes, double add12)
+{
+	const struct cal_args *a = arg;
+
+	if (!a->quiet)
+		fprintf(stderr, "%s: probes, pass %d of %d (12 independent adds: %.2f cycles)\n",
+			tool_name, pass, passes, add12);
+}
+
+/* mkdir -p of path's directory. */
+static int make_parent(const char *path)
+{
+	char d[4096];
+
+	snprintf(d, sizeof(d), "%s", path);
+	for (char *p = d + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(d, 0755) < 0 && errno != EEXIST)
+			return tool_fail("%s: %s", d, strerror(errno));
+		*p = '/';
+	}
+	return 0;
+}
+
+/* name<TAB>hex<TAB>cycles, as bench/bhive's tables (bench/model_speed -e reads it). */
+static int write_measurements(const char *path, const struct model_probe *p, size_t n,
+			      const double *cycles)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return tool_fail("%s: %s", path, strerror(errno));
+	fprintf(f, "name\thex\tcycles\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\t", p[i].name);
+		for (size_t j = 0; j < p[i].len; j++)
+			fprintf(f, "%s%02x", j ? " " : "", p[i].bytes[j]);
+		fprintf(f, "\t%.3f\n", cycles[i]);
+	}
+	if (fclose(f))
+		return tool_fail("%s: write error", path);
+	return 0;
+}
+
+static const struct model *start_model(const struct cal_args *a, const struct model_cpuid *id)
+{
+	if (a->base)
+		return model_by_name(a->base);
+	return model_for_cpuid(id->vendor, id->family, id->model);
+}
+
+static void report(const struct cal_args *a, const struct model_fit_report *rep,
+		   const char *path, const double *load, const struct model *m)
+{
+	double lo = 1e9, hi = 0;
+
+	if (a->quiet)
+		return;
+	for (int p = 0; p < a->passes; p++) {
+		lo = load[p] > 0 && load[p] < lo ? load[p] : lo;
+		hi = load[p] > hi ? load[p] : hi;
+	}
+	printf("model %s fitted to %zu probes: mean error %.1f%% -> %.1f%%, %d values moved, "
+	       "%d ports added\n", m->name, rep->nused, 100 * rep->err_before,
+	       100 * rep->err_after, rep->nchanged, rep->ports_added);
+	printf("contention probe (12 independent adds) over the passes: %.2f .. %.2f cycles\n",
+	       lo, hi);
+	fputs(rep->log, stdout);
+	printf("written to %s (dcpi model --show)\n", path);
+}
+
+int calibrate_tables(const struct cal_args *a, struct model **fitted)
+{
+	const struct model_probe *probes;
+	size_t n = model_probes(&probes);
+	struct model_fit_report rep;
+	struct dcpi_err err = { 0 };
+	struct model_cpuid id;
+	const struct model *base;
+	double *cycles = calloc(n, sizeof(*cycles)), load[64] = { 0 };
+	char why[128], path[4096], date[16], name[48];
+	time_t now = time(NULL);
+	int cpu = a->cpu == -2 ? (int)sysconf(_SC_NPROCESSORS_ONLN) - 1 : a->cpu, rc = 1;
+
+	*fitted = NULL;
+	if (!cycles)
+		return tool_fail("out of memory");
+	if (!sbx_usable(why, sizeof(why))) {
+		tool_fail("cannot time code here: %s", why);
+		goto out;
+	}
+	if (model_cpuid_this(&id) < 0) {
+		tool_fail("no CPUID on this processor");
+		goto out;
+	}
+	base = start_model(a, &id);
+	if (!base) {
+		tool_fail("--base %s: no such shipped model", a->base);
+		goto out;
+	}
+	if (a->model_file)
+		snprintf(path, sizeof(path), "%s", a->model_file);
+	else if (model_file_path(&id, path, sizeof(path)) < 0) {
+		tool_fail("no place for the model file: set DCPI_MODEL_DIR or HOME");
+		goto out;
+	}
+	if (!a->quiet)
+		fprintf(stderr, "%s: timing %zu probes on cpu %d, %d passes, fitting %s\n",
+			tool_name, n, cpu, a->passes, base->name);
+	if (model_time_probes(probes, n, a->passes, cpu, cycles, load, progress, (void *)a,
+			      &err) < 0) {
+		tool_fail("%s", err.msg);
+		goto out;
+	}
+	strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
+	snprintf(name, sizeof(name), "%s-calibrated", base->name);
+	*fitted = model_copy(base, name, &err);
+	if (!*fitted || model_fit(*fitted, probes, cycles, n, date, &rep, &err) < 0 ||
+	    make_parent(path) || model_file_write(path, *fitted, &id, &err) < 0) {
+		if (err.msg[0])
+			tool_fail("%s", err.msg);
+		goto out;
+	}
+	report(a, &rep, path, load, *fitted);
+	if (a->measurements && write_measurements(a->measurements, probes, n, cycles))
+		goto out;
+	rc = 0;
+out:
+	if (rc) {
+		model_free(*fitted);
+		*fitted = NULL;
+	}
+	free(cycles);
+	return rc;
+}
