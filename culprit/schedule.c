@@ -212,12 +212,19 @@ static int port_take(struct sim *s, uint32_t mask, int t, int busy, int seq,
 			sl->owner[p] = seq;
 		}
 		if (t > start && why && t > why->t) {
-			struct slot *sl = slot_at(s, start);
-			int q = __builtin_ctz(mask & sl->busy);
+			/* the culprit holds one of the ports at the first cycle that
+			 * was refused: not always `start` when the op needs a port
+			 * for several cycles and the port frees up only later */
+			for (int u = start; u < t; u++) {
+				struct slot *sl = slot_at(s, u);
 
-			why->t = t;
-			why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;
-			why->seq = sl->owner[q];
+				if (!(mask & sl->busy))
+					continue;
+				why->t = t;
+				why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;
+				why->seq = sl->owner[__builtin_ctz(mask & sl->busy)];
+				break;
+			}
 		}
 		return t;
 	}

@@ -189,6 +189,12 @@ static void test_installed_binary(void **state)
 	int rc;
 
 	(void)state;
+#ifdef __SANITIZE_ADDRESS__
+	/* calibration runs dcpi's own loops under callgrind: an ASan-built dcpi
+	 * cannot run under valgrind */
+	skip();
+	return;
+#endif
 	if (!bin || access(bin, X_OK) || system("valgrind --version >/dev/null 2>&1")) {
 		skip();
 		return;
