@@ -71,9 +71,10 @@ one() {
 			"$floor" -e "$OVH_EVENT" -c "$p" -- "$wl/$w" >"$out" 2>"$err"
 		samples=$(awk '/^floor:/ { print $2 }' "$err") ;;
 	dcpi)
+		# the sampler alone, beside perf record; bench_paths.sh measures path samples
 		rm -rf "$tmp/db"
 		nice -n "$OVH_NICE" /usr/bin/time -f "%U %S" -o "$rus" "$dcpi" record -q -e "$OVH_EVENT" \
-			-c "$p" --db "$tmp/db" -- "$wl/$w" >"$out" 2>"$err"
+			--no-paths -c "$p" --db "$tmp/db" -- "$wl/$w" >"$out" 2>"$err"
 		samples=$(cat "$tmp"/db/*/meta | awk '$1 == "samples" { s += $3 } END { print s + 0 }') ;;
 	perf)
 		nice -n "$OVH_NICE" /usr/bin/time -f "%U %S" -o "$rus" perf record -q -e "$OVH_EVENT" -c "$p" \

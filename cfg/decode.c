@@ -293,6 +293,16 @@ static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn 
 		if (op->type == X86_OP_REG) {
 			if ((r = fold_reg(op->reg)) < 0)
 				continue;
+			/*
+			 * An AVX-512 write-mask ({%k2}, capstone 4's last
+			 * operand) is read; its access is uninitialised
+			 * memory in capstone 4, so it is not looked at.
+			 */
+			if (r >= CFG_R_K0 && r < CFG_R_K0 + 8 && i + 1 == x->op_count &&
+			    strstr(insn->text, "{%k")) {
+				rd |= CFG_RBIT(r);
+				continue;
+			}
 			if (op->access & CS_AC_READ)
 				rd |= CFG_RBIT(r);
 			if (op->access & CS_AC_WRITE)

@@ -123,11 +123,21 @@ int paths_prepare(struct paths_run *r, unsigned rate, unsigned k, const char *li
 
 void paths_child_env(const struct paths_run *r)
 {
+	const char *asan = getenv("ASAN_OPTIONS");
+	char buf[4096];
+
 	if (!r || !r->on)
 		return;
 	setenv(PRT_ENV_DIR, r->dir, 1);
 	setenv(PRT_ENV_RATE, r->rate, 1);
 	setenv("LD_PRELOAD", r->preload, 1);
+	/* A program built with -fsanitize=address refuses to start when a
+	 * preloaded library comes before its runtime; that check only. */
+	if (asan && asan[0])
+		snprintf(buf, sizeof(buf), "%s:verify_asan_link_order=0", asan);
+	else
+		snprintf(buf, sizeof(buf), "verify_asan_link_order=0");
+	setenv("ASAN_OPTIONS", buf, 1);
 }
 
 int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,

@@ -377,7 +377,8 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 	double *prob = calloc(ne + 1, sizeof(double)), *x = calloc(nb + 1, sizeof(double));
 	double *y = calloc(ne + 1, sizeof(double)), *s = calloc(nb + 1, sizeof(double));
 	double *m = calloc(nb + 1, sizeof(double)), *ms = calloc(nb + 1, sizeof(double));
-	double *mi = calloc(cfg->ninsns + 1, sizeof(double)), *bscale = calloc(nb + 1, sizeof(double));
+	double *mi = calloc(cfg->ninsns + 1, sizeof(double));
+	double *bscale = calloc(nb + 1, sizeof(double));
 	double *win = calloc(nb + 1, sizeof(double)), total = 0;
 	struct pscale ps = { cfg, model, po, s, m, ms, x, prob, win, out->cycles_per_sample };
 	int rc = -ENOMEM;

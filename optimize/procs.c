@@ -5,14 +5,12 @@
  * stripping).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "internal.h"
 
 void opt_est_default(struct opt_est *e)
@@ -223,40 +221,13 @@ void opt_buf_printf(struct opt_buf *b, const char *fmt, ...)
 
 int opt_write_file(const char *path, const void *buf, size_t len, struct dcpi_err *err)
 {
-	char tmp[PROF_PATH_MAX + 16];
-	const char *p = buf;
-	int fd;
-
 	if (!strcmp(path, "-")) {
 		if (fwrite(buf, 1, len, stdout) != len || fflush(stdout))
 			return dcpi_errf(err, -EIO, "standard output: write failed");
 		return 0;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			int e = errno;
-
-			close(fd);
-			unlink(tmp);
-			return dcpi_errf(err, -e, "%s: %s", tmp, strerror(e));
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	if (fchmod(fd, 0644) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-
-		unlink(tmp);
-		return dcpi_errf(err, -e, "%s: %s", path, strerror(e));
-	}
-	return 0;
+	/* util/safefile.c: temporary, fsync, rename; no link followed */
+	return dcpi_write_file(path, buf, len, 0644, err);
 }
 
 void opt_base_name(const char *sym, char *out, size_t len)

@@ -412,7 +412,7 @@ int prof_view_open(struct prof_db *db, const char *epoch, struct prof_view *v,
 	/* a writer's commit takes milliseconds; a stuck lock only costs the wait */
 	lock_wait(v->fd, LOCK_SH, READ_LOCK_WAIT_MS);
 	rc = read_journal(v->fd, v->dir, &v->pj, &v->nj);
-	if (rc == -EINVAL) {
+	if (rc && rc != -ENOMEM && rc != -EIO) {	/* garbled, a FIFO, a link */
 		prof_db_note(db, "%s/%s: unreadable journal ignored", v->dir, JOURNAL_NAME);
 		rc = 0;
 	}

@@ -4,7 +4,8 @@
  * run of the hand-assembled loop with an if (loop_if.h, exact counts known),
  * branch ratios and block counts recovered within statistical bounds; no
  * path data gives exactly the windows' result; degenerate inputs (a loop
- * nothing leaves, no samples, transitions that match no edge) stay finite.
+ * nothing leaves, no samples, transitions that match no edge) stay finite;
+ * dcpicalc's text and --json on a real recording with path samples.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -14,8 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 
 #include "dcpi/cfg.h"
 #include "dcpi/estimate.h"
@@ -269,8 +273,8 @@ static void test_counts_recovered(void **state)
 	est_path_opts_default(&po);
 	for (int rule = 0; rule < EST_SCALE_NRULES; rule++) {
 		po.rule = (enum est_scale_rule)rule;
-		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r, &info,
-						     &err), 0);
+		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r,
+						     &info, &err), 0);
 		assert_true(info.used);
 		for (int k = 1; k < 5; k++) {
 			double got = r.blocks[block_of(cfg, block_start[k])].executions;
@@ -413,6 +417,73 @@ static void test_degenerate(void **state)
 	cfg_free(cfg);
 }
 
+/* Read all of path into buf (NUL-terminated); bytes read. */
+static size_t slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return n;
+}
+
+/*
+ * End to end: estloops under `dcpi record` with path samples, then dcpicalc:
+ * the text says how many transitions it used, --json has "paths" used, a
+ * block whose count is the path shape with its own samples ("both"), an
+ * edge with transitions seen, and --no-paths is the windows' answer
+ * ("paths": null, every block "windows").
+ */
+static void test_dcpicalc_json(void **state)
+{
+	const char *bin = getenv("DCPI_BIN"), *build = getenv("DCPI_BUILD");
+	static char out[1 << 20];
+	char tmp[] = "/tmp/dcpi-test-estpaths-XXXXXX";
+
+	(void)state;
+	if (!bin || !build || access(bin, X_OK)) {
+		skip();
+		return;
+	}
+	assert_non_null(mkdtemp(tmp));
+	if (tu_sh("%s record -e cpu-clock --paths 200:32 --db %s/db -- %s/workloads/estloops "
+		  "20000 > %s/rec.log 2>&1", bin, tmp, build, tmp)) {
+		print_message("dcpi record with paths failed here: skipping\n");
+		tu_sh("cat %s/rec.log; rm -rf %s", tmp, tmp);
+		skip();
+		return;
+	}
+	assert_int_equal(tu_sh("DCPI_MEASURE=0 %s calc loop_simple --db %s/db > %s/t.txt", bin, tmp,
+			       tmp), 0);
+	slurp(strcat(strcpy((char[200]){ 0 }, tmp), "/t.txt"), out, sizeof(out));
+	assert_non_null(strstr(out, "transitions in this procedure"));
+	assert_int_equal(tu_sh("DCPI_MEASURE=0 %s calc loop_simple --db %s/db --json > %s/j.json",
+			       bin, tmp, tmp), 0);
+	slurp(strcat(strcpy((char[200]){ 0 }, tmp), "/j.json"), out, sizeof(out));
+	assert_non_null(strstr(out, "\"paths\": {\"source\": \"tf-step\", \"used\": true"));
+	assert_non_null(strstr(out, "\"source\": \"both\""));
+	assert_non_null(strstr(out, "\"kind\": \"taken\""));
+	assert_null(strstr(out, "\"kind\": \"taken\", \"executions\": 0,"));
+	{
+		/* the loop's back edge (taken) was seen */
+		const char *t = strstr(out, "\"kind\": \"taken\"");
+		const char *o = t ? strstr(t, "\"observed\": ") : NULL;
+
+		assert_non_null(o);
+		assert_true(strtod(o + 12, NULL) > 0);
+	}
+	assert_int_equal(tu_sh("DCPI_MEASURE=0 %s calc loop_simple --db %s/db --json --no-paths "
+			       "> %s/n.json", bin, tmp, tmp), 0);
+	slurp(strcat(strcpy((char[200]){ 0 }, tmp), "/n.json"), out, sizeof(out));
+	assert_non_null(strstr(out, "\"paths\": null"));
+	assert_null(strstr(out, "\"source\": \"both\""));
+	assert_non_null(strstr(out, "\"source\": \"windows\""));
+	tu_sh("rm -rf %s", tmp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_counts_recovered),
 		cmocka_unit_test(test_absent_is_old),
 		cmocka_unit_test(test_degenerate),
+		cmocka_unit_test(test_dcpicalc_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

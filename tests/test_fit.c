@@ -181,7 +181,7 @@ static void test_full_suite(void **state)
 
 static void test_bad_input(void **state)
 {
-	struct model_probe p[64];
+	struct model_probe p[sizeof(small) / sizeof(small[0])];	/* pick fills one per name */
 	struct dcpi_err err = { 0 };
 	struct model *m = model_copy(model_by_name("zen5"), "fit", &err);
 	double c[4] = { 0, -1, 0, 0 };

@@ -467,6 +467,28 @@ static void test_symlinks_at_names(void **state)
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(tu_sh("grep -qx precious '%s'", victim), 0);
+	/* a link at a profile's name and at the journal's: set aside, not followed */
+	{
+		char e2[64], prof[700], jr[700];
+
+		new_epoch(dbp, e2, sizeof(e2));
+		snprintf(prof, sizeof(prof), "%s/%s/%040x.cpu-clock.prof", dbp, e2, 1);
+		snprintf(jr, sizeof(jr), "%s/%s/.journal", dbp, e2);
+		assert_int_equal(symlink(victim, prof), 0);
+		assert_int_equal(symlink(victim, jr), 0);
+		assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
+		assert_int_equal(flush_round(db, e2, 1, &err), 0);
+		print_message("%s", prof_db_notes(db));
+		assert_non_null(strstr(prof_db_notes(db), "symbolic link"));
+		assert_non_null(strstr(prof_db_notes(db), "journal"));
+		prof_db_close(db);
+		now = epoch_totals(dbp, e2, &meta);
+		assert_int_equal(now, (uint64_t)NPROF * 20);
+		assert_int_equal(now, meta);
+		assert_int_equal(lstat(prof, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(tu_sh("grep -qx precious '%s'", victim), 0);
+	}
 	/* the calibration file and its old temporary name */
 	memset(&cal, 0, sizeof(cal));
 	snprintf(cal.model, sizeof(cal.model), "zen5");
@@ -695,7 +717,7 @@ static void recorded_db(char *dbp, size_t len)
 	char out[4096];
 
 	fresh(dbp, len);
-	if (run_capture(out, sizeof(out), "%s record --db %s -- %s/workloads/twoprocs 5",
+	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
 			dcpi_bin, dbp, build_dir))
 		fail_msg("record: %s", out);
 }
@@ -749,7 +771,7 @@ static void test_tools_messages(void **state)
 	assert_non_null(strstr(out, "skipped 1 empty epoch newer than 00000001"));
 	assert_non_null(strstr(out, "proc_a"));
 	/* a full disk under dcpi record: exit 1 and no half-written epoch */
-	rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:3:enospc %s record --db %s "
+	rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:3:enospc %s record --no-paths --db %s "
 			 "-- %s/workloads/twoprocs 2", dcpi_bin, dbp, build_dir);
 	print_message("%s", out);
 	assert_int_equal(rc, 1);

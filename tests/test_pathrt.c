@@ -572,6 +572,15 @@ static void test_static_and_off(void **state)
 	assert_null(strstr(r.settings, "paths="));
 	run_free(&r);
 
+	/* no runtime where it is asked for: a note, and time samples as usual */
+	setenv("DCPI_PATHS_LIB", "/nonexistent/libdcpi-paths.so", 1);
+	record(&r, opts, dyn_argv);
+	unsetenv("DCPI_PATHS_LIB");
+	assert_int_equal(exit_code(&r), 0);
+	assert_non_null(strstr(r.err, "note: no path samples"));
+	assert_int_equal(r.np, 0);
+	run_free(&r);
+
 	snprintf(bin, sizeof(bin), "%s/static", ws);
 	if (!src_dir || system("cc --version >/dev/null 2>&1") ||
 	    tu_sh_static(bin)) {
@@ -620,6 +629,28 @@ static void test_dlopen(void **state)
 	run_free(&r);
 }
 
+/* A program built with AddressSanitizer refuses a library preloaded before
+ * its runtime unless told otherwise: dcpi record tells it. */
+static void test_asan_program(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	char bin[400], cmd[PATH_MAX + 512];
+	const char *argv[] = { bin, "branch", "30000000", NULL };
+	struct run r;
+
+	snprintf(bin, sizeof(bin), "%s/asan", ws);
+	snprintf(cmd, sizeof(cmd), "cc -fsanitize=address -O1 -o '%s' '%s/tests/workloads/"
+		 "pathloop.c' -lpthread >/dev/null 2>&1", bin, src_dir ? src_dir : ".");
+	if (!src_dir || system(cmd)) {
+		print_message("no AddressSanitizer here: not run\n");
+		return;
+	}
+	record(&r, opts, argv);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "bursts") > 0);
+	run_free(&r);
+}
+
 static void test_bad_options(void **state)
 {
 	static const char *const bad[][2] = {
@@ -651,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_crash),
 		cmocka_unit_test(test_static_and_off),
 		cmocka_unit_test(test_dlopen),
+		cmocka_unit_test(test_asan_program),
 		cmocka_unit_test(test_bad_options),
 	};
 

@@ -83,9 +83,10 @@ static const char calc_usage[] =
 	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
 	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
 	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
-	"      --scale R       scale rule with paths: quantile[:Q] (default, Q 0.25), sum, loops,\n"
-	"                      minloop, windows; --prior W pseudo-observations of the static\n"
-	"                      prior (2); --regions: each hot loop nest its own scale\n"
+	"      --scale R       scale rule with paths: quantile[:Q] (default, Q 0.25),\n"
+	"                      sum, loops, minloop, windows\n"
+	"      --prior W       pseudo-observations of the static branch prior (2)\n"
+	"      --regions       each hot outermost loop its own scale\n"
 	"  -a, --all           every block, not only the hot ones\n"
 	"      --json          machine-readable output\n";
 
@@ -174,8 +175,8 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 							 optarg);
 				a->popts.rule = EST_SCALE_QUANTILE;
 			} else if (est_scale_rule_parse(optarg, &a->popts.rule) < 0)
-				return tool_fail("--scale %s: not sum, quantile, loops, minloop, windows",
-						 optarg);
+				return tool_fail("--scale %s: not quantile[:Q], sum, loops, "
+						 "minloop, windows", optarg);
 			break;
 		case 'w':
 			a->popts.prior_weight = strtod(optarg, &end);
@@ -537,7 +538,8 @@ static void json_block_edges(const struct calc_ctx *c)
 		       "\"confidence\": \"%s\", ",
 		       b ? "," : "", (unsigned long long)bl->start, (unsigned long long)bl->end,
 		       eb->executions, eb->best_cpi, eb->actual_cpi, eb->samples, eb->best, cls,
-		       bl->loop_depth, cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
+		       bl->loop_depth,
+		       cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
 		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
 		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, est_conf_name(eb->conf));
 		json_block_best(c, b);
@@ -554,7 +556,8 @@ static void json_block_edges(const struct calc_ctx *c)
 		else
 			printf("\"0x%llx\"", (unsigned long long)cfg->blocks[ed->to].start);
 		printf(", \"kind\": \"%s\", \"executions\": %.17g, \"probability\": %.6g, "
-		       "\"observed\": %.17g, \"confidence\": \"%s\"}", cfg_edge_kind_name(ed->kind),
+		       "\"observed\": %.17g, \"confidence\": \"%s\"}",
+		       cfg_edge_kind_name(ed->kind),
 		       c->r.edges[e].executions, c->r.edges[e].prob,
 		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0,
 		       est_conf_name(c->r.edges[e].conf));
@@ -581,8 +584,8 @@ static void json_paths(const struct calc_ctx *c)
 	       pi->transitions, pi->entries, pi->unmatched,
 	       est_scale_rule_name(c->a.popts.rule), pi->scale);
 	for (int r = 0; r < EST_SCALE_NRULES; r++)
-		printf("%s\"%s\": %.17g", r ? ", " : "", est_scale_rule_name((enum est_scale_rule)r),
-		       pi->rule_scale[r]);
+		printf("%s\"%s\": %.17g", r ? ", " : "",
+		       est_scale_rule_name((enum est_scale_rule)r), pi->rule_scale[r]);
 	printf("}},\n");
 }
 

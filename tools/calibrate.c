@@ -180,6 +180,7 @@ struct cal_ctx {
 static int collect(struct cal_ctx *c)
 {
 	char recdb[128], cgout[128], log[128], scale[32], cgscale[32], outarg[160];
+	/* no path samples: their single steps would be charged to the loops' cycles */
 	char *rec[] = { c->self, "record", "-e", "cpu-clock", "-q", "--no-paths", "--db", recdb,
 			"--",
 			c->wl, c->wl_sub ? c->wl_sub : scale, c->wl_sub ? scale : NULL, NULL };

@@ -44,7 +44,7 @@ static const struct command commands[] = {
 	{ "stats", "dcpistats", cmd_stats, "variation across runs" },
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },
-	{ "calibrate", NULL, cmd_calibrate, "measure where samples land (skid) on this machine" },
+	{ "calibrate", NULL, cmd_calibrate, "measure this machine: where samples land, instruction costs" },
 	{ "llvm-prof", NULL, cmd_llvm_prof, "LLVM sample profile (clang -fprofile-sample-use)" },
 	{ "gcc-prof", NULL, cmd_gcc_prof, "AutoFDO profile for gcc -fauto-profile" },
 	{ "bolt-prof", NULL, cmd_bolt_prof, "BOLT fdata from estimated edge counts" },
@@ -95,7 +95,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: dcpi <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (commands[i].fn && commands[i].help)
-			fprintf(f, "  %-8s %-10s %s\n", commands[i].name,
+			fprintf(f, "  %-10s %-10s %s\n", commands[i].name,
 				commands[i].alias ? commands[i].alias : "", commands[i].help);
 	fprintf(f, "\n'dcpi <command> --help' describes a command.\n");
 }

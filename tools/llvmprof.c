@@ -14,7 +14,7 @@
 
 static const char fb_usage[] =
 	"usage: dcpi %s [PROG...] -o FILE [options]\n"
-	"  writes a %s from the estimated executions of every sampled\n"
+	"  writes the %s from the estimated executions of every sampled\n"
 	"  procedure of PROG (default: the most sampled image of the epoch)\n"
 	"  -o, --output FILE   where to write it ('-': standard output)\n"
 	"      --db DIR        profile database (default $DCPIDB, then ./dcpidb)\n"
