@@ -212,19 +212,20 @@ static int port_take(struct sim *s, uint32_t mask, int t, int busy, int seq,
 			sl->owner[p] = seq;
 		}
 		if (t > start && why && t > why->t) {
-			/* the culprit holds one of the ports at the first cycle that
-			 * was refused: not always `start` when the op needs a port
-			 * for several cycles and the port frees up only later */
-			for (int u = start; u < t; u++) {
-				struct slot *sl = slot_at(s, u);
+			struct slot *sl = slot_at(s, start);
+			int q;
 
-				if (!(mask & sl->busy))
-					continue;
-				why->t = t;
-				why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;
-				why->seq = sl->owner[__builtin_ctz(mask & sl->busy)];
-				break;
-			}
+			/* the blocker: the first cycle from start where a port was taken
+			 * (a multi-cycle op may find start free and a later cycle not) */
+			for (int u = start; !(mask & sl->busy) && u + 1 < t; u++)
+				sl = slot_at(s, u + 1);
+			if (!(mask & sl->busy))
+				return t;
+			q = __builtin_ctz(mask & sl->busy);
+
+			why->t = t;
+			why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;
+			why->seq = sl->owner[q];
 		}
 		return t;
 	}
