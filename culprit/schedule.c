@@ -213,7 +213,15 @@ static int port_take(struct sim *s, uint32_t mask, int t, int busy, int seq,
 		}
 		if (t > start && why && t > why->t) {
 			struct slot *sl = slot_at(s, start);
-			int q = __builtin_ctz(mask & sl->busy);
+			int q;
+
+			/* the blocker: the first cycle from start where a port was taken
+			 * (a multi-cycle op may find start free and a later cycle not) */
+			for (int u = start; !(mask & sl->busy) && u + 1 < t; u++)
+				sl = slot_at(s, u + 1);
+			if (!(mask & sl->busy))
+				return t;
+			q = __builtin_ctz(mask & sl->busy);
 
 			why->t = t;
 			why->reason = busy > 1 ? MODEL_R_DIVIDER : MODEL_R_PORT;

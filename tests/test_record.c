@@ -411,10 +411,14 @@ static void test_interrupt(void **state)
 	print_message("interrupt: %llu samples after %.3f s CPU\n",
 		      (unsigned long long)m.samples, r.cpu);
 	assert_true(m.samples == sum_totals(p, n));
-	/* however little CPU a loaded machine gave it, every sample is kept */
+	/* however little CPU a loaded machine gave it, every sample is kept (the
+	 * meta == profiles check above).  r.cpu is dcpi record's CPU as well as
+	 * the command's: startup, path-sample spool, writing the epoch, tens of
+	 * ms that on a loaded machine are as much as the command got in 400 ms
+	 * of wall time, so the lower bound here is loose. */
 	worth = (double)m.samples * w->period / 1e9;
 	if (!strcmp(w->event, "cpu-clock"))
-		assert_true(worth > 0.6 * r.cpu - 0.005 && worth < 1.3 * r.cpu + 0.02);
+		assert_true(worth > 0.3 * r.cpu - 0.005 && worth < 1.3 * r.cpu + 0.02);
 	assert_true(w->total >= 10);
 	prof_profiles_free(p, n);
 }
