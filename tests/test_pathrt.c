@@ -503,7 +503,7 @@ static void test_rep_and_syscalls(void **state)
 {
 	static const char *const opts[] = { RATE, NULL };
 	const char *rep_argv[] = { pathloop, "rep", "100000000", NULL };
-	const char *sys_argv[] = { pathloop, "syscalls", "50000000", NULL };
+	const char *sys_argv[] = { pathloop, "syscalls", "2000000", NULL };
 	const struct path_profile *p;
 	uint64_t rep = sym_off(pathloop, "pl_rep", NULL);
 	struct run r;
