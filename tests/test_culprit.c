@@ -1,0 +1,360 @@
+/*
+ * test_culprit.c - dynamic-stall culprits (culprit/dynamic.c) on code whose
+ * culprit is known by construction: a pointer chase, a data-dependent
+ * branch, a store-forwarding conflict, a divide chain, a fetch across a
+ * cache line; events clearing and bounding causes; the fig. 4 summary.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/culprit.h"
+
+#define BASE 0x1000
+
+/* loop: mov (%rax),%rax; add $1,%rcx; cmp %rdx,%rcx; jne loop */
+static const uint8_t chase[] = {
+	0x31, 0xc9, 0x48, 0x8b, 0x00, 0x48, 0x83, 0xc1, 0x01, 0x48, 0x39, 0xd1,
+	0x75, 0xf4, 0xc3,
+};
+
+/* loop: imul %r8,%rsi; test $1,%sil; je D; add $3,%rax; jmp E;
+ * D: sub $5,%rax; E: add $1,%rcx; cmp %rdx,%rcx; jne loop */
+static const uint8_t branch[] = {
+	0x31, 0xc9, 0x49, 0x0f, 0xaf, 0xf0, 0x40, 0xf6, 0xc6, 0x01, 0x74, 0x06,
+	0x48, 0x83, 0xc0, 0x03, 0xeb, 0x04, 0x48, 0x83, 0xe8, 0x05, 0x48, 0x83,
+	0xc1, 0x01, 0x48, 0x39, 0xd1, 0x75, 0xe3, 0xc3,
+};
+
+/* loop: mov %ecx,(%rdi); mov (%rdi),%rax; add %rax,%rsi; ...: a 4-byte
+ * store, then an 8-byte load of the same address */
+static const uint8_t fwd[] = {
+	0x31, 0xc9, 0x89, 0x0f, 0x48, 0x8b, 0x07, 0x48, 0x01, 0xc6, 0x48, 0x83,
+	0xc1, 0x01, 0x48, 0x39, 0xd1, 0x75, 0xef, 0xc3,
+};
+
+/* loop: xor %edx,%edx; div %rcx; add $3,%rax; sub $1,%rsi; jne loop */
+static const uint8_t divc[] = {
+	0xb9, 0x07, 0x00, 0x00, 0x00, 0x31, 0xd2, 0x48, 0xf7, 0xf1, 0x48, 0x83,
+	0xc0, 0x03, 0x48, 0x83, 0xee, 0x01, 0x75, 0xf1, 0xc3,
+};
+
+struct fx {
+	struct cfg *cfg;
+	double *dyn, *exec, *eexec, *eprob, *ev;
+	struct cul_input in;
+	struct cul_result r;
+};
+
+static void fx_build(struct fx *f, const uint8_t *code, size_t len)
+{
+	struct dcpi_err err;
+
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(cfg_build_bytes(code, len, BASE, "t", &f->cfg, &err), 0);
+	f->dyn = calloc(f->cfg->ninsns, sizeof(double));
+	f->exec = calloc(f->cfg->ninsns, sizeof(double));
+	f->ev = calloc(f->cfg->ninsns, sizeof(double));
+	f->eexec = calloc(f->cfg->nedges, sizeof(double));
+	f->eprob = calloc(f->cfg->nedges, sizeof(double));
+	assert_non_null(f->dyn);
+	for (size_t i = 0; i < f->cfg->ninsns; i++)
+		f->exec[i] = 1000;
+	for (size_t e = 0; e < f->cfg->nedges; e++) {
+		const struct cfg_block *b = &f->cfg->blocks[f->cfg->edges[e].from];
+
+		f->eprob[e] = b->nsucc ? 1.0 / b->nsucc : 1;
+		f->eexec[e] = 1000 * f->eprob[e];
+	}
+	cul_input_default(&f->in);
+	f->in.cfg = f->cfg;
+	f->in.dyn = f->dyn;
+	f->in.exec = f->exec;
+	f->in.edge_exec = f->eexec;
+	f->in.edge_prob = f->eprob;
+}
+
+static void fx_free(struct fx *f)
+{
+	cul_result_free(&f->r);
+	cfg_free(f->cfg);
+	free(f->dyn);
+	free(f->exec);
+	free(f->ev);
+	free(f->eexec);
+	free(f->eprob);
+}
+
+/* Loops go round: a backward branch is taken 999 times in 1000. */
+static void loop_probs(struct fx *f)
+{
+	for (size_t e = 0; e < f->cfg->nedges; e++) {
+		const struct cfg_edge *ed = &f->cfg->edges[e];
+		const struct cfg_block *from = &f->cfg->blocks[ed->from];
+
+		if (ed->kind == CFG_E_TAKEN)
+			f->eprob[e] = f->cfg->blocks[ed->to].start <= from->start ? 0.999 : 0.5;
+		else if (ed->kind == CFG_E_NOT_TAKEN)
+			f->eprob[e] = 1 - 0.999;
+		f->eexec[e] = 1000 * f->eprob[e];
+	}
+}
+
+static int at(const struct fx *f, uint64_t off)
+{
+	int i = cfg_insn_at(f->cfg, BASE + off);
+
+	assert_true(i >= 0);
+	return i;
+}
+
+static const struct cul_stall *run(struct fx *f, uint64_t stalled)
+{
+	struct dcpi_err err;
+	const struct cul_stall *s;
+
+	cul_result_free(&f->r);
+	assert_int_equal(cul_analyze(&f->in, &f->r, &err), 0);
+	s = cul_stall_of(&f->r, (uint32_t)at(f, stalled));
+	assert_non_null(s);
+	return s;
+}
+
+static int has(const struct cul_stall *s, enum cul_cause c, int insn)
+{
+	for (size_t k = 0; k < s->nsuspects; k++)
+		if (s->sus[k].cause == c && (insn < 0 || s->sus[k].insn == insn))
+			return 1;
+	return 0;
+}
+
+/* The chase's cycles land on the add after the load (skid 1): the load. */
+static void test_pointer_chase(void **state)
+{
+	const struct cul_stall *s;
+	struct fx f;
+
+	(void)state;
+	fx_build(&f, chase, sizeof(chase));
+	loop_probs(&f);
+	f.dyn[at(&f, 0x5)] = 150000;
+	s = run(&f, 0x5);
+	assert_true(s->nsuspects >= 1);
+	assert_int_equal(s->sus[0].cause, CUL_DCACHE);
+	assert_int_equal(s->sus[0].insn, at(&f, 0x2));
+	assert_false(has(s, CUL_MISPREDICT, -1));	/* the loop branch is predictable */
+	assert_false(has(s, CUL_LONG_LAT, -1));
+	/* two instructions later (skid 2, the cmp) it is still the load */
+	f.dyn[at(&f, 0x5)] = 0;
+	f.dyn[at(&f, 0x9)] = 150000;
+	s = run(&f, 0x9);
+	assert_int_equal(s->sus[0].cause, CUL_DCACHE);
+	assert_int_equal(s->sus[0].insn, at(&f, 0x2));
+	/* with skid 0 the cmp does not read the load's result: not the load */
+	f.in.skid = 0;
+	s = run(&f, 0x9);
+	assert_false(has(s, CUL_DCACHE, -1));
+	fx_free(&f);
+}
+
+/* A 50% branch: the stall at the start of either arm is the je's. */
+static void test_unpredictable_branch(void **state)
+{
+	const struct cul_stall *s;
+	struct fx f;
+
+	(void)state;
+	fx_build(&f, branch, sizeof(branch));
+	f.dyn[at(&f, 0x12)] = 20000;	/* sub $5: first of the taken arm */
+	f.dyn[at(&f, 0xc)] = 20000;	/* add $3: first of the other */
+	s = run(&f, 0x12);
+	assert_int_equal(s->sus[0].cause, CUL_MISPREDICT);
+	assert_int_equal(s->sus[0].insn, at(&f, 0xa));
+	s = run(&f, 0xc);
+	assert_int_equal(s->sus[0].cause, CUL_MISPREDICT);
+	assert_int_equal(s->sus[0].insn, at(&f, 0xa));
+
+	/* a branch that nearly always goes one way is proven innocent */
+	for (size_t e = 0; e < f.cfg->nedges; e++) {
+		const struct cfg_edge *ed = &f.cfg->edges[e];
+
+		if (ed->kind == CFG_E_TAKEN && ed->from == (uint32_t)cfg_block_at(f.cfg,
+									 BASE + 0x2))
+			f.eprob[e] = 0.999;
+		else if (ed->kind == CFG_E_NOT_TAKEN &&
+			 ed->from == (uint32_t)cfg_block_at(f.cfg, BASE + 0x2))
+			f.eprob[e] = 0.001;
+	}
+	s = run(&f, 0x12);
+	assert_false(has(s, CUL_MISPREDICT, at(&f, 0xa)));
+	fx_free(&f);
+}
+
+/* A 4-byte store, then an 8-byte load of it: the store is named. */
+static void test_store_forwarding(void **state)
+{
+	const struct cul_stall *s;
+	struct fx f;
+
+	(void)state;
+	fx_build(&f, fwd, sizeof(fwd));
+	f.dyn[at(&f, 0x7)] = 12000;	/* add %rax,%rsi after the load */
+	s = run(&f, 0x7);
+	assert_int_equal(s->sus[0].cause, CUL_STORE_FWD);
+	assert_int_equal(s->sus[0].insn, at(&f, 0x2));
+	assert_true(has(s, CUL_DCACHE, at(&f, 0x4)));	/* still a suspect */
+	fx_free(&f);
+
+	/* the same store width as the load forwards: no conflict */
+	{
+		uint8_t same[sizeof(fwd)];
+
+		memcpy(same, fwd, sizeof(fwd));
+		same[2] = 0x90;		/* nop; then mov %rcx,(%rdi) would need a
+					 * REX: use the load's own width */
+		same[3] = 0x90;
+		fx_build(&f, same, sizeof(same));
+		f.dyn[at(&f, 0x7)] = 12000;
+		s = run(&f, 0x7);
+		assert_false(has(s, CUL_STORE_FWD, -1));
+		assert_int_equal(s->sus[0].cause, CUL_DCACHE);
+		fx_free(&f);
+	}
+}
+
+/* A divide chain: the div, two instructions before the stall. */
+static void test_divide_chain(void **state)
+{
+	const struct cul_stall *s;
+	struct fx f;
+
+	(void)state;
+	fx_build(&f, divc, sizeof(divc));
+	f.dyn[at(&f, 0xa)] = 30000;	/* add $3,%rax reads the quotient */
+	s = run(&f, 0xa);
+	assert_int_equal(s->sus[0].cause, CUL_LONG_LAT);
+	assert_int_equal(s->sus[0].insn, at(&f, 0x7));
+	assert_false(has(s, CUL_DCACHE, -1));
+	fx_free(&f);
+}
+
+/* 64 nops, then an add that starts the next cache line: fetch. */
+static void test_icache_line(void **state)
+{
+	uint8_t code[64 + 5];
+	const struct cul_stall *s;
+	struct fx f;
+
+	(void)state;
+	memset(code, 0x90, 64);
+	memcpy(code + 64, (const uint8_t[]){ 0x48, 0x83, 0xc0, 0x01, 0xc3 }, 5);
+	fx_build(&f, code, sizeof(code));
+	f.dyn[at(&f, 64)] = 5000;
+	f.dyn[at(&f, 30)] = 5000;	/* mid-line: nothing to blame */
+	s = run(&f, 64);
+	assert_int_equal(s->sus[0].cause, CUL_ICACHE);
+	assert_int_equal(s->sus[0].insn, at(&f, 64));
+	assert_false(has(s, CUL_ITLB, -1));
+	s = run(&f, 30);
+	assert_int_equal(s->nsuspects, 0);	/* unexplained */
+	assert_true(f.r.sum.min[CUL_UNEXPLAINED] >= 5000 - 1e-9);
+	fx_free(&f);
+}
+
+/* Simulated misses: none at the load clears the D-cache; some bound it. */
+static void test_events_clear_and_bound(void **state)
+{
+	const struct cul_stall *s;
+	struct fx f;
+
+	(void)state;
+	fx_build(&f, chase, sizeof(chase));
+	loop_probs(&f);
+	f.dyn[at(&f, 0x5)] = 150000;
+	f.in.events[CUL_EV_DMISS] = f.ev;
+	s = run(&f, 0x5);
+	assert_false(has(s, CUL_DCACHE, -1));
+	assert_int_equal(s->nsuspects, 0);
+	assert_true(f.r.sum.min[CUL_UNEXPLAINED] > 149999);
+
+	f.ev[at(&f, 0x2)] = 100;	/* 100 misses x 300 cycles = 30000 */
+	s = run(&f, 0x5);
+	assert_int_equal(s->sus[0].cause, CUL_DCACHE);
+	assert_true(s->sus[0].bound > 29999 && s->sus[0].bound < 30001);
+	/* fig. 4: the D-cache explains at most its bound, the rest is
+	 * unexplained */
+	assert_true(f.r.sum.max[CUL_DCACHE] > 29999 && f.r.sum.max[CUL_DCACHE] < 30001);
+	assert_true(f.r.sum.min[CUL_UNEXPLAINED] > 119999);
+	fx_free(&f);
+}
+
+/* The summary's ranges: min <= max, shares add up over single causes. */
+static void test_summary_ranges(void **state)
+{
+	struct dcpi_err err;
+	struct fx f;
+	double one = 0;
+
+	(void)state;
+	fx_build(&f, fwd, sizeof(fwd));
+	f.dyn[at(&f, 0x7)] = 12000;	/* store forwarding and D-cache */
+	f.dyn[at(&f, 0x11)] = 3000;	/* jne: its cmp, no load feeds it */
+	assert_int_equal(cul_analyze(&f.in, &f.r, &err), 0);
+	assert_true(f.r.sum.dynamic > 14999 && f.r.sum.dynamic < 15001);
+	for (int c = 0; c <= CUL_UNEXPLAINED; c++) {
+		assert_true(f.r.sum.min[c] <= f.r.sum.max[c] + 1e-9);
+		one += f.r.sum.min[c];
+	}
+	assert_true(one <= f.r.sum.dynamic + 1e-9);
+	assert_true(f.r.sum.max[CUL_STORE_FWD] >= 12000 - 1e-9);
+	assert_true(f.r.sum.max[CUL_DCACHE] >= 12000 - 1e-9);
+	assert_int_equal(f.r.stalls[0].insn, (uint32_t)at(&f, 0x7));	/* largest first */
+	fx_free(&f);
+}
+
+static void test_bad_input(void **state)
+{
+	struct cul_input in;
+	struct cul_result r;
+	struct dcpi_err err;
+	struct fx f;
+
+	(void)state;
+	cul_input_default(&in);
+	assert_true(cul_analyze(&in, &r, &err) < 0);
+	assert_non_null(strstr(err.msg, "culprits"));
+	fx_build(&f, chase, sizeof(chase));
+	f.in.skid = 9;
+	assert_true(cul_analyze(&f.in, &r, &err) < 0);
+	assert_non_null(strstr(err.msg, "skid"));
+	/* no stalls at all: nothing to explain, nothing unexplained */
+	f.in.skid = 2;
+	assert_int_equal(cul_analyze(&f.in, &f.r, &err), 0);
+	assert_int_equal(f.r.nstalls, 0);
+	assert_true(f.r.sum.dynamic == 0);
+	fx_free(&f);
+	assert_string_equal(cul_cause_name(CUL_DCACHE), "D-cache");
+	assert_string_equal(cul_cause_name(CUL_UNEXPLAINED), "unexplained");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pointer_chase),
+		cmocka_unit_test(test_unpredictable_branch),
+		cmocka_unit_test(test_store_forwarding),
+		cmocka_unit_test(test_divide_chain),
+		cmocka_unit_test(test_icache_line),
+		cmocka_unit_test(test_events_clear_and_bound),
+		cmocka_unit_test(test_summary_ranges),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
