@@ -15,6 +15,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
 
 #define BASE 0x1000
 
@@ -318,6 +319,63 @@ static void test_summary_ranges(void **state)
 	fx_free(&f);
 }
 
+/* From an estimate: S x cps - F x M, and a PMU's miss samples that landed
+ * on the instruction after the load are charged back to it. */
+static void test_from_estimate(void **state)
+{
+	struct est_insn ins[8];
+	struct est_edge edg[8];
+	struct est_result r;
+	struct cul_result out;
+	struct dcpi_err err;
+	double ev[8] = { 0 };
+	struct est_event_counts evc = { "L1-dcache-load-misses", ev };
+	struct fx f;
+	int load, add;
+
+	(void)state;
+	fx_build(&f, chase, sizeof(chase));
+	assert_true(f.cfg->ninsns <= 8 && f.cfg->nedges <= 8);
+	load = at(&f, 0x2);
+	add = at(&f, 0x5);
+	memset(&r, 0, sizeof(r));
+	memset(ins, 0, sizeof(ins));
+	memset(edg, 0, sizeof(edg));
+	r.ninsns = f.cfg->ninsns;
+	r.nedges = f.cfg->nedges;
+	r.insns = ins;
+	r.edges = edg;
+	for (size_t i = 0; i < f.cfg->ninsns; i++) {
+		ins[i].executions = 1000;
+		ins[i].m = 1;
+		ins[i].cycles = 1000;
+		ins[i].conf = EST_CONF_MEDIUM;
+	}
+	ins[add].cycles = 151000;
+	for (size_t e = 0; e < f.cfg->nedges; e++) {
+		edg[e].prob = f.cfg->edges[e].kind == CFG_E_TAKEN ? 0.999 :
+			      f.cfg->edges[e].kind == CFG_E_NOT_TAKEN ? 0.001 : 1;
+		edg[e].executions = 1000 * edg[e].prob;
+	}
+	/* sampled misses at the add: charged to the load; none: innocent */
+	ev[add] = 200;
+	assert_int_equal(est_culprits(f.cfg, &r, &evc, 1, 1, &out, &err), 0);
+	assert_int_equal(out.nstalls, 1);
+	assert_int_equal(out.stalls[0].insn, (uint32_t)add);
+	assert_true(out.stalls[0].cycles > 149999 && out.stalls[0].cycles < 150001);
+	assert_int_equal(out.stalls[0].sus[0].cause, CUL_DCACHE);
+	assert_int_equal(out.stalls[0].sus[0].insn, load);
+	assert_true(out.stalls[0].sus[0].bound > 59999);	/* 200 x 300 */
+	cul_result_free(&out);
+	ev[add] = 0;
+	assert_int_equal(est_culprits(f.cfg, &r, &evc, 1, 1, &out, &err), 0);
+	assert_int_equal(out.stalls[0].nsuspects, 0);
+	cul_result_free(&out);
+	assert_int_equal(est_culprit_event("callgrind-Bcm", NULL), CUL_EV_MISPREDICT);
+	assert_int_equal(est_culprit_event("cpu-clock", NULL), -1);
+	fx_free(&f);
+}
+
 static void test_bad_input(void **state)
 {
 	struct cul_input in;
@@ -353,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_icache_line),
 		cmocka_unit_test(test_events_clear_and_bound),
 		cmocka_unit_test(test_summary_ranges),
+		cmocka_unit_test(test_from_estimate),
 		cmocka_unit_test(test_bad_input),
 	};
 

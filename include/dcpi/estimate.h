@@ -547,4 +547,22 @@ int est_procedure_paths(const struct cfg *cfg, const struct model *model, const 
 			const struct est_path_obs *obs, struct est_result *out,
 			struct est_path_info *info, struct dcpi_err *err);
 
+/*
+ * Culprits of the estimate's dynamic stalls (culprit.h; estimate/culprits.c):
+ * per instruction S_i x cps - F x M_i where positive.  ev: per instruction
+ * event counts of the same procedure (counts x period), by event name;
+ * names est_culprit_event does not know are skipped.  skid: instructions a
+ * sample lands after the one that waits (the calibration's, else 2).
+ */
+struct cul_result;
+struct est_event_counts {
+	const char *event;		/* "callgrind-D1mr", "branch-misses", ... */
+	const double *counts;		/* per instruction (cfg->insns), events */
+};
+/* enum cul_event of a profile's event name, or -1; *sampled: a PMU's. */
+int est_culprit_event(const char *event, int *sampled);
+int est_culprits(const struct cfg *cfg, const struct est_result *r,
+		 const struct est_event_counts *ev, size_t nev, int skid,
+		 struct cul_result *out, struct dcpi_err *err);
+
 #endif /* DCPI_ESTIMATE_H */

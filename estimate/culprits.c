@@ -1,0 +1,142 @@
+/*
+ * culprits.c - an estimate's dynamic stalls handed to culprit/dynamic.c
+ * (DCPI paper sec. 6.3), with the event profiles that bound the causes.
+ *
+ * The dynamic stall of an instruction is its cycles beyond the best case:
+ * S_i x cycles-per-sample - F x M_i, where F is its estimated executions.
+ * Event profiles of the same image bound the causes: callgrind's simulated
+ * D1mr, I1mr, Bcm and Bim (exact, charged to the instruction that caused
+ * them) and a PMU's miss events (sampled: a sample lands up to `skid`
+ * instructions after the instruction that missed, so it is charged back to
+ * the nearest load or branch within that distance, in the same block).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
+
+static const struct {
+	const char *name;
+	enum cul_event ev;
+	int sampled;		/* a PMU's: may land after the instruction */
+} ev_map[] = {
+	{ "callgrind-D1mr", CUL_EV_DMISS, 0 },
+	{ "callgrind-I1mr", CUL_EV_IMISS, 0 },
+	{ "callgrind-Bcm", CUL_EV_MISPREDICT, 0 },
+	{ "callgrind-Bim", CUL_EV_MISPREDICT, 0 },
+	{ "L1-dcache-load-misses", CUL_EV_DMISS, 1 },
+	{ "L1-icache-load-misses", CUL_EV_IMISS, 1 },
+	{ "branch-misses", CUL_EV_MISPREDICT, 1 },
+};
+
+int est_culprit_event(const char *event, int *sampled)
+{
+	for (size_t k = 0; k < sizeof(ev_map) / sizeof(ev_map[0]); k++)
+		if (!strcmp(event, ev_map[k].name)) {
+			if (sampled)
+				*sampled = ev_map[k].sampled;
+			return (int)ev_map[k].ev;
+		}
+	return -1;
+}
+
+static int charged_to(const struct cfg_insn *x, enum cul_event ev)
+{
+	switch (ev) {
+	case CUL_EV_DMISS:
+		return (x->flags & CFG_I_LOAD) != 0;
+	case CUL_EV_MISPREDICT:
+		return (x->flags & (CFG_I_COND | CFG_I_INDIRECT | CFG_I_RET)) != 0;
+	default:
+		return 1;
+	}
+}
+
+/* A sampled event at instruction i goes to the nearest instruction at or
+ * before it, within skid and its block, that can cause it. */
+static void charge_back(const struct cfg *cfg, const double *in, double *out,
+			enum cul_event ev, int skid)
+{
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		for (uint32_t j = 0; j < bl->n; j++) {
+			uint32_t i = bl->first + j, to = i;
+
+			if (!(in[i] > 0))
+				continue;
+			for (int d = 0; d <= skid && d <= (int)j; d++)
+				if (charged_to(&cfg->insns[i - d], ev)) {
+					to = i - d;
+					break;
+				}
+			out[to] += in[i];
+		}
+	}
+}
+
+int est_culprits(const struct cfg *cfg, const struct est_result *r,
+		 const struct est_event_counts *ev, size_t nev, int skid,
+		 struct cul_result *out, struct dcpi_err *err)
+{
+	struct cul_input in;
+	double *dyn = NULL, *exec = NULL, *ee = NULL, *ep = NULL, *evs[CUL_NEVENTS] = { 0 };
+	int rc = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (r->ninsns != cfg->ninsns || r->nedges != cfg->nedges)
+		return dcpi_errf(err, -EINVAL, "%s: estimate and CFG differ", cfg->name);
+	dyn = calloc(cfg->ninsns + 1, sizeof(*dyn));
+	exec = calloc(cfg->ninsns + 1, sizeof(*exec));
+	ee = calloc(cfg->nedges + 1, sizeof(*ee));
+	ep = calloc(cfg->nedges + 1, sizeof(*ep));
+	if (!dyn || !exec || !ee || !ep)
+		goto nomem;
+	for (size_t i = 0; i < cfg->ninsns; i++) {
+		const struct est_insn *x = &r->insns[i];
+		double d = x->cycles - x->executions * x->m;
+
+		exec[i] = x->executions;
+		dyn[i] = x->executions > 0 && x->conf != EST_CONF_NONE && d > 0 ? d : 0;
+	}
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		ee[e] = r->edges[e].executions;
+		ep[e] = r->edges[e].prob;
+	}
+	for (size_t k = 0; k < nev; k++) {
+		int sampled = 0, c = est_culprit_event(ev[k].event, &sampled);
+
+		if (c < 0 || !ev[k].counts)
+			continue;
+		if (!evs[c] && !(evs[c] = calloc(cfg->ninsns + 1, sizeof(double))))
+			goto nomem;
+		if (sampled)
+			charge_back(cfg, ev[k].counts, evs[c], (enum cul_event)c, skid);
+		else
+			for (size_t i = 0; i < cfg->ninsns; i++)
+				evs[c][i] += ev[k].counts[i];
+	}
+	cul_input_default(&in);
+	in.cfg = cfg;
+	in.dyn = dyn;
+	in.exec = exec;
+	in.edge_exec = ee;
+	in.edge_prob = ep;
+	in.skid = skid < 0 ? 0 : skid > 4 ? 4 : skid;
+	for (int c = 0; c < CUL_NEVENTS; c++)
+		in.events[c] = evs[c];
+	rc = cul_analyze(&in, out, err);
+	goto done;
+nomem:
+	rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+done:
+	for (int c = 0; c < CUL_NEVENTS; c++)
+		free(evs[c]);
+	free(dyn);
+	free(exec);
+	free(ee);
+	free(ep);
+	return rc;
+}
