@@ -62,8 +62,8 @@ void cul_input_default(struct cul_input *in)
 {
 	memset(in, 0, sizeof(*in));
 	in->skid = 2;
-	in->event_cost[CUL_EV_DMISS] = 300;	/* a fill from DRAM */
-	in->event_cost[CUL_EV_IMISS] = 300;
+	in->event_cost[CUL_EV_DMISS] = 1000;	/* a fill from DRAM, page walk included */
+	in->event_cost[CUL_EV_IMISS] = 1000;
 	in->event_cost[CUL_EV_MISPREDICT] = 20;	/* a flush and refetch */
 }
 

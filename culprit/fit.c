@@ -435,6 +435,7 @@ static const char *const fe_probes[] = { "fe.", NULL };
 static const char *const load_probes[] = { "lat.load", "lat.loadop", NULL };
 static const char *const vload_probes[] = { "lat.vload", NULL };
 static const char *const reload_probes[] = { "st.reload", NULL };
+static const char *const fwd_fail_probes[] = { "st.fwd_fail", NULL };
 static const char *const store_probes[] = { "st.line", "st.2lines", NULL };
 static const char *const taken_probes[] = { "br.taken", NULL };
 static const char *const lport_probes[] = { "tp.load", "mix.load", NULL };
@@ -451,6 +452,7 @@ static int sweep_params(struct fit *f)
 		{ { "load_lat_fp", 0, NULL, vload_probes }, 1, 12, 1 },
 		{ { "mem_rename", 0, NULL, reload_probes }, 0, 1, 1 },
 		{ { "store_fwd_lat", 0, NULL, reload_probes }, 0, 12, 1 },
+		{ { "store_fwd_fail", 0, NULL, fwd_fail_probes }, 4, 40, 1 },
 		{ { "taken_per_cycle", 0, NULL, taken_probes }, 1, 3, 1 },
 	};
 	static const struct knob store = { "store_queue|store_pair_bytes", 0, NULL,

@@ -60,6 +60,7 @@ struct model model_generic = {
 	.load_lat = 5,
 	.load_lat_fp = 7,
 	.store_fwd_lat = 5,
+	.store_fwd_fail = 15,
 	.mem_rename = 0,
 	.move_elim = 0,
 	.taken_per_cycle = 1,

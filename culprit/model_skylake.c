@@ -77,6 +77,7 @@ struct model model_skylake = {
 	.load_lat = 5,
 	.load_lat_fp = 6,
 	.store_fwd_lat = 4,
+	.store_fwd_fail = 15,
 	.mem_rename = 0,
 	.move_elim = 1,
 	.taken_per_cycle = 1,

@@ -54,6 +54,7 @@ struct model model_zen3 = {
 	.load_lat = 4,
 	.load_lat_fp = 7,
 	.store_fwd_lat = 6,
+	.store_fwd_fail = 17,
 	.mem_rename = 0,
 	.move_elim = 1,
 	.taken_per_cycle = 1,

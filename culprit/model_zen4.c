@@ -94,6 +94,7 @@ struct model model_zen4 = {
 	.load_lat = 4,
 	.load_lat_fp = 7,
 	.store_fwd_lat = 0,
+	.store_fwd_fail = 18,
 	.mem_rename = 1,
 	.move_elim = 1,
 	.taken_per_cycle = 1,

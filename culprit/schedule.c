@@ -64,6 +64,7 @@ struct store {
 	uint8_t base, index, scale, size;
 	int64_t disp;
 	int data_ready;
+	int retire;		/* when it retired (a failed forward waits for it) */
 	int seq;
 };
 
@@ -266,18 +267,44 @@ static uint64_t addr_regs(const struct cfg_insn *in)
 	return m;
 }
 
-static struct store *store_find(struct sim *s, const struct cfg_insn *in)
+/*
+ * The youngest recent store a load reads from: the same address and size
+ * (it forwards), or, with *partial set, one whose bytes overlap the load's
+ * without holding all of them (a 4-byte store under an 8-byte load: it
+ * cannot forward, and the load waits for the store to commit).  A load inside
+ * a wider store is treated as independent of it, as before.
+ */
+static struct store *store_find(struct sim *s, const struct cfg_insn *in, int *partial)
 {
 	struct store *best = NULL;
+	int part = 0;
 
 	for (int i = 0; i < NSTORES; i++) {
 		struct store *st = &s->stores[i];
+		int64_t lo, hi;
 
-		if (st->valid && st->base == in->mem.base && st->index == in->mem.index &&
-		    st->scale == in->mem.scale && st->disp == in->mem.disp &&
-		    st->size == in->mem.size && (!best || st->seq > best->seq))
+		if (!st->valid || st->base != in->mem.base || st->index != in->mem.index ||
+		    st->scale != in->mem.scale || (best && st->seq < best->seq))
+			continue;
+		if (st->disp == in->mem.disp && st->size == in->mem.size) {
 			best = st;
+			part = 0;
+			continue;
+		}
+		if (!st->size || !in->mem.size)
+			continue;
+		lo = st->disp > in->mem.disp ? st->disp : in->mem.disp;
+		hi = st->disp + st->size < in->mem.disp + in->mem.size ?
+		     st->disp + st->size : in->mem.disp + in->mem.size;
+		if (hi <= lo)
+			continue;
+		if (in->mem.disp >= st->disp &&
+		    in->mem.disp + in->mem.size <= st->disp + st->size)
+			continue;	/* inside it */
+		best = st;
+		part = 1;
 	}
+	*partial = part;
 	return best;
 }
 
@@ -292,6 +319,7 @@ static void store_add(struct sim *s, const struct cfg_insn *in, int data_ready, 
 	st->size = in->mem.size;
 	st->disp = in->mem.disp;
 	st->data_ready = data_ready;
+	st->retire = data_ready;	/* until sim_insn knows */
 	st->seq = seq;
 	if (st->base != CFG_REG_NONE && st->base < CFG_NREGS)
 		s->store_regs |= CFG_RBIT(st->base);
@@ -357,7 +385,8 @@ static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t,
 		    struct cause *why)
 {
 	const struct model *m = s->m;
-	struct store *st = in->nmem ? store_find(s, in) : NULL;
+	int partial = 0;
+	struct store *st = in->nmem ? store_find(s, in, &partial) : NULL;
 	struct cause c = *why;
 	int vec = !!(in->flags & (CFG_I_FP | CFG_I_VECTOR));
 	int lat = vec ? m->load_lat_fp : m->load_lat;
@@ -366,7 +395,19 @@ static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t,
 
 	if (t < 0)
 		return t;
-	if (st && m->mem_rename) {
+	if (st && partial) {
+		/* no forwarding: the load reads the committed store, so it waits
+		 * for the store to retire (which serializes a loop's iterations) */
+		int ready = st->retire > st->data_ready ? st->retire : st->data_ready;
+
+		t += lat;
+		if (ready + m->store_fwd_fail > t)
+			t = ready + m->store_fwd_fail;
+		c = *why;
+		c.t = t;
+		c.reason = MODEL_R_MEM_DEP;
+		c.seq = st->seq;
+	} else if (st && m->mem_rename) {
 		t = st->data_ready > d ? st->data_ready : d;
 		c = *why;
 		bound(&c, t, MODEL_R_MEM_DEP, st->seq);
@@ -659,6 +700,12 @@ retire:
 	}
 	s->last_retire = r;
 	s->rob[seq % m->rob_size] = r;
+	if (store && in->nmem) {
+		struct store *st = &s->stores[(s->nextstore + NSTORES - 1) % NSTORES];
+
+		if (st->valid && st->seq == seq)
+			st->retire = r;
+	}
 	if (store && m->store_queue > 0)
 		store_commit(s, &skey, r);
 	if (taken && m->taken_per_cycle > 0 && ++s->disp_taken >= m->taken_per_cycle) {

@@ -96,6 +96,9 @@ struct model {
 	int load_lat;			/* integer load-to-use, L1 hit, simple address */
 	int load_lat_fp;		/* vector/FP load-to-use */
 	int store_fwd_lat;		/* store data ready -> dependent load result */
+	int store_fwd_fail;		/* the same when the load is not inside the
+					 * store (wider, or overlapping it elsewhere):
+					 * no forwarding, it waits for the commit */
 	int mem_rename;			/* store-reload of a register forwarded at 0 */
 	int move_elim;			/* reg-reg moves eliminated at rename */
 	int taken_per_cycle;		/* taken branches per cycle */
