@@ -77,6 +77,47 @@ static void charge_back(const struct cfg *cfg, const double *in, double *out,
 	}
 }
 
+/*
+ * Dynamic stall cycles per instruction, S x cps - F x M, with the skid
+ * undone: an instruction that waits gets few samples of its own (they land
+ * up to `skid` instructions later), so its unclaimed best-case cycles are
+ * taken from the samples of the next skid instructions of its block before
+ * anything there counts as a stall.
+ */
+static void stalls(const struct cfg *cfg, const struct est_result *r, int skid,
+		   double *dyn, double *exec)
+{
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		double owed[8] = { 0 };		/* owed[k]: left k instructions back */
+
+		for (uint32_t j = 0; j < bl->n; j++) {
+			uint32_t i = bl->first + j;
+			const struct est_insn *x = &r->insns[i];
+			double d = x->cycles - x->executions * x->m;
+
+			exec[i] = x->executions;
+			if (!(x->executions > 0) || x->conf == EST_CONF_NONE) {
+				memset(owed, 0, sizeof(owed));
+				continue;
+			}
+			/* pay what earlier instructions are owed, oldest first */
+			for (int k = skid; k >= 1 && d > 0; k--) {
+				double pay = owed[k] < d ? owed[k] : d;
+
+				owed[k] -= pay;
+				d -= pay;
+			}
+			memmove(owed + 2, owed + 1, (size_t)(skid > 1 ? skid - 1 : 0) *
+				sizeof(owed[0]));
+			owed[1] = d < 0 ? -d : 0;
+			if (skid < 1)
+				owed[1] = 0;
+			dyn[i] = d > 0 ? d : 0;
+		}
+	}
+}
+
 int est_culprits(const struct cfg *cfg, const struct est_result *r,
 		 const struct est_event_counts *ev, size_t nev, int skid,
 		 struct cul_result *out, struct dcpi_err *err)
@@ -94,13 +135,8 @@ int est_culprits(const struct cfg *cfg, const struct est_result *r,
 	ep = calloc(cfg->nedges + 1, sizeof(*ep));
 	if (!dyn || !exec || !ee || !ep)
 		goto nomem;
-	for (size_t i = 0; i < cfg->ninsns; i++) {
-		const struct est_insn *x = &r->insns[i];
-		double d = x->cycles - x->executions * x->m;
-
-		exec[i] = x->executions;
-		dyn[i] = x->executions > 0 && x->conf != EST_CONF_NONE && d > 0 ? d : 0;
-	}
+	skid = skid < 0 ? 0 : skid > 4 ? 4 : skid;
+	stalls(cfg, r, skid, dyn, exec);
 	for (size_t e = 0; e < cfg->nedges; e++) {
 		ee[e] = r->edges[e].executions;
 		ep[e] = r->edges[e].prob;
@@ -124,7 +160,7 @@ int est_culprits(const struct cfg *cfg, const struct est_result *r,
 	in.exec = exec;
 	in.edge_exec = ee;
 	in.edge_prob = ep;
-	in.skid = skid < 0 ? 0 : skid > 4 ? 4 : skid;
+	in.skid = skid;
 	for (int c = 0; c < CUL_NEVENTS; c++)
 		in.events[c] = evs[c];
 	rc = cul_analyze(&in, out, err);

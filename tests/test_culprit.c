@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -284,14 +285,14 @@ static void test_events_clear_and_bound(void **state)
 	assert_int_equal(s->nsuspects, 0);
 	assert_true(f.r.sum.min[CUL_UNEXPLAINED] > 149999);
 
-	f.ev[at(&f, 0x2)] = 100;	/* 100 misses x 300 cycles = 30000 */
+	f.ev[at(&f, 0x2)] = 100;	/* 100 misses x 1000 cycles = 100000 */
 	s = run(&f, 0x5);
 	assert_int_equal(s->sus[0].cause, CUL_DCACHE);
-	assert_true(s->sus[0].bound > 29999 && s->sus[0].bound < 30001);
+	assert_true(s->sus[0].bound > 99999 && s->sus[0].bound < 100001);
 	/* fig. 4: the D-cache explains at most its bound, the rest is
 	 * unexplained */
-	assert_true(f.r.sum.max[CUL_DCACHE] > 29999 && f.r.sum.max[CUL_DCACHE] < 30001);
-	assert_true(f.r.sum.min[CUL_UNEXPLAINED] > 119999);
+	assert_true(f.r.sum.max[CUL_DCACHE] > 99999 && f.r.sum.max[CUL_DCACHE] < 100001);
+	assert_true(f.r.sum.min[CUL_UNEXPLAINED] > 49999 && f.r.sum.min[CUL_UNEXPLAINED] < 50001);
 	fx_free(&f);
 }
 
@@ -365,11 +366,27 @@ static void test_from_estimate(void **state)
 	assert_true(out.stalls[0].cycles > 149999 && out.stalls[0].cycles < 150001);
 	assert_int_equal(out.stalls[0].sus[0].cause, CUL_DCACHE);
 	assert_int_equal(out.stalls[0].sus[0].insn, load);
-	assert_true(out.stalls[0].sus[0].bound > 59999);	/* 200 x 300 */
+	assert_true(out.stalls[0].sus[0].bound > 199999);	/* 200 x 1000 */
 	cul_result_free(&out);
 	ev[add] = 0;
 	assert_int_equal(est_culprits(f.cfg, &r, &evc, 1, 1, &out, &err), 0);
 	assert_int_equal(out.stalls[0].nsuspects, 0);
+	cul_result_free(&out);
+	/* skid undone: the load's best case, sampled on the add, is no stall */
+	ins[load].cycles = 0;
+	ins[load].m = 4;
+	ins[add].cycles = 5000;
+	assert_int_equal(est_culprits(f.cfg, &r, &evc, 1, 1, &out, &err), 0);
+	assert_int_equal(out.nstalls, 0);
+	cul_result_free(&out);
+	ins[add].cycles = 9000;		/* 4000 beyond it */
+	assert_int_equal(est_culprits(f.cfg, &r, &evc, 1, 1, &out, &err), 0);
+	assert_int_equal(out.nstalls, 1);
+	assert_true(fabs(out.stalls[0].cycles - 4000) < 1e-6);
+	cul_result_free(&out);
+	/* with skid 0 nothing is carried: the add's 8000 beyond its own M */
+	assert_int_equal(est_culprits(f.cfg, &r, &evc, 1, 0, &out, &err), 0);
+	assert_true(fabs(out.stalls[0].cycles - 8000) < 1e-6);
 	cul_result_free(&out);
 	assert_int_equal(est_culprit_event("callgrind-Bcm", NULL), CUL_EV_MISPREDICT);
 	assert_int_equal(est_culprit_event("cpu-clock", NULL), -1);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dcpi/cfg.h"
+#include "dcpi/culprit.h"
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
@@ -27,6 +28,8 @@ struct calc_args {
 	const char *path_file;		/* --path-edges */
 	int no_paths;
 	struct est_path_opts popts;
+	int summary, no_events;		/* --summary, --no-events */
+	const char *exact_db;		/* --exact DB: callgrind-Ir executions */
 };
 
 struct calc_ctx {
@@ -54,6 +57,9 @@ struct calc_ctx {
 	const struct path_profile *pp;	/* the image's paths, NULL: none */
 	struct est_path_obs obs;
 	struct est_path_info pinfo;
+	struct rep_events ev;		/* event counts and exact executions */
+	struct cul_result cul;		/* culprits of the dynamic stalls */
+	int have_cul;
 };
 
 static const char calc_usage[] =
@@ -88,6 +94,12 @@ static const char calc_usage[] =
 	"      --prior W       pseudo-observations of the static branch prior (2)\n"
 	"      --regions       each hot outermost loop its own scale\n"
 	"  -a, --all           every block, not only the hot ones\n"
+	"      --summary       the procedure's stall summary only (fig. 4): dynamic\n"
+	"                      stalls by cause (min - max), static stalls by reason\n"
+	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
+	"                      `dcpi import` of callgrind of the same run), not\n"
+	"                      estimated; its simulated misses bound the culprits\n"
+	"      --no-events     culprits from the code alone: ignore event counts\n"
 	"      --json          machine-readable output\n";
 
 static int parse_args(int argc, char **argv, struct calc_args *a)
@@ -113,6 +125,9 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		{ "scale", required_argument, NULL, 'R' },
 		{ "prior", required_argument, NULL, 'w' },
 		{ "regions", no_argument, NULL, 'G' },
+		{ "summary", no_argument, NULL, 'Y' },
+		{ "exact", required_argument, NULL, 'x' },
+		{ "no-events", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -184,6 +199,9 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 				return tool_fail("--prior %s: not a number >= 0", optarg);
 			break;
 		case 'G': a->popts.regions = 1; break;
+		case 'Y': a->summary = 1; break;
+		case 'x': a->exact_db = optarg; break;
+		case 'V': a->no_events = 1; break;
 		case 'a': a->all = 1; break;
 		case 'j': a->json = 1; break;
 		case 'h': fputs(calc_usage, stdout); return -1;
@@ -434,6 +452,65 @@ static int measure(struct calc_ctx *c)
 	return 0;
 }
 
+/* --exact: executions from callgrind-Ir replace the estimate's. */
+static void use_exact(struct calc_ctx *c)
+{
+	const double *x = c->ev.exact;
+
+	for (size_t i = 0; i < c->cfg->ninsns; i++) {
+		struct est_insn *ei = &c->r.insns[i];
+
+		ei->executions = x[i];
+		ei->cpi = x[i] > 0 ? ei->cycles / x[i] : 0;
+		ei->conf = x[i] > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
+	}
+	for (size_t b = 0; b < c->cfg->nblocks; b++) {
+		const struct cfg_block *bl = &c->cfg->blocks[b];
+		struct est_block *eb = &c->r.blocks[b];
+
+		if (!bl->n)
+			continue;
+		eb->executions = x[bl->first];
+		eb->actual_cpi = eb->executions > 0 ? eb->cycles / (eb->executions * bl->n) : 0;
+		eb->conf = eb->executions > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
+	}
+}
+
+/* Event counts (this epoch's, and --exact's database), then the culprits. */
+static int find_culprits(struct calc_ctx *c)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = NULL;
+	struct prof_profile *p = NULL;
+	size_t np = 0;
+	char used[256];
+	int rc = 0;
+
+	if (rep_events_for(c->p, c->np, &c->prof->image, c->cfg, c->img, &c->ev, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (c->a.exact_db) {
+		if (prof_db_open(c->a.exact_db, 0, &db, &err) < 0 ||
+		    rep_load_profiles(db, NULL, &p, &np, used, sizeof(used), &err) < 0 ||
+		    rep_events_for(p, np, &c->prof->image, c->cfg, c->img, &c->ev, &err) < 0)
+			rc = tool_fail("%s", err.msg);
+		else if (!c->ev.exact)
+			rc = tool_fail("%s: no callgrind-Ir counts of %s in epoch %s (dcpi import "
+				       "a callgrind run of the same binary)", c->a.exact_db,
+				       img_path(c->img), used);
+		prof_profiles_free(p, np);
+		if (db)
+			prof_db_close(db);
+		if (rc)
+			return rc;
+		use_exact(c);
+	}
+	if (est_culprits(c->cfg, &c->r, c->ev.list, c->a.no_events ? 0 : c->ev.n,
+			 c->have_cal ? c->cal.skid : 2, &c->cul, &err) < 0)
+		return tool_fail("%s", err.msg);
+	c->have_cul = 1;
+	return 0;
+}
+
 static int analyse(struct calc_ctx *c)
 {
 	struct dcpi_err err = { 0 };
@@ -453,7 +530,7 @@ static int analyse(struct calc_ctx *c)
 	if (est_procedure_paths(c->cfg, c->model, c->s, c->cps, &c->a.opts, &c->a.popts,
 				&c->obs, &c->r, &c->pinfo, &err) < 0)
 		return tool_fail("%s", err.msg);
-	return 0;
+	return find_culprits(c);
 }
 
 /* ---- output ---------------------------------------------------------- */
@@ -523,7 +600,7 @@ static void json_block_edges(const struct calc_ctx *c)
 {
 	const struct cfg *cfg = c->cfg;
 
-	printf("\n], \"blocks\": [");
+	printf("\"blocks\": [");
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
 		const struct est_block *eb = &c->r.blocks[b];
@@ -640,10 +717,14 @@ static void print_json(const struct calc_ctx *c)
 			       (unsigned long long)in->addr, (unsigned long long)off, ei->samples,
 			       ei->executions, ei->cpi, ei->m, est_conf_name(ei->conf));
 			tool_json_str(stdout, in->text);
+			rep_culprit_json(stdout, cfg, cul_stall_of(&c->cul, i));
 			printf("}");
 			first = 0;
 		}
 	}
+	printf("\n], \"exact\": %s, \"summary\": ", c->ev.exact ? "true" : "false");
+	rep_culprit_summary_json(stdout, cfg, &c->r, &c->cul);
+	printf(",\n");
 	json_block_edges(c);
 }
 
@@ -664,7 +745,7 @@ static void print_source(struct calc_ctx *c, uint64_t addr, char *last, size_t l
 }
 
 /* Bubbles above instruction i: static (s) with the model's reason, and
- * dynamic (d): the cycles beyond the best case, culprit not yet known. */
+ * dynamic (d): the cycles beyond the best case and their culprits. */
 static void print_bubbles(const struct calc_ctx *c, uint32_t i)
 {
 	const struct est_insn *ei = &c->r.insns[i];
@@ -678,11 +759,8 @@ static void print_bubbles(const struct calc_ctx *c, uint32_t i)
 		if (ei->m >= 2.5)
 			printf("   s  ... %.1fcy\n", ei->m);
 	}
-	if (ei->executions > 0 && dyn >= 1.0 && ei->conf != EST_CONF_NONE) {
-		printf("   d  dynamic stall\n");
-		if (dyn >= 2.0)
-			printf("   d  ... %.1fcy (culprit unknown)\n", dyn);
-	}
+	if (ei->executions > 0 && dyn >= 1.0 && ei->conf != EST_CONF_NONE)
+		rep_culprit_bubbles(stdout, c->cfg, cul_stall_of(&c->cul, i), dyn);
 }
 
 /* "(measured, spread 0.4%; model 550.0)" after a block's best case. */
@@ -935,6 +1013,8 @@ int cmd_calc(int argc, char **argv)
 	if (rc == 0) {
 		if (c.a.json)
 			print_json(&c);
+		else if (c.a.summary)
+			rep_culprit_summary_text(stdout, c.proc->name, c.cfg, &c.r, &c.cul);
 		else
 			print_text(&c);
 	}
@@ -943,6 +1023,8 @@ out:
 	est_measurements_free(&c.meas);
 	est_path_info_free(&c.pinfo);
 	est_path_obs_free(&c.obs);
+	rep_events_free(&c.ev);
+	cul_result_free(&c.cul);
 	path_profile_free(&c.file_pp);
 	free(c.s);
 	cfg_free(c.cfg);

@@ -10,6 +10,7 @@
 #define DCPI_REPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "dcpi/profile.h"
@@ -54,6 +55,42 @@ void rep_free(struct rep_table *t);
 
 /* Order of events for display and choice: cycles, cpu-clock, task-clock, rest. */
 int rep_event_rank(const char *event);
+
+/*
+ * Culprits of dynamic stalls as dcpicalc prints them (report/culprits.c;
+ * docs/culprits.md).  rep_events_for: from profiles p[0..np) of image id,
+ * the per-instruction counts of every event that bounds a culprit
+ * (est_culprit_event) and, where there is one, callgrind-Ir's exact
+ * executions (exact, NULL otherwise); counts are samples x period.
+ */
+struct cfg;
+struct image;
+struct est_result;
+struct est_event_counts;
+struct cul_stall;
+struct cul_result;
+struct rep_events {
+	size_t n;
+	char **names;			/* event names */
+	double **counts;		/* per instruction */
+	struct est_event_counts *list;	/* the same, for est_culprits */
+	double *exact;			/* callgrind-Ir per instruction, or NULL */
+};
+int rep_events_for(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
+		   const struct cfg *cfg, const struct image *img, struct rep_events *out,
+		   struct dcpi_err *err);
+void rep_events_free(struct rep_events *e);
+/* "   d  D-cache on 0x..." lines above a stalled instruction (none if s is
+ * NULL); per_exec: its dynamic stall cycles per execution. */
+void rep_culprit_bubbles(FILE *f, const struct cfg *cfg, const struct cul_stall *s,
+			 double per_exec);
+/* ", \"dynamic_cycles\": N, \"culprits\": [...]" inside an instruction's object. */
+void rep_culprit_json(FILE *f, const struct cfg *cfg, const struct cul_stall *s);
+/* Fig. 4: dynamic stalls by cause (min - max), static stalls by reason. */
+void rep_culprit_summary_text(FILE *f, const char *proc, const struct cfg *cfg,
+			      const struct est_result *r, const struct cul_result *cr);
+void rep_culprit_summary_json(FILE *f, const struct cfg *cfg, const struct est_result *r,
+			      const struct cul_result *cr);
 
 struct image;
 struct img_proc;

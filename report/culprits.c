@@ -1,0 +1,206 @@
+/*
+ * culprits.c - dynamic-stall culprits as dcpicalc prints them: the bubbles
+ * above a stalled instruction (the paper's fig. 2) and the procedure's stall
+ * summary (fig. 4), text and JSON; and the per-instruction event counts and
+ * exact executions a database holds for a procedure (docs/culprits.md).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
+#include "dcpi/model.h"
+#include "dcpi/report.h"
+
+void rep_events_free(struct rep_events *e)
+{
+	for (size_t k = 0; k < e->n; k++) {
+		free(e->counts[k]);
+		free(e->names[k]);
+	}
+	free(e->counts);
+	free(e->names);
+	free(e->list);
+	free(e->exact);
+	memset(e, 0, sizeof(*e));
+}
+
+static int keep(struct rep_events *e, const struct prof_profile *p, double *v)
+{
+	void *a = realloc(e->counts, (e->n + 1) * sizeof(*e->counts));
+	void *b;
+
+	if (!a)
+		return -ENOMEM;
+	e->counts = a;
+	b = realloc(e->names, (e->n + 1) * sizeof(*e->names));
+	if (!b)
+		return -ENOMEM;
+	e->names = b;
+	e->names[e->n] = strdup(p->event);
+	if (!e->names[e->n])
+		return -ENOMEM;
+	e->counts[e->n] = v;
+	e->n++;
+	return 0;
+}
+
+int rep_events_for(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
+		   const struct cfg *cfg, const struct image *img, struct rep_events *out,
+		   struct dcpi_err *err)
+{
+	for (size_t k = 0; k < np; k++) {
+		int exact = !strcmp(p[k].event, "callgrind-Ir");
+		double *v, total = 0, period = p[k].period > 0 ? p[k].period : 1;
+
+		if (!prof_image_id_equal(id, &p[k].image))
+			continue;
+		if (!exact && est_culprit_event(p[k].event, NULL) < 0)
+			continue;
+		if (exact && out->exact)
+			continue;
+		v = calloc(cfg->ninsns + 1, sizeof(*v));
+		if (!v)
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", p[k].event);
+		if (est_samples_from_profile(cfg, img, &p[k], v, &total, err) < 0) {
+			free(v);
+			return err->code ? err->code : -EINVAL;
+		}
+		for (size_t i = 0; i < cfg->ninsns; i++)
+			v[i] *= period;
+		if (exact) {
+			out->exact = v;
+		} else if (keep(out, &p[k], v) < 0) {
+			free(v);
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", p[k].event);
+		}
+	}
+	free(out->list);
+	out->list = calloc(out->n + 1, sizeof(*out->list));
+	if (!out->list)
+		return dcpi_errf(err, -ENOMEM, "out of memory");
+	for (size_t k = 0; k < out->n; k++) {
+		out->list[k].event = out->names[k];
+		out->list[k].counts = out->counts[k];
+	}
+	return 0;
+}
+
+void rep_culprit_bubbles(FILE *f, const struct cfg *cfg, const struct cul_stall *s,
+			 double per_exec)
+{
+	if (!s)
+		return;
+	if (!s->nsuspects) {
+		fprintf(f, "   d  unexplained ... %.1fcy\n", per_exec);
+		return;
+	}
+	for (size_t k = 0; k < s->nsuspects && k < 4; k++) {
+		const struct cul_suspect *u = &s->sus[k];
+
+		fprintf(f, "   d  %s", cul_cause_name(u->cause));
+		if (u->insn >= 0)
+			fprintf(f, " on 0x%llx", (unsigned long long)cfg->insns[u->insn].addr);
+		if (u->bound >= 0)
+			fprintf(f, " (at most %.3g cycles)", u->bound);
+		if (k == 0)
+			fprintf(f, " ... %.1fcy", per_exec);
+		fprintf(f, "\n");
+	}
+	if (s->nsuspects > 4)
+		fprintf(f, "   d  (%zu more suspects: --json)\n", s->nsuspects - 4);
+}
+
+void rep_culprit_json(FILE *f, const struct cfg *cfg, const struct cul_stall *s)
+{
+	fprintf(f, ", \"dynamic_cycles\": %.6g, \"culprits\": [", s ? s->cycles : 0.0);
+	for (size_t k = 0; s && k < s->nsuspects; k++) {
+		const struct cul_suspect *u = &s->sus[k];
+
+		fprintf(f, "%s{\"cause\": \"%s\", \"address\": ", k ? ", " : "",
+			cul_cause_name(u->cause));
+		if (u->insn >= 0)
+			fprintf(f, "\"0x%llx\"", (unsigned long long)cfg->insns[u->insn].addr);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"distance\": %d, \"bound\": ", u->distance);
+		if (u->bound >= 0)
+			fprintf(f, "%.6g", u->bound);
+		else
+			fprintf(f, "null");
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+}
+
+/* Static stall cycles by the model's reason: F x M_i where it waited. */
+static void static_by_reason(const struct cfg *cfg, const struct est_result *r,
+			     double *by, double *best)
+{
+	memset(by, 0, MODEL_R_COUNT * sizeof(*by));
+	*best = 0;
+	for (size_t i = 0; i < cfg->ninsns && i < r->ninsns; i++) {
+		const struct est_insn *x = &r->insns[i];
+
+		if (!(x->executions > 0))
+			continue;
+		*best += x->executions * x->m;
+		if (x->reason != MODEL_R_NONE && x->reason < MODEL_R_COUNT)
+			by[x->reason] += x->executions * x->m;
+	}
+}
+
+static double total_cycles(const struct est_result *r)
+{
+	double t = 0;
+
+	for (size_t i = 0; i < r->ninsns; i++)
+		t += r->insns[i].cycles;
+	return t;
+}
+
+void rep_culprit_summary_text(FILE *f, const char *proc, const struct cfg *cfg,
+			      const struct est_result *r, const struct cul_result *cr)
+{
+	const struct cul_summary *m = &cr->sum;
+	double by[MODEL_R_COUNT], best, all = total_cycles(r);
+	double pct = all > 0 ? 100.0 / all : 0;
+
+	static_by_reason(cfg, r, by, &best);
+	fprintf(f, "\n*** Stall summary of %s: %.4g cycles\n", proc, all);
+	fprintf(f, "*** Dynamic stalls %.4g cycles (%.1f%%), by cause (min - max, "
+		"overlapping):\n", m->dynamic, m->dynamic * pct);
+	for (int c = 0; c <= CUL_UNEXPLAINED; c++) {
+		if (m->max[c] <= 0 && c != CUL_UNEXPLAINED)
+			continue;
+		fprintf(f, "      %-20s %5.1f%% - %5.1f%%\n", cul_cause_name((enum cul_cause)c),
+			m->min[c] * pct, m->max[c] * pct);
+	}
+	fprintf(f, "*** Static stalls (the model's best case), by reason:\n");
+	for (int k = 1; k < MODEL_R_COUNT; k++)
+		if (by[k] > 0)
+			fprintf(f, "      %-20s %5.1f%%\n", model_reason_name((enum model_reason)k),
+				by[k] * pct);
+	fprintf(f, "*** Best case (executions x M_i) %.4g cycles (%.1f%%)\n", best, best * pct);
+}
+
+void rep_culprit_summary_json(FILE *f, const struct cfg *cfg, const struct est_result *r,
+			      const struct cul_result *cr)
+{
+	const struct cul_summary *m = &cr->sum;
+	double by[MODEL_R_COUNT], best;
+
+	static_by_reason(cfg, r, by, &best);
+	fprintf(f, "{\"cycles\": %.6g, \"dynamic\": %.6g, \"best_case\": %.6g, \"causes\": {",
+		total_cycles(r), m->dynamic, best);
+	for (int c = 0; c <= CUL_UNEXPLAINED; c++)
+		fprintf(f, "%s\"%s\": {\"min\": %.6g, \"max\": %.6g}", c ? ", " : "",
+			cul_cause_name((enum cul_cause)c), m->min[c], m->max[c]);
+	fprintf(f, "}, \"static\": {");
+	for (int k = 1, first = 1; k < MODEL_R_COUNT; k++, first = 0)
+		fprintf(f, "%s\"%s\": %.6g", first ? "" : ", ",
+			model_reason_name((enum model_reason)k), by[k]);
+	fprintf(f, "}}");
+}
