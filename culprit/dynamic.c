@@ -39,6 +39,7 @@
 #define TRAIL_MAX 24		/* instructions looked back */
 #define CHAIN_DEPTH 3		/* register producers followed */
 #define RARE_EDGE 0.1		/* edges below this share of the stall's executions */
+#define SHADOW 8		/* instructions after a mispredict that wait for it */
 #define LINE 64
 #define PAGE 4096
 
@@ -64,7 +65,7 @@ void cul_input_default(struct cul_input *in)
 	in->skid = 2;
 	in->event_cost[CUL_EV_DMISS] = 1000;	/* a fill from DRAM, page walk included */
 	in->event_cost[CUL_EV_IMISS] = 1000;
-	in->event_cost[CUL_EV_MISPREDICT] = 20;	/* a flush and refetch */
+	in->event_cost[CUL_EV_MISPREDICT] = 30;	/* a flush and refetch (19 measured here) */
 }
 
 /* How far a cause's own evidence puts it up the list, before distance. */
@@ -326,8 +327,20 @@ static void suspects(const struct ctx *c, uint32_t i, struct cul_stall *s)
 			add(s, CUL_ICACHE, t.insn[q], q);
 	}
 
-	/* mispredict: the stall sits at the start of a block some uncertain
-	 * branch chose (or within the skid after it) */
+	/* mispredict, in the flush's shadow: the instructions fetched after a
+	 * mispredicted branch arrive late, and whichever of the first ones is
+	 * oldest waits for them; so an uncertain branch up to SHADOW
+	 * instructions back along the trail is a suspect */
+	for (int q = 0; q + 1 < t.n && q <= skid + SHADOW; q++) {
+		int b = c->blk[t.insn[q]], pb = c->blk[t.insn[q + 1]];
+
+		if ((uint32_t)t.insn[q] != cfg->blocks[b].first || pb == b)
+			continue;
+		if (uncertain_branch(c, (uint32_t)pb, (uint32_t)b))
+			add(s, CUL_MISPREDICT, t.insn[q + 1], q + 1);
+	}
+	/* and at the start of a block some uncertain branch chose (or within
+	 * the skid after it), from any predecessor that is not a rare edge */
 	if (t.head_at >= 0 && t.head_at <= skid) {
 		int b = c->blk[t.insn[t.head_at]];
 		const struct cfg_block *bl = &cfg->blocks[b];

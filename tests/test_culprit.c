@@ -182,6 +182,12 @@ static void test_unpredictable_branch(void **state)
 	assert_int_equal(s->sus[0].cause, CUL_MISPREDICT);
 	assert_int_equal(s->sus[0].insn, at(&f, 0xa));
 
+	/* in the flush's shadow: the join block's first instructions, two
+	 * blocks after the branch, still wait for the refetch */
+	f.dyn[at(&f, 0x16)] = 9000;	/* add $1,%rcx after the join */
+	s = run(&f, 0x16);
+	assert_true(has(s, CUL_MISPREDICT, at(&f, 0xa)));
+
 	/* a branch that nearly always goes one way is proven innocent */
 	for (size_t e = 0; e < f.cfg->nedges; e++) {
 		const struct cfg_edge *ed = &f.cfg->edges[e];
