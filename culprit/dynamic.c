@@ -214,6 +214,80 @@ static int fwd_conflict(const struct cfg_insn *ld, const struct cfg_insn *st)
 	return !(a->disp >= b->disp && a->disp + a->size <= b->disp + b->size);
 }
 
+/* An induction step: r += constant (add, sub, inc, dec, lea c(r), r). */
+static int steps(const struct cfg_insn *y, unsigned r)
+{
+	const char *mn = y->mnemonic;
+
+	if (!strncmp(mn, "inc", 3) || !strncmp(mn, "dec", 3))
+		return 1;
+	if ((!strncmp(mn, "add", 3) || !strncmp(mn, "sub", 3)) && y->form == CFG_F_REG &&
+	    !(y->regs_read & ~(CFG_RBIT(r) | CFG_RBIT(CFG_R_RIP))))
+		return 1;		/* no register read but r: an immediate */
+	return (y->flags & CFG_I_LEA) && y->mem.base == r && y->mem.index == CFG_REG_NONE;
+}
+
+/* Is the load in a loop whose every write of its address registers is an
+ * induction step?  Then it walks memory with a stride, which the hardware
+ * prefetchers follow. */
+static int strided(const struct ctx *c, int insn, uint64_t regs)
+{
+	int b = c->blk[insn], seen = 0;
+	const struct cfg_loop *l;
+
+	if (b < 0 || c->cfg->blocks[b].loop < 0 || !regs)
+		return 0;
+	l = &c->cfg->loops[c->cfg->blocks[b].loop];
+	for (uint32_t k = 0; k < l->nblocks; k++) {
+		const struct cfg_block *bl = &c->cfg->blocks[l->blocks[k]];
+
+		for (uint32_t j = bl->first; j < bl->first + bl->n; j++) {
+			const struct cfg_insn *y = &c->cfg->insns[j];
+			uint64_t w = y->regs_written & regs;
+
+			if (!w)
+				continue;
+			if ((w & (w - 1)) || !steps(y, (unsigned)__builtin_ctzll(w)))
+				return 0;
+			seen = 1;
+		}
+	}
+	return seen;
+}
+
+/*
+ * How likely a load misses, from its address alone: the stack and
+ * rip-relative data (locals, spills, constants, globals) stay in the cache,
+ * a stride the loop steps through is prefetched, a pointer just loaded from
+ * memory (a chase: the next node of a list or tree) is where misses are.  1
+ * for anything else.
+ */
+static double miss_likelihood(const struct ctx *c, const struct trail *t, int q)
+{
+	const struct cfg_insn *x = &c->cfg->insns[t->insn[q]];
+	uint64_t regs = 0;
+
+	if (x->mem.rip_relative || x->mem.base == CFG_R_RSP ||
+	    (x->mem.base == CFG_R_RBP && x->mem.index == CFG_REG_NONE))
+		return 0.1;
+	if (x->mem.base < CFG_NREGS)
+		regs |= CFG_RBIT(x->mem.base);
+	if (x->mem.index < CFG_NREGS)
+		regs |= CFG_RBIT(x->mem.index);
+	if (strided(c, t->insn[q], regs))
+		return 0.3;
+	for (int p = q + 1; p < t->n && regs; p++) {
+		const struct cfg_insn *y = &c->cfg->insns[t->insn[p]];
+
+		if (!(y->regs_written & regs))
+			continue;
+		if (is_load(y))
+			return 2;
+		regs &= ~y->regs_written;
+	}
+	return 1;
+}
+
 static int find_store_for(const struct ctx *c, const struct trail *t, int lq)
 {
 	const struct cfg_insn *ld = &c->cfg->insns[t->insn[lq]];
@@ -242,7 +316,7 @@ static int find_store_for(const struct ctx *c, const struct trail *t, int lq)
 	return -1;
 }
 
-static void add(struct cul_stall *s, enum cul_cause cause, int insn, int dist)
+static void add_w(struct cul_stall *s, enum cul_cause cause, int insn, int dist, double like)
 {
 	struct cul_suspect *u;
 
@@ -256,10 +330,18 @@ static void add(struct cul_stall *s, enum cul_cause cause, int insn, int dist)
 	u->insn = insn;
 	u->distance = dist;
 	u->bound = -1;
-	u->score = cause_weight[cause] / (1.0 + dist);
+	u->score = cause_weight[cause] * like / (1.0 + dist);
 }
 
-static int uncertain_branch(const struct ctx *c, uint32_t pred, uint32_t b)
+static void add(struct cul_stall *s, enum cul_cause cause, int insn, int dist)
+{
+	add_w(s, cause, insn, dist, 1.0);
+}
+
+/* How likely the branch ending pred goes wrong on its way to b: 0 when it
+ * is certain (below 2% or above 98%), else 2 min(p, 1 - p) (a random 50%
+ * branch 1; unknown probabilities count as that). */
+static double uncertain_branch(const struct ctx *c, uint32_t pred, uint32_t b)
 {
 	const struct cfg_block *pb = &c->cfg->blocks[pred];
 	const struct cfg_insn *last;
@@ -279,7 +361,7 @@ static int uncertain_branch(const struct ctx *c, uint32_t pred, uint32_t b)
 		if (c->cfg->edges[e].to == b) {
 			double p = c->in->edge_prob[e];
 
-			return p > 0.02 && p < 0.98;
+			return p > 0.02 && p < 0.98 ? 2 * (p < 1 - p ? p : 1 - p) : 0;
 		}
 	}
 	return 1;
@@ -309,7 +391,8 @@ static void suspects(const struct ctx *c, uint32_t i, struct cul_stall *s)
 
 			if (st >= 0)
 				add(s, CUL_STORE_FWD, st, q);
-			add(s, CUL_DCACHE, t.insn[q], q + (feeds[q] ? 0 : 1));
+			add_w(s, CUL_DCACHE, t.insn[q], q + (feeds[q] ? 0 : 1),
+			      miss_likelihood(c, &t, q));
 		}
 		if (is_long_lat(x))
 			add(s, CUL_LONG_LAT, t.insn[q], q);
@@ -333,18 +416,20 @@ static void suspects(const struct ctx *c, uint32_t i, struct cul_stall *s)
 	 * instructions back along the trail is a suspect */
 	for (int q = 0; q + 1 < t.n && q <= skid + SHADOW; q++) {
 		int b = c->blk[t.insn[q]], pb = c->blk[t.insn[q + 1]];
+		double like;
 
 		if ((uint32_t)t.insn[q] != cfg->blocks[b].first || pb == b)
 			continue;
-		if (uncertain_branch(c, (uint32_t)pb, (uint32_t)b))
-			add(s, CUL_MISPREDICT, t.insn[q + 1], q + 1);
+		like = uncertain_branch(c, (uint32_t)pb, (uint32_t)b);
+		if (like > 0)
+			add_w(s, CUL_MISPREDICT, t.insn[q + 1], q + 1, like);
 	}
 	/* and at the start of a block some uncertain branch chose (or within
 	 * the skid after it), from any predecessor that is not a rare edge */
 	if (t.head_at >= 0 && t.head_at <= skid) {
 		int b = c->blk[t.insn[t.head_at]];
 		const struct cfg_block *bl = &cfg->blocks[b];
-		double here = c->in->exec ? c->in->exec[t.insn[t.head_at]] : 0;
+		double here = c->in->exec ? c->in->exec[t.insn[t.head_at]] : 0, like;
 
 		for (uint32_t k = 0; k < bl->npred; k++) {
 			uint32_t e = bl->pred[k];
@@ -355,10 +440,11 @@ static void suspects(const struct ctx *c, uint32_t i, struct cul_stall *s)
 			if (c->in->edge_exec && here > 0 &&
 			    c->in->edge_exec[e] < RARE_EDGE * here)
 				continue;
-			if (uncertain_branch(c, from, (uint32_t)b))
-				add(s, CUL_MISPREDICT,
-				    (int)(cfg->blocks[from].first + cfg->blocks[from].n - 1),
-				    t.head_at + 1);
+			like = uncertain_branch(c, from, (uint32_t)b);
+			if (like > 0)
+				add_w(s, CUL_MISPREDICT,
+				      (int)(cfg->blocks[from].first + cfg->blocks[from].n - 1),
+				      t.head_at + 1, like);
 		}
 	}
 }
@@ -407,6 +493,36 @@ static int by_cycles(const void *a, const void *b)
 	return (int)x->insn - (int)y->insn;
 }
 
+/* A stall's cycles over its causes by score (the best suspect of each),
+ * each part at most its bound; the rest is unexplained. */
+static void split(const struct cul_stall *s, double *share)
+{
+	double score[CUL_NCAUSES] = { 0 }, bound[CUL_NCAUSES], total = 0, given = 0;
+
+	for (int c = 0; c < CUL_NCAUSES; c++)
+		bound[c] = -1;
+	for (size_t j = 0; j < s->nsuspects; j++) {
+		const struct cul_suspect *u = &s->sus[j];
+
+		score[u->cause] = fmax(score[u->cause], u->score);
+		if (u->bound >= 0)
+			bound[u->cause] = fmax(bound[u->cause], u->bound);
+		else
+			bound[u->cause] = INFINITY;
+	}
+	for (int c = 0; c < CUL_NCAUSES; c++)
+		total += score[c];
+	for (int c = 0; c < CUL_NCAUSES && total > 0; c++) {
+		double v = s->cycles * score[c] / total;
+
+		if (bound[c] >= 0 && v > bound[c])
+			v = bound[c];
+		share[c] += v;
+		given += v;
+	}
+	share[CUL_UNEXPLAINED] += s->cycles - given;
+}
+
 static void summarize(struct cul_result *r)
 {
 	struct cul_summary *m = &r->sum;
@@ -427,6 +543,7 @@ static void summarize(struct cul_result *r)
 		}
 		for (int c = 0; c < CUL_NCAUSES; c++)
 			m->max[c] += fmin(s->cycles, cause_max[c]);
+		split(s, m->share);
 		if (ncauses == 0) {
 			m->min[CUL_UNEXPLAINED] += s->cycles;
 			m->max[CUL_UNEXPLAINED] += s->cycles;

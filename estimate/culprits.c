@@ -78,6 +78,31 @@ static void charge_back(const struct cfg *cfg, const double *in, double *out,
 }
 
 /*
+ * A block's stalls cannot exceed its cycles beyond its best case: samples
+ * seldom cross a block's end (docs/estimate.md, skid), so the block is where
+ * the sum is known; within it, a skid longer than the one undone below would
+ * leave a waiting instruction's best case unclaimed and count its samples as
+ * a stall.  The instructions' stalls are scaled down to the block's excess.
+ */
+static void cap_to_block(const struct cfg_block *bl, const struct est_result *r, double *dyn)
+{
+	double cyc = 0, best = 0, sum = 0, excess;
+
+	for (uint32_t j = 0; j < bl->n; j++) {
+		const struct est_insn *x = &r->insns[bl->first + j];
+
+		cyc += x->cycles;
+		best += x->executions * x->m;
+		sum += dyn[bl->first + j];
+	}
+	excess = cyc - best;
+	if (sum <= 0 || sum <= excess)
+		return;
+	for (uint32_t j = 0; j < bl->n; j++)
+		dyn[bl->first + j] = excess > 0 ? dyn[bl->first + j] * excess / sum : 0;
+}
+
+/*
  * Dynamic stall cycles per instruction, S x cps - F x M, with the skid
  * undone: an instruction that waits gets few samples of its own (they land
  * up to `skid` instructions later), so its unclaimed best-case cycles are
@@ -113,8 +138,9 @@ static void stalls(const struct cfg *cfg, const struct est_result *r, int skid,
 			owed[1] = d < 0 ? -d : 0;
 			if (skid < 1)
 				owed[1] = 0;
-			dyn[i] = d > 0 ? d : 0;
+			dyn[i] = d > 1e-9 * (x->cycles > 1 ? x->cycles : 1) ? d : 0;
 		}
+		cap_to_block(bl, r, dyn);
 	}
 }
 

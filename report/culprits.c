@@ -170,13 +170,14 @@ void rep_culprit_summary_text(FILE *f, const char *proc, const struct cfg *cfg,
 
 	static_by_reason(cfg, r, by, &best);
 	fprintf(f, "\n*** Stall summary of %s: %.4g cycles\n", proc, all);
-	fprintf(f, "*** Dynamic stalls %.4g cycles (%.1f%%), by cause (min - max, "
-		"overlapping):\n", m->dynamic, m->dynamic * pct);
+	fprintf(f, "*** Dynamic stalls %.4g cycles (%.1f%%), by cause: min - max (causes "
+		"overlap), and the likeliest split:\n", m->dynamic, m->dynamic * pct);
 	for (int c = 0; c <= CUL_UNEXPLAINED; c++) {
-		if (m->max[c] <= 0 && c != CUL_UNEXPLAINED)
+		if (m->max[c] <= 0 && m->share[c] <= 0 && c != CUL_UNEXPLAINED)
 			continue;
-		fprintf(f, "      %-20s %5.1f%% - %5.1f%%\n", cul_cause_name((enum cul_cause)c),
-			m->min[c] * pct, m->max[c] * pct);
+		fprintf(f, "      %-20s %5.1f%% - %5.1f%%   %5.1f%%\n",
+			cul_cause_name((enum cul_cause)c), m->min[c] * pct, m->max[c] * pct,
+			m->share[c] * pct);
 	}
 	fprintf(f, "*** Static stalls (the model's best case), by reason:\n");
 	for (int k = 1; k < MODEL_R_COUNT; k++)
@@ -196,8 +197,9 @@ void rep_culprit_summary_json(FILE *f, const struct cfg *cfg, const struct est_r
 	fprintf(f, "{\"cycles\": %.6g, \"dynamic\": %.6g, \"best_case\": %.6g, \"causes\": {",
 		total_cycles(r), m->dynamic, best);
 	for (int c = 0; c <= CUL_UNEXPLAINED; c++)
-		fprintf(f, "%s\"%s\": {\"min\": %.6g, \"max\": %.6g}", c ? ", " : "",
-			cul_cause_name((enum cul_cause)c), m->min[c], m->max[c]);
+		fprintf(f, "%s\"%s\": {\"min\": %.6g, \"max\": %.6g, \"share\": %.6g}",
+			c ? ", " : "", cul_cause_name((enum cul_cause)c), m->min[c], m->max[c],
+			m->share[c]);
 	fprintf(f, "}, \"static\": {");
 	for (int k = 1, first = 1; k < MODEL_R_COUNT; k++, first = 0)
 		fprintf(f, "%s\"%s\": %.6g", first ? "" : ", ",

@@ -717,6 +717,12 @@ static void print_json(const struct calc_ctx *c)
 			       (unsigned long long)in->addr, (unsigned long long)off, ei->samples,
 			       ei->executions, ei->cpi, ei->m, est_conf_name(ei->conf));
 			tool_json_str(stdout, in->text);
+			printf(", \"reason\": \"%s\", \"static_culprit\": ",
+			       model_reason_name((enum model_reason)ei->reason));
+			if (ei->culprit >= 0 && ei->reason != MODEL_R_NONE)
+				printf("\"0x%llx\"", (unsigned long long)cfg->insns[ei->culprit].addr);
+			else
+				printf("null");
 			rep_culprit_json(stdout, cfg, cul_stall_of(&c->cul, i));
 			printf("}");
 			first = 0;
@@ -724,7 +730,15 @@ static void print_json(const struct calc_ctx *c)
 	}
 	printf("\n], \"exact\": %s, \"summary\": ", c->ev.exact ? "true" : "false");
 	rep_culprit_summary_json(stdout, cfg, &c->r, &c->cul);
-	printf(",\n");
+	printf(", \"events\": {");
+	for (size_t k = 0; k < c->ev.n; k++) {
+		double t = 0;
+
+		for (size_t i = 0; i < cfg->ninsns; i++)
+			t += c->ev.counts[k][i];
+		printf("%s\"%s\": %.17g", k ? ", " : "", c->ev.names[k], t);
+	}
+	printf("},\n");
 	json_block_edges(c);
 }
 

@@ -88,6 +88,10 @@ struct cul_summary {
 	double dynamic;			/* all dynamic stall cycles considered */
 	double min[CUL_NCAUSES + 1];	/* [CUL_UNEXPLAINED]: unexplained */
 	double max[CUL_NCAUSES + 1];
+	/* a point estimate inside the range: each stall's cycles split over its
+	 * causes in proportion to their scores (bounded; what no bound covers
+	 * is unexplained); shares add up to dynamic */
+	double share[CUL_NCAUSES + 1];
 };
 
 struct cul_result {
