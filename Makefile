@@ -48,7 +48,7 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback fuzz install clean
+.PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback culprits fuzz install clean
 .DEFAULT_GOAL := all
 
 all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS)) $(PATHRT)
@@ -133,6 +133,10 @@ accuracy: deps
 feedback: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) ./bench/feedback/run.sh
+
+culprits: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) ./bench/culprits/run.sh
 
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
