@@ -214,58 +214,104 @@ static int fwd_conflict(const struct cfg_insn *ld, const struct cfg_insn *st)
 	return !(a->disp >= b->disp && a->disp + a->size <= b->disp + b->size);
 }
 
-/* An induction step: r += constant (add, sub, inc, dec, lea c(r), r). */
-static int steps(const struct cfg_insn *y, unsigned r)
+/* An induction step r += *d (add, sub, inc, dec of a constant; lea c(r), r):
+ * 1 and the step, 0 for any other write of r. */
+static int steps(const struct cfg_insn *y, unsigned r, int64_t *d)
 {
 	const char *mn = y->mnemonic;
+	int neg = !strncmp(mn, "sub", 3) || !strncmp(mn, "dec", 3);
 
-	if (!strncmp(mn, "inc", 3) || !strncmp(mn, "dec", 3))
+	if (!strncmp(mn, "inc", 3) || !strncmp(mn, "dec", 3)) {
+		*d = neg ? -1 : 1;
 		return 1;
-	if ((!strncmp(mn, "add", 3) || !strncmp(mn, "sub", 3)) && y->form == CFG_F_REG &&
-	    !(y->regs_read & ~(CFG_RBIT(r) | CFG_RBIT(CFG_R_RIP))))
-		return 1;		/* no register read but r: an immediate */
-	return (y->flags & CFG_I_LEA) && y->mem.base == r && y->mem.index == CFG_REG_NONE;
+	}
+	if ((!strncmp(mn, "add", 3) || neg) && y->form == CFG_F_REG &&
+	    !(y->regs_read & ~(CFG_RBIT(r) | CFG_RBIT(CFG_R_RIP) | CFG_RBIT(CFG_R_FLAGS)))) {
+		/* no register read but r: an immediate */
+		*d = neg ? -(int64_t)y->imm : (int64_t)y->imm;
+		return 1;
+	}
+	if ((y->flags & CFG_I_LEA) && y->mem.base == r && y->mem.index == CFG_REG_NONE &&
+	    !y->mem.rip_relative) {
+		*d = y->mem.disp;
+		return 1;
+	}
+	return 0;
 }
 
-/* Is the load in a loop whose every write of its address registers is an
- * induction step?  Then it walks memory with a stride, which the hardware
- * prefetchers follow. */
-static int strided(const struct ctx *c, int insn, uint64_t regs)
+/* The address registers' step per iteration of the innermost loop around
+ * insn, in bytes; 0 when some write of them is not a constant step, or runs
+ * other than once per iteration (not in the header's equivalence class). */
+static int64_t loop_stride(const struct cfg *cfg, const int *blk, uint32_t insn)
 {
-	int b = c->blk[insn], seen = 0;
+	const struct cfg_insn *x = &cfg->insns[insn];
+	int b = blk[insn];
 	const struct cfg_loop *l;
+	int64_t stride = 0;
+	int seen = 0;
 
-	if (b < 0 || c->cfg->blocks[b].loop < 0 || !regs)
+	if (b < 0 || cfg->blocks[b].loop < 0 || !x->nmem || x->mem.rip_relative)
 		return 0;
-	l = &c->cfg->loops[c->cfg->blocks[b].loop];
+	l = &cfg->loops[cfg->blocks[b].loop];
 	for (uint32_t k = 0; k < l->nblocks; k++) {
-		const struct cfg_block *bl = &c->cfg->blocks[l->blocks[k]];
+		const struct cfg_block *bl = &cfg->blocks[l->blocks[k]];
 
 		for (uint32_t j = bl->first; j < bl->first + bl->n; j++) {
-			const struct cfg_insn *y = &c->cfg->insns[j];
-			uint64_t w = y->regs_written & regs;
+			const struct cfg_insn *y = &cfg->insns[j];
+			int64_t d;
 
-			if (!w)
-				continue;
-			if ((w & (w - 1)) || !steps(y, (unsigned)__builtin_ctzll(w)))
-				return 0;
-			seen = 1;
+			for (int which = 0; which < 2; which++) {
+				unsigned r = which ? x->mem.index : x->mem.base;
+				int64_t f = which ? x->mem.scale : 1;
+
+				if (r >= CFG_NREGS || !(y->regs_written & CFG_RBIT(r)))
+					continue;
+				if (!steps(y, r, &d) || bl->cls != cfg->blocks[l->header].cls)
+					return 0;
+				stride += d * f;
+				seen = 1;
+			}
 		}
 	}
-	return seen;
+	return seen ? stride : 0;
 }
+
+int cul_stride(const struct cfg *cfg, uint32_t insn, int64_t *stride)
+{
+	int *blk;
+
+	*stride = 0;
+	if (insn >= cfg->ninsns)
+		return -EINVAL;
+	blk = malloc((cfg->ninsns ? cfg->ninsns : 1) * sizeof(*blk));
+	if (!blk)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		blk[i] = -1;
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		for (uint32_t j = 0; j < cfg->blocks[b].n; j++)
+			blk[cfg->blocks[b].first + j] = (int)b;
+	*stride = loop_stride(cfg, blk, insn);
+	free(blk);
+	return 0;
+}
+
+/* A stride within a page is what the hardware prefetchers follow; one of
+ * 2 KB or more crosses pages, where they stop. */
+#define PREFETCHED_STRIDE 2048
 
 /*
  * How likely a load misses, from its address alone: the stack and
  * rip-relative data (locals, spills, constants, globals) stay in the cache,
- * a stride the loop steps through is prefetched, a pointer just loaded from
- * memory (a chase: the next node of a list or tree) is where misses are.  1
- * for anything else.
+ * a stride the loop steps through is prefetched (unless it crosses pages), a
+ * pointer just loaded from memory (a chase: the next node of a list or tree)
+ * is where misses are.  1 for anything else.
  */
 static double miss_likelihood(const struct ctx *c, const struct trail *t, int q)
 {
 	const struct cfg_insn *x = &c->cfg->insns[t->insn[q]];
 	uint64_t regs = 0;
+	int64_t stride;
 
 	if (x->mem.rip_relative || x->mem.base == CFG_R_RSP ||
 	    (x->mem.base == CFG_R_RBP && x->mem.index == CFG_REG_NONE))
@@ -274,8 +320,9 @@ static double miss_likelihood(const struct ctx *c, const struct trail *t, int q)
 		regs |= CFG_RBIT(x->mem.base);
 	if (x->mem.index < CFG_NREGS)
 		regs |= CFG_RBIT(x->mem.index);
-	if (strided(c, t->insn[q], regs))
-		return 0.3;
+	stride = loop_stride(c->cfg, c->blk, (uint32_t)t->insn[q]);
+	if (stride)
+		return llabs(stride) < PREFETCHED_STRIDE ? 0.3 : 1.5;
 	for (int p = q + 1; p < t->n && regs; p++) {
 		const struct cfg_insn *y = &c->cfg->insns[t->insn[p]];
 
@@ -604,6 +651,35 @@ int cul_analyze(const struct cul_input *in, struct cul_result *out, struct dcpi_
 	summarize(out);
 	free(c.blk);
 	return 0;
+}
+
+void cul_charges(const struct cul_result *r, enum cul_cause cause, double *per_insn,
+		 size_t n)
+{
+	for (size_t k = 0; k < r->nstalls; k++) {
+		const struct cul_stall *s = &r->stalls[k];
+		double total = 0, best[CUL_NCAUSES] = { 0 };
+
+		for (size_t j = 0; j < s->nsuspects; j++)
+			best[s->sus[j].cause] = fmax(best[s->sus[j].cause], s->sus[j].score);
+		for (int c = 0; c < CUL_NCAUSES; c++)
+			total += best[c];
+		if (!(total > 0) || !(best[cause] > 0))
+			continue;
+		/* the cause's part goes to its best suspect */
+		for (size_t j = 0; j < s->nsuspects; j++) {
+			const struct cul_suspect *u = &s->sus[j];
+			double v = s->cycles * best[cause] / total;
+
+			if (u->cause != cause || u->score != best[cause] || u->insn < 0 ||
+			    (size_t)u->insn >= n)
+				continue;
+			if (u->bound >= 0 && v > u->bound)
+				v = u->bound;
+			per_insn[u->insn] += v;
+			break;
+		}
+	}
 }
 
 const struct cul_stall *cul_stall_of(const struct cul_result *r, uint32_t insn)

@@ -602,6 +602,46 @@ static void test_recorded_fwd(void **state)
 	assert_int_equal(strncmp(stat + 1, store, strlen(store)), 0);	/* "0x..." quoted */
 }
 
+/* Strides: a pointer stepped by 4160, an index stepped by 1 (x 8), and a
+ * step on one arm only (not once per iteration: no constant stride). */
+static void test_stride(void **state)
+{
+	static const uint8_t s1[] = {
+		0x48, 0x8b, 0x07, 0x48, 0x81, 0xc7, 0x40, 0x10, 0x00, 0x00, 0x48, 0x01, 0xc2,
+		0x48, 0xff, 0xc9, 0x75, 0xee, 0xc3,
+	};
+	static const uint8_t s2[] = {
+		0x48, 0x8b, 0x04, 0xf7, 0x48, 0x83, 0xc6, 0x01, 0x48, 0x01, 0xc2, 0x48, 0x39,
+		0xce, 0x75, 0xf0, 0xc3,
+	};
+	static const uint8_t s3[] = {
+		0x48, 0x8b, 0x07, 0xa8, 0x01, 0x74, 0x04, 0x48, 0x83, 0xc7, 0x40, 0x48, 0xff,
+		0xc9, 0x75, 0xf0, 0xc3,
+	};
+	struct fx f;
+	int64_t st;
+
+	(void)state;
+	fx_build(&f, s1, sizeof(s1));
+	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0), &st), 0);
+	assert_int_equal(st, 4160);
+	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0xa), &st), 0);
+	assert_int_equal(st, 0);	/* no memory operand */
+	fx_free(&f);
+	fx_build(&f, s2, sizeof(s2));
+	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0), &st), 0);
+	assert_int_equal(st, 8);
+	fx_free(&f);
+	fx_build(&f, s3, sizeof(s3));
+	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0), &st), 0);
+	assert_int_equal(st, 0);
+	fx_free(&f);
+	fx_build(&f, chase, sizeof(chase));
+	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 2), &st), 0);
+	assert_int_equal(st, 0);	/* the chase loads its own address */
+	fx_free(&f);
+}
+
 static void test_bad_input(void **state)
 {
 	struct cul_input in;
@@ -638,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_events_clear_and_bound),
 		cmocka_unit_test(test_summary_ranges),
 		cmocka_unit_test(test_from_estimate),
+		cmocka_unit_test(test_stride),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_recorded_chase),
 		cmocka_unit_test(test_recorded_branch),

@@ -102,6 +102,15 @@ struct cul_result {
 
 int cul_analyze(const struct cul_input *in, struct cul_result *out, struct dcpi_err *err);
 void cul_result_free(struct cul_result *r);
+/* Each instruction's part of the stall cycles split to cause (the
+ * summary's likeliest split, given to the cause's best suspect), added to
+ * per_insn[0..n). */
+void cul_charges(const struct cul_result *r, enum cul_cause cause, double *per_insn,
+		 size_t n);
+/* The bytes insn's memory address steps by per iteration of its innermost
+ * loop (constant steps of its base and index registers, each run once per
+ * iteration); 0 when it is not in a loop or not a constant stride. */
+int cul_stride(const struct cfg *cfg, uint32_t insn, int64_t *stride);
 /* The stall record of instruction i, or NULL when it has none. */
 const struct cul_stall *cul_stall_of(const struct cul_result *r, uint32_t insn);
 
