@@ -11,6 +11,7 @@
  * the nearest load or branch within that distance, in the same block).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,101 @@ static const struct {
 	{ "L1-icache-load-misses", CUL_EV_IMISS, 1 },
 	{ "branch-misses", CUL_EV_MISPREDICT, 1 },
 };
+
+void est_events_free(struct est_events *e)
+{
+	for (size_t k = 0; k < e->n; k++) {
+		free(e->counts[k]);
+		free(e->names[k]);
+	}
+	free(e->counts);
+	free(e->names);
+	free(e->list);
+	free(e->exact);
+	memset(e, 0, sizeof(*e));
+}
+
+static int keep(struct est_events *e, const struct prof_profile *p, double *v)
+{
+	void *a = realloc(e->counts, (e->n + 1) * sizeof(*e->counts));
+	void *b;
+
+	if (!a)
+		return -ENOMEM;
+	e->counts = a;
+	b = realloc(e->names, (e->n + 1) * sizeof(*e->names));
+	if (!b)
+		return -ENOMEM;
+	e->names = b;
+	e->names[e->n] = strdup(p->event);
+	if (!e->names[e->n])
+		return -ENOMEM;
+	e->counts[e->n] = v;
+	e->n++;
+	return 0;
+}
+
+int est_events_for(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
+		   const struct cfg *cfg, const struct image *img, struct est_events *out,
+		   struct dcpi_err *err)
+{
+	for (size_t k = 0; k < np; k++) {
+		int exact = !strcmp(p[k].event, "callgrind-Ir");
+		double *v, total = 0, period = p[k].period > 0 ? p[k].period : 1;
+
+		if (!prof_image_id_equal(id, &p[k].image))
+			continue;
+		if (!exact && est_culprit_event(p[k].event, NULL) < 0)
+			continue;
+		if (exact && out->exact)
+			continue;
+		v = calloc(cfg->ninsns + 1, sizeof(*v));
+		if (!v)
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", p[k].event);
+		if (est_samples_from_profile(cfg, img, &p[k], v, &total, err) < 0) {
+			free(v);
+			return err->code ? err->code : -EINVAL;
+		}
+		for (size_t i = 0; i < cfg->ninsns; i++)
+			v[i] *= period;
+		if (exact) {
+			out->exact = v;
+		} else if (keep(out, &p[k], v) < 0) {
+			free(v);
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", p[k].event);
+		}
+	}
+	free(out->list);
+	out->list = calloc(out->n + 1, sizeof(*out->list));
+	if (!out->list)
+		return dcpi_errf(err, -ENOMEM, "out of memory");
+	for (size_t k = 0; k < out->n; k++) {
+		out->list[k].event = out->names[k];
+		out->list[k].counts = out->counts[k];
+	}
+	return 0;
+}
+
+void est_use_exact(const struct cfg *cfg, struct est_result *r, const double *x)
+{
+	for (size_t i = 0; i < cfg->ninsns && i < r->ninsns; i++) {
+		struct est_insn *ei = &r->insns[i];
+
+		ei->executions = x[i];
+		ei->cpi = x[i] > 0 ? ei->cycles / x[i] : 0;
+		ei->conf = x[i] > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
+	}
+	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		struct est_block *eb = &r->blocks[b];
+
+		if (!bl->n)
+			continue;
+		eb->executions = x[bl->first];
+		eb->actual_cpi = eb->executions > 0 ? eb->cycles / (eb->executions * bl->n) : 0;
+		eb->conf = eb->executions > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
+	}
+}
 
 int est_culprit_event(const char *event, int *sampled)
 {

@@ -1,8 +1,7 @@
 /*
  * culprits.c - dynamic-stall culprits as dcpicalc prints them: the bubbles
  * above a stalled instruction (the paper's fig. 2) and the procedure's stall
- * summary (fig. 4), text and JSON; and the per-instruction event counts and
- * exact executions a database holds for a procedure (docs/culprits.md).
+ * summary (fig. 4), text and JSON (docs/culprits.md).
  */
 #include <errno.h>
 #include <math.h>
@@ -13,80 +12,6 @@
 #include "dcpi/estimate.h"
 #include "dcpi/model.h"
 #include "dcpi/report.h"
-
-void rep_events_free(struct rep_events *e)
-{
-	for (size_t k = 0; k < e->n; k++) {
-		free(e->counts[k]);
-		free(e->names[k]);
-	}
-	free(e->counts);
-	free(e->names);
-	free(e->list);
-	free(e->exact);
-	memset(e, 0, sizeof(*e));
-}
-
-static int keep(struct rep_events *e, const struct prof_profile *p, double *v)
-{
-	void *a = realloc(e->counts, (e->n + 1) * sizeof(*e->counts));
-	void *b;
-
-	if (!a)
-		return -ENOMEM;
-	e->counts = a;
-	b = realloc(e->names, (e->n + 1) * sizeof(*e->names));
-	if (!b)
-		return -ENOMEM;
-	e->names = b;
-	e->names[e->n] = strdup(p->event);
-	if (!e->names[e->n])
-		return -ENOMEM;
-	e->counts[e->n] = v;
-	e->n++;
-	return 0;
-}
-
-int rep_events_for(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
-		   const struct cfg *cfg, const struct image *img, struct rep_events *out,
-		   struct dcpi_err *err)
-{
-	for (size_t k = 0; k < np; k++) {
-		int exact = !strcmp(p[k].event, "callgrind-Ir");
-		double *v, total = 0, period = p[k].period > 0 ? p[k].period : 1;
-
-		if (!prof_image_id_equal(id, &p[k].image))
-			continue;
-		if (!exact && est_culprit_event(p[k].event, NULL) < 0)
-			continue;
-		if (exact && out->exact)
-			continue;
-		v = calloc(cfg->ninsns + 1, sizeof(*v));
-		if (!v)
-			return dcpi_errf(err, -ENOMEM, "%s: out of memory", p[k].event);
-		if (est_samples_from_profile(cfg, img, &p[k], v, &total, err) < 0) {
-			free(v);
-			return err->code ? err->code : -EINVAL;
-		}
-		for (size_t i = 0; i < cfg->ninsns; i++)
-			v[i] *= period;
-		if (exact) {
-			out->exact = v;
-		} else if (keep(out, &p[k], v) < 0) {
-			free(v);
-			return dcpi_errf(err, -ENOMEM, "%s: out of memory", p[k].event);
-		}
-	}
-	free(out->list);
-	out->list = calloc(out->n + 1, sizeof(*out->list));
-	if (!out->list)
-		return dcpi_errf(err, -ENOMEM, "out of memory");
-	for (size_t k = 0; k < out->n; k++) {
-		out->list[k].event = out->names[k];
-		out->list[k].counts = out->counts[k];
-	}
-	return 0;
-}
 
 void rep_culprit_bubbles(FILE *f, const struct cfg *cfg, const struct cul_stall *s,
 			 double per_exec)

@@ -57,7 +57,7 @@ struct calc_ctx {
 	const struct path_profile *pp;	/* the image's paths, NULL: none */
 	struct est_path_obs obs;
 	struct est_path_info pinfo;
-	struct rep_events ev;		/* event counts and exact executions */
+	struct est_events ev;		/* event counts and exact executions */
 	struct cul_result cul;		/* culprits of the dynamic stalls */
 	int have_cul;
 };
@@ -452,30 +452,6 @@ static int measure(struct calc_ctx *c)
 	return 0;
 }
 
-/* --exact: executions from callgrind-Ir replace the estimate's. */
-static void use_exact(struct calc_ctx *c)
-{
-	const double *x = c->ev.exact;
-
-	for (size_t i = 0; i < c->cfg->ninsns; i++) {
-		struct est_insn *ei = &c->r.insns[i];
-
-		ei->executions = x[i];
-		ei->cpi = x[i] > 0 ? ei->cycles / x[i] : 0;
-		ei->conf = x[i] > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
-	}
-	for (size_t b = 0; b < c->cfg->nblocks; b++) {
-		const struct cfg_block *bl = &c->cfg->blocks[b];
-		struct est_block *eb = &c->r.blocks[b];
-
-		if (!bl->n)
-			continue;
-		eb->executions = x[bl->first];
-		eb->actual_cpi = eb->executions > 0 ? eb->cycles / (eb->executions * bl->n) : 0;
-		eb->conf = eb->executions > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
-	}
-}
-
 /* Event counts (this epoch's, and --exact's database), then the culprits. */
 static int find_culprits(struct calc_ctx *c)
 {
@@ -486,12 +462,12 @@ static int find_culprits(struct calc_ctx *c)
 	char used[256];
 	int rc = 0;
 
-	if (rep_events_for(c->p, c->np, &c->prof->image, c->cfg, c->img, &c->ev, &err) < 0)
+	if (est_events_for(c->p, c->np, &c->prof->image, c->cfg, c->img, &c->ev, &err) < 0)
 		return tool_fail("%s", err.msg);
 	if (c->a.exact_db) {
 		if (prof_db_open(c->a.exact_db, 0, &db, &err) < 0 ||
 		    rep_load_profiles(db, NULL, &p, &np, used, sizeof(used), &err) < 0 ||
-		    rep_events_for(p, np, &c->prof->image, c->cfg, c->img, &c->ev, &err) < 0)
+		    est_events_for(p, np, &c->prof->image, c->cfg, c->img, &c->ev, &err) < 0)
 			rc = tool_fail("%s", err.msg);
 		else if (!c->ev.exact)
 			rc = tool_fail("%s: no callgrind-Ir counts of %s in epoch %s (dcpi import "
@@ -502,7 +478,7 @@ static int find_culprits(struct calc_ctx *c)
 			prof_db_close(db);
 		if (rc)
 			return rc;
-		use_exact(c);
+		est_use_exact(c->cfg, &c->r, c->ev.exact);
 	}
 	if (est_culprits(c->cfg, &c->r, c->ev.list, c->a.no_events ? 0 : c->ev.n,
 			 c->have_cal ? c->cal.skid : 2, &c->cul, &err) < 0)
@@ -1037,7 +1013,7 @@ out:
 	est_measurements_free(&c.meas);
 	est_path_info_free(&c.pinfo);
 	est_path_obs_free(&c.obs);
-	rep_events_free(&c.ev);
+	est_events_free(&c.ev);
 	cul_result_free(&c.cul);
 	path_profile_free(&c.file_pp);
 	free(c.s);

@@ -559,6 +559,26 @@ struct est_event_counts {
 	const char *event;		/* "callgrind-D1mr", "branch-misses", ... */
 	const double *counts;		/* per instruction (cfg->insns), events */
 };
+/*
+ * From profiles p[0..np) of image id: the per-instruction counts of every
+ * event that bounds a culprit (est_culprit_event) and, where there is one,
+ * callgrind-Ir's exact executions (exact, NULL otherwise); counts are
+ * samples x period.  Called again with other profiles, it adds to them.
+ */
+struct est_events {
+	size_t n;
+	char **names;			/* event names */
+	double **counts;		/* per instruction */
+	struct est_event_counts *list;	/* the same, for est_culprits */
+	double *exact;			/* callgrind-Ir per instruction, or NULL */
+};
+int est_events_for(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
+		   const struct cfg *cfg, const struct image *img, struct est_events *out,
+		   struct dcpi_err *err);
+void est_events_free(struct est_events *e);
+/* Exact executions per instruction (callgrind-Ir) replace the estimate's:
+ * instructions' and blocks' counts and CPIs, confidence high where run. */
+void est_use_exact(const struct cfg *cfg, struct est_result *r, const double *exact);
 /* enum cul_event of a profile's event name, or -1; *sampled: a PMU's. */
 int est_culprit_event(const char *event, int *sampled);
 int est_culprits(const struct cfg *cfg, const struct est_result *r,

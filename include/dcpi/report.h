@@ -58,28 +58,13 @@ int rep_event_rank(const char *event);
 
 /*
  * Culprits of dynamic stalls as dcpicalc prints them (report/culprits.c;
- * docs/culprits.md).  rep_events_for: from profiles p[0..np) of image id,
- * the per-instruction counts of every event that bounds a culprit
- * (est_culprit_event) and, where there is one, callgrind-Ir's exact
- * executions (exact, NULL otherwise); counts are samples x period.
+ * docs/culprits.md).
  */
 struct cfg;
 struct image;
 struct est_result;
-struct est_event_counts;
 struct cul_stall;
 struct cul_result;
-struct rep_events {
-	size_t n;
-	char **names;			/* event names */
-	double **counts;		/* per instruction */
-	struct est_event_counts *list;	/* the same, for est_culprits */
-	double *exact;			/* callgrind-Ir per instruction, or NULL */
-};
-int rep_events_for(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
-		   const struct cfg *cfg, const struct image *img, struct rep_events *out,
-		   struct dcpi_err *err);
-void rep_events_free(struct rep_events *e);
 /* "   d  D-cache on 0x..." lines above a stalled instruction (none if s is
  * NULL); per_exec: its dynamic stall cycles per execution. */
 void rep_culprit_bubbles(FILE *f, const struct cfg *cfg, const struct cul_stall *s,
