@@ -162,7 +162,7 @@ static int callee(const struct image *img, const struct bolt *bo, const struct c
 }
 
 static int add_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
-		    const struct est_result *r, void *ctx, struct dcpi_err *err)
+		    struct est_result *r, void *ctx, struct dcpi_err *err)
 {
 	struct bolt *bo = ctx;
 	const char *me = bolt_name(bo, proc->addr, proc->raw_name);

@@ -20,6 +20,7 @@ const char *opt_format_name(enum opt_format f)
 	case OPT_F_LLVM: return "LLVM sample profile";
 	case OPT_F_GCC: return "GCC AutoFDO profile";
 	case OPT_F_BOLT: return "BOLT fdata";
+	case OPT_F_PREFETCH: return "LLVM prefetch hints";
 	}
 	return "?";
 }
@@ -44,7 +45,38 @@ struct fb {
 	struct prof_epoch_meta meta;
 	int have_meta;
 	struct opt_est est;
+	int skid;			/* where samples land (calibration), for culprits */
+	struct prof_db *xdb;		/* --exact: a callgrind run's database */
+	struct prof_profile *xp;
+	size_t nxp;
 };
+
+void opt_summary_free(struct opt_summary *sum)
+{
+	free(sum->hints.v);
+	memset(&sum->hints, 0, sizeof(sum->hints));
+}
+
+static int load_exact(struct fb *f, struct dcpi_err *err)
+{
+	char epoch[256];
+	int rc = prof_db_open(f->rq->exact_db, 0, &f->xdb, err);
+
+	if (rc >= 0)
+		rc = prof_db_latest_epoch(f->xdb, epoch, sizeof(epoch), err);
+	if (rc == -ENOENT)
+		return dcpi_errf(err, -ENODATA, "%s: no epochs", f->rq->exact_db);
+	if (rc >= 0)
+		rc = prof_epoch_read(f->xdb, epoch, &f->xp, &f->nxp, err);
+	for (size_t i = 0; rc >= 0 && i < f->nxp; i++)
+		if (!strcmp(f->xp[i].event, "callgrind-Ir"))
+			return 0;
+	if (rc >= 0)
+		rc = dcpi_errf(err, -ENODATA, "%s: epoch %s has no callgrind-Ir counts (dcpi "
+			       "import a callgrind run of the same binary)", f->rq->exact_db,
+			       epoch);
+	return rc;
+}
 
 static int load(struct fb *f, struct dcpi_err *err)
 {
@@ -80,13 +112,16 @@ static int load(struct fb *f, struct dcpi_err *err)
 	f->est.raw_samples = rq->raw_samples;
 	if (rq->min_samples > 0)
 		f->est.min_samples = rq->min_samples;
+	f->skid = 2;
 	if (!rq->no_calib && !rq->skid_given &&
 	    est_calib_path(rq->db, model_name(f->est.model), cal, sizeof(cal)) == 0 &&
 	    access(cal, R_OK) == 0 && est_calib_read(cal, &c, err) == 0 &&
-	    !strcmp(c.model, model_name(f->est.model)))
+	    !strcmp(c.model, model_name(f->est.model))) {
 		est_opts_calibrated(&f->est.opts, &c);
+		f->skid = c.skid;
+	}
 	dcpi_err_clear(err);
-	return 0;
+	return rq->exact_db ? load_exact(f, err) : 0;
 }
 
 static int pseudo(const struct prof_profile *p)
@@ -141,7 +176,10 @@ static int one_image(struct fb *f, const char *path, const struct prof_profile *
 	rc = img_open(path, 0, &img, err);
 	if (rc < 0)
 		return rc;
-	if (f->rq->format == OPT_F_BOLT) {
+	if (f->rq->format == OPT_F_PREFETCH) {
+		rc = opt_prefetch_add(src, img, p, f->p, f->np, f->xp, f->nxp, &f->est,
+				      f->rq->min_share, f->skid, &f->sum->hints, err);
+	} else if (f->rq->format == OPT_F_BOLT) {
 		struct opt_walk w = { 0 };
 
 		rc = opt_bolt_text(img, p, &f->est, bolt, blen, &w, err);
@@ -212,7 +250,7 @@ int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct d
 	if (rc < 0)
 		goto out;
 	if (rq->format != OPT_F_BOLT) {
-		src = opt_src_new(rq->format == OPT_F_LLVM ? OPT_D_LLVM_BASE : OPT_D_NONE);
+		src = opt_src_new(rq->format == OPT_F_GCC ? OPT_D_NONE : OPT_D_LLVM_BASE);
 		if (!src) {
 			rc = dcpi_errf(err, -ENOMEM, "out of memory");
 			goto out;
@@ -221,6 +259,12 @@ int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct d
 	rc = images(&f, src, &buf, &len, err);
 	if (rc < 0)
 		goto out;
+	if (src && rq->format == OPT_F_PREFETCH && !src->nfuncs) {
+		/* nothing to hint: the report says why, and no file is written
+		 * (an empty sample profile is not one LLVM reads) */
+		rc = 0;
+		goto out;
+	}
 	if (src) {
 		rc = opt_src_finish(src, err);
 		if (rc < 0)
@@ -230,7 +274,7 @@ int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct d
 		sum->samples = src->samples;
 		sum->no_line = src->no_line;
 		sum->skipped = src->skipped;
-		rc = rq->format == OPT_F_LLVM ? opt_llvm_text(src, &buf, &len, err) :
+		rc = rq->format != OPT_F_GCC ? opt_llvm_text(src, &buf, &len, err) :
 		     opt_gcc_bytes(src, (uint8_t **)&buf, &len, err);
 		if (rc < 0)
 			goto out;
@@ -241,7 +285,10 @@ out:
 	free(buf);
 	opt_src_free(src);
 	prof_profiles_free(f.p, f.np);
+	prof_profiles_free(f.xp, f.nxp);
 	if (f.db)
 		prof_db_close(f.db);
+	if (f.xdb)
+		prof_db_close(f.xdb);
 	return rc;
 }

@@ -13,7 +13,7 @@
 
 /* Called once per estimated procedure; a negative return stops the walk. */
 typedef int (*opt_proc_fn)(struct image *img, const struct img_proc *proc,
-			   const struct cfg *cfg, const struct est_result *r, void *ctx,
+			   const struct cfg *cfg, struct est_result *r, void *ctx,
 			   struct dcpi_err *err);
 
 /* What a walk did: procedures estimated, their samples, and procedures
@@ -41,6 +41,22 @@ struct opt_buf {
 void opt_buf_printf(struct opt_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void opt_buf_put(struct opt_buf *b, const void *data, size_t len);
+
+/* Place a call target named target with count value at in's source
+ * location (inline stack followed) in proc's function of s: how the prefetch
+ * hints ride in a sample profile.  -ENODATA when in has no line or proc no
+ * DW_AT_decl_line. */
+int opt_src_target(struct opt_src *s, struct image *img, const struct img_proc *proc,
+		   const struct cfg_insn *in, uint64_t count, const char *target,
+		   uint64_t value, struct dcpi_err *err);
+
+/* Prefetch hints for img's loads into src, every load considered into h
+ * (prefetch.c): p the image's samples, all the epoch's profiles (events),
+ * exact the profiles of a callgrind run (callgrind-Ir executions). */
+int opt_prefetch_add(struct opt_src *src, struct image *img, const struct prof_profile *p,
+		     const struct prof_profile *all, size_t nall,
+		     const struct prof_profile *exact, size_t nexact, const struct opt_est *e,
+		     double min_share, int skid, struct opt_hints *h, struct dcpi_err *err);
 
 /* Round an estimated count; negative and NaN are 0. */
 uint64_t opt_count(double executions);

@@ -221,8 +221,52 @@ static int place(struct build *b, struct image *img, struct opt_func *top,
 	return 0;
 }
 
+int opt_src_target(struct opt_src *s, struct image *img, const struct img_proc *proc,
+		   const struct cfg_insn *in, uint64_t count, const char *target,
+		   uint64_t value, struct dcpi_err *err)
+{
+	const struct img_inline *inl;
+	struct opt_func *f;
+	struct img_line decl, ln;
+	struct opt_loc *l;
+	char name[512];
+	size_t n = 0;
+
+	if (img_decl_line(img, proc->addr, &decl) < 0 || !decl.line)
+		return dcpi_errf(err, -ENODATA, "%s: no DW_AT_decl_line (build with -g)",
+				 proc->name);
+	if (img_line_at(img, in->addr, &ln) < 0)
+		return dcpi_errf(err, -ENODATA, "0x%llx: no line (build with -g)",
+				 (unsigned long long)in->addr);
+	opt_base_name(proc->raw_name, name, sizeof(name));
+	f = top_get(s, name, decl.line);
+	if (!f)
+		return dcpi_errf(err, -ENOMEM, "out of memory");
+	if (img_inlines_at(img, in->addr, &inl, &n) < 0)
+		n = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (inl[k].call_line < f->decl_line || !inl[k].decl_line)
+			return dcpi_errf(err, -ENODATA, "0x%llx: inlined from %s without lines",
+					 (unsigned long long)in->addr, inl[k].name);
+		f = call_get(f, inl[k].call_line - f->decl_line,
+			     map_discr(s->discr, inl[k].discriminator), inl[k].name,
+			     inl[k].decl_line);
+		if (!f)
+			return dcpi_errf(err, -ENOMEM, "out of memory");
+	}
+	if (ln.line < f->decl_line)
+		return dcpi_errf(err, -ENODATA, "0x%llx: line %u before its function's %u",
+				 (unsigned long long)in->addr, ln.line, f->decl_line);
+	l = loc_get(f, ln.line - f->decl_line, map_discr(s->discr, ln.discriminator));
+	if (!l || target_add(l, target, value) < 0)
+		return dcpi_errf(err, -ENOMEM, "out of memory");
+	if (count > l->count)
+		l->count = count;
+	return 0;
+}
+
 static int add_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
-		    const struct est_result *r, void *ctx, struct dcpi_err *err)
+		    struct est_result *r, void *ctx, struct dcpi_err *err)
 {
 	struct build *b = ctx;
 	struct opt_func *top;

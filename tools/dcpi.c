@@ -24,6 +24,7 @@
 #pragma weak cmd_llvm_prof
 #pragma weak cmd_gcc_prof
 #pragma weak cmd_bolt_prof
+#pragma weak cmd_prefetch_hints
 #pragma weak cmd_skidloops
 
 struct command {
@@ -48,6 +49,7 @@ static const struct command commands[] = {
 	{ "llvm-prof", NULL, cmd_llvm_prof, "LLVM sample profile (clang -fprofile-sample-use)" },
 	{ "gcc-prof", NULL, cmd_gcc_prof, "AutoFDO profile for gcc -fauto-profile" },
 	{ "bolt-prof", NULL, cmd_bolt_prof, "BOLT fdata from estimated edge counts" },
+	{ "prefetch-hints", NULL, cmd_prefetch_hints, "LLVM prefetch hints for stalling strided loads" },
 	{ "__skidloops", NULL, cmd_skidloops, NULL },	/* calibrate's loops; hidden */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -95,7 +97,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: dcpi <command> [options]\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (commands[i].fn && commands[i].help)
-			fprintf(f, "  %-10s %-10s %s\n", commands[i].name,
+			fprintf(f, "  %-14s %-10s %s\n", commands[i].name,
 				commands[i].alias ? commands[i].alias : "", commands[i].help);
 	fprintf(f, "\n'dcpi <command> --help' describes a command.\n");
 }

@@ -20,6 +20,12 @@
  *   opt_gcc_write   the AutoFDO gcov format gcc -fauto-profile reads
  *   opt_bolt_write  BOLT's fdata: branch and call records with estimated
  *                   edge counts (llvm-bolt -data)
+ *   prefetch hints  loads the dynamic-stall culprits charge with D-cache
+ *                   cycles, in loops where their address steps by a
+ *                   constant: LLVM's prefetch-hints file (a sample profile
+ *                   whose call targets __prefetch_t0_N carry the byte delta;
+ *                   clang -mllvm -prefetch-hints-file, with
+ *                   -mllvm -x86-discriminate-memops at both builds)
  *
  * Writers produce the whole file in memory and write it atomically, so a
  * failure never leaves a malformed file behind.  A profile with no samples,
@@ -139,7 +145,33 @@ void opt_base_name(const char *sym, char *out, size_t len);
 
 /* ---- one request: database in, feedback file out (the tools' work) ---- */
 
-enum opt_format { OPT_F_LLVM, OPT_F_GCC, OPT_F_BOLT };
+enum opt_format { OPT_F_LLVM, OPT_F_GCC, OPT_F_BOLT, OPT_F_PREFETCH };
+
+/* One load considered for a prefetch hint, hinted or not (why says). */
+struct opt_hint {
+	char proc[160];
+	uint64_t addr;			/* the load's virtual address */
+	char file[160];
+	unsigned line, discr;
+	double executions;
+	double stall;			/* D-cache stall cycles charged to it */
+	double share;			/* of the image's sampled cycles */
+	int64_t stride;			/* bytes per iteration, 0: none */
+	double iter_cycles;		/* cycles per iteration of its loop */
+	double iter_best;		/* the same in the best case (no miss) */
+	double latency;			/* cycles a prefetch must run ahead */
+	unsigned distance;		/* iterations ahead */
+	int64_t delta;			/* distance x stride */
+	char why[128];			/* "" when hinted, else why not */
+};
+
+struct opt_hints {
+	struct opt_hint *v;
+	size_t n, cap;
+	double cycles;			/* the images' sampled cycles */
+	int exact;			/* executions from callgrind, not estimated */
+	size_t events;			/* event profiles that bounded the culprits */
+};
 
 struct opt_request {
 	enum opt_format format;
@@ -154,6 +186,10 @@ struct opt_request {
 	int skid_given, no_calib;	/* else DB/calibration-<model>.txt sets skid */
 	int raw_samples;		/* opt_est.raw_samples */
 	double min_samples;		/* 0: 1 */
+	/* prefetch hints: */
+	const char *exact_db;		/* callgrind-Ir executions from here */
+	double min_share;		/* loads charged with at least this share
+					 * of the cycles (0: 0.01) */
 };
 
 struct opt_summary {
@@ -163,7 +199,10 @@ struct opt_summary {
 	double samples;
 	int relative;			/* uncalibrated: counts are relative */
 	char notes[2048];		/* images skipped, and why */
+	struct opt_hints hints;		/* OPT_F_PREFETCH: every load considered */
 };
+
+void opt_summary_free(struct opt_summary *sum);
 
 const char *opt_format_name(enum opt_format f);
 int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct dcpi_err *err);

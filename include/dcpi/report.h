@@ -77,6 +77,11 @@ void rep_culprit_summary_text(FILE *f, const char *proc, const struct cfg *cfg,
 void rep_culprit_summary_json(FILE *f, const struct cfg *cfg, const struct est_result *r,
 			      const struct cul_result *cr);
 
+/* The prefetch-hints report (report/hints.c): text and JSON. */
+struct opt_hints;
+void rep_hints_text(FILE *f, const struct opt_hints *h);
+void rep_hints_json(FILE *f, const struct opt_hints *h);
+
 struct image;
 struct img_proc;
 
