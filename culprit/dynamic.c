@@ -414,6 +414,102 @@ static double uncertain_branch(const struct ctx *c, uint32_t pred, uint32_t b)
 	return 1;
 }
 
+/* The likelihood of a load found off the trail (no trail to look along for
+ * a chase: its own block before it stands in). */
+static double miss_likelihood_at(const struct ctx *c, uint32_t j)
+{
+	struct trail t;
+
+	build_trail(c, j, &t);
+	return miss_likelihood(c, &t, 0);
+}
+
+#define REACH_BUDGET 256	/* instructions visited per search */
+#define REACH_MAX 48		/* instructions back along any path */
+
+struct reach {
+	struct reach_item {
+		uint32_t insn;
+		uint64_t want;
+		int dist, depth;
+	} q[REACH_BUDGET];
+	size_t head, tail;
+};
+
+/* Queue the instructions executed just before at: the one before it in its
+ * block, or the last of each predecessor block. */
+static void push_preds(const struct ctx *c, struct reach *r, uint32_t at, uint64_t want,
+		       int dist, int depth)
+{
+	const struct cfg *cfg = c->cfg;
+	const struct cfg_block *b = &cfg->blocks[c->blk[at]];
+
+	if (at > b->first) {
+		if (r->tail < REACH_BUDGET)
+			r->q[r->tail++] = (struct reach_item){ at - 1, want, dist + 1, depth };
+		return;
+	}
+	for (uint32_t k = 0; k < b->npred && r->tail < REACH_BUDGET; k++) {
+		const struct cfg_edge *e = &cfg->edges[b->pred[k]];
+		const struct cfg_block *p = &cfg->blocks[e->from];
+
+		if (e->kind == CFG_E_EXIT_ENTRY || !p->n)
+			continue;
+		r->q[r->tail++] = (struct reach_item){ p->first + p->n - 1, want, dist + 1, depth };
+	}
+}
+
+static uint64_t data_regs(const struct cfg_insn *x)
+{
+	return x->regs_read & ~(CFG_RBIT(CFG_R_RIP) | CFG_RBIT(CFG_R_RSP) | CFG_RBIT(CFG_R_FLAGS));
+}
+
+/*
+ * Loads whose results reach instruction i's reads, along every path into
+ * it (not only the likeliest one the trail follows: an inner loop's first
+ * iteration reads what the outer loop loaded, through the inner loop's
+ * entry, while the trail goes round its back edge).  Backward breadth-first
+ * over the CFG, each path stopping at the first write of each register;
+ * non-load writers pass their own reads on, CHAIN_DEPTH deep.
+ */
+static void reach_loads(const struct ctx *c, uint32_t i, int base, struct cul_stall *s)
+{
+	const struct cfg *cfg = c->cfg;
+	uint64_t *seen = calloc(cfg->ninsns + 1, sizeof(*seen));
+	struct reach *r = malloc(sizeof(*r));
+
+	if (!seen || !r)
+		goto out;
+	r->head = r->tail = 0;
+	if (data_regs(&cfg->insns[i]))
+		push_preds(c, r, i, data_regs(&cfg->insns[i]), base, 0);
+	while (r->head < r->tail) {
+		struct reach_item it = r->q[r->head++];
+		const struct cfg_insn *x = &cfg->insns[it.insn];
+		uint64_t want = it.want & ~seen[it.insn], hit;
+
+		if (!want || it.dist > REACH_MAX)
+			continue;
+		seen[it.insn] |= want;
+		hit = x->regs_written & want;
+		if (hit) {
+			if (is_load(x))
+				add_w(s, CUL_DCACHE, (int)it.insn, it.dist,
+				      miss_likelihood_at(c, it.insn));
+			else if (is_long_lat(x))
+				add(s, CUL_LONG_LAT, (int)it.insn, it.dist);
+			else if (it.depth + 1 < CHAIN_DEPTH && data_regs(x))
+				push_preds(c, r, it.insn, data_regs(x), it.dist, it.depth + 1);
+			want &= ~hit;
+		}
+		if (want)
+			push_preds(c, r, it.insn, want, it.dist, it.depth);
+	}
+out:
+	free(r);
+	free(seen);
+}
+
 static void suspects(const struct ctx *c, uint32_t i, struct cul_stall *s)
 {
 	const struct cfg *cfg = c->cfg;
@@ -446,6 +542,10 @@ static void suspects(const struct ctx *c, uint32_t i, struct cul_stall *s)
 		if (near && is_sync(x))
 			add(s, CUL_SYNC, t.insn[q], q);
 	}
+
+	/* loads reaching the skid's reads along any path, not only the trail */
+	for (int p = 0; p <= skid && p < t.n; p++)
+		reach_loads(c, (uint32_t)t.insn[p], p, s);
 
 	/* fetch: a new line or page among the last skid + 1 instructions */
 	for (int q = 0; q <= skid && q + 1 < t.n; q++) {

@@ -4,7 +4,9 @@
  * A load is worth a prefetch when the stall analysis (culprit/dynamic.c,
  * docs/culprits.md) charges it with a real share of the cycles as a D-cache
  * culprit, and its address steps by a constant in its loop (cul_stride):
- * then the address it will read `distance` iterations later is known, and
+ * then the address it will read `distance` iterations later is known (a
+ * stride under 2 KB stays in a page, where the hardware prefetchers follow
+ * it: no hint), and
  *
  *   distance = ceil(miss latency / best-case cycles per iteration of its loop)
  *   delta    = distance x stride (bytes)
@@ -35,6 +37,7 @@
 
 #define MAX_DISTANCE 64		/* iterations: past this the line may be gone */
 #define PAGE 4096
+#define PREFETCHED 2048		/* strides below this the hardware prefetches */
 
 struct pf {
 	struct opt_src *src;
@@ -128,6 +131,11 @@ static int consider(struct pf *f, struct image *img, const struct img_proc *proc
 	if (!h->stride) {
 		snprintf(h->why, sizeof(h->why), "its address does not step by a constant "
 			 "in its loop (a chase, an index loaded, or a step on some paths)");
+		return 0;
+	}
+	if (llabs(h->stride) < PREFETCHED) {
+		snprintf(h->why, sizeof(h->why), "a stride of %lld bytes, within a page: the "
+			 "hardware prefetchers follow it", (long long)h->stride);
 		return 0;
 	}
 	h->iter_cycles = iter_cycles(cfg, r, (uint32_t)b, &h->iter_best);

@@ -405,46 +405,6 @@ static void test_from_estimate(void **state)
 
 /* ---- recorded: tests/workloads/culprits under dcpi record ---------------- */
 
-/* A database whose epoch holds the exact executions of proc in workload
- * bin (callgrind-Ir, as `dcpi import` of callgrind writes it): n for every
- * block inside a loop, 1 for the others, known by construction. */
-static void exact_db(const char *dir, const char *bin, const char *proc, double n)
-{
-	struct prof_profile p;
-	struct prof_db *db;
-	struct image *img;
-	const struct img_proc *ip;
-	struct cfg *cfg;
-	struct dcpi_err err;
-	char epoch[64];
-
-	assert_int_equal(img_open(bin, 0, &img, &err), 0);
-	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
-	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
-	snprintf(p.event, sizeof(p.event), "callgrind-Ir");
-	p.period = 1;
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	for (size_t b = 0; b < cfg->nblocks; b++)
-		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
-			uint64_t off;
-
-			assert_int_equal(img_vaddr_to_offset(img,
-				cfg->insns[cfg->blocks[b].first + j].addr, &off), 0);
-			assert_int_equal(prof_profile_add(&p, off, cfg->blocks[b].loop_depth ?
-							  (uint64_t)n : 1), 0);
-		}
-	assert_int_equal(prof_profile_normalize(&p), 0);
-	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
-	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
-	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
-	prof_db_close(db);
-	prof_profile_free(&p);
-	cfg_free(cfg);
-	img_close(img);
-}
-
 struct top {
 	double dyn;
 	char cause[32], addr[32];
@@ -524,7 +484,7 @@ static void recorded(const char *mode, double n, struct top *t, const char *want
 	assert_int_equal(tu_sh("%s record --no-paths --db %s/rec -- %s %s %.0f > /dev/null "
 			       "2> %s/record.log", bin, dir, wl, mode, n, dir), 0);
 	snprintf(cmd, sizeof(cmd), "%s/exact", dir);
-	exact_db(cmd, wl, proc, n);
+	tu_exact_db(cmd, wl, proc, (const double[]){ 1, n, n });
 	snprintf(cmd, sizeof(cmd), "%s calc %s --db %s/rec --exact %s/exact --no-events "
 		 "--no-measure --json", bin, proc, dir, dir);
 	calc_json(cmd, t, want, reason, stat);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/cfg.h"
+#include "dcpi/image.h"
 #include "dcpi/profile.h"
 
 /* Run a shell command built printf-style; system()'s status. */
@@ -85,6 +87,47 @@ static inline uint64_t count_in(const struct prof_profile *p, uint64_t lo, uint6
 		if (p->e[i].offset >= lo && p->e[i].offset < hi)
 			c += p->e[i].count;
 	return c;
+}
+
+/* A database at dir whose one epoch holds the exact executions of proc in
+ * bin, as `dcpi import` of callgrind writes them (callgrind-Ir), known by
+ * construction: by_depth[d] for every block at loop depth d (0, 1, 2+). */
+static inline void tu_exact_db(const char *dir, const char *bin, const char *proc,
+			       const double by_depth[3])
+{
+	struct prof_profile p;
+	struct prof_db *db;
+	struct image *img;
+	const struct img_proc *ip;
+	struct cfg *cfg;
+	struct dcpi_err err;
+	char epoch[64];
+
+	assert_int_equal(img_open(bin, 0, &img, &err), 0);
+	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
+	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
+	snprintf(p.event, sizeof(p.event), "callgrind-Ir");
+	p.period = 1;
+	snprintf(p.period_unit, sizeof(p.period_unit), "events");
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
+			int d = cfg->blocks[b].loop_depth > 2 ? 2 : cfg->blocks[b].loop_depth;
+			uint64_t off;
+
+			assert_int_equal(img_vaddr_to_offset(img,
+				cfg->insns[cfg->blocks[b].first + j].addr, &off), 0);
+			assert_int_equal(prof_profile_add(&p, off, (uint64_t)by_depth[d]), 0);
+		}
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
+	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	prof_db_close(db);
+	prof_profile_free(&p);
+	cfg_free(cfg);
+	img_close(img);
 }
 
 #endif /* DCPI_TESTUTIL_H */
