@@ -175,3 +175,6 @@ bench_one() {
 for p in $PROGRAMS; do
 	bench_one "$p"
 done
+
+# prefetch hints on a strided, cache-missing loop (docs: README.md here)
+BUILD=$BUILD sh "$(dirname "$0")/prefetch.sh"
