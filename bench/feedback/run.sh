@@ -31,6 +31,7 @@ set -eu
 : "${SIM_BYTES:=1000000}"
 here=$(cd "$(dirname "$0")" && pwd)
 DCPI=$(pwd)/$BUILD/dcpi
+HERE=$(cd "$(dirname "$0")" && pwd)
 W=$FEEDBACK_DIR
 mkdir -p "$W"
 
@@ -177,4 +178,4 @@ for p in $PROGRAMS; do
 done
 
 # prefetch hints on a strided, cache-missing loop (docs: README.md here)
-BUILD=$BUILD sh "$(dirname "$0")/prefetch.sh"
+BUILD=$(dirname "$DCPI") sh "$HERE/prefetch.sh"
