@@ -1199,6 +1199,13 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 	if (ret)
 		goto out;
 	pf_finish_events(&f);
+	/* nothing to write, no epoch: an empty newest epoch would stand in
+	 * front of the good ones (a file cut before its first sample) */
+	if (!st->samples && !st->lost) {
+		ret = dcpi_errf(err, -ENODATA, "%s: no samples%s%s: nothing imported", path,
+				st->truncated ? " (" : "", st->truncated ? "truncated)" : "");
+		goto out;
+	}
 	ret = prof_db_epoch_new(db, st->epoch, sizeof(st->epoch), err);
 	if (!ret)
 		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events, f.nattrs, db,

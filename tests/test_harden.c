@@ -722,6 +722,31 @@ static void recorded_db(char *dbp, size_t len)
 		fail_msg("record: %s", out);
 }
 
+/* dcpi record on a full disk: exit 1 naming the file and the reason, and
+ * no partial epoch (profiles without meta) left behind. */
+static void test_record_enospc(void **state)
+{
+	char dbp[300], out[4096];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	for (int k = 1; k <= 3; k++) {
+		fresh(dbp, sizeof(dbp));
+		rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:%d:enospc %s record "
+				 "--no-paths --db %s -- %s/workloads/twoprocs 5", k, dcpi_bin, dbp,
+				 build_dir);
+		print_message("%s", out);
+		assert_int_equal(rc, 1);
+		assert_non_null(strstr(out, "No space left on device"));
+		assert_non_null(strstr(out, dbp));
+		/* nothing committed: no epoch, or one with meta and profiles */
+		assert_int_equal(tu_sh("test ! -d %s/00000001 || test -f %s/00000001/meta", dbp,
+				       dbp), 0);
+		assert_int_equal(tu_sh("test -z \"$(find %s -name \".*tmp*\")\"", dbp), 0);
+	}
+}
+
 static void test_tools_fifo_in_db(void **state)
 {
 	char dbp[300], out[4096];
@@ -1141,6 +1166,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_perf_map_rules, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_tools_fifo_in_db, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_tools_messages, each_setup, each_teardown),
+		cmocka_unit_test_setup_teardown(test_record_enospc, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_pidfile, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_strict, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_survives_enospc, each_setup,

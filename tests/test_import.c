@@ -287,6 +287,34 @@ static void test_perf_truncated(void **state)
 	prof_db_close(db);
 }
 
+/* Cut before its first sample: an error naming the file, and no epoch
+ * (an empty newest epoch would stand in front of the good ones). */
+static void test_perf_cut_before_samples(void **state)
+{
+	char data[512], cut[600];
+	struct import_stats st;
+	struct dcpi_err err = { 0 };
+	struct prof_db *db;
+	char **names;
+	size_t n;
+
+	(void)state;
+	if (record_perf(data, sizeof(data))) {
+		print_message("perf cannot record here: skipping\n");
+		skip();
+	}
+	snprintf(cut, sizeof(cut), "%s/cut.data", tmpdir);
+	assert_int_equal(tu_sh("head -c 300 '%s' > '%s'", data, cut), 0);
+	db = fresh_db("cutdb");
+	assert_int_equal(import_perf(cut, db, &st, &err), -ENODATA);
+	assert_non_null(strstr(err.msg, cut));
+	assert_non_null(strstr(err.msg, "no samples"));
+	assert_int_equal(prof_db_epochs(db, &names, &n, &err), 0);
+	assert_int_equal(n, 0);
+	free(names);
+	prof_db_close(db);
+}
+
 static void test_perf_bad_magic(void **state)
 {
 	char path[600];
@@ -672,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_callgrind_exact),
 		cmocka_unit_test(test_perf_matches_report),
 		cmocka_unit_test(test_perf_truncated),
+		cmocka_unit_test(test_perf_cut_before_samples),
 		cmocka_unit_test(test_perf_calibrated_at_import),
 		cmocka_unit_test(test_perf_branch_stacks),
 	};
