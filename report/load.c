@@ -122,3 +122,23 @@ int rep_load_profiles(struct prof_db *db, const char *epoch, struct prof_profile
 	}
 	return rc;
 }
+
+int rep_load_table(const char *dbdir, const char *epoch, struct rep_table *t, char *used,
+		   size_t usedlen, struct dcpi_err *err)
+{
+	struct prof_profile *p = NULL;
+	struct prof_db *db = NULL;
+	size_t n = 0;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = prof_db_open(dbdir, 0, &db, err);
+	if (rc >= 0)
+		rc = rep_load_profiles(db, epoch, &p, &n, used, usedlen, err);
+	if (rc >= 0)
+		rc = rep_summarize(p, n, 0, t, err);
+	prof_profiles_free(p, n);
+	if (db)
+		prof_db_close(db);
+	return rc;
+}

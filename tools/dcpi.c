@@ -25,6 +25,7 @@
 #pragma weak cmd_gcc_prof
 #pragma weak cmd_bolt_prof
 #pragma weak cmd_prefetch_hints
+#pragma weak cmd_merge
 #pragma weak cmd_skidloops
 
 struct command {
@@ -50,6 +51,7 @@ static const struct command commands[] = {
 	{ "gcc-prof", NULL, cmd_gcc_prof, "AutoFDO profile for gcc -fauto-profile" },
 	{ "bolt-prof", NULL, cmd_bolt_prof, "BOLT fdata from estimated edge counts" },
 	{ "prefetch-hints", NULL, cmd_prefetch_hints, "LLVM prefetch hints for stalling strided loads" },
+	{ "merge", NULL, cmd_merge, "databases of several hosts or runs into one epoch" },
 	{ "__skidloops", NULL, cmd_skidloops, NULL },	/* calibrate's loops; hidden */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

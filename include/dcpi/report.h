@@ -77,6 +77,57 @@ void rep_culprit_summary_text(FILE *f, const char *proc, const struct cfg *cfg,
 void rep_culprit_summary_json(FILE *f, const struct cfg *cfg, const struct est_result *r,
 			      const struct cul_result *cr);
 
+/*
+ * Profiles compared (report/stats.c): dcpistats over several runs (the
+ * paper's fig. 3) and dcpidiff between two, from dcpiprof's tables.
+ */
+struct rep_stat_row {
+	char *name, *image;
+	uint64_t addr;
+	size_t n;			/* runs it has samples in */
+	double sum, sum_share, mean, sd, min, max;
+	double range;			/* (max - min) / sum */
+	double *per_set;		/* samples in each run */
+};
+
+struct rep_stats {
+	size_t nsets;
+	uint64_t total;			/* the event's samples over all runs */
+	size_t nrows;
+	struct rep_stat_row *rows;	/* by range, then sum */
+};
+
+int rep_stats(const struct rep_table *sets, size_t nsets, const char *event,
+	      struct rep_stats *out, struct dcpi_err *err);
+void rep_stats_sort(struct rep_stats *s, int by_sum);
+void rep_stats_free(struct rep_stats *s);
+void rep_stats_text(FILE *f, const struct rep_stats *s, const char *const *labels,
+		    size_t limit);
+void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *labels,
+		    size_t limit);
+
+struct rep_diff_row {
+	char *name, *image;
+	uint64_t a, b;			/* samples before and after */
+	double pa, pb, change;		/* shares of each total, pb - pa */
+	double z;			/* change / its sampling error */
+};
+
+struct rep_diff {
+	uint64_t ta, tb;
+	size_t nrows;
+	struct rep_diff_row *rows;	/* by |change| */
+};
+
+int rep_diff(const struct rep_table *a, const struct rep_table *b, const char *event,
+	     struct rep_diff *out, struct dcpi_err *err);
+void rep_diff_sort(struct rep_diff *d);
+void rep_diff_free(struct rep_diff *d);
+void rep_diff_text(FILE *f, const struct rep_diff *d, const char *la, const char *lb,
+		   size_t limit);
+void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char *lb,
+		   size_t limit);
+
 /* The prefetch-hints report (report/hints.c): text and JSON. */
 struct opt_hints;
 void rep_hints_text(FILE *f, const struct opt_hints *h);
@@ -106,5 +157,9 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
  */
 int rep_load_profiles(struct prof_db *db, const char *epoch, struct prof_profile **out,
 		      size_t *n, char *used, size_t usedlen, struct dcpi_err *err);
+/* dcpiprof's per-procedure table of one epoch (NULL: the newest) of the
+ * database at dbdir; used receives the epoch read. */
+int rep_load_table(const char *dbdir, const char *epoch, struct rep_table *t, char *used,
+		   size_t usedlen, struct dcpi_err *err);
 
 #endif /* DCPI_REPORT_H */

@@ -1,0 +1,230 @@
+/*
+ * test_report.c - profiles compared (report/stats.c: dcpistats, dcpidiff)
+ * and merged (dcpi merge), on databases built here with known counts over
+ * two procedures of tests/workloads/twoprocs, checked against the numbers
+ * worked out by hand.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dcpi/report.h"
+#include "testutil.h"
+
+static char dir[64], wl[1024];
+
+/* A database at dir/name with one epoch: a samples in proc_a, b in proc_b. */
+static void make_db(const char *name, uint64_t a, uint64_t b)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct prof_db *db;
+	uint64_t lo, hi;
+	char path[256], epoch[64];
+
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, wl, &err), 0);
+	snprintf(p.event, sizeof(p.event), "cpu-clock");
+	snprintf(p.period_unit, sizeof(p.period_unit), "ns");
+	p.period = 250000;
+	sym_range(wl, "proc_a", &lo, &hi);
+	if (a)
+		assert_int_equal(prof_profile_add(&p, lo, a), 0);
+	sym_range(wl, "proc_b", &lo, &hi);
+	if (b)
+		assert_int_equal(prof_profile_add(&p, lo + 1, b), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(prof_db_open(path, PROF_DB_CREATE, &db, &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
+	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	prof_db_close(db);
+	prof_profile_free(&p);
+}
+
+static void load(const char *name, struct rep_table *t)
+{
+	struct dcpi_err err = { 0 };
+	char path[256], used[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(rep_load_table(path, NULL, t, used, sizeof(used), &err), 0);
+}
+
+static int setup(void **state)
+{
+	const char *build = getenv("DCPI_BUILD");
+
+	(void)state;
+	snprintf(wl, sizeof(wl), "%s/workloads/twoprocs", build ? build : "build");
+	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-report-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	make_db("r1", 100, 50);
+	make_db("r2", 120, 50);
+	make_db("r3", 80, 70);
+	make_db("r4", 0, 40);		/* proc_a missing from this run */
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tu_sh("rm -rf %s", dir);
+	return 0;
+}
+
+static const struct rep_stat_row *row(const struct rep_stats *s, const char *name)
+{
+	for (size_t i = 0; i < s->nrows; i++)
+		if (!strcmp(s->rows[i].name, name))
+			return &s->rows[i];
+	fail_msg("%s: not in the statistics", name);
+	return NULL;
+}
+
+/* Fig. 3's columns, by hand: proc_a over 100, 120, 80. */
+static void test_stats(void **state)
+{
+	struct rep_table t[4];
+	struct rep_stats s;
+	struct dcpi_err err = { 0 };
+	const struct rep_stat_row *a, *b;
+
+	(void)state;
+	load("r1", &t[0]);
+	load("r2", &t[1]);
+	load("r3", &t[2]);
+	assert_int_equal(rep_stats(t, 3, "cpu-clock", &s, &err), 0);
+	assert_int_equal(s.total, 470);
+	a = row(&s, "proc_a");
+	assert_true(fabs(a->sum - 300) < 1e-9);
+	assert_true(fabs(a->mean - 100) < 1e-9);
+	assert_true(fabs(a->sd - 20) < 1e-9);		/* sqrt((0 + 400 + 400) / 2) */
+	assert_true(a->min == 80 && a->max == 120);
+	assert_true(fabs(a->range - 40.0 / 300) < 1e-12);
+	assert_true(fabs(a->sum_share - 300.0 / 470) < 1e-12);
+	assert_int_equal(a->n, 3);
+	b = row(&s, "proc_b");
+	assert_true(fabs(b->range - 20.0 / 170) < 1e-12);
+	/* sorted by range: proc_a (13.3%) before proc_b (11.8%) */
+	assert_string_equal(s.rows[0].name, "proc_a");
+	rep_stats_sort(&s, 1);
+	assert_string_equal(s.rows[0].name, "proc_a");	/* sum 300 > 170 */
+	rep_stats_free(&s);
+	/* a run without proc_a: 0 there, N counts the runs it is in */
+	load("r4", &t[3]);
+	assert_int_equal(rep_stats(t, 4, "cpu-clock", &s, &err), 0);
+	a = row(&s, "proc_a");
+	assert_int_equal(a->n, 3);
+	assert_true(a->min == 0 && fabs(a->mean - 75) < 1e-9);
+	rep_stats_free(&s);
+	/* one run is not enough */
+	assert_true(rep_stats(t, 1, "cpu-clock", &s, &err) < 0);
+	assert_non_null(strstr(err.msg, "two runs"));
+	for (int i = 0; i < 4; i++)
+		rep_free(&t[i]);
+}
+
+/* dcpidiff: shares, change and z by hand. */
+static void test_diff(void **state)
+{
+	struct rep_table a, b;
+	struct rep_diff d;
+	struct dcpi_err err = { 0 };
+	double pa = 100.0 / 150, pb = 120.0 / 170, z;
+
+	(void)state;
+	load("r1", &a);
+	load("r2", &b);
+	assert_int_equal(rep_diff(&a, &b, "cpu-clock", &d, &err), 0);
+	assert_int_equal(d.ta, 150);
+	assert_int_equal(d.tb, 170);
+	z = (pb - pa) / sqrt(100.0 / (150.0 * 150) + 120.0 / (170.0 * 170));
+	for (size_t i = 0; i < d.nrows; i++)
+		if (!strcmp(d.rows[i].name, "proc_a")) {
+			assert_int_equal(d.rows[i].a, 100);
+			assert_int_equal(d.rows[i].b, 120);
+			assert_true(fabs(d.rows[i].change - (pb - pa)) < 1e-12);
+			assert_true(fabs(d.rows[i].z - z) < 1e-9);
+			assert_true(fabs(d.rows[i].z) < 3);	/* 0.74: noise */
+		}
+	rep_diff_free(&d);
+	assert_true(rep_diff(&a, &b, "cycles", &d, &err) < 0);
+	assert_non_null(strstr(err.msg, "cycles"));
+	rep_free(&a);
+	rep_free(&b);
+}
+
+/* dcpi merge: order does not change a byte; counts add. */
+static void test_merge(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	struct rep_table t;
+	uint64_t a = 0;
+
+	(void)state;
+	if (!bin) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	assert_int_equal(tu_sh("%s merge %s/r1 %s/r2 %s/r3 -o %s/m1 2> /dev/null", bin, dir, dir,
+			       dir, dir), 0);
+	assert_int_equal(tu_sh("%s merge %s/r3 %s/r1 %s/r2 -o %s/m2 2> /dev/null", bin, dir, dir,
+			       dir, dir), 0);
+	assert_int_equal(tu_sh("diff -r %s/m1 %s/m2", dir, dir), 0);
+	load("m1", &t);
+	for (size_t i = 0; i < t.nrows; i++)
+		if (!strcmp(t.rows[i].name, "proc_a"))
+			a = t.rows[i].samples[rep_event_index(&t, "cpu-clock")];
+	assert_int_equal(a, 300);
+	rep_free(&t);
+	/* the output may not be an input; a missing input is named */
+	assert_int_not_equal(tu_sh("%s merge %s/r1 -o %s/r1 2> /dev/null", bin, dir, dir), 0);
+	assert_int_not_equal(tu_sh("%s merge %s/nonexistent -o %s/m3 2> %s/e.log", bin, dir, dir,
+				   dir), 0);
+	assert_int_equal(tu_sh("grep -q nonexistent %s/e.log", dir), 0);
+}
+
+/* The commands end to end: numbers in their JSON. */
+static void test_commands(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+
+	(void)state;
+	if (!bin) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	assert_int_equal(tu_sh("%s stats %s/r1 %s/r2 %s/r3 --json > %s/s.json", bin, dir, dir, dir,
+			       dir), 0);
+	assert_int_equal(tu_sh("grep -q '\"name\": \"proc_a\".*\"sum\": 300, .*\"sd\": 20,' %s/s.json",
+			       dir), 0);
+	assert_int_equal(tu_sh("%s stats %s/r1 %s/r2 --sort sum > %s/s.txt && grep -q 'proc_a' "
+			       "%s/s.txt", bin, dir, dir, dir, dir), 0);
+	assert_int_equal(tu_sh("%s diff %s/r1 %s/r3 --json > %s/d.json", bin, dir, dir, dir), 0);
+	assert_int_equal(tu_sh("grep -q '\"before\": 100, \"after\": 80,' %s/d.json", dir), 0);
+	assert_int_not_equal(tu_sh("%s stats %s/r1 2> /dev/null", bin, dir), 0);
+	assert_int_not_equal(tu_sh("%s diff %s/r1 2> /dev/null", bin, dir), 0);
+	assert_int_not_equal(tu_sh("%s stats %s/r1 %s/r2 --sort median 2> /dev/null", bin, dir,
+				   dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_commands),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
