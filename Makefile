@@ -28,7 +28,7 @@ ifeq ($(CI),true)
 WARN      += -Werror
 endif
 
-PKGS      := capstone libelf libcgraph libgvc
+PKGS      := capstone libelf libcgraph libgvc liblzma
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEP_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldwarf -liberty -lz -lm
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) $(CFLAGS)

@@ -30,7 +30,7 @@ mkdir -p "$BUILD/bench" "$W"
 # shellcheck disable=SC2046
 $CC -std=c11 -D_GNU_SOURCE -Iinclude -O2 -g -o "$BIN" bench/aggregate.c "$LIB" \
 	$(pkg-config --libs libelf capstone libcgraph libgvc 2>/dev/null) \
-	-ldwarf -liberty -lz -lm
+	-ldwarf -liberty -lz -llzma -lm
 
 # --- inputs for the workloads ------------------------------------------------
 # a C file of 800 functions with loops and switches for cc1 to chew on

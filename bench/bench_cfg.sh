@@ -23,7 +23,7 @@ fi
 prog="$BUILD/bench/cfg_all"
 mkdir -p "$BUILD/bench"
 $CC -std=c11 -D_GNU_SOURCE -O2 -Iinclude -o "$prog" bench/cfg_all.c "$BUILD/libdcpi.a" \
-	$(pkg-config --libs capstone libelf libcgraph libgvc) -ldwarf -liberty -lz -lm -lpthread
+	$(pkg-config --libs capstone libelf libcgraph libgvc) -ldwarf -liberty -lz -llzma -lm -lpthread
 summary="$BUILD/bench/cfg_all.summary"
 : >"$summary"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs (times are CPU seconds)"

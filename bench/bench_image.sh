@@ -21,7 +21,7 @@ mkdir -p "$BUILD/bench"
 # shellcheck disable=SC2046
 $CC -std=c11 -D_GNU_SOURCE -Iinclude -O2 -g -o "$BIN" bench/image_load.c "$LIB" \
 	$(pkg-config --libs libelf capstone libcgraph libgvc 2>/dev/null) \
-	-ldwarf -liberty -lz -lm
+	-ldwarf -liberty -lz -llzma -lm
 
 if [ $# -eq 0 ]; then
 	for f in /usr/lib/gcc/x86_64-linux-gnu/12/cc1 /lib/x86_64-linux-gnu/libc.so.6; do

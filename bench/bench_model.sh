@@ -33,7 +33,7 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-LIBS="$BUILD/libdcpi.a -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -lm -lpthread"
+LIBS="$BUILD/libdcpi.a -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -llzma -lm -lpthread"
 # shellcheck disable=SC2086
 $CC -std=c11 -D_GNU_SOURCE -O2 -Wall -Iinclude -o "$out/harness" $src/harness.c $LIBS
 # shellcheck disable=SC2086
@@ -158,7 +158,7 @@ done | awk -f $src/compare.awk
 # model's error on the committed references without harness artefacts
 echo
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -Iinclude -o "$out/model_speed" bench/model_speed.c \
-	"$BUILD/libdcpi.a" -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -lm -lpthread &&
+	"$BUILD/libdcpi.a" -lcapstone -lelf -lgvc -lcgraph -lcdt -ldwarf -liberty -lz -llzma -lm -lpthread &&
 	"$out/model_speed" -n 20 -M 20 -e "$src/measured-micro.tsv" "$src/measured-loops.tsv" |
 	grep '^#'
 

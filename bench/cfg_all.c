@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: cfg_all [--runs N] [--per-proc] [--golden FILE] IMAGE\n");
 		return 1;
 	}
-	if (img_open(argv[argi], IMG_NO_DWARF, &img, &err) < 0) {
+	if (img_open(argv[argi], IMG_NO_DWARF | IMG_NO_DEBUG_SYMS, &img, &err) < 0) {
 		fprintf(stderr, "cfg_all: %s\n", err.msg);
 		return 1;
 	}

@@ -336,6 +336,8 @@ static int img_load(struct image *img, struct dcpi_err *err)
 		rc = img_load_build_id(img, err);
 	if (!rc)
 		rc = img_syms_load(img, err);
+	if (!rc && img->stripped && !(img->flags & IMG_NO_DEBUG_SYMS))
+		rc = img_syms_separate(img, err);
 	if (!rc)
 		rc = img_plt_load(img, err);
 	if (!rc)
@@ -634,25 +636,15 @@ static int img_dwarf_try(struct image *img, const char *path, int separate)
 	return 0;
 }
 
-static int img_dwarf_by_build_id(struct image *img)
+/*
+ * The separate debug file of img, as gdb and perf find it: by build-id under
+ * /usr/lib/debug/.build-id/, else by .gnu_debuglink (its CRC-32 checked)
+ * beside the image, in .debug/ beside it, or under /usr/lib/debug/<dir>/.
+ * *path is malloc'd; -ENOENT when there is none.
+ */
+int img_debug_file(struct image *img, char **path)
 {
-	char *p;
-	int rc;
-
-	if (strlen(img->build_id) < 4)
-		return -ENOENT;
-	p = img_strf("%s/.build-id/%.2s/%s.debug", IMG_DEBUG_ROOT, img->build_id,
-		     img->build_id + 2);
-	if (!p)
-		return -ENOMEM;
-	rc = img_dwarf_try(img, p, 1);
-	free(p);
-	return rc;
-}
-
-static int img_dwarf_by_link(struct image *img)
-{
-	char *dir = NULL, *abs = NULL, *cand[3] = { NULL, NULL, NULL };
+	char *dir = NULL, *abs = NULL, *cand[4] = { NULL, NULL, NULL, NULL };
 	const char *link, *slash;
 	const uint8_t *d;
 	size_t len, nlen, i;
@@ -660,6 +652,19 @@ static int img_dwarf_by_link(struct image *img)
 	long idx;
 	int rc = -ENOENT;
 
+	*path = NULL;
+	if (strlen(img->build_id) >= 4) {
+		cand[3] = img_strf("%s/.build-id/%.2s/%s.debug", IMG_DEBUG_ROOT, img->build_id,
+				   img->build_id + 2);
+		if (!cand[3])
+			return -ENOMEM;
+		if (access(cand[3], R_OK) == 0) {
+			*path = cand[3];
+			return 0;
+		}
+		free(cand[3]);
+		cand[3] = NULL;
+	}
 	idx = img_sec_index(img, ".gnu_debuglink");
 	d = idx < 0 ? NULL : img_sec_data(img, idx, &len);
 	if (!d || !memchr(d, '\0', len))
@@ -675,7 +680,6 @@ static int img_dwarf_by_link(struct image *img)
 	if (!dir)
 		return -ENOMEM;
 	abs = realpath(*dir ? dir : "/", NULL);
-	/* beside the image, in .debug/ beside it, under /usr/lib/debug/<dir>/ */
 	cand[0] = img_strf("%s/%s", dir, link);
 	cand[1] = img_strf("%s/.debug/%s", dir, link);
 	if (abs)
@@ -687,8 +691,11 @@ static int img_dwarf_by_link(struct image *img)
 	for (i = 0; i < 3 && rc; i++) {
 		if (!cand[i] || strcmp(cand[i], img->path) == 0)
 			continue;
-		if (img_file_crc(cand[i], &got) == 0 && got == want)
-			rc = img_dwarf_try(img, cand[i], 1);
+		if (img_file_crc(cand[i], &got) == 0 && got == want) {
+			*path = cand[i];
+			cand[i] = NULL;
+			rc = 0;
+		}
 	}
 out:
 	for (i = 0; i < 3; i++)
@@ -712,10 +719,15 @@ static int img_dwarf_load(struct image *img)
 	s = img_section_by_name(img, ".debug_info");
 	if (s && s->type != SHT_NOBITS && s->size > 0 && img->map)
 		rc = img_dwarf_try(img, img->path, 0);
-	if (rc)
-		rc = img_dwarf_by_build_id(img);
-	if (rc)
-		rc = img_dwarf_by_link(img);
+	if (rc) {
+		char *p;
+
+		rc = img_debug_file(img, &p);
+		if (!rc) {
+			rc = img_dwarf_try(img, p, 1);
+			free(p);
+		}
+	}
 	if (rc)
 		return rc;
 	img->dw_state = 1;

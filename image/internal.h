@@ -85,6 +85,10 @@ void img_arena_free(struct img_arena *a);
 const uint8_t *img_sec_data(const struct image *img, size_t idx, size_t *len);
 /* Index of the first section named name, or -1. */
 long img_sec_index(const struct image *img, const char *name);
+/* The separate debug file (elf.c); function symbols from it or from
+ * MiniDebugInfo when the image is stripped (debugsyms.c). */
+int img_debug_file(struct image *img, char **path);
+int img_syms_separate(struct image *img, struct dcpi_err *err);
 /* A NUL-terminated string at off in string-table section idx, or NULL. */
 const char *img_sec_str(const struct image *img, size_t idx, uint64_t off);
 /* Is vaddr inside an executable PT_LOAD segment? */

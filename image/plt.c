@@ -7,11 +7,15 @@
  * decoded (its `jmp *disp(%rip)`, optionally after endbr64 and/or a bnd
  * prefix) to find the GOT slot it jumps through, and the slot is named by the
  * R_X86_64_JUMP_SLOT (lazy .plt, IBT .plt.sec) or R_X86_64_GLOB_DAT (.plt.got)
- * relocation that fills it.  This covers the classic lazy layout, -z now, and
+ * relocation that fills it, or "*ABS*+0xADDEND" for an R_X86_64_IRELATIVE one
+ * (an ifunc's stub, named by its resolver as objdump names it).  perf names
+ * stubs in .rela.plt order instead, which misnames libc's (its IRELATIVE
+ * entries come last, their stubs do not).  This covers the classic lazy layout, -z now, and
  * the -z ibtplt / CET layout where the lazy .plt only pushes and the real
  * stubs sit in .plt.sec (binutils 2.40).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,7 +54,7 @@ static const char *img_sym_name(const struct image *img, size_t symidx, uint64_t
 	return img_sec_str(img, img->shdrs[symidx].sh_link, sym.st_name);
 }
 
-static int img_got_collect(const struct image *img, size_t idx, struct img_got_map *m)
+static int img_got_collect(struct image *img, size_t idx, struct img_got_map *m)
 {
 	const Elf64_Shdr *sh = &img->shdrs[idx];
 	const uint8_t *d;
@@ -67,9 +71,20 @@ static int img_got_collect(const struct image *img, size_t idx, struct img_got_m
 
 		memcpy(&r, d + i * sizeof(r), sizeof(r));
 		type = ELF64_R_TYPE(r.r_info);
-		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+		if (type == R_X86_64_IRELATIVE) {
+			/* an ifunc's stub: named by its resolver, as objdump does */
+			char buf[48];
+			int nb = snprintf(buf, sizeof(buf), "*ABS*+0x%llx",
+					  (unsigned long long)r.r_addend);
+
+			name = img_arena_strdup(&img->arena, buf, (size_t)nb);
+			if (!name)
+				return -ENOMEM;
+		} else if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) {
+			name = img_sym_name(img, sh->sh_link, ELF64_R_SYM(r.r_info));
+		} else {
 			continue;
-		name = img_sym_name(img, sh->sh_link, ELF64_R_SYM(r.r_info));
+		}
 		if (!name || !*name)
 			continue;
 		if (m->n == m->cap) {

@@ -3,10 +3,12 @@
  * deduplicated, non-overlapping procedure array that img_proc_at searches.
  *
  * .symtab is preferred; a stripped image keeps only .dynsym, whose exported
- * functions are still worth naming (ehframe.c covers the rest).  Several
+ * functions are still worth naming (ehframe.c covers the rest), and its
+ * separate debug file's .symtab names the others (debugsyms.c).  Several
  * symbols often name one address (memcpy and __memcpy_avx, a global and its
- * local alias): the global one wins, then weak, then local, then the first
- * name in alphabetical order so the choice is deterministic.  Hand-written
+ * local alias): the one perf would name wins (a sized one, not weak, global,
+ * fewer leading underscores, the longer name), then the first name in
+ * alphabetical order so the choice is deterministic.  Hand-written
  * code has zero-size symbols; those extend to the next procedure or to the
  * end of their section.  A procedure that runs into the next one is cut
  * there, so every address belongs to at most one procedure.
@@ -121,10 +123,36 @@ static int img_cand_cmp(const void *a, const void *b)
 {
 	const struct img_cand *x = a, *y = b;
 
+	int sx = x->rank <= IMG_RANK_LOCAL, sy = y->rank <= IMG_RANK_LOCAL;
+	size_t ux, uy, lx, ly;
+
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
+	if (sx != sy || !sx) {
+		/* symbols before PLT stubs before FDEs */
+		if (x->rank != y->rank)
+			return x->rank < y->rank ? -1 : 1;
+	} else {
+		/* aliases chosen as perf chooses them (choose_best_symbol), so a
+		 * profile names its procedures as perf report does: a sized one,
+		 * not weak, global, fewer leading underscores, the longer name */
+		if ((x->size == 0) != (y->size == 0))
+			return x->size == 0 ? 1 : -1;
+		if ((x->rank == IMG_RANK_WEAK) != (y->rank == IMG_RANK_WEAK))
+			return x->rank == IMG_RANK_WEAK ? 1 : -1;
+		if ((x->rank == IMG_RANK_GLOBAL) != (y->rank == IMG_RANK_GLOBAL))
+			return x->rank == IMG_RANK_GLOBAL ? -1 : 1;
+		if (x->raw && y->raw) {
+			ux = strspn(x->raw, "_");
+			uy = strspn(y->raw, "_");
+			if (ux != uy)
+				return ux < uy ? -1 : 1;
+			lx = strlen(x->raw);
+			ly = strlen(y->raw);
+			if (lx != ly)
+				return lx > ly ? -1 : 1;
+		}
+	}
 	/* a sized alias says more than a zero-size one */
 	if ((x->size == 0) != (y->size == 0))
 		return x->size == 0 ? 1 : -1;

@@ -17,6 +17,7 @@ need_pc cmocka libcmocka-dev
 need_h libdwarf/libdwarf.h libdwarf-dev
 need_h libiberty/demangle.h libiberty-dev
 need_h zlib.h zlib1g-dev
+need_pc liblzma liblzma-dev
 need_cmd valgrind valgrind
 need_cmd clang clang
 need_cmd readelf binutils
@@ -24,6 +25,8 @@ need_cmd perf linux-perf
 need_cmd python3 python3
 need_cmd dot graphviz
 need_cmd llvm-mca-19 llvm-19
+# separate debug symbols of libc and ld.so: dcpiprof names them as perf does
+[ -d /usr/lib/debug/.build-id ] && dpkg -s libc6-dbg >/dev/null 2>&1 || missing="$missing libc6-dbg"
 [ -d /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux ] ||
 	ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
 	missing="$missing libclang-rt-14-dev"

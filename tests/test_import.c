@@ -315,6 +315,78 @@ static void test_perf_cut_before_samples(void **state)
 	prof_db_close(db);
 }
 
+/*
+ * perf report names libc's and ld.so's procedures from their separate debug
+ * files (libc6-dbg); dcpi must too, with the same samples for every symbol
+ * perf names (sort spends its time in libc's string compares).
+ */
+static void test_perf_names_as_report(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	char data[600], cmd[2048], line[1024];
+	struct named_count ours[256], theirs[256];
+	size_t nours = 0, ntheirs = 0, libs = 0;
+	FILE *f;
+
+	(void)state;
+	if (!bin || tu_sh("command -v perf >/dev/null 2>&1") ||
+	    tu_sh("dpkg -s libc6-dbg >/dev/null 2>&1")) {
+		print_message("no perf, dcpi or libc6-dbg: skipping\n");
+		skip();
+	}
+	snprintf(data, sizeof(data), "%s/sort.data", tmpdir);
+	if (tu_sh("seq 300000 | shuf --random-source=/dev/zero > %s/in.txt && "
+		  "perf record -q -e cpu-clock -c 250000 -o %s -- sort %s/in.txt > /dev/null 2>&1",
+		  tmpdir, data, tmpdir)) {
+		print_message("perf cannot record here: skipping\n");
+		skip();
+	}
+	assert_int_equal(tu_sh("%s import %s --db %s/sortdb > /dev/null 2>&1", bin, data, tmpdir),
+			 0);
+	snprintf(cmd, sizeof(cmd), "%s prof --db %s/sortdb --json", bin, tmpdir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[256];
+		unsigned long long n;
+		const char *c = strstr(line, "\"cpu-clock\": ");
+
+		if (sscanf(line, "  {\"name\": \"%255[^\"]\"", name) == 1 && c &&
+		    sscanf(c + 13, "%llu", &n) == 1)
+			add_named(ours, &nours, 256, name, n);
+	}
+	assert_int_equal(pclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "perf report -i %s --stdio -F sample,sym 2>/dev/null", data);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char sym[256];
+		unsigned long long n;
+
+		/* user-space symbols perf names (not its raw addresses) */
+		if (sscanf(line, " %llu [.] %255s", &n, sym) == 2 && strncmp(sym, "0x", 2))
+			add_named(theirs, &ntheirs, 256, sym, n);
+	}
+	pclose(f);
+	assert_true(ntheirs >= 3);
+	for (size_t i = 0; i < ntheirs; i++) {
+		size_t len = strlen(theirs[i].name);
+
+		print_message("%-36s perf %6" PRIu64 "  dcpi %6" PRIu64 "\n", theirs[i].name,
+			      theirs[i].count, named(ours, nours, theirs[i].name));
+		/* perf names libc's PLT stubs in .rela.plt order, which is not
+		 * the stubs' (its __tls_get_addr@plt sits on an IRELATIVE stub,
+		 * objdump's *ABS*+0x9c6a0@plt); dcpi decodes each stub, as
+		 * objdump does: those names may differ, nothing else may */
+		if (len > 4 && !strcmp(theirs[i].name + len - 4, "@plt") &&
+		    named(ours, nours, theirs[i].name) != theirs[i].count)
+			continue;
+		assert_int_equal(named(ours, nours, theirs[i].name), theirs[i].count);
+		libs += !strncmp(theirs[i].name, "__str", 5) || !strncmp(theirs[i].name, "__mem", 5);
+	}
+	assert_true(libs >= 1);		/* libc's, named from libc6-dbg */
+}
+
 static void test_perf_bad_magic(void **state)
 {
 	char path[600];
@@ -701,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_perf_matches_report),
 		cmocka_unit_test(test_perf_truncated),
 		cmocka_unit_test(test_perf_cut_before_samples),
+		cmocka_unit_test(test_perf_names_as_report),
 		cmocka_unit_test(test_perf_calibrated_at_import),
 		cmocka_unit_test(test_perf_branch_stacks),
 	};

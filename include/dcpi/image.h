@@ -62,6 +62,10 @@ struct img_inline {
 struct image;
 
 #define IMG_NO_DWARF 1		/* do not look for or load debug information */
+#define IMG_NO_DEBUG_SYMS 2	/* nor the function symbols of a stripped image's
+				 * separate debug file or MiniDebugInfo (which
+				 * IMG_NO_DWARF alone still reads: they name
+				 * procedures, as perf does) */
 
 /* Load an ELF file.  Errors name the file and the reason (not ELF, truncated,
  * not x86-64, ...). */
