@@ -561,6 +561,57 @@ static void test_open_mem(void **state)
 }
 
 /* A separate debug file through .gnu_debuglink, with its CRC checked. */
+/*
+ * A stripped image names its local functions from its separate debug file
+ * (found by .gnu_debuglink) and from MiniDebugInfo (.gnu_debugdata, an xz'd
+ * ELF with the .symtab .dynsym lacks), as perf and gdb do; IMG_NO_DEBUG_SYMS
+ * turns both off.
+ */
+static void test_debug_symbols(void **state)
+{
+	const struct img_proc *p;
+	struct dcpi_err err = { 0 };
+	struct image *img;
+
+	(void)state;
+	/* stripped, with a debuglink to its debug file */
+	assert_int_equal(tu_sh("cd '%s' && objcopy --only-keep-debug pie pie2.debug &&"
+			    " strip --strip-all -o pie.sl pie &&"
+			    " objcopy --add-gnu-debuglink=pie2.debug pie.sl", tmp), 0);
+	img = open_ok(tpath("pie.sl"), IMG_NO_DWARF);
+	assert_int_equal(img_proc_find(img, "imgtest_square", &p, &err), 0);	/* local */
+	img_close(img);
+	img = open_ok(tpath("pie.sl"), IMG_NO_DWARF | IMG_NO_DEBUG_SYMS);
+	assert_true(img_proc_find(img, "imgtest_square", &p, &err) < 0);
+	img_close(img);
+	/* MiniDebugInfo, made the way Fedora's find-debuginfo does */
+	if (tu_sh("command -v xz >/dev/null 2>&1")) {
+		print_message("no xz: MiniDebugInfo not tried\n");
+		return;
+	}
+	assert_int_equal(tu_sh("cd '%s' && nm -D pie --format=posix --defined-only |"
+			    " awk '{print $1}' | sort > dyn && nm pie --format=posix --defined-only |"
+			    " awk '$2 == \"T\" || $2 == \"t\" {print $1}' | sort > funcs &&"
+			    " comm -13 dyn funcs > keep && objcopy --only-keep-debug pie mini &&"
+			    " objcopy -S --remove-section .comment --keep-symbols=keep mini mini2 &&"
+			    " xz -f mini2 && strip --strip-all -o pie.mdi pie &&"
+			    " objcopy --add-section .gnu_debugdata=mini2.xz pie.mdi", tmp), 0);
+	img = open_ok(tpath("pie.mdi"), IMG_NO_DWARF);
+	assert_non_null(img_section_by_name(img, ".gnu_debugdata"));
+	assert_int_equal(img_proc_find(img, "imgtest_square", &p, &err), 0);
+	img_close(img);
+	img = open_ok(tpath("pie.mdi"), IMG_NO_DWARF | IMG_NO_DEBUG_SYMS);
+	assert_true(img_proc_find(img, "imgtest_square", &p, &err) < 0);
+	img_close(img);
+	/* garbage in .gnu_debugdata: no names from it, the image still opens */
+	assert_int_equal(tu_sh("cd '%s' && head -c 100 /dev/urandom > junk && strip --strip-all"
+			    " -o pie.junk pie && objcopy --add-section .gnu_debugdata=junk pie.junk",
+			    tmp), 0);
+	img = open_ok(tpath("pie.junk"), IMG_NO_DWARF);
+	assert_true(img_proc_find(img, "imgtest_square", &p, &err) < 0);
+	img_close(img);
+}
+
 static void test_debuglink(void **state)
 {
 	struct image *img;
@@ -615,6 +666,7 @@ int main(void)
 		cmocka_unit_test(test_proc_at),
 		cmocka_unit_test(test_open_mem),
 		cmocka_unit_test(test_debuglink),
+		cmocka_unit_test(test_debug_symbols),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
