@@ -217,6 +217,69 @@ static void test_commands(void **state)
 				   dir), 0);
 }
 
+/* dcpilist on a recording: each line's samples are its instructions' sum,
+ * the lines' sum is the procedure's; with exact counts a line's executions
+ * are the most its instructions ran. */
+static void test_list(void **state)
+{
+	const char *bin = getenv("DCPI_BIN"), *build = getenv("DCPI_BUILD");
+	char cul[1024], line[16384];
+	double total = -1, lines = 0, insns = 0;
+	size_t nlines = 0;
+	FILE *f;
+
+	(void)state;
+	if (!bin || !build) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	snprintf(cul, sizeof(cul), "%s/workloads/culprits", build);
+	assert_int_equal(tu_sh("%s record --no-paths --db %s/lrec -- %s chase 300000 > /dev/null "
+			       "2>&1", bin, dir, cul), 0);
+	snprintf(line, sizeof(line), "%s/lexact", dir);
+	tu_exact_db(line, cul, "cul_chase", (const double[]){ 1, 300000, 300000 });
+	snprintf(line, sizeof(line), "%s list cul_chase --db %s/lrec --exact %s/lexact --json "
+		 "--no-measure | python3 -c 'import json,sys\n"
+		 "d = json.load(sys.stdin)\n"
+		 "print(\"total\", d[\"samples\"])\n"
+		 "for l in d[\"lines\"]:\n"
+		 "    i = l[\"instructions\"]\n"
+		 "    print(\"line\", l[\"samples\"], sum(x[\"samples\"] for x in i), l[\"executions\"],"
+		 " max(x[\"executions\"] for x in i))'", bin, dir, dir);
+	f = popen(line, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		double a, b, x, mx;
+
+		if (sscanf(line, "total %lf", &total) == 1)
+			continue;
+		assert_int_equal(sscanf(line, "line %lf %lf %lf %lf", &a, &b, &x, &mx), 4);
+		assert_true(fabs(a - b) < 1e-9);
+		assert_true(fabs(x - mx) < 1e-9);
+		lines += a;
+		insns += b;
+		nlines++;
+	}
+	assert_int_equal(pclose(f), 0);
+	assert_true(nlines >= 1);	/* hand-written assembly: one run, no line */
+	assert_true(total > 0 && fabs(lines - total) < 1e-9);
+	/* a C procedure: several lines, the same sums */
+	assert_int_equal(tu_sh("%s record --no-paths --db %s/drec -- %s/workloads/demo_work 1 "
+			       "> /dev/null 2>&1", bin, dir, build), 0);
+	assert_int_equal(tu_sh("%s list mix_chain --db %s/drec --json --no-measure | python3 -c "
+			       "'import json,sys\n"
+			       "d = json.load(sys.stdin)\n"
+			       "ls = d[\"lines\"]\n"
+			       "assert len([l for l in ls if l[\"source\"]]) >= 2, ls\n"
+			       "assert all(abs(l[\"samples\"] - sum(i[\"samples\"] for i in "
+			       "l[\"instructions\"])) < 1e-9 for l in ls)\n"
+			       "assert abs(sum(l[\"samples\"] for l in ls) - d[\"samples\"]) < 1e-9'",
+			       bin, dir), 0);
+	/* text: the load's line names its culprit */
+	assert_int_equal(tu_sh("%s list cul_chase --db %s/lrec --exact %s/lexact --no-measure | "
+			       "grep -q 'D-cache'", bin, dir, dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_commands),
+		cmocka_unit_test(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -978,7 +978,33 @@ out:
 	return rc;
 }
 
-int cmd_calc(int argc, char **argv)
+/* dcpilist: the same analysis, listed by source line (report/list.c). */
+static void print_list(struct calc_ctx *c)
+{
+	if (c->a.json) {
+		printf("{\"procedure\": ");
+		tool_json_str(stdout, c->proc->name);
+		printf(", \"image\": ");
+		tool_json_str(stdout, img_path(c->img));
+		printf(", \"epoch\": ");
+		tool_json_str(stdout, c->epoch);
+		printf(", \"event\": ");
+		tool_json_str(stdout, c->prof->event);
+		printf(", \"samples\": %.17g, \"exact\": %s, \"lines\": ", c->total,
+		       c->ev.exact ? "true" : "false");
+		rep_list_json(stdout, c->cfg, c->img, &c->r, &c->cul);
+		printf("}\n");
+		return;
+	}
+	printf("dcpilist %s in %s\n", c->proc->name, img_path(c->img));
+	printf("epoch %s, event %s, %.0f samples, model %s; executions %s\n", c->epoch,
+	       c->prof->event, c->total, model_name(c->model),
+	       c->ev.exact ? "exact (callgrind)" : c->r.relative ? "relative (uncalibrated)" :
+	       "estimated");
+	rep_list_text(stdout, c->cfg, c->img, &c->r, &c->cul);
+}
+
+static int calc_main(int argc, char **argv, int list)
 {
 	struct calc_ctx c;
 	int rc;
@@ -1001,7 +1027,9 @@ int cmd_calc(int argc, char **argv)
 	if (rc == 0)
 		rc = analyse(&c);
 	if (rc == 0) {
-		if (c.a.json)
+		if (list)
+			print_list(&c);
+		else if (c.a.json)
 			print_json(&c);
 		else if (c.a.summary)
 			rep_culprit_summary_text(stdout, c.proc->name, c.cfg, &c.r, &c.cul);
@@ -1024,4 +1052,14 @@ out:
 	if (c.db)
 		prof_db_close(c.db);
 	return rc;
+}
+
+int cmd_calc(int argc, char **argv)
+{
+	return calc_main(argc, argv, 0);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	return calc_main(argc, argv, 1);
 }

@@ -128,6 +128,13 @@ void rep_diff_text(FILE *f, const struct rep_diff *d, const char *la, const char
 void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char *lb,
 		   size_t limit);
 
+/* dcpilist (report/list.c): source lines with their instructions, per line
+ * and instruction samples, executions, CPI and the first culprit. */
+void rep_list_text(FILE *f, const struct cfg *cfg, struct image *img,
+		   const struct est_result *r, const struct cul_result *cul);
+void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
+		   const struct est_result *r, const struct cul_result *cul);
+
 /* The prefetch-hints report (report/hints.c): text and JSON. */
 struct opt_hints;
 void rep_hints_text(FILE *f, const struct opt_hints *h);

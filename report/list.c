@@ -1,0 +1,176 @@
+/*
+ * list.c - dcpilist: a procedure's source lines with their instructions
+ * (DWARF lines, the inlined subroutine each belongs to), per line and per
+ * instruction the samples, estimated executions, CPI and culprits; what
+ * `perf annotate --stdio` shows, with counts where it has percentages.
+ *
+ * A line's executions are the most any of its instructions ran (one
+ * execution of a line runs each of its instructions once), its cycles the
+ * sum of theirs, its CPI those cycles over its instructions' executions.
+ * Instructions are listed in address order; a line that the compiler split
+ * (a loop's test moved to its bottom) appears once per contiguous run.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
+#include "dcpi/image.h"
+#include "dcpi/model.h"
+#include "dcpi/report.h"
+
+struct where {
+	char src[192];		/* "file.c:12" or "" */
+	const char *inl;	/* innermost inlined subroutine, or NULL */
+};
+
+static void where_of(struct image *img, uint64_t addr, struct where *w)
+{
+	const struct img_inline *in;
+	struct img_line ln;
+	size_t n = 0;
+
+	w->src[0] = 0;
+	w->inl = NULL;
+	if (img_line_at(img, addr, &ln) == 0) {
+		const char *b = strrchr(ln.file, '/');
+
+		snprintf(w->src, sizeof(w->src), "%s:%u", b ? b + 1 : ln.file, ln.line);
+	}
+	if (img_inlines_at(img, addr, &in, &n) == 0 && n)
+		w->inl = in[n - 1].name;
+}
+
+static int same_where(const struct where *a, const struct where *b)
+{
+	return !strcmp(a->src, b->src) && a->inl == b->inl;
+}
+
+/* The run of instructions from i with the same line: [i, *end). */
+static void line_run(const struct cfg *cfg, struct image *img, size_t i, size_t *end,
+		     struct where *w)
+{
+	struct where x;
+
+	where_of(img, cfg->insns[i].addr, w);
+	for (*end = i + 1; *end < cfg->ninsns; (*end)++) {
+		where_of(img, cfg->insns[*end].addr, &x);
+		if (!same_where(w, &x))
+			break;
+	}
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void line_sums(const struct est_result *r, size_t i, size_t end, double *s, double *x,
+		      double *cyc, double *cpi)
+{
+	double ex = 0;
+
+	*s = *x = *cyc = 0;
+	for (size_t k = i; k < end; k++) {
+		*s += r->insns[k].samples;
+		*cyc += r->insns[k].cycles;
+		ex += r->insns[k].executions;
+		*x = fmax(*x, r->insns[k].executions);
+	}
+	*cpi = ex > 0 ? *cyc / ex : 0;
+}
+
+/* The first culprit of instruction k: static (the model's) or dynamic. */
+static void culprit_of(const struct cfg *cfg, const struct est_result *r,
+		       const struct cul_result *cul, size_t k, char *buf, size_t len)
+{
+	const struct est_insn *e = &r->insns[k];
+	const struct cul_stall *s = cul ? cul_stall_of(cul, (uint32_t)k) : NULL;
+
+	buf[0] = 0;
+	if (s && s->nsuspects) {
+		snprintf(buf, len, "%s", cul_cause_name(s->sus[0].cause));
+		if (s->sus[0].insn >= 0)
+			snprintf(buf + strlen(buf), len - strlen(buf), " 0x%llx",
+				 (unsigned long long)cfg->insns[s->sus[0].insn].addr);
+	} else if (e->reason != MODEL_R_NONE && e->m >= 1.5) {
+		snprintf(buf, len, "%s", model_reason_name((enum model_reason)e->reason));
+		if (e->culprit >= 0)
+			snprintf(buf + strlen(buf), len - strlen(buf), " 0x%llx",
+				 (unsigned long long)cfg->insns[e->culprit].addr);
+	}
+}
+
+void rep_list_text(FILE *f, const struct cfg *cfg, struct image *img,
+		   const struct est_result *r, const struct cul_result *cul)
+{
+	fprintf(f, "%9s %11s %7s  %s\n", "samples", "executions", "CPI", "source / instruction");
+	for (size_t i = 0, end; i < cfg->ninsns; i = end) {
+		struct where w;
+		double s, x, cyc, cpi;
+
+		line_run(cfg, img, i, &end, &w);
+		line_sums(r, i, end, &s, &x, &cyc, &cpi);
+		fprintf(f, "%9.0f %11.4g %7.2f  %s", s, x, cpi, w.src[0] ? w.src : "(no line)");
+		if (w.inl)
+			fprintf(f, "  [inlined %s]", w.inl);
+		fprintf(f, "\n");
+		for (size_t k = i; k < end; k++) {
+			const struct est_insn *e = &r->insns[k];
+			char why[96];
+
+			culprit_of(cfg, r, cul, k, why, sizeof(why));
+			fprintf(f, "%9.0f %11.4g %7.2f      %8llx  %-36s %s\n", e->samples,
+				e->executions, e->cpi, (unsigned long long)cfg->insns[k].addr,
+				cfg->insns[k].text, why);
+		}
+	}
+}
+
+void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
+		   const struct est_result *r, const struct cul_result *cul)
+{
+	fprintf(f, "[");
+	for (size_t i = 0, end, first = 1; i < cfg->ninsns; i = end, first = 0) {
+		struct where w;
+		double s, x, cyc, cpi;
+
+		line_run(cfg, img, i, &end, &w);
+		line_sums(r, i, end, &s, &x, &cyc, &cpi);
+		fprintf(f, "%s\n  {\"source\": ", first ? "" : ",");
+		json_str(f, w.src);
+		fprintf(f, ", \"inlined\": ");
+		if (w.inl)
+			json_str(f, w.inl);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"samples\": %.17g, \"executions\": %.17g, \"cycles\": %.17g, "
+			"\"cpi\": %.6g, \"instructions\": [", s, x, cyc, cpi);
+		for (size_t k = i; k < end; k++) {
+			const struct est_insn *e = &r->insns[k];
+			char why[96];
+
+			culprit_of(cfg, r, cul, k, why, sizeof(why));
+			fprintf(f, "%s{\"address\": \"0x%llx\", \"samples\": %.17g, \"executions\": "
+				"%.17g, \"cpi\": %.6g, \"text\": ", k > i ? ", " : "",
+				(unsigned long long)cfg->insns[k].addr, e->samples, e->executions,
+				e->cpi);
+			json_str(f, cfg->insns[k].text);
+			fprintf(f, ", \"culprit\": ");
+			json_str(f, why);
+			fprintf(f, "}");
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "\n]");
+}
