@@ -280,6 +280,51 @@ static void test_list(void **state)
 			       "grep -q 'D-cache'", bin, dir, dir), 0);
 }
 
+/* dcpicfg with samples: the annotated graph; --all shows every block, the
+ * default hides cold ones behind summary nodes; PNG renders; bad --hot. */
+static void test_cfg_annotated(void **state)
+{
+	const char *bin = getenv("DCPI_BIN"), *build = getenv("DCPI_BUILD");
+	char out[4096];
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	if (!bin || !build) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	if (tu_sh("test -d %s/drec", dir))
+		assert_int_equal(tu_sh("%s record --no-paths --db %s/drec -- %s/workloads/demo_work 1 "
+				       "> /dev/null 2>&1", bin, dir, build), 0);
+	/* every block of the plain graph is a node of the annotated one with --all */
+	assert_int_equal(tu_sh("%s cfg --db %s/drec main --static --json | python3 -c "
+			       "'import json,sys; print(len(json.load(sys.stdin)[\"blocks\"]))' > "
+			       "%s/nb && %s cfg --db %s/drec main --all --no-measure > %s/all.dot && "
+			       "test $(grep -cE '^[[:space:]]*b[0-9]+[[:space:]]*\\[' %s/all.dot) -eq $(($(cat %s/nb) + 1))",
+			       bin, dir, dir, bin, dir, dir, dir, dir), 0);
+	assert_int_equal(tu_sh("grep -q 'of cycles' %s/all.dot && grep -q legend %s/all.dot", dir,
+			       dir), 0);
+	/* by default main's cold blocks (its setup loops hold few samples) are
+	 * summarized */
+	assert_int_equal(tu_sh("%s cfg --db %s/drec main --hot 0.5 --no-measure > %s/hot.dot && "
+			       "grep -q 'cold block' %s/hot.dot && test $(grep -cE '^[[:space:]]*b[0-9]+[[:space:]]*\\[' "
+			       "%s/hot.dot) -lt $(grep -cE '^[[:space:]]*b[0-9]+[[:space:]]*\\[' %s/all.dot)", bin, dir,
+			       dir, dir, dir, dir), 0);
+	assert_int_equal(tu_sh("%s cfg --db %s/drec mix_chain --format png -o %s/g.png "
+			       "--no-measure", bin, dir, dir), 0);
+	snprintf(out, sizeof(out), "%s/g.png", dir);
+	f = fopen(out, "rb");
+	assert_non_null(f);
+	n = fread(out, 1, 8, f);
+	fclose(f);
+	assert_int_equal(n, 8);
+	assert_memory_equal(out, "\x89PNG\r\n\x1a\n", 8);
+	assert_int_not_equal(tu_sh("%s cfg --db %s/drec main --hot 2 2> %s/h.log", bin, dir, dir),
+			     0);
+	assert_int_equal(tu_sh("grep -q 'hot 2' %s/h.log", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_cfg_annotated),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

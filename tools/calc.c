@@ -29,6 +29,8 @@ struct calc_args {
 	int no_paths;
 	struct est_path_opts popts;
 	int summary, no_events;		/* --summary, --no-events */
+	const char *format, *output;	/* dcpicfg: --format, -o */
+	double hot;			/* dcpicfg: --hot */
 	const char *exact_db;		/* --exact DB: callgrind-Ir executions */
 };
 
@@ -128,6 +130,9 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		{ "summary", no_argument, NULL, 'Y' },
 		{ "exact", required_argument, NULL, 'x' },
 		{ "no-events", no_argument, NULL, 'V' },
+		{ "format", required_argument, NULL, 'T' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "hot", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -138,7 +143,8 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 	est_opts_default(&a->opts);
 	est_path_opts_default(&a->popts);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:m:ah", opts, NULL)) != -1) {
+	a->hot = 0.99;
+	while ((c = getopt_long(argc, argv, "e:m:aho:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': a->db = optarg; break;
 		case 'E': a->epoch = optarg; break;
@@ -202,6 +208,13 @@ static int parse_args(int argc, char **argv, struct calc_args *a)
 		case 'Y': a->summary = 1; break;
 		case 'x': a->exact_db = optarg; break;
 		case 'V': a->no_events = 1; break;
+		case 'T': a->format = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'H':
+			a->hot = strtod(optarg, &end);
+			if (*end || !(a->hot > 0 && a->hot <= 1))
+				return tool_fail("--hot %s: not a share in (0, 1]", optarg);
+			break;
 		case 'a': a->all = 1; break;
 		case 'j': a->json = 1; break;
 		case 'h': fputs(calc_usage, stdout); return -1;
@@ -1004,6 +1017,37 @@ static void print_list(struct calc_ctx *c)
 	rep_list_text(stdout, c->cfg, c->img, &c->r, &c->cul);
 }
 
+/* dcpicfg with a profile: the annotated graph (report/cfgviz.c). */
+static int print_cfg(struct calc_ctx *c)
+{
+	struct rep_cfg_heat h = {
+		.r = &c->r, .cul = &c->cul, .hot = c->a.all ? 1 : c->a.hot,
+		.edge_obs = c->pinfo.used ? c->pinfo.edge_obs : NULL,
+	};
+	const char *fmt = c->a.format ? c->a.format : "dot";
+	struct dcpi_err err = { 0 };
+	FILE *f = stdout;
+	int rc = 0;
+
+	if (strcmp(fmt, "dot") && strcmp(fmt, "svg") && strcmp(fmt, "png") && strcmp(fmt, "pdf") &&
+	    strcmp(fmt, "json"))
+		return tool_fail("%s: unknown format (dot, svg, png, pdf, json)", fmt);
+	if (c->a.output && !(f = fopen(c->a.output, "w")))
+		return tool_fail("%s: %s", c->a.output, strerror(errno));
+	if (!strcmp(fmt, "json")) {
+		FILE *old = stdout;
+
+		stdout = f;
+		print_json(c);
+		stdout = old;
+	} else if (rep_cfg_render(c->cfg, &h, fmt, f, &err) < 0) {
+		rc = tool_fail("%s", err.msg);
+	}
+	if (f != stdout && fclose(f) != 0 && !rc)
+		rc = tool_fail("%s: %s", c->a.output, strerror(errno));
+	return rc;
+}
+
 static int calc_main(int argc, char **argv, int list)
 {
 	struct calc_ctx c;
@@ -1027,7 +1071,9 @@ static int calc_main(int argc, char **argv, int list)
 	if (rc == 0)
 		rc = analyse(&c);
 	if (rc == 0) {
-		if (list)
+		if (list == 2)
+			rc = print_cfg(&c);
+		else if (list)
 			print_list(&c);
 		else if (c.a.json)
 			print_json(&c);
@@ -1062,4 +1108,10 @@ int cmd_calc(int argc, char **argv)
 int cmd_list(int argc, char **argv)
 {
 	return calc_main(argc, argv, 1);
+}
+
+/* dcpicfg PROC when the database has samples of it (tools/cfg.c). */
+int calc_cfg(int argc, char **argv)
+{
+	return calc_main(argc, argv, 2);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -35,7 +36,11 @@ static const char *class_color(int cls)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s [--image FILE | --db DIR [--epoch E]] "
-		"[--format dot|svg|png|pdf|json] [--json] [-o FILE] PROC\n"
+		"[--format dot|svg|png|pdf|json] [--json] [-o FILE] [--hot P | --all] [--static] PROC\n"
+		"  with samples of PROC in the database: the annotated graph (blocks filled by\n"
+		"  share of cycles, edges by estimated executions, CPI and culprits; only the\n"
+		"  blocks holding P of the cycles, default 0.99, cold regions collapsed; --all\n"
+		"  every block; dcpicalc's options apply); --static or no samples: the CFG alone\n"
 		"  PROC is a name with or without parameters (f, 'f(int)', ns::f), a mangled\n"
 		"  name, an address (0x...), any of them after IMAGE: to pick the image\n"
 		"  without --image, PROC is looked up in the images profiled in the\n"
@@ -321,6 +326,38 @@ static int find_in_db(const char *dbdir, const char *epoch, const char *spec,
 	return rc;
 }
 
+int calc_cfg(int argc, char **argv);
+
+/* Does the database hold samples of PROC (in image, when given)? */
+static int have_samples(const char *dbdir, const char *epoch, const char *image,
+			const char *spec)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile *p = NULL;
+	struct prof_db *db = NULL;
+	const struct img_proc *proc;
+	struct image *img = NULL;
+	char used[128];
+	size_t n = 0, k;
+	int yes = 0;
+
+	if (access(dbdir, R_OK) || prof_db_open(dbdir, 0, &db, &err) < 0)
+		return 0;
+	if (rep_load_profiles(db, epoch, &p, &n, used, sizeof(used), &err) == 0) {
+		if (image) {
+			for (size_t i = 0; i < n && !yes; i++)
+				yes = p[i].total > 0 && !strcmp(p[i].image.path, image);
+		} else if (rep_find_proc(p, n, NULL, spec, IMG_NO_DWARF, &img, &proc, &k,
+					 &err) == 0) {
+			yes = p[k].total > 0;
+			img_close(img);
+		}
+	}
+	prof_profiles_free(p, n);
+	prof_db_close(db);
+	return yes;
+}
+
 int cmd_cfg(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -330,6 +367,9 @@ int cmd_cfg(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "epoch", required_argument, NULL, 'e' },
+		{ "static", no_argument, NULL, 's' },
+		{ "hot", required_argument, NULL, 'H' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -338,10 +378,11 @@ int cmd_cfg(int argc, char **argv)
 	struct dcpi_err err = { 0 };
 	struct image *img = NULL;
 	struct cfg *cfg = NULL;
-	int c, rc;
+	int c, rc, plain = 0, other = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:f:jo:d:e:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "i:f:jo:d:e:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': image = optarg; break;
 		case 'f': format = optarg; break;
@@ -349,9 +390,21 @@ int cmd_cfg(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'd': db = optarg; break;
 		case 'e': epoch = optarg; break;
+		case 's': plain = 1; break;
+		case 'H': case 'a': break;	/* the annotated graph's */
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
+		default: other = 1; break;	/* dcpicalc's options, for the annotated graph */
 		}
+	}
+	opterr = 1;
+	/* with samples of PROC in the database: the annotated graph, through
+	 * dcpicalc's analysis (its options apply) */
+	if (!plain && optind + 1 == argc &&
+	    have_samples(tool_db_dir(db), epoch, image, argv[optind]))
+		return calc_cfg(argc, argv);
+	if (other) {
+		usage(stderr);
+		return 1;
 	}
 	if (optind + 1 != argc) {
 		usage(stderr);

@@ -135,6 +135,22 @@ void rep_list_text(FILE *f, const struct cfg *cfg, struct image *img,
 void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
 		   const struct est_result *r, const struct cul_result *cul);
 
+/*
+ * The annotated CFG (report/cfgviz.c): blocks filled by share of cycles,
+ * edges by estimated executions (dashed where path samples never saw them),
+ * per block executions, CPIs and top culprit; only the blocks holding `hot`
+ * of the cycles (0 < hot <= 1), cold regions collapsed.  h NULL or h->r NULL:
+ * the plain graph.  format: dot, svg, png, pdf.
+ */
+struct rep_cfg_heat {
+	const struct est_result *r;
+	const struct cul_result *cul;	/* may be NULL */
+	const double *edge_obs;		/* per edge, path transitions seen, or NULL */
+	double hot;
+};
+int rep_cfg_render(const struct cfg *cfg, const struct rep_cfg_heat *h, const char *format,
+		   FILE *f, struct dcpi_err *err);
+
 /* The prefetch-hints report (report/hints.c): text and JSON. */
 struct opt_hints;
 void rep_hints_text(FILE *f, const struct opt_hints *h);

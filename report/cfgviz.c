@@ -1,0 +1,413 @@
+/*
+ * cfgviz.c - the annotated control-flow graph (dcpicfg with a profile):
+ * blocks filled by their share of the procedure's cycles on a perceptual
+ * scale (viridis, a legend beside the graph), edges as wide as their
+ * estimated executions and labelled with them (solid where path samples saw
+ * the transition, dashed where only the estimate has it), per block its
+ * address range, executions, best-case and actual CPI and top culprit;
+ * loops as clusters.  Only the hot blocks are drawn (the fewest holding
+ * `hot` of the cycles, 99% by default): each connected run of cold blocks
+ * becomes one summary node saying how many blocks and cycles it holds, so a
+ * procedure of thousands of blocks still renders (PNG and PDF included).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
+#include "dcpi/report.h"
+
+#define MAX_INSNS_SHOWN 6
+
+/* viridis at 9 points, dark (cold) to bright (hot) reversed: the hottest is
+ * the darkest, so heat reads as ink */
+static const char *const viridis[] = {
+	"#fde725", "#b5de2b", "#6ece58", "#35b779", "#1f9e89",
+	"#26828e", "#31688e", "#3e4989", "#482878",
+};
+#define NVIRIDIS 9
+
+static const char *heat_color(double frac)
+{
+	int k = (int)floor(frac * (NVIRIDIS - 1) + 0.5);
+
+	if (k < 0)
+		k = 0;
+	if (k >= NVIRIDIS)
+		k = NVIRIDIS - 1;
+	return viridis[k];
+}
+
+
+static void put(char *buf, size_t cap, size_t *n, const char *s)
+{
+	for (; *s && *n + 3 < cap; s++) {
+		if (*s == '\\' || *s == '"' || *s == '{' || *s == '}' || *s == '<' ||
+		    *s == '>' || *s == '|')
+			buf[(*n)++] = '\\';
+		buf[(*n)++] = *s;
+	}
+	buf[*n] = 0;
+}
+
+static void line(char *buf, size_t cap, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void line(char *buf, size_t cap, size_t *n, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	put(buf, cap, n, tmp);
+	if (*n + 3 < cap) {
+		buf[(*n)++] = '\\';
+		buf[(*n)++] = 'l';
+		buf[*n] = 0;
+	}
+}
+
+/* The most telling culprit of block b: its largest stall's first suspect,
+ * else its largest static stall's reason. */
+static void top_culprit(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
+			char *out, size_t len)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	const struct cul_stall *best = NULL;
+
+	out[0] = 0;
+	for (uint32_t i = bl->first; h->cul && i < bl->first + bl->n; i++) {
+		const struct cul_stall *s = cul_stall_of(h->cul, i);
+
+		if (s && s->nsuspects && (!best || s->cycles > best->cycles))
+			best = s;
+	}
+	if (best) {
+		snprintf(out, len, "%s at 0x%llx (%.2g cycles)", cul_cause_name(best->sus[0].cause),
+			 best->sus[0].insn >= 0 ?
+			 (unsigned long long)cfg->insns[best->sus[0].insn].addr : 0ull,
+			 best->cycles);
+	}
+}
+
+static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
+			 double share)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	size_t cap = 1024 + (size_t)MAX_INSNS_SHOWN * (CFG_TEXT_MAX * 2 + 24), n = 0;
+	char *buf = malloc(cap), cul[160];
+
+	if (!buf)
+		return NULL;
+	buf[0] = 0;
+	if (bl->flags & CFG_B_EXIT) {
+		line(buf, cap, &n, "exit");
+		return buf;
+	}
+	line(buf, cap, &n, "0x%llx-0x%llx  (%u insns)", (unsigned long long)bl->start,
+	     (unsigned long long)bl->end, bl->n);
+	if (h && h->r) {
+		const struct est_block *eb = &h->r->blocks[b];
+
+		line(buf, cap, &n, "%.1f%% of cycles, %.3g executions", 100 * share,
+		     eb->executions);
+		line(buf, cap, &n, "CPI %.2f best, %.2f actual", eb->best_cpi, eb->actual_cpi);
+		top_culprit(cfg, h, b, cul, sizeof(cul));
+		if (cul[0])
+			line(buf, cap, &n, "%s", cul);
+	}
+	for (uint32_t i = 0; i < bl->n && i < MAX_INSNS_SHOWN; i++) {
+		const struct cfg_insn *in = &cfg->insns[bl->first + i];
+
+		line(buf, cap, &n, "%llx: %s", (unsigned long long)in->addr, in->text);
+	}
+	if (bl->n > MAX_INSNS_SHOWN)
+		line(buf, cap, &n, "... %u more", bl->n - MAX_INSNS_SHOWN);
+	return buf;
+}
+
+static Agraph_t *loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, int l)
+{
+	char name[64];
+	Agraph_t *parent;
+
+	if (l < 0)
+		return root;
+	if (sub[l])
+		return sub[l];
+	parent = loop_graph(root, sub, cfg, cfg->loops[l].parent);
+	snprintf(name, sizeof(name), "cluster_loop%d", l);
+	sub[l] = agsubg(parent, name, 1);
+	snprintf(name, sizeof(name), "loop %d, depth %d%s", l, cfg->loops[l].depth,
+		 cfg->loops[l].irreducible ? " (irreducible)" : "");
+	agsafeset(sub[l], "label", name, "");
+	agsafeset(sub[l], "style", cfg->loops[l].irreducible ? "dashed" : "rounded", "");
+	return sub[l];
+}
+
+/* Mark the hot blocks: the fewest, hottest first, holding share `hot` of
+ * the cycles; the rest are grouped into connected cold regions. */
+static int pick_hot(const struct cfg *cfg, const struct est_result *r, double hot,
+		    char *shown, int *region, size_t *nregions)
+{
+	size_t n = cfg->nblocks, *order = malloc((n ? n : 1) * sizeof(*order));
+	double total = 0, acc = 0;
+
+	if (!order)
+		return -ENOMEM;
+	for (size_t b = 0; b < n; b++) {
+		order[b] = b;
+		total += r->blocks[b].cycles;
+		shown[b] = 0;
+		region[b] = -1;
+	}
+	for (size_t i = 1; i < n; i++)	/* insertion sort by cycles, descending */
+		for (size_t j = i; j > 0 && r->blocks[order[j]].cycles >
+					    r->blocks[order[j - 1]].cycles; j--) {
+			size_t t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		size_t b = order[i];
+
+		if (hot >= 1 || acc < hot * total || i == 0)
+			shown[b] = 1;
+		acc += r->blocks[b].cycles;
+	}
+	shown[cfg->exit] = 1;
+	shown[cfg->entry] = 1;
+	free(order);
+	/* cold regions: connected components of hidden blocks */
+	*nregions = 0;
+	for (size_t b = 0; b < n; b++) {
+		size_t *stack, sp = 0;
+
+		if (shown[b] || region[b] >= 0)
+			continue;
+		stack = malloc(n * sizeof(*stack));
+		if (!stack)
+			return -ENOMEM;
+		region[b] = (int)*nregions;
+		stack[sp++] = b;
+		while (sp) {
+			size_t x = stack[--sp];
+			const struct cfg_block *bl = &cfg->blocks[x];
+
+			for (int dir = 0; dir < 2; dir++) {
+				uint32_t ne = dir ? bl->npred : bl->nsucc;
+
+				for (uint32_t k = 0; k < ne; k++) {
+					const struct cfg_edge *e = &cfg->edges[dir ? bl->pred[k] :
+									     bl->succ[k]];
+					size_t y = dir ? e->from : e->to;
+
+					if (!shown[y] && region[y] < 0) {
+						region[y] = (int)*nregions;
+						stack[sp++] = y;
+					}
+				}
+			}
+		}
+		free(stack);
+		(*nregions)++;
+	}
+	return 0;
+}
+
+static void legend(Agraph_t *g, double maxshare)
+{
+	char html[2048];
+	size_t n = 0;
+
+	n += (size_t)snprintf(html + n, sizeof(html) - n,
+			      "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\">"
+			      "<TR><TD COLSPAN=\"%d\">fill: share of the procedure's cycles "
+			      "(the hottest block holds %.1f%%)</TD></TR><TR>", NVIRIDIS,
+			      100 * maxshare);
+	for (int k = 0; k < NVIRIDIS; k++)
+		n += (size_t)snprintf(html + n, sizeof(html) - n,
+				      "<TD BGCOLOR=\"%s\"><FONT COLOR=\"%s\">%.3g%%</FONT></TD>",
+				      viridis[k], k >= NVIRIDIS / 2 ? "white" : "black",
+				      100 * maxshare * k / (NVIRIDIS - 1));
+	snprintf(html + n, sizeof(html) - n, "</TR><TR><TD COLSPAN=\"%d\">edges: width and label "
+		 "= estimated executions; solid: seen in path samples</TD></TR></TABLE>",
+		 NVIRIDIS);
+	{
+		Agnode_t *l = agnode(g, "legend", 1);
+
+		agsafeset(l, "shape", "plaintext", "");
+		agsafeset(l, "style", "", "");
+		agsafeset(l, "label", agstrdup_html(g, html), "");
+	}
+}
+
+static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
+{
+	size_t n = cfg->nblocks, nreg = 0;
+	Agraph_t *g = agopen("cfg", Agdirected, NULL);
+	Agnode_t **nodes = calloc(n ? n : 1, sizeof(*nodes)), **rnodes = NULL;
+	Agraph_t **sub = calloc(cfg->nloops ? cfg->nloops : 1, sizeof(*sub));
+	char *shown = malloc(n ? n : 1), name[64], label[256];
+	int *region = malloc((n ? n : 1) * sizeof(*region));
+	double total = 0, maxshare = 0, maxexec = 0, *rcyc = NULL;
+	size_t *rcount = NULL;
+
+	if (!g || !nodes || !sub || !shown || !region)
+		goto fail;
+	for (size_t b = 0; h && h->r && b < n; b++)
+		total += h->r->blocks[b].cycles;
+	if (h && h->r) {
+		if (pick_hot(cfg, h->r, h->hot, shown, region, &nreg) < 0)
+			goto fail;
+	} else {
+		memset(shown, 1, n);
+	}
+	for (size_t b = 0; h && h->r && b < n; b++)
+		if (total > 0)
+			maxshare = fmax(maxshare, h->r->blocks[b].cycles / total);
+	for (size_t e = 0; h && h->r && e < cfg->nedges; e++)
+		maxexec = fmax(maxexec, h->r->edges[e].executions);
+	agsafeset(g, "label", cfg->name, "");
+	agattr(g, AGNODE, "shape", "box");
+	agattr(g, AGNODE, "fontname", "monospace");
+	agattr(g, AGNODE, "style", "filled");
+	agattr(g, AGNODE, "fontcolor", "black");
+	for (size_t b = 0; b < n; b++) {
+		double share = total > 0 ? h->r->blocks[b].cycles / total : 0;
+		char *lab;
+
+		if (!shown[b])
+			continue;
+		lab = block_label(cfg, h && h->r ? h : NULL, (uint32_t)b, share);
+		if (!lab)
+			goto fail;
+		snprintf(name, sizeof(name), "b%zu", b);
+		nodes[b] = agnode(loop_graph(g, sub, cfg, cfg->blocks[b].loop), name, 1);
+		agsafeset(nodes[b], "label", lab, "");
+		if (cfg->blocks[b].flags & CFG_B_EXIT) {
+			agsafeset(nodes[b], "fillcolor", "#ffffff", "");
+		} else if (h && h->r) {
+			double frac = maxshare > 0 ? share / maxshare : 0;
+
+			agsafeset(nodes[b], "fillcolor", (char *)heat_color(frac), "");
+			if (frac >= 0.5)
+				agsafeset(nodes[b], "fontcolor", "white", "");
+		} else {
+			agsafeset(nodes[b], "fillcolor", "#f0f0f0", "");
+		}
+		if (cfg->blocks[b].flags & (CFG_B_ENTRY | CFG_B_EXIT))
+			agsafeset(nodes[b], "peripheries", "2", "");
+		free(lab);
+	}
+	if (nreg) {
+		rnodes = calloc(nreg, sizeof(*rnodes));
+		rcyc = calloc(nreg, sizeof(*rcyc));
+		rcount = calloc(nreg, sizeof(*rcount));
+		if (!rnodes || !rcyc || !rcount)
+			goto fail;
+		for (size_t b = 0; b < n; b++)
+			if (region[b] >= 0) {
+				rcyc[region[b]] += h->r->blocks[b].cycles;
+				rcount[region[b]]++;
+			}
+		for (size_t k = 0; k < nreg; k++) {
+			snprintf(name, sizeof(name), "cold%zu", k);
+			rnodes[k] = agnode(g, name, 1);
+			snprintf(label, sizeof(label), "%zu cold block%s\\n%.2f%% of cycles",
+				 rcount[k], rcount[k] == 1 ? "" : "s",
+				 total > 0 ? 100 * rcyc[k] / total : 0);
+			agsafeset(rnodes[k], "label", label, "");
+			agsafeset(rnodes[k], "shape", "box3d", "");
+			agsafeset(rnodes[k], "fillcolor", "#f5f5f5", "");
+			agsafeset(rnodes[k], "fontname", "sans", "");
+		}
+	}
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		const struct cfg_edge *ed = &cfg->edges[e];
+		Agnode_t *a = shown[ed->from] ? nodes[ed->from] : rnodes[region[ed->from]];
+		Agnode_t *z = shown[ed->to] ? nodes[ed->to] : rnodes[region[ed->to]];
+		double x = h && h->r ? h->r->edges[e].executions : 0;
+		Agedge_t *ag;
+		char w[32];
+
+		if (!a || !z || (a == z && !shown[ed->from]))
+			continue;	/* inside one cold region */
+		snprintf(name, sizeof(name), "e%zu", e);
+		ag = agedge(g, a, z, name, 1);
+		if (h && h->r) {
+			snprintf(label, sizeof(label), "%.3g", x);
+			snprintf(w, sizeof(w), "%.1f", 1 + 5 * (maxexec > 0 ? x / maxexec : 0));
+			agsafeset(ag, "label", label, "");
+			agsafeset(ag, "penwidth", w, "");
+			if (h->edge_obs && !(h->edge_obs[e] > 0))
+				agsafeset(ag, "style", "dashed", "");
+		} else {
+			agsafeset(ag, "label", (char *)cfg_edge_kind_name(ed->kind), "");
+		}
+	}
+	if (h && h->r)
+		legend(g, maxshare);
+	free(nodes);
+	free(rnodes);
+	free(rcyc);
+	free(rcount);
+	free(sub);
+	free(shown);
+	free(region);
+	return g;
+fail:
+	free(nodes);
+	free(rnodes);
+	free(rcyc);
+	free(rcount);
+	free(sub);
+	free(shown);
+	free(region);
+	if (g)
+		agclose(g);
+	return NULL;
+}
+
+int rep_cfg_render(const struct cfg *cfg, const struct rep_cfg_heat *h, const char *format,
+		   FILE *f, struct dcpi_err *err)
+{
+	Agraph_t *g;
+	GVC_t *gvc;
+	int rc = 0;
+
+	if (h && !(h->hot > 0 && h->hot <= 1))
+		return dcpi_errf(err, -EINVAL, "hot share %g is not in (0, 1]", h->hot);
+	g = make_graph(cfg, h);
+	if (!g)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+	if (!strcmp(format, "dot")) {
+		if (agwrite(g, f) == EOF)
+			rc = dcpi_errf(err, -EIO, "%s: write failed", cfg->name);
+		agclose(g);
+		return rc;
+	}
+	gvc = gvContext();
+	if (!gvc || gvLayout(gvc, g, "dot") != 0) {
+		rc = dcpi_errf(err, -EINVAL, "%s: graphviz layout failed", cfg->name);
+	} else {
+		if (gvRender(gvc, g, format, f) != 0)
+			rc = dcpi_errf(err, -EINVAL, "%s: graphviz cannot render %s", cfg->name,
+				       format);
+		gvFreeLayout(gvc, g);
+	}
+	agclose(g);
+	if (gvc)
+		gvFreeContext(gvc);
+	return rc;
+}
