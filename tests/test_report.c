@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "dcpi/report.h"
 #include "testutil.h"
@@ -325,6 +326,105 @@ static void test_cfg_annotated(void **state)
 	assert_int_equal(tu_sh("grep -q 'hot 2' %s/h.log", dir), 0);
 }
 
+/* ---- a minimal protobuf reader for the pprof export ---------------------- */
+
+static uint64_t pb_varint(const uint8_t *b, size_t n, size_t *i)
+{
+	uint64_t r = 0;
+
+	for (int sh = 0; *i < n && sh < 64; sh += 7) {
+		uint8_t c = b[(*i)++];
+
+		r |= (uint64_t)(c & 0x7f) << sh;
+		if (c < 0x80)
+			break;
+	}
+	return r;
+}
+
+/* Field f of message b: the k-th length-delimited one (data, len), or -1. */
+static int pb_field(const uint8_t *b, size_t n, unsigned f, size_t k, const uint8_t **d,
+		    size_t *len)
+{
+	size_t i = 0, seen = 0;
+
+	while (i < n) {
+		uint64_t key = pb_varint(b, n, &i), l;
+
+		if ((key & 7) == 0) {
+			pb_varint(b, n, &i);
+			continue;
+		}
+		assert_int_equal(key & 7, 2);
+		l = pb_varint(b, n, &i);
+		assert_true(i + l <= n);
+		if ((key >> 3) == f && seen++ == k) {
+			*d = b + i;
+			*len = (size_t)l;
+			return 0;
+		}
+		i += (size_t)l;
+	}
+	return -1;
+}
+
+/* dcpi export --pprof: gunzipped, the samples' values add up to the
+ * profile's, proc_a's and proc_b's names are functions, the build-id is in
+ * the mapping. */
+static void test_export_pprof(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	static uint8_t raw[1 << 20];
+	char path[256];
+	const uint8_t *d, *v;
+	size_t len, vlen, n = 0;
+	uint64_t total = 0;
+	int have_a = 0, have_b = 0, have_id = 0;
+	struct prof_image_id id;
+	struct dcpi_err err = { 0 };
+	gzFile gz;
+	int got;
+
+	(void)state;
+	if (!bin) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	assert_int_equal(tu_sh("%s export --pprof --db %s/r1 -o %s/r1.pb.gz 2> /dev/null", bin,
+			       dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/r1.pb.gz", dir);
+	gz = gzopen(path, "rb");
+	assert_non_null(gz);
+	got = gzread(gz, raw, sizeof(raw));
+	gzclose(gz);
+	assert_true(got > 0 && got < (int)sizeof(raw));
+	/* samples (2): values (field 2, packed) */
+	for (size_t k = 0; pb_field(raw, (size_t)got, 2, k, &d, &len) == 0; k++) {
+		size_t i = 0;
+
+		assert_int_equal(pb_field(d, len, 2, 0, &v, &vlen), 0);
+		while (i < vlen)
+			total += pb_varint(v, vlen, &i);
+		n++;
+	}
+	assert_int_equal(n, 2);		/* two sampled offsets */
+	assert_int_equal(total, 150);	/* 100 in proc_a + 50 in proc_b */
+	/* the string table (6) holds the function names and the build-id */
+	assert_int_equal(prof_image_id_from_file(&id, wl, &err), 0);
+	for (size_t k = 0; pb_field(raw, (size_t)got, 6, k, &d, &len) == 0; k++) {
+		have_a |= len == 6 && !memcmp(d, "proc_a", 6);
+		have_b |= len == 6 && !memcmp(d, "proc_b", 6);
+		have_id |= len == strlen(id.build_id) && !memcmp(d, id.build_id, len);
+	}
+	assert_true(have_a && have_b && have_id);
+	assert_int_equal(pb_field(raw, (size_t)got, 3, 0, &d, &len), 0);	/* a mapping */
+	assert_int_not_equal(tu_sh("%s export --db %s/r1 -o %s/x.pb.gz 2> /dev/null", bin, dir,
+				   dir), 0);	/* no format */
+	if (tu_sh("go version > /dev/null 2>&1") == 0)
+		assert_int_equal(tu_sh("cd %s && go tool pprof -top -sample_index=0 r1.pb.gz 2>&1 | "
+				       "grep -q 'proc_a'", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_cfg_annotated),
+		cmocka_unit_test(test_export_pprof),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -26,6 +26,7 @@
 #pragma weak cmd_bolt_prof
 #pragma weak cmd_prefetch_hints
 #pragma weak cmd_merge
+#pragma weak cmd_export
 #pragma weak cmd_skidloops
 
 struct command {
@@ -52,6 +53,7 @@ static const struct command commands[] = {
 	{ "bolt-prof", NULL, cmd_bolt_prof, "BOLT fdata from estimated edge counts" },
 	{ "prefetch-hints", NULL, cmd_prefetch_hints, "LLVM prefetch hints for stalling strided loads" },
 	{ "merge", NULL, cmd_merge, "databases of several hosts or runs into one epoch" },
+	{ "export", NULL, cmd_export, "an epoch as a pprof profile (--pprof)" },
 	{ "__skidloops", NULL, cmd_skidloops, NULL },	/* calibrate's loops; hidden */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -27,6 +27,7 @@ int cmd_gcc_prof(int argc, char **argv);
 int cmd_bolt_prof(int argc, char **argv);
 int cmd_prefetch_hints(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 /* The feedback commands' shared main (tools/llvmprof.c); format: opt_format. */
 int tool_feedback(int argc, char **argv, int format);
 int cmd_skidloops(int argc, char **argv);

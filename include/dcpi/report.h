@@ -151,6 +151,11 @@ struct rep_cfg_heat {
 int rep_cfg_render(const struct cfg *cfg, const struct rep_cfg_heat *h, const char *format,
 		   FILE *f, struct dcpi_err *err);
 
+/* An epoch's profiles as a gzip'd pprof profile.proto (report/pprof.c):
+ * *out malloc'd.  meta (may be NULL) gives the time span. */
+int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_meta *meta,
+	      uint8_t **out, size_t *outlen, struct dcpi_err *err);
+
 /* The prefetch-hints report (report/hints.c): text and JSON. */
 struct opt_hints;
 void rep_hints_text(FILE *f, const struct opt_hints *h);
