@@ -154,6 +154,9 @@ install: all
 	for t in $(TOOLS); do ln -sf dcpi $(DESTDIR)$(PREFIX)/bin/$$t; done
 	install -d $(DESTDIR)$(PREFIX)/lib/dcpi
 	install -m 644 $(PATHRT) $(DESTDIR)$(PREFIX)/lib/dcpi/libdcpi-paths.so
+	sh scripts/gen_man.sh $(DCPI) $(BUILD)/man
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf build build-asan
