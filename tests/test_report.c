@@ -78,7 +78,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	tu_sh("rm -rf %s", dir);
+	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
 	return 0;
 }
 
@@ -212,6 +212,13 @@ static void test_commands(void **state)
 			       "%s/s.txt", bin, dir, dir, dir, dir), 0);
 	assert_int_equal(tu_sh("%s diff %s/r1 %s/r3 --json > %s/d.json", bin, dir, dir, dir), 0);
 	assert_int_equal(tu_sh("grep -q '\"before\": 100, \"after\": 80,' %s/d.json", dir), 0);
+	/* the instructions executed scale with the samples over the same shape */
+	assert_int_equal(tu_sh("python3 -c 'import json,sys\n"
+			       "d = json.load(open(\"%s/d.json\"))\n"
+			       "a = [p for p in d[\"procedures\"] if p[\"name\"] == \"proc_a\"][0]\n"
+			       "assert a[\"instructions_before\"] > 0, a\n"
+			       "r = a[\"instructions_after\"] / a[\"instructions_before\"]\n"
+			       "assert abs(r - 0.8) < 1e-3, r'", dir), 0);
 	assert_int_not_equal(tu_sh("%s stats %s/r1 2> /dev/null", bin, dir), 0);
 	assert_int_not_equal(tu_sh("%s diff %s/r1 2> /dev/null", bin, dir), 0);
 	assert_int_not_equal(tu_sh("%s stats %s/r1 %s/r2 --sort median 2> /dev/null", bin, dir,

@@ -26,7 +26,7 @@ static const char diff_usage[] =
 
 /* A side: a directory holding a database, else an epoch of --db. */
 static int load_side(const char *arg, const char *db, struct rep_table *t, char *label,
-		     size_t len)
+		     size_t len, char *dir, char *epoch)
 {
 	struct dcpi_err err = { 0 };
 	struct stat st;
@@ -37,6 +37,8 @@ static int load_side(const char *arg, const char *db, struct rep_table *t, char 
 			   &err) < 0)
 		return tool_fail("%s", err.msg);
 	snprintf(label, len, "%s epoch %s", isdb ? arg : tool_db_dir(db), e);
+	snprintf(dir, 512, "%s", isdb ? arg : tool_db_dir(db));
+	snprintf(epoch, 256, "%s", e);
 	return 0;
 }
 
@@ -54,7 +56,7 @@ int cmd_diff(int argc, char **argv)
 	struct rep_table a, b;
 	struct rep_diff d;
 	struct dcpi_err err = { 0 };
-	char la[600], lb[600];
+	char la[600], lb[600], da[512], db2[512], ea[256], eb[256];
 	size_t limit = 30;
 	int c, json = 0, rc = 0;
 
@@ -75,8 +77,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (load_side(argv[optind], db, &a, la, sizeof(la)) ||
-	    load_side(argv[optind + 1], db, &b, lb, sizeof(lb))) {
+	if (load_side(argv[optind], db, &a, la, sizeof(la), da, ea) ||
+	    load_side(argv[optind + 1], db, &b, lb, sizeof(lb), db2, eb)) {
 		rc = 1;
 		goto out;
 	}
@@ -89,6 +91,11 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (rep_diff(&a, &b, event, &d, &err) < 0) {
 		rc = tool_fail("%s", err.msg);
+		goto out;
+	}
+	if (rep_diff_executions(&d, event, da, ea, db2, eb, limit, &err) < 0) {
+		rc = tool_fail("%s", err.msg);
+		rep_diff_free(&d);
 		goto out;
 	}
 	if (json)

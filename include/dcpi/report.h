@@ -111,6 +111,9 @@ struct rep_diff_row {
 	uint64_t a, b;			/* samples before and after */
 	double pa, pb, change;		/* shares of each total, pb - pa */
 	double z;			/* change / its sampling error */
+	double xa, xb;			/* estimated instructions executed before and
+					 * after, -1: not estimated (rep_diff_executions) */
+	int have_x;
 };
 
 struct rep_diff {
@@ -122,6 +125,11 @@ struct rep_diff {
 int rep_diff(const struct rep_table *a, const struct rep_table *b, const char *event,
 	     struct rep_diff *out, struct dcpi_err *err);
 void rep_diff_sort(struct rep_diff *d);
+/* Estimated instructions executed by the first limit rows, from the profiles
+ * of each side (database dir, epoch or NULL for the newest). */
+int rep_diff_executions(struct rep_diff *d, const char *event, const char *dira,
+			const char *epocha, const char *dirb, const char *epochb, size_t limit,
+			struct dcpi_err *err);
 void rep_diff_free(struct rep_diff *d);
 void rep_diff_text(FILE *f, const struct rep_diff *d, const char *la, const char *lb,
 		   size_t limit);
