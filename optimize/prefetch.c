@@ -14,8 +14,9 @@
  * (latency: the model's DRAM latency, plus a TLB miss when the stride crosses
  * a page; cycles per iteration: the loop's best case, what an iteration
  * costs once the miss is hidden; the measured cycles per iteration, sampled
- * cycles over the header's executions, are reported beside it).  LLVM's X86InsertPrefetch pass reads the hint
- * as a sample profile whose call target __prefetch_t0_0 at the load's
+ * cycles over the header's executions, are reported beside it).  LLVM's
+ * X86InsertPrefetch pass reads the hint as a sample profile whose call
+ * target __prefetch_t0_0 at the load's
  * line.discriminator carries the delta, and inserts `prefetcht0
  * delta(address)` before the load; the discriminators are the ones
  * -mllvm -x86-discriminate-memops gives each memory operand, at both builds.

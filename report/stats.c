@@ -383,8 +383,9 @@ void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char
  * its instructions) from the profile of event in (p, n); -1 when it cannot
  * be estimated.  With the samples' change it tells more work from slower
  * work (CPI). */
-static double insns_executed(const struct prof_profile *p, size_t n, const struct prof_epoch_meta *m,
-		      const char *event, const char *image, const char *proc)
+static double insns_executed(const struct prof_profile *p, size_t n,
+			     const struct prof_epoch_meta *m, const char *event,
+			     const char *image, const char *proc)
 {
 	const struct prof_profile *pr = NULL;
 	const struct img_proc *ip;
