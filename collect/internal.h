@@ -158,40 +158,7 @@ int cal_sample(struct cal_result *r, const struct collect_event *ev,
 	       const struct smp_config *c, struct rnd *rnd, unsigned ms,
 	       struct dcpi_err *err);
 
-/* --- maps.c ---------------------------------------------------------------- */
-
-#define MAPS_UNKNOWN 0		/* image index of the "unknown" image */
-
-struct maps;
-
-int maps_new(struct maps **out, struct dcpi_err *err);
-void maps_free(struct maps *m);
-int maps_mmap(struct maps *m, uint32_t pid, uint64_t start, uint64_t len,
-	      uint64_t pgoff, const char *filename, struct dcpi_err *err);
-int maps_fork(struct maps *m, uint32_t pid, uint32_t ppid, struct dcpi_err *err);
-void maps_exec(struct maps *m, uint32_t pid);
-void maps_exit(struct maps *m, uint32_t pid);
-/* Forget processes that exited before the batch just processed. */
-void maps_reap(struct maps *m);
-/* (pid, ip) -> (image index, file offset); MAPS_UNKNOWN when unmapped. */
-int maps_resolve(struct maps *m, uint32_t pid, uint64_t ip, uint32_t *image,
-		 uint64_t *offset, struct dcpi_err *err);
-const struct prof_image_id *maps_image(const struct maps *m, uint32_t image);
-/* The index of the image named path (a pseudo-image such as "[kernel.kallsyms]"). */
-int maps_intern(struct maps *m, const char *path, uint32_t *image, struct dcpi_err *err);
-/* Read /proc/PID/maps of every live process now (the daemon's start). */
-int maps_scan_all(struct maps *m, struct dcpi_err *err);
-/*
- * JIT code: when on, a pc in anonymous memory of a process that has a
- * /tmp/perf-PID.map resolves to the pseudo-image of that path, offset = pc.
- */
-void maps_set_jit(struct maps *m, int on);
-/*
- * Offline (imported files): the pids are another time's, so an address with
- * no mapping record stays unknown instead of being looked up in /proc, where
- * that pid may now be an unrelated process.
- */
-void maps_set_offline(struct maps *m, int on);
+/* --- maps.c: in include/dcpi/collect.h (the importers use it too) --------- */
 
 /* --- aggregate.c ------------------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /*
- * collect/import_callgrind.c - callgrind's exact counts as profiles: the
+ * import/callgrind.c - callgrind's exact counts as profiles: the
  * ground truth the estimators are tested against (DCPI sec. 6.2 used its
  * instrumenting tool dcpix the same way).
  *
@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 
 #include "dcpi/image.h"
-#include "import_internal.h"
+#include "internal.h"
 
 #define CG_MAX_EVENTS 64
 #define CG_MAX_POS 4
@@ -744,6 +744,15 @@ static void cg_free(struct cg *c)
 	free(c->fa);
 	free(c->jumps);
 	imp_table_free(c->tab);
+}
+
+int imp_probe_callgrind(const char *head, size_t n, const char *path, struct dcpi_err *err)
+{
+	(void)n;
+	(void)path;
+	(void)err;
+	return !strncmp(head, "# callgrind format", 18) || !strncmp(head, "events:", 7) ||
+	       strstr(head, "\nevents:") != NULL;
 }
 
 int import_callgrind(const char *path, struct prof_db *db, struct import_stats *st,

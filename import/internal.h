@@ -1,5 +1,5 @@
 /*
- * collect/import_internal.h - what the two importers share (collect/import.c):
+ * import/internal.h - what the importers share (import/import.c):
  * a table of counts keyed by (image, event, file offset) and its flush into
  * one profile per (image, event) of a new epoch, and reading a whole file.
  */
@@ -48,5 +48,10 @@ int imp_read_file(const char *path, uint8_t **buf, size_t *len, struct dcpi_err 
 /* Write buf to dir/name atomically (temporary name, fsync, rename). */
 int imp_write_atomic(const char *dir, const char *name, const void *buf, size_t len,
 		     struct dcpi_err *err);
+
+/* The formats' probes (import.c's table): 1 when head (the file's first n
+ * bytes, NUL-terminated) is theirs, 0 when not, < 0 theirs but unreadable. */
+int imp_probe_perf(const char *head, size_t n, const char *path, struct dcpi_err *err);
+int imp_probe_callgrind(const char *head, size_t n, const char *path, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_IMPORT_INTERNAL_H */

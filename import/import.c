@@ -1,6 +1,7 @@
 /*
- * collect/import.c - what the perf.data and callgrind importers share: which
- * importer a file needs, a hash table of counts per (image, event, file
+ * import/import.c - what the perf.data and callgrind importers share: the
+ * table of formats (a probe and a reader each) that says which importer a file
+ * needs, a hash table of counts per (image, event, file
  * offset) flushed as one profile per (image, event) (the daemon's table of
  * DCPI sec. 4.3.1, with the event as part of the key), and the jump-edge
  * files that keep callgrind's --collect-jumps counts (docs/import.md).
@@ -16,17 +17,35 @@
 #include <unistd.h>
 
 #include "dcpi/safefile.h"
-#include "import_internal.h"
+#include "internal.h"
 
-/* --- detection -------------------------------------------------------------- */
+/* --- detection: one row per format --------------------------------------- */
 
-int import_detect(const char *path, enum import_kind *kind, struct dcpi_err *err)
+/*
+ * The formats: a probe looks at the file's first bytes (1: mine, 0: not,
+ * < 0: mine but not one I read, err says why), the reader imports it.  A
+ * new format is a file with its probe and reader, and a row here.
+ */
+static const struct importer {
+	enum import_kind kind;
+	const char *what;
+	int (*probe)(const char *head, size_t n, const char *path, struct dcpi_err *err);
+	int (*read)(const char *path, struct prof_db *db, struct import_stats *st,
+		    struct dcpi_err *err);
+} importers[] = {
+	{ IMPORT_PERF, "perf.data (PERFILE2 magic)", imp_probe_perf, import_perf },
+	{ IMPORT_CALLGRIND, "callgrind output ('# callgrind format' or 'events:' header)",
+	  imp_probe_callgrind, import_callgrind },
+};
+#define NIMPORTERS (sizeof(importers) / sizeof(importers[0]))
+
+static int detect(const char *path, const struct importer **which, struct dcpi_err *err)
 {
-	char head[4096];
+	char head[4096], what[512] = "";
 	ssize_t n;
 	int fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
 
-	*kind = IMPORT_UNKNOWN;
+	*which = NULL;
 	if (fd < 0)
 		return fd;
 	n = read(fd, head, sizeof(head) - 1);
@@ -34,37 +53,37 @@ int import_detect(const char *path, enum import_kind *kind, struct dcpi_err *err
 	if (n < 0)
 		return dcpi_errf(err, -EIO, "%s: %s", path, strerror(errno));
 	head[n] = '\0';
-	if (n >= 8 && !memcmp(head, "PERFILE2", 8)) {
-		*kind = IMPORT_PERF;
-		return 0;
+	for (size_t k = 0; k < NIMPORTERS; k++) {
+		int rc = importers[k].probe(head, (size_t)n, path, err);
+
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			*which = &importers[k];
+			return 0;
+		}
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s", k ? " nor " : "",
+			 importers[k].what);
 	}
-	if (n >= 8 && !memcmp(head, "2ELIFREP", 8))
-		return dcpi_errf(err, -EPROTONOSUPPORT,
-				 "%s: big-endian perf.data is not supported", path);
-	if (n >= 8 && !memcmp(head, "PERFFILE", 8))
-		return dcpi_errf(err, -EPROTONOSUPPORT,
-				 "%s: perf.data version 1 is not supported", path);
-	if (!strncmp(head, "# callgrind format", 18) || !strncmp(head, "events:", 7) ||
-	    strstr(head, "\nevents:")) {
-		*kind = IMPORT_CALLGRIND;
-		return 0;
-	}
-	return dcpi_errf(err, -EINVAL,
-			 "%s: neither perf.data (no PERFILE2 magic) nor callgrind output "
-			 "(no '# callgrind format' or 'events:' header)", path);
+	return dcpi_errf(err, -EINVAL, "%s: neither %s", path, what);
+}
+
+int import_detect(const char *path, enum import_kind *kind, struct dcpi_err *err)
+{
+	const struct importer *which;
+	int rc = detect(path, &which, err);
+
+	*kind = which ? which->kind : IMPORT_UNKNOWN;
+	return rc;
 }
 
 int import_file(const char *path, struct prof_db *db, struct import_stats *st,
 		struct dcpi_err *err)
 {
-	enum import_kind kind;
-	int ret = import_detect(path, &kind, err);
+	const struct importer *which;
+	int rc = detect(path, &which, err);
 
-	if (ret)
-		return ret;
-	if (kind == IMPORT_PERF)
-		return import_perf(path, db, st, err);
-	return import_callgrind(path, db, st, err);
+	return rc ? rc : which->read(path, db, st, err);
 }
 
 /* --- files ------------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /*
- * collect/import_perf.c - read perf record's perf.data directly and turn its
+ * import/perf.c - read perf record's perf.data directly and turn its
  * samples into (image, file offset, event) counts, as the live collector does
  * (DCPI paper sec. 4.3: per-process image maps, then a table of counts).
  *
@@ -41,7 +41,7 @@
 #include "dcpi/safefile.h"
 #include "dcpi/cfg.h"
 #include "dcpi/paths.h"
-#include "import_internal.h"
+#include "dcpi/collect.h"
 #include "internal.h"
 
 #define PF_HEADER_SIZE 104
@@ -1167,6 +1167,19 @@ static void pf_free(struct pf *f)
 	maps_free(f->maps);
 	imp_table_free(f->tab);
 	free((void *)f->buf);
+}
+
+int imp_probe_perf(const char *head, size_t n, const char *path, struct dcpi_err *err)
+{
+	if (n >= 8 && !memcmp(head, "PERFILE2", 8))
+		return 1;
+	if (n >= 8 && !memcmp(head, "2ELIFREP", 8))
+		return dcpi_errf(err, -EPROTONOSUPPORT,
+				 "%s: big-endian perf.data is not supported", path);
+	if (n >= 8 && !memcmp(head, "PERFFILE", 8))
+		return dcpi_errf(err, -EPROTONOSUPPORT,
+				 "%s: perf.data version 1 is not supported", path);
+	return 0;
 }
 
 int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
