@@ -174,3 +174,28 @@ void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
 	}
 	fprintf(f, "\n]");
 }
+
+void rep_calc_list(FILE *f, const struct rep_calc *c, int json)
+{
+	if (json) {
+		fprintf(f, "{\"procedure\": ");
+		rep_json_str(f, c->proc->name);
+		fprintf(f, ", \"image\": ");
+		rep_json_str(f, img_path(c->img));
+		fprintf(f, ", \"epoch\": ");
+		rep_json_str(f, c->epoch);
+		fprintf(f, ", \"event\": ");
+		rep_json_str(f, c->prof->event);
+		fprintf(f, ", \"samples\": %.17g, \"exact\": %s, \"lines\": ", c->total,
+			c->ev.exact ? "true" : "false");
+		rep_list_json(f, c->cfg, c->img, &c->r, &c->cul);
+		fprintf(f, "}\n");
+		return;
+	}
+	fprintf(f, "dcpilist %s in %s\n", c->proc->name, img_path(c->img));
+	fprintf(f, "epoch %s, event %s, %.0f samples, model %s; executions %s\n", c->epoch,
+		c->prof->event, c->total, model_name(c->model),
+		c->ev.exact ? "exact (callgrind)" : c->r.relative ? "relative (uncalibrated)" :
+		"estimated");
+	rep_list_text(f, c->cfg, c->img, &c->r, &c->cul);
+}

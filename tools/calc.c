@@ -524,373 +524,63 @@ static int analyse(struct calc_ctx *c)
 
 /* ---- output ---------------------------------------------------------- */
 
-static int block_hot(const struct calc_ctx *c, size_t b)
+/* The analysis as report/calc.c renders it (shallow copies). */
+static void view(const struct calc_ctx *c, struct rep_calc *v)
 {
-	const struct est_block *eb = &c->r.blocks[b];
-	double xmax = 0;
-
-	if (c->a.all)
-		return c->cfg->blocks[b].n > 0;
-	if (!c->cfg->blocks[b].n)
-		return 0;
-	for (size_t k = 0; k < c->r.nblocks; k++)
-		xmax = fmax(xmax, c->r.blocks[k].executions);
-	return eb->samples >= 0.01 * c->total && eb->samples > 0 ? 1 :
-	       xmax > 0 && eb->executions >= 0.01 * xmax;
+	memset(v, 0, sizeof(*v));
+	v->a.all = c->a.all;
+	v->a.json = c->a.json;
+	v->a.skid_given = c->a.skid_given;
+	v->a.opts = c->a.opts;
+	v->a.popts = c->a.popts;
+	v->epoch = c->epoch;
+	v->prof = c->prof;
+	v->meta = c->meta;
+	v->have_meta = c->have_meta;
+	v->img = c->img;
+	v->proc = c->proc;
+	v->cfg = c->cfg;
+	v->model = c->model;
+	v->total = c->total;
+	v->r = c->r;
+	v->cal_path = c->cal_path;
+	v->have_cal = c->have_cal;
+	v->meas = c->meas;
+	v->have_meas = c->have_meas;
+	v->meas_why = c->meas_why;
+	v->pp = c->pp;
+	v->pinfo = c->pinfo;
+	v->ev = c->ev;
+	v->cul = c->cul;
 }
 
-/* Where a block's best case came from: "best_source", and the figures. */
-static void json_block_best(const struct calc_ctx *c, size_t b)
+static void print_json(const struct calc_ctx *c, FILE *f)
 {
-	const struct est_meas_block *mb = c->have_meas ? &c->meas.blocks[b] : NULL;
+	struct rep_calc v;
 
-	printf("\"best_source\": \"%s\"",
-	       mb && mb->source == EST_BEST_MEASURED ? "measured" : "modelled");
-	if (!mb || !mb->tried)
-		return;
-	printf(", \"measured_cycles\": %.6g, \"measured_median\": %.6g, "
-	       "\"measured_spread\": %.4g, \"model_cycles\": %.6g, \"cached\": %s",
-	       mb->source == EST_BEST_MEASURED ? mb->cycles : 0, mb->median, mb->spread,
-	       mb->model, mb->cached ? "true" : "false");
-	if (mb->why[0]) {
-		printf(", \"why_modelled\": ");
-		tool_json_str(stdout, mb->why);
-	}
+	view(c, &v);
+	rep_calc_json(f, &v);
 }
 
-/* The loops tried: one iteration along the dominant path each. */
-static void json_loops(const struct calc_ctx *c)
+static void print_text(const struct calc_ctx *c)
 {
-	printf("\n], \"loops\": [");
-	for (size_t l = 0; c->have_meas && l < c->meas.nloops; l++) {
-		const struct est_meas_loop *ml = &c->meas.loops[l];
+	struct rep_calc v;
 
-		printf("%s\n  {\"header\": \"0x%llx\", \"path\": [", l ? "," : "",
-		       (unsigned long long)c->cfg->blocks[c->cfg->loops[ml->loop].header].start);
-		for (uint32_t k = 0; k < ml->npath; k++)
-			printf("%s\"0x%llx\"", k ? ", " : "",
-			       (unsigned long long)c->cfg->blocks[ml->path[k]].start);
-		printf("], \"path_from\": \"%s\", \"best_source\": \"%s\", "
-		       "\"cycles_per_iteration\": %.6g, \"measured_median\": %.6g, "
-		       "\"measured_spread\": %.4g, \"model_cycles\": %.6g, \"cached\": %s",
-		       ml->from_paths ? "path samples" : "static",
-		       ml->source == EST_BEST_MEASURED ? "measured" : "modelled",
-		       ml->source == EST_BEST_MEASURED ? ml->cycles : ml->model, ml->median,
-		       ml->spread, ml->model, ml->cached ? "true" : "false");
-		if (ml->why[0]) {
-			printf(", \"why_modelled\": ");
-			tool_json_str(stdout, ml->why);
-		}
-		printf("}");
-	}
+	view(c, &v);
+	rep_calc_text(stdout, &v);
 }
 
-static void json_block_edges(const struct calc_ctx *c)
+static int print_static(struct calc_ctx *c)
 {
-	const struct cfg *cfg = c->cfg;
+	struct dcpi_err err = { 0 };
+	struct rep_calc v;
 
-	printf("\"blocks\": [");
-	for (size_t b = 0; b < cfg->nblocks; b++) {
-		const struct cfg_block *bl = &cfg->blocks[b];
-		const struct est_block *eb = &c->r.blocks[b];
-		int cls = bl->cls;
-
-		if (!bl->n)
-			continue;
-		printf("%s\n  {\"start\": \"0x%llx\", \"end\": \"0x%llx\", \"executions\": %.17g, "
-		       "\"best_cpi\": %.6g, \"actual_cpi\": %.6g, \"samples\": %.17g, "
-		       "\"best_cycles\": %.6g, \"class\": %d, \"loop_depth\": %d, "
-		       "\"class_source\": \"%s\", \"source\": \"%s\", \"observed\": %.17g, "
-		       "\"confidence\": \"%s\", ",
-		       b ? "," : "", (unsigned long long)bl->start, (unsigned long long)bl->end,
-		       eb->executions, eb->best_cpi, eb->actual_cpi, eb->samples, eb->best, cls,
-		       bl->loop_depth,
-		       cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
-		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
-		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, est_conf_name(eb->conf));
-		json_block_best(c, b);
-		printf("}");
-	}
-	printf("\n], \"edges\": [");
-	for (size_t e = 0; e < cfg->nedges; e++) {
-		const struct cfg_edge *ed = &cfg->edges[e];
-
-		printf("%s\n  {\"from\": \"0x%llx\", \"to\": ", e ? "," : "",
-		       (unsigned long long)cfg->blocks[ed->from].start);
-		if (ed->to == cfg->exit)
-			printf("\"exit\"");
-		else
-			printf("\"0x%llx\"", (unsigned long long)cfg->blocks[ed->to].start);
-		printf(", \"kind\": \"%s\", \"executions\": %.17g, \"probability\": %.6g, "
-		       "\"observed\": %.17g, \"confidence\": \"%s\"}",
-		       cfg_edge_kind_name(ed->kind),
-		       c->r.edges[e].executions, c->r.edges[e].prob,
-		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0,
-		       est_conf_name(c->r.edges[e].conf));
-	}
-	json_loops(c);
-	printf("\n]}\n");
-}
-
-/* "paths": what the path samples contributed (null: none). */
-static void json_paths(const struct calc_ctx *c)
-{
-	const struct est_path_info *pi = &c->pinfo;
-
-	printf("\"paths\": ");
-	if (!c->pp) {
-		printf("null,\n");
-		return;
-	}
-	printf("{\"source\": ");
-	tool_json_str(stdout, c->pp->source);
-	printf(", \"used\": %s, \"bursts\": %.17g, \"transitions\": %.17g, "
-	       "\"entries\": %.17g, \"unmatched\": %.17g, \"scale_rule\": \"%s\", "
-	       "\"scale\": %.17g, \"scales\": {", pi->used ? "true" : "false", pi->bursts,
-	       pi->transitions, pi->entries, pi->unmatched,
-	       est_scale_rule_name(c->a.popts.rule), pi->scale);
-	for (int r = 0; r < EST_SCALE_NRULES; r++)
-		printf("%s\"%s\": %.17g", r ? ", " : "",
-		       est_scale_rule_name((enum est_scale_rule)r), pi->rule_scale[r]);
-	printf("}},\n");
-}
-
-static void print_json(const struct calc_ctx *c)
-{
-	const struct cfg *cfg = c->cfg;
-	int first = 1;
-
-	printf("{\"procedure\": ");
-	tool_json_str(stdout, c->proc->name);
-	printf(", \"image\": ");
-	tool_json_str(stdout, img_path(c->img));
-	printf(", \"epoch\": ");
-	tool_json_str(stdout, c->epoch);
-	printf(", \"event\": ");
-	tool_json_str(stdout, c->prof->event);
-	printf(", \"cpu\": ");
-	tool_json_str(stdout, c->have_meas ? c->meas.cpu : "");
-	printf(", \"measured\": %s, \"measure_seconds\": %.3f, \"timed\": %u, \"cached\": %u",
-	       c->have_meas ? "true" : "false", c->meas.seconds, c->meas.timed, c->meas.cached);
-	if (!c->have_meas) {
-		printf(", \"why_not_measured\": ");
-		tool_json_str(stdout, c->meas_why);
-	}
-	printf(", \"calibration\": ");
-	if (c->have_cal)
-		tool_json_str(stdout, c->cal_path);
-	else
-		printf("null");
-	printf(", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
-	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
-	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n",
-	       model_name(c->model), est_method_name(c->r.method),
-	       est_window_name(c->r.window), c->r.cycles_per_sample,
-	       c->have_meta && c->meta.calibrated ? "true" : "false",
-	       c->r.relative ? "true" : "false", c->total, c->r.flow_residual,
-	       cfg->missing_edges ? "true" : "false");
-	json_paths(c);
-	printf("\"instructions\": [");
-	for (size_t b = 0; b < cfg->nblocks; b++) {
-		const struct cfg_block *bl = &cfg->blocks[b];
-
-		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
-			const struct cfg_insn *in = &cfg->insns[i];
-			const struct est_insn *ei = &c->r.insns[i];
-			uint64_t off = 0;
-
-			img_vaddr_to_offset(c->img, in->addr, &off);
-			printf("%s\n  {\"address\": \"0x%llx\", \"offset\": %llu, \"samples\": %.17g, "
-			       "\"executions\": %.17g, \"cpi\": %.6g, \"m\": %.4g, "
-			       "\"confidence\": \"%s\", \"text\": ", first ? "" : ",",
-			       (unsigned long long)in->addr, (unsigned long long)off, ei->samples,
-			       ei->executions, ei->cpi, ei->m, est_conf_name(ei->conf));
-			tool_json_str(stdout, in->text);
-			printf(", \"reason\": \"%s\", \"static_culprit\": ",
-			       model_reason_name((enum model_reason)ei->reason));
-			if (ei->culprit >= 0 && ei->reason != MODEL_R_NONE)
-				printf("\"0x%llx\"", (unsigned long long)cfg->insns[ei->culprit].addr);
-			else
-				printf("null");
-			rep_culprit_json(stdout, cfg, cul_stall_of(&c->cul, i));
-			printf("}");
-			first = 0;
-		}
-	}
-	printf("\n], \"exact\": %s, \"summary\": ", c->ev.exact ? "true" : "false");
-	rep_culprit_summary_json(stdout, cfg, &c->r, &c->cul);
-	printf(", \"events\": {");
-	for (size_t k = 0; k < c->ev.n; k++) {
-		double t = 0;
-
-		for (size_t i = 0; i < cfg->ninsns; i++)
-			t += c->ev.counts[k][i];
-		printf("%s\"%s\": %.17g", k ? ", " : "", c->ev.names[k], t);
-	}
-	printf("},\n");
-	json_block_edges(c);
-}
-
-static void print_source(struct calc_ctx *c, uint64_t addr, char *last, size_t len)
-{
-	struct img_line ln;
-	char buf[PROF_PATH_MAX + 32];
-	const char *base;
-
-	if (img_line_at(c->img, addr, &ln) < 0)
-		return;
-	base = strrchr(ln.file, '/');
-	snprintf(buf, sizeof(buf), "%s:%u", base ? base + 1 : ln.file, ln.line);
-	if (!strcmp(buf, last))
-		return;
-	snprintf(last, len, "%s", buf);
-	printf("          %s\n", buf);
-}
-
-/* Bubbles above instruction i: static (s) with the model's reason, and
- * dynamic (d): the cycles beyond the best case and their culprits. */
-static void print_bubbles(const struct calc_ctx *c, uint32_t i)
-{
-	const struct est_insn *ei = &c->r.insns[i];
-	double dyn = ei->cpi - ei->m;
-
-	if (ei->m >= 1.5 && ei->reason != MODEL_R_NONE) {
-		printf("   s  %s", model_reason_name((enum model_reason)ei->reason));
-		if (ei->culprit >= 0)
-			printf(" on 0x%llx", (unsigned long long)c->cfg->insns[ei->culprit].addr);
-		printf("\n");
-		if (ei->m >= 2.5)
-			printf("   s  ... %.1fcy\n", ei->m);
-	}
-	if (ei->executions > 0 && dyn >= 1.0 && ei->conf != EST_CONF_NONE)
-		rep_culprit_bubbles(stdout, c->cfg, cul_stall_of(&c->cul, i), dyn);
-}
-
-/* "(measured, spread 0.4%; model 550.0)" after a block's best case. */
-static void print_best_source(const struct calc_ctx *c, size_t b)
-{
-	const struct est_meas_block *mb = c->have_meas ? &c->meas.blocks[b] : NULL;
-	int in_loop = 0;
-
-	for (size_t l = 0; c->have_meas && l < c->meas.nloops; l++)
-		for (uint32_t k = 0; k < c->meas.loops[l].npath; k++)
-			in_loop |= c->meas.loops[l].path[k] == b &&
-				   c->meas.loops[l].source == EST_BEST_MEASURED;
-	if (mb && mb->source == EST_BEST_MEASURED)
-		printf("  (measured %.1f, spread %.1f%%%s; model %.1f%s)\n", mb->cycles,
-		       100 * mb->spread, mb->cached ? ", cached" : "", mb->model,
-		       in_loop ? "; scaled with its loop" : "");
-	else if (mb && mb->tried)
-		printf("  (modelled: %s%s)\n", mb->why, in_loop ? "; scaled with its loop" : "");
-	else
-		printf("  (modelled%s)\n", in_loop ? "; scaled with its measured loop" : "");
-}
-
-/* The loops timed as one iteration along their dominant path. */
-static void print_loops(const struct calc_ctx *c)
-{
-	if (!c->have_meas || !c->meas.nloops)
-		return;
-	printf("\nLoops (one iteration along the dominant path, timed as one body):\n");
-	for (size_t l = 0; l < c->meas.nloops; l++) {
-		const struct est_meas_loop *ml = &c->meas.loops[l];
-
-		printf("  loop at 0x%llx, %u block%s (%s):",
-		       (unsigned long long)c->cfg->blocks[c->cfg->loops[ml->loop].header].start,
-		       ml->npath, ml->npath == 1 ? "" : "s",
-		       ml->from_paths ? "path samples" : "static path");
-		for (uint32_t k = 0; k < ml->npath && k < 8; k++)
-			printf(" %llx", (unsigned long long)c->cfg->blocks[ml->path[k]].start);
-		if (ml->npath > 8)
-			printf(" ...");
-		if (ml->source == EST_BEST_MEASURED)
-			printf("\n    measured %.2f cycles/iteration (spread %.1f%%%s), "
-			       "model %.1f\n",
-			       ml->cycles, 100 * ml->spread, ml->cached ? ", cached" : "",
-			       ml->model);
-		else
-			printf("\n    modelled %.1f cycles/iteration: %s\n", ml->model, ml->why);
-	}
-}
-
-static void print_block(struct calc_ctx *c, size_t b, char *last, size_t len)
-{
-	const struct cfg_block *bl = &c->cfg->blocks[b];
-	const struct est_block *eb = &c->r.blocks[b];
-	double actual = eb->executions > 0 ? eb->cycles / eb->executions : 0;
-
-	printf("\n*** Best-case %.1f/%u = %.2fCPI", eb->best, bl->n, eb->best_cpi);
-	print_best_source(c, b);
-	if (eb->executions > 0)
-		printf("*** Actual %.1f/%u = %.2fCPI\n", actual, bl->n, eb->actual_cpi);
-	else
-		printf("*** Actual -/%u (not executed)\n", bl->n);
-	printf("*** Executions %.4g (%s confidence)\n", eb->executions, est_conf_name(eb->conf));
-	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
-		const struct cfg_insn *in = &c->cfg->insns[i];
-		const struct est_insn *ei = &c->r.insns[i];
-
-		print_source(c, in->addr, last, len);
-		print_bubbles(c, i);
-		printf("%8llx  %-40s %8.0f", (unsigned long long)in->addr, in->text, ei->samples);
-		if (ei->executions > 0)
-			printf(" %7.1fcy", ei->cpi);
-		else
-			printf(" %9s", "-");
-		if (ei->culprit >= 0 && ei->reason != MODEL_R_NONE)
-			printf(" %llx", (unsigned long long)c->cfg->insns[ei->culprit].addr);
-		printf("\n");
-	}
-}
-
-static void print_text(struct calc_ctx *c)
-{
-	char last[PROF_PATH_MAX + 32] = "";
-	size_t shown = 0;
-
-	printf("dcpicalc %s in %s\n", c->proc->name, img_path(c->img));
-	printf("epoch %s, event %s, %.0f samples, model %s, method %s, window %s\n", c->epoch,
-	       c->prof->event, c->total, model_name(c->model), est_method_name(c->r.method),
-	       est_window_name(c->r.window));
-	if (c->r.relative)
-		printf("uncalibrated: counts are relative (1 sample = 1 cycle)\n");
-	else
-		printf("1 sample = %.0f cycles%s\n", c->r.cycles_per_sample,
-		       c->have_meta && c->meta.calibrated ? " (calibrated)" :
-		       " (period x clock, uncalibrated)");
-	if (c->have_cal)
-		printf("calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
-		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",
-		       100 * c->a.opts.skid_share, c->a.skid_given ? " (--skid given)" : "");
-	if (c->have_meas)
-		printf("cpu %s: best cases measured here for %u bodies (%u timed in %.2f s, "
-		       "%u cached), the model's elsewhere\n", c->meas.cpu,
-		       c->meas.timed + c->meas.cached, c->meas.timed, c->meas.seconds,
-		       c->meas.cached);
-	else
-		printf("best cases from the model only (%s)\n", c->meas_why);
-	if (c->pp && c->pinfo.used)
-		printf("paths (%s): %.0f transitions in this procedure (%.0f entries) from %.0f "
-		       "bursts of the image; counts = path shape x scale (%s rule)\n",
-		       c->pp->source, c->pinfo.transitions, c->pinfo.entries, c->pinfo.bursts,
-		       est_scale_rule_name(c->a.popts.rule));
-	else if (c->pp)
-		printf("paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
-		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
-	if (c->cfg->missing_edges)
-		printf("note: the CFG is missing edges (unresolved indirect jump): every block "
-		       "is its own class\n");
-	printf("Addr      Instruction                               Samples     CPI Culprit\n");
-	for (size_t b = 0; b < c->cfg->nblocks; b++) {
-		if (!block_hot(c, b))
-			continue;
-		print_block(c, b, last, sizeof(last));
-		shown++;
-	}
-	print_loops(c);
-	if (!c->a.all && shown < c->cfg->nblocks - 1)
-		printf("\n(%zu of %zu blocks shown; --all for every block)\n", shown,
-		       c->cfg->nblocks - 1);
+	if (!c->cfg && cfg_build(c->img, c->proc, &c->cfg, &err) < 0)
+		return tool_fail("%s", err.msg);
+	view(c, &v);
+	if (rep_calc_static(stdout, &v, &err) < 0)
+		return tool_fail("%s", err.msg);
+	return 0;
 }
 
 /* ---- --static: the model's best case, no samples ------------------------ */
@@ -908,113 +598,13 @@ static int load_static(struct calc_ctx *c)
 	return 0;
 }
 
-static int print_static(struct calc_ctx *c)
-{
-	struct dcpi_err err = { 0 };
-	const struct cfg *cfg;
-	double *m = NULL;
-	int *reason = NULL, *culprit = NULL, rc = 1;
-
-	if (!c->cfg && cfg_build(c->img, c->proc, &c->cfg, &err) < 0)
-		return tool_fail("%s", err.msg);
-	cfg = c->cfg;
-	m = calloc(cfg->ninsns + 1, sizeof(*m));
-	reason = calloc(cfg->ninsns + 1, sizeof(*reason));
-	culprit = calloc(cfg->ninsns + 1, sizeof(*culprit));
-	if (!m || !reason || !culprit) {
-		tool_fail("out of memory");
-		goto out;
-	}
-	if (est_model_m(cfg, c->model, c->a.opts.steady, m, reason, culprit, &err) < 0) {
-		tool_fail("%s", err.msg);
-		goto out;
-	}
-	if (c->a.json) {
-		printf("{\"procedure\": ");
-		tool_json_str(stdout, c->proc->name);
-		printf(", \"image\": ");
-		tool_json_str(stdout, img_path(c->img));
-		printf(", \"model\": \"%s\", \"static\": true,\n\"instructions\": [",
-		       model_name(c->model));
-	} else {
-		printf("dcpicalc --static %s in %s, model %s (best case: every load hits L1, "
-		       "every branch predicted)\n", c->proc->name, img_path(c->img),
-		       model_name(c->model));
-		printf("Addr      Instruction                                   M_i  Reason      "
-		       "Culprit\n");
-	}
-	for (size_t b = 0, first = 1; b < cfg->nblocks; b++) {
-		const struct cfg_block *bl = &cfg->blocks[b];
-		double best = 0;
-
-		if (!bl->n)
-			continue;
-		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
-			best += m[i];
-		if (!c->a.json)
-			printf("\n*** Best-case %.1f/%u = %.2fCPI%s\n", best, bl->n, best / bl->n,
-			       bl->loop_depth ? "  (in a loop)" : "");
-		for (uint32_t i = bl->first; i < bl->first + bl->n; i++, first = 0) {
-			const struct cfg_insn *in = &cfg->insns[i];
-			const char *why = reason[i] != MODEL_R_NONE ?
-					  model_reason_name((enum model_reason)reason[i]) : "";
-
-			if (c->a.json) {
-				printf("%s\n  {\"address\": \"0x%llx\", \"m\": %.4g, \"reason\": "
-				       "\"%s\", \"culprit\": ", first ? "" : ",",
-				       (unsigned long long)in->addr, m[i],
-				       model_reason_name((enum model_reason)reason[i]));
-				if (culprit[i] >= 0)
-					printf("\"0x%llx\"", (unsigned long long)
-					       cfg->insns[culprit[i]].addr);
-				else
-					printf("null");
-				printf(", \"text\": ");
-				tool_json_str(stdout, in->text);
-				printf("}");
-				continue;
-			}
-			printf("%8llx  %-44s %5.2f  %-11s", (unsigned long long)in->addr, in->text,
-			       m[i], why);
-			if (culprit[i] >= 0 && reason[i] != MODEL_R_NONE)
-				printf(" %llx", (unsigned long long)cfg->insns[culprit[i]].addr);
-			printf("\n");
-		}
-	}
-	if (c->a.json)
-		printf("\n]}\n");
-	rc = 0;
-out:
-	free(m);
-	free(reason);
-	free(culprit);
-	return rc;
-}
-
 /* dcpilist: the same analysis, listed by source line (report/list.c). */
 static void print_list(struct calc_ctx *c)
 {
-	if (c->a.json) {
-		printf("{\"procedure\": ");
-		tool_json_str(stdout, c->proc->name);
-		printf(", \"image\": ");
-		tool_json_str(stdout, img_path(c->img));
-		printf(", \"epoch\": ");
-		tool_json_str(stdout, c->epoch);
-		printf(", \"event\": ");
-		tool_json_str(stdout, c->prof->event);
-		printf(", \"samples\": %.17g, \"exact\": %s, \"lines\": ", c->total,
-		       c->ev.exact ? "true" : "false");
-		rep_list_json(stdout, c->cfg, c->img, &c->r, &c->cul);
-		printf("}\n");
-		return;
-	}
-	printf("dcpilist %s in %s\n", c->proc->name, img_path(c->img));
-	printf("epoch %s, event %s, %.0f samples, model %s; executions %s\n", c->epoch,
-	       c->prof->event, c->total, model_name(c->model),
-	       c->ev.exact ? "exact (callgrind)" : c->r.relative ? "relative (uncalibrated)" :
-	       "estimated");
-	rep_list_text(stdout, c->cfg, c->img, &c->r, &c->cul);
+	struct rep_calc v;
+
+	view(c, &v);
+	rep_calc_list(stdout, &v, c->a.json);
 }
 
 /* dcpicfg with a profile: the annotated graph (report/cfgviz.c). */
@@ -1024,7 +614,7 @@ static int print_cfg(struct calc_ctx *c)
 		.r = &c->r, .cul = &c->cul, .hot = c->a.all ? 1 : c->a.hot,
 		.edge_obs = c->pinfo.used ? c->pinfo.edge_obs : NULL,
 	};
-	const char *fmt = c->a.format ? c->a.format : "dot";
+	const char *fmt = c->a.format ? c->a.format : c->a.json ? "json" : "dot";
 	struct dcpi_err err = { 0 };
 	FILE *f = stdout;
 	int rc = 0;
@@ -1035,11 +625,7 @@ static int print_cfg(struct calc_ctx *c)
 	if (c->a.output && !(f = fopen(c->a.output, "w")))
 		return tool_fail("%s: %s", c->a.output, strerror(errno));
 	if (!strcmp(fmt, "json")) {
-		FILE *old = stdout;
-
-		stdout = f;
-		print_json(c);
-		stdout = old;
+		print_json(c, f);
 	} else if (rep_cfg_render(c->cfg, &h, fmt, f, &err) < 0) {
 		rc = tool_fail("%s", err.msg);
 	}
@@ -1076,7 +662,7 @@ static int calc_main(int argc, char **argv, int list)
 		else if (list)
 			print_list(&c);
 		else if (c.a.json)
-			print_json(&c);
+			print_json(&c, stdout);
 		else if (c.a.summary)
 			rep_culprit_summary_text(stdout, c.proc->name, c.cfg, &c.r, &c.cul);
 		else

@@ -3,20 +3,10 @@
  */
 #include <stdio.h>
 
+#include "dcpi/report.h"
 #include "tools.h"
 
 void tool_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	rep_json_str(f, s);
 }

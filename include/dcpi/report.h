@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
 #include "dcpi/profile.h"
 #include "dcpi/util.h"
 
@@ -158,11 +160,54 @@ struct rep_cfg_heat {
 };
 int rep_cfg_render(const struct cfg *cfg, const struct rep_cfg_heat *h, const char *format,
 		   FILE *f, struct dcpi_err *err);
+/* The CFG without a profile (report/cfgplain.c): blocks with their
+ * instructions, edges by kind, cycle-equivalence classes as colors. */
+int rep_cfg_plain(const struct cfg *cfg, const char *format, FILE *f, struct dcpi_err *err);
+void rep_cfg_json(FILE *f, const struct cfg *cfg, const char *image);
 
 /* An epoch's profiles as a gzip'd pprof profile.proto (report/pprof.c):
  * *out malloc'd.  meta (may be NULL) gives the time span. */
 int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_meta *meta,
 	      uint8_t **out, size_t *outlen, struct dcpi_err *err);
+
+/*
+ * dcpicalc's output (report/calc.c): the analysis of one procedure as
+ * tools/calc.c made it (shallow copies: the tool owns and frees them), shown
+ * as the paper's fig. 2 (text), as JSON, or as the model's static schedule.
+ */
+struct rep_calc {
+	struct {
+		int all, json, skid_given;
+		struct est_opts opts;
+		struct est_path_opts popts;
+	} a;
+	const char *epoch;
+	const struct prof_profile *prof;	/* the (image, event) analysed */
+	struct prof_epoch_meta meta;
+	int have_meta;
+	struct image *img;
+	const struct img_proc *proc;
+	const struct cfg *cfg;
+	const struct model *model;
+	double total;				/* samples in the procedure */
+	struct est_result r;
+	const char *cal_path;			/* the skid calibration used */
+	int have_cal;
+	struct est_measurements meas;		/* best cases timed here */
+	int have_meas;
+	const char *meas_why;			/* why not, when not */
+	const struct path_profile *pp;		/* NULL: no path samples */
+	struct est_path_info pinfo;
+	struct est_events ev;
+	struct cul_result cul;
+};
+void rep_calc_text(FILE *f, const struct rep_calc *c);
+void rep_calc_json(FILE *f, const struct rep_calc *c);
+int rep_calc_static(FILE *f, const struct rep_calc *c, struct dcpi_err *err);
+/* dcpilist of the same analysis (report/list.c). */
+void rep_calc_list(FILE *f, const struct rep_calc *c, int json);
+/* s as a JSON string (quoted, escaped): every --json output uses it. */
+void rep_json_str(FILE *f, const char *s);
 
 /* The prefetch-hints report (report/hints.c): text and JSON. */
 struct opt_hints;

@@ -1,0 +1,483 @@
+/*
+ * calc.c - what dcpicalc prints: the paper's fig. 2 for one procedure (per
+ * block the best-case and actual CPI and the executions, per instruction the
+ * samples, CPI and stall bubbles with their culprits, source lines between),
+ * its JSON, and the model's static schedule (--static).  tools/calc.c runs
+ * the analysis and fills struct rep_calc; this file only renders it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
+#include "dcpi/image.h"
+#include "dcpi/model.h"
+#include "dcpi/paths.h"
+#include "dcpi/report.h"
+
+void rep_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static int block_hot(const struct rep_calc *c, size_t b)
+{
+	const struct est_block *eb = &c->r.blocks[b];
+	double xmax = 0;
+
+	if (c->a.all)
+		return c->cfg->blocks[b].n > 0;
+	if (!c->cfg->blocks[b].n)
+		return 0;
+	for (size_t k = 0; k < c->r.nblocks; k++)
+		xmax = fmax(xmax, c->r.blocks[k].executions);
+	return eb->samples >= 0.01 * c->total && eb->samples > 0 ? 1 :
+	       xmax > 0 && eb->executions >= 0.01 * xmax;
+}
+
+/* Where a block's best case came from: "best_source", and the figures. */
+static void json_block_best(FILE *f, const struct rep_calc *c, size_t b)
+{
+	const struct est_meas_block *mb = c->have_meas ? &c->meas.blocks[b] : NULL;
+
+	fprintf(f, "\"best_source\": \"%s\"",
+	       mb && mb->source == EST_BEST_MEASURED ? "measured" : "modelled");
+	if (!mb || !mb->tried)
+		return;
+	fprintf(f, ", \"measured_cycles\": %.6g, \"measured_median\": %.6g, "
+	       "\"measured_spread\": %.4g, \"model_cycles\": %.6g, \"cached\": %s",
+	       mb->source == EST_BEST_MEASURED ? mb->cycles : 0, mb->median, mb->spread,
+	       mb->model, mb->cached ? "true" : "false");
+	if (mb->why[0]) {
+		fprintf(f, ", \"why_modelled\": ");
+		rep_json_str(f, mb->why);
+	}
+}
+
+/* The loops tried: one iteration along the dominant path each. */
+static void json_loops(FILE *f, const struct rep_calc *c)
+{
+	fprintf(f, "\n], \"loops\": [");
+	for (size_t l = 0; c->have_meas && l < c->meas.nloops; l++) {
+		const struct est_meas_loop *ml = &c->meas.loops[l];
+
+		fprintf(f, "%s\n  {\"header\": \"0x%llx\", \"path\": [", l ? "," : "",
+		       (unsigned long long)c->cfg->blocks[c->cfg->loops[ml->loop].header].start);
+		for (uint32_t k = 0; k < ml->npath; k++)
+			fprintf(f, "%s\"0x%llx\"", k ? ", " : "",
+			       (unsigned long long)c->cfg->blocks[ml->path[k]].start);
+		fprintf(f, "], \"path_from\": \"%s\", \"best_source\": \"%s\", "
+		       "\"cycles_per_iteration\": %.6g, \"measured_median\": %.6g, "
+		       "\"measured_spread\": %.4g, \"model_cycles\": %.6g, \"cached\": %s",
+		       ml->from_paths ? "path samples" : "static",
+		       ml->source == EST_BEST_MEASURED ? "measured" : "modelled",
+		       ml->source == EST_BEST_MEASURED ? ml->cycles : ml->model, ml->median,
+		       ml->spread, ml->model, ml->cached ? "true" : "false");
+		if (ml->why[0]) {
+			fprintf(f, ", \"why_modelled\": ");
+			rep_json_str(f, ml->why);
+		}
+		fprintf(f, "}");
+	}
+}
+
+static void json_block_edges(FILE *f, const struct rep_calc *c)
+{
+	const struct cfg *cfg = c->cfg;
+
+	fprintf(f, "\"blocks\": [");
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		const struct est_block *eb = &c->r.blocks[b];
+		int cls = bl->cls;
+
+		if (!bl->n)
+			continue;
+		fprintf(f, "%s\n  {\"start\": \"0x%llx\", \"end\": \"0x%llx\", \"executions\": %.17g, "
+		       "\"best_cpi\": %.6g, \"actual_cpi\": %.6g, \"samples\": %.17g, "
+		       "\"best_cycles\": %.6g, \"class\": %d, \"loop_depth\": %d, "
+		       "\"class_source\": \"%s\", \"source\": \"%s\", \"observed\": %.17g, "
+		       "\"confidence\": \"%s\", ",
+		       b ? "," : "", (unsigned long long)bl->start, (unsigned long long)bl->end,
+		       eb->executions, eb->best_cpi, eb->actual_cpi, eb->samples, eb->best, cls,
+		       bl->loop_depth,
+		       cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
+		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
+		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, est_conf_name(eb->conf));
+		json_block_best(f, c, b);
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n], \"edges\": [");
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		const struct cfg_edge *ed = &cfg->edges[e];
+
+		fprintf(f, "%s\n  {\"from\": \"0x%llx\", \"to\": ", e ? "," : "",
+		       (unsigned long long)cfg->blocks[ed->from].start);
+		if (ed->to == cfg->exit)
+			fprintf(f, "\"exit\"");
+		else
+			fprintf(f, "\"0x%llx\"", (unsigned long long)cfg->blocks[ed->to].start);
+		fprintf(f, ", \"kind\": \"%s\", \"executions\": %.17g, \"probability\": %.6g, "
+		       "\"observed\": %.17g, \"confidence\": \"%s\"}",
+		       cfg_edge_kind_name(ed->kind),
+		       c->r.edges[e].executions, c->r.edges[e].prob,
+		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0,
+		       est_conf_name(c->r.edges[e].conf));
+	}
+	json_loops(f, c);
+	fprintf(f, "\n]}\n");
+}
+
+/* "paths": what the path samples contributed (null: none). */
+static void json_paths(FILE *f, const struct rep_calc *c)
+{
+	const struct est_path_info *pi = &c->pinfo;
+
+	fprintf(f, "\"paths\": ");
+	if (!c->pp) {
+		fprintf(f, "null,\n");
+		return;
+	}
+	fprintf(f, "{\"source\": ");
+	rep_json_str(f, c->pp->source);
+	fprintf(f, ", \"used\": %s, \"bursts\": %.17g, \"transitions\": %.17g, "
+	       "\"entries\": %.17g, \"unmatched\": %.17g, \"scale_rule\": \"%s\", "
+	       "\"scale\": %.17g, \"scales\": {", pi->used ? "true" : "false", pi->bursts,
+	       pi->transitions, pi->entries, pi->unmatched,
+	       est_scale_rule_name(c->a.popts.rule), pi->scale);
+	for (int r = 0; r < EST_SCALE_NRULES; r++)
+		fprintf(f, "%s\"%s\": %.17g", r ? ", " : "",
+		       est_scale_rule_name((enum est_scale_rule)r), pi->rule_scale[r]);
+	fprintf(f, "}},\n");
+}
+
+void rep_calc_json(FILE *f, const struct rep_calc *c)
+{
+	const struct cfg *cfg = c->cfg;
+	int first = 1;
+
+	fprintf(f, "{\"procedure\": ");
+	rep_json_str(f, c->proc->name);
+	fprintf(f, ", \"image\": ");
+	rep_json_str(f, img_path(c->img));
+	fprintf(f, ", \"epoch\": ");
+	rep_json_str(f, c->epoch);
+	fprintf(f, ", \"event\": ");
+	rep_json_str(f, c->prof->event);
+	fprintf(f, ", \"cpu\": ");
+	rep_json_str(f, c->have_meas ? c->meas.cpu : "");
+	fprintf(f, ", \"measured\": %s, \"measure_seconds\": %.3f, \"timed\": %u, \"cached\": %u",
+	       c->have_meas ? "true" : "false", c->meas.seconds, c->meas.timed, c->meas.cached);
+	if (!c->have_meas) {
+		fprintf(f, ", \"why_not_measured\": ");
+		rep_json_str(f, c->meas_why);
+	}
+	fprintf(f, ", \"calibration\": ");
+	if (c->have_cal)
+		rep_json_str(f, c->cal_path);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
+	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
+	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n",
+	       model_name(c->model), est_method_name(c->r.method),
+	       est_window_name(c->r.window), c->r.cycles_per_sample,
+	       c->have_meta && c->meta.calibrated ? "true" : "false",
+	       c->r.relative ? "true" : "false", c->total, c->r.flow_residual,
+	       cfg->missing_edges ? "true" : "false");
+	json_paths(f, c);
+	fprintf(f, "\"instructions\": [");
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+			const struct cfg_insn *in = &cfg->insns[i];
+			const struct est_insn *ei = &c->r.insns[i];
+			uint64_t off = 0;
+
+			img_vaddr_to_offset(c->img, in->addr, &off);
+			fprintf(f, "%s\n  {\"address\": \"0x%llx\", \"offset\": %llu, \"samples\": %.17g, "
+			       "\"executions\": %.17g, \"cpi\": %.6g, \"m\": %.4g, "
+			       "\"confidence\": \"%s\", \"text\": ", first ? "" : ",",
+			       (unsigned long long)in->addr, (unsigned long long)off, ei->samples,
+			       ei->executions, ei->cpi, ei->m, est_conf_name(ei->conf));
+			rep_json_str(f, in->text);
+			fprintf(f, ", \"reason\": \"%s\", \"static_culprit\": ",
+			       model_reason_name((enum model_reason)ei->reason));
+			if (ei->culprit >= 0 && ei->reason != MODEL_R_NONE)
+				fprintf(f, "\"0x%llx\"", (unsigned long long)cfg->insns[ei->culprit].addr);
+			else
+				fprintf(f, "null");
+			rep_culprit_json(f, cfg, cul_stall_of(&c->cul, i));
+			fprintf(f, "}");
+			first = 0;
+		}
+	}
+	fprintf(f, "\n], \"exact\": %s, \"summary\": ", c->ev.exact ? "true" : "false");
+	rep_culprit_summary_json(f, cfg, &c->r, &c->cul);
+	fprintf(f, ", \"events\": {");
+	for (size_t k = 0; k < c->ev.n; k++) {
+		double t = 0;
+
+		for (size_t i = 0; i < cfg->ninsns; i++)
+			t += c->ev.counts[k][i];
+		fprintf(f, "%s\"%s\": %.17g", k ? ", " : "", c->ev.names[k], t);
+	}
+	fprintf(f, "},\n");
+	json_block_edges(f, c);
+}
+
+static void print_source(FILE *f, const struct rep_calc *c, uint64_t addr, char *last, size_t len)
+{
+	struct img_line ln;
+	char buf[PROF_PATH_MAX + 32];
+	const char *base;
+
+	if (img_line_at(c->img, addr, &ln) < 0)
+		return;
+	base = strrchr(ln.file, '/');
+	snprintf(buf, sizeof(buf), "%s:%u", base ? base + 1 : ln.file, ln.line);
+	if (!strcmp(buf, last))
+		return;
+	snprintf(last, len, "%s", buf);
+	fprintf(f, "          %s\n", buf);
+}
+
+/* Bubbles above instruction i: static (s) with the model's reason, and
+ * dynamic (d): the cycles beyond the best case and their culprits. */
+static void print_bubbles(FILE *f, const struct rep_calc *c, uint32_t i)
+{
+	const struct est_insn *ei = &c->r.insns[i];
+	double dyn = ei->cpi - ei->m;
+
+	if (ei->m >= 1.5 && ei->reason != MODEL_R_NONE) {
+		fprintf(f, "   s  %s", model_reason_name((enum model_reason)ei->reason));
+		if (ei->culprit >= 0)
+			fprintf(f, " on 0x%llx", (unsigned long long)c->cfg->insns[ei->culprit].addr);
+		fprintf(f, "\n");
+		if (ei->m >= 2.5)
+			fprintf(f, "   s  ... %.1fcy\n", ei->m);
+	}
+	if (ei->executions > 0 && dyn >= 1.0 && ei->conf != EST_CONF_NONE)
+		rep_culprit_bubbles(f, c->cfg, cul_stall_of(&c->cul, i), dyn);
+}
+
+/* "(measured, spread 0.4%; model 550.0)" after a block's best case. */
+static void print_best_source(FILE *f, const struct rep_calc *c, size_t b)
+{
+	const struct est_meas_block *mb = c->have_meas ? &c->meas.blocks[b] : NULL;
+	int in_loop = 0;
+
+	for (size_t l = 0; c->have_meas && l < c->meas.nloops; l++)
+		for (uint32_t k = 0; k < c->meas.loops[l].npath; k++)
+			in_loop |= c->meas.loops[l].path[k] == b &&
+				   c->meas.loops[l].source == EST_BEST_MEASURED;
+	if (mb && mb->source == EST_BEST_MEASURED)
+		fprintf(f, "  (measured %.1f, spread %.1f%%%s; model %.1f%s)\n", mb->cycles,
+		       100 * mb->spread, mb->cached ? ", cached" : "", mb->model,
+		       in_loop ? "; scaled with its loop" : "");
+	else if (mb && mb->tried)
+		fprintf(f, "  (modelled: %s%s)\n", mb->why, in_loop ? "; scaled with its loop" : "");
+	else
+		fprintf(f, "  (modelled%s)\n", in_loop ? "; scaled with its measured loop" : "");
+}
+
+/* The loops timed as one iteration along their dominant path. */
+static void print_loops(FILE *f, const struct rep_calc *c)
+{
+	if (!c->have_meas || !c->meas.nloops)
+		return;
+	fprintf(f, "\nLoops (one iteration along the dominant path, timed as one body):\n");
+	for (size_t l = 0; l < c->meas.nloops; l++) {
+		const struct est_meas_loop *ml = &c->meas.loops[l];
+
+		fprintf(f, "  loop at 0x%llx, %u block%s (%s):",
+		       (unsigned long long)c->cfg->blocks[c->cfg->loops[ml->loop].header].start,
+		       ml->npath, ml->npath == 1 ? "" : "s",
+		       ml->from_paths ? "path samples" : "static path");
+		for (uint32_t k = 0; k < ml->npath && k < 8; k++)
+			fprintf(f, " %llx", (unsigned long long)c->cfg->blocks[ml->path[k]].start);
+		if (ml->npath > 8)
+			fprintf(f, " ...");
+		if (ml->source == EST_BEST_MEASURED)
+			fprintf(f, "\n    measured %.2f cycles/iteration (spread %.1f%%%s), "
+			       "model %.1f\n",
+			       ml->cycles, 100 * ml->spread, ml->cached ? ", cached" : "",
+			       ml->model);
+		else
+			fprintf(f, "\n    modelled %.1f cycles/iteration: %s\n", ml->model, ml->why);
+	}
+}
+
+static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last, size_t len)
+{
+	const struct cfg_block *bl = &c->cfg->blocks[b];
+	const struct est_block *eb = &c->r.blocks[b];
+	double actual = eb->executions > 0 ? eb->cycles / eb->executions : 0;
+
+	fprintf(f, "\n*** Best-case %.1f/%u = %.2fCPI", eb->best, bl->n, eb->best_cpi);
+	print_best_source(f, c, b);
+	if (eb->executions > 0)
+		fprintf(f, "*** Actual %.1f/%u = %.2fCPI\n", actual, bl->n, eb->actual_cpi);
+	else
+		fprintf(f, "*** Actual -/%u (not executed)\n", bl->n);
+	fprintf(f, "*** Executions %.4g (%s confidence)\n", eb->executions, est_conf_name(eb->conf));
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+		const struct cfg_insn *in = &c->cfg->insns[i];
+		const struct est_insn *ei = &c->r.insns[i];
+
+		print_source(f, c, in->addr, last, len);
+		print_bubbles(f, c, i);
+		fprintf(f, "%8llx  %-40s %8.0f", (unsigned long long)in->addr, in->text, ei->samples);
+		if (ei->executions > 0)
+			fprintf(f, " %7.1fcy", ei->cpi);
+		else
+			fprintf(f, " %9s", "-");
+		if (ei->culprit >= 0 && ei->reason != MODEL_R_NONE)
+			fprintf(f, " %llx", (unsigned long long)c->cfg->insns[ei->culprit].addr);
+		fprintf(f, "\n");
+	}
+}
+
+void rep_calc_text(FILE *f, const struct rep_calc *c)
+{
+	char last[PROF_PATH_MAX + 32] = "";
+	size_t shown = 0;
+
+	fprintf(f, "dcpicalc %s in %s\n", c->proc->name, img_path(c->img));
+	fprintf(f, "epoch %s, event %s, %.0f samples, model %s, method %s, window %s\n", c->epoch,
+	       c->prof->event, c->total, model_name(c->model), est_method_name(c->r.method),
+	       est_window_name(c->r.window));
+	if (c->r.relative)
+		fprintf(f, "uncalibrated: counts are relative (1 sample = 1 cycle)\n");
+	else
+		fprintf(f, "1 sample = %.0f cycles%s\n", c->r.cycles_per_sample,
+		       c->have_meta && c->meta.calibrated ? " (calibrated)" :
+		       " (period x clock, uncalibrated)");
+	if (c->have_cal)
+		fprintf(f, "calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
+		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",
+		       100 * c->a.opts.skid_share, c->a.skid_given ? " (--skid given)" : "");
+	if (c->have_meas)
+		fprintf(f, "cpu %s: best cases measured here for %u bodies (%u timed in %.2f s, "
+		       "%u cached), the model's elsewhere\n", c->meas.cpu,
+		       c->meas.timed + c->meas.cached, c->meas.timed, c->meas.seconds,
+		       c->meas.cached);
+	else
+		fprintf(f, "best cases from the model only (%s)\n", c->meas_why);
+	if (c->pp && c->pinfo.used)
+		fprintf(f, "paths (%s): %.0f transitions in this procedure (%.0f entries) from %.0f "
+		       "bursts of the image; counts = path shape x scale (%s rule)\n",
+		       c->pp->source, c->pinfo.transitions, c->pinfo.entries, c->pinfo.bursts,
+		       est_scale_rule_name(c->a.popts.rule));
+	else if (c->pp)
+		fprintf(f, "paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
+		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
+	if (c->cfg->missing_edges)
+		fprintf(f, "note: the CFG is missing edges (unresolved indirect jump): every block "
+		       "is its own class\n");
+	fprintf(f, "Addr      Instruction                               Samples     CPI Culprit\n");
+	for (size_t b = 0; b < c->cfg->nblocks; b++) {
+		if (!block_hot(c, b))
+			continue;
+		print_block(f, c, b, last, sizeof(last));
+		shown++;
+	}
+	print_loops(f, c);
+	if (!c->a.all && shown < c->cfg->nblocks - 1)
+		fprintf(f, "\n(%zu of %zu blocks shown; --all for every block)\n", shown,
+		       c->cfg->nblocks - 1);
+}
+
+int rep_calc_static(FILE *f, const struct rep_calc *c, struct dcpi_err *err)
+{
+	const struct cfg *cfg = c->cfg;
+	double *m = NULL;
+	int *reason = NULL, *culprit = NULL, rc = 0;
+
+	m = calloc(cfg->ninsns + 1, sizeof(*m));
+	reason = calloc(cfg->ninsns + 1, sizeof(*reason));
+	culprit = calloc(cfg->ninsns + 1, sizeof(*culprit));
+	if (!m || !reason || !culprit) {
+		rc = dcpi_errf(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = est_model_m(cfg, c->model, c->a.opts.steady, m, reason, culprit, err);
+	if (rc < 0)
+		goto out;
+	if (c->a.json) {
+		fprintf(f, "{\"procedure\": ");
+		rep_json_str(f, c->proc->name);
+		fprintf(f, ", \"image\": ");
+		rep_json_str(f, img_path(c->img));
+		fprintf(f, ", \"model\": \"%s\", \"static\": true,\n\"instructions\": [",
+		       model_name(c->model));
+	} else {
+		fprintf(f, "dcpicalc --static %s in %s, model %s (best case: every load hits L1, "
+		       "every branch predicted)\n", c->proc->name, img_path(c->img),
+		       model_name(c->model));
+		fprintf(f, "Addr      Instruction                                   M_i  Reason      "
+		       "Culprit\n");
+	}
+	for (size_t b = 0, first = 1; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+		double best = 0;
+
+		if (!bl->n)
+			continue;
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+			best += m[i];
+		if (!c->a.json)
+			fprintf(f, "\n*** Best-case %.1f/%u = %.2fCPI%s\n", best, bl->n, best / bl->n,
+			       bl->loop_depth ? "  (in a loop)" : "");
+		for (uint32_t i = bl->first; i < bl->first + bl->n; i++, first = 0) {
+			const struct cfg_insn *in = &cfg->insns[i];
+			const char *why = reason[i] != MODEL_R_NONE ?
+					  model_reason_name((enum model_reason)reason[i]) : "";
+
+			if (c->a.json) {
+				fprintf(f, "%s\n  {\"address\": \"0x%llx\", \"m\": %.4g, \"reason\": "
+				       "\"%s\", \"culprit\": ", first ? "" : ",",
+				       (unsigned long long)in->addr, m[i],
+				       model_reason_name((enum model_reason)reason[i]));
+				if (culprit[i] >= 0)
+					fprintf(f, "\"0x%llx\"", (unsigned long long)
+					       cfg->insns[culprit[i]].addr);
+				else
+					fprintf(f, "null");
+				fprintf(f, ", \"text\": ");
+				rep_json_str(f, in->text);
+				fprintf(f, "}");
+				continue;
+			}
+			fprintf(f, "%8llx  %-44s %5.2f  %-11s", (unsigned long long)in->addr, in->text,
+			       m[i], why);
+			if (culprit[i] >= 0 && reason[i] != MODEL_R_NONE)
+				fprintf(f, " %llx", (unsigned long long)cfg->insns[culprit[i]].addr);
+			fprintf(f, "\n");
+		}
+	}
+	if (c->a.json)
+		fprintf(f, "\n]}\n");
+out:
+	free(m);
+	free(reason);
+	free(culprit);
+	return rc;
+}
+
