@@ -46,18 +46,6 @@ static uint64_t code_end(const struct image *img, uint64_t addr)
 	return 0;
 }
 
-static unsigned rank_of(unsigned char info)
-{
-	switch (ELF64_ST_BIND(info)) {
-	case STB_GLOBAL:
-		return IMG_RANK_GLOBAL;
-	case STB_WEAK:
-		return IMG_RANK_WEAK;
-	default:
-		return IMG_RANK_LOCAL;
-	}
-}
-
 /* The function symbols of the ELF file in buf[0..len); 0 when it is not
  * one we can read (nothing added), -ENOMEM. */
 static int add_from_elf(struct image *img, const uint8_t *buf, size_t len, size_t *added)
@@ -102,7 +90,7 @@ static int add_from_elf(struct image *img, const uint8_t *buf, size_t len, size_
 			if (!nl || nl == str->sh_size - sym.st_name)
 				continue;	/* empty, or not terminated in the table */
 			if (img_cand_add(img, sym.st_value, sym.st_size, end, name, nl,
-					 IMG_SRC_SYMTAB, rank_of(sym.st_info)))
+					 IMG_SRC_SYMTAB, img_sym_rank(sym.st_info)))
 				return -ENOMEM;
 			(*added)++;
 		}

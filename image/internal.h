@@ -89,6 +89,8 @@ long img_sec_index(const struct image *img, const char *name);
  * MiniDebugInfo when the image is stripped (debugsyms.c). */
 int img_debug_file(struct image *img, char **path);
 int img_syms_separate(struct image *img, struct dcpi_err *err);
+/* IMG_RANK_* of a symbol's binding (symbols.c). */
+unsigned img_sym_rank(unsigned char info);
 /* A NUL-terminated string at off in string-table section idx, or NULL. */
 const char *img_sec_str(const struct image *img, size_t idx, uint64_t off);
 /* Is vaddr inside an executable PT_LOAD segment? */

@@ -51,7 +51,7 @@ int img_cand_add(struct image *img, uint64_t addr, uint64_t size, uint64_t limit
 	return 0;
 }
 
-static unsigned img_sym_rank(unsigned char info)
+unsigned img_sym_rank(unsigned char info)
 {
 	switch (ELF64_ST_BIND(info)) {
 	case STB_GLOBAL:

@@ -18,6 +18,20 @@
 #include "dcpi/model.h"
 #include "dcpi/paths.h"
 #include "dcpi/report.h"
+#include "internal.h"
+
+/* The JSON fields every report of one procedure opens with (no braces). */
+void rep_calc_json_head(FILE *f, const struct rep_calc *c)
+{
+	fprintf(f, "\"procedure\": ");
+	rep_json_str(f, c->proc->name);
+	fprintf(f, ", \"image\": ");
+	rep_json_str(f, img_path(c->img));
+	fprintf(f, ", \"epoch\": ");
+	rep_json_str(f, c->epoch);
+	fprintf(f, ", \"event\": ");
+	rep_json_str(f, c->prof->event);
+}
 
 void rep_json_str(FILE *f, const char *s)
 {
@@ -171,14 +185,8 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	const struct cfg *cfg = c->cfg;
 	int first = 1;
 
-	fprintf(f, "{\"procedure\": ");
-	rep_json_str(f, c->proc->name);
-	fprintf(f, ", \"image\": ");
-	rep_json_str(f, img_path(c->img));
-	fprintf(f, ", \"epoch\": ");
-	rep_json_str(f, c->epoch);
-	fprintf(f, ", \"event\": ");
-	rep_json_str(f, c->prof->event);
+	fprintf(f, "{");
+	rep_calc_json_head(f, c);
 	fprintf(f, ", \"cpu\": ");
 	rep_json_str(f, c->have_meas ? c->meas.cpu : "");
 	fprintf(f, ", \"measured\": %s, \"measure_seconds\": %.3f, \"timed\": %u, \"cached\": %u",

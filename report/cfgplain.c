@@ -17,6 +17,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/report.h"
+#include "internal.h"
 
 static const char *const palette[] = {
 	"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
@@ -74,7 +75,7 @@ static char *block_label(const struct cfg *cfg, const struct cfg_block *b)
 }
 
 /* The cluster a block is drawn in: its innermost loop's, nested. */
-static Agraph_t *loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, int l)
+Agraph_t *rep_loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, int l)
 {
 	char name[64];
 	Agraph_t *parent;
@@ -83,7 +84,7 @@ static Agraph_t *loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cf
 		return root;
 	if (sub[l])
 		return sub[l];
-	parent = loop_graph(root, sub, cfg, cfg->loops[l].parent);
+	parent = rep_loop_graph(root, sub, cfg, cfg->loops[l].parent);
 	snprintf(name, sizeof(name), "cluster_loop%d", l);
 	sub[l] = agsubg(parent, name, 1);
 	snprintf(name, sizeof(name), "loop %d, depth %d%s", l, cfg->loops[l].depth,
@@ -113,7 +114,7 @@ static Agraph_t *make_graph(const struct cfg *cfg)
 		if (!label)
 			goto fail;
 		snprintf(name, sizeof(name), "b%zu", i);
-		nodes[i] = agnode(loop_graph(g, sub, cfg, b->loop), name, 1);
+		nodes[i] = agnode(rep_loop_graph(g, sub, cfg, b->loop), name, 1);
 		agsafeset(nodes[i], "label", label, "");
 		agsafeset(nodes[i], "fillcolor", (char *)class_color(b->cls), "");
 		if (b->flags & (CFG_B_ENTRY | CFG_B_EXIT))

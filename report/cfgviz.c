@@ -24,6 +24,7 @@
 #include "dcpi/culprit.h"
 #include "dcpi/estimate.h"
 #include "dcpi/report.h"
+#include "internal.h"
 
 #define MAX_INSNS_SHOWN 6
 
@@ -133,25 +134,6 @@ static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, ui
 	if (bl->n > MAX_INSNS_SHOWN)
 		line(buf, cap, &n, "... %u more", bl->n - MAX_INSNS_SHOWN);
 	return buf;
-}
-
-static Agraph_t *loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, int l)
-{
-	char name[64];
-	Agraph_t *parent;
-
-	if (l < 0)
-		return root;
-	if (sub[l])
-		return sub[l];
-	parent = loop_graph(root, sub, cfg, cfg->loops[l].parent);
-	snprintf(name, sizeof(name), "cluster_loop%d", l);
-	sub[l] = agsubg(parent, name, 1);
-	snprintf(name, sizeof(name), "loop %d, depth %d%s", l, cfg->loops[l].depth,
-		 cfg->loops[l].irreducible ? " (irreducible)" : "");
-	agsafeset(sub[l], "label", name, "");
-	agsafeset(sub[l], "style", cfg->loops[l].irreducible ? "dashed" : "rounded", "");
-	return sub[l];
 }
 
 /* Mark the hot blocks: the fewest, hottest first, holding share `hot` of
@@ -293,7 +275,7 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		if (!lab)
 			goto fail;
 		snprintf(name, sizeof(name), "b%zu", b);
-		nodes[b] = agnode(loop_graph(g, sub, cfg, cfg->blocks[b].loop), name, 1);
+		nodes[b] = agnode(rep_loop_graph(g, sub, cfg, cfg->blocks[b].loop), name, 1);
 		agsafeset(nodes[b], "label", lab, "");
 		if (cfg->blocks[b].flags & CFG_B_EXIT) {
 			agsafeset(nodes[b], "fillcolor", "#ffffff", "");
@@ -358,6 +340,12 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 	}
 	if (h && h->r)
 		legend(g, maxshare);
+	goto done;
+fail:
+	if (g)
+		agclose(g);
+	g = NULL;
+done:
 	free(nodes);
 	free(rnodes);
 	free(rcyc);
@@ -366,17 +354,6 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 	free(shown);
 	free(region);
 	return g;
-fail:
-	free(nodes);
-	free(rnodes);
-	free(rcyc);
-	free(rcount);
-	free(sub);
-	free(shown);
-	free(region);
-	if (g)
-		agclose(g);
-	return NULL;
 }
 
 int rep_cfg_render(const struct cfg *cfg, const struct rep_cfg_heat *h, const char *format,

@@ -9,20 +9,6 @@
 #include "dcpi/optimize.h"
 #include "dcpi/report.h"
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 void rep_hints_text(FILE *f, const struct opt_hints *h)
 {
 	size_t hinted = 0;
@@ -66,9 +52,9 @@ void rep_hints_json(FILE *f, const struct opt_hints *h)
 		const struct opt_hint *x = &h->v[k];
 
 		fprintf(f, "%s\n  {\"procedure\": ", k ? "," : "");
-		json_str(f, x->proc);
+		rep_json_str(f, x->proc);
 		fprintf(f, ", \"address\": \"0x%llx\", \"file\": ", (unsigned long long)x->addr);
-		json_str(f, x->file);
+		rep_json_str(f, x->file);
 		fprintf(f, ", \"line\": %u, \"discriminator\": %u, \"executions\": %.6g, "
 			"\"stall_cycles\": %.6g, \"share\": %.6g, \"stride\": %lld, "
 			"\"cycles_per_iteration\": %.6g, \"best_cycles_per_iteration\": %.6g, "
@@ -77,7 +63,7 @@ void rep_hints_json(FILE *f, const struct opt_hints *h)
 			x->executions, x->stall, x->share, (long long)x->stride, x->iter_cycles,
 			x->iter_best, x->latency, x->distance, (long long)x->delta, x->why[0] ? "false" : "true");
 		if (x->why[0])
-			json_str(f, x->why);
+			rep_json_str(f, x->why);
 		else
 			fprintf(f, "null");
 		fprintf(f, "}");

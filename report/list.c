@@ -19,6 +19,7 @@
 #include "dcpi/image.h"
 #include "dcpi/model.h"
 #include "dcpi/report.h"
+#include "internal.h"
 
 struct where {
 	char src[192];		/* "file.c:12" or "" */
@@ -59,20 +60,6 @@ static void line_run(const struct cfg *cfg, struct image *img, size_t i, size_t 
 		if (!same_where(w, &x))
 			break;
 	}
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
 }
 
 static void line_sums(const struct est_result *r, size_t i, size_t end, double *s, double *x,
@@ -148,10 +135,10 @@ void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
 		line_run(cfg, img, i, &end, &w);
 		line_sums(r, i, end, &s, &x, &cyc, &cpi);
 		fprintf(f, "%s\n  {\"source\": ", first ? "" : ",");
-		json_str(f, w.src);
+		rep_json_str(f, w.src);
 		fprintf(f, ", \"inlined\": ");
 		if (w.inl)
-			json_str(f, w.inl);
+			rep_json_str(f, w.inl);
 		else
 			fprintf(f, "null");
 		fprintf(f, ", \"samples\": %.17g, \"executions\": %.17g, \"cycles\": %.17g, "
@@ -165,9 +152,9 @@ void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
 				"%.17g, \"cpi\": %.6g, \"text\": ", k > i ? ", " : "",
 				(unsigned long long)cfg->insns[k].addr, e->samples, e->executions,
 				e->cpi);
-			json_str(f, cfg->insns[k].text);
+			rep_json_str(f, cfg->insns[k].text);
 			fprintf(f, ", \"culprit\": ");
-			json_str(f, why);
+			rep_json_str(f, why);
 			fprintf(f, "}");
 		}
 		fprintf(f, "]}");
@@ -178,14 +165,8 @@ void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
 void rep_calc_list(FILE *f, const struct rep_calc *c, int json)
 {
 	if (json) {
-		fprintf(f, "{\"procedure\": ");
-		rep_json_str(f, c->proc->name);
-		fprintf(f, ", \"image\": ");
-		rep_json_str(f, img_path(c->img));
-		fprintf(f, ", \"epoch\": ");
-		rep_json_str(f, c->epoch);
-		fprintf(f, ", \"event\": ");
-		rep_json_str(f, c->prof->event);
+		fprintf(f, "{");
+		rep_calc_json_head(f, c);
 		fprintf(f, ", \"samples\": %.17g, \"exact\": %s, \"lines\": ", c->total,
 			c->ev.exact ? "true" : "false");
 		rep_list_json(f, c->cfg, c->img, &c->r, &c->cul);

@@ -186,20 +186,6 @@ void rep_stats_free(struct rep_stats *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 void rep_stats_text(FILE *f, const struct rep_stats *s, const char *const *labels,
 		    size_t limit)
 {
@@ -224,16 +210,16 @@ void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *label
 	fprintf(f, "{\"runs\": [");
 	for (size_t k = 0; k < s->nsets; k++) {
 		fprintf(f, "%s", k ? ", " : "");
-		json_str(f, labels ? labels[k] : "");
+		rep_json_str(f, labels ? labels[k] : "");
 	}
 	fprintf(f, "], \"total\": %llu, \"procedures\": [", (unsigned long long)s->total);
 	for (size_t i = 0; i < s->nrows && (!limit || i < limit); i++) {
 		const struct rep_stat_row *r = &s->rows[i];
 
 		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		json_str(f, r->name);
+		rep_json_str(f, r->name);
 		fprintf(f, ", \"image\": ");
-		json_str(f, r->image);
+		rep_json_str(f, r->image);
 		fprintf(f, ", \"range\": %.6g, \"sum\": %.17g, \"sum_share\": %.6g, \"n\": %zu, "
 			"\"mean\": %.17g, \"sd\": %.17g, \"min\": %.17g, \"max\": %.17g, "
 			"\"samples\": [", r->range, r->sum, r->sum_share, r->n, r->mean, r->sd,
@@ -353,18 +339,18 @@ void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char
 		   size_t limit)
 {
 	fprintf(f, "{\"before\": ");
-	json_str(f, la);
+	rep_json_str(f, la);
 	fprintf(f, ", \"after\": ");
-	json_str(f, lb);
+	rep_json_str(f, lb);
 	fprintf(f, ", \"before_total\": %llu, \"after_total\": %llu, \"procedures\": [",
 		(unsigned long long)d->ta, (unsigned long long)d->tb);
 	for (size_t i = 0; i < d->nrows && (!limit || i < limit); i++) {
 		const struct rep_diff_row *r = &d->rows[i];
 
 		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		json_str(f, r->name);
+		rep_json_str(f, r->name);
 		fprintf(f, ", \"image\": ");
-		json_str(f, r->image);
+		rep_json_str(f, r->image);
 		fprintf(f, ", \"before\": %llu, \"after\": %llu, \"before_share\": %.6g, "
 			"\"after_share\": %.6g, \"change\": %.6g, \"z\": %.4g",
 			(unsigned long long)r->a, (unsigned long long)r->b, r->pa, r->pb,
