@@ -319,8 +319,10 @@ static void test_cfg_annotated(void **state)
 			       "grep -q 'cold block' %s/hot.dot && test $(grep -cE '^[[:space:]]*b[0-9]+[[:space:]]*\\[' "
 			       "%s/hot.dot) -lt $(grep -cE '^[[:space:]]*b[0-9]+[[:space:]]*\\[' %s/all.dot)", bin, dir,
 			       dir, dir, dir, dir), 0);
-	assert_int_equal(tu_sh("%s cfg --db %s/drec mix_chain --format png -o %s/g.png "
-			       "--no-measure", bin, dir, dir), 0);
+	/* graphviz's cairo and fontconfig keep memory to the end (an ASan build of
+	 * dcpi would report them, as test_cfg's svg render notes) */
+	assert_int_equal(tu_sh("ASAN_OPTIONS=detect_leaks=0 %s cfg --db %s/drec mix_chain "
+			       "--format png -o %s/g.png --no-measure", bin, dir, dir), 0);
 	snprintf(out, sizeof(out), "%s/g.png", dir);
 	f = fopen(out, "rb");
 	assert_non_null(f);
