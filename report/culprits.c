@@ -4,6 +4,7 @@
  * summary (fig. 4), text and JSON (docs/culprits.md).
  */
 #include <errno.h>
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,74 +61,92 @@ void rep_culprit_json(FILE *f, const struct cfg *cfg, const struct cul_stall *s)
 	fprintf(f, "]");
 }
 
-/* Static stall cycles by the model's reason: F x M_i where it waited. */
-static void static_by_reason(const struct cfg *cfg, const struct est_result *r,
-			     double *by, double *best)
+static_assert(MODEL_R_COUNT <= 16, "rep_stalls.by_reason holds every reason");
+
+void rep_stalls_add(struct rep_stalls *t, const struct cfg *cfg, const struct est_result *r,
+		    const struct cul_result *cr)
 {
-	memset(by, 0, MODEL_R_COUNT * sizeof(*by));
-	*best = 0;
+	const struct cul_summary *m = &cr->sum;
+
 	for (size_t i = 0; i < cfg->ninsns && i < r->ninsns; i++) {
 		const struct est_insn *x = &r->insns[i];
 
+		t->cycles += x->cycles;
 		if (!(x->executions > 0))
 			continue;
-		*best += x->executions * x->m;
+		/* static stall cycles by the model's reason: F x M_i where it waited */
+		t->best += x->executions * x->m;
 		if (x->reason != MODEL_R_NONE && x->reason < MODEL_R_COUNT)
-			by[x->reason] += x->executions * x->m;
+			t->by_reason[x->reason] += x->executions * x->m;
 	}
+	t->dynamic += m->dynamic;
+	for (int c = 0; c <= CUL_UNEXPLAINED; c++) {
+		t->min[c] += m->min[c];
+		t->max[c] += m->max[c];
+		t->share[c] += m->share[c];
+	}
+	t->procs++;
 }
 
-static double total_cycles(const struct est_result *r)
+void rep_stalls_text(FILE *f, const char *what, const struct rep_stalls *t)
 {
-	double t = 0;
+	double pct = t->cycles > 0 ? 100.0 / t->cycles : 0;
 
-	for (size_t i = 0; i < r->ninsns; i++)
-		t += r->insns[i].cycles;
-	return t;
+	fprintf(f, "\n*** Stall summary of %s: %.4g cycles", what, t->cycles);
+	if (t->procs > 1)
+		fprintf(f, " in %zu procedures", t->procs);
+	fprintf(f, "\n*** Dynamic stalls %.4g cycles (%.1f%%), by cause: min - max (causes "
+		"overlap), and the likeliest split:\n", t->dynamic, t->dynamic * pct);
+	for (int c = 0; c <= CUL_UNEXPLAINED; c++) {
+		if (t->max[c] <= 0 && t->share[c] <= 0 && c != CUL_UNEXPLAINED)
+			continue;
+		fprintf(f, "      %-20s %5.1f%% - %5.1f%%   %5.1f%%\n",
+			cul_cause_name((enum cul_cause)c), t->min[c] * pct, t->max[c] * pct,
+			t->share[c] * pct);
+	}
+	fprintf(f, "*** Static stalls (the model's best case), by reason:\n");
+	for (int k = 1; k < MODEL_R_COUNT; k++)
+		if (t->by_reason[k] > 0)
+			fprintf(f, "      %-20s %5.1f%%\n", model_reason_name((enum model_reason)k),
+				t->by_reason[k] * pct);
+	fprintf(f, "*** Best case (executions x M_i) %.4g cycles (%.1f%%)\n", t->best,
+		t->best * pct);
+	if (t->best > 1.05 * t->cycles)
+		fprintf(f, "(the best case exceeds the cycles sampled: the estimated executions "
+			"are too high here\n (docs/estimate.md); --exact DB gives callgrind's)\n");
+}
+
+void rep_stalls_json(FILE *f, const struct rep_stalls *t)
+{
+	fprintf(f, "{\"procedures\": %zu, \"cycles\": %.6g, \"dynamic\": %.6g, "
+		"\"best_case\": %.6g, \"causes\": {", t->procs, t->cycles, t->dynamic, t->best);
+	for (int c = 0; c <= CUL_UNEXPLAINED; c++)
+		fprintf(f, "%s\"%s\": {\"min\": %.6g, \"max\": %.6g, \"share\": %.6g}",
+			c ? ", " : "", cul_cause_name((enum cul_cause)c), t->min[c], t->max[c],
+			t->share[c]);
+	fprintf(f, "}, \"static\": {");
+	for (int k = 1, first = 1; k < MODEL_R_COUNT; k++, first = 0)
+		fprintf(f, "%s\"%s\": %.6g", first ? "" : ", ",
+			model_reason_name((enum model_reason)k), t->by_reason[k]);
+	fprintf(f, "}}");
 }
 
 void rep_culprit_summary_text(FILE *f, const char *proc, const struct cfg *cfg,
 			      const struct est_result *r, const struct cul_result *cr)
 {
-	const struct cul_summary *m = &cr->sum;
-	double by[MODEL_R_COUNT], best, all = total_cycles(r);
-	double pct = all > 0 ? 100.0 / all : 0;
+	struct rep_stalls t;
 
-	static_by_reason(cfg, r, by, &best);
-	fprintf(f, "\n*** Stall summary of %s: %.4g cycles\n", proc, all);
-	fprintf(f, "*** Dynamic stalls %.4g cycles (%.1f%%), by cause: min - max (causes "
-		"overlap), and the likeliest split:\n", m->dynamic, m->dynamic * pct);
-	for (int c = 0; c <= CUL_UNEXPLAINED; c++) {
-		if (m->max[c] <= 0 && m->share[c] <= 0 && c != CUL_UNEXPLAINED)
-			continue;
-		fprintf(f, "      %-20s %5.1f%% - %5.1f%%   %5.1f%%\n",
-			cul_cause_name((enum cul_cause)c), m->min[c] * pct, m->max[c] * pct,
-			m->share[c] * pct);
-	}
-	fprintf(f, "*** Static stalls (the model's best case), by reason:\n");
-	for (int k = 1; k < MODEL_R_COUNT; k++)
-		if (by[k] > 0)
-			fprintf(f, "      %-20s %5.1f%%\n", model_reason_name((enum model_reason)k),
-				by[k] * pct);
-	fprintf(f, "*** Best case (executions x M_i) %.4g cycles (%.1f%%)\n", best, best * pct);
+	memset(&t, 0, sizeof(t));
+	rep_stalls_add(&t, cfg, r, cr);
+	rep_stalls_text(f, proc, &t);
 }
 
 void rep_culprit_summary_json(FILE *f, const struct cfg *cfg, const struct est_result *r,
 			      const struct cul_result *cr)
 {
-	const struct cul_summary *m = &cr->sum;
-	double by[MODEL_R_COUNT], best;
+	struct rep_stalls t;
 
-	static_by_reason(cfg, r, by, &best);
-	fprintf(f, "{\"cycles\": %.6g, \"dynamic\": %.6g, \"best_case\": %.6g, \"causes\": {",
-		total_cycles(r), m->dynamic, best);
-	for (int c = 0; c <= CUL_UNEXPLAINED; c++)
-		fprintf(f, "%s\"%s\": {\"min\": %.6g, \"max\": %.6g, \"share\": %.6g}",
-			c ? ", " : "", cul_cause_name((enum cul_cause)c), m->min[c], m->max[c],
-			m->share[c]);
-	fprintf(f, "}, \"static\": {");
-	for (int k = 1, first = 1; k < MODEL_R_COUNT; k++, first = 0)
-		fprintf(f, "%s\"%s\": %.6g", first ? "" : ", ",
-			model_reason_name((enum model_reason)k), by[k]);
-	fprintf(f, "}}");
+	memset(&t, 0, sizeof(t));
+	rep_stalls_add(&t, cfg, r, cr);
+	rep_stalls_json(f, &t);
 }

@@ -283,6 +283,17 @@ static void test_list(void **state)
 			       "l[\"instructions\"])) < 1e-9 for l in ls)\n"
 			       "assert abs(sum(l[\"samples\"] for l in ls) - d[\"samples\"]) < 1e-9'",
 			       bin, dir), 0);
+	/* the image-wide summary (fig. 4 over every sampled procedure) holds at
+	 * least demo_work's three hot procedures and more cycles than any one */
+	assert_int_equal(tu_sh("%s calc '*' --db %s/drec --summary --json --no-measure > %s/all.json"
+			       " && %s calc mix_chain --db %s/drec --summary --json --no-measure "
+			       "> %s/one.json && python3 -c 'import json\n"
+			       "a = json.load(open(\"%s/all.json\"))[\"summary\"]\n"
+			       "o = json.load(open(\"%s/one.json\"))[\"summary\"]\n"
+			       "assert a[\"procedures\"] >= 3, a\n"
+			       "assert a[\"cycles\"] > o[\"cycles\"] > 0, (a, o)'", bin, dir, dir,
+			       bin, dir, dir, dir, dir), 0);
+	assert_int_not_equal(tu_sh("%s calc '*' --db %s/drec 2> /dev/null", bin, dir), 0);
 	/* text: the load's line names its culprit */
 	assert_int_equal(tu_sh("%s list cul_chase --db %s/lrec --exact %s/lexact --no-measure | "
 			       "grep -q 'D-cache'", bin, dir, dir), 0);

@@ -261,11 +261,48 @@ static int find_in_image(struct calc_ctx *c, const char *ev)
 	return 0;
 }
 
+/* PROC "*" or "IMAGE:*": every procedure of an image (the most sampled one,
+ * or the one whose path ends in IMAGE), for the image-wide summary. */
+static int whole_image(const char *spec)
+{
+	size_t n = strlen(spec);
+
+	return n && spec[n - 1] == '*' && (n == 1 || spec[n - 2] == ':');
+}
+
+static int find_image(struct calc_ctx *c, const char *ev)
+{
+	struct dcpi_err err = { 0 };
+	size_t n = strlen(c->a.proc) - 1;	/* "IMAGE:" or "" */
+
+	for (size_t i = 0; i < c->np; i++) {
+		const char *path = c->p[i].image.path;
+		size_t lp = strlen(path), li = n ? n - 1 : 0;
+
+		if (strcmp(c->p[i].event, ev) || path[0] == '[')
+			continue;
+		if (n && !(lp >= li && !strncmp(path + lp - li, c->a.proc, li) &&
+			   (lp == li || path[lp - li - 1] == '/')))
+			continue;
+		if (!c->prof || c->p[i].total > c->prof->total)
+			c->prof = &c->p[i];
+	}
+	if (!c->prof)
+		return tool_fail("%s: no image with %s samples in epoch %s", c->a.proc, ev,
+				 c->epoch);
+	if (img_open(c->prof->image.path, 0, &c->img, &err) < 0)
+		return tool_fail("%s", err.msg);
+	return 0;
+}
+
 static int find_target(struct calc_ctx *c)
 {
 	const char *ev = pick_event(c);
 	struct dcpi_err err = { 0 };
 	size_t k;
+
+	if (ev && whole_image(c->a.proc) && !c->a.image)
+		return find_image(c, ev);
 
 	/* a file that is not an image says so first, whatever the samples */
 	if (c->a.image && img_open(c->a.image, 0, &c->img, &err) < 0)
@@ -524,6 +561,71 @@ static int analyse(struct calc_ctx *c)
 
 /* ---- output ---------------------------------------------------------- */
 
+/* What analyse() made for one procedure, freed for the next. */
+static void free_proc(struct calc_ctx *c)
+{
+	est_result_free(&c->r);
+	est_measurements_free(&c->meas);
+	est_path_info_free(&c->pinfo);
+	est_path_obs_free(&c->obs);
+	est_events_free(&c->ev);
+	cul_result_free(&c->cul);
+	free(c->s);
+	c->s = NULL;
+	cfg_free(c->cfg);
+	c->cfg = NULL;
+	c->have_meas = 0;
+	c->a.opts.measured = NULL;
+}
+
+/* Does the profile have samples in procedure p? */
+static int sampled(const struct calc_ctx *c, const struct img_proc *p)
+{
+	uint64_t lo, hi;
+
+	if (img_vaddr_to_offset(c->img, p->addr, &lo) < 0 ||
+	    img_vaddr_to_offset(c->img, p->addr + p->size - 1, &hi) < 0)
+		return 0;
+	for (size_t e = 0; e < c->prof->n; e++)
+		if (c->prof->e[e].offset >= lo && c->prof->e[e].offset <= hi)
+			return 1;
+	return 0;
+}
+
+/* dcpicalc --summary IMAGE:*: fig. 4 over every sampled procedure. */
+static int summary_image(struct calc_ctx *c)
+{
+	struct rep_stalls t;
+	int rc = 0;
+
+	memset(&t, 0, sizeof(t));
+	for (size_t i = 0; i < img_nprocs(c->img) && !rc; i++) {
+		const struct img_proc *p = img_proc(c->img, i);
+
+		if (p->source == IMG_SRC_PLT || !sampled(c, p))
+			continue;
+		c->proc = p;
+		rc = analyse(c);
+		if (!rc)
+			rep_stalls_add(&t, c->cfg, &c->r, &c->cul);
+		free_proc(c);
+	}
+	if (rc)
+		return rc;
+	if (c->a.json) {
+		printf("{\"image\": ");
+		tool_json_str(stdout, img_path(c->img));
+		printf(", \"epoch\": ");
+		tool_json_str(stdout, c->epoch);
+		printf(", \"summary\": ");
+		rep_stalls_json(stdout, &t);
+		printf("}\n");
+	} else {
+		rep_stalls_text(stdout, img_path(c->img), &t);
+	}
+	return 0;
+}
+
 /* The analysis as report/calc.c renders it (shallow copies). */
 static void view(const struct calc_ctx *c, struct rep_calc *v)
 {
@@ -652,6 +754,14 @@ static int calc_main(int argc, char **argv, int list)
 	rc = load(&c);
 	if (rc == 0 && c.a.static_only) {
 		rc = print_static(&c);
+		goto out;
+	}
+	if (rc == 0 && whole_image(c.a.proc) && !c.a.image) {
+		if (!c.a.summary || list) {
+			rc = tool_fail("%s: every procedure at once is for --summary", c.a.proc);
+			goto out;
+		}
+		rc = summary_image(&c);
 		goto out;
 	}
 	if (rc == 0)

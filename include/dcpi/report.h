@@ -73,6 +73,18 @@ void rep_culprit_bubbles(FILE *f, const struct cfg *cfg, const struct cul_stall 
 			 double per_exec);
 /* ", \"dynamic_cycles\": N, \"culprits\": [...]" inside an instruction's object. */
 void rep_culprit_json(FILE *f, const struct cfg *cfg, const struct cul_stall *s);
+/* Fig. 4 over one procedure or many (an image): cycles, dynamic stalls by
+ * cause (min, max, likeliest split), static stalls by the model's reason. */
+struct rep_stalls {
+	size_t procs;
+	double cycles, best, dynamic;
+	double min[CUL_NCAUSES + 1], max[CUL_NCAUSES + 1], share[CUL_NCAUSES + 1];
+	double by_reason[16];		/* enum model_reason */
+};
+void rep_stalls_add(struct rep_stalls *t, const struct cfg *cfg, const struct est_result *r,
+		    const struct cul_result *cr);
+void rep_stalls_text(FILE *f, const char *what, const struct rep_stalls *t);
+void rep_stalls_json(FILE *f, const struct rep_stalls *t);
 /* Fig. 4: dynamic stalls by cause (min - max), static stalls by reason. */
 void rep_culprit_summary_text(FILE *f, const char *proc, const struct cfg *cfg,
 			      const struct est_result *r, const struct cul_result *cr);
