@@ -77,9 +77,35 @@ static void line(char *buf, size_t cap, size_t *n, const char *fmt, ...)
 	}
 }
 
-/* The most telling culprit of block b: its largest stall's first suspect,
- * else its largest static stall's reason. */
-static void top_culprit(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
+/* Block b's largest static stall (the model's M_i where it waited): its
+ * reason and the instruction it waited on; "" when none. */
+static void top_static(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
+		       char *out, size_t len)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	const struct est_insn *best = NULL;
+
+	out[0] = 0;
+	for (uint32_t i = bl->first; i < bl->first + bl->n && i < h->r->ninsns; i++) {
+		const struct est_insn *x = &h->r->insns[i];
+
+		if (x->reason != MODEL_R_NONE && x->reason < MODEL_R_COUNT && x->m >= 1.5 &&
+		    (!best || x->m > best->m))
+			best = x;
+	}
+	if (!best)
+		return;
+	if (best->culprit >= 0 && (size_t)best->culprit < cfg->ninsns)
+		snprintf(out, len, "static: %s on 0x%llx (%.3g cy)",
+			 model_reason_name((enum model_reason)best->reason),
+			 (unsigned long long)cfg->insns[best->culprit].addr, best->m);
+	else
+		snprintf(out, len, "static: %s (%.3g cy)",
+			 model_reason_name((enum model_reason)best->reason), best->m);
+}
+
+/* Block b's largest dynamic stall and its likeliest culprit; "" when none. */
+static void top_dynamic(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
 			char *out, size_t len)
 {
 	const struct cfg_block *bl = &cfg->blocks[b];
@@ -92,12 +118,15 @@ static void top_culprit(const struct cfg *cfg, const struct rep_cfg_heat *h, uin
 		if (s && s->nsuspects && (!best || s->cycles > best->cycles))
 			best = s;
 	}
-	if (best) {
-		snprintf(out, len, "%s at 0x%llx (%.2g cycles)", cul_cause_name(best->sus[0].cause),
-			 best->sus[0].insn >= 0 ?
-			 (unsigned long long)cfg->insns[best->sus[0].insn].addr : 0ull,
+	if (!best)
+		return;
+	if (best->sus[0].insn >= 0)
+		snprintf(out, len, "dynamic: %s at 0x%llx (%.3g cy)",
+			 cul_cause_name(best->sus[0].cause),
+			 (unsigned long long)cfg->insns[best->sus[0].insn].addr, best->cycles);
+	else
+		snprintf(out, len, "dynamic: %s (%.3g cy)", cul_cause_name(best->sus[0].cause),
 			 best->cycles);
-	}
 }
 
 static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
@@ -122,7 +151,10 @@ static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, ui
 		line(buf, cap, &n, "%.1f%% of cycles, %.3g executions", 100 * share,
 		     eb->executions);
 		line(buf, cap, &n, "CPI %.2f best, %.2f actual", eb->best_cpi, eb->actual_cpi);
-		top_culprit(cfg, h, b, cul, sizeof(cul));
+		top_static(cfg, h, b, cul, sizeof(cul));
+		if (cul[0])
+			line(buf, cap, &n, "%s", cul);
+		top_dynamic(cfg, h, b, cul, sizeof(cul));
 		if (cul[0])
 			line(buf, cap, &n, "%s", cul);
 	}
@@ -207,7 +239,7 @@ static int pick_hot(const struct cfg *cfg, const struct est_result *r, double ho
 	return 0;
 }
 
-static void legend(Agraph_t *g, double maxshare)
+static void legend(Agraph_t *g, double maxshare, int have_paths)
 {
 	char html[2048];
 	size_t n = 0;
@@ -223,8 +255,10 @@ static void legend(Agraph_t *g, double maxshare)
 				      viridis[k], k >= NVIRIDIS / 2 ? "white" : "black",
 				      100 * maxshare * k / (NVIRIDIS - 1));
 	snprintf(html + n, sizeof(html) - n, "</TR><TR><TD COLSPAN=\"%d\">edges: width and label "
-		 "= estimated executions; solid: seen in path samples</TD></TR></TABLE>",
-		 NVIRIDIS);
+		 "= estimated executions; %s</TD></TR><TR><TD COLSPAN=\"%d\">box3d: a cold "
+		 "region, collapsed</TD></TR></TABLE>", NVIRIDIS,
+		 have_paths ? "solid: seen in path samples, dashed: never seen" :
+		 "no path samples (all solid)", NVIRIDIS);
 	{
 		Agnode_t *l = agnode(g, "legend", 1);
 
@@ -232,6 +266,30 @@ static void legend(Agraph_t *g, double maxshare)
 		agsafeset(l, "style", "", "");
 		agsafeset(l, "label", agstrdup_html(g, html), "");
 	}
+}
+
+/* The numbers behind a block's node, unrounded, for tools that read the DOT:
+ * its start address, cycles, share of the procedure's, executions and CPIs. */
+static void exact_block(Agnode_t *nd, const struct cfg *cfg, const struct est_result *r,
+			size_t b, double share)
+{
+	const struct est_block *eb = &r->blocks[b];
+	char v[64];
+
+	if (cfg->blocks[b].flags & CFG_B_EXIT)
+		return;
+	snprintf(v, sizeof(v), "0x%llx", (unsigned long long)cfg->blocks[b].start);
+	agsafeset(nd, "dcpi_start", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->cycles);
+	agsafeset(nd, "dcpi_cycles", v, "");
+	snprintf(v, sizeof(v), "%.17g", share);
+	agsafeset(nd, "dcpi_share", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->executions);
+	agsafeset(nd, "dcpi_executions", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->best_cpi);
+	agsafeset(nd, "dcpi_best_cpi", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->actual_cpi);
+	agsafeset(nd, "dcpi_actual_cpi", v, "");
 }
 
 static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
@@ -291,6 +349,8 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		if (cfg->blocks[b].flags & (CFG_B_ENTRY | CFG_B_EXIT))
 			agsafeset(nodes[b], "peripheries", "2", "");
 		free(lab);
+		if (h && h->r)
+			exact_block(nodes[b], cfg, h->r, b, share);
 	}
 	if (nreg) {
 		rnodes = calloc(nreg, sizeof(*rnodes));
@@ -313,6 +373,12 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 			agsafeset(rnodes[k], "shape", "box3d", "");
 			agsafeset(rnodes[k], "fillcolor", "#f5f5f5", "");
 			agsafeset(rnodes[k], "fontname", "sans", "");
+			snprintf(label, sizeof(label), "%zu", rcount[k]);
+			agsafeset(rnodes[k], "dcpi_blocks", label, "");
+			snprintf(label, sizeof(label), "%.17g", rcyc[k]);
+			agsafeset(rnodes[k], "dcpi_cycles", label, "");
+			snprintf(label, sizeof(label), "%.17g", total > 0 ? rcyc[k] / total : 0);
+			agsafeset(rnodes[k], "dcpi_share", label, "");
 		}
 	}
 	for (size_t e = 0; e < cfg->nedges; e++) {
@@ -332,6 +398,12 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 			snprintf(w, sizeof(w), "%.1f", 1 + 5 * (maxexec > 0 ? x / maxexec : 0));
 			agsafeset(ag, "label", label, "");
 			agsafeset(ag, "penwidth", w, "");
+			snprintf(label, sizeof(label), "%.17g", x);
+			agsafeset(ag, "dcpi_executions", label, "");
+			if (h->edge_obs) {
+				snprintf(label, sizeof(label), "%.17g", h->edge_obs[e]);
+				agsafeset(ag, "dcpi_observed", label, "");
+			}
 			if (h->edge_obs && !(h->edge_obs[e] > 0))
 				agsafeset(ag, "style", "dashed", "");
 		} else {
@@ -339,7 +411,7 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		}
 	}
 	if (h && h->r)
-		legend(g, maxshare);
+		legend(g, maxshare, h->edge_obs != NULL);
 	goto done;
 fail:
 	if (g)
