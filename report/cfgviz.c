@@ -48,6 +48,21 @@ static const char *heat_color(double frac)
 }
 
 
+/* A count as people read it: 3 significant digits with k, M, G or T from
+ * a thousand on ("22.1", "823k", "1.01e+03T" beyond). */
+static const char *count_str(double x, char *buf, size_t len)
+{
+	static const char *const unit[] = { "", "k", "M", "G", "T" };
+	int u = 0;
+
+	while (u < 4 && fabs(x) >= 999.5) {
+		x /= 1000;
+		u++;
+	}
+	snprintf(buf, len, "%.3g%s", x, unit[u]);
+	return buf;
+}
+
 static void put(char *buf, size_t cap, size_t *n, const char *s)
 {
 	for (; *s && *n + 3 < cap; s++) {
@@ -96,20 +111,22 @@ static void top_static(const struct cfg *cfg, const struct rep_cfg_heat *h, uint
 	if (!best)
 		return;
 	if (best->culprit >= 0 && (size_t)best->culprit < cfg->ninsns)
-		snprintf(out, len, "static: %s on 0x%llx (%.3g cy)",
+		snprintf(out, len, "static: %s on 0x%llx (%.3g cy each)",
 			 model_reason_name((enum model_reason)best->reason),
 			 (unsigned long long)cfg->insns[best->culprit].addr, best->m);
 	else
-		snprintf(out, len, "static: %s (%.3g cy)",
+		snprintf(out, len, "static: %s (%.3g cy each)",
 			 model_reason_name((enum model_reason)best->reason), best->m);
 }
 
-/* Block b's largest dynamic stall and its likeliest culprit; "" when none. */
+/* Block b's largest dynamic stall and its likeliest culprit; "" when none
+ * or when it holds under 2% of the block's cycles. */
 static void top_dynamic(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
 			char *out, size_t len)
 {
 	const struct cfg_block *bl = &cfg->blocks[b];
 	const struct cul_stall *best = NULL;
+	char cy[32];
 
 	out[0] = 0;
 	for (uint32_t i = bl->first; h->cul && i < bl->first + bl->n; i++) {
@@ -118,15 +135,17 @@ static void top_dynamic(const struct cfg *cfg, const struct rep_cfg_heat *h, uin
 		if (s && s->nsuspects && (!best || s->cycles > best->cycles))
 			best = s;
 	}
-	if (!best)
+	if (!best || !(best->cycles >= 0.02 * h->r->blocks[b].cycles))
 		return;
+	count_str(best->cycles, cy, sizeof(cy));
 	if (best->sus[0].insn >= 0)
-		snprintf(out, len, "dynamic: %s at 0x%llx (%.3g cy)",
+		snprintf(out, len, "dynamic: %s at 0x%llx (%s cy, %.0f%%)",
 			 cul_cause_name(best->sus[0].cause),
-			 (unsigned long long)cfg->insns[best->sus[0].insn].addr, best->cycles);
+			 (unsigned long long)cfg->insns[best->sus[0].insn].addr, cy,
+			 100 * best->cycles / h->r->blocks[b].cycles);
 	else
-		snprintf(out, len, "dynamic: %s (%.3g cy)", cul_cause_name(best->sus[0].cause),
-			 best->cycles);
+		snprintf(out, len, "dynamic: %s (%s cy, %.0f%%)", cul_cause_name(best->sus[0].cause),
+			 cy, 100 * best->cycles / h->r->blocks[b].cycles);
 }
 
 static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
@@ -148,8 +167,10 @@ static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, ui
 	if (h && h->r) {
 		const struct est_block *eb = &h->r->blocks[b];
 
-		line(buf, cap, &n, "%.1f%% of cycles, %.3g executions", 100 * share,
-		     eb->executions);
+		char x[32];
+
+		line(buf, cap, &n, "%.1f%% of cycles, %s executions", 100 * share,
+		     count_str(eb->executions, x, sizeof(x)));
 		line(buf, cap, &n, "CPI %.2f best, %.2f actual", eb->best_cpi, eb->actual_cpi);
 		top_static(cfg, h, b, cul, sizeof(cul));
 		if (cul[0])
@@ -241,29 +262,37 @@ static int pick_hot(const struct cfg *cfg, const struct est_result *r, double ho
 
 static void legend(Agraph_t *g, double maxshare, int have_paths)
 {
-	char html[2048];
+	char html[3072];
 	size_t n = 0;
 
 	n += (size_t)snprintf(html + n, sizeof(html) - n,
-			      "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\">"
-			      "<TR><TD COLSPAN=\"%d\">fill: share of the procedure's cycles "
-			      "(the hottest block holds %.1f%%)</TD></TR><TR>", NVIRIDIS,
-			      100 * maxshare);
+			      "<TABLE BORDER=\"1\" CELLBORDER=\"0\" CELLSPACING=\"0\" "
+			      "CELLPADDING=\"2\"><TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">"
+			      "<B>fill: share of the procedure's cycles</B></TD></TR><TR>",
+			      NVIRIDIS);
 	for (int k = 0; k < NVIRIDIS; k++)
 		n += (size_t)snprintf(html + n, sizeof(html) - n,
-				      "<TD BGCOLOR=\"%s\"><FONT COLOR=\"%s\">%.3g%%</FONT></TD>",
-				      viridis[k], k >= NVIRIDIS / 2 ? "white" : "black",
+				      "<TD BGCOLOR=\"%s\" WIDTH=\"38\" HEIGHT=\"18\" "
+				      "FIXEDSIZE=\"TRUE\"><FONT COLOR=\"%s\" POINT-SIZE=\"9\">"
+				      "%.3g%%</FONT></TD>", viridis[k],
+				      k >= NVIRIDIS / 2 ? "white" : "black",
 				      100 * maxshare * k / (NVIRIDIS - 1));
-	snprintf(html + n, sizeof(html) - n, "</TR><TR><TD COLSPAN=\"%d\">edges: width and label "
-		 "= estimated executions; %s</TD></TR><TR><TD COLSPAN=\"%d\">box3d: a cold "
-		 "region, collapsed</TD></TR></TABLE>", NVIRIDIS,
+	snprintf(html + n, sizeof(html) - n, "</TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">(the hottest block holds %.1f%%)</TD></TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">edges: width and label = estimated "
+		 "executions</TD></TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">%s</TD></TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">3-D box: connected cold blocks, "
+		 "collapsed</TD></TR></TABLE>", NVIRIDIS, 100 * maxshare, NVIRIDIS, NVIRIDIS,
 		 have_paths ? "solid: seen in path samples, dashed: never seen" :
-		 "no path samples (all solid)", NVIRIDIS);
+		 "no path samples: every edge solid", NVIRIDIS);
 	{
 		Agnode_t *l = agnode(g, "legend", 1);
 
 		agsafeset(l, "shape", "plaintext", "");
 		agsafeset(l, "style", "", "");
+		agsafeset(l, "fontname", "sans", "");
+		agsafeset(l, "fontsize", "11", "");
 		agsafeset(l, "label", agstrdup_html(g, html), "");
 	}
 }
@@ -302,6 +331,7 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 	int *region = malloc((n ? n : 1) * sizeof(*region));
 	double total = 0, maxshare = 0, maxexec = 0, *rcyc = NULL;
 	size_t *rcount = NULL;
+	uint64_t *rfirst = NULL;
 
 	if (!g || !nodes || !sub || !shown || !region)
 		goto fail;
@@ -323,6 +353,9 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 	agattr(g, AGNODE, "fontname", "monospace");
 	agattr(g, AGNODE, "style", "filled");
 	agattr(g, AGNODE, "fontcolor", "black");
+	agattr(g, AGRAPH, "fontname", "sans");
+	agattr(g, AGEDGE, "fontname", "sans");
+	agattr(g, AGEDGE, "fontsize", "11");
 	for (size_t b = 0; b < n; b++) {
 		double share = total > 0 ? h->r->blocks[b].cycles / total : 0;
 		char *lab;
@@ -356,12 +389,14 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		rnodes = calloc(nreg, sizeof(*rnodes));
 		rcyc = calloc(nreg, sizeof(*rcyc));
 		rcount = calloc(nreg, sizeof(*rcount));
-		if (!rnodes || !rcyc || !rcount)
+		rfirst = calloc(nreg, sizeof(*rfirst));
+		if (!rnodes || !rcyc || !rcount || !rfirst)
 			goto fail;
 		for (size_t b = 0; b < n; b++)
 			if (region[b] >= 0) {
 				rcyc[region[b]] += h->r->blocks[b].cycles;
-				rcount[region[b]]++;
+				if (!rcount[region[b]]++ || cfg->blocks[b].start < rfirst[region[b]])
+					rfirst[region[b]] = cfg->blocks[b].start;
 			}
 		for (size_t k = 0; k < nreg; k++) {
 			snprintf(name, sizeof(name), "cold%zu", k);
@@ -379,6 +414,8 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 			agsafeset(rnodes[k], "dcpi_cycles", label, "");
 			snprintf(label, sizeof(label), "%.17g", total > 0 ? rcyc[k] / total : 0);
 			agsafeset(rnodes[k], "dcpi_share", label, "");
+			snprintf(label, sizeof(label), "0x%llx", (unsigned long long)rfirst[k]);
+			agsafeset(rnodes[k], "dcpi_first", label, "");
 		}
 	}
 	for (size_t e = 0; e < cfg->nedges; e++) {
@@ -386,26 +423,36 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		Agnode_t *a = shown[ed->from] ? nodes[ed->from] : rnodes[region[ed->from]];
 		Agnode_t *z = shown[ed->to] ? nodes[ed->to] : rnodes[region[ed->to]];
 		double x = h && h->r ? h->r->edges[e].executions : 0;
-		Agedge_t *ag;
+		double obs = h && h->edge_obs ? h->edge_obs[e] : 0;
+		Agedge_t *ag = NULL;
 		char w[32];
 
 		if (!a || !z || (a == z && !shown[ed->from]))
 			continue;	/* inside one cold region */
-		snprintf(name, sizeof(name), "e%zu", e);
-		ag = agedge(g, a, z, name, 1);
+		/* the edges between a cold region and one node are drawn as one,
+		 * their executions (and observations) summed */
+		if (!shown[ed->from] || !shown[ed->to])
+			ag = agedge(g, a, z, NULL, 0);
+		if (ag) {
+			x += strtod(agget(ag, "dcpi_executions"), NULL);
+			if (h->edge_obs)
+				obs += strtod(agget(ag, "dcpi_observed"), NULL);
+		} else {
+			snprintf(name, sizeof(name), "e%zu", e);
+			ag = agedge(g, a, z, name, 1);
+		}
 		if (h && h->r) {
-			snprintf(label, sizeof(label), "%.3g", x);
-			snprintf(w, sizeof(w), "%.1f", 1 + 5 * (maxexec > 0 ? x / maxexec : 0));
+			count_str(x, label, sizeof(label));
+			snprintf(w, sizeof(w), "%.1f", 1 + 5 * (maxexec > 0 ? fmin(1, x / maxexec) : 0));
 			agsafeset(ag, "label", label, "");
 			agsafeset(ag, "penwidth", w, "");
 			snprintf(label, sizeof(label), "%.17g", x);
 			agsafeset(ag, "dcpi_executions", label, "");
 			if (h->edge_obs) {
-				snprintf(label, sizeof(label), "%.17g", h->edge_obs[e]);
+				snprintf(label, sizeof(label), "%.17g", obs);
 				agsafeset(ag, "dcpi_observed", label, "");
+				agsafeset(ag, "style", obs > 0 ? "solid" : "dashed", "");
 			}
-			if (h->edge_obs && !(h->edge_obs[e] > 0))
-				agsafeset(ag, "style", "dashed", "");
 		} else {
 			agsafeset(ag, "label", (char *)cfg_edge_kind_name(ed->kind), "");
 		}
@@ -422,6 +469,7 @@ done:
 	free(rnodes);
 	free(rcyc);
 	free(rcount);
+	free(rfirst);
 	free(sub);
 	free(shown);
 	free(region);

@@ -4,7 +4,7 @@
  * cgraph and checked against dcpicfg's JSON (the estimate's numbers, as
  * dcpicalc --json gives them): one node per shown block, the hottest blocks
  * shown, each cold region one node holding exactly its hidden blocks' share,
- * edge labels and widths from the estimate's edge executions, fill colours
+ * edge labels from the estimate's edge executions, fill colours
  * monotone in cycle share, --all shows every block; bad --hot values fail.
  */
 #include <math.h>
@@ -41,11 +41,12 @@ struct est {
 struct shown {
 	size_t nb, ncold, nexit;
 	struct {
-		char start[32], fill[16], label[1024];
+		char start[32], fill[16], label[1024], name[32];
 		double share, exec, best, actual;
 	} b[MAXB];
-	struct { double share; size_t n; char label[256]; } cold[MAXB];
+	struct { double share; size_t n; char label[256], name[32], first[32]; } cold[MAXB];
 	char palette[16][16];	/* the legend's colours, coldest first */
+	char exit[32];		/* the exit's node */
 	size_t npal;
 };
 
@@ -60,7 +61,9 @@ static int setup(void **state)
 		return -1;
 	if (bin && build)
 		have_db = tu_sh("%s record --db %s/db -- %s/workloads/estloops 20000 > /dev/null "
-				"2> %s/rec.log", bin, dir, build, dir) == 0;
+				"2> %s/rec.log", bin, dir, build, dir) == 0 &&
+			  tu_sh("%s record --db %s/demo -- %s/workloads/demo_work 4 > /dev/null "
+				"2> %s/rec2.log", bin, dir, build, dir) == 0;
 	return 0;
 }
 
@@ -80,13 +83,13 @@ static void need_db(void)
 	assert_true(have_db);
 }
 
-static void load_est(const char *proc, struct est *x)
+static void load_est(const char *db, const char *proc, struct est *x)
 {
 	char path[128], kind;
 	FILE *f;
 
 	memset(x, 0, sizeof(*x));
-	assert_int_equal(tu_sh("%s cfg --db %s/db %s --no-measure --format json > %s/est.json && "
+	assert_int_equal(tu_sh("%s cfg --db %s/%s %s --no-measure --format json > %s/est.json && "
 			       "python3 -c 'import json,sys\n"
 			       "d = json.load(open(sys.argv[1]))\n"
 			       "p = d.get(\"paths\")\n"
@@ -97,7 +100,7 @@ static void load_est(const char *proc, struct est *x)
 			       "for e in d[\"edges\"]:\n"
 			       "    print(\"E\", e[\"from\"], e[\"to\"], repr(e[\"executions\"]), "
 			       "repr(e[\"observed\"]))' %s/est.json > %s/est.txt",
-			       bin, dir, proc, dir, dir, dir), 0);
+			       bin, dir, db, proc, dir, dir, dir), 0);
 	snprintf(path, sizeof(path), "%s/est.txt", dir);
 	f = fopen(path, "r");
 	assert_non_null(f);
@@ -142,7 +145,8 @@ static const char *attr(void *obj, const char *name)
 
 /* dcpicfg PROC args as DOT, read back with cgraph; the graph stays open for
  * the edges (agclose it). */
-static Agraph_t *load_dot(const char *proc, const char *args, struct shown *s)
+static Agraph_t *load_dot(const char *db, const char *proc, const char *args,
+			  struct shown *s)
 {
 	char path[128];
 	const char *p;
@@ -151,8 +155,8 @@ static Agraph_t *load_dot(const char *proc, const char *args, struct shown *s)
 	FILE *f;
 
 	memset(s, 0, sizeof(*s));
-	assert_int_equal(tu_sh("%s cfg --db %s/db %s --no-measure %s > %s/g.dot", bin, dir, proc,
-			       args, dir), 0);
+	assert_int_equal(tu_sh("%s cfg --db %s/%s %s --no-measure %s > %s/g.dot", bin, dir, db,
+			       proc, args, dir), 0);
 	snprintf(path, sizeof(path), "%s/g.dot", dir);
 	f = fopen(path, "r");
 	assert_non_null(f);
@@ -174,13 +178,17 @@ static Agraph_t *load_dot(const char *proc, const char *args, struct shown *s)
 			s->cold[s->ncold].share = attr_num(n, "dcpi_share");
 			s->cold[s->ncold].n = (size_t)attr_num(n, "dcpi_blocks");
 			snprintf(s->cold[s->ncold].label, 256, "%s", attr(n, "label"));
+			snprintf(s->cold[s->ncold].name, 32, "%s", name);
+			snprintf(s->cold[s->ncold].first, 32, "%s", attr(n, "dcpi_first"));
 			s->ncold++;
 		} else if (!*attr(n, "dcpi_start")) {
 			assert_string_equal(attr(n, "label"), "exit\\l");
+			snprintf(s->exit, 32, "%s", name);
 			s->nexit++;
 		} else {
 			assert_true(name[0] == 'b' && s->nb < MAXB);
 			snprintf(s->b[s->nb].start, 32, "%s", attr(n, "dcpi_start"));
+			snprintf(s->b[s->nb].name, 32, "%s", name);
 			snprintf(s->b[s->nb].fill, 16, "%s", attr(n, "fillcolor"));
 			snprintf(s->b[s->nb].label, 1024, "%s", attr(n, "label"));
 			s->b[s->nb].share = attr_num(n, "dcpi_share");
@@ -193,6 +201,19 @@ static Agraph_t *load_dot(const char *proc, const char *args, struct shown *s)
 	assert_int_equal(s->nexit, 1);
 	assert_int_equal(s->npal, 9);
 	return g;
+}
+
+/* A count as the graph prints it: 3 significant digits, k, M, G, T from a
+ * thousand on. */
+static const char *count_str(double x, char *buf, size_t len)
+{
+	static const char *const unit[] = { "", "k", "M", "G", "T" };
+	int u = 0;
+
+	for (; u < 4 && fabs(x) >= 999.5; u++)
+		x /= 1000;
+	snprintf(buf, len, "%.3g%s", x, unit[u]);
+	return buf;
 }
 
 static int shown_index(const struct shown *s, const char *start)
@@ -217,6 +238,18 @@ static void close_to(double a, double b)
 		fail_msg("%.17g != %.17g", a, b);
 }
 
+/* The lowest start address of hidden region c. */
+static const char *first_of(const struct est *x, const int *comp, int c)
+{
+	const char *best = NULL;
+
+	for (size_t k = 0; k < x->nb; k++)
+		if (comp[k] == c && (!best || strtoull(x->b[k].start, NULL, 16) <
+					     strtoull(best, NULL, 16)))
+			best = x->b[k].start;
+	return best ? best : "";
+}
+
 static int pal_index(const struct shown *s, const char *fill)
 {
 	for (size_t k = 0; k < s->npal; k++)
@@ -230,21 +263,25 @@ static int pal_index(const struct shown *s, const char *fill)
  * Every check on one rendering at share hot (1: --all): returns how many
  * blocks were hidden.
  */
-static size_t check(const char *proc, const char *args, double hot)
+static size_t check(const char *db, const char *proc, const char *args, double hot,
+		    int *paths_used)
 {
 	static struct est x;
 	static struct shown s;
 	static char hidden[MAXB];
 	static int comp[MAXB];
+	static char comp_node[MAXB][32];
 	double hidden_share = 0, shown_share = 0, min_shown = 1, max_hidden = 0;
 	size_t nhidden = 0, ncomp = 0, nedges = 0;
-	char want[256];
+	char want[256], cnt[32];
 	Agraph_t *g;
 	Agnode_t *n;
 	Agedge_t *ed;
 
-	load_est(proc, &x);
-	g = load_dot(proc, args, &s);
+	load_est(db, proc, &x);
+	g = load_dot(db, proc, args, &s);
+	if (paths_used)
+		*paths_used = x.paths_used;
 	/* one node per shown block, each a block of the estimate */
 	for (size_t i = 0; i < s.nb; i++) {
 		int k = est_index(&x, s.b[i].start);
@@ -258,8 +295,8 @@ static size_t check(const char *proc, const char *args, double hot)
 		/* the JSON prints CPIs to 6 digits */
 		assert_true(fabs(s.b[i].best - x.b[k].best) <= 1e-5 * fmax(1e-3, x.b[k].best));
 		assert_true(fabs(s.b[i].actual - x.b[k].actual) <= 1e-5 * fmax(1e-3, x.b[k].actual));
-		snprintf(want, sizeof(want), "%.1f%% of cycles, %.3g executions",
-			 100 * x.b[k].samples / x.total, x.b[k].exec);
+		snprintf(want, sizeof(want), "%.1f%% of cycles, %s executions",
+			 100 * x.b[k].samples / x.total, count_str(x.b[k].exec, cnt, sizeof(cnt)));
 		if (!strstr(s.b[i].label, want))
 			fail_msg("%s: label lacks \"%s\": %s", s.b[i].start, want, s.b[i].label);
 		snprintf(want, sizeof(want), "CPI %.2f best, %.2f actual", s.b[i].best,
@@ -319,69 +356,94 @@ static size_t check(const char *proc, const char *args, double hot)
 
 		for (size_t c = 0; c < ncomp; c++) {
 			double sh = 0;
-			size_t cnt = 0, m;
+			size_t nblk = 0, m;
 
 			for (size_t k = 0; k < x.nb; k++)
 				if (comp[k] == (int)c) {
 					sh += x.b[k].samples / x.total;
-					cnt++;
+					nblk++;
 				}
 			for (m = 0; m < s.ncold; m++)
-				if (!used[m] && s.cold[m].n == cnt &&
-				    fabs(s.cold[m].share - sh) <= 1e-9)
+				if (!used[m] && s.cold[m].n == nblk &&
+				    fabs(s.cold[m].share - sh) <= 1e-9 &&
+				    !strcmp(s.cold[m].first, first_of(&x, comp, (int)c)))
 					break;
 			if (m == s.ncold)
-				fail_msg("no cold node for %zu blocks, share %.17g", cnt, sh);
+				fail_msg("no cold node for %zu blocks, share %.17g", nblk, sh);
 			used[m] = 1;
-			snprintf(want, sizeof(want), "%zu cold block%s\\n%.2f%% of cycles", cnt,
-				 cnt == 1 ? "" : "s", 100 * sh);
+			snprintf(comp_node[c], 32, "%s", s.cold[m].name);
+			snprintf(want, sizeof(want), "%zu cold block%s\\n%.2f%% of cycles", nblk,
+				 nblk == 1 ? "" : "s", 100 * sh);
 			assert_string_equal(s.cold[m].label, want);
 		}
 		for (size_t m = 0; m < s.ncold; m++)
 			cold_share += s.cold[m].share;
 		close_to(cold_share, hidden_share);
 	}
-	/* edges: between shown blocks, labelled with the estimate's executions
-	 * (%.3g), dashed exactly where the path samples never saw them */
-	for (n = agfstnode(g); n; n = agnxtnode(g, n))
-		for (ed = agfstout(g, n); ed; ed = agnxtout(g, ed)) {
-			const char *a = attr(agtail(ed), "dcpi_start");
-			const char *b = attr(aghead(ed), "dcpi_start");
-			double xe = attr_num(ed, "dcpi_executions");
-			size_t e;
-
-			nedges++;
-			if (!*b && strncmp(agnameof(aghead(ed)), "cold", 4))
-				b = "exit";
-			if (!*a || !*b)
-				continue;	/* a cold region's */
-			for (e = 0; e < x.ne; e++)
-				if (!strcmp(x.e[e].from, a) && !strcmp(x.e[e].to, b) &&
-				    fabs(x.e[e].exec - xe) <= 1e-9 * fmax(1, xe))
-					break;
-			if (e == x.ne)
-				fail_msg("edge %s -> %s (%.17g) is not the estimate's", a, b, xe);
-			snprintf(want, sizeof(want), "%.3g", x.e[e].exec);
-			assert_string_equal(attr(ed, "label"), want);
-			if (x.paths_used) {
-				close_to(attr_num(ed, "dcpi_observed"), x.e[e].obs);
-				assert_int_equal(!strcmp(attr(ed, "style"), "dashed"), !(x.e[e].obs > 0));
-			} else {
-				assert_string_equal(attr(ed, "dcpi_observed"), "");
-				assert_string_not_equal(attr(ed, "style"), "dashed");
-			}
-		}
+	/* edges: each of the estimate's between the nodes its ends are drawn as
+	 * (a hidden block as its region's node), those between a region and one
+	 * node drawn as one with their executions summed; labelled with the
+	 * executions, dashed exactly where the path samples never saw them */
 	{
-		/* every edge of the estimate drawn but those inside one cold region */
-		size_t inside = 0;
+		static struct { const char *a, *z; double exec, obs; int n, seen; } want_e[MAXE];
+		size_t nwant = 0, got = 0;
 
 		for (size_t e = 0; e < x.ne; e++) {
-			int a = est_index(&x, x.e[e].from), b = est_index(&x, x.e[e].to);
+			int ka = est_index(&x, x.e[e].from), kz = est_index(&x, x.e[e].to);
+			const char *a, *z;
+			size_t w;
 
-			inside += a >= 0 && b >= 0 && hidden[a] && hidden[b];
+			assert_true(ka >= 0);
+			a = hidden[ka] ? comp_node[comp[ka]] : s.b[shown_index(&s, x.e[e].from)].name;
+			z = kz < 0 ? s.exit : hidden[kz] ? comp_node[comp[kz]] :
+			    s.b[shown_index(&s, x.e[e].to)].name;
+			if (ka >= 0 && kz >= 0 && hidden[ka] && hidden[kz])
+				continue;	/* inside one region */
+			for (w = 0; w < nwant; w++)
+				if ((hidden[ka] || (kz >= 0 && hidden[kz])) &&
+				    !strcmp(want_e[w].a, a) && !strcmp(want_e[w].z, z))
+					break;
+			if (w == nwant) {
+				want_e[nwant].a = a;
+				want_e[nwant].z = z;
+				want_e[nwant].exec = want_e[nwant].obs = 0;
+				want_e[nwant].n = want_e[nwant].seen = 0;
+				nwant++;
+			}
+			want_e[w].exec += x.e[e].exec;
+			want_e[w].obs += x.e[e].obs;
+			want_e[w].n++;
 		}
-		assert_int_equal(nedges, x.ne - inside);
+		for (n = agfstnode(g); n; n = agnxtnode(g, n))
+			for (ed = agfstout(g, n); ed; ed = agnxtout(g, ed)) {
+				const char *a = agnameof(agtail(ed)), *z = agnameof(aghead(ed));
+				double xe = attr_num(ed, "dcpi_executions");
+				size_t w;
+
+				got++;
+				for (w = 0; w < nwant; w++)
+					if (!want_e[w].seen && !strcmp(want_e[w].a, a) &&
+					    !strcmp(want_e[w].z, z) &&
+					    fabs(want_e[w].exec - xe) <= 1e-9 * fmax(1, xe))
+						break;
+				if (w == nwant)
+					fail_msg("edge %s -> %s (%.17g) is not the estimate's", a, z, xe);
+				want_e[w].seen = 1;
+				assert_string_equal(attr(ed, "label"),
+						    count_str(want_e[w].exec, cnt, sizeof(cnt)));
+				if (x.paths_used) {
+					close_to(attr_num(ed, "dcpi_observed"), want_e[w].obs);
+					assert_int_equal(!strcmp(attr(ed, "style"), "dashed"),
+							 !(want_e[w].obs > 0));
+				} else {
+					assert_string_equal(attr(ed, "dcpi_observed"), "");
+					assert_string_not_equal(attr(ed, "style"), "dashed");
+				}
+			}
+		assert_int_equal(got, nwant);
+		nedges = got;
 	}
+	assert_true(nedges > 0);
 	agclose(g);
 	return nhidden;
 }
@@ -391,8 +453,9 @@ static void test_all(void **state)
 {
 	(void)state;
 	need_db();
-	assert_int_equal(check("loop_mixed", "--all", 1), 0);
-	assert_int_equal(check("loop_simple", "--all", 1), 0);
+	assert_int_equal(check("db", "loop_mixed", "--all", 1, NULL), 0);
+	assert_int_equal(check("db", "loop_simple", "--all", 1, NULL), 0);
+	assert_int_equal(check("demo", "main", "--all", 1, NULL), 0);
 }
 
 /* The default share (0.99) and smaller ones hide blocks, and the fewer the
@@ -403,12 +466,31 @@ static void test_hot(void **state)
 
 	(void)state;
 	need_db();
-	h99 = check("loop_mixed", "", 0.99);
-	check("loop_mixed", "--hot 0.9", 0.9);
-	h50 = check("loop_mixed", "--hot 0.5", 0.5);
+	h99 = check("db", "loop_mixed", "", 0.99, NULL);
+	check("db", "loop_mixed", "--hot 0.9", 0.9, NULL);
+	h50 = check("db", "loop_mixed", "--hot 0.5", 0.5, NULL);
 	assert_true(h50 > 0);
 	assert_true(h50 >= h99);
-	check("loop_simple", "--hot 0.5", 0.5);
+	check("db", "loop_simple", "--hot 0.5", 0.5, NULL);
+	/* main of the demo: setup loops and checks around its calls, cold */
+	assert_true(check("demo", "main", "", 0.99, NULL) > 0);
+	assert_true(check("demo", "main", "--hot 0.7", 0.7, NULL) > 0);
+}
+
+/* Path samples: edges they saw solid, the others dashed (when the estimate
+ * used them; a short run may leave too few). */
+static void test_paths(void **state)
+{
+	int used = 0, any = 0;
+
+	(void)state;
+	need_db();
+	check("demo", "mix_chain", "--all", 1, &used);
+	any |= used;
+	check("demo", "chase.constprop.0", "", 0.99, &used);
+	any |= used;
+	if (!any)
+		print_message("no path samples used in this recording: dashes not checked\n");
 }
 
 /* PNG through graphviz's library; --static gives the plain graph. */
@@ -459,6 +541,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all),
 		cmocka_unit_test(test_hot),
+		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_bad_hot),
 	};
