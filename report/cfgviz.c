@@ -49,11 +49,17 @@ static const char *heat_color(double frac)
 
 
 /* A count as people read it: 3 significant digits with k, M, G or T from
- * a thousand on ("22.1", "823k", "1.01e+03T" beyond). */
+ * a thousand on ("22.1", "823k", "1.01e+03T" beyond); under 0.01 (the
+ * estimate's rounding dust) "<0.01". */
 static const char *count_str(double x, char *buf, size_t len)
 {
 	static const char *const unit[] = { "", "k", "M", "G", "T" };
 	int u = 0;
+
+	if (x > 0 && x < 0.01) {
+		snprintf(buf, len, "<0.01");
+		return buf;
+	}
 
 	while (u < 4 && fabs(x) >= 999.5) {
 		x /= 1000;
@@ -321,6 +327,22 @@ static void exact_block(Agnode_t *nd, const struct cfg *cfg, const struct est_re
 	agsafeset(nd, "dcpi_actual_cpi", v, "");
 }
 
+/* Is loop inner l inside loop outer (or outer itself; -1: the procedure)? */
+static int loop_within(const struct cfg *cfg, int l, int outer)
+{
+	while (l >= 0 && l != outer)
+		l = cfg->loops[l].parent;
+	return l == outer;
+}
+
+/* The innermost loop holding both loops a and b (-1: none). */
+static int loop_common(const struct cfg *cfg, int a, int b)
+{
+	while (a >= 0 && !loop_within(cfg, b, a))
+		a = cfg->loops[a].parent;
+	return a;
+}
+
 static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 {
 	size_t n = cfg->nblocks, nreg = 0;
@@ -332,6 +354,7 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 	double total = 0, maxshare = 0, maxexec = 0, *rcyc = NULL;
 	size_t *rcount = NULL;
 	uint64_t *rfirst = NULL;
+	int *rloop = NULL;
 
 	if (!g || !nodes || !sub || !shown || !region)
 		goto fail;
@@ -390,19 +413,25 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		rcyc = calloc(nreg, sizeof(*rcyc));
 		rcount = calloc(nreg, sizeof(*rcount));
 		rfirst = calloc(nreg, sizeof(*rfirst));
-		if (!rnodes || !rcyc || !rcount || !rfirst)
+		rloop = calloc(nreg, sizeof(*rloop));
+		if (!rnodes || !rcyc || !rcount || !rfirst || !rloop)
 			goto fail;
 		for (size_t b = 0; b < n; b++)
 			if (region[b] >= 0) {
-				rcyc[region[b]] += h->r->blocks[b].cycles;
-				if (!rcount[region[b]]++ || cfg->blocks[b].start < rfirst[region[b]])
-					rfirst[region[b]] = cfg->blocks[b].start;
+				int k = region[b];
+
+				rcyc[k] += h->r->blocks[b].cycles;
+				rloop[k] = rcount[k] ? loop_common(cfg, rloop[k], cfg->blocks[b].loop) :
+					   cfg->blocks[b].loop;
+				if (!rcount[k]++ || cfg->blocks[b].start < rfirst[k])
+					rfirst[k] = cfg->blocks[b].start;
 			}
 		for (size_t k = 0; k < nreg; k++) {
 			snprintf(name, sizeof(name), "cold%zu", k);
-			rnodes[k] = agnode(g, name, 1);
-			snprintf(label, sizeof(label), "%zu cold block%s\\n%.2f%% of cycles",
-				 rcount[k], rcount[k] == 1 ? "" : "s",
+			/* in the innermost loop holding all its blocks */
+			rnodes[k] = agnode(rep_loop_graph(g, sub, cfg, rloop[k]), name, 1);
+			snprintf(label, sizeof(label), "%zu cold block%s from 0x%llx\\n%.2f%% of cycles",
+				 rcount[k], rcount[k] == 1 ? "" : "s", (unsigned long long)rfirst[k],
 				 total > 0 ? 100 * rcyc[k] / total : 0);
 			agsafeset(rnodes[k], "label", label, "");
 			agsafeset(rnodes[k], "shape", "box3d", "");
@@ -470,6 +499,7 @@ done:
 	free(rcyc);
 	free(rcount);
 	free(rfirst);
+	free(rloop);
 	free(sub);
 	free(shown);
 	free(region);

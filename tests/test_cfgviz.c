@@ -143,6 +143,20 @@ static const char *attr(void *obj, const char *name)
 	return v ? v : "";
 }
 
+/* A label as graphviz shows it: the escapes of <, >, {, }, |, " and \\
+ * undone (\\l, \\n kept). */
+static void unescape(char *out, size_t len, const char *in)
+{
+	size_t n = 0;
+
+	for (; *in && n + 1 < len; in++) {
+		if (*in == '\\' && in[1] && strchr("<>{}|\"\\", in[1]))
+			in++;
+		out[n++] = *in;
+	}
+	out[n] = 0;
+}
+
 /* dcpicfg PROC args as DOT, read back with cgraph; the graph stays open for
  * the edges (agclose it). */
 static Agraph_t *load_dot(const char *db, const char *proc, const char *args,
@@ -190,7 +204,7 @@ static Agraph_t *load_dot(const char *db, const char *proc, const char *args,
 			snprintf(s->b[s->nb].start, 32, "%s", attr(n, "dcpi_start"));
 			snprintf(s->b[s->nb].name, 32, "%s", name);
 			snprintf(s->b[s->nb].fill, 16, "%s", attr(n, "fillcolor"));
-			snprintf(s->b[s->nb].label, 1024, "%s", attr(n, "label"));
+			unescape(s->b[s->nb].label, 1024, attr(n, "label"));
 			s->b[s->nb].share = attr_num(n, "dcpi_share");
 			s->b[s->nb].exec = attr_num(n, "dcpi_executions");
 			s->b[s->nb].best = attr_num(n, "dcpi_best_cpi");
@@ -204,11 +218,16 @@ static Agraph_t *load_dot(const char *db, const char *proc, const char *args,
 }
 
 /* A count as the graph prints it: 3 significant digits, k, M, G, T from a
- * thousand on. */
+ * thousand on, "<0.01" for dust. */
 static const char *count_str(double x, char *buf, size_t len)
 {
 	static const char *const unit[] = { "", "k", "M", "G", "T" };
 	int u = 0;
+
+	if (x > 0 && x < 0.01) {
+		snprintf(buf, len, "<0.01");
+		return buf;
+	}
 
 	for (; u < 4 && fabs(x) >= 999.5; u++)
 		x /= 1000;
@@ -372,8 +391,8 @@ static size_t check(const char *db, const char *proc, const char *args, double h
 				fail_msg("no cold node for %zu blocks, share %.17g", nblk, sh);
 			used[m] = 1;
 			snprintf(comp_node[c], 32, "%s", s.cold[m].name);
-			snprintf(want, sizeof(want), "%zu cold block%s\\n%.2f%% of cycles", nblk,
-				 nblk == 1 ? "" : "s", 100 * sh);
+			snprintf(want, sizeof(want), "%zu cold block%s from %s\\n%.2f%% of cycles",
+				 nblk, nblk == 1 ? "" : "s", s.cold[m].first, 100 * sh);
 			assert_string_equal(s.cold[m].label, want);
 		}
 		for (size_t m = 0; m < s.ncold; m++)
