@@ -150,8 +150,9 @@ static void top_dynamic(const struct cfg *cfg, const struct rep_cfg_heat *h, uin
 			 (unsigned long long)cfg->insns[best->sus[0].insn].addr, cy,
 			 100 * best->cycles / h->r->blocks[b].cycles);
 	else
-		snprintf(out, len, "dynamic: %s (%s cy, %.0f%%)", cul_cause_name(best->sus[0].cause),
-			 cy, 100 * best->cycles / h->r->blocks[b].cycles);
+		snprintf(out, len, "dynamic: %s (%s cy, %.0f%%)",
+			 cul_cause_name(best->sus[0].cause), cy,
+			 100 * best->cycles / h->r->blocks[b].cycles);
 }
 
 static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
@@ -421,7 +422,8 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 				int k = region[b];
 
 				rcyc[k] += h->r->blocks[b].cycles;
-				rloop[k] = rcount[k] ? loop_common(cfg, rloop[k], cfg->blocks[b].loop) :
+				rloop[k] = rcount[k] ?
+					   loop_common(cfg, rloop[k], cfg->blocks[b].loop) :
 					   cfg->blocks[b].loop;
 				if (!rcount[k]++ || cfg->blocks[b].start < rfirst[k])
 					rfirst[k] = cfg->blocks[b].start;
@@ -430,8 +432,9 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 			snprintf(name, sizeof(name), "cold%zu", k);
 			/* in the innermost loop holding all its blocks */
 			rnodes[k] = agnode(rep_loop_graph(g, sub, cfg, rloop[k]), name, 1);
-			snprintf(label, sizeof(label), "%zu cold block%s from 0x%llx\\n%.2f%% of cycles",
-				 rcount[k], rcount[k] == 1 ? "" : "s", (unsigned long long)rfirst[k],
+			snprintf(label, sizeof(label),
+				 "%zu cold block%s from 0x%llx\\n%.2f%% of cycles", rcount[k],
+				 rcount[k] == 1 ? "" : "s", (unsigned long long)rfirst[k],
 				 total > 0 ? 100 * rcyc[k] / total : 0);
 			agsafeset(rnodes[k], "label", label, "");
 			agsafeset(rnodes[k], "shape", "box3d", "");
@@ -472,7 +475,8 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		}
 		if (h && h->r) {
 			count_str(x, label, sizeof(label));
-			snprintf(w, sizeof(w), "%.1f", 1 + 5 * (maxexec > 0 ? fmin(1, x / maxexec) : 0));
+			snprintf(w, sizeof(w), "%.1f",
+				 1 + 5 * (maxexec > 0 ? fmin(1, x / maxexec) : 0));
 			agsafeset(ag, "label", label, "");
 			agsafeset(ag, "penwidth", w, "");
 			snprintf(label, sizeof(label), "%.17g", x);

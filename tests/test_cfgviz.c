@@ -95,8 +95,9 @@ static void load_est(const char *db, const char *proc, struct est *x)
 			       "p = d.get(\"paths\")\n"
 			       "print(\"P\", 1 if p and p.get(\"used\") else 0)\n"
 			       "for b in d[\"blocks\"]:\n"
-			       "    print(\"B\", b[\"start\"], repr(b[\"samples\"]), repr(b[\"executions\"]), "
-			       "repr(b[\"best_cpi\"]), repr(b[\"actual_cpi\"]))\n"
+			       "    print(\"B\", b[\"start\"], repr(b[\"samples\"]), "
+			       "repr(b[\"executions\"]), repr(b[\"best_cpi\"]), "
+			       "repr(b[\"actual_cpi\"]))\n"
 			       "for e in d[\"edges\"]:\n"
 			       "    print(\"E\", e[\"from\"], e[\"to\"], repr(e[\"executions\"]), "
 			       "repr(e[\"observed\"]))' %s/est.json > %s/est.txt",
@@ -117,7 +118,8 @@ static void load_est(const char *db, const char *proc, struct est *x)
 			assert_int_equal(kind, 'E');
 			assert_true(x->ne < MAXE);
 			assert_int_equal(fscanf(f, "%31s %31s %lf %lf", x->e[x->ne].from,
-						x->e[x->ne].to, &x->e[x->ne].exec, &x->e[x->ne].obs), 4);
+						x->e[x->ne].to, &x->e[x->ne].exec,
+						&x->e[x->ne].obs), 4);
 			x->ne++;
 		}
 	}
@@ -313,7 +315,8 @@ static size_t check(const char *db, const char *proc, const char *args, double h
 		close_to(s.b[i].exec, x.b[k].exec);
 		/* the JSON prints CPIs to 6 digits */
 		assert_true(fabs(s.b[i].best - x.b[k].best) <= 1e-5 * fmax(1e-3, x.b[k].best));
-		assert_true(fabs(s.b[i].actual - x.b[k].actual) <= 1e-5 * fmax(1e-3, x.b[k].actual));
+		assert_true(fabs(s.b[i].actual - x.b[k].actual) <=
+			    1e-5 * fmax(1e-3, x.b[k].actual));
 		snprintf(want, sizeof(want), "%.1f%% of cycles, %s executions",
 			 100 * x.b[k].samples / x.total, count_str(x.b[k].exec, cnt, sizeof(cnt)));
 		if (!strstr(s.b[i].label, want))
@@ -324,14 +327,15 @@ static size_t check(const char *db, const char *proc, const char *args, double h
 		snprintf(want, sizeof(want), "%s-", s.b[i].start);
 		assert_ptr_equal(strstr(s.b[i].label, want), s.b[i].label);	/* its range */
 		shown_share += s.b[i].share;
-		if (strcmp(s.b[i].start, x.b[0].start))		/* the entry is always shown */
+		if (strcmp(s.b[i].start, x.b[0].start))	/* the entry: always shown */
 			min_shown = fmin(min_shown, s.b[i].share);
 	}
 	/* fill: monotone in share on the legend's scale, hotter never lighter */
 	for (size_t i = 0; i < s.nb; i++)
 		for (size_t j = 0; j < s.nb; j++)
 			if (s.b[i].share < s.b[j].share)
-				assert_true(pal_index(&s, s.b[i].fill) <= pal_index(&s, s.b[j].fill));
+				assert_true(pal_index(&s, s.b[i].fill) <=
+					    pal_index(&s, s.b[j].fill));
 	for (size_t k = 0; k < x.nb; k++) {
 		hidden[k] = shown_index(&s, x.b[k].start) < 0;
 		if (hidden[k]) {
@@ -413,7 +417,8 @@ static size_t check(const char *db, const char *proc, const char *args, double h
 			size_t w;
 
 			assert_true(ka >= 0);
-			a = hidden[ka] ? comp_node[comp[ka]] : s.b[shown_index(&s, x.e[e].from)].name;
+			a = hidden[ka] ? comp_node[comp[ka]] :
+			    s.b[shown_index(&s, x.e[e].from)].name;
 			z = kz < 0 ? s.exit : hidden[kz] ? comp_node[comp[kz]] :
 			    s.b[shown_index(&s, x.e[e].to)].name;
 			if (ka >= 0 && kz >= 0 && hidden[ka] && hidden[kz])
@@ -446,7 +451,8 @@ static size_t check(const char *db, const char *proc, const char *args, double h
 					    fabs(want_e[w].exec - xe) <= 1e-9 * fmax(1, xe))
 						break;
 				if (w == nwant)
-					fail_msg("edge %s -> %s (%.17g) is not the estimate's", a, z, xe);
+					fail_msg("edge %s -> %s (%.17g) is not the estimate's",
+						 a, z, xe);
 				want_e[w].seen = 1;
 				assert_string_equal(attr(ed, "label"),
 						    count_str(want_e[w].exec, cnt, sizeof(cnt)));
