@@ -48,6 +48,27 @@ static const char *heat_color(double frac)
 }
 
 
+/* A count as people read it: 3 significant digits with k, M, G or T from
+ * a thousand on ("22.1", "823k", "1.01e+03T" beyond); under 0.01 (the
+ * estimate's rounding dust) "<0.01". */
+static const char *count_str(double x, char *buf, size_t len)
+{
+	static const char *const unit[] = { "", "k", "M", "G", "T" };
+	int u = 0;
+
+	if (x > 0 && x < 0.01) {
+		snprintf(buf, len, "<0.01");
+		return buf;
+	}
+
+	while (u < 4 && fabs(x) >= 999.5) {
+		x /= 1000;
+		u++;
+	}
+	snprintf(buf, len, "%.3g%s", x, unit[u]);
+	return buf;
+}
+
 static void put(char *buf, size_t cap, size_t *n, const char *s)
 {
 	for (; *s && *n + 3 < cap; s++) {
@@ -77,13 +98,41 @@ static void line(char *buf, size_t cap, size_t *n, const char *fmt, ...)
 	}
 }
 
-/* The most telling culprit of block b: its largest stall's first suspect,
- * else its largest static stall's reason. */
-static void top_culprit(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
+/* Block b's largest static stall (the model's M_i where it waited): its
+ * reason and the instruction it waited on; "" when none. */
+static void top_static(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
+		       char *out, size_t len)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	const struct est_insn *best = NULL;
+
+	out[0] = 0;
+	for (uint32_t i = bl->first; i < bl->first + bl->n && i < h->r->ninsns; i++) {
+		const struct est_insn *x = &h->r->insns[i];
+
+		if (x->reason != MODEL_R_NONE && x->reason < MODEL_R_COUNT && x->m >= 1.5 &&
+		    (!best || x->m > best->m))
+			best = x;
+	}
+	if (!best)
+		return;
+	if (best->culprit >= 0 && (size_t)best->culprit < cfg->ninsns)
+		snprintf(out, len, "static: %s on 0x%llx (%.3g cy each)",
+			 model_reason_name((enum model_reason)best->reason),
+			 (unsigned long long)cfg->insns[best->culprit].addr, best->m);
+	else
+		snprintf(out, len, "static: %s (%.3g cy each)",
+			 model_reason_name((enum model_reason)best->reason), best->m);
+}
+
+/* Block b's largest dynamic stall and its likeliest culprit; "" when none
+ * or when it holds under 2% of the block's cycles. */
+static void top_dynamic(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
 			char *out, size_t len)
 {
 	const struct cfg_block *bl = &cfg->blocks[b];
 	const struct cul_stall *best = NULL;
+	char cy[32];
 
 	out[0] = 0;
 	for (uint32_t i = bl->first; h->cul && i < bl->first + bl->n; i++) {
@@ -92,12 +141,18 @@ static void top_culprit(const struct cfg *cfg, const struct rep_cfg_heat *h, uin
 		if (s && s->nsuspects && (!best || s->cycles > best->cycles))
 			best = s;
 	}
-	if (best) {
-		snprintf(out, len, "%s at 0x%llx (%.2g cycles)", cul_cause_name(best->sus[0].cause),
-			 best->sus[0].insn >= 0 ?
-			 (unsigned long long)cfg->insns[best->sus[0].insn].addr : 0ull,
-			 best->cycles);
-	}
+	if (!best || !(best->cycles >= 0.02 * h->r->blocks[b].cycles))
+		return;
+	count_str(best->cycles, cy, sizeof(cy));
+	if (best->sus[0].insn >= 0)
+		snprintf(out, len, "dynamic: %s at 0x%llx (%s cy, %.0f%%)",
+			 cul_cause_name(best->sus[0].cause),
+			 (unsigned long long)cfg->insns[best->sus[0].insn].addr, cy,
+			 100 * best->cycles / h->r->blocks[b].cycles);
+	else
+		snprintf(out, len, "dynamic: %s (%s cy, %.0f%%)",
+			 cul_cause_name(best->sus[0].cause), cy,
+			 100 * best->cycles / h->r->blocks[b].cycles);
 }
 
 static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, uint32_t b,
@@ -119,10 +174,15 @@ static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, ui
 	if (h && h->r) {
 		const struct est_block *eb = &h->r->blocks[b];
 
-		line(buf, cap, &n, "%.1f%% of cycles, %.3g executions", 100 * share,
-		     eb->executions);
+		char x[32];
+
+		line(buf, cap, &n, "%.1f%% of cycles, %s executions", 100 * share,
+		     count_str(eb->executions, x, sizeof(x)));
 		line(buf, cap, &n, "CPI %.2f best, %.2f actual", eb->best_cpi, eb->actual_cpi);
-		top_culprit(cfg, h, b, cul, sizeof(cul));
+		top_static(cfg, h, b, cul, sizeof(cul));
+		if (cul[0])
+			line(buf, cap, &n, "%s", cul);
+		top_dynamic(cfg, h, b, cul, sizeof(cul));
 		if (cul[0])
 			line(buf, cap, &n, "%s", cul);
 	}
@@ -207,31 +267,81 @@ static int pick_hot(const struct cfg *cfg, const struct est_result *r, double ho
 	return 0;
 }
 
-static void legend(Agraph_t *g, double maxshare)
+static void legend(Agraph_t *g, double maxshare, int have_paths)
 {
-	char html[2048];
+	char html[3072];
 	size_t n = 0;
 
 	n += (size_t)snprintf(html + n, sizeof(html) - n,
-			      "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\">"
-			      "<TR><TD COLSPAN=\"%d\">fill: share of the procedure's cycles "
-			      "(the hottest block holds %.1f%%)</TD></TR><TR>", NVIRIDIS,
-			      100 * maxshare);
+			      "<TABLE BORDER=\"1\" CELLBORDER=\"0\" CELLSPACING=\"0\" "
+			      "CELLPADDING=\"2\"><TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">"
+			      "<B>fill: share of the procedure's cycles</B></TD></TR><TR>",
+			      NVIRIDIS);
 	for (int k = 0; k < NVIRIDIS; k++)
 		n += (size_t)snprintf(html + n, sizeof(html) - n,
-				      "<TD BGCOLOR=\"%s\"><FONT COLOR=\"%s\">%.3g%%</FONT></TD>",
-				      viridis[k], k >= NVIRIDIS / 2 ? "white" : "black",
+				      "<TD BGCOLOR=\"%s\" WIDTH=\"38\" HEIGHT=\"18\" "
+				      "FIXEDSIZE=\"TRUE\"><FONT COLOR=\"%s\" POINT-SIZE=\"9\">"
+				      "%.3g%%</FONT></TD>", viridis[k],
+				      k >= NVIRIDIS / 2 ? "white" : "black",
 				      100 * maxshare * k / (NVIRIDIS - 1));
-	snprintf(html + n, sizeof(html) - n, "</TR><TR><TD COLSPAN=\"%d\">edges: width and label "
-		 "= estimated executions; solid: seen in path samples</TD></TR></TABLE>",
-		 NVIRIDIS);
+	snprintf(html + n, sizeof(html) - n, "</TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">(the hottest block holds %.1f%%)</TD></TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">edges: width and label = estimated "
+		 "executions</TD></TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">%s</TD></TR>"
+		 "<TR><TD COLSPAN=\"%d\" ALIGN=\"LEFT\">3-D box: connected cold blocks, "
+		 "collapsed</TD></TR></TABLE>", NVIRIDIS, 100 * maxshare, NVIRIDIS, NVIRIDIS,
+		 have_paths ? "solid: seen in path samples, dashed: never seen" :
+		 "no path samples: every edge solid", NVIRIDIS);
 	{
 		Agnode_t *l = agnode(g, "legend", 1);
 
 		agsafeset(l, "shape", "plaintext", "");
 		agsafeset(l, "style", "", "");
+		agsafeset(l, "fontname", "sans", "");
+		agsafeset(l, "fontsize", "11", "");
 		agsafeset(l, "label", agstrdup_html(g, html), "");
 	}
+}
+
+/* The numbers behind a block's node, unrounded, for tools that read the DOT:
+ * its start address, cycles, share of the procedure's, executions and CPIs. */
+static void exact_block(Agnode_t *nd, const struct cfg *cfg, const struct est_result *r,
+			size_t b, double share)
+{
+	const struct est_block *eb = &r->blocks[b];
+	char v[64];
+
+	if (cfg->blocks[b].flags & CFG_B_EXIT)
+		return;
+	snprintf(v, sizeof(v), "0x%llx", (unsigned long long)cfg->blocks[b].start);
+	agsafeset(nd, "dcpi_start", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->cycles);
+	agsafeset(nd, "dcpi_cycles", v, "");
+	snprintf(v, sizeof(v), "%.17g", share);
+	agsafeset(nd, "dcpi_share", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->executions);
+	agsafeset(nd, "dcpi_executions", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->best_cpi);
+	agsafeset(nd, "dcpi_best_cpi", v, "");
+	snprintf(v, sizeof(v), "%.17g", eb->actual_cpi);
+	agsafeset(nd, "dcpi_actual_cpi", v, "");
+}
+
+/* Is loop inner l inside loop outer (or outer itself; -1: the procedure)? */
+static int loop_within(const struct cfg *cfg, int l, int outer)
+{
+	while (l >= 0 && l != outer)
+		l = cfg->loops[l].parent;
+	return l == outer;
+}
+
+/* The innermost loop holding both loops a and b (-1: none). */
+static int loop_common(const struct cfg *cfg, int a, int b)
+{
+	while (a >= 0 && !loop_within(cfg, b, a))
+		a = cfg->loops[a].parent;
+	return a;
 }
 
 static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
@@ -244,6 +354,8 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 	int *region = malloc((n ? n : 1) * sizeof(*region));
 	double total = 0, maxshare = 0, maxexec = 0, *rcyc = NULL;
 	size_t *rcount = NULL;
+	uint64_t *rfirst = NULL;
+	int *rloop = NULL;
 
 	if (!g || !nodes || !sub || !shown || !region)
 		goto fail;
@@ -265,6 +377,9 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 	agattr(g, AGNODE, "fontname", "monospace");
 	agattr(g, AGNODE, "style", "filled");
 	agattr(g, AGNODE, "fontcolor", "black");
+	agattr(g, AGRAPH, "fontname", "sans");
+	agattr(g, AGEDGE, "fontname", "sans");
+	agattr(g, AGEDGE, "fontsize", "11");
 	for (size_t b = 0; b < n; b++) {
 		double share = total > 0 ? h->r->blocks[b].cycles / total : 0;
 		char *lab;
@@ -291,28 +406,48 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		if (cfg->blocks[b].flags & (CFG_B_ENTRY | CFG_B_EXIT))
 			agsafeset(nodes[b], "peripheries", "2", "");
 		free(lab);
+		if (h && h->r)
+			exact_block(nodes[b], cfg, h->r, b, share);
 	}
 	if (nreg) {
 		rnodes = calloc(nreg, sizeof(*rnodes));
 		rcyc = calloc(nreg, sizeof(*rcyc));
 		rcount = calloc(nreg, sizeof(*rcount));
-		if (!rnodes || !rcyc || !rcount)
+		rfirst = calloc(nreg, sizeof(*rfirst));
+		rloop = calloc(nreg, sizeof(*rloop));
+		if (!rnodes || !rcyc || !rcount || !rfirst || !rloop)
 			goto fail;
 		for (size_t b = 0; b < n; b++)
 			if (region[b] >= 0) {
-				rcyc[region[b]] += h->r->blocks[b].cycles;
-				rcount[region[b]]++;
+				int k = region[b];
+
+				rcyc[k] += h->r->blocks[b].cycles;
+				rloop[k] = rcount[k] ?
+					   loop_common(cfg, rloop[k], cfg->blocks[b].loop) :
+					   cfg->blocks[b].loop;
+				if (!rcount[k]++ || cfg->blocks[b].start < rfirst[k])
+					rfirst[k] = cfg->blocks[b].start;
 			}
 		for (size_t k = 0; k < nreg; k++) {
 			snprintf(name, sizeof(name), "cold%zu", k);
-			rnodes[k] = agnode(g, name, 1);
-			snprintf(label, sizeof(label), "%zu cold block%s\\n%.2f%% of cycles",
-				 rcount[k], rcount[k] == 1 ? "" : "s",
+			/* in the innermost loop holding all its blocks */
+			rnodes[k] = agnode(rep_loop_graph(g, sub, cfg, rloop[k]), name, 1);
+			snprintf(label, sizeof(label),
+				 "%zu cold block%s from 0x%llx\\n%.2f%% of cycles", rcount[k],
+				 rcount[k] == 1 ? "" : "s", (unsigned long long)rfirst[k],
 				 total > 0 ? 100 * rcyc[k] / total : 0);
 			agsafeset(rnodes[k], "label", label, "");
 			agsafeset(rnodes[k], "shape", "box3d", "");
 			agsafeset(rnodes[k], "fillcolor", "#f5f5f5", "");
 			agsafeset(rnodes[k], "fontname", "sans", "");
+			snprintf(label, sizeof(label), "%zu", rcount[k]);
+			agsafeset(rnodes[k], "dcpi_blocks", label, "");
+			snprintf(label, sizeof(label), "%.17g", rcyc[k]);
+			agsafeset(rnodes[k], "dcpi_cycles", label, "");
+			snprintf(label, sizeof(label), "%.17g", total > 0 ? rcyc[k] / total : 0);
+			agsafeset(rnodes[k], "dcpi_share", label, "");
+			snprintf(label, sizeof(label), "0x%llx", (unsigned long long)rfirst[k]);
+			agsafeset(rnodes[k], "dcpi_first", label, "");
 		}
 	}
 	for (size_t e = 0; e < cfg->nedges; e++) {
@@ -320,26 +455,43 @@ static Agraph_t *make_graph(const struct cfg *cfg, const struct rep_cfg_heat *h)
 		Agnode_t *a = shown[ed->from] ? nodes[ed->from] : rnodes[region[ed->from]];
 		Agnode_t *z = shown[ed->to] ? nodes[ed->to] : rnodes[region[ed->to]];
 		double x = h && h->r ? h->r->edges[e].executions : 0;
-		Agedge_t *ag;
+		double obs = h && h->edge_obs ? h->edge_obs[e] : 0;
+		Agedge_t *ag = NULL;
 		char w[32];
 
 		if (!a || !z || (a == z && !shown[ed->from]))
 			continue;	/* inside one cold region */
-		snprintf(name, sizeof(name), "e%zu", e);
-		ag = agedge(g, a, z, name, 1);
+		/* the edges between a cold region and one node are drawn as one,
+		 * their executions (and observations) summed */
+		if (!shown[ed->from] || !shown[ed->to])
+			ag = agedge(g, a, z, NULL, 0);
+		if (ag) {
+			x += strtod(agget(ag, "dcpi_executions"), NULL);
+			if (h->edge_obs)
+				obs += strtod(agget(ag, "dcpi_observed"), NULL);
+		} else {
+			snprintf(name, sizeof(name), "e%zu", e);
+			ag = agedge(g, a, z, name, 1);
+		}
 		if (h && h->r) {
-			snprintf(label, sizeof(label), "%.3g", x);
-			snprintf(w, sizeof(w), "%.1f", 1 + 5 * (maxexec > 0 ? x / maxexec : 0));
+			count_str(x, label, sizeof(label));
+			snprintf(w, sizeof(w), "%.1f",
+				 1 + 5 * (maxexec > 0 ? fmin(1, x / maxexec) : 0));
 			agsafeset(ag, "label", label, "");
 			agsafeset(ag, "penwidth", w, "");
-			if (h->edge_obs && !(h->edge_obs[e] > 0))
-				agsafeset(ag, "style", "dashed", "");
+			snprintf(label, sizeof(label), "%.17g", x);
+			agsafeset(ag, "dcpi_executions", label, "");
+			if (h->edge_obs) {
+				snprintf(label, sizeof(label), "%.17g", obs);
+				agsafeset(ag, "dcpi_observed", label, "");
+				agsafeset(ag, "style", obs > 0 ? "solid" : "dashed", "");
+			}
 		} else {
 			agsafeset(ag, "label", (char *)cfg_edge_kind_name(ed->kind), "");
 		}
 	}
 	if (h && h->r)
-		legend(g, maxshare);
+		legend(g, maxshare, h->edge_obs != NULL);
 	goto done;
 fail:
 	if (g)
@@ -350,6 +502,8 @@ done:
 	free(rnodes);
 	free(rcyc);
 	free(rcount);
+	free(rfirst);
+	free(rloop);
 	free(sub);
 	free(shown);
 	free(region);

@@ -153,6 +153,8 @@ int cmd_cfg(int argc, char **argv)
 	struct image *img = NULL;
 	struct cfg *cfg = NULL;
 	int c, rc, plain = 0, other = 0;
+	double hot;
+	char *end;
 
 	optind = 1;
 	opterr = 0;
@@ -165,7 +167,13 @@ int cmd_cfg(int argc, char **argv)
 		case 'd': db = optarg; break;
 		case 'e': epoch = optarg; break;
 		case 's': plain = 1; break;
-		case 'H': case 'a': break;	/* the annotated graph's */
+		case 'H':	/* the annotated graph's: checked here too, so a bad
+				 * share is an error with or without samples */
+			hot = strtod(optarg, &end);
+			if (end == optarg || *end || !(hot > 0 && hot <= 1))
+				return tool_fail("--hot %s: not a share in (0, 1]", optarg);
+			break;
+		case 'a': break;	/* the annotated graph's */
 		case 'h': usage(stdout); return 0;
 		default: other = 1; break;	/* dcpicalc's options, for the annotated graph */
 		}
