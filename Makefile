@@ -51,7 +51,8 @@ FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 .PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback culprits fuzz install clean
 .DEFAULT_GOAL := all
 
-all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS)) $(PATHRT)
+# deps first: on a fresh machine a plain `make` installs the libraries too
+all: $(DCPI) $(addprefix $(BUILD)/,$(TOOLS)) $(PATHRT) | deps
 
 # --- dependencies ---------------------------------------------------------
 # Probed with pkg-config and headers; apt-get only for what is missing, so a
