@@ -1,0 +1,163 @@
+/*
+ * values.h - value samples and their hotlists (seed 000, "Hotlists"; seed
+ * 002; docs/values.md; docs/profile-format.md, "Value files").
+ *
+ * A value sample is one execution of one instruction seen through a trap-flag
+ * single step (collect/pathrt.c): the registers before and after it.  From
+ * them the collector derives values of several kinds per instruction (its
+ * result, the address it accessed and the value loaded or stored, the stride
+ * between successive addresses of one instruction, a branch's direction, an
+ * indirect target, and at a procedure's entry its six integer arguments and
+ * its call site).  Each (image, file offset, kind) keeps a Gibbons-Matias
+ * hotlist: at most VAL_N values with counts, in counting-samples or
+ * concise-samples mode switched by a saturating counter, exactly as seed 000
+ * gives it (N = 16, f = 16/15, SatCount in [0, 50]).  Memory per hotlist is
+ * bounded whatever the program does.
+ *
+ * Values that name code (VAL_TARGET, VAL_CALLSITE) are file offsets, tagged
+ * with the image they are in: tag 0 is the profile's own image, tag i > 0
+ * the profile's images[i - 1]; VAL_CODE_NONE when the address was in no
+ * image (anonymous memory, JIT code).  Everything else is the 64-bit value
+ * as the process saw it (addresses of data vary between runs with ASLR).
+ */
+#ifndef DCPI_VALUES_H
+#define DCPI_VALUES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/profile.h"
+#include "dcpi/util.h"
+
+/* Kinds of value per instruction.  Numbers are stored in files: never
+ * renumber, only add. */
+enum val_kind {
+	VAL_RESULT = 1,		/* the destination register after it executed */
+	VAL_ADDR = 2,		/* effective address of its memory operand */
+	VAL_LOAD = 3,		/* value loaded (integer destination of a load) */
+	VAL_STORE = 4,		/* value stored (integer source of a store) */
+	VAL_STRIDE = 5,		/* this address minus the same instruction's
+				 * previous one in a burst (two's complement) */
+	VAL_BRANCH = 6,		/* conditional branch: 1 taken, 0 not */
+	VAL_TARGET = 7,		/* indirect call or jump: target (tagged code) */
+	VAL_ARG0 = 8,		/* at a procedure entry: rdi, rsi, rdx, rcx, r8, r9 */
+	VAL_ARG5 = 13,
+	VAL_CALLSITE = 14,	/* at a procedure entry: the return address
+				 * (tagged code), the call site's next pc */
+	VAL_LATENCY = 15,	/* load latency class: enum val_level */
+	VAL_KIND_MAX = 15,
+};
+
+enum val_level { VAL_L1 = 0, VAL_L2, VAL_L3, VAL_DRAM, VAL_NLEVELS };
+
+/* Tagged code values */
+#define VAL_TAG_SHIFT 48
+#define VAL_OFFSET_MASK ((UINT64_C(1) << VAL_TAG_SHIFT) - 1)
+#define VAL_CODE_NONE UINT64_MAX
+#define VAL_CODE(tag, off) (((uint64_t)(tag) << VAL_TAG_SHIFT) | ((off) & VAL_OFFSET_MASK))
+
+const char *val_kind_name(int kind);	/* "result", "addr", ..., "arg0".."arg5"; NULL if unknown */
+
+/* Seed 000's constants */
+#define VAL_N 16		/* tuples kept */
+#define VAL_F_NUM 16		/* f = 16/15: p /= f when a tuple is added to a full list */
+#define VAL_F_DEN 15
+#define VAL_SAT_MIN 0		/* SatCount at MinEnd: back to counting samples */
+#define VAL_SAT_MAX 50		/* SatCount at MaxEnd: concise samples */
+
+enum val_mode { VAL_COUNTING = 0, VAL_CONCISE = 1 };
+
+/* A deterministic generator (seeded in tests; the collector seeds it from
+ * the clock).  splitmix64. */
+struct val_rng {
+	uint64_t s;
+};
+uint64_t val_rng_next(struct val_rng *r);
+double val_rng_unit(struct val_rng *r);		/* uniform in [0, 1) */
+
+struct val_tuple {
+	uint64_t value;
+	uint64_t count;		/* C */
+};
+
+/* One (offset, kind)'s hotlist. */
+struct val_hotlist {
+	uint64_t offset;	/* file offset of the instruction in the image */
+	uint32_t kind;		/* enum val_kind */
+	uint32_t mode;		/* enum val_mode */
+	uint32_t sat;		/* SatCount */
+	uint32_t n;		/* tuples in use, <= VAL_N */
+	double p;		/* the sampling probability, 1 at start */
+	uint64_t seen;		/* values offered (the sequence counter) */
+	struct val_tuple t[VAL_N + 1];	/* the spare one is transient */
+};
+
+void val_hotlist_init(struct val_hotlist *h, uint64_t offset, uint32_t kind);
+/* Offer one observed value (seed 000's algorithm, both modes, SatCount). */
+void val_hotlist_add(struct val_hotlist *h, uint64_t value, struct val_rng *r);
+/* Estimated occurrences of the tuple t[i]: concise C/p; counting C + 1/p - 1
+ * (C when p = 1). */
+double val_hotlist_estimate(const struct val_hotlist *h, uint32_t i);
+/* Estimated share of t[i] among the values seen: estimate / seen, at most 1. */
+double val_hotlist_share(const struct val_hotlist *h, uint32_t i);
+/* Tuples sorted by estimate, descending (ties by value). */
+void val_hotlist_sort(struct val_hotlist *h);
+/* Add src's observations into dst (same offset and kind): estimated counts
+ * of equal values add, seen adds, the largest VAL_N are kept, as concise
+ * samples at the smaller p (docs/profile-format.md says exactly how).
+ * Deterministic: no generator. */
+void val_hotlist_merge(struct val_hotlist *dst, const struct val_hotlist *src);
+
+/* The value profile of one image. */
+struct val_profile {
+	struct prof_image_id image;
+	uint64_t samples;		/* value samples (instructions stepped) in it */
+	size_t nimages, cap_images;	/* the images tagged code values name */
+	struct prof_image_id *images;
+	size_t nlists, cap_lists;	/* sorted by (offset, kind) after normalize */
+	struct val_hotlist *lists;
+	void *index;			/* private: (offset, kind) -> list */
+};
+
+void val_profile_init(struct val_profile *p);
+void val_profile_free(struct val_profile *p);
+/* The hotlist of (offset, kind), created when absent; NULL on ENOMEM.
+ * Pointers stay valid until the next call that creates a list. */
+struct val_hotlist *val_profile_list(struct val_profile *p, uint64_t offset, uint32_t kind);
+/* Existing list only (after normalize: binary search), NULL if none. */
+const struct val_hotlist *val_profile_find(const struct val_profile *p, uint64_t offset,
+					   uint32_t kind);
+/* The tag of an image in p's table (added when absent; 0 when it is p's own
+ * image), or -ENOMEM. */
+int val_profile_image_tag(struct val_profile *p, const struct prof_image_id *id);
+/* Sort lists by (offset, kind), each list's tuples by estimate. */
+int val_profile_normalize(struct val_profile *p);
+/* Add src into dst (same image, else -EINVAL with a message); code values'
+ * tags are remapped to dst's table. */
+int val_profile_merge(struct val_profile *dst, const struct val_profile *src,
+		      struct dcpi_err *err);
+
+/*
+ * The file of one image's value profile in an epoch: "<key>.values" (the key
+ * of prof_image_key), bytes as in docs/profile-format.md, "Value files".
+ * Decode validates everything (every error message starts with name) and
+ * never reads outside its buffer (fuzz/fuzz_values.c).
+ */
+int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err);
+int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
+	       struct dcpi_err *err);
+int val_file_write(const char *path, const struct val_profile *p, struct dcpi_err *err);
+int val_file_read(const char *path, struct val_profile *p, struct dcpi_err *err);
+/* Merge p into the file at path (created if absent), atomically, locked. */
+int val_file_merge(const char *path, const struct val_profile *p, struct dcpi_err *err);
+
+int val_epoch_write(struct prof_db *db, const char *epoch, const struct val_profile *p,
+		    struct dcpi_err *err);
+/* Every value profile of an epoch (sorted by file name); none: *n = 0. */
+int val_epoch_read(struct prof_db *db, const char *epoch, struct val_profile **out, size_t *n,
+		   struct dcpi_err *err);
+void val_profiles_free(struct val_profile *p, size_t n);
+int val_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
+		    const char *src_epoch, struct dcpi_err *err);
+
+#endif /* DCPI_VALUES_H */
