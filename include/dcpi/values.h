@@ -95,6 +95,10 @@ struct val_hotlist {
 void val_hotlist_init(struct val_hotlist *h, uint64_t offset, uint32_t kind);
 /* Offer one observed value (seed 000's algorithm, both modes, SatCount). */
 void val_hotlist_add(struct val_hotlist *h, uint64_t value, struct val_rng *r);
+/* The same with at most nmax <= VAL_N tuples and factor f > 1 (seed 000's
+ * worked example: N = 3, f = 8/7); val_hotlist_add is (VAL_N, 16/15). */
+void val_hotlist_add_nf(struct val_hotlist *h, uint64_t value, struct val_rng *r,
+			uint32_t nmax, double f);
 /* Estimated occurrences of the tuple t[i]: concise C/p; counting C + 1/p - 1
  * (C when p = 1). */
 double val_hotlist_estimate(const struct val_hotlist *h, uint32_t i);

@@ -1,0 +1,1395 @@
+/*
+ * values.c - value samples' hotlists and the value profile kind
+ * (include/dcpi/values.h; seed 000, "Hotlists (Gibbons-Matias)";
+ * docs/profile-format.md, "Value files").
+ *
+ * A hotlist holds at most N (value, count) tuples and a probability p.  Two
+ * ways of keeping it, after Gibbons and Matias (SIGMOD 1998), switched by a
+ * saturating counter SatCount in [0, 50] as seed 000's Figs. 11A/11B:
+ *
+ *   concise samples   every value is taken with probability p; a taken value
+ *                     counts 1 more for its tuple, or adds (V, 1).  At N + 1
+ *                     tuples p /= f and each tuple loses Binomial(C, 1 - 1/f)
+ *                     (each counted event evicted with probability 1 - 1/f),
+ *                     repeated until at most N remain.  Estimate C / p.
+ *   counting samples  a value already in the list always counts; a new one
+ *                     enters with probability p.  At N + 1 tuples p /= f and
+ *                     each tuple loses, with probability 1 - 1/f, one count,
+ *                     and then one more on each further coin of probability
+ *                     1 - p (the new p) until a coin fails.  Estimate
+ *                     C + 1/p - 1.
+ *
+ * SatCount goes up on a hit (value in the list) and down on a miss; in
+ * concise mode only values taken by the p coin are looked up, so only they
+ * move it (the patent: the list is not touched for the others).  At 50 the
+ * list turns concise, at 0 it turns counting.  The counts of the two modes
+ * mean different things (a concise C is about p times the occurrences, a
+ * counting C the occurrences since the value entered), so a switch converts
+ * them keeping p and each tuple's estimate: to concise, C becomes 1 plus
+ * Binomial(C - 1, p) (the first counted event was admitted with probability
+ * p, the later ones would each be taken with probability p); to counting, C
+ * becomes 1 + round((C - 1) / p), which has the same estimate C / p.
+ *
+ * A profile is a hotlist per (offset, kind), found through a private
+ * open-addressing index so that the collector's lookup per value is O(1),
+ * and a table of the other images that tagged code values name.  Files are
+ * a fixed little-endian header with a CRC-32C, strings and varints, as the
+ * path files (paths.c).  The decoder is fuzzed (fuzz/fuzz_values.c) and
+ * never reads outside its buffer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcpi/values.h"
+#include "internal.h"
+
+#define VAL_MAGIC "DCPIVALS"
+#define VAL_VERSION 1
+#define VAL_HDR_SIZE 64
+#define VOFF_VERSION 8
+#define VOFF_CRC 12
+#define VOFF_SIZE 16
+#define VOFF_NLISTS 24
+#define VOFF_NIMAGES 32
+#define VOFF_SAMPLES 40
+#define VOFF_ISIZE 48
+#define VOFF_MTIME 56
+/* Tags are 16 bits (VAL_CODE_NONE has tag 0xffff); a process maps far
+ * fewer images, and the bound keeps the decoder's duplicate check cheap. */
+#define VAL_MAX_IMAGES 4096
+/* A list record takes at least: offset, kind, mode, sat, p, seen, n. */
+#define VAL_LIST_MIN 14
+/* An image record: two string lengths, size, mtime. */
+#define VAL_IMAGE_MIN 4
+
+/* --- the generator ------------------------------------------------------- */
+
+uint64_t val_rng_next(struct val_rng *r)
+{
+	uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+double val_rng_unit(struct val_rng *r)
+{
+	return (double)(val_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* A coin that comes up true with probability q. */
+static int flip(struct val_rng *r, double q)
+{
+	return val_rng_unit(r) < q;
+}
+
+/*
+ * Successes among n coins of probability q, 0 < q < 1: the same distribution
+ * as flipping each (seed 000 does), but jumping over the failures with
+ * geometric gaps, so the work is the number of successes, not n.
+ */
+static uint64_t binomial(struct val_rng *r, uint64_t n, double q)
+{
+	double lq = log1p(-q);
+	uint64_t k = 0, pos = 0;
+
+	for (;;) {
+		double gap = floor(log1p(-val_rng_unit(r)) / lq);
+
+		if (gap >= (double)(n - pos))
+			return k;
+		pos += (uint64_t)gap + 1;
+		k++;
+		if (pos >= n)
+			return k;
+	}
+}
+
+/* Further true coins of probability q before the first false one, at most
+ * cap (geometric, drawn at once). */
+static uint64_t run_length(struct val_rng *r, double q, uint64_t cap)
+{
+	double g;
+
+	if (q <= 0)
+		return 0;
+	g = floor(log1p(-val_rng_unit(r)) / log(q));
+	return g >= (double)cap ? cap : (uint64_t)g;
+}
+
+/* --- kinds --------------------------------------------------------------- */
+
+const char *val_kind_name(int kind)
+{
+	static const char *const names[VAL_KIND_MAX + 1] = {
+		[VAL_RESULT] = "result", [VAL_ADDR] = "addr", [VAL_LOAD] = "load",
+		[VAL_STORE] = "store", [VAL_STRIDE] = "stride", [VAL_BRANCH] = "branch",
+		[VAL_TARGET] = "target", [VAL_ARG0] = "arg0", [VAL_ARG0 + 1] = "arg1",
+		[VAL_ARG0 + 2] = "arg2", [VAL_ARG0 + 3] = "arg3", [VAL_ARG0 + 4] = "arg4",
+		[VAL_ARG5] = "arg5", [VAL_CALLSITE] = "callsite", [VAL_LATENCY] = "latency",
+	};
+
+	if (kind < 1 || kind > VAL_KIND_MAX)
+		return NULL;
+	return names[kind];
+}
+
+static int is_code_kind(uint32_t kind)
+{
+	return kind == VAL_TARGET || kind == VAL_CALLSITE;
+}
+
+/* --- one hotlist ----------------------------------------------------------- */
+
+void val_hotlist_init(struct val_hotlist *h, uint64_t offset, uint32_t kind)
+{
+	memset(h, 0, sizeof(*h));
+	h->offset = offset;
+	h->kind = kind;
+	h->mode = VAL_COUNTING;
+	h->sat = VAL_SAT_MIN;
+	h->p = 1;
+}
+
+static int find_value(const struct val_hotlist *h, uint64_t value)
+{
+	for (uint32_t i = 0; i < h->n; i++)
+		if (h->t[i].value == value)
+			return (int)i;
+	return -1;
+}
+
+static void drop_zeros(struct val_hotlist *h)
+{
+	uint32_t out = 0;
+
+	for (uint32_t i = 0; i < h->n; i++)
+		if (h->t[i].count)
+			h->t[out++] = h->t[i];
+	h->n = out;
+}
+
+/* Steps 226-230 (Fig. 11B): lower p until at most nmax tuples remain. */
+static void concise_shrink(struct val_hotlist *h, struct val_rng *r, uint32_t nmax, double f)
+{
+	while (h->n > nmax) {
+		h->p /= f;
+		for (uint32_t i = 0; i < h->n; i++)
+			h->t[i].count -= binomial(r, h->t[i].count, 1 - 1 / f);
+		drop_zeros(h);
+	}
+}
+
+/* Steps 238-240 (Fig. 11A).  Read as Gibbons-Matias's counting samples: the
+ * first coin (1 - 1/f) evicts the tuple's first counted event; the coins of
+ * probability 1 - p that follow use the p just lowered, each true one
+ * evicting the next event, down to no count at all. */
+static void counting_shrink(struct val_hotlist *h, struct val_rng *r, uint32_t nmax,
+			    double f)
+{
+	while (h->n > nmax) {
+		h->p /= f;
+		for (uint32_t i = 0; i < h->n; i++) {
+			struct val_tuple *t = &h->t[i];
+
+			if (!flip(r, 1 - 1 / f))
+				continue;
+			t->count--;
+			t->count -= run_length(r, 1 - h->p, t->count);
+		}
+		drop_zeros(h);
+	}
+}
+
+static void to_concise(struct val_hotlist *h, struct val_rng *r)
+{
+	h->mode = VAL_CONCISE;
+	if (h->p >= 1)
+		return;
+	for (uint32_t i = 0; i < h->n; i++)
+		h->t[i].count = 1 + binomial(r, h->t[i].count - 1, h->p);
+}
+
+static void to_counting(struct val_hotlist *h)
+{
+	h->mode = VAL_COUNTING;
+	if (h->p >= 1)
+		return;
+	for (uint32_t i = 0; i < h->n; i++) {
+		double c = nearbyint((double)(h->t[i].count - 1) / h->p);
+
+		h->t[i].count = 1 + (c >= 0x1p62 ? (UINT64_C(1) << 62) : (uint64_t)c);
+	}
+}
+
+static void saturate(struct val_hotlist *h, int hit, struct val_rng *r)
+{
+	if (hit && h->sat < VAL_SAT_MAX)
+		h->sat++;
+	else if (!hit && h->sat > VAL_SAT_MIN)
+		h->sat--;
+	if (h->mode == VAL_COUNTING && h->sat == VAL_SAT_MAX)
+		to_concise(h, r);
+	else if (h->mode == VAL_CONCISE && h->sat == VAL_SAT_MIN)
+		to_counting(h);
+}
+
+void val_hotlist_add_nf(struct val_hotlist *h, uint64_t value, struct val_rng *r,
+			uint32_t nmax, double f)
+{
+	int i;
+
+	if (nmax < 1 || nmax > VAL_N)
+		nmax = VAL_N;
+	if (!(f > 1))
+		f = (double)VAL_F_NUM / VAL_F_DEN;
+	h->seen++;
+	if (h->mode == VAL_CONCISE && h->p < 1 && !flip(r, h->p))
+		return;
+	i = find_value(h, value);
+	if (i >= 0) {
+		h->t[i].count++;
+	} else if (h->mode == VAL_CONCISE || h->p >= 1 || flip(r, h->p)) {
+		h->t[h->n].value = value;
+		h->t[h->n++].count = 1;
+		if (h->mode == VAL_CONCISE)
+			concise_shrink(h, r, nmax, f);
+		else
+			counting_shrink(h, r, nmax, f);
+	}
+	saturate(h, i >= 0, r);
+}
+
+void val_hotlist_add(struct val_hotlist *h, uint64_t value, struct val_rng *r)
+{
+	val_hotlist_add_nf(h, value, r, VAL_N, (double)VAL_F_NUM / VAL_F_DEN);
+}
+
+static double estimate_of(const struct val_hotlist *h, uint64_t c)
+{
+	if (h->p >= 1)
+		return (double)c;
+	if (h->mode == VAL_CONCISE)
+		return (double)c / h->p;
+	return (double)c + 1 / h->p - 1;
+}
+
+double val_hotlist_estimate(const struct val_hotlist *h, uint32_t i)
+{
+	return i < h->n ? estimate_of(h, h->t[i].count) : 0;
+}
+
+double val_hotlist_share(const struct val_hotlist *h, uint32_t i)
+{
+	double s;
+
+	if (!h->seen || i >= h->n)
+		return 0;
+	s = val_hotlist_estimate(h, i) / (double)h->seen;
+	return s > 1 ? 1 : s;
+}
+
+/* Descending estimate, then ascending value.  Within one list the estimate
+ * is increasing in the count, so counts decide. */
+static int tuple_cmp(const struct val_tuple *x, const struct val_tuple *y)
+{
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+static int cmp_tuple(const void *a, const void *b)
+{
+	return tuple_cmp(a, b);
+}
+
+void val_hotlist_sort(struct val_hotlist *h)
+{
+	dcpi_qsort(h->t, h->n, sizeof(h->t[0]), cmp_tuple);
+}
+
+struct merge_item {
+	uint64_t value;
+	double est;
+};
+
+static int cmp_item_value(const void *a, const void *b)
+{
+	const struct merge_item *x = a, *y = b;
+
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+static int cmp_item_est(const void *a, const void *b)
+{
+	const struct merge_item *x = a, *y = b;
+
+	if (x->est != y->est)
+		return x->est > y->est ? -1 : 1;
+	return cmp_item_value(a, b);
+}
+
+/*
+ * docs/profile-format.md, "Value files": estimates of equal values add, the
+ * VAL_N largest (ties: smaller value) are kept as concise samples at the
+ * smaller p, count max(1, round(estimate * p)), SatCount at MaxEnd.  An
+ * empty operand (nothing seen) leaves the other as it is.  Commutative
+ * exactly.
+ */
+void val_hotlist_merge(struct val_hotlist *dst, const struct val_hotlist *src)
+{
+	struct merge_item it[2 * VAL_N + 2];
+	uint32_t n = 0, k = 0;
+	double p;
+
+	if (!src->seen && !src->n)
+		return;
+	if (!dst->seen && !dst->n) {
+		uint64_t off = dst->offset;
+		uint32_t kind = dst->kind;
+
+		*dst = *src;
+		dst->offset = off;
+		dst->kind = kind;
+		return;
+	}
+	for (uint32_t i = 0; i < dst->n && i <= VAL_N; i++)
+		it[n++] = (struct merge_item){ dst->t[i].value, val_hotlist_estimate(dst, i) };
+	for (uint32_t i = 0; i < src->n && i <= VAL_N; i++)
+		it[n++] = (struct merge_item){ src->t[i].value, val_hotlist_estimate(src, i) };
+	qsort(it, n, sizeof(it[0]), cmp_item_value);
+	for (uint32_t i = 0; i < n; i++) {
+		if (k && it[k - 1].value == it[i].value)
+			it[k - 1].est += it[i].est;	/* a + b == b + a */
+		else
+			it[k++] = it[i];
+	}
+	qsort(it, k, sizeof(it[0]), cmp_item_est);
+	if (k > VAL_N)
+		k = VAL_N;
+	p = dst->p < src->p ? dst->p : src->p;
+	dst->seen = dst->seen + src->seen < dst->seen ? UINT64_MAX : dst->seen + src->seen;
+	dst->mode = VAL_CONCISE;
+	dst->sat = VAL_SAT_MAX;
+	dst->p = p;
+	dst->n = k;
+	for (uint32_t i = 0; i < k; i++) {
+		double c = nearbyint(it[i].est * p);
+
+		dst->t[i].value = it[i].value;
+		dst->t[i].count = c < 1 ? 1 : c >= 0x1p63 ? (UINT64_C(1) << 63) : (uint64_t)c;
+	}
+	val_hotlist_sort(dst);
+}
+
+/* --- profiles -------------------------------------------------------------- */
+
+/* The index: open addressing over (offset, kind), slots hold list + 1. */
+struct val_index {
+	size_t cap;		/* a power of two, at least twice nlists */
+	size_t *slot;
+};
+
+void val_profile_init(struct val_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+static void index_free(struct val_profile *p)
+{
+	struct val_index *ix = p->index;
+
+	if (ix)
+		free(ix->slot);
+	free(ix);
+	p->index = NULL;
+}
+
+void val_profile_free(struct val_profile *p)
+{
+	if (!p)
+		return;
+	index_free(p);
+	free(p->images);
+	free(p->lists);
+	val_profile_init(p);
+}
+
+static size_t key_hash(uint64_t offset, uint32_t kind)
+{
+	uint64_t h = (offset ^ ((uint64_t)kind << 56)) * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of (offset, kind): its list's, or the empty one to fill. */
+static size_t *index_slot(const struct val_profile *p, uint64_t offset, uint32_t kind)
+{
+	const struct val_index *ix = p->index;
+	size_t i = key_hash(offset, kind) & (ix->cap - 1);
+
+	for (;; i = (i + 1) & (ix->cap - 1)) {
+		size_t s = ix->slot[i];
+
+		if (!s || (p->lists[s - 1].offset == offset && p->lists[s - 1].kind == kind))
+			return &ix->slot[i];
+	}
+}
+
+static int index_build(struct val_profile *p, size_t want)
+{
+	struct val_index *ix = p->index;
+	size_t cap = 64;
+
+	while (cap < 2 * want) {
+		if (cap > SIZE_MAX / 4 / sizeof(size_t))
+			return -ENOMEM;
+		cap *= 2;
+	}
+	if (!ix && !(ix = p->index = calloc(1, sizeof(*ix))))
+		return -ENOMEM;
+	if (ix->cap != cap) {
+		size_t *s = calloc(cap, sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		free(ix->slot);
+		ix->slot = s;
+		ix->cap = cap;
+	} else {
+		memset(ix->slot, 0, cap * sizeof(*ix->slot));
+	}
+	for (size_t i = 0; i < p->nlists; i++)
+		*index_slot(p, p->lists[i].offset, p->lists[i].kind) = i + 1;
+	return 0;
+}
+
+static int grow(void **v, size_t *cap, size_t want, size_t size)
+{
+	size_t c = *cap ? *cap : 16;
+	void *n;
+
+	if (want <= *cap)
+		return 0;
+	while (c < want) {
+		if (c > SIZE_MAX / 2 / size)
+			return -ENOMEM;
+		c *= 2;
+	}
+	n = realloc(*v, c * size);
+	if (!n)
+		return -ENOMEM;
+	*v = n;
+	*cap = c;
+	return 0;
+}
+
+static int list_cmp(const struct val_hotlist *x, const struct val_hotlist *y)
+{
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static int cmp_list(const void *a, const void *b)
+{
+	return list_cmp(a, b);
+}
+
+struct val_hotlist *val_profile_list(struct val_profile *p, uint64_t offset, uint32_t kind)
+{
+	struct val_index *ix = p->index;
+	size_t *slot;
+
+	if ((!ix || ix->cap < 2 * (p->nlists + 1)) && index_build(p, p->nlists + 1))
+		return NULL;
+	slot = index_slot(p, offset, kind);
+	if (*slot)
+		return &p->lists[*slot - 1];
+	if (grow((void **)&p->lists, &p->cap_lists, p->nlists + 1, sizeof(*p->lists)))
+		return NULL;
+	val_hotlist_init(&p->lists[p->nlists], offset, kind);
+	*slot = ++p->nlists;
+	return &p->lists[p->nlists - 1];
+}
+
+const struct val_hotlist *val_profile_find(const struct val_profile *p, uint64_t offset,
+					   uint32_t kind)
+{
+	struct val_hotlist key;
+	size_t lo = 0, hi = p->nlists;
+
+	if (p->index) {
+		size_t s = *index_slot(p, offset, kind);
+
+		return s ? &p->lists[s - 1] : NULL;
+	}
+	key.offset = offset;
+	key.kind = kind;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (list_cmp(&p->lists[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nlists && !list_cmp(&p->lists[lo], &key))
+		return &p->lists[lo];
+	return NULL;
+}
+
+int val_profile_image_tag(struct val_profile *p, const struct prof_image_id *id)
+{
+	if (prof_image_id_equal(id, &p->image))
+		return 0;
+	for (size_t i = 0; i < p->nimages; i++)
+		if (prof_image_id_equal(id, &p->images[i]))
+			return (int)i + 1;
+	if (p->nimages >= VAL_MAX_IMAGES)
+		return -ENOSPC;
+	if (grow((void **)&p->images, &p->cap_images, p->nimages + 1, sizeof(*p->images)))
+		return -ENOMEM;
+	p->images[p->nimages++] = *id;
+	return (int)p->nimages;
+}
+
+int val_profile_normalize(struct val_profile *p)
+{
+	dcpi_qsort(p->lists, p->nlists, sizeof(*p->lists), cmp_list);
+	for (size_t i = 0; i < p->nlists; i++)
+		val_hotlist_sort(&p->lists[i]);
+	return p->index ? index_build(p, p->nlists) : 0;
+}
+
+/* The identity that sorts first by (path, size, mtime): order-independent. */
+static int id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
+{
+	int c = strcmp(a->path, b->path);
+
+	if (c)
+		return c;
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return (a->mtime > b->mtime) - (a->mtime < b->mtime);
+}
+
+/* src's image tags as dst's, into map[0..src->nimages]. */
+static int tag_map(struct val_profile *dst, const struct val_profile *src, uint16_t *map)
+{
+	map[0] = 0;
+	for (size_t i = 0; i < src->nimages; i++) {
+		int t = val_profile_image_tag(dst, &src->images[i]);
+
+		if (t < 0)
+			return t;
+		map[i + 1] = (uint16_t)t;
+	}
+	return 0;
+}
+
+static int remap(struct val_hotlist *h, const uint16_t *map, size_t nimages)
+{
+	if (!is_code_kind(h->kind))
+		return 0;
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint64_t v = h->t[i].value, tag = v >> VAL_TAG_SHIFT;
+
+		if (v == VAL_CODE_NONE)
+			continue;
+		if (tag > nimages)
+			return -EINVAL;
+		h->t[i].value = VAL_CODE(map[tag], v);
+	}
+	return 0;
+}
+
+int val_profile_merge(struct val_profile *dst, const struct val_profile *src,
+		      struct dcpi_err *err)
+{
+	uint16_t *map;
+	int rc = 0;
+
+	if (!prof_image_id_equal(&dst->image, &src->image))
+		return dcpi_errf(err, -EINVAL, "%s: cannot merge values of different images "
+				 "(%s)", dst->image.path, src->image.path);
+	map = malloc((src->nimages + 1) * sizeof(*map));
+	if (!map)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory merging values",
+				 dst->image.path);
+	rc = tag_map(dst, src, map);
+	for (size_t i = 0; i < src->nlists && !rc; i++) {
+		struct val_hotlist h = src->lists[i], *d;
+
+		if (remap(&h, map, src->nimages)) {
+			rc = dcpi_errf(err, -EINVAL, "%s: values at 0x%" PRIx64 " (%s) name an "
+				       "image tag beyond the %zu of the table",
+				       src->image.path, h.offset, val_kind_name((int)h.kind),
+				       src->nimages);
+			break;
+		}
+		d = val_profile_list(dst, h.offset, h.kind);
+		if (!d)
+			rc = -ENOMEM;
+		else
+			val_hotlist_merge(d, &h);
+	}
+	free(map);
+	if (rc == -ENOMEM || rc == -ENOSPC)
+		return dcpi_errf(err, rc, "%s: %s merging values", dst->image.path,
+				 rc == -ENOMEM ? "out of memory" : "too many images");
+	if (rc)
+		return rc;
+	dst->samples = dst->samples + src->samples < dst->samples ? UINT64_MAX
+								  : dst->samples + src->samples;
+	if (id_cmp(&src->image, &dst->image) < 0)
+		dst->image = src->image;
+	rc = val_profile_normalize(dst);
+	if (rc)
+		return dcpi_errf(err, rc, "%s: out of memory merging values", dst->image.path);
+	return 0;
+}
+
+/* --- bytes --------------------------------------------------------------- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint64_t zigzag64(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag64(uint64_t z)
+{
+	return (int64_t)((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
+}
+
+static uint64_t double_bits(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+static double bits_double(uint64_t u)
+{
+	double d;
+
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+static uint32_t val_crc(const uint8_t *buf, size_t size)
+{
+	uint32_t crc = dcpi_crc32c(0, buf, VOFF_CRC);
+
+	return dcpi_crc32c(crc, buf + VOFF_CRC + 4, size - VOFF_CRC - 4);
+}
+
+static int is_hex_id(const char *s, size_t len)
+{
+	if (len % 2)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static const char *check_id(const struct prof_image_id *id)
+{
+	size_t bid = strnlen(id->build_id, sizeof(id->build_id));
+
+	if (bid >= sizeof(id->build_id) || !is_hex_id(id->build_id, bid))
+		return "build-id is not lower-case hex of at most 32 bytes";
+	if (!id->path[0] || strnlen(id->path, PROF_PATH_MAX) >= PROF_PATH_MAX)
+		return "image path empty or too long";
+	return NULL;
+}
+
+/* Image i of the table: valid, not the profile's own, not an earlier one. */
+static const char *check_image(const struct val_profile *p, size_t i)
+{
+	const char *why = check_id(&p->images[i]);
+
+	if (why)
+		return why;
+	if (prof_image_id_equal(&p->images[i], &p->image))
+		return "the profile's own image (tag 0)";
+	for (size_t j = 0; j < i; j++)
+		if (prof_image_id_equal(&p->images[i], &p->images[j]))
+			return "the same image as an earlier one";
+	return NULL;
+}
+
+/* One hotlist's fields, why it is invalid (into why[]) or NULL. */
+static const char *check_list(const struct val_profile *p, const struct val_hotlist *h,
+			      char *why, size_t len)
+{
+	if (h->kind < 1 || h->kind > VAL_KIND_MAX)
+		snprintf(why, len, "kind %" PRIu32 " unknown (1..%d)", h->kind, VAL_KIND_MAX);
+	else if (h->mode > VAL_CONCISE)
+		snprintf(why, len, "mode %" PRIu32 " unknown (0 counting, 1 concise)", h->mode);
+	else if (h->sat > VAL_SAT_MAX)
+		snprintf(why, len, "SatCount %" PRIu32 " (at most %d)", h->sat, VAL_SAT_MAX);
+	else if (h->n > VAL_N)
+		snprintf(why, len, "%" PRIu32 " tuples (at most %d)", h->n, VAL_N);
+	else if (!(h->p > 0 && h->p <= 1))
+		snprintf(why, len, "probability %g outside (0, 1]", h->p);
+	else
+		why[0] = '\0';
+	for (uint32_t i = 0; !why[0] && i < h->n; i++) {
+		const struct val_tuple *t = &h->t[i];
+		uint64_t tag = t->value >> VAL_TAG_SHIFT;
+
+		if (!t->count)
+			snprintf(why, len, "tuple %" PRIu32 ": zero count", i);
+		else if (i && tuple_cmp(&h->t[i - 1], t) >= 0)
+			snprintf(why, len, "tuple %" PRIu32 ": not sorted by count", i);
+		for (uint32_t j = 0; !why[0] && j < i; j++)
+			if (h->t[j].value == t->value)
+				snprintf(why, len, "tuple %" PRIu32 ": value 0x%" PRIx64
+					 " twice", i, t->value);
+		if (!why[0] && is_code_kind(h->kind) && t->value != VAL_CODE_NONE &&
+		    tag > p->nimages)
+			snprintf(why, len, "tuple %" PRIu32 ": image tag %" PRIu64 " beyond the "
+				 "%zu of the table", i, tag, p->nimages);
+	}
+	return why[0] ? why : NULL;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static size_t string_len(const char *s)
+{
+	size_t l = strlen(s);
+
+	return varint_len(l) + l;
+}
+
+static size_t val_encoded_size(const struct val_profile *p)
+{
+	size_t size = VAL_HDR_SIZE + string_len(p->image.build_id) + string_len(p->image.path);
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < p->nimages; i++) {
+		const struct prof_image_id *id = &p->images[i];
+
+		size += string_len(id->build_id) + string_len(id->path) +
+			varint_len(id->size) + varint_len(zigzag64(id->mtime));
+	}
+	for (size_t i = 0; i < p->nlists; i++) {
+		const struct val_hotlist *h = &p->lists[i];
+
+		size += varint_len(h->offset - prev) + 4 + 8 + varint_len(h->seen);
+		for (uint32_t j = 0; j < h->n; j++)
+			size += varint_len(h->t[j].value) + varint_len(h->t[j].count);
+		prev = h->offset;
+	}
+	return size;
+}
+
+static size_t put_string(uint8_t *b, size_t pos, const char *s)
+{
+	size_t l = strlen(s);
+
+	pos += dcpi_varint_put(b + pos, l);
+	memcpy(b + pos, s, l);
+	return pos + l;
+}
+
+static void put_body(const struct val_profile *p, uint8_t *b, size_t pos)
+{
+	uint64_t prev = 0;
+
+	pos = put_string(b, pos, p->image.build_id);
+	pos = put_string(b, pos, p->image.path);
+	for (size_t i = 0; i < p->nimages; i++) {
+		const struct prof_image_id *id = &p->images[i];
+
+		pos = put_string(b, pos, id->build_id);
+		pos = put_string(b, pos, id->path);
+		pos += dcpi_varint_put(b + pos, id->size);
+		pos += dcpi_varint_put(b + pos, zigzag64(id->mtime));
+	}
+	for (size_t i = 0; i < p->nlists; i++) {
+		const struct val_hotlist *h = &p->lists[i];
+
+		pos += dcpi_varint_put(b + pos, h->offset - prev);
+		b[pos++] = (uint8_t)h->kind;
+		b[pos++] = (uint8_t)h->mode;
+		b[pos++] = (uint8_t)h->sat;
+		b[pos++] = (uint8_t)h->n;
+		put64(b + pos, double_bits(h->p));
+		pos += 8;
+		pos += dcpi_varint_put(b + pos, h->seen);
+		for (uint32_t j = 0; j < h->n; j++) {
+			pos += dcpi_varint_put(b + pos, h->t[j].value);
+			pos += dcpi_varint_put(b + pos, h->t[j].count);
+		}
+		prev = h->offset;
+	}
+}
+
+/* Why p cannot be written (into why[]), or NULL. */
+static const char *check_profile(const struct val_profile *p, char *why, size_t len)
+{
+	char w[160];
+	const char *s = check_id(&p->image);
+
+	if (s)
+		return s;
+	if (p->nimages > VAL_MAX_IMAGES) {
+		snprintf(why, len, "%zu images (at most %d)", p->nimages, VAL_MAX_IMAGES);
+		return why;
+	}
+	for (size_t i = 0; i < p->nimages; i++)
+		if ((s = check_image(p, i))) {
+			snprintf(why, len, "image %zu (%.100s): %s", i + 1, p->images[i].path,
+				 s);
+			return why;
+		}
+	for (size_t i = 0; i < p->nlists; i++) {
+		if (i && list_cmp(&p->lists[i - 1], &p->lists[i]) >= 0)
+			s = "duplicate or not sorted (normalize first)";
+		else
+			s = check_list(p, &p->lists[i], w, sizeof(w));
+		if (s) {
+			snprintf(why, len, "hotlist %zu: %s", i, s);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
+{
+	char w[256];
+	const char *why = check_profile(p, w, sizeof(w));
+	size_t size;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (why)
+		return dcpi_errf(err, -EINVAL, "%s: values: cannot encode: %s", p->image.path,
+				 why);
+	size = val_encoded_size(p);
+	b = calloc(1, size);
+	if (!b)
+		return dcpi_errf(err, -ENOMEM, "%s: values: out of memory encoding %zu bytes",
+				 p->image.path, size);
+	memcpy(b, VAL_MAGIC, 8);
+	put32(b + VOFF_VERSION, VAL_VERSION);
+	put64(b + VOFF_SIZE, size);
+	put64(b + VOFF_NLISTS, p->nlists);
+	put64(b + VOFF_NIMAGES, p->nimages);
+	put64(b + VOFF_SAMPLES, p->samples);
+	put64(b + VOFF_ISIZE, p->image.size);
+	put64(b + VOFF_MTIME, (uint64_t)p->image.mtime);
+	put_body(p, b, VAL_HDR_SIZE);
+	put32(b + VOFF_CRC, val_crc(b, size));
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+struct cursor {
+	const uint8_t *buf;
+	size_t size, pos;
+};
+
+static int next(struct cursor *c, uint64_t *v)
+{
+	size_t k = dcpi_varint_get(c->buf + c->pos, c->size - c->pos, v);
+
+	c->pos += k;
+	return k != 0;
+}
+
+static const char *get_string(struct cursor *c, char *out, size_t cap)
+{
+	uint64_t l;
+
+	if (!next(c, &l))
+		return "truncated string length";
+	if (l >= cap)
+		return "string too long";
+	if (l > c->size - c->pos)
+		return "string runs past the end of the file";
+	if (memchr(c->buf + c->pos, '\0', l))
+		return "NUL byte inside a string";
+	memcpy(out, c->buf + c->pos, l);
+	out[l] = '\0';
+	c->pos += l;
+	return NULL;
+}
+
+static int decode_header(const uint8_t *buf, size_t len, const char *name,
+			 struct dcpi_err *err)
+{
+	uint64_t size;
+	uint32_t v, stored, crc;
+
+	if (len < 8)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, not even a magic",
+				 name, len);
+	if (memcmp(buf, VAL_MAGIC, 8))
+		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a dcpi value profile)",
+				 name);
+	if (len < VAL_HDR_SIZE)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, the header needs %d",
+				 name, len, VAL_HDR_SIZE);
+	v = get32(buf + VOFF_VERSION);
+	if (v != VAL_VERSION)
+		return dcpi_errf(err, -EINVAL, "%s: unsupported version %" PRIu32
+				 " (this reader knows %d)", name, v, VAL_VERSION);
+	size = get64(buf + VOFF_SIZE);
+	if (size > len)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: header says %" PRIu64
+				 " bytes, have %zu", name, size, len);
+	if (size < len)
+		return dcpi_errf(err, -EINVAL, "%s: trailing garbage: %zu bytes after the %"
+				 PRIu64 " the header declares", name, len - (size_t)size, size);
+	stored = get32(buf + VOFF_CRC);
+	crc = val_crc(buf, len);
+	if (stored != crc)
+		return dcpi_errf(err, -EINVAL, "%s: bad checksum (stored 0x%08" PRIx32
+				 ", computed 0x%08" PRIx32 ")", name, stored, crc);
+	return 0;
+}
+
+static int decode_images(struct cursor *c, uint64_t n, const char *name,
+			 struct val_profile *p, struct dcpi_err *err)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct prof_image_id *id = &p->images[i];
+		const char *why;
+		uint64_t size, mt;
+
+		memset(id, 0, sizeof(*id));
+		if (!(why = get_string(c, id->build_id, sizeof(id->build_id))) &&
+		    !(why = get_string(c, id->path, sizeof(id->path))) &&
+		    (!next(c, &size) || !next(c, &mt)))
+			why = "truncated or overlong varint";
+		if (!why) {
+			id->size = size;
+			id->mtime = unzigzag64(mt);
+			p->nimages = (size_t)i + 1;
+			why = check_image(p, (size_t)i);
+		}
+		if (why)
+			return dcpi_errf(err, -EINVAL, "%s: image %" PRIu64 ": %s", name, i + 1,
+					 why);
+	}
+	return 0;
+}
+
+/* One hotlist's record into h; "" or what is wrong into why[]. */
+static void decode_list(struct cursor *c, uint64_t *off, struct val_hotlist *h,
+			char *why, size_t len)
+{
+	uint64_t d, seen, v, cnt;
+
+	memset(h, 0, sizeof(*h));
+	why[0] = '\0';
+	if (!next(c, &d) || c->size - c->pos < 12) {
+		snprintf(why, len, "truncated");
+		return;
+	}
+	if (*off + d < *off) {
+		snprintf(why, len, "offsets not sorted (wrap past 2^64)");
+		return;
+	}
+	*off += d;
+	h->offset = *off;
+	h->kind = c->buf[c->pos];
+	h->mode = c->buf[c->pos + 1];
+	h->sat = c->buf[c->pos + 2];
+	h->n = c->buf[c->pos + 3];
+	h->p = bits_double(get64(c->buf + c->pos + 4));
+	c->pos += 12;
+	if (h->n > VAL_N) {	/* before reading tuples into t[] */
+		snprintf(why, len, "%" PRIu32 " tuples (at most %d)", h->n, VAL_N);
+		return;
+	}
+	if (!next(c, &seen)) {
+		snprintf(why, len, "truncated or overlong varint");
+		return;
+	}
+	h->seen = seen;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (!next(c, &v) || !next(c, &cnt)) {
+			snprintf(why, len, "tuple %" PRIu32 ": truncated or overlong varint", i);
+			return;
+		}
+		h->t[i].value = v;
+		h->t[i].count = cnt;
+	}
+}
+
+static int decode_lists(struct cursor *c, uint64_t n, const char *name,
+			struct val_profile *p, struct dcpi_err *err)
+{
+	uint64_t off = 0;
+	char why[200];
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct val_hotlist *h = &p->lists[i];
+
+		decode_list(c, &off, h, why, sizeof(why));
+		if (!why[0] && i && list_cmp(&p->lists[i - 1], h) >= 0)
+			snprintf(why, sizeof(why), "(0x%" PRIx64 ", kind %" PRIu32 ") duplicate "
+				 "or not sorted", h->offset, h->kind);
+		if (!why[0])
+			check_list(p, h, why, sizeof(why));
+		if (why[0])
+			return dcpi_errf(err, -EINVAL, "%s: hotlist %" PRIu64 ": %s", name, i, why);
+		p->nlists = (size_t)i + 1;
+	}
+	if (c->pos != c->size)
+		return dcpi_errf(err, -EINVAL, "%s: %zu bytes of garbage after %" PRIu64
+				 " hotlists", name, c->size - c->pos, n);
+	return 0;
+}
+
+/* Allocate for the counts the header declares, bounded by the body. */
+static int decode_records(struct cursor *c, const char *name, struct val_profile *p,
+			  struct dcpi_err *err)
+{
+	uint64_t ni = get64(c->buf + VOFF_NIMAGES), nl = get64(c->buf + VOFF_NLISTS);
+	size_t body = c->size - c->pos;
+	int rc;
+
+	if (ni > VAL_MAX_IMAGES)
+		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " images (at most %d)", name,
+				 ni, VAL_MAX_IMAGES);
+	if (ni > body / VAL_IMAGE_MIN || nl > (body - ni * VAL_IMAGE_MIN) / VAL_LIST_MIN)
+		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " images and %" PRIu64
+				 " hotlists do not fit in %zu bytes of body", name, ni, nl,
+				 body);
+	if (ni && !(p->images = calloc((size_t)ni, sizeof(*p->images))))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " images",
+				 name, ni);
+	p->cap_images = (size_t)ni;
+	if (nl && !(p->lists = malloc((size_t)nl * sizeof(*p->lists))))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " hotlists",
+				 name, nl);
+	p->cap_lists = (size_t)nl;
+	rc = decode_images(c, ni, name, p, err);
+	if (!rc)
+		rc = decode_lists(c, nl, name, p, err);
+	return rc;
+}
+
+int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
+	       struct dcpi_err *err)
+{
+	struct cursor c = { buf, len, VAL_HDR_SIZE };
+	const char *why;
+	int rc;
+
+	val_profile_init(p);
+	if (!name)
+		name = "(buffer)";
+	rc = decode_header(buf, len, name, err);
+	if (rc)
+		return rc;
+	p->samples = get64(buf + VOFF_SAMPLES);
+	p->image.size = get64(buf + VOFF_ISIZE);
+	p->image.mtime = (int64_t)get64(buf + VOFF_MTIME);
+	if (!(why = get_string(&c, p->image.build_id, sizeof(p->image.build_id))) &&
+	    !(why = get_string(&c, p->image.path, sizeof(p->image.path))))
+		why = check_id(&p->image);
+	if (why) {
+		val_profile_init(p);
+		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
+	}
+	rc = decode_records(&c, name, p, err);
+	if (rc)
+		val_profile_free(p);
+	return rc;
+}
+
+/* --- files and epochs ------------------------------------------------------ */
+
+int val_file_write(const char *path, const struct val_profile *p, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc = val_encode(p, &buf, &len, err);
+
+	if (rc)
+		return rc;
+	rc = prof_write_atomic(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+int val_file_read(const char *path, struct val_profile *p, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	val_profile_init(p);
+	rc = prof_read_all(path, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = val_decode(buf, len, path, p, err);
+	free(buf);
+	return rc;
+}
+
+/* An exclusive flock on the directory holding path (as paths.c). */
+static int lock_parent(const char *path, struct dcpi_err *err)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) + 2 > sizeof(dir))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+			 path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(fd);
+			return dcpi_errf(err, -e, "%s: lock: %s", dir, strerror(e));
+		}
+	}
+	return fd;
+}
+
+/* A normalized copy of src (lists and images as they are). */
+static int val_copy(struct val_profile *dst, const struct val_profile *src)
+{
+	val_profile_init(dst);
+	dst->image = src->image;
+	dst->samples = src->samples;
+	if (src->nimages && !(dst->images = malloc(src->nimages * sizeof(*dst->images))))
+		return -ENOMEM;
+	dst->nimages = dst->cap_images = src->nimages;
+	if (src->nimages)
+		memcpy(dst->images, src->images, src->nimages * sizeof(*dst->images));
+	if (src->nlists && !(dst->lists = malloc(src->nlists * sizeof(*dst->lists)))) {
+		val_profile_free(dst);
+		return -ENOMEM;
+	}
+	dst->nlists = dst->cap_lists = src->nlists;
+	if (src->nlists)
+		memcpy(dst->lists, src->lists, src->nlists * sizeof(*dst->lists));
+	return val_profile_normalize(dst);
+}
+
+int val_file_merge(const char *path, const struct val_profile *p, struct dcpi_err *err)
+{
+	struct val_profile old;
+	int lock, rc;
+
+	lock = lock_parent(path, err);
+	if (lock < 0)
+		return lock;
+	rc = val_file_read(path, &old, err);
+	if (rc == -ENOENT) {
+		dcpi_err_clear(err);
+		rc = val_copy(&old, p);
+		if (rc)
+			rc = dcpi_errf(err, rc, "%s: %s", path, strerror(-rc));
+	} else if (!rc) {
+		rc = val_profile_merge(&old, p, err);
+	}
+	if (!rc)
+		rc = val_file_write(path, &old, err);
+	val_profile_free(&old);
+	close(lock);
+	return rc;
+}
+
+/* Merge p into the epoch's file name inside the open transaction (txn.c). */
+static int val_merge_into(struct prof_db *db, const char *epoch, const char *name,
+			  const struct val_profile *p, struct dcpi_err *err)
+{
+	char shown[PATH_MAX + 96];
+	struct val_profile old;
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, name);
+	rc = prof_epoch_read_file(db, epoch, name, &buf, &len, err);
+	if (rc == -ENOENT) {
+		dcpi_err_clear(err);
+		rc = val_copy(&old, p);
+		if (rc)
+			return dcpi_errf(err, rc, "%s: %s", shown, strerror(-rc));
+	} else if (rc) {
+		return rc;
+	} else {
+		rc = val_decode(buf, len, shown, &old, err);
+		free(buf);
+		if (!rc)
+			rc = val_profile_merge(&old, p, err);
+	}
+	if (!rc)
+		rc = val_encode(&old, &buf, &len, err);
+	val_profile_free(&old);
+	if (rc)
+		return rc;
+	rc = prof_txn_write(db, name, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+int val_epoch_write(struct prof_db *db, const char *epoch, const struct val_profile *p,
+		    struct dcpi_err *err)
+{
+	char key[PROF_BUILD_ID_MAX + 8], name[PROF_BUILD_ID_MAX + 16];
+	int rc;
+
+	if (prof_image_key(&p->image, key, sizeof(key)))
+		return dcpi_errf(err, -EINVAL, "%s/%s: %s: bad image identity",
+				 prof_db_path(db), epoch, p->image.path);
+	snprintf(name, sizeof(name), "%s.values", key);
+	rc = prof_txn_enter(db, epoch, err);
+	if (rc)
+		return rc;
+	return prof_txn_leave(db, val_merge_into(db, epoch, name, p, err), err);
+}
+
+void val_profiles_free(struct val_profile *p, size_t n)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < n; i++)
+		val_profile_free(&p[i]);
+	free(p);
+}
+
+int val_epoch_read(struct prof_db *db, const char *epoch, struct val_profile **out, size_t *n,
+		   struct dcpi_err *err)
+{
+	char shown[PATH_MAX + NAME_MAX + 2];
+	struct val_profile *v = NULL;
+	char **names;
+	size_t nn, k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = prof_epoch_names(db, epoch, ".values", &names, &nn, err);
+	if (rc)
+		return rc;
+	if (nn && !(v = calloc(nn, sizeof(*v))))
+		rc = dcpi_errf(err, -ENOMEM, "%s/%s: out of memory", prof_db_path(db), epoch);
+	for (size_t i = 0; i < nn && !rc; i++) {
+		struct dcpi_err e = { 0 };
+		uint8_t *buf;
+		size_t len;
+
+		snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, names[i]);
+		rc = prof_epoch_read_file(db, epoch, names[i], &buf, &len, &e);
+		if (rc == -EINVAL || rc == -ELOOP || rc == -ENOENT) {
+			if (rc != -ENOENT)	/* a FIFO, a link: reported, skipped */
+				prof_db_note(db, "%s: skipped", e.msg);
+			rc = 0;
+			continue;
+		}
+		if (!rc) {
+			rc = val_decode(buf, len, shown, &v[k], &e);
+			free(buf);
+		}
+		if (rc)
+			dcpi_errf(err, rc, "%s", e.msg);
+		else
+			k++;
+	}
+	prof_names_free(names, nn);
+	if (rc) {
+		val_profiles_free(v, k);
+		return rc;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int val_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
+		    const char *src_epoch, struct dcpi_err *err)
+{
+	char ddir[PATH_MAX], sdir[PATH_MAX];
+	struct stat sd, ss;
+	struct val_profile *v;
+	size_t n;
+	int rc = prof_epoch_dir(dst, dst_epoch, ddir, sizeof(ddir), err);
+
+	if (!rc)
+		rc = prof_epoch_dir(src, src_epoch, sdir, sizeof(sdir), err);
+	if (rc)
+		return rc;
+	if (!stat(ddir, &sd) && !stat(sdir, &ss) && sd.st_dev == ss.st_dev &&
+	    sd.st_ino == ss.st_ino)
+		return dcpi_errf(err, -EINVAL, "%s: cannot merge an epoch into itself", ddir);
+	rc = val_epoch_read(src, src_epoch, &v, &n, err);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = val_epoch_write(dst, dst_epoch, &v[i], err);
+	val_profiles_free(v, n);
+	return rc;
+}
