@@ -493,7 +493,8 @@ int prof_epoch_write(struct prof_db *db, const char *epoch, const struct prof_pr
 	return prof_txn_leave(db, merge_into_file(db, name, p, err), err);
 }
 
-/* A file of the kind suffix names (".prof", ".paths"), not a temporary. */
+/* A file of the kind suffix names (".prof", ".paths", ".values"), not a
+ * temporary. */
 static int is_kind_name(const char *name, const char *suffix)
 {
 	size_t n = strlen(name), k = strlen(suffix);

@@ -2,7 +2,9 @@
  * merge.c - dcpi merge: databases from several hosts (or runs) into one
  * epoch of a new database, through the associative merge of profiles, path
  * profiles and metadata (profile/merge.c): the order of the inputs does not
- * change a byte of the result.
+ * change a byte of the result.  Value profiles (profile/values.c) merge too;
+ * their merge is commutative but rounds, so with three or more inputs the
+ * order may change their counts slightly.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "dcpi/values.h"
 #include "tools.h"
 
 static const char merge_usage[] =
@@ -37,6 +40,8 @@ static int merge_one(struct prof_db *out, const char *epoch, const char *dir, in
 		rc = prof_epoch_merge(out, epoch, in, latest, &err);
 		if (rc >= 0)
 			rc = path_epoch_merge(out, epoch, in, latest, &err);
+		if (rc >= 0)
+			rc = val_epoch_merge(out, epoch, in, latest, &err);
 		*nep += rc >= 0;
 	} else {
 		if (prof_db_epochs(in, &names, &n, &err) < 0) {
@@ -47,6 +52,8 @@ static int merge_one(struct prof_db *out, const char *epoch, const char *dir, in
 			rc = prof_epoch_merge(out, epoch, in, names[i], &err);
 			if (rc >= 0)
 				rc = path_epoch_merge(out, epoch, in, names[i], &err);
+			if (rc >= 0)
+				rc = val_epoch_merge(out, epoch, in, names[i], &err);
 			*nep += rc >= 0;
 		}
 	}
