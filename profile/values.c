@@ -107,7 +107,7 @@ static uint64_t binomial(struct val_rng *r, uint64_t n, double q)
 	for (;;) {
 		double gap = floor(log1p(-val_rng_unit(r)) / lq);
 
-		if (gap >= (double)(n - pos))
+		if (!(gap < (double)(n - pos)))
 			return k;
 		pos += (uint64_t)gap + 1;
 		k++;
@@ -116,16 +116,13 @@ static uint64_t binomial(struct val_rng *r, uint64_t n, double q)
 	}
 }
 
-/* Further true coins of probability q before the first false one, at most
- * cap (geometric, drawn at once). */
-static uint64_t run_length(struct val_rng *r, double q, uint64_t cap)
+/* Further true coins of probability 1 - p before the first false one, at
+ * most cap (geometric, drawn at once). */
+static uint64_t run_length(struct val_rng *r, double p, uint64_t cap)
 {
-	double g;
+	double g = floor(log1p(-val_rng_unit(r)) / log1p(-p));
 
-	if (q <= 0)
-		return 0;
-	g = floor(log1p(-val_rng_unit(r)) / log(q));
-	return g >= (double)cap ? cap : (uint64_t)g;
+	return !(g < (double)cap) ? cap : (uint64_t)g;
 }
 
 /* --- kinds --------------------------------------------------------------- */
@@ -206,7 +203,7 @@ static void counting_shrink(struct val_hotlist *h, struct val_rng *r, uint32_t n
 			if (!flip(r, 1 - 1 / f))
 				continue;
 			t->count--;
-			t->count -= run_length(r, 1 - h->p, t->count);
+			t->count -= run_length(r, h->p, t->count);
 		}
 		drop_zeros(h);
 	}
