@@ -605,6 +605,23 @@ static void assert_same(const struct val_profile *a, const struct val_profile *b
 	}
 }
 
+/* fuzz/seed-fuzz_values.sh runs the test with DCPI_VALUES_SEEDS=DIR: the
+ * encoded profiles become the fuzzer's seeds. */
+static void save_seed(const char *name, const uint8_t *buf, size_t len)
+{
+	const char *dir = getenv("DCPI_VALUES_SEEDS");
+	char path[1024];
+	FILE *f;
+
+	if (!dir || !dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
 static void test_roundtrip(void **state)
 {
 	struct dcpi_err err = { 0 };
@@ -621,6 +638,7 @@ static void test_roundtrip(void **state)
 	assert_int_equal(val_decode(buf, len, "x.values", &b, &err), 0);
 	assert_same(&a, &b);
 	print_message("%zu hotlists in %zu bytes\n", a.nlists, len);
+	save_seed("seed-roundtrip", buf, len);
 	free(buf);
 	val_profile_free(&a);
 	val_profile_free(&b);
@@ -686,6 +704,7 @@ static void test_corrupt(void **state)
 	size_t len;
 
 	encode_sample(&buf, &len, 0);
+	save_seed("seed-small", buf, len);
 	b = malloc(len + 1);
 	assert_non_null(b);
 	for (size_t l = 0; l < len; l++)
@@ -755,6 +774,7 @@ static void test_corrupt(void **state)
 	free(b);
 	/* A tag beyond the table of two images. */
 	encode_sample(&buf, &len, 1);
+	save_seed("seed-tagged", buf, len);
 	{
 		uint8_t want[10], repl[10];
 		size_t k = dcpi_varint_put(want, VAL_CODE(2, 0x10));
