@@ -1090,7 +1090,8 @@ static int decode_lists(struct cursor *c, uint64_t n, const char *name,
 		if (!why[0])
 			check_list(p, h, why, sizeof(why));
 		if (why[0])
-			return dcpi_errf(err, -EINVAL, "%s: hotlist %" PRIu64 ": %s", name, i, why);
+			return dcpi_errf(err, -EINVAL, "%s: hotlist %" PRIu64 ": %s", name, i,
+					 why);
 		p->nlists = (size_t)i + 1;
 	}
 	if (c->pos != c->size)
