@@ -50,8 +50,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -77,6 +79,7 @@ struct prt_thread {
 	timer_t timer;
 	uint64_t rnd;
 	struct prt_burst b;
+	struct prt_regs *regs;	/* values on: PRT_KMAX register files (mmap) */
 };
 
 struct prt_range {
@@ -86,6 +89,7 @@ struct prt_range {
 
 static struct {
 	int on;
+	int values;		/* DCPI_VALUES=1: register files with the pcs */
 	int sig;
 	unsigned k;
 	uint64_t period_ns;
@@ -385,9 +389,38 @@ static void burst_end(struct prt_thread *t, uint32_t flags)
 			unlock_maps();
 		}
 	}
-	if (spool_ok())
+	if (spool_ok() && t->regs) {
+		struct iovec iov[2] = {
+			{ &t->b, len },
+			{ t->regs, t->n * sizeof(*t->regs) },
+		};
+		size_t all = len + iov[1].iov_len;
+		ssize_t w;
+
+		t->b.h.type = PRT_VBURST;
+		t->b.h.len = (uint32_t)all;
+		do
+			w = writev(g.fd, iov, 2);
+		while (w < 0 && errno == EINTR);
+		(void)w;	/* a short write is a cut record: the reader drops it */
+	} else if (spool_ok()) {
 		write_all(g.fd, &t->b, len);
+	}
 	t->n = 0;
+}
+
+/* The integer registers of a context in the instruction set's order. */
+static void save_regs(struct prt_thread *t, unsigned i, const greg_t *r)
+{
+	static const int order[PRT_NREGS] = {
+		REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+	};
+
+	if (!t->regs || i >= PRT_KMAX)
+		return;
+	for (int k = 0; k < PRT_NREGS; k++)
+		t->regs[i].r[k] = (uint64_t)r[order[k]];
 }
 
 /* pc lies in a mapping we know to be readable (not execute-only memory,
@@ -451,6 +484,12 @@ static void arm_thread(struct prt_thread *t)
 	sev.sigev_signo = g.sig;
 	sev.sigev_value.sival_ptr = &g;
 	sev._sigev_un._tid = gettid();
+	if (g.values && !t->regs) {
+		void *m = mmap(NULL, PRT_KMAX * sizeof(*t->regs), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		t->regs = m == MAP_FAILED ? NULL : m;	/* none: bursts without values */
+	}
 	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer))
 		return;
 	t->armed = 1;
@@ -515,6 +554,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 	t->n = 1;
 	t->left = g.k + 64;	/* a rep-prefixed instruction traps per iteration */
 	t->b.pc[0] = (uint64_t)r[REG_RIP];
+	save_regs(t, 0, r);
 	r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] | TF);
 out:
 	errno = saved;
@@ -529,8 +569,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	int saved = errno;
 
 	if (si->si_code == TRAP_TRACE && t->active) {
-		if (pc != t->b.pc[t->n - 1])
+		if (pc != t->b.pc[t->n - 1]) {
+			save_regs(t, t->n, r);
 			t->b.pc[t->n++] = pc;
+		}
 		t->left--;
 		if (t->n >= g.k || !t->left || at_syscall(pc)) {
 			r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] & ~TF);
@@ -597,6 +639,10 @@ static void thread_gone(void *v)
 	if (t->armed) {
 		timer_delete(t->timer);
 		t->armed = 0;
+	}
+	if (t->regs) {
+		munmap(t->regs, PRT_KMAX * sizeof(*t->regs));
+		t->regs = NULL;
 	}
 }
 
@@ -678,7 +724,7 @@ static int install(int sig, void (*fn)(int, siginfo_t *, void *), int block,
 __attribute__((constructor)) static void prt_start(void)
 {
 	const char *dir = getenv(PRT_ENV_DIR), *rate = getenv(PRT_ENV_RATE);
-	const char *sig = getenv(PRT_ENV_SIGNAL);
+	const char *sig = getenv(PRT_ENV_SIGNAL), *values = getenv(PRT_ENV_VALUES);
 
 	g.fd = -1;
 	resolve();
@@ -686,6 +732,7 @@ __attribute__((constructor)) static void prt_start(void)
 	    strlen(dir) >= sizeof(g.dir) || parse_settings(rate))
 		return;
 	memcpy(g.dir, dir, strlen(dir) + 1);
+	g.values = values && !strcmp(values, "1");
 	g.sig = sig ? atoi(sig) : SIGRTMAX - 3;
 	if (g.sig < SIGRTMIN || g.sig > SIGRTMAX)
 		return;

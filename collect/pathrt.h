@@ -11,7 +11,11 @@
  *              (replaces every earlier mapping of this file's stream);
  *   PRT_BURST  the pcs of one burst, uint64_t each, in execution order
  *              (the first is the interrupted pc; consecutive repeats of a
- *              rep-prefixed instruction are collapsed).
+ *              rep-prefixed instruction are collapsed);
+ *   PRT_VBURST with value samples on (DCPI_VALUES=1, docs/values.md): the
+ *              n pcs as in PRT_BURST, then n register files (struct
+ *              prt_regs), the i-th as it was when pc i was about to execute
+ *              (so also just after pc i - 1 executed); n = body / (8 + 128).
  * Integers are in the machine's byte order: the file never leaves it.
  */
 #ifndef DCPI_COLLECT_PATHRT_H
@@ -22,17 +26,26 @@
 #define PRT_ENV_DIR	"DCPI_PATHS_DIR"	/* spool directory (mode 0700) */
 #define PRT_ENV_RATE	"DCPI_PATHS"		/* "RATE:K": bursts per CPU second, steps */
 #define PRT_ENV_SIGNAL	"DCPI_PATHS_SIGNAL"	/* timer signal, default SIGRTMAX - 3 */
+#define PRT_ENV_VALUES	"DCPI_VALUES"		/* "1": register files with the pcs */
 #define PRT_LIB_NAME	"libdcpi-paths.so"
 
 #define PRT_MAGIC	0x48544150u		/* "PATH" */
 #define PRT_MAPS	1u
 #define PRT_BURST	2u
+#define PRT_VBURST	3u
 #define PRT_KMAX	256			/* most steps in a burst */
 #define PRT_REC_MAX	(1u << 20)		/* a reader refuses larger records */
 
 /* Flags of a burst record. */
 #define PRT_F_CUT	1u	/* ended early: a syscall or the trap budget */
 #define PRT_F_LOST	2u	/* stepping stopped without us (popf, longjmp) */
+
+/* The integer registers in the instruction set's numbering (rax, rcx, rdx,
+ * rbx, rsp, rbp, rsi, rdi, r8 ... r15). */
+#define PRT_NREGS	16
+struct prt_regs {
+	uint64_t r[PRT_NREGS];
+};
 
 struct prt_rec {
 	uint32_t magic;

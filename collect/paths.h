@@ -21,6 +21,7 @@ struct paths_run {
 	char lib[PATH_MAX];		/* the runtime, absolute */
 	char preload[2 * PATH_MAX + 8];	/* LD_PRELOAD for the command */
 	char rate[32];			/* "RATE:K" */
+	int values;			/* registers too: value samples */
 };
 
 /* What the spool files held (collect_result carries it out). */
@@ -31,6 +32,7 @@ struct paths_stats {
 	uint64_t threads;	/* distinct (pid, tid) */
 	uint64_t edges, images;	/* edge records and images written */
 	uint64_t bad;		/* records skipped as malformed or truncated */
+	uint64_t vsamples, vvalues, vimages;	/* value samples (docs/values.md) */
 };
 
 /*
@@ -60,5 +62,12 @@ const unsigned char *paths_blob(size_t *len);
  * has *n profiles, free with path_profiles_free. */
 int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 		     struct paths_stats *st, struct dcpi_err *err);
+/* The same, and with vout the value samples of PRT_VBURST records as one
+ * value profile per image (*vn of them; free with val_profiles_free). */
+struct val_profile;
+struct vals_stats;
+int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
+			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
+			    struct vals_stats *vst, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_PATHS_H */

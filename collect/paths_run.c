@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "pathrt.h"
 #include "paths.h"
+#include "values_spool.h"
 
 static int usable(const char *path)
 {
@@ -130,6 +131,10 @@ void paths_child_env(const struct paths_run *r)
 		return;
 	setenv(PRT_ENV_DIR, r->dir, 1);
 	setenv(PRT_ENV_RATE, r->rate, 1);
+	if (r->values)
+		setenv(PRT_ENV_VALUES, "1", 1);
+	else
+		unsetenv(PRT_ENV_VALUES);
 	setenv("LD_PRELOAD", r->preload, 1);
 	/* A program built with -fsanitize=address refuses to start when a
 	 * preloaded library comes before its runtime; that check only. */
@@ -144,16 +149,29 @@ int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 		  struct paths_stats *st, struct dcpi_err *err)
 {
 	struct path_profile *v;
-	size_t n;
+	struct val_profile *vv = NULL;
+	struct vals_stats vst;
+	size_t n, vn = 0;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
 	if (!r->on)
 		return 0;
-	ret = paths_spool_read(r->dir, &v, &n, st, err);
+	if (r->values)
+		ret = paths_spool_read_values(r->dir, &v, &n, st, &vv, &vn, &vst, err);
+	else
+		ret = paths_spool_read(r->dir, &v, &n, st, err);
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = path_epoch_write(db, epoch, &v[i], err);
+	for (size_t i = 0; i < vn && !ret; i++)
+		ret = val_epoch_write(db, epoch, &vv[i], err);
+	if (!ret && r->values) {
+		st->vsamples = vst.samples;
+		st->vvalues = vst.values;
+		st->vimages = vst.images;
+	}
 	path_profiles_free(v, n);
+	val_profiles_free(vv, vn);
 	return ret;
 }
 

@@ -23,6 +23,7 @@
 #include "internal.h"
 #include "pathrt.h"
 #include "paths.h"
+#include "values_spool.h"
 
 #define TID_SET_MAX 65536
 
@@ -35,6 +36,7 @@ struct acc {
 	uint64_t *tids;			/* (pid << 32 | tid), for the thread count */
 	size_t ntids, cap_tids;
 	struct paths_stats *st;
+	struct vals_acc *va;		/* value samples wanted, or NULL */
 };
 
 static struct path_profile *acc_image(struct acc *a, uint32_t image)
@@ -124,7 +126,8 @@ static int replay_maps(struct acc *a, char *text, size_t len, struct dcpi_err *e
 	return 0;
 }
 
-static int burst_pcs(struct acc *a, const uint64_t *pc, size_t n, struct dcpi_err *err)
+static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *regs, size_t n,
+		     struct dcpi_err *err)
 {
 	uint32_t img[PRT_KMAX], touched[PRT_KMAX];
 	uint64_t off[PRT_KMAX];
@@ -156,6 +159,8 @@ static int burst_pcs(struct acc *a, const uint64_t *pc, size_t n, struct dcpi_er
 	}
 	for (j = 0; j < nt && !ret; j++)
 		a->img[touched[j]].bursts++;
+	if (!ret && regs && a->va)
+		ret = vals_burst(a->va, a->maps, a->pid, pc, img, off, regs, n, err);
 	if (ret == -ENOMEM || ret == -EOVERFLOW)
 		return dcpi_errf(err, ret, "path samples: %s", strerror(-ret));
 	return ret;
@@ -174,12 +179,13 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 	a->pid = 0;		/* nothing resolves before the first snapshot */
 	a->st->files++;
 	while (!ret && fread(&h, sizeof(h), 1, f) == 1) {
-		size_t body = h.len - sizeof(h);
+		size_t body = h.len - sizeof(h), vrec = 8 + sizeof(struct prt_regs), npc;
 		uint8_t *nb;
 
 		if (h.magic != PRT_MAGIC || h.len < sizeof(h) || h.len > PRT_REC_MAX ||
 		    (h.type == PRT_BURST && (body % 8 || body / 8 > PRT_KMAX)) ||
-		    (h.type != PRT_BURST && h.type != PRT_MAPS) ||
+		    (h.type == PRT_VBURST && (body % vrec || body / vrec > PRT_KMAX)) ||
+		    (h.type != PRT_BURST && h.type != PRT_VBURST && h.type != PRT_MAPS) ||
 		    !(nb = realloc(buf, body + 1))) {
 			a->st->bad++;
 			break;
@@ -193,13 +199,17 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 			ret = replay_maps(a, (char *)buf, body, err);
 			continue;
 		}
+		npc = h.type == PRT_VBURST ? body / vrec : body / 8;
 		note_thread(a, h.pid, h.tid);
 		a->st->bursts++;
-		a->st->steps += body / 8;
+		a->st->steps += npc;
 		a->st->cut += !!(h.flags & PRT_F_CUT);
 		a->st->lost += !!(h.flags & PRT_F_LOST);
 		if (a->pid)
-			ret = burst_pcs(a, (const uint64_t *)buf, body / 8, err);
+			ret = burst_pcs(a, (const uint64_t *)buf,
+					h.type == PRT_VBURST ?
+					(const struct prt_regs *)(buf + 8 * npc) : NULL,
+					npc, err);
 	}
 	free(buf);
 	fclose(f);
@@ -296,6 +306,13 @@ static int acc_finish(struct acc *a, struct path_profile **out, size_t *n,
 int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 		     struct paths_stats *st, struct dcpi_err *err)
 {
+	return paths_spool_read_values(dir, out, n, st, NULL, NULL, NULL, err);
+}
+
+int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
+			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
+			    struct vals_stats *vst, struct dcpi_err *err)
+{
 	struct acc a = { .st = st };
 	char **names = NULL, path[PATH_MAX + 256];
 	size_t nn = 0;
@@ -304,7 +321,14 @@ int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 	*out = NULL;
 	*n = 0;
 	memset(st, 0, sizeof(*st));
+	if (vout) {
+		*vout = NULL;
+		*vn = 0;
+		memset(vst, 0, sizeof(*vst));
+	}
 	ret = maps_new(&a.maps, err);
+	if (!ret && vout)
+		ret = vals_acc_new(&a.va, err);
 	if (!ret) {
 		maps_set_offline(a.maps, 1);
 		ret = list_spools(dir, &names, &nn, err);
@@ -315,6 +339,9 @@ int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 	}
 	if (!ret)
 		ret = acc_finish(&a, out, n, err);
+	if (!ret && a.va)
+		ret = vals_finish(a.va, a.maps, vout, vn, vst, err);
+	vals_acc_free(a.va);
 	path_profiles_free(a.img, a.nimg);
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);

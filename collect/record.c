@@ -182,10 +182,17 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	res->paths_threads = st.threads;
 	res->paths_images = st.images;
 	res->paths_bad = st.bad;
+	res->values_samples = st.vsamples;
+	res->values_values = st.vvalues;
+	res->values_images = st.vimages;
 	snprintf(res->settings + l, sizeof(res->settings) - l, " paths=%s bursts=%" PRIu64
 		 " steps=%" PRIu64 " cut=%" PRIu64 " lost=%" PRIu64 " spools=%" PRIu64
 		 " threads=%" PRIu64 "%s", pr->rate, st.bursts, st.steps, st.cut, st.lost,
 		 st.files, st.threads, res->paths_static ? " static" : "");
+	l = strlen(res->settings);
+	if (pr->values)
+		snprintf(res->settings + l, sizeof(res->settings) - l, " values=%" PRIu64
+			 " value-images=%" PRIu64, st.vsamples, st.vimages);
 	snprintf(meta->settings, sizeof(meta->settings), "%s", res->settings);
 	return prof_epoch_meta_write(db, res->epoch, meta, err);
 }
@@ -254,6 +261,7 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 		if (!res->paths_static)
 			ret = paths_prepare(&pr, opts->paths_rate, opts->paths_steps,
 					    opts->paths_lib, err);
+		pr.values = opts->values;
 		if (ret == -ENOENT) {	/* no runtime: time samples as usual */
 			snprintf(res->paths_note, sizeof(res->paths_note), "%s", err->msg);
 			dcpi_err_clear(err);

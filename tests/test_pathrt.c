@@ -547,6 +547,53 @@ static void test_crash(void **state)
 	run_free(&r);
 }
 
+/* With value samples on (docs/values.md) the same runtime also keeps each
+ * step's registers: threads (a register buffer each), fork, exec, the
+ * program's own handlers and a crash while stepped behave as without. */
+static void test_values_robust(void **state)
+{
+	static const char *const opts[] = { RATE, "--values", NULL };
+	const char *thr[] = { pathloop, "threads", "20000000", NULL };
+	const char *frk[] = { pathloop, "fork", "50000000", NULL };
+	const char *exe[] = { pathloop, "exec", "50000000", NULL };
+	const char *own[] = { pathloop, "trap", "30000000", NULL };
+	const char *mid[] = { pathloop, "crashmid", NULL };
+	uint64_t f, n;
+	struct run r;
+
+	record(&r, opts, thr);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "threads") >= 4);
+	assert_true(setting(&r, "values") > 0);
+	truth(&r, &f, &n);
+	check_branch(&r, (double)f / (double)n, 50);
+	run_free(&r);
+
+	record(&r, opts, frk);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "spools") >= 2);
+	assert_true(setting(&r, "values") > 0);
+	run_free(&r);
+
+	record(&r, opts, exe);
+	assert_int_equal(exit_code(&r), 0);
+	assert_true(setting(&r, "spools") >= 2);
+	assert_true(setting(&r, "values") > 0);
+	run_free(&r);
+
+	record(&r, opts, own);
+	assert_int_equal(exit_code(&r), 0);
+	assert_non_null(strstr(r.out, "int3 "));
+	assert_true(setting(&r, "values") > 0);
+	run_free(&r);
+
+	record(&r, opts, mid);
+	assert_int_equal(exit_code(&r), 128 + SIGSEGV);
+	assert_true(setting(&r, "bursts") >= 19);
+	assert_true(setting(&r, "values") > 0);
+	run_free(&r);
+}
+
 /* pathloop linked statically into bin: 0 when it built. */
 static int tu_sh_static(const char *bin)
 {
@@ -680,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_signals_in_burst),
 		cmocka_unit_test(test_rep_and_syscalls),
 		cmocka_unit_test(test_crash),
+		cmocka_unit_test(test_values_robust),
 		cmocka_unit_test(test_static_and_off),
 		cmocka_unit_test(test_dlopen),
 		cmocka_unit_test(test_asan_program),

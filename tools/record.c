@@ -6,7 +6,8 @@
  * (128 + signal when it was killed), as a shell would.  Path samples
  * (docs/paths.md) are taken by default at PATHS_DEFAULT: --paths RATE:K
  * changes the rate (bursts per second of each thread's CPU time) and the
- * steps per burst, --no-paths turns them off.
+ * steps per burst, --no-paths turns them off.  --values (docs/values.md)
+ * makes every step a value sample too.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -48,6 +49,8 @@ static void usage(FILE *f)
 		"                     thread's CPU time, K single steps each\n"
 		"                     (default %u:%u; docs/paths.md)\n"
 		"      --no-paths     no path samples\n"
+		"      --values       value samples: every step's registers into\n"
+		"                     per-instruction value hotlists (docs/values.md)\n"
 		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
 		"  -q, --quiet        no summary line\n",
 		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS,
@@ -100,6 +103,7 @@ int cmd_record(int argc, char **argv)
 		{ "db", required_argument, NULL, 'D' },
 		{ "paths", required_argument, NULL, 'T' },
 		{ "no-paths", no_argument, NULL, 'U' },
+		{ "values", no_argument, NULL, 'V' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -129,6 +133,9 @@ int cmd_record(int argc, char **argv)
 			opts.paths_rate = 0;
 			opts.paths_steps = 0;
 			break;
+		case 'V':
+			opts.values = 1;
+			break;
 		case 'D':
 			db = optarg;
 			break;
@@ -149,6 +156,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
+	if (opts.values && !opts.paths_rate)
+		return tool_fail("--values needs path samples (they carry the values): "
+				 "drop --no-paths");
 	opts.db_dir = tool_db_dir(db);
 	opts.pending_signal = &pending_signal;
 	catch_signals();
@@ -160,9 +170,9 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		return tool_fail("%s", err.msg);
 	if (res.paths_static)
-		fprintf(stderr, "%s: note: %s is statically linked: no path samples (they need "
+		fprintf(stderr, "%s: note: %s is statically linked: no path samples%s (they need "
 			"the preloaded runtime); time samples as usual\n", tool_name,
-			argv[optind]);
+			argv[optind], opts.values ? " or value samples" : "");
 	if (res.paths_note[0])
 		fprintf(stderr, "%s: note: no path samples: %s\n", tool_name, res.paths_note);
 	if (!quiet && opts.paths_rate && !res.paths_static && !res.paths_note[0])
@@ -171,6 +181,11 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)res.paths_steps,
 			(unsigned long long)res.paths_threads,
 			(unsigned long long)res.paths_processes);
+	if (!quiet && opts.values && !res.paths_static && !res.paths_note[0])
+		fprintf(stderr, "%s: %llu value samples (%llu values) in %llu images\n",
+			tool_name, (unsigned long long)res.values_samples,
+			(unsigned long long)res.values_values,
+			(unsigned long long)res.values_images);
 	if (!quiet)
 		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,

@@ -97,6 +97,9 @@ struct collect_opts {
 	 */
 	unsigned paths_rate, paths_steps;
 	const char *paths_lib;
+	/* Value samples (docs/values.md): the paths' steps also carry the
+	 * registers, made into value hotlists per instruction.  Needs paths. */
+	int values;
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
@@ -140,6 +143,9 @@ struct collect_result {
 	char paths_note[512];	/* why there are no paths (runtime missing), or "" */
 	uint64_t paths_bursts, paths_steps, paths_processes, paths_threads;
 	uint64_t paths_images, paths_bad;
+	/* Value samples: instructions seen with their registers, values given
+	 * to hotlists, images with a value profile. */
+	uint64_t values_samples, values_values, values_images;
 };
 
 /*

@@ -1,0 +1,40 @@
+/*
+ * collect/values_spool.h - value samples from the runtime's register files
+ * (values_spool.c; docs/values.md): paths_spool.c hands each PRT_VBURST's
+ * resolved pcs and registers to vals_burst, and `dcpi record --values`
+ * writes what vals_finish returns into the epoch.
+ */
+#ifndef DCPI_COLLECT_VALUES_SPOOL_H
+#define DCPI_COLLECT_VALUES_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/collect.h"
+#include "dcpi/values.h"
+#include "pathrt.h"
+
+struct vals_acc;
+
+struct vals_stats {
+	uint64_t samples;	/* instructions stepped in an image with values */
+	uint64_t values;	/* values offered to hotlists */
+	uint64_t undecoded;	/* instructions whose bytes could not be read */
+	uint64_t images;	/* value profiles made */
+};
+
+int vals_acc_new(struct vals_acc **out, struct dcpi_err *err);
+/* The hotlists' generator (tests); by default from the clock. */
+void vals_acc_seed(struct vals_acc *v, uint64_t seed);
+void vals_acc_free(struct vals_acc *v);
+/* One burst: n pcs, their (image, offset) in m's images for pid, and the n
+ * register files. */
+int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t *pc,
+	       const uint32_t *img, const uint64_t *off, const struct prt_regs *regs,
+	       size_t n, struct dcpi_err *err);
+/* The value profiles, one per image that had values (free with
+ * val_profiles_free). */
+int vals_finish(struct vals_acc *v, struct maps *m, struct val_profile **out, size_t *n,
+		struct vals_stats *st, struct dcpi_err *err);
+
+#endif /* DCPI_COLLECT_VALUES_SPOOL_H */

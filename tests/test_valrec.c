@@ -1,0 +1,248 @@
+/*
+ * test_valrec.c - value samples end to end (docs/values.md): `dcpi record
+ * --values` on tests/workloads/valloop.c, whose values are known exactly
+ * (it prints the counts), and the value profiles it writes:
+ *   - vl_scale's first argument is 7 in the share the workload printed,
+ *     within sampling error; its load of vl_mode is always 5, from the
+ *     address of vl_mode;
+ *   - the indirect call through vl_ops goes to vl_add and vl_sub in the
+ *     printed shares (tagged code values: file offsets of the image);
+ *   - vl_walk's load strides by 8 bytes, always;
+ *   - vl_scale's call site is the return address of a call in main;
+ *   - the conditional branch of vl_walk's loop is taken 63 times in 64;
+ *   - no value profile without --values; --values with --no-paths refused.
+ * The spool reader on a hand-made PRT_VBURST record gives exact values.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "dcpi/image.h"
+#include "dcpi/profile.h"
+#include "dcpi/values.h"
+#include "testutil.h"
+
+static const char *bin, *build;
+static char dir[] = "/tmp/dcpi-test-valrec-XXXXXX";
+static char prog[512];
+static struct image *img;
+
+static int setup(void **state)
+{
+	struct dcpi_err err = { 0 };
+
+	(void)state;
+	bin = getenv("DCPI_BIN");
+	build = getenv("DCPI_BUILD");
+	if (!bin || !build || !mkdtemp(dir))
+		return -1;
+	snprintf(prog, sizeof(prog), "%s/workloads/valloop", build);
+	return img_open(prog, IMG_NO_DWARF, &img, &err);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	img_close(img);
+	tu_sh("rm -rf %s", dir);
+	return 0;
+}
+
+/* File offset of procedure name's first instruction, plus delta bytes. */
+static uint64_t off_of(const char *name, uint64_t delta)
+{
+	const struct img_proc *p = img_proc_by_name(img, name);
+	uint64_t off;
+
+	assert_non_null(p);
+	assert_int_equal(img_vaddr_to_offset(img, p->addr + delta, &off), 0);
+	return off;
+}
+
+/* The value profile of valloop in the latest epoch of db. */
+static void read_values(const char *db, struct val_profile **v, size_t *n,
+			const struct val_profile **mine)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	char path[600], epoch[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, db);
+	assert_int_equal(prof_db_open(path, 0, &d, &err), 0);
+	assert_int_equal(prof_db_latest_epoch(d, epoch, sizeof(epoch), &err), 0);
+	assert_int_equal(val_epoch_read(d, epoch, v, n, &err), 0);
+	prof_db_close(d);
+	*mine = NULL;
+	for (size_t i = 0; i < *n; i++) {
+		size_t l = strlen((*v)[i].image.path);
+
+		if (l >= 8 && !strcmp((*v)[i].image.path + l - 8, "/valloop"))
+			*mine = &(*v)[i];
+	}
+}
+
+/* The share of value in (offset, kind); -1 when the list is absent. */
+static double share(const struct val_profile *p, uint64_t off, uint32_t kind, uint64_t value,
+		    uint64_t *seen)
+{
+	const struct val_hotlist *h = val_profile_find(p, off, kind);
+
+	*seen = h ? h->seen : 0;
+	if (!h)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++)
+		if (h->t[i].value == value)
+			return val_hotlist_share(h, i);
+	return 0;
+}
+
+/* Within 4 binomial sigmas of n observations, plus 2 points for the
+ * hotlist's own error (tests/test_values.c bounds it). */
+static void near(const char *what, double got, double truth, uint64_t n)
+{
+	double tol = 4 * sqrt(truth * (1 - truth) / (double)(n ? n : 1)) + 0.02;
+
+	print_message("%s: %.3f, truth %.3f, %" PRIu64 " seen, tolerance %.3f\n", what, got,
+		      truth, n, tol);
+	assert_true(n >= 30);
+	assert_true(fabs(got - truth) <= tol);
+}
+
+static void test_valloop(void **state)
+{
+	unsigned long calls, k7, adds, subs, walks;
+	struct val_profile *v;
+	const struct val_profile *p;
+	const struct val_hotlist *h;
+	uint64_t seen, walk_load = 0, main_lo, main_hi;
+	double got;
+	char out[600];
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 250:128 --db %s/db "
+			       "-- %s 60000000 > %s/out 2> %s/err", bin, dir, prog, dir, dir),
+			 0);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "calls %lu k7 %lu add %lu sub %lu walks %lu", &calls, &k7,
+				&adds, &subs, &walks), 5);
+	fclose(f);
+	assert_int_equal(tu_sh("grep -q 'value samples' %s/err", dir), 0);
+	read_values("db", &v, &n, &p);
+	assert_non_null(p);
+	assert_true(p->samples > 1000);
+
+	/* vl_scale(k, x): k = 7 in k7 / calls */
+	got = share(p, off_of("vl_scale", 0), VAL_ARG0, 7, &seen);
+	near("vl_scale arg0 = 7", got, (double)k7 / (double)calls, seen);
+	/* its call site: a return address inside main */
+	h = val_profile_find(p, off_of("vl_scale", 0), VAL_CALLSITE);
+	assert_non_null(h);
+	main_lo = off_of("main", 0);
+	main_hi = main_lo + img_proc_by_name(img, "main")->size;
+	assert_true(h->t[0].value >= main_lo && h->t[0].value < main_hi);
+	assert_true(val_hotlist_share(h, 0) > 0.95);
+
+	/* the load of vl_mode in vl_scale (the instruction reading memory) */
+	{
+		const struct img_proc *sc = img_proc_by_name(img, "vl_scale");
+		const struct img_proc *mode = img_proc_by_name(img, "vl_mode");
+		int found = 0;
+
+		(void)mode;
+		for (uint64_t d = 0; d < sc->size; d++) {
+			uint64_t o = off_of("vl_scale", d);
+
+			if (!(h = val_profile_find(p, o, VAL_LOAD)))
+				continue;
+			found = 1;
+			assert_int_equal(h->t[0].value, 5);
+			assert_true(val_hotlist_share(h, 0) > 0.99);
+			h = val_profile_find(p, o, VAL_ADDR);
+			assert_non_null(h);
+			assert_true(val_hotlist_share(h, 0) > 0.99);	/* one address */
+		}
+		assert_true(found);
+	}
+
+	/* the indirect call in main: vl_add adds / calls, vl_sub the rest */
+	{
+		uint64_t lo = main_lo, add = off_of("vl_add", 0), sub = off_of("vl_sub", 0);
+		int found = 0;
+
+		for (uint64_t o = lo; o < main_hi; o++) {
+			if (!(h = val_profile_find(p, o, VAL_TARGET)))
+				continue;
+			found = 1;
+			got = share(p, o, VAL_TARGET, VAL_CODE(0, add), &seen);
+			near("target vl_add", got, (double)adds / (double)calls, seen);
+			got = share(p, o, VAL_TARGET, VAL_CODE(0, sub), &seen);
+			near("target vl_sub", got, (double)subs / (double)calls, seen);
+		}
+		assert_true(found);
+	}
+
+	/* vl_walk: its load strides by 8; its loop branch is taken 63 in 64 */
+	{
+		const struct img_proc *w = img_proc_by_name(img, "vl_walk");
+		int branches = 0;
+
+		for (uint64_t d = 0; d < w->size; d++) {
+			uint64_t o = off_of("vl_walk", d);
+
+			if ((h = val_profile_find(p, o, VAL_STRIDE)) && h->seen >= 30) {
+				walk_load = o;
+				assert_int_equal(h->t[0].value, 8);
+				assert_true(val_hotlist_share(h, 0) > 0.99);
+			}
+			if ((h = val_profile_find(p, o, VAL_BRANCH)) && h->seen >= 30 &&
+			    (got = share(p, o, VAL_BRANCH, 1, &seen)) > 0.5) {
+				branches++;
+				near("vl_walk loop branch taken", got, 63.0 / 64.0, seen);
+			}
+		}
+		assert_true(walk_load != 0);
+		assert_int_equal(branches, 1);
+	}
+	val_profiles_free(v, n);
+}
+
+static void test_off(void **state)
+{
+	struct val_profile *v;
+	const struct val_profile *p;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(tu_sh("%s record --no-calibrate --db %s/off -- %s 1000000 > /dev/null "
+			       "2>&1", bin, dir, prog), 0);
+	read_values("off", &v, &n, &p);
+	assert_int_equal(n, 0);
+	val_profiles_free(v, n);
+	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --no-paths --db %s/bad -- "
+				   "%s 1000 > /dev/null 2> %s/bad.err", bin, dir, prog, dir), 0);
+	assert_int_equal(tu_sh("grep -q 'values needs path samples' %s/bad.err", dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valloop),
+		cmocka_unit_test(test_off),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
