@@ -26,7 +26,11 @@
  *            r8, r9 before it, and when the step before was a call, its
  *            return address (tagged code).
  * Each goes into the (image, offset, kind) hotlist (Gibbons-Matias, seed
- * 000), so memory is bounded per instruction however long the run.
+ * 000), so memory is bounded per instruction however long the run.  The
+ * burst's first instruction, where the timer sample landed, is left out:
+ * which execution it is depends on how long executions take (a load that
+ * misses is more likely to be there), while the steps after it follow the
+ * program's execution order.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -403,7 +407,10 @@ int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t 
 		uint32_t im = img[i];
 		uint64_t o = off[i], x;
 
-		if (!vi)
+		/* pc[0] is where a timer sample landed: time-weighted, so a slow
+		 * execution (a load that missed) would count more than a fast one.
+		 * The steps after it follow execution: only they are values. */
+		if (!vi || i == 0)
 			continue;
 		v->samples++;
 		v->prof[im].samples++;
