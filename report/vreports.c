@@ -146,8 +146,8 @@ static void vlist_text(FILE *f, const struct rv_ctx *c, const struct img_proc *p
 			const char *kn = val_kind_name((int)h->kind);
 
 			if (i == k)
-				fprintf(f, "%8.0f %10s %8" PRIx64 "  %-32.32s ", t.samples, cyc, va,
-					text);
+				fprintf(f, "%8.0f %10s %8" PRIx64 "  %-32.32s ", t.samples, cyc,
+					va, text);
 			else
 				fprintf(f, "%8s %10s %8s  %-32s ", "", "", "", "");
 			fprintf(f, "%-8s %6" PRIu64 " %3" PRIu32 "  %-14s ", kn ? kn : "?",
@@ -324,7 +324,8 @@ static void vargs_text_one(FILE *f, const struct vproc *e)
 		char text[512];
 
 		rv_code_text(&e->c, e->callsite->t[i].value, text, sizeof(text));
-		fprintf(f, "  from  %-24s %6.1f%%\n", text, 100 * val_hotlist_share(e->callsite, i));
+		fprintf(f, "  from  %-24s %6.1f%%\n", text,
+			100 * val_hotlist_share(e->callsite, i));
 	}
 }
 
@@ -617,15 +618,15 @@ static void vblks_print(FILE *f, const struct rv_ctx *c, const struct img_proc *
 				bl->end, bl->n);
 			time_json(f, &s.t);
 			fprintf(f, ", \"with_values\": %zu, \"lists\": %zu, \"invariant\": %zu, "
-				"\"semi_invariant\": %zu, \"top\": [", s.with_values, s.lists, s.inv,
-				s.semi);
+				"\"semi_invariant\": %zu, \"top\": [", s.with_values, s.lists,
+				s.inv, s.semi);
 			vblk_top_json(f, c, &s);
 			fprintf(f, "]}");
 			first = 0;
 			continue;
 		}
-		fprintf(f, "\nblock 0x%" PRIx64 "-0x%" PRIx64 "  %" PRIu32 " insns, ", bl->start,
-			bl->end, bl->n);
+		fprintf(f, "\nblock 0x%" PRIx64 "-0x%" PRIx64 "  %" PRIu32 " insn%s, ", bl->start,
+			bl->end, bl->n, bl->n == 1 ? "" : "s");
 		time_text(f, &s.t);
 		fprintf(f, "; %zu with values (%zu lists: %zu invariant, %zu semi-invariant)\n",
 			s.with_values, s.lists, s.inv, s.semi);

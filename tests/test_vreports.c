@@ -234,7 +234,8 @@ static void test_vlist(void **state)
 		   "assert len(hot) == 1, ins\n"
 		   "ls = {l['kind']: l for l in hot[0]['lists']}\n"
 		   "r, ld = ls['result'], ls['load']\n"
-		   "assert r['values'][0]['text'] == '5' and abs(r['top_share'] - 0.95) < 0.03, r\n"
+		   "assert r['values'][0]['text'] == '5', r\n"
+		   "assert abs(r['top_share'] - 0.95) < 0.03, r\n"
 		   "assert r['class'] == 'invariant' and r['distinct'] == 5, r\n"
 		   "assert ld['values'][0]['text'] == '42' and abs(ld['top_share'] - 0.6) < 0.05\n"
 		   "assert ld['class'] == 'semi-invariant' and len(ld['values']) == 4, ld\n"
@@ -243,12 +244,14 @@ static void test_vlist(void **state)
 		   "assert len(ent) == 1 and ent[0]['samples'] == 0, ins");
 	snprintf(args, sizeof(args), "vlist --db %s/db proc_b", dir);
 	check_json(args,
-		   "r = [l for i in d['instructions'] for l in i['lists'] if l['kind'] == 'result']\n"
+		   "r = [l for i in d['instructions'] for l in i['lists']\n"
+		   "     if l['kind'] == 'result']\n"
 		   "assert len(r) == 1 and r[0]['class'] == 'variant', r\n"
 		   "assert r[0]['top_share'] < 0.1 and r[0]['seen'] == 2000, r");
 	/* the DCPI name, as text */
 	assert_int_equal(tu_sh("%s/dcpivlist --db %s/db proc_a > %s/vlist.txt && "
-			       "grep -q 'result .* invariant .*5 (9[4-6]\\.[0-9]%%)' %s/vlist.txt && "
+			       "grep -q 'result .* invariant .*5 (9[4-6]\\.[0-9]%%)' %s/vlist.txt "
+			       "&& "
 			       "grep -q 'semi-invariant' %s/vlist.txt", getenv("DCPI_BUILD"), dir,
 			       dir, dir, dir), 0);
 }
@@ -272,10 +275,13 @@ static void test_vargs(void **state)
 		   "assert args[1]['values'][0]['value'] == hex(1000000) and args[1]['top_share'] "
 		   "== 1\n"
 		   "cs = a['callsites']\n"
-		   "assert cs[0]['text'].startswith('main+0x') and abs(cs[0]['share'] - 0.7) < 0.04\n"
-		   "assert cs[1]['text'].startswith('main+0x') and cs[0]['text'] != cs[1]['text']\n"
+		   "assert cs[0]['text'].startswith('main+0x'), cs\n"
+		   "assert abs(cs[0]['share'] - 0.7) < 0.04, cs\n"
+		   "assert cs[1]['text'].startswith('main+0x'), cs\n"
+		   "assert cs[0]['text'] != cs[1]['text'], cs\n"
 		   "b0 = b['args'][0]\n"
-		   "assert b0['class'] == 'semi-invariant' and abs(b0['top_share'] - 0.55) < 0.04\n"
+		   "assert b0['class'] == 'semi-invariant', b0\n"
+		   "assert abs(b0['top_share'] - 0.55) < 0.04, b0\n"
 		   "assert b['callsites'][0]['share'] == 1, b");
 	snprintf(args, sizeof(args), "vargs --db %s/db proc_b", dir);
 	check_json(args, "assert [p['name'] for p in d['procedures']] == ['proc_b'], d");
@@ -296,7 +302,8 @@ static void test_vcg(void **state)
 		   "t = s[0]['values']\n"
 		   "assert t[0]['text'] == 'proc_a' and abs(t[0]['share'] - 0.7) < 0.04, t\n"
 		   "assert t[1]['text'] == 'mix_chain (demo_work)', t\n"
-		   "assert t[1]['image'].endswith('/demo_work') and abs(t[1]['share'] - 0.2) < 0.04\n"
+		   "assert t[1]['image'].endswith('/demo_work'), t\n"
+		   "assert abs(t[1]['share'] - 0.2) < 0.04, t\n"
 		   "assert t[2]['text'] == '[no image]' and t[2]['image'] is None, t");
 	snprintf(args, sizeof(args), "vcg --db %s/db proc_a", dir);
 	check_json(args, "assert d['sites'] == [], d");
