@@ -74,7 +74,8 @@ struct rv_ctx {
 };
 
 struct rv_time {
-	double samples, cycles;		/* cycles 0 when unknown */
+	double samples, cycles;
+	int have_cycles;		/* 0: what a sample is worth is unknown */
 };
 
 struct image *rv_image(struct rep_vals *v, const struct prof_image_id *id);

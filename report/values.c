@@ -262,11 +262,12 @@ void rv_time(const struct rv_ctx *c, uint64_t lo, uint64_t hi, struct rv_time *t
 	for (; p && a < p->n && p->e[a].offset < hi; a++)
 		t->samples += (double)p->e[a].count;
 	t->cycles = t->samples * c->cps;
+	t->have_cycles = c->cps > 0;
 }
 
 double rv_weight(const struct rv_time *t)
 {
-	return t->cycles > 0 ? t->cycles : t->samples;
+	return t->have_cycles ? t->cycles : t->samples;
 }
 
 /* The procedure holding file offset off, and off's virtual address. */

@@ -51,7 +51,7 @@ static void insn_text(const struct rv_ctx *c, uint64_t off, char *buf, size_t le
 static void time_json(FILE *f, const struct rv_time *t)
 {
 	fprintf(f, "\"samples\": %.17g, \"cycles\": ", t->samples);
-	if (t->cycles > 0)
+	if (t->have_cycles)
 		fprintf(f, "%.17g", t->cycles);
 	else
 		fprintf(f, "null");
@@ -60,7 +60,7 @@ static void time_json(FILE *f, const struct rv_time *t)
 static void time_text(FILE *f, const struct rv_time *t)
 {
 	fprintf(f, "%.0f samples", t->samples);
-	if (t->cycles > 0)
+	if (t->have_cycles)
 		fprintf(f, ", %.4g cycles", t->cycles);
 }
 
@@ -137,7 +137,7 @@ static void vlist_text(FILE *f, const struct rv_ctx *c, const struct img_proc *p
 		rv_proc_at(c, off, &va);
 		rv_time(c, off, off + 1, &t);
 		insn_text(c, off, text, sizeof(text));
-		if (t.cycles > 0)
+		if (t.have_cycles)
 			snprintf(cyc, sizeof(cyc), "%.4g", t.cycles);
 		else
 			snprintf(cyc, sizeof(cyc), "-");
@@ -551,6 +551,7 @@ static void vblk_sum(const struct rv_ctx *c, const struct cfg *cfg, const struct
 		     struct vblk *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->t.have_cycles = c->cps > 0;
 	for (uint32_t j = 0; j < bl->n; j++) {
 		const struct cfg_insn *in = &cfg->insns[bl->first + j];
 		struct rv_time t;

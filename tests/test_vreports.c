@@ -299,6 +299,7 @@ static void test_vcg(void **state)
 	check_json(args,
 		   "s = d['sites']\n"
 		   "assert len(s) == 1 and s[0]['site'].startswith('main+0x'), s\n"
+		   "assert s[0]['samples'] == 0 and s[0]['cycles'] == 0, s\n"
 		   "t = s[0]['values']\n"
 		   "assert t[0]['text'] == 'proc_a' and abs(t[0]['share'] - 0.7) < 0.04, t\n"
 		   "assert t[1]['text'] == 'mix_chain (demo_work)', t\n"
