@@ -43,7 +43,8 @@ FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 LIB       := $(BUILD)/libdcpi.a
 DCPI      := $(BUILD)/dcpi
 PATHRT    := $(BUILD)/libdcpi-paths.so
-TOOLS     := dcpid dcpiprof dcpicalc dcpicfg dcpilist dcpistats dcpidiff
+TOOLS     := dcpid dcpiprof dcpicalc dcpicfg dcpilist dcpistats dcpidiff \
+	     dcpivlist dcpivargs dcpivcg dcpivblks
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))

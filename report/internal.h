@@ -36,4 +36,67 @@ typedef struct Agraph_s Agraph_t;
  * use: report/cfgplain.c, for both CFG renderers. */
 Agraph_t *rep_loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, int l);
 
+/*
+ * The value reports' shared pieces (report/values.c for report/vreports.c).
+ */
+#include "dcpi/profile.h"
+#include "dcpi/values.h"
+
+struct image;
+struct img_proc;
+
+struct rv_img {				/* an image opened to name code */
+	char *path;
+	struct image *img;		/* NULL: could not (a note says why) */
+};
+
+struct rep_vals {
+	struct prof_db *db;
+	char epoch[256];
+	struct prof_profile *p;		/* the epoch's sample profiles */
+	size_t np;
+	const char *event;		/* the event that weighs time, NULL: none */
+	struct prof_epoch_meta meta;
+	int have_meta;
+	struct val_profile *vp;		/* its value profiles, normalized */
+	size_t nvp;
+	struct rv_img *imgs;
+	size_t nimgs;
+};
+
+/* One value profile's image, samples and cycles per sample. */
+struct rv_ctx {
+	struct rep_vals *v;
+	const struct val_profile *vp;
+	struct image *img;		/* NULL: its code cannot be read */
+	const struct prof_profile *prof;	/* NULL: no samples of it */
+	double cps;			/* cycles per sample, 0: unknown */
+};
+
+struct rv_time {
+	double samples, cycles;
+	int have_cycles;		/* 0: what a sample is worth is unknown */
+};
+
+struct image *rv_image(struct rep_vals *v, const struct prof_image_id *id);
+const struct prof_profile *rv_samples(const struct rep_vals *v, const struct prof_image_id *id);
+void rv_image_ctx(struct rep_vals *v, const struct val_profile *vp, struct rv_ctx *c);
+void rv_time(const struct rv_ctx *c, uint64_t lo, uint64_t hi, struct rv_time *t);
+/* What lists are ordered by: cycles when known, else samples. */
+double rv_weight(const struct rv_time *t);
+const struct img_proc *rv_proc_at(const struct rv_ctx *c, uint64_t off, uint64_t *vaddr);
+int rv_proc_range(const struct rv_ctx *c, const struct img_proc *p, uint64_t *lo,
+		  uint64_t *hi);
+void rv_place(const struct rv_ctx *c, uint64_t off, char *buf, size_t len);
+const char *rv_code_text(const struct rv_ctx *c, uint64_t v, char *buf, size_t len);
+const char *rv_value_text(const struct rv_ctx *c, uint32_t kind, uint64_t v, char *buf,
+			  size_t len);
+double rv_top_share(const struct val_hotlist *h);
+void rv_value_json(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, uint32_t i);
+void rv_list_json(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, size_t top);
+void rv_list_text(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, size_t top);
+int rv_find_proc(struct rep_vals *v, const char *spec, size_t *which,
+		 const struct img_proc **proc, struct dcpi_err *err);
+void rv_json_head(FILE *f, const struct rep_vals *v);
+
 #endif /* DCPI_REPORT_INTERNAL_H */

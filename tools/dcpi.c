@@ -28,6 +28,10 @@
 #pragma weak cmd_merge
 #pragma weak cmd_export
 #pragma weak cmd_skidloops
+#pragma weak cmd_vlist
+#pragma weak cmd_vargs
+#pragma weak cmd_vcg
+#pragma weak cmd_vblks
 
 struct command {
 	const char *name;	/* dcpi <name> */
@@ -44,6 +48,10 @@ static const struct command commands[] = {
 	{ "calc", "dcpicalc", cmd_calc, "frequency, CPI and stalls of one procedure" },
 	{ "cfg", "dcpicfg", cmd_cfg, "control-flow graph of one procedure" },
 	{ "list", "dcpilist", cmd_list, "annotated listing of one procedure" },
+	{ "vlist", "dcpivlist", cmd_vlist, "value profiles of one procedure's instructions" },
+	{ "vargs", "dcpivargs", cmd_vargs, "most frequent argument values and call sites" },
+	{ "vcg", "dcpivcg", cmd_vcg, "targets of indirect calls and jumps" },
+	{ "vblks", "dcpivblks", cmd_vblks, "value profiles per basic block" },
 	{ "stats", "dcpistats", cmd_stats, "variation across runs" },
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },

@@ -255,4 +255,42 @@ int rep_load_profiles(struct prof_db *db, const char *epoch, struct prof_profile
 int rep_load_table(const char *dbdir, const char *epoch, struct rep_table *t, char *used,
 		   size_t usedlen, struct dcpi_err *err);
 
+/*
+ * The value-sample reports (report/values.c; docs/values.md, "Invariance"
+ * and "Value reports"): dcpivlist, dcpivargs, dcpivcg, dcpivblks over an
+ * epoch's value profiles (dcpi/values.h), each list weighed by the time its
+ * instruction (or, for arguments and call sites, its procedure) took in the
+ * epoch's sample profile.  The invariance of an (instruction, kind) is the
+ * share of its most frequent value.
+ */
+#define REP_VAL_INVARIANT 0.9		/* top share at least this: invariant */
+#define REP_VAL_SEMI_INVARIANT 0.5	/* ... this: semi-invariant; else variant */
+#define REP_VAL_TOP 4			/* values a list shows */
+
+enum rep_val_class { REP_VAL_VARIANT, REP_VAL_SEMI, REP_VAL_INV };
+enum rep_val_class rep_val_classify(double top_share);
+const char *rep_val_class_name(enum rep_val_class c);	/* "invariant", ... */
+
+struct rep_vals;
+/*
+ * The value and sample profiles of an epoch of the database at dbdir (NULL:
+ * the newest holding profiles; "all": every epoch merged).  -ENOENT with
+ * "no value samples in DB/EPOCH: record with dcpi record --values" when the
+ * epoch has none; a corrupt value file is an error naming it.
+ */
+int rep_vals_open(const char *dbdir, const char *epoch, struct rep_vals **out,
+		  struct dcpi_err *err);
+void rep_vals_close(struct rep_vals *v);
+/* The database (for its notes: images that could not be opened, ...). */
+struct prof_db *rep_vals_db(struct rep_vals *v);
+/* Per instruction of proc with values: time, text, kind, values, class. */
+int rep_vlist(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi_err *err);
+/* Per procedure (proc, or every one when NULL): each argument's top value
+ * and share, the call sites and theirs; by time. */
+int rep_vargs(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi_err *err);
+/* Per indirect call or jump site (in proc, or anywhere): its targets. */
+int rep_vcg(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi_err *err);
+/* Per basic block of proc: its instructions' value profiles summarised. */
+int rep_vblks(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi_err *err);
+
 #endif /* DCPI_REPORT_H */
