@@ -462,15 +462,24 @@ static uint64_t rnd_next(struct prt_thread *t)
 	return t->rnd = x;
 }
 
-static void timer_next(struct prt_thread *t)
+/* The next expiry in [P/2, 3P/2); the first one of a thread in [0, P), the
+ * residual of a period already running, so that a thread living less than
+ * a period is sampled in proportion to its time too (short processes). */
+static void timer_set(struct prt_thread *t, int first)
 {
-	uint64_t ns = g.period_ns / 2 + rnd_next(t) % (g.period_ns ? g.period_ns : 1);
+	uint64_t p = g.period_ns ? g.period_ns : 1;
+	uint64_t ns = first ? 1 + rnd_next(t) % p : p / 2 + rnd_next(t) % p;
 	struct itimerspec its;
 
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = (time_t)(ns / 1000000000ULL);
 	its.it_value.tv_nsec = (long)(ns % 1000000000ULL);
 	timer_settime(t->timer, 0, &its, NULL);
+}
+
+static void timer_next(struct prt_thread *t)
+{
+	timer_set(t, 0);
 }
 
 static void arm_thread(struct prt_thread *t)
@@ -494,7 +503,7 @@ static void arm_thread(struct prt_thread *t)
 		return;
 	t->armed = 1;
 	t->rnd = now_ns() ^ ((uint64_t)gettid() << 32);
-	timer_next(t);
+	timer_set(t, 1);
 }
 
 /* What the program asked for sig: call it the way the kernel would have. */

@@ -25,8 +25,9 @@
  *   arg0-5, callsite  at a procedure's first instruction: rdi, rsi, rdx, rcx,
  *            r8, r9 before it, and when the step before was a call, its
  *            return address (tagged code).
- * Each goes into the (image, offset, kind) hotlist (Gibbons-Matias, seed
- * 000), so memory is bounded per instruction however long the run.  The
+ * Each goes into the (image, offset, kind) hotlist (Space-Saving with 64
+ * counters, values.h says why not seed 000's Gibbons-Matias lists), so
+ * memory is bounded per instruction however long the run.  The
  * burst's first instruction, where the timer sample landed, is left out:
  * which execution it is depends on how long executions take (a load that
  * misses is more likely to be there), while the steps after it follow the
@@ -133,8 +134,10 @@ static int grow_images(struct vals_acc *v, uint32_t image)
 	if (!p)
 		return -ENOMEM;
 	v->prof = p;
-	for (size_t i = v->nprof; i < n; i++)
+	for (size_t i = v->nprof; i < n; i++) {
 		val_profile_init(&v->prof[i]);
+		v->prof[i].new_mode = VAL_SPACESAVING;	/* shares within 1/64 */
+	}
 	v->nprof = n;
 	struct vimage *im = realloc(v->im, n * sizeof(*im));
 

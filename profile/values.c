@@ -270,7 +270,36 @@ void val_hotlist_add_nf(struct val_hotlist *h, uint64_t value, struct val_rng *r
 
 void val_hotlist_add(struct val_hotlist *h, uint64_t value, struct val_rng *r)
 {
-	val_hotlist_add_nf(h, value, r, VAL_N, (double)VAL_F_NUM / VAL_F_DEN);
+	if (h->mode == VAL_SPACESAVING)
+		val_hotlist_add_ss(h, value);
+	else
+		val_hotlist_add_nf(h, value, r, VAL_GM_N, (double)VAL_F_NUM / VAL_F_DEN);
+}
+
+/* Metwally et al.: a hit counts; a miss joins a list with room, else takes
+ * over the smallest counter (the first of equal ones), which it inherits
+ * plus one: no value's count is less than its occurrences, and none more
+ * than seen / VAL_N above them. */
+void val_hotlist_add_ss(struct val_hotlist *h, uint64_t value)
+{
+	int i = find_value(h, value);
+	uint32_t min = 0;
+
+	h->seen++;
+	if (i >= 0) {
+		h->t[i].count++;
+		return;
+	}
+	if (h->n < VAL_N) {
+		h->t[h->n].value = value;
+		h->t[h->n++].count = 1;
+		return;
+	}
+	for (uint32_t k = 1; k < h->n; k++)
+		if (h->t[k].count < h->t[min].count)
+			min = k;
+	h->t[min].value = value;
+	h->t[min].count++;
 }
 
 static double estimate_of(const struct val_hotlist *h, uint64_t c)
@@ -377,8 +406,13 @@ void val_hotlist_merge(struct val_hotlist *dst, const struct val_hotlist *src)
 		k = VAL_N;
 	p = dst->p < src->p ? dst->p : src->p;
 	dst->seen = dst->seen + src->seen < dst->seen ? UINT64_MAX : dst->seen + src->seen;
-	dst->mode = VAL_CONCISE;
-	dst->sat = VAL_SAT_MAX;
+	if (dst->mode == VAL_SPACESAVING && src->mode == VAL_SPACESAVING) {
+		/* counts add; the VAL_N largest stay (bounds add too) */
+		dst->sat = VAL_SAT_MIN;
+	} else {
+		dst->mode = VAL_CONCISE;
+		dst->sat = VAL_SAT_MAX;
+	}
 	dst->p = p;
 	dst->n = k;
 	for (uint32_t i = 0; i < k; i++) {
@@ -517,6 +551,8 @@ struct val_hotlist *val_profile_list(struct val_profile *p, uint64_t offset, uin
 	if (grow((void **)&p->lists, &p->cap_lists, p->nlists + 1, sizeof(*p->lists)))
 		return NULL;
 	val_hotlist_init(&p->lists[p->nlists], offset, kind);
+	if (p->new_mode == VAL_SPACESAVING)
+		p->lists[p->nlists].mode = VAL_SPACESAVING;
 	*slot = ++p->nlists;
 	return &p->lists[p->nlists - 1];
 }
@@ -765,8 +801,9 @@ static const char *check_list(const struct val_profile *p, const struct val_hotl
 {
 	if (h->kind < 1 || h->kind > VAL_KIND_MAX)
 		snprintf(why, len, "kind %" PRIu32 " unknown (1..%d)", h->kind, VAL_KIND_MAX);
-	else if (h->mode > VAL_CONCISE)
-		snprintf(why, len, "mode %" PRIu32 " unknown (0 counting, 1 concise)", h->mode);
+	else if (h->mode > VAL_SPACESAVING)
+		snprintf(why, len, "mode %" PRIu32 " unknown (0 counting, 1 concise, "
+			 "2 space-saving)", h->mode);
 	else if (h->sat > VAL_SAT_MAX)
 		snprintf(why, len, "SatCount %" PRIu32 " (at most %d)", h->sat, VAL_SAT_MAX);
 	else if (h->n > VAL_N)

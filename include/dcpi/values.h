@@ -59,13 +59,24 @@ enum val_level { VAL_L1 = 0, VAL_L2, VAL_L3, VAL_DRAM, VAL_NLEVELS };
 const char *val_kind_name(int kind);	/* "result", "addr", ..., "arg0".."arg5"; NULL if unknown */
 
 /* Seed 000's constants */
-#define VAL_N 16		/* tuples kept */
+#define VAL_GM_N 16		/* tuples a Gibbons-Matias list keeps */
 #define VAL_F_NUM 16		/* f = 16/15: p /= f when a tuple is added to a full list */
 #define VAL_F_DEN 15
 #define VAL_SAT_MIN 0		/* SatCount at MinEnd: back to counting samples */
 #define VAL_SAT_MAX 50		/* SatCount at MaxEnd: concise samples */
 
-enum val_mode { VAL_COUNTING = 0, VAL_CONCISE = 1 };
+/*
+ * Space-Saving (Metwally, Agrawal, El Abbadi, ICDT 2005): VAL_N counters; a
+ * value not in a full list takes over the smallest counter, count + 1.  A
+ * count overestimates by at most seen / VAL_N, so every share is within
+ * 1/64 (1.6 points) whatever the stream, where Gibbons-Matias lists at the
+ * seed's N = 16 measured up to 40 points off on noisy streams
+ * (tests/test_values.c, docs/values.md).  The collector's lists use it;
+ * the seed's algorithm stays, for lists made with the other modes.
+ */
+#define VAL_N 64		/* tuples a list can hold (Space-Saving's counters) */
+
+enum val_mode { VAL_COUNTING = 0, VAL_CONCISE = 1, VAL_SPACESAVING = 2 };
 
 /* A deterministic generator (seeded in tests; the collector seeds it from
  * the clock).  splitmix64. */
@@ -93,8 +104,11 @@ struct val_hotlist {
 };
 
 void val_hotlist_init(struct val_hotlist *h, uint64_t offset, uint32_t kind);
-/* Offer one observed value (seed 000's algorithm, both modes, SatCount). */
+/* Offer one observed value: Space-Saving for a list in that mode, else seed
+ * 000's algorithm (both modes, SatCount) at N = VAL_GM_N. */
 void val_hotlist_add(struct val_hotlist *h, uint64_t value, struct val_rng *r);
+/* Space-Saving's step (deterministic). */
+void val_hotlist_add_ss(struct val_hotlist *h, uint64_t value);
 /* The same with at most nmax <= VAL_N tuples and factor f > 1 (seed 000's
  * worked example: N = 3, f = 8/7); val_hotlist_add is (VAL_N, 16/15). */
 void val_hotlist_add_nf(struct val_hotlist *h, uint64_t value, struct val_rng *r,
@@ -121,6 +135,7 @@ struct val_profile {
 	size_t nlists, cap_lists;	/* sorted by (offset, kind) after normalize */
 	struct val_hotlist *lists;
 	void *index;			/* private: (offset, kind) -> list */
+	uint32_t new_mode;		/* mode of the lists val_profile_list makes */
 };
 
 void val_profile_init(struct val_profile *p);
