@@ -2,7 +2,8 @@
 # bench_paths.sh - what path samples cost the recorded program (docs/paths.md):
 # a CPU-bound workload (tests/workloads/cpubound) and bzip2 -9 of a generated
 # file, each run bare, under `dcpi record --no-paths` and under dcpi record
-# with path samples at several rates (the default first).  The figure is the
+# with path samples at several rates (the default first, then the default
+# with --values: docs/values.md).  The figure is the
 # command's own CPU time (user + system, where the trap handling is charged),
 # the least over PATHS_RUNS interleaved runs, printed as a ratio to the bare
 # run and to --no-paths measured in the same invocation.  Run by `make bench`
@@ -35,7 +36,7 @@ if $CC -std=gnu11 -O2 -o "$BUILD/bench/step_cost" bench/step_cost.c; then
 fi
 default=$("$dcpi" record --help | sed -n 's/.*(default \([0-9]*:[0-9]*\);.*/\1/p')
 [ -n "$default" ] || default=25:32
-configs="bare no-paths $default $PATHS_RATES"
+configs="bare no-paths $default values $PATHS_RATES"
 
 workloads="cpubound"
 if command -v bzip2 >/dev/null 2>&1; then
@@ -57,6 +58,9 @@ one() {
 		eval "$timed $cmd" 2>"$tmp/err" ;;
 	no-paths)
 		eval "$dcpi record -q --no-calibrate --no-paths --db $tmp/db -- $timed $cmd" \
+			2>"$tmp/err" ;;
+	values)		# the default rate, every step a value sample (docs/values.md)
+		eval "$dcpi record -q --no-calibrate --values --db $tmp/db -- $timed $cmd" \
 			2>"$tmp/err" ;;
 	*)
 		eval "$dcpi record -q --no-calibrate --paths $2 --db $tmp/db -- $timed $cmd" \
@@ -103,6 +107,7 @@ for w in $workloads; do
 			}
 		}' "$tmp/res"
 done
-echo "(* the default rate; RATE:K = bursts per CPU second of each thread : steps;"
+echo "(* the default rate; values = the default rate with --values; RATE:K = bursts per"
+echo " CPU second of each thread : steps;"
 echo " us/step = extra CPU over --no-paths per recorded step, timer signals included)"
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
