@@ -77,7 +77,7 @@ $(DCPI): $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRCS)) $(LIB)
 
 # The path-sample runtime preloaded into recorded commands (docs/paths.md):
 # alone, position-independent, never sanitized (it runs inside any program).
-$(PATHRT): collect/pathrt.c collect/pathrt.h
+$(PATHRT): collect/pathrt.c collect/pathrt.h collect/loadea.h
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  SO      $@")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -fvisibility=hidden $(WARN) \

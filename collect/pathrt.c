@@ -58,10 +58,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "loadea.h"
 #include "pathrt.h"
 
 #define TF 0x100ULL
 #define PRT_RANGES 1024		/* executable mappings remembered */
+#define PRT_DRANGES 4096	/* readable mappings, for the latency probe */
 #define PRT_MAPS_BUF (256 * 1024)
 #define PRT_REREAD_NS 10000000ULL	/* re-read /proc/self/maps at most every 10 ms */
 
@@ -89,7 +91,8 @@ struct prt_range {
 
 static struct {
 	int on;
-	int values;		/* DCPI_VALUES=1: register files with the pcs */
+	int values;		/* DCPI_VALUES=1: register files with the pcs;
+				 * 2: and latency probes of the loads */
 	int sig;
 	unsigned k;
 	uint64_t period_ns;
@@ -105,6 +108,8 @@ static struct {
 	int maps_lock;
 	size_t nranges;
 	struct prt_range ranges[PRT_RANGES];
+	size_t ndranges;			/* readable mappings, sorted */
+	struct prt_range dranges[PRT_DRANGES];
 	uint64_t maps_ns;
 	char mbuf[PRT_MAPS_BUF];
 	char line[4096];
@@ -264,7 +269,7 @@ static void maps_line(const char *s, char **out, char *end)
 	if (!(s = get_hex(s, &lo)) || *s++ != '-' || !(s = get_hex(s, &hi)) || *s++ != ' ')
 		return;
 	perm = s;
-	if (strlen(perm) < 5 || perm[2] != 'x')
+	if (strlen(perm) < 5)
 		return;
 	if (!(s = get_hex(perm + 5, &off)))
 		return;
@@ -277,6 +282,12 @@ static void maps_line(const char *s, char **out, char *end)
 	while (*s == ' ')
 		s++;
 	path = s;
+	if (perm[0] == 'r' && g.ndranges < PRT_DRANGES) {
+		g.dranges[g.ndranges].lo = lo;
+		g.dranges[g.ndranges++].hi = hi;
+	}
+	if (perm[2] != 'x')
+		return;
 	if (g.nranges < PRT_RANGES) {
 		g.ranges[g.nranges].lo = lo;
 		g.ranges[g.nranges].hi = hi;
@@ -310,6 +321,7 @@ static void maps_snapshot(void)
 	if (fd < 0)
 		return;
 	g.nranges = 0;
+	g.ndranges = 0;
 	while ((r = read(fd, chunk, sizeof(chunk))) > 0 || (r < 0 && errno == EINTR)) {
 		for (ssize_t i = 0; i < r; i++) {
 			if (chunk[i] != '\n') {
@@ -409,6 +421,8 @@ static void burst_end(struct prt_thread *t, uint32_t flags)
 	t->n = 0;
 }
 
+static uint64_t latency_of(uint64_t pc, const uint64_t *r);
+
 /* The integer registers of a context in the instruction set's order. */
 static void save_regs(struct prt_thread *t, unsigned i, const greg_t *r)
 {
@@ -421,6 +435,8 @@ static void save_regs(struct prt_thread *t, unsigned i, const greg_t *r)
 		return;
 	for (int k = 0; k < PRT_NREGS; k++)
 		t->regs[i].r[k] = (uint64_t)r[order[k]];
+	/* the burst's first instruction gives no values (values_spool.c) */
+	t->regs[i].lat = i && g.values == 2 ? latency_of((uint64_t)r[REG_RIP], t->regs[i].r) : 0;
 }
 
 /* pc lies in a mapping we know to be readable (not execute-only memory,
@@ -433,6 +449,64 @@ static int readable(uint64_t pc)
 		if (pc >= g.ranges[i].lo && pc < g.ranges[i].hi)
 			return g.ranges[i].readable;
 	return 0;
+}
+
+/* --- latency samples (seed 000: a timed dependent re-load) ---------------- */
+
+/* [pc, pc + 15) within one executable mapping we know to be readable. */
+static int code_readable(uint64_t pc)
+{
+	size_t n = __atomic_load_n(&g.nranges, __ATOMIC_RELAXED);
+
+	for (size_t i = 0; i < n && i < PRT_RANGES; i++)
+		if (pc >= g.ranges[i].lo && pc + 15 <= g.ranges[i].hi)
+			return g.ranges[i].readable;
+	return 0;
+}
+
+/* [a, a + 8) in one readable mapping as last read.  Under the maps lock: a
+ * snapshot being rewritten by another thread says no. */
+static int data_readable(uint64_t a)
+{
+	size_t lo = 0, hi;
+	int ok = 0;
+
+	if (!lock_maps())
+		return 0;
+	hi = g.ndranges;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (a >= g.dranges[mid].hi)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ok = lo < g.ndranges && a >= g.dranges[lo].lo && a + 8 <= g.dranges[lo].hi;
+	unlock_maps();
+	return ok;
+}
+
+/* The latency sample of the instruction at pc, about to run with r: 0 when
+ * it is not a load we decode, or its address is not known to be mapped. */
+static uint64_t latency_of(uint64_t pc, const uint64_t *r)
+{
+	uint64_t ea;
+
+	if (!code_readable(pc) || !load_ea((const uint8_t *)(uintptr_t)pc, r, pc, &ea))
+		return 0;
+	if (!data_readable(ea)) {
+		/* mapped since the maps were read (malloc's mmap, a new heap):
+		 * read them again, at most every PRT_REREAD_NS */
+		if (!lock_maps())
+			return 0;
+		if (now_ns() - g.maps_ns >= PRT_REREAD_NS)
+			maps_snapshot();
+		unlock_maps();
+		if (!data_readable(ea))
+			return 0;
+	}
+	return lat_timed_load(ea) + 1;
 }
 
 /* The instruction at pc enters the kernel, or we cannot look at it (then
@@ -741,7 +815,7 @@ __attribute__((constructor)) static void prt_start(void)
 	    strlen(dir) >= sizeof(g.dir) || parse_settings(rate))
 		return;
 	memcpy(g.dir, dir, strlen(dir) + 1);
-	g.values = values && !strcmp(values, "1");
+	g.values = values && (!strcmp(values, "1") || !strcmp(values, "2")) ? values[0] - '0' : 0;
 	g.sig = sig ? atoi(sig) : SIGRTMAX - 3;
 	if (g.sig < SIGRTMIN || g.sig > SIGRTMAX)
 		return;

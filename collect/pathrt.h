@@ -15,7 +15,7 @@
  *   PRT_VBURST with value samples on (DCPI_VALUES=1, docs/values.md): the
  *              n pcs as in PRT_BURST, then n register files (struct
  *              prt_regs), the i-th as it was when pc i was about to execute
- *              (so also just after pc i - 1 executed); n = body / (8 + 128).
+ *              (so also just after pc i - 1 executed); n = body / (8 + 136).
  * Integers are in the machine's byte order: the file never leaves it.
  */
 #ifndef DCPI_COLLECT_PATHRT_H
@@ -26,7 +26,8 @@
 #define PRT_ENV_DIR	"DCPI_PATHS_DIR"	/* spool directory (mode 0700) */
 #define PRT_ENV_RATE	"DCPI_PATHS"		/* "RATE:K": bursts per CPU second, steps */
 #define PRT_ENV_SIGNAL	"DCPI_PATHS_SIGNAL"	/* timer signal, default SIGRTMAX - 3 */
-#define PRT_ENV_VALUES	"DCPI_VALUES"		/* "1": register files with the pcs */
+#define PRT_ENV_VALUES	"DCPI_VALUES"		/* "1": register files with the pcs,
+						 * "2": and latency probes */
 #define PRT_LIB_NAME	"libdcpi-paths.so"
 
 #define PRT_MAGIC	0x48544150u		/* "PATH" */
@@ -41,10 +42,13 @@
 #define PRT_F_LOST	2u	/* stepping stopped without us (popf, longjmp) */
 
 /* The integer registers in the instruction set's numbering (rax, rcx, rdx,
- * rbx, rsp, rbp, rsi, rdi, r8 ... r15). */
+ * rbx, rsp, rbp, rsi, rdi, r8 ... r15), and for a load the runtime could
+ * decode, the TSC ticks of a timed re-load of its address just before it
+ * ran (seed 000's latency sample; 0: none). */
 #define PRT_NREGS	16
 struct prt_regs {
 	uint64_t r[PRT_NREGS];
+	uint64_t lat;
 };
 
 struct prt_rec {

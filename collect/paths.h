@@ -12,6 +12,7 @@
 
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "latency.h"
 
 #define PATHS_SOURCE "tf-step"
 
@@ -22,6 +23,8 @@ struct paths_run {
 	char preload[2 * PATH_MAX + 8];	/* LD_PRELOAD for the command */
 	char rate[32];			/* "RATE:K" */
 	int values;			/* registers too: value samples */
+	int latency;			/* and latency probes (docs/values.md) */
+	struct lat_table lat;		/* values: this machine's load latencies */
 };
 
 /* What the spool files held (collect_result carries it out). */
@@ -33,6 +36,7 @@ struct paths_stats {
 	uint64_t edges, images;	/* edge records and images written */
 	uint64_t bad;		/* records skipped as malformed or truncated */
 	uint64_t vsamples, vvalues, vimages;	/* value samples (docs/values.md) */
+	uint64_t vlatency;			/* of them, loads with a latency sample */
 };
 
 /*
@@ -68,6 +72,7 @@ struct val_profile;
 struct vals_stats;
 int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
 			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
-			    struct vals_stats *vst, struct dcpi_err *err);
+			    struct vals_stats *vst, const struct lat_table *lat,
+			    struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_PATHS_H */

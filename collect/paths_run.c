@@ -132,7 +132,7 @@ void paths_child_env(const struct paths_run *r)
 	setenv(PRT_ENV_DIR, r->dir, 1);
 	setenv(PRT_ENV_RATE, r->rate, 1);
 	if (r->values)
-		setenv(PRT_ENV_VALUES, "1", 1);
+		setenv(PRT_ENV_VALUES, r->latency ? "2" : "1", 1);
 	else
 		unsetenv(PRT_ENV_VALUES);
 	setenv("LD_PRELOAD", r->preload, 1);
@@ -158,7 +158,7 @@ int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 	if (!r->on)
 		return 0;
 	if (r->values)
-		ret = paths_spool_read_values(r->dir, &v, &n, st, &vv, &vn, &vst, err);
+		ret = paths_spool_read_values(r->dir, &v, &n, st, &vv, &vn, &vst, &r->lat, err);
 	else
 		ret = paths_spool_read(r->dir, &v, &n, st, err);
 	for (size_t i = 0; i < n && !ret; i++)
@@ -169,6 +169,7 @@ int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 		st->vsamples = vst.samples;
 		st->vvalues = vst.values;
 		st->vimages = vst.images;
+		st->vlatency = vst.latency;
 	}
 	path_profiles_free(v, n);
 	val_profiles_free(vv, vn);

@@ -306,12 +306,13 @@ static int acc_finish(struct acc *a, struct path_profile **out, size_t *n,
 int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 		     struct paths_stats *st, struct dcpi_err *err)
 {
-	return paths_spool_read_values(dir, out, n, st, NULL, NULL, NULL, err);
+	return paths_spool_read_values(dir, out, n, st, NULL, NULL, NULL, NULL, err);
 }
 
 int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
 			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
-			    struct vals_stats *vst, struct dcpi_err *err)
+			    struct vals_stats *vst, const struct lat_table *lat,
+			    struct dcpi_err *err)
 {
 	struct acc a = { .st = st };
 	char **names = NULL, path[PATH_MAX + 256];
@@ -329,6 +330,8 @@ int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *
 	ret = maps_new(&a.maps, err);
 	if (!ret && vout)
 		ret = vals_acc_new(&a.va, err);
+	if (!ret && a.va && lat && lat->ok)
+		vals_acc_latency(a.va, lat);
 	if (!ret) {
 		maps_set_offline(a.maps, 1);
 		ret = list_spools(dir, &names, &nn, err);

@@ -193,6 +193,12 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	if (pr->values)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " values=%" PRIu64
 			 " value-images=%" PRIu64, st.vsamples, st.vimages);
+	l = strlen(res->settings);
+	if (pr->latency)
+		snprintf(res->settings + l, sizeof(res->settings) - l, " latency-samples=%" PRIu64
+			 " latency-ticks=%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, st.vlatency,
+			 pr->lat.median[0], pr->lat.median[1], pr->lat.median[2],
+			 pr->lat.median[3]);
 	snprintf(meta->settings, sizeof(meta->settings), "%s", res->settings);
 	return prof_epoch_meta_write(db, res->epoch, meta, err);
 }
@@ -262,6 +268,9 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 			ret = paths_prepare(&pr, opts->paths_rate, opts->paths_steps,
 					    opts->paths_lib, err);
 		pr.values = opts->values;
+		pr.latency = opts->values && opts->latency;
+		if (!ret && pr.latency)
+			ret = lat_calibrate(&pr.lat, err);
 		if (ret == -ENOENT) {	/* no runtime: time samples as usual */
 			snprintf(res->paths_note, sizeof(res->paths_note), "%s", err->msg);
 			dcpi_err_clear(err);

@@ -43,6 +43,7 @@
 #include "dcpi/image.h"
 #include "dcpi/values.h"
 #include "internal.h"
+#include "latency.h"
 #include "pathrt.h"
 #include "values_spool.h"
 
@@ -83,7 +84,8 @@ struct vals_acc {
 	struct vinsn *tab;		/* open addressing on (img, off) */
 	size_t cap, used;
 	struct val_rng rng;
-	uint64_t samples, values, undecoded;
+	uint64_t samples, values, undecoded, latency;
+	struct lat_table lat;		/* ok 0: latency samples left out */
 };
 
 int vals_acc_new(struct vals_acc **out, struct dcpi_err *err)
@@ -107,6 +109,11 @@ int vals_acc_new(struct vals_acc **out, struct dcpi_err *err)
 void vals_acc_seed(struct vals_acc *v, uint64_t seed)
 {
 	v->rng.s = seed;
+}
+
+void vals_acc_latency(struct vals_acc *v, const struct lat_table *t)
+{
+	v->lat = *t;
 }
 
 void vals_acc_free(struct vals_acc *v)
@@ -444,6 +451,13 @@ int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t 
 					break;
 				}
 		}
+		/* the runtime's timed re-load of this load's address, just before
+		 * it ran (it decodes the common integer loads: collect/loadea.h) */
+		if (!ret && regs[i].lat && v->lat.ok && (vi->flags & VI_ADDR)) {
+			ret = add(v, im, o, VAL_LATENCY,
+				  (uint64_t)lat_level(&v->lat, regs[i].lat - 1));
+			v->latency++;
+		}
 		if (!ret && (vi->flags & VI_STORE))
 			ret = add(v, im, o, VAL_STORE, width(b[vi->src], vi->sbytes));
 		if (!a || ret)
@@ -474,6 +488,7 @@ int vals_finish(struct vals_acc *v, struct maps *m, struct val_profile **out, si
 	st->samples = v->samples;
 	st->values = v->values;
 	st->undecoded = v->undecoded;
+	st->latency = v->latency;
 	for (size_t i = 0; i < v->nprof; i++) {
 		struct val_profile *p = &v->prof[i];
 

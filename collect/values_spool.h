@@ -21,12 +21,16 @@ struct vals_stats {
 	uint64_t values;	/* values offered to hotlists */
 	uint64_t undecoded;	/* instructions whose bytes could not be read */
 	uint64_t images;	/* value profiles made */
+	uint64_t latency;	/* loads with a latency sample */
 };
 
 int vals_acc_new(struct vals_acc **out, struct dcpi_err *err);
 /* The hotlists' generator (tests); by default from the clock. */
 void vals_acc_seed(struct vals_acc *v, uint64_t seed);
 void vals_acc_free(struct vals_acc *v);
+/* Classify latency samples with t (without, they are left out). */
+struct lat_table;
+void vals_acc_latency(struct vals_acc *v, const struct lat_table *t);
 /* One burst: n pcs, their (image, offset) in m's images for pid, and the n
  * register files. */
 int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t *pc,

@@ -51,6 +51,10 @@ static void usage(FILE *f)
 		"      --no-paths     no path samples\n"
 		"      --values       value samples: every step's registers into\n"
 		"                     per-instruction value hotlists (docs/values.md)\n"
+		"      --latency      with --values, a timed re-load of each load's\n"
+		"                     address before it runs (experimental: an\n"
+		"                     out-of-order core has usually fetched the line\n"
+		"                     already; docs/values.md)\n"
 		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
 		"  -q, --quiet        no summary line\n",
 		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS,
@@ -104,6 +108,7 @@ int cmd_record(int argc, char **argv)
 		{ "paths", required_argument, NULL, 'T' },
 		{ "no-paths", no_argument, NULL, 'U' },
 		{ "values", no_argument, NULL, 'V' },
+		{ "latency", no_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -136,6 +141,9 @@ int cmd_record(int argc, char **argv)
 		case 'V':
 			opts.values = 1;
 			break;
+		case 'L':
+			opts.latency = 1;
+			break;
 		case 'D':
 			db = optarg;
 			break;
@@ -156,6 +164,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
+	if (opts.latency && !opts.values)
+		return tool_fail("--latency needs --values");
 	if (opts.values && !opts.paths_rate)
 		return tool_fail("--values needs path samples (they carry the values): "
 				 "drop --no-paths");

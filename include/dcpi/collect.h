@@ -98,8 +98,10 @@ struct collect_opts {
 	unsigned paths_rate, paths_steps;
 	const char *paths_lib;
 	/* Value samples (docs/values.md): the paths' steps also carry the
-	 * registers, made into value hotlists per instruction.  Needs paths. */
-	int values;
+	 * registers, made into value hotlists per instruction.  Needs paths.
+	 * latency: also a timed re-load of each decoded load's address
+	 * (docs/values.md says what it can and cannot see). */
+	int values, latency;
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
