@@ -84,6 +84,8 @@ void rv_image_ctx(struct rep_vals *v, const struct val_profile *vp, struct rv_ct
 void rv_time(const struct rv_ctx *c, uint64_t lo, uint64_t hi, struct rv_time *t);
 /* What lists are ordered by: cycles when known, else samples. */
 double rv_weight(const struct rv_time *t);
+struct cfg_insn;
+int rv_decode(const struct rv_ctx *c, uint64_t off, struct cfg_insn *in);
 const struct img_proc *rv_proc_at(const struct rv_ctx *c, uint64_t off, uint64_t *vaddr);
 int rv_proc_range(const struct rv_ctx *c, const struct img_proc *p, uint64_t *lo,
 		  uint64_t *hi);

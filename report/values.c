@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dcpi/cfg.h"
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
@@ -277,6 +278,20 @@ const struct img_proc *rv_proc_at(const struct rv_ctx *c, uint64_t off, uint64_t
 	if (!c->img || img_offset_to_vaddr(c->img, off, vaddr) < 0)
 		return NULL;
 	return img_proc_at(c->img, *vaddr);
+}
+
+/* The instruction at file offset off, decoded; -ENOENT when its bytes are
+ * not in the image, -EINVAL when they do not decode. */
+int rv_decode(const struct rv_ctx *c, uint64_t off, struct cfg_insn *in)
+{
+	const uint8_t *b;
+	uint64_t va;
+	size_t avail = 0;
+
+	if (!c->img || img_offset_to_vaddr(c->img, off, &va) < 0 ||
+	    !(b = img_bytes(c->img, va, &avail)) || !avail)
+		return -ENOENT;
+	return cfg_decode_one(b, avail < 15 ? avail : 15, va, in);
 }
 
 static const char *base_name(const char *path)

@@ -36,15 +36,9 @@ static int is_entry_kind(uint32_t k)
 static void insn_text(const struct rv_ctx *c, uint64_t off, char *buf, size_t len)
 {
 	struct cfg_insn in;
-	const uint8_t *b;
-	uint64_t va;
-	size_t avail = 0;
 
 	buf[0] = 0;
-	if (!c->img || img_offset_to_vaddr(c->img, off, &va) < 0 ||
-	    !(b = img_bytes(c->img, va, &avail)) || !avail)
-		return;
-	if (cfg_decode_one(b, avail < 15 ? avail : 15, va, &in) == 0)
+	if (rv_decode(c, off, &in) == 0)
 		snprintf(buf, len, "%s", in.text);
 }
 

@@ -32,6 +32,7 @@
 #pragma weak cmd_vargs
 #pragma weak cmd_vcg
 #pragma weak cmd_vblks
+#pragma weak cmd_specialize
 
 struct command {
 	const char *name;	/* dcpi <name> */
@@ -52,6 +53,7 @@ static const struct command commands[] = {
 	{ "vargs", "dcpivargs", cmd_vargs, "most frequent argument values and call sites" },
 	{ "vcg", "dcpivcg", cmd_vcg, "targets of indirect calls and jumps" },
 	{ "vblks", "dcpivblks", cmd_vblks, "value profiles per basic block" },
+	{ "specialize", NULL, cmd_specialize, "specialization hints from value invariance" },
 	{ "stats", "dcpistats", cmd_stats, "variation across runs" },
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },

@@ -1,16 +1,19 @@
 /*
  * vreports.c - dcpivlist, dcpivargs, dcpivcg, dcpivblks: the value-sample
- * reports (seed 000, "Reports"; docs/values.md).  One option parser for the
- * four; the reports are report/vreports.c.
+ * reports (seed 000, "Reports"; docs/values.md), and dcpi specialize, the
+ * hints drawn from them.  One option parser for the five; the reports are
+ * report/vreports.c and report/vspec.c.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dcpi/report.h"
 #include "tools.h"
 
-enum vreport { VR_LIST, VR_ARGS, VR_CG, VR_BLKS };
+enum vreport { VR_LIST, VR_ARGS, VR_CG, VR_BLKS, VR_SPEC };
 
 static const struct {
 	const char *name, *what;
@@ -26,6 +29,9 @@ static const struct {
 		    rep_vcg },
 	[VR_BLKS] = { "dcpivblks PROC", "per basic block of PROC: its value profiles", 1,
 		      rep_vblks },
+	/* takes --min-seen: rep_vspecialize, called below */
+	[VR_SPEC] = { "dcpi specialize [PROC]", "specialization hints from value invariance, "
+		      "by time at stake", 0, NULL },
 };
 
 static void usage(FILE *f, enum vreport r)
@@ -35,9 +41,12 @@ static void usage(FILE *f, enum vreport r)
 		"      --db DIR    profile database (default $DCPIDB, then ./dcpidb)\n"
 		"      --epoch E   epoch name, or 'all' (default: the newest)\n"
 		"      --json      machine-readable output\n"
+		"%s"
 		"Values come from `dcpi record --values`; invariant: the top value's share\n"
 		"is at least %g, semi-invariant: at least %g.\n",
-		vreports[r].name, vreports[r].what, REP_VAL_INVARIANT, REP_VAL_SEMI_INVARIANT);
+		vreports[r].name, vreports[r].what,
+		r == VR_SPEC ? "      --min-seen N  only lists that saw at least N values (default "
+			       "20)\n" : "", REP_VAL_INVARIANT, REP_VAL_SEMI_INVARIANT);
 }
 
 static int vreport_main(int argc, char **argv, enum vreport r)
@@ -46,13 +55,17 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 		{ "db", required_argument, NULL, 'd' },
 		{ "epoch", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "min-seen", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = NULL, *epoch = NULL, *proc = NULL;
 	struct dcpi_err err = { 0 };
 	struct rep_vals *v = NULL;
-	int c, json = 0, rc;
+	unsigned min_seen = REP_VSPEC_MIN_SEEN;
+	int c, json = 0, rc, have_min = 0;
+	char *end;
+	long n;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -60,6 +73,13 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 		case 'd': db = optarg; break;
 		case 'E': epoch = optarg; break;
 		case 'j': json = 1; break;
+		case 'm':
+			n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 0 || n > INT_MAX)
+				return tool_fail("--min-seen: '%s' is not a count", optarg);
+			min_seen = (unsigned)n;
+			have_min = 1;
+			break;
 		case 'h': usage(stdout, r); return 0;
 		default: usage(stderr, r); return 1;
 		}
@@ -68,12 +88,16 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 		proc = argv[optind++];
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
+	if (have_min && r != VR_SPEC)
+		return tool_fail("--min-seen is an option of dcpi specialize");
 	if (!proc && vreports[r].need_proc) {
 		usage(stderr, r);
 		return 1;
 	}
 	rc = rep_vals_open(tool_db_dir(db), epoch, &v, &err);
-	if (rc == 0)
+	if (rc == 0 && r == VR_SPEC)
+		rc = rep_vspecialize(stdout, v, proc, json, min_seen, &err);
+	else if (rc == 0)
 		rc = vreports[r].fn(stdout, v, proc, json, &err);
 	if (v)
 		tool_db_notes(rep_vals_db(v));
@@ -99,4 +123,9 @@ int cmd_vcg(int argc, char **argv)
 int cmd_vblks(int argc, char **argv)
 {
 	return vreport_main(argc, argv, VR_BLKS);
+}
+
+int cmd_specialize(int argc, char **argv)
+{
+	return vreport_main(argc, argv, VR_SPEC);
 }

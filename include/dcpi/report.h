@@ -292,5 +292,16 @@ int rep_vargs(FILE *f, struct rep_vals *v, const char *proc, int json, struct dc
 int rep_vcg(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi_err *err);
 /* Per basic block of proc: its instructions' value profiles summarised. */
 int rep_vblks(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi_err *err);
+/*
+ * dcpi specialize (report/vspec.c; docs/values.md, "Specialization hints"):
+ * in proc, or everywhere when NULL, by time at stake, the lists that saw at
+ * least min_seen values and are candidates: argument registers the
+ * procedure reads (its CFG) at least semi-invariant, invariant loads,
+ * invariant non-zero strides of loads, indirect sites whose top target is
+ * at least semi-invariant; each with a suggestion.
+ */
+#define REP_VSPEC_MIN_SEEN 20		/* --min-seen's default */
+int rep_vspecialize(FILE *f, struct rep_vals *v, const char *proc, int json, unsigned min_seen,
+		    struct dcpi_err *err);
 
 #endif /* DCPI_REPORT_H */

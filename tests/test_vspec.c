@@ -1,0 +1,347 @@
+/*
+ * test_vspec.c - dcpi specialize (report/vspec.c) on databases built here:
+ * value profiles of tests/workloads/valloop whose hotlists were fed known
+ * streams, beside a sample profile that gives vl_walk 500 samples, vl_scale
+ * 200 and main's indirect call 100 (cycles, one sample every 1000).  Checked
+ * with python3 on the JSON: which candidates are listed (an argument the
+ * procedure reads, not one it never touches; semi-invariant arguments
+ * guarded; invariant loads; invariant non-zero strides; a target at 80%; no
+ * list under --min-seen), their order by time at stake, their fields; an
+ * image that is no longer the profiled one (arguments unchecked, kept); and
+ * the error of a database without values.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/image.h"
+#include "dcpi/report.h"
+#include "dcpi/values.h"
+#include "testutil.h"
+
+static char dir[64], wl[1024], copy[128], other[1024];
+static const char *bin;
+
+/* Offsets in valloop, found from its code */
+static struct {
+	uint64_t scale, scale_load;		/* vl_scale: entry, its load of vl_mode */
+	uint64_t walk, walk_load, walk_next;	/* vl_walk: entry, its load, the next insn */
+	uint64_t add, sub, site;		/* vl_add, vl_sub, main's indirect call */
+} off;
+
+/* The entry of proc and the first instruction with all of flags (0: none). */
+static void find_in(struct image *img, const char *proc, uint32_t flags, uint64_t *entry,
+		    uint64_t *insn, uint64_t *next)
+{
+	const struct img_proc *p;
+	struct dcpi_err err;
+	struct cfg *cfg;
+
+	assert_int_equal(img_proc_find(img, proc, &p, &err), 0);
+	assert_int_equal(img_vaddr_to_offset(img, p->addr, entry), 0);
+	if (!insn)
+		return;
+	assert_int_equal(cfg_build(img, p, &cfg, &err), 0);
+	for (size_t i = 0; i < cfg->ninsns; i++) {
+		if ((cfg->insns[i].flags & flags) != flags)
+			continue;
+		assert_int_equal(img_vaddr_to_offset(img, cfg->insns[i].addr, insn), 0);
+		if (next) {
+			assert_true(i + 1 < cfg->ninsns);
+			assert_int_equal(img_vaddr_to_offset(img, cfg->insns[i + 1].addr, next), 0);
+		}
+		cfg_free(cfg);
+		return;
+	}
+	fail_msg("%s: no instruction with flags 0x%x", proc, flags);
+}
+
+static void find_offsets(void)
+{
+	struct dcpi_err err;
+	struct image *img;
+	uint64_t main_entry;
+
+	assert_int_equal(img_open(wl, 0, &img, &err), 0);
+	find_in(img, "vl_scale", CFG_I_LOAD, &off.scale, &off.scale_load, NULL);
+	find_in(img, "vl_walk", CFG_I_LOAD, &off.walk, &off.walk_load, &off.walk_next);
+	find_in(img, "vl_add", 0, &off.add, NULL, NULL);
+	find_in(img, "vl_sub", 0, &off.sub, NULL, NULL);
+	find_in(img, "main", CFG_I_CALL | CFG_I_INDIRECT, &main_entry, &off.site, NULL);
+	img_close(img);
+}
+
+/* Offer n values to (o, kind): a with probability pa, else one of spread
+ * others (1000 + i). */
+static void feed(struct val_profile *vp, struct val_rng *r, uint64_t o, uint32_t kind,
+		 size_t n, uint64_t a, double pa, unsigned spread)
+{
+	struct val_hotlist *h = val_profile_list(vp, o, kind);
+
+	assert_non_null(h);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = val_rng_unit(r) < pa ? a : 1000 + val_rng_next(r) % spread;
+
+		val_hotlist_add(h, v, r);
+	}
+	vp->samples += n;
+}
+
+static void write_values(struct prof_db *db, const char *epoch, const char *image)
+{
+	struct val_rng r = { 4242 };
+	struct val_profile vp;
+	struct dcpi_err err;
+
+	val_profile_init(&vp);
+	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
+	/* vl_walk(a, n): n is always 64 (read: test %rsi) */
+	feed(&vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 1);
+	feed(&vp, &r, off.walk_load, VAL_STRIDE, 500, 8, 1.0, 1);
+	/* vl_scale(k, x): k 7 three times in four; x variant; rdx and rcx, which
+	 * it never touches, invariant garbage; its load of vl_mode always 5,
+	 * at stride 0 (one address) */
+	feed(&vp, &r, off.scale, VAL_ARG0, 1000, 7, 0.75, 3);
+	feed(&vp, &r, off.scale, VAL_ARG0 + 1, 1000, 0, 0.0, 500);
+	feed(&vp, &r, off.scale, VAL_ARG0 + 2, 1000, 0x7fffffffe000, 1.0, 1);
+	feed(&vp, &r, off.scale, VAL_ARG0 + 3, 1000, 17, 1.0, 1);
+	feed(&vp, &r, off.scale, VAL_CALLSITE, 1000, VAL_CODE(0, off.site + 2), 1.0, 1);
+	feed(&vp, &r, off.scale_load, VAL_LOAD, 1000, 5, 1.0, 1);
+	feed(&vp, &r, off.scale_load, VAL_STRIDE, 1000, 0, 1.0, 1);
+	/* main's indirect call: vl_add 80%, vl_sub 20% */
+	{
+		struct val_hotlist *h = val_profile_list(&vp, off.site, VAL_TARGET);
+
+		for (int i = 0; i < 1000; i++)
+			val_hotlist_add(h, VAL_CODE(0, i % 5 ? off.add : off.sub), &r);
+	}
+	/* vl_add(a, b): a invariant but seen 10 times only */
+	feed(&vp, &r, off.add, VAL_ARG0, 10, 3, 1.0, 1);
+	assert_int_equal(val_profile_normalize(&vp), 0);
+	assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
+	val_profile_free(&vp);
+}
+
+/* A database at dir/name for the image at image (a copy of valloop, or it). */
+static void make_db(const char *name, const char *image, int values)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct prof_db *db;
+	char path[256], epoch[64];
+
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, image, &err), 0);
+	snprintf(p.event, sizeof(p.event), "cycles");
+	snprintf(p.period_unit, sizeof(p.period_unit), "events");
+	p.period = 1000;
+	assert_int_equal(prof_profile_add(&p, off.walk_load, 400), 0);
+	assert_int_equal(prof_profile_add(&p, off.walk_next, 100), 0);
+	assert_int_equal(prof_profile_add(&p, off.scale_load, 200), 0);
+	assert_int_equal(prof_profile_add(&p, off.site, 100), 0);
+	assert_int_equal(prof_profile_normalize(&p), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(prof_db_open(path, PROF_DB_CREATE, &db, &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
+	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	if (values)
+		write_values(db, epoch, image);
+	prof_db_close(db);
+	prof_profile_free(&p);
+}
+
+static int setup(void **state)
+{
+	const char *build = getenv("DCPI_BUILD");
+
+	(void)state;
+	bin = getenv("DCPI_BIN");
+	snprintf(wl, sizeof(wl), "%s/workloads/valloop", build ? build : "build");
+	snprintf(other, sizeof(other), "%s/workloads/twoprocs", build ? build : "build");
+	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-vspec-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
+	return 0;
+}
+
+static int have_db;
+
+static void need_db(void)
+{
+	if (!bin) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	if (have_db)
+		return;
+	find_offsets();
+	make_db("db", wl, 1);
+	make_db("novals", wl, 0);
+	/* profiled from a copy that is then replaced: its code cannot be read */
+	snprintf(copy, sizeof(copy), "%s/valloop-copy", dir);
+	assert_int_equal(tu_sh("cp %s %s", wl, copy), 0);
+	make_db("gone", copy, 1);
+	assert_int_equal(tu_sh("cp %s %s", other, copy), 0);
+	have_db = 1;
+}
+
+/* Run `dcpi ARGS --json` and the python check (d: the parsed JSON). */
+static void check_json(const char *args, const char *py)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/check.py", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "import json, sys\nd = json.load(open(sys.argv[1]))\n%s\n", py);
+	fclose(f);
+	assert_int_equal(tu_sh("%s %s --json > %s/out.json 2> %s/err.txt && python3 %s "
+			       "%s/out.json", bin, args, dir, dir, path, dir), 0);
+}
+
+static void test_candidates(void **state)
+{
+	char args[256];
+
+	(void)state;
+	need_db();
+	snprintf(args, sizeof(args), "specialize --db %s/db", dir);
+	check_json(args,
+		   "e = d['entries']\n"
+		   "assert d['min_seen'] == 20, d\n"
+		   "got = [(x['kind'], x['procedure'], x.get('argument')) for x in e]\n"
+		   "assert got == [('argument', 'vl_walk', 'arg1'), ('stride', 'vl_walk', None),\n"
+		   "               ('load', 'vl_scale', None), ('argument', 'vl_scale', 'arg0'),\n"
+		   "               ('target', 'main', None)], got\n"
+		   "st = [x['at_stake'] for x in e]\n"
+		   "assert st == sorted(st, reverse=True), st\n"
+		   "w, s, l, a, t = e\n"
+		   "assert w['at_stake'] == 500000 and w['samples'] == 500, w\n"
+		   "assert w['cycles'] == 500000 and w['at_stake_unit'] == 'cycles', w\n"
+		   "assert w['register'] == 'rsi' and w['arguments_checked'] is True, w\n"
+		   "assert w['value'] == '0x40' and w['value_text'] == '64', w\n"
+		   "assert w['class'] == 'invariant' and w['share'] == 1 and w['seen'] == 500\n"
+		   "assert w['suggestion'] == 'clone vl_walk for arg1 == 64 "
+		   "(constant-propagate it)', w\n"
+		   "assert w['offset'].startswith('0x') and w['image'].endswith('/valloop'), w\n"
+		   "assert w['call_sites'] == [], w\n"
+		   "assert s['value'] == '0x8' and s['value_text'] == '+8', s\n"
+		   "assert s['at_stake'] == 400000 and s['samples'] == 400, s\n"
+		   "assert 'prefetch' in s['suggestion'] and '+8' in s['suggestion'], s\n"
+		   "assert l['value_text'] == '5' and l['at_stake'] == 200000, l\n"
+		   "assert l['suggestion'].startswith('the load at vl_scale+0x'), l\n"
+		   "assert 'always reads 5 (100.0%)' in l['suggestion'] and not l['stack'], l\n"
+		   "assert l['site'].startswith('vl_scale+0x'), l\n"
+		   "assert a['register'] == 'rdi' and a['value_text'] == '7', a\n"
+		   "assert a['class'] == 'semi-invariant' and abs(a['share'] - 0.75) < 0.04, a\n"
+		   "assert abs(a['at_stake'] - 200000 * a['share']) < 1e-6, a\n"
+		   "assert a['samples'] == 200, a\n"
+		   "assert a['suggestion'] == 'guard: if (arg0 == 7) a specialized copy, "
+		   "else the general one', a\n"
+		   "cs = a['call_sites']\n"
+		   "assert len(cs) == 1 and cs[0]['site'].startswith('main+0x'), cs\n"
+		   "assert cs[0]['share'] == 1, cs\n"
+		   "assert t['value_text'] == 'vl_add' and abs(t['share'] - 0.8) < 1e-9, t\n"
+		   "assert t['class'] == 'semi-invariant' and t['jump'] is False, t\n"
+		   "assert abs(t['at_stake'] - 80000) < 1e-6 and t['samples'] == 100, t\n"
+		   "assert t['suggestion'] == 'promote: compare the target with vl_add and "
+		   "call vl_add directly (inline it)', t\n"
+		   "for x in e:\n"
+		   "    for k in ('kind', 'procedure', 'image', 'offset', 'value', 'value_text',\n"
+		   "              'share', 'class', 'seen', 'samples', 'cycles', 'at_stake',\n"
+		   "              'suggestion'):\n"
+		   "        assert k in x, (k, x)");
+	/* under --min-seen 5, vl_add's arg0 (10 values) comes in */
+	snprintf(args, sizeof(args), "specialize --db %s/db --min-seen 5", dir);
+	check_json(args,
+		   "x = [x for x in d['entries'] if x['procedure'] == 'vl_add']\n"
+		   "assert len(x) == 1 and x[0]['argument'] == 'arg0', x\n"
+		   "assert x[0]['seen'] == 10 and x[0]['at_stake'] == 0, x");
+	/* PROC */
+	snprintf(args, sizeof(args), "specialize --db %s/db vl_scale", dir);
+	check_json(args,
+		   "got = [(x['kind'], x.get('argument')) for x in d['entries']]\n"
+		   "assert got == [('load', None), ('argument', 'arg0')], got");
+}
+
+static void test_text(void **state)
+{
+	const char *txt;
+	char path[128];
+
+	(void)state;
+	need_db();
+	snprintf(path, sizeof(path), "%s/spec.txt", dir);
+	assert_int_equal(tu_sh("%s specialize --db %s/db > %s", bin, dir, path), 0);
+	txt = path;
+	assert_int_equal(tu_sh("grep -q '^1\\. argument  vl_walk arg1 (rsi) = 64  100.0%% "
+			       "invariant' %s", txt), 0);
+	assert_int_equal(tu_sh("grep -q -- '-> clone vl_walk for arg1 == 64' %s", txt), 0);
+	assert_int_equal(tu_sh("grep -q -- '-> guard: if (arg0 == 7)' %s", txt), 0);
+	assert_int_equal(tu_sh("grep -q 'called from main+0x.* (100.0%%)' %s", txt), 0);
+	assert_int_equal(tu_sh("grep -q -- '-> promote: compare the target with vl_add' %s",
+			       txt), 0);
+	assert_int_equal(tu_sh("! grep -q 'rdx\\|rcx\\|vl_add arg' %s", txt), 0);
+	/* --min-seen is specialize's alone */
+	assert_int_not_equal(tu_sh("%s vargs --db %s/db --min-seen 3 2> /dev/null", bin, dir),
+			     0);
+	assert_int_not_equal(tu_sh("%s specialize --db %s/db --min-seen x 2> /dev/null", bin,
+				   dir), 0);
+}
+
+static void test_unchecked(void **state)
+{
+	char args[256];
+
+	(void)state;
+	need_db();
+	snprintf(args, sizeof(args), "specialize --db %s/gone", dir);
+	check_json(args,
+		   "a = [x for x in d['entries'] if x['kind'] == 'argument']\n"
+		   "assert a and all(x['arguments_checked'] is False for x in a), a\n"
+		   "regs = sorted(x['register'] for x in a)\n"
+		   "assert regs == ['rcx', 'rdi', 'rdx', 'rsi'], regs");
+	assert_int_equal(tu_sh("grep -q 'no longer the profiled image' %s/err.txt", dir), 0);
+	assert_int_equal(tu_sh("%s specialize --db %s/gone 2> /dev/null | grep -q "
+			       "'arguments not checked'", bin, dir), 0);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	need_db();
+	assert_int_not_equal(tu_sh("%s specialize --db %s/novals > /dev/null 2> %s/err.txt",
+				   bin, dir, dir), 0);
+	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
+			       "record --values' %s/err.txt", dir, dir), 0);
+	assert_int_not_equal(tu_sh("%s specialize --db %s/db no_such_proc > /dev/null "
+				   "2> %s/err.txt", bin, dir, dir), 0);
+	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_candidates),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_unchecked),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
