@@ -87,4 +87,37 @@ int prof_epoch_dir(struct prof_db *db, const char *epoch, char *path, size_t len
  * combines order-independently (meta.c). */
 void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *src);
 
+/*
+ * A per-image profile kind kept in its own files (".paths", ".values"):
+ * what kind.c needs of it to write, read and merge them.  size is that of
+ * one profile in memory; decode starts from an initialized profile and
+ * leaves it freed on error; copy makes a normalized copy (-ENOMEM).
+ */
+struct prof_kind {
+	const char *suffix;
+	size_t size;
+	void (*init)(void *p);
+	void (*free)(void *p);
+	int (*copy)(void *dst, const void *src);
+	int (*merge)(void *dst, const void *src, struct dcpi_err *err);
+	int (*encode)(const void *p, uint8_t **buf, size_t *len, struct dcpi_err *err);
+	int (*decode)(const uint8_t *buf, size_t len, const char *name, void *p,
+		      struct dcpi_err *err);
+	const struct prof_image_id *(*image)(const void *p);
+};
+
+int kind_file_write(const struct prof_kind *k, const char *path, const void *p,
+		    struct dcpi_err *err);
+int kind_file_read(const struct prof_kind *k, const char *path, void *p,
+		   struct dcpi_err *err);
+int kind_file_merge(const struct prof_kind *k, const char *path, const void *p,
+		    struct dcpi_err *err);
+int kind_epoch_write(const struct prof_kind *k, struct prof_db *db, const char *epoch,
+		     const void *p, struct dcpi_err *err);
+int kind_epoch_read(const struct prof_kind *k, struct prof_db *db, const char *epoch,
+		    void **out, size_t *n, struct dcpi_err *err);
+void kind_free_all(const struct prof_kind *k, void *v, size_t n);
+int kind_epoch_merge(const struct prof_kind *k, struct prof_db *dst, const char *dst_epoch,
+		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err);
+
 #endif /* DCPI_PROFILE_INTERNAL_H */

@@ -688,61 +688,7 @@ int path_decode(const uint8_t *buf, size_t len, const char *name,
 
 /* --- files and epochs ------------------------------------------------------ */
 
-int path_file_write(const char *path, const struct path_profile *p, struct dcpi_err *err)
-{
-	uint8_t *buf;
-	size_t len;
-	int rc = path_encode(p, &buf, &len, err);
-
-	if (rc)
-		return rc;
-	rc = prof_write_atomic(path, buf, len, err);
-	free(buf);
-	return rc;
-}
-
-int path_file_read(const char *path, struct path_profile *p, struct dcpi_err *err)
-{
-	uint8_t *buf;
-	size_t len;
-	int rc;
-
-	path_profile_init(p);
-	rc = prof_read_all(path, &buf, &len, err);
-	if (rc)
-		return rc;
-	rc = path_decode(buf, len, path, p, err);
-	free(buf);
-	return rc;
-}
-
-/* An exclusive flock on the directory holding path (as format.c's merge). */
-static int lock_parent(const char *path, struct dcpi_err *err)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if ((size_t)(slash - path) + 2 > sizeof(dir))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
-			 path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
-	while (flock(fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			int e = errno;
-
-			close(fd);
-			return dcpi_errf(err, -e, "%s: lock: %s", dir, strerror(e));
-		}
-	}
-	return fd;
-}
+/* --- files and epochs (kind.c) ------------------------------------------- */
 
 /* A normalized copy of p, for merging a const profile into a file. */
 static int path_copy(struct path_profile *dst, const struct path_profile *src)
@@ -755,160 +701,85 @@ static int path_copy(struct path_profile *dst, const struct path_profile *src)
 	return merge_records(dst, src);
 }
 
+static void k_init(void *p)
+{
+	path_profile_init(p);
+}
+
+static void k_free(void *p)
+{
+	path_profile_free(p);
+}
+
+static int k_copy(void *dst, const void *src)
+{
+	return path_copy(dst, src);
+}
+
+static int k_merge(void *dst, const void *src, struct dcpi_err *err)
+{
+	return path_profile_merge(dst, src, err);
+}
+
+static int k_encode(const void *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
+{
+	return path_encode(p, buf, len, err);
+}
+
+static int k_decode(const uint8_t *buf, size_t len, const char *name, void *p,
+		    struct dcpi_err *err)
+{
+	return path_decode(buf, len, name, p, err);
+}
+
+static const struct prof_image_id *k_image(const void *p)
+{
+	return &((const struct path_profile *)p)->image;
+}
+
+static const struct prof_kind path_kind = {
+	".paths", sizeof(struct path_profile), k_init, k_free, k_copy, k_merge, k_encode,
+	k_decode, k_image,
+};
+
+int path_file_write(const char *path, const struct path_profile *p, struct dcpi_err *err)
+{
+	return kind_file_write(&path_kind, path, p, err);
+}
+
+int path_file_read(const char *path, struct path_profile *p, struct dcpi_err *err)
+{
+	return kind_file_read(&path_kind, path, p, err);
+}
+
 int path_file_merge(const char *path, const struct path_profile *p, struct dcpi_err *err)
 {
-	struct path_profile old;
-	int lock, rc;
-
-	lock = lock_parent(path, err);
-	if (lock < 0)
-		return lock;
-	rc = path_file_read(path, &old, err);
-	if (rc == -ENOENT) {
-		dcpi_err_clear(err);
-		rc = path_copy(&old, p);
-		if (rc)
-			rc = dcpi_errf(err, rc, "%s: %s", path, strerror(-rc));
-	} else if (!rc) {
-		rc = path_profile_merge(&old, p, err);
-	}
-	if (!rc)
-		rc = path_file_write(path, &old, err);
-	path_profile_free(&old);
-	close(lock);
-	return rc;
+	return kind_file_merge(&path_kind, path, p, err);
 }
 
-/* Merge p into the epoch's file name inside the open transaction (txn.c). */
-static int path_merge_into(struct prof_db *db, const char *epoch, const char *name,
-			   const struct path_profile *p, struct dcpi_err *err)
-{
-	char shown[PATH_MAX + 96];
-	struct path_profile old;
-	uint8_t *buf;
-	size_t len;
-	int rc;
-
-	snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, name);
-	rc = prof_epoch_read_file(db, epoch, name, &buf, &len, err);
-	if (rc == -ENOENT) {
-		dcpi_err_clear(err);
-		rc = path_copy(&old, p);
-		if (rc)
-			return dcpi_errf(err, rc, "%s: %s", shown, strerror(-rc));
-	} else if (rc) {
-		return rc;
-	} else {
-		rc = path_decode(buf, len, shown, &old, err);
-		free(buf);
-		if (!rc)
-			rc = path_profile_merge(&old, p, err);
-	}
-	if (!rc)
-		rc = path_encode(&old, &buf, &len, err);
-	path_profile_free(&old);
-	if (rc)
-		return rc;
-	rc = prof_txn_write(db, name, buf, len, err);
-	free(buf);
-	return rc;
-}
-
-/* Through the epoch's transaction (its own when none is open): written
- * with the profiles and meta of a flush, never through a link. */
 int path_epoch_write(struct prof_db *db, const char *epoch, const struct path_profile *p,
 		     struct dcpi_err *err)
 {
-	char key[PROF_BUILD_ID_MAX + 8], name[PROF_BUILD_ID_MAX + 16];
-	int rc;
-
-	if (prof_image_key(&p->image, key, sizeof(key)))
-		return dcpi_errf(err, -EINVAL, "%s/%s: %s: bad image identity",
-				 prof_db_path(db), epoch, p->image.path);
-	snprintf(name, sizeof(name), "%s.paths", key);
-	rc = prof_txn_enter(db, epoch, err);
-	if (rc)
-		return rc;
-	return prof_txn_leave(db, path_merge_into(db, epoch, name, p, err), err);
+	return kind_epoch_write(&path_kind, db, epoch, p, err);
 }
 
 void path_profiles_free(struct path_profile *p, size_t n)
 {
-	if (!p)
-		return;
-	for (size_t i = 0; i < n; i++)
-		path_profile_free(&p[i]);
-	free(p);
+	kind_free_all(&path_kind, p, n);
 }
 
 int path_epoch_read(struct prof_db *db, const char *epoch, struct path_profile **out,
 		    size_t *n, struct dcpi_err *err)
 {
-	char shown[PATH_MAX + NAME_MAX + 2];
-	struct path_profile *v = NULL;
-	char **names;
-	size_t nn, k = 0;
-	int rc;
+	void *v;
+	int rc = kind_epoch_read(&path_kind, db, epoch, &v, n, err);
 
-	*out = NULL;
-	*n = 0;
-	rc = prof_epoch_names(db, epoch, ".paths", &names, &nn, err);
-	if (rc)
-		return rc;
-	if (nn && !(v = calloc(nn, sizeof(*v))))
-		rc = dcpi_errf(err, -ENOMEM, "%s/%s: out of memory", prof_db_path(db), epoch);
-	for (size_t i = 0; i < nn && !rc; i++) {
-		struct dcpi_err e = { 0 };
-		uint8_t *buf;
-		size_t len;
-
-		snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, names[i]);
-		rc = prof_epoch_read_file(db, epoch, names[i], &buf, &len, &e);
-		if (rc == -EINVAL || rc == -ELOOP || rc == -ENOENT) {
-			if (rc != -ENOENT)	/* a FIFO, a link: reported, skipped */
-				prof_db_note(db, "%s: skipped", e.msg);
-			rc = 0;
-			continue;
-		}
-		if (!rc) {
-			path_profile_init(&v[k]);
-			rc = path_decode(buf, len, shown, &v[k], &e);
-			free(buf);
-		}
-		if (rc)
-			dcpi_errf(err, rc, "%s", e.msg);
-		else
-			k++;
-	}
-	prof_names_free(names, nn);
-	if (rc) {
-		path_profiles_free(v, k);
-		return rc;
-	}
 	*out = v;
-	*n = k;
-	return 0;
+	return rc;
 }
 
 int path_epoch_merge(struct prof_db *dst, const char *dst_epoch,
 		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err)
 {
-	char ddir[PATH_MAX], sdir[PATH_MAX];
-	struct stat sd, ss;
-	struct path_profile *v;
-	size_t n;
-	int rc = prof_epoch_dir(dst, dst_epoch, ddir, sizeof(ddir), err);
-
-	if (!rc)
-		rc = prof_epoch_dir(src, src_epoch, sdir, sizeof(sdir), err);
-	if (rc)
-		return rc;
-	if (!stat(ddir, &sd) && !stat(sdir, &ss) && sd.st_dev == ss.st_dev &&
-	    sd.st_ino == ss.st_ino)
-		return dcpi_errf(err, -EINVAL, "%s: cannot merge an epoch into itself", ddir);
-	rc = path_epoch_read(src, src_epoch, &v, &n, err);
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = path_epoch_write(dst, dst_epoch, &v[i], err);
-	path_profiles_free(v, n);
-	return rc;
+	return kind_epoch_merge(&path_kind, dst, dst_epoch, src, src_epoch, err);
 }

@@ -1,0 +1,244 @@
+/*
+ * kind.c - what every per-image profile kind beside the sample profiles
+ * (".paths": paths.c, ".values": values.c) does the same way with its
+ * files: write and read one, merge into one under a lock on its directory,
+ * merge into an epoch's "<key><suffix>" inside the epoch's transaction,
+ * read every one of an epoch (a FIFO or a link reported and skipped, a
+ * file that does not decode an error naming it), and merge one epoch's
+ * into another's.  Each kind gives its encoder, decoder and merge through a
+ * struct prof_kind (internal.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int kind_file_write(const struct prof_kind *k, const char *path, const void *p,
+		    struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc = k->encode(p, &buf, &len, err);
+
+	if (rc)
+		return rc;
+	rc = prof_write_atomic(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+int kind_file_read(const struct prof_kind *k, const char *path, void *p, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	k->init(p);
+	rc = prof_read_all(path, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = k->decode(buf, len, path, p, err);
+	free(buf);
+	return rc;
+}
+
+/* An exclusive flock on the directory holding path (as format.c's merge). */
+static int lock_parent(const char *path, struct dcpi_err *err)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) + 2 > sizeof(dir))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
+			 path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(fd);
+			return dcpi_errf(err, -e, "%s: lock: %s", dir, strerror(e));
+		}
+	}
+	return fd;
+}
+
+/* old: the file's profile decoded (rc 0), or absent (-ENOENT: a copy of
+ * p); then p merged into it. */
+static int merged(const struct prof_kind *k, void *old, int rc, const void *p,
+		  const char *shown, struct dcpi_err *err)
+{
+	if (rc == -ENOENT) {
+		dcpi_err_clear(err);
+		rc = k->copy(old, p);
+		if (rc)
+			rc = dcpi_errf(err, rc, "%s: %s", shown, strerror(-rc));
+		return rc;
+	}
+	return rc ? rc : k->merge(old, p, err);
+}
+
+int kind_file_merge(const struct prof_kind *k, const char *path, const void *p,
+		    struct dcpi_err *err)
+{
+	void *old = malloc(k->size);
+	int lock, rc;
+
+	if (!old)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+	lock = lock_parent(path, err);
+	if (lock < 0) {
+		free(old);
+		return lock;
+	}
+	rc = merged(k, old, kind_file_read(k, path, old, err), p, path, err);
+	if (!rc)
+		rc = kind_file_write(k, path, old, err);
+	k->free(old);
+	free(old);
+	close(lock);
+	return rc;
+}
+
+/* Merge p into the epoch's file name inside the open transaction (txn.c). */
+static int merge_into(const struct prof_kind *k, struct prof_db *db, const char *epoch,
+		      const char *name, const void *p, void *old, struct dcpi_err *err)
+{
+	char shown[PATH_MAX + 96];
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, name);
+	k->init(old);
+	rc = prof_epoch_read_file(db, epoch, name, &buf, &len, err);
+	if (!rc) {
+		rc = k->decode(buf, len, shown, old, err);
+		free(buf);
+	}
+	rc = merged(k, old, rc, p, shown, err);
+	if (!rc)
+		rc = k->encode(old, &buf, &len, err);
+	k->free(old);
+	if (rc)
+		return rc;
+	rc = prof_txn_write(db, name, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+/* Through the epoch's transaction (its own when none is open): written
+ * with the profiles and meta of a flush, never through a link. */
+int kind_epoch_write(const struct prof_kind *k, struct prof_db *db, const char *epoch,
+		     const void *p, struct dcpi_err *err)
+{
+	char key[PROF_BUILD_ID_MAX + 8], name[PROF_BUILD_ID_MAX + 16];
+	void *old;
+	int rc;
+
+	if (prof_image_key(k->image(p), key, sizeof(key)))
+		return dcpi_errf(err, -EINVAL, "%s/%s: %s: bad image identity",
+				 prof_db_path(db), epoch, k->image(p)->path);
+	snprintf(name, sizeof(name), "%s%s", key, k->suffix);
+	if (!(old = malloc(k->size)))
+		return dcpi_errf(err, -ENOMEM, "%s/%s: out of memory", prof_db_path(db), epoch);
+	rc = prof_txn_enter(db, epoch, err);
+	if (!rc)
+		rc = prof_txn_leave(db, merge_into(k, db, epoch, name, p, old, err), err);
+	free(old);
+	return rc;
+}
+
+void kind_free_all(const struct prof_kind *k, void *v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		k->free((char *)v + i * k->size);
+	free(v);
+}
+
+int kind_epoch_read(const struct prof_kind *k, struct prof_db *db, const char *epoch,
+		    void **out, size_t *n, struct dcpi_err *err)
+{
+	char shown[PATH_MAX + NAME_MAX + 2];
+	char *v = NULL, **names;
+	size_t nn, got = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	rc = prof_epoch_names(db, epoch, k->suffix, &names, &nn, err);
+	if (rc)
+		return rc;
+	if (nn && !(v = calloc(nn, k->size)))
+		rc = dcpi_errf(err, -ENOMEM, "%s/%s: out of memory", prof_db_path(db), epoch);
+	for (size_t i = 0; i < nn && !rc; i++) {
+		struct dcpi_err e = { 0 };
+		uint8_t *buf;
+		size_t len;
+
+		snprintf(shown, sizeof(shown), "%s/%s/%s", prof_db_path(db), epoch, names[i]);
+		rc = prof_epoch_read_file(db, epoch, names[i], &buf, &len, &e);
+		if (rc == -EINVAL || rc == -ELOOP || rc == -ENOENT) {
+			if (rc != -ENOENT)	/* a FIFO, a link: reported, skipped */
+				prof_db_note(db, "%s: skipped", e.msg);
+			rc = 0;
+			continue;
+		}
+		if (!rc) {
+			k->init(v + got * k->size);
+			rc = k->decode(buf, len, shown, v + got * k->size, &e);
+			free(buf);
+		}
+		if (rc)
+			dcpi_errf(err, rc, "%s", e.msg);
+		else
+			got++;
+	}
+	prof_names_free(names, nn);
+	if (rc) {
+		kind_free_all(k, v, got);
+		return rc;
+	}
+	*out = v;
+	*n = got;
+	return 0;
+}
+
+int kind_epoch_merge(const struct prof_kind *k, struct prof_db *dst, const char *dst_epoch,
+		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err)
+{
+	char ddir[PATH_MAX], sdir[PATH_MAX];
+	struct stat sd, ss;
+	void *v;
+	size_t n;
+	int rc = prof_epoch_dir(dst, dst_epoch, ddir, sizeof(ddir), err);
+
+	if (!rc)
+		rc = prof_epoch_dir(src, src_epoch, sdir, sizeof(sdir), err);
+	if (rc)
+		return rc;
+	if (!stat(ddir, &sd) && !stat(sdir, &ss) && sd.st_dev == ss.st_dev &&
+	    sd.st_ino == ss.st_ino)
+		return dcpi_errf(err, -EINVAL, "%s: cannot merge an epoch into itself", ddir);
+	rc = kind_epoch_read(k, src, src_epoch, &v, &n, err);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = kind_epoch_write(k, dst, dst_epoch, (char *)v + i * k->size, err);
+	kind_free_all(k, v, n);
+	return rc;
+}
