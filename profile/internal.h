@@ -87,6 +87,48 @@ int prof_epoch_dir(struct prof_db *db, const char *epoch, char *path, size_t len
  * combines order-independently (meta.c). */
 void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *src);
 
+/* Little-endian fixed-width fields and varint sizes of the file formats. */
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static inline uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static inline size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 /*
  * A per-image profile kind kept in its own files (".paths", ".values"):
  * what kind.c needs of it to write, read and merge them.  size is that of
