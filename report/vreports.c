@@ -196,17 +196,7 @@ struct vprocs {
 
 static struct vproc *vprocs_add(struct vprocs *s)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		struct vproc *ne = realloc(s->e, cap * sizeof(*ne));
-
-		if (!ne)
-			return NULL;
-		s->e = ne;
-		s->cap = cap;
-	}
-	memset(&s->e[s->n], 0, sizeof(s->e[0]));
-	return &s->e[s->n++];
+	return dcpi_append((void **)&s->e, &s->n, &s->cap, sizeof(*s->e));
 }
 
 static int cmp_vproc(const void *x, const void *y)

@@ -70,17 +70,7 @@ struct vs_list {
 
 static struct vs_entry *vs_add(struct vs_list *s)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 32;
-		struct vs_entry *ne = realloc(s->e, cap * sizeof(*ne));
-
-		if (!ne)
-			return NULL;
-		s->e = ne;
-		s->cap = cap;
-	}
-	memset(&s->e[s->n], 0, sizeof(s->e[0]));
-	return &s->e[s->n++];
+	return dcpi_append((void **)&s->e, &s->n, &s->cap, sizeof(*s->e));
 }
 
 static int cmp_entry(const void *x, const void *y)

@@ -112,3 +112,21 @@ uint64_t dcpi_wall_ns(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size)
+{
+	char *e;
+
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		void *nv;
+
+		if (c > SIZE_MAX / size || !(nv = realloc(*v, c * size)))
+			return NULL;
+		*v = nv;
+		*cap = c;
+	}
+	e = (char *)*v + (*n)++ * size;
+	memset(e, 0, size);
+	return e;
+}

@@ -42,6 +42,9 @@ size_t dcpi_varint_get(const uint8_t *in, size_t avail, uint64_t *v);
  * undefined behaviour, and UBSan says so).  Use it everywhere in the library.
  */
 void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* A new zeroed element at the end of the array *v of *n elements of size
+ * bytes (capacity *cap, doubled as needed); NULL when out of memory. */
+void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
 
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t dcpi_now_ns(void);
