@@ -256,6 +256,13 @@ static int vs_collect(struct rep_vals *v, size_t i, int want, uint64_t lo, uint6
 	return rc;
 }
 
+/* A user-space address of this machine's layout (heap, mappings, stack),
+ * as pointers look: not a number a compiler could fold. */
+static int looks_like_address(uint64_t v)
+{
+	return v >= 0x10000000 && v < (UINT64_C(1) << 47);
+}
+
 static void suggestion(const struct vs_entry *x, char *buf, size_t len)
 {
 	char val[512];
@@ -264,7 +271,13 @@ static void suggestion(const struct vs_entry *x, char *buf, size_t len)
 	rv_value_text(&x->c, x->h->kind, x->h->t[0].value, val, sizeof(val));
 	switch (x->kind) {
 	case VS_ARG:
-		if (x->share >= REP_VAL_INVARIANT)
+		if (x->share >= REP_VAL_INVARIANT && looks_like_address(x->h->t[0].value))
+			snprintf(buf, len, "arg%d is the same address (%s) in every call of %s "
+				 "sampled: an object fixed for the run, not a constant to clone "
+				 "for (addresses change from run to run); hoist the loads "
+				 "through it out of the caller's loop, or pass what is loaded",
+				 a, val, x->proc);
+		else if (x->share >= REP_VAL_INVARIANT)
 			snprintf(buf, len, "clone %s for arg%d == %s (constant-propagate it)",
 				 x->proc, a, val);
 		else
