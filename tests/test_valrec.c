@@ -11,7 +11,8 @@
  *   - vl_scale's call site is the return address of a call in main;
  *   - the conditional branch of vl_walk's loop is taken 63 times in 64;
  *   - no value profile without --values; --values with --no-paths refused.
- * The spool reader on a hand-made PRT_VBURST record gives exact values.
+ * The spool reader on a hand-made PRT_VBURST record of valloop's code gives
+ * exactly the values the registers say (test_spool_values).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,10 +28,14 @@
 
 #include <cmocka.h>
 
+#include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 #include "testutil.h"
+#include "../collect/pathrt.h"
+#include "../collect/paths.h"
+#include "../collect/values_spool.h"
 
 static const char *bin, *build;
 static char dir[] = "/tmp/dcpi-test-valrec-XXXXXX";
@@ -220,6 +225,137 @@ static void test_valloop(void **state)
 	val_profiles_free(v, n);
 }
 
+/* The instructions of procedure name: *n of them into out (at most max). */
+static void decode_proc(const char *name, struct cfg_insn *out, size_t max, size_t *n)
+{
+	const struct img_proc *p = img_proc_by_name(img, name);
+	size_t avail = 0, off = 0;
+	const uint8_t *b;
+
+	assert_non_null(p);
+	b = img_bytes(img, p->addr, &avail);
+	assert_non_null(b);
+	*n = 0;
+	while (off < p->size && *n < max &&
+	       !cfg_decode_one(b + off, avail - off < 15 ? avail - off : 15, p->addr + off,
+			       &out[*n])) {
+		off += out[*n].size;
+		(*n)++;
+	}
+}
+
+static void put(FILE *f, uint32_t type, const void *body, size_t len)
+{
+	struct prt_rec h = { PRT_MAGIC, type, (uint32_t)(sizeof(h) + len), 42, 42, 0, 0 };
+
+	assert_int_equal(fwrite(&h, sizeof(h), 1, f), 1);
+	assert_int_equal(fwrite(body, len, 1, f), 1);
+}
+
+/*
+ * A hand-made spool: valloop mapped at B, one PRT_VBURST of main's call of
+ * vl_scale, vl_scale's entry (rdi = 7, rsi = 1000), its rip-relative load of
+ * vl_mode and the instruction after it (rax = 5).  The reader must give
+ * exactly: the arguments, the call site (the call's return address), the
+ * load's address (B + vl_mode's address) and value, and nothing for the
+ * burst's first step.
+ */
+static void test_spool_values(void **state)
+{
+	const uint64_t B = 0x555555554000;
+	struct cfg_insn mn[4096], sc[64];
+	size_t nm, ns, nv = 0, np = 0;
+	const struct cfg_insn *call = NULL, *ld = NULL, *after = NULL;
+	const struct img_proc *scale = img_proc_by_name(img, "vl_scale");
+	uint64_t pcs[4], off;
+	struct prt_regs regs[4];
+	struct val_profile *v = NULL;
+	struct path_profile *pp = NULL;
+	struct paths_stats st;
+	struct vals_stats vst;
+	struct dcpi_err err = { 0 };
+	const struct val_profile *p = NULL;
+	const struct val_hotlist *h;
+	char path[600], maps[700], body[4 * 8 + 4 * sizeof(struct prt_regs)];
+	FILE *f;
+
+	(void)state;
+	decode_proc("main", mn, 4096, &nm);
+	for (size_t i = 0; i < nm && !call; i++)
+		if ((mn[i].flags & CFG_I_CALL) && mn[i].target == scale->addr)
+			call = &mn[i];
+	decode_proc("vl_scale", sc, 64, &ns);
+	for (size_t i = 0; i + 1 < ns && !ld; i++)
+		if (sc[i].nmem == 1 && sc[i].mem.rip_relative && (sc[i].flags & CFG_I_LOAD)) {
+			ld = &sc[i];
+			after = &sc[i + 1];
+		}
+	assert_non_null(call);
+	assert_non_null(ld);
+	/* file offsets: the whole file mapped at B, so pc = B + offset */
+	assert_int_equal(img_vaddr_to_offset(img, call->addr, &off), 0);
+	pcs[0] = B + off;
+	assert_int_equal(img_vaddr_to_offset(img, scale->addr, &off), 0);
+	pcs[1] = B + off;
+	assert_int_equal(img_vaddr_to_offset(img, ld->addr, &off), 0);
+	pcs[2] = B + off;
+	assert_int_equal(img_vaddr_to_offset(img, after->addr, &off), 0);
+	pcs[3] = B + off;
+	memset(regs, 0, sizeof(regs));
+	regs[1].r[7] = 7;		/* rdi */
+	regs[1].r[6] = 1000;		/* rsi */
+	regs[1].r[2] = 0x1234;		/* rdx */
+	for (int i = 0; i < 4; i++)
+		regs[i].r[4] = 0x7ffff000;	/* rsp */
+	regs[3].r[0] = 5;		/* rax after the load */
+	memcpy(body, pcs, sizeof(pcs));
+	memcpy(body + sizeof(pcs), regs, sizeof(regs));
+	snprintf(path, sizeof(path), "%s/spool", dir);
+	assert_int_equal(tu_sh("mkdir -p %s", path), 0);
+	snprintf(path, sizeof(path), "%s/spool/42-0.spool", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	snprintf(maps, sizeof(maps), "%llx %llx 0 %s\n", (unsigned long long)B,
+		 (unsigned long long)B + 0x100000, prog);
+	put(f, PRT_MAPS, maps, strlen(maps));
+	put(f, PRT_VBURST, body, sizeof(body));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/spool", dir);
+	assert_int_equal(paths_spool_read_values(path, &pp, &np, &st, &v, &nv, &vst, NULL, &err),
+			 0);
+	for (size_t i = 0; i < nv; i++)
+		if (strstr(v[i].image.path, "/valloop"))
+			p = &v[i];
+	assert_non_null(p);
+	assert_int_equal(p->samples, 3);	/* the first step gives none */
+	assert_int_equal(vst.samples, 3);
+	off = pcs[1] - B;
+	h = val_profile_find(p, off, VAL_ARG0);
+	assert_non_null(h);
+	assert_int_equal(h->t[0].value, 7);
+	assert_int_equal(h->seen, 1);
+	assert_int_equal(val_profile_find(p, off, VAL_ARG0 + 1)->t[0].value, 1000);
+	assert_int_equal(val_profile_find(p, off, VAL_ARG0 + 2)->t[0].value, 0x1234);
+	h = val_profile_find(p, off, VAL_CALLSITE);
+	assert_non_null(h);
+	assert_int_equal(h->t[0].value, VAL_CODE(0, pcs[0] - B + call->size));
+	off = pcs[2] - B;
+	h = val_profile_find(p, off, VAL_LOAD);
+	assert_non_null(h);
+	assert_int_equal(h->t[0].value, 5);
+	h = val_profile_find(p, off, VAL_ADDR);
+	assert_non_null(h);
+	/* rip-relative: vl_mode's address as the program sees it, base + vaddr
+	 * (text here has offset == vaddr, so pc = B + vaddr too) */
+	assert_int_equal(pcs[2] - B, ld->addr);
+	assert_int_equal(h->t[0].value, B + (uint64_t)ld->mem.disp);
+	/* nothing of the call itself (step 0) */
+	assert_null(val_profile_find(p, pcs[0] - B, VAL_ADDR));
+	assert_null(val_profile_find(p, pcs[0] - B, VAL_TARGET));
+	val_profiles_free(v, nv);
+	path_profiles_free(pp, np);
+}
+
 static void test_off(void **state)
 {
 	struct val_profile *v;
@@ -240,6 +376,7 @@ static void test_off(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_spool_values),
 		cmocka_unit_test(test_valloop),
 		cmocka_unit_test(test_off),
 	};
