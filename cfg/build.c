@@ -291,6 +291,7 @@ static void mark_leaders(const struct builder *b, uint8_t *lead)
 		if ((b->v[vi].flags & CFG_I_BRANCH) && !(b->v[vi].flags & CFG_I_INDIRECT) &&
 		    inside(b, b->v[vi].target) && b->at[b->v[vi].target - b->start] >= 0)
 			lead[b->v[vi].target - b->start] = 1;
+		o += b->v[vi].size - 1;		/* its other bytes are AT_INSIDE */
 	}
 	lead[0] = b->at[0] >= 0;
 	for (size_t i = 0; i < b->njts; i++) {
@@ -335,6 +336,7 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 		bl->n++;
 		bl->end = b->start + o + b->v[vi].size;
 		cfg->ninsns++;
+		o += b->v[vi].size - 1;		/* its other bytes are AT_INSIDE */
 	}
 	if (grow((void **)&cfg->blocks, &capb, nb + 1, sizeof(*cfg->blocks)) < 0)
 		goto out;
@@ -361,7 +363,9 @@ static int block_edges(const struct builder *b, struct cfg *cfg, size_t *cap, ui
 	struct cfg_block *bl = &cfg->blocks[bi];
 	const struct cfg_insn *in = &b->v[vi];
 	uint32_t x = cfg->exit;
-	int next = block_starting(cfg, bl->end), t, rc = 0;
+	/* blocks are in address order: one starting at bl->end is the next */
+	int next = bi + 1 < x && cfg->blocks[bi + 1].start == bl->end ? (int)bi + 1 : -1;
+	int t, rc = 0;
 
 	if (in->flags & CFG_I_RET)
 		return add_edge(cfg, cap, bi, x, CFG_E_RETURN);
@@ -511,7 +515,11 @@ static int collect_data(const struct builder *b, struct cfg *cfg)
 		const char *what;
 		size_t e = o;
 
-		if (b->at[o] >= 0 || b->at[o] == AT_INSIDE) {
+		if (b->at[o] >= 0) {
+			o += b->v[b->at[o]].size;
+			continue;
+		}
+		if (b->at[o] == AT_INSIDE) {
 			o++;
 			continue;
 		}
@@ -936,8 +944,8 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
-	for (size_t i = 0; i < len; i++)
-		b.at[i] = AT_NONE;
+	_Static_assert(AT_NONE == -1, "at[] is set to AT_NONE byte by byte");
+	memset(b.at, 0xff, (len ? len : 1) * sizeof(*b.at));
 	if (!b.dec) {
 		rc = cfg_dec_open(&b.dec, err);
 		if (rc < 0)
