@@ -46,6 +46,17 @@
 #define DECODES_MIN		4096
 #define ROUNDS_MAX		512
 
+/*
+ * What assemble() reads of an instruction, beside b->v: walking 16 bytes per
+ * instruction instead of a struct cfg_insn's 208 keeps it in the cache.
+ */
+struct brief {
+	uint64_t target;
+	uint32_t flags;
+	uint8_t size;
+	uint8_t noret;			/* a call that never returns */
+};
+
 struct jt_rec {
 	uint32_t insn;			/* index in b->v of the jump */
 	int tried, ok;
@@ -67,7 +78,7 @@ struct builder {
 	int32_t *at;			/* per byte, see AT_ */
 	uint8_t *root;			/* per byte: a leader found by the sweep */
 	struct cfg_insn *v;		/* instructions in discovery order */
-	uint8_t *noret;			/* per instruction: call that never returns */
+	struct brief *brief;		/* and what assemble() reads of them */
 	size_t n, cap, capnr;
 	uint32_t *work;			/* offsets still to traverse */
 	size_t nwork, capwork;
@@ -170,9 +181,8 @@ static int step(struct builder *b, size_t *off)
 		return 1;
 	}
 	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) < 0 ||
-	    grow((void **)&b->noret, &b->capnr, b->n + 1, 1) < 0)
+	    grow((void **)&b->brief, &b->capnr, b->n + 1, sizeof(*b->brief)) < 0)
 		return -ENOMEM;
-	b->noret[idx] = 0;
 	in = &b->v[idx];
 	if (cfg_dec_insn(b->dec, b->bytes + o, b->len - o, b->start + o, in) < 0) {
 		b->at[o] = AT_BAD;
@@ -190,6 +200,7 @@ static int step(struct builder *b, size_t *off)
 		}
 	}
 	b->n++;
+	b->brief[idx] = (struct brief){ in->target, in->flags, in->size, 0 };
 	b->at[o] = (int32_t)idx;
 	for (size_t k = 1; k < in->size; k++)
 		b->at[o + k] = AT_INSIDE;
@@ -202,7 +213,7 @@ static int step(struct builder *b, size_t *off)
 		/* a call followed by nothing but padding cannot come back here */
 		if (!nr && pad_to_end(b, *off))
 			nr = 1;
-		b->noret[idx] = (uint8_t)nr;
+		b->brief[idx].noret = (uint8_t)nr;
 		return nr;
 	}
 	if (!(in->flags & CFG_I_BRANCH))
@@ -266,9 +277,7 @@ static int block_starting(const struct cfg *cfg, uint64_t addr)
 
 static int ends_block(const struct builder *b, uint32_t vi)
 {
-	const struct cfg_insn *in = &b->v[vi];
-
-	return (in->flags & (CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_TRAP)) != 0;
+	return (b->brief[vi].flags & (CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_TRAP)) != 0;
 }
 
 /* Mark leaders in lead[] (per byte). */
@@ -278,6 +287,7 @@ static void mark_leaders(const struct builder *b, uint8_t *lead)
 
 	for (size_t o = 0; o < b->len; o++) {
 		int32_t vi = b->at[o];
+		const struct brief *in;
 
 		if (vi == AT_INSIDE)
 			continue;
@@ -288,9 +298,11 @@ static void mark_leaders(const struct builder *b, uint8_t *lead)
 		if (prev_end || b->root[o])
 			lead[o] = 1;
 		prev_end = ends_block(b, (uint32_t)vi);
-		if ((b->v[vi].flags & CFG_I_BRANCH) && !(b->v[vi].flags & CFG_I_INDIRECT) &&
-		    inside(b, b->v[vi].target) && b->at[b->v[vi].target - b->start] >= 0)
-			lead[b->v[vi].target - b->start] = 1;
+		in = &b->brief[vi];
+		if ((in->flags & CFG_I_BRANCH) && !(in->flags & CFG_I_INDIRECT) &&
+		    inside(b, in->target) && b->at[in->target - b->start] >= 0)
+			lead[in->target - b->start] = 1;
+		o += in->size - 1;		/* its other bytes are AT_INSIDE */
 	}
 	lead[0] = b->at[0] >= 0;
 	for (size_t i = 0; i < b->njts; i++) {
@@ -333,8 +345,9 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 		}
 		bl = &cfg->blocks[nb - 1];
 		bl->n++;
-		bl->end = b->start + o + b->v[vi].size;
+		bl->end = b->start + o + b->brief[vi].size;
 		cfg->ninsns++;
+		o += b->brief[vi].size - 1;		/* its other bytes are AT_INSIDE */
 	}
 	if (grow((void **)&cfg->blocks, &capb, nb + 1, sizeof(*cfg->blocks)) < 0)
 		goto out;
@@ -359,13 +372,15 @@ static int block_edges(const struct builder *b, struct cfg *cfg, size_t *cap, ui
 		       uint32_t vi)
 {
 	struct cfg_block *bl = &cfg->blocks[bi];
-	const struct cfg_insn *in = &b->v[vi];
+	const struct brief *in = &b->brief[vi];
 	uint32_t x = cfg->exit;
-	int next = block_starting(cfg, bl->end), t, rc = 0;
+	/* blocks are in address order: one starting at bl->end is the next */
+	int next = bi + 1 < x && cfg->blocks[bi + 1].start == bl->end ? (int)bi + 1 : -1;
+	int t, rc = 0;
 
 	if (in->flags & CFG_I_RET)
 		return add_edge(cfg, cap, bi, x, CFG_E_RETURN);
-	if ((in->flags & CFG_I_TRAP) || b->noret[vi]) {
+	if ((in->flags & CFG_I_TRAP) || in->noret) {
 		bl->flags |= CFG_B_NORETURN;
 		return add_edge(cfg, cap, bi, x, CFG_E_TAILCALL);
 	}
@@ -465,21 +480,21 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int collect_callees(struct cfg *cfg)
+static int collect_callees(const struct builder *b, struct cfg *cfg)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < cfg->ninsns; i++)
-		n += (cfg->insns[i].flags & CFG_I_CALL) && cfg->insns[i].target;
+	for (size_t i = 0; i < b->n; i++)
+		n += (b->brief[i].flags & CFG_I_CALL) && b->brief[i].target;
 	if (!n)
 		return 0;
 	cfg->callees = malloc(n * sizeof(*cfg->callees));
 	if (!cfg->callees)
 		return -ENOMEM;
 	n = 0;
-	for (size_t i = 0; i < cfg->ninsns; i++)
-		if ((cfg->insns[i].flags & CFG_I_CALL) && cfg->insns[i].target)
-			cfg->callees[n++] = cfg->insns[i].target;
+	for (size_t i = 0; i < b->n; i++)
+		if ((b->brief[i].flags & CFG_I_CALL) && b->brief[i].target)
+			cfg->callees[n++] = b->brief[i].target;
 	dcpi_qsort(cfg->callees, n, sizeof(*cfg->callees), cmp_u64);
 	cfg->ncallees = 0;
 	for (size_t i = 0; i < n; i++)
@@ -511,7 +526,11 @@ static int collect_data(const struct builder *b, struct cfg *cfg)
 		const char *what;
 		size_t e = o;
 
-		if (b->at[o] >= 0 || b->at[o] == AT_INSIDE) {
+		if (b->at[o] >= 0) {
+			o += b->brief[b->at[o]].size;
+			continue;
+		}
+		if (b->at[o] == AT_INSIDE) {
 			o++;
 			continue;
 		}
@@ -572,7 +591,7 @@ static int assemble(const struct builder *b, struct cfg_priv *p, uint32_t *vmap)
 	if (rc == 0)
 		rc = link_blocks(p);
 	if (rc == 0)
-		rc = collect_callees(cfg);
+		rc = collect_callees(b, cfg);
 	if (rc == 0)
 		rc = collect_data(b, cfg);
 	if (rc < 0)
@@ -864,7 +883,7 @@ static void builder_free(struct builder *b)
 	free(b->at);
 	free(b->root);
 	free(b->v);
-	free(b->noret);
+	free(b->brief);
 	free(b->work);
 	for (size_t i = 0; i < b->njts; i++)
 		free(b->jts[i].jt.targets);
@@ -936,8 +955,8 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
-	for (size_t i = 0; i < len; i++)
-		b.at[i] = AT_NONE;
+	_Static_assert(AT_NONE == -1, "at[] is set to AT_NONE byte by byte");
+	memset(b.at, 0xff, (len ? len : 1) * sizeof(*b.at));
 	if (!b.dec) {
 		rc = cfg_dec_open(&b.dec, err);
 		if (rc < 0)
@@ -947,7 +966,7 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	b.calls0 = cfg_dec_count(b.dec);
 	/* about one instruction per 4 bytes: few reallocs of the big arrays */
 	if (grow((void **)&b.v, &b.cap, len / 4 + 16, sizeof(*b.v)) < 0 ||
-	    grow((void **)&b.noret, &b.capnr, len / 4 + 16, 1) < 0) {
+	    grow((void **)&b.brief, &b.capnr, len / 4 + 16, sizeof(*b.brief)) < 0) {
 		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,12 +149,29 @@ void cfg_dec_close(struct cfg_dec *dec)
 	free(dec);
 }
 
-static int has_group(const cs_detail *d, unsigned grp)
+/* The groups fill_class and fill_regs ask about, as bits: one pass over them. */
+enum {
+	G_CALL = 1u << 0, G_RET = 1u << 1, G_IRET = 1u << 2, G_JUMP = 1u << 3,
+	G_FPU = 1u << 4, G_SSE1 = 1u << 5, G_SSE2 = 1u << 6, G_AVX = 1u << 7,
+};
+
+static unsigned group_mask(const cs_detail *d)
 {
+	unsigned m = 0;
+
 	for (unsigned i = 0; i < d->groups_count; i++)
-		if (d->groups[i] == grp)
-			return 1;
-	return 0;
+		switch (d->groups[i]) {
+		case X86_GRP_CALL: m |= G_CALL; break;
+		case X86_GRP_RET: m |= G_RET; break;
+		case X86_GRP_IRET: m |= G_IRET; break;
+		case X86_GRP_JUMP: m |= G_JUMP; break;
+		case X86_GRP_FPU: m |= G_FPU; break;
+		case X86_GRP_SSE1: m |= G_SSE1; break;
+		case X86_GRP_SSE2: m |= G_SSE2; break;
+		case X86_GRP_AVX: m |= G_AVX; break;
+		default: break;
+		}
+	return m;
 }
 
 /* "cvt..." or "vcvt..." */
@@ -267,7 +285,8 @@ static void fill_operands(struct cfg_insn *insn, const cs_insn *ci)
 		insn->flags |= CFG_I_VECTOR;
 }
 
-static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn *ci)
+static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn *ci,
+		      unsigned groups)
 {
 	const cs_detail *d = ci->detail;
 	const cs_x86 *x = &d->x86;
@@ -320,7 +339,7 @@ static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn 
 	insn->regs_read |= rd;
 	insn->regs_written |= wr;
 	/* x87 instructions keep fpu_flags in the eflags slot: not arithmetic flags */
-	if (!has_group(d, X86_GRP_FPU)) {
+	if (!(groups & G_FPU)) {
 		uint64_t f = d->x86.eflags;
 		uint64_t test = X86_EFLAGS_TEST_OF | X86_EFLAGS_TEST_SF | X86_EFLAGS_TEST_ZF |
 				X86_EFLAGS_TEST_PF | X86_EFLAGS_TEST_CF | X86_EFLAGS_TEST_DF |
@@ -393,15 +412,13 @@ static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
  * whose one memory operand is its AT&T destination and which writes no
  * register only writes memory: a store.
  */
-static void fix_vector_store(struct cfg_insn *insn)
+static void fix_vector_store(struct cfg_insn *insn, size_t len)
 {
 	const uint64_t regs = ((1ull << CFG_R_FLAGS) - 1) | (0xffffffffull << CFG_R_VEC0);
-	size_t len;
 
 	if (insn->form != CFG_F_LOAD || !insn->vec_bits || insn->nmem != 1 ||
 	    (insn->regs_written & regs))
 		return;
-	len = strlen(insn->text);
 	if (!len || insn->text[len - 1] != ')')
 		return;
 	insn->form = CFG_F_STORE;
@@ -449,21 +466,20 @@ static void fix_capstone_errata(struct cfg_insn *insn, const cs_insn *ci)
 	}
 }
 
-static void fill_class(struct cfg_insn *insn, const cs_insn *ci)
+/* n is strlen(insn->mnemonic), groups group_mask's. */
+static void fill_class(struct cfg_insn *insn, const cs_insn *ci, size_t n, unsigned groups)
 {
-	const cs_detail *d = ci->detail;
-	const cs_x86 *x = &d->x86;
+	const cs_x86 *x = &ci->detail->x86;
 	const char *m = insn->mnemonic;
-	size_t n = strlen(m);
 	int indirect = x->op_count > 0 && x->operands[0].type != X86_OP_IMM;
 	int fpname = is_fp_mnemonic(m, n);
 
-	if (has_group(d, X86_GRP_CALL)) {
+	if (groups & G_CALL) {
 		insn->flags |= CFG_I_CALL | CFG_I_STACK;
-	} else if (has_group(d, X86_GRP_RET) || has_group(d, X86_GRP_IRET)) {
+	} else if (groups & (G_RET | G_IRET)) {
 		insn->flags |= CFG_I_RET | CFG_I_STACK;
 		indirect = 0;
-	} else if (has_group(d, X86_GRP_JUMP)) {
+	} else if (groups & G_JUMP) {
 		insn->flags |= CFG_I_BRANCH;
 		if (ci->id != X86_INS_JMP && ci->id != X86_INS_LJMP)
 			insn->flags |= CFG_I_COND;
@@ -507,22 +523,25 @@ static void fill_class(struct cfg_insn *insn, const cs_insn *ci)
 	}
 	if (x->prefix[0] == X86_PREFIX_LOCK)
 		insn->flags |= CFG_I_LOCK;
-	if (!strncmp(m, "cmov", 4) || !strncmp(m, "fcmov", 5))
+	if ((m[0] == 'c' && m[1] == 'm' && m[2] == 'o' && m[3] == 'v') ||
+	    (m[0] == 'f' && m[1] == 'c' && m[2] == 'm' && m[3] == 'o' && m[4] == 'v'))
 		insn->flags |= CFG_I_CMOV;
 	if (has_div(m))
 		insn->flags |= CFG_I_DIV;
-	if (has_group(d, X86_GRP_FPU) || ((insn->flags & CFG_I_VECTOR) && fpname) || is_cvt(m))
+	if ((groups & G_FPU) || ((insn->flags & CFG_I_VECTOR) && fpname) || is_cvt(m))
 		insn->flags |= CFG_I_FP;
 	if (!(insn->flags & CFG_I_VECTOR) && fpname && m[0] != 'f' &&
-	    insn->vec_bits == 0 && (has_group(d, X86_GRP_SSE1) || has_group(d, X86_GRP_SSE2) ||
-				    has_group(d, X86_GRP_AVX)))
+	    insn->vec_bits == 0 && (groups & (G_SSE1 | G_SSE2 | G_AVX)))
 		insn->flags |= CFG_I_FP;
 }
 
-/* "mnemonic operands" into dst, cut to its size (capstone's can be longer). */
-static void copy_text(char *dst, size_t size, const char *a, const char *b)
+/*
+ * "mnemonic operands" into dst, cut to its size (capstone's can be longer),
+ * the rest of dst zeroed; the length of what was written.  a is n bytes long.
+ */
+static size_t copy_text(char *dst, size_t size, const char *a, size_t n, const char *b)
 {
-	size_t n = strlen(a), m = b && *b ? strlen(b) : 0;
+	size_t m = b && *b ? strlen(b) : 0;
 
 	if (n >= size)
 		n = size - 1;
@@ -534,7 +553,8 @@ static void copy_text(char *dst, size_t size, const char *a, const char *b)
 		memcpy(dst + n, b, m);
 		n += m;
 	}
-	dst[n] = 0;
+	memset(dst + n, 0, size - n);
+	return n;
 }
 
 _Thread_local unsigned long cfg_dec_calls;
@@ -562,6 +582,15 @@ int cfg_dec_cache(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint64_
 		dec->cidx_cap = len;
 	}
 	memset(dec->cidx, 0, len * sizeof(*dec->cidx));
+	/* about one instruction per 4 bytes: room for them at once, not by doubling */
+	if (len / 4 + 16 > dec->ccap) {
+		struct cfg_insn *v = realloc(dec->cv, (len / 4 + 16) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		dec->cv = v;
+		dec->ccap = len / 4 + 16;
+	}
 	dec->cbytes = bytes;
 	dec->clen = len;
 	dec->cstart = start;
@@ -677,14 +706,19 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 		    struct cfg_insn *insn)
 {
 	const uint8_t *p = bytes;
-	size_t left = len;
+	size_t left = len, nm, nt, tail = offsetof(struct cfg_insn, text) + CFG_TEXT_MAX;
 	uint64_t a = addr;
 	cs_insn *ci = dec->ci;
+	unsigned groups;
 
 	cfg_dec_calls++;
-	memset(insn, 0, sizeof(*insn));
+	/* zeroed by parts: one memset of it all is a slow rep stos */
+	memset(insn, 0, offsetof(struct cfg_insn, mnemonic));
+	memset((char *)insn + tail, 0, sizeof(*insn) - tail);
 	insn->addr = addr;
 	if (!len || !cs_disasm_iter(dec->cs, &p, &left, &a, ci)) {
+		memset(insn->mnemonic, 0, sizeof(insn->mnemonic));
+		memset(insn->text, 0, sizeof(insn->text));
 		insn->size = 1;
 		insn->bytes[0] = len ? bytes[0] : 0;
 		insn->flags = CFG_I_INVALID;
@@ -695,13 +729,15 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 	insn->size = ci->size;
 	memcpy(insn->bytes, ci->bytes, ci->size);
 	insn->id = ci->id;
-	copy_text(insn->mnemonic, sizeof(insn->mnemonic), ci->mnemonic, NULL);
-	copy_text(insn->text, sizeof(insn->text), ci->mnemonic, ci->op_str);
+	nt = strlen(ci->mnemonic);
+	nm = copy_text(insn->mnemonic, sizeof(insn->mnemonic), ci->mnemonic, nt, NULL);
+	nt = copy_text(insn->text, sizeof(insn->text), ci->mnemonic, nt, ci->op_str);
+	groups = group_mask(ci->detail);
 	fill_operands(insn, ci);
-	fill_regs(dec, insn, ci);
-	fix_vector_store(insn);
+	fill_regs(dec, insn, ci, groups);
+	fix_vector_store(insn, nt);
 	fix_capstone_errata(insn, ci);
-	fill_class(insn, ci);
+	fill_class(insn, ci, nm, groups);
 	check_zero_idiom(insn, ci);
 	return 0;
 }

@@ -38,14 +38,22 @@ static const char *const noreturn_names[] = {
 
 #define NNAMES (sizeof(noreturn_names) / sizeof(noreturn_names[0]))
 
-/* Their lengths, measured once: the test runs for every call instruction. */
+/*
+ * Their lengths, measured once: the test runs for every call instruction.
+ * len_mask has bit n set when a name is n bytes long (all are under 64), so
+ * most names are turned away without a look at the table.
+ */
 static uint8_t name_len[NNAMES];
+static uint64_t len_mask;
 static pthread_once_t name_once = PTHREAD_ONCE_INIT;
 
 static void name_init(void)
 {
-	for (size_t i = 0; i < NNAMES; i++)
+	for (size_t i = 0; i < NNAMES; i++) {
 		name_len[i] = (uint8_t)strlen(noreturn_names[i]);
+		if (name_len[i] < 64)
+			len_mask |= 1ull << name_len[i];
+	}
 }
 
 int cfg_noreturn_name(const char *name)
@@ -55,8 +63,10 @@ int cfg_noreturn_name(const char *name)
 	if (!name)
 		return 0;
 	pthread_once(&name_once, name_init);
-	while (name[n] && name[n] != '@')
+	while (n < 64 && name[n] && name[n] != '@')
 		n++;
+	if (n >= 64 || !(len_mask & 1ull << n))
+		return 0;
 	for (size_t i = 0; i < NNAMES; i++)
 		if (name_len[i] == n && noreturn_names[i][0] == name[0] &&
 		    !memcmp(noreturn_names[i], name, n))
