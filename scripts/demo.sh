@@ -1,6 +1,7 @@
 #!/bin/sh
 # make demo: profile the bundled workload with `dcpi record` into a fresh
-# database and print what the tools say about it.
+# database and print what the tools say about it; then value samples of
+# the valloop workload, and the specialization hints they give.
 set -e
 : "${BUILD:=build}"
 DCPI="$BUILD/dcpi"
@@ -19,3 +20,17 @@ hot=$("$BUILD/dcpiprof" --db "$DB" --json --limit 1 | sed -n 's/.*"name": "\([^"
 echo
 echo "== dcpicalc --db $DB $hot"
 "$BUILD/dcpicalc" --db "$DB" "$hot"
+
+# value samples (docs/values.md): the same workload's values, and what they
+# suggest specializing
+VDB="$BUILD/demo-values-db"
+rm -rf "$VDB"
+echo
+echo "== dcpi record --values --paths 250:64 -- $BUILD/workloads/valloop 20000000"
+"$DCPI" record --db "$VDB" --values --paths 250:64 -- "$BUILD/workloads/valloop" 20000000
+echo
+echo "== dcpivargs --db $VDB vl_scale"
+"$BUILD/dcpivargs" --db "$VDB" vl_scale
+echo
+echo "== dcpi specialize --db $VDB"
+"$DCPI" specialize --db "$VDB" | head -n 24
