@@ -148,6 +148,16 @@ struct prof_kind {
 	const struct prof_image_id *(*image)(const void *p);
 };
 
+/* The fixed head of a kind's file: magic (8 bytes), then these. */
+#define KIND_OFF_VERSION 8
+#define KIND_OFF_CRC 12
+#define KIND_OFF_SIZE 16
+/* CRC-32C of bytes [0, 12) and [16, size) */
+uint32_t kind_crc(const uint8_t *buf, size_t size);
+/* Magic, header size, version, size and checksum, each error naming the
+ * file; what: "a dcpi path profile". */
+int kind_check_header(const uint8_t *buf, size_t len, const char *name, const char *magic,
+		      const char *what, size_t hdr_size, uint32_t version, struct dcpi_err *err);
 int kind_file_write(const struct prof_kind *k, const char *path, const void *p,
 		    struct dcpi_err *err);
 int kind_file_read(const struct prof_kind *k, const char *path, void *p,

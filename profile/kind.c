@@ -5,8 +5,9 @@
  * merge into an epoch's "<key><suffix>" inside the epoch's transaction,
  * read every one of an epoch (a FIFO or a link reported and skipped, a
  * file that does not decode an error naming it), and merge one epoch's
- * into another's.  Each kind gives its encoder, decoder and merge through a
- * struct prof_kind (internal.h).
+ * into another's; and the header every such file starts with (magic,
+ * version at 8, CRC-32C at 12 over the rest, size at 16).  Each kind gives
+ * its encoder, decoder and merge through a struct prof_kind (internal.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,49 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <inttypes.h>
+
 #include "internal.h"
+
+uint32_t kind_crc(const uint8_t *buf, size_t size)
+{
+	uint32_t crc = dcpi_crc32c(0, buf, KIND_OFF_CRC);
+
+	return dcpi_crc32c(crc, buf + KIND_OFF_CRC + 4, size - KIND_OFF_CRC - 4);
+}
+
+int kind_check_header(const uint8_t *buf, size_t len, const char *name, const char *magic,
+		      const char *what, size_t hdr_size, uint32_t version, struct dcpi_err *err)
+{
+	uint64_t size;
+	uint32_t v, stored, crc;
+
+	if (len < 8)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, not even a magic",
+				 name, len);
+	if (memcmp(buf, magic, 8))
+		return dcpi_errf(err, -EINVAL, "%s: bad magic (not %s)", name, what);
+	if (len < hdr_size)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, the header needs %zu",
+				 name, len, hdr_size);
+	v = get32(buf + KIND_OFF_VERSION);
+	if (v != version)
+		return dcpi_errf(err, -EINVAL, "%s: unsupported version %" PRIu32
+				 " (this reader knows %" PRIu32 ")", name, v, version);
+	size = get64(buf + KIND_OFF_SIZE);
+	if (size > len)
+		return dcpi_errf(err, -EINVAL, "%s: truncated: header says %" PRIu64
+				 " bytes, have %zu", name, size, len);
+	if (size < len)
+		return dcpi_errf(err, -EINVAL, "%s: trailing garbage: %zu bytes after the %"
+				 PRIu64 " the header declares", name, len - (size_t)size, size);
+	stored = get32(buf + KIND_OFF_CRC);
+	crc = kind_crc(buf, len);
+	if (stored != crc)
+		return dcpi_errf(err, -EINVAL, "%s: bad checksum (stored 0x%08" PRIx32
+				 ", computed 0x%08" PRIx32 ")", name, stored, crc);
+	return 0;
+}
 
 int kind_file_write(const struct prof_kind *k, const char *path, const void *p,
 		    struct dcpi_err *err)

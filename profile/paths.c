@@ -31,9 +31,9 @@
 #define PATH_MAGIC "DCPIPATH"
 #define PATH_VERSION 1
 #define PATH_HDR_SIZE 84
-#define POFF_VERSION 8
-#define POFF_CRC 12
-#define POFF_SIZE 16
+#define POFF_VERSION KIND_OFF_VERSION
+#define POFF_CRC KIND_OFF_CRC
+#define POFF_SIZE KIND_OFF_SIZE
 #define POFF_NEDGES 24
 #define POFF_NSTEPS 32
 #define POFF_ETOTAL 40
@@ -286,13 +286,6 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 	return from + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
-static uint32_t path_crc(const uint8_t *buf, size_t size)
-{
-	uint32_t crc = dcpi_crc32c(0, buf, POFF_CRC);
-
-	return dcpi_crc32c(crc, buf + POFF_CRC + 4, size - POFF_CRC - 4);
-}
-
 static const char *path_strings(const struct path_profile *p, int i)
 {
 	switch (i) {
@@ -436,7 +429,7 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 		pos += l;
 	}
 	put_records(p, b, pos);
-	put32(b + POFF_CRC, path_crc(b, size));
+	put32(b + POFF_CRC, kind_crc(b, size));
 	*buf = b;
 	*len = size;
 	return 0;
@@ -461,40 +454,6 @@ static const char *get_string(const uint8_t *buf, size_t size, size_t *pos, char
 	out[l] = '\0';
 	*pos += l;
 	return NULL;
-}
-
-static int decode_header(const uint8_t *buf, size_t len, const char *name,
-			 struct dcpi_err *err)
-{
-	uint64_t size;
-	uint32_t v, stored, crc;
-
-	if (len < 8)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, not even a magic",
-				 name, len);
-	if (memcmp(buf, PATH_MAGIC, 8))
-		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a dcpi path profile)",
-				 name);
-	if (len < PATH_HDR_SIZE)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, the header needs %d",
-				 name, len, PATH_HDR_SIZE);
-	v = get32(buf + POFF_VERSION);
-	if (v != PATH_VERSION)
-		return dcpi_errf(err, -EINVAL, "%s: unsupported version %" PRIu32
-				 " (this reader knows %d)", name, v, PATH_VERSION);
-	size = get64(buf + POFF_SIZE);
-	if (size > len)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: header says %" PRIu64
-				 " bytes, have %zu", name, size, len);
-	if (size < len)
-		return dcpi_errf(err, -EINVAL, "%s: trailing garbage: %zu bytes after the %"
-				 PRIu64 " the header declares", name, len - (size_t)size, size);
-	stored = get32(buf + POFF_CRC);
-	crc = path_crc(buf, len);
-	if (stored != crc)
-		return dcpi_errf(err, -EINVAL, "%s: bad checksum (stored 0x%08" PRIx32
-				 ", computed 0x%08" PRIx32 ")", name, stored, crc);
-	return 0;
 }
 
 struct cursor {
@@ -620,7 +579,8 @@ int path_decode(const uint8_t *buf, size_t len, const char *name,
 	path_profile_init(p);
 	if (!name)
 		name = "(buffer)";
-	rc = decode_header(buf, len, name, err);
+	rc = kind_check_header(buf, len, name, PATH_MAGIC, "a dcpi path profile", PATH_HDR_SIZE,
+			       PATH_VERSION, err);
 	if (rc)
 		return rc;
 	p->bursts = get64(buf + POFF_BURSTS);

@@ -56,9 +56,9 @@
 #define VAL_MAGIC "DCPIVALS"
 #define VAL_VERSION 1
 #define VAL_HDR_SIZE 64
-#define VOFF_VERSION 8
-#define VOFF_CRC 12
-#define VOFF_SIZE 16
+#define VOFF_VERSION KIND_OFF_VERSION
+#define VOFF_CRC KIND_OFF_CRC
+#define VOFF_SIZE KIND_OFF_SIZE
 #define VOFF_NLISTS 24
 #define VOFF_NIMAGES 32
 #define VOFF_SAMPLES 40
@@ -722,13 +722,6 @@ static double bits_double(uint64_t u)
 	return d;
 }
 
-static uint32_t val_crc(const uint8_t *buf, size_t size)
-{
-	uint32_t crc = dcpi_crc32c(0, buf, VOFF_CRC);
-
-	return dcpi_crc32c(crc, buf + VOFF_CRC + 4, size - VOFF_CRC - 4);
-}
-
 static int is_hex_id(const char *s, size_t len)
 {
 	if (len % 2)
@@ -930,7 +923,7 @@ int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct d
 	put64(b + VOFF_ISIZE, p->image.size);
 	put64(b + VOFF_MTIME, (uint64_t)p->image.mtime);
 	put_body(p, b, VAL_HDR_SIZE);
-	put32(b + VOFF_CRC, val_crc(b, size));
+	put32(b + VOFF_CRC, kind_crc(b, size));
 	*buf = b;
 	*len = size;
 	return 0;
@@ -965,40 +958,6 @@ static const char *get_string(struct cursor *c, char *out, size_t cap)
 	out[l] = '\0';
 	c->pos += l;
 	return NULL;
-}
-
-static int decode_header(const uint8_t *buf, size_t len, const char *name,
-			 struct dcpi_err *err)
-{
-	uint64_t size;
-	uint32_t v, stored, crc;
-
-	if (len < 8)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, not even a magic",
-				 name, len);
-	if (memcmp(buf, VAL_MAGIC, 8))
-		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a dcpi value profile)",
-				 name);
-	if (len < VAL_HDR_SIZE)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, the header needs %d",
-				 name, len, VAL_HDR_SIZE);
-	v = get32(buf + VOFF_VERSION);
-	if (v != VAL_VERSION)
-		return dcpi_errf(err, -EINVAL, "%s: unsupported version %" PRIu32
-				 " (this reader knows %d)", name, v, VAL_VERSION);
-	size = get64(buf + VOFF_SIZE);
-	if (size > len)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: header says %" PRIu64
-				 " bytes, have %zu", name, size, len);
-	if (size < len)
-		return dcpi_errf(err, -EINVAL, "%s: trailing garbage: %zu bytes after the %"
-				 PRIu64 " the header declares", name, len - (size_t)size, size);
-	stored = get32(buf + VOFF_CRC);
-	crc = val_crc(buf, len);
-	if (stored != crc)
-		return dcpi_errf(err, -EINVAL, "%s: bad checksum (stored 0x%08" PRIx32
-				 ", computed 0x%08" PRIx32 ")", name, stored, crc);
-	return 0;
 }
 
 static int decode_images(struct cursor *c, uint64_t n, const char *name,
@@ -1135,7 +1094,8 @@ int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_prof
 	val_profile_init(p);
 	if (!name)
 		name = "(buffer)";
-	rc = decode_header(buf, len, name, err);
+	rc = kind_check_header(buf, len, name, VAL_MAGIC, "a dcpi value profile", VAL_HDR_SIZE,
+			       VAL_VERSION, err);
 	if (rc)
 		return rc;
 	p->samples = get64(buf + VOFF_SAMPLES);
