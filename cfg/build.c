@@ -11,7 +11,10 @@
  * state in at[] (an instruction index for an instruction's first byte, or one
  * of the AT_ codes); instructions are appended as found.  assemble() turns
  * that into the sorted struct cfg, and is rerun whenever jump tables or the
- * sweep of leftover bytes add code.
+ * sweep of leftover bytes add code.  It sorts the instructions in place and
+ * renumbers them (at[], the jumps' indices), so cfg->insns is the builder's
+ * own array, handed over when the build ends: each instruction is held by
+ * the decode cache and here, not copied a third time.
  *
  * Bounded work: a byte leaves AT_NONE the first time an instruction is
  * decoded at it, whatever the outcome (recorded, undecodable, or overlapping
@@ -57,8 +60,12 @@ struct brief {
 	uint8_t noret;			/* a call that never returns */
 };
 
+struct jt_key {
+	uint32_t insn, rec;		/* index in b->v, in b->jts */
+};
+
 struct jt_rec {
-	uint32_t insn;			/* index in b->v of the jump */
+	uint32_t insn;			/* index in b->v of the jump (renumbered) */
 	int tried, ok;
 	int tail;			/* not a table: a tail call through a pointer */
 	struct cfg_jt jt;
@@ -77,13 +84,17 @@ struct builder {
 	int nr_proved;			/* a call ended by the callee's noreturn proof */
 	int32_t *at;			/* per byte, see AT_ */
 	uint8_t *root;			/* per byte: a leader found by the sweep */
-	struct cfg_insn *v;		/* instructions in discovery order */
+	/* instructions, in address order up to the last assemble(), then as found */
+	struct cfg_insn *v;
 	struct brief *brief;		/* and what assemble() reads of them */
 	size_t n, cap, capnr;
+	uint32_t *map;			/* assemble(): sorted index -> index in v */
+	size_t capmap;
 	uint32_t *work;			/* offsets still to traverse */
 	size_t nwork, capwork;
-	struct jt_rec *jts;
-	size_t njts, capjts;
+	struct jt_rec *jts;		/* in the order found */
+	struct jt_key *jtx;		/* jts by their jump's index in v (assemble()) */
+	size_t njts, capjts, capjtx;
 	int gap_code;			/* the sweep found code no edge reaches */
 	int conflict;			/* a branch into the middle of an instruction */
 	unsigned long budget;		/* decodes allowed (cfg_dec_count) */
@@ -242,7 +253,7 @@ static int traverse(struct builder *b)
 	return 0;
 }
 
-/* jts[] is sorted by insn: step() appends them as it appends instructions. */
+/* The jump table record of instruction insn, by jtx[] (set by assemble()). */
 static struct jt_rec *jt_of(const struct builder *b, uint32_t insn)
 {
 	size_t lo = 0, hi = b->njts;
@@ -250,12 +261,12 @@ static struct jt_rec *jt_of(const struct builder *b, uint32_t insn)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (b->jts[mid].insn < insn)
+		if (b->jtx[mid].insn < insn)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < b->njts && b->jts[lo].insn == insn ? &b->jts[lo] : NULL;
+	return lo < b->njts && b->jtx[lo].insn == insn ? &b->jts[b->jtx[lo].rec] : NULL;
 }
 
 static int add_edge(struct cfg *cfg, size_t *cap, uint32_t from, uint32_t to,
@@ -314,8 +325,58 @@ static void mark_leaders(const struct builder *b, uint8_t *lead)
 	}
 }
 
-/* Instructions in address order, and blocks over them (the exit node last). */
-static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
+static int cmp_jt_key(const void *a, const void *b)
+{
+	uint32_t x = ((const struct jt_key *)a)->insn, y = ((const struct jt_key *)b)->insn;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Put v[] and brief[] in address order in place: map[k] is the old index of
+ * the k-th instruction by address, and at[] holds the new indices already
+ * (make_blocks).  The jumps' indices follow (before v[] moves: they are read
+ * through it), jtx[] orders them, and map[] ends as the identity.
+ */
+static int renumber(struct builder *b)
+{
+	for (size_t i = 0; i < b->njts; i++)
+		b->jts[i].insn = (uint32_t)b->at[b->v[b->jts[i].insn].addr - b->start];
+	for (size_t s = 0; s < b->n; s++) {
+		struct cfg_insn tmp;
+		struct brief tb;
+		size_t k = s;
+
+		if (b->map[s] == s)
+			continue;
+		tmp = b->v[s];
+		tb = b->brief[s];
+		for (;;) {		/* the cycle through s: each moves once */
+			size_t j = b->map[k];
+
+			b->map[k] = (uint32_t)k;
+			if (j == s)
+				break;
+			b->v[k] = b->v[j];
+			b->brief[k] = b->brief[j];
+			k = j;
+		}
+		b->v[k] = tmp;
+		b->brief[k] = tb;
+	}
+	if (grow((void **)&b->jtx, &b->capjtx, b->njts + 1, sizeof(*b->jtx)) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->njts; i++)
+		b->jtx[i] = (struct jt_key){ b->jts[i].insn, (uint32_t)i };
+	dcpi_qsort(b->jtx, b->njts, sizeof(*b->jtx), cmp_jt_key);
+	return 0;
+}
+
+/*
+ * Instructions in address order (renumbered in place: cfg->insns is b->v),
+ * and blocks over them (the exit node last).
+ */
+static int make_blocks(struct builder *b, struct cfg *cfg)
 {
 	uint8_t *lead = calloc(b->len ? b->len : 1, 1);
 	size_t nb = 0, capb = 0;
@@ -324,8 +385,7 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 	if (!lead)
 		return -ENOMEM;
 	mark_leaders(b, lead);
-	cfg->insns = malloc((b->n ? b->n : 1) * sizeof(*cfg->insns));
-	if (!cfg->insns)
+	if (grow((void **)&b->map, &b->capmap, b->n + 1, sizeof(*b->map)) < 0)
 		goto out;
 	for (size_t o = 0; o < b->len; o++) {
 		int32_t vi = b->at[o];
@@ -333,8 +393,8 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 
 		if (vi < 0)
 			continue;
-		vmap[cfg->ninsns] = (uint32_t)vi;
-		cfg->insns[cfg->ninsns] = b->v[vi];
+		b->map[cfg->ninsns] = (uint32_t)vi;
+		b->at[o] = (int32_t)cfg->ninsns;
 		if (lead[o]) {
 			if (grow((void **)&cfg->blocks, &capb, nb + 2, sizeof(*cfg->blocks)) < 0)
 				goto out;
@@ -349,6 +409,10 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 		cfg->ninsns++;
 		o += b->brief[vi].size - 1;		/* its other bytes are AT_INSIDE */
 	}
+	/* every instruction has its first byte in at[]: ninsns == b->n */
+	if (renumber(b) < 0)
+		goto out;
+	cfg->insns = b->v;
 	if (grow((void **)&cfg->blocks, &capb, nb + 1, sizeof(*cfg->blocks)) < 0)
 		goto out;
 	memset(&cfg->blocks[nb], 0, sizeof(cfg->blocks[0]));
@@ -573,20 +637,24 @@ static void free_parts(struct cfg_priv *p)
 
 _Thread_local unsigned long cfg_build_rounds;
 
-/* The struct cfg of what the builder holds now; vmap: sorted -> b->v index. */
-static int assemble(const struct builder *b, struct cfg_priv *p, uint32_t *vmap)
+/*
+ * The struct cfg of what the builder holds now.  Its insns are b->v until
+ * build_core hands them over: valid until the next step().
+ */
+static int assemble(struct builder *b, struct cfg_priv *p)
 {
 	struct cfg *cfg = &p->pub;
 	size_t cap = 0;
 	int rc;
 
 	cfg_build_rounds++;
+	cfg->insns = NULL;		/* b->v: not freed here */
 	free_parts(p);
-	rc = make_blocks(b, cfg, vmap);
+	rc = make_blocks(b, cfg);
 	for (uint32_t i = 0; rc == 0 && i + 1 < cfg->nblocks; i++) {
 		struct cfg_block *bl = &cfg->blocks[i];
 
-		rc = block_edges(b, cfg, &cap, i, vmap[bl->first + bl->n - 1]);
+		rc = block_edges(b, cfg, &cap, i, bl->first + bl->n - 1);
 	}
 	if (rc == 0)
 		rc = link_blocks(p);
@@ -884,6 +952,8 @@ static void builder_free(struct builder *b)
 	free(b->root);
 	free(b->v);
 	free(b->brief);
+	free(b->map);
+	free(b->jtx);
 	free(b->work);
 	for (size_t i = 0; i < b->njts; i++)
 		free(b->jts[i].jt.targets);
@@ -896,8 +966,6 @@ static void builder_free(struct builder *b)
  */
 static int discover(struct builder *b, struct cfg_priv *p)
 {
-	uint32_t *vmap = NULL;
-	size_t capmap = 0;
 	int rc, rounds = 0;
 
 	rc = push_work(b, b->start);
@@ -909,9 +977,7 @@ static int discover(struct builder *b, struct cfg_priv *p)
 			mark_skipped(b);
 		}
 		if (rc == 0)
-			rc = grow((void **)&vmap, &capmap, b->n + 1, sizeof(*vmap));
-		if (rc == 0)
-			rc = assemble(b, p, vmap);
+			rc = assemble(b, p);
 		if (rc == 0 && b->truncated)
 			break;
 		if (rc == 0)
@@ -925,10 +991,9 @@ static int discover(struct builder *b, struct cfg_priv *p)
 		if (rc == 0)
 			rc = find_tailcalls(b, &p->pub);
 		if (rc > 0)
-			rc = assemble(b, p, vmap);
+			rc = assemble(b, p);
 		break;
 	}
-	free(vmap);
 	return rc;
 }
 
@@ -965,8 +1030,10 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	}
 	b.calls0 = cfg_dec_count(b.dec);
 	/* about one instruction per 4 bytes: few reallocs of the big arrays */
-	if (grow((void **)&b.v, &b.cap, len / 4 + 16, sizeof(*b.v)) < 0 ||
-	    grow((void **)&b.brief, &b.capnr, len / 4 + 16, sizeof(*b.brief)) < 0) {
+	b.cap = b.capnr = len / 4 + 16;
+	b.v = malloc(b.cap * sizeof(*b.v));
+	b.brief = malloc(b.capnr * sizeof(*b.brief));
+	if (!b.v || !b.brief) {
 		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
@@ -974,9 +1041,15 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		   DECODES_PER_BYTE * len + DECODES_MIN : SIZE_MAX;
 	rc = discover(&b, p);
 	if (rc < 0) {
+		p->pub.insns = NULL;	/* b.v's, freed with it */
 		dcpi_errf(err, rc, "%s: out of memory building the CFG", name);
 		goto fail;
 	}
+	/* the instructions are the CFG's now, trimmed to size */
+	p->pub.insns = b.n < b.cap ? realloc(b.v, (b.n ? b.n : 1) * sizeof(*b.v)) : b.v;
+	if (!p->pub.insns)
+		p->pub.insns = b.v;
+	b.v = NULL;
 	if (graph) {
 		rc = analyze(&p->pub, err);
 		if (rc < 0)
