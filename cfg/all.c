@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "internal.h"
 
 #define NEST_MAX	48
@@ -35,6 +36,7 @@ struct cfg_all {
 	cfg_all_fn fn;
 	void *arg;
 	int stop;			/* fn's nonzero return, or -ENOMEM */
+	struct cfg_scratch scr[2];	/* classes and loops' working memory */
 	struct cfg_all_stats st;
 };
 
@@ -114,6 +116,11 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 	a->stop = a->fn(a->arg, p, rc < 0 ? NULL : cfg, &err);
 }
 
+struct cfg_scratch *cfg_all_scratch(struct cfg_all *a)
+{
+	return a->scr;
+}
+
 void cfg_all_visit(struct cfg_all *a, uint64_t target)
 {
 	const struct img_proc *p;
@@ -167,6 +174,8 @@ out:
 		cfg_dec_close(a.dec[l]);
 	free(a.state);
 	free(a.called);
+	for (int i = 0; i < 2; i++)
+		cfg_scratch_trim(&a.scr[i], 0);
 	a.st.decodes = cfg_dec_calls - d0;
 	if (stats)
 		*stats = a.st;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "internal.h"
 
 #define AT_NONE		-1	/* not decoded (yet) */
@@ -837,18 +838,13 @@ static void mark_skipped(struct builder *b)
 			b->at[o] = AT_SKIP;
 }
 
-/* Blocks that cannot reach the exit: infinite loops (CFG_B_DEAD). */
-static int mark_dead(struct cfg *cfg)
+/* Blocks that cannot reach the exit: infinite loops (CFG_B_DEAD).  stack and
+ * seen have a place per block. */
+static void mark_dead(struct cfg *cfg, uint32_t *stack, uint8_t *seen)
 {
-	uint32_t *stack = malloc(cfg->nblocks * sizeof(*stack));
-	uint8_t *seen = calloc(cfg->nblocks, 1);
 	size_t sp = 0;
 
-	if (!stack || !seen) {
-		free(stack);
-		free(seen);
-		return -ENOMEM;
-	}
+	memset(seen, 0, cfg->nblocks);
 	stack[sp++] = cfg->exit;
 	seen[cfg->exit] = 1;
 	while (sp) {
@@ -866,9 +862,6 @@ static int mark_dead(struct cfg *cfg)
 	for (size_t i = 0; i < cfg->nblocks; i++)
 		if (!seen[i])
 			cfg->blocks[i].flags |= CFG_B_DEAD;
-	free(stack);
-	free(seen);
-	return 0;
 }
 
 static void own_classes(struct cfg *cfg, int *node_class, int *edge_class)
@@ -882,35 +875,46 @@ static void own_classes(struct cfg *cfg, int *node_class, int *edge_class)
 	cfg->nclasses = k;
 }
 
-/* Classes, loops, loop depths, dead blocks (DCPI paper sec. 6.1.2). */
-static int analyze(struct cfg *cfg, struct dcpi_err *err)
+/*
+ * Classes, loops, loop depths, dead blocks (DCPI paper sec. 6.1.2).  Working
+ * memory from scr[0] (the arrays here) and scr[1] (the algorithms').
+ */
+static int analyze(struct cfg *cfg, struct cfg_scratch *scr, struct dcpi_err *err)
 {
 	size_t nb = cfg->nblocks, ne = cfg->nedges;
-	uint32_t *from = malloc((ne ? ne : 1) * sizeof(*from));
-	uint32_t *to = malloc((ne ? ne : 1) * sizeof(*to));
-	int *ncls = malloc(nb * sizeof(int)), *ecls = malloc((ne ? ne : 1) * sizeof(int));
-	int *nloop = malloc(nb * sizeof(int)), *ndepth = malloc(nb * sizeof(int));
+	uint32_t *from, *to, *stack;
+	int *ncls, *ecls, *nloop, *ndepth;
+	uint8_t *seen;
+	struct cfg_arena a = { 0 };
 	struct cfg_graph g;
 	int rc = -ENOMEM;
 
-	if (!from || !to || !ncls || !ecls || !nloop || !ndepth) {
-		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
-		goto out;
+	for (int pass = 0; pass < 2; pass++) {	/* count, then carve (graph.h) */
+		if (pass && cfg_arena_start(&a, &scr[0]) < 0)
+			return dcpi_errf(err, rc, "%s: out of memory", cfg->name);
+		from = cfg_arena_take(&a, ne, sizeof(*from));
+		to = cfg_arena_take(&a, ne, sizeof(*to));
+		ecls = cfg_arena_take(&a, ne, sizeof(*ecls));
+		ncls = cfg_arena_take(&a, nb, sizeof(*ncls));
+		nloop = cfg_arena_take(&a, nb, sizeof(*nloop));
+		ndepth = cfg_arena_take(&a, nb, sizeof(*ndepth));
+		stack = cfg_arena_take(&a, nb, sizeof(*stack));
+		seen = cfg_arena_take(&a, nb, 1);
+	}
+	if (a.failed) {
+		cfg_arena_end(&a);
+		return dcpi_errf(err, rc, "%s: out of memory", cfg->name);
 	}
 	for (size_t e = 0; e < ne; e++) {
 		from[e] = cfg->edges[e].from;
 		to[e] = cfg->edges[e].to;
 	}
 	g = (struct cfg_graph){ (uint32_t)nb, (uint32_t)ne, from, to, cfg->entry, cfg->exit };
-	rc = mark_dead(cfg);
-	if (rc < 0) {
-		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
-		goto out;
-	}
+	mark_dead(cfg, stack, seen);
 	if (cfg->missing_edges || cfg->entry == cfg->exit) {
 		own_classes(cfg, ncls, ecls);
 	} else {
-		rc = cfg_cycle_equiv(&g, ncls, ecls, &cfg->nclasses, err);
+		rc = cfg_cycle_equiv_with(&g, ncls, ecls, &cfg->nclasses, &scr[1], err);
 		if (rc < 0)
 			goto out;
 	}
@@ -918,7 +922,8 @@ static int analyze(struct cfg *cfg, struct dcpi_err *err)
 		cfg->blocks[i].cls = ncls[i];
 	for (size_t e = 0; e < ne; e++)
 		cfg->edges[e].cls = ecls[e];
-	rc = cfg_find_loops(&g, &cfg->loops, &cfg->nloops, nloop, ndepth, err);
+	rc = cfg_find_loops_with(&g, &cfg->loops, &cfg->nloops, nloop, ndepth, &scr[1],
+				 err);
 	if (rc < 0)
 		goto out;
 	for (size_t i = 0; i < nb; i++) {
@@ -935,12 +940,7 @@ static int analyze(struct cfg *cfg, struct dcpi_err *err)
 				cfg->blocks[lp->blocks[k]].flags |= CFG_B_IRREDUCIBLE;
 	}
 out:
-	free(from);
-	free(to);
-	free(ncls);
-	free(ecls);
-	free(nloop);
-	free(ndepth);
+	cfg_arena_end(&a);
 	return rc;
 }
 
@@ -1005,7 +1005,7 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	struct builder b = { .img = img, .bytes = bytes, .len = len, .start = addr,
 			     .depth = depth, .dec = dec, .all = all };
 	struct cfg_priv *p;
-	int rc;
+	int rc, proved;
 
 	*out = NULL;
 	p = calloc(1, sizeof(*p));
@@ -1050,14 +1050,22 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	if (!p->pub.insns)
 		p->pub.insns = b.v;
 	b.v = NULL;
+	proved = b.nr_proved;
+	builder_free(&b);	/* before the analysis: with it, the peak of memory */
 	if (graph) {
-		rc = analyze(&p->pub, err);
-		if (rc < 0)
-			goto fail;
+		struct cfg_scratch own[2] = { { NULL, 0 }, { NULL, 0 } };
+		struct cfg_scratch *scr = all ? cfg_all_scratch(all) : own;
+
+		rc = analyze(&p->pub, scr, err);
+		for (int i = 0; i < 2; i++)
+			cfg_scratch_trim(&scr[i], all ? CFG_SCRATCH_KEEP : 0);
+		if (rc < 0) {
+			cfg_free(&p->pub);
+			return rc;
+		}
 	}
 	if (nr_proved)
-		*nr_proved = b.nr_proved;
-	builder_free(&b);
+		*nr_proved = proved;
 	*out = &p->pub;
 	return 0;
 fail:

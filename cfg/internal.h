@@ -120,6 +120,9 @@ void cfg_noreturn_from(const struct image *img, const struct img_proc *p,
  * way, or too deep; what cfg_noreturn_at then answers comes from its cache. */
 struct cfg_all;
 void cfg_all_visit(struct cfg_all *all, uint64_t target);
+/* The two scratch blocks (graph.h) the image's CFGs analyses share: one
+ * analysis runs at a time, after the nested builds of its procedure. */
+struct cfg_scratch *cfg_all_scratch(struct cfg_all *all);
 
 /* The bytes cfg_build reads for proc (*len of them), NULL if not in the file. */
 const uint8_t *cfg_proc_bytes(const struct image *img, const struct img_proc *proc,
