@@ -83,6 +83,7 @@ struct builder {
 	unsigned long calls0;		/* cfg_dec_count(dec) when the build began */
 	struct cfg_all *all;		/* whole-image mode (all.c), or NULL */
 	int nr_proved;			/* a call ended by the callee's noreturn proof */
+	uint64_t path_hash;		/* of img's path, for noreturn.c (0: not yet) */
 	int32_t *at;			/* per byte, see AT_ */
 	uint8_t *root;			/* per byte: a leader found by the sweep */
 	/* instructions, in address order up to the last assemble(), then as found */
@@ -162,16 +163,23 @@ static int is_got_jump(const struct cfg_insn *in)
 	return in->nmem && in->mem.rip_relative && in->mem.index == CFG_REG_NONE;
 }
 
-/* Does a call to target never return?  A whole-image build (all.c) builds the
- * callee first, so its instructions are decoded once for both questions. */
+/*
+ * Does a call to target never return?  A whole-image build (all.c) builds the
+ * callee first, so its instructions are decoded once for both questions, and
+ * keeps the answer per procedure.  The callee is looked up once per call.
+ */
 static int noreturn_of(struct builder *b, uint64_t target)
 {
-	int nr;
+	const struct img_proc *p;
+	int nr, named;
 
-	if (b->all && b->depth > 0)
-		cfg_all_visit(b->all, target);
-	nr = cfg_noreturn_at(b->img, target, b->depth);
-	if (nr && b->depth > 0 && !cfg_noreturn_at(b->img, target, 0))
+	if (!b->img || !(p = img_proc_at(b->img, target)) || p->addr != target)
+		return 0;
+	if (b->all && b->depth == 1)
+		nr = cfg_all_noreturn(b->all, p, &named);
+	else
+		nr = cfg_noreturn_proc(b->img, p, b->depth, NULL, &b->path_hash, &named);
+	if (nr && b->depth > 0 && !named)
 		b->nr_proved = 1;
 	return nr;
 }
