@@ -19,22 +19,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "internal.h"
 
 #define NEST_MAX	48
 #define KEEP_BYTES	(1u << 18)	/* a level's cache kept between procedures */
+
+#define NR_RETURNS	1		/* calls to it may return */
+#define NR_PROVED	2		/* never returns: its CFG says so */
+#define NR_NAMED	3		/* never returns: its name says so */
 
 struct cfg_all {
 	const struct image *img;
 	size_t nprocs;
 	uint8_t *state;			/* per procedure: 0 not yet, 1 under way, 2 done */
 	uint8_t *called;		/* an e8 rel32 lands on its first byte */
+	uint8_t *nr;			/* per procedure: 0 not asked, else an NR_ */
+	uint64_t ph;			/* the noreturn cache's hash of the path */
 	struct cfg_dec *dec[NEST_MAX + 1];
 	size_t busy[NEST_MAX + 1];	/* the procedure being built at each level */
 	int level;
 	cfg_all_fn fn;
 	void *arg;
 	int stop;			/* fn's nonzero return, or -ENOMEM */
+	struct cfg_scratch scr[2];	/* classes and loops' working memory */
 	struct cfg_all_stats st;
 };
 
@@ -90,10 +98,13 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 		cfg_dec_uncache(dec);	/* decoded twice, no worse */
 	rc = cfg_build_with(a->img, p, 1, 1, dec, a, &proved, &cfg, &err);
 	/* its own noreturn answer: from this CFG unless a proof shaped it */
-	if (want_nr && rc == 0 && !proved)
-		cfg_noreturn_from(a->img, p, cfg);
-	else if (want_nr)
-		(void)cfg_noreturn_with(a->img, p->addr, 1, dec);
+	if (want_nr && rc == 0 && !proved) {
+		cfg_noreturn_from(a->img, p, cfg, &a->ph);
+	} else if (want_nr) {
+		int named;
+
+		(void)cfg_noreturn_proc(a->img, p, 1, dec, &a->ph, &named);
+	}
 	for (int l = 0; l <= NEST_MAX && a->dec[l]; l++)
 		held += cfg_dec_cache_bytes(a->dec[l]);
 	if (held > a->st.cache_bytes)
@@ -114,17 +125,18 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 	a->stop = a->fn(a->arg, p, rc < 0 ? NULL : cfg, &err);
 }
 
-void cfg_all_visit(struct cfg_all *a, uint64_t target)
+struct cfg_scratch *cfg_all_scratch(struct cfg_all *a)
 {
-	const struct img_proc *p;
-	size_t i;
+	return a->scr;
+}
 
-	if (a->stop || a->level > NEST_MAX)
+/* Build p now (see cfg_all_noreturn), or its proof when it is under way. */
+static void visit_callee(struct cfg_all *a, const struct img_proc *p)
+{
+	size_t i = (size_t)(p - img_proc(a->img, 0));
+
+	if (a->stop || a->level > NEST_MAX || p->source == IMG_SRC_PLT)
 		return;
-	p = img_proc_at(a->img, target);
-	if (!p || p->addr != target || p->source == IMG_SRC_PLT)
-		return;
-	i = (size_t)(p - img_proc(a->img, 0));
 	if (a->state[i] == 0) {
 		visit(a, i, 1);
 		return;
@@ -139,11 +151,30 @@ void cfg_all_visit(struct cfg_all *a, uint64_t target)
 
 		if (a->busy[l] != i)
 			continue;
+		int named;
+
 		c = cfg_dec_count(a->dec[l]);
-		(void)cfg_noreturn_with(a->img, target, 1, a->dec[l]);
+		(void)cfg_noreturn_proc(a->img, p, 1, a->dec[l], &a->ph, &named);
 		cfg_dec_count_set(a->dec[l], c);
 		break;
 	}
+}
+
+int cfg_all_noreturn(struct cfg_all *a, const struct img_proc *p, int *named)
+{
+	size_t i = (size_t)(p - img_proc(a->img, 0));
+	int v;
+
+	if (!a->nr[i]) {
+		visit_callee(a, p);
+		v = cfg_noreturn_proc(a->img, p, 1, NULL, &a->ph, named);
+		/* not kept while p is still to be built: a later call builds it */
+		if (!a->state[i] && p->source != IMG_SRC_PLT)
+			return v;
+		a->nr[i] = !v ? NR_RETURNS : *named ? NR_NAMED : NR_PROVED;
+	}
+	*named = a->nr[i] == NR_NAMED;
+	return a->nr[i] != NR_RETURNS;
 }
 
 int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
@@ -154,7 +185,8 @@ int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
 
 	a.state = calloc(a.nprocs ? a.nprocs : 1, 1);
 	a.called = calloc(a.nprocs ? a.nprocs : 1, 1);
-	if (!a.state || !a.called) {
+	a.nr = calloc(a.nprocs ? a.nprocs : 1, 1);
+	if (!a.state || !a.called || !a.nr) {
 		a.stop = -ENOMEM;
 		goto out;
 	}
@@ -167,6 +199,9 @@ out:
 		cfg_dec_close(a.dec[l]);
 	free(a.state);
 	free(a.called);
+	free(a.nr);
+	for (int i = 0; i < 2; i++)
+		cfg_scratch_trim(&a.scr[i], 0);
 	a.st.decodes = cfg_dec_calls - d0;
 	if (stats)
 		*stats = a.st;

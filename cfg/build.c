@@ -11,7 +11,10 @@
  * state in at[] (an instruction index for an instruction's first byte, or one
  * of the AT_ codes); instructions are appended as found.  assemble() turns
  * that into the sorted struct cfg, and is rerun whenever jump tables or the
- * sweep of leftover bytes add code.
+ * sweep of leftover bytes add code.  It sorts the instructions in place and
+ * renumbers them (at[], the jumps' indices), so cfg->insns is the builder's
+ * own array, handed over when the build ends: each instruction is held by
+ * the decode cache and here, not copied a third time.
  *
  * Bounded work: a byte leaves AT_NONE the first time an instruction is
  * decoded at it, whatever the outcome (recorded, undecodable, or overlapping
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "internal.h"
 
 #define AT_NONE		-1	/* not decoded (yet) */
@@ -57,8 +61,12 @@ struct brief {
 	uint8_t noret;			/* a call that never returns */
 };
 
+struct jt_key {
+	uint32_t insn, rec;		/* index in b->v, in b->jts */
+};
+
 struct jt_rec {
-	uint32_t insn;			/* index in b->v of the jump */
+	uint32_t insn;			/* index in b->v of the jump (renumbered) */
 	int tried, ok;
 	int tail;			/* not a table: a tail call through a pointer */
 	struct cfg_jt jt;
@@ -75,15 +83,20 @@ struct builder {
 	unsigned long calls0;		/* cfg_dec_count(dec) when the build began */
 	struct cfg_all *all;		/* whole-image mode (all.c), or NULL */
 	int nr_proved;			/* a call ended by the callee's noreturn proof */
+	uint64_t path_hash;		/* of img's path, for noreturn.c (0: not yet) */
 	int32_t *at;			/* per byte, see AT_ */
 	uint8_t *root;			/* per byte: a leader found by the sweep */
-	struct cfg_insn *v;		/* instructions in discovery order */
+	/* instructions, in address order up to the last assemble(), then as found */
+	struct cfg_insn *v;
 	struct brief *brief;		/* and what assemble() reads of them */
 	size_t n, cap, capnr;
+	uint32_t *map;			/* assemble(): sorted index -> index in v */
+	size_t capmap;
 	uint32_t *work;			/* offsets still to traverse */
 	size_t nwork, capwork;
-	struct jt_rec *jts;
-	size_t njts, capjts;
+	struct jt_rec *jts;		/* in the order found */
+	struct jt_key *jtx;		/* jts by their jump's index in v (assemble()) */
+	size_t njts, capjts, capjtx;
 	int gap_code;			/* the sweep found code no edge reaches */
 	int conflict;			/* a branch into the middle of an instruction */
 	unsigned long budget;		/* decodes allowed (cfg_dec_count) */
@@ -150,16 +163,23 @@ static int is_got_jump(const struct cfg_insn *in)
 	return in->nmem && in->mem.rip_relative && in->mem.index == CFG_REG_NONE;
 }
 
-/* Does a call to target never return?  A whole-image build (all.c) builds the
- * callee first, so its instructions are decoded once for both questions. */
+/*
+ * Does a call to target never return?  A whole-image build (all.c) builds the
+ * callee first, so its instructions are decoded once for both questions, and
+ * keeps the answer per procedure.  The callee is looked up once per call.
+ */
 static int noreturn_of(struct builder *b, uint64_t target)
 {
-	int nr;
+	const struct img_proc *p;
+	int nr, named;
 
-	if (b->all && b->depth > 0)
-		cfg_all_visit(b->all, target);
-	nr = cfg_noreturn_at(b->img, target, b->depth);
-	if (nr && b->depth > 0 && !cfg_noreturn_at(b->img, target, 0))
+	if (!b->img || !(p = img_proc_at(b->img, target)) || p->addr != target)
+		return 0;
+	if (b->all && b->depth == 1)
+		nr = cfg_all_noreturn(b->all, p, &named);
+	else
+		nr = cfg_noreturn_proc(b->img, p, b->depth, NULL, &b->path_hash, &named);
+	if (nr && b->depth > 0 && !named)
 		b->nr_proved = 1;
 	return nr;
 }
@@ -242,7 +262,7 @@ static int traverse(struct builder *b)
 	return 0;
 }
 
-/* jts[] is sorted by insn: step() appends them as it appends instructions. */
+/* The jump table record of instruction insn, by jtx[] (set by assemble()). */
 static struct jt_rec *jt_of(const struct builder *b, uint32_t insn)
 {
 	size_t lo = 0, hi = b->njts;
@@ -250,12 +270,12 @@ static struct jt_rec *jt_of(const struct builder *b, uint32_t insn)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (b->jts[mid].insn < insn)
+		if (b->jtx[mid].insn < insn)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < b->njts && b->jts[lo].insn == insn ? &b->jts[lo] : NULL;
+	return lo < b->njts && b->jtx[lo].insn == insn ? &b->jts[b->jtx[lo].rec] : NULL;
 }
 
 static int add_edge(struct cfg *cfg, size_t *cap, uint32_t from, uint32_t to,
@@ -314,8 +334,58 @@ static void mark_leaders(const struct builder *b, uint8_t *lead)
 	}
 }
 
-/* Instructions in address order, and blocks over them (the exit node last). */
-static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
+static int cmp_jt_key(const void *a, const void *b)
+{
+	uint32_t x = ((const struct jt_key *)a)->insn, y = ((const struct jt_key *)b)->insn;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Put v[] and brief[] in address order in place: map[k] is the old index of
+ * the k-th instruction by address, and at[] holds the new indices already
+ * (make_blocks).  The jumps' indices follow (before v[] moves: they are read
+ * through it), jtx[] orders them, and map[] ends as the identity.
+ */
+static int renumber(struct builder *b)
+{
+	for (size_t i = 0; i < b->njts; i++)
+		b->jts[i].insn = (uint32_t)b->at[b->v[b->jts[i].insn].addr - b->start];
+	for (size_t s = 0; s < b->n; s++) {
+		struct cfg_insn tmp;
+		struct brief tb;
+		size_t k = s;
+
+		if (b->map[s] == s)
+			continue;
+		tmp = b->v[s];
+		tb = b->brief[s];
+		for (;;) {		/* the cycle through s: each moves once */
+			size_t j = b->map[k];
+
+			b->map[k] = (uint32_t)k;
+			if (j == s)
+				break;
+			b->v[k] = b->v[j];
+			b->brief[k] = b->brief[j];
+			k = j;
+		}
+		b->v[k] = tmp;
+		b->brief[k] = tb;
+	}
+	if (grow((void **)&b->jtx, &b->capjtx, b->njts + 1, sizeof(*b->jtx)) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->njts; i++)
+		b->jtx[i] = (struct jt_key){ b->jts[i].insn, (uint32_t)i };
+	dcpi_qsort(b->jtx, b->njts, sizeof(*b->jtx), cmp_jt_key);
+	return 0;
+}
+
+/*
+ * Instructions in address order (renumbered in place: cfg->insns is b->v),
+ * and blocks over them (the exit node last).
+ */
+static int make_blocks(struct builder *b, struct cfg *cfg)
 {
 	uint8_t *lead = calloc(b->len ? b->len : 1, 1);
 	size_t nb = 0, capb = 0;
@@ -324,8 +394,7 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 	if (!lead)
 		return -ENOMEM;
 	mark_leaders(b, lead);
-	cfg->insns = malloc((b->n ? b->n : 1) * sizeof(*cfg->insns));
-	if (!cfg->insns)
+	if (grow((void **)&b->map, &b->capmap, b->n + 1, sizeof(*b->map)) < 0)
 		goto out;
 	for (size_t o = 0; o < b->len; o++) {
 		int32_t vi = b->at[o];
@@ -333,8 +402,8 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 
 		if (vi < 0)
 			continue;
-		vmap[cfg->ninsns] = (uint32_t)vi;
-		cfg->insns[cfg->ninsns] = b->v[vi];
+		b->map[cfg->ninsns] = (uint32_t)vi;
+		b->at[o] = (int32_t)cfg->ninsns;
 		if (lead[o]) {
 			if (grow((void **)&cfg->blocks, &capb, nb + 2, sizeof(*cfg->blocks)) < 0)
 				goto out;
@@ -349,6 +418,10 @@ static int make_blocks(const struct builder *b, struct cfg *cfg, uint32_t *vmap)
 		cfg->ninsns++;
 		o += b->brief[vi].size - 1;		/* its other bytes are AT_INSIDE */
 	}
+	/* every instruction has its first byte in at[]: ninsns == b->n */
+	if (renumber(b) < 0)
+		goto out;
+	cfg->insns = b->v;
 	if (grow((void **)&cfg->blocks, &capb, nb + 1, sizeof(*cfg->blocks)) < 0)
 		goto out;
 	memset(&cfg->blocks[nb], 0, sizeof(cfg->blocks[0]));
@@ -573,20 +646,24 @@ static void free_parts(struct cfg_priv *p)
 
 _Thread_local unsigned long cfg_build_rounds;
 
-/* The struct cfg of what the builder holds now; vmap: sorted -> b->v index. */
-static int assemble(const struct builder *b, struct cfg_priv *p, uint32_t *vmap)
+/*
+ * The struct cfg of what the builder holds now.  Its insns are b->v until
+ * build_core hands them over: valid until the next step().
+ */
+static int assemble(struct builder *b, struct cfg_priv *p)
 {
 	struct cfg *cfg = &p->pub;
 	size_t cap = 0;
 	int rc;
 
 	cfg_build_rounds++;
+	cfg->insns = NULL;		/* b->v: not freed here */
 	free_parts(p);
-	rc = make_blocks(b, cfg, vmap);
+	rc = make_blocks(b, cfg);
 	for (uint32_t i = 0; rc == 0 && i + 1 < cfg->nblocks; i++) {
 		struct cfg_block *bl = &cfg->blocks[i];
 
-		rc = block_edges(b, cfg, &cap, i, vmap[bl->first + bl->n - 1]);
+		rc = block_edges(b, cfg, &cap, i, bl->first + bl->n - 1);
 	}
 	if (rc == 0)
 		rc = link_blocks(p);
@@ -769,18 +846,13 @@ static void mark_skipped(struct builder *b)
 			b->at[o] = AT_SKIP;
 }
 
-/* Blocks that cannot reach the exit: infinite loops (CFG_B_DEAD). */
-static int mark_dead(struct cfg *cfg)
+/* Blocks that cannot reach the exit: infinite loops (CFG_B_DEAD).  stack and
+ * seen have a place per block. */
+static void mark_dead(struct cfg *cfg, uint32_t *stack, uint8_t *seen)
 {
-	uint32_t *stack = malloc(cfg->nblocks * sizeof(*stack));
-	uint8_t *seen = calloc(cfg->nblocks, 1);
 	size_t sp = 0;
 
-	if (!stack || !seen) {
-		free(stack);
-		free(seen);
-		return -ENOMEM;
-	}
+	memset(seen, 0, cfg->nblocks);
 	stack[sp++] = cfg->exit;
 	seen[cfg->exit] = 1;
 	while (sp) {
@@ -798,9 +870,6 @@ static int mark_dead(struct cfg *cfg)
 	for (size_t i = 0; i < cfg->nblocks; i++)
 		if (!seen[i])
 			cfg->blocks[i].flags |= CFG_B_DEAD;
-	free(stack);
-	free(seen);
-	return 0;
 }
 
 static void own_classes(struct cfg *cfg, int *node_class, int *edge_class)
@@ -814,35 +883,46 @@ static void own_classes(struct cfg *cfg, int *node_class, int *edge_class)
 	cfg->nclasses = k;
 }
 
-/* Classes, loops, loop depths, dead blocks (DCPI paper sec. 6.1.2). */
-static int analyze(struct cfg *cfg, struct dcpi_err *err)
+/*
+ * Classes, loops, loop depths, dead blocks (DCPI paper sec. 6.1.2).  Working
+ * memory from scr[0] (the arrays here) and scr[1] (the algorithms').
+ */
+static int analyze(struct cfg *cfg, struct cfg_scratch *scr, struct dcpi_err *err)
 {
 	size_t nb = cfg->nblocks, ne = cfg->nedges;
-	uint32_t *from = malloc((ne ? ne : 1) * sizeof(*from));
-	uint32_t *to = malloc((ne ? ne : 1) * sizeof(*to));
-	int *ncls = malloc(nb * sizeof(int)), *ecls = malloc((ne ? ne : 1) * sizeof(int));
-	int *nloop = malloc(nb * sizeof(int)), *ndepth = malloc(nb * sizeof(int));
+	uint32_t *from, *to, *stack;
+	int *ncls, *ecls, *nloop, *ndepth;
+	uint8_t *seen;
+	struct cfg_arena a = { 0 };
 	struct cfg_graph g;
 	int rc = -ENOMEM;
 
-	if (!from || !to || !ncls || !ecls || !nloop || !ndepth) {
-		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
-		goto out;
+	for (int pass = 0; pass < 2; pass++) {	/* count, then carve (graph.h) */
+		if (pass && cfg_arena_start(&a, &scr[0]) < 0)
+			return dcpi_errf(err, rc, "%s: out of memory", cfg->name);
+		from = cfg_arena_take(&a, ne, sizeof(*from));
+		to = cfg_arena_take(&a, ne, sizeof(*to));
+		ecls = cfg_arena_take(&a, ne, sizeof(*ecls));
+		ncls = cfg_arena_take(&a, nb, sizeof(*ncls));
+		nloop = cfg_arena_take(&a, nb, sizeof(*nloop));
+		ndepth = cfg_arena_take(&a, nb, sizeof(*ndepth));
+		stack = cfg_arena_take(&a, nb, sizeof(*stack));
+		seen = cfg_arena_take(&a, nb, 1);
+	}
+	if (a.failed) {
+		cfg_arena_end(&a);
+		return dcpi_errf(err, rc, "%s: out of memory", cfg->name);
 	}
 	for (size_t e = 0; e < ne; e++) {
 		from[e] = cfg->edges[e].from;
 		to[e] = cfg->edges[e].to;
 	}
 	g = (struct cfg_graph){ (uint32_t)nb, (uint32_t)ne, from, to, cfg->entry, cfg->exit };
-	rc = mark_dead(cfg);
-	if (rc < 0) {
-		dcpi_errf(err, rc, "%s: out of memory", cfg->name);
-		goto out;
-	}
+	mark_dead(cfg, stack, seen);
 	if (cfg->missing_edges || cfg->entry == cfg->exit) {
 		own_classes(cfg, ncls, ecls);
 	} else {
-		rc = cfg_cycle_equiv(&g, ncls, ecls, &cfg->nclasses, err);
+		rc = cfg_cycle_equiv_with(&g, ncls, ecls, &cfg->nclasses, &scr[1], err);
 		if (rc < 0)
 			goto out;
 	}
@@ -850,7 +930,8 @@ static int analyze(struct cfg *cfg, struct dcpi_err *err)
 		cfg->blocks[i].cls = ncls[i];
 	for (size_t e = 0; e < ne; e++)
 		cfg->edges[e].cls = ecls[e];
-	rc = cfg_find_loops(&g, &cfg->loops, &cfg->nloops, nloop, ndepth, err);
+	rc = cfg_find_loops_with(&g, &cfg->loops, &cfg->nloops, nloop, ndepth, &scr[1],
+				 err);
 	if (rc < 0)
 		goto out;
 	for (size_t i = 0; i < nb; i++) {
@@ -867,12 +948,7 @@ static int analyze(struct cfg *cfg, struct dcpi_err *err)
 				cfg->blocks[lp->blocks[k]].flags |= CFG_B_IRREDUCIBLE;
 	}
 out:
-	free(from);
-	free(to);
-	free(ncls);
-	free(ecls);
-	free(nloop);
-	free(ndepth);
+	cfg_arena_end(&a);
 	return rc;
 }
 
@@ -884,6 +960,8 @@ static void builder_free(struct builder *b)
 	free(b->root);
 	free(b->v);
 	free(b->brief);
+	free(b->map);
+	free(b->jtx);
 	free(b->work);
 	for (size_t i = 0; i < b->njts; i++)
 		free(b->jts[i].jt.targets);
@@ -896,8 +974,6 @@ static void builder_free(struct builder *b)
  */
 static int discover(struct builder *b, struct cfg_priv *p)
 {
-	uint32_t *vmap = NULL;
-	size_t capmap = 0;
 	int rc, rounds = 0;
 
 	rc = push_work(b, b->start);
@@ -909,9 +985,7 @@ static int discover(struct builder *b, struct cfg_priv *p)
 			mark_skipped(b);
 		}
 		if (rc == 0)
-			rc = grow((void **)&vmap, &capmap, b->n + 1, sizeof(*vmap));
-		if (rc == 0)
-			rc = assemble(b, p, vmap);
+			rc = assemble(b, p);
 		if (rc == 0 && b->truncated)
 			break;
 		if (rc == 0)
@@ -925,10 +999,9 @@ static int discover(struct builder *b, struct cfg_priv *p)
 		if (rc == 0)
 			rc = find_tailcalls(b, &p->pub);
 		if (rc > 0)
-			rc = assemble(b, p, vmap);
+			rc = assemble(b, p);
 		break;
 	}
-	free(vmap);
 	return rc;
 }
 
@@ -940,7 +1013,7 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	struct builder b = { .img = img, .bytes = bytes, .len = len, .start = addr,
 			     .depth = depth, .dec = dec, .all = all };
 	struct cfg_priv *p;
-	int rc;
+	int rc, proved;
 
 	*out = NULL;
 	p = calloc(1, sizeof(*p));
@@ -965,8 +1038,10 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 	}
 	b.calls0 = cfg_dec_count(b.dec);
 	/* about one instruction per 4 bytes: few reallocs of the big arrays */
-	if (grow((void **)&b.v, &b.cap, len / 4 + 16, sizeof(*b.v)) < 0 ||
-	    grow((void **)&b.brief, &b.capnr, len / 4 + 16, sizeof(*b.brief)) < 0) {
+	b.cap = b.capnr = len / 4 + 16;
+	b.v = malloc(b.cap * sizeof(*b.v));
+	b.brief = malloc(b.capnr * sizeof(*b.brief));
+	if (!b.v || !b.brief) {
 		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
@@ -974,17 +1049,31 @@ static int build_core(const struct image *img, const uint8_t *bytes, size_t len,
 		   DECODES_PER_BYTE * len + DECODES_MIN : SIZE_MAX;
 	rc = discover(&b, p);
 	if (rc < 0) {
+		p->pub.insns = NULL;	/* b.v's, freed with it */
 		dcpi_errf(err, rc, "%s: out of memory building the CFG", name);
 		goto fail;
 	}
+	/* the instructions are the CFG's now, trimmed to size */
+	p->pub.insns = b.n < b.cap ? realloc(b.v, (b.n ? b.n : 1) * sizeof(*b.v)) : b.v;
+	if (!p->pub.insns)
+		p->pub.insns = b.v;
+	b.v = NULL;
+	proved = b.nr_proved;
+	builder_free(&b);	/* before the analysis: with it, the peak of memory */
 	if (graph) {
-		rc = analyze(&p->pub, err);
-		if (rc < 0)
-			goto fail;
+		struct cfg_scratch own[2] = { { NULL, 0 }, { NULL, 0 } };
+		struct cfg_scratch *scr = all ? cfg_all_scratch(all) : own;
+
+		rc = analyze(&p->pub, scr, err);
+		for (int i = 0; i < 2; i++)
+			cfg_scratch_trim(&scr[i], all ? CFG_SCRATCH_KEEP : 0);
+		if (rc < 0) {
+			cfg_free(&p->pub);
+			return rc;
+		}
 	}
 	if (nr_proved)
-		*nr_proved = b.nr_proved;
-	builder_free(&b);
+		*nr_proved = proved;
 	*out = &p->pub;
 	return 0;
 fail:

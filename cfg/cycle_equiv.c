@@ -55,15 +55,10 @@ struct ceq {
 	uint32_t *dfs, *order, *pedge, *hi, *pos;
 	struct ceq_list *bl;
 	uint32_t *bprev, *bnext, *rsize, *cap_head, *cap_next;
-	int *rclass, *cls;
+	int *rclass, *cls, *map;
 	int nclass;
+	struct cfg_arena mem;		/* where the arrays are */
 };
-
-static int ceq_alloc(void **p, size_t n, size_t size)
-{
-	*p = calloc(n ? n : 1, size);
-	return *p ? 0 : -ENOMEM;
-}
 
 /* Mark what start reaches along off/adj; stack has room for every node. */
 static void ceq_mark(uint32_t start, const uint32_t *off, const uint32_t *adj, uint8_t *seen,
@@ -295,10 +290,9 @@ static void ceq_visit(struct ceq *c, uint32_t x)
 static int ceq_report(struct ceq *c, int *node_class, int *edge_class)
 {
 	const struct cfg_graph *g = c->g;
-	int *map, next = 0;
+	int *map = c->map, next = 0;
 
-	if (ceq_alloc((void **)&map, (size_t)c->nclass, sizeof(*map)))
-		return -ENOMEM;
+	/* a class is made per edge or bracket at most: nclass <= nbr */
 	for (int i = 0; i < c->nclass; i++)
 		map[i] = -1;
 	for (uint32_t i = 0; i < g->nnodes + g->nedges; i++) {
@@ -313,7 +307,6 @@ static int ceq_report(struct ceq *c, int *node_class, int *edge_class)
 			map[k] = next++;
 		*out = map[k];
 	}
-	free(map);
 	return next;
 }
 
@@ -335,65 +328,61 @@ static int ceq_check(const struct cfg_graph *g, struct dcpi_err *err)
 	return 0;
 }
 
-static void ceq_free(struct ceq *c)
+/* Lay the arrays out in a: counting, then carving (graph.h). */
+static void ceq_layout(struct ceq *c, struct cfg_arena *a)
 {
-	free(c->succ_off);
-	free(c->succ);
-	free(c->pred_off);
-	free(c->pred);
-	free(c->reach);
-	free(c->live);
-	free(c->ea);
-	free(c->eb);
-	free(c->adj_off);
-	free(c->adj);
-	free(c->dfs);
-	free(c->order);
-	free(c->pedge);
-	free(c->hi);
-	free(c->pos);
-	free(c->bl);
-	free(c->bprev);
-	free(c->bnext);
-	free(c->rsize);
-	free(c->cap_head);
-	free(c->cap_next);
-	free(c->rclass);
-	free(c->cls);
+	size_t nn = c->g->nnodes, ne = c->g->nedges, nx = c->nx, nex = c->nex, nbr = c->nbr;
+
+	c->succ_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
+	c->succ = cfg_arena_take(a, ne, sizeof(uint32_t));
+	c->pred_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
+	c->pred = cfg_arena_take(a, ne, sizeof(uint32_t));
+	c->reach = cfg_arena_take(a, nn, 1);
+	c->live = cfg_arena_take(a, nn, 1);
+	c->ea = cfg_arena_take(a, nex, sizeof(uint32_t));
+	c->eb = cfg_arena_take(a, nex, sizeof(uint32_t));
+	c->adj_off = cfg_arena_take(a, nx + 1, sizeof(uint32_t));
+	c->adj = cfg_arena_take(a, 2 * nex, sizeof(uint32_t));
+	c->dfs = cfg_arena_take(a, nx, sizeof(uint32_t));
+	c->order = cfg_arena_take(a, nx, sizeof(uint32_t));
+	c->pedge = cfg_arena_take(a, nx, sizeof(uint32_t));
+	c->hi = cfg_arena_take(a, nx, sizeof(uint32_t));
+	c->pos = cfg_arena_take(a, nx, sizeof(uint32_t));
+	c->bl = cfg_arena_take(a, nx, sizeof(struct ceq_list));
+	c->bprev = cfg_arena_take(a, nbr, sizeof(uint32_t));
+	c->bnext = cfg_arena_take(a, nbr, sizeof(uint32_t));
+	c->rsize = cfg_arena_take(a, nbr, sizeof(uint32_t));
+	c->cap_head = cfg_arena_take(a, nx, sizeof(uint32_t));
+	c->cap_next = cfg_arena_take(a, nx, sizeof(uint32_t));
+	c->rclass = cfg_arena_take(a, nbr, sizeof(int));
+	c->cls = cfg_arena_take(a, nbr, sizeof(int));
+	c->map = cfg_arena_take(a, nbr, sizeof(int));
 }
 
-static int ceq_alloc_all(struct ceq *c)
+/* Every working array, zeroed, from s (graph.h). */
+static int ceq_alloc_all(struct ceq *c, struct cfg_scratch *s)
 {
-	size_t nx = c->nx, nex = c->nex, nbr = c->nbr;
-
-	if (cfg_graph_csr(c->g, 0, &c->succ_off, &c->succ) ||
-	    cfg_graph_csr(c->g, 1, &c->pred_off, &c->pred) ||
-	    ceq_alloc((void **)&c->reach, c->g->nnodes, 1) ||
-	    ceq_alloc((void **)&c->live, c->g->nnodes, 1) ||
-	    ceq_alloc((void **)&c->ea, nex, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->eb, nex, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->adj_off, nx + 1, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->adj, 2 * nex, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->dfs, nx, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->order, nx, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->pedge, nx, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->hi, nx, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->pos, nx, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->bl, nx, sizeof(struct ceq_list)) ||
-	    ceq_alloc((void **)&c->bprev, nbr, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->bnext, nbr, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->rsize, nbr, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->cap_head, nx, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->cap_next, nx, sizeof(uint32_t)) ||
-	    ceq_alloc((void **)&c->rclass, nbr, sizeof(int)) ||
-	    ceq_alloc((void **)&c->cls, nbr, sizeof(int)))
+	ceq_layout(c, &c->mem);
+	if (cfg_arena_start(&c->mem, s) < 0)
 		return -ENOMEM;
+	ceq_layout(c, &c->mem);
+	if (c->mem.failed)
+		return -ENOMEM;
+	cfg_graph_csr_fill(c->g, 0, c->succ_off, c->succ);
+	cfg_graph_csr_fill(c->g, 1, c->pred_off, c->pred);
 	return 0;
 }
 
 int cfg_cycle_equiv(const struct cfg_graph *g, int *node_class, int *edge_class,
 		    int *nclasses, struct dcpi_err *err)
 {
+	return cfg_cycle_equiv_with(g, node_class, edge_class, nclasses, NULL, err);
+}
+
+int cfg_cycle_equiv_with(const struct cfg_graph *g, int *node_class, int *edge_class,
+			 int *nclasses, struct cfg_scratch *s, struct dcpi_err *err)
+{
+	struct cfg_scratch own = { NULL, 0 };
 	struct ceq c = { .g = g };
 	int ret;
 
@@ -403,7 +392,7 @@ int cfg_cycle_equiv(const struct cfg_graph *g, int *node_class, int *edge_class,
 	c.nx = 2 * g->nnodes;
 	c.nex = 2 * g->nnodes + g->nedges + 1;	/* an upper bound until expanded */
 	c.nbr = c.nex + c.nx;
-	if (ceq_alloc_all(&c)) {
+	if (ceq_alloc_all(&c, s ? s : &own)) {
 		ret = dcpi_errf(err, -ENOMEM, "cycle equivalence: %u nodes, %u edges: "
 				"out of memory", g->nnodes, g->nedges);
 		goto out;
@@ -430,6 +419,7 @@ int cfg_cycle_equiv(const struct cfg_graph *g, int *node_class, int *edge_class,
 	*nclasses = ret;
 	ret = 0;
 out:
-	ceq_free(&c);
+	cfg_arena_end(&c.mem);
+	free(own.mem);
 	return ret;
 }

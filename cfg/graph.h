@@ -16,5 +16,55 @@
  * is not NULL.
  */
 int cfg_graph_csr(const struct cfg_graph *g, int back, uint32_t **off, uint32_t **adj);
+/* The same into the caller's arrays: off has nnodes + 1 entries, adj nedges. */
+void cfg_graph_csr_fill(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj);
+
+/*
+ * Such memory kept from one run to the next (cfg_build_all: one for the
+ * image), so most procedures allocate nothing.  cfg_scratch_get gives at
+ * least size bytes, their contents undefined, or NULL; cfg_scratch_trim
+ * frees the block when it is over keep bytes (a large procedure's is not
+ * held for the rest).
+ */
+struct cfg_scratch {
+	void *mem;
+	size_t cap;
+};
+
+void *cfg_scratch_get(struct cfg_scratch *s, size_t size);
+void cfg_scratch_trim(struct cfg_scratch *s, size_t keep);
+
+#define CFG_SCRATCH_KEEP	(1u << 18)
+#define CFG_ARENA_PARTS		32
+
+/*
+ * An algorithm's working arrays, zeroed, in one block from a scratch instead
+ * of one allocation per array (25 per procedure: in a whole image's CFGs a
+ * good part of malloc's time).  The arrays are laid out by one sequence of
+ * cfg_arena_take calls run twice: first it counts (a zeroed arena), then,
+ * after cfg_arena_start, it carves.  A layout over CFG_SCRATCH_KEEP bytes
+ * gets one allocation per array instead (a large procedure's arrays fit in
+ * the holes the heap has, a block of their sum would not): cfg_arena_end
+ * frees them.  -ENOMEM from cfg_arena_start, or after the second pass when
+ * failed is set.
+ */
+struct cfg_arena {
+	uint8_t *base;
+	size_t used;
+	int split, nparts, failed;
+	void *part[CFG_ARENA_PARTS];
+};
+
+void *cfg_arena_take(struct cfg_arena *a, size_t n, size_t size);
+int cfg_arena_start(struct cfg_arena *a, struct cfg_scratch *s);
+void cfg_arena_end(struct cfg_arena *a);
+
+/* cfg_cycle_equiv and cfg_find_loops with their working memory from s (NULL:
+ * their own, freed on return). */
+int cfg_cycle_equiv_with(const struct cfg_graph *g, int *node_class, int *edge_class,
+			 int *nclasses, struct cfg_scratch *s, struct dcpi_err *err);
+int cfg_find_loops_with(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
+			int *node_loop, int *node_depth, struct cfg_scratch *s,
+			struct dcpi_err *err);
 
 #endif /* DCPI_CFG_GRAPH_H */

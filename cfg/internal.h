@@ -108,18 +108,33 @@ int cfg_noreturn_at(const struct image *img, uint64_t target, int depth);
 int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
 		      struct cfg_dec *dec);
 /*
+ * The same for the procedure p at the target, looked up by the caller; *ph
+ * holds the hash of img's path the cache is keyed by (0: not computed yet;
+ * set then, so a caller asking many times hashes it once), and *named is set
+ * when the answer is by name (what cfg_noreturn_at at depth 0 would say).
+ */
+int cfg_noreturn_proc(const struct image *img, const struct img_proc *p, int depth,
+		      struct cfg_dec *dec, uint64_t *ph, int *named);
+/*
  * Cache the answer cfg_noreturn_at(img, p->addr, 1) would compute, from cfg,
  * p's CFG built at depth 1 in which no call was ended by a noreturn proof
  * (then it is the same as at depth 0, which that answer is computed from).
  */
 void cfg_noreturn_from(const struct image *img, const struct img_proc *p,
-		       const struct cfg *cfg);
+		       const struct cfg *cfg, uint64_t *ph);
 
-/* Whole-image mode (all.c): build the procedure at target (its noreturn
- * proof, then its CFG, handed to the caller's function) unless done, under
- * way, or too deep; what cfg_noreturn_at then answers comes from its cache. */
+/*
+ * Whole-image mode (all.c): does a call to p, a procedure of the image,
+ * never return (cfg_noreturn_proc at depth 1; *named likewise)?  First p is
+ * built (its noreturn proof, then its CFG, handed to the caller's function)
+ * unless done, under way, or too deep, so the answer comes from its cache;
+ * then the answer is kept per procedure, for the image's other calls to p.
+ */
 struct cfg_all;
-void cfg_all_visit(struct cfg_all *all, uint64_t target);
+int cfg_all_noreturn(struct cfg_all *all, const struct img_proc *p, int *named);
+/* The two scratch blocks (graph.h) the image's CFGs analyses share: one
+ * analysis runs at a time, after the nested builds of its procedure. */
+struct cfg_scratch *cfg_all_scratch(struct cfg_all *all);
 
 /* The bytes cfg_build reads for proc (*len of them), NULL if not in the file. */
 const uint8_t *cfg_proc_bytes(const struct image *img, const struct img_proc *proc,

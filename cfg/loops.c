@@ -41,6 +41,8 @@ struct lp {
 	uint32_t *rpo, *tag, *idx, *low, *comp, *fpos;
 	uint32_t *tstack, *fstack, *scc, *scc_off;
 	uint8_t *onstk;
+	uint32_t *all;			/* the reachable nodes in reverse postorder */
+	struct cfg_arena mem;		/* where the arrays above are */
 	struct lp_region *work;
 	size_t nwork, work_cap;
 	struct cfg_loop *loops;
@@ -49,14 +51,11 @@ struct lp {
 };
 
 /* Reverse postorder numbers from entry (NIL if unreachable); the reachable
- * nodes in that order go to *nodes. */
-static int lp_rpo(struct lp *p, uint32_t **nodes, uint32_t *n)
+ * nodes in that order go to p->all, *n of them. */
+static void lp_rpo(struct lp *p, uint32_t *n)
 {
-	uint32_t sp = 0, post = 0, nn = p->g->nnodes, *st = p->fstack, *order;
+	uint32_t sp = 0, post = 0, nn = p->g->nnodes, *st = p->fstack, *order = p->all;
 
-	order = malloc(nn * sizeof(*order));
-	if (!order)
-		return -ENOMEM;
 	for (uint32_t v = 0; v < nn; v++) {
 		p->rpo[v] = NIL;
 		p->fpos[v] = p->succ_off[v];
@@ -86,9 +85,7 @@ static int lp_rpo(struct lp *p, uint32_t **nodes, uint32_t *n)
 		order[i] = order[post - 1 - i];
 		order[post - 1 - i] = t;
 	}
-	*nodes = order;
 	*n = post;
-	return 0;
 }
 
 /* Tarjan's components of the nodes tagged t, iteratively: scc[] holds them
@@ -282,10 +279,15 @@ static int lp_cmp_key(const void *a, const void *b)
 /* Order loops by header in reverse postorder: parents before children. */
 static int lp_sort(struct lp *p)
 {
-	struct lp_key *key = malloc((p->nloops + 1) * sizeof(*key));
-	struct cfg_loop *sorted = malloc((p->nloops + 1) * sizeof(*sorted));
-	int *newidx = malloc((p->nloops + 1) * sizeof(*newidx));
+	struct lp_key *key;
+	struct cfg_loop *sorted;
+	int *newidx;
 
+	if (p->nloops < 2)	/* one loop has no parent: nothing to renumber */
+		return 0;
+	key = malloc((p->nloops + 1) * sizeof(*key));
+	sorted = malloc((p->nloops + 1) * sizeof(*sorted));
+	newidx = malloc((p->nloops + 1) * sizeof(*newidx));
 	if (!key || !sorted || !newidx) {
 		free(key);
 		free(sorted);
@@ -312,51 +314,55 @@ static int lp_sort(struct lp *p)
 	return 0;
 }
 
-static int lp_alloc(struct lp *p)
+/* Lay the arrays out in a: counting, then carving (graph.h). */
+static void lp_layout(struct lp *p, struct cfg_arena *a)
+{
+	size_t nn = p->g->nnodes, ne = p->g->nedges;
+
+	p->succ_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
+	p->succ = cfg_arena_take(a, ne, sizeof(uint32_t));
+	p->pred_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
+	p->pred = cfg_arena_take(a, ne, sizeof(uint32_t));
+	p->rpo = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->tag = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->idx = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->low = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->comp = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->fpos = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->tstack = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->fstack = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->scc = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->scc_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
+	p->all = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->onstk = cfg_arena_take(a, nn, 1);
+}
+
+/* Every working array from s (graph.h). */
+static int lp_alloc(struct lp *p, struct cfg_scratch *s)
 {
 	size_t nn = p->g->nnodes;
 
-	if (cfg_graph_csr(p->g, 0, &p->succ_off, &p->succ) || cfg_graph_csr(p->g, 1, &p->pred_off, &p->pred))
+	lp_layout(p, &p->mem);
+	if (cfg_arena_start(&p->mem, s) < 0)
 		return -ENOMEM;
-	p->rpo = malloc(nn * sizeof(uint32_t));
-	p->tag = malloc(nn * sizeof(uint32_t));
-	p->idx = malloc(nn * sizeof(uint32_t));
-	p->low = malloc(nn * sizeof(uint32_t));
-	p->comp = malloc(nn * sizeof(uint32_t));
-	p->fpos = malloc(nn * sizeof(uint32_t));
-	p->tstack = malloc(nn * sizeof(uint32_t));
-	p->fstack = malloc(nn * sizeof(uint32_t));
-	p->scc = malloc(nn * sizeof(uint32_t));
-	p->scc_off = malloc((nn + 1) * sizeof(uint32_t));
-	p->onstk = calloc(nn, 1);
-	if (!p->rpo || !p->tag || !p->idx || !p->low || !p->comp || !p->fpos || !p->tstack ||
-	    !p->fstack || !p->scc || !p->scc_off || !p->onstk)
+	lp_layout(p, &p->mem);
+	if (p->mem.failed)
 		return -ENOMEM;
+	cfg_graph_csr_fill(p->g, 0, p->succ_off, p->succ);
+	cfg_graph_csr_fill(p->g, 1, p->pred_off, p->pred);
 	for (size_t v = 0; v < nn; v++)
 		p->tag[v] = NIL;
 	return 0;
 }
 
+/* A region's nodes are its own, but for the first (p->all). */
 static void lp_free(struct lp *p)
 {
-	free(p->succ_off);
-	free(p->succ);
-	free(p->pred_off);
-	free(p->pred);
-	free(p->rpo);
-	free(p->tag);
-	free(p->idx);
-	free(p->low);
-	free(p->comp);
-	free(p->fpos);
-	free(p->tstack);
-	free(p->fstack);
-	free(p->scc);
-	free(p->scc_off);
-	free(p->onstk);
 	for (size_t i = 0; i < p->nwork; i++)
-		free(p->work[i].nodes);
+		if (p->work[i].nodes != p->all)
+			free(p->work[i].nodes);
 	free(p->work);
+	cfg_arena_end(&p->mem);
 }
 
 static int lp_check(const struct cfg_graph *g, struct dcpi_err *err)
@@ -374,8 +380,16 @@ static int lp_check(const struct cfg_graph *g, struct dcpi_err *err)
 int cfg_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
 		   int *node_loop, int *node_depth, struct dcpi_err *err)
 {
+	return cfg_find_loops_with(g, loops, nloops, node_loop, node_depth, NULL, err);
+}
+
+int cfg_find_loops_with(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
+			int *node_loop, int *node_depth, struct cfg_scratch *s,
+			struct dcpi_err *err)
+{
+	struct cfg_scratch own = { NULL, 0 };
 	struct lp p = { .g = g, .node_loop = node_loop, .node_depth = node_depth };
-	uint32_t *all, nall, tag = 0;
+	uint32_t nall, tag = 0;
 	int ret;
 
 	ret = lp_check(g, err);
@@ -386,17 +400,17 @@ int cfg_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *n
 		node_depth[v] = 0;
 	}
 	ret = -ENOMEM;
-	if (lp_alloc(&p) || lp_rpo(&p, &all, &nall))
+	if (lp_alloc(&p, s ? s : &own))
 		goto fail;
-	if (lp_push_region(&p, all, nall, -1)) {
-		free(all);
+	lp_rpo(&p, &nall);
+	if (lp_push_region(&p, p.all, nall, -1))
 		goto fail;
-	}
 	while (p.nwork) {
 		struct lp_region r = p.work[--p.nwork];
 
 		ret = lp_region(&p, &r, tag++);
-		free(r.nodes);
+		if (r.nodes != p.all)
+			free(r.nodes);
 		if (ret)
 			goto fail;
 	}
@@ -406,10 +420,12 @@ int cfg_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *n
 	*loops = p.loops;
 	*nloops = p.nloops;
 	lp_free(&p);
+	free(own.mem);
 	return 0;
 fail:
 	cfg_loops_free(p.loops, p.nloops);
 	lp_free(&p);
+	free(own.mem);
 	for (uint32_t v = 0; v < g->nnodes; v++) {
 		node_loop[v] = -1;
 		node_depth[v] = 0;

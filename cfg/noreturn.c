@@ -101,7 +101,13 @@ static uint64_t hash_str(const char *s)
 static size_t slot_of(const struct nr_slot *tab, size_t cap, const struct image *img,
 		      uint64_t addr, uint64_t ph)
 {
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) ^ ph) & (cap - 1);
+	/*
+	 * The product's high bits, folded down: its low bits are the address's
+	 * low bits times an odd number, and procedures are 16-byte aligned, so
+	 * they alone used a sixteenth of the slots, in long probe runs.
+	 */
+	uint64_t h = (addr ^ ph) * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h ^ h >> 29) & (cap - 1);
 
 	while (tab[i].used && !(tab[i].img == img && tab[i].addr == addr &&
 				tab[i].path_hash == ph))
@@ -186,21 +192,38 @@ int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
 		      struct cfg_dec *dec)
 {
 	const struct img_proc *p;
-	struct cfg *cfg;
-	uint64_t ph;
-	int v;
+	uint64_t ph = 0;
+	int named;
 
 	if (!img)
 		return 0;
 	p = img_proc_at(img, target);
 	if (!p || p->addr != target)
 		return 0;
-	if (cfg_noreturn_name(p->name) || cfg_noreturn_name(p->raw_name))
+	return cfg_noreturn_proc(img, p, depth, dec, &ph, &named);
+}
+
+/* img's path hashed, once per *ph (0: not yet). */
+static uint64_t path_hash(const struct image *img, uint64_t *ph)
+{
+	if (!*ph)
+		*ph = hash_str(img_path(img));
+	return *ph;
+}
+
+int cfg_noreturn_proc(const struct image *img, const struct img_proc *p, int depth,
+		      struct cfg_dec *dec, uint64_t *ph, int *named)
+{
+	uint64_t target = p->addr;
+	struct cfg *cfg;
+	int v;
+
+	*named = cfg_noreturn_name(p->name) || cfg_noreturn_name(p->raw_name);
+	if (*named)
 		return 1;
 	if (depth <= 0 || p->source == IMG_SRC_PLT)
 		return 0;
-	ph = hash_str(img_path(img));
-	v = cache_get(img, target, ph);
+	v = cache_get(img, target, path_hash(img, ph));
 	if (v >= 0)
 		return v;
 	v = 0;
@@ -208,19 +231,16 @@ int cfg_noreturn_with(const struct image *img, uint64_t target, int depth,
 		v = proves_noreturn(cfg);
 		cfg_free(cfg);
 	}
-	cache_put(img, target, ph, v);
+	cache_put(img, target, *ph, v);
 	return v;
 }
 
 void cfg_noreturn_from(const struct image *img, const struct img_proc *p,
-		       const struct cfg *cfg)
+		       const struct cfg *cfg, uint64_t *ph)
 {
-	uint64_t ph;
-
 	if (cfg_noreturn_name(p->name) || cfg_noreturn_name(p->raw_name) ||
 	    p->source == IMG_SRC_PLT)
 		return;
-	ph = hash_str(img_path(img));
-	if (cache_get(img, p->addr, ph) < 0)
-		cache_put(img, p->addr, ph, proves_noreturn(cfg));
+	if (cache_get(img, p->addr, path_hash(img, ph)) < 0)
+		cache_put(img, p->addr, *ph, proves_noreturn(cfg));
 }
