@@ -37,6 +37,7 @@ struct img_cand {
 	const char *raw;	/* in the arena, or NULL for an unnamed range */
 	uint8_t source;		/* enum img_proc_source */
 	uint8_t rank;		/* lower wins among aliases at one address */
+	uint32_t seq;		/* order of reading: the symbol table's order */
 };
 
 struct image {

@@ -47,6 +47,7 @@ int img_cand_add(struct image *img, uint64_t addr, uint64_t size, uint64_t limit
 	c->limit = limit;
 	c->source = src;
 	c->rank = rank;
+	c->seq = (uint32_t)img->ncands;
 	img->ncands++;
 	return 0;
 }
@@ -152,6 +153,10 @@ static int img_cand_cmp(const void *a, const void *b)
 			if (lx != ly)
 				return lx > ly ? -1 : 1;
 		}
+		/* then perf keeps the one it read first (symbols__fixup_duplicate):
+		 * pthread_create@GLIBC_2.2.5 before pthread_create@@GLIBC_2.34 */
+		if (x->seq != y->seq)
+			return x->seq < y->seq ? -1 : 1;
 	}
 	/* a sized alias says more than a zero-size one */
 	if ((x->size == 0) != (y->size == 0))

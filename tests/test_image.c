@@ -651,6 +651,66 @@ static void test_debuglink(void **state)
 	img_close(img);
 }
 
+/*
+ * Aliases that tie on every rule of perf's choose_best_symbol (sized, global,
+ * as many leading underscores, names of one length) are settled as perf
+ * settles them: the one read first from the symbol table.  libc's debug
+ * file has such pairs (pthread_create@GLIBC_2.2.5 before
+ * pthread_create@@GLIBC_2.34): every one found must be named by its first.
+ */
+static void test_alias_order(void **state)
+{
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct dcpi_err err = { 0 };
+	struct image *img;
+	char cmd[1200], line[1024], prev_name[512] = "";
+	unsigned long long prev_addr = 0, prev_size = 0;
+	int checked = 0;
+	FILE *f;
+
+	(void)state;
+	if (img_open(libc, 0, &img, &err) || !img_debug_path(img)) {
+		print_message("no libc debug file (libc6-dbg): skipped\n");
+		if (!err.code)
+			img_close(img);
+		skip();
+	}
+	/* GLOBAL sized FUNC symbols sorted by address, ties kept in table order */
+	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' | awk '$4 == \"FUNC\" && $5 == \"GLOBAL\" "
+		 "&& $3 > 0 {print $2, $3, $8}' | sort -s -k1,1", img_debug_path(img));
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr, size;
+		char name[512];
+
+		if (sscanf(line, "%llx %llu %511s", &addr, &size, name) != 3)
+			continue;
+		if (addr == prev_addr && size == prev_size && strlen(name) == strlen(prev_name) &&
+		    strspn(name, "_") == strspn(prev_name, "_")) {
+			const struct img_proc *p = img_proc_at(img, addr);
+
+			assert_non_null(p);
+			/* the first of the tie, unless a longer alias beats both */
+			if (strlen(p->raw_name) == strlen(prev_name)) {
+				if (strcmp(p->raw_name, prev_name))
+					fail_msg("0x%llx: %s, perf's choice %s", addr, p->raw_name,
+						 prev_name);
+				checked++;
+			}
+			continue;	/* prev stays the first of the tie */
+		}
+		prev_addr = addr;
+		prev_size = size;
+		snprintf(prev_name, sizeof(prev_name), "%s", name);
+	}
+	pclose(f);
+	print_message("%d ties of equal-length aliases in libc, each named as perf does\n",
+		      checked);
+	assert_true(checked >= 1);
+	img_close(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_open_mem),
 		cmocka_unit_test(test_debuglink),
 		cmocka_unit_test(test_debug_symbols),
+		cmocka_unit_test(test_alias_order),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
