@@ -131,9 +131,6 @@ int lat_calibrate(struct lat_table *t, struct dcpi_err *err)
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	t->sizes[0] = (uint64_t)l1;
-	t->sizes[1] = (uint64_t)l2;
-	t->sizes[2] = (uint64_t)l3;
 	ret = level((size_t)l1 / 2, 4, &t->median[0]);
 	if (!ret)
 		ret = level((size_t)l2 / 2, 1, &t->median[1]);

@@ -11,7 +11,6 @@
 
 struct lat_table {
 	int ok;
-	uint64_t sizes[3];	/* L1d, L2, L3 bytes as the kernel reports them */
 	uint64_t median[4];	/* probe TSC ticks: L1, L2, L3, DRAM */
 	uint64_t bound[3];	/* at most bound[i]: level i */
 };

@@ -13,6 +13,7 @@
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "latency.h"
+#include "values_spool.h"
 
 #define PATHS_SOURCE "tf-step"
 
@@ -35,8 +36,7 @@ struct paths_stats {
 	uint64_t threads;	/* distinct (pid, tid) */
 	uint64_t edges, images;	/* edge records and images written */
 	uint64_t bad;		/* records skipped as malformed or truncated */
-	uint64_t vsamples, vvalues, vimages;	/* value samples (docs/values.md) */
-	uint64_t vlatency;			/* of them, loads with a latency sample */
+	struct vals_stats values;	/* value samples (docs/values.md) */
 };
 
 /*
@@ -67,12 +67,11 @@ const unsigned char *paths_blob(size_t *len);
 int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 		     struct paths_stats *st, struct dcpi_err *err);
 /* The same, and with vout the value samples of PRT_VBURST records as one
- * value profile per image (*vn of them; free with val_profiles_free). */
-struct val_profile;
-struct vals_stats;
+ * value profile per image (*vn of them; free with val_profiles_free; what
+ * they held in st->values), latency samples classified with lat (NULL or
+ * not ok: left out). */
 int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
 			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
-			    struct vals_stats *vst, const struct lat_table *lat,
-			    struct dcpi_err *err);
+			    const struct lat_table *lat, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_PATHS_H */

@@ -150,7 +150,6 @@ int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 {
 	struct path_profile *v;
 	struct val_profile *vv = NULL;
-	struct vals_stats vst;
 	size_t n, vn = 0;
 	int ret;
 
@@ -158,19 +157,13 @@ int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 	if (!r->on)
 		return 0;
 	if (r->values)
-		ret = paths_spool_read_values(r->dir, &v, &n, st, &vv, &vn, &vst, &r->lat, err);
+		ret = paths_spool_read_values(r->dir, &v, &n, st, &vv, &vn, &r->lat, err);
 	else
 		ret = paths_spool_read(r->dir, &v, &n, st, err);
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = path_epoch_write(db, epoch, &v[i], err);
 	for (size_t i = 0; i < vn && !ret; i++)
 		ret = val_epoch_write(db, epoch, &vv[i], err);
-	if (!ret && r->values) {
-		st->vsamples = vst.samples;
-		st->vvalues = vst.values;
-		st->vimages = vst.images;
-		st->vlatency = vst.latency;
-	}
 	path_profiles_free(v, n);
 	val_profiles_free(vv, vn);
 	return ret;

@@ -306,13 +306,12 @@ static int acc_finish(struct acc *a, struct path_profile **out, size_t *n,
 int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 		     struct paths_stats *st, struct dcpi_err *err)
 {
-	return paths_spool_read_values(dir, out, n, st, NULL, NULL, NULL, NULL, err);
+	return paths_spool_read_values(dir, out, n, st, NULL, NULL, NULL, err);
 }
 
 int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
 			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
-			    struct vals_stats *vst, const struct lat_table *lat,
-			    struct dcpi_err *err)
+			    const struct lat_table *lat, struct dcpi_err *err)
 {
 	struct acc a = { .st = st };
 	char **names = NULL, path[PATH_MAX + 256];
@@ -325,7 +324,6 @@ int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *
 	if (vout) {
 		*vout = NULL;
 		*vn = 0;
-		memset(vst, 0, sizeof(*vst));
 	}
 	ret = maps_new(&a.maps, err);
 	if (!ret && vout)
@@ -343,7 +341,7 @@ int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *
 	if (!ret)
 		ret = acc_finish(&a, out, n, err);
 	if (!ret && a.va)
-		ret = vals_finish(a.va, a.maps, vout, vn, vst, err);
+		ret = vals_finish(a.va, a.maps, vout, vn, &st->values, err);
 	vals_acc_free(a.va);
 	path_profiles_free(a.img, a.nimg);
 	for (size_t i = 0; i < nn; i++)

@@ -182,9 +182,9 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	res->paths_threads = st.threads;
 	res->paths_images = st.images;
 	res->paths_bad = st.bad;
-	res->values_samples = st.vsamples;
-	res->values_values = st.vvalues;
-	res->values_images = st.vimages;
+	res->values_samples = st.values.samples;
+	res->values_values = st.values.values;
+	res->values_images = st.values.images;
 	snprintf(res->settings + l, sizeof(res->settings) - l, " paths=%s bursts=%" PRIu64
 		 " steps=%" PRIu64 " cut=%" PRIu64 " lost=%" PRIu64 " spools=%" PRIu64
 		 " threads=%" PRIu64 "%s", pr->rate, st.bursts, st.steps, st.cut, st.lost,
@@ -192,11 +192,11 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	l = strlen(res->settings);
 	if (pr->values)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " values=%" PRIu64
-			 " value-images=%" PRIu64, st.vsamples, st.vimages);
+			 " value-images=%" PRIu64, st.values.samples, st.values.images);
 	l = strlen(res->settings);
 	if (pr->latency)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " latency-samples=%" PRIu64
-			 " latency-ticks=%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, st.vlatency,
+			 " latency-ticks=%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64, st.values.latency,
 			 pr->lat.median[0], pr->lat.median[1], pr->lat.median[2],
 			 pr->lat.median[3]);
 	snprintf(meta->settings, sizeof(meta->settings), "%s", res->settings);

@@ -25,8 +25,6 @@ struct vals_stats {
 };
 
 int vals_acc_new(struct vals_acc **out, struct dcpi_err *err);
-/* The hotlists' generator (tests); by default from the clock. */
-void vals_acc_seed(struct vals_acc *v, uint64_t seed);
 void vals_acc_free(struct vals_acc *v);
 /* Classify latency samples with t (without, they are left out). */
 struct lat_table;

@@ -272,7 +272,6 @@ static void test_spool_values(void **state)
 	struct val_profile *v = NULL;
 	struct path_profile *pp = NULL;
 	struct paths_stats st;
-	struct vals_stats vst;
 	struct dcpi_err err = { 0 };
 	const struct val_profile *p = NULL;
 	const struct val_hotlist *h;
@@ -321,14 +320,13 @@ static void test_spool_values(void **state)
 	put(f, PRT_VBURST, body, sizeof(body));
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/spool", dir);
-	assert_int_equal(paths_spool_read_values(path, &pp, &np, &st, &v, &nv, &vst, NULL, &err),
-			 0);
+	assert_int_equal(paths_spool_read_values(path, &pp, &np, &st, &v, &nv, NULL, &err), 0);
 	for (size_t i = 0; i < nv; i++)
 		if (strstr(v[i].image.path, "/valloop"))
 			p = &v[i];
 	assert_non_null(p);
 	assert_int_equal(p->samples, 3);	/* the first step gives none */
-	assert_int_equal(vst.samples, 3);
+	assert_int_equal(st.values.samples, 3);
 	off = pcs[1] - B;
 	h = val_profile_find(p, off, VAL_ARG0);
 	assert_non_null(h);
