@@ -106,11 +106,6 @@ int vals_acc_new(struct vals_acc **out, struct dcpi_err *err)
 	return 0;
 }
 
-void vals_acc_seed(struct vals_acc *v, uint64_t seed)
-{
-	v->rng.s = seed;
-}
-
 void vals_acc_latency(struct vals_acc *v, const struct lat_table *t)
 {
 	v->lat = *t;
@@ -130,37 +125,45 @@ void vals_acc_free(struct vals_acc *v)
 	free(v);
 }
 
+/* Room for image in both per-image arrays (each grown on its own, so a
+ * failure leaves neither shorter than its count). */
 static int grow_images(struct vals_acc *v, uint32_t image)
 {
 	size_t n = (size_t)image + 16;
 
-	if (image < v->nprof)
-		return 0;
-	struct val_profile *p = realloc(v->prof, n * sizeof(*p));
+	if (image >= v->nprof) {
+		struct val_profile *p = realloc(v->prof, n * sizeof(*p));
 
-	if (!p)
-		return -ENOMEM;
-	v->prof = p;
-	for (size_t i = v->nprof; i < n; i++) {
-		val_profile_init(&v->prof[i]);
-		v->prof[i].new_mode = VAL_SPACESAVING;	/* shares within 1/64 */
+		if (!p)
+			return -ENOMEM;
+		v->prof = p;
+		for (size_t i = v->nprof; i < n; i++) {
+			val_profile_init(&v->prof[i]);
+			v->prof[i].new_mode = VAL_SPACESAVING;	/* shares within 1/64 */
+		}
+		v->nprof = n;
 	}
-	v->nprof = n;
-	struct vimage *im = realloc(v->im, n * sizeof(*im));
+	if (image >= v->nim) {
+		struct vimage *im = realloc(v->im, n * sizeof(*im));
 
-	if (!im)
-		return -ENOMEM;
-	v->im = im;
-	memset(v->im + v->nim, 0, (n - v->nim) * sizeof(*im));
-	v->nim = n;
+		if (!im)
+			return -ENOMEM;
+		v->im = im;
+		memset(v->im + v->nim, 0, (n - v->nim) * sizeof(*im));
+		v->nim = n;
+	}
 	return 0;
 }
 
+/* The slot holding (img, off), or the empty one where it goes. */
 static size_t slot_of(const struct vals_acc *v, uint32_t img, uint64_t off)
 {
 	uint64_t h = (off * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)img * 0xc2b2ae3d27d4eb4fULL);
+	size_t s = (size_t)(h ^ (h >> 29)) & (v->cap - 1);
 
-	return (size_t)(h ^ (h >> 29)) & (v->cap - 1);
+	while ((v->tab[s].flags & VI_DECODED) && (v->tab[s].img != img || v->tab[s].off != off))
+		s = (s + 1) & (v->cap - 1);
+	return s;
 }
 
 static int rehash(struct vals_acc *v)
@@ -174,16 +177,9 @@ static int rehash(struct vals_acc *v)
 		return -ENOMEM;
 	}
 	v->cap = 2 * ocap;
-	for (size_t i = 0; i < ocap; i++) {
-		size_t s;
-
-		if (!(old[i].flags & VI_DECODED))
-			continue;
-		for (s = slot_of(v, old[i].img, old[i].off); v->tab[s].flags & VI_DECODED;
-		     s = (s + 1) & (v->cap - 1))
-			;
-		v->tab[s] = old[i];
-	}
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].flags & VI_DECODED)
+			v->tab[slot_of(v, old[i].img, old[i].off)] = old[i];
 	free(old);
 	return 0;
 }
@@ -322,15 +318,13 @@ static const struct vinsn *insn_at(struct vals_acc *v, struct maps *m, uint32_t 
 	size_t s, avail = 0;
 	uint64_t vaddr;
 
-	for (s = slot_of(v, image, off); v->tab[s].flags & VI_DECODED; s = (s + 1) & (v->cap - 1))
-		if (v->tab[s].img == image && v->tab[s].off == off)
-			return v->tab[s].size ? &v->tab[s] : NULL;
+	s = slot_of(v, image, off);
+	if (v->tab[s].flags & VI_DECODED)
+		return v->tab[s].size ? &v->tab[s] : NULL;
 	if (2 * (v->used + 1) > v->cap) {
 		if (rehash(v))
 			return NULL;
-		for (s = slot_of(v, image, off); v->tab[s].flags & VI_DECODED;
-		     s = (s + 1) & (v->cap - 1))
-			;
+		s = slot_of(v, image, off);
 	}
 	v->used++;
 	v->tab[s].img = image;
@@ -427,7 +421,7 @@ int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t 
 		if (vi->flags & VI_ENTRY) {
 			for (int k = 0; k < 6 && !ret; k++)
 				ret = add(v, im, o, VAL_ARG0 + (uint32_t)k, b[argreg[k]]);
-			if (!ret && i > 0 && ins[i - 1].size && (ins[i - 1].flags & VI_CALL)) {
+			if (!ret && ins[i - 1].size && (ins[i - 1].flags & VI_CALL)) {
 				ret = code_value(v, m, pid, im, pc[i - 1] + ins[i - 1].size, &x,
 						 err);
 				if (!ret)
@@ -445,8 +439,9 @@ int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t 
 				x += b[mm->index] * mm->scale;
 			ea[i] = x;
 			ret = add(v, im, o, VAL_ADDR, x);
-			for (size_t j = i; j-- > 0 && !ret;)
-				if (pc[j] == pc[i] && ins[j].size) {
+			/* steps from 1: the first's address was never computed */
+			for (size_t j = i; j-- > 1 && !ret;)
+				if (pc[j] == pc[i] && ins[j].size && (ins[j].flags & VI_ADDR)) {
 					ret = add(v, im, o, VAL_STRIDE, x - ea[j]);
 					break;
 				}

@@ -225,23 +225,19 @@ static void test_valloop(void **state)
 	val_profiles_free(v, n);
 }
 
-/* The instructions of procedure name: *n of them into out (at most max). */
-static void decode_proc(const char *name, struct cfg_insn *out, size_t max, size_t *n)
+/* The instructions of procedure name (cfg_decode; free *out). */
+static void decode_proc(const char *name, struct cfg_insn **out, size_t *n)
 {
 	const struct img_proc *p = img_proc_by_name(img, name);
-	size_t avail = 0, off = 0;
+	struct dcpi_err err = { 0 };
+	size_t avail = 0;
 	const uint8_t *b;
 
 	assert_non_null(p);
 	b = img_bytes(img, p->addr, &avail);
 	assert_non_null(b);
-	*n = 0;
-	while (off < p->size && *n < max &&
-	       !cfg_decode_one(b + off, avail - off < 15 ? avail - off : 15, p->addr + off,
-			       &out[*n])) {
-		off += out[*n].size;
-		(*n)++;
-	}
+	assert_true(avail >= p->size);
+	assert_int_equal(cfg_decode(b, p->size, p->addr, out, n, &err), 0);
 }
 
 static void put(FILE *f, uint32_t type, const void *body, size_t len)
@@ -258,12 +254,12 @@ static void put(FILE *f, uint32_t type, const void *body, size_t len)
  * vl_mode and the instruction after it (rax = 5).  The reader must give
  * exactly: the arguments, the call site (the call's return address), the
  * load's address (B + vl_mode's address) and value, and nothing for the
- * burst's first step.
+ * burst's first step, not even as the reference of a stride.
  */
 static void test_spool_values(void **state)
 {
 	const uint64_t B = 0x555555554000;
-	struct cfg_insn mn[4096], sc[64];
+	struct cfg_insn *mn, *sc;
 	size_t nm, ns, nv = 0, np = 0;
 	const struct cfg_insn *call = NULL, *ld = NULL, *after = NULL;
 	const struct img_proc *scale = img_proc_by_name(img, "vl_scale");
@@ -279,11 +275,11 @@ static void test_spool_values(void **state)
 	FILE *f;
 
 	(void)state;
-	decode_proc("main", mn, 4096, &nm);
+	decode_proc("main", &mn, &nm);
 	for (size_t i = 0; i < nm && !call; i++)
 		if ((mn[i].flags & CFG_I_CALL) && mn[i].target == scale->addr)
 			call = &mn[i];
-	decode_proc("vl_scale", sc, 64, &ns);
+	decode_proc("vl_scale", &sc, &ns);
 	for (size_t i = 0; i + 1 < ns && !ld; i++)
 		if (sc[i].nmem == 1 && sc[i].mem.rip_relative && (sc[i].flags & CFG_I_LOAD)) {
 			ld = &sc[i];
@@ -318,6 +314,15 @@ static void test_spool_values(void **state)
 		 (unsigned long long)B + 0x100000, prog);
 	put(f, PRT_MAPS, maps, strlen(maps));
 	put(f, PRT_VBURST, body, sizeof(body));
+	/* a second burst starting at the load, which runs again at step 2: its
+	 * only earlier run is step 0, whose address is not a value, so no
+	 * stride */
+	{
+		uint64_t again[4] = { pcs[2], pcs[3], pcs[2], pcs[3] };
+
+		memcpy(body, again, sizeof(again));
+		put(f, PRT_VBURST, body, sizeof(body));
+	}
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/spool", dir);
 	assert_int_equal(paths_spool_read_values(path, &pp, &np, &st, &v, &nv, NULL, &err), 0);
@@ -325,8 +330,8 @@ static void test_spool_values(void **state)
 		if (strstr(v[i].image.path, "/valloop"))
 			p = &v[i];
 	assert_non_null(p);
-	assert_int_equal(p->samples, 3);	/* the first step gives none */
-	assert_int_equal(st.values.samples, 3);
+	assert_int_equal(p->samples, 6);	/* the first step of each gives none */
+	assert_int_equal(st.values.samples, 6);
 	off = pcs[1] - B;
 	h = val_profile_find(p, off, VAL_ARG0);
 	assert_non_null(h);
@@ -347,11 +352,14 @@ static void test_spool_values(void **state)
 	 * (text here has offset == vaddr, so pc = B + vaddr too) */
 	assert_int_equal(pcs[2] - B, ld->addr);
 	assert_int_equal(h->t[0].value, B + (uint64_t)ld->mem.disp);
+	assert_null(val_profile_find(p, pcs[2] - B, VAL_STRIDE));
 	/* nothing of the call itself (step 0) */
 	assert_null(val_profile_find(p, pcs[0] - B, VAL_ADDR));
 	assert_null(val_profile_find(p, pcs[0] - B, VAL_TARGET));
 	val_profiles_free(v, nv);
 	path_profiles_free(pp, np);
+	free(mn);
+	free(sc);
 }
 
 static void test_off(void **state)
