@@ -388,12 +388,13 @@ static void check_maps(const struct prt_thread *t)
 static void burst_end(struct prt_thread *t, uint32_t flags)
 {
 	size_t len = sizeof(t->b.h) + t->n * sizeof(t->b.pc[0]);
+	size_t vlen = t->regs ? t->n * sizeof(*t->regs) : 0;	/* values on */
 
 	t->active = 0;
 	if (!t->n)
 		return;
 	check_maps(t);
-	fill_header(&t->b.h, PRT_BURST, len, flags);
+	fill_header(&t->b.h, vlen ? PRT_VBURST : PRT_BURST, len + vlen, flags);
 	if (!spool_ok()) {
 		spool_open();
 		if (lock_maps()) {
@@ -401,16 +402,10 @@ static void burst_end(struct prt_thread *t, uint32_t flags)
 			unlock_maps();
 		}
 	}
-	if (spool_ok() && t->regs) {
-		struct iovec iov[2] = {
-			{ &t->b, len },
-			{ t->regs, t->n * sizeof(*t->regs) },
-		};
-		size_t all = len + iov[1].iov_len;
+	if (spool_ok() && vlen) {
+		struct iovec iov[2] = { { &t->b, len }, { t->regs, vlen } };
 		ssize_t w;
 
-		t->b.h.type = PRT_VBURST;
-		t->b.h.len = (uint32_t)all;
 		do
 			w = writev(g.fd, iov, 2);
 		while (w < 0 && errno == EINTR);
@@ -439,41 +434,26 @@ static void save_regs(struct prt_thread *t, unsigned i, const greg_t *r)
 	t->regs[i].lat = i && g.values == 2 ? latency_of((uint64_t)r[REG_RIP], t->regs[i].r) : 0;
 }
 
-/* pc lies in a mapping we know to be readable (not execute-only memory,
- * which faults when read). */
-static int readable(uint64_t pc)
+/* [pc, pc + len) lies in one mapping we know to be readable (not
+ * execute-only memory, which faults when read). */
+static int readable(uint64_t pc, uint64_t len)
 {
 	size_t n = __atomic_load_n(&g.nranges, __ATOMIC_RELAXED);
 
 	for (size_t i = 0; i < n && i < PRT_RANGES; i++)
 		if (pc >= g.ranges[i].lo && pc < g.ranges[i].hi)
-			return g.ranges[i].readable;
+			return pc + len <= g.ranges[i].hi && g.ranges[i].readable;
 	return 0;
 }
 
 /* --- latency samples (seed 000: a timed dependent re-load) ---------------- */
 
-/* [pc, pc + 15) within one executable mapping we know to be readable. */
-static int code_readable(uint64_t pc)
-{
-	size_t n = __atomic_load_n(&g.nranges, __ATOMIC_RELAXED);
-
-	for (size_t i = 0; i < n && i < PRT_RANGES; i++)
-		if (pc >= g.ranges[i].lo && pc + 15 <= g.ranges[i].hi)
-			return g.ranges[i].readable;
-	return 0;
-}
-
-/* [a, a + 8) in one readable mapping as last read.  Under the maps lock: a
- * snapshot being rewritten by another thread says no. */
+/* [a, a + 8) in one readable mapping as last read (caller holds the maps
+ * lock: a snapshot being rewritten by another thread says no). */
 static int data_readable(uint64_t a)
 {
-	size_t lo = 0, hi;
-	int ok = 0;
+	size_t lo = 0, hi = g.ndranges;
 
-	if (!lock_maps())
-		return 0;
-	hi = g.ndranges;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -482,9 +462,7 @@ static int data_readable(uint64_t a)
 		else
 			hi = mid;
 	}
-	ok = lo < g.ndranges && a >= g.dranges[lo].lo && a + 8 <= g.dranges[lo].hi;
-	unlock_maps();
-	return ok;
+	return lo < g.ndranges && a >= g.dranges[lo].lo && a + 8 <= g.dranges[lo].hi;
 }
 
 /* The latency sample of the instruction at pc, about to run with r: 0 when
@@ -492,21 +470,20 @@ static int data_readable(uint64_t a)
 static uint64_t latency_of(uint64_t pc, const uint64_t *r)
 {
 	uint64_t ea;
+	int ok;
 
-	if (!code_readable(pc) || !load_ea((const uint8_t *)(uintptr_t)pc, r, pc, &ea))
+	if (!readable(pc, 15) || !load_ea((const uint8_t *)(uintptr_t)pc, r, pc, &ea) ||
+	    !lock_maps())
 		return 0;
-	if (!data_readable(ea)) {
+	ok = data_readable(ea);
+	if (!ok && now_ns() - g.maps_ns >= PRT_REREAD_NS) {
 		/* mapped since the maps were read (malloc's mmap, a new heap):
 		 * read them again, at most every PRT_REREAD_NS */
-		if (!lock_maps())
-			return 0;
-		if (now_ns() - g.maps_ns >= PRT_REREAD_NS)
-			maps_snapshot();
-		unlock_maps();
-		if (!data_readable(ea))
-			return 0;
+		maps_snapshot();
+		ok = data_readable(ea);
 	}
-	return lat_timed_load(ea) + 1;
+	unlock_maps();
+	return ok ? lat_timed_load(ea) + 1 : 0;
 }
 
 /* The instruction at pc enters the kernel, or we cannot look at it (then
@@ -517,7 +494,7 @@ static int at_syscall(uint64_t pc)
 {
 	const unsigned char *p = (const unsigned char *)(uintptr_t)pc;
 
-	if (!readable(pc))
+	if (!readable(pc, 1))
 		return 1;
 	if (p[0] == 0x0f)
 		return p[1] == 0x05 || p[1] == 0x34;
