@@ -395,7 +395,7 @@ int prof_file_read(const char *path, struct prof_profile *p, struct dcpi_err *er
 }
 
 /* Serialize read-merge-write of files in one directory across processes. */
-static int lock_dir(const char *path, struct dcpi_err *err)
+int prof_lock_dir(const char *path, struct dcpi_err *err)
 {
 	char dir[PATH_MAX];
 	const char *base;
@@ -422,7 +422,7 @@ int prof_file_merge(const char *path, const struct prof_profile *p, struct dcpi_
 	struct prof_profile old;
 	int lock, rc;
 
-	lock = lock_dir(path, err);
+	lock = prof_lock_dir(path, err);
 	if (lock < 0)
 		return lock;
 	rc = prof_file_read(path, &old, err);

@@ -158,6 +158,9 @@ uint32_t kind_crc(const uint8_t *buf, size_t size);
  * file; what: "a dcpi path profile". */
 int kind_check_header(const uint8_t *buf, size_t len, const char *name, const char *magic,
 		      const char *what, size_t hdr_size, uint32_t version, struct dcpi_err *err);
+/* An exclusive flock on the directory holding path (format.c), serializing
+ * read-merge-write of its files across processes: the descriptor to close. */
+int prof_lock_dir(const char *path, struct dcpi_err *err);
 int kind_file_write(const struct prof_kind *k, const char *path, const void *p,
 		    struct dcpi_err *err);
 int kind_file_read(const struct prof_kind *k, const char *path, void *p,

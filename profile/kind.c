@@ -10,12 +10,10 @@
  * its encoder, decoder and merge through a struct prof_kind (internal.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,34 +90,6 @@ int kind_file_read(const struct prof_kind *k, const char *path, void *p, struct 
 	return rc;
 }
 
-/* An exclusive flock on the directory holding path (as format.c's merge). */
-static int lock_parent(const char *path, struct dcpi_err *err)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if ((size_t)(slash - path) + 2 > sizeof(dir))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: bad file name", path);
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path),
-			 path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
-	while (flock(fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			int e = errno;
-
-			close(fd);
-			return dcpi_errf(err, -e, "%s: lock: %s", dir, strerror(e));
-		}
-	}
-	return fd;
-}
-
 /* old: the file's profile decoded (rc 0), or absent (-ENOENT: a copy of
  * p); then p merged into it. */
 static int merged(const struct prof_kind *k, void *old, int rc, const void *p,
@@ -143,7 +113,7 @@ int kind_file_merge(const struct prof_kind *k, const char *path, const void *p,
 
 	if (!old)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
-	lock = lock_parent(path, err);
+	lock = prof_lock_dir(path, err);
 	if (lock < 0) {
 		free(old);
 		return lock;

@@ -392,21 +392,16 @@ static int vcg_collect(struct rep_vals *v, int want, size_t which, uint64_t lo, 
 		for (size_t k = 0; k < v->vp[i].nlists; k++) {
 			const struct val_hotlist *h = &v->vp[i].lists[k];
 
+			struct vsite *s;
+
 			if (h->kind != VAL_TARGET || (want && (h->offset < lo || h->offset >= hi)))
 				continue;
-			if (*n == cap) {
-				struct vsite *ns;
-
-				cap = cap ? 2 * cap : 16;
-				if (!(ns = realloc(*out, cap * sizeof(*ns))))
-					return -ENOMEM;
-				*out = ns;
-			}
-			(*out)[*n].c = c;
-			(*out)[*n].h = h;
-			rv_time(&c, h->offset, h->offset + 1, &(*out)[*n].t);
-			(*out)[*n].w = rv_weight(&(*out)[*n].t);
-			(*n)++;
+			if (!(s = dcpi_append((void **)out, n, &cap, sizeof(**out))))
+				return -ENOMEM;
+			s->c = c;
+			s->h = h;
+			rv_time(&c, h->offset, h->offset + 1, &s->t);
+			s->w = rv_weight(&s->t);
 		}
 	}
 	return 0;

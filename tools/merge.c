@@ -21,6 +21,19 @@ static const char merge_usage[] =
 	"  merges every epoch of each DB (--newest: only each one's newest) into one\n"
 	"  new epoch of the database OUT (created if missing)\n";
 
+/* Every kind of profile of epoch src of in into epoch of out. */
+static int merge_epoch(struct prof_db *out, const char *epoch, struct prof_db *in,
+		       const char *src, struct dcpi_err *err)
+{
+	int rc = prof_epoch_merge(out, epoch, in, src, err);
+
+	if (rc >= 0)
+		rc = path_epoch_merge(out, epoch, in, src, err);
+	if (rc >= 0)
+		rc = val_epoch_merge(out, epoch, in, src, err);
+	return rc;
+}
+
 static int merge_one(struct prof_db *out, const char *epoch, const char *dir, int newest,
 		     size_t *nep)
 {
@@ -37,11 +50,7 @@ static int merge_one(struct prof_db *out, const char *epoch, const char *dir, in
 			rc = tool_fail("%s", err.msg);
 			goto out;
 		}
-		rc = prof_epoch_merge(out, epoch, in, latest, &err);
-		if (rc >= 0)
-			rc = path_epoch_merge(out, epoch, in, latest, &err);
-		if (rc >= 0)
-			rc = val_epoch_merge(out, epoch, in, latest, &err);
+		rc = merge_epoch(out, epoch, in, latest, &err);
 		*nep += rc >= 0;
 	} else {
 		if (prof_db_epochs(in, &names, &n, &err) < 0) {
@@ -49,11 +58,7 @@ static int merge_one(struct prof_db *out, const char *epoch, const char *dir, in
 			goto out;
 		}
 		for (size_t i = 0; i < n && rc >= 0; i++) {
-			rc = prof_epoch_merge(out, epoch, in, names[i], &err);
-			if (rc >= 0)
-				rc = path_epoch_merge(out, epoch, in, names[i], &err);
-			if (rc >= 0)
-				rc = val_epoch_merge(out, epoch, in, names[i], &err);
+			rc = merge_epoch(out, epoch, in, names[i], &err);
 			*nep += rc >= 0;
 		}
 	}
