@@ -72,9 +72,9 @@ static long reg_step(const struct body *b, unsigned reg, int *data)
 
 		if (!(in->regs_written & CFG_RBIT(reg)))
 			continue;
-		if (!strncmp(mn, "add", 3) && in->form == CFG_F_REG && strchr(in->text, '$'))
+		if (!strncmp(mn, "add", 3) && in->form == CFG_F_REG && (in->flags & CFG_I_IMM))
 			step += (long)in->imm;
-		else if (!strncmp(mn, "sub", 3) && in->form == CFG_F_REG && strchr(in->text, '$'))
+		else if (!strncmp(mn, "sub", 3) && in->form == CFG_F_REG && (in->flags & CFG_I_IMM))
 			step -= (long)in->imm;
 		else if (!strncmp(mn, "inc", 3))
 			step++;

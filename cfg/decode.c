@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,122 @@ static unsigned reg_bits(unsigned r)
 	if (r >= X86_REG_ZMM0 && r <= X86_REG_ZMM31)
 		return 512;
 	return 0;
+}
+
+/*
+ * Mnemonics, one shared copy of each (struct cfg_insn points at it): a list
+ * per capstone id, most ids have one or two names (addl, addq).  Readers
+ * take no lock; a name is added under mn_lock and published last.
+ */
+struct mn_name {
+	struct mn_name *next;
+	char s[CFG_MNEMONIC_MAX];
+};
+static struct mn_name *_Atomic mn_tab[X86_INS_ENDING + 1];
+static pthread_mutex_t mn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *mn_find(struct mn_name *e, const char *m, size_t n)
+{
+	for (; e; e = e->next) {
+		size_t i = 0;
+
+		while (i < n && e->s[i] == m[i])
+			i++;
+		if (i == n && !e->s[n])
+			return e->s;
+	}
+	return NULL;
+}
+
+/* The shared copy of m (n bytes, cut to CFG_MNEMONIC_MAX - 1) for id. */
+static const char *mn_intern(unsigned id, const char *m, size_t n)
+{
+	struct mn_name *_Atomic *slot = &mn_tab[id < X86_INS_ENDING ? id : X86_INS_ENDING];
+	struct mn_name *e;
+	const char *r;
+
+	if (n > CFG_MNEMONIC_MAX - 1)
+		n = CFG_MNEMONIC_MAX - 1;
+	if ((r = mn_find(atomic_load_explicit(slot, memory_order_acquire), m, n)))
+		return r;
+	pthread_mutex_lock(&mn_lock);
+	if (!(r = mn_find(atomic_load_explicit(slot, memory_order_relaxed), m, n)) &&
+	    (e = calloc(1, sizeof(*e)))) {
+		memcpy(e->s, m, n);
+		e->next = atomic_load_explicit(slot, memory_order_relaxed);
+		atomic_store_explicit(slot, e, memory_order_release);
+		r = e->s;
+	}
+	pthread_mutex_unlock(&mn_lock);
+	return r ? r : "?";
+}
+
+/* The decoder cfg_insn_text formats with, opened when first asked. */
+static csh text_cs;
+static int text_cs_open;
+static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((destructor)) static void dec_fini(void)
+{
+	for (size_t i = 0; i <= X86_INS_ENDING; i++)
+		for (struct mn_name *e = mn_tab[i], *next; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	if (text_cs_open)
+		cs_close(&text_cs);
+}
+
+/*
+ * "mnemonic operands" into dst, cut to its size (capstone's can be longer);
+ * the length of what was written.  a is n bytes long.
+ */
+static size_t join_text(char *dst, size_t size, const char *a, size_t n, const char *b)
+{
+	size_t m = b && *b ? strlen(b) : 0;
+
+	if (!size)
+		return 0;
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, a, n);
+	if (m && n + 1 < size) {
+		dst[n++] = ' ';
+		if (m > size - 1 - n)
+			m = size - 1 - n;
+		memcpy(dst + n, b, m);
+		n += m;
+	}
+	dst[n] = 0;
+	return n;
+}
+
+const char *cfg_insn_text(const struct cfg_insn *insn, char *buf, size_t size)
+{
+	cs_insn *ci = NULL;
+	size_t n = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = 0;
+	if (!(insn->flags & CFG_I_INVALID) && insn->size) {
+		pthread_mutex_lock(&text_lock);
+		if (!text_cs_open && cs_open(CS_ARCH_X86, CS_MODE_64, &text_cs) == CS_ERR_OK) {
+			cs_option(text_cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+			text_cs_open = 1;
+		}
+		if (text_cs_open)
+			n = cs_disasm(text_cs, insn->bytes, insn->size, insn->addr, 1, &ci);
+		if (n)
+			join_text(buf, size < CFG_TEXT_MAX ? size : CFG_TEXT_MAX, ci->mnemonic,
+				  strlen(ci->mnemonic), ci->op_str);
+		if (ci)
+			cs_free(ci, n);
+		pthread_mutex_unlock(&text_lock);
+	}
+	if (!n)
+		snprintf(buf, size, ".byte 0x%02x", insn->size ? insn->bytes[0] : 0);
+	return buf;
 }
 
 int cfg_dec_open(struct cfg_dec **out, struct dcpi_err *err)
@@ -285,8 +402,8 @@ static void fill_operands(struct cfg_insn *insn, const cs_insn *ci)
 		insn->flags |= CFG_I_VECTOR;
 }
 
-static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn *ci,
-		      unsigned groups)
+/* kmask: the operand text has a write-mask ({%k1}) */
+static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups, int kmask)
 {
 	const cs_detail *d = ci->detail;
 	const cs_x86 *x = &d->x86;
@@ -299,7 +416,6 @@ static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn 
 	 * operands by their access, and the segment, base and index of memory
 	 * operands as read.
 	 */
-	(void)dec;
 	for (unsigned i = 0; i < d->regs_read_count; i++)
 		if ((r = fold_reg(d->regs_read[i])) >= 0)
 			rd |= CFG_RBIT(r);
@@ -318,7 +434,7 @@ static void fill_regs(struct cfg_dec *dec, struct cfg_insn *insn, const cs_insn 
 			 * memory in capstone 4, so it is not looked at.
 			 */
 			if (r >= CFG_R_K0 && r < CFG_R_K0 + 8 && i + 1 == x->op_count &&
-			    strstr(insn->text, "{%k")) {
+			    kmask) {
 				rd |= CFG_RBIT(r);
 				continue;
 			}
@@ -412,14 +528,14 @@ static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
  * whose one memory operand is its AT&T destination and which writes no
  * register only writes memory: a store.
  */
-static void fix_vector_store(struct cfg_insn *insn, size_t len)
+static void fix_vector_store(struct cfg_insn *insn, char last)
 {
 	const uint64_t regs = ((1ull << CFG_R_FLAGS) - 1) | (0xffffffffull << CFG_R_VEC0);
 
 	if (insn->form != CFG_F_LOAD || !insn->vec_bits || insn->nmem != 1 ||
 	    (insn->regs_written & regs))
 		return;
-	if (!len || insn->text[len - 1] != ')')
+	if (last != ')')
 		return;
 	insn->form = CFG_F_STORE;
 	insn->flags = (insn->flags & ~(uint32_t)CFG_I_LOAD) | CFG_I_STORE;
@@ -533,28 +649,6 @@ static void fill_class(struct cfg_insn *insn, const cs_insn *ci, size_t n, unsig
 	if (!(insn->flags & CFG_I_VECTOR) && fpname && m[0] != 'f' &&
 	    insn->vec_bits == 0 && (groups & (G_SSE1 | G_SSE2 | G_AVX)))
 		insn->flags |= CFG_I_FP;
-}
-
-/*
- * "mnemonic operands" into dst, cut to its size (capstone's can be longer),
- * the rest of dst zeroed; the length of what was written.  a is n bytes long.
- */
-static size_t copy_text(char *dst, size_t size, const char *a, size_t n, const char *b)
-{
-	size_t m = b && *b ? strlen(b) : 0;
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(dst, a, n);
-	if (m && n + 1 < size) {
-		dst[n++] = ' ';
-		if (m > size - 1 - n)
-			m = size - 1 - n;
-		memcpy(dst + n, b, m);
-		n += m;
-	}
-	memset(dst + n, 0, size - n);
-	return n;
 }
 
 _Thread_local unsigned long cfg_dec_calls;
@@ -706,38 +800,58 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 		    struct cfg_insn *insn)
 {
 	const uint8_t *p = bytes;
-	size_t left = len, nm, nt, tail = offsetof(struct cfg_insn, text) + CFG_TEXT_MAX;
+	size_t left = len, nm, nops, cut;
 	uint64_t a = addr;
 	cs_insn *ci = dec->ci;
+	static const struct cfg_insn zero;
 	unsigned groups;
+	int kmask;
+	char last;
 
 	cfg_dec_calls++;
-	/* zeroed by parts: one memset of it all is a slow rep stos */
-	memset(insn, 0, offsetof(struct cfg_insn, mnemonic));
-	memset((char *)insn + tail, 0, sizeof(*insn) - tail);
+	*insn = zero;		/* not memset: that is a slow rep stos here */
 	insn->addr = addr;
 	if (!len || !cs_disasm_iter(dec->cs, &p, &left, &a, ci)) {
-		memset(insn->mnemonic, 0, sizeof(insn->mnemonic));
-		memset(insn->text, 0, sizeof(insn->text));
 		insn->size = 1;
 		insn->bytes[0] = len ? bytes[0] : 0;
 		insn->flags = CFG_I_INVALID;
-		snprintf(insn->mnemonic, sizeof(insn->mnemonic), ".byte");
-		snprintf(insn->text, sizeof(insn->text), ".byte 0x%02x", insn->bytes[0]);
+		insn->mnemonic = ".byte";
 		return -EINVAL;
 	}
 	insn->size = ci->size;
 	memcpy(insn->bytes, ci->bytes, ci->size);
 	insn->id = ci->id;
-	nt = strlen(ci->mnemonic);
-	nm = copy_text(insn->mnemonic, sizeof(insn->mnemonic), ci->mnemonic, nt, NULL);
-	nt = copy_text(insn->text, sizeof(insn->text), ci->mnemonic, nt, ci->op_str);
+	nm = strlen(ci->mnemonic);
+	insn->mnemonic = mn_intern(ci->id, ci->mnemonic, nm);
+	/*
+	 * What the text questions below look at is the text cut to
+	 * CFG_TEXT_MAX - 1 bytes, as the decoder once kept it: the operands
+	 * as far as that reaches, and the text's last character.
+	 */
+	nops = ci->op_str[0] ? strlen(ci->op_str) : 0;
+	cut = CFG_TEXT_MAX - 1;
+	if (!nops || nm + 1 >= cut)
+		nops = 0;
+	else if (nops > cut - nm - 1)
+		nops = cut - nm - 1;
+	last = nops ? ci->op_str[nops - 1] : nm ? ci->mnemonic[(nm < cut ? nm : cut) - 1] : 0;
+	kmask = 0;
+	for (size_t i = 0; i < nops; i++) {
+		const char *o = ci->op_str + i;
+
+		if (*o == '$')
+			insn->flags |= CFG_I_IMM;
+		else if (*o == '%' && i + 4 <= nops && o[1] == 'c' && o[2] == 'l' && o[3] == ',')
+			insn->flags |= CFG_I_CL;
+		else if (*o == '{' && i + 3 <= nops && o[1] == '%' && o[2] == 'k')
+			kmask = 1;
+	}
 	groups = group_mask(ci->detail);
 	fill_operands(insn, ci);
-	fill_regs(dec, insn, ci, groups);
-	fix_vector_store(insn, nt);
+	fill_regs(insn, ci, groups, kmask);
+	fix_vector_store(insn, last);
 	fix_capstone_errata(insn, ci);
-	fill_class(insn, ci, nm, groups);
+	fill_class(insn, ci, nm < CFG_MNEMONIC_MAX ? nm : CFG_MNEMONIC_MAX - 1, groups);
 	check_zero_idiom(insn, ci);
 	return 0;
 }

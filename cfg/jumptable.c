@@ -170,7 +170,7 @@ static int match_load(const struct cfg_jt_path *path, struct cfg_jt *jt, int *id
 static int is_cmp_imm(const struct cfg_insn *in, int reg)
 {
 	return !strncmp(in->mnemonic, "cmp", 3) && !in->nmem && in->form == CFG_F_REG &&
-	       only_gpr(in->regs_read) == reg && strchr(in->text, '$');
+	       only_gpr(in->regs_read) == reg && (in->flags & CFG_I_IMM);
 }
 
 static int same_mem(const struct cfg_mem *a, const struct cfg_mem *b)
@@ -195,7 +195,7 @@ static uint64_t mem_regs(const struct cfg_mem *m)
 static int is_cmp_mem_imm(const struct cfg_insn *in, const struct cfg_mem *m)
 {
 	return !strncmp(in->mnemonic, "cmp", 3) && in->nmem == 1 && in->form == CFG_F_LOAD &&
-	       same_mem(&in->mem, m) && strchr(in->text, '$');
+	       same_mem(&in->mem, m) && (in->flags & CFG_I_IMM);
 }
 
 /* mov/movzx/movsx mem,%idx: the index comes from memory. */
@@ -272,7 +272,7 @@ static int find_bound(const struct cfg_jt_path *path, int load, int idx, size_t 
 		if (jcc && (src ? is_cmp_mem_imm(in, src) : is_cmp_imm(in, idx)))
 			return guard_count(jcc, jnext, in->imm, count);
 		if (jcc && !src && !in->nmem && in->form == CFG_F_REG &&
-		    !strncmp(in->mnemonic, "cmp", 3) && strchr(in->text, '$') &&
+		    !strncmp(in->mnemonic, "cmp", 3) && (in->flags & CFG_I_IMM) &&
 		    (s = only_gpr(in->regs_read)) >= 0 && copied_after(path, k, s, idx))
 			return guard_count(jcc, jnext, in->imm, count);
 		if (in->regs_written & CFG_RBIT(CFG_R_FLAGS))

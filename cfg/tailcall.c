@@ -48,7 +48,7 @@ static int64_t plus(int64_t v, int64_t d)
 
 static int is_imm_arith(const struct cfg_insn *in, const char *op)
 {
-	return !strncmp(in->mnemonic, op, 3) && !in->nmem && strchr(in->text, '$');
+	return !strncmp(in->mnemonic, op, 3) && !in->nmem && (in->flags & CFG_I_IMM);
 }
 
 /* The effect of one instruction on the stack and frame pointers. */

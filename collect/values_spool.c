@@ -238,8 +238,8 @@ static uint8_t one_gpr(uint64_t mask)
 
 static void classify(struct vinsn *vi, const struct cfg_insn *in, int entry)
 {
-	const char *ops = strchr(in->text, ' '), *last;
-	char first[16] = "", dst[16] = "";
+	char text[CFG_TEXT_MAX], first[16] = "", dst[16] = "";
+	const char *ops, *last;
 	uint64_t wr = in->regs_written;
 	int mov = !strncmp(in->mnemonic, "mov", 3) && in->nmem == 1;
 
@@ -248,6 +248,7 @@ static void classify(struct vinsn *vi, const struct cfg_insn *in, int entry)
 	vi->flags = VI_DECODED | (entry ? VI_ENTRY : 0);
 	if (in->flags & (CFG_I_INVALID | CFG_I_NOP))
 		return;
+	ops = strchr(cfg_insn_text(in, text, sizeof(text)), ' ');
 	if (ops) {
 		operand_reg(ops, first, sizeof(first));
 		last = strrchr(ops, ',');

@@ -90,7 +90,7 @@ static uint32_t lea_traits(const struct cfg_insn *insn)
 uint32_t model_traits(const struct cfg_insn *insn)
 {
 	uint32_t t = size_traits(insn) | lea_traits(insn);
-	int imm = strchr(insn->text, '$') != NULL;
+	int imm = !!(insn->flags & CFG_I_IMM);
 
 	if (imm)
 		t |= MODEL_T_IMM;
@@ -109,9 +109,9 @@ uint32_t model_traits(const struct cfg_insn *insn)
 		t |= MODEL_T_NOP;
 	if (insn->flags & CFG_I_ZERO_IDIOM)
 		t |= MODEL_T_ZERO;
-	if (strstr(insn->text, "%cl,"))
+	if (insn->flags & CFG_I_CL)
 		t |= MODEL_T_CL;
-	if (!strncmp(insn->text, "lock ", 5) ||
+	if (!strncmp(insn->mnemonic, "lock ", 5) ||
 	    (!strncmp(insn->mnemonic, "xchg", 4) && insn->nmem))
 		t |= MODEL_T_LOCK;
 	if (insn->size >= 8)

@@ -146,11 +146,26 @@ static int sbx_refuse(char *detail, size_t dlen, const char *why, const char *te
 	return SBX_REFUSED;
 }
 
+/* sbx_refuse for instruction in, its text made only when it is asked for */
+static int sbx_refuse_insn(char *detail, size_t dlen, const char *why,
+			   const struct cfg_insn *in, size_t off)
+{
+	char text[CFG_TEXT_MAX];
+
+	return sbx_refuse(detail, dlen, why,
+			  detail && dlen ? cfg_insn_text(in, text, sizeof(text)) : "", off);
+}
+
 /* A write to a segment register (mov %ax,%fs; pop %gs) changes the child's TLS. */
 static int sbx_writes_segment(const struct cfg_insn *in)
 {
-	const char *t = in->text;
-	const char *comma = strrchr(t, ',');
+	char t[CFG_TEXT_MAX];
+	const char *comma;
+
+	if (strncmp(in->mnemonic, "pop", 3) && strncmp(in->mnemonic, "mov", 3))
+		return 0;
+	cfg_insn_text(in, t, sizeof(t));
+	comma = strrchr(t, ',');
 
 	if (!strncmp(in->mnemonic, "pop", 3) && strstr(t, "%fs"))
 		return 1;
@@ -191,24 +206,24 @@ static int sbx_check_insn(const struct cfg_insn *v, size_t n, size_t k, size_t l
 	size_t off = (size_t)in->addr;
 
 	if (in->flags & (CFG_I_CALL | CFG_I_RET))
-		return sbx_refuse(detail, dlen, "leaves the body", in->text, off);
+		return sbx_refuse_insn(detail, dlen, "leaves the body", in, off);
 	if (in->flags & CFG_I_BRANCH) {
 		/* SBX_F_BRANCHES: a direct forward branch to an instruction of the
 		 * body or to its end stays inside it and cannot loop */
 		if (!(flags & SBX_F_BRANCHES) || (in->flags & CFG_I_INDIRECT) ||
 		    in->target <= in->addr || in->target > len ||
 		    !sbx_boundary(v, n, in->target, len))
-			return sbx_refuse(detail, dlen, "leaves the body", in->text, off);
+			return sbx_refuse_insn(detail, dlen, "leaves the body", in, off);
 	}
 	if (in->flags & CFG_I_SYSCALL)
-		return sbx_refuse(detail, dlen, "syscall", in->text, off);
+		return sbx_refuse_insn(detail, dlen, "syscall", in, off);
 	if (in->flags & CFG_I_TRAP)
-		return sbx_refuse(detail, dlen, "traps", in->text, off);
+		return sbx_refuse_insn(detail, dlen, "traps", in, off);
 	for (size_t i = 0; i < sizeof(sbx_refused) / sizeof(sbx_refused[0]); i++)
 		if (sbx_mnemonic_is(in->mnemonic, sbx_refused[i].prefix))
-			return sbx_refuse(detail, dlen, sbx_refused[i].why, in->text, off);
+			return sbx_refuse_insn(detail, dlen, sbx_refused[i].why, in, off);
 	if (sbx_writes_segment(in))
-		return sbx_refuse(detail, dlen, "writes a system register", in->text, off);
+		return sbx_refuse_insn(detail, dlen, "writes a system register", in, off);
 	return 0;
 }
 

@@ -508,7 +508,7 @@ static void values_update(struct sim *s, const struct cfg_insn *in)
 {
 	uint64_t w = in->regs_written & ((1ull << NGPR) - 1);
 	const char *mn = in->mnemonic;
-	int imm = in->form == CFG_F_REG && strchr(in->text, '$');
+	int imm = in->form == CFG_F_REG && (in->flags & CFG_I_IMM);
 	int r, src;
 
 	if (!w)

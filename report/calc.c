@@ -214,6 +214,7 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 		const struct cfg_block *bl = &cfg->blocks[b];
 
 		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+			char text[CFG_TEXT_MAX];
 			const struct cfg_insn *in = &cfg->insns[i];
 			const struct est_insn *ei = &c->r.insns[i];
 			uint64_t off = 0;
@@ -224,7 +225,7 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 			       "\"confidence\": \"%s\", \"text\": ", first ? "" : ",",
 			       (unsigned long long)in->addr, (unsigned long long)off, ei->samples,
 			       ei->executions, ei->cpi, ei->m, est_conf_name(ei->conf));
-			rep_json_str(f, in->text);
+			rep_json_str(f, cfg_insn_text(in, text, sizeof(text)));
 			fprintf(f, ", \"reason\": \"%s\", \"static_culprit\": ",
 			       model_reason_name((enum model_reason)ei->reason));
 			if (ei->culprit >= 0 && ei->reason != MODEL_R_NONE)
@@ -346,12 +347,14 @@ static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last,
 		fprintf(f, "*** Actual -/%u (not executed)\n", bl->n);
 	fprintf(f, "*** Executions %.4g (%s confidence)\n", eb->executions, est_conf_name(eb->conf));
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+		char text[CFG_TEXT_MAX];
 		const struct cfg_insn *in = &c->cfg->insns[i];
 		const struct est_insn *ei = &c->r.insns[i];
 
 		print_source(f, c, in->addr, last, len);
 		print_bubbles(f, c, i);
-		fprintf(f, "%8llx  %-40s %8.0f", (unsigned long long)in->addr, in->text, ei->samples);
+		fprintf(f, "%8llx  %-40s %8.0f", (unsigned long long)in->addr,
+			cfg_insn_text(in, text, sizeof(text)), ei->samples);
 		if (ei->executions > 0)
 			fprintf(f, " %7.1fcy", ei->cpi);
 		else
@@ -454,6 +457,7 @@ int rep_calc_static(FILE *f, const struct rep_calc *c, struct dcpi_err *err)
 			fprintf(f, "\n*** Best-case %.1f/%u = %.2fCPI%s\n", best, bl->n, best / bl->n,
 			       bl->loop_depth ? "  (in a loop)" : "");
 		for (uint32_t i = bl->first; i < bl->first + bl->n; i++, first = 0) {
+			char text[CFG_TEXT_MAX];
 			const struct cfg_insn *in = &cfg->insns[i];
 			const char *why = reason[i] != MODEL_R_NONE ?
 					  model_reason_name((enum model_reason)reason[i]) : "";
@@ -469,11 +473,12 @@ int rep_calc_static(FILE *f, const struct rep_calc *c, struct dcpi_err *err)
 				else
 					fprintf(f, "null");
 				fprintf(f, ", \"text\": ");
-				rep_json_str(f, in->text);
+				rep_json_str(f, cfg_insn_text(in, text, sizeof(text)));
 				fprintf(f, "}");
 				continue;
 			}
-			fprintf(f, "%8llx  %-44s %5.2f  %-11s", (unsigned long long)in->addr, in->text,
+			fprintf(f, "%8llx  %-44s %5.2f  %-11s", (unsigned long long)in->addr,
+				cfg_insn_text(in, text, sizeof(text)),
 			       m[i], why);
 			if (culprit[i] >= 0 && reason[i] != MODEL_R_NONE)
 				fprintf(f, " %llx", (unsigned long long)cfg->insns[culprit[i]].addr);

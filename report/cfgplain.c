@@ -60,11 +60,12 @@ static char *block_label(const struct cfg *cfg, const struct cfg_block *b)
 		n += (size_t)snprintf(buf + n, cap - n, "loop depth %d%s\\l", b->loop_depth,
 				      (b->flags & CFG_B_LOOP_HEAD) ? ", header" : "");
 	for (uint32_t i = 0; i < b->n; i++) {
+		char text[CFG_TEXT_MAX];
 		const struct cfg_insn *in = &cfg->insns[b->first + i];
 
 		snprintf(line, sizeof(line), "%" PRIx64 ": ", in->addr);
 		n = put_escaped(buf, cap, n, line);
-		n = put_escaped(buf, cap, n, in->text);
+		n = put_escaped(buf, cap, n, cfg_insn_text(in, text, sizeof(text)));
 		if (n + 3 < cap) {
 			buf[n++] = '\\';
 			buf[n++] = 'l';
@@ -192,10 +193,11 @@ static void json_block(FILE *f, const struct cfg *cfg, const struct cfg_block *b
 	}
 	fprintf(f, "], \"insns\": [");
 	for (uint32_t i = 0; i < b->n; i++) {
+		char text[CFG_TEXT_MAX];
 		const struct cfg_insn *in = &cfg->insns[b->first + i];
 
 		fprintf(f, "%s{\"addr\": \"0x%" PRIx64 "\", \"text\": ", i ? ", " : "", in->addr);
-		rep_json_str(f, in->text);
+		rep_json_str(f, cfg_insn_text(in, text, sizeof(text)));
 		fputc('}', f);
 	}
 	fprintf(f, "]}");

@@ -187,9 +187,11 @@ static char *block_label(const struct cfg *cfg, const struct rep_cfg_heat *h, ui
 			line(buf, cap, &n, "%s", cul);
 	}
 	for (uint32_t i = 0; i < bl->n && i < MAX_INSNS_SHOWN; i++) {
+		char text[CFG_TEXT_MAX];
 		const struct cfg_insn *in = &cfg->insns[bl->first + i];
 
-		line(buf, cap, &n, "%llx: %s", (unsigned long long)in->addr, in->text);
+		line(buf, cap, &n, "%llx: %s", (unsigned long long)in->addr,
+		     cfg_insn_text(in, text, sizeof(text)));
 	}
 	if (bl->n > MAX_INSNS_SHOWN)
 		line(buf, cap, &n, "... %u more", bl->n - MAX_INSNS_SHOWN);

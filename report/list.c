@@ -114,12 +114,12 @@ void rep_list_text(FILE *f, const struct cfg *cfg, struct image *img,
 		fprintf(f, "\n");
 		for (size_t k = i; k < end; k++) {
 			const struct est_insn *e = &r->insns[k];
-			char why[96];
+			char why[96], text[CFG_TEXT_MAX];
 
 			culprit_of(cfg, r, cul, k, why, sizeof(why));
 			fprintf(f, "%9.0f %11.4g %7.2f      %8llx  %-36s %s\n", e->samples,
 				e->executions, e->cpi, (unsigned long long)cfg->insns[k].addr,
-				cfg->insns[k].text, why);
+				cfg_insn_text(&cfg->insns[k], text, sizeof(text)), why);
 		}
 	}
 }
@@ -145,14 +145,14 @@ void rep_list_json(FILE *f, const struct cfg *cfg, struct image *img,
 			"\"cpi\": %.6g, \"instructions\": [", s, x, cyc, cpi);
 		for (size_t k = i; k < end; k++) {
 			const struct est_insn *e = &r->insns[k];
-			char why[96];
+			char why[96], text[CFG_TEXT_MAX];
 
 			culprit_of(cfg, r, cul, k, why, sizeof(why));
 			fprintf(f, "%s{\"address\": \"0x%llx\", \"samples\": %.17g, \"executions\": "
 				"%.17g, \"cpi\": %.6g, \"text\": ", k > i ? ", " : "",
 				(unsigned long long)cfg->insns[k].addr, e->samples, e->executions,
 				e->cpi);
-			rep_json_str(f, cfg->insns[k].text);
+			rep_json_str(f, cfg_insn_text(&cfg->insns[k], text, sizeof(text)));
 			fprintf(f, ", \"culprit\": ");
 			rep_json_str(f, why);
 			fprintf(f, "}");

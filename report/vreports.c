@@ -39,7 +39,7 @@ static void insn_text(const struct rv_ctx *c, uint64_t off, char *buf, size_t le
 
 	buf[0] = 0;
 	if (rv_decode(c, off, &in) == 0)
-		snprintf(buf, len, "%s", in.text);
+		cfg_insn_text(&in, buf, len);
 }
 
 static void time_json(FILE *f, const struct rv_time *t)

@@ -406,7 +406,7 @@ static void entry_text(FILE *f, size_t rank, const struct vs_entry *x)
 		rep_val_class_name(rep_val_classify(x->share)), h->seen,
 		base_name(x->c.vp->image.path));
 	if (x->kind != VS_ARG && rv_decode(&x->c, h->offset, &in) == 0)
-		fprintf(f, "   %s\n", in.text);
+		fprintf(f, "   %s\n", cfg_insn_text(&in, text, sizeof(text)));
 	fprintf(f, "   at stake %.4g %s: %s %.0f samples", x->stake,
 		x->t.have_cycles ? "cycles" : "samples",
 		x->kind == VS_ARG ? "the procedure's" : "the instruction's", x->t.samples);

@@ -31,10 +31,12 @@ static inline uint64_t dg_str(uint64_t h, const char *s)
 
 static inline uint64_t dg_insn(uint64_t h, const struct cfg_insn *in, uint64_t base)
 {
+	char text[CFG_TEXT_MAX];
+
 	h = dg_mix(h, in->addr - base);
 	h = dg_mix(h, in->size | (uint64_t)in->id << 8 | (uint64_t)in->form << 24 |
 		   (uint64_t)in->vec_bits << 32 | (uint64_t)in->nmem << 48);
-	h = dg_mix(h, in->flags);
+	h = dg_mix(h, in->flags & ~(uint32_t)(CFG_I_IMM | CFG_I_CL));	/* as before them */
 	h = dg_mix(h, in->regs_read);
 	h = dg_mix(h, in->regs_written);
 	h = dg_mix(h, in->imm);
@@ -45,7 +47,7 @@ static inline uint64_t dg_insn(uint64_t h, const struct cfg_insn *in, uint64_t b
 				  (uint64_t)in->mem.segment << 32 |
 				  (uint64_t)in->mem.rip_relative << 40), (uint64_t)in->mem.disp);
 	h = dg_str(h, in->mnemonic);
-	return dg_str(h, in->text);
+	return dg_str(h, cfg_insn_text(in, text, sizeof(text)));
 }
 
 static inline uint64_t cfg_digest(const struct cfg *cfg)

@@ -92,6 +92,45 @@ static void test_decode_add(void **state)
 	assert_int_equal(in.nmem, 0);
 }
 
+/* Text made on demand from the bytes; names shared; the flags the model's
+ * classes once read from the text. */
+static void test_decode_text(void **state)
+{
+	const uint8_t shl[] = { 0x48, 0xd3, 0xe0 };			/* shl %cl,%rax */
+	const uint8_t movb[] = { 0x88, 0x08 };				/* mov %cl,(%rax) */
+	const uint8_t addi[] = { 0x48, 0x83, 0xc0, 0x07 };		/* add $7,%rax */
+	const uint8_t lock[] = { 0xf0, 0x48, 0x0f, 0xb1, 0x0a };	/* lock cmpxchg */
+	const uint8_t bad[] = { 0x06 };				/* push %es: not in 64-bit mode */
+	struct cfg_insn a, b;
+	char t[CFG_TEXT_MAX], small[6];
+
+	(void)state;
+	assert_int_equal(cfg_decode_one(addi, sizeof(addi), 0x1000, &a), 0);
+	assert_string_equal(cfg_insn_text(&a, t, sizeof(t)), "addq $7, %rax");
+	assert_true(a.flags & CFG_I_IMM);
+	assert_false(a.flags & CFG_I_CL);
+	assert_int_equal(a.imm, 7);
+	/* cut to the buffer, NUL-terminated */
+	assert_string_equal(cfg_insn_text(&a, small, sizeof(small)), "addq ");
+	assert_int_equal(cfg_decode_one(addi, sizeof(addi), 0x2000, &b), 0);
+	assert_ptr_equal(a.mnemonic, b.mnemonic);		/* one copy of "addq" */
+	assert_int_equal(cfg_decode_one(shl, sizeof(shl), 0x1000, &a), 0);
+	assert_string_equal(cfg_insn_text(&a, t, sizeof(t)), "shlq %cl, %rax");
+	assert_true(a.flags & CFG_I_CL);
+	assert_false(a.flags & CFG_I_IMM);
+	assert_int_equal(cfg_decode_one(movb, sizeof(movb), 0x1000, &a), 0);
+	assert_true(a.flags & CFG_I_CL);	/* %cl before the last operand */
+	assert_int_equal(cfg_decode_one(lock, sizeof(lock), 0x1000, &a), 0);
+	assert_string_equal(a.mnemonic, "lock cmpxchgq");
+	assert_string_equal(cfg_insn_text(&a, t, sizeof(t)), "lock cmpxchgq %rcx, (%rdx)");
+	assert_true(a.flags & CFG_I_LOCK);
+	assert_int_equal(cfg_decode_one(bad, sizeof(bad), 0x1000, &a), -EINVAL);
+	assert_string_equal(a.mnemonic, ".byte");
+	assert_string_equal(cfg_insn_text(&a, t, sizeof(t)), ".byte 0x06");
+	/* the slimmer struct: text is not kept */
+	assert_true(sizeof(struct cfg_insn) <= 96);
+}
+
 static void test_decode_load(void **state)
 {
 	const uint8_t b[] = { 0x48, 0x8b, 0x44, 0x8b, 0x10 };	/* mov 0x10(%rbx,%rcx,4),%rax */
@@ -796,6 +835,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_add),
+		cmocka_unit_test(test_decode_text),
 		cmocka_unit_test(test_decode_load),
 		cmocka_unit_test(test_decode_store_rip),
 		cmocka_unit_test(test_decode_vector_store),

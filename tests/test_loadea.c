@@ -64,6 +64,7 @@ static void check_image(const char *path, struct tally *t)
 			avail = p->size;
 		while (off + 1 <= avail) {
 			struct cfg_insn in;
+			char text[CFG_TEXT_MAX];
 			uint8_t buf[32] = { 0 };
 			uint64_t r[16], ea = 0, want;
 			size_t n = avail - off < 15 ? avail - off : 15;
@@ -90,7 +91,8 @@ static void check_image(const char *path, struct tally *t)
 			if (in.nmem != 1 || !(in.flags & CFG_I_LOAD) || (in.flags & CFG_I_LEA) ||
 			    in.mem.segment == 1 || in.mem.segment == 2)
 				fail_msg("%s+0x%llx %s: accepted, capstone says no load", p->name,
-					 (unsigned long long)off, in.text);
+					 (unsigned long long)off,
+					 cfg_insn_text(&in, text, sizeof(text)));
 			if (in.mem.rip_relative) {
 				want = (uint64_t)in.mem.disp;
 			} else {
@@ -102,7 +104,8 @@ static void check_image(const char *path, struct tally *t)
 				want += r[in.mem.index] * in.mem.scale;
 			if (ea != want)
 				fail_msg("%s+0x%llx %s: address 0x%llx, capstone's 0x%llx", p->name,
-					 (unsigned long long)off, in.text, (unsigned long long)ea,
+					 (unsigned long long)off, cfg_insn_text(&in, text, sizeof(text)),
+					 (unsigned long long)ea,
 					 (unsigned long long)want);
 next:
 			off += in.size;

@@ -82,9 +82,11 @@ static void print_text(const struct cfg_insn *insns, const struct sched_block *b
 	       "D", "I", "C", "R", "M", "M/it", "reason");
 	for (size_t i = 0; i < b->n; i++) {
 		const struct sched_insn *s = &b->insns[i];
+		char text[CFG_TEXT_MAX];
 
 		printf("  %-10llx %-36.36s %4d %4d %4d %4d %3d %6.2f  %s",
-		       (unsigned long long)s->address, insns[i].text, s->dispatch, s->issue,
+		       (unsigned long long)s->address, cfg_insn_text(&insns[i], text, sizeof(text)),
+		       s->dispatch, s->issue,
 		       s->complete, s->retire, s->m, s->m_loop,
 		       s->reason ? model_reason_name(s->reason) : "");
 		if (s->culprit >= 0)
@@ -105,10 +107,11 @@ static void print_json_block(const struct cfg_insn *insns, const struct sched_bl
 	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles, b->unknown_forms);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct sched_insn *s = &b->insns[i];
+		char text[CFG_TEXT_MAX];
 
 		printf("%s{\"address\": \"0x%llx\", \"text\": ", i ? ", " : "",
 		       (unsigned long long)s->address);
-		tool_json_str(stdout, insns[i].text);
+		tool_json_str(stdout, cfg_insn_text(&insns[i], text, sizeof(text)));
 		printf(", \"m\": %d, \"m_loop\": %.3f, \"dispatch\": %d, \"issue\": %d, "
 		       "\"complete\": %d, \"retire\": %d, \"reason\": \"%s\", \"culprit\": ",
 		       s->m, s->m_loop, s->dispatch, s->issue, s->complete, s->retire,

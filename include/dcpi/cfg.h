@@ -36,6 +36,8 @@ enum {
 	CFG_I_LEA	= 1u << 16,	/* address arithmetic, no memory access */
 	CFG_I_ZERO_IDIOM = 1u << 17,	/* xor r,r / sub r,r / pxor x,x: no input dependence */
 	CFG_I_STACK	= 1u << 18,	/* push, pop, call, ret: implicit rsp update */
+	CFG_I_IMM	= 1u << 19,	/* an immediate operand ($...) */
+	CFG_I_CL	= 1u << 20,	/* %cl an operand before the last (a shift count) */
 	CFG_I_INVALID	= 1u << 31,	/* bytes capstone cannot decode */
 };
 
@@ -78,25 +80,39 @@ struct cfg_mem {
 };
 #define CFG_REG_NONE 0xff
 
-#define CFG_TEXT_MAX 96
+#define CFG_TEXT_MAX 96		/* cfg_insn_text's longest, NUL included */
+#define CFG_MNEMONIC_MAX 24	/* a mnemonic's longest, NUL included */
 
+/*
+ * One decoded instruction.  Its text is not kept (formatting it was most of
+ * the decoder's own cost, and it doubled the struct): cfg_insn_text makes it
+ * from the bytes when something prints it.
+ */
 struct cfg_insn {
 	uint64_t addr;
-	uint8_t size;
-	uint8_t bytes[15];
-	uint16_t id;			/* capstone x86_insn id: opaque, for equality only */
-	char mnemonic[24];		/* as capstone prints it, AT&T: "addq", "vfmadd231pd" */
-	char text[CFG_TEXT_MAX];	/* whole instruction, AT&T syntax */
-	uint32_t flags;			/* CFG_I_* */
-	enum cfg_form form;
-	uint16_t vec_bits;		/* widest vector operand: 0, 64, 128, 256, 512 */
-	uint8_t nmem;			/* memory operands (0, 1; 2 for movs/cmps) */
-	struct cfg_mem mem;		/* the (first) memory operand, if nmem */
+	const char *mnemonic;		/* as capstone prints it, AT&T: "addq", "lock
+					 * cmpxchgq"; one shared copy of each name,
+					 * never freed, ".byte" if undecodable */
 	uint64_t regs_read;		/* CFG_RBIT mask, implicit reads and flags included */
 	uint64_t regs_written;		/* likewise */
-	uint64_t imm;			/* the immediate operand, if any */
+	uint64_t imm;			/* the immediate operand, if any (CFG_I_IMM) */
 	uint64_t target;		/* direct branch/call target, 0 if none */
+	struct cfg_mem mem;		/* the (first) memory operand, if nmem */
+	uint32_t flags;			/* CFG_I_* */
+	enum cfg_form form;
+	uint16_t id;			/* capstone x86_insn id: opaque, for equality only */
+	uint16_t vec_bits;		/* widest vector operand: 0, 64, 128, 256, 512 */
+	uint8_t size;
+	uint8_t nmem;			/* memory operands (0, 1; 2 for movs/cmps) */
+	uint8_t bytes[15];
 };
+
+/*
+ * The instruction's AT&T text ("addq $1, %rax"; ".byte 0x0f" if undecodable),
+ * cut to size - 1 characters, into buf; returns buf.  Decodes the bytes again:
+ * for printing, not for analysis.  Thread-safe.
+ */
+const char *cfg_insn_text(const struct cfg_insn *insn, char *buf, size_t size);
 
 /* Decode one instruction (AT&T text).  -EINVAL when the bytes do not decode
  * (insn->flags then has CFG_I_INVALID and size 1). */
