@@ -117,35 +117,58 @@ static unsigned reg_bits(unsigned r)
 
 /*
  * Mnemonics, one shared copy of each (struct cfg_insn points at it): a list
- * per capstone id, most ids have one or two names (addl, addq).  Readers
- * take no lock; a name is added under mn_lock and published last.
+ * per capstone id, most ids have one or two names (addl, addq), with what
+ * the decoder asks of the name worked out once (MN_*).  Readers take no
+ * lock; a name is added under mn_lock and published last.
  */
+enum {
+	MN_FP = 1u << 0,	/* is_fp_mnemonic */
+	MN_CVT = 1u << 1,	/* is_cvt */
+	MN_DIV = 1u << 2,	/* has_div */
+	MN_CMOV = 1u << 3,	/* cmov..., fcmov... */
+	MN_ZERO = 1u << 4,	/* a zero idiom's name (check_zero_idiom) */
+};
+
 struct mn_name {
 	struct mn_name *next;
+	uint8_t n, traits;
 	char s[CFG_MNEMONIC_MAX];
 };
 static struct mn_name *_Atomic mn_tab[X86_INS_ENDING + 1];
 static pthread_mutex_t mn_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *mn_find(struct mn_name *e, const char *m, size_t n)
-{
-	for (; e; e = e->next) {
-		size_t i = 0;
+static unsigned mn_traits(const char *m, size_t n);
 
-		while (i < n && e->s[i] == m[i])
-			i++;
-		if (i == n && !e->s[n])
-			return e->s;
+/* a and b equal in their first n bytes; both readable for 24 */
+static inline int mn_eq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t x, y, mask = n - i >= 8 ? ~0ull : (1ull << (8 * (n - i))) - 1;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if ((x ^ y) & mask)
+			return 0;
 	}
+	return 1;
+}
+
+/* m is readable for CFG_MNEMONIC_MAX bytes (capstone's are 32) */
+static const struct mn_name *mn_find(const struct mn_name *e, const char *m, size_t n)
+{
+	for (; e; e = e->next)
+		if (e->n == n && mn_eq(e->s, m, n))
+			return e;
 	return NULL;
 }
 
 /* The shared copy of m (n bytes, cut to CFG_MNEMONIC_MAX - 1) for id. */
-static const char *mn_intern(unsigned id, const char *m, size_t n)
+static const struct mn_name *mn_intern(unsigned id, const char *m, size_t n)
 {
+	static const struct mn_name unknown = { NULL, 1, 0, "?" };
 	struct mn_name *_Atomic *slot = &mn_tab[id < X86_INS_ENDING ? id : X86_INS_ENDING];
+	const struct mn_name *r;
 	struct mn_name *e;
-	const char *r;
 
 	if (n > CFG_MNEMONIC_MAX - 1)
 		n = CFG_MNEMONIC_MAX - 1;
@@ -155,12 +178,14 @@ static const char *mn_intern(unsigned id, const char *m, size_t n)
 	if (!(r = mn_find(atomic_load_explicit(slot, memory_order_relaxed), m, n)) &&
 	    (e = calloc(1, sizeof(*e)))) {
 		memcpy(e->s, m, n);
+		e->n = (uint8_t)n;
+		e->traits = (uint8_t)mn_traits(e->s, n);
 		e->next = atomic_load_explicit(slot, memory_order_relaxed);
 		atomic_store_explicit(slot, e, memory_order_release);
-		r = e->s;
+		r = e;
 	}
 	pthread_mutex_unlock(&mn_lock);
-	return r ? r : "?";
+	return r ? r : &unknown;
 }
 
 /* The decoder cfg_insn_text formats with, opened when first asked. */
@@ -329,6 +354,52 @@ static int has_div(const char *m)
 	return 0;
 }
 
+/* Is m (n bytes) the name of a zero idiom's operation (xorl, vpxor, psubq)? */
+static int is_zero_name(const char *m, size_t n)
+{
+	static const char *const ops[] = { "xor", "sub", "pxor", "xorps", "xorpd", "psubb",
+					    "psubw", "psubd", "psubq", "pcmpgtb", "pcmpgtw",
+					    "pcmpgtd", "pcmpgtq", "sbb" };
+	char base[CFG_MNEMONIC_MAX];
+
+	if (m[0] == 'v') {
+		m++;
+		n--;
+	}
+	if (n >= sizeof(base))
+		n = sizeof(base) - 1;
+	memcpy(base, m, n);
+	base[n] = 0;
+	/* AT&T size suffix on the integer forms: xorl, subq */
+	if (n == 4 && strchr("bwlq", base[3]) && (!strncmp(base, "xor", 3) ||
+						  !strncmp(base, "sub", 3) ||
+						  !strncmp(base, "sbb", 3)))
+		base[3] = 0;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(base, ops[i]))
+			return 1;
+	return 0;
+}
+
+/* What the decoder asks of a mnemonic (n bytes), once per name (mn_intern). */
+static unsigned mn_traits(const char *m, size_t n)
+{
+	unsigned t = 0;
+
+	if (is_fp_mnemonic(m, n))
+		t |= MN_FP;
+	if (is_cvt(m))
+		t |= MN_CVT;
+	if (has_div(m))
+		t |= MN_DIV;
+	if ((m[0] == 'c' && m[1] == 'm' && m[2] == 'o' && m[3] == 'v') ||
+	    (m[0] == 'f' && m[1] == 'c' && m[2] == 'm' && m[3] == 'o' && m[4] == 'v'))
+		t |= MN_CMOV;
+	if (is_zero_name(m, n))
+		t |= MN_ZERO;
+	return t;
+}
+
 static void fill_mem(struct cfg_insn *insn, const cs_x86_op *op)
 {
 	int b = fold_reg(op->mem.base), x = fold_reg(op->mem.index);
@@ -478,18 +549,12 @@ static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups,
 }
 
 /* xor r,r; sub r,r; pxor x,x ...: the result is 0 whatever r held. */
-static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
+static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci, unsigned traits)
 {
-	static const char *const ops[] = { "xor", "sub", "pxor", "xorps", "xorpd", "psubb",
-					    "psubw", "psubd", "psubq", "pcmpgtb", "pcmpgtw",
-					    "pcmpgtd", "pcmpgtq", "sbb" };
 	const cs_x86 *x = &ci->detail->x86;
-	const char *m = insn->mnemonic;
-	char base[24];
-	size_t n;
 	unsigned r0;
 
-	if (x->op_count < 2 || x->op_count > 3)
+	if (!(traits & MN_ZERO) || x->op_count < 2 || x->op_count > 3)
 		return;
 	for (unsigned i = 0; i < x->op_count; i++)
 		if (x->operands[i].type != X86_OP_REG)
@@ -500,26 +565,9 @@ static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci)
 			return;
 	if (x->op_count == 3 && x->operands[1].reg != r0)
 		return;
-	if (m[0] == 'v')
-		m++;
-	n = strlen(m);
-	if (n >= sizeof(base))
-		n = sizeof(base) - 1;
-	memcpy(base, m, n);
-	base[n] = 0;
-	/* AT&T size suffix on the integer forms: xorl, subq */
-	if (n == 4 && strchr("bwlq", base[3]) && (!strncmp(base, "xor", 3) ||
-						  !strncmp(base, "sub", 3) ||
-						  !strncmp(base, "sbb", 3)))
-		base[3] = 0;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		if (strcmp(base, ops[i]))
-			continue;
-		/* sbb r,r is all-ones or zero from CF: independent of r, not of flags */
-		insn->flags |= CFG_I_ZERO_IDIOM;
-		insn->regs_read &= ~CFG_RBIT(fold_reg(r0));
-		return;
-	}
+	/* sbb r,r is all-ones or zero from CF: independent of r, not of flags */
+	insn->flags |= CFG_I_ZERO_IDIOM;
+	insn->regs_read &= ~CFG_RBIT(fold_reg(r0));
 }
 
 /*
@@ -582,13 +630,13 @@ static void fix_capstone_errata(struct cfg_insn *insn, const cs_insn *ci)
 	}
 }
 
-/* n is strlen(insn->mnemonic), groups group_mask's. */
-static void fill_class(struct cfg_insn *insn, const cs_insn *ci, size_t n, unsigned groups)
+/* traits the mnemonic's MN_*, groups group_mask's. */
+static void fill_class(struct cfg_insn *insn, const cs_insn *ci, unsigned traits,
+		       unsigned groups)
 {
 	const cs_x86 *x = &ci->detail->x86;
-	const char *m = insn->mnemonic;
 	int indirect = x->op_count > 0 && x->operands[0].type != X86_OP_IMM;
-	int fpname = is_fp_mnemonic(m, n);
+	int fpname = !!(traits & MN_FP);
 
 	if (groups & G_CALL) {
 		insn->flags |= CFG_I_CALL | CFG_I_STACK;
@@ -639,14 +687,13 @@ static void fill_class(struct cfg_insn *insn, const cs_insn *ci, size_t n, unsig
 	}
 	if (x->prefix[0] == X86_PREFIX_LOCK)
 		insn->flags |= CFG_I_LOCK;
-	if ((m[0] == 'c' && m[1] == 'm' && m[2] == 'o' && m[3] == 'v') ||
-	    (m[0] == 'f' && m[1] == 'c' && m[2] == 'm' && m[3] == 'o' && m[4] == 'v'))
+	if (traits & MN_CMOV)
 		insn->flags |= CFG_I_CMOV;
-	if (has_div(m))
+	if (traits & MN_DIV)
 		insn->flags |= CFG_I_DIV;
-	if ((groups & G_FPU) || ((insn->flags & CFG_I_VECTOR) && fpname) || is_cvt(m))
+	if ((groups & G_FPU) || ((insn->flags & CFG_I_VECTOR) && fpname) || (traits & MN_CVT))
 		insn->flags |= CFG_I_FP;
-	if (!(insn->flags & CFG_I_VECTOR) && fpname && m[0] != 'f' &&
+	if (!(insn->flags & CFG_I_VECTOR) && fpname && insn->mnemonic[0] != 'f' &&
 	    insn->vec_bits == 0 && (groups & (G_SSE1 | G_SSE2 | G_AVX)))
 		insn->flags |= CFG_I_FP;
 }
@@ -804,6 +851,7 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 	uint64_t a = addr;
 	cs_insn *ci = dec->ci;
 	static const struct cfg_insn zero;
+	const struct mn_name *mn;
 	unsigned groups;
 	int kmask;
 	char last;
@@ -822,7 +870,8 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 	memcpy(insn->bytes, ci->bytes, ci->size);
 	insn->id = ci->id;
 	nm = strlen(ci->mnemonic);
-	insn->mnemonic = mn_intern(ci->id, ci->mnemonic, nm);
+	mn = mn_intern(ci->id, ci->mnemonic, nm);
+	insn->mnemonic = mn->s;
 	/*
 	 * What the text questions below look at is the text cut to
 	 * CFG_TEXT_MAX - 1 bytes, as the decoder once kept it: the operands
@@ -851,8 +900,8 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 	fill_regs(insn, ci, groups, kmask);
 	fix_vector_store(insn, last);
 	fix_capstone_errata(insn, ci);
-	fill_class(insn, ci, nm < CFG_MNEMONIC_MAX ? nm : CFG_MNEMONIC_MAX - 1, groups);
-	check_zero_idiom(insn, ci);
+	fill_class(insn, ci, mn->traits, groups);
+	check_zero_idiom(insn, ci, mn->traits);
 	return 0;
 }
 
