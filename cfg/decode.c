@@ -91,8 +91,11 @@ static int fold_reg_slow(unsigned r)
 static int8_t fold_tab[X86_REG_ENDING];
 static pthread_once_t fold_once = PTHREAD_ONCE_INIT;
 
+static void group_init(void);
+
 static void fold_init(void)
 {
+	group_init();
 	for (unsigned r = 0; r < X86_REG_ENDING; r++)
 		fold_tab[r] = (int8_t)fold_reg_slow(r);
 }
@@ -204,6 +207,17 @@ __attribute__((destructor)) static void dec_fini(void)
 		cs_close(&text_cs);
 }
 
+/* How many of an operand string's n bytes the text cut to CFG_TEXT_MAX - 1
+ * holds, after a mnemonic of nm bytes and a space. */
+static size_t text_cut(size_t nm, size_t n)
+{
+	size_t cut = CFG_TEXT_MAX - 1;
+
+	if (nm + 1 >= cut)
+		return 0;
+	return n < cut - nm - 1 ? n : cut - nm - 1;
+}
+
 /*
  * "mnemonic operands" into dst, cut to its size (capstone's can be longer);
  * the length of what was written.  a is n bytes long.
@@ -297,22 +311,27 @@ enum {
 	G_FPU = 1u << 4, G_SSE1 = 1u << 5, G_SSE2 = 1u << 6, G_AVX = 1u << 7,
 };
 
+/* group_mask's bit for each capstone group id (X86_GRP_* fit a byte) */
+static uint8_t group_tab[256];
+
+static void group_init(void)
+{
+	group_tab[X86_GRP_CALL] = G_CALL;
+	group_tab[X86_GRP_RET] = G_RET;
+	group_tab[X86_GRP_IRET] = G_IRET;
+	group_tab[X86_GRP_JUMP] = G_JUMP;
+	group_tab[X86_GRP_FPU] = G_FPU;
+	group_tab[X86_GRP_SSE1] = G_SSE1;
+	group_tab[X86_GRP_SSE2] = G_SSE2;
+	group_tab[X86_GRP_AVX] = G_AVX;
+}
+
 static unsigned group_mask(const cs_detail *d)
 {
 	unsigned m = 0;
 
 	for (unsigned i = 0; i < d->groups_count; i++)
-		switch (d->groups[i]) {
-		case X86_GRP_CALL: m |= G_CALL; break;
-		case X86_GRP_RET: m |= G_RET; break;
-		case X86_GRP_IRET: m |= G_IRET; break;
-		case X86_GRP_JUMP: m |= G_JUMP; break;
-		case X86_GRP_FPU: m |= G_FPU; break;
-		case X86_GRP_SSE1: m |= G_SSE1; break;
-		case X86_GRP_SSE2: m |= G_SSE2; break;
-		case X86_GRP_AVX: m |= G_AVX; break;
-		default: break;
-		}
+		m |= group_tab[d->groups[i]];
 	return m;
 }
 
@@ -435,10 +454,14 @@ static void fill_operands(struct cfg_insn *insn, const cs_insn *ci)
 			bits = reg_bits(op->reg);
 			if (bits > insn->vec_bits)
 				insn->vec_bits = bits;
+			/* "%cl," in the text: %cl before the last operand */
+			if (op->reg == X86_REG_CL && i + 1 < x->op_count)
+				insn->flags |= CFG_I_CL;
 			break;
 		case X86_OP_IMM:
 			regs = 1;
 			insn->imm = (uint64_t)op->imm;
+			insn->flags |= CFG_I_IMM;	/* but see dec_insn */
 			break;
 		case X86_OP_MEM:
 			if (!insn->nmem++)
@@ -473,8 +496,7 @@ static void fill_operands(struct cfg_insn *insn, const cs_insn *ci)
 		insn->flags |= CFG_I_VECTOR;
 }
 
-/* kmask: the operand text has a write-mask ({%k1}) */
-static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups, int kmask)
+static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups)
 {
 	const cs_detail *d = ci->detail;
 	const cs_x86 *x = &d->x86;
@@ -505,7 +527,7 @@ static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups,
 			 * memory in capstone 4, so it is not looked at.
 			 */
 			if (r >= CFG_R_K0 && r < CFG_R_K0 + 8 && i + 1 == x->op_count &&
-			    kmask) {
+			    strstr(ci->op_str, "{%k")) {
 				rd |= CFG_RBIT(r);
 				continue;
 			}
@@ -548,6 +570,27 @@ static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups,
 		insn->regs_read &= ~CFG_RBIT(CFG_R_RIP);
 }
 
+/*
+ * CFG_I_IMM and CFG_I_CL say what "$" and "%cl," in the AT&T text would (the
+ * model's classes were written against the text): a direct branch's target
+ * prints without "$" (a far one's selector and offset with it), and a shift
+ * of memory by %cl has %cl as an implicit operand that the text shows first.
+ */
+static void fix_text_flags(struct cfg_insn *insn, const cs_insn *ci)
+{
+	const cs_detail *d = ci->detail;
+
+	if (((insn->flags & (CFG_I_BRANCH | CFG_I_CALL)) && !(insn->flags & CFG_I_INDIRECT) &&
+	     ci->id != X86_INS_LJMP && ci->id != X86_INS_LCALL) ||
+	    ci->id == X86_INS_LOOP || ci->id == X86_INS_LOOPE || ci->id == X86_INS_LOOPNE ||
+	    ci->id == X86_INS_JRCXZ || ci->id == X86_INS_JECXZ || ci->id == X86_INS_XBEGIN)
+		insn->flags &= ~(uint32_t)CFG_I_IMM;
+	if (d->x86.op_count == 1 && d->x86.operands[0].type == X86_OP_MEM)
+		for (unsigned i = 0; i < d->regs_read_count; i++)
+			if (d->regs_read[i] == X86_REG_CL)
+				insn->flags |= CFG_I_CL;
+}
+
 /* xor r,r; sub r,r; pxor x,x ...: the result is 0 whatever r held. */
 static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci, unsigned traits)
 {
@@ -576,14 +619,17 @@ static void check_zero_idiom(struct cfg_insn *insn, const cs_insn *ci, unsigned 
  * whose one memory operand is its AT&T destination and which writes no
  * register only writes memory: a store.
  */
-static void fix_vector_store(struct cfg_insn *insn, char last)
+static void fix_vector_store(struct cfg_insn *insn, const cs_insn *ci)
 {
 	const uint64_t regs = ((1ull << CFG_R_FLAGS) - 1) | (0xffffffffull << CFG_R_VEC0);
+	size_t n;
 
 	if (insn->form != CFG_F_LOAD || !insn->vec_bits || insn->nmem != 1 ||
 	    (insn->regs_written & regs))
 		return;
-	if (last != ')')
+	/* the text's last character (as cut to CFG_TEXT_MAX - 1) */
+	n = strlen(ci->op_str);
+	if (!n || text_cut(strlen(ci->mnemonic), n) != n || ci->op_str[n - 1] != ')')
 		return;
 	insn->form = CFG_F_STORE;
 	insn->flags = (insn->flags & ~(uint32_t)CFG_I_LOAD) | CFG_I_STORE;
@@ -847,14 +893,12 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 		    struct cfg_insn *insn)
 {
 	const uint8_t *p = bytes;
-	size_t left = len, nm, nops, cut;
+	size_t left = len, nm;
 	uint64_t a = addr;
 	cs_insn *ci = dec->ci;
 	static const struct cfg_insn zero;
 	const struct mn_name *mn;
 	unsigned groups;
-	int kmask;
-	char last;
 
 	cfg_dec_calls++;
 	*insn = zero;		/* not memset: that is a slow rep stos here */
@@ -872,35 +916,13 @@ static int dec_insn(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uint6
 	nm = strlen(ci->mnemonic);
 	mn = mn_intern(ci->id, ci->mnemonic, nm);
 	insn->mnemonic = mn->s;
-	/*
-	 * What the text questions below look at is the text cut to
-	 * CFG_TEXT_MAX - 1 bytes, as the decoder once kept it: the operands
-	 * as far as that reaches, and the text's last character.
-	 */
-	nops = ci->op_str[0] ? strlen(ci->op_str) : 0;
-	cut = CFG_TEXT_MAX - 1;
-	if (!nops || nm + 1 >= cut)
-		nops = 0;
-	else if (nops > cut - nm - 1)
-		nops = cut - nm - 1;
-	last = nops ? ci->op_str[nops - 1] : nm ? ci->mnemonic[(nm < cut ? nm : cut) - 1] : 0;
-	kmask = 0;
-	for (size_t i = 0; i < nops; i++) {
-		const char *o = ci->op_str + i;
-
-		if (*o == '$')
-			insn->flags |= CFG_I_IMM;
-		else if (*o == '%' && i + 4 <= nops && o[1] == 'c' && o[2] == 'l' && o[3] == ',')
-			insn->flags |= CFG_I_CL;
-		else if (*o == '{' && i + 3 <= nops && o[1] == '%' && o[2] == 'k')
-			kmask = 1;
-	}
 	groups = group_mask(ci->detail);
 	fill_operands(insn, ci);
-	fill_regs(insn, ci, groups, kmask);
-	fix_vector_store(insn, last);
+	fill_regs(insn, ci, groups);
+	fix_vector_store(insn, ci);
 	fix_capstone_errata(insn, ci);
 	fill_class(insn, ci, mn->traits, groups);
+	fix_text_flags(insn, ci);
 	check_zero_idiom(insn, ci, mn->traits);
 	return 0;
 }

@@ -131,6 +131,59 @@ static void test_decode_text(void **state)
 	assert_true(sizeof(struct cfg_insn) <= 96);
 }
 
+/*
+ * CFG_I_IMM and CFG_I_CL come from capstone's operands, standing for what the
+ * model's classes once read in the text ("$", "%cl,"): held against the text
+ * for every instruction of libc's procedures (every 8th under valgrind).
+ */
+static void test_decode_text_flags(void **state)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	size_t step = getenv("TEST_WRAPPER") && *getenv("TEST_WRAPPER") ? 8 : 1;
+	size_t n = 0, imm = 0, cl = 0;
+	struct dcpi_err err = { 0 };
+	struct image *img;
+
+	(void)state;
+	if (img_open(path, IMG_NO_DWARF, &img, &err)) {
+		print_message("%s: %s (skipped)\n", path, err.msg);
+		return;
+	}
+	for (size_t i = 0; i < img_nprocs(img); i += step) {
+		const struct img_proc *p = img_proc(img, i);
+		size_t avail = 0, off = 0;
+		const uint8_t *b = img_bytes(img, p->addr, &avail);
+
+		if (!b || p->source == IMG_SRC_PLT)
+			continue;
+		if (avail > p->size)
+			avail = p->size;
+		while (off < avail) {
+			struct cfg_insn in;
+			char t[CFG_TEXT_MAX];
+			size_t len = avail - off < 15 ? avail - off : 15;
+
+			if (cfg_decode_one(b + off, len, p->addr + off, &in) < 0) {
+				off++;
+				continue;
+			}
+			cfg_insn_text(&in, t, sizeof(t));
+			if (!!(in.flags & CFG_I_IMM) != !!strchr(t, '$') ||
+			    !!(in.flags & CFG_I_CL) != !!strstr(t, "%cl,"))
+				fail_msg("%s+0x%zx %s: flags %#x", p->name, off, t, in.flags);
+			imm += !!(in.flags & CFG_I_IMM);
+			cl += !!(in.flags & CFG_I_CL);
+			n++;
+			off += in.size;
+		}
+	}
+	img_close(img);
+	print_message("%zu instructions: %zu with an immediate, %zu with %%cl first\n", n, imm,
+		      cl);
+	assert_true(n > 20000 / step);
+	assert_true(imm > 1000 / step && cl > 10 / step);
+}
+
 static void test_decode_load(void **state)
 {
 	const uint8_t b[] = { 0x48, 0x8b, 0x44, 0x8b, 0x10 };	/* mov 0x10(%rbx,%rcx,4),%rax */
@@ -836,6 +889,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_add),
 		cmocka_unit_test(test_decode_text),
+		cmocka_unit_test(test_decode_text_flags),
 		cmocka_unit_test(test_decode_load),
 		cmocka_unit_test(test_decode_store_rip),
 		cmocka_unit_test(test_decode_vector_store),
