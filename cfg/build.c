@@ -810,6 +810,10 @@ static int sweep_gaps(struct builder *b)
 	for (size_t o = 0; o < b->len && !b->truncated; o++) {
 		size_t e = o, pad;
 
+		if (b->at[o] >= 0) {		/* step over the instruction */
+			o += b->brief[b->at[o]].size - 1;
+			continue;
+		}
 		if (b->at[o] != AT_NONE)
 			continue;
 		while (e < b->len && b->at[e] == AT_NONE)
