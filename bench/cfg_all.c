@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	double best_cfg = 1e30, best_cs = 1e30;
 	const char *golden = "bench/cfg_all.golden";
 	int runs = 3, old = 0, argi = 1;
-	unsigned long dec0;
+	unsigned long dec0, memo0, memo = 0;
 	struct image *img;
 	struct rusage ru;
 	size_t ncs = 0;
@@ -186,6 +186,7 @@ int main(int argc, char **argv)
 		c1 = cpu_s();
 		memset(&t, 0, sizeof(t));
 		dec0 = cfg_dec_calls;
+		memo0 = cfg_dec_memo_hits;
 		if (old ? per_proc(img, &t) : cfg_build_all(img, take, &t, &st, &err)) {
 			fprintf(stderr, "cfg_all: %s\n", err.msg);
 			return 1;
@@ -196,6 +197,7 @@ int main(int argc, char **argv)
 		if (c2 - c1 - t.digest_s < best_cfg)
 			best_cfg = c2 - c1 - t.digest_s;
 		st.decodes = cfg_dec_calls - dec0;
+		memo = cfg_dec_memo_hits - memo0;
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("procedures %zu, code %.1f MB, instructions %zu, blocks %zu, failed %zu\n",
@@ -205,9 +207,10 @@ int main(int argc, char **argv)
 	       t.res, t.ind ? 100.0 * t.res / t.ind : 100.0, t.ind, t.tail, t.ind - t.res);
 	printf("procedures with missing edges %zu of %zu (%.2f%%)\n", t.missing, t.nprocs,
 	       t.nprocs ? 100.0 * t.missing / t.nprocs : 0);
-	printf("capstone decodes per instruction %.3f (per byte of code %.2f)%s\n",
-	       t.insns ? (double)st.decodes / t.insns : 0.0,
-	       t.bytes ? (double)st.decodes / t.bytes : 0.0, old ? ", per procedure" : "");
+	printf("capstone decodes per instruction %.3f (per byte of code %.2f), from the memo "
+	       "%.3f%s\n", t.insns ? (double)st.decodes / t.insns : 0.0,
+	       t.bytes ? (double)st.decodes / t.bytes : 0.0,
+	       t.insns ? (double)memo / t.insns : 0.0, old ? ", per procedure" : "");
 	if (!old)
 		printf("decode caches held %.1f MB, callees built nested %d deep at most\n",
 		       st.cache_bytes / 1e6, st.max_nesting);

@@ -88,6 +88,9 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 		a->stop = -ENOMEM;
 		return;
 	}
+	/* one memo for every level: a callee's instructions are like its caller's */
+	if (a->level > 0)
+		(void)cfg_dec_share_memo(a->dec[a->level], a->dec[0]);	/* else none */
 	a->busy[a->level] = i;
 	dec = a->dec[a->level++];
 	if (a->level > a->st.max_nesting)
@@ -195,7 +198,7 @@ int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
 		if (img_proc(img, i)->source != IMG_SRC_PLT && !a.state[i])
 			visit(&a, i, a.called[i]);
 out:
-	for (int l = 0; l <= NEST_MAX; l++)
+	for (int l = NEST_MAX; l >= 0; l--)	/* level 0, the memo's owner, last */
 		cfg_dec_close(a.dec[l]);
 	free(a.state);
 	free(a.called);

@@ -38,6 +38,14 @@ size_t cfg_dec_cache_bytes(const struct cfg_dec *dec);
  * and tests/test_cfg.c holds it to that.
  */
 extern _Thread_local unsigned long cfg_dec_calls;
+/*
+ * Decodes the memo gave instead of capstone (see decode.c).  A handle gets a
+ * memo of its own after its first MEMO_AFTER decodes; cfg_dec_share_memo
+ * makes dec use from's (made now if need be) until both are closed, from
+ * last: handles used one at a time (cfg_build_all's levels).  -ENOMEM.
+ */
+int cfg_dec_share_memo(struct cfg_dec *dec, struct cfg_dec *from);
+extern _Thread_local unsigned long cfg_dec_memo_hits;
 /* cfg_dec_insn calls on one handle, cache hits included: what the builder's
  * decode budget counts. */
 unsigned long cfg_dec_count(const struct cfg_dec *dec);

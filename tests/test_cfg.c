@@ -184,6 +184,91 @@ static void test_decode_text_flags(void **state)
 	assert_true(imm > 1000 / step && cl > 10 / step);
 }
 
+/* Every field of two decodes, the same? */
+static int same_insn(const struct cfg_insn *a, const struct cfg_insn *b)
+{
+	return a->addr == b->addr && a->mnemonic == b->mnemonic &&
+	       a->regs_read == b->regs_read && a->regs_written == b->regs_written &&
+	       a->imm == b->imm && a->target == b->target && a->flags == b->flags &&
+	       a->form == b->form && a->id == b->id && a->vec_bits == b->vec_bits &&
+	       a->size == b->size && a->nmem == b->nmem &&
+	       !memcmp(a->bytes, b->bytes, sizeof(a->bytes)) &&
+	       (!a->nmem || (a->mem.base == b->mem.base && a->mem.index == b->mem.index &&
+			     a->mem.scale == b->mem.scale && a->mem.size == b->mem.size &&
+			     a->mem.segment == b->mem.segment &&
+			     a->mem.rip_relative == b->mem.rip_relative &&
+			     a->mem.disp == b->mem.disp));
+}
+
+/*
+ * The decoder's memo (decode.c) gives what capstone would: every instruction
+ * of libc's procedures through one handle (memo on after its first
+ * decodes) against a fresh handle's decode; and nothing that depends on the
+ * address is taken from it.
+ */
+static void test_decode_memo(void **state)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	const uint8_t rip[] = { 0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00 };	/* mov 0x10(%rip) */
+	const uint8_t jmp[] = { 0xeb, 0x10 };
+	const uint8_t mov[] = { 0x48, 0x89, 0xe5 };
+	size_t step = getenv("TEST_WRAPPER") && *getenv("TEST_WRAPPER") ? 8 : 1;
+	unsigned long h0 = cfg_dec_memo_hits, c0 = cfg_dec_calls;
+	struct dcpi_err err = { 0 };
+	struct cfg_insn a, b;
+	struct cfg_dec *dec;
+	struct image *img;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(cfg_dec_open(&dec, &err), 0);
+	/* warm the memo with the same bytes at other addresses first */
+	for (uint64_t k = 0; k < 5000; k++) {
+		assert_int_equal(cfg_dec_insn(dec, rip, sizeof(rip), 0x1000 + 16 * k, &a), 0);
+		assert_int_equal(cfg_dec_insn(dec, jmp, sizeof(jmp), 0x1000 + 16 * k, &b), 0);
+		assert_int_equal((int64_t)a.mem.disp, 0x1000 + 16 * k + 7 + 0x10);
+		assert_int_equal(b.target, 0x1000 + 16 * k + 2 + 0x10);
+		assert_int_equal(cfg_dec_insn(dec, mov, sizeof(mov), 0x2000 + k, &a), 0);
+		assert_int_equal(a.addr, 0x2000 + k);
+	}
+	assert_true(cfg_dec_memo_hits - h0 > 0);	/* the mov, not the other two */
+	assert_true(cfg_dec_calls - c0 >= 2 * 5000);
+	if (img_open(path, IMG_NO_DWARF, &img, &err)) {
+		print_message("%s: %s (skipped)\n", path, err.msg);
+		cfg_dec_close(dec);
+		return;
+	}
+	h0 = cfg_dec_memo_hits;
+	for (size_t i = 0; i < img_nprocs(img); i += step) {
+		const struct img_proc *p = img_proc(img, i);
+		size_t avail = 0, off = 0;
+		const uint8_t *bytes = img_bytes(img, p->addr, &avail);
+
+		if (!bytes || p->source == IMG_SRC_PLT)
+			continue;
+		if (avail > p->size)
+			avail = p->size;
+		while (off < avail) {
+			int ra = cfg_dec_insn(dec, bytes + off, avail - off, p->addr + off, &a);
+			int rb = cfg_decode_one(bytes + off, avail - off, p->addr + off, &b);
+
+			assert_int_equal(ra, rb);
+			if (!same_insn(&a, &b)) {
+				char t[CFG_TEXT_MAX];
+
+				fail_msg("%s+0x%zx %s: the memo's decode differs", p->name, off,
+					 cfg_insn_text(&b, t, sizeof(t)));
+			}
+			off += ra < 0 ? 1 : a.size;
+			n++;
+		}
+	}
+	print_message("%zu decodes, %lu from the memo\n", n, cfg_dec_memo_hits - h0);
+	assert_true(cfg_dec_memo_hits - h0 > n / 5);
+	img_close(img);
+	cfg_dec_close(dec);
+}
+
 static void test_decode_load(void **state)
 {
 	const uint8_t b[] = { 0x48, 0x8b, 0x44, 0x8b, 0x10 };	/* mov 0x10(%rbx,%rcx,4),%rax */
@@ -890,6 +975,7 @@ int main(void)
 		cmocka_unit_test(test_decode_add),
 		cmocka_unit_test(test_decode_text),
 		cmocka_unit_test(test_decode_text_flags),
+		cmocka_unit_test(test_decode_memo),
 		cmocka_unit_test(test_decode_load),
 		cmocka_unit_test(test_decode_store_rip),
 		cmocka_unit_test(test_decode_vector_store),
