@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_cfg.sh - CFGs and cycle-equivalence classes for every procedure of
 # large stripped binaries (procedure bounds from .eh_frame; cfg_build_all,
-# each instruction decoded once), in CPU seconds beside two peers measured in
+# each distinct instruction decoded once), in CPU seconds beside two peers measured in
 # the same run: a bare capstone pass with detail on over .text (the decoder's
 # floor, inside cfg_all) and `objdump -d`; least of $RUNS runs each, and peak
 # memory beside objdump's.  Also what makes the CFGs trustworthy: the
