@@ -154,9 +154,24 @@ static int image_intern(struct maps *m, const char *path, uint32_t *out)
 	return ret;
 }
 
+/* dcpi record's own copy of the path-sample runtime: DIR/dcpi-paths-XXXXXX/
+ * libdcpi-paths.so (collect/paths_run.c), gone when the reports run. */
+static int is_paths_runtime(const char *filename)
+{
+	const char *base = strrchr(filename, '/'), *dir;
+
+	if (!base || strcmp(base + 1, "libdcpi-paths.so"))
+		return 0;
+	for (dir = base; dir > filename && dir[-1] != '/'; dir--)
+		;
+	return !strncmp(dir, "dcpi-paths-", 11);
+}
+
 /* Mappings whose samples the profile can place: files and the vdso. */
 static const char *image_path_of(const char *filename)
 {
+	if (is_paths_runtime(filename))
+		return PROF_PATHRT_PATH;
 	if (filename[0] == '/' && filename[1] != '/' && strncmp(filename, "/memfd:", 7) &&
 	    strncmp(filename, "/dev/zero", 9) && strncmp(filename, "/SYSV", 5))
 		return filename;

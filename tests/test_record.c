@@ -638,6 +638,13 @@ static void test_maps(void **state)
 	expect_at(m, pid, 0x20010, "[vdso]", 0x10);
 	assert_int_equal(maps_mmap(m, pid, 0x30000, 0x1000, 0, "//anon", &err), 0);
 	expect_at(m, pid, 0x30010, PROF_UNKNOWN_PATH, 0);
+	/* dcpi record's temporary copy of the path runtime has a name of its own */
+	assert_int_equal(maps_mmap(m, pid, 0x40000, 0x1000, 0x1000,
+				   "/tmp/dcpi-paths-Ab12Cd/libdcpi-paths.so", &err), 0);
+	expect_at(m, pid, 0x40010, PROF_PATHRT_PATH, 0x1010);
+	assert_int_equal(maps_mmap(m, pid, 0x50000, 0x1000, 0, "/opt/dcpi/libdcpi-paths.so",
+				   &err), 0);
+	expect_at(m, pid, 0x50010, "/opt/dcpi/libdcpi-paths.so", 0x10);
 	/* a child starts with its parent's maps; exec clears them */
 	assert_int_equal(maps_fork(m, kid, pid, &err), 0);
 	expect_at(m, kid, 0x12800, "/nonexistent/b", 0x800);

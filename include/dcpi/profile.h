@@ -23,6 +23,9 @@
 #define PROF_EVENT_MAX 64
 #define PROF_BUILD_ID_MAX 65		/* up to 32 bytes as hex, plus NUL */
 #define PROF_UNKNOWN_PATH "[unknown]"
+/* dcpi record's path-sample runtime, preloaded from a directory removed after
+ * the run: its samples are the collector's own cost (collect/maps.c). */
+#define PROF_PATHRT_PATH "[dcpi-paths]"
 
 /* Who an image is: build-id when it has one, else path, size and mtime. */
 struct prof_image_id {
