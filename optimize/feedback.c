@@ -121,7 +121,16 @@ static int load(struct fb *f, struct dcpi_err *err)
 		f->skid = c.skid;
 	}
 	dcpi_err_clear(err);
-	return rq->exact_db ? load_exact(f, err) : 0;
+	if (!rq->exact_db)
+		return 0;
+	if (rq->raw_samples)
+		return dcpi_errf(err, -EINVAL, "--exact and --raw-samples: one or the other");
+	rc = load_exact(f, err);
+	if (rc >= 0 && rq->format != OPT_F_PREFETCH) {
+		f->est.exact = f->xp;
+		f->est.nexact = f->nxp;
+	}
+	return rc;
 }
 
 static int pseudo(const struct prof_profile *p)

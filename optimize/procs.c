@@ -91,6 +91,31 @@ static int sampled_procs(const struct image *img, const struct prof_profile *p,
 	return 0;
 }
 
+/* Executions from e's callgrind-Ir profiles instead of the estimate's; a
+ * procedure callgrind saw nothing of has none. */
+static int use_exact(struct image *img, const struct prof_profile *p, const struct opt_est *e,
+		     const struct cfg *cfg, struct est_result *r, struct dcpi_err *err)
+{
+	struct est_events ev;
+	double *none;
+	int rc;
+
+	memset(&ev, 0, sizeof(ev));
+	rc = est_events_for(e->exact, e->nexact, &p->image, cfg, img, &ev, err);
+	if (rc >= 0 && ev.exact) {
+		est_use_exact(cfg, r, ev.exact);
+	} else if (rc >= 0) {
+		none = calloc(cfg->ninsns + 1, sizeof(*none));
+		if (!none)
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
+		else
+			est_use_exact(cfg, r, none);
+		free(none);
+	}
+	est_events_free(&ev);
+	return rc;
+}
+
 static int one_proc(struct image *img, const struct prof_profile *p, const struct opt_est *e,
 		    const struct img_proc *proc, opt_proc_fn fn, void *ctx,
 		    struct dcpi_err *err)
@@ -112,6 +137,8 @@ static int one_proc(struct image *img, const struct prof_profile *p, const struc
 	rc = est_samples_from_profile(cfg, img, p, s, &total, err);
 	if (rc >= 0)
 		rc = est_procedure(cfg, e->model, s, e->cps, &e->opts, &r, err);
+	if (rc >= 0 && e->nexact)
+		rc = use_exact(img, p, e, cfg, &r, err);
 	if (rc >= 0)
 		rc = fn(img, proc, cfg, &r, ctx, err);
 out:

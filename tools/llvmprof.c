@@ -26,7 +26,10 @@ static const char fb_usage[] =
 	"      --no-calibration  ignore DB/calibration-<model>.txt\n"
 	"      --min-samples N skip procedures with fewer samples (default 1)\n"
 	"      --raw-samples   counts are the samples themselves, not estimated\n"
-	"                      executions (what a plain sampler has; to compare)\n";
+	"                      executions (what a plain sampler has; to compare)\n"
+	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
+	"                      callgrind run imported with dcpi import), not estimated:\n"
+	"                      the best the samples could give; not for bolt-prof\n";
 
 static const char *const fb_names[] = { "llvm-prof", "gcc-prof", "bolt-prof" };
 
@@ -43,6 +46,7 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 		{ "no-calibration", no_argument, NULL, 'N' },
 		{ "min-samples", required_argument, NULL, 'n' },
 		{ "raw-samples", no_argument, NULL, 'R' },
+		{ "exact", required_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -71,6 +75,11 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 			break;
 		case 'N': rq->no_calib = 1; break;
 		case 'R': rq->raw_samples = 1; break;
+		case 'x':
+			if (format == OPT_F_BOLT)
+				return tool_fail("--exact: BOLT's edge counts are estimated only");
+			rq->exact_db = optarg;
+			break;
 		case 'n':
 			rq->min_samples = strtod(optarg, NULL);
 			if (!(rq->min_samples > 0))

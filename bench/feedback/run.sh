@@ -11,10 +11,12 @@
 #   clang -O2 (the profiling build: -g -fdebug-info-for-profiling -Wl,-q)
 #   clang instrumented PGO (-fprofile-instr-generate / -use)
 #   clang -fprofile-sample-use with dcpi llvm-prof / create_llvm_prof, and
-#     with dcpi llvm-prof --raw-samples (the same file from raw samples)
+#     with dcpi llvm-prof --raw-samples (the same file from raw samples) and
+#     --exact (from callgrind's exact counts of the training run: the ceiling
+#     of better estimates)
 #   llvm-bolt on the -O2 build with dcpi bolt-prof / perf2bolt -nl
 #   gcc -O2, gcc PGO (-fprofile-generate / -use),
-#   gcc -fauto-profile with dcpi gcc-prof (and --raw-samples) / create_gcov
+#   gcc -fauto-profile with dcpi gcc-prof (and --raw-samples, --exact) / create_gcov
 # timing.py prints times and per-round ratios to the base (wall and CPU);
 # simulate.py then counts instructions, branch mispredictions and cache
 # misses under cachegrind on a slice of the evaluation input (deterministic:
@@ -45,6 +47,7 @@ need perf2bolt-19 "apt-get install bolt-19"
 need create_llvm_prof "apt-get install autofdo"
 need create_gcov "apt-get install autofdo"
 need perf "apt-get install linux-perf"
+need valgrind "apt-get install valgrind"
 
 "$here/fetch.sh" "$W/src" $PROGRAMS
 
@@ -85,6 +88,21 @@ profile() {
 	"$DCPI" import -q --db "$d/db.$1" "$d/perf.$1.data"
 }
 
+# exact NAME BIN: callgrind's exact counts of the training run (both of its
+# processes) in one epoch of $d/cg.NAME, for --exact: what dcpi's writers make
+# of exact counts for the procedures the samples found (their ceiling)
+exact() {
+	rm -rf "$d/cgout.$1" "$d/cg.$1" && mkdir -p "$d/cgout.$1"
+	WRAP="valgrind -q --tool=callgrind --dump-instr=yes \
+		--callgrind-out-file=$d/cgout.$1/cg.%p" "$here/runone.sh" "$p" "$2" "$train" "$W"
+	dbs=""
+	for f in "$d/cgout.$1"/cg.*; do
+		"$DCPI" import -q --db "$f.db" "$f" && dbs="$dbs $f.db"
+	done
+	# shellcheck disable=SC2086
+	"$DCPI" merge $dbs --newest -o "$d/cg.$1" > /dev/null
+}
+
 bench_one() {
 	p=$1
 	d=$W/$p
@@ -105,6 +123,9 @@ bench_one() {
 	profile clang "$d/clang-O2"
 	"$DCPI" llvm-prof --db "$d/db.clang" "$d/clang-O2" -o "$d/dcpi.llvm.prof"
 	"$DCPI" llvm-prof --raw-samples --db "$d/db.clang" "$d/clang-O2" -o "$d/raw.llvm.prof"
+	exact clang "$d/clang-O2"
+	"$DCPI" llvm-prof --exact "$d/cg.clang" --db "$d/db.clang" "$d/clang-O2" \
+		-o "$d/exact.llvm.prof"
 	"$DCPI" bolt-prof --db "$d/db.clang" "$d/clang-O2" -o "$d/dcpi.fdata"
 	create_llvm_prof --binary="$d/clang-O2" --profile="$d/perf.clang.data" --use_lbr=false \
 		--format=text --out="$d/afdo.raw.prof" > "$d/afdo.llvm.log" 2>&1 || echo "create_llvm_prof failed"
@@ -115,7 +136,7 @@ bench_one() {
 	mkdir -p "$W/bin" && ln -sf "$(command -v perf2bolt-19)" "$W/bin/perf2bolt"
 	"$W/bin/perf2bolt" -nl -p "$d/perf.clang.data" -o "$d/nl.fdata" "$d/clang-O2" \
 		> "$d/perf2bolt.log" 2>&1 || echo "perf2bolt -nl failed"
-	for v in dcpi raw afdo; do
+	for v in dcpi raw afdo exact; do
 		f=$d/$v.llvm.prof
 		[ -s "$f" ] || continue
 		if ! llvm-profdata-19 show --sample "$f" > "$f.show" 2>&1; then
@@ -144,10 +165,12 @@ bench_one() {
 	profile gcc "$d/gcc-O2"
 	"$DCPI" gcc-prof --db "$d/db.gcc" "$d/gcc-O2" -o "$d/dcpi.afdo"
 	"$DCPI" gcc-prof --raw-samples --db "$d/db.gcc" "$d/gcc-O2" -o "$d/raw.afdo"
+	exact gcc "$d/gcc-O2"
+	"$DCPI" gcc-prof --exact "$d/cg.gcc" --db "$d/db.gcc" "$d/gcc-O2" -o "$d/exact.afdo"
 	create_gcov --binary="$d/gcc-O2" --profile="$d/perf.gcc.data" --use_lbr=false \
 		--gcov_version=2 --gcov="$d/afdo.gcov" > "$d/afdo.gcov.log" 2>&1 || \
 		echo "create_gcov failed"
-	for v in dcpi raw afdo; do
+	for v in dcpi raw afdo exact; do
 		f=$d/$v.afdo
 		[ "$v" = afdo ] && f=$d/afdo.gcov
 		[ -s "$f" ] || continue
@@ -161,8 +184,9 @@ bench_one() {
 	done
 	echo "== $p: timing the evaluation input ($(wc -c < "$eval") bytes), $RUNS rounds"
 	variants="clang-O2:clang-O2 clang-pgo:clang-O2 clang-dcpi:clang-O2 clang-raw:clang-O2
-		clang-afdo:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
-		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-afdo:gcc-O2"
+		clang-exact:clang-O2 clang-afdo:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
+		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-exact:gcc-O2
+		gcc-afdo:gcc-O2"
 	# shellcheck disable=SC2086
 	python3 "$here/timing.py" "$RUNS" "$d" "$here/runone.sh $p BIN $eval $W" $variants | \
 		tee "$d/results.txt"

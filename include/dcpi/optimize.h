@@ -53,6 +53,9 @@ struct opt_est {
 	int raw_samples;	/* counts are samples, not executions: what a
 				 * sampler without estimation (AutoFDO without
 				 * LBR) has; for comparison */
+	const struct prof_profile *exact;	/* callgrind-Ir profiles (--exact): */
+	size_t nexact;		/* executions from them, not estimated: the
+				 * ceiling of what better estimates could give */
 };
 
 struct opt_target {
@@ -186,8 +189,8 @@ struct opt_request {
 	int skid_given, no_calib;	/* else DB/calibration-<model>.txt sets skid */
 	int raw_samples;		/* opt_est.raw_samples */
 	double min_samples;		/* 0: 1 */
-	/* prefetch hints: */
 	const char *exact_db;		/* callgrind-Ir executions from here */
+	/* prefetch hints: */
 	double min_share;		/* loads charged with at least this share
 					 * of the cycles (0: 0.01) */
 };
