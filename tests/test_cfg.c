@@ -131,6 +131,21 @@ static void test_decode_text(void **state)
 	assert_true(sizeof(struct cfg_insn) <= 96);
 }
 
+/* The code of procedure i of img, cut to its size; NULL for a PLT entry or
+ * bytes not in the file. */
+static const uint8_t *proc_code(const struct image *img, size_t i, size_t *len)
+{
+	const struct img_proc *p = img_proc(img, i);
+	const uint8_t *b;
+
+	*len = 0;
+	if (p->source == IMG_SRC_PLT || !(b = img_bytes(img, p->addr, len)))
+		return NULL;
+	if (*len > p->size)
+		*len = p->size;
+	return b;
+}
+
 /*
  * CFG_I_IMM and CFG_I_CL come from capstone's operands, standing for what the
  * model's classes once read in the text ("$", "%cl,"): held against the text
@@ -152,12 +167,10 @@ static void test_decode_text_flags(void **state)
 	for (size_t i = 0; i < img_nprocs(img); i += step) {
 		const struct img_proc *p = img_proc(img, i);
 		size_t avail = 0, off = 0;
-		const uint8_t *b = img_bytes(img, p->addr, &avail);
+		const uint8_t *b = proc_code(img, i, &avail);
 
-		if (!b || p->source == IMG_SRC_PLT)
+		if (!b)
 			continue;
-		if (avail > p->size)
-			avail = p->size;
 		while (off < avail) {
 			struct cfg_insn in;
 			char t[CFG_TEXT_MAX];
@@ -242,12 +255,10 @@ static void test_decode_memo(void **state)
 	for (size_t i = 0; i < img_nprocs(img); i += step) {
 		const struct img_proc *p = img_proc(img, i);
 		size_t avail = 0, off = 0;
-		const uint8_t *bytes = img_bytes(img, p->addr, &avail);
+		const uint8_t *bytes = proc_code(img, i, &avail);
 
-		if (!bytes || p->source == IMG_SRC_PLT)
+		if (!bytes)
 			continue;
-		if (avail > p->size)
-			avail = p->size;
 		while (off < avail) {
 			int ra = cfg_dec_insn(dec, bytes + off, avail - off, p->addr + off, &a);
 			int rb = cfg_decode_one(bytes + off, avail - off, p->addr + off, &b);

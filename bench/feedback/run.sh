@@ -24,13 +24,15 @@
 #
 # Environment: BUILD (dcpi's build dir), FEEDBACK_DIR (work dir, default
 # /tmp/dcpi-feedback), RUNS (default 11), PROGRAMS (default "bzip2 lz4 zstd"),
-# SIM_BYTES (cachegrind's slice, default 1000000).
+# SIM_BYTES (cachegrind's slice, default 1000000), EVALS (evaluation inputs:
+# eval, binary; eval-text, other text than the training's; default both).
 set -eu
 : "${BUILD:=build}"
 : "${FEEDBACK_DIR:=/tmp/dcpi-feedback}"
 : "${RUNS:=11}"
 : "${PROGRAMS:=bzip2 lz4 zstd}"
 : "${SIM_BYTES:=1000000}"
+: "${EVALS:=eval eval-text}"
 here=$(cd "$(dirname "$0")" && pwd)
 DCPI=$(pwd)/$BUILD/dcpi
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -70,13 +72,17 @@ build_zstd() {
 		-Ilib/common -o "$3" lib/common/*.c lib/compress/*.c lib/decompress/*.c \
 		lib/dictBuilder/*.c programs/*.c -lpthread)
 }
-# The same inputs for every program: training on C headers (text),
-# evaluation on shared libraries (binary code and data).
+# The same inputs for every program: training on C headers (text);
+# evaluation on shared libraries (binary code and data: another kind of
+# input, where a profile of text can mislead) and on Python's library sources
+# (text again, other text).
 inputs() {
 	[ -s "$W/train.dat" ] || tar cf - /usr/include 2>/dev/null | head -c 4000000 \
 		> "$W/train.dat"
 	[ -s "$W/eval.dat" ] || cat /usr/lib/x86_64-linux-gnu/lib*.so* 2>/dev/null | \
 		head -c 4000000 > "$W/eval.dat"
+	[ -s "$W/eval-text.dat" ] || cat /usr/lib/python3*/*.py 2>/dev/null | \
+		head -c 4000000 > "$W/eval-text.dat"
 }
 
 # ---- one program ---------------------------------------------------------
@@ -182,19 +188,24 @@ bench_one() {
 		build_$p gcc "-O2 -g -fauto-profile=$f -fno-tree-vectorize" "$d/gcc-$v" \
 			2> "$d/gcc-$v.log" && echo "  built with -fno-tree-vectorize"
 	done
-	echo "== $p: timing the evaluation input ($(wc -c < "$eval") bytes), $RUNS rounds"
 	variants="clang-O2:clang-O2 clang-pgo:clang-O2 clang-dcpi:clang-O2 clang-raw:clang-O2
 		clang-exact:clang-O2 clang-afdo:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
 		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-exact:gcc-O2
 		gcc-afdo:gcc-O2"
-	# shellcheck disable=SC2086
-	python3 "$here/timing.py" "$RUNS" "$d" "$here/runone.sh $p BIN $eval $W" $variants | \
-		tee "$d/results.txt"
-	echo "== $p: cachegrind on the first $SIM_BYTES bytes of the evaluation input"
-	head -c "$SIM_BYTES" "$eval" > "$W/eval.small"
-	# shellcheck disable=SC2086
-	python3 "$here/simulate.py" "$d" "$here/runone.sh $p BIN $W/eval.small $W" $variants | \
-		tee -a "$d/results.txt"
+	: > "$d/results.txt"
+	for e in $EVALS; do
+		eval=$W/$e.dat
+		echo "== $p: timing the evaluation input $e ($(wc -c < "$eval") bytes), $RUNS rounds" |
+			tee -a "$d/results.txt"
+		# shellcheck disable=SC2086
+		python3 "$here/timing.py" "$RUNS" "$d" "$here/runone.sh $p BIN $eval $W" $variants |
+			tee -a "$d/results.txt"
+		echo "== $p: cachegrind on the first $SIM_BYTES bytes of $e" | tee -a "$d/results.txt"
+		head -c "$SIM_BYTES" "$eval" > "$W/$e.small"
+		# shellcheck disable=SC2086
+		python3 "$here/simulate.py" "$d" "$here/runone.sh $p BIN $W/$e.small $W" $variants |
+			tee -a "$d/results.txt"
+	done
 }
 
 for p in $PROGRAMS; do
