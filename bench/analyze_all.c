@@ -13,7 +13,10 @@
  * a file, so that a faster library can be held to a slower one's results
  * byte for byte.
  *
- * usage: analyze_all [--runs N] [--save FILE] [--ref FILE] IMAGE
+ * --only classes (or loops) times that algorithm alone, to see where the time
+ * goes; results of the other are then not checked.
+ *
+ * usage: analyze_all [--runs N] [--only classes|loops] [--save FILE] [--ref FILE] IMAGE
  */
 #include <errno.h>
 #include <stdio.h>
@@ -141,21 +144,25 @@ static int loops_differ(const struct cfg_loop *a, size_t na, const struct cfg_lo
 	return 0;
 }
 
-/* Do the results of a and b (same graph) differ?  With graph, the graphs too. */
-static int rec_differ(const struct rec *a, const struct rec *b, int graph, int classes)
+enum { CMP_GRAPH = 1, CMP_CLASSES = 2, CMP_LOOPS = 4 };
+
+/* Do a and b differ in what the mask says (their graphs, classes, loops)? */
+static int rec_differ(const struct rec *a, const struct rec *b, int mask)
 {
-	if (graph && (a->addr != b->addr || a->nb != b->nb || a->ne != b->ne ||
-		      a->entry != b->entry || a->exit != b->exit || a->missing != b->missing ||
-		      memcmp(a->from, b->from, a->ne * sizeof(*a->from)) ||
-		      memcmp(a->to, b->to, a->ne * sizeof(*a->to))))
+	if ((mask & CMP_GRAPH) &&
+	    (a->addr != b->addr || a->nb != b->nb || a->ne != b->ne || a->entry != b->entry ||
+	     a->exit != b->exit || a->missing != b->missing ||
+	     memcmp(a->from, b->from, a->ne * sizeof(*a->from)) ||
+	     memcmp(a->to, b->to, a->ne * sizeof(*a->to))))
 		return 1;
-	if (classes && (a->nclasses != b->nclasses ||
-			memcmp(a->ncls, b->ncls, a->nb * sizeof(*a->ncls)) ||
-			memcmp(a->ecls, b->ecls, a->ne * sizeof(*a->ecls))))
+	if ((mask & CMP_CLASSES) &&
+	    (a->nclasses != b->nclasses || memcmp(a->ncls, b->ncls, a->nb * sizeof(*a->ncls)) ||
+	     memcmp(a->ecls, b->ecls, a->ne * sizeof(*a->ecls))))
 		return 1;
-	return memcmp(a->nloop, b->nloop, a->nb * sizeof(*a->nloop)) ||
-	       memcmp(a->ndepth, b->ndepth, a->nb * sizeof(*a->ndepth)) ||
-	       loops_differ(a->loops, a->nloops, b->loops, b->nloops);
+	return (mask & CMP_LOOPS) &&
+	       (memcmp(a->nloop, b->nloop, a->nb * sizeof(*a->nloop)) ||
+		memcmp(a->ndepth, b->ndepth, a->nb * sizeof(*a->ndepth)) ||
+		loops_differ(a->loops, a->nloops, b->loops, b->nloops));
 }
 
 static int rec_cmp_addr(const void *x, const void *y)
@@ -172,11 +179,12 @@ static int rec_classes(const struct rec *r)
 }
 
 /*
- * The timed pass: both algorithms over every graph into out (shaped like
- * rs), one scratch throughout, trimmed after each graph as cfg_build_all
- * does.  Returns the CPU seconds; out's loops are the caller's to free.
+ * The timed pass: both algorithms (only: 1 classes, 2 loops) over every graph
+ * into out (shaped like rs), one scratch throughout, trimmed after each graph
+ * as cfg_build_all does.  Returns the CPU seconds; out's loops are the
+ * caller's to free.
  */
-static double pass(const struct recs *rs, struct rec *out)
+static double pass(const struct recs *rs, struct rec *out, int only)
 {
 	struct cfg_scratch scr = { NULL, 0 };
 	struct dcpi_err err = { 0 };
@@ -187,11 +195,11 @@ static double pass(const struct recs *rs, struct rec *out)
 		struct rec *o = &out[i];
 		struct cfg_graph g = { r->nb, r->ne, r->from, r->to, r->entry, r->exit };
 
-		if (rec_classes(r) && cfg_cycle_equiv_with(&g, o->ncls, o->ecls, &o->nclasses,
-							   &scr, &err) < 0)
+		if (only != 2 && rec_classes(r) &&
+		    cfg_cycle_equiv_with(&g, o->ncls, o->ecls, &o->nclasses, &scr, &err) < 0)
 			goto fail;
-		if (cfg_find_loops_with(&g, &o->loops, &o->nloops, o->nloop, o->ndepth, &scr,
-					&err) < 0)
+		if (only != 1 && cfg_find_loops_with(&g, &o->loops, &o->nloops, o->nloop, o->ndepth,
+						     &scr, &err) < 0)
 			goto fail;
 		cfg_scratch_trim(&scr, CFG_SCRATCH_KEEP);
 	}
@@ -277,7 +285,7 @@ static long check_ref(const struct recs *rs, const char *file)
 		}
 		if (!ok)
 			return -1;
-		bad += rec_differ(&rs->r[i], &r, 1, 1);
+		bad += rec_differ(&rs->r[i], &r, CMP_GRAPH | CMP_CLASSES | CMP_LOOPS);
 		rec_free(&r);
 	}
 	fclose(f);
@@ -291,7 +299,7 @@ int main(int argc, char **argv)
 	struct rec *out;
 	const char *save_to = NULL, *ref = NULL;
 	double best = 1e30;
-	int runs = 5, argi = 1;
+	int runs = 5, argi = 1, only = 0;
 	long bad = 0;
 	size_t nceq = 0;
 	struct image *img;
@@ -299,6 +307,9 @@ int main(int argc, char **argv)
 	for (; argi < argc && argv[argi][0] == '-'; argi++) {
 		if (!strcmp(argv[argi], "--runs") && argi + 1 < argc)
 			runs = atoi(argv[++argi]);
+		else if (!strcmp(argv[argi], "--only") && argi + 1 < argc)
+			only = !strcmp(argv[++argi], "classes") ? 1 :
+			       !strcmp(argv[argi], "loops") ? 2 : -1;
 		else if (!strcmp(argv[argi], "--save") && argi + 1 < argc)
 			save_to = argv[++argi];
 		else if (!strcmp(argv[argi], "--ref") && argi + 1 < argc)
@@ -306,8 +317,9 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (argi + 1 != argc || runs < 1) {
-		fprintf(stderr, "usage: analyze_all [--runs N] [--save FILE] [--ref FILE] IMAGE\n");
+	if (argi + 1 != argc || runs < 1 || only < 0) {
+		fprintf(stderr, "usage: analyze_all [--runs N] [--only classes|loops] [--save FILE] "
+			"[--ref FILE] IMAGE\n");
 		return 1;
 	}
 	if (img_open(argv[argi], IMG_NO_DWARF | IMG_NO_DEBUG_SYMS, &img, &err) < 0 ||
@@ -325,15 +337,16 @@ int main(int argc, char **argv)
 		nceq += rec_classes(&rs.r[i]);
 	}
 	for (int run = 0; run < runs; run++) {
-		double t = pass(&rs, out);
+		double t = pass(&rs, out, only);
 
 		if (t < best)
 			best = t;
 		for (size_t i = 0; i < rs.n; i++) {
-			int cls = rec_classes(&rs.r[i]);
+			int mask = (only != 2 && rec_classes(&rs.r[i]) ? CMP_CLASSES : 0) |
+				   (only != 1 ? CMP_LOOPS : 0);
 
 			if (run == 0)
-				bad += rec_differ(&out[i], &rs.r[i], 0, cls);
+				bad += rec_differ(&out[i], &rs.r[i], mask);
 			cfg_loops_free(out[i].loops, out[i].nloops);
 			out[i].loops = NULL;
 			out[i].nloops = 0;
@@ -341,7 +354,9 @@ int main(int argc, char **argv)
 	}
 	printf("procedures %zu (failed %zu), blocks %zu, edges %zu, cycle equivalence on %zu\n",
 	       rs.n, rs.failed, rs.blocks, rs.edges, nceq);
-	printf("analysis (cycle equivalence + loops): %.3f s CPU, least of %d runs\n", best, runs);
+	printf("analysis (%s): %.3f s CPU, least of %d runs\n",
+	       only == 1 ? "cycle equivalence only" : only == 2 ? "loops only" :
+	       "cycle equivalence + loops", best, runs);
 	printf("mismatches with the CFGs' own results: %ld\n", bad);
 	if (save_to)
 		save(&rs, save_to);
