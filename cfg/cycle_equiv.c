@@ -54,10 +54,12 @@
 enum {
 	CEQ_REACH = 1,		/* reachable from entry */
 	CEQ_LIVE = 2,		/* reaches the exit */
-	CEQ_SELF = 4,		/* has a self loop */
+	CEQ_SELF_SHIFT = 2,
+	CEQ_SELF = 1 << CEQ_SELF_SHIFT,		/* has a self loop */
 	CEQ_SPLIT_SHIFT = 3,
 	CEQ_SPLIT = 1 << CEQ_SPLIT_SHIFT,	/* v_in and v_out apart */
 	CEQ_PASS = 16,		/* not split, one edge in, one out: walked through */
+	CEQ_LSEED = 32,		/* on the stack of ceq_reach_live's live mark */
 };
 
 /*
@@ -99,7 +101,12 @@ struct ceq {
 	struct cfg_arena mem;		/* where the arrays are */
 };
 
-/* Degrees, self loops, the edges' bounds: -1 - e for a bad edge e. */
+/*
+ * Degrees, self loops, the edges' bounds (-1 - e for a bad edge e), and a
+ * first sweep of reachability from entry: t is reached if f is when the
+ * edge comes (ceq_reach_live finds what the sweep missed).  Edges come
+ * sorted by block, and most go forward, so the sweep finds most nodes.
+ */
 static long ceq_count(struct ceq *c)
 {
 	const uint32_t *from = c->g->from, *to = c->g->to;
@@ -109,6 +116,7 @@ static long ceq_count(struct ceq *c)
 		c->mid[v] = c->hi[v] = 0;
 		c->flags[v] = 0;
 	}
+	c->flags[c->g->entry] = CEQ_REACH;
 	for (uint32_t e = 0; e < c->ne; e++) {
 		uint32_t f = from[e], t = to[e];
 
@@ -116,15 +124,18 @@ static long ceq_count(struct ceq *c)
 			return -1 - (long)e;
 		c->mid[t]++;
 		c->hi[f]++;
-		if (f == t)
-			c->flags[f] |= CEQ_SELF;
+		c->flags[t] |= (c->flags[f] & CEQ_REACH) | (f == t) << CEQ_SELF_SHIFT;
 	}
 	if (c->g->entry == c->g->exit)	/* exit -> entry is a self loop */
 		c->flags[c->g->entry] |= CEQ_SELF;
 	return 0;
 }
 
-/* Lay out and fill the incidence (see struct ceq_ent). */
+/*
+ * Lay out and fill the incidence (see struct ceq_ent), taking the edges
+ * backward (the order of a node's edges does not matter): a first sweep of
+ * the nodes that reach the exit, as ceq_count's of those reached.
+ */
 static void ceq_place(struct ceq *c)
 {
 	const uint32_t *from = c->g->from, *to = c->g->to;
@@ -138,26 +149,24 @@ static void ceq_place(struct ceq *c)
 		c->hi[v] = p + nin + 1;
 		p += nin + nout + 2;
 	}
-	for (uint32_t e = 0; e < c->ne; e++) {
+	c->flags[c->g->exit] |= CEQ_LIVE;
+	for (uint32_t e = c->ne; e-- > 0;) {
 		uint32_t f = from[e], t = to[e];
 
 		c->adj[c->mid[t]++] = (struct ceq_ent){ 2 * f + 1, e };
 		c->adj[c->hi[f]++] = (struct ceq_ent){ 2 * t, e };
+		c->flags[f] |= c->flags[t] & CEQ_LIVE;
 	}
 }
 
 /*
- * Flag with bit what start reaches, forward (out edges) or back (in edges).
+ * Flag with bit what the nodes on stack (sp of them) reach, forward (out
+ * edges) or back (in edges); the stack has a place per node and one more.
  * Every node is pushed, only new ones kept: whether a node was seen is the
- * one branch a mark would mispredict, a third of the time on CFGs.  The
- * stack (src, free until ceq_split) has n + 1 places.
+ * one branch a mark would mispredict, a third of the time on CFGs.
  */
-static void ceq_mark(struct ceq *c, uint32_t start, int back, uint8_t bit)
+static void ceq_mark(struct ceq *c, uint32_t *stack, uint32_t sp, int back, uint8_t bit)
 {
-	uint32_t *stack = c->src, sp = 0;
-
-	c->flags[start] |= bit;
-	stack[sp++] = start;
 	while (sp) {
 		uint32_t v = stack[--sp];
 		uint32_t a = back ? c->lo[v] : c->mid[v] + 1, b = back ? c->mid[v] : c->hi[v];
@@ -170,6 +179,41 @@ static void ceq_mark(struct ceq *c, uint32_t start, int back, uint8_t bit)
 			sp += !(fl & bit);
 			c->flags[w] = fl | bit;
 		}
+	}
+}
+
+/*
+ * The nodes reached from entry (and from the exit when entry cannot reach
+ * it) and those that reach the exit, from the sweeps: an edge f -> t the
+ * forward sweep took before f was reached leaves t to a mark from t, and
+ * one the backward sweep took before t was known to reach the exit leaves
+ * f to a mark from t.  One pass finds those edges, and the marks, over
+ * what the sweeps missed, are short: loops whose only way out is at their
+ * head (a latch that only jumps back), for most.
+ */
+static void ceq_reach_live(struct ceq *c)
+{
+	const uint32_t *from = c->g->from, *to = c->g->to;
+	uint32_t *rs = c->src, *ls = c->dfs, rsp = 0, lsp = 0;	/* free until ceq_split */
+
+	for (uint32_t e = 0; e < c->ne; e++) {
+		uint32_t f = from[e], t = to[e];
+		uint8_t ff = c->flags[f], ft = c->flags[t];
+		int r = (ff & ~ft & CEQ_REACH) != 0;
+		int l = (ft & ~ff & CEQ_LIVE) && !(ft & CEQ_LSEED);
+
+		rs[rsp] = t;
+		rsp += r;
+		ls[lsp] = t;
+		lsp += l;
+		c->flags[t] = ft | (r ? CEQ_REACH : 0) | (l ? CEQ_LSEED : 0);
+	}
+	ceq_mark(c, rs, rsp, 0, CEQ_REACH);
+	ceq_mark(c, ls, lsp, 1, CEQ_LIVE);
+	if (!(c->flags[c->g->exit] & CEQ_REACH)) {	/* entry is dead: its edge leads to the exit */
+		c->flags[c->g->exit] |= CEQ_REACH;
+		rs[0] = c->g->exit;
+		ceq_mark(c, rs, 1, 0, CEQ_REACH);
 	}
 }
 
@@ -315,15 +359,12 @@ static void ceq_classify(struct ceq *c, const struct ceq_frame *f)
 		c->cls[b] = c->cls[e];
 }
 
-/* JPP fig. 4 for the vertex of frame i once its subtree is done. */
-static void ceq_finish(struct ceq *c, struct ceq_frame *st, uint32_t i)
+/* JPP fig. 4 for the vertex of f once its subtree is done; st holds it and
+ * its ancestors.  Returns its hi. */
+static uint32_t ceq_finish(struct ceq *c, struct ceq_frame *st, struct ceq_frame *f)
 {
-	struct ceq_frame *f = &st[i], *p;
-	uint32_t hi;
-
 	for (uint32_t b = f->caps; b != NIL; b = c->cap_next[b - c->capbase])
 		ceq_delete(c, f, b);
-	hi = f->hi0 < f->hi1 ? f->hi0 : f->hi1;
 	/* Capping back edge; JPP's hi2 < hi0 needs hi2 above x as well. */
 	if (f->hi2 < f->hi0 && f->hi2 < f->d) {
 		struct ceq_frame *to = &st[c->fdepth[f->hi2]];
@@ -335,16 +376,19 @@ static void ceq_finish(struct ceq *c, struct ceq_frame *st, uint32_t i)
 	}
 	if (f->pedge != NIL)
 		ceq_classify(c, f);
-	if (!i)
-		return;
-	p = &st[i - 1];
-	if (hi < p->hi1) {
-		p->hi2 = p->hi1;
-		p->hi1 = hi;
-	} else if (hi < p->hi2) {
-		p->hi2 = hi;
-	}
-	ceq_concat(c, p, f);
+	return f->hi0 < f->hi1 ? f->hi0 : f->hi1;
+}
+
+/* Child s of p is done: its hi and its brackets go to p. */
+static void ceq_return(struct ceq *c, struct ceq_frame *p, const struct ceq_frame *s,
+		       uint32_t hi)
+{
+	uint32_t h1 = p->hi1;
+
+	p->hi1 = hi < h1 ? hi : h1;
+	hi = hi < h1 ? h1 : hi;
+	p->hi2 = hi < p->hi2 ? hi : p->hi2;
+	ceq_concat(c, p, s);
 }
 
 /* The vertex at the other end of an incidence entry. */
@@ -385,15 +429,16 @@ static uint32_t ceq_pass(struct ceq *c, uint32_t t, uint32_t *e, uint32_t *num)
 	return t;
 }
 
-/* Iterative undirected DFS from entry_in, JPP's work done as it goes. */
+/* Iterative undirected DFS from entry_in, JPP's work done as it goes; fdepth
+ * maps a dfs number to the vertex's place on the stack st. */
 static void ceq_dfs(struct ceq *c)
 {
 	struct ceq_frame *st = c->st;
-	uint32_t sp = 0, num = 0;
+	uint32_t sp = 0, num = 0, hi;
 
 	c->fdepth[num] = sp;
 	ceq_open(c, &st[sp++], 2 * c->g->entry, NIL, num++);
-	while (sp) {
+	for (;;) {
 		struct ceq_frame *f = &st[sp - 1];
 
 		if (f->pos < f->end) {
@@ -418,8 +463,7 @@ static void ceq_dfs(struct ceq *c)
 				if (e == f->pedge)
 					continue;
 				ceq_push(c, f, e);
-				if (d < f->hi0)
-					f->hi0 = d;
+				f->hi0 = d < f->hi0 ? d : f->hi0;
 			} else if (d != EXCL) {		/* back edge from a descendant */
 				ceq_delete(c, f, e);
 				if (c->cls[e] < 0)
@@ -427,7 +471,10 @@ static void ceq_dfs(struct ceq *c)
 			}
 			continue;
 		}
-		ceq_finish(c, st, --sp);
+		hi = ceq_finish(c, st, f);
+		if (--sp == 0)
+			break;
+		ceq_return(c, f - 1, f, hi);
 	}
 }
 
@@ -555,10 +602,7 @@ int cfg_cycle_equiv_with(const struct cfg_graph *g, int *node_class, int *edge_c
 		goto out;
 	}
 	ceq_place(&c);
-	ceq_mark(&c, g->entry, 0, CEQ_REACH);
-	if (!(c.flags[g->exit] & CEQ_REACH))	/* entry is dead: its edge leads to the exit */
-		ceq_mark(&c, g->exit, 0, CEQ_REACH);
-	ceq_mark(&c, g->exit, 1, CEQ_LIVE);
+	ceq_reach_live(&c);
 	ceq_split(&c);
 	ceq_dfs(&c);
 	*nclasses = ceq_report(&c, node_class, edge_class);
