@@ -66,9 +66,10 @@ enum {
  * Incidence of node v in adj: [lo, mid) the edges in (val = 2u + 1 for
  * u -> v), mid the node edge (val = 2v + 1), (mid, hi) the edges out
  * (val = 2w for v -> w).  Internal edges are added at lo - 1 (in) and hi
- * (out), so each node has a free slot there, the exit n + 1.  v_in walks
- * [lo, mid], v_out [mid, hi), an unsplit v [lo, hi) with its last edge out
- * moved to mid.
+ * (out): each node has a free slot at hi, the entry one at lo - 1, the
+ * exit n there (one per dead node, and exit -> entry if entry == exit).
+ * v_in walks [lo, mid], v_out [mid, hi), an unsplit v [lo, hi) with its last
+ * edge out moved to mid.
  */
 struct ceq_ent {
 	uint32_t val, id;
@@ -109,25 +110,26 @@ struct ceq {
  */
 static long ceq_count(struct ceq *c)
 {
-	const uint32_t *from = c->g->from, *to = c->g->to;
-	uint32_t n = c->n;
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict nin = c->mid, *restrict nout = c->hi, n = c->n, ne = c->ne;
+	uint8_t *restrict flags = c->flags;
 
 	for (uint32_t v = 0; v < n; v++) {
-		c->mid[v] = c->hi[v] = 0;
-		c->flags[v] = 0;
+		nin[v] = nout[v] = 0;
+		flags[v] = 0;
 	}
-	c->flags[c->g->entry] = CEQ_REACH;
-	for (uint32_t e = 0; e < c->ne; e++) {
+	flags[c->g->entry] = CEQ_REACH;
+	for (uint32_t e = 0; e < ne; e++) {
 		uint32_t f = from[e], t = to[e];
 
 		if (f >= n || t >= n)
 			return -1 - (long)e;
-		c->mid[t]++;
-		c->hi[f]++;
-		c->flags[t] |= (c->flags[f] & CEQ_REACH) | (f == t) << CEQ_SELF_SHIFT;
+		nin[t]++;
+		nout[f]++;
+		flags[t] |= (flags[f] & CEQ_REACH) | (f == t) << CEQ_SELF_SHIFT;
 	}
 	if (c->g->entry == c->g->exit)	/* exit -> entry is a self loop */
-		c->flags[c->g->entry] |= CEQ_SELF;
+		flags[c->g->entry] |= CEQ_SELF;
 	return 0;
 }
 
@@ -138,24 +140,28 @@ static long ceq_count(struct ceq *c)
  */
 static void ceq_place(struct ceq *c)
 {
-	const uint32_t *from = c->g->from, *to = c->g->to;
-	uint32_t p = 0;
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
+	uint32_t n = c->n, p = 0;
+	struct ceq_ent *restrict adj = c->adj;
+	uint8_t *restrict flags = c->flags;
 
-	for (uint32_t v = 0; v < c->n; v++) {
-		uint32_t nin = c->mid[v], nout = c->hi[v];
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t nin = mid[v], nout = hi[v];
 
-		p += v == c->g->exit ? c->n + 2 : 1;
-		c->lo[v] = c->mid[v] = p;
-		c->hi[v] = p + nin + 1;
+		/* room for internal edges in: exit -> entry, one per dead node */
+		p += (v == c->g->entry) + (v == c->g->exit ? n : 0);
+		lo[v] = mid[v] = p;
+		hi[v] = p + nin + 1;
 		p += nin + nout + 2;
 	}
-	c->flags[c->g->exit] |= CEQ_LIVE;
+	flags[c->g->exit] |= CEQ_LIVE;
 	for (uint32_t e = c->ne; e-- > 0;) {
 		uint32_t f = from[e], t = to[e];
 
-		c->adj[c->mid[t]++] = (struct ceq_ent){ 2 * f + 1, e };
-		c->adj[c->hi[f]++] = (struct ceq_ent){ 2 * t, e };
-		c->flags[f] |= c->flags[t] & CEQ_LIVE;
+		adj[mid[t]++] = (struct ceq_ent){ 2 * f + 1, e };
+		adj[hi[f]++] = (struct ceq_ent){ 2 * t, e };
+		flags[f] |= flags[t] & CEQ_LIVE;
 	}
 }
 
@@ -165,19 +171,23 @@ static void ceq_place(struct ceq *c)
  * Every node is pushed, only new ones kept: whether a node was seen is the
  * one branch a mark would mispredict, a third of the time on CFGs.
  */
-static void ceq_mark(struct ceq *c, uint32_t *stack, uint32_t sp, int back, uint8_t bit)
+static void ceq_mark(struct ceq *c, uint32_t *restrict stack, uint32_t sp, int back,
+		     uint8_t bit)
 {
+	const uint32_t *restrict a = back ? c->lo : c->mid, *restrict b = back ? c->mid : c->hi;
+	const struct ceq_ent *restrict adj = c->adj;
+	uint8_t *restrict flags = c->flags;
+
 	while (sp) {
 		uint32_t v = stack[--sp];
-		uint32_t a = back ? c->lo[v] : c->mid[v] + 1, b = back ? c->mid[v] : c->hi[v];
 
-		for (uint32_t i = a; i < b; i++) {
-			uint32_t w = c->adj[i].val >> 1;
-			uint8_t fl = c->flags[w];
+		for (uint32_t i = a[v] + !back, end = b[v]; i < end; i++) {
+			uint32_t w = adj[i].val >> 1;
+			uint8_t fl = flags[w];
 
 			stack[sp] = w;
 			sp += !(fl & bit);
-			c->flags[w] = fl | bit;
+			flags[w] = fl | bit;
 		}
 	}
 }
@@ -193,12 +203,14 @@ static void ceq_mark(struct ceq *c, uint32_t *stack, uint32_t sp, int back, uint
  */
 static void ceq_reach_live(struct ceq *c)
 {
-	const uint32_t *from = c->g->from, *to = c->g->to;
-	uint32_t *rs = c->src, *ls = c->dfs, rsp = 0, lsp = 0;	/* free until ceq_split */
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict rs = c->src, *restrict ls = c->dfs;	/* free until ceq_split */
+	uint32_t rsp = 0, lsp = 0, ne = c->ne;
+	uint8_t *restrict flags = c->flags;
 
-	for (uint32_t e = 0; e < c->ne; e++) {
+	for (uint32_t e = 0; e < ne; e++) {
 		uint32_t f = from[e], t = to[e];
-		uint8_t ff = c->flags[f], ft = c->flags[t];
+		uint8_t ff = flags[f], ft = flags[t];
 		int r = (ff & ~ft & CEQ_REACH) != 0;
 		int l = (ft & ~ff & CEQ_LIVE) && !(ft & CEQ_LSEED);
 
@@ -206,7 +218,7 @@ static void ceq_reach_live(struct ceq *c)
 		rsp += r;
 		ls[lsp] = t;
 		lsp += l;
-		c->flags[t] = ft | (r ? CEQ_REACH : 0) | (l ? CEQ_LSEED : 0);
+		flags[t] = ft | (r ? CEQ_REACH : 0) | (l ? CEQ_LSEED : 0);
 	}
 	ceq_mark(c, rs, rsp, 0, CEQ_REACH);
 	ceq_mark(c, ls, lsp, 1, CEQ_LIVE);
@@ -231,47 +243,48 @@ static void ceq_link(struct ceq *c, uint32_t u, uint32_t w, uint32_t id)
 static void ceq_split(struct ceq *c)
 {
 	uint32_t n = c->n, ne = c->ne, unreached = 0;
+	uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
+	uint32_t *restrict src = c->src, *restrict dfs = c->dfs;
+	struct ceq_ent *restrict adj = c->adj;
+	uint8_t *restrict flags = c->flags;
 
 	ceq_link(c, c->g->exit, c->g->entry, ne + n);
 	for (uint32_t v = 0; v < n; v++) {
-		c->src[v] = 0;
-		if ((c->flags[v] & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH)
+		src[v] = 0;
+		if ((flags[v] & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH)
 			ceq_link(c, v, c->g->exit, ne + n + 1 + v);
-		unreached += !(c->flags[v] & CEQ_REACH);
+		unreached += !(flags[v] & CEQ_REACH);
 	}
 	/* edges from unreached nodes do not count: src counts them for now */
 	for (uint32_t u = 0; unreached && u < n; u++) {
-		if (c->flags[u] & CEQ_REACH)
+		if (flags[u] & CEQ_REACH)
 			continue;
-		for (uint32_t i = c->mid[u] + 1; i < c->hi[u]; i++)
-			c->src[c->adj[i].val >> 1]++;
+		for (uint32_t i = mid[u] + 1; i < hi[u]; i++)
+			src[adj[i].val >> 1]++;
 	}
 	for (uint32_t v = 0; v < n; v++) {
-		uint32_t nin, nout, i;
+		uint32_t fl = flags[v], l = lo[v], m = mid[v], h = hi[v];
+		uint32_t nin, nout, in, split, pass;
 
-		if (!(c->flags[v] & CEQ_REACH)) {
-			c->dfs[2 * v] = c->dfs[2 * v + 1] = EXCL;
+		if (!(fl & CEQ_REACH)) {
+			dfs[2 * v] = dfs[2 * v + 1] = EXCL;
 			continue;
 		}
-		c->dfs[2 * v] = c->dfs[2 * v + 1] = NIL;
-		nin = c->mid[v] - c->lo[v] - c->src[v];
-		nout = c->hi[v] - c->mid[v] - 1;
-		if ((c->flags[v] & CEQ_SELF) || (nin > 1 && nout > 1)) {
-			c->flags[v] |= CEQ_SPLIT;
-			c->adj[c->mid[v]] = (struct ceq_ent){ 2 * v + 1, ne + v };
-			continue;
-		}
-		if (nin == 1) {
-			for (i = c->lo[v]; !(c->flags[c->adj[i].val >> 1] & CEQ_REACH); i++)
-				;
-			c->src[v] = c->adj[i].id;
-		} else {
-			c->src[v] = c->adj[c->mid[v] + 1].id;
-		}
-		c->adj[c->mid[v]] = c->adj[--c->hi[v]];
+		dfs[2 * v] = dfs[2 * v + 1] = NIL;
+		nin = m - l - src[v];
+		nout = h - m - 1;
+		/* no branch on what a node is: no pattern a predictor could learn */
+		split = (fl & CEQ_SELF) || (nin > 1 && nout > 1);
+		in = l;
+		while (unreached && !(flags[adj[in].val >> 1] & CEQ_REACH))
+			in++;
+		src[v] = nin == 1 ? adj[in].id : adj[m + 1].id;
+		adj[m] = split ? (struct ceq_ent){ 2 * v + 1, ne + v } : adj[h - 1];
+		h -= !split;
+		hi[v] = h;
 		/* just its two edges at lo and lo + 1 (none from unreached nodes) */
-		if (c->hi[v] - c->lo[v] == 2)
-			c->flags[v] |= CEQ_PASS;
+		pass = !split && h - l == 2;
+		flags[v] = (uint8_t)(fl | (split ? CEQ_SPLIT : 0) | (pass ? CEQ_PASS : 0));
 	}
 }
 
@@ -491,35 +504,38 @@ static inline int ceq_number(int *map, int k, int *next)
 }
 
 /* Edge id's internal class, through its alias if it has one (ceq_pass). */
-static inline int ceq_class(const struct ceq *c, uint32_t id)
+static inline int ceq_class(const int *cls, uint32_t id)
 {
-	int k = c->cls[id];
+	int k = cls[id];
 
-	return c->cls[k < -1 ? (uint32_t)(-2 - k) : id];
+	return cls[k < -1 ? (uint32_t)(-2 - k) : id];
 }
 
 /* Number the caller's classes densely, nodes first, then edges. */
-static int ceq_report(struct ceq *c, int *node_class, int *edge_class)
+static int ceq_report(struct ceq *c, int *restrict node_class, int *restrict edge_class)
 {
-	const uint32_t *from = c->g->from;
-	int *map = c->map, next = 0;
+	const uint32_t *restrict from = c->g->from, *restrict src = c->src;
+	const uint8_t *restrict flags = c->flags;
+	const int *restrict cls = c->cls;
+	int *restrict map = c->map, next = 0;
+	uint32_t n = c->n, ne = c->ne;
 
 	/* a class is made per edge or bracket at most: nclass fits in map */
 	for (int i = 0; i < c->nclass; i++)
 		map[i] = -1;
-	for (uint32_t v = 0; v < c->n; v++) {
-		if (!(c->flags[v] & CEQ_REACH))
+	for (uint32_t v = 0; v < n; v++) {
+		if (!(flags[v] & CEQ_REACH))
 			node_class[v] = next++;		/* unreachable from entry */
-		else if (c->flags[v] & CEQ_SPLIT)
-			node_class[v] = ceq_number(map, ceq_class(c, c->ne + v), &next);
+		else if (flags[v] & CEQ_SPLIT)
+			node_class[v] = ceq_number(map, ceq_class(cls, ne + v), &next);
 		else
-			node_class[v] = ceq_number(map, ceq_class(c, c->src[v]), &next);
+			node_class[v] = ceq_number(map, ceq_class(cls, src[v]), &next);
 	}
-	for (uint32_t e = 0; e < c->ne; e++) {
-		if (!(c->flags[from[e]] & CEQ_REACH))
+	for (uint32_t e = 0; e < ne; e++) {
+		if (!(flags[from[e]] & CEQ_REACH))
 			edge_class[e] = next++;
 		else
-			edge_class[e] = ceq_number(map, ceq_class(c, e), &next);
+			edge_class[e] = ceq_number(map, ceq_class(cls, e), &next);
 	}
 	return next;
 }
@@ -547,7 +563,7 @@ static void ceq_layout(struct ceq *c, struct cfg_arena *a)
 	c->hi = cfg_arena_take(a, n, sizeof(uint32_t));
 	c->src = cfg_arena_take(a, n + 1, sizeof(uint32_t));
 	c->flags = cfg_arena_take(a, n, 1);
-	c->adj = cfg_arena_take(a, 2 * ne + 4 * n + 1, sizeof(struct ceq_ent));
+	c->adj = cfg_arena_take(a, 2 * ne + 3 * n + 1, sizeof(struct ceq_ent));
 	c->dfs = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
 	c->fdepth = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
 	c->cap_next = cfg_arena_take(a, 2 * n, sizeof(uint32_t));

@@ -75,67 +75,76 @@ static int lp_top(struct lp *p)
 {
 	uint32_t counter = 0, tsp = 0, fsp = 0, nc = 0, nout = 0, npost = 0, nn = p->g->nnodes;
 	uint32_t v = p->g->entry, pos, end, lv;
+	/* locals: onstk's byte stores would have every pointer in p reloaded */
+	const uint32_t *restrict succ_off = p->succ_off, *restrict succ = p->succ;
+	uint32_t *restrict idx = p->idx, *restrict low = p->low, *restrict fpos = p->fpos;
+	uint32_t *restrict tstack = p->tstack, *restrict fstack = p->fstack;
+	uint32_t *restrict post = p->post, *restrict comp = p->comp, *restrict scc = p->scc;
+	uint32_t *restrict scc_off = p->scc_off, *restrict rpo = p->rpo, nloopc = 0;
+	uint32_t *restrict loopc = p->loopc;
+	uint8_t *restrict onstk = p->onstk;
 	int cyclic = 0;
 
 	for (uint32_t u = 0; u < nn; u++)
-		p->idx[u] = NIL;
+		idx[u] = NIL;
 	/* the node being searched is v, its next edge pos, its low lv: not
 	 * reloaded from the arrays for every edge */
-	p->idx[v] = lv = counter++;
-	p->onstk[v] = 1;
-	p->tstack[tsp++] = v;
-	pos = p->succ_off[v];
-	end = p->succ_off[v + 1];
+	idx[v] = lv = counter++;
+	onstk[v] = 1;
+	tstack[tsp++] = v;
+	pos = succ_off[v];
+	end = succ_off[v + 1];
 	for (;;) {
 		if (pos < end) {
-			uint32_t w = p->succ[pos++], iw = p->idx[w];
+			uint32_t w = succ[pos++], iw = idx[w];
 
 			if (iw == NIL) {
-				p->fpos[v] = pos;
-				p->low[v] = lv;
-				p->fstack[fsp++] = v;
+				fpos[v] = pos;
+				low[v] = lv;
+				fstack[fsp++] = v;
 				v = w;
-				p->idx[v] = lv = counter++;
-				p->onstk[v] = 1;
-				p->tstack[tsp++] = v;
-				pos = p->succ_off[v];
-				end = p->succ_off[v + 1];
+				idx[v] = lv = counter++;
+				onstk[v] = 1;
+				tstack[tsp++] = v;
+				pos = succ_off[v];
+				end = succ_off[v + 1];
 				continue;
 			}
 			/* no branch: an edge closes a cycle iff w is on the stack */
-			cyclic |= p->onstk[w];
-			iw = p->onstk[w] ? iw : NIL;
+			cyclic |= onstk[w];
+			iw = onstk[w] ? iw : NIL;
 			lv = iw < lv ? iw : lv;
-			p->onstk[w] |= (w == v) << 1;
+			onstk[w] |= (w == v) << 1;
 			continue;
 		}
-		p->post[npost++] = v;
-		if (lv == p->idx[v]) {
-			uint32_t w, self = p->onstk[v] & 2;
+		post[npost++] = v;
+		if (lv == idx[v]) {
+			uint32_t w, self = onstk[v] & 2;
 
-			p->scc_off[nc] = nout;
+			scc_off[nc] = nout;
 			do {
-				w = p->tstack[--tsp];
-				p->onstk[w] = 0;
-				p->comp[w] = nc;
-				p->scc[nout++] = w;
+				w = tstack[--tsp];
+				onstk[w] = 0;
+				comp[w] = nc;
+				scc[nout++] = w;
 			} while (w != v);
-			if (self || nout - p->scc_off[nc] > 1)
-				p->loopc[p->nloopc++] = nc;
+			if (self || nout - scc_off[nc] > 1)
+				loopc[nloopc++] = nc;
 			nc++;
 		}
 		if (!fsp)
 			break;
-		v = p->fstack[--fsp];
-		lv = p->low[v] < lv ? p->low[v] : lv;
-		pos = p->fpos[v];
-		end = p->succ_off[v + 1];
+		v = fstack[--fsp];
+		lv = low[v] < lv ? low[v] : lv;
+		pos = fpos[v];
+		end = succ_off[v + 1];
 	}
-	p->scc_off[nc] = nout;
+	scc_off[nc] = nout;
+	p->nloopc = nloopc;
 	for (uint32_t u = 0; u < nn; u++)
-		p->rpo[u] = NIL;
+		rpo[u] = NIL;
 	for (uint32_t i = 0; i < npost; i++)
-		p->rpo[p->post[i]] = npost - 1 - i;
+		rpo[post[i]] = npost - 1 - i;
 	return cyclic;
 }
 
