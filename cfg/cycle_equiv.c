@@ -59,7 +59,6 @@ enum {
 	CEQ_SPLIT_SHIFT = 3,
 	CEQ_SPLIT = 1 << CEQ_SPLIT_SHIFT,	/* v_in and v_out apart */
 	CEQ_PASS = 16,		/* not split, one edge in, one out: walked through */
-	CEQ_LSEED = 32,		/* on the stack of ceq_reach_live's live mark */
 };
 
 /*
@@ -194,36 +193,40 @@ static void ceq_mark(struct ceq *c, uint32_t *restrict stack, uint32_t sp, int b
 
 /*
  * The nodes reached from entry (and from the exit when entry cannot reach
- * it) and those that reach the exit, from the sweeps: an edge f -> t the
- * forward sweep took before f was reached leaves t to a mark from t, and
- * one the backward sweep took before t was known to reach the exit leaves
- * f to a mark from t.  One pass finds those edges, and the marks, over
- * what the sweeps missed, are short: loops whose only way out is at their
- * head (a latch that only jumps back), for most.
+ * it) and those that reach the exit, from the sweeps: a node the forward
+ * sweep missed but that has an edge in from a reached node was passed over
+ * because that edge came before its tail was reached, and a mark goes on
+ * from there; likewise backward.  What the sweeps miss is little (loops
+ * whose only way out is at their head: a latch that only jumps back), so
+ * the nodes are scanned for it, and only those are looked at.
  */
 static void ceq_reach_live(struct ceq *c)
 {
-	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	const struct ceq_ent *restrict adj = c->adj;
+	const uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
 	uint32_t *restrict rs = c->src, *restrict ls = c->dfs;	/* free until ceq_split */
-	uint32_t rsp = 0, lsp = 0, ne = c->ne;
+	uint32_t rsp = 0, lsp = 0, n = c->n;
 	uint8_t *restrict flags = c->flags;
 
-	for (uint32_t e = 0; e < ne; e++) {
-		uint32_t f = from[e], t = to[e];
-		uint8_t ff = flags[f], ft = flags[t];
-		int r = (ff & ~ft & CEQ_REACH) != 0;
-		int l = (ft & ~ff & CEQ_LIVE) && !(ft & CEQ_LSEED);
+	for (uint32_t v = 0; v < n; v++) {
+		uint8_t fl = flags[v];
 
-		rs[rsp] = t;
-		rsp += r;
-		ls[lsp] = t;
-		lsp += l;
-		flags[t] = ft | (r ? CEQ_REACH : 0) | (l ? CEQ_LSEED : 0);
+		if ((fl & (CEQ_REACH | CEQ_LIVE)) == (CEQ_REACH | CEQ_LIVE))
+			continue;
+		for (uint32_t i = lo[v]; !(fl & CEQ_REACH) && i < mid[v]; i++)
+			fl |= flags[adj[i].val >> 1] & CEQ_REACH;
+		for (uint32_t i = mid[v] + 1; !(fl & CEQ_LIVE) && i < hi[v]; i++)
+			fl |= flags[adj[i].val >> 1] & CEQ_LIVE;
+		rs[rsp] = v;
+		rsp += (fl & ~flags[v] & CEQ_REACH) != 0;
+		ls[lsp] = v;
+		lsp += (fl & ~flags[v] & CEQ_LIVE) != 0;
+		flags[v] = fl;
 	}
 	ceq_mark(c, rs, rsp, 0, CEQ_REACH);
 	ceq_mark(c, ls, lsp, 1, CEQ_LIVE);
-	if (!(c->flags[c->g->exit] & CEQ_REACH)) {	/* entry is dead: its edge leads to the exit */
-		c->flags[c->g->exit] |= CEQ_REACH;
+	if (!(flags[c->g->exit] & CEQ_REACH)) {	/* entry is dead: its edge leads to the exit */
+		flags[c->g->exit] |= CEQ_REACH;
 		rs[0] = c->g->exit;
 		ceq_mark(c, rs, 1, 0, CEQ_REACH);
 	}
