@@ -49,7 +49,6 @@
 #include "graph.h"
 
 #define NIL UINT32_MAX
-#define EXCL (UINT32_MAX - 1)	/* dfs number of a vertex not in the graph */
 
 enum {
 	CEQ_REACH = 1,		/* reachable from entry */
@@ -62,13 +61,10 @@ enum {
 };
 
 /*
- * Incidence of node v in adj: [lo, mid) the edges in (val = 2u + 1 for
- * u -> v), mid the node edge (val = 2v + 1), (mid, hi) the edges out
- * (val = 2w for v -> w).  Internal edges are added at lo - 1 (in) and hi
- * (out): each node has a free slot at hi, the entry one at lo - 1, the
- * exit n there (one per dead node, and exit -> entry if entry == exit).
- * v_in walks [lo, mid], v_out [mid, hi), an unsplit v [lo, hi) with its last
- * edge out moved to mid.
+ * Incidence of node v in adj, internal edges included: [lo, mid) the edges
+ * in (val = 2u + 1 for u -> v), then, if v is split, the node edge at mid
+ * (val = 2v + 1), then up to hi the edges out (val = 2w for v -> w).  v_in
+ * walks [lo, mid], v_out [mid, hi), an unsplit v [lo, hi).
  */
 struct ceq_ent {
 	uint32_t val, id;
@@ -90,7 +86,7 @@ struct ceq_frame {
 struct ceq {
 	const struct cfg_graph *g;
 	uint32_t n, ne, capbase;
-	uint32_t *lo, *mid, *hi, *src;	/* src: the edge an unsplit node goes with */
+	uint32_t *lo, *mid, *hi, *work;
 	uint8_t *flags;
 	struct ceq_ent *adj;
 	uint32_t *dfs, *fdepth, *cap_next;
@@ -102,10 +98,10 @@ struct ceq {
 };
 
 /*
- * Degrees, self loops, the edges' bounds (-1 - e for a bad edge e), and a
- * first sweep of reachability from entry: t is reached if f is when the
- * edge comes (ceq_reach_live finds what the sweep missed).  Edges come
- * sorted by block, and most go forward, so the sweep finds most nodes.
+ * Degrees (into mid: in, hi: out), self loops, the edges' bounds (-1 - e for
+ * a bad edge e), and a first sweep of reachability from entry: t is reached
+ * if f is when the edge comes (ceq_reach_live finds what the sweep missed).
+ * Edges come sorted by block, and most go forward, so the sweep finds most.
  */
 static long ceq_count(struct ceq *c)
 {
@@ -133,27 +129,55 @@ static long ceq_count(struct ceq *c)
 }
 
 /*
- * Lay out and fill the incidence (see struct ceq_ent), taking the edges
- * backward (the order of a node's edges does not matter): a first sweep of
- * the nodes that reach the exit, as ceq_count's of those reached.
+ * Lay the incidence out from the degrees in mid, hi, internal edges added
+ * (exit -> entry, and ndead dead nodes' edges to the exit when known), and
+ * decide which nodes are split or passed through.  mid and hi are left the
+ * cursors where ceq_fill puts each node's edges in and out.
  */
-static void ceq_place(struct ceq *c)
+static void ceq_lay(struct ceq *c, uint32_t ndead)
 {
-	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
 	uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
-	uint32_t n = c->n, p = 0;
+	uint32_t *restrict dfs = c->dfs, n = c->n, ne = c->ne, p = 0;
+	uint32_t entry = c->g->entry, exit = c->g->exit;
 	struct ceq_ent *restrict adj = c->adj;
 	uint8_t *restrict flags = c->flags;
 
 	for (uint32_t v = 0; v < n; v++) {
-		uint32_t nin = mid[v], nout = hi[v];
+		uint32_t fl = flags[v], dead = (fl & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH;
+		uint32_t nin = mid[v] + (v == entry) + (v == exit ? ndead : 0);
+		uint32_t nout = hi[v] + (v == exit) + dead;
+		/* no branch on what a node is: no pattern a predictor could learn */
+		uint32_t split = (fl & CEQ_SELF) || (nin > 1 && nout > 1);
+		uint32_t pass = !split && nin + nout == 2;
 
-		/* room for internal edges in: exit -> entry, one per dead node */
-		p += (v == c->g->entry) + (v == c->g->exit ? n : 0);
 		lo[v] = mid[v] = p;
-		hi[v] = p + nin + 1;
-		p += nin + nout + 2;
+		adj[p + nin] = (struct ceq_ent){ 2 * v + 1, ne + v };	/* if split */
+		hi[v] = p + nin + split;
+		p += nin + split + nout;
+		flags[v] = (uint8_t)(fl | (split ? CEQ_SPLIT : 0) | (pass ? CEQ_PASS : 0));
+		dfs[2 * v] = dfs[2 * v + 1] = NIL;
 	}
+}
+
+/* Add edge u -> w (id) to both incidences. */
+static void ceq_link(struct ceq *c, uint32_t u, uint32_t w, uint32_t id)
+{
+	c->adj[c->hi[u]++] = (struct ceq_ent){ 2 * w, id };
+	c->adj[c->mid[w]++] = (struct ceq_ent){ 2 * u + 1, id };
+}
+
+/*
+ * Put the edges in place, taking them backward (the order of a node's edges
+ * does not matter): a first sweep of the nodes that reach the exit, as
+ * ceq_count's of those reached.  Then the internal edges.
+ */
+static void ceq_fill(struct ceq *c)
+{
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict mid = c->mid, *restrict hi = c->hi;
+	struct ceq_ent *restrict adj = c->adj;
+	uint8_t *restrict flags = c->flags;
+
 	flags[c->g->exit] |= CEQ_LIVE;
 	for (uint32_t e = c->ne; e-- > 0;) {
 		uint32_t f = from[e], t = to[e];
@@ -162,25 +186,29 @@ static void ceq_place(struct ceq *c)
 		adj[hi[f]++] = (struct ceq_ent){ 2 * t, e };
 		flags[f] |= flags[t] & CEQ_LIVE;
 	}
+	ceq_link(c, c->g->exit, c->g->entry, c->ne + c->n);
 }
 
 /*
  * Flag with bit what the nodes on stack (sp of them) reach, forward (out
  * edges) or back (in edges); the stack has a place per node and one more.
  * Every node is pushed, only new ones kept: whether a node was seen is the
- * one branch a mark would mispredict, a third of the time on CFGs.
+ * one branch a mark would mispredict, a third of the time on CFGs.  The
+ * internal exit -> entry edge leads nowhere new (both ends are flagged).
  */
 static void ceq_mark(struct ceq *c, uint32_t *restrict stack, uint32_t sp, int back,
 		     uint8_t bit)
 {
-	const uint32_t *restrict a = back ? c->lo : c->mid, *restrict b = back ? c->mid : c->hi;
+	const uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
 	const struct ceq_ent *restrict adj = c->adj;
 	uint8_t *restrict flags = c->flags;
 
 	while (sp) {
 		uint32_t v = stack[--sp];
+		uint32_t i = back ? lo[v] : mid[v] + (flags[v] >> CEQ_SPLIT_SHIFT & 1);
+		uint32_t end = back ? mid[v] : hi[v];
 
-		for (uint32_t i = a[v] + !back, end = b[v]; i < end; i++) {
+		for (; i < end; i++) {
 			uint32_t w = adj[i].val >> 1;
 			uint8_t fl = flags[w];
 
@@ -198,14 +226,15 @@ static void ceq_mark(struct ceq *c, uint32_t *restrict stack, uint32_t sp, int b
  * because that edge came before its tail was reached, and a mark goes on
  * from there; likewise backward.  What the sweeps miss is little (loops
  * whose only way out is at their head: a latch that only jumps back), so
- * the nodes are scanned for it, and only those are looked at.
+ * the nodes are scanned for it, and only those are looked at.  Returns
+ * whether any node is dead or unreachable.
  */
-static void ceq_reach_live(struct ceq *c)
+static int ceq_reach_live(struct ceq *c)
 {
 	const struct ceq_ent *restrict adj = c->adj;
 	const uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
-	uint32_t *restrict rs = c->src, *restrict ls = c->dfs;	/* free until ceq_split */
-	uint32_t rsp = 0, lsp = 0, n = c->n;
+	uint32_t *restrict rs = c->work, *restrict ls = c->fdepth, *restrict odd = c->cap_next;
+	uint32_t rsp = 0, lsp = 0, nodd = 0, n = c->n;
 	uint8_t *restrict flags = c->flags;
 
 	for (uint32_t v = 0; v < n; v++) {
@@ -213,9 +242,11 @@ static void ceq_reach_live(struct ceq *c)
 
 		if ((fl & (CEQ_REACH | CEQ_LIVE)) == (CEQ_REACH | CEQ_LIVE))
 			continue;
+		odd[nodd++] = v;
 		for (uint32_t i = lo[v]; !(fl & CEQ_REACH) && i < mid[v]; i++)
 			fl |= flags[adj[i].val >> 1] & CEQ_REACH;
-		for (uint32_t i = mid[v] + 1; !(fl & CEQ_LIVE) && i < hi[v]; i++)
+		for (uint32_t i = mid[v] + (fl >> CEQ_SPLIT_SHIFT & 1);
+		     !(fl & CEQ_LIVE) && i < hi[v]; i++)
 			fl |= flags[adj[i].val >> 1] & CEQ_LIVE;
 		rs[rsp] = v;
 		rsp += (fl & ~flags[v] & CEQ_REACH) != 0;
@@ -230,65 +261,46 @@ static void ceq_reach_live(struct ceq *c)
 		rs[0] = c->g->exit;
 		ceq_mark(c, rs, 1, 0, CEQ_REACH);
 	}
-}
-
-/* Add the internal edge u -> w (id) to both incidences. */
-static void ceq_link(struct ceq *c, uint32_t u, uint32_t w, uint32_t id)
-{
-	c->adj[c->hi[u]++] = (struct ceq_ent){ 2 * w, id };
-	c->adj[--c->lo[w]] = (struct ceq_ent){ 2 * u + 1, id };
+	/* the marks flag only nodes the scan found unflagged */
+	for (uint32_t i = 0; i < nodd; i++)
+		if ((flags[odd[i]] & (CEQ_REACH | CEQ_LIVE)) != (CEQ_REACH | CEQ_LIVE))
+			return 1;
+	return 0;
 }
 
 /*
- * Internal edges; which nodes are split, and for the others the edge whose
- * class they take; every vertex's dfs number unset (NIL), or EXCL.
+ * With dead or unreachable nodes (none in most procedures), the incidence
+ * again: the edges of reachable nodes only, and an edge to the exit from
+ * each dead node.
  */
-static void ceq_split(struct ceq *c)
+static void ceq_relay(struct ceq *c)
 {
-	uint32_t n = c->n, ne = c->ne, unreached = 0;
-	uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
-	uint32_t *restrict src = c->src, *restrict dfs = c->dfs;
-	struct ceq_ent *restrict adj = c->adj;
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict mid = c->mid, *restrict hi = c->hi, n = c->n, ne = c->ne, ndead = 0;
 	uint8_t *restrict flags = c->flags;
 
-	ceq_link(c, c->g->exit, c->g->entry, ne + n);
 	for (uint32_t v = 0; v < n; v++) {
-		src[v] = 0;
+		mid[v] = hi[v] = 0;
+		flags[v] &= CEQ_REACH | CEQ_LIVE | CEQ_SELF;
+		ndead += (flags[v] & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH;
+	}
+	for (uint32_t e = 0; e < ne; e++) {
+		if (flags[from[e]] & CEQ_REACH) {
+			mid[to[e]]++;
+			hi[from[e]]++;
+		}
+	}
+	ceq_lay(c, ndead);
+	for (uint32_t e = 0; e < ne; e++) {
+		if (flags[from[e]] & CEQ_REACH) {
+			c->adj[mid[to[e]]++] = (struct ceq_ent){ 2 * from[e] + 1, e };
+			c->adj[hi[from[e]]++] = (struct ceq_ent){ 2 * to[e], e };
+		}
+	}
+	ceq_link(c, c->g->exit, c->g->entry, ne + n);
+	for (uint32_t v = 0; v < n; v++)
 		if ((flags[v] & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH)
 			ceq_link(c, v, c->g->exit, ne + n + 1 + v);
-		unreached += !(flags[v] & CEQ_REACH);
-	}
-	/* edges from unreached nodes do not count: src counts them for now */
-	for (uint32_t u = 0; unreached && u < n; u++) {
-		if (flags[u] & CEQ_REACH)
-			continue;
-		for (uint32_t i = mid[u] + 1; i < hi[u]; i++)
-			src[adj[i].val >> 1]++;
-	}
-	for (uint32_t v = 0; v < n; v++) {
-		uint32_t fl = flags[v], l = lo[v], m = mid[v], h = hi[v];
-		uint32_t nin, nout, in, split, pass;
-
-		if (!(fl & CEQ_REACH)) {
-			dfs[2 * v] = dfs[2 * v + 1] = EXCL;
-			continue;
-		}
-		dfs[2 * v] = dfs[2 * v + 1] = NIL;
-		nin = m - l - src[v];
-		nout = h - m - 1;
-		/* no branch on what a node is: no pattern a predictor could learn */
-		split = (fl & CEQ_SELF) || (nin > 1 && nout > 1);
-		in = l;
-		while (unreached && !(flags[adj[in].val >> 1] & CEQ_REACH))
-			in++;
-		src[v] = nin == 1 ? adj[in].id : adj[m + 1].id;
-		adj[m] = split ? (struct ceq_ent){ 2 * v + 1, ne + v } : adj[h - 1];
-		h -= !split;
-		hi[v] = h;
-		/* just its two edges at lo and lo + 1 (none from unreached nodes) */
-		pass = !split && h - l == 2;
-		flags[v] = (uint8_t)(fl | (split ? CEQ_SPLIT : 0) | (pass ? CEQ_PASS : 0));
-	}
 }
 
 static void ceq_push(struct ceq *c, struct ceq_frame *f, uint32_t b)
@@ -480,7 +492,7 @@ static void ceq_dfs(struct ceq *c)
 					continue;
 				ceq_push(c, f, e);
 				f->hi0 = d < f->hi0 ? d : f->hi0;
-			} else if (d != EXCL) {		/* back edge from a descendant */
+			} else {			/* back edge from a descendant */
 				ceq_delete(c, f, e);
 				if (c->cls[e] < 0)
 					c->cls[e] = c->nclass++;
@@ -517,7 +529,8 @@ static inline int ceq_class(const int *cls, uint32_t id)
 /* Number the caller's classes densely, nodes first, then edges. */
 static int ceq_report(struct ceq *c, int *restrict node_class, int *restrict edge_class)
 {
-	const uint32_t *restrict from = c->g->from, *restrict src = c->src;
+	const uint32_t *restrict from = c->g->from, *restrict lo = c->lo, *restrict mid = c->mid;
+	const struct ceq_ent *restrict adj = c->adj;
 	const uint8_t *restrict flags = c->flags;
 	const int *restrict cls = c->cls;
 	int *restrict map = c->map, next = 0;
@@ -531,8 +544,9 @@ static int ceq_report(struct ceq *c, int *restrict node_class, int *restrict edg
 			node_class[v] = next++;		/* unreachable from entry */
 		else if (flags[v] & CEQ_SPLIT)
 			node_class[v] = ceq_number(map, ceq_class(cls, ne + v), &next);
-		else
-			node_class[v] = ceq_number(map, ceq_class(cls, src[v]), &next);
+		else	/* with its one edge in, or else its one edge out */
+			node_class[v] = ceq_number(map, ceq_class(cls, adj[mid[v] - lo[v] == 1 ?
+									 lo[v] : mid[v]].id), &next);
 	}
 	for (uint32_t e = 0; e < ne; e++) {
 		if (!(flags[from[e]] & CEQ_REACH))
@@ -564,9 +578,9 @@ static void ceq_layout(struct ceq *c, struct cfg_arena *a)
 	c->lo = cfg_arena_take(a, n, sizeof(uint32_t));
 	c->mid = cfg_arena_take(a, n, sizeof(uint32_t));
 	c->hi = cfg_arena_take(a, n, sizeof(uint32_t));
-	c->src = cfg_arena_take(a, n + 1, sizeof(uint32_t));
+	c->work = cfg_arena_take(a, n + 1, sizeof(uint32_t));
 	c->flags = cfg_arena_take(a, n, 1);
-	c->adj = cfg_arena_take(a, 2 * ne + 3 * n + 1, sizeof(struct ceq_ent));
+	c->adj = cfg_arena_take(a, 2 * ne + 3 * n + 2, sizeof(struct ceq_ent));
 	c->dfs = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
 	c->fdepth = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
 	c->cap_next = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
@@ -620,9 +634,11 @@ int cfg_cycle_equiv_with(const struct cfg_graph *g, int *node_class, int *edge_c
 				"out of range", e, g->from[e], g->to[e]);
 		goto out;
 	}
-	ceq_place(&c);
-	ceq_reach_live(&c);
-	ceq_split(&c);
+	/* laid out as if every node were reachable and reached the exit */
+	ceq_lay(&c, 0);
+	ceq_fill(&c);
+	if (ceq_reach_live(&c))
+		ceq_relay(&c);
 	ceq_dfs(&c);
 	*nclasses = ceq_report(&c, node_class, edge_class);
 out:
