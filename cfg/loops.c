@@ -45,7 +45,9 @@ struct lp_region {
 
 struct lp {
 	const struct cfg_graph *g;
-	uint32_t *succ_off, *succ, *pred_off, *pred;
+	uint32_t *succ_off, *pred_off, *pred;
+	const uint32_t *succ;		/* succ_mem, or the caller's to[] (lp_succ) */
+	uint32_t *succ_mem;
 	uint32_t *rpo, *tag, *idx, *low, *comp, *fpos;
 	uint32_t *tstack, *fstack, *scc, *scc_off;
 	uint8_t *onstk;			/* 1 on Tarjan's stack, | 2 with a self loop */
@@ -141,11 +143,13 @@ static int lp_top(struct lp *p)
 	}
 	scc_off[nc] = nout;
 	p->nloopc = nloopc;
+	if (!cyclic)	/* no loop: the numbers are not needed */
+		return 0;
 	for (uint32_t u = 0; u < nn; u++)
 		rpo[u] = NIL;
 	for (uint32_t i = 0; i < npost; i++)
 		rpo[post[i]] = npost - 1 - i;
-	return cyclic;
+	return 1;
 }
 
 /* Tarjan's components of the nodes tagged t, iteratively: scc[] holds them
@@ -458,7 +462,7 @@ static void lp_layout(struct lp *p, struct cfg_arena *a)
 	size_t nn = p->g->nnodes, ne = p->g->nedges;
 
 	p->succ_off = cfg_arena_take(a, nn + 2, sizeof(uint32_t));
-	p->succ = cfg_arena_take(a, ne, sizeof(uint32_t));
+	p->succ_mem = cfg_arena_take(a, ne, sizeof(uint32_t));
 	p->pred_off = cfg_arena_take(a, nn + 2, sizeof(uint32_t));
 	p->pred = cfg_arena_take(a, ne, sizeof(uint32_t));
 	p->rpo = cfg_arena_take(a, nn, sizeof(uint32_t));
@@ -502,6 +506,36 @@ static void lp_prepare(struct lp *p)
 	}
 }
 
+/*
+ * The successors.  A CFG's edges come sorted by their tail (the builder adds
+ * them block by block): then the successors of v are to[] itself, from the
+ * first edge out of v on, and only the offsets need making.  Else, or with
+ * an edge out of range (-1 - e), cfg_graph_csr_fill.
+ */
+static long lp_succ(struct lp *p)
+{
+	const uint32_t *restrict from = p->g->from;
+	uint32_t *restrict off = p->succ_off, n = p->g->nnodes, ne = p->g->nedges, ok = 1;
+
+	for (uint32_t e = 1; e < ne; e++)
+		ok &= from[e - 1] <= from[e];
+	for (uint32_t e = 0; e < ne; e++)
+		ok &= p->g->to[e] < n;
+	if (!ok || (ne && from[ne - 1] >= n)) {
+		p->succ = p->succ_mem;
+		return cfg_graph_csr_fill(p->g, 0, p->succ_off, p->succ_mem);
+	}
+	/* off[v + 1]: one past v's last edge, where v has edges; then filled in */
+	for (uint32_t v = 0; v <= n; v++)
+		off[v] = 0;
+	for (uint32_t e = 0; e < ne; e++)
+		off[from[e] + 1] = e + 1;
+	for (uint32_t v = 1; v <= n; v++)
+		off[v] = off[v] > off[v - 1] ? off[v] : off[v - 1];
+	p->succ = p->g->to;
+	return 0;
+}
+
 static void lp_free(struct lp *p)
 {
 	free(p->work);
@@ -533,6 +567,22 @@ static int lp_find(struct lp *p)
 	return lp_sort(p);
 }
 
+/*
+ * Does every edge go to a higher-numbered node?  Then there is no cycle,
+ * hence no loop.  The blocks of a CFG are numbered in address order, the
+ * exit last, and most procedures without a loop pass this test: for them,
+ * no adjacency, no search.  No branch per edge.
+ */
+static int lp_forward(const struct cfg_graph *g)
+{
+	const uint32_t *restrict from = g->from, *restrict to = g->to;
+	uint32_t n = g->nnodes, ok = 1;
+
+	for (uint32_t e = 0; e < g->nedges; e++)
+		ok &= (from[e] < to[e]) & (to[e] < n);
+	return ok;
+}
+
 int cfg_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
 		   int *node_loop, int *node_depth, struct dcpi_err *err)
 {
@@ -550,10 +600,19 @@ int cfg_find_loops_with(const struct cfg_graph *g, struct cfg_loop **loops, size
 
 	if (!g || !g->nnodes || g->entry >= g->nnodes)
 		return dcpi_errf(err, -EINVAL, "loops: no nodes or entry out of range");
+	if (lp_forward(g)) {
+		for (uint32_t v = 0; v < g->nnodes; v++) {
+			node_loop[v] = -1;
+			node_depth[v] = 0;
+		}
+		*loops = NULL;
+		*nloops = 0;
+		return 0;
+	}
 	ret = lp_alloc(&p, s ? s : &own);
 	if (ret)
 		goto fail;
-	bad = cfg_graph_csr_fill(g, 0, p.succ_off, p.succ);
+	bad = lp_succ(&p);
 	if (bad) {
 		uint32_t e = (uint32_t)(-1 - bad);
 
