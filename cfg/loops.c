@@ -67,155 +67,106 @@ struct lp {
 };
 
 /*
- * Tarjan's search from entry over every reachable node, which is also the
- * DFS that numbers them in reverse postorder (rpo, NIL if unreachable):
- * components in scc / scc_off as lp_tarjan leaves them, those that are
- * loops (more than one node, or a self loop) in loopc.  Returns whether any
- * edge closes a cycle.
+ * Tarjan's components, iteratively, of what roots[0 .. n) reach: with t NIL,
+ * every node (the outermost region, searched from entry), else only the
+ * nodes tagged t.  scc[] holds the components one after another, component
+ * c at scc[scc_off[c] .. scc_off[c + 1]), those that are loops (several
+ * nodes, or a self loop) listed in loopc.  Returns whether any edge closes
+ * a cycle.  From entry this search is the very DFS that numbers the nodes
+ * in reverse postorder: rpo (NIL if unreachable) comes with it, when there
+ * is a cycle (else no one asks).
  */
-static int lp_top(struct lp *p)
+static int lp_scc(struct lp *p, const uint32_t *roots, uint32_t n, uint32_t t)
 {
-	uint32_t counter = 0, tsp = 0, fsp = 0, nc = 0, nout = 0, npost = 0, nn = p->g->nnodes;
-	uint32_t v = p->g->entry, pos, end, lv;
+	uint32_t counter = 0, tsp = 0, fsp = 0, nc = 0, nout = 0, npost = 0, nloopc = 0;
+	uint32_t nn = p->g->nnodes;
 	/* locals: onstk's byte stores would have every pointer in p reloaded */
 	const uint32_t *restrict succ_off = p->succ_off, *restrict succ = p->succ;
+	const uint32_t *restrict tag = p->tag;
 	uint32_t *restrict idx = p->idx, *restrict low = p->low, *restrict fpos = p->fpos;
 	uint32_t *restrict tstack = p->tstack, *restrict fstack = p->fstack;
 	uint32_t *restrict post = p->post, *restrict comp = p->comp, *restrict scc = p->scc;
-	uint32_t *restrict scc_off = p->scc_off, *restrict rpo = p->rpo, nloopc = 0;
+	uint32_t *restrict scc_off = p->scc_off, *restrict rpo = p->rpo;
 	uint32_t *restrict loopc = p->loopc;
-	uint8_t *restrict onstk = p->onstk;
+	uint8_t *restrict onstk = p->onstk;	/* 1 on the stack, | 2 with a self loop */
 	int cyclic = 0;
 
-	for (uint32_t u = 0; u < nn; u++)
-		idx[u] = NIL;
-	/* the node being searched is v, its next edge pos, its low lv: not
-	 * reloaded from the arrays for every edge */
-	idx[v] = lv = counter++;
-	onstk[v] = 1;
-	tstack[tsp++] = v;
-	pos = succ_off[v];
-	end = succ_off[v + 1];
-	for (;;) {
-		if (pos < end) {
-			uint32_t w = succ[pos++], iw = idx[w];
+	if (t == NIL)
+		for (uint32_t u = 0; u < nn; u++)
+			idx[u] = NIL;
+	else
+		for (uint32_t i = 0; i < n; i++)
+			idx[roots[i]] = NIL;
+	for (uint32_t i = 0; i < n; i++) {
+		/* the node being searched is v, its next edge pos, its low lv: not
+		 * reloaded from the arrays for every edge */
+		uint32_t v = roots[i], pos, end, lv;
 
-			if (iw == NIL) {
-				fpos[v] = pos;
-				low[v] = lv;
-				fstack[fsp++] = v;
-				v = w;
-				idx[v] = lv = counter++;
-				onstk[v] = 1;
-				tstack[tsp++] = v;
-				pos = succ_off[v];
-				end = succ_off[v + 1];
+		if (idx[v] != NIL)
+			continue;
+		idx[v] = lv = counter++;
+		onstk[v] = 1;
+		tstack[tsp++] = v;
+		pos = succ_off[v];
+		end = succ_off[v + 1];
+		for (;;) {
+			if (pos < end) {
+				uint32_t w = succ[pos++], iw;
+
+				if (t != NIL && tag[w] != t)
+					continue;
+				iw = idx[w];
+				if (iw == NIL) {
+					fpos[v] = pos;
+					low[v] = lv;
+					fstack[fsp++] = v;
+					v = w;
+					idx[v] = lv = counter++;
+					onstk[v] = 1;
+					tstack[tsp++] = v;
+					pos = succ_off[v];
+					end = succ_off[v + 1];
+					continue;
+				}
+				/* no branch: an edge closes a cycle iff w is on the stack */
+				cyclic |= onstk[w] & 1;
+				iw = onstk[w] & 1 ? iw : NIL;
+				lv = iw < lv ? iw : lv;
+				onstk[w] |= (w == v) << 1;
 				continue;
 			}
-			/* no branch: an edge closes a cycle iff w is on the stack */
-			cyclic |= onstk[w];
-			iw = onstk[w] ? iw : NIL;
-			lv = iw < lv ? iw : lv;
-			onstk[w] |= (w == v) << 1;
-			continue;
-		}
-		post[npost++] = v;
-		if (lv == idx[v]) {
-			uint32_t w, self = onstk[v] & 2;
+			post[npost++] = v;
+			if (lv == idx[v]) {
+				uint32_t w, self = onstk[v] & 2;
 
-			scc_off[nc] = nout;
-			do {
-				w = tstack[--tsp];
-				onstk[w] = 0;
-				comp[w] = nc;
-				scc[nout++] = w;
-			} while (w != v);
-			if (self || nout - scc_off[nc] > 1)
-				loopc[nloopc++] = nc;
-			nc++;
+				scc_off[nc] = nout;
+				do {
+					w = tstack[--tsp];
+					onstk[w] = 0;
+					comp[w] = nc;
+					scc[nout++] = w;
+				} while (w != v);
+				if (self || nout - scc_off[nc] > 1)
+					loopc[nloopc++] = nc;
+				nc++;
+			}
+			if (!fsp)
+				break;
+			v = fstack[--fsp];
+			lv = low[v] < lv ? low[v] : lv;
+			pos = fpos[v];
+			end = succ_off[v + 1];
 		}
-		if (!fsp)
-			break;
-		v = fstack[--fsp];
-		lv = low[v] < lv ? low[v] : lv;
-		pos = fpos[v];
-		end = succ_off[v + 1];
 	}
 	scc_off[nc] = nout;
 	p->nloopc = nloopc;
-	if (!cyclic)	/* no loop: the numbers are not needed */
-		return 0;
+	if (t != NIL || !cyclic)
+		return cyclic;
 	for (uint32_t u = 0; u < nn; u++)
 		rpo[u] = NIL;
 	for (uint32_t i = 0; i < npost; i++)
 		rpo[post[i]] = npost - 1 - i;
 	return 1;
-}
-
-/* Tarjan's components of the nodes tagged t, iteratively: scc[] holds them
- * one after another, component c at scc[scc_off[c] .. scc_off[c + 1]). */
-static uint32_t lp_tarjan(struct lp *p, const uint32_t *nodes, uint32_t n, uint32_t t)
-{
-	uint32_t counter = 0, tsp = 0, fsp = 0, nscc = 0, nout = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		p->idx[nodes[i]] = NIL;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t root = nodes[i];
-
-		if (p->idx[root] != NIL)
-			continue;
-		p->idx[root] = p->low[root] = counter++;
-		p->onstk[root] = 1;
-		p->tstack[tsp++] = root;
-		p->fpos[root] = p->succ_off[root];
-		p->fstack[fsp++] = root;
-		while (fsp) {
-			uint32_t v = p->fstack[fsp - 1];
-
-			if (p->fpos[v] < p->succ_off[v + 1]) {
-				uint32_t w = p->succ[p->fpos[v]++];
-
-				if (p->tag[w] != t)
-					continue;
-				if (p->idx[w] == NIL) {
-					p->idx[w] = p->low[w] = counter++;
-					p->onstk[w] = 1;
-					p->tstack[tsp++] = w;
-					p->fpos[w] = p->succ_off[w];
-					p->fstack[fsp++] = w;
-				} else if (p->onstk[w] && p->idx[w] < p->low[v]) {
-					p->low[v] = p->idx[w];
-				}
-				continue;
-			}
-			fsp--;
-			if (p->low[v] == p->idx[v]) {
-				uint32_t w;
-
-				p->scc_off[nscc] = nout;
-				do {
-					w = p->tstack[--tsp];
-					p->onstk[w] = 0;
-					p->comp[w] = nscc;
-					p->scc[nout++] = w;
-				} while (w != v);
-				nscc++;
-			}
-			if (fsp && p->low[v] < p->low[p->fstack[fsp - 1]])
-				p->low[p->fstack[fsp - 1]] = p->low[v];
-		}
-	}
-	p->scc_off[nscc] = nout;
-	return nscc;
-}
-
-static int lp_has_self_loop(const struct lp *p, uint32_t v)
-{
-	for (uint32_t k = p->succ_off[v]; k < p->succ_off[v + 1]; k++)
-		if (p->succ[k] == v)
-			return 1;
-	return 0;
 }
 
 static int lp_cmp_u32(const void *a, const void *b)
@@ -242,7 +193,7 @@ static int lp_is_entry(const struct lp *p, uint32_t v, uint32_t c, uint32_t t)
 /*
  * Which nodes of the outermost components are entered from outside theirs:
  * one pass over the edges, no predecessor lists.  entry is all zero (the
- * same bytes as onstk, which lp_top leaves so).
+ * same bytes as onstk, which lp_scc leaves so).
  */
 static void lp_top_entries(struct lp *p)
 {
@@ -369,16 +320,14 @@ static int lp_add_loop(struct lp *p, const uint32_t *nodes, uint32_t n, uint32_t
 	return 0;
 }
 
-/* Record component c (scc / scc_off) of the region tagged t (NIL: the
- * outermost, entries from lp_top_entries) as a loop if it is one. */
+/* Record component c (scc / scc_off), a loop, of the region tagged t (NIL:
+ * the outermost, entries from lp_top_entries). */
 static int lp_component(struct lp *p, uint32_t c, uint32_t t, int parent)
 {
 	const uint32_t *nodes = p->scc + p->scc_off[c];
 	uint32_t n = p->scc_off[c + 1] - p->scc_off[c], header = nodes[0];
 	int entries = 0;
 
-	if (t != NIL && n == 1 && !lp_has_self_loop(p, nodes[0]))
-		return 0;
 	if (t != NIL && !p->have_pred) {
 		cfg_graph_csr_fill(p->g, 1, p->pred_off, p->pred);
 		p->have_pred = 1;
@@ -395,13 +344,12 @@ static int lp_component(struct lp *p, uint32_t c, uint32_t t, int parent)
 static int lp_region(struct lp *p, const struct lp_region *r, uint32_t t)
 {
 	const uint32_t *nodes = p->inside + r->nodes;	/* moves as loops are added */
-	uint32_t nscc;
 
 	for (uint32_t i = 0; i < r->n; i++)
 		p->tag[nodes[i]] = t;
-	nscc = lp_tarjan(p, nodes, r->n, t);
-	for (uint32_t c = 0; c < nscc; c++)
-		if (lp_component(p, c, t, r->parent))
+	lp_scc(p, nodes, r->n, t);
+	for (uint32_t i = 0; i < p->nloopc; i++)
+		if (lp_component(p, p->loopc[i], t, r->parent))
 			return -ENOMEM;
 	return 0;
 }
@@ -549,7 +497,7 @@ static int lp_find(struct lp *p)
 {
 	uint32_t tag = 0;
 
-	if (!lp_top(p))
+	if (!lp_scc(p, &p->g->entry, 1, NIL))
 		return 0;	/* no cycle: no loop */
 	lp_prepare(p);
 	lp_top_entries(p);
