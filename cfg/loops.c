@@ -43,17 +43,29 @@ struct lp_region {
 	int parent;		/* the loop this region is the inside of, -1 at top */
 };
 
+/*
+ * A node in Tarjan's search: its number (NIL: not seen yet), low link, next
+ * edge, and its component, or ONSTK while on the stack (ONSTK_SELF: and it
+ * has a self loop).  One struct, not an array each: the search keeps fewer
+ * pointers than there are registers.  After the node is done, low holds its
+ * postorder number.
+ */
+struct lp_node {
+	uint32_t idx, low, pos, comp;
+};
+
+#define ONSTK (NIL - 1)
+#define ONSTK_SELF (NIL - 2)
+
 struct lp {
 	const struct cfg_graph *g;
 	uint32_t *succ_off, *pred_off, *pred;
 	const uint32_t *succ;		/* succ_mem, or the caller's to[] (lp_succ) */
 	uint32_t *succ_mem;
-	uint32_t *rpo, *tag, *idx, *low, *comp, *fpos;
-	uint32_t *tstack, *fstack, *scc, *scc_off;
-	uint8_t *onstk;			/* 1 on Tarjan's stack, | 2 with a self loop */
+	struct lp_node *node;
+	uint32_t *rpo, *tag, *stack, *scc, *scc_off;
 	uint8_t *entry;			/* outermost loops: entered from outside */
-	uint32_t *post;			/* the reachable nodes in postorder */
-	uint32_t *loopc, nloopc;	/* outermost components that are loops */
+	uint32_t *loopc, nloopc;	/* the components that are loops */
 	uint32_t *mark;			/* loop index, when sorting its blocks */
 	struct cfg_arena mem;		/* where the arrays above are */
 	struct lp_region *work;
@@ -78,94 +90,87 @@ struct lp {
  */
 static int lp_scc(struct lp *p, const uint32_t *roots, uint32_t n, uint32_t t)
 {
-	uint32_t counter = 0, tsp = 0, fsp = 0, nc = 0, nout = 0, npost = 0, nloopc = 0;
-	uint32_t nn = p->g->nnodes;
-	/* locals: onstk's byte stores would have every pointer in p reloaded */
+	uint32_t counter = 0, tsp = 0, fsp = 2 * p->g->nnodes, nc = 0, nout = 0, npost = 0;
+	uint32_t nn = p->g->nnodes, nloopc = 0;
 	const uint32_t *restrict succ_off = p->succ_off, *restrict succ = p->succ;
-	const uint32_t *restrict tag = p->tag;
-	uint32_t *restrict idx = p->idx, *restrict low = p->low, *restrict fpos = p->fpos;
-	uint32_t *restrict tstack = p->tstack, *restrict fstack = p->fstack;
-	uint32_t *restrict post = p->post, *restrict comp = p->comp, *restrict scc = p->scc;
-	uint32_t *restrict scc_off = p->scc_off, *restrict rpo = p->rpo;
-	uint32_t *restrict loopc = p->loopc;
-	uint8_t *restrict onstk = p->onstk;	/* 1 on the stack, | 2 with a self loop */
+	struct lp_node *restrict node = p->node;
+	/* Tarjan's stack from the bottom, the search's from the top */
+	uint32_t *restrict stack = p->stack, *restrict scc = p->scc;
 	int cyclic = 0;
 
 	if (t == NIL)
 		for (uint32_t u = 0; u < nn; u++)
-			idx[u] = NIL;
+			node[u].idx = NIL;
 	else
 		for (uint32_t i = 0; i < n; i++)
-			idx[roots[i]] = NIL;
+			node[roots[i]].idx = NIL;
 	for (uint32_t i = 0; i < n; i++) {
 		/* the node being searched is v, its next edge pos, its low lv: not
-		 * reloaded from the arrays for every edge */
+		 * reloaded from memory for every edge */
 		uint32_t v = roots[i], pos, end, lv;
 
-		if (idx[v] != NIL)
+		if (node[v].idx != NIL)
 			continue;
-		idx[v] = lv = counter++;
-		onstk[v] = 1;
-		tstack[tsp++] = v;
+		node[v].idx = lv = counter++;
+		node[v].comp = ONSTK;
+		stack[tsp++] = v;
 		pos = succ_off[v];
 		end = succ_off[v + 1];
 		for (;;) {
 			if (pos < end) {
-				uint32_t w = succ[pos++], iw;
+				uint32_t w = succ[pos++], iw, on;
 
-				if (t != NIL && tag[w] != t)
+				if (t != NIL && p->tag[w] != t)
 					continue;
-				iw = idx[w];
+				iw = node[w].idx;
 				if (iw == NIL) {
-					fpos[v] = pos;
-					low[v] = lv;
-					fstack[fsp++] = v;
+					node[v].pos = pos;
+					node[v].low = lv;
+					stack[--fsp] = v;
 					v = w;
-					idx[v] = lv = counter++;
-					onstk[v] = 1;
-					tstack[tsp++] = v;
+					node[v].idx = lv = counter++;
+					node[v].comp = ONSTK;
+					stack[tsp++] = v;
 					pos = succ_off[v];
 					end = succ_off[v + 1];
 					continue;
 				}
 				/* no branch: an edge closes a cycle iff w is on the stack */
-				cyclic |= onstk[w] & 1;
-				iw = onstk[w] & 1 ? iw : NIL;
+				on = node[w].comp >= ONSTK_SELF;
+				cyclic |= on;
+				iw = on ? iw : NIL;
 				lv = iw < lv ? iw : lv;
-				onstk[w] |= (w == v) << 1;
+				node[w].comp = w == v ? ONSTK_SELF : node[w].comp;
 				continue;
 			}
-			post[npost++] = v;
-			if (lv == idx[v]) {
-				uint32_t w, self = onstk[v] & 2;
+			if (lv == node[v].idx) {
+				uint32_t w, self = node[v].comp == ONSTK_SELF;
 
-				scc_off[nc] = nout;
+				p->scc_off[nc] = nout;
 				do {
-					w = tstack[--tsp];
-					onstk[w] = 0;
-					comp[w] = nc;
+					w = stack[--tsp];
+					node[w].comp = nc;
 					scc[nout++] = w;
 				} while (w != v);
-				if (self || nout - scc_off[nc] > 1)
-					loopc[nloopc++] = nc;
+				if (self || nout - p->scc_off[nc] > 1)
+					p->loopc[nloopc++] = nc;
 				nc++;
 			}
-			if (!fsp)
+			node[v].low = npost++;
+			if (fsp == 2 * nn)
 				break;
-			v = fstack[--fsp];
-			lv = low[v] < lv ? low[v] : lv;
-			pos = fpos[v];
+			v = stack[fsp++];
+			lv = node[v].low < lv ? node[v].low : lv;
+			pos = node[v].pos;
 			end = succ_off[v + 1];
 		}
 	}
-	scc_off[nc] = nout;
+	p->scc_off[nc] = nout;
 	p->nloopc = nloopc;
 	if (t != NIL || !cyclic)
 		return cyclic;
 	for (uint32_t u = 0; u < nn; u++)
-		rpo[u] = NIL;
-	for (uint32_t i = 0; i < npost; i++)
-		rpo[post[i]] = npost - 1 - i;
+		p->rpo[u] = node[u].idx == NIL ? NIL : npost - 1 - node[u].low;
 	return 1;
 }
 
@@ -184,7 +189,7 @@ static int lp_is_entry(const struct lp *p, uint32_t v, uint32_t c, uint32_t t)
 	for (uint32_t k = p->pred_off[v]; k < p->pred_off[v + 1]; k++) {
 		uint32_t u = p->pred[k];
 
-		if (p->rpo[u] != NIL && (p->tag[u] != t || p->comp[u] != c))
+		if (p->rpo[u] != NIL && (p->tag[u] != t || p->node[u].comp != c))
 			return 1;
 	}
 	return 0;
@@ -192,8 +197,7 @@ static int lp_is_entry(const struct lp *p, uint32_t v, uint32_t c, uint32_t t)
 
 /*
  * Which nodes of the outermost components are entered from outside theirs:
- * one pass over the edges, no predecessor lists.  entry is all zero (the
- * same bytes as onstk, which lp_scc leaves so).
+ * one pass over the edges, no predecessor lists.
  */
 static void lp_top_entries(struct lp *p)
 {
@@ -203,7 +207,7 @@ static void lp_top_entries(struct lp *p)
 	for (uint32_t e = 0; e < p->g->nedges; e++) {
 		uint32_t u = from[e], w = to[e];
 
-		p->entry[w] |= (p->rpo[u] != NIL) & (p->comp[u] != p->comp[w]);
+		p->entry[w] |= (p->rpo[u] != NIL) & (p->node[u].comp != p->node[w].comp);
 	}
 }
 
@@ -415,22 +419,16 @@ static void lp_layout(struct lp *p, struct cfg_arena *a)
 	p->pred = cfg_arena_take(a, ne, sizeof(uint32_t));
 	p->rpo = cfg_arena_take(a, nn, sizeof(uint32_t));
 	p->tag = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->idx = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->low = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->comp = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->fpos = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->tstack = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->fstack = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->node = cfg_arena_take(a, nn, sizeof(struct lp_node));
+	p->stack = cfg_arena_take(a, 2 * nn, sizeof(uint32_t));
 	p->scc = cfg_arena_take(a, nn, sizeof(uint32_t));
 	p->scc_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
-	p->post = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->onstk = cfg_arena_take(a, nn, 1);
-	p->entry = p->onstk;
+	p->entry = cfg_arena_take(a, nn, 1);
 	p->loopc = cfg_arena_take(a, nn, sizeof(uint32_t));
 	p->mark = cfg_arena_take(a, nn, sizeof(uint32_t));
 }
 
-/* Every working array from s (graph.h), contents undefined but onstk's. */
+/* Every working array from s (graph.h), contents undefined. */
 static int lp_alloc(struct lp *p, struct cfg_scratch *s)
 {
 	p->mem.dirty = 1;
@@ -438,19 +436,16 @@ static int lp_alloc(struct lp *p, struct cfg_scratch *s)
 	if (cfg_arena_start(&p->mem, s) < 0)
 		return -ENOMEM;
 	lp_layout(p, &p->mem);
-	if (p->mem.failed)
-		return -ENOMEM;
-	for (uint32_t v = 0; v < p->g->nnodes; v++)
-		p->onstk[v] = 0;
-	return 0;
+	return p->mem.failed ? -ENOMEM : 0;
 }
 
-/* Tags and marks, once there is a loop. */
+/* Tags, marks and entries, once there is a loop. */
 static void lp_prepare(struct lp *p)
 {
 	for (uint32_t v = 0; v < p->g->nnodes; v++) {
 		p->tag[v] = NIL;
 		p->mark[v] = NIL;
+		p->entry[v] = 0;
 	}
 }
 
@@ -504,8 +499,6 @@ static int lp_find(struct lp *p)
 	for (uint32_t i = 0; i < p->nloopc; i++)
 		if (lp_component(p, p->loopc[i], NIL, -1))
 			return -ENOMEM;
-	for (uint32_t v = 0; v < p->g->nnodes; v++)	/* onstk is all zero again */
-		p->entry[v] = 0;
 	while (p->nwork) {
 		struct lp_region r = p->work[--p->nwork];
 
