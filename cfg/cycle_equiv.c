@@ -303,37 +303,44 @@ static void ceq_relay(struct ceq *c)
 			ceq_link(c, v, c->g->exit, ne + n + 1 + v);
 }
 
-static void ceq_push(struct ceq *c, struct ceq_frame *f, uint32_t b)
+/*
+ * The bracket list operations take the arrays as arguments, not the state:
+ * held in registers by the DFS, they are not reloaded through c (a store
+ * to a uint32_t array might change c's counts, for all the compiler knows).
+ */
+static inline void ceq_push(struct ceq_br *restrict br, int *restrict cls, struct ceq_frame *f,
+			    uint32_t b)
 {
-	c->br[b].prev = NIL;
-	c->br[b].next = f->top;
-	c->br[b].rsize = 0;
-	c->cls[b] = -1;
+	br[b].prev = NIL;
+	br[b].next = f->top;
+	br[b].rsize = 0;
+	cls[b] = -1;
 	if (f->top != NIL)
-		c->br[f->top].prev = b;
+		br[f->top].prev = b;
 	else
 		f->bot = b;
 	f->top = b;
 	f->size++;
 }
 
-static void ceq_delete(struct ceq *c, struct ceq_frame *f, uint32_t b)
+static inline void ceq_delete(struct ceq_br *restrict br, struct ceq_frame *f, uint32_t b)
 {
-	uint32_t p = c->br[b].prev, nx = c->br[b].next;
+	uint32_t p = br[b].prev, nx = br[b].next;
 
 	if (p != NIL)
-		c->br[p].next = nx;
+		br[p].next = nx;
 	else
 		f->top = nx;
 	if (nx != NIL)
-		c->br[nx].prev = p;
+		br[nx].prev = p;
 	else
 		f->bot = p;
 	f->size--;
 }
 
 /* Append the finished child's list s below its parent's, l. */
-static void ceq_concat(struct ceq *c, struct ceq_frame *l, const struct ceq_frame *s)
+static inline void ceq_concat(struct ceq_br *restrict br, struct ceq_frame *l,
+			      const struct ceq_frame *s)
 {
 	if (!s->size)
 		return;
@@ -341,8 +348,8 @@ static void ceq_concat(struct ceq *c, struct ceq_frame *l, const struct ceq_fram
 		l->top = s->top;
 		l->bot = s->bot;
 	} else {
-		c->br[l->bot].next = s->top;
-		c->br[s->top].prev = l->bot;
+		br[l->bot].next = s->top;
+		br[s->top].prev = l->bot;
 		l->bot = s->bot;
 	}
 	l->size += s->size;
@@ -369,46 +376,49 @@ static void ceq_open(struct ceq *c, struct ceq_frame *f, uint32_t x, uint32_t pe
 	c->dfs[x] = d;
 }
 
-/* The class of the tree edge into f's vertex from its bracket list (top, size). */
-static void ceq_classify(struct ceq *c, const struct ceq_frame *f)
+/* The class of the tree edge into f's vertex from its bracket list (top,
+ * size); *nclass is the next class. */
+static void ceq_classify(struct ceq_br *restrict br, int *restrict cls, const struct ceq_frame *f,
+			 int *nclass)
 {
 	uint32_t e = f->pedge, b = f->top;
 
 	if (b == NIL) {		/* a bridge: cannot happen when strongly connected */
-		c->cls[e] = c->nclass++;
+		cls[e] = (*nclass)++;
 		return;
 	}
-	if (c->br[b].rsize != f->size) {
-		c->br[b].rsize = f->size;
-		c->br[b].rclass = c->nclass++;
+	if (br[b].rsize != f->size) {
+		br[b].rsize = f->size;
+		br[b].rclass = (*nclass)++;
 	}
-	c->cls[e] = c->br[b].rclass;
+	cls[e] = br[b].rclass;
 	if (f->size == 1)	/* b is e's only bracket: the two are equivalent */
-		c->cls[b] = c->cls[e];
+		cls[b] = cls[e];
 }
 
 /* JPP fig. 4 for the vertex of f once its subtree is done; st holds it and
  * its ancestors.  Returns its hi. */
-static uint32_t ceq_finish(struct ceq *c, struct ceq_frame *st, struct ceq_frame *f)
+static uint32_t ceq_finish(struct ceq *c, struct ceq_frame *st, struct ceq_frame *f,
+			   int *nclass)
 {
 	for (uint32_t b = f->caps; b != NIL; b = c->cap_next[b - c->capbase])
-		ceq_delete(c, f, b);
+		ceq_delete(c->br, f, b);
 	/* Capping back edge; JPP's hi2 < hi0 needs hi2 above x as well. */
 	if (f->hi2 < f->hi0 && f->hi2 < f->d) {
 		struct ceq_frame *to = &st[c->fdepth[f->hi2]];
 		uint32_t cap = c->capbase + f->x;
 
-		ceq_push(c, f, cap);
+		ceq_push(c->br, c->cls, f, cap);
 		c->cap_next[f->x] = to->caps;
 		to->caps = cap;
 	}
 	if (f->pedge != NIL)
-		ceq_classify(c, f);
+		ceq_classify(c->br, c->cls, f, nclass);
 	return f->hi0 < f->hi1 ? f->hi0 : f->hi1;
 }
 
 /* Child s of p is done: its hi and its brackets go to p. */
-static void ceq_return(struct ceq *c, struct ceq_frame *p, const struct ceq_frame *s,
+static void ceq_return(struct ceq_br *restrict br, struct ceq_frame *p, const struct ceq_frame *s,
 		       uint32_t hi)
 {
 	uint32_t h1 = p->hi1;
@@ -416,14 +426,14 @@ static void ceq_return(struct ceq *c, struct ceq_frame *p, const struct ceq_fram
 	p->hi1 = hi < h1 ? hi : h1;
 	hi = hi < h1 ? h1 : hi;
 	p->hi2 = hi < p->hi2 ? hi : p->hi2;
-	ceq_concat(c, p, s);
+	ceq_concat(br, p, s);
 }
 
-/* The vertex at the other end of an incidence entry. */
-static inline uint32_t ceq_vertex(const struct ceq *c, uint32_t val)
+/* The vertex at the other end of an incidence entry, fl its node's flags. */
+static inline uint32_t ceq_vertex(uint32_t val, uint32_t fl)
 {
 	/* an unsplit node's two halves are one vertex */
-	return val - (val & 1 & ~(c->flags[val >> 1] >> CEQ_SPLIT_SHIFT));
+	return val - (val & 1 & ~(fl >> CEQ_SPLIT_SHIFT));
 }
 
 /*
@@ -440,70 +450,92 @@ static inline uint32_t ceq_vertex(const struct ceq *c, uint32_t val)
  */
 static uint32_t ceq_pass(struct ceq *c, uint32_t t, uint32_t *e, uint32_t *num)
 {
-	uint32_t first = *num, id = *e;
+	const struct ceq_ent *restrict adj = c->adj;
+	const uint32_t *restrict lo = c->lo;
+	const uint8_t *restrict flags = c->flags;
+	uint32_t *restrict dfs = c->dfs, *restrict fdepth = c->fdepth;
+	uint32_t first = *num, n = first, id = *e, fl;
 
 	do {
-		const struct ceq_ent *a = &c->adj[c->lo[t >> 1]];
+		const struct ceq_ent *a = &adj[lo[t >> 1]];
 
-		c->dfs[t] = *num;
-		c->fdepth[(*num)++] = id;
+		dfs[t] = n;
+		fdepth[n++] = id;
 		a += a->id == id;	/* the other of the two */
 		id = a->id;
-		t = ceq_vertex(c, a->val);
-	} while (c->dfs[t] == NIL && (c->flags[t >> 1] & CEQ_PASS));
-	for (uint32_t i = first; i < *num; i++)
-		c->cls[c->fdepth[i]] = -2 - (int)id;
+		fl = flags[a->val >> 1];
+		t = ceq_vertex(a->val, fl);
+	} while (dfs[t] == NIL && (fl & CEQ_PASS));
+	for (uint32_t i = first; i < n; i++)
+		c->cls[fdepth[i]] = -2 - (int)id;
+	*num = n;
 	*e = id;
 	return t;
 }
 
-/* Iterative undirected DFS from entry_in, JPP's work done as it goes; fdepth
- * maps a dfs number to the vertex's place on the stack st. */
+/*
+ * Iterative undirected DFS from entry_in, JPP's work done as it goes; fdepth
+ * maps a dfs number to the vertex's place on the stack st.  The frame on
+ * top is f, its walk pos .. end kept in registers.
+ */
 static void ceq_dfs(struct ceq *c)
 {
-	struct ceq_frame *st = c->st;
-	uint32_t sp = 0, num = 0, hi;
+	const struct ceq_ent *restrict adj = c->adj;
+	const uint8_t *restrict flags = c->flags;
+	uint32_t *restrict dfs = c->dfs;
+	struct ceq_br *restrict br = c->br;
+	int *restrict cls = c->cls, nclass = 0;
+	struct ceq_frame *st = c->st, *f = st;
+	uint32_t num = 0, pos, end, hi;
 
-	c->fdepth[num] = sp;
-	ceq_open(c, &st[sp++], 2 * c->g->entry, NIL, num++);
+	c->fdepth[num] = 0;
+	ceq_open(c, f, 2 * c->g->entry, NIL, num++);
+	pos = f->pos;
+	end = f->end;
 	for (;;) {
-		struct ceq_frame *f = &st[sp - 1];
+		if (pos < end) {
+			uint32_t e = adj[pos].id, val = adj[pos].val, fl = flags[val >> 1], t, d;
 
-		if (f->pos < f->end) {
-			const struct ceq_ent *en = &c->adj[f->pos++];
-			uint32_t e = en->id, t = ceq_vertex(c, en->val), d;
-
-			if (t == f->x)		/* the node edge, seen from v_out */
-				t ^= 1;
-			d = c->dfs[t];
-			if (d == NIL && (c->flags[t >> 1] & CEQ_PASS)) {
+			pos++;
+			t = ceq_vertex(val, fl);
+			t ^= t == f->x;		/* the node edge, seen from v_out */
+			d = dfs[t];
+			if (d == NIL && (fl & CEQ_PASS)) {
 				t = ceq_pass(c, t, &e, &num);
-				d = c->dfs[t];
+				d = dfs[t];
 				if (d == f->d) {	/* a cycle through f's vertex alone */
-					ceq_push(c, f, e);
+					ceq_push(br, cls, f, e);
 					continue;
 				}
 			}
 			if (d == NIL) {
-				c->fdepth[num] = sp;
-				ceq_open(c, &st[sp++], t, e, num++);
+				f->pos = pos;
+				f++;
+				c->fdepth[num] = (uint32_t)(f - st);
+				ceq_open(c, f, t, e, num++);
+				pos = f->pos;
+				end = f->end;
 			} else if (d < f->d) {		/* back edge to an ancestor */
 				if (e == f->pedge)
 					continue;
-				ceq_push(c, f, e);
+				ceq_push(br, cls, f, e);
 				f->hi0 = d < f->hi0 ? d : f->hi0;
 			} else {			/* back edge from a descendant */
-				ceq_delete(c, f, e);
-				if (c->cls[e] < 0)
-					c->cls[e] = c->nclass++;
+				ceq_delete(br, f, e);
+				if (cls[e] < 0)
+					cls[e] = nclass++;
 			}
 			continue;
 		}
-		hi = ceq_finish(c, st, f);
-		if (--sp == 0)
+		hi = ceq_finish(c, st, f, &nclass);
+		if (f == st)
 			break;
-		ceq_return(c, f - 1, f, hi);
+		ceq_return(br, f - 1, f, hi);
+		f--;
+		pos = f->pos;
+		end = f->end;
 	}
+	c->nclass = nclass;
 }
 
 /* The caller's number of internal class k, the next one if k is new.  No
