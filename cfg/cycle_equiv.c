@@ -224,19 +224,25 @@ static void ceq_mark(struct ceq *c, uint32_t *restrict stack, uint32_t sp, int b
  * it) and those that reach the exit, from the sweeps: a node the forward
  * sweep missed but that has an edge in from a reached node was passed over
  * because that edge came before its tail was reached, and a mark goes on
- * from there; likewise backward.  What the sweeps miss is little (loops
- * whose only way out is at their head: a latch that only jumps back), so
- * the nodes are scanned for it, and only those are looked at.  Returns
- * whether any node is dead or unreachable.
+ * from there; likewise backward.  What the sweeps miss is little (a latch
+ * that only jumps back; after a second backward sweep, cold code laid out
+ * past the return that jumps back into the body), so the nodes are scanned
+ * for it, and only those are looked at.  Returns whether any node is dead
+ * or unreachable.
  */
 static int ceq_reach_live(struct ceq *c)
 {
 	const struct ceq_ent *restrict adj = c->adj;
 	const uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
 	uint32_t *restrict rs = c->work, *restrict ls = c->fdepth, *restrict odd = c->cap_next;
 	uint32_t rsp = 0, lsp = 0, nodd = 0, n = c->n;
 	uint8_t *restrict flags = c->flags;
 
+	/* a second backward sweep: code laid out after the return that jumps
+	 * back (a cold path) is seen to reach the exit only now */
+	for (uint32_t e = c->ne; e-- > 0;)
+		flags[from[e]] |= flags[to[e]] & CEQ_LIVE;
 	for (uint32_t v = 0; v < n; v++) {
 		uint8_t fl = flags[v];
 
