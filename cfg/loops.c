@@ -451,20 +451,16 @@ static void lp_prepare(struct lp *p)
 
 /*
  * The successors.  A CFG's edges come sorted by their tail (the builder adds
- * them block by block): then the successors of v are to[] itself, from the
- * first edge out of v on, and only the offsets need making.  Else, or with
- * an edge out of range (-1 - e), cfg_graph_csr_fill.
+ * them block by block): then (sorted) the successors of v are to[] itself,
+ * from the first edge out of v on, and only the offsets need making.  Else
+ * cfg_graph_csr_fill, which finds an edge out of range (-1 - e).
  */
-static long lp_succ(struct lp *p)
+static long lp_succ(struct lp *p, int sorted)
 {
 	const uint32_t *restrict from = p->g->from;
-	uint32_t *restrict off = p->succ_off, n = p->g->nnodes, ne = p->g->nedges, ok = 1;
+	uint32_t *restrict off = p->succ_off, n = p->g->nnodes, ne = p->g->nedges;
 
-	for (uint32_t e = 1; e < ne; e++)
-		ok &= from[e - 1] <= from[e];
-	for (uint32_t e = 0; e < ne; e++)
-		ok &= p->g->to[e] < n;
-	if (!ok || (ne && from[ne - 1] >= n)) {
+	if (!sorted) {
 		p->succ = p->succ_mem;
 		return cfg_graph_csr_fill(p->g, 0, p->succ_off, p->succ_mem);
 	}
@@ -508,20 +504,29 @@ static int lp_find(struct lp *p)
 	return lp_sort(p);
 }
 
+enum { LP_FORWARD = 1, LP_SORTED = 2 };
+
 /*
- * Does every edge go to a higher-numbered node?  Then there is no cycle,
- * hence no loop.  The blocks of a CFG are numbered in address order, the
- * exit last, and most procedures without a loop pass this test: for them,
- * no adjacency, no search.  No branch per edge.
+ * One look at the edges, no branch per edge: does every edge go to a
+ * higher-numbered node (LP_FORWARD)?  Then there is no cycle, hence no
+ * loop.  The blocks of a CFG are numbered in address order, the exit last,
+ * and most procedures without a loop pass this test: for them, no
+ * adjacency, no search.  Are the edges sorted by tail, all in range
+ * (LP_SORTED, see lp_succ)?
  */
-static int lp_forward(const struct cfg_graph *g)
+static int lp_shape(const struct cfg_graph *g)
 {
 	const uint32_t *restrict from = g->from, *restrict to = g->to;
-	uint32_t n = g->nnodes, ok = 1;
+	uint32_t n = g->nnodes, fwd = 1, sorted = 1, prev = 0;
 
-	for (uint32_t e = 0; e < g->nedges; e++)
-		ok &= (from[e] < to[e]) & (to[e] < n);
-	return ok;
+	for (uint32_t e = 0; e < g->nedges; e++) {
+		uint32_t f = from[e], t = to[e];
+
+		fwd &= (f < t) & (t < n);
+		sorted &= (prev <= f) & (f < n) & (t < n);
+		prev = f;
+	}
+	return (fwd ? LP_FORWARD : 0) | (sorted ? LP_SORTED : 0);
 }
 
 int cfg_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
@@ -537,11 +542,12 @@ int cfg_find_loops_with(const struct cfg_graph *g, struct cfg_loop **loops, size
 	struct cfg_scratch own = { NULL, 0 };
 	struct lp p = { .g = g, .node_loop = node_loop, .node_depth = node_depth };
 	long bad;
-	int ret;
+	int ret, shape;
 
 	if (!g || !g->nnodes || g->entry >= g->nnodes)
 		return dcpi_errf(err, -EINVAL, "loops: no nodes or entry out of range");
-	if (lp_forward(g)) {
+	shape = lp_shape(g);
+	if (shape & LP_FORWARD) {
 		for (uint32_t v = 0; v < g->nnodes; v++) {
 			node_loop[v] = -1;
 			node_depth[v] = 0;
@@ -553,7 +559,7 @@ int cfg_find_loops_with(const struct cfg_graph *g, struct cfg_loop **loops, size
 	ret = lp_alloc(&p, s ? s : &own);
 	if (ret)
 		goto fail;
-	bad = lp_succ(&p);
+	bad = lp_succ(&p, shape & LP_SORTED);
 	if (bad) {
 		uint32_t e = (uint32_t)(-1 - bad);
 
