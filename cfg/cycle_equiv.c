@@ -130,11 +130,12 @@ static long ceq_count(struct ceq *c)
 
 /*
  * Lay the incidence out from the degrees in mid, hi, internal edges added
- * (exit -> entry, and ndead dead nodes' edges to the exit when known), and
- * decide which nodes are split or passed through.  mid and hi are left the
- * cursors where ceq_fill puts each node's edges in and out.
+ * (exit -> entry, and, when which nodes are dead is known, their ndead
+ * edges to the exit), and decide which nodes are split or passed through.
+ * mid and hi are left the cursors where ceq_fill puts each node's edges in
+ * and out.
  */
-static void ceq_lay(struct ceq *c, uint32_t ndead)
+static void ceq_lay(struct ceq *c, int known, uint32_t ndead)
 {
 	uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
 	uint32_t *restrict dfs = c->dfs, n = c->n, ne = c->ne, p = 0;
@@ -143,7 +144,7 @@ static void ceq_lay(struct ceq *c, uint32_t ndead)
 	uint8_t *restrict flags = c->flags;
 
 	for (uint32_t v = 0; v < n; v++) {
-		uint32_t fl = flags[v], dead = (fl & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH;
+		uint32_t fl = flags[v], dead = known && (fl & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH;
 		uint32_t nin = mid[v] + (v == entry) + (v == exit ? ndead : 0);
 		uint32_t nout = hi[v] + (v == exit) + dead;
 		/* no branch on what a node is: no pattern a predictor could learn */
@@ -296,7 +297,7 @@ static void ceq_relay(struct ceq *c)
 			hi[from[e]]++;
 		}
 	}
-	ceq_lay(c, ndead);
+	ceq_lay(c, 1, ndead);
 	for (uint32_t e = 0; e < ne; e++) {
 		if (flags[from[e]] & CEQ_REACH) {
 			c->adj[mid[to[e]]++] = (struct ceq_ent){ 2 * from[e] + 1, e };
@@ -702,7 +703,7 @@ int cfg_cycle_equiv_with(const struct cfg_graph *g, int *node_class, int *edge_c
 		goto out;
 	}
 	/* laid out as if every node were reachable and reached the exit */
-	ceq_lay(&c, 0);
+	ceq_lay(&c, 0, 0);
 	ceq_fill(&c);
 	if (ceq_reach_live(&c))
 		ceq_relay(&c);
