@@ -32,14 +32,25 @@
  * that edge's only bracket.  JPP visit nodes in reverse preorder; postorder
  * does as well (a bracket's tree edges lie on one tree path, which both
  * orders visit bottom-up), so the DFS does the work as it goes, with each
- * node's list and bounds in its stack frame.
+ * node's list and bounds in its stack frame.  A vertex with two edges (a
+ * block with one predecessor and one successor, most of them) makes them
+ * equivalent: the DFS walks through chains of such without a frame.
+ *
+ * The work is a few passes over the edges and the nodes, then the DFS:
+ * counting the degrees, laying out each node's incidence (in, node edge,
+ * out) as if every node were reachable and reached the exit, with sweeps
+ * over the edges for which nodes do (a CFG's edges come sorted by block, and
+ * most go forward: the sweeps find most), marks for the rest; if a node is
+ * dead or unreachable after all (in few procedures), the incidence is laid
+ * out again.  A straight-line procedure is one class, found at once.
  *
  * Ids: vertices 2v (v_in, or v when not split) and 2v + 1 (v_out);
  * edges [0, E) the caller's, E + v node edges, E + N exit -> entry,
  * E + N + 1 + v the dead node v's edge to the exit, E + 2N + 1 + x the
  * capping back edge made at vertex x.  Which ids end up in a class depends
  * on the DFS, but the classes do not: they are renumbered densely in the
- * order of first appearance, nodes first, then edges.
+ * order of first appearance, nodes first, then edges, exactly as before
+ * any of this was made fast (tests/test_cycle_equiv.c keeps that version).
  */
 #include <errno.h>
 #include <limits.h>
@@ -86,10 +97,12 @@ struct ceq_frame {
 struct ceq {
 	const struct cfg_graph *g;
 	uint32_t n, ne, capbase;
-	uint32_t *lo, *mid, *hi, *work;
-	uint8_t *flags;
+	uint32_t *lo, *mid, *hi;	/* see struct ceq_ent */
+	uint32_t *work;			/* the reach mark's stack */
+	uint8_t *flags;			/* CEQ_* */
 	struct ceq_ent *adj;
-	uint32_t *dfs, *fdepth, *cap_next;
+	uint32_t *dfs;			/* per vertex: preorder number, NIL unvisited */
+	uint32_t *fdepth, *cap_next;	/* by dfs number: place on the DFS stack */
 	struct ceq_frame *st;
 	struct ceq_br *br;
 	int *cls, *map;

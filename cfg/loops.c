@@ -22,12 +22,17 @@
  * enclosing loop always precedes the loops inside it.  Nodes unreachable
  * from entry are in no loop.  Work is O((N + E) * nesting depth).
  *
- * The outermost components come from the DFS that numbers the nodes in
- * reverse postorder: Tarjan's search from entry over successors in edge
- * order is that very DFS, so one walk gives both, and most procedures,
- * which have no loop at all (four in five of cc1's), end there.  The
- * predecessors, needed only to count a loop's entries, are laid out once
- * a loop is found.
+ * Most procedures have no loop at all (four in five of cc1's), and most of
+ * those have every edge going forward in block order: one look at the
+ * edges finds that, and they need nothing more.  Otherwise the outermost
+ * components come from the DFS that numbers the nodes in reverse
+ * postorder: Tarjan's search from entry over successors in edge order is
+ * that very DFS, so one walk gives both, and finds whether there is any
+ * cycle.  The successors are the caller's to[] when the edges come sorted
+ * by tail, as a CFG's do; the predecessors, needed only to count a nested
+ * loop's entries, are laid out once one is found.  Every result is as it
+ * was before any of this was made fast (tests/test_loops.c keeps that
+ * version).
  */
 #include <errno.h>
 #include <stdlib.h>
