@@ -98,6 +98,7 @@ static int lp_scc(struct lp *p, const uint32_t *roots, uint32_t n, uint32_t t)
 	uint32_t counter = 0, tsp = 0, fsp = 2 * p->g->nnodes, nc = 0, nout = 0, npost = 0;
 	uint32_t nn = p->g->nnodes, nloopc = 0;
 	const uint32_t *restrict succ_off = p->succ_off, *restrict succ = p->succ;
+	const uint32_t *restrict tag = p->tag;
 	struct lp_node *restrict node = p->node;
 	/* Tarjan's stack from the bottom, the search's from the top */
 	uint32_t *restrict stack = p->stack, *restrict scc = p->scc;
@@ -125,7 +126,7 @@ static int lp_scc(struct lp *p, const uint32_t *roots, uint32_t n, uint32_t t)
 			if (pos < end) {
 				uint32_t w = succ[pos++], iw, on;
 
-				if (t != NIL && p->tag[w] != t)
+				if (t != NIL && tag[w] != t)
 					continue;
 				iw = node[w].idx;
 				if (iw == NIL) {
@@ -145,7 +146,8 @@ static int lp_scc(struct lp *p, const uint32_t *roots, uint32_t n, uint32_t t)
 				cyclic |= on;
 				iw = on ? iw : NIL;
 				lv = iw < lv ? iw : lv;
-				node[w].comp = w == v ? ONSTK_SELF : node[w].comp;
+				if (w == v)	/* rare: a branch, not a store per edge */
+					node[v].comp = ONSTK_SELF;
 				continue;
 			}
 			if (lv == node[v].idx) {
