@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 	}
 	printf("procedures %zu (failed %zu), blocks %zu, edges %zu, cycle equivalence on %zu\n",
 	       rs.n, rs.failed, rs.blocks, rs.edges, nceq);
-	printf("analysis (%s): %.3f s CPU, least of %d runs\n",
+	printf("analysis (%s): %.4f s CPU, least of %d runs\n",
 	       only == 1 ? "cycle equivalence only" : only == 2 ? "loops only" :
 	       "cycle equivalence + loops", best, runs);
 	printf("mismatches with the CFGs' own results: %ld\n", bad);
