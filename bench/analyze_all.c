@@ -254,6 +254,36 @@ static void save(const struct recs *rs, const char *file)
 	}
 }
 
+/* Read one record written by save(); 0 if the file ends or is short. */
+static int load_rec(FILE *f, struct rec *r)
+{
+	int ok;
+
+	if (!get(f, r, sizeof(*r)))
+		return 0;
+	rec_alloc(r);
+	ok = get(f, r->from, r->ne * sizeof(*r->from)) && get(f, r->to, r->ne * sizeof(*r->to)) &&
+	     get(f, r->ecls, r->ne * sizeof(*r->ecls)) &&
+	     get(f, r->ncls, r->nb * sizeof(*r->ncls)) &&
+	     get(f, r->nloop, r->nb * sizeof(*r->nloop)) &&
+	     get(f, r->ndepth, r->nb * sizeof(*r->ndepth));
+	r->loops = calloc(r->nloops ? r->nloops : 1, sizeof(*r->loops));
+	if (!r->loops) {
+		fprintf(stderr, "analyze_all: out of memory\n");
+		exit(1);
+	}
+	for (size_t l = 0; ok && l < r->nloops; l++) {
+		struct cfg_loop *lp = &r->loops[l];
+
+		ok = get(f, lp, sizeof(*lp));
+		lp->blocks = ok ? xmalloc(lp->nblocks * sizeof(uint32_t)) : NULL;
+		ok = ok && get(f, lp->blocks, lp->nblocks * sizeof(uint32_t));
+	}
+	if (!ok)
+		rec_free(r);
+	return ok;
+}
+
 /* Compare rs with the file saved by a run of another build; -1 if unreadable. */
 static long check_ref(const struct recs *rs, const char *file)
 {
@@ -266,25 +296,13 @@ static long check_ref(const struct recs *rs, const char *file)
 			fclose(f);
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && bad >= 0; i++) {
 		struct rec r;
-		int ok;
 
-		if (!get(f, &r, sizeof(r)))
-			return -1;
-		rec_alloc(&r);
-		ok = get(f, r.from, r.ne * sizeof(*r.from)) && get(f, r.to, r.ne * sizeof(*r.to)) &&
-		     get(f, r.ecls, r.ne * sizeof(*r.ecls)) && get(f, r.ncls, r.nb * sizeof(*r.ncls)) &&
-		     get(f, r.nloop, r.nb * sizeof(*r.nloop)) &&
-		     get(f, r.ndepth, r.nb * sizeof(*r.ndepth));
-		r.loops = calloc(r.nloops ? r.nloops : 1, sizeof(*r.loops));
-		for (size_t l = 0; ok && l < r.nloops; l++) {
-			ok = get(f, &r.loops[l], sizeof(r.loops[l]));
-			r.loops[l].blocks = ok ? xmalloc(r.loops[l].nblocks * sizeof(uint32_t)) : NULL;
-			ok = ok && get(f, r.loops[l].blocks, r.loops[l].nblocks * sizeof(uint32_t));
+		if (!load_rec(f, &r)) {
+			bad = -1;
+			break;
 		}
-		if (!ok)
-			return -1;
 		bad += rec_differ(&rs->r[i], &r, CMP_GRAPH | CMP_CLASSES | CMP_LOOPS);
 		rec_free(&r);
 	}
@@ -318,8 +336,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argi + 1 != argc || runs < 1 || only < 0) {
-		fprintf(stderr, "usage: analyze_all [--runs N] [--only classes|loops] [--save FILE] "
-			"[--ref FILE] IMAGE\n");
+		fprintf(stderr, "usage: analyze_all [--runs N] [--only classes|loops] "
+			"[--save FILE] [--ref FILE] IMAGE\n");
 		return 1;
 	}
 	if (img_open(argv[argi], IMG_NO_DWARF | IMG_NO_DEBUG_SYMS, &img, &err) < 0 ||

@@ -276,7 +276,8 @@ static int ceq_reach_live(struct ceq *c)
 	}
 	ceq_mark(c, rs, rsp, 0, CEQ_REACH);
 	ceq_mark(c, ls, lsp, 1, CEQ_LIVE);
-	if (!(flags[c->g->exit] & CEQ_REACH)) {	/* entry is dead: its edge leads to the exit */
+	/* entry is dead: its edge to the exit leads on from there */
+	if (!(flags[c->g->exit] & CEQ_REACH)) {
 		flags[c->g->exit] |= CEQ_REACH;
 		rs[0] = c->g->exit;
 		ceq_mark(c, rs, 1, 0, CEQ_REACH);
@@ -598,7 +599,7 @@ static int ceq_report(struct ceq *c, int *restrict node_class, int *restrict edg
 			node_class[v] = ceq_number(map, ceq_class(cls, ne + v), &next);
 		else	/* with its one edge in, or else its one edge out */
 			node_class[v] = ceq_number(map, ceq_class(cls, adj[mid[v] - lo[v] == 1 ?
-									 lo[v] : mid[v]].id), &next);
+								    lo[v] : mid[v]].id), &next);
 	}
 	for (uint32_t e = 0; e < ne; e++) {
 		if (!(flags[from[e]] & CEQ_REACH))
