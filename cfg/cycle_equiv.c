@@ -14,22 +14,43 @@
  *   - nodes unreachable from entry (dead code the builder could not rule
  *     out) are left out: each of them, and each edge leaving one, gets a
  *     class of its own.
- * Each node v becomes v_in = 2v and v_out = 2v + 1 joined by a "node edge",
- * so node and edge classes come out of one computation; a self loop v -> v
- * (and exit -> entry when entry == exit) becomes v_out -> v_in, so the
- * expanded graph has no self loops, and parallel edges are told apart by id.
- * In a strongly connected graph, directed and undirected cycle equivalence
- * agree (JPP sec. 3), so the rest is JPP's undirected algorithm: one DFS, then
- * nodes in reverse preorder, each collecting the brackets (back edges over
- * its tree edge) of its children in a doubly linked list.  Two tree edges are
- * equivalent iff their bracket sets are equal, which the (top bracket, list
- * size) pair decides in O(1) thanks to capping back edges; a back edge is
- * equivalent to a tree edge iff it is that edge's only bracket.
+ * Node v is in principle v_in = 2v and v_out = 2v + 1 joined by a "node
+ * edge", so node and edge classes come out of one computation.  But when v
+ * has one edge in (or one out) in the strongly connected graph, v_in (v_out)
+ * has just two incident edges, which every cycle crosses together: v is
+ * cycle-equivalent to that edge, and merging v_in with v_out changes no
+ * other class.  Most blocks are such (one predecessor, or one successor),
+ * so only the others are split.  Nodes with a self loop are always split,
+ * so the graph has no self loops (nor has exit -> entry when entry == exit);
+ * parallel edges are told apart by id.  In a strongly connected graph,
+ * directed and undirected cycle equivalence agree (JPP sec. 3), so the rest
+ * is JPP's undirected algorithm: one DFS, each node collecting the brackets
+ * (back edges over its tree edge) of its children in a doubly linked list
+ * when it finishes.  Two tree edges are equivalent iff their bracket sets
+ * are equal, which the (top bracket, list size) pair decides in O(1) thanks
+ * to capping back edges; a back edge is equivalent to a tree edge iff it is
+ * that edge's only bracket.  JPP visit nodes in reverse preorder; postorder
+ * does as well (a bracket's tree edges lie on one tree path, which both
+ * orders visit bottom-up), so the DFS does the work as it goes, with each
+ * node's list and bounds in its stack frame.  A vertex with two edges (a
+ * block with one predecessor and one successor, most of them) makes them
+ * equivalent: the DFS walks through chains of such without a frame.
  *
- * Expanded edge ids: [0, N) node edges, [N, N+E) the caller's edges, N+E
- * the exit -> entry edge, then one per dead node.  Bracket ids are expanded
- * edge ids, plus nex + x for the capping back edge created at node x.
- * Internal edges' classes are dropped and the rest renumbered densely.
+ * The work is a few passes over the edges and the nodes, then the DFS:
+ * counting the degrees, laying out each node's incidence (in, node edge,
+ * out) as if every node were reachable and reached the exit, with sweeps
+ * over the edges for which nodes do (a CFG's edges come sorted by block, and
+ * most go forward: the sweeps find most), marks for the rest; if a node is
+ * dead or unreachable after all (in few procedures), the incidence is laid
+ * out again.  A straight-line procedure is one class, found at once.
+ *
+ * Ids: vertices 2v (v_in, or v when not split) and 2v + 1 (v_out);
+ * edges [0, E) the caller's, E + v node edges, E + N exit -> entry,
+ * E + N + 1 + v the dead node v's edge to the exit, E + 2N + 1 + x the
+ * capping back edge made at vertex x.  Which ids end up in a class depends
+ * on the DFS, but the classes do not: they are renumbered densely in the
+ * order of first appearance, nodes first, then edges, exactly as before
+ * any of this was made fast (tests/test_cycle_equiv.c keeps that version).
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,272 +61,551 @@
 
 #define NIL UINT32_MAX
 
-struct ceq_list {
-	uint32_t top, bot, size;
+enum {
+	CEQ_REACH = 1,		/* reachable from entry */
+	CEQ_LIVE = 2,		/* reaches the exit */
+	CEQ_SELF_SHIFT = 2,
+	CEQ_SELF = 1 << CEQ_SELF_SHIFT,		/* has a self loop */
+	CEQ_SPLIT_SHIFT = 3,
+	CEQ_SPLIT = 1 << CEQ_SPLIT_SHIFT,	/* v_in and v_out apart */
+	CEQ_PASS = 16,		/* not split, one edge in, one out: walked through */
+};
+
+/*
+ * Incidence of node v in adj, internal edges included: [lo, mid) the edges
+ * in (val = 2u + 1 for u -> v), then, if v is split, the node edge at mid
+ * (val = 2v + 1), then up to hi the edges out (val = 2w for v -> w).  v_in
+ * walks [lo, mid], v_out [mid, hi), an unsplit v [lo, hi).
+ */
+struct ceq_ent {
+	uint32_t val, id;
+};
+
+/* One bracket (or any edge: tree edges use the class fields only). */
+struct ceq_br {
+	uint32_t prev, next, rsize;
+	int rclass;
+};
+
+/* A vertex on the DFS stack: its walk, bounds, brackets, caps to delete. */
+struct ceq_frame {
+	uint32_t x, d, pos, end, pedge;
+	uint32_t hi0, hi1, hi2;
+	uint32_t top, bot, size, caps;
 };
 
 struct ceq {
 	const struct cfg_graph *g;
-	uint32_t nx, nex, nbr;		/* expanded nodes, edges, brackets */
-	uint32_t *succ_off, *succ;	/* the caller's graph, forward */
-	uint32_t *pred_off, *pred;	/* and backward */
-	uint8_t *reach, *live;		/* from entry; to exit */
-	uint32_t *ea, *eb;		/* expanded edge endpoints, NIL if absent */
-	uint32_t *adj_off, *adj;	/* undirected incidence lists */
-	uint32_t *dfs, *order, *pedge, *hi, *pos;
-	struct ceq_list *bl;
-	uint32_t *bprev, *bnext, *rsize, *cap_head, *cap_next;
-	int *rclass, *cls, *map;
+	uint32_t n, ne, capbase;
+	uint32_t *lo, *mid, *hi;	/* see struct ceq_ent */
+	uint32_t *work;			/* the reach mark's stack */
+	uint8_t *flags;			/* CEQ_* */
+	struct ceq_ent *adj;
+	uint32_t *dfs;			/* per vertex: preorder number, NIL unvisited */
+	uint32_t *fdepth, *cap_next;	/* by dfs number: place on the DFS stack */
+	struct ceq_frame *st;
+	struct ceq_br *br;
+	int *cls, *map;
 	int nclass;
 	struct cfg_arena mem;		/* where the arrays are */
 };
 
-/* Mark what start reaches along off/adj; stack has room for every node. */
-static void ceq_mark(uint32_t start, const uint32_t *off, const uint32_t *adj, uint8_t *seen,
-		     uint32_t *stack)
+/*
+ * Degrees (into mid: in, hi: out), self loops, the edges' bounds (-1 - e for
+ * a bad edge e), and a first sweep of reachability from entry: t is reached
+ * if f is when the edge comes (ceq_reach_live finds what the sweep missed).
+ * Edges come sorted by block, and most go forward, so the sweep finds most.
+ */
+static long ceq_count(struct ceq *c)
 {
-	uint32_t sp = 0;
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict nin = c->mid, *restrict nout = c->hi, n = c->n, ne = c->ne;
+	uint8_t *restrict flags = c->flags;
 
-	seen[start] = 1;
-	stack[sp++] = start;
+	for (uint32_t v = 0; v < n; v++) {
+		nin[v] = nout[v] = 0;
+		flags[v] = 0;
+	}
+	flags[c->g->entry] = CEQ_REACH;
+	for (uint32_t e = 0; e < ne; e++) {
+		uint32_t f = from[e], t = to[e];
+
+		if (f >= n || t >= n)
+			return -1 - (long)e;
+		nin[t]++;
+		nout[f]++;
+		flags[t] |= (flags[f] & CEQ_REACH) | (f == t) << CEQ_SELF_SHIFT;
+	}
+	if (c->g->entry == c->g->exit)	/* exit -> entry is a self loop */
+		flags[c->g->entry] |= CEQ_SELF;
+	return 0;
+}
+
+/*
+ * Lay the incidence out from the degrees in mid, hi, internal edges added
+ * (exit -> entry, and, when which nodes are dead is known, their ndead
+ * edges to the exit), and decide which nodes are split or passed through.
+ * mid and hi are left the cursors where ceq_fill puts each node's edges in
+ * and out.
+ */
+static void ceq_lay(struct ceq *c, int known, uint32_t ndead)
+{
+	uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
+	uint32_t *restrict dfs = c->dfs, n = c->n, ne = c->ne, p = 0;
+	uint32_t entry = c->g->entry, exit = c->g->exit;
+	struct ceq_ent *restrict adj = c->adj;
+	uint8_t *restrict flags = c->flags;
+
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t fl = flags[v], dead = known && (fl & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH;
+		uint32_t nin = mid[v] + (v == entry) + (v == exit ? ndead : 0);
+		uint32_t nout = hi[v] + (v == exit) + dead;
+		/* no branch on what a node is: no pattern a predictor could learn */
+		uint32_t split = (fl & CEQ_SELF) || (nin > 1 && nout > 1);
+		uint32_t pass = !split && nin + nout == 2;
+
+		lo[v] = mid[v] = p;
+		adj[p + nin] = (struct ceq_ent){ 2 * v + 1, ne + v };	/* if split */
+		hi[v] = p + nin + split;
+		p += nin + split + nout;
+		flags[v] = (uint8_t)(fl | (split ? CEQ_SPLIT : 0) | (pass ? CEQ_PASS : 0));
+		dfs[2 * v] = dfs[2 * v + 1] = NIL;
+	}
+}
+
+/* Add edge u -> w (id) to both incidences. */
+static void ceq_link(struct ceq *c, uint32_t u, uint32_t w, uint32_t id)
+{
+	c->adj[c->hi[u]++] = (struct ceq_ent){ 2 * w, id };
+	c->adj[c->mid[w]++] = (struct ceq_ent){ 2 * u + 1, id };
+}
+
+/*
+ * Put the edges in place, taking them backward (the order of a node's edges
+ * does not matter): a first sweep of the nodes that reach the exit, as
+ * ceq_count's of those reached.  Then the internal edges.
+ */
+static void ceq_fill(struct ceq *c)
+{
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict mid = c->mid, *restrict hi = c->hi;
+	struct ceq_ent *restrict adj = c->adj;
+	uint8_t *restrict flags = c->flags;
+
+	flags[c->g->exit] |= CEQ_LIVE;
+	for (uint32_t e = c->ne; e-- > 0;) {
+		uint32_t f = from[e], t = to[e];
+
+		adj[mid[t]++] = (struct ceq_ent){ 2 * f + 1, e };
+		adj[hi[f]++] = (struct ceq_ent){ 2 * t, e };
+		flags[f] |= flags[t] & CEQ_LIVE;
+	}
+	ceq_link(c, c->g->exit, c->g->entry, c->ne + c->n);
+}
+
+/*
+ * Flag with bit what the nodes on stack (sp of them) reach, forward (out
+ * edges) or back (in edges); the stack has a place per node and one more.
+ * Every node is pushed, only new ones kept: whether a node was seen is the
+ * one branch a mark would mispredict, a third of the time on CFGs.  The
+ * internal exit -> entry edge leads nowhere new (both ends are flagged).
+ */
+static void ceq_mark(struct ceq *c, uint32_t *restrict stack, uint32_t sp, int back,
+		     uint8_t bit)
+{
+	const uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
+	const struct ceq_ent *restrict adj = c->adj;
+	uint8_t *restrict flags = c->flags;
+
 	while (sp) {
 		uint32_t v = stack[--sp];
+		uint32_t i = back ? lo[v] : mid[v] + (flags[v] >> CEQ_SPLIT_SHIFT & 1);
+		uint32_t end = back ? mid[v] : hi[v];
 
-		for (uint32_t i = off[v]; i < off[v + 1]; i++) {
-			if (!seen[adj[i]]) {
-				seen[adj[i]] = 1;
-				stack[sp++] = adj[i];
-			}
+		for (; i < end; i++) {
+			uint32_t w = adj[i].val >> 1;
+			uint8_t fl = flags[w];
+
+			stack[sp] = w;
+			sp += !(fl & bit);
+			flags[w] = fl | bit;
 		}
 	}
 }
 
-/* Build the expanded, strongly connected graph and its incidence lists. */
-static void ceq_expand(struct ceq *c)
+/*
+ * The nodes reached from entry (and from the exit when entry cannot reach
+ * it) and those that reach the exit, from the sweeps: a node the forward
+ * sweep missed but that has an edge in from a reached node was passed over
+ * because that edge came before its tail was reached, and a mark goes on
+ * from there; likewise backward.  What the sweeps miss is little (a latch
+ * that only jumps back; after a second backward sweep, cold code laid out
+ * past the return that jumps back into the body), so the nodes are scanned
+ * for it, and only those are looked at.  Returns whether any node is dead
+ * or unreachable.
+ */
+static int ceq_reach_live(struct ceq *c)
 {
-	const struct cfg_graph *g = c->g;
-	uint32_t n = g->nnodes, k = n + g->nedges + 1;
+	const struct ceq_ent *restrict adj = c->adj;
+	const uint32_t *restrict lo = c->lo, *restrict mid = c->mid, *restrict hi = c->hi;
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict rs = c->work, *restrict ls = c->fdepth, *restrict odd = c->cap_next;
+	uint32_t rsp = 0, lsp = 0, nodd = 0, n = c->n;
+	uint8_t *restrict flags = c->flags;
 
-	for (uint32_t e = 0; e < c->nex; e++)
-		c->ea[e] = c->eb[e] = NIL;
+	/* a second backward sweep: code laid out after the return that jumps
+	 * back (a cold path) is seen to reach the exit only now */
+	for (uint32_t e = c->ne; e-- > 0;)
+		flags[from[e]] |= flags[to[e]] & CEQ_LIVE;
 	for (uint32_t v = 0; v < n; v++) {
-		if (!c->reach[v])
+		uint8_t fl = flags[v];
+
+		if ((fl & (CEQ_REACH | CEQ_LIVE)) == (CEQ_REACH | CEQ_LIVE))
 			continue;
-		c->ea[v] = 2 * v;
-		c->eb[v] = 2 * v + 1;
-		if (!c->live[v]) {
-			c->ea[k] = 2 * v + 1;
-			c->eb[k++] = 2 * g->exit;
+		odd[nodd++] = v;
+		for (uint32_t i = lo[v]; !(fl & CEQ_REACH) && i < mid[v]; i++)
+			fl |= flags[adj[i].val >> 1] & CEQ_REACH;
+		for (uint32_t i = mid[v] + (fl >> CEQ_SPLIT_SHIFT & 1);
+		     !(fl & CEQ_LIVE) && i < hi[v]; i++)
+			fl |= flags[adj[i].val >> 1] & CEQ_LIVE;
+		rs[rsp] = v;
+		rsp += (fl & ~flags[v] & CEQ_REACH) != 0;
+		ls[lsp] = v;
+		lsp += (fl & ~flags[v] & CEQ_LIVE) != 0;
+		flags[v] = fl;
+	}
+	ceq_mark(c, rs, rsp, 0, CEQ_REACH);
+	ceq_mark(c, ls, lsp, 1, CEQ_LIVE);
+	/* entry is dead: its edge to the exit leads on from there */
+	if (!(flags[c->g->exit] & CEQ_REACH)) {
+		flags[c->g->exit] |= CEQ_REACH;
+		rs[0] = c->g->exit;
+		ceq_mark(c, rs, 1, 0, CEQ_REACH);
+	}
+	/* the marks flag only nodes the scan found unflagged */
+	for (uint32_t i = 0; i < nodd; i++)
+		if ((flags[odd[i]] & (CEQ_REACH | CEQ_LIVE)) != (CEQ_REACH | CEQ_LIVE))
+			return 1;
+	return 0;
+}
+
+/*
+ * With dead or unreachable nodes (none in most procedures), the incidence
+ * again: the edges of reachable nodes only, and an edge to the exit from
+ * each dead node.
+ */
+static void ceq_relay(struct ceq *c)
+{
+	const uint32_t *restrict from = c->g->from, *restrict to = c->g->to;
+	uint32_t *restrict mid = c->mid, *restrict hi = c->hi, n = c->n, ne = c->ne, ndead = 0;
+	uint8_t *restrict flags = c->flags;
+
+	for (uint32_t v = 0; v < n; v++) {
+		mid[v] = hi[v] = 0;
+		flags[v] &= CEQ_REACH | CEQ_LIVE | CEQ_SELF;
+		ndead += (flags[v] & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH;
+	}
+	for (uint32_t e = 0; e < ne; e++) {
+		if (flags[from[e]] & CEQ_REACH) {
+			mid[to[e]]++;
+			hi[from[e]]++;
 		}
 	}
-	for (uint32_t e = 0; e < g->nedges; e++) {
-		if (c->reach[g->from[e]]) {
-			c->ea[n + e] = 2 * g->from[e] + 1;
-			c->eb[n + e] = 2 * g->to[e];
+	ceq_lay(c, 1, ndead);
+	for (uint32_t e = 0; e < ne; e++) {
+		if (flags[from[e]] & CEQ_REACH) {
+			c->adj[mid[to[e]]++] = (struct ceq_ent){ 2 * from[e] + 1, e };
+			c->adj[hi[from[e]]++] = (struct ceq_ent){ 2 * to[e], e };
 		}
 	}
-	c->ea[n + g->nedges] = 2 * g->exit + 1;
-	c->eb[n + g->nedges] = 2 * g->entry;
-	c->nex = k;
-	for (uint32_t e = 0; e < c->nex; e++) {
-		if (c->ea[e] == NIL)
-			continue;
-		c->adj_off[c->ea[e] + 1]++;
-		c->adj_off[c->eb[e] + 1]++;
-	}
-	for (uint32_t x = 0; x < c->nx; x++)
-		c->adj_off[x + 1] += c->adj_off[x];
-	for (uint32_t x = 0; x < c->nx; x++)
-		c->pos[x] = c->adj_off[x];
-	for (uint32_t e = 0; e < c->nex; e++) {
-		if (c->ea[e] == NIL)
-			continue;
-		c->adj[c->pos[c->ea[e]]++] = e;
-		c->adj[c->pos[c->eb[e]]++] = e;
-	}
+	ceq_link(c, c->g->exit, c->g->entry, ne + n);
+	for (uint32_t v = 0; v < n; v++)
+		if ((flags[v] & (CEQ_REACH | CEQ_LIVE)) == CEQ_REACH)
+			ceq_link(c, v, c->g->exit, ne + n + 1 + v);
 }
 
-static uint32_t ceq_other(const struct ceq *c, uint32_t e, uint32_t x)
+/*
+ * The bracket list operations take the arrays as arguments, not the state:
+ * held in registers by the DFS, they are not reloaded through c (a store
+ * to a uint32_t array might change c's counts, for all the compiler knows).
+ */
+static inline void ceq_push(struct ceq_br *restrict br, int *restrict cls, struct ceq_frame *f,
+			    uint32_t b)
 {
-	return c->ea[e] == x ? c->eb[e] : c->ea[e];
-}
-
-/* Iterative undirected DFS from entry_in: preorder numbers and tree edges. */
-static void ceq_dfs(struct ceq *c)
-{
-	uint32_t *stack = c->hi;	/* free until the bracket pass */
-	uint32_t sp = 0, num = 0, root = 2 * c->g->entry;
-
-	for (uint32_t x = 0; x < c->nx; x++) {
-		c->dfs[x] = NIL;
-		c->pedge[x] = NIL;
-		c->pos[x] = c->adj_off[x];
-	}
-	c->dfs[root] = num;
-	c->order[num++] = root;
-	stack[sp++] = root;
-	while (sp) {
-		uint32_t x = stack[sp - 1];
-
-		if (c->pos[x] == c->adj_off[x + 1]) {
-			sp--;
-			continue;
-		}
-		uint32_t e = c->adj[c->pos[x]++];
-		uint32_t t = ceq_other(c, e, x);
-
-		if (c->dfs[t] != NIL)
-			continue;
-		c->dfs[t] = num;
-		c->order[num++] = t;
-		c->pedge[t] = e;
-		stack[sp++] = t;
-	}
-	c->nx = num;	/* from here on, only the nodes the DFS reached count */
-}
-
-static void ceq_push(struct ceq *c, struct ceq_list *l, uint32_t b)
-{
-	c->bprev[b] = NIL;
-	c->bnext[b] = l->top;
-	if (l->top != NIL)
-		c->bprev[l->top] = b;
+	br[b].prev = NIL;
+	br[b].next = f->top;
+	br[b].rsize = 0;
+	cls[b] = -1;
+	if (f->top != NIL)
+		br[f->top].prev = b;
 	else
-		l->bot = b;
-	l->top = b;
-	l->size++;
+		f->bot = b;
+	f->top = b;
+	f->size++;
 }
 
-static void ceq_delete(struct ceq *c, struct ceq_list *l, uint32_t b)
+static inline void ceq_delete(struct ceq_br *restrict br, struct ceq_frame *f, uint32_t b)
 {
-	if (c->bprev[b] != NIL)
-		c->bnext[c->bprev[b]] = c->bnext[b];
+	uint32_t p = br[b].prev, nx = br[b].next;
+
+	if (p != NIL)
+		br[p].next = nx;
 	else
-		l->top = c->bnext[b];
-	if (c->bnext[b] != NIL)
-		c->bprev[c->bnext[b]] = c->bprev[b];
+		f->top = nx;
+	if (nx != NIL)
+		br[nx].prev = p;
 	else
-		l->bot = c->bprev[b];
-	l->size--;
+		f->bot = p;
+	f->size--;
 }
 
-/* Append list s below list l; s is consumed. */
-static void ceq_concat(struct ceq *c, struct ceq_list *l, struct ceq_list *s)
+/* Append the finished child's list s below its parent's, l. */
+static inline void ceq_concat(struct ceq_br *restrict br, struct ceq_frame *l,
+			      const struct ceq_frame *s)
 {
 	if (!s->size)
 		return;
 	if (!l->size) {
-		*l = *s;
-	} else {
-		c->bnext[l->bot] = s->top;
-		c->bprev[s->top] = l->bot;
+		l->top = s->top;
 		l->bot = s->bot;
-		l->size += s->size;
+	} else {
+		br[l->bot].next = s->top;
+		br[s->top].prev = l->bot;
+		l->bot = s->bot;
 	}
-	s->top = s->bot = NIL;
-	s->size = 0;
+	l->size += s->size;
 }
 
-/* JPP fig. 4, first half: x's hi (the highest node a back edge from x's
- * subtree reaches), hi0 and hi2 for capping, the children's brackets. */
-static void ceq_collect(struct ceq *c, uint32_t x, uint32_t *hi0, uint32_t *hi2)
+static void ceq_open(struct ceq *c, struct ceq_frame *f, uint32_t x, uint32_t pedge, uint32_t d)
 {
-	uint32_t dx = c->dfs[x], hi1 = NIL;
+	uint32_t v = x >> 1;
 
-	*hi0 = *hi2 = NIL;
-	for (uint32_t i = c->adj_off[x]; i < c->adj_off[x + 1]; i++) {
-		uint32_t e = c->adj[i], t = ceq_other(c, e, x);
-
-		if (e == c->pedge[x])
-			continue;
-		if (c->pedge[t] == e) {		/* t is a child */
-			if (c->hi[t] < hi1) {
-				*hi2 = hi1;
-				hi1 = c->hi[t];
-			} else if (c->hi[t] < *hi2) {
-				*hi2 = c->hi[t];
-			}
-			ceq_concat(c, &c->bl[x], &c->bl[t]);
-		} else if (c->dfs[t] < dx && c->dfs[t] < *hi0) {
-			*hi0 = c->dfs[t];
-		}
+	f->x = x;
+	f->d = d;
+	f->pedge = pedge;
+	if (x & 1) {
+		f->pos = c->mid[v];
+		f->end = c->hi[v];
+	} else {
+		f->pos = c->lo[v];
+		f->end = c->flags[v] & CEQ_SPLIT ? c->mid[v] + 1 : c->hi[v];
 	}
-	c->hi[x] = *hi0 < hi1 ? *hi0 : hi1;
+	f->hi0 = f->hi1 = f->hi2 = NIL;
+	f->top = f->bot = NIL;
+	f->size = 0;
+	f->caps = NIL;
+	c->dfs[x] = d;
 }
 
-/* The class of the tree edge into x from its bracket list (top, size). */
-static void ceq_classify(struct ceq *c, uint32_t x)
+/* The class of the tree edge into f's vertex from its bracket list (top,
+ * size); *nclass is the next class. */
+static void ceq_classify(struct ceq_br *restrict br, int *restrict cls, const struct ceq_frame *f,
+			 int *nclass)
 {
-	struct ceq_list *l = &c->bl[x];
-	uint32_t e = c->pedge[x], b = l->top;
+	uint32_t e = f->pedge, b = f->top;
 
 	if (b == NIL) {		/* a bridge: cannot happen when strongly connected */
-		c->cls[e] = c->nclass++;
+		cls[e] = (*nclass)++;
 		return;
 	}
-	if (c->rsize[b] != l->size) {
-		c->rsize[b] = l->size;
-		c->rclass[b] = c->nclass++;
+	if (br[b].rsize != f->size) {
+		br[b].rsize = f->size;
+		br[b].rclass = (*nclass)++;
 	}
-	c->cls[e] = c->rclass[b];
-	if (l->size == 1)	/* b is e's only bracket: the two are equivalent */
-		c->cls[b] = c->cls[e];
+	cls[e] = br[b].rclass;
+	if (f->size == 1)	/* b is e's only bracket: the two are equivalent */
+		cls[b] = cls[e];
 }
 
-/* JPP fig. 4 for node x: its bracket list, then its tree edge's class. */
-static void ceq_visit(struct ceq *c, uint32_t x)
+/* JPP fig. 4 for the vertex of f once its subtree is done; st holds it and
+ * its ancestors.  Returns its hi. */
+static uint32_t ceq_finish(struct ceq *c, struct ceq_frame *st, struct ceq_frame *f,
+			   int *nclass)
 {
-	struct ceq_list *l = &c->bl[x];
-	uint32_t dx = c->dfs[x], hi0, hi2;
-
-	ceq_collect(c, x, &hi0, &hi2);
-	for (uint32_t b = c->cap_head[x]; b != NIL; b = c->cap_next[b - c->nex])
-		ceq_delete(c, l, b);
-	for (uint32_t i = c->adj_off[x]; i < c->adj_off[x + 1]; i++) {
-		uint32_t e = c->adj[i], t = ceq_other(c, e, x);
-
-		if (e == c->pedge[x] || c->pedge[t] == e)
-			continue;
-		if (c->dfs[t] > dx) {		/* back edge from a descendant */
-			ceq_delete(c, l, e);
-			if (c->cls[e] < 0)
-				c->cls[e] = c->nclass++;
-		} else {			/* back edge to an ancestor */
-			ceq_push(c, l, e);
-		}
-	}
+	for (uint32_t b = f->caps; b != NIL; b = c->cap_next[b - c->capbase])
+		ceq_delete(c->br, f, b);
 	/* Capping back edge; JPP's hi2 < hi0 needs hi2 above x as well. */
-	if (hi2 < hi0 && hi2 < dx) {
-		uint32_t cap = c->nex + x, to = c->order[hi2];
+	if (f->hi2 < f->hi0 && f->hi2 < f->d) {
+		struct ceq_frame *to = &st[c->fdepth[f->hi2]];
+		uint32_t cap = c->capbase + f->x;
 
-		ceq_push(c, l, cap);
-		c->cap_next[x] = c->cap_head[to];
-		c->cap_head[to] = cap;
+		ceq_push(c->br, c->cls, f, cap);
+		c->cap_next[f->x] = to->caps;
+		to->caps = cap;
 	}
-	if (c->pedge[x] != NIL)
-		ceq_classify(c, x);
+	if (f->pedge != NIL)
+		ceq_classify(c->br, c->cls, f, nclass);
+	return f->hi0 < f->hi1 ? f->hi0 : f->hi1;
+}
+
+/* Child s of p is done: its hi and its brackets go to p. */
+static void ceq_return(struct ceq_br *restrict br, struct ceq_frame *p, const struct ceq_frame *s,
+		       uint32_t hi)
+{
+	uint32_t h1 = p->hi1;
+
+	p->hi1 = hi < h1 ? hi : h1;
+	hi = hi < h1 ? h1 : hi;
+	p->hi2 = hi < p->hi2 ? hi : p->hi2;
+	ceq_concat(br, p, s);
+}
+
+/* The vertex at the other end of an incidence entry, fl its node's flags. */
+static inline uint32_t ceq_vertex(uint32_t val, uint32_t fl)
+{
+	/* an unsplit node's two halves are one vertex */
+	return val - (val & 1 & ~(fl >> CEQ_SPLIT_SHIFT));
+}
+
+/*
+ * Edge *e leads to t, unvisited, with one other edge: the two are crossed by
+ * the same cycles, so are one class, and so on along the chain of such
+ * vertices up to the first that has more edges or is visited, returned with
+ * *e the chain's last edge (as that vertex sees it).  The chain is then one
+ * edge of the DFS, known by that id: a tree edge, a back edge, or a cycle
+ * back to where it started.  The chain's vertices get dfs numbers (the
+ * vertex at its end finds them below it) but no frame; fdepth at their
+ * numbers keeps the chain's edges until each is made an alias of the last:
+ * cls = -2 - last.  Most blocks are such vertices (one predecessor, one
+ * successor): they cost no frame and none of the DFS's branches.
+ */
+static uint32_t ceq_pass(struct ceq *c, uint32_t t, uint32_t *e, uint32_t *num)
+{
+	const struct ceq_ent *restrict adj = c->adj;
+	const uint32_t *restrict lo = c->lo;
+	const uint8_t *restrict flags = c->flags;
+	uint32_t *restrict dfs = c->dfs, *restrict fdepth = c->fdepth;
+	uint32_t first = *num, n = first, id = *e, fl;
+
+	do {
+		const struct ceq_ent *a = &adj[lo[t >> 1]];
+
+		dfs[t] = n;
+		fdepth[n++] = id;
+		a += a->id == id;	/* the other of the two */
+		id = a->id;
+		fl = flags[a->val >> 1];
+		t = ceq_vertex(a->val, fl);
+	} while (dfs[t] == NIL && (fl & CEQ_PASS));
+	for (uint32_t i = first; i < n; i++)
+		c->cls[fdepth[i]] = -2 - (int)id;
+	*num = n;
+	*e = id;
+	return t;
+}
+
+/*
+ * Iterative undirected DFS from entry_in, JPP's work done as it goes; fdepth
+ * maps a dfs number to the vertex's place on the stack st.  The frame on
+ * top is f, its walk pos .. end kept in registers.
+ */
+static void ceq_dfs(struct ceq *c)
+{
+	const struct ceq_ent *restrict adj = c->adj;
+	const uint8_t *restrict flags = c->flags;
+	uint32_t *restrict dfs = c->dfs;
+	struct ceq_br *restrict br = c->br;
+	int *restrict cls = c->cls, nclass = 0;
+	struct ceq_frame *st = c->st, *f = st;
+	uint32_t num = 0, pos, end, hi;
+
+	c->fdepth[num] = 0;
+	ceq_open(c, f, 2 * c->g->entry, NIL, num++);
+	pos = f->pos;
+	end = f->end;
+	for (;;) {
+		if (pos < end) {
+			uint32_t e = adj[pos].id, val = adj[pos].val, fl = flags[val >> 1], t, d;
+
+			pos++;
+			t = ceq_vertex(val, fl);
+			t ^= t == f->x;		/* the node edge, seen from v_out */
+			d = dfs[t];
+			if (d == NIL && (fl & CEQ_PASS)) {
+				t = ceq_pass(c, t, &e, &num);
+				d = dfs[t];
+				if (d == f->d) {	/* a cycle through f's vertex alone */
+					ceq_push(br, cls, f, e);
+					continue;
+				}
+			}
+			if (d == NIL) {
+				f->pos = pos;
+				f++;
+				c->fdepth[num] = (uint32_t)(f - st);
+				ceq_open(c, f, t, e, num++);
+				pos = f->pos;
+				end = f->end;
+			} else if (d < f->d) {		/* back edge to an ancestor */
+				if (e == f->pedge)
+					continue;
+				ceq_push(br, cls, f, e);
+				f->hi0 = d < f->hi0 ? d : f->hi0;
+			} else {			/* back edge from a descendant */
+				ceq_delete(br, f, e);
+				if (cls[e] < 0)
+					cls[e] = nclass++;
+			}
+			continue;
+		}
+		hi = ceq_finish(c, st, f, &nclass);
+		if (f == st)
+			break;
+		ceq_return(br, f - 1, f, hi);
+		f--;
+		pos = f->pos;
+		end = f->end;
+	}
+	c->nclass = nclass;
+}
+
+/* The caller's number of internal class k, the next one if k is new.  No
+ * branch: whether k was seen is as unpredictable as it is frequent. */
+static inline int ceq_number(int *map, int k, int *next)
+{
+	int m = map[k], fresh = m < 0;
+
+	m = fresh ? *next : m;
+	*next += fresh;
+	map[k] = m;
+	return m;
+}
+
+/* Edge id's internal class, through its alias if it has one (ceq_pass). */
+static inline int ceq_class(const int *cls, uint32_t id)
+{
+	int k = cls[id];
+
+	return cls[k < -1 ? (uint32_t)(-2 - k) : id];
 }
 
 /* Number the caller's classes densely, nodes first, then edges. */
-static int ceq_report(struct ceq *c, int *node_class, int *edge_class)
+static int ceq_report(struct ceq *c, int *restrict node_class, int *restrict edge_class)
 {
-	const struct cfg_graph *g = c->g;
-	int *map = c->map, next = 0;
+	const uint32_t *restrict from = c->g->from, *restrict lo = c->lo, *restrict mid = c->mid;
+	const struct ceq_ent *restrict adj = c->adj;
+	const uint8_t *restrict flags = c->flags;
+	const int *restrict cls = c->cls;
+	int *restrict map = c->map, next = 0;
+	uint32_t n = c->n, ne = c->ne;
 
-	/* a class is made per edge or bracket at most: nclass <= nbr */
+	/* a class is made per edge or bracket at most: nclass fits in map */
 	for (int i = 0; i < c->nclass; i++)
 		map[i] = -1;
-	for (uint32_t i = 0; i < g->nnodes + g->nedges; i++) {
-		int k = c->cls[i];
-		int *out = i < g->nnodes ? &node_class[i] : &edge_class[i - g->nnodes];
-
-		if (k < 0) {
-			*out = next++;		/* unreachable from entry */
-			continue;
-		}
-		if (map[k] < 0)
-			map[k] = next++;
-		*out = map[k];
+	for (uint32_t v = 0; v < n; v++) {
+		if (!(flags[v] & CEQ_REACH))
+			node_class[v] = next++;		/* unreachable from entry */
+		else if (flags[v] & CEQ_SPLIT)
+			node_class[v] = ceq_number(map, ceq_class(cls, ne + v), &next);
+		else	/* with its one edge in, or else its one edge out */
+			node_class[v] = ceq_number(map, ceq_class(cls, adj[mid[v] - lo[v] == 1 ?
+								    lo[v] : mid[v]].id), &next);
+	}
+	for (uint32_t e = 0; e < ne; e++) {
+		if (!(flags[from[e]] & CEQ_REACH))
+			edge_class[e] = next++;
+		else
+			edge_class[e] = ceq_number(map, ceq_class(cls, e), &next);
 	}
 	return next;
 }
@@ -320,57 +620,63 @@ static int ceq_check(const struct cfg_graph *g, struct dcpi_err *err)
 	if ((uint64_t)g->nnodes * 4 + g->nedges + 2 > INT_MAX)
 		return dcpi_errf(err, -EOVERFLOW, "cycle equivalence: %u nodes, %u edges: "
 				 "too many", g->nnodes, g->nedges);
-	for (uint32_t e = 0; e < g->nedges; e++) {
-		if (g->from[e] >= g->nnodes || g->to[e] >= g->nnodes)
-			return dcpi_errf(err, -EINVAL, "cycle equivalence: edge %u (%u -> %u) "
-					 "out of range", e, g->from[e], g->to[e]);
-	}
 	return 0;
 }
 
 /* Lay the arrays out in a: counting, then carving (graph.h). */
 static void ceq_layout(struct ceq *c, struct cfg_arena *a)
 {
-	size_t nn = c->g->nnodes, ne = c->g->nedges, nx = c->nx, nex = c->nex, nbr = c->nbr;
+	size_t n = c->n, ne = c->ne, nbr = ne + 4 * n + 1;
 
-	c->succ_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
-	c->succ = cfg_arena_take(a, ne, sizeof(uint32_t));
-	c->pred_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
-	c->pred = cfg_arena_take(a, ne, sizeof(uint32_t));
-	c->reach = cfg_arena_take(a, nn, 1);
-	c->live = cfg_arena_take(a, nn, 1);
-	c->ea = cfg_arena_take(a, nex, sizeof(uint32_t));
-	c->eb = cfg_arena_take(a, nex, sizeof(uint32_t));
-	c->adj_off = cfg_arena_take(a, nx + 1, sizeof(uint32_t));
-	c->adj = cfg_arena_take(a, 2 * nex, sizeof(uint32_t));
-	c->dfs = cfg_arena_take(a, nx, sizeof(uint32_t));
-	c->order = cfg_arena_take(a, nx, sizeof(uint32_t));
-	c->pedge = cfg_arena_take(a, nx, sizeof(uint32_t));
-	c->hi = cfg_arena_take(a, nx, sizeof(uint32_t));
-	c->pos = cfg_arena_take(a, nx, sizeof(uint32_t));
-	c->bl = cfg_arena_take(a, nx, sizeof(struct ceq_list));
-	c->bprev = cfg_arena_take(a, nbr, sizeof(uint32_t));
-	c->bnext = cfg_arena_take(a, nbr, sizeof(uint32_t));
-	c->rsize = cfg_arena_take(a, nbr, sizeof(uint32_t));
-	c->cap_head = cfg_arena_take(a, nx, sizeof(uint32_t));
-	c->cap_next = cfg_arena_take(a, nx, sizeof(uint32_t));
-	c->rclass = cfg_arena_take(a, nbr, sizeof(int));
+	c->lo = cfg_arena_take(a, n, sizeof(uint32_t));
+	c->mid = cfg_arena_take(a, n, sizeof(uint32_t));
+	c->hi = cfg_arena_take(a, n, sizeof(uint32_t));
+	c->work = cfg_arena_take(a, n + 1, sizeof(uint32_t));
+	c->flags = cfg_arena_take(a, n, 1);
+	c->adj = cfg_arena_take(a, 2 * ne + 3 * n + 2, sizeof(struct ceq_ent));
+	c->dfs = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
+	c->fdepth = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
+	c->cap_next = cfg_arena_take(a, 2 * n, sizeof(uint32_t));
+	c->st = cfg_arena_take(a, 2 * n, sizeof(struct ceq_frame));
+	c->br = cfg_arena_take(a, nbr, sizeof(struct ceq_br));
 	c->cls = cfg_arena_take(a, nbr, sizeof(int));
 	c->map = cfg_arena_take(a, nbr, sizeof(int));
 }
 
-/* Every working array, zeroed, from s (graph.h). */
-static int ceq_alloc_all(struct ceq *c, struct cfg_scratch *s)
+/* Every working array, its contents undefined, from s (graph.h). */
+static int ceq_alloc(struct ceq *c, struct cfg_scratch *s)
 {
+	c->mem.dirty = 1;
 	ceq_layout(c, &c->mem);
 	if (cfg_arena_start(&c->mem, s) < 0)
 		return -ENOMEM;
 	ceq_layout(c, &c->mem);
-	if (c->mem.failed)
-		return -ENOMEM;
-	cfg_graph_csr_fill(c->g, 0, c->succ_off, c->succ);
-	cfg_graph_csr_fill(c->g, 1, c->pred_off, c->pred);
-	return 0;
+	return c->mem.failed ? -ENOMEM : 0;
+}
+
+/*
+ * A procedure that is one straight line, blocks 0 .. n - 1 from entry to
+ * exit with edges 0 -> 1 -> ... (as the builder numbers a CFG: address
+ * order, exit last), is with exit -> entry one cycle: everything is in
+ * class 0.  Over a third of a binary's procedures are such (often one
+ * block and the exit); no need to lay anything out.  Fills the classes
+ * and returns 1 if g is one.
+ */
+static int ceq_chain(const struct cfg_graph *g, int *node_class, int *edge_class)
+{
+	const uint32_t *restrict from = g->from, *restrict to = g->to;
+	uint32_t n = g->nnodes, line = n > 1 && g->entry == 0 && g->exit == n - 1 &&
+					g->nedges == n - 1;
+
+	for (uint32_t e = 0; line && e < g->nedges; e++)
+		line = from[e] == e && to[e] == e + 1;
+	if (!line)
+		return 0;
+	for (uint32_t v = 0; v < n; v++)
+		node_class[v] = 0;
+	for (uint32_t e = 0; e < g->nedges; e++)
+		edge_class[e] = 0;
+	return 1;
 }
 
 int cfg_cycle_equiv(const struct cfg_graph *g, int *node_class, int *edge_class,
@@ -384,40 +690,39 @@ int cfg_cycle_equiv_with(const struct cfg_graph *g, int *node_class, int *edge_c
 {
 	struct cfg_scratch own = { NULL, 0 };
 	struct ceq c = { .g = g };
+	long bad;
 	int ret;
 
 	ret = ceq_check(g, err);
 	if (ret)
 		return ret;
-	c.nx = 2 * g->nnodes;
-	c.nex = 2 * g->nnodes + g->nedges + 1;	/* an upper bound until expanded */
-	c.nbr = c.nex + c.nx;
-	if (ceq_alloc_all(&c, s ? s : &own)) {
+	if (ceq_chain(g, node_class, edge_class)) {
+		*nclasses = 1;
+		return 0;
+	}
+	c.n = g->nnodes;
+	c.ne = g->nedges;
+	c.capbase = c.ne + 2 * c.n + 1;
+	if (ceq_alloc(&c, s ? s : &own)) {
 		ret = dcpi_errf(err, -ENOMEM, "cycle equivalence: %u nodes, %u edges: "
 				"out of memory", g->nnodes, g->nedges);
 		goto out;
 	}
-	ceq_mark(g->entry, c.succ_off, c.succ, c.reach, c.hi);
-	if (!c.reach[g->exit])	/* entry is dead: its edge leads to the exit */
-		ceq_mark(g->exit, c.succ_off, c.succ, c.reach, c.hi);
-	ceq_mark(g->exit, c.pred_off, c.pred, c.live, c.hi);
-	ceq_expand(&c);
-	ceq_dfs(&c);
-	for (uint32_t x = 0; x < 2 * g->nnodes; x++) {
-		c.bl[x].top = c.bl[x].bot = NIL;
-		c.cap_head[x] = NIL;
-	}
-	for (uint32_t b = 0; b < c.nbr; b++)
-		c.cls[b] = -1;
-	for (uint32_t i = c.nx; i > 0; i--)
-		ceq_visit(&c, c.order[i - 1]);
-	ret = ceq_report(&c, node_class, edge_class);
-	if (ret < 0) {
-		ret = dcpi_errf(err, ret, "cycle equivalence: out of memory");
+	bad = ceq_count(&c);
+	if (bad) {
+		uint32_t e = (uint32_t)(-1 - bad);
+
+		ret = dcpi_errf(err, -EINVAL, "cycle equivalence: edge %u (%u -> %u) "
+				"out of range", e, g->from[e], g->to[e]);
 		goto out;
 	}
-	*nclasses = ret;
-	ret = 0;
+	/* laid out as if every node were reachable and reached the exit */
+	ceq_lay(&c, 0, 0);
+	ceq_fill(&c);
+	if (ceq_reach_live(&c))
+		ceq_relay(&c);
+	ceq_dfs(&c);
+	*nclasses = ceq_report(&c, node_class, edge_class);
 out:
 	cfg_arena_end(&c.mem);
 	free(own.mem);

@@ -8,21 +8,28 @@
 
 #include "graph.h"
 
-void cfg_graph_csr_fill(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj)
+long cfg_graph_csr_fill(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj)
 {
 	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
+	uint32_t n = g->nnodes;
 
-	memset(off, 0, ((size_t)g->nnodes + 1) * sizeof(*off));
-	/* count, prefix-sum, place (advancing each start), then shift back */
+	/*
+	 * Counts at off[v + 2], prefix sums, then each edge placed at
+	 * off[a + 1]++: that leaves off[v] the start of v, with no pass to shift
+	 * the offsets back.
+	 */
+	for (uint32_t v = 0; v < n + 2; v++)
+		off[v] = 0;
+	for (uint32_t e = 0; e < g->nedges; e++) {
+		if (a[e] >= n || b[e] >= n)
+			return -1 - (long)e;
+		off[a[e] + 2]++;
+	}
+	for (uint32_t v = 2; v < n + 2; v++)
+		off[v] += off[v - 1];
 	for (uint32_t e = 0; e < g->nedges; e++)
-		off[a[e] + 1]++;
-	for (uint32_t v = 0; v < g->nnodes; v++)
-		off[v + 1] += off[v];
-	for (uint32_t e = 0; e < g->nedges; e++)
-		adj[off[a[e]]++] = b[e];
-	for (uint32_t v = g->nnodes; v > 0; v--)
-		off[v] = off[v - 1];
-	off[0] = 0;
+		adj[off[a[e] + 1]++] = b[e];
+	return 0;
 }
 
 void *cfg_scratch_get(struct cfg_scratch *s, size_t size)
@@ -44,19 +51,16 @@ void cfg_scratch_trim(struct cfg_scratch *s, size_t keep)
 	}
 }
 
-void *cfg_arena_take(struct cfg_arena *a, size_t n, size_t size)
+void *cfg_arena_split_take(struct cfg_arena *a, size_t n, size_t size)
 {
-	void *p = a->base ? a->base + a->used : NULL;
+	void *p = NULL;
 
 	n = n ? n : 1;
-	if (a->split) {
-		p = a->nparts < CFG_ARENA_PARTS ? calloc(n, size) : NULL;
-		if (p)
-			a->part[a->nparts++] = p;
-		a->failed |= !p;
-		return p;
-	}
-	a->used += (n * size + 15) & ~(size_t)15;
+	if (a->nparts < CFG_ARENA_PARTS)
+		p = a->dirty ? (n <= SIZE_MAX / size ? malloc(n * size) : NULL) : calloc(n, size);
+	if (p)
+		a->part[a->nparts++] = p;
+	a->failed |= !p;
 	return p;
 }
 
@@ -69,7 +73,8 @@ int cfg_arena_start(struct cfg_arena *a, struct cfg_scratch *s)
 	a->base = cfg_scratch_get(s, a->used);
 	if (!a->base)
 		return -ENOMEM;
-	memset(a->base, 0, a->used);
+	if (!a->dirty)
+		memset(a->base, 0, a->used);
 	a->used = 0;
 	return 0;
 }
@@ -83,10 +88,9 @@ void cfg_arena_end(struct cfg_arena *a)
 
 int cfg_graph_csr(const struct cfg_graph *g, int back, uint32_t **off, uint32_t **adj)
 {
-	*off = malloc(((size_t)g->nnodes + 1) * sizeof(**off));
+	*off = malloc(((size_t)g->nnodes + 2) * sizeof(**off));
 	*adj = malloc(((size_t)g->nedges + 1) * sizeof(**adj));
 	if (!*off || !*adj)
 		return -ENOMEM;
-	cfg_graph_csr_fill(g, back, *off, *adj);
-	return 0;
+	return cfg_graph_csr_fill(g, back, *off, *adj) ? -EINVAL : 0;
 }

@@ -13,11 +13,13 @@
  * Compressed adjacency of g: successors (back = 0) or predecessors (back = 1)
  * of node v are adj[off[v] .. off[v+1]), in edge order.  Both arrays are
  * malloc'd (never NULL on success); on -ENOMEM the caller frees whichever
- * is not NULL.
+ * is not NULL; -EINVAL if an edge is out of range.
  */
 int cfg_graph_csr(const struct cfg_graph *g, int back, uint32_t **off, uint32_t **adj);
-/* The same into the caller's arrays: off has nnodes + 1 entries, adj nedges. */
-void cfg_graph_csr_fill(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj);
+/* The same into the caller's arrays: off has nnodes + 2 entries (the last
+ * is scratch), adj nedges.  Returns 0, or -1 - e when edge e is out of
+ * range (the arrays then undefined). */
+long cfg_graph_csr_fill(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj);
 
 /*
  * Such memory kept from one run to the next (cfg_build_all: one for the
@@ -46,16 +48,30 @@ void cfg_scratch_trim(struct cfg_scratch *s, size_t keep);
  * gets one allocation per array instead (a large procedure's arrays fit in
  * the holes the heap has, a block of their sum would not): cfg_arena_end
  * frees them.  -ENOMEM from cfg_arena_start, or after the second pass when
- * failed is set.
+ * failed is set.  With dirty set before the first pass the arrays are not
+ * zeroed: for an algorithm that writes before it reads, clearing the whole
+ * layout for every procedure cost more than most of its work.
  */
 struct cfg_arena {
 	uint8_t *base;
 	size_t used;
-	int split, nparts, failed;
+	int split, nparts, failed, dirty;
 	void *part[CFG_ARENA_PARTS];
 };
 
-void *cfg_arena_take(struct cfg_arena *a, size_t n, size_t size);
+void *cfg_arena_split_take(struct cfg_arena *a, size_t n, size_t size);
+
+/* Inline: an algorithm lays out a dozen arrays or more, twice, per procedure. */
+static inline void *cfg_arena_take(struct cfg_arena *a, size_t n, size_t size)
+{
+	void *p = a->base ? a->base + a->used : NULL;
+
+	if (a->split)
+		return cfg_arena_split_take(a, n, size);
+	n = n ? n : 1;
+	a->used += (n * size + 15) & ~(size_t)15;
+	return p;
+}
 int cfg_arena_start(struct cfg_arena *a, struct cfg_scratch *s);
 void cfg_arena_end(struct cfg_arena *a);
 

@@ -21,6 +21,18 @@
  * Loops come out sorted by their header's reverse postorder number, so an
  * enclosing loop always precedes the loops inside it.  Nodes unreachable
  * from entry are in no loop.  Work is O((N + E) * nesting depth).
+ *
+ * Most procedures have no loop at all (four in five of cc1's), and most of
+ * those have every edge going forward in block order: one look at the
+ * edges finds that, and they need nothing more.  Otherwise the outermost
+ * components come from the DFS that numbers the nodes in reverse
+ * postorder: Tarjan's search from entry over successors in edge order is
+ * that very DFS, so one walk gives both, and finds whether there is any
+ * cycle.  The successors are the caller's to[] when the edges come sorted
+ * by tail, as a CFG's do; the predecessors, needed only to count a nested
+ * loop's entries, are laid out once one is found.  Every result is as it
+ * was before any of this was made fast (tests/test_loops.c keeps that
+ * version).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,127 +43,149 @@
 #define NIL UINT32_MAX
 
 struct lp_region {
-	uint32_t *nodes, n;
+	size_t nodes;		/* offset in struct lp's inside */
+	uint32_t n;
 	int parent;		/* the loop this region is the inside of, -1 at top */
 };
 
+/*
+ * A node in Tarjan's search: its number (NIL: not seen yet), low link, next
+ * edge, and its component, or ONSTK while on the stack (ONSTK_SELF: and it
+ * has a self loop).  One struct, not an array each: the search keeps fewer
+ * pointers than there are registers.  After the node is done, low holds its
+ * postorder number.
+ */
+struct lp_node {
+	uint32_t idx, low, pos, comp;
+};
+
+#define ONSTK (NIL - 1)
+#define ONSTK_SELF (NIL - 2)
+
 struct lp {
 	const struct cfg_graph *g;
-	uint32_t *succ_off, *succ, *pred_off, *pred;
-	uint32_t *rpo, *tag, *idx, *low, *comp, *fpos;
-	uint32_t *tstack, *fstack, *scc, *scc_off;
-	uint8_t *onstk;
-	uint32_t *all;			/* the reachable nodes in reverse postorder */
+	uint32_t *succ_off, *pred_off, *pred;
+	const uint32_t *succ;		/* succ_mem, or the caller's to[] (lp_succ) */
+	uint32_t *succ_mem;
+	struct lp_node *node;
+	uint32_t *rpo, *tag, *stack, *scc, *scc_off;
+	uint8_t *entry;			/* outermost loops: entered from outside */
+	uint32_t *loopc, nloopc;	/* the components that are loops */
+	uint32_t *mark;			/* loop index, when sorting its blocks */
 	struct cfg_arena mem;		/* where the arrays above are */
 	struct lp_region *work;
 	size_t nwork, work_cap;
+	uint32_t *inside;		/* the regions' nodes, one after another */
+	size_t ninside, inside_cap;
+	int have_pred;			/* pred_off, pred filled */
 	struct cfg_loop *loops;
 	size_t nloops, loops_cap;
 	int *node_loop, *node_depth;
 };
 
-/* Reverse postorder numbers from entry (NIL if unreachable); the reachable
- * nodes in that order go to p->all, *n of them. */
-static void lp_rpo(struct lp *p, uint32_t *n)
+/*
+ * Tarjan's components, iteratively, of what roots[0 .. n) reach: with t NIL,
+ * every node (the outermost region, searched from entry), else only the
+ * nodes tagged t.  scc[] holds the components one after another, component
+ * c at scc[scc_off[c] .. scc_off[c + 1]), those that are loops (several
+ * nodes, or a self loop) listed in loopc.  Returns whether any edge closes
+ * a cycle.  From entry this search is the very DFS that numbers the nodes
+ * in reverse postorder: rpo (NIL if unreachable) comes with it, when there
+ * is a cycle (else no one asks).
+ */
+static int lp_scc(struct lp *p, const uint32_t *roots, uint32_t n, uint32_t t)
 {
-	uint32_t sp = 0, post = 0, nn = p->g->nnodes, *st = p->fstack, *order = p->all;
+	uint32_t counter = 0, tsp = 0, fsp = 2 * p->g->nnodes, nc = 0, nout = 0, npost = 0;
+	uint32_t nn = p->g->nnodes, nloopc = 0;
+	const uint32_t *restrict succ_off = p->succ_off, *restrict succ = p->succ;
+	const uint32_t *restrict tag = p->tag;
+	struct lp_node *restrict node = p->node;
+	/* Tarjan's stack from the bottom, the search's from the top */
+	uint32_t *restrict stack = p->stack, *restrict scc = p->scc;
+	int cyclic = 0;
 
-	for (uint32_t v = 0; v < nn; v++) {
-		p->rpo[v] = NIL;
-		p->fpos[v] = p->succ_off[v];
-	}
-	p->rpo[p->g->entry] = 0;
-	st[sp++] = p->g->entry;
-	while (sp) {
-		uint32_t v = st[sp - 1];
+	if (t == NIL)
+		for (uint32_t u = 0; u < nn; u++)
+			node[u].idx = NIL;
+	else
+		for (uint32_t i = 0; i < n; i++)
+			node[roots[i]].idx = NIL;
+	for (uint32_t i = 0; i < n; i++) {
+		/* the node being searched is v, its next edge pos, its low lv: not
+		 * reloaded from memory for every edge */
+		uint32_t v = roots[i], pos, end, lv;
 
-		if (p->fpos[v] < p->succ_off[v + 1]) {
-			uint32_t w = p->succ[p->fpos[v]++];
-
-			if (p->rpo[w] == NIL) {
-				p->rpo[w] = 0;
-				st[sp++] = w;
-			}
+		if (node[v].idx != NIL)
 			continue;
-		}
-		sp--;
-		order[post++] = v;
-	}
-	for (uint32_t i = 0; i < post; i++)
-		p->rpo[order[i]] = post - 1 - i;
-	for (uint32_t i = 0; i < post / 2; i++) {
-		uint32_t t = order[i];
+		node[v].idx = lv = counter++;
+		node[v].comp = ONSTK;
+		stack[tsp++] = v;
+		pos = succ_off[v];
+		end = succ_off[v + 1];
+		for (;;) {
+			if (pos < end) {
+				uint32_t w = succ[pos++], iw, on;
 
-		order[i] = order[post - 1 - i];
-		order[post - 1 - i] = t;
-	}
-	*n = post;
-}
-
-/* Tarjan's components of the nodes tagged t, iteratively: scc[] holds them
- * one after another, component c at scc[scc_off[c] .. scc_off[c + 1]). */
-static uint32_t lp_tarjan(struct lp *p, const struct lp_region *r, uint32_t t)
-{
-	uint32_t counter = 0, tsp = 0, fsp = 0, nscc = 0, nout = 0;
-
-	for (uint32_t i = 0; i < r->n; i++)
-		p->idx[r->nodes[i]] = NIL;
-	for (uint32_t i = 0; i < r->n; i++) {
-		uint32_t root = r->nodes[i];
-
-		if (p->idx[root] != NIL)
-			continue;
-		p->idx[root] = p->low[root] = counter++;
-		p->onstk[root] = 1;
-		p->tstack[tsp++] = root;
-		p->fpos[root] = p->succ_off[root];
-		p->fstack[fsp++] = root;
-		while (fsp) {
-			uint32_t v = p->fstack[fsp - 1];
-
-			if (p->fpos[v] < p->succ_off[v + 1]) {
-				uint32_t w = p->succ[p->fpos[v]++];
-
-				if (p->tag[w] != t)
+				if (t != NIL && tag[w] != t)
 					continue;
-				if (p->idx[w] == NIL) {
-					p->idx[w] = p->low[w] = counter++;
-					p->onstk[w] = 1;
-					p->tstack[tsp++] = w;
-					p->fpos[w] = p->succ_off[w];
-					p->fstack[fsp++] = w;
-				} else if (p->onstk[w] && p->idx[w] < p->low[v]) {
-					p->low[v] = p->idx[w];
+				iw = node[w].idx;
+				if (iw == NIL) {
+					node[v].pos = pos;
+					node[v].low = lv;
+					stack[--fsp] = v;
+					v = w;
+					node[v].idx = lv = counter++;
+					node[v].comp = ONSTK;
+					stack[tsp++] = v;
+					pos = succ_off[v];
+					end = succ_off[v + 1];
+					continue;
 				}
+				/* no branch: an edge closes a cycle iff w is on the stack */
+				on = node[w].comp >= ONSTK_SELF;
+				cyclic |= on;
+				iw = on ? iw : NIL;
+				lv = iw < lv ? iw : lv;
+				if (w == v)	/* rare: a branch, not a store per edge */
+					node[v].comp = ONSTK_SELF;
 				continue;
 			}
-			fsp--;
-			if (p->low[v] == p->idx[v]) {
-				uint32_t w;
+			if (lv == node[v].idx) {
+				uint32_t w, self = node[v].comp == ONSTK_SELF;
 
-				p->scc_off[nscc] = nout;
+				p->scc_off[nc] = nout;
 				do {
-					w = p->tstack[--tsp];
-					p->onstk[w] = 0;
-					p->comp[w] = nscc;
-					p->scc[nout++] = w;
+					w = stack[--tsp];
+					node[w].comp = nc;
+					scc[nout++] = w;
 				} while (w != v);
-				nscc++;
+				if (self || nout - p->scc_off[nc] > 1)
+					p->loopc[nloopc++] = nc;
+				nc++;
 			}
-			if (fsp && p->low[v] < p->low[p->fstack[fsp - 1]])
-				p->low[p->fstack[fsp - 1]] = p->low[v];
+			node[v].low = npost++;
+			if (fsp == 2 * nn)
+				break;
+			v = stack[fsp++];
+			lv = node[v].low < lv ? node[v].low : lv;
+			pos = node[v].pos;
+			end = succ_off[v + 1];
 		}
 	}
-	p->scc_off[nscc] = nout;
-	return nscc;
+	p->scc_off[nc] = nout;
+	p->nloopc = nloopc;
+	if (t != NIL || !cyclic)
+		return cyclic;
+	for (uint32_t u = 0; u < nn; u++)
+		p->rpo[u] = node[u].idx == NIL ? NIL : npost - 1 - node[u].low;
+	return 1;
 }
 
-static int lp_has_self_loop(const struct lp *p, uint32_t v)
+static int lp_cmp_u32(const void *a, const void *b)
 {
-	for (uint32_t k = p->succ_off[v]; k < p->succ_off[v + 1]; k++)
-		if (p->succ[k] == v)
-			return 1;
-	return 0;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* Is v entered from outside component c of the region tagged t? */
@@ -162,20 +196,63 @@ static int lp_is_entry(const struct lp *p, uint32_t v, uint32_t c, uint32_t t)
 	for (uint32_t k = p->pred_off[v]; k < p->pred_off[v + 1]; k++) {
 		uint32_t u = p->pred[k];
 
-		if (p->rpo[u] != NIL && (p->tag[u] != t || p->comp[u] != c))
+		if (p->rpo[u] != NIL && (p->tag[u] != t || p->node[u].comp != c))
 			return 1;
 	}
 	return 0;
 }
 
-static int lp_cmp_u32(const void *a, const void *b)
+/*
+ * Which nodes of the outermost components are entered from outside theirs:
+ * one pass over the edges, no predecessor lists.
+ */
+static void lp_top_entries(struct lp *p)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const uint32_t *from = p->g->from, *to = p->g->to;
 
-	return x < y ? -1 : x > y;
+	p->entry[p->g->entry] = 1;
+	for (uint32_t e = 0; e < p->g->nedges; e++) {
+		uint32_t u = from[e], w = to[e];
+
+		p->entry[w] |= (p->rpo[u] != NIL) & (p->node[u].comp != p->node[w].comp);
+	}
 }
 
-static int lp_push_region(struct lp *p, uint32_t *nodes, uint32_t n, int parent)
+/*
+ * Sort loop l's blocks (distinct node numbers): insertion sort when short,
+ * as most are; else, when they are not spread far, marked and picked up in
+ * order; else qsort.
+ */
+static void lp_sort_blocks(struct lp *p, uint32_t *a, uint32_t n, uint32_t l)
+{
+	uint32_t lo = UINT32_MAX, hi = 0, k = 0;
+
+	if (n > 24) {
+		for (uint32_t i = 0; i < n; i++) {
+			lo = a[i] < lo ? a[i] : lo;
+			hi = a[i] > hi ? a[i] : hi;
+			p->mark[a[i]] = l;
+		}
+		if ((hi - lo) / 8 >= n) {
+			dcpi_qsort(a, n, sizeof(*a), lp_cmp_u32);
+			return;
+		}
+		for (uint32_t v = lo; v <= hi; v++) {
+			a[k] = v;
+			k += p->mark[v] == l;
+		}
+		return;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t x = a[i], j = i;
+
+		for (; j && a[j - 1] > x; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+static int lp_push_region(struct lp *p, size_t nodes, uint32_t n, int parent)
 {
 	if (p->nwork == p->work_cap) {
 		size_t cap = p->work_cap ? 2 * p->work_cap : 16;
@@ -188,6 +265,22 @@ static int lp_push_region(struct lp *p, uint32_t *nodes, uint32_t n, int parent)
 	}
 	p->work[p->nwork++] = (struct lp_region){ nodes, n, parent };
 	return 0;
+}
+
+/* Room for n more region nodes in p->inside; NULL when out of memory. */
+static uint32_t *lp_inside_take(struct lp *p, uint32_t n)
+{
+	if (p->ninside + n > p->inside_cap) {
+		size_t cap = 2 * (p->ninside + n) + 16;
+		uint32_t *in = realloc(p->inside, cap * sizeof(*in));
+
+		if (!in)
+			return NULL;
+		p->inside = in;
+		p->inside_cap = cap;
+	}
+	p->ninside += n;
+	return p->inside + p->ninside - n;
 }
 
 /* Record component nodes[0 .. n) as a loop inside parent, and queue its
@@ -212,9 +305,9 @@ static int lp_add_loop(struct lp *p, const uint32_t *nodes, uint32_t n, uint32_t
 	if (!l->blocks)
 		return -ENOMEM;
 	if (n > 1) {
-		inside = malloc((n - 1) * sizeof(*inside));
-		if (!inside || lp_push_region(p, inside, n - 1, (int)p->nloops)) {
-			free(inside);
+		inside = lp_inside_take(p, n - 1);
+		if (!inside || lp_push_region(p, (size_t)(inside - p->inside), n - 1,
+					      (int)p->nloops)) {
 			free(l->blocks);
 			return -ENOMEM;
 		}
@@ -224,7 +317,7 @@ static int lp_add_loop(struct lp *p, const uint32_t *nodes, uint32_t n, uint32_t
 		if (nodes[i] != header)
 			inside[k++] = nodes[i];
 	}
-	dcpi_qsort(l->blocks, n, sizeof(*l->blocks), lp_cmp_u32);
+	lp_sort_blocks(p, l->blocks, n, (uint32_t)p->nloops);
 	l->header = header;
 	l->parent = parent;
 	l->depth = parent < 0 ? 1 : p->loops[parent].depth + 1;
@@ -238,29 +331,37 @@ static int lp_add_loop(struct lp *p, const uint32_t *nodes, uint32_t n, uint32_t
 	return 0;
 }
 
+/* Record component c (scc / scc_off), a loop, of the region tagged t (NIL:
+ * the outermost, entries from lp_top_entries). */
+static int lp_component(struct lp *p, uint32_t c, uint32_t t, int parent)
+{
+	const uint32_t *nodes = p->scc + p->scc_off[c];
+	uint32_t n = p->scc_off[c + 1] - p->scc_off[c], header = nodes[0];
+	int entries = 0;
+
+	if (t != NIL && !p->have_pred) {
+		cfg_graph_csr_fill(p->g, 1, p->pred_off, p->pred);
+		p->have_pred = 1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		entries += t == NIL ? p->entry[nodes[i]] : lp_is_entry(p, nodes[i], c, t);
+		if (p->rpo[nodes[i]] < p->rpo[header])
+			header = nodes[i];
+	}
+	return lp_add_loop(p, nodes, n, header, entries > 1, parent);
+}
+
 /* Find the loops of one region; t is a tag no other region has had. */
 static int lp_region(struct lp *p, const struct lp_region *r, uint32_t t)
 {
-	uint32_t nscc;
+	const uint32_t *nodes = p->inside + r->nodes;	/* moves as loops are added */
 
 	for (uint32_t i = 0; i < r->n; i++)
-		p->tag[r->nodes[i]] = t;
-	nscc = lp_tarjan(p, r, t);
-	for (uint32_t c = 0; c < nscc; c++) {
-		const uint32_t *nodes = p->scc + p->scc_off[c];
-		uint32_t n = p->scc_off[c + 1] - p->scc_off[c], header = nodes[0];
-		int entries = 0;
-
-		if (n == 1 && !lp_has_self_loop(p, nodes[0]))
-			continue;
-		for (uint32_t i = 0; i < n; i++) {
-			entries += lp_is_entry(p, nodes[i], c, t);
-			if (p->rpo[nodes[i]] < p->rpo[header])
-				header = nodes[i];
-		}
-		if (lp_add_loop(p, nodes, n, header, entries > 1, r->parent))
+		p->tag[nodes[i]] = t;
+	lp_scc(p, nodes, r->n, t);
+	for (uint32_t i = 0; i < p->nloopc; i++)
+		if (lp_component(p, p->loopc[i], t, r->parent))
 			return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -319,62 +420,120 @@ static void lp_layout(struct lp *p, struct cfg_arena *a)
 {
 	size_t nn = p->g->nnodes, ne = p->g->nedges;
 
-	p->succ_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
-	p->succ = cfg_arena_take(a, ne, sizeof(uint32_t));
-	p->pred_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
+	p->succ_off = cfg_arena_take(a, nn + 2, sizeof(uint32_t));
+	p->succ_mem = cfg_arena_take(a, ne, sizeof(uint32_t));
+	p->pred_off = cfg_arena_take(a, nn + 2, sizeof(uint32_t));
 	p->pred = cfg_arena_take(a, ne, sizeof(uint32_t));
 	p->rpo = cfg_arena_take(a, nn, sizeof(uint32_t));
 	p->tag = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->idx = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->low = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->comp = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->fpos = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->tstack = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->fstack = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->node = cfg_arena_take(a, nn, sizeof(struct lp_node));
+	p->stack = cfg_arena_take(a, 2 * nn, sizeof(uint32_t));
 	p->scc = cfg_arena_take(a, nn, sizeof(uint32_t));
 	p->scc_off = cfg_arena_take(a, nn + 1, sizeof(uint32_t));
-	p->all = cfg_arena_take(a, nn, sizeof(uint32_t));
-	p->onstk = cfg_arena_take(a, nn, 1);
+	p->entry = cfg_arena_take(a, nn, 1);
+	p->loopc = cfg_arena_take(a, nn, sizeof(uint32_t));
+	p->mark = cfg_arena_take(a, nn, sizeof(uint32_t));
 }
 
-/* Every working array from s (graph.h). */
+/* Every working array from s (graph.h), contents undefined. */
 static int lp_alloc(struct lp *p, struct cfg_scratch *s)
 {
-	size_t nn = p->g->nnodes;
-
+	p->mem.dirty = 1;
 	lp_layout(p, &p->mem);
 	if (cfg_arena_start(&p->mem, s) < 0)
 		return -ENOMEM;
 	lp_layout(p, &p->mem);
-	if (p->mem.failed)
-		return -ENOMEM;
-	cfg_graph_csr_fill(p->g, 0, p->succ_off, p->succ);
-	cfg_graph_csr_fill(p->g, 1, p->pred_off, p->pred);
-	for (size_t v = 0; v < nn; v++)
+	return p->mem.failed ? -ENOMEM : 0;
+}
+
+/* Tags, marks and entries, once there is a loop. */
+static void lp_prepare(struct lp *p)
+{
+	for (uint32_t v = 0; v < p->g->nnodes; v++) {
 		p->tag[v] = NIL;
+		p->mark[v] = NIL;
+		p->entry[v] = 0;
+	}
+}
+
+/*
+ * The successors.  A CFG's edges come sorted by their tail (the builder adds
+ * them block by block): then (sorted) the successors of v are to[] itself,
+ * from the first edge out of v on, and only the offsets need making.  Else
+ * cfg_graph_csr_fill, which finds an edge out of range (-1 - e).
+ */
+static long lp_succ(struct lp *p, int sorted)
+{
+	const uint32_t *restrict from = p->g->from;
+	uint32_t *restrict off = p->succ_off, n = p->g->nnodes, ne = p->g->nedges;
+
+	if (!sorted) {
+		p->succ = p->succ_mem;
+		return cfg_graph_csr_fill(p->g, 0, p->succ_off, p->succ_mem);
+	}
+	/* off[v + 1]: one past v's last edge, where v has edges; then filled in */
+	for (uint32_t v = 0; v <= n; v++)
+		off[v] = 0;
+	for (uint32_t e = 0; e < ne; e++)
+		off[from[e] + 1] = e + 1;
+	for (uint32_t v = 1; v <= n; v++)
+		off[v] = off[v] > off[v - 1] ? off[v] : off[v - 1];
+	p->succ = p->g->to;
 	return 0;
 }
 
-/* A region's nodes are its own, but for the first (p->all). */
 static void lp_free(struct lp *p)
 {
-	for (size_t i = 0; i < p->nwork; i++)
-		if (p->work[i].nodes != p->all)
-			free(p->work[i].nodes);
 	free(p->work);
+	free(p->inside);
 	cfg_arena_end(&p->mem);
 }
 
-static int lp_check(const struct cfg_graph *g, struct dcpi_err *err)
+/* The outermost loops, then the loops inside each loop found, innermost
+ * last, then all in order. */
+static int lp_find(struct lp *p)
 {
-	if (!g || !g->nnodes || g->entry >= g->nnodes)
-		return dcpi_errf(err, -EINVAL, "loops: no nodes or entry out of range");
-	for (uint32_t e = 0; e < g->nedges; e++) {
-		if (g->from[e] >= g->nnodes || g->to[e] >= g->nnodes)
-			return dcpi_errf(err, -EINVAL, "loops: edge %u (%u -> %u) out of range",
-					 e, g->from[e], g->to[e]);
+	uint32_t tag = 0;
+
+	if (!lp_scc(p, &p->g->entry, 1, NIL))
+		return 0;	/* no cycle: no loop */
+	lp_prepare(p);
+	lp_top_entries(p);
+	for (uint32_t i = 0; i < p->nloopc; i++)
+		if (lp_component(p, p->loopc[i], NIL, -1))
+			return -ENOMEM;
+	while (p->nwork) {
+		struct lp_region r = p->work[--p->nwork];
+
+		if (lp_region(p, &r, tag++))
+			return -ENOMEM;
 	}
-	return 0;
+	return lp_sort(p);
+}
+
+enum { LP_FORWARD = 1, LP_SORTED = 2 };
+
+/*
+ * One look at the edges, no branch per edge: does every edge go to a
+ * higher-numbered node (LP_FORWARD)?  Then there is no cycle, hence no
+ * loop.  The blocks of a CFG are numbered in address order, the exit last,
+ * and most procedures without a loop pass this test: for them, no
+ * adjacency, no search.  Are the edges sorted by tail, all in range
+ * (LP_SORTED, see lp_succ)?
+ */
+static int lp_shape(const struct cfg_graph *g)
+{
+	const uint32_t *restrict from = g->from, *restrict to = g->to;
+	uint32_t n = g->nnodes, fwd = 1, sorted = 1, prev = 0;
+
+	for (uint32_t e = 0; e < g->nedges; e++) {
+		uint32_t f = from[e], t = to[e];
+
+		fwd &= (f < t) & (t < n);
+		sorted &= (prev <= f) & (f < n) & (t < n);
+		prev = f;
+	}
+	return (fwd ? LP_FORWARD : 0) | (sorted ? LP_SORTED : 0);
 }
 
 int cfg_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
@@ -389,32 +548,38 @@ int cfg_find_loops_with(const struct cfg_graph *g, struct cfg_loop **loops, size
 {
 	struct cfg_scratch own = { NULL, 0 };
 	struct lp p = { .g = g, .node_loop = node_loop, .node_depth = node_depth };
-	uint32_t nall, tag = 0;
-	int ret;
+	long bad;
+	int ret, shape;
 
-	ret = lp_check(g, err);
+	if (!g || !g->nnodes || g->entry >= g->nnodes)
+		return dcpi_errf(err, -EINVAL, "loops: no nodes or entry out of range");
+	shape = lp_shape(g);
+	if (shape & LP_FORWARD) {
+		for (uint32_t v = 0; v < g->nnodes; v++) {
+			node_loop[v] = -1;
+			node_depth[v] = 0;
+		}
+		*loops = NULL;
+		*nloops = 0;
+		return 0;
+	}
+	ret = lp_alloc(&p, s ? s : &own);
 	if (ret)
-		return ret;
+		goto fail;
+	bad = lp_succ(&p, shape & LP_SORTED);
+	if (bad) {
+		uint32_t e = (uint32_t)(-1 - bad);
+
+		lp_free(&p);
+		free(own.mem);
+		return dcpi_errf(err, -EINVAL, "loops: edge %u (%u -> %u) out of range", e,
+				 g->from[e], g->to[e]);
+	}
 	for (uint32_t v = 0; v < g->nnodes; v++) {
 		node_loop[v] = -1;
 		node_depth[v] = 0;
 	}
-	ret = -ENOMEM;
-	if (lp_alloc(&p, s ? s : &own))
-		goto fail;
-	lp_rpo(&p, &nall);
-	if (lp_push_region(&p, p.all, nall, -1))
-		goto fail;
-	while (p.nwork) {
-		struct lp_region r = p.work[--p.nwork];
-
-		ret = lp_region(&p, &r, tag++);
-		if (r.nodes != p.all)
-			free(r.nodes);
-		if (ret)
-			goto fail;
-	}
-	ret = lp_sort(&p);
+	ret = lp_find(&p);
 	if (ret)
 		goto fail;
 	*loops = p.loops;

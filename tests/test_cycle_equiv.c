@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -474,6 +475,448 @@ static void test_random_vs_definition(void **state)
 	}
 }
 
+/*
+ * The reference: cycle_equiv.c as it was before it was made faster (issue
+ * 17): every node split in two, three walks, JPP's pass in reverse preorder.
+ * The fast one must give the very same numbers, not just the same classes.
+ */
+#define REF_NIL UINT32_MAX
+
+
+struct ref_list {
+	uint32_t top, bot, size;
+};
+
+struct ref {
+	const struct cfg_graph *g;
+	uint32_t nx, nex, nbr;		/* expanded nodes, edges, brackets */
+	uint32_t *succ_off, *succ;	/* the caller's graph, forward */
+	uint32_t *pred_off, *pred;	/* and backward */
+	uint8_t *reach, *live;		/* from entry; to exit */
+	uint32_t *ea, *eb;		/* expanded edge endpoints, REF_NIL if absent */
+	uint32_t *adj_off, *adj;	/* undirected incidence lists */
+	uint32_t *dfs, *order, *pedge, *hi, *pos;
+	struct ref_list *bl;
+	uint32_t *bprev, *bnext, *rsize, *cap_head, *cap_next;
+	int *rclass, *cls, *map;
+	int nclass;
+};
+
+/* Mark what start reaches along off/adj; stack has room for every node. */
+static void ref_mark(uint32_t start, const uint32_t *off, const uint32_t *adj, uint8_t *seen,
+		     uint32_t *stack)
+{
+	uint32_t sp = 0;
+
+	seen[start] = 1;
+	stack[sp++] = start;
+	while (sp) {
+		uint32_t v = stack[--sp];
+
+		for (uint32_t i = off[v]; i < off[v + 1]; i++) {
+			if (!seen[adj[i]]) {
+				seen[adj[i]] = 1;
+				stack[sp++] = adj[i];
+			}
+		}
+	}
+}
+
+/* Build the expanded, strongly connected graph and its incidence lists. */
+static void ref_expand(struct ref *c)
+{
+	const struct cfg_graph *g = c->g;
+	uint32_t n = g->nnodes, k = n + g->nedges + 1;
+
+	for (uint32_t e = 0; e < c->nex; e++)
+		c->ea[e] = c->eb[e] = REF_NIL;
+	for (uint32_t v = 0; v < n; v++) {
+		if (!c->reach[v])
+			continue;
+		c->ea[v] = 2 * v;
+		c->eb[v] = 2 * v + 1;
+		if (!c->live[v]) {
+			c->ea[k] = 2 * v + 1;
+			c->eb[k++] = 2 * g->exit;
+		}
+	}
+	for (uint32_t e = 0; e < g->nedges; e++) {
+		if (c->reach[g->from[e]]) {
+			c->ea[n + e] = 2 * g->from[e] + 1;
+			c->eb[n + e] = 2 * g->to[e];
+		}
+	}
+	c->ea[n + g->nedges] = 2 * g->exit + 1;
+	c->eb[n + g->nedges] = 2 * g->entry;
+	c->nex = k;
+	for (uint32_t e = 0; e < c->nex; e++) {
+		if (c->ea[e] == REF_NIL)
+			continue;
+		c->adj_off[c->ea[e] + 1]++;
+		c->adj_off[c->eb[e] + 1]++;
+	}
+	for (uint32_t x = 0; x < c->nx; x++)
+		c->adj_off[x + 1] += c->adj_off[x];
+	for (uint32_t x = 0; x < c->nx; x++)
+		c->pos[x] = c->adj_off[x];
+	for (uint32_t e = 0; e < c->nex; e++) {
+		if (c->ea[e] == REF_NIL)
+			continue;
+		c->adj[c->pos[c->ea[e]]++] = e;
+		c->adj[c->pos[c->eb[e]]++] = e;
+	}
+}
+
+static uint32_t ref_other(const struct ref *c, uint32_t e, uint32_t x)
+{
+	return c->ea[e] == x ? c->eb[e] : c->ea[e];
+}
+
+/* Iterative undirected DFS from entry_in: preorder numbers and tree edges. */
+static void ref_dfs(struct ref *c)
+{
+	uint32_t *stack = c->hi;	/* free until the bracket pass */
+	uint32_t sp = 0, num = 0, root = 2 * c->g->entry;
+
+	for (uint32_t x = 0; x < c->nx; x++) {
+		c->dfs[x] = REF_NIL;
+		c->pedge[x] = REF_NIL;
+		c->pos[x] = c->adj_off[x];
+	}
+	c->dfs[root] = num;
+	c->order[num++] = root;
+	stack[sp++] = root;
+	while (sp) {
+		uint32_t x = stack[sp - 1];
+
+		if (c->pos[x] == c->adj_off[x + 1]) {
+			sp--;
+			continue;
+		}
+		uint32_t e = c->adj[c->pos[x]++];
+		uint32_t t = ref_other(c, e, x);
+
+		if (c->dfs[t] != REF_NIL)
+			continue;
+		c->dfs[t] = num;
+		c->order[num++] = t;
+		c->pedge[t] = e;
+		stack[sp++] = t;
+	}
+	c->nx = num;	/* from here on, only the nodes the DFS reached count */
+}
+
+static void ref_push(struct ref *c, struct ref_list *l, uint32_t b)
+{
+	c->bprev[b] = REF_NIL;
+	c->bnext[b] = l->top;
+	if (l->top != REF_NIL)
+		c->bprev[l->top] = b;
+	else
+		l->bot = b;
+	l->top = b;
+	l->size++;
+}
+
+static void ref_delete(struct ref *c, struct ref_list *l, uint32_t b)
+{
+	if (c->bprev[b] != REF_NIL)
+		c->bnext[c->bprev[b]] = c->bnext[b];
+	else
+		l->top = c->bnext[b];
+	if (c->bnext[b] != REF_NIL)
+		c->bprev[c->bnext[b]] = c->bprev[b];
+	else
+		l->bot = c->bprev[b];
+	l->size--;
+}
+
+/* Append list s below list l; s is consumed. */
+static void ref_concat(struct ref *c, struct ref_list *l, struct ref_list *s)
+{
+	if (!s->size)
+		return;
+	if (!l->size) {
+		*l = *s;
+	} else {
+		c->bnext[l->bot] = s->top;
+		c->bprev[s->top] = l->bot;
+		l->bot = s->bot;
+		l->size += s->size;
+	}
+	s->top = s->bot = REF_NIL;
+	s->size = 0;
+}
+
+/* JPP fig. 4, first half: x's hi (the highest node a back edge from x's
+ * subtree reaches), hi0 and hi2 for capping, the children's brackets. */
+static void ref_collect(struct ref *c, uint32_t x, uint32_t *hi0, uint32_t *hi2)
+{
+	uint32_t dx = c->dfs[x], hi1 = REF_NIL;
+
+	*hi0 = *hi2 = REF_NIL;
+	for (uint32_t i = c->adj_off[x]; i < c->adj_off[x + 1]; i++) {
+		uint32_t e = c->adj[i], t = ref_other(c, e, x);
+
+		if (e == c->pedge[x])
+			continue;
+		if (c->pedge[t] == e) {		/* t is a child */
+			if (c->hi[t] < hi1) {
+				*hi2 = hi1;
+				hi1 = c->hi[t];
+			} else if (c->hi[t] < *hi2) {
+				*hi2 = c->hi[t];
+			}
+			ref_concat(c, &c->bl[x], &c->bl[t]);
+		} else if (c->dfs[t] < dx && c->dfs[t] < *hi0) {
+			*hi0 = c->dfs[t];
+		}
+	}
+	c->hi[x] = *hi0 < hi1 ? *hi0 : hi1;
+}
+
+/* The class of the tree edge into x from its bracket list (top, size). */
+static void ref_classify(struct ref *c, uint32_t x)
+{
+	struct ref_list *l = &c->bl[x];
+	uint32_t e = c->pedge[x], b = l->top;
+
+	if (b == REF_NIL) {		/* a bridge: cannot happen when strongly connected */
+		c->cls[e] = c->nclass++;
+		return;
+	}
+	if (c->rsize[b] != l->size) {
+		c->rsize[b] = l->size;
+		c->rclass[b] = c->nclass++;
+	}
+	c->cls[e] = c->rclass[b];
+	if (l->size == 1)	/* b is e's only bracket: the two are equivalent */
+		c->cls[b] = c->cls[e];
+}
+
+/* JPP fig. 4 for node x: its bracket list, then its tree edge's class. */
+static void ref_visit(struct ref *c, uint32_t x)
+{
+	struct ref_list *l = &c->bl[x];
+	uint32_t dx = c->dfs[x], hi0, hi2;
+
+	ref_collect(c, x, &hi0, &hi2);
+	for (uint32_t b = c->cap_head[x]; b != REF_NIL; b = c->cap_next[b - c->nex])
+		ref_delete(c, l, b);
+	for (uint32_t i = c->adj_off[x]; i < c->adj_off[x + 1]; i++) {
+		uint32_t e = c->adj[i], t = ref_other(c, e, x);
+
+		if (e == c->pedge[x] || c->pedge[t] == e)
+			continue;
+		if (c->dfs[t] > dx) {		/* back edge from a descendant */
+			ref_delete(c, l, e);
+			if (c->cls[e] < 0)
+				c->cls[e] = c->nclass++;
+		} else {			/* back edge to an ancestor */
+			ref_push(c, l, e);
+		}
+	}
+	/* Capping back edge; JPP's hi2 < hi0 needs hi2 above x as well. */
+	if (hi2 < hi0 && hi2 < dx) {
+		uint32_t cap = c->nex + x, to = c->order[hi2];
+
+		ref_push(c, l, cap);
+		c->cap_next[x] = c->cap_head[to];
+		c->cap_head[to] = cap;
+	}
+	if (c->pedge[x] != REF_NIL)
+		ref_classify(c, x);
+}
+
+/* Number the caller's classes densely, nodes first, then edges. */
+static int ref_report(struct ref *c, int *node_class, int *edge_class)
+{
+	const struct cfg_graph *g = c->g;
+	int *map = c->map, next = 0;
+
+	/* a class is made per edge or bracket at most: nclass <= nbr */
+	for (int i = 0; i < c->nclass; i++)
+		map[i] = -1;
+	for (uint32_t i = 0; i < g->nnodes + g->nedges; i++) {
+		int k = c->cls[i];
+		int *out = i < g->nnodes ? &node_class[i] : &edge_class[i - g->nnodes];
+
+		if (k < 0) {
+			*out = next++;		/* unreachable from entry */
+			continue;
+		}
+		if (map[k] < 0)
+			map[k] = next++;
+		*out = map[k];
+	}
+	return next;
+}
+
+/* The CSR of g, forward or backward, as cfg_graph_csr_fill made it then. */
+static void ref_csr(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj)
+{
+	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
+
+	memset(off, 0, ((size_t)g->nnodes + 1) * sizeof(*off));
+	for (uint32_t e = 0; e < g->nedges; e++)
+		off[a[e] + 1]++;
+	for (uint32_t v = 0; v < g->nnodes; v++)
+		off[v + 1] += off[v];
+	for (uint32_t e = 0; e < g->nedges; e++)
+		adj[off[a[e]]++] = b[e];
+	for (uint32_t v = g->nnodes; v > 0; v--)
+		off[v] = off[v - 1];
+	off[0] = 0;
+}
+
+#define REF_TAKE(p, n) (assert_non_null((p) = calloc((n) + 1, sizeof(*(p)))))
+
+static void ref_alloc(struct ref *c)
+{
+	size_t nn = c->g->nnodes, ne = c->g->nedges, nx = c->nx, nex = c->nex, nbr = c->nbr;
+
+	REF_TAKE(c->succ_off, nn + 1);
+	REF_TAKE(c->succ, ne);
+	REF_TAKE(c->pred_off, nn + 1);
+	REF_TAKE(c->pred, ne);
+	REF_TAKE(c->reach, nn);
+	REF_TAKE(c->live, nn);
+	REF_TAKE(c->ea, nex);
+	REF_TAKE(c->eb, nex);
+	REF_TAKE(c->adj_off, nx + 1);
+	REF_TAKE(c->adj, 2 * nex);
+	REF_TAKE(c->dfs, nx);
+	REF_TAKE(c->order, nx);
+	REF_TAKE(c->pedge, nx);
+	REF_TAKE(c->hi, nx);
+	REF_TAKE(c->pos, nx);
+	REF_TAKE(c->bl, nx);
+	REF_TAKE(c->bprev, nbr);
+	REF_TAKE(c->bnext, nbr);
+	REF_TAKE(c->rsize, nbr);
+	REF_TAKE(c->cap_head, nx);
+	REF_TAKE(c->cap_next, nx);
+	REF_TAKE(c->rclass, nbr);
+	REF_TAKE(c->cls, nbr);
+	REF_TAKE(c->map, nbr);
+	ref_csr(c->g, 0, c->succ_off, c->succ);
+	ref_csr(c->g, 1, c->pred_off, c->pred);
+}
+
+static void ref_free(struct ref *c)
+{
+	void *p[] = { c->succ_off, c->succ, c->pred_off, c->pred, c->reach, c->live, c->ea,
+		      c->eb, c->adj_off, c->adj, c->dfs, c->order, c->pedge, c->hi, c->pos,
+		      c->bl, c->bprev, c->bnext, c->rsize, c->cap_head, c->cap_next, c->rclass,
+		      c->cls, c->map };
+
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		free(p[i]);
+}
+
+/* The original cfg_cycle_equiv, for valid input. */
+static int ref_cycle_equiv(const struct cfg_graph *g, int *node_class, int *edge_class)
+{
+	struct ref c = { .g = g };
+	int n;
+
+	c.nx = 2 * g->nnodes;
+	c.nex = 2 * g->nnodes + g->nedges + 1;
+	c.nbr = c.nex + c.nx;
+	ref_alloc(&c);
+	ref_mark(g->entry, c.succ_off, c.succ, c.reach, c.hi);
+	if (!c.reach[g->exit])
+		ref_mark(g->exit, c.succ_off, c.succ, c.reach, c.hi);
+	ref_mark(g->exit, c.pred_off, c.pred, c.live, c.hi);
+	ref_expand(&c);
+	ref_dfs(&c);
+	for (uint32_t x = 0; x < 2 * g->nnodes; x++) {
+		c.bl[x].top = c.bl[x].bot = REF_NIL;
+		c.cap_head[x] = REF_NIL;
+	}
+	for (uint32_t b = 0; b < c.nbr; b++)
+		c.cls[b] = -1;
+	for (uint32_t i = c.nx; i > 0; i--)
+		ref_visit(&c, c.order[i - 1]);
+	n = ref_report(&c, node_class, edge_class);
+	ref_free(&c);
+	return n;
+}
+
+/*
+ * A graph for the reference comparison: up to 64 nodes, shaped to reach the
+ * fast paths and their edges: long one-in-one-out chains (walked through),
+ * chains that close on themselves, joins that branch (split), self loops,
+ * parallel edges, latches that only jump back, dead ends and idle loops
+ * (edges to the exit added), unreachable nodes, an exit with successors,
+ * entry == exit.
+ */
+static void shaped_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to, uint32_t maxe)
+{
+	uint32_t nn = 1 + rng(64), ne = 0, kind = rng(4);
+
+	g->entry = kind == 3 ? rng(nn) : 0;
+	g->exit = kind == 3 ? rng(nn) : nn - 1;
+	for (uint32_t v = 0; v + 1 < nn && ne < maxe; v++) {
+		uint32_t r = rng(16);
+
+		if (r < 10 || kind == 0) {		/* fall through */
+			from[ne] = v;
+			to[ne++] = v + 1;
+		}
+		if (r >= 8 && r < 12 && ne < maxe) {	/* a branch forward or back */
+			from[ne] = v;
+			to[ne++] = rng(nn);
+		}
+		if (r == 12 && ne < maxe) {		/* a self loop */
+			from[ne] = v;
+			to[ne++] = v;
+		}
+		if (r == 13 && ne < maxe) {		/* a parallel edge */
+			from[ne] = v;
+			to[ne++] = v + 1;
+		}
+		/* r 14, 15 (and 10, 11 without the fall through): a jump, a dead end */
+		if (r == 14 && ne < maxe) {
+			from[ne] = v;
+			to[ne++] = v < 4 ? 0 : v - 1 - rng(4);
+		}
+	}
+	for (uint32_t k = kind == 2 ? rng(4) : 0; k && ne < maxe; k--) {
+		from[ne] = g->exit;			/* an exit that goes on */
+		to[ne++] = rng(nn);
+	}
+	g->nnodes = nn;
+	g->nedges = ne;
+	g->from = from;
+	g->to = to;
+}
+
+static void test_random_vs_reference(void **state)
+{
+	enum { N = 64, E = 160 };
+	uint32_t from[E], to[E];
+	int nc[N], ec[E], rnc[N], rec[E], n, rn;
+	struct dcpi_err err = { 0 };
+	struct cfg_graph g;
+
+	rng_state = 0x2545f4914f6cdd1dull;
+	for (int i = 0; i < 200000; i++) {
+		shaped_graph(&g, from, to, E);
+		assert_int_equal(cfg_cycle_equiv(&g, nc, ec, &n, &err), 0);
+		rn = ref_cycle_equiv(&g, rnc, rec);
+		if (n == rn && !memcmp(nc, rnc, g.nnodes * sizeof(*nc)) &&
+		    !memcmp(ec, rec, g.nedges * sizeof(*ec)))
+			continue;
+		fprintf(stderr, "graph %d: %u nodes, entry %u, exit %u, edges:", i, g.nnodes,
+			g.entry, g.exit);
+		for (uint32_t e = 0; e < g.nedges; e++)
+			fprintf(stderr, " %u>%u", from[e], to[e]);
+		fprintf(stderr, "\n");
+		fail_msg("classes differ from the reference's");
+	}
+}
+
 /* A million-node straight line: one class, and a DFS two million deep. */
 static void test_large_chain(void **state)
 {
@@ -559,6 +1002,7 @@ int main(void)
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_random_vs_definition),
+		cmocka_unit_test(test_random_vs_reference),
 		cmocka_unit_test(test_large_chain),
 		cmocka_unit_test(test_large_diamonds),
 	};

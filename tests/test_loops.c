@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -488,6 +489,468 @@ static void test_random_graphs(void **state)
 	assert_true(irreducible > 100);	/* the generator does exercise them */
 }
 
+/*
+ * The reference: loops.c as it was before it was made faster (issue 17):
+ * a DFS for the reverse postorder, Tarjan's search again over every region,
+ * the outermost included.  The fast one must give the very same loops, in
+ * the same order, with the same blocks and numbers.
+ */
+#define RL_NIL UINT32_MAX
+
+
+struct rl_region {
+	uint32_t *nodes, n;
+	int parent;		/* the loop this region is the inside of, -1 at top */
+};
+
+struct rl {
+	const struct cfg_graph *g;
+	uint32_t *succ_off, *succ, *pred_off, *pred;
+	uint32_t *rpo, *tag, *idx, *low, *comp, *fpos;
+	uint32_t *tstack, *fstack, *scc, *scc_off;
+	uint8_t *onstk;
+	uint32_t *all;			/* the reachable nodes in reverse postorder */
+	struct rl_region *work;
+	size_t nwork, work_cap;
+	struct cfg_loop *loops;
+	size_t nloops, loops_cap;
+	int *node_loop, *node_depth;
+};
+
+/* Reverse postorder numbers from entry (RL_NIL if unreachable); the reachable
+ * nodes in that order go to p->all, *n of them. */
+static void rl_rpo(struct rl *p, uint32_t *n)
+{
+	uint32_t sp = 0, post = 0, nn = p->g->nnodes, *st = p->fstack, *order = p->all;
+
+	for (uint32_t v = 0; v < nn; v++) {
+		p->rpo[v] = RL_NIL;
+		p->fpos[v] = p->succ_off[v];
+	}
+	p->rpo[p->g->entry] = 0;
+	st[sp++] = p->g->entry;
+	while (sp) {
+		uint32_t v = st[sp - 1];
+
+		if (p->fpos[v] < p->succ_off[v + 1]) {
+			uint32_t w = p->succ[p->fpos[v]++];
+
+			if (p->rpo[w] == RL_NIL) {
+				p->rpo[w] = 0;
+				st[sp++] = w;
+			}
+			continue;
+		}
+		sp--;
+		order[post++] = v;
+	}
+	for (uint32_t i = 0; i < post; i++)
+		p->rpo[order[i]] = post - 1 - i;
+	for (uint32_t i = 0; i < post / 2; i++) {
+		uint32_t t = order[i];
+
+		order[i] = order[post - 1 - i];
+		order[post - 1 - i] = t;
+	}
+	*n = post;
+}
+
+/* Tarjan's components of the nodes tagged t, iteratively: scc[] holds them
+ * one after another, component c at scc[scc_off[c] .. scc_off[c + 1]). */
+static uint32_t rl_tarjan(struct rl *p, const struct rl_region *r, uint32_t t)
+{
+	uint32_t counter = 0, tsp = 0, fsp = 0, nscc = 0, nout = 0;
+
+	for (uint32_t i = 0; i < r->n; i++)
+		p->idx[r->nodes[i]] = RL_NIL;
+	for (uint32_t i = 0; i < r->n; i++) {
+		uint32_t root = r->nodes[i];
+
+		if (p->idx[root] != RL_NIL)
+			continue;
+		p->idx[root] = p->low[root] = counter++;
+		p->onstk[root] = 1;
+		p->tstack[tsp++] = root;
+		p->fpos[root] = p->succ_off[root];
+		p->fstack[fsp++] = root;
+		while (fsp) {
+			uint32_t v = p->fstack[fsp - 1];
+
+			if (p->fpos[v] < p->succ_off[v + 1]) {
+				uint32_t w = p->succ[p->fpos[v]++];
+
+				if (p->tag[w] != t)
+					continue;
+				if (p->idx[w] == RL_NIL) {
+					p->idx[w] = p->low[w] = counter++;
+					p->onstk[w] = 1;
+					p->tstack[tsp++] = w;
+					p->fpos[w] = p->succ_off[w];
+					p->fstack[fsp++] = w;
+				} else if (p->onstk[w] && p->idx[w] < p->low[v]) {
+					p->low[v] = p->idx[w];
+				}
+				continue;
+			}
+			fsp--;
+			if (p->low[v] == p->idx[v]) {
+				uint32_t w;
+
+				p->scc_off[nscc] = nout;
+				do {
+					w = p->tstack[--tsp];
+					p->onstk[w] = 0;
+					p->comp[w] = nscc;
+					p->scc[nout++] = w;
+				} while (w != v);
+				nscc++;
+			}
+			if (fsp && p->low[v] < p->low[p->fstack[fsp - 1]])
+				p->low[p->fstack[fsp - 1]] = p->low[v];
+		}
+	}
+	p->scc_off[nscc] = nout;
+	return nscc;
+}
+
+static int rl_has_self_loop(const struct rl *p, uint32_t v)
+{
+	for (uint32_t k = p->succ_off[v]; k < p->succ_off[v + 1]; k++)
+		if (p->succ[k] == v)
+			return 1;
+	return 0;
+}
+
+/* Is v entered from outside component c of the region tagged t? */
+static int rl_is_entry(const struct rl *p, uint32_t v, uint32_t c, uint32_t t)
+{
+	if (v == p->g->entry)
+		return 1;
+	for (uint32_t k = p->pred_off[v]; k < p->pred_off[v + 1]; k++) {
+		uint32_t u = p->pred[k];
+
+		if (p->rpo[u] != RL_NIL && (p->tag[u] != t || p->comp[u] != c))
+			return 1;
+	}
+	return 0;
+}
+
+static int rl_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int rl_push_region(struct rl *p, uint32_t *nodes, uint32_t n, int parent)
+{
+	if (p->nwork == p->work_cap) {
+		size_t cap = p->work_cap ? 2 * p->work_cap : 16;
+		struct rl_region *w = realloc(p->work, cap * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		p->work = w;
+		p->work_cap = cap;
+	}
+	p->work[p->nwork++] = (struct rl_region){ nodes, n, parent };
+	return 0;
+}
+
+/* Record component nodes[0 .. n) as a loop inside parent, and queue its
+ * inside (all but the header) for the loops nested in it. */
+static int rl_add_loop(struct rl *p, const uint32_t *nodes, uint32_t n, uint32_t header,
+		       int irreducible, int parent)
+{
+	struct cfg_loop *l;
+	uint32_t *inside = NULL, k = 0;
+
+	if (p->nloops == p->loops_cap) {
+		size_t cap = p->loops_cap ? 2 * p->loops_cap : 16;
+		struct cfg_loop *nl = realloc(p->loops, cap * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		p->loops = nl;
+		p->loops_cap = cap;
+	}
+	l = &p->loops[p->nloops];
+	l->blocks = malloc(n * sizeof(*l->blocks));
+	if (!l->blocks)
+		return -ENOMEM;
+	if (n > 1) {
+		inside = malloc((n - 1) * sizeof(*inside));
+		if (!inside || rl_push_region(p, inside, n - 1, (int)p->nloops)) {
+			free(inside);
+			free(l->blocks);
+			return -ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		l->blocks[i] = nodes[i];
+		if (nodes[i] != header)
+			inside[k++] = nodes[i];
+	}
+	dcpi_qsort(l->blocks, n, sizeof(*l->blocks), rl_cmp_u32);
+	l->header = header;
+	l->parent = parent;
+	l->depth = parent < 0 ? 1 : p->loops[parent].depth + 1;
+	l->nblocks = n;
+	l->irreducible = irreducible;
+	for (uint32_t i = 0; i < n; i++) {
+		p->node_loop[nodes[i]] = (int)p->nloops;
+		p->node_depth[nodes[i]] = l->depth;
+	}
+	p->nloops++;
+	return 0;
+}
+
+/* Find the loops of one region; t is a tag no other region has had. */
+static int rl_region(struct rl *p, const struct rl_region *r, uint32_t t)
+{
+	uint32_t nscc;
+
+	for (uint32_t i = 0; i < r->n; i++)
+		p->tag[r->nodes[i]] = t;
+	nscc = rl_tarjan(p, r, t);
+	for (uint32_t c = 0; c < nscc; c++) {
+		const uint32_t *nodes = p->scc + p->scc_off[c];
+		uint32_t n = p->scc_off[c + 1] - p->scc_off[c], header = nodes[0];
+		int entries = 0;
+
+		if (n == 1 && !rl_has_self_loop(p, nodes[0]))
+			continue;
+		for (uint32_t i = 0; i < n; i++) {
+			entries += rl_is_entry(p, nodes[i], c, t);
+			if (p->rpo[nodes[i]] < p->rpo[header])
+				header = nodes[i];
+		}
+		if (rl_add_loop(p, nodes, n, header, entries > 1, r->parent))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct rl_key {
+	uint32_t rpo;
+	int loop;
+};
+
+static int rl_cmp_key(const void *a, const void *b)
+{
+	const struct rl_key *x = a, *y = b;
+
+	return x->rpo < y->rpo ? -1 : x->rpo > y->rpo;
+}
+
+/* Order loops by header in reverse postorder: parents before children. */
+static int rl_sort(struct rl *p)
+{
+	struct rl_key *key;
+	struct cfg_loop *sorted;
+	int *newidx;
+
+	if (p->nloops < 2)	/* one loop has no parent: nothing to renumber */
+		return 0;
+	key = malloc((p->nloops + 1) * sizeof(*key));
+	sorted = malloc((p->nloops + 1) * sizeof(*sorted));
+	newidx = malloc((p->nloops + 1) * sizeof(*newidx));
+	if (!key || !sorted || !newidx) {
+		free(key);
+		free(sorted);
+		free(newidx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nloops; i++)
+		key[i] = (struct rl_key){ p->rpo[p->loops[i].header], (int)i };
+	dcpi_qsort(key, p->nloops, sizeof(*key), rl_cmp_key);
+	for (size_t i = 0; i < p->nloops; i++) {
+		newidx[key[i].loop] = (int)i;
+		sorted[i] = p->loops[key[i].loop];
+	}
+	for (size_t i = 0; i < p->nloops; i++)
+		if (sorted[i].parent >= 0)
+			sorted[i].parent = newidx[sorted[i].parent];
+	for (uint32_t v = 0; v < p->g->nnodes; v++)
+		if (p->node_loop[v] >= 0)
+			p->node_loop[v] = newidx[p->node_loop[v]];
+	free(p->loops);
+	p->loops = sorted;
+	free(key);
+	free(newidx);
+	return 0;
+}
+
+/* The CSR of g, as cfg_graph_csr_fill made it then. */
+static void rl_csr(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj)
+{
+	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
+
+	memset(off, 0, ((size_t)g->nnodes + 1) * sizeof(*off));
+	for (uint32_t e = 0; e < g->nedges; e++)
+		off[a[e] + 1]++;
+	for (uint32_t v = 0; v < g->nnodes; v++)
+		off[v + 1] += off[v];
+	for (uint32_t e = 0; e < g->nedges; e++)
+		adj[off[a[e]]++] = b[e];
+	for (uint32_t v = g->nnodes; v > 0; v--)
+		off[v] = off[v - 1];
+	off[0] = 0;
+}
+
+#define RL_TAKE(p, n) (assert_non_null((p) = calloc((n) + 1, sizeof(*(p)))))
+
+/* The original cfg_find_loops, for valid input. */
+static void ref_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
+			   int *node_loop, int *node_depth)
+{
+	struct rl p = { .g = g, .node_loop = node_loop, .node_depth = node_depth };
+	size_t nn = g->nnodes, ne = g->nedges;
+	uint32_t nall, tag = 0;
+
+	for (uint32_t v = 0; v < g->nnodes; v++) {
+		node_loop[v] = -1;
+		node_depth[v] = 0;
+	}
+	RL_TAKE(p.succ_off, nn + 1);
+	RL_TAKE(p.succ, ne);
+	RL_TAKE(p.pred_off, nn + 1);
+	RL_TAKE(p.pred, ne);
+	RL_TAKE(p.rpo, nn);
+	RL_TAKE(p.tag, nn);
+	RL_TAKE(p.idx, nn);
+	RL_TAKE(p.low, nn);
+	RL_TAKE(p.comp, nn);
+	RL_TAKE(p.fpos, nn);
+	RL_TAKE(p.tstack, nn);
+	RL_TAKE(p.fstack, nn);
+	RL_TAKE(p.scc, nn);
+	RL_TAKE(p.scc_off, nn + 1);
+	RL_TAKE(p.all, nn);
+	RL_TAKE(p.onstk, nn);
+	rl_csr(g, 0, p.succ_off, p.succ);
+	rl_csr(g, 1, p.pred_off, p.pred);
+	for (size_t v = 0; v < nn; v++)
+		p.tag[v] = RL_NIL;
+	rl_rpo(&p, &nall);
+	assert_int_equal(rl_push_region(&p, p.all, nall, -1), 0);
+	while (p.nwork) {
+		struct rl_region r = p.work[--p.nwork];
+
+		assert_int_equal(rl_region(&p, &r, tag++), 0);
+		if (r.nodes != p.all)
+			free(r.nodes);
+	}
+	assert_int_equal(rl_sort(&p), 0);
+	*loops = p.loops;
+	*nloops = p.nloops;
+	free(p.work);
+	void *arr[] = { p.succ_off, p.succ, p.pred_off, p.pred, p.rpo, p.tag, p.idx, p.low,
+			p.comp, p.fpos, p.tstack, p.fstack, p.scc, p.scc_off, p.all, p.onstk };
+
+	for (size_t i = 0; i < sizeof(arr) / sizeof(arr[0]); i++)
+		free(arr[i]);
+}
+
+/*
+ * A graph for the reference comparison, shaped to reach the fast paths and
+ * their edges: CFG-like (fall-through chain, branches forward and back,
+ * self loops; edges sorted by tail, so successors are read in place) or
+ * shuffled (not sorted), all forward (no search at all), loops nested deep,
+ * irreducible entries, unreachable parts, and loops of more than 24 blocks
+ * near together (sorted by marks) or spread far apart (sorted by qsort).
+ */
+static uint32_t shaped_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to, uint32_t maxe)
+{
+	uint32_t nn = 2 + rng(rng(4) ? 60 : 400), ne = 0, kind = rng(6);
+
+	g->entry = kind == 5 ? rng(nn) : 0;
+	g->exit = nn - 1;
+	for (uint32_t v = 0; v + 1 < nn && ne + 3 < maxe; v++) {
+		uint32_t r = rng(16);
+
+		if (r < 12) {
+			from[ne] = v;
+			to[ne++] = v + 1;
+		}
+		if (r >= 9 && r < 13)		/* forward */
+			from[ne] = v, to[ne++] = v + 1 + rng(nn - 1 - v);
+		if (kind != 1 && r == 13)	/* back, maybe far */
+			from[ne] = v, to[ne++] = rng(4) ? v - rng(v < 8 ? v + 1 : 8) : rng(v + 1);
+		if (kind != 1 && r == 14)	/* a self loop */
+			from[ne] = v, to[ne++] = v;
+		if (kind == 2 && r == 15)	/* into the middle of a loop: irreducible */
+			from[ne] = rng(nn), to[ne++] = rng(nn);
+	}
+	if (kind == 3 && ne + 40 < maxe) {	/* one big loop over far nodes */
+		uint32_t k = 25 + rng(10), first = rng(nn), prev = first;
+
+		for (uint32_t i = 0; i < k; i++) {
+			uint32_t next = rng(nn);
+
+			from[ne] = prev;
+			to[ne++] = next;
+			prev = next;
+		}
+		from[ne] = prev;
+		to[ne++] = first;
+	}
+	if (kind == 4) {			/* not sorted by tail */
+		for (uint32_t e = ne; e > 1; e--) {
+			uint32_t k = rng(e), t;
+
+			t = from[e - 1], from[e - 1] = from[k], from[k] = t;
+			t = to[e - 1], to[e - 1] = to[k], to[k] = t;
+		}
+	}
+	g->nnodes = nn;
+	g->nedges = ne;
+	g->from = from;
+	g->to = to;
+	return kind;
+}
+
+static void test_random_vs_reference(void **state)
+{
+	enum { N = 402, E = 1400 };
+	static uint32_t from[E], to[E];
+	static int nl[N], nd[N], rnl[N], rnd[N];
+	struct cfg_graph g;
+	int shapes[6] = { 0 }, loops = 0;
+
+	rng_state = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 30000; i++) {
+		struct cfg_loop *l, *rl;
+		size_t n, rn;
+		int same;
+
+		shapes[shaped_graph(&g, from, to, E)]++;
+		assert_int_equal(cfg_find_loops(&g, &l, &n, nl, nd, NULL), 0);
+		ref_find_loops(&g, &rl, &rn, rnl, rnd);
+		same = n == rn && !memcmp(nl, rnl, g.nnodes * sizeof(*nl)) &&
+		       !memcmp(nd, rnd, g.nnodes * sizeof(*nd));
+		for (size_t k = 0; same && k < n; k++)
+			same = l[k].header == rl[k].header && l[k].parent == rl[k].parent &&
+			       l[k].depth == rl[k].depth && l[k].nblocks == rl[k].nblocks &&
+			       l[k].irreducible == rl[k].irreducible &&
+			       !memcmp(l[k].blocks, rl[k].blocks, l[k].nblocks * sizeof(uint32_t));
+		if (!same) {
+			fprintf(stderr, "graph %d: %u nodes, entry %u, exit %u, edges:", i,
+				g.nnodes, g.entry, g.exit);
+			for (uint32_t e = 0; e < g.nedges; e++)
+				fprintf(stderr, " %u>%u", from[e], to[e]);
+			fprintf(stderr, "\n");
+			fail_msg("loops differ from the reference's");
+		}
+		loops += (int)n;
+		cfg_loops_free(l, n);
+		cfg_loops_free(rl, rn);
+	}
+	for (int k = 0; k < 6; k++)
+		assert_true(shapes[k] > 1000);
+	assert_true(loops > 30000);
+}
+
 /* A million blocks: 100,000 loops in a row, and a nest 1000 deep. */
 static void test_large(void **state)
 {
@@ -561,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(test_no_loops_and_errors),
 		cmocka_unit_test(test_dominators_hand),
 		cmocka_unit_test(test_random_graphs),
+		cmocka_unit_test(test_random_vs_reference),
 		cmocka_unit_test(test_large),
 	};
 
