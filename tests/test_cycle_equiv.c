@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "dcpi/cfg.h"
+#include "graph_ref.h"
 
 #define MAXN 12
 #define MAXE 40
@@ -752,55 +753,37 @@ static int ref_report(struct ref *c, int *node_class, int *edge_class)
 	return next;
 }
 
-/* The CSR of g, forward or backward, as cfg_graph_csr_fill made it then. */
-static void ref_csr(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj)
-{
-	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
-
-	memset(off, 0, ((size_t)g->nnodes + 1) * sizeof(*off));
-	for (uint32_t e = 0; e < g->nedges; e++)
-		off[a[e] + 1]++;
-	for (uint32_t v = 0; v < g->nnodes; v++)
-		off[v + 1] += off[v];
-	for (uint32_t e = 0; e < g->nedges; e++)
-		adj[off[a[e]]++] = b[e];
-	for (uint32_t v = g->nnodes; v > 0; v--)
-		off[v] = off[v - 1];
-	off[0] = 0;
-}
-
-#define REF_TAKE(p, n) (assert_non_null((p) = calloc((n) + 1, sizeof(*(p)))))
 
 static void ref_alloc(struct ref *c)
 {
 	size_t nn = c->g->nnodes, ne = c->g->nedges, nx = c->nx, nex = c->nex, nbr = c->nbr;
 
-	REF_TAKE(c->succ_off, nn + 1);
-	REF_TAKE(c->succ, ne);
-	REF_TAKE(c->pred_off, nn + 1);
-	REF_TAKE(c->pred, ne);
-	REF_TAKE(c->reach, nn);
-	REF_TAKE(c->live, nn);
-	REF_TAKE(c->ea, nex);
-	REF_TAKE(c->eb, nex);
-	REF_TAKE(c->adj_off, nx + 1);
-	REF_TAKE(c->adj, 2 * nex);
-	REF_TAKE(c->dfs, nx);
-	REF_TAKE(c->order, nx);
-	REF_TAKE(c->pedge, nx);
-	REF_TAKE(c->hi, nx);
-	REF_TAKE(c->pos, nx);
-	REF_TAKE(c->bl, nx);
-	REF_TAKE(c->bprev, nbr);
-	REF_TAKE(c->bnext, nbr);
-	REF_TAKE(c->rsize, nbr);
-	REF_TAKE(c->cap_head, nx);
-	REF_TAKE(c->cap_next, nx);
-	REF_TAKE(c->rclass, nbr);
-	REF_TAKE(c->cls, nbr);
-	REF_TAKE(c->map, nbr);
-	ref_csr(c->g, 0, c->succ_off, c->succ);
-	ref_csr(c->g, 1, c->pred_off, c->pred);
+	GRAPH_REF_TAKE(c->succ_off, nn + 1);
+	GRAPH_REF_TAKE(c->succ, ne);
+	GRAPH_REF_TAKE(c->pred_off, nn + 1);
+	GRAPH_REF_TAKE(c->pred, ne);
+	GRAPH_REF_TAKE(c->reach, nn);
+	GRAPH_REF_TAKE(c->live, nn);
+	GRAPH_REF_TAKE(c->ea, nex);
+	GRAPH_REF_TAKE(c->eb, nex);
+	GRAPH_REF_TAKE(c->adj_off, nx + 1);
+	GRAPH_REF_TAKE(c->adj, 2 * nex);
+	GRAPH_REF_TAKE(c->dfs, nx);
+	GRAPH_REF_TAKE(c->order, nx);
+	GRAPH_REF_TAKE(c->pedge, nx);
+	GRAPH_REF_TAKE(c->hi, nx);
+	GRAPH_REF_TAKE(c->pos, nx);
+	GRAPH_REF_TAKE(c->bl, nx);
+	GRAPH_REF_TAKE(c->bprev, nbr);
+	GRAPH_REF_TAKE(c->bnext, nbr);
+	GRAPH_REF_TAKE(c->rsize, nbr);
+	GRAPH_REF_TAKE(c->cap_head, nx);
+	GRAPH_REF_TAKE(c->cap_next, nx);
+	GRAPH_REF_TAKE(c->rclass, nbr);
+	GRAPH_REF_TAKE(c->cls, nbr);
+	GRAPH_REF_TAKE(c->map, nbr);
+	graph_ref_csr(c->g, 0, c->succ_off, c->succ);
+	graph_ref_csr(c->g, 1, c->pred_off, c->pred);
 }
 
 static void ref_free(struct ref *c)

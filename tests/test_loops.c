@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "dcpi/cfg.h"
+#include "graph_ref.h"
 
 #define MAXN 14
 #define MAXE 48
@@ -781,24 +782,6 @@ static int rl_sort(struct rl *p)
 	return 0;
 }
 
-/* The CSR of g, as cfg_graph_csr_fill made it then. */
-static void rl_csr(const struct cfg_graph *g, int back, uint32_t *off, uint32_t *adj)
-{
-	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
-
-	memset(off, 0, ((size_t)g->nnodes + 1) * sizeof(*off));
-	for (uint32_t e = 0; e < g->nedges; e++)
-		off[a[e] + 1]++;
-	for (uint32_t v = 0; v < g->nnodes; v++)
-		off[v + 1] += off[v];
-	for (uint32_t e = 0; e < g->nedges; e++)
-		adj[off[a[e]]++] = b[e];
-	for (uint32_t v = g->nnodes; v > 0; v--)
-		off[v] = off[v - 1];
-	off[0] = 0;
-}
-
-#define RL_TAKE(p, n) (assert_non_null((p) = calloc((n) + 1, sizeof(*(p)))))
 
 /* The original cfg_find_loops, for valid input. */
 static void ref_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *nloops,
@@ -812,24 +795,24 @@ static void ref_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, s
 		node_loop[v] = -1;
 		node_depth[v] = 0;
 	}
-	RL_TAKE(p.succ_off, nn + 1);
-	RL_TAKE(p.succ, ne);
-	RL_TAKE(p.pred_off, nn + 1);
-	RL_TAKE(p.pred, ne);
-	RL_TAKE(p.rpo, nn);
-	RL_TAKE(p.tag, nn);
-	RL_TAKE(p.idx, nn);
-	RL_TAKE(p.low, nn);
-	RL_TAKE(p.comp, nn);
-	RL_TAKE(p.fpos, nn);
-	RL_TAKE(p.tstack, nn);
-	RL_TAKE(p.fstack, nn);
-	RL_TAKE(p.scc, nn);
-	RL_TAKE(p.scc_off, nn + 1);
-	RL_TAKE(p.all, nn);
-	RL_TAKE(p.onstk, nn);
-	rl_csr(g, 0, p.succ_off, p.succ);
-	rl_csr(g, 1, p.pred_off, p.pred);
+	GRAPH_REF_TAKE(p.succ_off, nn + 1);
+	GRAPH_REF_TAKE(p.succ, ne);
+	GRAPH_REF_TAKE(p.pred_off, nn + 1);
+	GRAPH_REF_TAKE(p.pred, ne);
+	GRAPH_REF_TAKE(p.rpo, nn);
+	GRAPH_REF_TAKE(p.tag, nn);
+	GRAPH_REF_TAKE(p.idx, nn);
+	GRAPH_REF_TAKE(p.low, nn);
+	GRAPH_REF_TAKE(p.comp, nn);
+	GRAPH_REF_TAKE(p.fpos, nn);
+	GRAPH_REF_TAKE(p.tstack, nn);
+	GRAPH_REF_TAKE(p.fstack, nn);
+	GRAPH_REF_TAKE(p.scc, nn);
+	GRAPH_REF_TAKE(p.scc_off, nn + 1);
+	GRAPH_REF_TAKE(p.all, nn);
+	GRAPH_REF_TAKE(p.onstk, nn);
+	graph_ref_csr(g, 0, p.succ_off, p.succ);
+	graph_ref_csr(g, 1, p.pred_off, p.pred);
 	for (size_t v = 0; v < nn; v++)
 		p.tag[v] = RL_NIL;
 	rl_rpo(&p, &nall);

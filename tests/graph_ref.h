@@ -1,0 +1,35 @@
+/*
+ * graph_ref.h - what the reference algorithms of tests/test_cycle_equiv.c and
+ * tests/test_loops.c (the algorithms as they were before issue 17, kept to
+ * hold the faster ones to) share: a graph's CSR as cfg_graph_csr_fill made
+ * it then, and their arrays, zeroed, one spare slot each.
+ */
+#ifndef DCPI_TESTS_GRAPH_REF_H
+#define DCPI_TESTS_GRAPH_REF_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "dcpi/cfg.h"
+
+/* The CSR of g, forward (back 0) or backward: off has nnodes + 1 entries. */
+static inline void graph_ref_csr(const struct cfg_graph *g, int back, uint32_t *off,
+				 uint32_t *adj)
+{
+	const uint32_t *a = back ? g->to : g->from, *b = back ? g->from : g->to;
+
+	memset(off, 0, ((size_t)g->nnodes + 1) * sizeof(*off));
+	for (uint32_t e = 0; e < g->nedges; e++)
+		off[a[e] + 1]++;
+	for (uint32_t v = 0; v < g->nnodes; v++)
+		off[v + 1] += off[v];
+	for (uint32_t e = 0; e < g->nedges; e++)
+		adj[off[a[e]]++] = b[e];
+	for (uint32_t v = g->nnodes; v > 0; v--)
+		off[v] = off[v - 1];
+	off[0] = 0;
+}
+
+#define GRAPH_REF_TAKE(p, n) (assert_non_null((p) = calloc((n) + 1, sizeof(*(p)))))
+
+#endif /* DCPI_TESTS_GRAPH_REF_H */
