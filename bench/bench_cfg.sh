@@ -36,6 +36,9 @@ for target in "$@"; do
 	out="$BUILD/bench/cfg_all.$name.out"
 	echo "== cfg: $target"
 	"$prog" --runs "$RUNS" "$target" | tee "$out"
+	# the same without the decode memo (every decode by capstone), for comparison
+	"$prog" --runs "$RUNS" --no-memo "$target" | grep '^dcpi cfg:' |
+		sed 's/^dcpi cfg:/without the decode memo, dcpi cfg:/' | tee "$out.nomemo"
 	# objdump -d: least CPU time of $RUNS runs, and its peak RSS
 	best=999999
 	mem=0

@@ -11,8 +11,9 @@
  * caches' part of it; and a digest of all the CFGs (tests/cfg_digest.h),
  * checked against bench/cfg_all.golden when the image is the one it is of.
  *
- * usage: cfg_all [--runs N] [--per-proc] [--golden FILE] IMAGE
+ * usage: cfg_all [--runs N] [--per-proc] [--no-memo] [--golden FILE] IMAGE
  *   --per-proc  cfg_build per procedure in address order (the old way)
+ *   --no-memo   every decode by capstone (DCPI_DECODE_MEMO=0): to compare
  *   --golden    digests to check against (default bench/cfg_all.golden)
  */
 #include <stdio.h>
@@ -164,6 +165,8 @@ int main(int argc, char **argv)
 	for (; argi < argc && argv[argi][0] == '-'; argi++) {
 		if (!strcmp(argv[argi], "--per-proc"))
 			old = 1;
+		else if (!strcmp(argv[argi], "--no-memo"))
+			setenv("DCPI_DECODE_MEMO", "0", 1);
 		else if (!strcmp(argv[argi], "--runs") && argi + 1 < argc)
 			runs = atoi(argv[++argi]);
 		else if (!strcmp(argv[argi], "--golden") && argi + 1 < argc)
@@ -172,7 +175,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argi + 1 != argc || runs < 1) {
-		fprintf(stderr, "usage: cfg_all [--runs N] [--per-proc] [--golden FILE] IMAGE\n");
+		fprintf(stderr, "usage: cfg_all [--runs N] [--per-proc] [--no-memo] [--golden FILE] "
+			"IMAGE\n");
 		return 1;
 	}
 	if (img_open(argv[argi], IMG_NO_DWARF | IMG_NO_DEBUG_SYMS, &img, &err) < 0) {

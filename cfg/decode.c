@@ -10,7 +10,8 @@
  * binary are byte for byte like one decoded before (push %rbp, mov %rsp,%rbp,
  * a spill): a handle that has decoded a few thousand keeps a memo of the
  * decodes that do not depend on their address, and hands them back by their
- * bytes.  On gcc's cc1 it serves 58% of the decodes.
+ * bytes.  On gcc's cc1 it serves 58% of the decodes.  DCPI_DECODE_MEMO=0 in the
+ * environment leaves it out (to compare).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -303,8 +304,11 @@ int cfg_dec_open(struct cfg_dec **out, struct dcpi_err *err)
 {
 	struct cfg_dec *dec = calloc(1, sizeof(*dec));
 
+	const char *memo = getenv("DCPI_DECODE_MEMO");
+
 	if (!dec)
 		return dcpi_errf(err, -ENOMEM, "capstone: out of memory");
+	dec->memo_failed = memo && !strcmp(memo, "0");	/* no memo: to compare */
 	pthread_once(&fold_once, fold_init);
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &dec->cs) != CS_ERR_OK)
 		goto fail;
