@@ -278,6 +278,15 @@ static void test_decode_memo(void **state)
 	assert_true(cfg_dec_memo_hits - h0 > n / 5);
 	img_close(img);
 	cfg_dec_close(dec);
+	/* DCPI_DECODE_MEMO=0: every decode by capstone */
+	setenv("DCPI_DECODE_MEMO", "0", 1);
+	assert_int_equal(cfg_dec_open(&dec, &err), 0);
+	h0 = cfg_dec_memo_hits;
+	for (uint64_t k = 0; k < 5000; k++)
+		assert_int_equal(cfg_dec_insn(dec, mov, sizeof(mov), 0x2000 + k, &a), 0);
+	assert_int_equal(cfg_dec_memo_hits - h0, 0);
+	cfg_dec_close(dec);
+	unsetenv("DCPI_DECODE_MEMO");
 }
 
 static void test_decode_load(void **state)
