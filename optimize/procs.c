@@ -91,27 +91,22 @@ static int sampled_procs(const struct image *img, const struct prof_profile *p,
 	return 0;
 }
 
-/* Executions from e's callgrind-Ir profiles instead of the estimate's; a
- * procedure callgrind saw nothing of has none. */
+/* Executions from e's callgrind-Ir profiles instead of the estimate's (an
+ * instruction callgrind never ran has 0). */
 static int use_exact(struct image *img, const struct prof_profile *p, const struct opt_est *e,
 		     const struct cfg *cfg, struct est_result *r, struct dcpi_err *err)
 {
 	struct est_events ev;
-	double *none;
 	int rc;
 
 	memset(&ev, 0, sizeof(ev));
 	rc = est_events_for(e->exact, e->nexact, &p->image, cfg, img, &ev, err);
-	if (rc >= 0 && ev.exact) {
+	if (rc >= 0 && !ev.exact)
+		rc = dcpi_errf(err, -ENODATA, "%s: no callgrind-Ir counts of it in the --exact "
+			       "database (dcpi import a callgrind run of the same binary)",
+			       img_path(img));
+	if (rc >= 0)
 		est_use_exact(cfg, r, ev.exact);
-	} else if (rc >= 0) {
-		none = calloc(cfg->ninsns + 1, sizeof(*none));
-		if (!none)
-			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
-		else
-			est_use_exact(cfg, r, none);
-		free(none);
-	}
 	est_events_free(&ev);
 	return rc;
 }

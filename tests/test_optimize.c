@@ -548,7 +548,7 @@ static void test_commands(void **state)
 	struct dcpi_err err = { 0 };
 	struct prof_profile p, q;
 	struct prof_db *db;
-	char epoch[64];
+	char epoch[64], cmd[1024];
 
 	(void)state;
 	if (!bin) {
@@ -582,6 +582,35 @@ static void test_commands(void **state)
 				   path("t.afdo"), path("t.log")), 0);
 	assert_int_equal(tu_sh("grep -q 'no cpu-clock samples' %s && ! test -e %s", path("t.log"),
 			       path("t.afdo")), 0);
+	/* --exact: work's counts from a callgrind-Ir profile, 1 outside the loop and
+	 * 1000 in it, instead of the estimate; the profile's lines say so.  (path()
+	 * keeps four names at a time: the commands' other names are held here.) */
+	snprintf(cmd, sizeof(cmd), "%s llvm-prof --db %s --exact", bin, path("db"));
+	tu_exact_db(path("exact"), path("fb"), "work", (const double[]){ 1, 1000, 1000 });
+	assert_int_equal(tu_sh("%s %s %s -o %s 2> %s", cmd, path("exact"), path("fb"),
+			       path("x.prof"), path("x.log")), 0);
+	assert_int_equal(tu_sh("grep -q '^ [0-9.]*: 1000$' %s && "
+			       "! grep -E '^ +[0-9.]+: [0-9]+$' %s | grep -qvE ': (1|1000)$'",
+			       path("x.prof"), path("x.prof")), 0);
+	assert_int_equal(tu_sh("%s gcc-prof --db %s --exact %s %s -o /dev/null 2> /dev/null", bin,
+			       path("db"), path("exact"), path("fb")), 0);
+	/* a database without this binary's counts, --raw-samples with it, BOLT */
+	assert_int_not_equal(tu_sh("%s %s %s -o %s 2> %s", cmd, path("db"), path("fb"),
+				   path("y.prof"), path("y.log")), 0);
+	assert_int_equal(tu_sh("grep -q 'no callgrind-Ir' %s && ! test -e %s", path("y.log"),
+			       path("y.prof")), 0);
+	tu_exact_db(path("exact2"), path("loc"), "sq", (const double[]){ 1, 5, 5 });
+	assert_int_not_equal(tu_sh("%s %s %s -o %s 2> %s", cmd, path("exact2"), path("fb"),
+				   path("y.prof"), path("y.log")), 0);
+	assert_int_equal(tu_sh("grep -q 'fb: no callgrind-Ir counts of it' %s && ! test -e %s",
+			       path("y.log"), path("y.prof")), 0);
+	assert_int_not_equal(tu_sh("%s %s --raw-samples %s -o %s 2> %s", cmd, path("exact"),
+				   path("fb"), path("y.prof"), path("y.log")), 0);
+	assert_int_equal(tu_sh("grep -q 'one or the other' %s", path("y.log")), 0);
+	snprintf(cmd, sizeof(cmd), "%s bolt-prof --db %s --exact", bin, path("db"));
+	assert_int_not_equal(tu_sh("%s %s %s -o %s 2> %s", cmd, path("exact"), path("fb"),
+				   path("y.fdata"), path("y.log")), 0);
+	assert_int_equal(tu_sh("grep -q 'estimated only' %s", path("y.log")), 0);
 	/* no -o */
 	assert_int_not_equal(tu_sh("%s bolt-prof --db %s 2> /dev/null", bin, path("db")), 0);
 	prof_profile_free(&p);
