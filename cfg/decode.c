@@ -303,7 +303,6 @@ const char *cfg_insn_text(const struct cfg_insn *insn, char *buf, size_t size)
 int cfg_dec_open(struct cfg_dec **out, struct dcpi_err *err)
 {
 	struct cfg_dec *dec = calloc(1, sizeof(*dec));
-
 	const char *memo = getenv("DCPI_DECODE_MEMO");
 
 	if (!dec)
@@ -607,6 +606,14 @@ static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups)
 		insn->regs_read &= ~CFG_RBIT(CFG_R_RIP);
 }
 
+/* Instructions with a target relative to their address that capstone does
+ * not put in the jump group (CFG_I_BRANCH): loop, jrcxz, xbegin. */
+static int rel_target_id(unsigned id)
+{
+	return id == X86_INS_LOOP || id == X86_INS_LOOPE || id == X86_INS_LOOPNE ||
+	       id == X86_INS_JRCXZ || id == X86_INS_JECXZ || id == X86_INS_XBEGIN;
+}
+
 /*
  * CFG_I_IMM and CFG_I_CL say what "$" and "%cl," in the AT&T text would (the
  * model's classes were written against the text): a direct branch's target
@@ -618,9 +625,7 @@ static void fix_text_flags(struct cfg_insn *insn, const cs_insn *ci)
 	const cs_detail *d = ci->detail;
 
 	if (((insn->flags & (CFG_I_BRANCH | CFG_I_CALL)) && !(insn->flags & CFG_I_INDIRECT) &&
-	     ci->id != X86_INS_LJMP && ci->id != X86_INS_LCALL) ||
-	    ci->id == X86_INS_LOOP || ci->id == X86_INS_LOOPE || ci->id == X86_INS_LOOPNE ||
-	    ci->id == X86_INS_JRCXZ || ci->id == X86_INS_JECXZ || ci->id == X86_INS_XBEGIN)
+	     ci->id != X86_INS_LJMP && ci->id != X86_INS_LCALL) || rel_target_id(ci->id))
 		insn->flags &= ~(uint32_t)CFG_I_IMM;
 	if (d->x86.op_count == 1 && d->x86.operands[0].type == X86_OP_MEM)
 		for (unsigned i = 0; i < d->regs_read_count; i++)
@@ -1010,10 +1015,7 @@ static void memo_put(struct cfg_dec *dec, const uint8_t *bytes, size_t len,
 	if (!dec->memo && (dec->decodes < MEMO_AFTER || memo_alloc(dec) < 0))
 		return;
 	if ((insn->flags & (CFG_I_BRANCH | CFG_I_CALL | CFG_I_INVALID)) ||
-	    (insn->nmem && insn->mem.rip_relative) || insn->target ||
-	    insn->id == X86_INS_LOOP || insn->id == X86_INS_LOOPE ||
-	    insn->id == X86_INS_LOOPNE || insn->id == X86_INS_JRCXZ ||
-	    insn->id == X86_INS_JECXZ || insn->id == X86_INS_XBEGIN)
+	    (insn->nmem && insn->mem.rip_relative) || insn->target || rel_target_id(insn->id))
 		return;
 	dec->hint[hint_slot(bytes, len)] = insn->size;
 	e = &dec->memo[memo_slot(bytes, insn->size)];
