@@ -84,13 +84,15 @@ static void visit(struct cfg_all *a, size_t i, int want_nr)
 	size_t len = 0, held = 0;
 	int rc, proved = 0;
 
-	if (!a->dec[a->level] && cfg_dec_open(&a->dec[a->level], NULL) < 0) {
-		a->stop = -ENOMEM;
-		return;
+	if (!a->dec[a->level]) {
+		if (cfg_dec_open(&a->dec[a->level], NULL) < 0) {
+			a->stop = -ENOMEM;
+			return;
+		}
+		/* one memo for every level: a callee's code is like its caller's */
+		if (a->level > 0)	/* without one (-ENOMEM), capstone decodes all */
+			(void)cfg_dec_share_memo(a->dec[a->level], a->dec[0]);
 	}
-	/* one memo for every level: a callee's instructions are like its caller's */
-	if (a->level > 0)
-		(void)cfg_dec_share_memo(a->dec[a->level], a->dec[0]);	/* else none */
 	a->busy[a->level] = i;
 	dec = a->dec[a->level++];
 	if (a->level > a->st.max_nesting)
