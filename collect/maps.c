@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "pathrt.h"
 
 #define JIT_RECHECK 256
 
@@ -154,17 +155,17 @@ static int image_intern(struct maps *m, const char *path, uint32_t *out)
 	return ret;
 }
 
-/* dcpi record's own copy of the path-sample runtime: DIR/dcpi-paths-XXXXXX/
+/* dcpi record's own copy of the path-sample runtime: TMP/dcpi-paths-XXXXXX/
  * libdcpi-paths.so (collect/paths_run.c), gone when the reports run. */
 static int is_paths_runtime(const char *filename)
 {
 	const char *base = strrchr(filename, '/'), *dir;
 
-	if (!base || strcmp(base + 1, "libdcpi-paths.so"))
+	if (!base || strcmp(base + 1, PRT_LIB_NAME))
 		return 0;
 	for (dir = base; dir > filename && dir[-1] != '/'; dir--)
 		;
-	return !strncmp(dir, "dcpi-paths-", 11);
+	return !strncmp(dir, PRT_TMP_PREFIX, strlen(PRT_TMP_PREFIX));
 }
 
 /* Mappings whose samples the profile can place: files and the vdso. */

@@ -29,6 +29,8 @@
 #define PRT_ENV_VALUES	"DCPI_VALUES"		/* "1": register files with the pcs,
 						 * "2": and latency probes */
 #define PRT_LIB_NAME	"libdcpi-paths.so"
+#define PRT_TMP_PREFIX	"dcpi-paths-"	/* dcpi record's directory for the spool and
+					 * its copy of the runtime (paths_run.c) */
 
 #define PRT_MAGIC	0x48544150u		/* "PATH" */
 #define PRT_MAPS	1u

@@ -103,7 +103,7 @@ int paths_prepare(struct paths_run *r, unsigned rate, unsigned k, const char *li
 	/* LD_PRELOAD splits at spaces and colons: such a TMPDIR cannot hold it */
 	if (!tmp || !tmp[0] || strpbrk(tmp, " :"))
 		tmp = "/tmp";
-	snprintf(r->dir, sizeof(r->dir), "%s/dcpi-paths-XXXXXX", tmp);
+	snprintf(r->dir, sizeof(r->dir), "%s/" PRT_TMP_PREFIX "XXXXXX", tmp);
 	if (!mkdtemp(r->dir))		/* mode 0700 */
 		return dcpi_errf(err, -errno, "%s: %s", r->dir, strerror(errno));
 	r->on = 1;			/* paths_cleanup removes the directory */
