@@ -32,9 +32,9 @@
 #define PROF_MAGIC "DCPIPROF"
 #define PROF_VERSION 1
 #define PROF_HDR_SIZE 72
-#define OFF_VERSION 8
-#define OFF_CRC 12
-#define OFF_SIZE 16
+#define OFF_VERSION KIND_OFF_VERSION	/* the header every profile file starts with */
+#define OFF_CRC KIND_OFF_CRC
+#define OFF_SIZE KIND_OFF_SIZE
 #define OFF_N 24
 #define OFF_TOTAL 32
 #define OFF_PERIOD 40
@@ -59,13 +59,6 @@ static double bits_dbl(uint64_t v)
 }
 
 /* CRC-32C of the whole file except the 4 bytes of the CRC field. */
-static uint32_t prof_crc(const uint8_t *buf, size_t size)
-{
-	uint32_t crc = dcpi_crc32c(0, buf, OFF_CRC);
-
-	return dcpi_crc32c(crc, buf + OFF_CRC + 4, size - OFF_CRC - 4);
-}
-
 static const char *prof_strings(const struct prof_profile *p, int i)
 {
 	switch (i) {
@@ -183,7 +176,7 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 		pos += dcpi_varint_put(b + pos, p->e[i].offset - (i ? p->e[i - 1].offset : 0));
 		pos += dcpi_varint_put(b + pos, p->e[i].count);
 	}
-	put32(b + OFF_CRC, prof_crc(b, size));
+	put32(b + OFF_CRC, kind_crc(b, size));
 	*buf = b;
 	*len = size;
 	return 0;
@@ -209,39 +202,6 @@ static const char *get_string(const uint8_t *buf, size_t size, size_t *pos, char
 	out[l] = '\0';
 	*pos += l;
 	return NULL;
-}
-
-static int decode_header(const uint8_t *buf, size_t len, const char *name,
-			 struct dcpi_err *err)
-{
-	uint64_t size;
-	uint32_t v, stored, crc;
-
-	if (len < 8)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, not even a magic",
-				 name, len);
-	if (memcmp(buf, PROF_MAGIC, 8))
-		return dcpi_errf(err, -EINVAL, "%s: bad magic (not a dcpi profile)", name);
-	if (len < PROF_HDR_SIZE)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: %zu bytes, the header needs %d",
-				 name, len, PROF_HDR_SIZE);
-	v = get32(buf + OFF_VERSION);
-	if (v != PROF_VERSION)
-		return dcpi_errf(err, -EINVAL, "%s: unsupported version %" PRIu32
-				 " (this reader knows %d)", name, v, PROF_VERSION);
-	size = get64(buf + OFF_SIZE);
-	if (size > len)
-		return dcpi_errf(err, -EINVAL, "%s: truncated: header says %" PRIu64
-				 " bytes, have %zu", name, size, len);
-	if (size < len)
-		return dcpi_errf(err, -EINVAL, "%s: trailing garbage: %zu bytes after the %"
-				 PRIu64 " the header declares", name, len - (size_t)size, size);
-	stored = get32(buf + OFF_CRC);
-	crc = prof_crc(buf, len);
-	if (stored != crc)
-		return dcpi_errf(err, -EINVAL, "%s: bad checksum (stored 0x%08" PRIx32
-				 ", computed 0x%08" PRIx32 ")", name, stored, crc);
-	return 0;
 }
 
 static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const char *name,
@@ -308,7 +268,8 @@ int prof_decode(const uint8_t *buf, size_t len, const char *name,
 	prof_profile_init(p);
 	if (!name)
 		name = "(buffer)";
-	rc = decode_header(buf, len, name, err);
+	rc = kind_check_header(buf, len, name, PROF_MAGIC, "a dcpi profile", PROF_HDR_SIZE,
+			       PROF_VERSION, err);
 	if (rc)
 		return rc;
 	p->period = bits_dbl(get64(buf + OFF_PERIOD));

@@ -6,7 +6,8 @@
  * read every one of an epoch (a FIFO or a link reported and skipped, a
  * file that does not decode an error naming it), and merge one epoch's
  * into another's; and the header every such file starts with (magic,
- * version at 8, CRC-32C at 12 over the rest, size at 16).  Each kind gives
+ * version at 8, CRC-32C at 12 over the rest, size at 16), the sample
+ * profiles' (format.c) included.  Each kind gives
  * its encoder, decoder and merge through a struct prof_kind (internal.h).
  */
 #include <errno.h>
