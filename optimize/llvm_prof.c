@@ -8,8 +8,11 @@
  *     ...                    (the inlinee's body, one space deeper)
  *
  * offset is the line minus the function's DW_AT_decl_line; discriminators
- * are LLVM's base discriminators (source.c).  Counts are executions, which
- * is what LLVM's sample loader takes a location's weight to be.
+ * are LLVM's base discriminators (source.c).  Counts are executions of the
+ * source line, which is what LLVM's sample loader takes a location's weight
+ * to be: an instruction of an unrolled or vectorized copy counts its
+ * executions times the copy's duplication factor (as AutoFDO's
+ * create_llvm_prof and llvm-profgen do).
  */
 #include <errno.h>
 #include <stdlib.h>

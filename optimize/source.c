@@ -126,7 +126,7 @@ static int target_add(struct opt_loc *l, const char *name, uint64_t count)
 
 /* LLVM's base discriminator (DILocation::getBaseDiscriminatorFromDiscriminator,
  * the prefix encoding): the duplication factor and copy id are dropped. */
-static uint32_t llvm_base_discr(uint32_t d)
+uint32_t opt_llvm_base_discr(uint32_t d)
 {
 	if (d & 1)
 		return 0;
@@ -134,10 +134,28 @@ static uint32_t llvm_base_discr(uint32_t d)
 	return (d & 0x20) ? (((d >> 1) & 0xfe0) | (d & 0x1f)) : (d & 0x1f);
 }
 
+/* LLVM's duplication factor (DILocation::getDuplicationFactorFromDiscriminator):
+ * the second component of the encoding, 1 when absent.  The unroller and the
+ * vectorizer multiply it into every copy they make under
+ * -fdebug-info-for-profiling: one execution of such an instruction stands for
+ * that many executions of its source line, and the sample loader expects the
+ * line's count in source executions (AutoFDO and llvm-profgen multiply too). */
+uint32_t opt_llvm_dup_factor(uint32_t d)
+{
+	uint32_t f;
+
+	d = (d & 1) ? d >> 1 : d >> ((d & 0x40) ? 14 : 7);
+	if (d & 1)
+		return 1;
+	d >>= 1;
+	f = (d & 0x20) ? (((d >> 1) & 0xfe0) | (d & 0x1f)) : (d & 0x1f);
+	return f ? f : 1;
+}
+
 static uint32_t map_discr(enum opt_discr how, uint32_t d)
 {
 	switch (how) {
-	case OPT_D_LLVM_BASE: return llvm_base_discr(d);
+	case OPT_D_LLVM_BASE: return opt_llvm_base_discr(d);
 	case OPT_D_NONE: return 0;
 	default: return d;
 	}
@@ -186,6 +204,7 @@ static int place(struct build *b, struct image *img, struct opt_func *top,
 	struct opt_func *f = top;
 	struct img_line ln;
 	struct opt_loc *l;
+	uint64_t line_count;
 	char tgt[512];
 	size_t n = 0;
 
@@ -213,8 +232,13 @@ static int place(struct build *b, struct image *img, struct opt_func *top,
 	l = loc_get(f, ln.line - f->decl_line, map_discr(b->discr, ln.discriminator));
 	if (!l)
 		return -ENOMEM;
-	if (count > l->count)
-		l->count = count;
+	/* the line's count is the most any of its instructions stands for; a
+	 * call's own executions go to its target (copies of it add up) */
+	line_count = count;
+	if (b->discr == OPT_D_LLVM_BASE)
+		line_count *= opt_llvm_dup_factor(ln.discriminator);
+	if (line_count > l->count)
+		l->count = line_count;
 	call_target(img, in, tgt, sizeof(tgt));
 	if (tgt[0] && target_add(l, tgt, count) < 0)
 		return -ENOMEM;

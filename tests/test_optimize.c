@@ -632,10 +632,33 @@ static void test_base_name(void **state)
 	assert_string_equal(b, "_ZN1a1bEv");
 }
 
+/* LLVM's discriminator encoding (DILocation::encodeDiscriminator): each of
+ * base, duplication factor and copy id is 1 (one bit) when 0, else its
+ * prefix encoding shifted left once, 7 bits for values up to 31, 14 above.
+ * The encodings below are worked out by hand from that rule. */
+static void test_discriminators(void **state)
+{
+	static const struct { uint32_t d, base, dup; } c[] = {
+		{ 0, 0, 1 },			/* nothing encoded */
+		{ 6, 3, 1 },			/* base 3 alone */
+		{ 17, 0, 4 },			/* base 0 (1 bit), factor 4: unrolled x4 */
+		{ 6 | 192 << 7, 3, 32 },	/* base 3, factor 32 (VF 8 x UF 4) */
+		{ 208 | 4 << 14, 40, 2 },	/* base 40 (14 bits), factor 2 */
+		{ 1 | 1 << 1 | 10 << 2, 0, 1 },	/* copy id 5 only */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		assert_int_equal(opt_llvm_base_discr(c[i].d), c[i].base);
+		assert_int_equal(opt_llvm_dup_factor(c[i].d), c[i].dup);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base_name),
+		cmocka_unit_test(test_discriminators),
 		cmocka_unit_test(test_source_profile),
 		cmocka_unit_test(test_raw_samples),
 		cmocka_unit_test(test_heads_from_calls),

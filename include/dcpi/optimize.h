@@ -146,6 +146,11 @@ int opt_write_file(const char *path, const void *buf, size_t len, struct dcpi_er
  * suffix (".cold", ".part.0", ".isra.0", ...) and without "@plt". */
 void opt_base_name(const char *sym, char *out, size_t len);
 
+/* An LLVM discriminator's base discriminator, and its duplication factor (1
+ * when none is encoded): DILocation's encoding under -fdebug-info-for-profiling. */
+uint32_t opt_llvm_base_discr(uint32_t d);
+uint32_t opt_llvm_dup_factor(uint32_t d);
+
 /* ---- one request: database in, feedback file out (the tools' work) ---- */
 
 enum opt_format { OPT_F_LLVM, OPT_F_GCC, OPT_F_BOLT, OPT_F_PREFETCH };
