@@ -7,7 +7,8 @@
  * the steady-state cycles model_schedule predicts for the probes against the
  * cycles measured, as mean relative error.  The fit is coordinate descent over
  * discrete candidates: machine parameters (dispatch width, load-to-use,
- * store forwarding, taken branches per cycle) on the probes they govern, then
+ * store forwarding, store commit and pairing, vector store data ports, the
+ * vector pipes' width, taken branches per cycle) on the probes they govern, then
  * per instruction class its latency, busy cycles, ports and dispatch slots on
  * the probes whose instructions fall in that class, repeated until nothing
  * moves.  A value moves only when it lowers the error clearly, so what the
@@ -436,7 +437,9 @@ static const char *const load_probes[] = { "lat.load", "lat.loadop", NULL };
 static const char *const vload_probes[] = { "lat.vload", NULL };
 static const char *const reload_probes[] = { "st.reload", NULL };
 static const char *const fwd_fail_probes[] = { "st.fwd_fail", NULL };
-static const char *const store_probes[] = { "st.line", "st.2lines", NULL };
+static const char *const store_probes[] = { "st.line", "st.2lines", "st.pair", NULL };
+static const char *const vstore_probes[] = { "st.vec", "st.zmm", NULL };
+static const char *const vpipe_probes[] = { "st.zmm", "tp.fma_zmm", NULL };
 static const char *const taken_probes[] = { "br.taken", NULL };
 static const char *const lport_probes[] = { "tp.load", "mix.load", NULL };
 static const char *const vport_probes[] = { "tp.vload", NULL };
@@ -457,6 +460,8 @@ static int sweep_params(struct fit *f)
 	};
 	static const struct knob store = { "store_queue|store_pair_bytes", 0, NULL,
 					   store_probes };
+	static const struct knob vstore = { "vec_store_data_ports", 0, NULL, vstore_probes };
+	static const struct knob vpipe = { "vec_pipe_bits", 0, NULL, vpipe_probes };
 	static const struct knob lports = { "load_ports", 0, NULL, lport_probes };
 	static const struct knob vports = { "vec_load_ports", 0, NULL, vport_probes };
 	static char cand[MAX_CANDS][96];
@@ -471,6 +476,15 @@ static int sweep_params(struct fit *f)
 		snprintf(cand[n++], 96, "64|%d", q);
 	snprintf(cand[n++], 96, "0|0");
 	moved += knob_fit(f, &store, cand, n);
+	/* vector store data through fewer ports than scalar data (Zen 4: one) */
+	n = cand_prefixes(f->m, cand, 0, f->m->store_data_ports);
+	snprintf(cand[n++], 96, "none");
+	moved += knob_fit(f, &vstore, cand, n);
+	/* 512-bit ops on narrower pipes hold them twice (0: as wide as any op) */
+	n = 0;
+	snprintf(cand[n++], 96, "0");
+	snprintf(cand[n++], 96, "256");
+	moved += knob_fit(f, &vpipe, cand, n);
 	moved += knob_fit(f, &lports, cand, cand_prefixes(f->m, cand, 0, f->m->load_ports));
 	n = cand_prefixes(f->m, cand, 0, f->m->load_ports);
 	snprintf(cand[n++], 96, "none");
@@ -550,8 +564,11 @@ static int sweep_classes(struct fit *f)
 		moved += knob_fit(f, &k, cand, with_busy(n, r->busy, cand));
 		k.field = "busy";
 		moved += knob_fit(f, &k, cand, cands_range(cand, 0, 1, r->lat > 4 ? r->lat : 4, 1));
+		/* an op handled at rename (a nop, an eliminated move) may take no
+		 * dispatch slot at all (Zen 4's one-byte nop) */
 		k.field = "uops";
-		moved += knob_fit(f, &k, cand, cands_range(cand, 0, 1, 4, 1));
+		moved += knob_fit(f, &k, cand, cands_range(cand, 0, (r->kind & MODEL_K_ELIM) ? 0 : 1,
+							   4, 1));
 	}
 	return moved;
 }

@@ -175,6 +175,16 @@ static void test_full_suite(void **state)
 		/* classes zen5's table lacks (Zen 4's pclmul, lock ...) are turned on */
 		if (rep.err_after > (dir ? 0.001 : 0.02))
 			fail_msg("%d: error after %.4f:\n%s", dir, rep.err_after, rep.log);
+		if (dir) {
+			/* Zen 4's store commit, vector store data port, 256-bit pipes
+			 * and free one-byte nops, none of them in zen5's table: the
+			 * st.pair*, st.vec8, st.zmm4, tp.fma_zmm and fe.nop16 probes */
+			assert_int_equal(m->store_queue, 64);
+			assert_int_equal(m->store_pair_bytes, 32);
+			assert_int_equal(__builtin_popcount(m->vec_store_data_ports), 1);
+			assert_int_equal(m->vec_pipe_bits, 256);
+			assert_int_equal(model_class_row(m, "nop")->uops, 0);
+		}
 		model_free(m);
 	}
 }
