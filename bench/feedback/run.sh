@@ -13,7 +13,9 @@
 #   clang -fprofile-sample-use with dcpi llvm-prof / create_llvm_prof, and
 #     with dcpi llvm-prof --raw-samples (the same file from raw samples) and
 #     --exact (from callgrind's exact counts of the training run: the ceiling
-#     of better estimates)
+#     of better estimates); every sample profile with -fsample-profile-use-profi
+#     (LLVM's flow-based inference of the counts a line profile leaves open;
+#     SAMPLE_FLAGS= to leave it out)
 #   llvm-bolt on the -O2 build with dcpi bolt-prof / perf2bolt -nl
 #   gcc -O2, gcc PGO (-fprofile-generate / -use),
 #   gcc -fauto-profile with dcpi gcc-prof (and --raw-samples, --exact) / create_gcov
@@ -28,6 +30,7 @@
 # eval, binary; eval-text, other text than the training's; default both).
 set -eu
 : "${BUILD:=build}"
+: "${SAMPLE_FLAGS=-fsample-profile-use-profi}"
 : "${FEEDBACK_DIR:=/tmp/dcpi-feedback}"
 : "${RUNS:=11}"
 : "${PROGRAMS:=bzip2 lz4 zstd}"
@@ -149,7 +152,8 @@ bench_one() {
 			echo "$v: llvm-profdata-19 rejects $f:"; head -1 "$f.show"
 			continue
 		fi
-		build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling -fprofile-sample-use=$f" \
+		build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling -fprofile-sample-use=$f \
+			$SAMPLE_FLAGS" \
 			"$d/clang-$v" 2> "$d/clang-$v.log" || {
 			echo "clang -fprofile-sample-use ($v) failed:"; head -3 "$d/clang-$v.log"; }
 	done
