@@ -94,7 +94,12 @@ $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(LIB) $(DEP_LIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(TEST_OBJS) $(LIB) $(DEP_LIBS) -lcmocka
+
+# test_bpsim drives bpsim's predictor (bench/culprits/bpsim) natively
+BP_PRED_O := $(BUILD)/bench/culprits/bpsim/bp_pred.o
+$(BUILD)/tests/test_bpsim: $(BP_PRED_O)
+$(BUILD)/tests/test_bpsim: TEST_OBJS := $(BP_PRED_O)
 
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
