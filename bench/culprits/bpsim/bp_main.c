@@ -26,7 +26,8 @@
  * address, made when the instruction is first translated (with its object,
  * function and file address looked up then, while the object is mapped) and
  * passed to the helper calls as a constant.  At exit the sites are sorted by
- * object and function and written as "ob=", "fn=" blocks of per-instruction
+ * object and function and written as "ob=", "fn=" blocks (names compressed
+ * as "(id) name", each id used once) of per-instruction
  * lines "0xADDR Bc Bcm Bi Bim", addresses as in the object's file (what
  * callgrind writes); each function's block starts with its entry address
  * without costs, so that an importer voting for the load bias finds 0.
@@ -259,6 +260,7 @@ static void write_out(ULong tot[4])
 	UWord n = VG_(OSetGen_Size)(sites), k = 0;
 	struct bp_site **all = VG_(malloc)("bp.out", (n ? n : 1) * sizeof(*all));
 	const struct bp_site *prev = NULL;
+	UInt nob = 0, nfn = 0;
 	VgFile *fp;
 	struct bp_site *s;
 
@@ -285,10 +287,12 @@ static void write_out(ULong tot[4])
 		tot[3] += s->bim;
 		if (!fp || (!s->bc && !s->bi))
 			continue;
+		/* every block names its object and function afresh, with a new
+		 * id: "(below main)" would otherwise read as a compressed name */
 		if (!prev || prev->obj != s->obj)
-			VG_(fprintf)(fp, "\nob=%s\n", s->obj);
+			VG_(fprintf)(fp, "\nob=(%u) %s\n", ++nob, s->obj);
 		if (!prev || prev->obj != s->obj || prev->fn != s->fn || prev->entry != s->entry)
-			VG_(fprintf)(fp, "fn=%s\n0x%lx\n", s->fn, s->entry);
+			VG_(fprintf)(fp, "fn=(%u) %s\n0x%lx\n", ++nfn, s->fn, s->entry);
 		if (s->bi)
 			VG_(fprintf)(fp, "0x%lx %llu %llu %llu %llu\n", s->vaddr, s->bc, s->bcm,
 				     s->bi, s->bim);
