@@ -6,7 +6,11 @@
  * branches (callgrind's predictor sees only its own 2-bit counter, TAGE learns
  * them), a 50% random branch (neither can), loop exits at fixed trip counts,
  * a branch that repeats one 11 branches earlier, indirect targets in a cycle,
- * and the exact counts callgrind's predictor gives on a short stream.
+ * and the exact counts callgrind's predictor gives on a short stream.  When
+ * make bpsim has built the valgrind tool, it runs on tests/workloads/switchy
+ * beside callgrind: with callgrind's predictor it must count the same
+ * branches and mispredicts, with TAGE the same branches and fewer conditional
+ * mispredicts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -28,6 +34,18 @@ static struct bp_pred *pred_new(enum bp_kind kind)
 	assert_non_null(p);
 	assert_int_equal(bp_pred_init(p, kind), 0);
 	return p;
+}
+
+static int tu_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int tu_run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
 }
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -257,6 +275,84 @@ static void test_names_and_budget(void **state)
 	free(p);
 }
 
+/* "Branches:" and "Mispredicts:" of a valgrind log: total, cond, ind each. */
+static int read_totals(const char *log, unsigned long long br[3], unsigned long long mp[3])
+{
+	char line[512];
+	int found = 0;
+	FILE *f = fopen(log, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long *v = strstr(line, "Branches:") ? br :
+					strstr(line, "Mispredicts:") ? mp : NULL;
+		char digits[512], *w = digits, *p;
+		int k = 0;
+
+		if (!v)
+			continue;
+		for (p = strchr(line, ':') + 1; *p; p++)	/* 1,234 -> 1234 */
+			if (*p != ',')
+				*w++ = *p;
+		*w = '\0';
+		for (p = digits; *p && k < 3; p++) {
+			if (*p >= '0' && *p <= '9') {
+				v[k++] = strtoull(p, &p, 10);
+				p--;
+			}
+		}
+		found += k == 3;
+	}
+	fclose(f);
+	return found == 2 ? 0 : -1;
+}
+
+static void test_valgrind_tool(void **state)
+{
+	const char *build = getenv("DCPI_BUILD");
+	char tool[1024], wl[1024], dir[] = "/tmp/test_bpsim.XXXXXX", log[3][1100];
+	unsigned long long br[3][3], mp[3][3];
+
+	if (!build || snprintf(tool, sizeof(tool), "%s/bpsim/lib/bpsim-amd64-linux", build) < 0 ||
+	    access(tool, X_OK) || system("command -v valgrind > /dev/null 2>&1")) {
+		print_message("no bpsim tool (make bpsim) or no valgrind: skipped\n");
+		skip();
+		return;
+	}
+	snprintf(wl, sizeof(wl), "%s/workloads/switchy", build);
+	assert_non_null(mkdtemp(dir));
+	for (int k = 0; k < 3; k++)
+		snprintf(log[k], sizeof(log[k]), "%s/log%d", dir, k);
+	/* The output options have the same length: the client's start-up
+	 * strings move with valgrind's command line, and ld.so's string scans
+	 * branch on their alignment. */
+	assert_int_equal(tu_run("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=callgrind "
+				"--branch-sim=yes --callgrind-out-file=%s/cg %s 20000 > /dev/null "
+				"2> %s", build, dir, wl, log[0]), 0);
+	assert_int_equal(tu_run("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=bpsim "
+				"--predictor=bimodal --bpsim-out-file=%s/bim1 %s 20000 > /dev/null "
+				"2> %s", build, dir, wl, log[1]), 0);
+	assert_int_equal(tu_run("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=bpsim "
+				"--predictor=tage --bpsim-out-file=%s/tag1 %s 20000 > /dev/null "
+				"2> %s", build, dir, wl, log[2]), 0);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(read_totals(log[k], br[k], mp[k]), 0);
+	print_message("switchy: branches %llu cond + %llu ind; mispredicts callgrind %llu + %llu, "
+		      "bpsim bimodal %llu + %llu, tage %llu + %llu\n", br[0][1], br[0][2],
+		      mp[0][1], mp[0][2], mp[1][1], mp[1][2], mp[2][1], mp[2][2]);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(br[1][i], br[0][i]);
+		assert_int_equal(mp[1][i], mp[0][i]);
+		assert_int_equal(br[2][i], br[0][i]);
+	}
+	/* TAGE learns the i % 7, % 12, % 41 range checks of the switches; their
+	 * jump tables' targets, interleaved, stay mispredicted by both */
+	assert_true(mp[2][1] * 3 < mp[0][1] * 2);
+	assert_true(mp[2][0] < mp[0][0]);
+	assert_int_equal(tu_run("rm -rf %s", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_indirect),
 		cmocka_unit_test(test_bimodal_exact),
 		cmocka_unit_test(test_names_and_budget),
+		cmocka_unit_test(test_valgrind_tool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
