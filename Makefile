@@ -11,6 +11,7 @@
 #   make bench      benchmarks that print figures beside the peer tools
 #   make accuracy   estimates against callgrind's exact counts (DCPI figs. 8, 9)
 #   make feedback   compiler feedback from dcpi vs PGO, AutoFDO, BOLT (bench/feedback)
+#   make bpsim      the branch-predictor simulator, a valgrind tool (bench/culprits/bpsim)
 #   make fuzz       run each fuzz target for FUZZ_SECONDS
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -49,7 +50,8 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback culprits fuzz install clean
+.PHONY: all deps check check-asan check-valgrind demo bench accuracy feedback culprits bpsim fuzz \
+	install clean
 .DEFAULT_GOAL := all
 
 # deps first: on a fresh machine a plain `make` installs the libraries too
@@ -94,7 +96,12 @@ $(addprefix $(BUILD)/,$(TOOLS)): $(DCPI)
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  TEST    $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(LIB) $(DEP_LIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(TEST_OBJS) $(LIB) $(DEP_LIBS) -lcmocka
+
+# test_bpsim drives bpsim's predictor (bench/culprits/bpsim) natively
+BP_PRED_O := $(BUILD)/bench/culprits/bpsim/bp_pred.o
+$(BUILD)/tests/test_bpsim: $(BP_PRED_O)
+$(BUILD)/tests/test_bpsim: TEST_OBJS := $(BP_PRED_O)
 
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
@@ -119,6 +126,46 @@ check-valgrind: deps
 	@BUILD=$(BUILD) TEST_WRAPPER="valgrind -q --error-exitcode=9 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect" ./tests/run.sh $(TESTS)
 
+# --- bpsim: the valgrind tool behind make culprits' mispredict yardstick ----
+# (bench/culprits/bpsim, docs/culprits.md "Fig. 10").  Built outside valgrind's
+# tree against the headers and static libraries of Debian's valgrind package
+# (valgrind.pc), linked the way valgrind links its tools (static, no libc, at
+# the tools' load address); $(BUILD)/bpsim/lib is a VALGRIND_LIB holding it
+# beside links to the installed tools and preloads.  Without valgrind.pc,
+# `make bpsim` says so and builds nothing; the rest of the tree never needs it.
+BPSIM_DIR  := $(BUILD)/bpsim
+BPSIM_TOOL := $(BPSIM_DIR)/lib/bpsim-amd64-linux
+VG_LIBEXEC ?= /usr/libexec/valgrind
+VG_INC     := $(shell pkg-config --variable=includedir valgrind 2>/dev/null)
+VG_PLAT    := $(shell pkg-config --variable=platform valgrind 2>/dev/null)
+
+ifeq ($(VG_PLAT)$(if $(wildcard $(VG_INC)/pub_tool_basics.h),yes),amd64-linuxyes)
+VG_LIBDIR  := $(shell pkg-config --variable=libdir valgrind)/valgrind
+VG_LOAD    := $(shell pkg-config --variable=valt_load_address valgrind)
+BPSIM_CFLAGS := -std=gnu11 -O2 -g -m64 -I$(VG_INC) -DVGA_amd64=1 -DVGO_linux=1 \
+	-DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 -fno-strict-aliasing -fno-builtin \
+	-fno-stack-protector -fomit-frame-pointer -fno-pie $(WARN)
+
+$(BPSIM_DIR)/%.o: bench/culprits/bpsim/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  CC      $< (valgrind tool)")
+	$(Q)$(CC) $(BPSIM_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BPSIM_TOOL): $(BPSIM_DIR)/bp_main.o $(BPSIM_DIR)/bp_pred.o
+	@mkdir -p $(dir $@)
+	@$(if $(V),,echo "  LINK    $@")
+	$(Q)$(CC) -m64 -o $@ $^ -static -no-pie -nodefaultlibs -nostartfiles -u _start \
+		-Wl,--build-id=none -Wl,-Ttext-segment=$(VG_LOAD) \
+		$(VG_LIBDIR)/libcoregrind-$(VG_PLAT).a $(VG_LIBDIR)/libvex-$(VG_PLAT).a -lgcc \
+		$(VG_LIBDIR)/libgcc-sup-$(VG_PLAT).a
+	$(Q)for f in $(VG_LIBEXEC)/*; do ln -sfn "$$f" $(BPSIM_DIR)/lib/; done
+
+bpsim: $(BPSIM_TOOL)
+else
+bpsim:
+	@echo "bpsim: no valgrind headers for amd64-linux (pkg-config valgrind): not built" >&2
+endif
+
 # --- demo, benchmarks, fuzzing ---------------------------------------------
 demo: deps
 	@$(MAKE) --no-print-directory all $(WL_BINS)
@@ -137,7 +184,7 @@ feedback: deps
 	@BUILD=$(BUILD) ./bench/feedback/run.sh
 
 culprits: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all bpsim
 	@BUILD=$(BUILD) ./bench/culprits/run.sh
 
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB_SRCS)

@@ -14,13 +14,18 @@ over procedures with the simulated events times their cost:
   I-cache     I1mr x L2 + ILmr x DRAM
   mispredict  (Bcm + Bim) x penalty
 
-and the share of dynamic stall cycles left unexplained is printed.
+and the share of dynamic stall cycles left unexplained is printed.  The
+mispredicts are also taken from bpsim (bench/culprits/bpsim: a TAGE
+predictor, WORK/NAME/bp) when that run exists: callgrind's predictor is 2-bit
+counters under 7 bits of history, which a current core's beats on every
+pattern longer than that.
 
     fig10.py --bin BUILD --work WORK [--top N] [--min-samples S] NAME...
 """
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -73,13 +78,19 @@ def events_of(dcpi, db):
     return {(p["image"], p["name"]): p["samples"] for p in d["procedures"]}
 
 
-def sim_cost(ev):
+BPSIM = "branch mispredict (bpsim)"
+
+
+def sim_cost(ev, bp):
     g = lambda k: ev.get("callgrind-" + k, 0)
-    return {
+    c = {
         "D-cache": g("D1mr") * L2 + g("DLmr") * DRAM,
         "I-cache": g("I1mr") * L2 + g("ILmr") * DRAM,
         "branch mispredict": (g("Bcm") + g("Bim")) * PENALTY,
     }
+    if bp is not None:	# bpsim's file reads as callgrind's: the same event names
+        c[BPSIM] = (bp.get("callgrind-Bcm", 0) + bp.get("callgrind-Bim", 0)) * PENALTY
+    return c
 
 
 def main():
@@ -101,6 +112,10 @@ def main():
             skipped.append((name, "-", err))
             continue
         sim = events_of(dcpi, cg)
+        bpdb = "%s/%s/bp" % (a.work, name)
+        bpsim = events_of(dcpi, bpdb) if os.path.isdir(bpdb) else None
+        if bpsim is None:
+            skipped.append((name, "-", ["no bpsim run (make bpsim)"]))
         for p in procs:
             ev = sim.get((p["image"], p["name"]))
             if ev is None:
@@ -119,9 +134,11 @@ def main():
                                    "cycles": d["summary"]["cycles"],
                                    "dynamic": d["summary"]["dynamic"],
                                    "causes": d["summary"]["causes"],
-                                   "sim": sim_cost(ev), "events": ev})
+                                   "sim": sim_cost(ev, None if bpsim is None else
+                                                   bpsim.get((p["image"], p["name"]), {})),
+                                   "events": ev})
     print("== Fig. 10: attributed dynamic stall cycles vs simulated events x cost "
-          "(callgrind), per procedure ==")
+          "(callgrind; mispredicts also bpsim's TAGE), per procedure ==")
     print("workloads: %s; costs: L2 %d, DRAM %d, mispredict %d cycles"
           % (" ".join(a.names), L2, DRAM, PENALTY))
     summary = {}
@@ -133,15 +150,22 @@ def main():
         print("  %-18s %8s %8s %8s %8s" % ("cause", "r(min)", "r(mid)", "r(max)", "r(split)"))
         summary[mode] = {"procedures": len(rs), "dynamic": dyn,
                          "unexplained_share": unexp / dyn if dyn else 0}
-        for cause in ("D-cache", "branch mispredict", "I-cache"):
-            xs = [r["sim"][cause] for r in rs]
+        for yard in ("D-cache", "branch mispredict", BPSIM, "I-cache"):
+            cause = "branch mispredict" if yard == BPSIM else yard
+            rsy = [r for r in rs if yard in r["sim"]]
+            if not rsy:
+                continue
+            xs = [r["sim"][yard] for r in rsy]
             rr = []
             for k in ("min", "mid", "max", "share"):
                 ys = [(r["causes"][cause]["min"] + r["causes"][cause]["max"]) / 2
-                      if k == "mid" else r["causes"][cause][k] for r in rs]
+                      if k == "mid" else r["causes"][cause][k] for r in rsy]
                 rr.append(pearson(xs, ys))
-            summary[mode][cause] = rr
-            print("  %-18s %8.3f %8.3f %8.3f %8.3f" % (cause, *rr))
+            summary[mode][yard] = rr
+            label = {"branch mispredict": "mispredict (cg)",
+                     BPSIM: "mispredict (bpsim)"}.get(yard, yard)
+            note = "" if len(rsy) == len(rs) else "  (%d procedures)" % len(rsy)
+            print("  %-18s %8.3f %8.3f %8.3f %8.3f%s" % (label, *rr, note))
     if skipped:
         print("\nskipped %d: %s" % (len(skipped), "; ".join(
             "%s %s: %s" % (w, p, " ".join(e)) for w, p, e in skipped[:8])))

@@ -5,12 +5,15 @@
 # and under callgrind (--cache-sim=yes --branch-sim=yes), like make accuracy's
 # workloads; fig10.py then correlates, per procedure, the stall cycles
 # dcpicalc attributes to D-cache misses, mispredicts and I-cache misses (from
-# the code alone: --no-events) with the simulated events x cost.  The
+# the code alone: --no-events) with the simulated events x cost.  When make
+# bpsim has built the valgrind tool bpsim ($BUILD/bpsim/lib), each workload
+# also runs under it (a TAGE predictor, bench/culprits/bpsim) into NAME/bp, a
+# second mispredict yardstick beside callgrind's 2-bit counters.  The
 # workloads of make accuracy (the ones the rules were tuned on) are added when
 # their recordings exist (ACC_WORK, default $BUILD/accuracy).
 #
 # Environment: BUILD (default build), CUL_WORK (default $BUILD/culprits),
-# CUL_REUSE=1 (keep recordings), ACC_WORK.
+# CUL_REUSE=1 (keep recordings; run only a missing bpsim), ACC_WORK.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,9 +36,30 @@ WL="sort|sort $W/words.txt
 mawk|mawk -f $W/count.awk $W/words.txt
 zstd|zstd -9 -T1 -c $W/words.txt"
 
+BPLIB=$B/bpsim/lib
+[ -x "$BPLIB/bpsim-amd64-linux" ] || echo "culprits: no $BPLIB (make bpsim): callgrind's mispredicts only" >&2
+
+# bpsim NAME DIR CMD...: the TAGE mispredicts of CMD into DIR/bp
+bpsim() {
+	bn=$1 bd=$2
+	shift 2
+	[ -x "$BPLIB/bpsim-amd64-linux" ] || return 0
+	echo "culprits: bpsim $bn" >&2
+	rm -rf "$bd/bp"
+	VALGRIND_LIB=$BPLIB valgrind --tool=bpsim --bpsim-out-file="$bd/bp.out" "$@" \
+		> /dev/null 2> "$bd/bpsim.log" || { tail -3 "$bd/bpsim.log" >&2; return 1; }
+	"$DCPI" import "$bd/bp.out" --db "$bd/bp" > "$bd/bp-import.log" 2>&1 ||
+		{ cat "$bd/bp-import.log" >&2; return 1; }
+	rm -f "$bd/bp.out"
+}
+
 echo "$WL" | while IFS='|' read -r name cmd; do
 	d=$W/$name
 	if [ "${CUL_REUSE:-0}" = 1 ] && [ -d "$d/rec" ] && [ -d "$d/cg" ]; then
+		if [ ! -d "$d/bp" ]; then
+			# shellcheck disable=SC2086
+			bpsim "$name" "$d" $cmd || exit 1
+		fi
 		continue
 	fi
 	rm -rf "$d" && mkdir -p "$d"
@@ -50,6 +74,8 @@ echo "$WL" | while IFS='|' read -r name cmd; do
 	"$DCPI" import "$d/cg.out" --db "$d/cg" > "$d/import.log" 2>&1 ||
 		{ cat "$d/import.log" >&2; exit 1; }
 	rm -f "$d/cg.out"
+	# shellcheck disable=SC2086
+	bpsim "$name" "$d" $cmd || exit 1
 done
 
 echo "== not tuned on: sort, mawk, zstd =="
