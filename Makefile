@@ -108,7 +108,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-inline -o $@ $< -lm
 
 check: deps
-	@$(MAKE) --no-print-directory all-tests
+	@$(MAKE) --no-print-directory all-tests bpsim
 	@BUILD=$(BUILD) ./tests/run.sh $(TESTS)
 
 all-tests: all $(TESTS) $(WL_BINS)
