@@ -176,7 +176,7 @@ bench: deps
 	@BUILD=$(BUILD) ./bench/run.sh
 
 accuracy: deps
-	@$(MAKE) --no-print-directory all $(WL_BINS)
+	@$(MAKE) --no-print-directory all $(WL_BINS) bpsim
 	@BUILD=$(BUILD) ./bench/accuracy/run.sh
 
 feedback: deps

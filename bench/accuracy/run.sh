@@ -4,7 +4,8 @@
 # Every workload runs twice on the same command and input: natively under
 # `dcpi record -e cpu-clock -c 100000` and under callgrind (exact counts and
 # jumps, simulated cache misses and mispredicts), imported into its own
-# database.  compare.py then prints the share of samples / edge executions
+# database; and under bpsim (simulated TAGE mispredicts) when make bpsim has
+# built it.  compare.py then prints the share of samples / edge executions
 # whose estimate is within 5/10/15% of exact, for DCPI's local propagation and
 # for the global solver.  README.md here describes the method.
 #
@@ -106,7 +107,8 @@ cg_one() {
 	name=$1 stdin=$2 cmd=$3
 	d=$W/$name
 	if [ "${ACC_REUSE:-0}" = 1 ] && [ -d "$d/cg" ] && [ -s "$d/cg.sum" ]; then
-		return 0
+		bp_one "$name" "$stdin" "$cmd"
+		return
 	fi
 	rm -rf "$d/cg" "$d/cg.out"
 	start=$(date +%s)
@@ -120,6 +122,28 @@ cg_one() {
 		{ echo "accuracy: import $name failed" >&2; cat "$d/import.log" >&2; return 1; }
 	rm -f "$d/cg.out"
 	echo "accuracy: callgrind $name: $(($(date +%s) - start)) s" >&2
+	bp_one "$name" "$stdin" "$cmd"
+}
+
+# bpsim (make bpsim: bench/culprits/bpsim, a TAGE predictor) on the same
+# command, into NAME/bp: the mispredict yardstick of make culprits' fig. 10
+# besides callgrind's 2-bit one (docs/culprits.md)
+BPLIB=$B/bpsim/lib
+bp_one() {
+	name=$1 stdin=$2 cmd=$3
+	d=$W/$name
+	[ -x "$BPLIB/bpsim-amd64-linux" ] || return 0
+	if [ "${ACC_REUSE:-0}" = 1 ] && [ -d "$d/bp" ]; then
+		return 0
+	fi
+	rm -rf "$d/bp" "$d/bp.out"
+	# shellcheck disable=SC2086
+	VALGRIND_LIB=$BPLIB valgrind --tool=bpsim --bpsim-out-file="$d/bp.out" $cmd < "$stdin" \
+		> /dev/null 2> "$d/bpsim.log" ||
+		{ echo "accuracy: bpsim $name failed" >&2; tail -3 "$d/bpsim.log" >&2; return 1; }
+	"$DCPI" import "$d/bp.out" --db "$d/bp" > "$d/bp-import.log" 2>&1 ||
+		{ echo "accuracy: import of bpsim $name failed" >&2; cat "$d/bp-import.log" >&2; return 1; }
+	rm -f "$d/bp.out"
 }
 
 echo "$WL" > "$W/.wl"
