@@ -499,6 +499,20 @@ const struct img_section *img_section_by_name(const struct image *img, const cha
 	return i < 0 ? NULL : &img->secs[i];
 }
 
+int img_section_bytes(const struct image *img, const struct img_section *s,
+		      const uint8_t **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
+	if (!s || s->type == SHT_NOBITS)
+		return -ENOENT;
+	if (s->offset > img->size || s->size > img->size - s->offset)
+		return -EINVAL;
+	*data = img->data + s->offset;
+	*len = (size_t)s->size;
+	return 0;
+}
+
 int img_offset_to_vaddr(const struct image *img, uint64_t off, uint64_t *vaddr)
 {
 	size_t i;

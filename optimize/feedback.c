@@ -260,6 +260,8 @@ int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct d
 		goto out;
 	if (rq->format != OPT_F_BOLT) {
 		src = opt_src_new(rq->format == OPT_F_GCC ? OPT_D_NONE : OPT_D_LLVM_BASE);
+		if (src && rq->format == OPT_F_LLVM && !rq->lines)
+			src->want_probes = 1;
 		if (!src) {
 			rc = dcpi_errf(err, -ENOMEM, "out of memory");
 			goto out;
@@ -283,6 +285,8 @@ int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct d
 		sum->samples = src->samples;
 		sum->no_line = src->no_line;
 		sum->skipped = src->skipped;
+		sum->probes = src->probes;
+		sum->no_probe = src->no_probe;
 		rc = rq->format != OPT_F_GCC ? opt_llvm_text(src, &buf, &len, err) :
 		     opt_gcc_bytes(src, (uint8_t **)&buf, &len, err);
 		if (rc < 0)

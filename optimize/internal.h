@@ -58,6 +58,43 @@ int opt_prefetch_add(struct opt_src *src, struct image *img, const struct prof_p
 		     const struct prof_profile *exact, size_t nexact, const struct opt_est *e,
 		     double min_share, int skid, struct opt_hints *h, struct dcpi_err *err);
 
+/* Pseudo probes of an image (probes.c): the probes sorted by address, the
+ * inline tree nodes they belong to, and the functions' descriptions. */
+struct opt_probe {
+	uint64_t addr;
+	uint32_t index;			/* the block's (or call's) id in its function */
+	uint32_t node;			/* opt_probes.nodes[] */
+	uint8_t type;			/* 0 block, 1 indirect call, 2 direct call */
+};
+
+struct opt_pnode {
+	uint64_t guid;			/* the function the probes are of */
+	uint32_t parent;		/* UINT32_MAX at a top-level function */
+	uint32_t site;			/* the call's probe index in the parent */
+};
+
+struct opt_pdesc {
+	uint64_t guid, hash;		/* hash: the CFG checksum */
+	char *name;
+};
+
+struct opt_probes {
+	struct opt_probe *v;
+	size_t n;
+	struct opt_pnode *nodes;
+	size_t nn;
+	struct opt_pdesc *desc;		/* sorted by guid */
+	size_t nd;
+	size_t unresolved;		/* probes of functions with no symbol here */
+};
+
+/* -ENOENT (no message) when img has no pseudo-probe sections. */
+int opt_probes_load(struct image *img, struct opt_probes *pp, struct dcpi_err *err);
+void opt_probes_free(struct opt_probes *pp);
+const struct opt_pdesc *opt_probes_desc(const struct opt_probes *pp, uint64_t guid);
+/* Index of the first probe at or after addr. */
+size_t opt_probes_first(const struct opt_probes *pp, uint64_t addr);
+
 /* Round an estimated count; negative and NaN are 0. */
 uint64_t opt_count(double executions);
 

@@ -7,6 +7,10 @@
  *    offset[.discriminator]: inlinee:total
  *     ...                    (the inlinee's body, one space deeper)
  *
+ * or, for an image built with -fpseudo-probe-for-profiling, keyed by probe
+ * ids instead of lines (source.c, probes.c), each function ending with
+ *    !CFGChecksum: N
+ *
  * offset is the line minus the function's DW_AT_decl_line; discriminators
  * are LLVM's base discriminators (source.c).  Counts are executions of the
  * source line, which is what LLVM's sample loader takes a location's weight
@@ -48,6 +52,9 @@ static void put_body(struct opt_buf *b, const struct opt_func *f, int depth)
 			       (unsigned long long)c->callee->total);
 		put_body(b, c->callee, depth + 1);
 	}
+	if (f->checksum)
+		opt_buf_printf(b, "%*s!CFGChecksum: %llu\n", depth, "",
+			       (unsigned long long)f->checksum);
 }
 
 int opt_llvm_text(const struct opt_src *s, char **out, size_t *len, struct dcpi_err *err)

@@ -256,11 +256,20 @@ void opt_base_name(const char *sym, char *out, size_t len)
 {
 	const char *at = strstr(sym, "@plt");
 	const char *dot = strchr(sym, '.');
+	const char *uniq = strstr(sym, ".__uniq.");
 	size_t n = strlen(sym);
 
 	/* A leading dot is part of the name (".L..." never gets here). */
 	if (dot == sym)
 		dot = NULL;
+	/* clang's unique internal names (-funique-internal-linkage-names, on
+	 * with pseudo probes) keep their ".__uniq.<digits>": it is the name */
+	if (uniq && dot == uniq) {
+		dot = uniq + strlen(".__uniq.");
+		while (*dot >= '0' && *dot <= '9')
+			dot++;
+		dot = *dot == '.' ? dot : NULL;
+	}
 	if (at && (size_t)(at - sym) < n)
 		n = (size_t)(at - sym);
 	if (dot && (size_t)(dot - sym) < n)

@@ -165,6 +165,7 @@ struct build {
 	struct opt_src *s;
 	enum opt_discr discr;
 	int raw;		/* samples, not executions */
+	const struct opt_probes *probes;	/* probe-based (LLVM), or NULL */
 };
 
 static struct opt_func *top_get(struct opt_src *s, const char *name, uint32_t decl)
@@ -233,7 +234,7 @@ static int place(struct build *b, struct image *img, struct opt_func *top,
 	if (!l)
 		return -ENOMEM;
 	/* the line's count is the most any of its instructions stands for; a
-	 * call's own executions go to its target (copies of it add up) */
+	 * call's own executions go to its target */
 	line_count = count;
 	if (b->discr == OPT_D_LLVM_BASE)
 		line_count *= opt_llvm_dup_factor(ln.discriminator);
@@ -289,10 +290,23 @@ int opt_src_target(struct opt_src *s, struct image *img, const struct img_proc *
 	return 0;
 }
 
+static uint64_t head_of(const struct build *b, const struct cfg *cfg, const struct est_result *r)
+{
+	return opt_count(b->raw ? r->blocks[cfg->entry].samples :
+			 r->blocks[cfg->entry].executions);
+}
+
+static int add_proc_probes(struct build *b, struct image *img, const struct img_proc *proc,
+			   const struct cfg *cfg, struct est_result *r);
+
 static int add_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
 		    struct est_result *r, void *ctx, struct dcpi_err *err)
 {
 	struct build *b = ctx;
+
+	if (b->probes)
+		return add_proc_probes(b, img, proc, cfg, r) < 0 ?
+		       dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img)) : 0;
 	struct opt_func *top;
 	struct img_line decl;
 	char name[512];
@@ -318,6 +332,104 @@ static int add_proc(struct image *img, const struct img_proc *proc, const struct
 			continue;
 		if (place(b, img, top, &cfg->insns[i], c) < 0)
 			return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
+	}
+	return 0;
+}
+
+/* ---- pseudo probes (probes.c) -------------------------------------------- */
+
+static long insn_at(const struct cfg *cfg, uint64_t addr)
+{
+	size_t lo = 0, hi = cfg->ninsns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cfg->insns[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < cfg->ninsns && cfg->insns[lo].addr == addr ? (long)lo : -1;
+}
+
+/*
+ * A probe-based profile (llvm-profgen's for one without contexts): every probe
+ * in the procedure counts the executions of the instruction it marks, summed
+ * over its copies (unrolled or duplicated code keeps the index), in the
+ * function of its inline node, nested under the call-site probes of the
+ * nodes above it; a probe whose block did not run counts 0, which tells the
+ * compiler the block is cold.  Names and CFG checksums come from
+ * .pseudo_probe_desc.  A direct call's probe also names the callee it
+ * reaches when the call was not inlined.
+ */
+static int add_proc_probes(struct build *b, struct image *img, const struct img_proc *proc,
+			   const struct cfg *cfg, struct est_result *r)
+{
+	const struct opt_probes *pp = b->probes;
+	uint64_t own = dcpi_md5_guid(proc->raw_name, strlen(proc->raw_name));
+	char tgt[512];
+
+	for (size_t i = opt_probes_first(pp, proc->addr);
+	     i < pp->n && pp->v[i].addr < proc->addr + proc->size; i++) {
+		const struct opt_probe *p = &pp->v[i];
+		uint32_t path[257];
+		size_t depth = 0;
+		const struct opt_pdesc *d;
+		struct opt_func *f;
+		struct opt_loc *l;
+		long k = insn_at(cfg, p->addr);
+		uint64_t c = 0;
+
+		for (uint32_t n = p->node; n != UINT32_MAX && depth < 257; n = pp->nodes[n].parent)
+			path[depth++] = n;
+		if (!depth || pp->nodes[path[depth - 1]].parent != UINT32_MAX)
+			continue;
+		if (k >= 0)
+			c = opt_count(b->raw ? r->insns[k].samples : r->insns[k].executions);
+		d = opt_probes_desc(pp, pp->nodes[path[depth - 1]].guid);
+		if (!d) {
+			b->s->no_probe++;
+			continue;
+		}
+		f = top_get(b->s, d->name, 0);
+		if (!f)
+			return -ENOMEM;
+		f->checksum = d->hash;
+		if (d->guid == own && head_of(b, cfg, r) > f->head)
+			f->head = head_of(b, cfg, r);
+		for (size_t j = depth - 1; j-- > 0;) {
+			const struct opt_pnode *n = &pp->nodes[path[j]];
+
+			d = opt_probes_desc(pp, n->guid);
+			if (!d)
+				break;
+			f = call_get(f, n->site, 0, d->name, 0);
+			if (!f)
+				return -ENOMEM;
+			f->checksum = d->hash;
+		}
+		if (!d) {
+			b->s->no_probe++;
+			continue;
+		}
+		l = loc_get(f, p->index, 0);
+		if (!l)
+			return -ENOMEM;
+		l->count += c;
+		if (p->type != 2 || k < 0 || !c)
+			continue;
+		call_target(img, &cfg->insns[k], tgt, sizeof(tgt));
+		if (!tgt[0])
+			continue;
+		for (size_t t = 0; t < l->ntargets; t++)
+			if (!strcmp(l->targets[t].name, tgt)) {
+				l->targets[t].count += c;
+				tgt[0] = 0;
+				break;
+			}
+		if (tgt[0] && target_add(l, tgt, c) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -401,9 +513,27 @@ int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile 
 {
 	struct build b = { .s = s, .discr = s->discr, .raw = e->raw_samples };
 	struct opt_walk w = { 0 };
-	int rc;
+	struct opt_probes pp;
+	int rc, has = 0;
 
-	if (!img_has_dwarf(img))
+	if (s->want_probes) {
+		rc = opt_probes_load(img, &pp, err);
+		if (rc < 0 && rc != -ENOENT)
+			return rc;
+		has = rc == 0;
+		if (s->nimages && has != s->probes) {
+			if (has)
+				opt_probes_free(&pp);
+			return dcpi_errf(err, -EINVAL, "%s: %s pseudo probes and an earlier image "
+					 "%s: one profile cannot key some functions by probes and "
+					 "others by lines", img_path(img), has ? "has" : "has no",
+					 has ? "has none" : "has them");
+		}
+		s->probes = has;
+		if (has)
+			b.probes = &pp;
+	}
+	if (!has && !img_has_dwarf(img))
 		return dcpi_errf(err, -ENODATA, "%s: no DWARF debug information (build with -g, "
 				 "or install its debug file): source-level profiles need lines",
 				 img_path(img));
@@ -412,6 +542,11 @@ int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile 
 	s->nprocs += w.nprocs;
 	s->skipped += w.skipped;
 	s->samples += w.samples;
+	if (has) {
+		s->no_probe += pp.unresolved;
+		opt_probes_free(&pp);
+	}
+	s->nimages++;
 	return rc;
 }
 

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "dcpi/optimize.h"
+#include "../optimize/internal.h"
 #include "testutil.h"
 
 /* Line numbers below are the test's expectations: keep them in step. */
@@ -322,6 +323,241 @@ static void test_llvm_clang_applies(void **state)
 	opt_src_free(s);
 	img_close(img);
 	prof_profile_free(&p);
+}
+
+/* ---- pseudo probes (clang -fpseudo-probe-for-profiling) ----------------- */
+
+static void test_md5(void **state)
+{
+	static const struct { const char *in, *hex; } v[] = {	/* RFC 1321's */
+		{ "", "d41d8cd98f00b204e9800998ecf8427e" },
+		{ "abc", "900150983cd24fb0d6963f7d28e17f72" },
+		{ "message digest", "f96b697d7cb7938d525a2f31aaf161d0" },
+		{ "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+		  "57edf4a22be3c955ac49da2e2107b67a" },
+	};
+	uint8_t d[16];
+	char hex[33];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		dcpi_md5(v[i].in, strlen(v[i].in), d);
+		for (int j = 0; j < 16; j++)
+			snprintf(hex + 2 * j, 3, "%02x", d[j]);
+		assert_string_equal(hex, v[i].hex);
+	}
+	/* the GUID is the first 8 bytes, little endian */
+	assert_true(dcpi_md5_guid("abc", 3) == 0xb04fd23c98500190ull);
+}
+
+static int have_clang19(void)
+{
+	return !tu_sh("clang-19 --version > /dev/null 2>&1");
+}
+
+/* fbp: fb.c built with pseudo probes (clang-19 only). */
+static void build_fbp(void)
+{
+	assert_int_equal(tu_sh("cd %s && [ -x fbp ] || clang-19 -O2 -g -fdebug-info-for-profiling "
+			       "-fpseudo-probe-for-profiling -o fbp fb.c", tmp), 0);
+}
+
+/* The probes as decoded here against the ones llvm-profgen prints, address,
+ * function and index, and every description's GUID against its name's MD5. */
+static void test_probes_decode(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct opt_probes pp;
+	struct image *img;
+	FILE *f;
+	char line[512], name[256];
+	size_t matched = 0, listed = 0, pending = 0;
+	unsigned idx[64];
+	char fn[64][256];
+
+	(void)state;
+	if (!have_clang19()) {
+		print_message("no clang-19: skipped\n");
+		skip();
+	}
+	build_fbp();
+	assert_int_equal(img_open(path("fbp"), 0, &img, &err), 0);
+	assert_int_equal(opt_probes_load(img, &pp, &err), 0);
+	assert_true(pp.n > 4 && pp.nd >= 2);
+	assert_int_equal(pp.unresolved, 0);
+	for (size_t i = 0; i < pp.nd; i++)
+		assert_true(pp.desc[i].guid == dcpi_md5_guid(pp.desc[i].name,
+							      strlen(pp.desc[i].name)));
+	for (size_t i = 0; i < pp.n; i++) {
+		const struct img_proc *pr = img_proc_at(img, pp.v[i].addr);
+
+		assert_non_null(pr);
+		assert_non_null(opt_probes_desc(&pp, pp.nodes[pp.v[i].node].guid));
+	}
+	/* an image without probes: -ENOENT, no message */
+	{
+		struct image *plain;
+		struct opt_probes none;
+
+		assert_int_equal(img_open(path("fb"), 0, &plain, &err), 0);
+		assert_int_equal(opt_probes_load(plain, &none, &err), -ENOENT);
+		img_close(plain);
+	}
+	if (tu_sh("llvm-profgen-19 --version > /dev/null 2>&1")) {
+		print_message("no llvm-profgen-19: decoded probes not compared\n");
+		goto out;
+	}
+	assert_int_equal(tu_sh("llvm-profgen-19 --binary=%s --show-pseudo-probe "
+			       "--show-disassembly-only --output=/dev/null > %s 2>&1",
+			       path("fbp"), path("probes.txt")), 0);
+	f = fopen(path("probes.txt"), "r");
+	assert_non_null(f);
+	/* "[Probe]: FUNC: NAME Index: I ..." lines stand before the instruction
+	 * "    ADDR:\t..." they mark */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		unsigned ix;
+
+		if (sscanf(line, " [Probe]: FUNC: %255s Index: %u", name, &ix) == 2) {
+			if (pending < 64) {
+				idx[pending] = ix;
+				snprintf(fn[pending++], sizeof(fn[0]), "%s", name);
+			}
+			continue;
+		}
+		if (!pending || sscanf(line, " %llx:", &a) != 1)
+			continue;
+		for (size_t k = 0; k < pending; k++) {
+			listed++;
+			for (size_t i = opt_probes_first(&pp, a); i < pp.n && pp.v[i].addr == a;
+			     i++) {
+				const struct opt_pdesc *d =
+					opt_probes_desc(&pp, pp.nodes[pp.v[i].node].guid);
+
+				if (pp.v[i].index == idx[k] && d && !strcmp(d->name, fn[k])) {
+					matched++;
+					break;
+				}
+			}
+		}
+		pending = 0;
+	}
+	fclose(f);
+	assert_true(listed > 4);
+	assert_int_equal(matched, listed);
+	assert_int_equal(listed, pp.n);
+out:
+	opt_probes_free(&pp);
+	img_close(img);
+}
+
+/* A probe-keyed profile of fbp: work and the inlined mix under its call
+ * probe, with their CFG checksums; llvm-profdata reads it and clang applies it
+ * (branch weights in the IR; without a profile there are none). */
+static void test_probes_profile(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+	struct image *img;
+	struct opt_probes pp;
+	struct opt_src *s;
+	struct opt_est e;
+	const struct opt_func *w = NULL;
+	char *txt;
+	size_t len;
+
+	(void)state;
+	if (!have_clang19()) {
+		print_message("no clang-19: skipped\n");
+		skip();
+	}
+	build_fbp();
+	est(&e);
+	work_profile(path("fbp"), &p);
+	assert_int_equal(img_open(path("fbp"), 0, &img, &err), 0);
+	assert_int_equal(opt_probes_load(img, &pp, &err), 0);
+	s = opt_src_new(OPT_D_LLVM_BASE);
+	assert_non_null(s);
+	s->want_probes = 1;
+	assert_int_equal(opt_src_add(s, img, &p, &e, &err), 0);
+	assert_int_equal(opt_src_finish(s, &err), 0);
+	assert_int_equal(s->probes, 1);
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (!strcmp(s->funcs[i]->name, "work"))
+			w = s->funcs[i];
+	assert_non_null(w);
+	assert_true(w->checksum == opt_probes_desc(&pp, dcpi_md5_guid("work", 4))->hash);
+	assert_true(w->nlocs >= 3 && w->total > 0);
+	for (size_t i = 0; i < w->nlocs; i++)
+		assert_true(w->locs[i].offset >= 1 && w->locs[i].discr == 0);
+	assert_int_equal(w->ncalls, 1);		/* mix, inlined */
+	/* a static function's name: mangled, with clang's unique suffix
+	 * ("_ZL3mixii.__uniq.761..."), as .pseudo_probe_desc has it */
+	assert_non_null(strstr(w->calls[0].callee->name, "mix"));
+	assert_non_null(strstr(w->calls[0].callee->name, ".__uniq."));
+	assert_true(w->calls[0].callee->checksum != 0);
+	assert_int_equal(opt_llvm_text(s, &txt, &len, &err), 0);
+	assert_non_null(strstr(txt, "!CFGChecksum: "));
+	assert_int_equal(opt_write_file(path("fbp.prof"), txt, len, &err), 0);
+	if (!tu_sh("llvm-profdata-19 --version > /dev/null 2>&1"))
+		assert_int_equal(tu_sh("llvm-profdata-19 show --sample %s > /dev/null 2>&1",
+				       path("fbp.prof")), 0);
+	assert_int_equal(tu_sh("cd %s && clang-19 -O2 -g -fdebug-info-for-profiling "
+			       "-fpseudo-probe-for-profiling -fprofile-sample-use=fbp.prof -S "
+			       "-emit-llvm -o fbp.ll fb.c 2> fbp.log", tmp), 0);
+	assert_int_equal(tu_sh("grep -q 'branch_weights' %s", path("fbp.ll")), 0);
+	assert_int_equal(tu_sh("cd %s && clang-19 -O2 -g -fdebug-info-for-profiling "
+			       "-fpseudo-probe-for-profiling -S -emit-llvm -o plain.ll fb.c", tmp), 0);
+	assert_int_not_equal(tu_sh("grep -q 'branch_weights' %s", path("plain.ll")), 0);
+	free(txt);
+	opt_src_free(s);
+	opt_probes_free(&pp);
+	img_close(img);
+	prof_profile_free(&p);
+}
+
+/* Corrupt probe sections: a clear error naming the file, never a crash. */
+static void test_probes_corrupt(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct image *img;
+	struct opt_probes pp;
+	const struct img_section *sec;
+	uint64_t off, size;
+	int bad = 0;
+
+	(void)state;
+	if (!have_clang19()) {
+		print_message("no clang-19: skipped\n");
+		skip();
+	}
+	build_fbp();
+	assert_int_equal(img_open(path("fbp"), 0, &img, &err), 0);
+	sec = img_section_by_name(img, ".pseudo_probe");
+	assert_non_null(sec);
+	off = sec->offset;
+	size = sec->size;
+	img_close(img);
+	/* every byte of the section set to 0xff in turn (a few lengths
+	 * overflow, deltas fly off): decoded or refused, nothing else */
+	for (uint64_t i = 0; i < size; i++) {
+		int rc;
+
+		assert_int_equal(tu_sh("cp %s %s && printf '\\377' | dd of=%s bs=1 seek=%llu "
+				       "conv=notrunc status=none", path("fbp"), path("fbp_bad"),
+				       path("fbp_bad"), (unsigned long long)(off + i)), 0);
+		assert_int_equal(img_open(path("fbp_bad"), 0, &img, &err), 0);
+		rc = opt_probes_load(img, &pp, &err);
+		if (rc < 0) {
+			assert_int_equal(rc, -EINVAL);
+			assert_non_null(strstr(err.msg, "fbp_bad: malformed"));
+			bad++;
+		} else {
+			opt_probes_free(&pp);
+		}
+		img_close(img);
+	}
+	assert_true(bad > 0);
 }
 
 /* ---- gcc: read the words back as gcc 12's auto-profile.c does ---------- */
@@ -630,6 +866,10 @@ static void test_base_name(void **state)
 	assert_string_equal(b, "memcpy");
 	opt_base_name("_ZN1a1bEv", b, sizeof(b));
 	assert_string_equal(b, "_ZN1a1bEv");
+	opt_base_name("_ZL3fooi.__uniq.1234", b, sizeof(b));	/* clang's unique names */
+	assert_string_equal(b, "_ZL3fooi.__uniq.1234");
+	opt_base_name("mix.__uniq.99.cold", b, sizeof(b));
+	assert_string_equal(b, "mix.__uniq.99");
 }
 
 /* LLVM's discriminator encoding (DILocation::encodeDiscriminator): each of
@@ -659,6 +899,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base_name),
 		cmocka_unit_test(test_discriminators),
+		cmocka_unit_test(test_md5),
+		cmocka_unit_test(test_probes_decode),
+		cmocka_unit_test(test_probes_profile),
+		cmocka_unit_test(test_probes_corrupt),
 		cmocka_unit_test(test_source_profile),
 		cmocka_unit_test(test_raw_samples),
 		cmocka_unit_test(test_heads_from_calls),

@@ -29,7 +29,10 @@ static const char fb_usage[] =
 	"                      executions (what a plain sampler has; to compare)\n"
 	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
 	"                      callgrind run imported with dcpi import), not estimated:\n"
-	"                      the best the samples could give; not for bolt-prof\n";
+	"                      the best the samples could give; not for bolt-prof\n"
+	"      --lines         llvm-prof: key by source lines even where PROG was built\n"
+	"                      with -fpseudo-probe-for-profiling (default: by probes\n"
+	"                      there; build the final binary with that flag too)\n";
 
 static const char *const fb_names[] = { "llvm-prof", "gcc-prof", "bolt-prof" };
 
@@ -47,6 +50,7 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 		{ "min-samples", required_argument, NULL, 'n' },
 		{ "raw-samples", no_argument, NULL, 'R' },
 		{ "exact", required_argument, NULL, 'x' },
+		{ "lines", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -74,6 +78,11 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 				return tool_fail("--window %s: not insn, block or skid", optarg);
 			break;
 		case 'N': rq->no_calib = 1; break;
+		case 'L':
+			if (format != OPT_F_LLVM)
+				return tool_fail("--lines: only llvm-prof has pseudo probes");
+			rq->lines = 1;
+			break;
 		case 'R': rq->raw_samples = 1; break;
 		case 'x':
 			if (format == OPT_F_BOLT)
@@ -118,10 +127,14 @@ int tool_feedback(int argc, char **argv, int format)
 		fprintf(stderr, "%s: %s\n", tool_name, sum.notes);
 	if (strcmp(rq.out, "-"))
 		fprintf(stderr, "%s: %s: %s, %zu bytes: epoch %s, event %s, %zu image%s, "
-			"%zu procedures estimated%s\n", tool_name, rq.out,
+			"%zu procedures estimated%s%s\n", tool_name, rq.out,
 			opt_format_name(rq.format), sum.bytes, sum.epoch, sum.event, sum.nimages,
 			sum.nimages == 1 ? "" : "s", sum.nprocs,
+			sum.probes ? ", keyed by pseudo probes" : "",
 			sum.relative ? " (uncalibrated: relative counts)" : "");
+	if (sum.no_probe)
+		fprintf(stderr, "%s: %zu pseudo probes not placed: their function has no "
+			"symbol or description in the binary\n", tool_name, sum.no_probe);
 	if (sum.skipped)
 		fprintf(stderr, "%s: %zu sampled procedure%s skipped: code not decodable\n",
 			tool_name, sum.skipped, sum.skipped == 1 ? "" : "s");

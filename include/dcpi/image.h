@@ -86,6 +86,10 @@ const struct img_segment *img_segment(const struct image *img, size_t i);
 size_t img_nsections(const struct image *img);
 const struct img_section *img_section(const struct image *img, size_t i);
 const struct img_section *img_section_by_name(const struct image *img, const char *name);
+/* A section's bytes in the file: -ENOENT for SHT_NOBITS, -EINVAL when the
+ * header points outside the file. */
+int img_section_bytes(const struct image *img, const struct img_section *s,
+		      const uint8_t **data, size_t *len);
 
 /* Procedures sorted by address, non-overlapping. */
 size_t img_nprocs(const struct image *img);

@@ -89,6 +89,8 @@ struct opt_func {
 	size_t nlocs;
 	struct opt_callsite *calls;	/* sorted likewise */
 	size_t ncalls;
+	uint64_t checksum;		/* probe-based: the CFG checksum the
+					 * compiler checks the probes against */
 };
 
 /* Discriminators as DWARF holds them, or decoded the way a consumer reads
@@ -110,6 +112,14 @@ struct opt_src {
 	enum opt_discr discr;
 	int raw_heads;			/* heads are entry-block counts, not the
 					 * sum of the calls into the function */
+	int want_probes;		/* key by pseudo probes where the image has
+					 * them (LLVM's format) */
+	int probes;			/* keyed by pseudo probes, not lines: the
+					 * image was built with
+					 * -fpseudo-probe-for-profiling */
+	size_t no_probe;		/* probes not placed: their function has no
+					 * symbol or description here */
+	size_t nimages;			/* images added */
 };
 
 /* Defaults: the model for this CPU, est_opts_default, cps 0, min 1 sample. */
@@ -143,7 +153,8 @@ int opt_bolt_text(struct image *img, const struct prof_profile *p,
 int opt_write_file(const char *path, const void *buf, size_t len, struct dcpi_err *err);
 
 /* The name a compiler knows a procedure by: the symbol without a clone
- * suffix (".cold", ".part.0", ".isra.0", ...) and without "@plt". */
+ * suffix (".cold", ".part.0", ".isra.0", ...) and without "@plt"; clang's
+ * ".__uniq.<digits>" is part of the name. */
 void opt_base_name(const char *sym, char *out, size_t len);
 
 /* An LLVM discriminator's base discriminator, and its duplication factor (1
@@ -195,6 +206,8 @@ struct opt_request {
 	int raw_samples;		/* opt_est.raw_samples */
 	double min_samples;		/* 0: 1 */
 	const char *exact_db;		/* callgrind-Ir executions from here */
+	int lines;			/* LLVM: key by lines even where the image
+					 * has pseudo probes */
 	/* prefetch hints: */
 	double min_share;		/* loads charged with at least this share
 					 * of the cycles (0: 0.01) */
@@ -207,6 +220,8 @@ struct opt_summary {
 	double samples;
 	int relative;			/* uncalibrated: counts are relative */
 	char notes[2048];		/* images skipped, and why */
+	int probes;			/* LLVM: keyed by pseudo probes */
+	size_t no_probe;		/* probes not placed (no symbol here) */
 	struct opt_hints hints;		/* OPT_F_PREFETCH: every load considered */
 };
 

@@ -46,6 +46,11 @@ void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
  * bytes (capacity *cap, doubled as needed); NULL when out of memory. */
 void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
 
+/* MD5 (RFC 1321) of len bytes; and the low 64 bits of it read little endian,
+ * which is how LLVM names a function by its name (a GUID, llvm::MD5Hash). */
+void dcpi_md5(const void *data, size_t len, uint8_t out[16]);
+uint64_t dcpi_md5_guid(const char *s, size_t len);
+
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t dcpi_now_ns(void);
 uint64_t dcpi_wall_ns(void);
