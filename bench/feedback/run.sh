@@ -16,6 +16,9 @@
 #     of better estimates); every sample profile with -fsample-profile-use-profi
 #     (LLVM's flow-based inference of the counts a line profile leaves open;
 #     SAMPLE_FLAGS= to leave it out)
+#   clang with pseudo probes (-fpseudo-probe-for-profiling at both builds):
+#     the probe build alone, and with dcpi llvm-prof's probe-keyed profile
+#     (estimated, and --exact)
 #   llvm-bolt on the -O2 build with dcpi bolt-prof / perf2bolt -nl
 #   gcc -O2, gcc PGO (-fprofile-generate / -use),
 #   gcc -fauto-profile with dcpi gcc-prof (and --raw-samples, --exact) / create_gcov
@@ -157,6 +160,19 @@ bench_one() {
 			"$d/clang-$v" 2> "$d/clang-$v.log" || {
 			echo "clang -fprofile-sample-use ($v) failed:"; head -3 "$d/clang-$v.log"; }
 	done
+	# probe-based: the profiling and the final build with pseudo probes
+	# (-fpseudo-probe-for-profiling), dcpi llvm-prof keying by probe ids
+	probe="-O2 -gdwarf-4 -fdebug-info-for-profiling -fpseudo-probe-for-profiling"
+	build_$p clang-19 "$probe" "$d/clang-probe"
+	profile probe "$d/clang-probe"
+	"$DCPI" llvm-prof --db "$d/db.probe" "$d/clang-probe" -o "$d/dcpi-probe.llvm.prof"
+	exact probe "$d/clang-probe"
+	"$DCPI" llvm-prof --exact "$d/cg.probe" --db "$d/db.probe" "$d/clang-probe" \
+		-o "$d/exact-probe.llvm.prof"
+	for v in dcpi-probe exact-probe; do
+		build_$p clang-19 "$probe -fprofile-sample-use=$d/$v.llvm.prof" "$d/clang-$v" \
+			2> "$d/clang-$v.log" || { echo "clang ($v) failed:"; head -3 "$d/clang-$v.log"; }
+	done
 	bolt="-reorder-blocks=ext-tsp -reorder-functions=cdsort -split-functions \
 		-split-all-cold -dyno-stats"
 	for v in dcpi nl; do
@@ -193,7 +209,8 @@ bench_one() {
 			2> "$d/gcc-$v.log" && echo "  built with -fno-tree-vectorize"
 	done
 	variants="clang-O2:clang-O2 clang-pgo:clang-O2 clang-dcpi:clang-O2 clang-raw:clang-O2
-		clang-exact:clang-O2 clang-afdo:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
+		clang-exact:clang-O2 clang-afdo:clang-O2 clang-probe:clang-O2
+		clang-dcpi-probe:clang-O2 clang-exact-probe:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
 		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-exact:gcc-O2
 		gcc-afdo:gcc-O2"
 	: > "$d/results.txt"
