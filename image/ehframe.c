@@ -94,23 +94,12 @@ static int img_rd_uleb(struct img_cur *c, uint64_t *v)
 
 static int img_rd_sleb(struct img_cur *c, int64_t *v)
 {
-	uint64_t r = 0;
-	unsigned shift = 0;
-	uint8_t b = 0;
+	size_t n = dcpi_svarint_get(c->p, (size_t)(c->end - c->p), v);
 
-	while (c->p < c->end) {
-		b = *c->p++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~(uint64_t)0 << shift;
-			*v = (int64_t)r;
-			return 0;
-		}
-	}
-	return -1;
+	if (!n)
+		return -1;
+	c->p += n;
+	return 0;
 }
 
 /* Read a pointer in encoding enc. */

@@ -66,23 +66,16 @@ static uint64_t rd_uleb(struct rd *r)
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	int64_t v;
+	size_t n = dcpi_svarint_get(r->p, (size_t)(r->end - r->p), &v);
 
-	do {
-		if (r->p >= r->end || shift > 63) {
-			r->bad = 1;
-			r->p = r->end;
-			return 0;
-		}
-		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
+	if (!n) {
+		r->bad = 1;
+		r->p = r->end;
+		return 0;
+	}
+	r->p += n;
+	return v;
 }
 
 struct sym_guid {

@@ -119,6 +119,36 @@ static void roundtrip(const struct prof_profile *p)
 	prof_profile_free(&q);
 }
 
+/* LEB128 both ways, DWARF's examples (DWARF 5, table 7.6 and 7.7) and the
+ * ends: a value that does not end, one past 10 bytes. */
+static void test_leb128(void **state)
+{
+	static const struct { uint8_t b[4]; size_t n; int64_t s; uint64_t u; } v[] = {
+		{ { 0x02 }, 1, 2, 2 },
+		{ { 0x7e }, 1, -2, 126 },
+		{ { 0xff, 0x00 }, 2, 127, 127 },
+		{ { 0x81, 0x7f }, 2, -127, 16257 },
+		{ { 0x80, 0x01 }, 2, 128, 128 },
+		{ { 0x80, 0x7f }, 2, -128, 16256 },
+	};
+	uint8_t long11[11];
+	uint64_t u;
+	int64_t sv;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		assert_int_equal(dcpi_svarint_get(v[i].b, 4, &sv), v[i].n);
+		assert_true(sv == v[i].s);
+		assert_int_equal(dcpi_varint_get(v[i].b, 4, &u), v[i].n);
+		assert_true(u == v[i].u);
+	}
+	assert_int_equal(dcpi_svarint_get((const uint8_t[]){ 0x80, 0x80 }, 2, &sv), 0);
+	memset(long11, 0x80, sizeof(long11));
+	long11[10] = 0;
+	assert_int_equal(dcpi_svarint_get(long11, sizeof(long11), &sv), 0);
+	assert_int_equal(dcpi_varint_get(long11, sizeof(long11), &u), 0);
+}
+
 static void test_roundtrip(void **state)
 {
 	struct prof_profile p;
@@ -846,6 +876,7 @@ static void test_epoch_write_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_leb128),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_bytes_per_entry),

@@ -91,6 +91,24 @@ size_t dcpi_varint_get(const uint8_t *in, size_t avail, uint64_t *v)
 	return 0;
 }
 
+size_t dcpi_svarint_get(const uint8_t *in, size_t avail, int64_t *v)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+
+	for (size_t i = 0; i < avail && i < 10; i++) {
+		r |= (uint64_t)(in[i] & 0x7f) << shift;
+		shift += 7;
+		if (!(in[i] & 0x80)) {
+			if (shift < 64 && (in[i] & 0x40))
+				r |= ~(uint64_t)0 << shift;
+			*v = (int64_t)r;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
 void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	if (n > 1)

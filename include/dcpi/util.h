@@ -36,6 +36,8 @@ uint32_t dcpi_crc32c(uint32_t crc, const void *buf, size_t len);
  * get returns bytes read, or 0 if the input ends or overflows 64 bits. */
 size_t dcpi_varint_put(uint8_t *out, uint64_t v);
 size_t dcpi_varint_get(const uint8_t *in, size_t avail, uint64_t *v);
+/* Signed LEB128 (DWARF's SLEB128), the same way. */
+size_t dcpi_svarint_get(const uint8_t *in, size_t avail, int64_t *v);
 
 /*
  * qsort that accepts an empty array given as NULL (qsort(NULL, 0, ...) is
