@@ -338,21 +338,6 @@ static int add_proc(struct image *img, const struct img_proc *proc, const struct
 
 /* ---- pseudo probes (probes.c) -------------------------------------------- */
 
-static long insn_at(const struct cfg *cfg, uint64_t addr)
-{
-	size_t lo = 0, hi = cfg->ninsns;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cfg->insns[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < cfg->ninsns && cfg->insns[lo].addr == addr ? (long)lo : -1;
-}
-
 /*
  * A probe-based profile (llvm-profgen's for one without contexts): every probe
  * in the procedure counts the executions of the instruction it marks, summed
@@ -378,7 +363,7 @@ static int add_proc_probes(struct build *b, struct image *img, const struct img_
 		const struct opt_pdesc *d;
 		struct opt_func *f;
 		struct opt_loc *l;
-		long k = insn_at(cfg, p->addr);
+		long k = cfg_insn_at(cfg, p->addr);
 		uint64_t c = 0;
 
 		for (uint32_t n = p->node; n != UINT32_MAX && depth < 257; n = pp->nodes[n].parent)
