@@ -29,7 +29,8 @@
 #
 # Environment: BUILD (dcpi's build dir), FEEDBACK_DIR (work dir, default
 # /tmp/dcpi-feedback), RUNS (default 11), PROGRAMS (default "bzip2 lz4 zstd"),
-# SIM_BYTES (cachegrind's slice, default 1000000), EVALS (evaluation inputs:
+# SIM_BYTES (cachegrind's slice, default 1000000), REPEATS (recordings of the
+# training run for dcpi's clang profiles, default 1), EVALS (evaluation inputs:
 # eval, binary; eval-text, other text than the training's; default both).
 set -eu
 : "${BUILD:=build}"
@@ -173,6 +174,25 @@ bench_one() {
 		build_$p clang-19 "$probe -fprofile-sample-use=$d/$v.llvm.prof" "$d/clang-$v" \
 			2> "$d/clang-$v.log" || { echo "clang ($v) failed:"; head -3 "$d/clang-$v.log"; }
 	done
+	# REPEATS > 1: as many more recordings of the training run, each its own
+	# dcpi profile and clang build (line- and probe-keyed): how much the
+	# result moves from one recording to the next
+	extra=""
+	r=2
+	while [ "$r" -le "${REPEATS:-1}" ]; do
+		profile "clang$r" "$d/clang-O2"
+		"$DCPI" llvm-prof --db "$d/db.clang$r" "$d/clang-O2" -o "$d/dcpi$r.llvm.prof"
+		build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling \
+			-fprofile-sample-use=$d/dcpi$r.llvm.prof $SAMPLE_FLAGS" "$d/clang-dcpi$r" \
+			2> "$d/clang-dcpi$r.log" || echo "clang (dcpi$r) failed"
+		profile "probe$r" "$d/clang-probe"
+		"$DCPI" llvm-prof --db "$d/db.probe$r" "$d/clang-probe" -o "$d/dcpi-probe$r.llvm.prof"
+		build_$p clang-19 "$probe -fprofile-sample-use=$d/dcpi-probe$r.llvm.prof" \
+			"$d/clang-dcpi-probe$r" 2> "$d/clang-dcpi-probe$r.log" ||
+			echo "clang (dcpi-probe$r) failed"
+		extra="$extra clang-dcpi$r:clang-O2 clang-dcpi-probe$r:clang-O2"
+		r=$((r + 1))
+	done
 	bolt="-reorder-blocks=ext-tsp -reorder-functions=cdsort -split-functions \
 		-split-all-cold -dyno-stats"
 	for v in dcpi nl; do
@@ -212,7 +232,7 @@ bench_one() {
 		clang-exact:clang-O2 clang-afdo:clang-O2 clang-probe:clang-O2
 		clang-dcpi-probe:clang-O2 clang-exact-probe:clang-O2 bolt-dcpi:clang-O2 bolt-nl:clang-O2
 		gcc-O2:gcc-O2 gcc-pgo:gcc-O2 gcc-dcpi:gcc-O2 gcc-raw:gcc-O2 gcc-exact:gcc-O2
-		gcc-afdo:gcc-O2"
+		gcc-afdo:gcc-O2$extra"
 	: > "$d/results.txt"
 	for e in $EVALS; do
 		eval=$W/$e.dat
