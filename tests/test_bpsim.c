@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "../bench/culprits/bpsim/bp_pred.h"
+#include "testutil.h"
 
 #define FILLER_PC 0x1001u	/* filler k at FILLER_PC + 8k: low 7 bits odd */
 
@@ -34,18 +35,6 @@ static struct bp_pred *pred_new(enum bp_kind kind)
 	assert_non_null(p);
 	assert_int_equal(bp_pred_init(p, kind), 0);
 	return p;
-}
-
-static int tu_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int tu_run(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
 }
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -327,13 +316,13 @@ static void test_valgrind_tool(void **state)
 	/* The output options have the same length: the client's start-up
 	 * strings move with valgrind's command line, and ld.so's string scans
 	 * branch on their alignment. */
-	assert_int_equal(tu_run("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=callgrind "
+	assert_int_equal(tu_sh("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=callgrind "
 				"--branch-sim=yes --callgrind-out-file=%s/cg %s 20000 > /dev/null "
 				"2> %s", build, dir, wl, log[0]), 0);
-	assert_int_equal(tu_run("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=bpsim "
+	assert_int_equal(tu_sh("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=bpsim "
 				"--predictor=bimodal --bpsim-out-file=%s/bim1 %s 20000 > /dev/null "
 				"2> %s", build, dir, wl, log[1]), 0);
-	assert_int_equal(tu_run("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=bpsim "
+	assert_int_equal(tu_sh("VALGRIND_LIB=%s/bpsim/lib valgrind --tool=bpsim "
 				"--predictor=tage --bpsim-out-file=%s/tag1 %s 20000 > /dev/null "
 				"2> %s", build, dir, wl, log[2]), 0);
 	for (int k = 0; k < 3; k++)
@@ -350,7 +339,7 @@ static void test_valgrind_tool(void **state)
 	 * jump tables' targets, interleaved, stay mispredicted by both */
 	assert_true(mp[2][1] * 3 < mp[0][1] * 2);
 	assert_true(mp[2][0] < mp[0][0]);
-	assert_int_equal(tu_run("rm -rf %s", dir), 0);
+	assert_int_equal(tu_sh("rm -rf %s", dir), 0);
 }
 
 int main(void)
