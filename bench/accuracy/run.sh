@@ -125,25 +125,17 @@ cg_one() {
 	bp_one "$name" "$stdin" "$cmd"
 }
 
-# bpsim (make bpsim: bench/culprits/bpsim, a TAGE predictor) on the same
-# command, into NAME/bp: the mispredict yardstick of make culprits' fig. 10
-# besides callgrind's 2-bit one (docs/culprits.md)
+# bpsim on the same command, into NAME/bp (bench/culprits/bpsim.sh)
 BPLIB=$B/bpsim/lib
+. "$ROOT/bench/culprits/bpsim.sh"
 bp_one() {
 	name=$1 stdin=$2 cmd=$3
 	d=$W/$name
-	[ -x "$BPLIB/bpsim-amd64-linux" ] || return 0
 	if [ "${ACC_REUSE:-0}" = 1 ] && [ -d "$d/bp" ]; then
 		return 0
 	fi
-	rm -rf "$d/bp" "$d/bp.out"
 	# shellcheck disable=SC2086
-	VALGRIND_LIB=$BPLIB valgrind --tool=bpsim --bpsim-out-file="$d/bp.out" $cmd < "$stdin" \
-		> /dev/null 2> "$d/bpsim.log" ||
-		{ echo "accuracy: bpsim $name failed" >&2; tail -3 "$d/bpsim.log" >&2; return 1; }
-	"$DCPI" import "$d/bp.out" --db "$d/bp" > "$d/bp-import.log" 2>&1 ||
-		{ echo "accuracy: import of bpsim $name failed" >&2; cat "$d/bp-import.log" >&2; return 1; }
-	rm -f "$d/bp.out"
+	bpsim_run "$d" $cmd < "$stdin"
 }
 
 echo "$WL" > "$W/.wl"

@@ -39,18 +39,15 @@ zstd|zstd -9 -T1 -c $W/words.txt"
 BPLIB=$B/bpsim/lib
 [ -x "$BPLIB/bpsim-amd64-linux" ] || echo "culprits: no $BPLIB (make bpsim): callgrind's mispredicts only" >&2
 
+. "$ROOT/bench/culprits/bpsim.sh"
+
 # bpsim NAME DIR CMD...: the TAGE mispredicts of CMD into DIR/bp
 bpsim() {
-	bn=$1 bd=$2
-	shift 2
 	[ -x "$BPLIB/bpsim-amd64-linux" ] || return 0
-	echo "culprits: bpsim $bn" >&2
-	rm -rf "$bd/bp"
-	VALGRIND_LIB=$BPLIB valgrind --tool=bpsim --bpsim-out-file="$bd/bp.out" "$@" \
-		> /dev/null 2> "$bd/bpsim.log" || { tail -3 "$bd/bpsim.log" >&2; return 1; }
-	"$DCPI" import "$bd/bp.out" --db "$bd/bp" > "$bd/bp-import.log" 2>&1 ||
-		{ cat "$bd/bp-import.log" >&2; return 1; }
-	rm -f "$bd/bp.out"
+	echo "culprits: bpsim $1" >&2
+	bn=$2
+	shift 2
+	bpsim_run "$bn" "$@" < /dev/null
 }
 
 echo "$WL" | while IFS='|' read -r name cmd; do
