@@ -107,11 +107,15 @@ static struct opt_func *call_get(struct opt_func *f, uint32_t off, uint32_t disc
 	return c;
 }
 
-static int target_add(struct opt_loc *l, const char *name, uint64_t count)
+/* A call target at l: count kept as the largest seen (copies of one call
+ * site by line), or added up (sum: a probe's copies are one call's parts). */
+static int target_add(struct opt_loc *l, const char *name, uint64_t count, int sum)
 {
 	for (size_t i = 0; i < l->ntargets; i++)
 		if (!strcmp(l->targets[i].name, name)) {
-			if (count > l->targets[i].count)
+			if (sum)
+				l->targets[i].count += count;
+			else if (count > l->targets[i].count)
 				l->targets[i].count = count;
 			return 0;
 		}
@@ -241,7 +245,7 @@ static int place(struct build *b, struct image *img, struct opt_func *top,
 	if (line_count > l->count)
 		l->count = line_count;
 	call_target(img, in, tgt, sizeof(tgt));
-	if (tgt[0] && target_add(l, tgt, count) < 0)
+	if (tgt[0] && target_add(l, tgt, count, 0) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -283,30 +287,30 @@ int opt_src_target(struct opt_src *s, struct image *img, const struct img_proc *
 		return dcpi_errf(err, -ENODATA, "0x%llx: line %u before its function's %u",
 				 (unsigned long long)in->addr, ln.line, f->decl_line);
 	l = loc_get(f, ln.line - f->decl_line, map_discr(s->discr, ln.discriminator));
-	if (!l || target_add(l, target, value) < 0)
+	if (!l || target_add(l, target, value, 0) < 0)
 		return dcpi_errf(err, -ENOMEM, "out of memory");
 	if (count > l->count)
 		l->count = count;
 	return 0;
 }
 
+/* What the writers count: executions, or samples (--raw-samples). */
+static uint64_t insn_count(const struct build *b, const struct est_result *r, size_t i)
+{
+	return opt_count(b->raw ? r->insns[i].samples : r->insns[i].executions);
+}
+
+/* The procedure's entries: its entry block's count. */
 static uint64_t head_of(const struct build *b, const struct cfg *cfg, const struct est_result *r)
 {
 	return opt_count(b->raw ? r->blocks[cfg->entry].samples :
 			 r->blocks[cfg->entry].executions);
 }
 
-static int add_proc_probes(struct build *b, struct image *img, const struct img_proc *proc,
-			   const struct cfg *cfg, struct est_result *r);
-
 static int add_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
 		    struct est_result *r, void *ctx, struct dcpi_err *err)
 {
 	struct build *b = ctx;
-
-	if (b->probes)
-		return add_proc_probes(b, img, proc, cfg, r) < 0 ?
-		       dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img)) : 0;
 	struct opt_func *top;
 	struct img_line decl;
 	char name[512];
@@ -321,12 +325,11 @@ static int add_proc(struct image *img, const struct img_proc *proc, const struct
 	if (!top)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
 	/* The procedure's own entry, not a split-off part's (.cold). */
-	head = opt_count(b->raw ? r->blocks[cfg->entry].samples :
-			 r->blocks[cfg->entry].executions);
+	head = head_of(b, cfg, r);
 	if (!strchr(proc->raw_name, '.') && head > top->head)
 		top->head = head;
 	for (size_t i = 0; i < cfg->ninsns; i++) {
-		uint64_t c = opt_count(b->raw ? r->insns[i].samples : r->insns[i].executions);
+		uint64_t c = insn_count(b, r, i);
 
 		if (!c || (cfg->insns[i].flags & CFG_I_NOP))
 			continue;
@@ -348,11 +351,13 @@ static int add_proc(struct image *img, const struct img_proc *proc, const struct
  * .pseudo_probe_desc.  A direct call's probe also names the callee it
  * reaches when the call was not inlined.
  */
-static int add_proc_probes(struct build *b, struct image *img, const struct img_proc *proc,
-			   const struct cfg *cfg, struct est_result *r)
+static int add_proc_probes(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
+			   struct est_result *r, void *ctx, struct dcpi_err *err)
 {
+	struct build *b = ctx;
 	const struct opt_probes *pp = b->probes;
 	uint64_t own = dcpi_md5_guid(proc->raw_name, strlen(proc->raw_name));
+	uint64_t head = head_of(b, cfg, r);
 	char tgt[512];
 
 	for (size_t i = opt_probes_first(pp, proc->addr);
@@ -371,7 +376,7 @@ static int add_proc_probes(struct build *b, struct image *img, const struct img_
 		if (!depth || pp->nodes[path[depth - 1]].parent != UINT32_MAX)
 			continue;
 		if (k >= 0)
-			c = opt_count(b->raw ? r->insns[k].samples : r->insns[k].executions);
+			c = insn_count(b, r, (size_t)k);
 		d = opt_probes_desc(pp, pp->nodes[path[depth - 1]].guid);
 		if (!d) {
 			b->s->no_probe++;
@@ -379,10 +384,10 @@ static int add_proc_probes(struct build *b, struct image *img, const struct img_
 		}
 		f = top_get(b->s, d->name, 0);
 		if (!f)
-			return -ENOMEM;
+			goto oom;
 		f->checksum = d->hash;
-		if (d->guid == own && head_of(b, cfg, r) > f->head)
-			f->head = head_of(b, cfg, r);
+		if (d->guid == own && head > f->head)
+			f->head = head;
 		for (size_t j = depth - 1; j-- > 0;) {
 			const struct opt_pnode *n = &pp->nodes[path[j]];
 
@@ -391,7 +396,7 @@ static int add_proc_probes(struct build *b, struct image *img, const struct img_
 				break;
 			f = call_get(f, n->site, 0, d->name, 0);
 			if (!f)
-				return -ENOMEM;
+				goto oom;
 			f->checksum = d->hash;
 		}
 		if (!d) {
@@ -400,23 +405,17 @@ static int add_proc_probes(struct build *b, struct image *img, const struct img_
 		}
 		l = loc_get(f, p->index, 0);
 		if (!l)
-			return -ENOMEM;
+			goto oom;
 		l->count += c;
 		if (p->type != 2 || k < 0 || !c)
 			continue;
 		call_target(img, &cfg->insns[k], tgt, sizeof(tgt));
-		if (!tgt[0])
-			continue;
-		for (size_t t = 0; t < l->ntargets; t++)
-			if (!strcmp(l->targets[t].name, tgt)) {
-				l->targets[t].count += c;
-				tgt[0] = 0;
-				break;
-			}
-		if (tgt[0] && target_add(l, tgt, c) < 0)
-			return -ENOMEM;
+		if (tgt[0] && target_add(l, tgt, c, 1) < 0)
+			goto oom;
 	}
 	return 0;
+oom:
+	return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
 }
 
 static int cmp_loc(const void *a, const void *b)
@@ -523,7 +522,7 @@ int opt_src_add(struct opt_src *s, struct image *img, const struct prof_profile 
 				 "or install its debug file): source-level profiles need lines",
 				 img_path(img));
 	s->raw_heads |= e->raw_samples;
-	rc = opt_each_proc(img, p, e, add_proc, &b, &w, err);
+	rc = opt_each_proc(img, p, e, has ? add_proc_probes : add_proc, &b, &w, err);
 	s->nprocs += w.nprocs;
 	s->skipped += w.skipped;
 	s->samples += w.samples;
