@@ -35,19 +35,28 @@ struct rd {
 	int bad;
 };
 
+/* The input ends or is malformed: stop reading, return 0. */
+static uint64_t rd_fail(struct rd *r)
+{
+	r->bad = 1;
+	r->p = r->end;
+	return 0;
+}
+
 static uint64_t rd_u64(struct rd *r)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	if (r->end - r->p < 8) {
-		r->bad = 1;
-		r->p = r->end;
-		return 0;
-	}
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | r->p[i];
+	if (r->end - r->p < 8)
+		return rd_fail(r);
+	v = dcpi_get_le64(r->p);
 	r->p += 8;
 	return v;
+}
+
+static uint8_t rd_u8(struct rd *r)
+{
+	return r->p < r->end ? *r->p++ : (uint8_t)rd_fail(r);
 }
 
 static uint64_t rd_uleb(struct rd *r)
@@ -55,11 +64,8 @@ static uint64_t rd_uleb(struct rd *r)
 	uint64_t v;
 	size_t n = dcpi_varint_get(r->p, (size_t)(r->end - r->p), &v);
 
-	if (!n) {
-		r->bad = 1;
-		r->p = r->end;
-		return 0;
-	}
+	if (!n)
+		return rd_fail(r);
 	r->p += n;
 	return v;
 }
@@ -69,11 +75,8 @@ static int64_t rd_sleb(struct rd *r)
 	int64_t v;
 	size_t n = dcpi_svarint_get(r->p, (size_t)(r->end - r->p), &v);
 
-	if (!n) {
-		r->bad = 1;
-		r->p = r->end;
-		return 0;
-	}
+	if (!n)
+		return (int64_t)rd_fail(r);
 	r->p += n;
 	return v;
 }
@@ -151,7 +154,7 @@ static int node(struct dec *d, int top, uint32_t parent, uint64_t *last, int *kn
 	nkids = rd_uleb(r);
 	for (uint64_t i = 0; i < nprobes && !r->bad; i++) {
 		uint32_t index = (uint32_t)rd_uleb(r);
-		uint8_t v = r->p < r->end ? *r->p++ : (r->bad = 1, 0);
+		uint8_t v = rd_u8(r);
 		uint8_t attr = (v >> 4) & 7;
 		uint64_t addr = 0;
 		struct opt_probe *p;

@@ -111,11 +111,7 @@ static inline uint32_t get32(const uint8_t *p)
 
 static inline uint64_t get64(const uint8_t *p)
 {
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	return dcpi_get_le64(p);
 }
 
 static inline size_t varint_len(uint64_t v)

@@ -98,10 +98,7 @@ void dcpi_md5(const void *data, size_t len, uint8_t out[16])
 uint64_t dcpi_md5_guid(const char *s, size_t len)
 {
 	uint8_t d[16];
-	uint64_t g = 0;
 
 	dcpi_md5(s, len, d);
-	for (int i = 7; i >= 0; i--)
-		g = g << 8 | d[i];
-	return g;
+	return dcpi_get_le64(d);
 }

@@ -48,6 +48,16 @@ void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
  * bytes (capacity *cap, doubled as needed); NULL when out of memory. */
 void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
 
+/* The 8 bytes at p as a little-endian number (the file formats' words). */
+static inline uint64_t dcpi_get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 /* MD5 (RFC 1321) of len bytes; and the low 64 bits of it read little endian,
  * which is how LLVM names a function by its name (a GUID, llvm::MD5Hash). */
 void dcpi_md5(const void *data, size_t len, uint8_t out[16]);
