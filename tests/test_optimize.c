@@ -286,6 +286,15 @@ static void test_llvm_text(void **state)
 	prof_profile_free(&p);
 }
 
+/* The test is skipped where clang-19 is not installed. */
+static void need_clang19(void)
+{
+	if (tu_sh("clang-19 --version > /dev/null 2>&1")) {
+		print_message("no clang-19: skipped\n");
+		skip();
+	}
+}
+
 /* clang applies the profile: built from a clang binary of fb.c, at least
  * 80% of its records must match (clang warns below the threshold).  Here
  * 6 of 7 do: the prologue's line (the opening brace) has no IR instruction.
@@ -302,10 +311,7 @@ static void test_llvm_clang_applies(void **state)
 	size_t len;
 
 	(void)state;
-	if (tu_sh("clang-19 --version > /dev/null 2>&1")) {
-		print_message("no clang-19: skipped\n");
-		skip();
-	}
+	need_clang19();
 	assert_int_equal(tu_sh("cd %s && clang-19 -O2 -g -fdebug-info-for-profiling -o fbc fb.c",
 			       tmp), 0);
 	est(&e);
@@ -350,14 +356,10 @@ static void test_md5(void **state)
 	assert_true(dcpi_md5_guid("abc", 3) == 0xb04fd23c98500190ull);
 }
 
-static int have_clang19(void)
-{
-	return !tu_sh("clang-19 --version > /dev/null 2>&1");
-}
-
-/* fbp: fb.c built with pseudo probes (clang-19 only). */
+/* fbp: fb.c built with pseudo probes (clang-19 only: skipped without). */
 static void build_fbp(void)
 {
+	need_clang19();
 	assert_int_equal(tu_sh("cd %s && [ -x fbp ] || clang-19 -O2 -g -fdebug-info-for-profiling "
 			       "-fpseudo-probe-for-profiling -o fbp fb.c", tmp), 0);
 }
@@ -376,10 +378,6 @@ static void test_probes_decode(void **state)
 	char fn[64][256];
 
 	(void)state;
-	if (!have_clang19()) {
-		print_message("no clang-19: skipped\n");
-		skip();
-	}
 	build_fbp();
 	assert_int_equal(img_open(path("fbp"), 0, &img, &err), 0);
 	assert_int_equal(opt_probes_load(img, &pp, &err), 0);
@@ -467,10 +465,6 @@ static void test_probes_profile(void **state)
 	size_t len;
 
 	(void)state;
-	if (!have_clang19()) {
-		print_message("no clang-19: skipped\n");
-		skip();
-	}
 	build_fbp();
 	est(&e);
 	work_profile(path("fbp"), &p);
@@ -527,10 +521,6 @@ static void test_probes_corrupt(void **state)
 	int bad = 0;
 
 	(void)state;
-	if (!have_clang19()) {
-		print_message("no clang-19: skipped\n");
-		skip();
-	}
 	build_fbp();
 	assert_int_equal(img_open(path("fbp"), 0, &img, &err), 0);
 	sec = img_section_by_name(img, ".pseudo_probe");
