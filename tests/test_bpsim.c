@@ -37,16 +37,6 @@ static struct bp_pred *pred_new(enum bp_kind kind)
 	return p;
 }
 
-static uint64_t rng_state = 88172645463325252ULL;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
 static void fillers(struct bp_pred *p, unsigned n)
 {
 	for (unsigned k = 0; k < n; k++)
@@ -57,7 +47,7 @@ static void fillers(struct bp_pred *p, unsigned n)
 static unsigned pattern_of(unsigned period)
 {
 	for (;;) {
-		unsigned bits = (unsigned)rng() & ((1u << period) - 1), ones = 0;
+		unsigned bits = (unsigned)tu_rng() & ((1u << period) - 1), ones = 0;
 
 		for (unsigned i = 0; i < period; i++)
 			ones += (bits >> i) & 1;
@@ -111,7 +101,7 @@ static void test_random(void **state)
 
 		for (unsigned i = 0; i < n; i++) {
 			fillers(p, 2);
-			miss += (unsigned)bp_cond(p, 0x4000, (int)((rng() >> 31) & 1));
+			miss += (unsigned)bp_cond(p, 0x4000, (int)((tu_rng() >> 31) & 1));
 		}
 		print_message("random 50%%, %s: %.3f\n", bp_kind_name(kinds[k]), (double)miss / n);
 		assert_true(miss > 0.45 * n && miss < 0.55 * n);
@@ -166,7 +156,7 @@ static void test_correlated(void **state)
 		unsigned miss_a = 0, miss_b = 0, n = 0, iters = 40000;
 
 		for (unsigned i = 0; i < iters; i++) {
-			int a = (int)((rng() >> 31) & 1), ma, mb;
+			int a = (int)((tu_rng() >> 31) & 1), ma, mb;
 
 			ma = bp_cond(p, 0x3000, a);
 			fillers(p, 10);

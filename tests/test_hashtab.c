@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "../collect/hashtab.h"
 
 struct key {
@@ -33,16 +35,6 @@ struct bag {
 	size_t stop_after;	/* fail the drain callback after this many; 0: never */
 	size_t seen;
 };
-
-static uint64_t rng_state = 88172645463325252ULL;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 static void bag_put(struct bag *b, uint32_t pid, uint16_t event, uint64_t pc, uint64_t count)
 {
@@ -124,7 +116,7 @@ static void stream_zipf(struct stream *st, size_t n, size_t nkeys)
 		cdf[r] = (sum += 1.0 / (double)(r + 1));
 	stream_alloc(st, n);
 	for (size_t i = 0; i < n; i++) {
-		double u = (double)(rng() >> 11) / 9007199254740992.0 * sum;
+		double u = (double)(tu_rng() >> 11) / 9007199254740992.0 * sum;
 		size_t lo = 0, hi = nkeys - 1;
 
 		while (lo < hi) {
@@ -165,7 +157,7 @@ static void stream_one_bucket(struct stream *st, size_t n)
 			keys[nk++] = (struct key){ .pc = pc, .pid = 42 };
 	stream_alloc(st, n);
 	for (size_t i = 0; i < n; i++)
-		st->s[i] = keys[(i % 3 == 0) ? 0 : rng() % nk];
+		st->s[i] = keys[(i % 3 == 0) ? 0 : tu_rng() % nk];
 }
 
 /* Every key distinct or nearly: 3 passes over 20000 keys. */

@@ -30,6 +30,17 @@ static inline int tu_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* Marsaglia's xorshift64, one fixed sequence per test program. */
+static inline uint64_t tu_rng(void)
+{
+	static uint64_t s = 88172645463325252ULL;
+
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	return s;
+}
+
 static inline const struct prof_profile *find_image(const struct prof_profile *p, size_t n,
 						    const char *suffix)
 {
