@@ -116,6 +116,13 @@ exact() {
 	"$DCPI" merge $dbs --newest -o "$d/cg.$1" > /dev/null
 }
 
+# clang_use NAME FLAGS PROFILE: $d/clang-NAME, clang with FLAGS and the sample
+# profile PROFILE (program $p)
+clang_use() {
+	build_$p clang-19 "$2 -fprofile-sample-use=$3" "$d/clang-$1" 2> "$d/clang-$1.log" ||
+		{ echo "clang -fprofile-sample-use ($1) failed:"; head -3 "$d/clang-$1.log"; }
+}
+
 bench_one() {
 	p=$1
 	d=$W/$p
@@ -126,9 +133,11 @@ bench_one() {
 	eval=$W/eval.dat
 	runcmd="$(command -v "$here/runone.sh") $p BIN INPUT $W"
 	echo "== $p: builds and profiles (training input $(wc -c < "$train") bytes)"
+	line="-O2 -gdwarf-4 -fdebug-info-for-profiling"
+	probe="$line -fpseudo-probe-for-profiling"
 	# LLVM side: the profiling build is also the -O2 base and BOLT's input
 	# DWARF 4: AutoFDO 0.19 (Debian's) cannot read DWARF 5 and makes empty profiles
-	build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling -Wl,-q" "$d/clang-O2"
+	build_$p clang-19 "$line -Wl,-q" "$d/clang-O2"
 	build_$p clang-19 "-O2 -fprofile-instr-generate" "$d/clang-instr"
 	LLVM_PROFILE_FILE="$d/instr-%p.profraw" "$here/runone.sh" "$p" "$d/clang-instr" "$train" "$W"
 	llvm-profdata-19 merge -o "$d/instr.profdata" "$d"/instr-*.profraw
@@ -156,14 +165,10 @@ bench_one() {
 			echo "$v: llvm-profdata-19 rejects $f:"; head -1 "$f.show"
 			continue
 		fi
-		build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling -fprofile-sample-use=$f \
-			$SAMPLE_FLAGS" \
-			"$d/clang-$v" 2> "$d/clang-$v.log" || {
-			echo "clang -fprofile-sample-use ($v) failed:"; head -3 "$d/clang-$v.log"; }
+		clang_use "$v" "$line $SAMPLE_FLAGS" "$f"
 	done
 	# probe-based: the profiling and the final build with pseudo probes
 	# (-fpseudo-probe-for-profiling), dcpi llvm-prof keying by probe ids
-	probe="-O2 -gdwarf-4 -fdebug-info-for-profiling -fpseudo-probe-for-profiling"
 	build_$p clang-19 "$probe" "$d/clang-probe"
 	profile probe "$d/clang-probe"
 	"$DCPI" llvm-prof --db "$d/db.probe" "$d/clang-probe" -o "$d/dcpi-probe.llvm.prof"
@@ -171,8 +176,7 @@ bench_one() {
 	"$DCPI" llvm-prof --exact "$d/cg.probe" --db "$d/db.probe" "$d/clang-probe" \
 		-o "$d/exact-probe.llvm.prof"
 	for v in dcpi-probe exact-probe; do
-		build_$p clang-19 "$probe -fprofile-sample-use=$d/$v.llvm.prof" "$d/clang-$v" \
-			2> "$d/clang-$v.log" || { echo "clang ($v) failed:"; head -3 "$d/clang-$v.log"; }
+		clang_use "$v" "$probe" "$d/$v.llvm.prof"
 	done
 	# REPEATS > 1: as many more recordings of the training run, each its own
 	# dcpi profile and clang build (line- and probe-keyed): how much the
@@ -182,14 +186,10 @@ bench_one() {
 	while [ "$r" -le "${REPEATS:-1}" ]; do
 		profile "clang$r" "$d/clang-O2"
 		"$DCPI" llvm-prof --db "$d/db.clang$r" "$d/clang-O2" -o "$d/dcpi$r.llvm.prof"
-		build_$p clang-19 "-O2 -gdwarf-4 -fdebug-info-for-profiling \
-			-fprofile-sample-use=$d/dcpi$r.llvm.prof $SAMPLE_FLAGS" "$d/clang-dcpi$r" \
-			2> "$d/clang-dcpi$r.log" || echo "clang (dcpi$r) failed"
+		clang_use "dcpi$r" "$line $SAMPLE_FLAGS" "$d/dcpi$r.llvm.prof"
 		profile "probe$r" "$d/clang-probe"
 		"$DCPI" llvm-prof --db "$d/db.probe$r" "$d/clang-probe" -o "$d/dcpi-probe$r.llvm.prof"
-		build_$p clang-19 "$probe -fprofile-sample-use=$d/dcpi-probe$r.llvm.prof" \
-			"$d/clang-dcpi-probe$r" 2> "$d/clang-dcpi-probe$r.log" ||
-			echo "clang (dcpi-probe$r) failed"
+		clang_use "dcpi-probe$r" "$probe" "$d/dcpi-probe$r.llvm.prof"
 		extra="$extra clang-dcpi$r:clang-O2 clang-dcpi-probe$r:clang-O2"
 		r=$((r + 1))
 	done
