@@ -101,6 +101,7 @@ struct smp_sample {
 	uint64_t period;
 	unsigned ev;		/* which event */
 	int user;		/* the pc is in user space */
+	int stepped;		/* taken in a path burst: user flags hold TF */
 };
 
 /* Counts of one event summed over its counters (PERF_FORMAT_TOTAL_TIME_*):
@@ -202,6 +203,7 @@ struct session {
 	uint64_t ht_samples, ht_entries;	/* into the table, out of it */
 	uint64_t ev_samples[COLLECT_MAX_EVENTS], period_sum[COLLECT_MAX_EVENTS];
 	uint64_t samples, unknown, lost, throttled, self;
+	uint64_t stepped;	/* taken inside path bursts, left out */ 
 	uint32_t self_pid;		/* samples of this pid are left out; 0 = none */
 	uint32_t kernel_image;
 	struct smp_count counts[COLLECT_MAX_EVENTS];

@@ -95,6 +95,7 @@ static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_
 		res->samples = written;
 		res->lost = s->lost;
 		res->unknown = s->unknown;
+		res->stepped = s->stepped;
 	}
 	return ret;
 }

@@ -46,6 +46,20 @@
 
 #define SMP_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD)
+/*
+ * Every sample also carries the interrupted user context's flags register
+ * (PERF_SAMPLE_REGS_USER, one register): a sample whose user flags hold the
+ * trap flag was taken while the path-sample runtime single-stepped the
+ * thread (collect/pathrt.c).  Such a sample does not measure the program: a
+ * stepped instruction takes a trap, a signal and a sigreturn, thousands of
+ * cycles, and the user-mode part of that lands on the instruction.  At 250
+ * bursts of 64 steps per CPU second the program's own estimates came out
+ * 12-17% high (docs/estimate.md); the session leaves these samples out and
+ * counts them (settings "stepped=").  Kernels that refuse the register
+ * (EINVAL) get the plain sample type and keep every sample.
+ */
+#define SMP_X86_FLAGS 9		/* PERF_REG_X86_FLAGS (asm/perf_regs.h) */
+#define SMP_TF 0x100ULL
 
 long smp_perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
@@ -66,6 +80,10 @@ void smp_attr_init(struct perf_event_attr *a, const struct collect_event *ev,
 		a->sample_period = period;
 	}
 	a->sample_type = SMP_SAMPLE_TYPE;
+#ifdef __x86_64__
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user = 1ULL << SMP_X86_FLAGS;
+#endif
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->disabled = 1;
 	a->inherit = 1;
@@ -201,6 +219,10 @@ static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
 		if (c->randomize && !c->freq)
 			period = rnd_period(&s->rnd, period);
 		smp_attr_init(&a, ev, period, c->freq);
+		if (!(s->sample_type & PERF_SAMPLE_REGS_USER)) {
+			a.sample_type &= ~(uint64_t)PERF_SAMPLE_REGS_USER;
+			a.sample_regs_user = 0;
+		}
 		a.watermark = 1;
 		a.wakeup_watermark = (uint32_t)(c->pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 		a.exclude_kernel = !s->kernel;
@@ -214,6 +236,14 @@ static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
 			a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
 		}
 		fd = smp_perf_open(&a, c->pid, cpu);
+		if (fd < 0 && errno == EINVAL && !s->nctr &&
+		    (a.sample_type & PERF_SAMPLE_REGS_USER)) {
+			/* no user registers in samples here: the plain type */
+			a.sample_type &= ~(uint64_t)PERF_SAMPLE_REGS_USER;
+			a.sample_regs_user = 0;
+			s->sample_type = a.sample_type;
+			fd = smp_perf_open(&a, c->pid, cpu);
+		}
 		if (fd < 0) {
 			if (errno == ENODEV && !e)	/* went offline since we looked */
 				return 1;
@@ -276,6 +306,9 @@ int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err
 		goto fail;
 	}
 	s->sample_type = SMP_SAMPLE_TYPE;
+#ifdef __x86_64__
+	s->sample_type |= PERF_SAMPLE_REGS_USER;
+#endif
 	for (int i = 0; i < ncpu; i++) {
 		int nctr = s->nctr;
 
@@ -507,7 +540,8 @@ int smp_parse_sample(const struct sampler *s, const void *rec, struct smp_sample
 	uint32_t ids[2];
 	uint64_t id;
 
-	if (h->type != PERF_RECORD_SAMPLE || s->sample_type != SMP_SAMPLE_TYPE ||
+	if (h->type != PERF_RECORD_SAMPLE ||
+	    (s->sample_type & ~(uint64_t)PERF_SAMPLE_REGS_USER) != SMP_SAMPLE_TYPE ||
 	    h->size < sizeof(*h) + 40)
 		return -EINVAL;
 	memcpy(&id, p, 8);
@@ -522,5 +556,16 @@ int smp_parse_sample(const struct sampler *s, const void *rec, struct smp_sample
 	memcpy(&out->time, p + 24, 8);
 	memcpy(&out->period, p + 32, 8);
 	out->user = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+	out->stepped = 0;
+	if ((s->sample_type & PERF_SAMPLE_REGS_USER) && h->size >= sizeof(*h) + 48) {
+		uint64_t abi, flags;
+
+		/* abi, then the one register when abi is not NONE (0) */
+		memcpy(&abi, p + 40, 8);
+		if (abi && h->size >= sizeof(*h) + 56) {
+			memcpy(&flags, p + 48, 8);
+			out->stepped = out->user && (flags & SMP_TF);
+		}
+	}
 	return 0;
 }

@@ -175,6 +175,10 @@ static int on_sample(struct session *s, const void *rec, struct dcpi_err *err)
 		s->self++;
 		return 0;
 	}
+	if (sm.stepped) {	/* inside a path burst: the runtime's, not the program's */
+		s->stepped++;
+		return 0;
+	}
 	s->ev_samples[sm.ev]++;
 	s->period_sum[sm.ev] += sm.period;
 	s->ht_samples++;
@@ -396,6 +400,8 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		append(buf, len, " throttled=%" PRIu64, s->throttled);
 	if (s->self)
 		append(buf, len, " self=%" PRIu64, s->self);
+	if (s->stepped)
+		append(buf, len, " stepped=%" PRIu64, s->stepped);
 	if (s->ht_samples)
 		append(buf, len, " table=%s:%" PRIu64 "/%" PRIu64, ht_policy_name(HT_DEFAULT_POLICY),
 		       s->ht_entries, s->ht_samples);

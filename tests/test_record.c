@@ -23,6 +23,7 @@
 #include <math.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -601,6 +602,65 @@ static void test_random_periods_unit(void **state)
 	assert_true(fabs(sum / 100000 - 62000) < 30);
 }
 
+/* A PERF_RECORD_SAMPLE as the sampler asks for it: identifier, ip, pid/tid,
+ * time, period, then (regs) the user registers' abi and the flags register. */
+static size_t mk_sample(uint8_t *buf, uint16_t misc, int regs, uint64_t abi, uint64_t flags)
+{
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, misc, 0 };
+	uint64_t w[8] = { 7, 0x401000, (uint64_t)42 << 32 | 41, 1000, 100000, abi, flags };
+	size_t n = regs ? (abi ? 7 : 6) : 5;
+
+	h.size = (uint16_t)(sizeof(h) + n * 8);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), w, n * 8);
+	return h.size;
+}
+
+/* Samples taken while the path runtime single-steps the thread (the user
+ * flags hold TF) are marked, so the session leaves them out. */
+static void test_stepped_samples(void **state)
+{
+	struct smp_counter k = { -1, 0, 0, 7 };
+	struct sampler s;
+	struct smp_sample sm;
+	uint8_t rec[128];
+	const uint64_t base = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			      PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.ctr = &k;
+	s.nctr = 1;
+	s.sample_type = base | PERF_SAMPLE_REGS_USER;
+	mk_sample(rec, PERF_RECORD_MISC_USER, 1, 2, 0x302);	/* TF, IF */
+	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
+	assert_int_equal(sm.ip, 0x401000);
+	assert_int_equal(sm.tid, 42);
+	assert_int_equal(sm.period, 100000);
+	assert_true(sm.user);
+	assert_true(sm.stepped);
+	mk_sample(rec, PERF_RECORD_MISC_USER, 1, 2, 0x202);	/* IF only */
+	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
+	assert_false(sm.stepped);
+	/* in the kernel the user flags say nothing of where the sample is */
+	mk_sample(rec, PERF_RECORD_MISC_KERNEL, 1, 2, 0x302);
+	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
+	assert_false(sm.stepped);
+	/* abi NONE (a kernel thread): no register follows */
+	mk_sample(rec, PERF_RECORD_MISC_USER, 1, 0, 0);
+	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
+	assert_false(sm.stepped);
+	/* a kernel without user registers in samples: the plain type */
+	s.sample_type = base;
+	mk_sample(rec, PERF_RECORD_MISC_USER, 0, 0, 0);
+	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
+	assert_int_equal(sm.ip, 0x401000);
+	assert_false(sm.stepped);
+	/* another sample type is refused */
+	s.sample_type = base | PERF_SAMPLE_CALLCHAIN;
+	assert_int_not_equal(smp_parse_sample(&s, rec, &sm), 0);
+}
+
 /* --- the image maps ------------------------------------------------------ */
 
 static void expect_at(struct maps *m, uint32_t pid, uint64_t ip, const char *path,
@@ -674,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_interrupt),
 		cmocka_unit_test(test_event_table),
 		cmocka_unit_test(test_random_periods_unit),
+		cmocka_unit_test(test_stepped_samples),
 		cmocka_unit_test(test_two_events),
 		cmocka_unit_test(test_random_period),
 		cmocka_unit_test(test_jit_map),

@@ -191,6 +191,9 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)res.paths_steps,
 			(unsigned long long)res.paths_threads,
 			(unsigned long long)res.paths_processes);
+	if (!quiet && res.stepped)
+		fprintf(stderr, "%s: %llu samples taken inside path bursts left out\n",
+			tool_name, (unsigned long long)res.stepped);
 	if (!quiet && opts.values && !res.paths_static && !res.paths_note[0])
 		fprintf(stderr, "%s: %llu value samples (%llu values) in %llu images\n",
 			tool_name, (unsigned long long)res.values_samples,

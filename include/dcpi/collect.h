@@ -137,6 +137,7 @@ struct collect_result {
 	uint64_t samples;	/* samples written */
 	uint64_t lost;		/* samples the kernel dropped */
 	uint64_t unknown;	/* samples that mapped to no image */
+	uint64_t stepped;	/* taken inside path bursts, left out (sampler.c) */
 	char epoch[64];		/* the epoch written */
 	char settings[2048];	/* as recorded in the epoch metadata */
 	/* Path samples: the command is statically linked (the runtime cannot
