@@ -7,7 +7,9 @@
  *
  * Each observed step i -> j is a real transition whatever started the burst
  * (bursts start at time-weighted points, so how often an address was SEEN
- * says nothing; which way its branch WENT does).  The DCPI paper (sec. 6.1)
+ * says nothing; which way its branch WENT does, weighted by the time spent
+ * just before each execution: an outcome that follows slower code than the
+ * other is over-counted, docs/paths.md "Time weighting").  The DCPI paper (sec. 6.1)
  * had no such evidence; this is the AutoFDO / BOLT route with the
  * branch records made in software.
  */
