@@ -31,7 +31,10 @@
 # /tmp/dcpi-feedback), RUNS (default 11), PROGRAMS (default "bzip2 lz4 zstd"),
 # SIM_BYTES (cachegrind's slice, default 1000000), REPEATS (recordings of the
 # training run for dcpi's clang profiles, default 1), EVALS (evaluation inputs:
-# eval, binary; eval-text, other text than the training's; default both).
+# eval, binary; eval-text, other text than the training's; default both),
+# PATHS (RATE:K: dcpi's profiles from its own `dcpi record -c 50000 --paths
+# RATE:K` of the training run, path samples included, instead of an import
+# of the perf.data the other tools get; default unset).
 set -eu
 : "${BUILD:=build}"
 : "${SAMPLE_FLAGS=-fsample-profile-use-profi}"
@@ -93,12 +96,19 @@ inputs() {
 }
 
 # ---- one program ---------------------------------------------------------
-# profile NAME BIN: one perf.data of the training run, into a dcpi database
+# profile NAME BIN: one perf.data of the training run, and a dcpi database of
+# it (or of its own recording with path samples, PATHS=RATE:K)
 profile() {
-	perf record -q -e cpu-clock -F 20000 -o "$d/perf.$1.data" -- \
-		sh -c "$(printf '%s' "$runcmd" | sed "s|BIN|$2|g; s|INPUT|$train|g")" \
+	cmd=$(printf '%s' "$runcmd" | sed "s|BIN|$2|g; s|INPUT|$train|g")
+	perf record -q -e cpu-clock -F 20000 -o "$d/perf.$1.data" -- sh -c "$cmd" \
 		> /dev/null 2>&1
-	"$DCPI" import -q --db "$d/db.$1" "$d/perf.$1.data"
+	if [ -n "${PATHS:-}" ]; then
+		# dcpi's own collector, with path samples, for dcpi's profiles
+		"$DCPI" record -q -c 50000 --paths "$PATHS" --db "$d/db.$1" -- sh -c "$cmd" \
+			> /dev/null 2>&1
+	else
+		"$DCPI" import -q --db "$d/db.$1" "$d/perf.$1.data"
+	fi
 }
 
 # exact NAME BIN: callgrind's exact counts of the training run (both of its
