@@ -30,7 +30,8 @@
 # Environment: BUILD (dcpi's build dir), FEEDBACK_DIR (work dir, default
 # /tmp/dcpi-feedback), RUNS (default 11), PROGRAMS (default "bzip2 lz4 zstd"),
 # SIM_BYTES (cachegrind's slice, default 1000000), REPEATS (recordings of the
-# training run for dcpi's clang profiles, default 1), EVALS (evaluation inputs:
+# training run for dcpi's clang profiles, default 1; with more than one, also
+# a profile of all of them merged), EVALS (evaluation inputs:
 # eval, binary; eval-text, other text than the training's; default both),
 # PATHS (RATE:K: dcpi's profiles from its own `dcpi record -c 50000 --paths
 # RATE:K` of the training run, path samples included, instead of an import
@@ -203,6 +204,22 @@ bench_one() {
 		extra="$extra clang-dcpi$r:clang-O2 clang-dcpi-probe$r:clang-O2"
 		r=$((r + 1))
 	done
+	# and all the recordings merged into one epoch (dcpi merge): the same as
+	# one training run REPEATS times as long
+	if [ "${REPEATS:-1}" -gt 1 ]; then
+		for k in clang probe; do
+			dbs="$d/db.$k"
+			r=2
+			while [ "$r" -le "$REPEATS" ]; do dbs="$dbs $d/db.$k$r"; r=$((r + 1)); done
+			# shellcheck disable=SC2086
+			"$DCPI" merge $dbs --newest -o "$d/db.$k-all" > /dev/null
+		done
+		"$DCPI" llvm-prof --db "$d/db.clang-all" "$d/clang-O2" -o "$d/dcpi-all.llvm.prof"
+		clang_use "dcpi-all" "$line $SAMPLE_FLAGS" "$d/dcpi-all.llvm.prof"
+		"$DCPI" llvm-prof --db "$d/db.probe-all" "$d/clang-probe" -o "$d/dcpi-probe-all.llvm.prof"
+		clang_use "dcpi-probe-all" "$probe" "$d/dcpi-probe-all.llvm.prof"
+		extra="$extra clang-dcpi-all:clang-O2 clang-dcpi-probe-all:clang-O2"
+	fi
 	bolt="-reorder-blocks=ext-tsp -reorder-functions=cdsort -split-functions \
 		-split-all-cold -dyno-stats"
 	for v in dcpi nl; do
