@@ -52,11 +52,12 @@
  * trap flag was taken while the path-sample runtime single-stepped the
  * thread (collect/pathrt.c).  Such a sample does not measure the program: a
  * stepped instruction takes a trap, a signal and a sigreturn, thousands of
- * cycles, and the user-mode part of that lands on the instruction.  At 250
- * bursts of 64 steps per CPU second the program's own estimates came out
- * 12-17% high (docs/estimate.md); the session leaves these samples out and
- * counts them (settings "stepped=").  Kernels that refuse the register
- * (EINVAL) get the plain sample type and keep every sample.
+ * cycles, and the user-mode part of that lands on the instruction.  The
+ * session leaves these samples out and counts them (settings "stepped=");
+ * there are few, 0.1-0.3% of the samples at 250 bursts of 64 steps per CPU
+ * second (docs/paths.md), as nearly all of a step's cost is in the kernel.
+ * Kernels that refuse the register (EINVAL) get the plain sample type and
+ * keep every sample.
  */
 #define SMP_X86_FLAGS 9		/* PERF_REG_X86_FLAGS (asm/perf_regs.h) */
 #define SMP_TF 0x100ULL
