@@ -54,7 +54,7 @@
  * stepped instruction takes a trap, a signal and a sigreturn, thousands of
  * cycles, and the user-mode part of that lands on the instruction.  The
  * session leaves these samples out and counts them (settings "stepped=");
- * there are few, 0.1-0.3% of the samples at 250 bursts of 64 steps per CPU
+ * there are few, 0.05-0.2% of the samples at 250 bursts of 64 steps per CPU
  * second (docs/paths.md), as nearly all of a step's cost is in the kernel.
  * Kernels that refuse the register (EINVAL) get the plain sample type and
  * keep every sample.
