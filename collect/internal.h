@@ -203,7 +203,7 @@ struct session {
 	uint64_t ht_samples, ht_entries;	/* into the table, out of it */
 	uint64_t ev_samples[COLLECT_MAX_EVENTS], period_sum[COLLECT_MAX_EVENTS];
 	uint64_t samples, unknown, lost, throttled, self;
-	uint64_t stepped;	/* taken inside path bursts, left out */ 
+	uint64_t stepped;	/* taken inside path bursts, left out */
 	uint32_t self_pid;		/* samples of this pid are left out; 0 = none */
 	uint32_t kernel_image;
 	struct smp_count counts[COLLECT_MAX_EVENTS];

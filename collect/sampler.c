@@ -61,6 +61,21 @@
  */
 #define SMP_X86_FLAGS 9		/* PERF_REG_X86_FLAGS (asm/perf_regs.h) */
 #define SMP_TF 0x100ULL
+#ifdef __x86_64__
+#define SMP_REGS PERF_SAMPLE_REGS_USER
+#else
+#define SMP_REGS 0
+#endif
+
+/* The flags register in every sample of a (on), or no registers. */
+static void attr_regs(struct perf_event_attr *a, int on)
+{
+	if (on)
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+	else
+		a->sample_type &= ~(uint64_t)PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user = on ? 1ULL << SMP_X86_FLAGS : 0;
+}
 
 long smp_perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
@@ -81,10 +96,6 @@ void smp_attr_init(struct perf_event_attr *a, const struct collect_event *ev,
 		a->sample_period = period;
 	}
 	a->sample_type = SMP_SAMPLE_TYPE;
-#ifdef __x86_64__
-	a->sample_type |= PERF_SAMPLE_REGS_USER;
-	a->sample_regs_user = 1ULL << SMP_X86_FLAGS;
-#endif
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->disabled = 1;
 	a->inherit = 1;
@@ -220,10 +231,7 @@ static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
 		if (c->randomize && !c->freq)
 			period = rnd_period(&s->rnd, period);
 		smp_attr_init(&a, ev, period, c->freq);
-		if (!(s->sample_type & PERF_SAMPLE_REGS_USER)) {
-			a.sample_type &= ~(uint64_t)PERF_SAMPLE_REGS_USER;
-			a.sample_regs_user = 0;
-		}
+		attr_regs(&a, !!(s->sample_type & PERF_SAMPLE_REGS_USER));
 		a.watermark = 1;
 		a.wakeup_watermark = (uint32_t)(c->pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 		a.exclude_kernel = !s->kernel;
@@ -238,11 +246,10 @@ static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
 		}
 		fd = smp_perf_open(&a, c->pid, cpu);
 		if (fd < 0 && errno == EINVAL && !s->nctr &&
-		    (a.sample_type & PERF_SAMPLE_REGS_USER)) {
+		    (s->sample_type & PERF_SAMPLE_REGS_USER)) {
 			/* no user registers in samples here: the plain type */
-			a.sample_type &= ~(uint64_t)PERF_SAMPLE_REGS_USER;
-			a.sample_regs_user = 0;
-			s->sample_type = a.sample_type;
+			s->sample_type &= ~(uint64_t)PERF_SAMPLE_REGS_USER;
+			attr_regs(&a, 0);
 			fd = smp_perf_open(&a, c->pid, cpu);
 		}
 		if (fd < 0) {
@@ -306,10 +313,7 @@ int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err
 		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
-	s->sample_type = SMP_SAMPLE_TYPE;
-#ifdef __x86_64__
-	s->sample_type |= PERF_SAMPLE_REGS_USER;
-#endif
+	s->sample_type = SMP_SAMPLE_TYPE | SMP_REGS;
 	for (int i = 0; i < ncpu; i++) {
 		int nctr = s->nctr;
 

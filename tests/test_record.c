@@ -604,7 +604,7 @@ static void test_random_periods_unit(void **state)
 
 /* A PERF_RECORD_SAMPLE as the sampler asks for it: identifier, ip, pid/tid,
  * time, period, then (regs) the user registers' abi and the flags register. */
-static size_t mk_sample(uint8_t *buf, uint16_t misc, int regs, uint64_t abi, uint64_t flags)
+static void mk_sample(uint8_t *buf, uint16_t misc, int regs, uint64_t abi, uint64_t flags)
 {
 	struct perf_event_header h = { PERF_RECORD_SAMPLE, misc, 0 };
 	uint64_t w[8] = { 7, 0x401000, (uint64_t)42 << 32 | 41, 1000, 100000, abi, flags };
@@ -613,7 +613,6 @@ static size_t mk_sample(uint8_t *buf, uint16_t misc, int regs, uint64_t abi, uin
 	h.size = (uint16_t)(sizeof(h) + n * 8);
 	memcpy(buf, &h, sizeof(h));
 	memcpy(buf + sizeof(h), w, n * 8);
-	return h.size;
 }
 
 /* Samples taken while the path runtime single-steps the thread (the user
