@@ -134,6 +134,13 @@ clang_use() {
 		{ echo "clang -fprofile-sample-use ($1) failed:"; head -3 "$d/clang-$1.log"; }
 }
 
+# clang_dcpi NAME DB BIN FLAGS: dcpi's profile of BIN from $d/DB into
+# $d/NAME.llvm.prof, and $d/clang-NAME built with it (clang_use)
+clang_dcpi() {
+	"$DCPI" llvm-prof --db "$d/$2" "$3" -o "$d/$1.llvm.prof"
+	clang_use "$1" "$4" "$d/$1.llvm.prof"
+}
+
 bench_one() {
 	p=$1
 	d=$W/$p
@@ -193,31 +200,26 @@ bench_one() {
 	# dcpi profile and clang build (line- and probe-keyed): how much the
 	# result moves from one recording to the next
 	extra=""
+	lines_dbs="$d/db.clang" probe_dbs="$d/db.probe"
 	r=2
 	while [ "$r" -le "${REPEATS:-1}" ]; do
 		profile "clang$r" "$d/clang-O2"
-		"$DCPI" llvm-prof --db "$d/db.clang$r" "$d/clang-O2" -o "$d/dcpi$r.llvm.prof"
-		clang_use "dcpi$r" "$line $SAMPLE_FLAGS" "$d/dcpi$r.llvm.prof"
+		clang_dcpi "dcpi$r" "db.clang$r" "$d/clang-O2" "$line $SAMPLE_FLAGS"
 		profile "probe$r" "$d/clang-probe"
-		"$DCPI" llvm-prof --db "$d/db.probe$r" "$d/clang-probe" -o "$d/dcpi-probe$r.llvm.prof"
-		clang_use "dcpi-probe$r" "$probe" "$d/dcpi-probe$r.llvm.prof"
+		clang_dcpi "dcpi-probe$r" "db.probe$r" "$d/clang-probe" "$probe"
 		extra="$extra clang-dcpi$r:clang-O2 clang-dcpi-probe$r:clang-O2"
+		lines_dbs="$lines_dbs $d/db.clang$r" probe_dbs="$probe_dbs $d/db.probe$r"
 		r=$((r + 1))
 	done
 	# and all the recordings merged into one epoch (dcpi merge): the same as
 	# one training run REPEATS times as long
 	if [ "${REPEATS:-1}" -gt 1 ]; then
-		for k in clang probe; do
-			dbs="$d/db.$k"
-			r=2
-			while [ "$r" -le "$REPEATS" ]; do dbs="$dbs $d/db.$k$r"; r=$((r + 1)); done
-			# shellcheck disable=SC2086
-			"$DCPI" merge $dbs --newest -o "$d/db.$k-all" > /dev/null
-		done
-		"$DCPI" llvm-prof --db "$d/db.clang-all" "$d/clang-O2" -o "$d/dcpi-all.llvm.prof"
-		clang_use "dcpi-all" "$line $SAMPLE_FLAGS" "$d/dcpi-all.llvm.prof"
-		"$DCPI" llvm-prof --db "$d/db.probe-all" "$d/clang-probe" -o "$d/dcpi-probe-all.llvm.prof"
-		clang_use "dcpi-probe-all" "$probe" "$d/dcpi-probe-all.llvm.prof"
+		# shellcheck disable=SC2086
+		"$DCPI" merge $lines_dbs --newest -o "$d/db.clang-all" > /dev/null
+		# shellcheck disable=SC2086
+		"$DCPI" merge $probe_dbs --newest -o "$d/db.probe-all" > /dev/null
+		clang_dcpi dcpi-all db.clang-all "$d/clang-O2" "$line $SAMPLE_FLAGS"
+		clang_dcpi dcpi-probe-all db.probe-all "$d/clang-probe" "$probe"
 		extra="$extra clang-dcpi-all:clang-O2 clang-dcpi-probe-all:clang-O2"
 	fi
 	bolt="-reorder-blocks=ext-tsp -reorder-functions=cdsort -split-functions \
