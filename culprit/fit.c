@@ -435,6 +435,8 @@ static int grow_group(struct fit *f, const char *probe, int per_iter, uint32_t g
 static const char *const fe_probes[] = { "fe.", NULL };
 static const char *const load_probes[] = { "lat.load", "lat.loadop", NULL };
 static const char *const vload_probes[] = { "lat.vload", NULL };
+static const char *const cload_probes[] = { "lat.cload", NULL };
+static const char *const sxload_probes[] = { "lat.sxload", NULL };
 static const char *const reload_probes[] = { "st.reload", NULL };
 static const char *const fwd_fail_probes[] = { "st.fwd_fail", NULL };
 static const char *const store_probes[] = { "st.line", "st.2lines", "st.pair", NULL };
@@ -453,6 +455,8 @@ static int sweep_params(struct fit *f)
 		{ { "dispatch_width", 0, NULL, fe_probes }, 2, 12, 1 },
 		{ { "load_lat", 0, NULL, load_probes }, 1, 10, 1 },
 		{ { "load_lat_fp", 0, NULL, vload_probes }, 1, 12, 1 },
+		{ { "load_lat_complex", 0, NULL, cload_probes }, 0, 4, 1 },
+		{ { "load_lat_sext", 0, NULL, sxload_probes }, 0, 4, 1 },
 		{ { "mem_rename", 0, NULL, reload_probes }, 0, 1, 1 },
 		{ { "store_fwd_lat", 0, NULL, reload_probes }, 0, 12, 1 },
 		{ { "store_fwd_fail", 0, NULL, fwd_fail_probes }, 4, 40, 1 },

@@ -93,6 +93,11 @@ struct model model_zen4 = {
 	.fp_ports = FANY,
 	.load_lat = 4,
 	.load_lat_fp = 7,
+	/* an index scaled by 2-8 or base + index + disp, and movsx/movsxd
+	 * loads: one cycle more each (lat.cload, lat.sxload: 5.0 per load,
+	 * 6.0 for both; measured 2026-11-26, docs/models.md "Load latency") */
+	.load_lat_complex = 1,
+	.load_lat_sext = 1,
 	.store_fwd_lat = 0,
 	.store_fwd_fail = 18,
 	.mem_rename = 1,

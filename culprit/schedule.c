@@ -381,6 +381,25 @@ static int wide(const struct model *m, const struct cfg_insn *in)
 	return m->vec_pipe_bits && in->vec_bits > m->vec_pipe_bits;
 }
 
+/* An address the AGU takes a cycle longer over (docs/models.md, "Load
+ * latency"): an index scaled by 2-8, or base + index + displacement. */
+static int complex_addr(const struct cfg_insn *in)
+{
+	const struct cfg_mem *a = &in->mem;
+
+	return in->nmem && !a->rip_relative && a->index != CFG_REG_NONE &&
+	       (a->scale > 1 || (a->base != CFG_REG_NONE && a->disp != 0));
+}
+
+/* movsbl, movsbw, movsbq, movswl, movswq, movslq (AT&T) from memory. */
+static int sext_load(const struct cfg_insn *in)
+{
+	const char *mn = in->mnemonic;
+
+	return !strncmp(mn, "movs", 4) && strlen(mn) == 6 && strchr("bwl", mn[4]) &&
+	       strchr("wlq", mn[5]) && mn[4] != mn[5];
+}
+
 static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t, int seq,
 		    struct cause *why)
 {
@@ -389,7 +408,9 @@ static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t,
 	struct store *st = in->nmem ? store_find(s, in, &partial) : NULL;
 	struct cause c = *why;
 	int vec = !!(in->flags & (CFG_I_FP | CFG_I_VECTOR));
-	int lat = vec ? m->load_lat_fp : m->load_lat;
+	int lat = (vec ? m->load_lat_fp : m->load_lat) +
+		  (complex_addr(in) ? m->load_lat_complex : 0) +
+		  (!vec && sext_load(in) ? m->load_lat_sext : 0);
 	uint32_t ports = vec && m->vec_load_ports ? m->vec_load_ports : m->load_ports;
 	int t = port_take(s, ports, addr_t > d ? addr_t : d, wide(m, in) ? 2 : 1, seq, &c);
 

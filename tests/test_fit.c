@@ -149,6 +149,36 @@ static void test_zen5_to_zen4_noisy(void **state)
 	model_free(m);
 }
 
+/* The load-latency extras (complex address, sign extension) start at 0 and
+ * come back to Zen 4's 1 and 1 from the chains that show them. */
+static void test_load_extras(void **state)
+{
+	static const char *const sel[] = { "lat.load", "lat.loadop", "lat.cload",
+					   "lat.cload_bid", "lat.sxload", "lat.sxload_b", NULL };
+	struct model_probe p[16];
+	struct model_fit_report rep;
+	struct dcpi_err err = { 0 };
+	struct model *m = model_copy(model_by_name("zen4"), "fit", &err);
+	size_t n = pick(sel, p);
+	double c[16];
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(n, 6);
+	fake(model_by_name("zen4"), p, n, 0, c);
+	assert_int_equal(model_set_param(m, "load_lat_complex", "0", NULL, &err), 0);
+	assert_int_equal(model_set_param(m, "load_lat_sext", "0", NULL, &err), 0);
+	assert_int_equal(m->load_lat_complex, 0);
+	assert_int_equal(model_fit(m, p, c, n, "2026-11-26", &rep, &err), 0);
+	if (m->load_lat_complex != 1 || m->load_lat_sext != 1 || rep.err_after > 0.005)
+		fail_msg("complex %d sext %d error %.4f:\n%s", m->load_lat_complex,
+			 m->load_lat_sext, rep.err_after, rep.log);
+	assert_int_equal(m->load_lat, 4);
+	assert_non_null(strstr(model_param_source(m, "load_lat_complex"), "lat.cload"));
+	assert_non_null(strstr(model_param_source(m, "load_lat_sext"), "lat.sxload"));
+	model_free(m);
+}
+
 /* The whole suite, both ways (skipped under valgrind: seconds natively). */
 static void test_full_suite(void **state)
 {
@@ -241,6 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_zen3_to_zen5),
 		cmocka_unit_test(test_zen5_to_zen4_noisy),
+		cmocka_unit_test(test_load_extras),
 		cmocka_unit_test(test_full_suite),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_probes_data),

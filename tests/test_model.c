@@ -228,6 +228,44 @@ static void test_zen4_stores(void **state)
 	assert_cycles("zen5", z4_st8_2lines8, 4.0);
 }
 
+/*
+ * Zen 4 load-to-use (docs/models.md "Load latency"): 4 cycles, one more for a
+ * complex address (an index scaled by 2-8, or base + index + displacement)
+ * and one more for a sign-extending load.  Measured 2026-11-26 as pointer
+ * chases: (%rbx,%rax,1) 4.0, (%rbx,%rax,2) 5.0, 8(%rbx,%rax,1) 5.0,
+ * 0x40000000(,%rax,1) 4.0, movslq (%rax) 5.0, movsbl (%rbx,%rax,1) 5.0,
+ * movslq 0xc80(%rbx,%rax,4) 6.0, movzbl (%rbx,%rax,2) 5.0, a vector load
+ * through (%rbx,%rax,2) one more than through (%rax).
+ */
+static const uint8_t ld_bi[] = { 0x48, 0x8b, 0x04, 0x03 };
+static const uint8_t ld_bi2[] = { 0x48, 0x8b, 0x04, 0x43 };
+static const uint8_t ld_bid[] = { 0x48, 0x8b, 0x44, 0x03, 0x08 };
+static const uint8_t ld_id[] = { 0x48, 0x8b, 0x04, 0x05, 0x00, 0x00, 0x00, 0x40 };
+static const uint8_t ld_sxd[] = { 0x48, 0x63, 0x00 };
+static const uint8_t ld_sxb[] = { 0x0f, 0xbe, 0x04, 0x03 };
+static const uint8_t ld_sxd_bid4[] = { 0x48, 0x63, 0x84, 0x83, 0x80, 0x0c, 0x00, 0x00 };
+static const uint8_t ld_zxb_bi2[] = { 0x0f, 0xb6, 0x04, 0x43 };
+static const uint8_t vld_b[] = { 0xc5, 0xfa, 0x7e, 0x00, 0xc4, 0xe1, 0xf9, 0x7e, 0xc0 };
+static const uint8_t vld_bi2[] = { 0xc5, 0xfa, 0x7e, 0x04, 0x43, 0xc4, 0xe1, 0xf9, 0x7e, 0xc0 };
+
+static void test_zen4_load_latency(void **state)
+{
+	(void)state;
+	assert_cycles("zen4", ld_bi, 4.0);
+	assert_cycles("zen4", ld_bi2, 5.0);
+	assert_cycles("zen4", ld_bid, 5.0);
+	assert_cycles("zen4", ld_id, 4.0);
+	assert_cycles("zen4", ld_sxd, 5.0);
+	assert_cycles("zen4", ld_sxb, 5.0);
+	assert_cycles("zen4", ld_sxd_bid4, 6.0);
+	assert_cycles("zen4", ld_zxb_bi2, 5.0);
+	assert_true(steady("zen4", vld_bi2, sizeof(vld_bi2)) ==
+		    steady("zen4", vld_b, sizeof(vld_b)) + 1.0);
+	/* the Intel and generic tables do not charge them (not measured) */
+	assert_true(steady("skylake", ld_bi2, sizeof(ld_bi2)) ==
+		    steady("skylake", ld_bi, sizeof(ld_bi)));
+}
+
 static void test_divide(void **state)
 {
 	double c = steady("zen5", div_chain, sizeof(div_chain));
@@ -496,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_preceding),
 		cmocka_unit_test(test_unknown_forms),
 		cmocka_unit_test(test_zen4_stores),
+		cmocka_unit_test(test_zen4_load_latency),
 		cmocka_unit_test(test_zen4_measured_forms),
 		cmocka_unit_test(test_vector_load_coverage),
 		cmocka_unit_test(test_selection),

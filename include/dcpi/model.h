@@ -95,6 +95,10 @@ struct model {
 	uint32_t fp_ports;
 	int load_lat;			/* integer load-to-use, L1 hit, simple address */
 	int load_lat_fp;		/* vector/FP load-to-use */
+	int load_lat_complex;		/* more for a complex address: an index scaled
+					 * by 2-8, or base + index + displacement */
+	int load_lat_sext;		/* more for a sign-extending integer load
+					 * (movsx, movsxd) */
 	int store_fwd_lat;		/* store data ready -> dependent load result */
 	int store_fwd_fail;		/* the same when the load is not inside the
 					 * store (wider, or overlapping it elsewhere):
