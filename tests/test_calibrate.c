@@ -248,12 +248,110 @@ tables:
 	assert_int_equal(system(cmd), 0);
 }
 
+/* probes[i]'s line for a measurements file: name, hex, cycles (zen4's figure
+ * times k). */
+static void meas_line(FILE *f, const struct model_probe *p, double k)
+{
+	struct cfg_insn *insns;
+	struct sched_block b;
+	size_t n;
+
+	assert_int_equal(cfg_decode(p->bytes, p->len, 0, &insns, &n, NULL), 0);
+	assert_int_equal(model_schedule(model_by_name("zen4"), insns, n, NULL, 0, &b, NULL), 0);
+	fprintf(f, "%s\t", p->name);
+	for (size_t j = 0; j < p->len; j++)
+		fprintf(f, "%s%02x", j ? " " : "", p->bytes[j]);
+	fprintf(f, "\t%.3f\n", b.steady_cycles * k);
+	sched_block_free(&b);
+	free(insns);
+}
+
+/*
+ * `dcpi calibrate --refit F`: the fit on saved probe cycles, no timing.  Zen
+ * 4's figures for the load chains, fitted from Skylake's table, give Zen 4's
+ * load latencies with their probes as sources; a bad number is an error
+ * naming the line; a row timed as other bytes is left out with a note; a file
+ * without any probe is an error.
+ */
+static void test_refit(void **state)
+{
+	static const char *const want[] = { "lat.load", "lat.loadop", "lat.cload",
+					    "lat.cload_bid", "lat.sxload", "lat.sxload_b" };
+	const char *bin = getenv("DCPI_BIN");
+	const struct model_probe *p;
+	size_t np = model_probes(&p);
+	char dir[64], path[128], cmd[1024], out[16384];
+	FILE *f;
+
+	(void)state;
+	if (!bin || access(bin, X_OK)) {
+		skip();
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-refit-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/m.tsv", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "name\thex\tcycles\n");
+	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++)
+		for (size_t i = 0; i < np; i++)
+			if (!strcmp(p[i].name, want[w]))
+				meas_line(f, &p[i], 1.0);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "'%s' calibrate --refit %s --base skylake "
+		 "--model-file %s/fit.model 2>&1 && cat %s/fit.model", bin, path, dir, dir);
+	if (sh_out(cmd, out, sizeof(out)))
+		fail_msg("%s", out);
+	assert_non_null(strstr(out, "fitted to 6 probes"));
+	assert_non_null(strstr(out, "probe cycles from"));
+	assert_non_null(strstr(out, "param load_lat 4 measured"));
+	assert_non_null(strstr(out, "param load_lat_complex 1 measured"));
+	assert_non_null(strstr(out, "by probe lat.cload,lat.cload_bid"));
+	assert_non_null(strstr(out, "param load_lat_sext 1 measured"));
+
+	/* a row with other bytes is left out; a cycles field that is no number
+	 * stops it at that line */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "name\thex\tcycles\nlat.load\t90 90\t32.0\n");
+	meas_line(f, &p[0], 1.0);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "'%s' calibrate --refit %s --model-file %s/b.model 2>&1",
+		 bin, path, dir);
+	if (sh_out(cmd, out, sizeof(out)))
+		fail_msg("%s", out);
+	assert_non_null(strstr(out, ":2: lat.load was timed as other bytes"));
+	assert_non_null(strstr(out, "fitted to 1 probes"));
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fprintf(f, "%s\t90\tfast\n", p[1].name);
+	fclose(f);
+	assert_int_not_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "m.tsv:4: "));
+	assert_non_null(strstr(out, "not a positive number"));
+	/* nothing of ours in it, and no file at all */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "name\thex\tcycles\nnot.a.probe\t90\t1.0\n");
+	fclose(f);
+	assert_int_not_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "no probe of this dcpi's in it"));
+	snprintf(cmd, sizeof(cmd), "'%s' calibrate --refit %s/none --model-file %s/b.model 2>&1",
+		 bin, dir, dir);
+	assert_int_not_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "none: No such file"));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_known_skid),
 		cmocka_unit_test(test_file_round_trip),
 		cmocka_unit_test(test_installed_binary),
+		cmocka_unit_test(test_refit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

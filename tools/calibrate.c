@@ -46,6 +46,9 @@ static const char cal_usage[] =
 	"                      $DCPI_MODEL_DIR or ~/.local/share/dcpi/models)\n"
 	"      --passes N      timing passes over the probes (default 5)\n"
 	"      --measurements F  also write the probes' cycles to F (name, hex, cycles)\n"
+	"      --refit F       fit to the probes' cycles saved in F (--measurements)\n"
+	"                      instead of timing them: the same figures from --base\n"
+	"                      tables, or a quiet run's figures again\n"
 	"      --cpu N         pin the timing to CPU N (default: the last)\n"
 	"      --db DIR        database the calibration is stored with (default $DCPIDB,\n"
 	"                      then ./dcpidb): DIR/calibration-<model>.txt\n"
@@ -68,6 +71,7 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		{ "passes", required_argument, NULL, 'P' },
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "measurements", required_argument, NULL, 'W' },
+		{ "refit", required_argument, NULL, 'R' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "scale", required_argument, NULL, 's' },
@@ -97,6 +101,7 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		case 'N': a->no_tables = 1; break;
 		case 'b': a->base = optarg; break;
 		case 'W': a->measurements = optarg; break;
+		case 'R': a->refit = optarg; a->tables_only = 1; break;
 		case 'F': a->model_file = optarg; break;
 		case 'P':
 			a->passes = (int)strtol(optarg, &end, 10);

@@ -14,6 +14,7 @@ struct cal_args {
 	int keep, quiet;
 	/* the instruction tables */
 	const char *base, *model_file, *measurements;
+	const char *refit;		/* fit to these saved probe cycles, no timing */
 	int tables_only, no_tables, passes, cpu;	/* cpu -2: the last */
 };
 

@@ -63,6 +63,98 @@ static int write_measurements(const char *path, const struct model_probe *p, siz
 	return 0;
 }
 
+/*
+ * The probes' cycles saved by --measurements, for --refit: cycles[i] of probe
+ * i (0 when the file lacks it).  A row whose bytes are not this dcpi's probe
+ * (culprit/probes.txt changed since) is left out with a note; a row that does
+ * not parse is an error naming the line.  Returns the probes found, or -1.
+ */
+static long read_measurements(const char *path, const struct model_probe *p, size_t n,
+			      double *cycles)
+{
+	FILE *f = fopen(path, "r");
+	char line[8192], hex[4096];
+	long found = 0, lineno = 0;
+
+	if (!f) {
+		tool_fail("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *name = line, *h, *c, *end;
+		size_t i, k = 0;
+		double v;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			tool_fail("%s:%ld: line too long", path, lineno);
+			goto bad;
+		}
+		line[strcspn(line, "\n")] = 0;
+		if (!line[0] || line[0] == '#' || !strncmp(line, "name\t", 5))
+			continue;
+		h = strchr(name, '\t');
+		c = h ? strchr(h + 1, '\t') : NULL;
+		if (!c) {
+			tool_fail("%s:%ld: not name<TAB>hex<TAB>cycles", path, lineno);
+			goto bad;
+		}
+		*h++ = 0;
+		*c++ = 0;
+		v = strtod(c, &end);
+		if (end == c || *end || !(v > 0 && v < 1e6)) {
+			tool_fail("%s:%ld: %s: cycles '%s' not a positive number", path, lineno,
+				  name, c);
+			goto bad;
+		}
+		for (i = 0; i < n && strcmp(p[i].name, name); i++)
+			;
+		if (i == n) {
+			fprintf(stderr, "%s: note: %s:%ld: %s is not one of this dcpi's probes: "
+				"left out\n", tool_name, path, lineno, name);
+			continue;
+		}
+		for (size_t j = 0; j < p[i].len && k + 3 < sizeof(hex); j++)
+			k += (size_t)snprintf(hex + k, sizeof(hex) - k, "%s%02x", j ? " " : "",
+					      p[i].bytes[j]);
+		if (strcmp(hex, h)) {
+			fprintf(stderr, "%s: note: %s:%ld: %s was timed as other bytes than this "
+				"dcpi's (culprit/probes.txt changed since): left out\n", tool_name,
+				path, lineno, name);
+			continue;
+		}
+		found += cycles[i] == 0;
+		cycles[i] = v;
+	}
+	if (ferror(f)) {
+		tool_fail("%s: read error", path);
+		goto bad;
+	}
+	fclose(f);
+	if (!found) {
+		tool_fail("%s: no probe of this dcpi's in it", path);
+		return -1;
+	}
+	return found;
+bad:
+	fclose(f);
+	return -1;
+}
+
+/* The probes read_measurements found, packed into sub[] and subc[]. */
+static size_t pack_found(struct model_probe *sub, double *subc, const struct model_probe *p,
+			 const double *cycles, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (cycles[i] > 0) {
+			sub[k] = p[i];
+			subc[k++] = cycles[i];
+		}
+	return k;
+}
+
 static const struct model *start_model(const struct cal_args *a, const struct model_cpuid *id)
 {
 	if (a->base)
@@ -84,8 +176,11 @@ static void report(const struct cal_args *a, const struct model_fit_report *rep,
 	printf("model %s fitted to %zu probes: mean error %.1f%% -> %.1f%%, %d values moved, "
 	       "%d ports added\n", m->name, rep->nused, 100 * rep->err_before,
 	       100 * rep->err_after, rep->nchanged, rep->ports_added);
-	printf("contention probe (12 independent adds) over the passes: %.2f .. %.2f cycles\n",
-	       lo, hi);
+	if (a->refit)
+		printf("probe cycles from %s (not timed now)\n", a->refit);
+	else
+		printf("contention probe (12 independent adds) over the passes: %.2f .. %.2f "
+		       "cycles\n", lo, hi);
 	fputs(rep->log, stdout);
 	printf("written to %s (dcpi model --show)\n", path);
 }
@@ -99,14 +194,20 @@ int calibrate_tables(const struct cal_args *a, struct model **fitted)
 	struct model_cpuid id;
 	const struct model *base;
 	double *cycles = calloc(n, sizeof(*cycles)), load[64] = { 0 };
+	struct model_probe *sub = calloc(n, sizeof(*sub));
+	double *subc = calloc(n, sizeof(*subc)), *cycles_fit = cycles;
 	char why[128], path[4096], date[16], name[48];
 	time_t now = time(NULL);
 	int cpu = a->cpu == -2 ? (int)sysconf(_SC_NPROCESSORS_ONLN) - 1 : a->cpu, rc = 1;
 
 	*fitted = NULL;
-	if (!cycles)
+	if (!cycles || !sub || !subc) {
+		free(cycles);
+		free(sub);
+		free(subc);
 		return tool_fail("out of memory");
-	if (!sbx_usable(why, sizeof(why))) {
+	}
+	if (!a->refit && !sbx_usable(why, sizeof(why))) {
 		tool_fail("cannot time code here: %s", why);
 		goto out;
 	}
@@ -125,25 +226,37 @@ int calibrate_tables(const struct cal_args *a, struct model **fitted)
 		tool_fail("no place for the model file: set DCPI_MODEL_DIR or HOME");
 		goto out;
 	}
-	if (!a->quiet)
-		fprintf(stderr, "%s: timing %zu probes on cpu %d, %d passes, fitting %s\n",
-			tool_name, n, cpu, a->passes, base->name);
-	if (model_time_probes(probes, n, a->passes, cpu, cycles, load, progress, (void *)a,
-			      &err) < 0) {
-		tool_fail("%s", err.msg);
-		goto out;
+	if (a->refit) {
+		struct stat st;
+
+		if (read_measurements(a->refit, probes, n, cycles) < 0)
+			goto out;
+		if (!stat(a->refit, &st))
+			now = st.st_mtime;	/* the figures' date, for their sources */
+		n = pack_found(sub, subc, probes, cycles, n);
+		probes = sub;
+		cycles_fit = subc;
+	} else {
+		if (!a->quiet)
+			fprintf(stderr, "%s: timing %zu probes on cpu %d, %d passes, fitting %s\n",
+				tool_name, n, cpu, a->passes, base->name);
+		if (model_time_probes(probes, n, a->passes, cpu, cycles, load, progress,
+				      (void *)a, &err) < 0) {
+			tool_fail("%s", err.msg);
+			goto out;
+		}
 	}
 	strftime(date, sizeof(date), "%Y-%m-%d", gmtime(&now));
 	snprintf(name, sizeof(name), "%s-calibrated", base->name);
 	*fitted = model_copy(base, name, &err);
-	if (!*fitted || model_fit(*fitted, probes, cycles, n, date, &rep, &err) < 0 ||
+	if (!*fitted || model_fit(*fitted, probes, cycles_fit, n, date, &rep, &err) < 0 ||
 	    make_parent(path) || model_file_write(path, *fitted, &id, &err) < 0) {
 		if (err.msg[0])
 			tool_fail("%s", err.msg);
 		goto out;
 	}
 	report(a, &rep, path, load, *fitted);
-	if (a->measurements && write_measurements(a->measurements, probes, n, cycles))
+	if (a->measurements && write_measurements(a->measurements, probes, n, cycles_fit))
 		goto out;
 	rc = 0;
 out:
@@ -152,5 +265,7 @@ out:
 		*fitted = NULL;
 	}
 	free(cycles);
+	free(sub);
+	free(subc);
 	return rc;
 }
