@@ -1,0 +1,117 @@
+#!/bin/sh
+# bench/bhive/binding.sh - the bodies of docs/models.md "Load latency" and
+# "ALU scheduler binding, measured again", timed on this machine with a
+# contention canary: a pass of bench/bhive/harness counts only when 4
+# independent adds, timed just before and just after the bodies, read under
+# 1.02 cycles (a busy sibling thread of the host core makes them 1.3-2.0).
+# Prints, per body, the passes that counted and the least, median and most
+# cycles per iteration over them.
+#
+# Sets: load (pointer chases through each addressing form and load width),
+# A (an add recurrence; d ALU ops chained on it, i more recurrences, f
+# independent mov $5), L (the same behind a stepping byte load), S (shifts).
+# Environment: BUILD (build), PASSES (8), SETS ("load A L S"), CPU (the last).
+# Needs GNU as and objcopy, like bench_model.sh.
+set -eu
+: "${BUILD:=build}"
+: "${PASSES:=8}"
+: "${SETS:=load A L S}"
+: "${CPU:=$(($(getconf _NPROCESSORS_ONLN) - 1))}"
+H="$BUILD/bhive/harness"
+[ -x "$H" ] || { echo "binding.sh: $H missing (sh bench/bench_model.sh builds it)"; exit 1; }
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+# body NAME 'asm; asm; ...': one line of the harness's input
+body() {
+	printf '%s\n' "$2" | tr ';' '\n' > "$W/b.s"
+	as "$W/b.s" -o "$W/b.o" && objcopy -O binary -j .text "$W/b.o" "$W/b.bin"
+	printf '%s\t%s\n' "$1" "$(od -An -tx1 -v "$W/b.bin" | tr -s ' \n' '  ' |
+		sed 's/^ //; s/ $//')"
+}
+
+set_load() {
+	for a in '(%rax)' '8(%rax)' '(%rbx,%rax,1)' '0x40000000(,%rax,1)' '(%rbx,%rax,2)' \
+		'(%rbx,%rax,4)' '(%rbx,%rax,8)' '0x40000000(,%rax,2)' '8(%rbx,%rax,1)' \
+		'-8(%rbx,%rax,1)' '0xc80(%rbx,%rax,4)'; do
+		body "mov_$a" "mov $a,%rax"
+	done
+	for op in movzbl movzwl movsbl movswl; do
+		body "${op}_bi" "$op (%rbx,%rax,1),%eax"
+	done
+	for op in movsbq movswq movslq; do
+		body "${op}_bi" "$op (%rbx,%rax,1),%rax"
+	done
+	body movslq_b 'movslq (%rax),%rax'
+	body movslq_bid4 'movslq 0xc80(%rbx,%rax,4),%rax'
+	body movsbl_bi4 'movsbl (%rbx,%rax,4),%eax'
+	body movzbl_bi2 'movzbl (%rbx,%rax,2),%eax'
+	for a in '(%rbx,%rax,1)' '(%rbx,%rax,4)' '8(%rbx,%rax,1)' '8(%rax)'; do
+		body "and_$a" "and $a,%eax"
+	done
+	for a in '(%rax)' '(%rbx,%rax,1)' '(%rbx,%rax,2)' '8(%rbx,%rax,1)'; do
+		body "vmovq_$a" "vmovq $a,%xmm0; vmovq %xmm0,%rax"
+	done
+}
+
+# chain HEAD D I F [MAXF]: HEAD, then D ops on its value (a lea, then adds),
+# I add recurrences, F mov $5
+chain() {
+	b=$1 d=$2 i=$3 f=$4 k=1
+	if [ "$d" -ge 1 ]; then
+		b="$b; lea 1(%$5),%ecx"
+		while [ $k -lt "$d" ]; do b="$b; add \$1,%ecx"; k=$((k + 1)); done
+	fi
+	for r in r8d r9d r10d; do [ "$i" -gt 0 ] && b="$b; add \$1,%$r" && i=$((i - 1)); done
+	for r in r12d r13d r14d; do [ "$f" -gt 0 ] && b="$b; mov \$5,%$r" && f=$((f - 1)); done
+	printf '%s' "$b"
+}
+
+set_A() {
+	for d in 0 1 2 3; do for i in 0 1 2; do for f in 0 1 2; do
+		body "A_d${d}_i${i}_f${f}" "$(chain 'add $1,%edx' $d $i $f rdx)"
+	done; done; done
+}
+
+set_L() {
+	for d in 0 1 2 3; do for i in 0 1 2; do for f in 0 1; do
+		body "L_d${d}_i${i}_f${f}" \
+			"$(chain 'movzbl 1(%rax),%esi; addq $1,%rax' $d $i $f rsi)"
+	done; done; done
+}
+
+set_S() {
+	body S_add_shlcl_cmp 'add $1,%ecx; mov %esi,%eax; shl %cl,%eax; cmp %edx,%eax'
+	body S_add_shlimm_cmp 'add $1,%ecx; mov %esi,%eax; shl $3,%eax; cmp %edx,%eax'
+	body S_add_lea_shl 'add $1,%ecx; lea 1(%rcx),%eax; shl $3,%eax'
+	body S_add_shlcl_add 'add $1,%ecx; mov %esi,%eax; shl %cl,%eax; add $1,%eax'
+	body S_add_lea_add_shl 'add $1,%ecx; lea 1(%rcx),%eax; add $1,%eax; shl $3,%eax'
+	body S_add_lea_shl_add 'add $1,%ecx; lea 1(%rcx),%eax; shl $3,%eax; add $1,%eax'
+	body S_shl_3add 'shl $1,%eax; add $1,%r8d; add $1,%r9d; add $1,%r10d'
+	body S_2shl_1add 'shl $1,%eax; shl $1,%edx; add $1,%r8d'
+	body S_2shl_2add 'shl $1,%eax; shl $1,%edx; add $1,%r8d; add $1,%r9d'
+	body S_2shl_3add 'shl $1,%eax; shl $1,%edx; add $1,%r8d; add $1,%r9d; add $1,%r10d'
+	body S_3shl_1add 'shl $1,%eax; shl $1,%edx; shl $1,%esi; add $1,%r8d'
+	body S_inc_cmovc2 'inc %rax; cmovc %rbx,%rcx; inc %rdx; cmovc %rbx,%rsi'
+}
+
+: > "$W/in"
+for s in $SETS; do "set_$s" >> "$W/in"; done
+canary=$(body canary 'add $1,%ecx; add $1,%r8d; add $1,%r9d; add $1,%r10d')
+q=0
+for p in $(seq 1 "$PASSES"); do
+	{ echo "$canary"; cat "$W/in"; echo "$canary" | sed 's/^canary/canary2/'; } > "$W/pass"
+	"$H" -c "$CPU" -r 31 "$W/pass" 2>"$W/err" | grep -v '^#' | cut -f1,3 > "$W/out"
+	if awk '$1 ~ /^canary/ && ($2 == "-" || $2 >= 1.02) { bad = 1 } END { exit bad }' "$W/out"
+	then
+		q=$((q + 1))
+		cp "$W/out" "$W/q$q"
+	fi
+done
+echo "# $q of $PASSES passes quiet (canary under 1.02 cycles before and after), cpu $CPU"
+[ "$q" -gt 0 ] || exit 0
+cat "$W"/q* | awk '$1 !~ /^canary/ && $2 != "-" { print }' | sort -k1,1 -k2,2g |
+	awk '{ v[$1] = v[$1] " " $2; n[$1]++ }
+	     END { for (k in v) { split(substr(v[k], 2), a, " ");
+		   printf "%-24s passes %2d  least %7.3f  median %7.3f  most %7.3f\n",
+			  k, n[k], a[1], a[int((n[k] + 1) / 2)], a[n[k]] } }' | sort
