@@ -9,13 +9,14 @@
 #
 # Sets: load (pointer chases through each addressing form and load width),
 # A (an add recurrence; d ALU ops chained on it, i more recurrences, f
-# independent mov $5), L (the same behind a stepping byte load), S (shifts).
-# Environment: BUILD (build), PASSES (8), SETS ("load A L S"), CPU (the last).
+# independent mov $5), L (the same behind a stepping byte load), P (where
+# the load sits, and its latency), S (shifts).
+# Environment: BUILD (build), PASSES (8), SETS ("load A L P S"), CPU (the last).
 # Needs GNU as and objcopy, like bench_model.sh.
 set -eu
 : "${BUILD:=build}"
 : "${PASSES:=8}"
-: "${SETS:=load A L S}"
+: "${SETS:=load A L P S}"
 : "${CPU:=$(($(getconf _NPROCESSORS_ONLN) - 1))}"
 H="$BUILD/bhive/harness"
 [ -x "$H" ] || { echo "binding.sh: $H missing (sh bench/bench_model.sh builds it)"; exit 1; }
@@ -78,6 +79,21 @@ set_L() {
 		body "L_d${d}_i${i}_f${f}" \
 			"$(chain 'movzbl 1(%rax),%esi; addq $1,%rax' $d $i $f rsi)"
 	done; done; done
+}
+
+# where the load sits and how late its value comes (4, 5, 6 cycles)
+set_P() {
+	body P_ld_first 'movzbl 1(%rax),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%ecx'
+	body P_add_first 'addq $1,%rax; movzbl (%rax),%esi; lea 1(%rsi),%ecx; add $1,%ecx'
+	body P_ld_last 'lea 1(%rsi),%ecx; add $1,%ecx; addq $1,%rax; movzbl (%rax),%esi'
+	body P_ld_mid 'addq $1,%rax; lea 1(%rsi),%ecx; movzbl (%rax),%esi; add $1,%ecx'
+	body P_ld_first_L5 'movzbl 1(%rbx,%rax,1),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%ecx'
+	body P_ld_first_L6 'movsbl 1(%rbx,%rax,1),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%ecx'
+	body P_dep_rec 'movzbl 1(%rax),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%r8d'
+	body P_dep_rec_L5 'movzbl 1(%rbx,%rax,1),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%r8d'
+	body P_dep_rec_L6 'movsbl 1(%rbx,%rax,1),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%r8d'
+	body P_dep_mov 'movzbl 1(%rax),%esi; addq $1,%rax; lea 1(%rsi),%ecx; mov $5,%r8d'
+	body P_dep_mov_L5 'movzbl 1(%rbx,%rax,1),%esi; addq $1,%rax; lea 1(%rsi),%ecx; mov $5,%r8d'
 }
 
 set_S() {
