@@ -438,6 +438,7 @@ static const char *const vload_probes[] = { "lat.vload", NULL };
 static const char *const cload_probes[] = { "lat.cload", NULL };
 static const char *const sxload_probes[] = { "lat.sxload", NULL };
 static const char *const reload_probes[] = { "st.reload", NULL };
+static const char *const fwd_probes[] = { "st.reload", "st.fwd_moved", NULL };
 static const char *const fwd_fail_probes[] = { "st.fwd_fail", NULL };
 static const char *const store_probes[] = { "st.line", "st.2lines", "st.pair", NULL };
 static const char *const vstore_probes[] = { "st.vec", "st.zmm", NULL };
@@ -458,7 +459,7 @@ static int sweep_params(struct fit *f)
 		{ { "load_lat_complex", 0, NULL, cload_probes }, 0, 4, 1 },
 		{ { "load_lat_sext", 0, NULL, sxload_probes }, 0, 4, 1 },
 		{ { "mem_rename", 0, NULL, reload_probes }, 0, 1, 1 },
-		{ { "store_fwd_lat", 0, NULL, reload_probes }, 0, 12, 1 },
+		{ { "store_fwd_lat", 0, NULL, fwd_probes }, 0, 12, 1 },
 		{ { "store_fwd_fail", 0, NULL, fwd_fail_probes }, 4, 40, 1 },
 		{ { "taken_per_cycle", 0, NULL, taken_probes }, 1, 3, 1 },
 	};

@@ -98,7 +98,9 @@ struct model model_zen4 = {
 	 * 6.0 for both; measured 2026-11-26, docs/models.md "Load latency") */
 	.load_lat_complex = 1,
 	.load_lat_sext = 1,
-	.store_fwd_lat = 0,
+	/* through the store queue, when renaming cannot see it (the pointer moved
+	 * or was copied since the store): st.fwd_moved 8.0 = 7 + the add */
+	.store_fwd_lat = 7,
 	.store_fwd_fail = 18,
 	.mem_rename = 1,
 	.move_elim = 1,

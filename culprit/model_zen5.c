@@ -60,7 +60,9 @@ struct model model_zen5 = {
 	 * measured on Zen 4 (not on Zen 5; dcpi calibrate measures them) */
 	.load_lat_complex = 1,
 	.load_lat_sext = 1,
-	.store_fwd_lat = 0,
+	/* through the store queue when renaming cannot see it: as measured on
+	 * Zen 4 (not on Zen 5; dcpi calibrate measures it) */
+	.store_fwd_lat = 7,
 	.store_fwd_fail = 18,
 	.mem_rename = 1,
 	.move_elim = 1,

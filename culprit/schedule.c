@@ -13,8 +13,11 @@
  * latency) and store-address / store-data uops.  A load from the address
  * expression of an earlier store (same base, index, scale, displacement and
  * size, no write to base or index in between) takes its value from the
- * store: at the store data's ready time on cores that rename memory (Zen 5),
- * store_fwd_lat later elsewhere.  Macro-fusable ALU ops and a following jcc
+ * store: at the store data's ready time on cores that rename memory (Zen 4,
+ * Zen 5), store_fwd_lat later elsewhere.  A load of the same address by
+ * value (the symbolic values below: a pointer moved by a constant or copied
+ * since the store) takes it store_fwd_lat later on every core: renaming
+ * does not see it.  Macro-fusable ALU ops and a following jcc
  * are one op on a branch port.
  *
  * M_i = retire_i - retire_{i-1}, the first measured from the retire of the
@@ -59,10 +62,20 @@ struct slot {
 	int owner[MODEL_MAX_PORTS];	/* sequence number of the taker */
 };
 
+/* Where a store writes, as far as the scheduler knows (see the top comment). */
+struct skey {
+	int vb, vi, scale;		/* value numbers of base and index; vb < 0: unknown */
+	int64_t off;			/* byte offset from them */
+	int size;
+};
+
 struct store {
-	int valid;
+	int valid;		/* a recent store */
+	int same_regs;		/* its base and index unwritten since (memory renaming) */
 	uint8_t base, index, scale, size;
 	int64_t disp;
+	struct skey key;	/* its address by value, for a load through other
+				 * registers or after a pointer moved */
 	int data_ready;
 	int retire;		/* when it retired (a failed forward waits for it) */
 	int seq;
@@ -267,44 +280,103 @@ static uint64_t addr_regs(const struct cfg_insn *in)
 	return m;
 }
 
+static int gpr_vid(const struct sim *s, unsigned r, int64_t *off)
+{
+	if (r == CFG_REG_NONE)
+		return 0;
+	if (r >= NGPR)
+		return -1;
+	*off += s->off[r];
+	return s->vid[r];
+}
+
+/* The address of in's memory operand by value; vb < 0 when unknown. */
+static void mem_key(const struct sim *s, const struct cfg_insn *in, struct skey *k)
+{
+	int64_t ioff = 0;
+
+	memset(k, 0, sizeof(*k));
+	k->size = in->mem.size ? in->mem.size : 8;
+	k->off = in->mem.disp;
+	k->vb = in->mem.rip_relative ? 0 : gpr_vid(s, in->mem.base, &k->off);
+	k->vi = gpr_vid(s, in->mem.index, &ioff);
+	k->scale = in->mem.scale;
+	if (k->vi < 0)
+		k->vb = -1;
+	k->off += ioff * (in->mem.scale ? in->mem.scale : 1);
+}
+
+static void store_key(const struct sim *s, const struct cfg_insn *in,
+		      const struct model_class *cls, struct skey *k)
+{
+	if ((cls->kind & MODEL_K_PUSH) || !in->nmem) {	/* push, call: 8 below rsp */
+		memset(k, 0, sizeof(*k));
+		k->vb = s->vid[CFG_R_RSP];
+		k->off = s->off[CFG_R_RSP] - 8;
+		k->size = 8;
+		return;
+	}
+	mem_key(s, in, k);
+}
+
 /*
- * The youngest recent store a load reads from: the same address and size
- * (it forwards), or, with *partial set, one whose bytes overlap the load's
- * without holding all of them (a 4-byte store under an 8-byte load: it
- * cannot forward, and the load waits for the store to commit).  A load inside
- * a wider store is treated as independent of it, as before.
+ * The youngest recent store a load reads from, by the same registers (base,
+ * index, scale, no write to them in between: *renamed set, what memory
+ * renaming sees) or by value (the same value numbers and offset: a pointer
+ * moved by a constant, or copied, since the store; these go through the
+ * store queue).  The same address and size forwards; with *partial set, a
+ * store whose bytes overlap the load's without holding all of them (a 4-byte
+ * store under an 8-byte load: it cannot forward, and the load waits for the
+ * store to commit).  A load inside a wider store is treated as independent
+ * of it, as before.
  */
-static struct store *store_find(struct sim *s, const struct cfg_insn *in, int *partial)
+static struct store *store_find(struct sim *s, const struct cfg_insn *in, int *partial,
+				int *renamed)
 {
 	struct store *best = NULL;
-	int part = 0;
+	struct skey lk;
+	int part = 0, same = 0;
 
+	mem_key(s, in, &lk);
 	for (int i = 0; i < NSTORES; i++) {
 		struct store *st = &s->stores[i];
-		int64_t lo, hi;
+		int64_t lo, hi, sd, ld;
+		int syn;
 
-		if (!st->valid || st->base != in->mem.base || st->index != in->mem.index ||
-		    st->scale != in->mem.scale || (best && st->seq < best->seq))
+		if (!st->valid || (best && st->seq < best->seq))
 			continue;
-		if (st->disp == in->mem.disp && st->size == in->mem.size) {
+		syn = st->same_regs && st->base == in->mem.base && st->index == in->mem.index &&
+		      st->scale == in->mem.scale;
+		if (syn) {
+			sd = st->disp;
+			ld = in->mem.disp;
+		} else if (lk.vb >= 0 && st->key.vb >= 0 && st->key.vb == lk.vb &&
+			   st->key.vi == lk.vi && (!lk.vi || st->key.scale == lk.scale)) {
+			sd = st->key.off;
+			ld = lk.off;
+		} else {
+			continue;
+		}
+		if (sd == ld && st->size == in->mem.size) {
 			best = st;
 			part = 0;
+			same = syn;
 			continue;
 		}
 		if (!st->size || !in->mem.size)
 			continue;
-		lo = st->disp > in->mem.disp ? st->disp : in->mem.disp;
-		hi = st->disp + st->size < in->mem.disp + in->mem.size ?
-		     st->disp + st->size : in->mem.disp + in->mem.size;
+		lo = sd > ld ? sd : ld;
+		hi = sd + st->size < ld + in->mem.size ? sd + st->size : ld + in->mem.size;
 		if (hi <= lo)
 			continue;
-		if (in->mem.disp >= st->disp &&
-		    in->mem.disp + in->mem.size <= st->disp + st->size)
+		if (ld >= sd && ld + in->mem.size <= sd + st->size)
 			continue;	/* inside it */
 		best = st;
 		part = 1;
+		same = syn;
 	}
 	*partial = part;
+	*renamed = same;
 	return best;
 }
 
@@ -313,11 +385,13 @@ static void store_add(struct sim *s, const struct cfg_insn *in, int data_ready, 
 	struct store *st = &s->stores[s->nextstore++ % NSTORES];
 
 	st->valid = 1;
+	st->same_regs = 1;
 	st->base = in->mem.base;
 	st->index = in->mem.index;
 	st->scale = in->mem.scale;
 	st->size = in->mem.size;
 	st->disp = in->mem.disp;
+	mem_key(s, in, &st->key);
 	st->data_ready = data_ready;
 	st->retire = data_ready;	/* until sim_insn knows */
 	st->seq = seq;
@@ -327,7 +401,8 @@ static void store_add(struct sim *s, const struct cfg_insn *in, int data_ready, 
 		s->store_regs |= CFG_RBIT(st->index);
 }
 
-/* A register write changes the addresses that use it. */
+/* A register write changes the addresses that use it: those stores are
+ * found by value only from now on. */
 static void stores_forget(struct sim *s, uint64_t written)
 {
 	for (int i = 0; i < NSTORES; i++) {
@@ -336,8 +411,11 @@ static void stores_forget(struct sim *s, uint64_t written)
 		if (!st->valid)
 			continue;
 		if ((st->base != CFG_REG_NONE && (written & CFG_RBIT(st->base))) ||
-		    (st->index != CFG_REG_NONE && (written & CFG_RBIT(st->index))))
-			st->valid = 0;
+		    (st->index != CFG_REG_NONE && (written & CFG_RBIT(st->index)))) {
+			st->same_regs = 0;
+			if (st->key.vb < 0)
+				st->valid = 0;
+		}
 	}
 }
 
@@ -404,8 +482,8 @@ static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t,
 		    struct cause *why)
 {
 	const struct model *m = s->m;
-	int partial = 0;
-	struct store *st = in->nmem ? store_find(s, in, &partial) : NULL;
+	int partial = 0, renamed = 0;
+	struct store *st = in->nmem ? store_find(s, in, &partial, &renamed) : NULL;
 	struct cause c = *why;
 	int vec = !!(in->flags & (CFG_I_FP | CFG_I_VECTOR));
 	int lat = (vec ? m->load_lat_fp : m->load_lat) +
@@ -428,7 +506,7 @@ static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t,
 		c.t = t;
 		c.reason = MODEL_R_MEM_DEP;
 		c.seq = st->seq;
-	} else if (st && m->mem_rename) {
+	} else if (st && renamed && m->mem_rename) {
 		t = st->data_ready > d ? st->data_ready : d;
 		c = *why;
 		bound(&c, t, MODEL_R_MEM_DEP, st->seq);
@@ -448,45 +526,6 @@ static int mem_load(struct sim *s, const struct cfg_insn *in, int d, int addr_t,
 	}
 	*why = c;
 	return t;
-}
-
-/* Where a store writes, as far as the scheduler knows (see the top comment). */
-struct skey {
-	int vb, vi, scale;		/* value numbers of base and index; vb < 0: unknown */
-	int64_t off;			/* byte offset from them */
-	int size;
-};
-
-static int gpr_vid(const struct sim *s, unsigned r, int64_t *off)
-{
-	if (r == CFG_REG_NONE)
-		return 0;
-	if (r >= NGPR)
-		return -1;
-	*off += s->off[r];
-	return s->vid[r];
-}
-
-static void store_key(const struct sim *s, const struct cfg_insn *in,
-		      const struct model_class *cls, struct skey *k)
-{
-	int64_t ioff = 0;
-
-	memset(k, 0, sizeof(*k));
-	k->size = in->mem.size ? in->mem.size : 8;
-	if ((cls->kind & MODEL_K_PUSH) || !in->nmem) {	/* push, call: 8 below rsp */
-		k->vb = s->vid[CFG_R_RSP];
-		k->off = s->off[CFG_R_RSP] - 8;
-		k->size = 8;
-		return;
-	}
-	k->off = in->mem.disp;
-	k->vb = in->mem.rip_relative ? 0 : gpr_vid(s, in->mem.base, &k->off);
-	k->vi = gpr_vid(s, in->mem.index, &ioff);
-	k->scale = in->mem.scale;
-	if (k->vi < 0)
-		k->vb = -1;
-	k->off += ioff * (in->mem.scale ? in->mem.scale : 1);
 }
 
 static int64_t floor_div(int64_t a, int64_t b)

@@ -179,6 +179,32 @@ static void test_load_extras(void **state)
 	model_free(m);
 }
 
+/* The store queue's forwarding time, which memory renaming hides from
+ * st.reload, comes back from st.fwd_moved. */
+static void test_forward_latency(void **state)
+{
+	static const char *const sel[] = { "st.reload", "st.fwd_moved", "st.fwd_fail", NULL };
+	struct model_probe p[8];
+	struct model_fit_report rep;
+	struct dcpi_err err = { 0 };
+	struct model *m = model_copy(model_by_name("zen4"), "fit", &err);
+	size_t n = pick(sel, p);
+	double c[8];
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(n, 3);
+	fake(model_by_name("zen4"), p, n, 0, c);
+	assert_int_equal(model_set_param(m, "store_fwd_lat", "0", NULL, &err), 0);
+	assert_int_equal(model_fit(m, p, c, n, "2026-11-26", &rep, &err), 0);
+	if (m->store_fwd_lat != 7 || rep.err_after > 0.005)
+		fail_msg("store_fwd_lat %d error %.4f:\n%s", m->store_fwd_lat, rep.err_after,
+			 rep.log);
+	assert_int_equal(m->mem_rename, 1);
+	assert_non_null(strstr(model_param_source(m, "store_fwd_lat"), "st.fwd_moved"));
+	model_free(m);
+}
+
 /* The whole suite, both ways (skipped under valgrind: seconds natively). */
 static void test_full_suite(void **state)
 {
@@ -272,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_zen3_to_zen5),
 		cmocka_unit_test(test_zen5_to_zen4_noisy),
 		cmocka_unit_test(test_load_extras),
+		cmocka_unit_test(test_forward_latency),
 		cmocka_unit_test(test_full_suite),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_probes_data),
