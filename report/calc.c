@@ -189,8 +189,10 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	rep_calc_json_head(f, c);
 	fprintf(f, ", \"cpu\": ");
 	rep_json_str(f, c->have_meas ? c->meas.cpu : "");
-	fprintf(f, ", \"measured\": %s, \"measure_seconds\": %.3f, \"timed\": %u, \"cached\": %u",
-	       c->have_meas ? "true" : "false", c->meas.seconds, c->meas.timed, c->meas.cached);
+	fprintf(f, ", \"measured\": %s, \"measure_seconds\": %.3f, \"timed\": %u, \"cached\": %u"
+		", \"contended\": %u",
+	       c->have_meas ? "true" : "false", c->meas.seconds, c->meas.timed, c->meas.cached,
+	       c->meas.contended);
 	if (!c->have_meas) {
 		fprintf(f, ", \"why_not_measured\": ");
 		rep_json_str(f, c->meas_why);
@@ -384,13 +386,18 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 		fprintf(f, "calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
 		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",
 		       100 * c->a.opts.skid_share, c->a.skid_given ? " (--skid given)" : "");
-	if (c->have_meas)
+	if (c->have_meas) {
 		fprintf(f, "cpu %s: best cases measured here for %u bodies (%u timed in %.2f s, "
 		       "%u cached), the model's elsewhere\n", c->meas.cpu,
 		       c->meas.timed + c->meas.cached, c->meas.timed, c->meas.seconds,
 		       c->meas.cached);
-	else
+		if (c->meas.contended)
+			fprintf(f, "  %u of them timed while another thread shared the core "
+			       "(their figures may be high; timed again next time)\n",
+			       c->meas.contended);
+	} else {
 		fprintf(f, "best cases from the model only (%s)\n", c->meas_why);
+	}
 	if (c->pp && c->pinfo.used)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure (%.0f entries) from %.0f "
 		       "bursts of the image; counts = path shape x scale (%s rule)\n",

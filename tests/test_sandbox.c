@@ -102,6 +102,9 @@ static void test_chain_vs_independent(void **state)
 		assert_true(lo > 6.0 && lo < 11.0);
 		assert_true(r[1].cycles_low < 0.75 * lo);
 		assert_true(r[0].cycles_per_tsc > 0.2 && r[0].cycles_per_tsc < 5);
+		/* the canary: 8 independent adds, at most 8 cycles on any core */
+		assert_true(r[0].canary > 0.5 && r[0].canary < 8.5);
+		assert_true(r[0].contended == 0 || r[0].contended == 1);
 		assert_true(r[0].unroll >= 4 && r[0].unroll <= 100);
 	}
 	free(c);
@@ -121,6 +124,46 @@ static void test_memory_body(void **state)
 	assert_true(r.status == SBX_OK || r.status == SBX_UNSTABLE);
 	if (!under_valgrind)
 		assert_true(r.cycles_low > 0.1 && r.cycles_low < 20);
+}
+
+/* movzbl (%rsi),%eax; addl $1,(%rdi,%rax,4); add $1,%rsi: a histogram */
+static const uint8_t hist[] = { 0x0f, 0xb6, 0x06, 0x83, 0x04, 0x87, 0x01, 0x48, 0x83, 0xc6,
+				0x01 };
+static const uint8_t chase[] = { 0x48, 0x8b, 0x00 };	/* mov (%rax),%rax */
+
+/*
+ * SBX_F_RANDOM_MEM: with X in memory the histogram adds to one word every
+ * pass (a read-modify-write chain through memory); with random bytes its
+ * index varies and it runs several times faster, so that figure is kept.  A
+ * pointer chase faults on the random words (not canonical) and keeps X's.
+ */
+static void test_random_mem(void **state)
+{
+	struct sbx_opts o;
+	struct sbx_result x[2], r[2];
+	const uint8_t *b[2] = { hist, chase };
+	size_t l[2] = { sizeof(hist), sizeof(chase) };
+
+	(void)state;
+	opts(&o);
+	time_n(b, l, 2, &o, x);
+	o.flags |= SBX_F_RANDOM_MEM;
+	time_n(b, l, 2, &o, r);
+	for (int i = 0; i < 2; i++) {
+		assert_true(x[i].status == SBX_OK || x[i].status == SBX_UNSTABLE);
+		assert_true(r[i].status == SBX_OK || r[i].status == SBX_UNSTABLE);
+		assert_int_equal(x[i].random_mem, 0);
+	}
+	assert_int_equal(r[1].random_mem, 0);
+	if (under_valgrind) {
+		skip_timing("the histogram");	/* valgrind's CPU has no such chain */
+		return;
+	}
+	assert_int_equal(r[0].random_mem, 1);
+	if (!(r[0].cycles_low < 0.6 * x[0].cycles_low))
+		fail_msg("histogram: %.2f cycles with random memory, %.2f with X",
+			 r[0].cycles_low, x[0].cycles_low);
+	assert_true(r[1].cycles_low > 2.0);	/* still the chase's load latency */
 }
 
 /* A fault the sandbox cannot map ends the body, not the batch, nor us. */
@@ -325,6 +368,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chain_vs_independent),
 		cmocka_unit_test(test_memory_body),
+		cmocka_unit_test(test_random_mem),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_child_restart),
 		cmocka_unit_test(test_timeout),

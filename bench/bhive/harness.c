@@ -62,8 +62,9 @@ static ssize_t parse_hex(const char *s, uint8_t *out, size_t max)
 static void usage(void)
 {
 	fprintf(stderr, "usage: harness [-c cpu] [-r reps] [-n body-iterations] [-t timeout-ms]"
-		" [file]\n  input lines: name<TAB>hex; output: name<TAB>hex<TAB>cycles<TAB>"
-		"status<TAB>detail\n");
+		" [-R] [file]\n  input lines: name<TAB>hex; output: name<TAB>hex<TAB>cycles<TAB>"
+		"status<TAB>detail\n  -R: also with random bytes in memory, the lower kept "
+		"(SBX_F_RANDOM_MEM)\n");
 }
 
 /* Read the bodies; *n receives how many. */
@@ -124,12 +125,13 @@ int main(int argc, char **argv)
 	o.reps = 31;
 	o.timeout_ms = 10000;
 	o.flags = SBX_F_BRANCHES;	/* the branch microbenchmarks of micro.txt */
-	while ((opt = getopt(argc, argv, "c:r:n:t:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:r:n:t:Rh")) != -1) {
 		switch (opt) {
 		case 'c': o.cpu = atoi(optarg); break;
 		case 'r': o.reps = atoi(optarg); break;
 		case 'n': o.iters = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': o.timeout_ms = atoi(optarg); break;
+		case 'R': o.flags |= SBX_F_RANDOM_MEM; break;
 		default: usage(); return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -164,10 +166,11 @@ int main(int argc, char **argv)
 			nskip++;
 			continue;
 		}
-		printf("%s\t%s\t%.3f\tok\tmin %.3f low %.3f iqr %.1f%% cpt %.3f U %u%s pages %u\n",
+		printf("%s\t%s\t%.3f\tok\tmin %.3f low %.3f iqr %.1f%% cpt %.3f U %u%s pages %u%s%s\n",
 		       b[i].name, b[i].hex, r[i].cycles, r[i].cycles_min, r[i].cycles_low,
 		       100 * r[i].spread, r[i].cycles_per_tsc, r[i].unroll,
-		       r[i].rdx_zero ? " rdx=0" : "", r[i].pages);
+		       r[i].rdx_zero ? " rdx=0" : "", r[i].pages,
+		       r[i].random_mem ? " random-mem" : "", r[i].contended ? " contended" : "");
 		cpt_lo = r[i].cycles_per_tsc < cpt_lo ? r[i].cycles_per_tsc : cpt_lo;
 		cpt_hi = r[i].cycles_per_tsc > cpt_hi ? r[i].cycles_per_tsc : cpt_hi;
 		nok++;

@@ -344,6 +344,9 @@ struct est_measurements {
 	size_t nloops;			/* the loops tried: hot innermost ones */
 	struct est_meas_loop *loops;
 	unsigned timed, cached;		/* bodies timed now, found in the cache */
+	unsigned contended;		/* of those timed now, how many while the
+					 * core was shared (sandbox canary): timed
+					 * again next time, the lower kept */
 	double seconds;			/* spent timing */
 	int apply_loops;		/* est_procedure uses loop figures (1) */
 	char note[256];			/* a problem with the cache, if any */
