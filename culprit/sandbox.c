@@ -647,9 +647,10 @@ static const uint8_t sbx_add1[] = { 0x48, 0x83, 0xc0, 0x01 };
 #define SBX_CAL_U	100
 #define SBX_CAL_N	200
 
-/* Ticks per add, by the same U / 2U difference, the lowest of three tries (the
- * vCPU being descheduled only ever inflates a try); 0 on failure. */
-static double sbx_cal_ticks(void)
+/* Ticks per copy of the body in c1 (u copies) and c2 (2u copies), by the
+ * same U / 2U difference, the lowest of three tries (the vCPU being
+ * descheduled only ever inflates a try); 0 on failure. */
+static double sbx_pair_ticks(struct sbx_code *c1, struct sbx_code *c2, unsigned u)
 {
 	double best = 0;
 
@@ -658,19 +659,24 @@ static double sbx_cal_ticks(void)
 		uint64_t a, b;
 		double t;
 
-		if (sbx_run_settled(&sbx_cal1, SBX_CAL_N, &a) != SBX_RUN_OK ||
-		    sbx_run_settled(&sbx_cal2, SBX_CAL_N, &b) != SBX_RUN_OK)
+		if (sbx_run_settled(c1, SBX_CAL_N, &a) != SBX_RUN_OK ||
+		    sbx_run_settled(c2, SBX_CAL_N, &b) != SBX_RUN_OK)
 			return 0;
-		t = ((double)b - (double)a) / (SBX_CAL_N * SBX_CAL_U);
+		t = ((double)b - (double)a) / (SBX_CAL_N * u);
 		if (t > 0 && (best == 0 || t < best))
 			best = t;
 	}
 	return best;
 }
 
+/* Ticks per add of the clock chain. */
+static double sbx_cal_ticks(void)
+{
+	return sbx_pair_ticks(&sbx_cal1, &sbx_cal2, SBX_CAL_U);
+}
+
 /* The contention canary: 8 independent adds, bound by the ALUs' throughput,
- * which a busy sibling thread of the host core halves (bench/bhive/README.md).
- * Ticks per copy, the lowest of three tries; 0 on failure. */
+ * which a busy sibling thread of the host core halves (bench/bhive/README.md). */
 static const uint8_t sbx_adds8[] = {
 	0x48, 0x83, 0xc0, 0x01, 0x48, 0x83, 0xc1, 0x01, 0x48, 0x83, 0xc2, 0x01,
 	0x48, 0x83, 0xc3, 0x01, 0x48, 0x83, 0xc6, 0x01, 0x48, 0x83, 0xc7, 0x01,
@@ -681,23 +687,10 @@ static const uint8_t sbx_adds8[] = {
 				 * least seen ran with the core to itself */
 static double sbx_can_min;	/* the least canary cycles of this child */
 
+/* Ticks per copy of the canary's 8 adds. */
 static double sbx_canary_ticks(void)
 {
-	double best = 0;
-
-	sbx_regs(0);
-	for (int i = 0; i < 3; i++) {
-		uint64_t a, b;
-		double t;
-
-		if (sbx_run_settled(&sbx_can1, SBX_CAL_N, &a) != SBX_RUN_OK ||
-		    sbx_run_settled(&sbx_can2, SBX_CAL_N, &b) != SBX_RUN_OK)
-			return 0;
-		t = ((double)b - (double)a) / (SBX_CAL_N * SBX_CAN_U);
-		if (t > 0 && (best == 0 || t < best))
-			best = t;
-	}
-	return best;
+	return sbx_pair_ticks(&sbx_can1, &sbx_can2, SBX_CAN_U);
 }
 
 /* Insertion sort: the child calls nothing that may take a lock or allocate. */
