@@ -6,7 +6,9 @@
  * The machine may be shared: contention only ever slows a body, so each
  * probe's figure is a low quantile over whole passes (the second lowest of
  * the passes' medians, the lowest with fewer than three passes), as
- * bench/bhive does.  Passes run back to back, each one batch in one child.
+ * bench/bhive does, taken over the passes whose figure the sandbox's canary
+ * did not flag as contended when there are any.  Passes run back to back,
+ * each one batch in one child.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,14 +24,18 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The low figure of probe i over the passes that timed it; 0 when none did. */
-static double low_figure(const double *all, size_t n, size_t i, int passes)
+/* The low figure of probe i over the passes that timed it, from those whose
+ * canary saw the core to itself when there are any; 0 when none timed it. */
+static double low_figure(const double *all, const unsigned char *shared, size_t n, size_t i,
+			 int passes)
 {
 	double v[64];
-	int k = 0;
+	int k = 0, quiet = 0;
 
+	for (int p = 0; p < passes; p++)
+		quiet += all[(size_t)p * n + i] > 0 && !shared[(size_t)p * n + i];
 	for (int p = 0; p < passes && k < 64; p++)
-		if (all[(size_t)p * n + i] > 0)
+		if (all[(size_t)p * n + i] > 0 && (!quiet || !shared[(size_t)p * n + i]))
 			v[k++] = all[(size_t)p * n + i];
 	if (!k)
 		return 0;
@@ -45,10 +51,11 @@ int model_time_probes(const struct model_probe *probes, size_t n, int passes, in
 	size_t *lens = calloc(n ? n : 1, sizeof(*lens));
 	struct sbx_result *res = calloc(n ? n : 1, sizeof(*res));
 	double *all = calloc((size_t)(passes > 0 ? passes : 1) * (n ? n : 1), sizeof(*all));
+	unsigned char *shared = calloc((size_t)(passes > 0 ? passes : 1) * (n ? n : 1), 1);
 	struct sbx_opts o;
 	int rc = 0;
 
-	if (!bodies || !lens || !res || !all) {
+	if (!bodies || !lens || !res || !all || !shared) {
 		rc = dcpi_errf(err, -ENOMEM, "probes: out of memory");
 		goto out;
 	}
@@ -73,6 +80,7 @@ int model_time_probes(const struct model_probe *probes, size_t n, int passes, in
 			int ok = res[i].status == SBX_OK || res[i].status == SBX_UNSTABLE;
 
 			all[(size_t)p * n + i] = ok ? res[i].cycles : 0;
+			shared[(size_t)p * n + i] = (unsigned char)(ok && res[i].contended);
 			if (ok && !strcmp(probes[i].name, "tp.alu_fuse"))
 				add = res[i].cycles;
 		}
@@ -82,11 +90,12 @@ int model_time_probes(const struct model_probe *probes, size_t n, int passes, in
 			progress(arg, p + 1, passes, add);
 	}
 	for (size_t i = 0; i < n; i++)
-		cycles[i] = low_figure(all, n, i, passes);
+		cycles[i] = low_figure(all, shared, n, i, passes);
 out:
 	free(bodies);
 	free(lens);
 	free(res);
 	free(all);
+	free(shared);
 	return rc;
 }
