@@ -757,7 +757,7 @@ static uint64_t sbx_loop_count(size_t len, unsigned u, unsigned iters)
 static void sbx_measure_once(const uint8_t *body, size_t len, const struct sbx_opts *o,
 			     struct sbx_result *r)
 {
-	static double e[SBX_MAX_REPS], cpts[SBX_MAX_REPS], can[SBX_MAX_REPS];
+	static double e[SBX_MAX_REPS], cpts[SBX_MAX_REPS], can[SBX_MAX_REPS], eq[SBX_MAX_REPS];
 	unsigned quiet = 0;
 	uint64_t n, t, m1 = UINT64_MAX, m2 = UINT64_MAX;
 	unsigned u = SBX_CODE_BUDGET / (unsigned)len, k = 0;
@@ -837,16 +837,12 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const struct sbx_o
 	 * three or more; else all of them, and the figure says so */
 	for (unsigned i = 0; i < k; i++)
 		if (can[i] > 0 && can[i] <= SBX_CAN_QUIET * sbx_can_min)
-			quiet++;
+			eq[quiet++] = e[i];
 	r->canary = sbx_can_min;
 	r->contended = quiet < 3 && quiet < k;
 	if (!r->contended && quiet < k) {
-		unsigned q = 0;
-
-		for (unsigned i = 0; i < k; i++)
-			if (can[i] > 0 && can[i] <= SBX_CAN_QUIET * sbx_can_min)
-				e[q++] = e[i];
-		k = q;
+		memcpy(e, eq, quiet * sizeof(e[0]));
+		k = quiet;
 	}
 	sbx_sort(e, k);
 	sbx_sort(cpts, k);
@@ -882,10 +878,8 @@ static void sbx_measure(const uint8_t *body, size_t len, const struct sbx_opts *
 		return;
 	memset(&rr, 0, sizeof(rr));
 	sbx_random_mem = 1;
-	sbx_measure_once(body, len, o, &rr);
+	sbx_measure_once(body, len, o, &rr);	/* it unmaps and refills first */
 	sbx_random_mem = 0;
-	sbx_unmap_extra();
-	sbx_fill_all();
 	if (rr.status == SBX_OK && (r->status != SBX_OK || rr.cycles_low < r->cycles_low)) {
 		*r = rr;
 		r->random_mem = 1;

@@ -380,7 +380,8 @@ static struct store *store_find(struct sim *s, const struct cfg_insn *in, int *p
 	return best;
 }
 
-static void store_add(struct sim *s, const struct cfg_insn *in, int data_ready, int seq)
+static void store_add(struct sim *s, const struct cfg_insn *in, const struct skey *key,
+		      int data_ready, int seq)
 {
 	struct store *st = &s->stores[s->nextstore++ % NSTORES];
 
@@ -391,7 +392,7 @@ static void store_add(struct sim *s, const struct cfg_insn *in, int data_ready, 
 	st->scale = in->mem.scale;
 	st->size = in->mem.size;
 	st->disp = in->mem.disp;
-	mem_key(s, in, &st->key);
+	st->key = *key;
 	st->data_ready = data_ready;
 	st->retire = data_ready;	/* until sim_insn knows */
 	st->seq = seq;
@@ -639,7 +640,7 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 	uint32_t ports = cls->ports;
 	struct cause why = { 0, MODEL_R_NONE, -1 }, dwhy = { 0, MODEL_R_NONE, -1 };
 	struct cause src;
-	struct skey skey;
+	struct skey skey = { .vb = -1 };
 
 	if (in->flags & CFG_I_PREFETCH)
 		load = 0;
@@ -716,8 +717,9 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 			complete = sd + 1;
 			why = sw;
 		}
+		store_key(s, in, cls, &skey);	/* before this insn's own writes */
 		if (in->nmem && !(cls->kind & MODEL_K_PUSH))
-			store_add(s, in, data, seq);
+			store_add(s, in, &skey, data, seq);
 	}
 	s->fuse_pending = fusing;
 	s->fuse_complete = complete;
@@ -725,8 +727,6 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 retire:
 	if (fused)
 		s->fuse_pending = 0;
-	if (store && m->store_queue > 0)
-		store_key(s, in, cls, &skey);
 	values_update(s, in);
 	/* results */
 	for (uint64_t w = in->regs_written; w; w &= w - 1) {

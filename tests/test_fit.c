@@ -149,27 +149,49 @@ static void test_zen5_to_zen4_noisy(void **state)
 	model_free(m);
 }
 
+/*
+ * Zen 4's own table with the parameters named in zero set to 0, fitted to
+ * Zen 4's figures for the probes of sel (want of them): the machine
+ * parameters those probes govern must come back.  The fitted model, with
+ * the fit's report in *rep.
+ */
+static struct model *refit_zen4(const char *const *sel, size_t want,
+				const char *const *zero, struct model_fit_report *rep)
+{
+	struct model_probe p[16];
+	struct dcpi_err err = { 0 };
+	struct model *m = model_copy(model_by_name("zen4"), "fit", &err);
+	size_t n = pick(sel, p);
+	double c[16];
+
+	assert_non_null(m);
+	assert_int_equal(n, want);
+	fake(model_by_name("zen4"), p, n, 0, c);
+	for (int i = 0; zero[i]; i++) {
+		char v[32] = "";
+
+		assert_int_equal(model_set_param(m, zero[i], "0", NULL, &err), 0);
+		for (size_t j = 0; j < model_param_count(); j++)
+			if (!strcmp(model_param_name(j), zero[i]))
+				model_param_text(m, j, v, sizeof(v));
+		assert_string_equal(v, "0");
+	}
+	assert_int_equal(model_fit(m, p, c, n, "2026-11-26", rep, &err), 0);
+	return m;
+}
+
 /* The load-latency extras (complex address, sign extension) start at 0 and
  * come back to Zen 4's 1 and 1 from the chains that show them. */
 static void test_load_extras(void **state)
 {
 	static const char *const sel[] = { "lat.load", "lat.loadop", "lat.cload",
 					   "lat.cload_bid", "lat.sxload", "lat.sxload_b", NULL };
-	struct model_probe p[16];
+	static const char *const zero[] = { "load_lat_complex", "load_lat_sext", NULL };
 	struct model_fit_report rep;
-	struct dcpi_err err = { 0 };
-	struct model *m = model_copy(model_by_name("zen4"), "fit", &err);
-	size_t n = pick(sel, p);
-	double c[16];
+	struct model *m;
 
 	(void)state;
-	assert_non_null(m);
-	assert_int_equal(n, 6);
-	fake(model_by_name("zen4"), p, n, 0, c);
-	assert_int_equal(model_set_param(m, "load_lat_complex", "0", NULL, &err), 0);
-	assert_int_equal(model_set_param(m, "load_lat_sext", "0", NULL, &err), 0);
-	assert_int_equal(m->load_lat_complex, 0);
-	assert_int_equal(model_fit(m, p, c, n, "2026-11-26", &rep, &err), 0);
+	m = refit_zen4(sel, 6, zero, &rep);
 	if (m->load_lat_complex != 1 || m->load_lat_sext != 1 || rep.err_after > 0.005)
 		fail_msg("complex %d sext %d error %.4f:\n%s", m->load_lat_complex,
 			 m->load_lat_sext, rep.err_after, rep.log);
@@ -184,19 +206,12 @@ static void test_load_extras(void **state)
 static void test_forward_latency(void **state)
 {
 	static const char *const sel[] = { "st.reload", "st.fwd_moved", "st.fwd_fail", NULL };
-	struct model_probe p[8];
+	static const char *const zero[] = { "store_fwd_lat", NULL };
 	struct model_fit_report rep;
-	struct dcpi_err err = { 0 };
-	struct model *m = model_copy(model_by_name("zen4"), "fit", &err);
-	size_t n = pick(sel, p);
-	double c[8];
+	struct model *m;
 
 	(void)state;
-	assert_non_null(m);
-	assert_int_equal(n, 3);
-	fake(model_by_name("zen4"), p, n, 0, c);
-	assert_int_equal(model_set_param(m, "store_fwd_lat", "0", NULL, &err), 0);
-	assert_int_equal(model_fit(m, p, c, n, "2026-11-26", &rep, &err), 0);
+	m = refit_zen4(sel, 3, zero, &rep);
 	if (m->store_fwd_lat != 7 || rep.err_after > 0.005)
 		fail_msg("store_fwd_lat %d error %.4f:\n%s", m->store_fwd_lat, rep.err_after,
 			 rep.log);

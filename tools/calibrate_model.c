@@ -43,6 +43,16 @@ static int make_parent(const char *path)
 	return 0;
 }
 
+/* A probe's bytes as the measurements file writes them: "48 8b 00". */
+static void probe_hex(const struct model_probe *p, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (size_t j = 0; j < p->len && k + 3 < len; j++)
+		k += (size_t)snprintf(buf + k, len - k, "%s%02x", j ? " " : "", p->bytes[j]);
+}
+
 /* name<TAB>hex<TAB>cycles, as bench/bhive's tables (bench/model_speed -e reads it). */
 static int write_measurements(const char *path, const struct model_probe *p, size_t n,
 			      const double *cycles)
@@ -53,10 +63,10 @@ static int write_measurements(const char *path, const struct model_probe *p, siz
 		return tool_fail("%s: %s", path, strerror(errno));
 	fprintf(f, "name\thex\tcycles\n");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\t", p[i].name);
-		for (size_t j = 0; j < p[i].len; j++)
-			fprintf(f, "%s%02x", j ? " " : "", p[i].bytes[j]);
-		fprintf(f, "\t%.3f\n", cycles[i]);
+		char hex[4096];
+
+		probe_hex(&p[i], hex, sizeof(hex));
+		fprintf(f, "%s\t%s\t%.3f\n", p[i].name, hex, cycles[i]);
 	}
 	if (fclose(f))
 		return tool_fail("%s: write error", path);
@@ -82,7 +92,7 @@ static long read_measurements(const char *path, const struct model_probe *p, siz
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *name = line, *h, *c, *end;
-		size_t i, k = 0;
+		size_t i;
 		double v;
 
 		lineno++;
@@ -114,9 +124,7 @@ static long read_measurements(const char *path, const struct model_probe *p, siz
 				"left out\n", tool_name, path, lineno, name);
 			continue;
 		}
-		for (size_t j = 0; j < p[i].len && k + 3 < sizeof(hex); j++)
-			k += (size_t)snprintf(hex + k, sizeof(hex) - k, "%s%02x", j ? " " : "",
-					      p[i].bytes[j]);
+		probe_hex(&p[i], hex, sizeof(hex));
 		if (strcmp(hex, h)) {
 			fprintf(stderr, "%s: note: %s:%ld: %s was timed as other bytes than this "
 				"dcpi's (culprit/probes.txt changed since): left out\n", tool_name,
