@@ -540,19 +540,106 @@ static void sbx_put32(uint8_t *p, int32_t v)
 	memcpy(p, &v, 4);
 }
 
-/* Lay out the loop with u copies of the body; -E2BIG if it does not fit. */
-static int sbx_emit(struct sbx_code *c, const uint8_t *body, size_t len, unsigned u)
+/*
+ * The byte step per body pass of each general-purpose register that only
+ * constant adds, subs, incs, decs, self-based leas (32- or 64-bit) and, for
+ * rsp, pushes and pops move; 0 for the others.  0 for all when the body
+ * branches (a taken branch would skip some of the steps).
+ */
+static void sbx_steps(const uint8_t *body, size_t len, int64_t step[16])
+{
+	struct cfg_insn *v = NULL;
+	size_t n = 0;
+	uint32_t other = 0;
+
+	memset(step, 0, 16 * sizeof(step[0]));
+	if (cfg_decode(body, len, 0, &v, &n, NULL) < 0) {
+		free(v);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct cfg_insn *in = &v[i];
+		const char *mn = in->mnemonic;
+		size_t ml = strlen(mn);
+		int wide = ml > 1 && (mn[ml - 1] == 'q' || mn[ml - 1] == 'l');
+
+		if (in->flags & CFG_I_BRANCH) {
+			other = 0xffff;
+			break;
+		}
+		for (unsigned r = 0; r < 16; r++) {
+			if (!(in->regs_written & CFG_RBIT(r)))
+				continue;
+			if (r == CFG_R_RSP && (in->flags & CFG_I_STACK) &&
+			    !(in->flags & (CFG_I_CALL | CFG_I_RET)) && !strncmp(mn, "push", 4) &&
+			    strcmp(mn, "pushw"))
+				step[r] -= 8;
+			else if (r == CFG_R_RSP && (in->flags & CFG_I_STACK) &&
+				 !(in->flags & (CFG_I_CALL | CFG_I_RET)) && !strncmp(mn, "pop", 3) &&
+				 strcmp(mn, "popw"))
+				step[r] += 8;
+			else if (wide && in->form == CFG_F_REG && (in->flags & CFG_I_IMM) &&
+				 !strncmp(mn, "add", 3) && ml == 4)
+				step[r] += (int64_t)in->imm;
+			else if (wide && in->form == CFG_F_REG && (in->flags & CFG_I_IMM) &&
+				 !strncmp(mn, "sub", 3) && ml == 4)
+				step[r] -= (int64_t)in->imm;
+			else if (wide && in->form == CFG_F_REG && !strncmp(mn, "inc", 3) && ml == 4)
+				step[r]++;
+			else if (wide && in->form == CFG_F_REG && !strncmp(mn, "dec", 3) && ml == 4)
+				step[r]--;
+			else if (wide && (in->flags & CFG_I_LEA) && in->mem.base == r &&
+				 in->mem.index == CFG_REG_NONE && !in->mem.rip_relative)
+				step[r] += in->mem.disp;
+			else
+				other |= 1u << r;
+		}
+	}
+	free(v);
+	for (unsigned r = 0; r < 16; r++)
+		if (other & (1u << r))
+			step[r] = 0;
+}
+
+/* lea -d(%r), %r: 8 bytes */
+static uint8_t *sbx_put_lea(uint8_t *p, unsigned r, int32_t d)
+{
+	*p++ = 0x48 | (r >= 8 ? 0x05 : 0);
+	*p++ = 0x8d;
+	*p++ = (uint8_t)(0x80 | (r & 7) << 3 | (r & 7));
+	if ((r & 7) == 4)
+		*p++ = 0x24;
+	sbx_put32(p, -d);
+	return p + 4;
+}
+
+/*
+ * Lay out the loop with u copies of the body; -E2BIG if it does not fit.
+ * With step (sbx_steps), each loop iteration ends by winding every stepping
+ * register back by u steps, so that a pointer walks the same u bodies' bytes
+ * in every iteration (they stay in L1, as BHive keeps only runs without cache
+ * misses) instead of megabytes; one lea per register per iteration, the same
+ * in the U and 2U loops, so the difference cancels it.
+ */
+static int sbx_emit(struct sbx_code *c, const uint8_t *body, size_t len, unsigned u,
+		    const int64_t *step)
 {
 	uint8_t *p = c->code, *loop;
 	uint8_t *cnt = (uint8_t *)&c->data[0], *ex = (uint8_t *)&c->data[1];
 
-	if ((size_t)u * len + 64 > SBX_CODE_MAX)
+	if ((size_t)u * len + 256 > SBX_CODE_MAX)
 		return -E2BIG;
 	if (mprotect(c->code, SBX_CODE_MAX, PROT_READ | PROT_WRITE))
 		return -errno;
 	loop = p;
 	for (unsigned i = 0; i < u; i++, p += len)
 		memcpy(p, body, len);
+	for (unsigned r = 0; step && r < 16; r++) {
+		int64_t d = step[r] * (int64_t)u;
+
+		if (step[r] && d > -(1ll << 30) && d < (1ll << 30))
+			p = sbx_put_lea(p, r, (int32_t)d);
+	}
 	/* subq $1, counter(%rip) */
 	p[0] = 0x48; p[1] = 0x83; p[2] = 0x2d;
 	sbx_put32(p + 3, (int32_t)(cnt - (p + 8)));
@@ -578,10 +665,24 @@ static inline uint64_t sbx_tsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
+/*
+ * SBX_F_DISTINCT: register r starts at SBX_XD + r * SBX_XD_STEP instead of X.
+ * Two pointer registers then address different lines and sets (a body's two
+ * arrays are not one array), and an index register scaled by 4 or 8 does not
+ * land on an address whose low 32 bits are the base's: with X = 2^30, X + 4X
+ * differs from X only in bit 32, and this core's L1 keeps one line per
+ * linear-address micro-tag, so two such lines evict each other on every access
+ * (47 cycles per swap in bzip2's sort).  The low byte stays 0 (shift counts of
+ * %cl stay 0, alignments stay 256), and all lie in the region.
+ */
+#define SBX_XD		(SBX_X + 0x2a5000ull)
+#define SBX_XD_STEP	0x40100ull
+static int sbx_distinct;
+
 static void sbx_regs(int rdx_zero)
 {
 	for (int i = 0; i < 16; i++)
-		sbx_gpr[i] = SBX_X;
+		sbx_gpr[i] = sbx_distinct ? SBX_XD + (uint64_t)i * SBX_XD_STEP : SBX_X;
 	if (rdx_zero)
 		sbx_gpr[2] = 0;		/* rdx: the high half of a dividend */
 }
@@ -767,7 +868,9 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const struct sbx_o
 	struct sbx_code *cb2;
 	uint64_t n2;
 	int long_body;
+	int64_t step[16];
 
+	sbx_distinct = (o->flags & SBX_F_DISTINCT) != 0;
 	u = u > 100 ? 100 : u < 4 ? 1 : u;
 	n = sbx_loop_count(len, u, o->iters);
 	r->unroll = u;
@@ -778,8 +881,11 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const struct sbx_o
 	 * of a real block of that length does; the loop's own cost is then a
 	 * cycle against hundreds */
 	long_body = u == 1;
-	if (sbx_emit(&sbx_c1, body, len, u) < 0 ||
-	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u) < 0)) {
+	if (o->flags & SBX_F_WIND)
+		sbx_steps(body, len, step);
+	if (sbx_emit(&sbx_c1, body, len, u, (o->flags & SBX_F_WIND) ? step : NULL) < 0 ||
+	    (!long_body &&
+	     sbx_emit(&sbx_c2, body, len, 2 * u, (o->flags & SBX_F_WIND) ? step : NULL) < 0)) {
 		r->status = SBX_TOO_LARGE;
 		snprintf(r->detail, sizeof(r->detail), "%zu bytes x %u copies", len, 2 * u);
 		return;
@@ -919,12 +1025,12 @@ static int sbx_child_setup(int cpu)
 	if (sbx_signals() || sbx_region() || sbx_code_init(&sbx_c1) || sbx_code_init(&sbx_c2) ||
 	    sbx_code_init(&sbx_cal1) || sbx_code_init(&sbx_cal2))
 		return -1;
-	if (sbx_emit(&sbx_cal1, sbx_add1, sizeof(sbx_add1), SBX_CAL_U) ||
-	    sbx_emit(&sbx_cal2, sbx_add1, sizeof(sbx_add1), 2 * SBX_CAL_U))
+	if (sbx_emit(&sbx_cal1, sbx_add1, sizeof(sbx_add1), SBX_CAL_U, NULL) ||
+	    sbx_emit(&sbx_cal2, sbx_add1, sizeof(sbx_add1), 2 * SBX_CAL_U, NULL))
 		return -1;
 	if (sbx_code_init(&sbx_can1) || sbx_code_init(&sbx_can2) ||
-	    sbx_emit(&sbx_can1, sbx_adds8, sizeof(sbx_adds8), SBX_CAN_U) ||
-	    sbx_emit(&sbx_can2, sbx_adds8, sizeof(sbx_adds8), 2 * SBX_CAN_U))
+	    sbx_emit(&sbx_can1, sbx_adds8, sizeof(sbx_adds8), SBX_CAN_U, NULL) ||
+	    sbx_emit(&sbx_can2, sbx_adds8, sizeof(sbx_adds8), 2 * SBX_CAN_U, NULL))
 		return -1;
 	sbx_can_min = 0;
 	return 0;

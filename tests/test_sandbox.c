@@ -166,6 +166,44 @@ static void test_random_mem(void **state)
 	assert_true(r[1].cycles_low > 2.0);	/* still the chase's load latency */
 }
 
+/* add $0x1000,%rsi; mov %eax,(%rsi): a pointer stepping a page per pass */
+static const uint8_t pagestep[] = { 0x48, 0x81, 0xc6, 0x00, 0x10, 0x00, 0x00, 0x89, 0x06 };
+/* mov %rbx,%rax; sub %rcx,%rax; mov (%rax),%eax: loads at rbx - rcx */
+static const uint8_t regdiff[] = { 0x48, 0x89, 0xd8, 0x48, 0x29, 0xc8, 0x8b, 0x00 };
+
+/*
+ * SBX_F_WIND: the stepping pointer goes back every U copies, so its stores
+ * stay inside the region (no page mapped on demand); without it the run walks
+ * 5000 pages past the region's end.  SBX_F_DISTINCT: rbx and rcx start at
+ * different values, so rbx - rcx is an address the sandbox can map; with
+ * both at X it is page 0, which nobody can.  Neither needs a clock.
+ */
+static void test_wind_distinct(void **state)
+{
+	struct sbx_opts o;
+	struct sbx_result x[2], r[2];
+	const uint8_t *b[2] = { pagestep, regdiff };
+	size_t l[2] = { sizeof(pagestep), sizeof(regdiff) };
+
+	(void)state;
+	opts(&o);
+	if (!under_valgrind)
+		o.iters = 5000;	/* 5000 pages: past the region's end */
+	time_n(b, l, 2, &o, x);
+	o.flags |= SBX_F_WIND | SBX_F_DISTINCT;
+	time_n(b, l, 2, &o, r);
+	if (under_valgrind)
+		printf("# under valgrind: 200 pages, inside the region: no unwound walk\n");
+	else
+		assert_true(x[0].status == SBX_FAULT || x[0].pages > 0);
+	assert_true(r[0].status == SBX_OK || r[0].status == SBX_UNSTABLE);
+	assert_int_equal(r[0].pages, 0);
+	assert_int_equal(x[1].status, SBX_FAULT);
+	assert_non_null(strstr(x[1].detail, "SIGSEGV"));
+	assert_true(r[1].status == SBX_OK || r[1].status == SBX_UNSTABLE);
+	assert_int_equal(r[1].pages, 1);
+}
+
 /* A fault the sandbox cannot map ends the body, not the batch, nor us. */
 static void test_faults(void **state)
 {
@@ -369,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_chain_vs_independent),
 		cmocka_unit_test(test_memory_body),
 		cmocka_unit_test(test_random_mem),
+		cmocka_unit_test(test_wind_distinct),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_child_restart),
 		cmocka_unit_test(test_timeout),

@@ -62,9 +62,10 @@ static ssize_t parse_hex(const char *s, uint8_t *out, size_t max)
 static void usage(void)
 {
 	fprintf(stderr, "usage: harness [-c cpu] [-r reps] [-n body-iterations] [-t timeout-ms]"
-		" [-R] [file]\n  input lines: name<TAB>hex; output: name<TAB>hex<TAB>cycles<TAB>"
+		" [-R] [-W] [-D] [file]\n  input lines: name<TAB>hex; output: name<TAB>hex<TAB>cycles<TAB>"
 		"status<TAB>detail\n  -R: also with random bytes in memory, the lower kept "
-		"(SBX_F_RANDOM_MEM)\n");
+		"(SBX_F_RANDOM_MEM)\n  -W: wind stepping pointers back every U copies "
+		"(SBX_F_WIND)\n  -D: a value of its own per register (SBX_F_DISTINCT)\n");
 }
 
 /* Read the bodies; *n receives how many. */
@@ -125,13 +126,15 @@ int main(int argc, char **argv)
 	o.reps = 31;
 	o.timeout_ms = 10000;
 	o.flags = SBX_F_BRANCHES;	/* the branch microbenchmarks of micro.txt */
-	while ((opt = getopt(argc, argv, "c:r:n:t:Rh")) != -1) {
+	while ((opt = getopt(argc, argv, "c:r:n:t:RWDh")) != -1) {
 		switch (opt) {
 		case 'c': o.cpu = atoi(optarg); break;
 		case 'r': o.reps = atoi(optarg); break;
 		case 'n': o.iters = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 't': o.timeout_ms = atoi(optarg); break;
 		case 'R': o.flags |= SBX_F_RANDOM_MEM; break;
+		case 'W': o.flags |= SBX_F_WIND; break;
+		case 'D': o.flags |= SBX_F_DISTINCT; break;
 		default: usage(); return opt == 'h' ? 0 : 2;
 		}
 	}

@@ -56,6 +56,12 @@ struct sbx_opts {
  * loaded pointer faults on the random (non-canonical) values and keeps the X
  * figure. */
 #define SBX_F_RANDOM_MEM 2u
+/* Wind stepping pointers back after every U copies (sandbox.c, sbx_emit): the
+ * body's memory stays in L1 however far one pass steps. */
+#define SBX_F_WIND 4u
+/* Start each general-purpose register at its own value (sandbox.c, sbx_regs)
+ * instead of all at X: two pointers are two arrays. */
+#define SBX_F_DISTINCT 8u
 
 struct sbx_result {
 	enum sbx_status status;
