@@ -13,7 +13,8 @@
 # committed references bench/bhive/measured-{micro,loops}.tsv.
 # Knobs: BHIVE_CPU (default: the last CPU), BHIVE_REPS (31), BHIVE_RUNS (5 passes),
 # BHIVE_GAP (3 s between passes), BHIVE_IMAGES (list),
-# BHIVE_LOOPS=0 to time the microbenchmarks only, MCA_ITER (1000).
+# BHIVE_LOOPS=0 to time the microbenchmarks only, BHIVE_LOOP_FLAGS (harness flags
+# for the real loops: "-W -D -R"; "" for the harness's classic registers), MCA_ITER (1000).
 set -e
 : "${BUILD:=build}"
 : "${CC:=cc}"
@@ -66,9 +67,14 @@ echo "== timing on cpu $BHIVE_CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -
 s0=$(date +%s)
 i=1
 while [ $i -le "$BHIVE_RUNS" ]; do
-	for s in micro loops; do
-		"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" "$out/$s.in" >"$out/$s.raw.$i"
-	done
+	# the micro bodies are written for the harness's registers (all X: a cmp of
+	# two registers is equal, a divide is X / X); real loops are timed as real
+	# code runs: a value of its own per register, stepping pointers kept in L1,
+	# and the best of X and random bytes in memory (culprit/sandbox.c)
+	"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" "$out/micro.in" >"$out/micro.raw.$i"
+	# shellcheck disable=SC2086
+	"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" ${BHIVE_LOOP_FLAGS--W -D -R} \
+		"$out/loops.in" >"$out/loops.raw.$i"
 	# 12 independent adds: 3.0 cycles when the core is ours, up to 5.3 when shared
 	echo "pass $i: add_indep12 $(awk -F'\t' '$1 == "add_indep12" { print $3 }' \
 		"$out/micro.raw.$i") cycles (contention probe)"
@@ -138,6 +144,7 @@ echo "predictions: $(($(date +%s) - s0)) s (dcpi model: $([ $have_model = 1 ] &&
 # raw TSVs: name hex measured(min) median U status + predictions
 for s in micro loops; do
 	{
+		[ $s = loops ] && echo "# harness flags: ${BHIVE_LOOP_FLAGS--W -D -R}"
 		printf 'name\thex\tcycles\tdetail\tmca_znver5\tmca_znver4\tmca_skylake\tdcpi\n'
 		grep -v '^#' "$out/$s.raw" | awk -F'\t' -v p="$out/$s.pred" '
 			BEGIN { while ((getline l < p) > 0) { split(l, f, "\t");
@@ -150,7 +157,7 @@ done
 
 echo
 for s in micro loops; do
-	awk -F'\t' -v s=$s 'NR > 1 && $3 != "-" {
+	awk -F'\t' -v s=$s '!/^#/ && $1 != "name" && $3 != "-" {
 		print s "\t" $1 "\t" $3 "\t" $5 "\t" $6 "\t" $7 "\t" $8 }' "$out/$s.tsv"
 done | awk -f $src/compare.awk
 
@@ -178,8 +185,10 @@ if [ "${BHIVE_UPDATE_REF:-0}" = 1 ]; then
 	{
 		echo "# innermost single-block loops of $(echo $BHIVE_IMAGES |
 			sed 's|[^ ]*/||g'), measured $day on $cpu"
+		echo "# harness flags: ${BHIVE_LOOP_FLAGS--W -D -R}"
 		printf 'name\thex\tcycles\n'
-		awk -F'\t' 'NR > 1 && $3 != "-" { print $1 "\t" $2 "\t" $3 }' "$out/loops.tsv"
+		awk -F'\t' '!/^#/ && $1 != "name" && $3 != "-" { print $1 "\t" $2 "\t" $3 }' \
+			"$out/loops.tsv"
 	} >$src/measured-loops.tsv
 	echo "updated $src/measured-micro.tsv $src/measured-loops.tsv"
 fi
