@@ -63,8 +63,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: harness [-c cpu] [-r reps] [-n body-iterations] [-t timeout-ms]"
 		" [-R] [-W] [-D] [file]\n  input lines: name<TAB>hex; output: name<TAB>hex<TAB>cycles<TAB>"
-		"status<TAB>detail\n  -R: also with random bytes in memory, the lower kept "
-		"(SBX_F_RANDOM_MEM)\n  -W: wind stepping pointers back every U copies "
+		"status<TAB>detail\n  -R: also with random bytes and small words in memory, the "
+		"lowest kept (SBX_F_RANDOM_MEM)\n  -W: wind stepping pointers back every U copies "
 		"(SBX_F_WIND)\n  -D: a value of its own per register (SBX_F_DISTINCT)\n");
 }
 
@@ -173,7 +173,8 @@ int main(int argc, char **argv)
 		       b[i].name, b[i].hex, r[i].cycles, r[i].cycles_min, r[i].cycles_low,
 		       100 * r[i].spread, r[i].cycles_per_tsc, r[i].unroll,
 		       r[i].rdx_zero ? " rdx=0" : "", r[i].pages,
-		       r[i].random_mem ? " random-mem" : "", r[i].contended ? " contended" : "");
+		       r[i].random_mem == 2 ? " small-mem" : r[i].random_mem ? " random-mem" : "",
+		       r[i].contended ? " contended" : "");
 		cpt_lo = r[i].cycles_per_tsc < cpt_lo ? r[i].cycles_per_tsc : cpt_lo;
 		cpt_hi = r[i].cycles_per_tsc > cpt_hi ? r[i].cycles_per_tsc : cpt_hi;
 		nok++;

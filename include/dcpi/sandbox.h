@@ -48,13 +48,14 @@ struct sbx_opts {
 /* Allow direct forward branches whose target is an instruction of the body or
  * its end (branch microbenchmarks: jmp to the next instruction, jcc not taken). */
 #define SBX_F_BRANCHES 1u
-/* Time each body a second time with memory full of random bytes instead of
- * X, and keep the lower figure: the best case over data.  With X everywhere,
- * a store whose address comes from memory (a histogram's count[byte]++)
- * writes one word every pass, a read-modify-write chain real data does not
- * make; with random bytes its indices vary.  A body that dereferences a
- * loaded pointer faults on the random (non-canonical) values and keeps the X
- * figure. */
+/* Time each body again with memory full of random bytes instead of X, and a
+ * third time with each 4-byte word random below 1024, and keep the lowest
+ * figure: the best case over data.  With X everywhere, a store whose address
+ * comes from memory (a histogram's count[byte]++) writes one word every pass,
+ * a read-modify-write chain real data does not make; with random bytes its
+ * byte indices vary, with small words its 32-bit ones (random 32-bit indices
+ * land gigabytes away).  A body that dereferences a loaded pointer faults on
+ * the random values and keeps the X figure. */
 #define SBX_F_RANDOM_MEM 2u
 /* Wind stepping pointers back after every U copies (sandbox.c, sbx_emit): the
  * body's memory stays in L1 however far one pass steps. */
@@ -76,8 +77,9 @@ struct sbx_result {
 				 * stable figure on a shared machine */
 	unsigned pages;		/* pages mapped on demand beside the region */
 	int rdx_zero;		/* timed with rdx = 0 after a divide fault */
-	int random_mem;		/* the figure is from the random-memory run
-				 * (SBX_F_RANDOM_MEM) */
+	int random_mem;		/* the figure is from a random-memory run
+				 * (SBX_F_RANDOM_MEM): 1 random bytes, 2 small
+				 * 4-byte words */
 	/* The contention canary (8 independent adds, timed before and after each
 	 * repetition): the figures come from the repetitions whose canary was
 	 * within 5% of the least this batch saw (the core to itself); with fewer
