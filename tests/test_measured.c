@@ -241,6 +241,9 @@ static void test_path_samples(void **state)
 	cfg_free(cfg);
 }
 
+static void cache_line(FILE *f, const struct cfg *cfg, uint32_t b, double cycles,
+		       double spread);
+
 /* A bad line in the cache: named (file:line), dropped, the rest rewritten. */
 static void test_bad_cache(void **state)
 {
@@ -281,7 +284,19 @@ static void test_bad_cache(void **state)
 	fprintf(f, "hello\n");
 	fclose(f);
 	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
-	assert_non_null(strstr(m.note, "not a v1 measured-costs file"));
+	assert_non_null(strstr(m.note, "not a v2 measured-costs file"));
+	assert_int_equal(m.cached, 0);
+	est_measurements_free(&m);
+
+	/* figures of version 1 (all registers X, pointers walking past L1) are
+	 * not used: timed again */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "# dcpi measured costs v1\n");
+	cache_line(f, cfg, blk(cfg, 0x1004), 3, 0.01);
+	fclose(f);
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	assert_non_null(strstr(m.note, "not a v2 measured-costs file"));
 	assert_int_equal(m.cached, 0);
 	est_measurements_free(&m);
 	free(s);
@@ -392,7 +407,7 @@ static void test_noisy_cache(void **state)
 	assert_int_equal(est_measure_cache_path(dir, path, sizeof(path)), 0);
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "# dcpi measured costs v1\n");
+	fprintf(f, "# dcpi measured costs v2\n");
 	cache_line(f, cfg, b, 0.01, 0.5);	/* noisy and lower than any timing */
 	cache_line(f, cfg, d, 1000, 0.5);	/* noisy and higher */
 	cache_line(f, cfg, e, 77, 0.01);	/* steady: kept though wrong */
