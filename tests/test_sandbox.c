@@ -174,9 +174,10 @@ static const uint8_t regdiff[] = { 0x48, 0x89, 0xd8, 0x48, 0x29, 0xc8, 0x8b, 0x0
 /*
  * SBX_F_WIND: the stepping pointer goes back every U copies, so its stores
  * stay inside the region (no page mapped on demand); without it the run walks
- * 5000 pages past the region's end (a fault, or the time limit first).  SBX_F_DISTINCT: rbx and rcx start at
- * different values, so rbx - rcx is an address the sandbox can map; with
- * both at X it is page 0, which nobody can.  Neither needs a clock.
+ * 5000 pages past the region's end (a fault, or the time limit first).
+ * SBX_F_DISTINCT: rbx and rcx start at different values, so rbx - rcx is an
+ * address the sandbox can map; with both at X it is page 0, which nobody can.
+ * Neither needs a clock.
  */
 static void test_wind_distinct(void **state)
 {
