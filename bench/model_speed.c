@@ -158,33 +158,13 @@ static int real_flags;
 static const char *find_artefact(const struct body *b)
 {
 	int u = (int)(2048 / (b->bytes ? b->bytes : 1));
+	long walk, limit;
 
 	u = u < 4 ? 4 : u > 100 ? 100 : u;
-	if (real_flags) {
-		for (size_t i = 0; i < b->n; i++) {
-			const struct cfg_insn *w = &b->insns[i];
-			unsigned regs[2] = { w->mem.base, w->mem.index };
-
-			if (!w->nmem || (w->flags & (CFG_I_LEA | CFG_I_STACK)) ||
-			    !(w->flags & CFG_I_STORE))
-				continue;
-			for (int r = 0; r < 2; r++) {
-				int data;
-				long step;
-
-				if (regs[r] >= 16)
-					continue;
-				step = reg_step(b, regs[r], &data);
-				if (data)
-					return "alias";
-				if (r == 1)
-					step *= w->mem.scale;
-				if ((step < 0 ? -step : step) * 2 * u > L1_BYTES)
-					return "stream";
-			}
-		}
-		return NULL;
-	}
+	/* bytes a stepping pointer covers per run, and where that stops being L1
+	 * (wound back: 2U bodies) or L2 (classic: every body of the run) */
+	walk = real_flags ? 2L * u : (long)u * RUN_ITERS;
+	limit = real_flags ? L1_BYTES : L2_BYTES;
 	for (size_t i = 0; i < b->n; i++) {
 		const struct cfg_insn *w = &b->insns[i];
 		unsigned regs[2] = { w->mem.base, w->mem.index };
@@ -204,12 +184,12 @@ static const char *find_artefact(const struct body *b)
 				return "alias";
 			if (r == 1)
 				step *= w->mem.scale;
-			if ((step < 0 ? -step : step) * u * RUN_ITERS > L2_BYTES)
+			if ((step < 0 ? -step : step) * walk > limit)
 				return "stream";
 		}
 		/* a later load (this pass or the next ALIAS_PASSES) that reads what
 		 * it stored only because every register started as X */
-		for (size_t j = 0; j < b->n; j++) {
+		for (size_t j = 0; !real_flags && j < b->n; j++) {
 			const struct cfg_insn *l = &b->insns[j];
 
 			if (!l->nmem || (l->flags & (CFG_I_LEA | CFG_I_STACK | CFG_I_PREFETCH)) ||
