@@ -85,6 +85,8 @@ static int judges(const struct fit_probe *p, int c, int by)
 {
 	if (c < 0)
 		return 1;
+	if (!strncmp(p->p->name, "param.", 6))
+		return 0;	/* a parameter's own probe (probes.txt) */
 	if (!uses_class(p, c))
 		return 0;
 	if (by == BY_LAT)
@@ -437,6 +439,7 @@ static const char *const load_probes[] = { "lat.load", "lat.loadop", NULL };
 static const char *const vload_probes[] = { "lat.vload", NULL };
 static const char *const cload_probes[] = { "lat.cload", NULL };
 static const char *const sxload_probes[] = { "lat.sxload", NULL };
+static const char *const stimm_probes[] = { "param.st_imm", NULL };
 static const char *const reload_probes[] = { "st.reload", NULL };
 static const char *const fwd_probes[] = { "st.reload", "st.fwd_moved", NULL };
 static const char *const fwd_fail_probes[] = { "st.fwd_fail", NULL };
@@ -458,6 +461,7 @@ static int sweep_params(struct fit *f)
 		{ { "load_lat_fp", 0, NULL, vload_probes }, 1, 12, 1 },
 		{ { "load_lat_complex", 0, NULL, cload_probes }, 0, 4, 1 },
 		{ { "load_lat_sext", 0, NULL, sxload_probes }, 0, 4, 1 },
+		{ { "store_imm_alu", 0, NULL, stimm_probes }, 0, 1, 1 },
 		{ { "mem_rename", 0, NULL, reload_probes }, 0, 1, 1 },
 		{ { "store_fwd_lat", 0, NULL, fwd_probes }, 0, 12, 1 },
 		{ { "store_fwd_fail", 0, NULL, fwd_fail_probes }, 4, 40, 1 },

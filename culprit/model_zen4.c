@@ -98,6 +98,10 @@ struct model model_zen4 = {
 	 * 6.0 for both; measured 2026-11-26, docs/models.md "Load latency") */
 	.load_lat_complex = 1,
 	.load_lat_sext = 1,
+	/* movl $imm,mem takes an ALU for its data: param.st_imm (two such stores
+	 * and six mov $imm,reg) 2.12 cycles, the same from registers 1.50
+	 * (measured 2026-11-26, docs/models.md "Stores of an immediate") */
+	.store_imm_alu = 1,
 	/* through the store queue, when renaming cannot see it (the pointer moved
 	 * or was copied since the store): st.fwd_moved 8.0 = 7 + the add */
 	.store_fwd_lat = 7,

@@ -201,6 +201,24 @@ static void test_load_extras(void **state)
 	model_free(m);
 }
 
+/* A store of an immediate taking an ALU starts at 0 and comes back from
+ * param.st_imm (two such stores among six mov $imm,reg: 2.0 cycles, 1.5 without). */
+static void test_store_imm(void **state)
+{
+	static const char *const sel[] = { "param.st_imm", "tp.alu_fuse", NULL };
+	static const char *const zero[] = { "store_imm_alu", NULL };
+	struct model_fit_report rep;
+	struct model *m;
+
+	(void)state;
+	m = refit_zen4(sel, 2, zero, &rep);
+	if (m->store_imm_alu != 1 || rep.err_after > 0.005)
+		fail_msg("store_imm_alu %d error %.4f:\n%s", m->store_imm_alu, rep.err_after,
+			 rep.log);
+	assert_non_null(strstr(model_param_source(m, "store_imm_alu"), "param.st_imm"));
+	model_free(m);
+}
+
 /* The store queue's forwarding time, which memory renaming hides from
  * st.reload, comes back from st.fwd_moved. */
 static void test_forward_latency(void **state)
@@ -313,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_zen3_to_zen5),
 		cmocka_unit_test(test_zen5_to_zen4_noisy),
 		cmocka_unit_test(test_load_extras),
+		cmocka_unit_test(test_store_imm),
 		cmocka_unit_test(test_forward_latency),
 		cmocka_unit_test(test_full_suite),
 		cmocka_unit_test(test_bad_input),

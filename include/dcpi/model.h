@@ -99,6 +99,8 @@ struct model {
 					 * by 2-8, or base + index + displacement */
 	int load_lat_sext;		/* more for a sign-extending integer load
 					 * (movsx, movsxd) */
+	int store_imm_alu;		/* a store of an immediate takes an ALU slot for
+					 * its data (Zen: measured on Zen 4) */
 	int store_fwd_lat;		/* store data ready -> dependent load result */
 	int store_fwd_fail;		/* the same when the load is not inside the
 					 * store (wider, or overlapping it elsewhere):
