@@ -23,6 +23,7 @@ set -e
 : "${MCA_ITER:=1000}"
 : "${BHIVE_REPS:=31}"
 : "${BHIVE_RUNS:=5}"
+: "${BHIVE_LOOP_FLAGS=-W -D -R}"
 : "${BHIVE_CPU:=$(($(getconf _NPROCESSORS_ONLN) - 1))}"
 L=/usr/lib/x86_64-linux-gnu
 : "${BHIVE_IMAGES:=/usr/bin/xz /usr/bin/bzip2 /usr/bin/gzip $L/libz.so.1 $L/liblzma.so.5 \
@@ -70,10 +71,10 @@ while [ $i -le "$BHIVE_RUNS" ]; do
 	# the micro bodies are written for the harness's registers (all X: a cmp of
 	# two registers is equal, a divide is X / X); real loops are timed as real
 	# code runs: a value of its own per register, stepping pointers kept in L1,
-	# and the best of X and random bytes in memory (culprit/sandbox.c)
+	# and the best of X and two random fills of memory (culprit/sandbox.c)
 	"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" "$out/micro.in" >"$out/micro.raw.$i"
 	# shellcheck disable=SC2086
-	"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" ${BHIVE_LOOP_FLAGS--W -D -R} \
+	"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" $BHIVE_LOOP_FLAGS \
 		"$out/loops.in" >"$out/loops.raw.$i"
 	# 12 independent adds: 3.0 cycles when the core is ours, up to 5.3 when shared
 	echo "pass $i: add_indep12 $(awk -F'\t' '$1 == "add_indep12" { print $3 }' \
@@ -144,7 +145,7 @@ echo "predictions: $(($(date +%s) - s0)) s (dcpi model: $([ $have_model = 1 ] &&
 # raw TSVs: name hex measured(min) median U status + predictions
 for s in micro loops; do
 	{
-		[ $s = loops ] && echo "# harness flags: ${BHIVE_LOOP_FLAGS--W -D -R}"
+		[ $s = loops ] && echo "# harness flags: $BHIVE_LOOP_FLAGS"
 		printf 'name\thex\tcycles\tdetail\tmca_znver5\tmca_znver4\tmca_skylake\tdcpi\n'
 		grep -v '^#' "$out/$s.raw" | awk -F'\t' -v p="$out/$s.pred" '
 			BEGIN { while ((getline l < p) > 0) { split(l, f, "\t");
@@ -185,7 +186,7 @@ if [ "${BHIVE_UPDATE_REF:-0}" = 1 ]; then
 	{
 		echo "# innermost single-block loops of $(echo $BHIVE_IMAGES |
 			sed 's|[^ ]*/||g'), measured $day on $cpu"
-		echo "# harness flags: ${BHIVE_LOOP_FLAGS--W -D -R}"
+		echo "# harness flags: $BHIVE_LOOP_FLAGS"
 		printf 'name\thex\tcycles\n'
 		awk -F'\t' '!/^#/ && $1 != "name" && $3 != "-" { print $1 "\t" $2 "\t" $3 }' \
 			"$out/loops.tsv"

@@ -473,9 +473,24 @@ static void sbx_fill_range(uintptr_t p, size_t len)
 	}
 }
 
+/*
+ * SBX_F_DISTINCT: register r starts at sbx_start(r) instead of X.
+ * Two pointer registers then address different lines and sets (a body's two
+ * arrays are not one array), and an index register scaled by 4 or 8 does not
+ * land on an address whose low 32 bits are the base's: with X = 2^30, X + 4X
+ * differs from X only in bit 32, and this core's L1 keeps one line per
+ * linear-address micro-tag, so two such lines evict each other on every access
+ * (47 cycles per swap in bzip2's sort).  The low byte stays 0 (shift counts of
+ * %cl stay 0, alignments stay 256), and all lie in the region.
+ */
 #define SBX_XD		(SBX_X + 0x2a5000ull)
 #define SBX_XD_STEP	0x40100ull
 static int sbx_distinct;
+
+static uint64_t sbx_start(int r)
+{
+	return sbx_distinct ? SBX_XD + (uint64_t)r * SBX_XD_STEP : SBX_X;
+}
 
 /* Before each run, the 64 KB around X, where every register points on entry
  * (with SBX_F_DISTINCT, 8 KB around each register's start as well); the
@@ -485,7 +500,7 @@ static void sbx_fill(void)
 {
 	sbx_fill_range(SBX_X - 32768, 65536);
 	for (int i = 0; sbx_distinct && i < 16; i++)
-		sbx_fill_range(SBX_XD + (uint64_t)i * SBX_XD_STEP - 4096, 8192);
+		sbx_fill_range(sbx_start(i) - 4096, 8192);
 }
 
 static void sbx_fill_all(void)
@@ -554,11 +569,44 @@ static void sbx_put32(uint8_t *p, int32_t v)
 	memcpy(p, &v, 4);
 }
 
+/* Whether in moves register r (which it writes) by a constant, in *d: a
+ * 32- or 64-bit add or sub of an immediate, inc, dec, a lea of r plus a
+ * displacement, and for rsp a push or pop. */
+static int sbx_step_of(const struct cfg_insn *in, unsigned r, int64_t *d)
+{
+	const char *mn = in->mnemonic;
+	int wide = strlen(mn) == 4 && (mn[3] == 'q' || mn[3] == 'l');
+	int reg = in->form == CFG_F_REG, imm = reg && (in->flags & CFG_I_IMM);
+
+	if (r == CFG_R_RSP && (in->flags & CFG_I_STACK) &&
+	    !(in->flags & (CFG_I_CALL | CFG_I_RET))) {
+		if (!strncmp(mn, "push", 4) && strcmp(mn, "pushw"))
+			return *d = -8, 1;
+		if (!strncmp(mn, "pop", 3) && strcmp(mn, "popw"))
+			return *d = 8, 1;
+	}
+	if (!wide)
+		return 0;
+	if (imm && !strncmp(mn, "add", 3))
+		*d = (int64_t)in->imm;
+	else if (imm && !strncmp(mn, "sub", 3))
+		*d = -(int64_t)in->imm;
+	else if (reg && !strncmp(mn, "inc", 3))
+		*d = 1;
+	else if (reg && !strncmp(mn, "dec", 3))
+		*d = -1;
+	else if ((in->flags & CFG_I_LEA) && in->mem.base == r &&
+		 in->mem.index == CFG_REG_NONE && !in->mem.rip_relative)
+		*d = in->mem.disp;
+	else
+		return 0;
+	return 1;
+}
+
 /*
  * The byte step per body pass of each general-purpose register that only
- * constant adds, subs, incs, decs, self-based leas (32- or 64-bit) and, for
- * rsp, pushes and pops move; 0 for the others.  0 for all when the body
- * branches (a taken branch would skip some of the steps).
+ * constant steps (sbx_step_of) move; 0 for the others.  0 for all when the
+ * body branches (a taken branch would skip some of the steps).
  */
 static void sbx_steps(const uint8_t *body, size_t len, int64_t step[16])
 {
@@ -571,40 +619,16 @@ static void sbx_steps(const uint8_t *body, size_t len, int64_t step[16])
 		free(v);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct cfg_insn *in = &v[i];
-		const char *mn = in->mnemonic;
-		size_t ml = strlen(mn);
-		int wide = ml > 1 && (mn[ml - 1] == 'q' || mn[ml - 1] == 'l');
-
-		if (in->flags & CFG_I_BRANCH) {
+	for (size_t i = 0; i < n && other != 0xffff; i++) {
+		if (v[i].flags & CFG_I_BRANCH)
 			other = 0xffff;
-			break;
-		}
-		for (unsigned r = 0; r < 16; r++) {
-			if (!(in->regs_written & CFG_RBIT(r)))
+		for (unsigned r = 0; r < 16 && other != 0xffff; r++) {
+			int64_t d;
+
+			if (!(v[i].regs_written & CFG_RBIT(r)))
 				continue;
-			if (r == CFG_R_RSP && (in->flags & CFG_I_STACK) &&
-			    !(in->flags & (CFG_I_CALL | CFG_I_RET)) && !strncmp(mn, "push", 4) &&
-			    strcmp(mn, "pushw"))
-				step[r] -= 8;
-			else if (r == CFG_R_RSP && (in->flags & CFG_I_STACK) &&
-				 !(in->flags & (CFG_I_CALL | CFG_I_RET)) && !strncmp(mn, "pop", 3) &&
-				 strcmp(mn, "popw"))
-				step[r] += 8;
-			else if (wide && in->form == CFG_F_REG && (in->flags & CFG_I_IMM) &&
-				 !strncmp(mn, "add", 3) && ml == 4)
-				step[r] += (int64_t)in->imm;
-			else if (wide && in->form == CFG_F_REG && (in->flags & CFG_I_IMM) &&
-				 !strncmp(mn, "sub", 3) && ml == 4)
-				step[r] -= (int64_t)in->imm;
-			else if (wide && in->form == CFG_F_REG && !strncmp(mn, "inc", 3) && ml == 4)
-				step[r]++;
-			else if (wide && in->form == CFG_F_REG && !strncmp(mn, "dec", 3) && ml == 4)
-				step[r]--;
-			else if (wide && (in->flags & CFG_I_LEA) && in->mem.base == r &&
-				 in->mem.index == CFG_REG_NONE && !in->mem.rip_relative)
-				step[r] += in->mem.disp;
+			if (sbx_step_of(&v[i], r, &d))
+				step[r] += d;
 			else
 				other |= 1u << r;
 		}
@@ -679,21 +703,10 @@ static inline uint64_t sbx_tsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
-/*
- * SBX_F_DISTINCT: register r starts at SBX_XD + r * SBX_XD_STEP instead of X.
- * Two pointer registers then address different lines and sets (a body's two
- * arrays are not one array), and an index register scaled by 4 or 8 does not
- * land on an address whose low 32 bits are the base's: with X = 2^30, X + 4X
- * differs from X only in bit 32, and this core's L1 keeps one line per
- * linear-address micro-tag, so two such lines evict each other on every access
- * (47 cycles per swap in bzip2's sort).  The low byte stays 0 (shift counts of
- * %cl stay 0, alignments stay 256), and all lie in the region.
- */
-
 static void sbx_regs(int rdx_zero)
 {
 	for (int i = 0; i < 16; i++)
-		sbx_gpr[i] = sbx_distinct ? SBX_XD + (uint64_t)i * SBX_XD_STEP : SBX_X;
+		sbx_gpr[i] = sbx_start(i);
 	if (rdx_zero)
 		sbx_gpr[2] = 0;		/* rdx: the high half of a dividend */
 }
@@ -871,8 +884,8 @@ static uint64_t sbx_loop_count(size_t len, unsigned u, unsigned iters)
  * difference with the faster of its two clock readings: the core clock of a
  * shared VM moves with the load of the host.
  */
-static void sbx_measure_once(const uint8_t *body, size_t len, const struct sbx_opts *o,
-			     struct sbx_result *r)
+static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *wind,
+			     const struct sbx_opts *o, struct sbx_result *r)
 {
 	static double e[SBX_MAX_REPS], cpts[SBX_MAX_REPS], can[SBX_MAX_REPS], eq[SBX_MAX_REPS];
 	unsigned quiet = 0;
@@ -884,7 +897,6 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const struct sbx_o
 	struct sbx_code *cb2;
 	uint64_t n2;
 	int long_body;
-	int64_t step[16];
 
 	sbx_distinct = (o->flags & SBX_F_DISTINCT) != 0;
 	u = u > 100 ? 100 : u < 4 ? 1 : u;
@@ -897,11 +909,8 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const struct sbx_o
 	 * of a real block of that length does; the loop's own cost is then a
 	 * cycle against hundreds */
 	long_body = u == 1;
-	if (o->flags & SBX_F_WIND)
-		sbx_steps(body, len, step);
-	if (sbx_emit(&sbx_c1, body, len, u, (o->flags & SBX_F_WIND) ? step : NULL) < 0 ||
-	    (!long_body &&
-	     sbx_emit(&sbx_c2, body, len, 2 * u, (o->flags & SBX_F_WIND) ? step : NULL) < 0)) {
+	if (sbx_emit(&sbx_c1, body, len, u, wind) < 0 ||
+	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u, wind) < 0)) {
 		r->status = SBX_TOO_LARGE;
 		snprintf(r->detail, sizeof(r->detail), "%zu bytes x %u copies", len, 2 * u);
 		return;
@@ -987,21 +996,28 @@ fault:
 	sbx_fault(r);
 }
 
-/* One body: with X in memory, and with SBX_F_RANDOM_MEM also with random
- * bytes, keeping the lower figure (a run that faults keeps the other). */
+/* One body: with X in memory, and with SBX_F_RANDOM_MEM also with the two
+ * random fills, keeping the lowest figure (a run that faults keeps the
+ * others); with SBX_F_WIND its stepping registers wound back. */
 static void sbx_measure(const uint8_t *body, size_t len, const struct sbx_opts *o,
 			struct sbx_result *r)
 {
 	struct sbx_result rr;
+	int64_t step[16];
+	const int64_t *wind = NULL;
 
-	sbx_measure_once(body, len, o, r);
+	if (o->flags & SBX_F_WIND) {
+		sbx_steps(body, len, step);
+		wind = step;
+	}
+	sbx_measure_once(body, len, wind, o, r);
 	r->random_mem = 0;
 	if (!(o->flags & SBX_F_RANDOM_MEM))
 		return;
 	for (int fill = 1; fill <= 2; fill++) {
 		memset(&rr, 0, sizeof(rr));
 		sbx_random_mem = fill;
-		sbx_measure_once(body, len, o, &rr);	/* it unmaps and refills first */
+		sbx_measure_once(body, len, wind, o, &rr);	/* it unmaps and refills first */
 		sbx_random_mem = 0;
 		if (rr.status == SBX_OK &&
 		    (r->status != SBX_OK || rr.cycles_low < r->cycles_low)) {

@@ -119,8 +119,8 @@ struct sim {
 	int commit_vb, commit_vi, commit_scale;	/* block of the last commit */
 	int64_t commit_blk;
 	uint8_t *reloaded;		/* per block instruction: a store a load reads back */
-	uint32_t imm_ports;		/* where a stored immediate is made: mov $imm's */
-	int cur_reloaded;		/* the instruction being scheduled is one */
+	uint32_t imm_ports;		/* where a stored immediate is made: mov $imm's
+					 * ports, looked up at the first such store */
 };
 
 /* A finished instruction, before it becomes a struct sched_insn. */
@@ -140,11 +140,6 @@ static int sim_init(struct sim *s, const struct model *m)
 		s->vid[r] = r + 1;
 	s->next_vid = NGPR + 1;
 	s->commit_last = -1;
-	if (m->store_imm_alu) {
-		const struct model_class *mi = model_class_row(m, "mov_alu");
-
-		s->imm_ports = mi && mi->ports ? mi->ports : m->alu_ports;
-	}
 	s->nring = 1024;
 	s->ring = malloc(s->nring * sizeof(*s->ring));
 	s->rob = calloc((size_t)m->rob_size, sizeof(*s->rob));
@@ -633,10 +628,11 @@ static void values_update(struct sim *s, const struct cfg_insn *in)
 
 /*
  * Schedule one instruction.  cls is its class row; next the instruction
- * after it (NULL if unknown); taken: it is a branch back to the loop's top.
+ * after it (NULL if unknown); taken: it is a branch back to the loop's top;
+ * reloaded: it is a store a load of the block reads back (mark_reloaded).
  */
 static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model_class *cls,
-		    const struct cfg_insn *next, int taken, struct done *out)
+		    const struct cfg_insn *next, int taken, int reloaded, struct done *out)
 {
 	const struct model *m = s->m;
 	int seq = s->seq, d, t, complete, r, fused = 0, fusing, slots = 0;
@@ -719,7 +715,14 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 		 * and six mov $imm,reg 2.12 cycles on Zen 4, from registers 1.50) */
 		if (m->store_imm_alu && in->form == CFG_F_STORE && (in->flags & CFG_I_IMM) &&
 		    !vec_data && !(cls->kind & MODEL_K_PUSH)) {
-			int ta = port_take(s, s->imm_ports, d, 1, seq, NULL);
+			int ta;
+
+			if (!s->imm_ports) {
+				const struct model_class *mi = model_class_row(m, "mov_alu");
+
+				s->imm_ports = mi && mi->ports ? mi->ports : m->alu_ports;
+			}
+			ta = port_take(s, s->imm_ports, d, 1, seq, NULL);
 
 			if (ta < 0)
 				return ta;
@@ -787,7 +790,7 @@ retire:
 			st->retire = r;
 	}
 	if (store && m->store_queue > 0)
-		store_commit(s, &skey, r, s->cur_reloaded);
+		store_commit(s, &skey, r, reloaded);
 	if (taken && m->taken_per_cycle > 0 && ++s->disp_taken >= m->taken_per_cycle) {
 		s->disp_cycle++;
 		s->disp_used = 0;
@@ -965,9 +968,8 @@ static int run_pass(struct sim *s, const struct cfg_insn *insns, size_t n, int k
 		int taken = i == n - 1 && is_loop_branch(&insns[i]);
 		struct sched_insn *o = &out->insns[i];
 
-		s->cur_reloaded = s->reloaded ? s->reloaded[i] : 0;
-		rc = sim_insn(s, &insns[i], s->cls[i], &insns[(i + 1) % n], taken, &dn);
-		s->cur_reloaded = 0;
+		rc = sim_insn(s, &insns[i], s->cls[i], &insns[(i + 1) % n], taken, s->reloaded[i],
+			      &dn);
 		if (rc < 0)
 			return rc;
 		if (gap)
@@ -1006,7 +1008,7 @@ static int run(struct sim *s, const struct cfg_insn *insns, size_t n,
 	if (!gap || !end || !lag)
 		goto out;
 	for (size_t i = 0; i < npre; i++) {
-		rc = sim_insn(s, &pre[i], s->pcls[i], i + 1 < npre ? &pre[i + 1] : &insns[0], 0,
+		rc = sim_insn(s, &pre[i], s->pcls[i], i + 1 < npre ? &pre[i + 1] : &insns[0], 0, 0,
 			      &dn);
 		if (rc < 0)
 			goto out;
