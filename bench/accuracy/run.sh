@@ -185,4 +185,9 @@ echo "" | tee -a "$W/accuracy.txt"
 # shellcheck disable=SC2086
 python3 "$ROOT/bench/accuracy/paths.py" --bin "$B" --work "$W" --rules "${ACC_RULES:-}" \
 	--json "$W/paths.json" $names | tee -a "$W/accuracy.txt"
+# each workload's dominant block, estimated / exact (issue 10)
+echo "" | tee -a "$W/accuracy.txt"
+# shellcheck disable=SC2086
+python3 "$ROOT/bench/accuracy/dominant.py" --bin "$B" --work "$W" --json "$W/dominant.json" \
+	$names | tee -a "$W/accuracy.txt"
 echo "accuracy: tables in $W/accuracy.txt, data in $W/accuracy.json" >&2
