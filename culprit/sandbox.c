@@ -300,6 +300,7 @@ int sbx_usable(char *why, size_t len)
 #define SBX_CODE_MAX	(1u << 20)
 #define SBX_MAX_PAGES	512			/* pages mapped on demand per body */
 #define SBX_CODE_BUDGET	2048			/* bytes of unrolled body at U */
+#define SBX_WIND_BYTES	16384			/* SBX_F_WIND: the most 2U bodies walk */
 #define SBX_MAX_REPS	256
 
 SBX_HIDDEN uint64_t sbx_gpr[16];	/* rax rcx rdx rbx rsp rbp rsi rdi r8 .. r15 */
@@ -606,15 +607,18 @@ static int sbx_step_of(const struct cfg_insn *in, unsigned r, int64_t *d)
 /*
  * The byte step per body pass of each general-purpose register that only
  * constant steps (sbx_step_of) move; 0 for the others.  0 for all when the
- * body branches (a taken branch would skip some of the steps).
+ * body branches (a taken branch would skip some of the steps).  *walk: the
+ * bytes the body's memory operands move per pass, each distinct base, index
+ * and scale counted once (base step + index step x scale).
  */
-static void sbx_steps(const uint8_t *body, size_t len, int64_t step[16])
+static void sbx_steps(const uint8_t *body, size_t len, int64_t step[16], uint64_t *walk)
 {
 	struct cfg_insn *v = NULL;
 	size_t n = 0;
 	uint32_t other = 0;
 
 	memset(step, 0, 16 * sizeof(step[0]));
+	*walk = 0;
 	if (cfg_decode(body, len, 0, &v, &n, NULL) < 0) {
 		free(v);
 		return;
@@ -633,10 +637,30 @@ static void sbx_steps(const uint8_t *body, size_t len, int64_t step[16])
 				other |= 1u << r;
 		}
 	}
-	free(v);
 	for (unsigned r = 0; r < 16; r++)
 		if (other & (1u << r))
 			step[r] = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cfg_mem *m = &v[i].mem;
+		int64_t d = 0;
+		size_t j;
+
+		if (!v[i].nmem || (v[i].flags & (CFG_I_LEA | CFG_I_STACK)) || m->rip_relative)
+			continue;
+		for (j = 0; j < i; j++)
+			if (v[j].nmem && !(v[j].flags & (CFG_I_LEA | CFG_I_STACK)) &&
+			    v[j].mem.base == m->base && v[j].mem.index == m->index &&
+			    v[j].mem.scale == m->scale)
+				break;
+		if (j < i)
+			continue;
+		if (m->base < 16)
+			d += step[m->base];
+		if (m->index < 16)
+			d += step[m->index] * m->scale;
+		*walk += (uint64_t)(d < 0 ? -d : d);
+	}
+	free(v);
 }
 
 /* lea -d(%r), %r: 8 bytes */
@@ -885,7 +909,7 @@ static uint64_t sbx_loop_count(size_t len, unsigned u, unsigned iters)
  * shared VM moves with the load of the host.
  */
 static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *wind,
-			     const struct sbx_opts *o, struct sbx_result *r)
+			     uint64_t walk, const struct sbx_opts *o, struct sbx_result *r)
 {
 	static double e[SBX_MAX_REPS], cpts[SBX_MAX_REPS], can[SBX_MAX_REPS], eq[SBX_MAX_REPS];
 	unsigned quiet = 0;
@@ -900,6 +924,15 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *win
 
 	sbx_distinct = (o->flags & SBX_F_DISTINCT) != 0;
 	u = u > 100 ? 100 : u < 4 ? 1 : u;
+	/* wound back every U copies, the 2U loop still walks 2U passes' bytes
+	 * first: a stride of 1 KB at U = 100 is 200 KB, past L1 on every access.
+	 * Fewer copies keep the walk within SBX_WIND_BYTES (half of the smallest
+	 * L1 of these cores), an L1 hit as the best case means; at least 4, or
+	 * the loop's own counter would be timed with the body */
+	if (u >= 4 && wind && walk && 2 * (uint64_t)u * walk > SBX_WIND_BYTES) {
+		u = (unsigned)(SBX_WIND_BYTES / (2 * walk));
+		u = u < 4 ? 4 : u;
+	}
 	n = sbx_loop_count(len, u, o->iters);
 	r->unroll = u;
 	sbx_unmap_extra();
@@ -1005,19 +1038,20 @@ static void sbx_measure(const uint8_t *body, size_t len, const struct sbx_opts *
 	struct sbx_result rr;
 	int64_t step[16];
 	const int64_t *wind = NULL;
+	uint64_t walk = 0;
 
 	if (o->flags & SBX_F_WIND) {
-		sbx_steps(body, len, step);
+		sbx_steps(body, len, step, &walk);
 		wind = step;
 	}
-	sbx_measure_once(body, len, wind, o, r);
+	sbx_measure_once(body, len, wind, walk, o, r);
 	r->random_mem = 0;
 	if (!(o->flags & SBX_F_RANDOM_MEM))
 		return;
 	for (int fill = 1; fill <= 2; fill++) {
 		memset(&rr, 0, sizeof(rr));
 		sbx_random_mem = fill;
-		sbx_measure_once(body, len, wind, o, &rr);	/* it unmaps and refills first */
+		sbx_measure_once(body, len, wind, walk, o, &rr);	/* it unmaps and refills first */
 		sbx_random_mem = 0;
 		if (rr.status == SBX_OK &&
 		    (r->status != SBX_OK || rr.cycles_low < r->cycles_low)) {

@@ -34,7 +34,7 @@
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
 
-#define MC_VERSION 2
+#define MC_VERSION 3
 #define MC_NAME "measured-costs.txt"
 #define MC_NOISY 0.05	/* a cached figure spread more than this is timed again */
 

@@ -284,19 +284,19 @@ static void test_bad_cache(void **state)
 	fprintf(f, "hello\n");
 	fclose(f);
 	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
-	assert_non_null(strstr(m.note, "not a v2 measured-costs file"));
+	assert_non_null(strstr(m.note, "not a v3 measured-costs file"));
 	assert_int_equal(m.cached, 0);
 	est_measurements_free(&m);
 
-	/* figures of version 1 (all registers X, pointers walking past L1) are
-	 * not used: timed again */
+	/* figures of version 2 (a 1 KB stride wound back only every 100
+	 * copies, past L1) are not used: timed again */
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "# dcpi measured costs v1\n");
+	fprintf(f, "# dcpi measured costs v2\n");
 	cache_line(f, cfg, blk(cfg, 0x1004), 3, 0.01);
 	fclose(f);
 	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
-	assert_non_null(strstr(m.note, "not a v2 measured-costs file"));
+	assert_non_null(strstr(m.note, "not a v3 measured-costs file"));
 	assert_int_equal(m.cached, 0);
 	est_measurements_free(&m);
 	free(s);
@@ -407,7 +407,7 @@ static void test_noisy_cache(void **state)
 	assert_int_equal(est_measure_cache_path(dir, path, sizeof(path)), 0);
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fprintf(f, "# dcpi measured costs v2\n");
+	fprintf(f, "# dcpi measured costs v3\n");
 	cache_line(f, cfg, b, 0.01, 0.5);	/* noisy and lower than any timing */
 	cache_line(f, cfg, d, 1000, 0.5);	/* noisy and higher */
 	cache_line(f, cfg, e, 77, 0.01);	/* steady: kept though wrong */

@@ -208,6 +208,44 @@ static void test_wind_distinct(void **state)
 	assert_int_equal(r[1].pages, 1);
 }
 
+/* orl $0x200000,(%rbp); add $0x400,%rbp: a 1 KB stride */
+static const uint8_t stride1k[] = { 0x81, 0x4d, 0x00, 0x00, 0x00, 0x20, 0x00,
+				    0x48, 0x81, 0xc5, 0x00, 0x04, 0x00, 0x00 };
+/* mov (%rbx,%rax,8),%ecx; add $0x80,%rax: 1 KB through a scaled index */
+static const uint8_t index1k[] = { 0x8b, 0x0c, 0xc3, 0x48, 0x05, 0x80, 0x00, 0x00, 0x00 };
+/* movl $1,(%rax); add $8,%rax */
+static const uint8_t stride8[] = { 0xc7, 0x00, 0x01, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc0, 0x08 };
+/* movl $1,(%rax); add $0x2000,%rax */
+static const uint8_t stride8k[] = { 0xc7, 0x00, 0x01, 0x00, 0x00, 0x00,
+				    0x48, 0x05, 0x00, 0x20, 0x00, 0x00 };
+
+/*
+ * SBX_F_WIND winds a stepping pointer back every U copies, so the 2U loop
+ * walks 2U strides first: a 1 KB stride at U = 100 is 200 KB, past L1 on every
+ * access, where the best case is an L1 hit.  The sandbox takes fewer copies,
+ * 2U strides within 16 KB (U = 8 for 1 KB, whether the stride is the base's
+ * or a scaled index's), never fewer than 4; an 8-byte stride keeps U = 100.
+ */
+static void test_wind_walk(void **state)
+{
+	struct sbx_opts o;
+	struct sbx_result r[4];
+	const uint8_t *b[4] = { stride1k, index1k, stride8, stride8k };
+	size_t l[4] = { sizeof(stride1k), sizeof(index1k), sizeof(stride8), sizeof(stride8k) };
+
+	(void)state;
+	opts(&o);
+	o.flags |= SBX_F_WIND | SBX_F_DISTINCT;
+	time_n(b, l, 4, &o, r);
+	for (int i = 0; i < 4; i++)
+		assert_true(r[i].status == SBX_OK || r[i].status == SBX_UNSTABLE);
+	assert_int_equal(r[0].unroll, 8);
+	assert_int_equal(r[1].unroll, 8);
+	assert_int_equal(r[2].unroll, 100);
+	assert_int_equal(r[3].unroll, 4);
+	assert_int_equal(r[0].pages, 0);
+}
+
 /* A fault the sandbox cannot map ends the body, not the batch, nor us. */
 static void test_faults(void **state)
 {
@@ -412,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_memory_body),
 		cmocka_unit_test(test_random_mem),
 		cmocka_unit_test(test_wind_distinct),
+		cmocka_unit_test(test_wind_walk),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_child_restart),
 		cmocka_unit_test(test_timeout),

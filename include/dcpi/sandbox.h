@@ -58,7 +58,8 @@ struct sbx_opts {
  * the random values and keeps the X figure. */
 #define SBX_F_RANDOM_MEM 2u
 /* Wind stepping pointers back after every U copies (sandbox.c, sbx_emit): the
- * body's memory stays in L1 however far one pass steps. */
+ * body's memory stays in L1 however far one pass steps (U is lowered, not
+ * below 4, where 2U passes would walk more than 16 KB). */
 #define SBX_F_WIND 4u
 /* Start each general-purpose register at its own value (sandbox.c, sbx_regs)
  * instead of all at X: two pointers are two arrays. */
