@@ -2,7 +2,8 @@
  * valloop.c - a workload with values known exactly, for value samples
  * (tests/test_valrec.c; docs/values.md).  Each iteration of the main loop
  * draws from an LCG and
- *   - calls vl_scale(k, x): k is 7 three times in four, else 1, 2 or 3;
+ *   - calls vl_scale(k, x): k is 7 three times in four, else 1, 2 or 3
+ *     (chosen without a branch);
  *     x is the iteration (variant); vl_scale loads the global vl_mode,
  *     always 5;
  *   - calls through vl_ops[] (an indirect call): vl_add two times in three,
@@ -54,11 +55,16 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 64; i++)
 		vl_array[i] = i;
 	for (unsigned long i = 0; i < n; i++) {
-		unsigned r, k, op;
+		unsigned r, k, op, other;
 
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 		r = (unsigned)(x >> 33);
-		k = (r & 3) ? 7 : 1 + (r >> 2) % 3;
+		/* without a branch: a mispredicted one before the call would
+		 * make the calls with k != 7 slower to reach, and bursts, which
+		 * start in proportion to time, would see them more often than
+		 * they run (docs/values.md, the phase bias) */
+		other = -(unsigned)((r & 3) == 0);
+		k = (7 & ~other) | ((1 + (r >> 2) % 3) & other);
 		k7 += k == 7;
 		acc += vl_scale(k, (long)i);
 		op = (r >> 8) % 3 == 2;
