@@ -440,6 +440,7 @@ static const char *const vload_probes[] = { "lat.vload", NULL };
 static const char *const cload_probes[] = { "lat.cload", NULL };
 static const char *const sxload_probes[] = { "lat.sxload", NULL };
 static const char *const stimm_probes[] = { "param.st_imm", NULL };
+static const char *const mulhi_probes[] = { "param.mul_hi", NULL };
 static const char *const reload_probes[] = { "st.reload", NULL };
 static const char *const fwd_probes[] = { "st.reload", "st.fwd_moved", NULL };
 static const char *const fwd_fail_probes[] = { "st.fwd_fail", NULL };
@@ -462,6 +463,7 @@ static int sweep_params(struct fit *f)
 		{ { "load_lat_complex", 0, NULL, cload_probes }, 0, 4, 1 },
 		{ { "load_lat_sext", 0, NULL, sxload_probes }, 0, 4, 1 },
 		{ { "store_imm_alu", 0, NULL, stimm_probes }, 0, 1, 1 },
+		{ { "mul_hi_extra", 0, NULL, mulhi_probes }, 0, 4, 1 },
 		{ { "mem_rename", 0, NULL, reload_probes }, 0, 1, 1 },
 		{ { "store_fwd_lat", 0, NULL, fwd_probes }, 0, 12, 1 },
 		{ { "store_fwd_fail", 0, NULL, fwd_fail_probes }, 4, 40, 1 },

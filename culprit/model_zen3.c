@@ -58,6 +58,7 @@ struct model model_zen3 = {
 	.load_lat_complex = 1,
 	.load_lat_sext = 1,
 	.store_imm_alu = 1,	/* as Zen 4 (not measured here) */
+	.mul_hi_extra = 1,	/* as Zen 4 (not measured here) */
 	.store_fwd_lat = 6,
 	.store_fwd_fail = 17,
 	.mem_rename = 0,

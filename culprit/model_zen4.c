@@ -102,6 +102,10 @@ struct model model_zen4 = {
 	 * and six mov $imm,reg) 2.12 cycles, the same from registers 1.50
 	 * (measured 2026-11-26, docs/models.md "Stores of an immediate") */
 	.store_imm_alu = 1,
+	/* mul and one-operand imul: rax in 3 cycles, rdx in 4 (chains through rdx
+	 * 4.0 cycles a link, through rax 3.0; param.mul_hi; measured 2026-11-26,
+	 * docs/models.md "The high half of a multiply") */
+	.mul_hi_extra = 1,
 	/* through the store queue, when renaming cannot see it (the pointer moved
 	 * or was copied since the store): st.fwd_moved 8.0 = 7 + the add */
 	.store_fwd_lat = 7,

@@ -61,6 +61,7 @@ struct model model_zen5 = {
 	.load_lat_complex = 1,
 	.load_lat_sext = 1,
 	.store_imm_alu = 1,	/* as Zen 4 (not measured here) */
+	.mul_hi_extra = 1,	/* as Zen 4 (not measured here) */
 	/* through the store queue when renaming cannot see it: as measured on
 	 * Zen 4 (not on Zen 5; dcpi calibrate measures it) */
 	.store_fwd_lat = 7,

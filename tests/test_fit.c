@@ -219,6 +219,26 @@ static void test_store_imm(void **state)
 	model_free(m);
 }
 
+/* A multiply's late high half starts at 0 and comes back from param.mul_hi
+ * (mul, then its rdx moved to rax, four times: 16 cycles, 12 without), beside
+ * lat.mul, whose chain through rax stays at 3 a link. */
+static void test_mul_hi(void **state)
+{
+	static const char *const sel[] = { "param.mul_hi", "lat.mul", NULL };
+	static const char *const zero[] = { "mul_hi_extra", NULL };
+	struct model_fit_report rep;
+	struct model *m;
+
+	(void)state;
+	m = refit_zen4(sel, 2, zero, &rep);
+	if (m->mul_hi_extra != 1 || rep.err_after > 0.005)
+		fail_msg("mul_hi_extra %d error %.4f:\n%s", m->mul_hi_extra, rep.err_after,
+			 rep.log);
+	assert_non_null(strstr(model_param_source(m, "mul_hi_extra"), "param.mul_hi"));
+	assert_int_equal(model_class_row(m, "mul")->lat, 3);
+	model_free(m);
+}
+
 /* The store queue's forwarding time, which memory renaming hides from
  * st.reload, comes back from st.fwd_moved. */
 static void test_forward_latency(void **state)
@@ -332,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_zen5_to_zen4_noisy),
 		cmocka_unit_test(test_load_extras),
 		cmocka_unit_test(test_store_imm),
+		cmocka_unit_test(test_mul_hi),
 		cmocka_unit_test(test_forward_latency),
 		cmocka_unit_test(test_full_suite),
 		cmocka_unit_test(test_bad_input),

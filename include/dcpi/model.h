@@ -49,6 +49,7 @@ enum {
 	MODEL_T_PACKED	= 1u << 15,	/* packed (ps/pd, integer SIMD), not scalar ss/sd */
 	MODEL_T_LOCK	= 1u << 16,	/* atomic: lock prefix, or xchg with memory */
 	MODEL_T_LONG	= 1u << 17,	/* encoding of 8 bytes or more */
+	MODEL_T_WIDE	= 1u << 18,	/* mul/imul writing rdx:rax (one operand) */
 };
 
 /* Class row kinds: how the scheduler treats the instruction beyond latency. */
@@ -58,6 +59,7 @@ enum {
 	MODEL_K_PUSH	= 1u << 2,	/* implicit store (push, call) */
 	MODEL_K_POP	= 1u << 3,	/* implicit load (pop, ret) */
 	MODEL_K_SERIAL	= 1u << 4,	/* waits for all older instructions (lock, cpuid) */
+	MODEL_K_WIDE	= 1u << 5,	/* writes rdx:rax, rdx mul_hi_extra later (mul) */
 };
 
 /*
@@ -101,6 +103,8 @@ struct model {
 					 * (movsx, movsxd) */
 	int store_imm_alu;		/* a store of an immediate takes an ALU slot for
 					 * its data (Zen: measured on Zen 4) */
+	int mul_hi_extra;		/* a widening multiply's high half (rdx) comes
+					 * this much after its low half (rax) */
 	int store_fwd_lat;		/* store data ready -> dependent load result */
 	int store_fwd_fail;		/* the same when the load is not inside the
 					 * store (wider, or overlapping it elsewhere):
