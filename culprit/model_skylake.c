@@ -53,6 +53,9 @@ static const struct model_delta delta[] = {
 	{ MC_FCOMI, .lat = V(2) },
 	{ MC_FDIV, .lat = V(14), .busy = V(4) },
 	{ MC_FSQRT, .lat = V(18) },
+	/* single precision as double (not measured) */
+	{ MC_FDIV_S, .lat = V(14), .busy = V(4) },
+	{ MC_FSQRT_S, .lat = V(18) },
 	{ MC_FCVT, .lat = V(4), .uops = V(2) },
 	/* 1 uop p5, 6 cycles (UO PCLMULQDQ (XMM, XMM, I8), AF) */
 	{ MC_PCLMUL, .on = V(1), .lat = V(6), .busy = V(1) },

@@ -48,7 +48,7 @@ enum model_cls {
 	MC_XCHG, MC_LEA3, MC_LEA_SC, MC_LEA, MC_IMUL, MC_MUL, MC_MULX, MC_CRC32,
 	MC_DIV64, MC_IDIV64, MC_DIV32, MC_FMA, MC_FMUL, MC_FADD, MC_FCOMI, MC_FDIV,
 	MC_FSQRT, MC_FCVT, MC_FCVT_X, MC_VLOGIC, MC_PCLMUL, MC_VIMUL, MC_SHUFFLE, MC_VPERM,
-	MC_VBLEND, MC_VMOVMSK, MC_VINT, MC_UNKNOWN,
+	MC_VBLEND, MC_VMOVMSK, MC_VINT, MC_FDIV_S, MC_FSQRT_S, MC_UNKNOWN,
 	MC_COUNT
 };
 
@@ -87,7 +87,7 @@ struct model_cpu {
 extern const struct model_base_class model_base_classes[MC_COUNT];
 extern const struct model_base_row model_base_rows[];
 extern const size_t model_base_nrows;
-#define MODEL_BASE_MAXROWS 160
+#define MODEL_BASE_MAXROWS 176
 
 extern const struct model_cpu model_cpu_zen5, model_cpu_zen4, model_cpu_zen3,
 	model_cpu_skylake, model_cpu_generic;

@@ -74,6 +74,13 @@ static const struct model_delta delta[] = {
 	{ MC_DIV32, .lat = V(12), .busy = V(12) },
 	/* pclmul_chain 4.0, pclmul_indep4 8.0 (which pipes: *est.*) */
 	{ MC_PCLMUL, .on = V(1) },
+	/* divides and square roots, chains and 4 independent (2026-11-26,
+	 * docs/models.md "Single and double precision"): divss/divps/vdivps ymm
+	 * 11.0 a link, 12.0 for 4; divsd/vdivpd 13.0, 18.0 for 4 (the fdiv row);
+	 * sqrtss/vsqrtps 15.0, 20.0 for 4; sqrtsd/vsqrtpd 21.1, 36 for 4 */
+	{ MC_FDIV_S, .lat = V(11), .busy = V(3) },
+	{ MC_FSQRT_S, .lat = V(15), .busy = V(5) },
+	{ MC_FSQRT, .lat = V(21), .busy = V(8) },
 };
 
 struct model model_zen4 = {
