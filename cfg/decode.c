@@ -569,8 +569,11 @@ static void fill_regs(struct cfg_insn *insn, const cs_insn *ci, unsigned groups)
 			}
 			if (op->access & CS_AC_READ)
 				rd |= CFG_RBIT(r);
-			if (op->access & CS_AC_WRITE)
+			if (op->access & CS_AC_WRITE) {
 				wr |= CFG_RBIT(r);
+				if (op->size < 4 && r <= CFG_R_R15)
+					insn->flags |= CFG_I_PARTIAL;
+			}
 		} else if (op->type == X86_OP_MEM) {
 			if (op->mem.segment != X86_REG_INVALID &&
 			    (r = fold_reg(op->mem.segment)) >= 0)

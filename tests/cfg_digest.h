@@ -36,7 +36,7 @@ static inline uint64_t dg_insn(uint64_t h, const struct cfg_insn *in, uint64_t b
 	h = dg_mix(h, in->addr - base);
 	h = dg_mix(h, in->size | (uint64_t)in->id << 8 | (uint64_t)in->form << 24 |
 		   (uint64_t)in->vec_bits << 32 | (uint64_t)in->nmem << 48);
-	h = dg_mix(h, in->flags & ~(uint32_t)(CFG_I_IMM | CFG_I_CL));	/* as before them */
+	h = dg_mix(h, in->flags & ~(uint32_t)(CFG_I_IMM | CFG_I_CL | CFG_I_PARTIAL));	/* as before them */
 	h = dg_mix(h, in->regs_read);
 	h = dg_mix(h, in->regs_written);
 	h = dg_mix(h, in->imm);

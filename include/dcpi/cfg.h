@@ -38,6 +38,8 @@ enum {
 	CFG_I_STACK	= 1u << 18,	/* push, pop, call, ret: implicit rsp update */
 	CFG_I_IMM	= 1u << 19,	/* an immediate operand ($...) */
 	CFG_I_CL	= 1u << 20,	/* %cl an operand before the last (a shift count) */
+	CFG_I_PARTIAL	= 1u << 21,	/* writes an 8- or 16-bit general register: the
+					 * bits it keeps are the old value's */
 	CFG_I_INVALID	= 1u << 31,	/* bytes capstone cannot decode */
 };
 
