@@ -116,7 +116,8 @@ uint32_t model_traits(const struct cfg_insn *insn)
 		t |= MODEL_T_LOCK;
 	if (insn->size >= 8)
 		t |= MODEL_T_LONG;
-	if ((!strncmp(insn->mnemonic, "mul", 3) || !strncmp(insn->mnemonic, "imul", 4)) &&
+	if (((!strncmp(insn->mnemonic, "mul", 3) && insn->mnemonic[3] != 'x') ||
+	     !strncmp(insn->mnemonic, "imul", 4)) &&
 	    (insn->regs_written & CFG_RBIT(CFG_R_RAX)) && (insn->regs_written & CFG_RBIT(CFG_R_RDX)))
 		t |= MODEL_T_WIDE;
 	return t;
