@@ -51,8 +51,8 @@ static const struct {
 #define PP(f) { #f, offsetof(struct model, f), P_PORTS, 0, 0 }
 	PI(dispatch_width, 1, 32), PI(retire_width, 1, 32), PI(rob_size, 8, 4096),
 	PI(load_lat, 0, 64), PI(load_lat_fp, 0, 64), PI(load_lat_complex, 0, 16),
-	PI(load_lat_sext, 0, 16), PI(store_imm_alu, 0, 1), PI(mul_hi_extra, 0, 8), PI(store_fwd_lat, 0, 64),
-	PI(store_fwd_fail, 0, 64),
+	PI(load_lat_sext, 0, 16), PI(store_imm_alu, 0, 1), PI(mul_hi_extra, 0, 8),
+	PI(store_fwd_lat, 0, 64), PI(store_fwd_fail, 0, 64),
 	PI(mem_rename, 0, 1), PI(move_elim, 0, 1), PI(taken_per_cycle, 0, 8),
 	PI(store_queue, 0, 1024), PI(store_pair_bytes, 0, 4096), PI(vec_pipe_bits, 0, 512),
 	PI(mispredict_penalty, 0, 200), PI(l1_lat, 0, 100), PI(l2_lat, 0, 1000),

@@ -604,6 +604,13 @@ static int sbx_step_of(const struct cfg_insn *in, unsigned r, int64_t *d)
 	return 1;
 }
 
+/* Whether in's memory operand can walk: a load or store, not a lea's address
+ * nor the stack's, not rip-relative. */
+static int sbx_walks(const struct cfg_insn *in)
+{
+	return in->nmem && !(in->flags & (CFG_I_LEA | CFG_I_STACK)) && !in->mem.rip_relative;
+}
+
 /*
  * The byte step per body pass of each general-purpose register that only
  * constant steps (sbx_step_of) move; 0 for the others.  0 for all when the
@@ -645,12 +652,11 @@ static void sbx_steps(const uint8_t *body, size_t len, int64_t step[16], uint64_
 		int64_t d = 0;
 		size_t j;
 
-		if (!v[i].nmem || (v[i].flags & (CFG_I_LEA | CFG_I_STACK)) || m->rip_relative)
+		if (!sbx_walks(&v[i]))
 			continue;
 		for (j = 0; j < i; j++)
-			if (v[j].nmem && !(v[j].flags & (CFG_I_LEA | CFG_I_STACK)) &&
-			    v[j].mem.base == m->base && v[j].mem.index == m->index &&
-			    v[j].mem.scale == m->scale)
+			if (sbx_walks(&v[j]) && v[j].mem.base == m->base &&
+			    v[j].mem.index == m->index && v[j].mem.scale == m->scale)
 				break;
 		if (j < i)
 			continue;

@@ -183,8 +183,6 @@ static int sim_init(struct sim *s, const struct model *m)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nring; i++)
 		s->ring[i].cycle = -1;
-	for (int i = 0; i < 32; i++)
-		s->port_order[i] = (uint8_t)i;
 	return 0;
 }
 
