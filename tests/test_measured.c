@@ -153,6 +153,9 @@ static void test_measure_and_cache(void **state)
 	o.model = model_by_name("zen5");
 	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
 	printf("# cpu %s, %u timed in %.3f s, note '%s'\n", m.cpu, m.timed, m.seconds, m.note);
+	for (size_t i = 0; i < m.nblocks; i++)	/* why a tried block was not measured */
+		if (m.blocks[i].tried && m.blocks[i].why[0])
+			printf("# block %zu: %s\n", i, m.blocks[i].why);
 	assert_int_equal(m.nblocks, cfg->nblocks);
 	assert_true(m.timed >= 4);
 	assert_int_equal(m.cached, 0);
