@@ -751,9 +751,12 @@ static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model
 
 		if (sa < 0)
 			return sa;
-		/* an immediate's data comes from an ALU op (param.st_imm: two movl $imm
-		 * and six mov $imm,reg 2.12 cycles on Zen 4, from registers 1.50) */
+		/* a 32- or 64-bit immediate's data comes from an ALU op (param.st_imm:
+		 * two movl $imm and six mov $imm,reg 2.12 cycles on Zen 4, from
+		 * registers 1.50); a byte or word immediate's does not (four adds
+		 * and movl $5,(%rsi) 1.33, with movb $5 1.00) */
 		if (m->store_imm_alu && in->form == CFG_F_STORE && (in->flags & CFG_I_IMM) &&
+		    (in->mem.size == 0 || in->mem.size >= 4) &&
 		    !vec_data && !(cls->kind & MODEL_K_PUSH)) {
 			int ta;
 
