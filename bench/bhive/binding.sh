@@ -10,14 +10,21 @@
 # Sets: load (pointer chases through each addressing form and load width),
 # A (an add recurrence; d ALU ops chained on it, i more recurrences, f
 # independent mov $5), L (the same behind a stepping byte load), P (where
-# the load sits, and its latency), S (shifts).
-# Environment: BUILD (build), PASSES (8), SETS ("load A L P S"), CPU (the last).
+# the load sits, and its latency), S (shifts); T (gzip's digit loop: a load
+# and two ALU ops on it beside the pointer's add, reordered), K (lzma's
+# 0x20690+0x190 loop taken apart: a store taking a turn), I (stores of an
+# immediate).  T, K and I are real-loop shapes: time them with FLAGS="-W -D"
+# as bench_model.sh times the real loops (docs/models.md "The references
+# reproduce; the binding is still open").
+# Environment: BUILD (build), PASSES (8), SETS ("load A L P S"), CPU (the
+# last), FLAGS (harness flags, none).
 # Needs GNU as and objcopy, like bench_model.sh.
 set -eu
 : "${BUILD:=build}"
 : "${PASSES:=8}"
 : "${SETS:=load A L P S}"
 : "${CPU:=$(($(getconf _NPROCESSORS_ONLN) - 1))}"
+: "${FLAGS:=}"
 H="$BUILD/bhive/harness"
 [ -x "$H" ] || { echo "binding.sh: $H missing (sh bench/bench_model.sh builds it)"; exit 1; }
 W=$(mktemp -d)
@@ -111,13 +118,61 @@ set_S() {
 	body S_inc_cmovc2 'inc %rax; cmovc %rbx,%rcx; inc %rdx; cmovc %rbx,%rsi'
 }
 
+# a load, the pointer's add, and ALU ops on the loaded value (-W -D, 2026-11-26:
+# T_ld_add_lea_cmp 1.48, T_ld_lea_add_cmp 1.00, T_ld_lea_cmp_add 1.17, with a
+# fifth op 1.01, T_ld_add_lea_rec 1.25, with four nops after it 1.13)
+set_T() {
+	body T_ld_add_lea_cmp 'movzbl 1(%rax),%esi; addq $1,%rax; lea -0x30(%rsi),%ecx; cmpb $9,%cl'
+	body T_ld_lea_add_cmp 'movzbl 1(%rax),%esi; lea -0x30(%rsi),%ecx; addq $1,%rax; cmpb $9,%cl'
+	body T_ld_lea_cmp_add 'movzbl 1(%rax),%esi; lea -0x30(%rsi),%ecx; cmpb $9,%cl; addq $1,%rax'
+	body T_ld_add_lea_cmp_mov 'movzbl 1(%rax),%esi; addq $1,%rax; lea -0x30(%rsi),%ecx; cmpb $9,%cl; mov $5,%edi'
+	body T_fixed_ld 'movzbl 1(%rbx),%esi; addq $1,%rax; lea -0x30(%rsi),%ecx; cmpb $9,%cl'
+	body T_ld_add_lea 'movzbl 1(%rax),%esi; addq $1,%rax; lea -0x30(%rsi),%ecx'
+	body T_ld_add_lea_lea 'movzbl 1(%rax),%esi; addq $1,%rax; lea 1(%rsi),%ecx; lea 1(%rsi),%edi'
+	body T_ld_add_lea_rec 'movzbl 1(%rax),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%r8d'
+	body T_ld_add_mov_rec 'movzbl 1(%rax),%esi; addq $1,%rax; mov $5,%ecx; add $1,%r8d'
+	body T_ld_add_lea_rec_nop4 'movzbl 1(%rax),%esi; addq $1,%rax; lea 1(%rsi),%ecx; add $1,%r8d; nop; nop; nop; nop'
+}
+
+# lzma's 0x20690+0x190 (2.00): any one of lea, store, cmp left out 1.00
+set_K() {
+	body K_full 'lea (,%r11,8),%ecx; mov %rdi,%rbx; shr %cl,%rbx; movb %bl,(%r8,%r11); add $1,%r11; cmp $6,%r11'
+	body K_no_store 'lea (,%r11,8),%ecx; mov %rdi,%rbx; shr %cl,%rbx; add $1,%r11; cmp $6,%r11'
+	body K_no_lea 'mov %rdi,%rbx; shr %cl,%rbx; movb %bl,(%r8,%r11); add $1,%r11; cmp $6,%r11'
+	body K_no_cmp 'lea (,%r11,8),%ecx; mov %rdi,%rbx; shr %cl,%rbx; movb %bl,(%r8,%r11); add $1,%r11'
+	body K_shr_imm 'lea (,%r11,8),%ecx; mov %rdi,%rbx; shr $3,%rbx; movb %bl,(%r8,%r11); add $1,%r11; cmp $6,%r11'
+	body K_dword 'lea (,%r11,8),%ecx; mov %rdi,%rbx; shr %cl,%rbx; movl %ebx,(%r8,%r11); add $1,%r11; cmp $6,%r11'
+	body K_four 'lea (,%r11,8),%ecx; movb %bl,(%r8,%r11); add $1,%r11; cmp $6,%r11'
+	body K_five 'lea (,%r11,8),%ecx; movb %bl,(%r8,%r11); add $1,%r11; mov $5,%edx; cmp $6,%r11'
+	body K_movzx 'movb %dl,0xd2(%rsp,%rax); add $1,%edx; movzbl %dl,%eax; cmp %r12d,%eax'
+	body K_movzx_nostore 'add $1,%edx; movzbl %dl,%eax; cmp %r12d,%eax'
+}
+
+# stores of an immediate (1.24 through the stepping pointer with a compare
+# on it; movb/movw 1.00; 1.13 with the compare elsewhere; four adds and movl
+# $5 1.33, with movb $5 1.00)
+set_I() {
+	body I_reg 'movl %edx,(%rax); addq $4,%rax; cmpq %rax,%rdx'
+	body I_imm32 'movl $7,(%rax); addq $4,%rax; cmpq %rax,%rdx'
+	body I_imm8 'movb $7,(%rax); addq $4,%rax; cmpq %rax,%rdx'
+	body I_imm16 'movw $7,(%rax); addq $4,%rax; cmpq %rax,%rdx'
+	body I_imm32_nocmp 'movl $7,(%rax); addq $4,%rax'
+	body I_imm32_cmp_other 'movl $7,(%rax); addq $4,%rax; cmpq %rcx,%rdx'
+	body I_imm32_index 'movl $7,(%rax,%rcx); addq $4,%rcx; cmpq %rax,%rdx'
+	body I_imm32_disp 'movl $7,4(%rax); addq $4,%rax; cmpq %rax,%rdx'
+	body I_imm32_x2 'movl $7,(%rax); movl $7,4(%rax); addq $8,%rax; cmpq %rax,%rdx'
+	body I_adds4_imm32 'add $1,%r8; add $1,%r9; add $1,%r10; add $1,%r11; movl $5,(%rsi)'
+	body I_adds4_imm8 'add $1,%r8; add $1,%r9; add $1,%r10; add $1,%r11; movb $5,(%rsi)'
+}
+
 : > "$W/in"
 for s in $SETS; do "set_$s" >> "$W/in"; done
 canary=$(body canary 'add $1,%ecx; add $1,%r8d; add $1,%r9d; add $1,%r10d')
 q=0
 for p in $(seq 1 "$PASSES"); do
 	{ echo "$canary"; cat "$W/in"; echo "$canary" | sed 's/^canary/canary2/'; } > "$W/pass"
-	"$H" -c "$CPU" -r 31 "$W/pass" 2>"$W/err" | grep -v '^#' | cut -f1,3 > "$W/out"
+	# shellcheck disable=SC2086
+	"$H" -c "$CPU" -r 31 $FLAGS "$W/pass" 2>"$W/err" | grep -v '^#' | cut -f1,3 > "$W/out"
 	if awk '$1 ~ /^canary/ && ($2 == "-" || $2 >= 1.02) { bad = 1 } END { exit bad }' "$W/out"
 	then
 		q=$((q + 1))
