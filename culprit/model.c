@@ -150,6 +150,17 @@ const char *model_name(const struct model *m)
 	return m ? m->name : "none";
 }
 
+int model_loop_lines(const struct model *m, const uint64_t *lo, const uint64_t *hi, size_t n)
+{
+	uint64_t line = m && m->loop_line_bytes > 0 ? (uint64_t)m->loop_line_bytes : 0;
+	int lines = 0;
+
+	for (size_t i = 0; line && i < n; i++)
+		if (hi[i] > lo[i])
+			lines += (int)((hi[i] - 1) / line - lo[i] / line + 1);
+	return lines;
+}
+
 size_t model_list(const char **names, size_t max)
 {
 	for (size_t i = 0; i < NMODELS && i < max; i++)

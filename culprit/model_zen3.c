@@ -64,6 +64,7 @@ struct model model_zen3 = {
 	.mem_rename = 0,
 	.move_elim = 1,
 	.taken_per_cycle = 1,
+	.loop_line_bytes = 64,	/* as Zen 4 (not measured here) */
 	.l1_lat = 4,
 	.l2_lat = 12,
 	.l3_lat = 46,

@@ -120,6 +120,10 @@ struct model model_zen4 = {
 	.mem_rename = 1,
 	.move_elim = 1,
 	.taken_per_cycle = 1,
+	/* a loop of a few adds runs 1.00 cycles an iteration inside one 64-byte
+	 * line and 2.02 across two, whatever the ALUs allow below that (nine loop
+	 * sizes at seven alignments; docs/models.md "Loops across a line") */
+	.loop_line_bytes = 64,
 	.l1_lat = 4,
 	.l2_lat = 14,
 	.l3_lat = 50,

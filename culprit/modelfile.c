@@ -54,6 +54,7 @@ static const struct {
 	PI(load_lat_sext, 0, 16), PI(store_imm_alu, 0, 1), PI(mul_hi_extra, 0, 8),
 	PI(store_fwd_lat, 0, 64), PI(store_fwd_fail, 0, 64),
 	PI(mem_rename, 0, 1), PI(move_elim, 0, 1), PI(taken_per_cycle, 0, 8),
+	PI(loop_line_bytes, 0, 4096),
 	PI(store_queue, 0, 1024), PI(store_pair_bytes, 0, 4096), PI(vec_pipe_bits, 0, 512),
 	PI(mispredict_penalty, 0, 200), PI(l1_lat, 0, 100), PI(l2_lat, 0, 1000),
 	PI(l3_lat, 0, 10000),

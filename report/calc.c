@@ -77,6 +77,8 @@ static void json_block_best(FILE *f, const struct rep_calc *c, size_t b)
 	       "\"measured_spread\": %.4g, \"model_cycles\": %.6g, \"cached\": %s",
 	       mb->source == EST_BEST_MEASURED ? mb->cycles : 0, mb->median, mb->spread,
 	       mb->model, mb->cached ? "true" : "false");
+	if (mb->lines)
+		fprintf(f, ", \"front_end_lines\": %d", mb->lines);
 	if (mb->why[0]) {
 		fprintf(f, ", \"why_modelled\": ");
 		rep_json_str(f, mb->why);
@@ -102,6 +104,8 @@ static void json_loops(FILE *f, const struct rep_calc *c)
 		       ml->source == EST_BEST_MEASURED ? "measured" : "modelled",
 		       ml->source == EST_BEST_MEASURED ? ml->cycles : ml->model, ml->median,
 		       ml->spread, ml->model, ml->cached ? "true" : "false");
+		if (ml->lines)
+			fprintf(f, ", \"front_end_lines\": %d", ml->lines);
 		if (ml->why[0]) {
 			fprintf(f, ", \"why_modelled\": ");
 			rep_json_str(f, ml->why);
@@ -298,7 +302,12 @@ static void print_best_source(FILE *f, const struct rep_calc *c, size_t b)
 		for (uint32_t k = 0; k < c->meas.loops[l].npath; k++)
 			in_loop |= c->meas.loops[l].path[k] == b &&
 				   c->meas.loops[l].source == EST_BEST_MEASURED;
-	if (mb && mb->source == EST_BEST_MEASURED)
+	if (mb && mb->source == EST_BEST_MEASURED && mb->lines)
+		fprintf(f, "  (front end: its loop's code spans %d lines; measured %.1f unrolled, "
+		       "spread %.1f%%%s; model %.1f%s)\n", mb->lines, mb->median,
+		       100 * mb->spread, mb->cached ? ", cached" : "", mb->model,
+		       in_loop ? "; scaled with its loop" : "");
+	else if (mb && mb->source == EST_BEST_MEASURED)
 		fprintf(f, "  (measured %.1f, spread %.1f%%%s; model %.1f%s)\n", mb->cycles,
 		       100 * mb->spread, mb->cached ? ", cached" : "", mb->model,
 		       in_loop ? "; scaled with its loop" : "");

@@ -6,6 +6,7 @@
  * the block's cycles (DCPI paper sec. 6.1.3), reasons and culprits of static
  * stalls (sec. 6.3), model selection, unknown forms, and `dcpi model --json`.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -407,6 +408,55 @@ static void test_zen4_bmi_madd(void **state)
 }
 
 /*
+ * A loop's code comes from the op cache a line a cycle at best (Zen 4,
+ * loop_line_bytes 64): add $1,%rcx; add $1,%rdx; cmp $100000,%rcx; jne
+ * (17 bytes) measured 1.01 cycles an iteration inside a 64-byte line, 2.02
+ * across two (docs/models.md "Loops across a line").
+ */
+static const uint8_t line_loop[] = { 0x48, 0x83, 0xc1, 0x01, 0x48, 0x83, 0xc2, 0x01, 0x48, 0x81,
+				     0xf9, 0xa0, 0x86, 0x01, 0x00, 0x75, 0xef };
+
+static double loop_at(const char *model, uint64_t addr, int *lines)
+{
+	struct cfg_insn *insns;
+	struct sched_block b;
+	struct dcpi_err err = { 0 };
+	size_t n;
+	double c;
+
+	assert_int_equal(cfg_decode(line_loop, sizeof(line_loop), addr, &insns, &n, &err), 0);
+	assert_int_equal(insns[n - 1].target, addr);
+	assert_int_equal(model_schedule(model_by_name(model), insns, n, NULL, 0, &b, &err), 0);
+	c = b.steady_cycles;
+	*lines = b.loop_lines;
+	sched_block_free(&b);
+	free(insns);
+	return c;
+}
+
+static void test_loop_lines(void **state)
+{
+	uint64_t lo[2] = { 0x1038, 0x2000 }, hi[2] = { 0x1049, 0x2080 };
+	int lines;
+
+	(void)state;
+	assert_true(fabs(loop_at("zen4", 0x1000, &lines) - 1.0) < 0.01);
+	assert_int_equal(lines, 0);
+	assert_true(fabs(loop_at("zen4", 0x102f, &lines) - 1.0) < 0.01);	/* to 0x103f */
+	assert_int_equal(lines, 0);
+	assert_true(fabs(loop_at("zen4", 0x1030, &lines) - 2.0) < 0.01);	/* to 0x1040 */
+	assert_int_equal(lines, 2);
+	assert_true(fabs(loop_at("zen4", 0x1038, &lines) - 2.0) < 0.01);
+	assert_int_equal(lines, 2);
+	/* a model without the floor */
+	assert_true(fabs(loop_at("skylake", 0x1038, &lines) - 1.0) < 0.01);
+	assert_int_equal(lines, 0);
+	assert_int_equal(model_loop_lines(model_by_name("zen4"), lo, hi, 2), 4);
+	assert_int_equal(model_loop_lines(model_by_name("zen4"), lo, hi, 1), 2);
+	assert_int_equal(model_loop_lines(model_by_name("skylake"), lo, hi, 2), 0);
+}
+
+/*
  * Only a 32- or 64-bit immediate stored takes an ALU op for its data: four
  * independent adds and `movl $5,(%rsi)` measured 1.33 cycles on Zen 4
  * (2026-11-26), with `movb $5,(%rsi)` 1.00, as with a register stored; a
@@ -753,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_partial_register),
 		cmocka_unit_test(test_zen4_bmi_madd),
 		cmocka_unit_test(test_store_imm_size),
+		cmocka_unit_test(test_loop_lines),
 		cmocka_unit_test(test_forward_by_value),
 		cmocka_unit_test(test_cross_domain_convert),
 		cmocka_unit_test(test_zen4_measured_forms),

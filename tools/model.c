@@ -76,6 +76,8 @@ static void print_text(const struct cfg_insn *insns, const struct sched_block *b
 {
 	printf("block 0x%llx: %d cycles single pass, %.2f cycles/iteration as a loop",
 	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles);
+	if (b->loop_lines)
+		printf(" (front end: its code spans %d lines)", b->loop_lines);
 	if (b->unknown_forms)
 		printf(" (%u unknown forms)", b->unknown_forms);
 	printf("\n  %-10s %-36s %4s %4s %4s %4s %3s %6s  %s\n", "address", "instruction",
@@ -103,8 +105,9 @@ static void print_json_block(const struct cfg_insn *insns, const struct sched_bl
 			     int first)
 {
 	printf("%s{\"start\": \"0x%llx\", \"cycles\": %d, \"steady_cycles\": %.3f, "
-	       "\"unknown_forms\": %u, \"instructions\": [", first ? "" : ", ",
-	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles, b->unknown_forms);
+	       "\"loop_lines\": %d, \"unknown_forms\": %u, \"instructions\": [", first ? "" : ", ",
+	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles, b->loop_lines,
+	       b->unknown_forms);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct sched_insn *s = &b->insns[i];
 		char text[CFG_TEXT_MAX];

@@ -320,6 +320,9 @@ struct est_meas_block {
 	int tried;		/* a body was built and timed or found cached */
 	int cached;		/* the figure came from the cache */
 	int status;		/* enum sbx_status when tried */
+	int lines;		/* a loop on itself that the front end holds to a
+				 * cycle per line of its code (model_loop_lines):
+				 * cycles is that floor, not the sandbox's figure */
 	char why[112];		/* when modelled and tried: why */
 };
 
@@ -334,6 +337,8 @@ struct est_meas_loop {
 	int from_paths;		/* successors chosen from path samples */
 	int cached;
 	int status;		/* enum sbx_status, -1 when no body could be built */
+	int lines;		/* as est_meas_block's: cycles is the front end's
+				 * floor for the path's code, not the sandbox's */
 	char why[112];
 };
 
@@ -370,6 +375,17 @@ struct est_measure_opts {
 };
 
 void est_measure_opts_default(struct est_measure_opts *o);
+
+/*
+ * The front end's floor for one iteration of a loop, path[0..n) its blocks
+ * in order (header first): the lines of code it fetches (model_loop_lines
+ * over its runs of consecutive blocks, the last running on into the first
+ * when it falls through to the header), 0 when model has no such floor.
+ * est_measure raises a measured loop, or a measured block that loops on
+ * itself, to it: the sandbox times them unrolled, as straight-line code.
+ */
+int est_path_lines(const struct cfg *cfg, const struct model *model, const uint32_t *path,
+		   uint32_t n);
 
 /*
  * Time the hot blocks and innermost loops of cfg's procedure (samples per

@@ -112,6 +112,10 @@ struct model {
 	int mem_rename;			/* store-reload of a register forwarded at 0 */
 	int move_elim;			/* reg-reg moves eliminated at rename */
 	int taken_per_cycle;		/* taken branches per cycle */
+	int loop_line_bytes;		/* a loop takes at least a cycle per line of
+					 * this many bytes its code spans in an
+					 * iteration (the op cache's; 0: no such
+					 * floor; Zen 4 measured 64) */
 	/* for culprit bounds of dynamic stalls (later parts) */
 	int l1_lat, l2_lat, l3_lat, dram_lat, tlb_miss_lat;
 	int mispredict_penalty;
@@ -144,6 +148,13 @@ const struct model *model_for_this_cpu(void);
 /* Same decision from CPUID values (vendor "AuthenticAMD", display family/model). */
 const struct model *model_for_cpuid(const char *vendor, unsigned family, unsigned model);
 const char *model_name(const struct model *m);
+/*
+ * The front end's floor for a loop (loop_line_bytes): the code of one
+ * iteration as runs [lo[i], hi[i]) of bytes executed straight through (a run
+ * ends at a taken branch), each costing a cycle per aligned line it touches.
+ * The sum of the runs' lines, or 0 when the model has no such floor.
+ */
+int model_loop_lines(const struct model *m, const uint64_t *lo, const uint64_t *hi, size_t n);
 /* Fill up to max names; returns how many models there are. */
 size_t model_list(const char **names, size_t max);
 
@@ -305,6 +316,9 @@ struct sched_block {
 	size_t n;
 	struct sched_insn *insns;
 	unsigned unknown_forms;		/* instructions that used the fallback class */
+	int loop_lines;			/* a loop on itself whose steady state is the
+					 * front end's: the lines its code spans
+					 * (model_loop_lines); 0 otherwise */
 };
 
 /*
