@@ -456,6 +456,30 @@ static void test_loop_lines(void **state)
 	assert_int_equal(model_loop_lines(model_by_name("skylake"), lo, hi, 2), 0);
 }
 
+/* What `dcpi calibrate --model` concludes from its three loop timings, and
+ * that the timing runs here (its figures are this machine's). */
+static void test_loop_line_bytes_of(void **state)
+{
+	static const double z4[3] = { 1.01, 2.02, 1.01 }, w32[3] = { 1.0, 2.0, 2.0 },
+			    none[3] = { 1.0, 1.0, 1.0 }, slight[3] = { 1.0, 1.3, 1.0 },
+			    bad[3] = { 0, 2.0, 1.0 };
+	struct dcpi_err err = { 0 };
+	double fig[3];
+
+	(void)state;
+	assert_int_equal(model_loop_line_bytes_of(z4), 64);
+	assert_int_equal(model_loop_line_bytes_of(w32), 32);
+	assert_int_equal(model_loop_line_bytes_of(none), 0);
+	assert_int_equal(model_loop_line_bytes_of(slight), 0);
+	assert_int_equal(model_loop_line_bytes_of(bad), 0);
+	assert_int_equal(model_time_loop_lines(-1, fig, &err), 0);
+	for (int k = 0; k < 3; k++)
+		assert_true(fig[k] > 0 && fig[k] < 1000);
+	print_message("loop timing here: %.2f inside a line, %.2f across 64, %.2f across 32 "
+		      "-> loop_line_bytes %d\n", fig[0], fig[1], fig[2],
+		      model_loop_line_bytes_of(fig));
+}
+
 /*
  * Only a 32- or 64-bit immediate stored takes an ALU op for its data: four
  * independent adds and `movl $5,(%rsi)` measured 1.33 cycles on Zen 4
@@ -804,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_zen4_bmi_madd),
 		cmocka_unit_test(test_store_imm_size),
 		cmocka_unit_test(test_loop_lines),
+		cmocka_unit_test(test_loop_line_bytes_of),
 		cmocka_unit_test(test_forward_by_value),
 		cmocka_unit_test(test_cross_domain_convert),
 		cmocka_unit_test(test_zen4_measured_forms),

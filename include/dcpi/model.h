@@ -155,6 +155,16 @@ const char *model_name(const struct model *m);
  * The sum of the runs' lines, or 0 when the model has no such floor.
  */
 int model_loop_lines(const struct model *m, const uint64_t *lo, const uint64_t *hi, size_t n);
+/*
+ * Time one small loop (two adds, compare, branch back) in this process at
+ * three places in 64-byte-aligned code, pinned to cpu (-1: not pinned):
+ * fig[0] inside one line, fig[1] across a 64-byte line, fig[2] across a
+ * 32-byte boundary only, in core cycles an iteration (culprit/loop_lines.c).
+ * model_loop_line_bytes_of(fig) is the loop_line_bytes they show: 64, 32,
+ * or 0 when crossing costs nothing.
+ */
+int model_time_loop_lines(int cpu, double fig[3], struct dcpi_err *err);
+int model_loop_line_bytes_of(const double fig[3]);
 /* Fill up to max names; returns how many models there are. */
 size_t model_list(const char **names, size_t max);
 
