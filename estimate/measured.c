@@ -733,6 +733,25 @@ static int run_jobs(struct meas *m, struct dcpi_err *err)
 		j->key.cycles = res[k].cycles_low;
 		j->key.median = res[k].cycles;
 		j->key.spread = res[k].spread;
+		/* a run whose U and 2U times came out backwards (valgrind's
+		 * synthetic CPU does that) has no figure: unstable, and nothing
+		 * negative written, which the cache's reader would drop */
+		if (!(j->key.cycles > 0) || !(j->key.median > 0) || !(j->key.spread >= 0) ||
+		    !isfinite(j->key.cycles) || !isfinite(j->key.median) ||
+		    !isfinite(j->key.spread)) {
+			if (res[k].status == SBX_OK) {
+				res[k].status = SBX_UNSTABLE;
+				snprintf(res[k].detail, sizeof(res[k].detail),
+					 "no positive figure (%.3g cycles)", res[k].cycles_low);
+				j->key.status = SBX_UNSTABLE;
+			}
+			j->key.cycles = isfinite(j->key.cycles) && j->key.cycles > 0 ?
+					j->key.cycles : 0;
+			j->key.median = isfinite(j->key.median) && j->key.median > 0 ?
+					j->key.median : 0;
+			j->key.spread = isfinite(j->key.spread) && j->key.spread > 0 ?
+					j->key.spread : 0;
+		}
 		if (res[k].status == SBX_OK && res[k].contended) {
 			/* taken while the core was shared: cached as noisy, so
 			 * the next dcpicalc times it again and keeps the lower */

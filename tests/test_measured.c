@@ -162,7 +162,12 @@ static void test_measure_and_cache(void **state)
 	/* the loop blocks are hot, entry and exit (0.1% of the samples) are not */
 	assert_int_equal(m.blocks[blk(cfg, 0x1000)].tried, 0);
 	assert_int_equal(m.blocks[blk(cfg, 0x1022)].tried, 0);
-	assert_int_equal(m.blocks[e].source, EST_BEST_MEASURED);
+	/* valgrind's CPU may give a body no figure (its U and 2U runs timed
+	 * backwards): unstable, modelled */
+	if (under_valgrind && m.blocks[e].source != EST_BEST_MEASURED)
+		assert_int_equal(m.blocks[e].status, SBX_UNSTABLE);
+	else
+		assert_int_equal(m.blocks[e].source, EST_BEST_MEASURED);
 	assert_true(m.blocks[e].model > 0);
 	assert_int_equal(m.nloops, 1);
 	assert_int_equal(m.loops[0].npath, 3);
@@ -170,7 +175,10 @@ static void test_measure_and_cache(void **state)
 	assert_int_equal(m.loops[0].path[1], blk(cfg, 0x100e));
 	assert_int_equal(m.loops[0].path[2], e);
 	assert_int_equal(m.loops[0].from_paths, 0);
-	assert_int_equal(m.loops[0].source, EST_BEST_MEASURED);
+	if (under_valgrind && m.loops[0].source != EST_BEST_MEASURED)
+		assert_int_equal(m.loops[0].status, SBX_UNSTABLE);
+	else
+		assert_int_equal(m.loops[0].source, EST_BEST_MEASURED);
 	printf("# block E %.3f cycles (model %.2f), loop %.3f cycles/iteration (model %.2f)\n",
 	       m.blocks[e].cycles, m.blocks[e].model, m.loops[0].cycles, m.loops[0].model);
 	if (!under_valgrind) {
@@ -190,10 +198,10 @@ static void test_measure_and_cache(void **state)
 	assert_int_equal(est_measure(cfg, s, &o, &m2, &err), 0);
 	assert_int_equal(m2.timed, 0);
 	assert_true(m2.cached >= 4);
-	assert_int_equal(m2.blocks[e].source, EST_BEST_MEASURED);
+	assert_int_equal(m2.blocks[e].source, m.blocks[e].source);
 	assert_int_equal(m2.blocks[e].cached, 1);
-	assert_true(fabs(m2.blocks[e].cycles - m.blocks[e].cycles) < 1e-3 * m.blocks[e].cycles);
-	assert_true(fabs(m2.loops[0].cycles - m.loops[0].cycles) < 1e-3 * m.loops[0].cycles);
+	assert_true(fabs(m2.blocks[e].cycles - m.blocks[e].cycles) <= 1e-3 * m.blocks[e].cycles);
+	assert_true(fabs(m2.loops[0].cycles - m.loops[0].cycles) <= 1e-3 * m.loops[0].cycles);
 	est_measurements_free(&m2);
 	est_measurements_free(&m);
 	free(s);
@@ -352,12 +360,16 @@ static void test_refusals(void **state)
 	bl = cfg_block_at(cfg, 0x1010);
 	assert_true(bl >= 0);
 	if (cfg->blocks[bl].n == 2) {
-		if (m.blocks[bl].source != EST_BEST_MEASURED)	/* say why, if it fails */
+		/* timed, not refused; one instruction's U and 2U runs may come out
+		 * backwards on a busy core (or valgrind's): unstable, no figure */
+		assert_true(m.blocks[bl].tried);
+		if (m.blocks[bl].source != EST_BEST_MEASURED) {
 			printf("# block 0x1010 modelled: status %d, %s\n", m.blocks[bl].status,
 			       m.blocks[bl].why);
-		assert_int_equal(m.blocks[bl].source, EST_BEST_MEASURED);
-		if (!under_valgrind)
+			assert_int_equal(m.blocks[bl].status, SBX_UNSTABLE);
+		} else if (!under_valgrind) {
 			assert_true(m.blocks[bl].cycles > 0.1 && m.blocks[bl].cycles < 3);
+		}
 	}
 	if (m.nloops) {
 		printf("# loop: %s\n", m.loops[0].why);
@@ -426,7 +438,11 @@ static void test_noisy_cache(void **state)
 		assert_true(fabs(m.blocks[b].cycles - 0.01) < 1e-9);
 	assert_true(m.blocks[b].cycles <= 0.01 + 1e-9);
 	assert_int_equal(m.blocks[b].cached, 0);
-	assert_true(m.blocks[d].cycles < 1000);
+	/* timed again, lower; under valgrind a run may give no figure at all
+	 * (unstable), and the cached one is kept */
+	if (!under_valgrind)
+		assert_true(m.blocks[d].cycles < 1000);
+	assert_true(m.blocks[d].cycles <= 1000);
 	assert_true(fabs(m.blocks[e].cycles - 77) < 1e-9);
 	assert_int_equal(m.blocks[e].cached, 1);
 	est_measurements_free(&m);
