@@ -1171,6 +1171,16 @@ int cfg_block_at(const struct cfg *cfg, uint64_t addr)
 	return -1;
 }
 
+int cfg_self_loop(const struct cfg *cfg, size_t b)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+
+	for (uint32_t k = 0; k < bl->nsucc; k++)
+		if (cfg->edges[bl->succ[k]].to == b)
+			return 1;
+	return 0;
+}
+
 int cfg_insn_at(const struct cfg *cfg, uint64_t addr)
 {
 	size_t lo = 0, hi = cfg->ninsns;

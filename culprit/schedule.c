@@ -1109,8 +1109,7 @@ static void loop_floor(const struct model *m, const struct cfg_insn *insns, size
 	uint64_t lo = insns[0].addr, hi = last->addr + last->size;
 	int lines;
 
-	if (!(last->flags & CFG_I_BRANCH) || (last->flags & CFG_I_INDIRECT) ||
-	    last->target != insns[0].addr)
+	if (!is_loop_branch(last) || last->target != insns[0].addr)
 		return;
 	lines = model_loop_lines(m, &lo, &hi, 1);
 	if (lines > out->steady_cycles + 1e-9) {

@@ -678,6 +678,11 @@ static long same_body(const struct meas *m, size_t j)
 }
 
 /* Time what the cache does not hold. */
+static double positive_or_zero(double v)
+{
+	return isfinite(v) && v > 0 ? v : 0;
+}
+
 static int run_jobs(struct meas *m, struct dcpi_err *err)
 {
 	const uint8_t **bodies = calloc(m->njobs + 1, sizeof(*bodies));
@@ -728,6 +733,7 @@ static int run_jobs(struct meas *m, struct dcpi_err *err)
 	}
 	for (size_t k = 0; k < n; k++) {
 		struct job *j = &m->jobs[which[k]];
+		int figure;
 
 		j->key.status = (int)res[k].status;
 		j->key.cycles = res[k].cycles_low;
@@ -736,21 +742,16 @@ static int run_jobs(struct meas *m, struct dcpi_err *err)
 		/* a run whose U and 2U times came out backwards (valgrind's
 		 * synthetic CPU does that) has no figure: unstable, and nothing
 		 * negative written, which the cache's reader would drop */
-		if (!(j->key.cycles > 0) || !(j->key.median > 0) || !(j->key.spread >= 0) ||
-		    !isfinite(j->key.cycles) || !isfinite(j->key.median) ||
-		    !isfinite(j->key.spread)) {
-			if (res[k].status == SBX_OK) {
-				res[k].status = SBX_UNSTABLE;
-				snprintf(res[k].detail, sizeof(res[k].detail),
-					 "no positive figure (%.3g cycles)", res[k].cycles_low);
-				j->key.status = SBX_UNSTABLE;
-			}
-			j->key.cycles = isfinite(j->key.cycles) && j->key.cycles > 0 ?
-					j->key.cycles : 0;
-			j->key.median = isfinite(j->key.median) && j->key.median > 0 ?
-					j->key.median : 0;
-			j->key.spread = isfinite(j->key.spread) && j->key.spread > 0 ?
-					j->key.spread : 0;
+		figure = positive_or_zero(j->key.cycles) > 0 && positive_or_zero(j->key.median) > 0 &&
+			 isfinite(j->key.spread) && j->key.spread >= 0;
+		j->key.cycles = positive_or_zero(j->key.cycles);
+		j->key.median = positive_or_zero(j->key.median);
+		j->key.spread = positive_or_zero(j->key.spread);
+		if (res[k].status == SBX_OK && !figure) {
+			res[k].status = SBX_UNSTABLE;
+			snprintf(res[k].detail, sizeof(res[k].detail),
+				 "no positive figure (%.3g cycles)", res[k].cycles_low);
+			j->key.status = SBX_UNSTABLE;
 		}
 		if (res[k].status == SBX_OK && res[k].contended) {
 			/* taken while the core was shared: cached as noisy, so
@@ -852,15 +853,9 @@ static void fetch_floors(struct meas *m)
 
 	for (uint32_t b = 0; b < cfg->nblocks; b++) {
 		struct est_meas_block *mb = &out->blocks[b];
-		const struct cfg_block *bl = &cfg->blocks[b];
-		const struct cfg_insn *last;
 		int lines;
 
-		if (mb->source != EST_BEST_MEASURED || !bl->n)
-			continue;
-		last = &cfg->insns[bl->first + bl->n - 1];
-		if (!(last->flags & CFG_I_BRANCH) || (last->flags & CFG_I_INDIRECT) ||
-		    last->target != bl->start)
+		if (mb->source != EST_BEST_MEASURED || !cfg->blocks[b].n || !cfg_self_loop(cfg, b))
 			continue;
 		lines = est_path_lines(cfg, m->o->model, &b, 1);
 		if (lines > mb->cycles) {

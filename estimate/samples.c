@@ -85,16 +85,6 @@ double est_cycles_per_sample(const struct prof_profile *p, const struct prof_epo
 	return 0;
 }
 
-static int is_self_loop(const struct cfg *cfg, size_t b)
-{
-	const struct cfg_block *bl = &cfg->blocks[b];
-
-	for (uint32_t k = 0; k < bl->nsucc; k++)
-		if (cfg->edges[bl->succ[k]].to == b)
-			return 1;
-	return 0;
-}
-
 /* The predecessor a block most likely runs after: the deepest in loops,
  * the one laid out just before it on a tie; -1 when none. */
 static long context_pred(const struct cfg *cfg, size_t b)
@@ -134,7 +124,7 @@ int est_model_m(const struct cfg *cfg, const struct model *model, enum est_stead
 
 		if (!bl->n)
 			continue;
-		if (steady == EST_STEADY_CONTEXT && !is_self_loop(cfg, b)) {
+		if (steady == EST_STEADY_CONTEXT && !cfg_self_loop(cfg, b)) {
 			long p = context_pred(cfg, b);
 
 			if (p >= 0) {
@@ -147,7 +137,7 @@ int est_model_m(const struct cfg *cfg, const struct model *model, enum est_stead
 			return rc;
 		loop = steady == EST_STEADY_LOOPS ? bl->loop_depth > 0 :
 		       steady == EST_STEADY_SELF || steady == EST_STEADY_CONTEXT ?
-		       is_self_loop(cfg, b) : 0;
+		       cfg_self_loop(cfg, b) : 0;
 		for (uint32_t k = 0; k < bl->n && k < sb.n; k++) {
 			const struct sched_insn *si = &sb.insns[k];
 			size_t i = bl->first + k;

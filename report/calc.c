@@ -302,16 +302,15 @@ static void print_best_source(FILE *f, const struct rep_calc *c, size_t b)
 		for (uint32_t k = 0; k < c->meas.loops[l].npath; k++)
 			in_loop |= c->meas.loops[l].path[k] == b &&
 				   c->meas.loops[l].source == EST_BEST_MEASURED;
-	if (mb && mb->source == EST_BEST_MEASURED && mb->lines)
-		fprintf(f, "  (front end: its loop's code spans %d lines; measured %.1f unrolled, "
-		       "spread %.1f%%%s; model %.1f%s)\n", mb->lines, mb->median,
-		       100 * mb->spread, mb->cached ? ", cached" : "", mb->model,
-		       in_loop ? "; scaled with its loop" : "");
-	else if (mb && mb->source == EST_BEST_MEASURED)
-		fprintf(f, "  (measured %.1f, spread %.1f%%%s; model %.1f%s)\n", mb->cycles,
-		       100 * mb->spread, mb->cached ? ", cached" : "", mb->model,
-		       in_loop ? "; scaled with its loop" : "");
-	else if (mb && mb->tried)
+	if (mb && mb->source == EST_BEST_MEASURED) {
+		if (mb->lines)
+			fprintf(f, "  (front end: its loop's code spans %d lines; measured %.1f "
+			       "unrolled", mb->lines, mb->median);
+		else
+			fprintf(f, "  (measured %.1f", mb->cycles);
+		fprintf(f, ", spread %.1f%%%s; model %.1f%s)\n", 100 * mb->spread,
+		       mb->cached ? ", cached" : "", mb->model, in_loop ? "; scaled with its loop" : "");
+	} else if (mb && mb->tried)
 		fprintf(f, "  (modelled: %s%s)\n", mb->why, in_loop ? "; scaled with its loop" : "");
 	else
 		fprintf(f, "  (modelled%s)\n", in_loop ? "; scaled with its measured loop" : "");

@@ -237,6 +237,8 @@ int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
 int cfg_block_at(const struct cfg *cfg, uint64_t addr);
 /* Instruction index at exactly addr, -1 if none. */
 int cfg_insn_at(const struct cfg *cfg, uint64_t addr);
+/* Does block b branch back to its own start (an edge to itself)? */
+int cfg_self_loop(const struct cfg *cfg, size_t b);
 const char *cfg_edge_kind_name(enum cfg_edge_kind kind);
 
 /* Is a function of this name known never to return (exit, abort, ...)? */
