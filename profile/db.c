@@ -34,6 +34,8 @@
 
 #define EPOCH_DIGITS 8
 
+static int is_epoch_name(const char *s);
+
 static int mkdir_p(char *path)
 {
 	struct stat st;
@@ -60,9 +62,10 @@ static int mkdir_p(char *path)
 	return 0;
 }
 
+/* A note once, however often a report reads the same damaged file. */
 void prof_db_note(struct prof_db *db, const char *fmt, ...)
 {
-	size_t n = strlen(db->notes);
+	size_t n = strlen(db->notes), k;
 	va_list ap;
 
 	if (n + 2 >= sizeof(db->notes))
@@ -70,9 +73,14 @@ void prof_db_note(struct prof_db *db, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(db->notes + n, sizeof(db->notes) - n - 1, fmt, ap);
 	va_end(ap);
-	n = strlen(db->notes);
-	db->notes[n] = '\n';
-	db->notes[n + 1] = '\0';
+	k = strlen(db->notes + n);
+	for (const char *s = db->notes; s < db->notes + n; s = strchr(s, '\n') + 1)
+		if (!strncmp(s, db->notes + n, k) && s[k] == '\n') {
+			db->notes[n] = '\0';
+			return;
+		}
+	db->notes[n + k] = '\n';
+	db->notes[n + k + 1] = '\0';
 }
 
 const char *prof_db_notes(const struct prof_db *db)
@@ -83,6 +91,27 @@ const char *prof_db_notes(const struct prof_db *db)
 void prof_db_notes_clear(struct prof_db *db)
 {
 	db->notes[0] = '\0';
+}
+
+size_t prof_db_damaged(const struct prof_db *db, const char *const **files)
+{
+	*files = (const char *const *)db->damaged;
+	return db->ndamaged;
+}
+
+/* Remember a damaged file once (a report may read an epoch twice). */
+static void add_damaged(struct prof_db *db, const char *path)
+{
+	char **v, *s;
+
+	for (size_t i = 0; i < db->ndamaged; i++)
+		if (!strcmp(db->damaged[i], path))
+			return;
+	v = realloc(db->damaged, (db->ndamaged + 1) * sizeof(*v));
+	if (v)
+		db->damaged = v;
+	if (v && (s = strdup(path)))
+		db->damaged[db->ndamaged++] = s;
 }
 
 /*
@@ -191,6 +220,7 @@ void prof_db_close(struct prof_db *db)
 		prof_epoch_abort(db);
 	if (db->fd >= 0)
 		close(db->fd);
+	prof_names_free(db->damaged, db->ndamaged);
 	free(db->pend);
 	free(db->path);
 	free(db);
@@ -199,6 +229,54 @@ void prof_db_close(struct prof_db *db)
 const char *prof_db_path(const struct prof_db *db)
 {
 	return db->path;
+}
+
+int prof_db_is_dir(const struct prof_db *db, const char *dir)
+{
+	struct stat a, b;
+
+	return !fstat(db->fd, &a) && !stat(dir, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/*
+ * A directory a writer may make a database of: none yet, an empty one, or
+ * one that already holds an epoch.  Anything else is someone's directory,
+ * which a write would silently turn into a database.
+ */
+int prof_db_check_target(const char *dir, struct dcpi_err *err)
+{
+	struct dirent *d;
+	struct stat st;
+	int other = 0, epochs = 0;
+	DIR *dp;
+
+	if (!strcmp(dir, "-"))
+		return dcpi_errf(err, -EINVAL, "-: a database is a directory, it cannot go "
+				 "to standard output");
+	if (stat(dir, &st))
+		return errno == ENOENT ? 0 : dcpi_errf(err, -errno, "%s: %s", dir,
+						       strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return dcpi_errf(err, -ENOTDIR, "%s: not a profile database (not a directory)",
+				 dir);
+	dp = opendir(dir);
+	if (!dp)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while ((d = readdir(dp))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		if (is_epoch_name(d->d_name) && !fstatat(dirfd(dp), d->d_name, &st,
+							   AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
+			epochs++;
+		else
+			other++;
+	}
+	closedir(dp);
+	if (other && !epochs)
+		return dcpi_errf(err, -EEXIST, "%s: a non-empty directory that is not a profile "
+				 "database (no epoch in it); name a new or empty directory", dir);
+	return 0;
 }
 
 static int is_epoch_name(const char *s)
@@ -314,17 +392,42 @@ int prof_db_epochs(struct prof_db *db, char ***names, size_t *n, struct dcpi_err
 	return list_dir(db->fd, db->path, keep_epoch, NULL, cmp_epoch, names, n, err);
 }
 
+/*
+ * The newest epoch that holds profiles: an epoch left empty (a collector
+ * killed before its first flush, a writer that failed before removing it)
+ * would otherwise hide every good one, so every reader that takes "the
+ * newest" skips those here and names them in a note.  When every epoch is
+ * empty, the newest.
+ */
 int prof_db_latest_epoch(struct prof_db *db, char *name, size_t len, struct dcpi_err *err)
 {
 	char **names;
-	size_t n;
+	size_t n, i, skipped = 0;
 	int rc = prof_db_epochs(db, &names, &n, err);
 
 	if (rc)
 		return rc;
 	if (!n)
 		rc = dcpi_errf(err, -ENOENT, "%s: profile database has no epochs", db->path);
-	else if ((size_t)snprintf(name, len, "%s", names[n - 1]) >= len)
+	for (i = n; i-- > 0 && !rc;) {
+		rc = prof_epoch_is_empty(db, names[i], err);
+		if (rc == 1) {
+			skipped++;
+			rc = 0;
+			continue;
+		}
+		if (!rc)
+			break;
+	}
+	if (!rc && skipped == n) {	/* all empty: the newest */
+		i = n - 1;
+		skipped = 0;
+	}
+	if (!rc && skipped)
+		prof_db_note(db, "%s: skipped %zu empty epoch%s newer than %s (%s%s); "
+			     "--epoch names one", db->path, skipped, skipped > 1 ? "s" : "",
+			     names[i], names[i + 1], skipped > 1 ? "..." : "");
+	if (!rc && (size_t)snprintf(name, len, "%s", names[i]) >= len)
 		rc = dcpi_errf(err, -ENAMETOOLONG, "%s: epoch name too long", db->path);
 	prof_names_free(names, n);
 	return rc;
@@ -525,12 +628,13 @@ void prof_profiles_free(struct prof_profile *p, size_t n)
 static int view_names(struct prof_view *v, const char *suffix, char ***names, size_t *nn,
 		      struct dcpi_err *err)
 {
-	size_t cap;
+	int own = v->db && v->fd == v->db->txn_fd;
+	size_t cap, nextra = v->nj + (own ? v->db->npend : 0);
 	int rc = list_dir(v->fd, v->dir, keep_kind, suffix, cmp_str, names, nn, err);
 
 	cap = *nn;
-	for (size_t i = 0; !rc && i < v->nj; i++) {
-		const char *nm = v->pj[i].name;
+	for (size_t i = 0; !rc && i < nextra; i++) {	/* the journal's, our pending */
+		const char *nm = i < v->nj ? v->pj[i].name : v->db->pend[i - v->nj].name;
 		int have = 0;
 
 		for (size_t k = 0; k < *nn && !have; k++)
@@ -543,8 +647,14 @@ static int view_names(struct prof_view *v, const char *suffix, char ***names, si
 	return rc;
 }
 
-int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile **out,
-		    size_t *n, struct dcpi_err *err)
+/*
+ * A profile that fails its checks (truncated, bad checksum, garbage) is one
+ * image's loss, not the epoch's: a reader skips it with a note naming it and
+ * the reason and lists it in prof_db_damaged.  A merge (strict) refuses it
+ * instead: its output would silently lack those samples.
+ */
+static int epoch_read(struct prof_db *db, const char *epoch, int strict,
+		      struct prof_profile **out, size_t *n, struct dcpi_err *err)
 {
 	char shown[PATH_MAX + NAME_MAX + 2];
 	struct prof_profile *v = NULL;
@@ -586,6 +696,18 @@ int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile *
 		if (!rc)
 			rc = prof_decode(buf, len, shown, &v[k], &e);
 		free(buf);
+		if (rc && rc != -ENOMEM && rc != -EIO && !strict) {
+			prof_db_note(db, "%s; skipped, the rest of epoch %s is reported", e.msg,
+				     epoch);
+			add_damaged(db, shown);
+			rc = 0;
+			continue;
+		}
+		if (rc && strict) {
+			dcpi_errf(err, rc, "%s; a damaged profile is not merged (the output "
+				  "would lack its samples): remove or repair it", e.msg);
+			goto out;
+		}
 		if (rc) {
 			dcpi_errf(err, rc, "%s", e.msg);
 			goto out;
@@ -600,6 +722,12 @@ out:
 	prof_profiles_free(v, k);
 	prof_names_free(names, nn);
 	return rc;
+}
+
+int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile **out,
+		    size_t *n, struct dcpi_err *err)
+{
+	return epoch_read(db, epoch, 0, out, n, err);
 }
 
 int prof_epoch_names(struct prof_db *db, const char *epoch, const char *suffix,
@@ -657,7 +785,7 @@ int prof_epoch_merge(struct prof_db *dst, const char *dst_epoch,
 		return rc;
 	if (same_dir(ddir, sdir))
 		return dcpi_errf(err, -EINVAL, "%s: cannot merge an epoch into itself", ddir);
-	rc = prof_epoch_read(src, src_epoch, &v, &n, err);
+	rc = epoch_read(src, src_epoch, 1, &v, &n, err);
 	if (rc)
 		return rc;
 	rc = prof_epoch_meta_read(src, src_epoch, &sm, err);

@@ -28,6 +28,8 @@ struct prof_db {
 	struct pending *pend;
 	size_t npend, cappend;
 	char notes[2048];	/* what was skipped or set aside, one per line */
+	char **damaged;		/* profiles a reader skipped as damaged (paths) */
+	size_t ndamaged;
 };
 
 struct prof_view {

@@ -38,49 +38,19 @@ static int merge_into(struct prof_profile **out, size_t *n, struct prof_profile 
 	return rc;
 }
 
-/*
- * The newest epoch that holds profiles: an epoch left empty (a collector
- * stopped before its first flush, an import of a file without samples) would
- * otherwise hide every good one.  The skipped ones are named in a note.
- */
+/* The newest epoch that holds profiles (prof_db_latest_epoch notes the
+ * empty newer ones it skipped). */
 static int load_latest(struct prof_db *db, struct prof_profile **out, size_t *n,
 		       char *used, size_t usedlen, struct dcpi_err *err)
 {
-	char **names = NULL;
-	size_t nnames = 0, i, skipped = 0;
-	int rc = prof_db_epochs(db, &names, &nnames, err);
+	char name[256];
+	int rc = prof_db_latest_epoch(db, name, sizeof(name), err);
 
 	if (rc < 0)
 		return rc;
-	if (nnames == 0)
-		rc = dcpi_errf(err, -ENOENT, "%s: profile database has no epochs",
-			       prof_db_path(db));
-	for (i = nnames; i-- > 0 && rc == 0;) {
-		rc = prof_epoch_is_empty(db, names[i], err);
-		if (rc == 1) {
-			skipped++;
-			rc = 0;
-			continue;
-		}
-		if (rc == 0)
-			break;
-	}
-	if (rc == 0 && skipped == nnames) {	/* all empty: the newest, as before */
-		i = nnames - 1;
-		skipped = 0;
-	}
-	if (rc == 0 && skipped)
-		prof_db_note(db, "%s: skipped %zu empty epoch%s newer than %s (%s%s); "
-			     "--epoch names one", prof_db_path(db), skipped,
-			     skipped > 1 ? "s" : "", names[i], names[i + 1],
-			     skipped > 1 ? "..." : "");
-	if (rc == 0) {
-		if (used)
-			snprintf(used, usedlen, "%s", names[i]);
-		rc = prof_epoch_read(db, names[i], out, n, err);
-	}
-	prof_names_free(names, nnames);
-	return rc;
+	if (used)
+		snprintf(used, usedlen, "%s", name);
+	return prof_epoch_read(db, name, out, n, err);
 }
 
 int rep_load_profiles(struct prof_db *db, const char *epoch, struct prof_profile **out,

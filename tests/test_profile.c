@@ -434,7 +434,7 @@ static void test_db_roundtrip(void **state)
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = open_db("rt");
 	struct prof_profile a, b, *v;
-	char e1[64], e2[64], latest[64], path[1024];
+	char e1[64], e2[64], e3[64], latest[64], path[1024];
 	char **names;
 	size_t n;
 
@@ -474,11 +474,28 @@ static void test_db_roundtrip(void **state)
 	}
 	prof_profiles_free(v, n);
 
-	/* A corrupt profile is an error naming it, not silently skipped. */
+	/* A corrupt profile is skipped with a note naming it and why, listed as
+	 * damaged; the rest of the epoch is read.  A merge refuses it. */
 	snprintf(path, sizeof(path), "%s/%s/ffff.cycles.prof", prof_db_path(db), e2);
 	write_text(path, "DCPIPROF but not really");
-	assert_int_equal(prof_epoch_read(db, e2, &v, &n, &err), -EINVAL);
+	assert_int_equal(prof_epoch_read(db, e2, &v, &n, &err), 0);
+	assert_int_equal(n, 2);
+	prof_profiles_free(v, n);
+	assert_non_null(strstr(prof_db_notes(db), "ffff.cycles.prof: truncated"));
+	{
+		const char *const *bad;
+
+		assert_int_equal(prof_db_damaged(db, &bad), 1);
+		assert_string_equal(bad[0], path);
+		assert_int_equal(prof_epoch_read(db, e2, &v, &n, &err), 0);	/* once */
+		prof_profiles_free(v, n);
+		assert_int_equal(prof_db_damaged(db, &bad), 1);
+	}
+	assert_int_equal(prof_db_epoch_new(db, e3, sizeof(e3), &err), 0);
+	assert_int_equal(prof_epoch_merge(db, e3, db, e2, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "ffff.cycles.prof"));
+	assert_int_equal(prof_epoch_is_empty(db, e3, &err), 1);
+	prof_db_epoch_drop_empty(db, e3);
 	unlink(path);
 
 	assert_int_equal(prof_epoch_read(db, e1, &v, &n, &err), 0);

@@ -19,7 +19,9 @@
 static const char merge_usage[] =
 	"usage: dcpi merge DB... -o OUT [--newest]\n"
 	"  merges every epoch of each DB (--newest: only each one's newest) into one\n"
-	"  new epoch of the database OUT (created if missing)\n";
+	"  new epoch of the database OUT (created if missing; an existing OUT must be\n"
+	"  empty or a database, and no input). All or nothing: on any error (a\n"
+	"  damaged profile, a full disk) OUT is left as it was.\n";
 
 /* Every kind of profile of epoch src of in into epoch of out. */
 static int merge_epoch(struct prof_db *out, const char *epoch, struct prof_db *in,
@@ -34,41 +36,90 @@ static int merge_epoch(struct prof_db *out, const char *epoch, struct prof_db *i
 	return rc;
 }
 
-static int merge_one(struct prof_db *out, const char *epoch, const char *dir, int newest,
-		     size_t *nep)
+/* Every epoch of in (or its newest holding profiles) into the open
+ * transaction on epoch of out. */
+static int merge_one(struct prof_db *out, const char *epoch, struct prof_db *in, int newest,
+		     size_t *nep, struct dcpi_err *err)
 {
-	struct dcpi_err err = { 0 };
-	struct prof_db *in = NULL;
 	char **names = NULL, latest[256];
 	size_t n = 0;
 	int rc = 0;
 
-	if (prof_db_open(dir, 0, &in, &err) < 0)
-		return tool_fail("%s", err.msg);
 	if (newest) {
-		if (prof_db_latest_epoch(in, latest, sizeof(latest), &err) < 0) {
-			rc = tool_fail("%s", err.msg);
-			goto out;
-		}
-		rc = merge_epoch(out, epoch, in, latest, &err);
+		rc = prof_db_latest_epoch(in, latest, sizeof(latest), err);
+		if (rc >= 0)
+			rc = merge_epoch(out, epoch, in, latest, err);
 		*nep += rc >= 0;
-	} else {
-		if (prof_db_epochs(in, &names, &n, &err) < 0) {
-			rc = tool_fail("%s", err.msg);
-			goto out;
-		}
-		for (size_t i = 0; i < n && rc >= 0; i++) {
-			rc = merge_epoch(out, epoch, in, names[i], &err);
-			*nep += rc >= 0;
-		}
+		return rc;
 	}
-	if (rc < 0)
+	rc = prof_db_epochs(in, &names, &n, err);
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		rc = merge_epoch(out, epoch, in, names[i], err);
+		*nep += rc >= 0;
+	}
+	prof_names_free(names, n);
+	return rc;
+}
+
+static void close_all(struct prof_db **in, int n)
+{
+	for (int i = 0; i < n; i++)
+		prof_db_close(in[i]);
+	free(in);
+}
+
+/*
+ * Everything is checked before anything is written (the inputs open, the
+ * output is not one of them by device and inode, nor someone's directory),
+ * and all the inputs go into one transaction on the new epoch: a failure
+ * anywhere leaves the output as it was, so a retry cannot count twice.
+ */
+static int merge_all(const char *dst, char **inputs, int ninputs, int newest)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db **in, *out = NULL;
+	char epoch[64] = "";
+	size_t nep = 0;
+	int rc = 0, empty;
+
+	if (prof_db_check_target(dst, &err) < 0)
+		return tool_fail("%s", err.msg);
+	in = calloc((size_t)ninputs, sizeof(*in));
+	if (!in)
+		return tool_fail("out of memory");
+	for (int i = 0; i < ninputs && !rc; i++) {
+		if (prof_db_open(inputs[i], 0, &in[i], &err) < 0)
+			rc = tool_fail("%s", err.msg);
+		else if (prof_db_is_dir(in[i], dst))
+			rc = tool_fail("%s: the output is the input %s (the same directory)", dst,
+				       inputs[i]);
+	}
+	if (!rc && (prof_db_open(dst, PROF_DB_CREATE, &out, &err) < 0 ||
+		    prof_db_epoch_new(out, epoch, sizeof(epoch), &err) < 0 ||
+		    prof_epoch_begin(out, epoch, &err) < 0))
 		rc = tool_fail("%s", err.msg);
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	prof_db_close(in);
+	for (int i = 0; i < ninputs && !rc; i++)
+		if (merge_one(out, epoch, in[i], newest, &nep, &err) < 0)
+			rc = tool_fail("%s", err.msg);
+	empty = rc ? 0 : prof_epoch_is_empty(out, epoch, &err);
+	if (empty < 0)
+		rc = tool_fail("%s", err.msg);
+	if (!rc && !empty && prof_epoch_commit(out, &err) < 0)
+		rc = tool_fail("%s (nothing merged)", err.msg);
+	else if (out && (rc || empty))
+		prof_epoch_abort(out);
+	if (out && epoch[0] && (rc || empty))
+		prof_db_epoch_drop_empty(out, epoch);
+	if (!rc && empty)
+		fprintf(stderr, "%s: no profiles in %d database%s: no epoch written to %s\n",
+			tool_name, ninputs, ninputs == 1 ? "" : "s", dst);
+	else if (!rc)
+		fprintf(stderr, "%s: %zu epoch%s of %d database%s into %s/%s\n", tool_name, nep,
+			nep == 1 ? "" : "s", ninputs, ninputs == 1 ? "" : "s", dst, epoch);
+	if (out)
+		tool_db_notes(out);
+	prof_db_close(out);
+	close_all(in, ninputs);
 	return rc;
 }
 
@@ -80,12 +131,8 @@ int cmd_merge(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct dcpi_err err = { 0 };
-	struct prof_db *out;
 	const char *dst = NULL;
-	char epoch[64];
-	size_t nep = 0;
-	int c, newest = 0, rc = 0;
+	int c, newest = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -100,18 +147,5 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, merge_usage);
 		return tool_fail(!dst ? "-o OUT is required" : "no database to merge");
 	}
-	for (int i = optind; i < argc; i++)
-		if (!strcmp(argv[i], dst))
-			return tool_fail("%s: the output is one of the inputs", dst);
-	if (prof_db_open(dst, PROF_DB_CREATE, &out, &err) < 0 ||
-	    prof_db_epoch_new(out, epoch, sizeof(epoch), &err) < 0)
-		return tool_fail("%s", err.msg);
-	for (int i = optind; i < argc && !rc; i++)
-		rc = merge_one(out, epoch, argv[i], newest, &nep);
-	prof_db_close(out);
-	if (!rc)
-		fprintf(stderr, "%s: %zu epoch%s of %d database%s into %s/%s\n", tool_name, nep,
-			nep == 1 ? "" : "s", argc - optind, argc - optind == 1 ? "" : "s", dst,
-			epoch);
-	return rc;
+	return merge_all(dst, argv + optind, argc - optind, newest);
 }

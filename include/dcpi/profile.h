@@ -126,6 +126,13 @@ int prof_db_open(const char *dir, unsigned flags, struct prof_db **out,
 		 struct dcpi_err *err);
 void prof_db_close(struct prof_db *db);
 const char *prof_db_path(const struct prof_db *db);
+/* 1 when dir names db's directory (the same st_dev and st_ino, whatever the
+ * spelling: "db/", a link, "../x/db"), else 0. */
+int prof_db_is_dir(const struct prof_db *db, const char *dir);
+/* 0 when dir can become (or is) a database a writer adds an epoch to:
+ * absent, empty, or holding an epoch.  "-", a file, or a non-empty directory
+ * with no epoch is an error saying so. */
+int prof_db_check_target(const char *dir, struct dcpi_err *err);
 
 /* Create a new, empty epoch; its name (which sorts after every older one)
  * is copied to name (at least 64 bytes). */
@@ -135,13 +142,17 @@ void prof_db_epoch_drop_empty(struct prof_db *db, const char *epoch);
 /* Epoch names, oldest first.  Free with prof_names_free. */
 int prof_db_epochs(struct prof_db *db, char ***names, size_t *n, struct dcpi_err *err);
 void prof_names_free(char **names, size_t n);
-/* The newest epoch's name into name; -ENOENT if the database has none. */
+/* The newest epoch that holds profiles into name (empty newer ones are
+ * skipped with a note naming them; when all are empty, the newest): the
+ * epoch every tool reads when given none.  -ENOENT if there is none. */
 int prof_db_latest_epoch(struct prof_db *db, char *name, size_t len, struct dcpi_err *err);
 
 /* Merge one profile into the epoch's file for its (image, event). */
 int prof_epoch_write(struct prof_db *db, const char *epoch, const struct prof_profile *p,
 		     struct dcpi_err *err);
-/* Read every profile of an epoch.  Free with prof_profiles_free. */
+/* Read every profile of an epoch.  Free with prof_profiles_free.  A profile
+ * file that fails its checks is skipped with a note naming it and why, and
+ * listed by prof_db_damaged; the rest of the epoch is returned. */
 int prof_epoch_read(struct prof_db *db, const char *epoch, struct prof_profile **out,
 		    size_t *n, struct dcpi_err *err);
 void prof_profiles_free(struct prof_profile *p, size_t n);
@@ -182,6 +193,10 @@ int prof_epoch_is_empty(struct prof_db *db, const char *epoch, struct dcpi_err *
  */
 const char *prof_db_notes(const struct prof_db *db);
 void prof_db_notes_clear(struct prof_db *db);
+/* Paths of the profile files readers of this handle skipped as damaged
+ * (docs/profile-format.md: reports mark the epoch "damaged"): their count,
+ * *files valid until the handle is closed. */
+size_t prof_db_damaged(const struct prof_db *db, const char *const **files);
 /* Add a line to them (readers above the database use it too). */
 void prof_db_note(struct prof_db *db, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -193,7 +208,8 @@ int prof_epoch_meta_read(struct prof_db *db, const char *epoch,
 			 struct prof_epoch_meta *m, struct dcpi_err *err);
 
 /* Merge epoch src_epoch of src into epoch dst_epoch of dst (profiles and
- * metadata: lost and written samples add, time span widens). */
+ * metadata: lost and written samples add, time span widens).  A damaged
+ * profile in src is an error naming it: nothing is merged silently short. */
 int prof_epoch_merge(struct prof_db *dst, const char *dst_epoch,
 		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err);
 
