@@ -633,7 +633,7 @@ static int cgj_cmp(const void *x, const void *y)
 }
 
 /* Translate, merge and write the n jumps of one object. */
-static int cg_write_jumps(struct cg *c, struct cg_jump *v, size_t n, const char *dir,
+static int cg_write_jumps(struct cg *c, struct cg_jump *v, size_t n, struct prof_db *db,
 			  struct dcpi_err *err)
 {
 	struct cg_obj *o = &c->objs[v[0].obj];
@@ -675,19 +675,15 @@ static int cg_write_jumps(struct cg *c, struct cg_jump *v, size_t n, const char 
 	if (ret)
 		ret = dcpi_errf(err, ret, "%s: jumps file name too long", o->id.path);
 	else
-		ret = imp_write_atomic(dir, name, buf, len, err);
+		ret = prof_epoch_write_file(db, c->st->epoch, name, buf, len, err);
 	free(buf);
 	return ret;
 }
 
 static int cg_flush_jumps(struct cg *c, struct prof_db *db, struct dcpi_err *err)
 {
-	char dir[PATH_MAX];
 	int ret = 0;
 
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", prof_db_path(db), c->st->epoch) >=
-	    sizeof(dir))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", prof_db_path(db));
 	dcpi_qsort(c->jumps, c->njumps, sizeof(*c->jumps), cgj_cmp);
 	for (size_t i = 0, j; i < c->njumps && !ret; i = j) {
 		for (j = i; j < c->njumps && c->jumps[j].obj == c->jumps[i].obj; j++)
@@ -696,7 +692,7 @@ static int cg_flush_jumps(struct cg *c, struct prof_db *db, struct dcpi_err *err
 			c->st->jumps_dropped += j - i;
 			continue;
 		}
-		ret = cg_write_jumps(c, &c->jumps[i], j - i, dir, err);
+		ret = cg_write_jumps(c, &c->jumps[i], j - i, db, err);
 	}
 	return ret;
 }
@@ -781,7 +777,7 @@ int import_callgrind(const char *path, struct prof_db *db, struct import_stats *
 	if (ret)
 		goto out;
 	cg_open_objs(&c);
-	ret = prof_db_epoch_new(db, st->epoch, sizeof(st->epoch), err);
+	ret = imp_epoch_begin(db, st, err);
 	if (!ret)
 		ret = imp_table_flush(c.tab, cg_image_id, cg_offset, &c, c.events, c.nevents,
 				      db, st->epoch, st, err);
@@ -789,6 +785,7 @@ int import_callgrind(const char *path, struct prof_db *db, struct import_stats *
 		ret = cg_flush_jumps(&c, db, err);
 	if (!ret)
 		ret = cg_write_meta(&c, db, err);
+	ret = imp_epoch_end(db, path, st, ret, err);
 	for (size_t i = 0; i < c.nobjs && !ret; i++)
 		if (!c.objs[i].mapped)
 			st->unknown_samples++;

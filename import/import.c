@@ -134,18 +134,36 @@ out:
 	return ret;
 }
 
-int imp_write_atomic(const char *dir, const char *name, const void *buf, size_t len,
-		     struct dcpi_err *err)
+int imp_epoch_begin(struct prof_db *db, struct import_stats *st, struct dcpi_err *err)
 {
-	/* the epoch directory is not followed if a link replaced it; the file
-	 * goes through it as every database write does (util/safefile.c) */
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
+	int rc = prof_db_epoch_new(db, st->epoch, sizeof(st->epoch), err);
 
-	if (dfd < 0)
-		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
-	rc = dcpi_write_at(dfd, dir, name, buf, len, 0644, err);
-	close(dfd);
+	if (!rc)
+		rc = prof_epoch_begin(db, st->epoch, err);
+	if (rc && st->epoch[0]) {
+		prof_db_epoch_drop_empty(db, st->epoch);
+		st->epoch[0] = '\0';
+	}
 	return rc;
+}
+
+int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st, int ret,
+		  struct dcpi_err *err)
+{
+	if (!st->epoch[0])
+		return ret;
+	if (!ret && !st->profiles)
+		ret = dcpi_errf(err, -ENODATA, "%s: no samples in any image (%" PRIu64 " lost): "
+				"nothing imported", path, st->lost);
+	if (!ret)
+		ret = prof_epoch_commit(db, err);	/* aborts on failure */
+	else
+		prof_epoch_abort(db);
+	if (ret) {
+		prof_db_epoch_drop_empty(db, st->epoch);
+		st->epoch[0] = '\0';
+	}
+	return ret;
 }
 
 /* --- the count table ---------------------------------------------------------- */

@@ -45,9 +45,16 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 /* Read all of path into a malloc'd buffer (NUL-terminated). */
 int imp_read_file(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err);
 
-/* Write buf to dir/name atomically (temporary name, fsync, rename). */
-int imp_write_atomic(const char *dir, const char *name, const void *buf, size_t len,
-		     struct dcpi_err *err);
+/*
+ * An import is one transaction on a new epoch (docs/profile-format.md,
+ * "Crash consistency"): begin makes the epoch (its name into st->epoch) and
+ * opens it; end commits when ret is 0 and something was written, else
+ * aborts and removes the epoch, so a failed or empty import leaves none.
+ * end returns ret, or the commit's error, or -ENODATA naming path.
+ */
+int imp_epoch_begin(struct prof_db *db, struct import_stats *st, struct dcpi_err *err);
+int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st, int ret,
+		  struct dcpi_err *err);
 
 /* The formats' probes (import.c's table): 1 when head (the file's first n
  * bytes, NUL-terminated) is theirs, 0 when not, < 0 theirs but unreadable. */

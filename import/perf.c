@@ -1219,7 +1219,7 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 				st->truncated ? " (" : "", st->truncated ? "truncated)" : "");
 		goto out;
 	}
-	ret = prof_db_epoch_new(db, st->epoch, sizeof(st->epoch), err);
+	ret = imp_epoch_begin(db, st, err);
 	if (!ret)
 		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events, f.nattrs, db,
 				      st->epoch, st, err);
@@ -1227,6 +1227,7 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 		ret = pf_write_paths(&f, db, err);
 	if (!ret)
 		ret = pf_write_meta(&f, db, err);
+	ret = imp_epoch_end(db, path, st, ret, err);
 out:
 	pf_free(&f);
 	return ret;
