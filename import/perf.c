@@ -145,6 +145,9 @@ static uint64_t rd64(const uint8_t *p)
 }
 
 /* [off, off + size) inside the file? */
+/* No file a header can describe is larger (Linux file systems stop below). */
+#define PF_OFFSET_MAX (1ull << 48)
+
 static int pf_in_file(const struct pf *f, uint64_t off, uint64_t size)
 {
 	return off <= f->len && size <= f->len - off;
@@ -417,7 +420,9 @@ static int pf_read_features(struct pf *f, struct dcpi_err *err)
 		off = rd64(s);
 		size = rd64(s + 8);
 		if (!pf_in_file(f, off, size))
-			continue;
+			return dcpi_errf(err, -EINVAL, "%s: header of feature %d: offset %" PRIu64
+					 " size %" PRIu64 " is past the end of the file (%zu bytes): "
+					 "corrupt", f->path, b, off, size, f->len);
 		if (b == PF_FEAT_BUILD_ID) {
 			ret = pf_feat_build_id(f, f->buf + off, size, err);
 			if (ret)
@@ -496,6 +501,10 @@ static int pf_read_header(struct pf *f, struct dcpi_err *err)
 		f->st->truncated = 1;
 		pf_note(f, "%" PRIu64 " data bytes and no data size in the header: perf record "
 			"did not finish", f->len - doff);
+	} else if (dsize > UINT64_MAX - doff || doff + dsize > PF_OFFSET_MAX) {
+		return dcpi_errf(err, -EINVAL, "%s: header field data.size = %" PRIu64 " at "
+				 "data.offset %" PRIu64 " is implausible (past 2^48 bytes): "
+				 "corrupt", f->path, dsize, doff);
 	} else if (dsize > f->len - doff) {
 		f->data_end = f->len;
 		f->st->truncated = 1;
@@ -991,6 +1000,26 @@ static int pf_write_paths(struct pf *f, struct prof_db *db, struct dcpi_err *err
 	return 0;
 }
 
+/*
+ * Lost counts the kernel wrote.  A bit flipped in one must not become a
+ * count stored in the epoch's meta: a count is implausible beyond 2^20
+ * lost samples per byte of the file (a LOST record takes 40 bytes, and
+ * perf drains its rings many times a second) or beyond 2^40 in all.
+ */
+static int pf_add_lost(struct pf *f, const uint8_t *rec, uint64_t n, const char *field,
+		       struct dcpi_err *err)
+{
+	uint64_t cap = (uint64_t)f->len < (1ull << 20) ? (uint64_t)f->len << 20 : 1ull << 40;
+
+	if (n > cap || f->st->lost > cap - n)
+		return dcpi_errf(err, -EINVAL, "%s: record at offset %zu: %s = %" PRIu64 " is "
+				 "implausible (more than %" PRIu64 " lost samples for a file of %zu "
+				 "bytes): corrupt", f->path, (size_t)(rec - f->buf), field, n, cap,
+				 f->len);
+	f->st->lost += n;
+	return 0;
+}
+
 /* MMAP and MMAP2: executable mappings of a process (data maps are skipped). */
 static int pf_do_mmap(struct pf *f, const uint8_t *rec, size_t size, int v2,
 		      struct dcpi_err *err)
@@ -1041,12 +1070,13 @@ static int pf_do_record(struct pf *f, const uint8_t *rec, struct dcpi_err *err)
 		return 0;
 	case PERF_RECORD_LOST:
 		if (size >= 24)
-			f->st->lost += rd64(rec + 16);
-		return 0;
+			return pf_add_lost(f, rec, rd64(rec + 16), "PERF_RECORD_LOST.lost", err);
+		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (size >= 16)
-			f->st->lost += rd64(rec + 8);
-		return 0;
+			return pf_add_lost(f, rec, rd64(rec + 8), "PERF_RECORD_LOST_SAMPLES.lost",
+					   err);
+		break;
 	case PF_REC_FINISHED_ROUND:
 	case PF_REC_FINISHED_INIT:
 		return 0;

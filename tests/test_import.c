@@ -765,6 +765,108 @@ static void test_perf_branch_stacks(void **state)
 	free(p);
 }
 
+/*
+ * A small perf.data built byte by byte: one cpu-clock attribute, one sample,
+ * a PERF_RECORD_LOST of `lost`; data size dsize (0: the true one); when
+ * feat_off, the HOSTNAME feature's section header says (feat_off, 8).
+ */
+static size_t tiny_perf(struct pbuf *p, uint64_t lost, uint64_t dsize, uint64_t feat_off)
+{
+	struct perf_event_attr attr;
+	size_t data_at = 104 + sizeof(attr) + 16;
+	uint64_t feats = feat_off ? 1ull << 3 : 0;	/* HOSTNAME */
+
+	memset(p, 0, sizeof(*p));
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.size = sizeof(attr);
+	attr.sample_period = 100000;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			   PERF_SAMPLE_PERIOD;
+	put(p, "PERFILE2", 8);
+	put64(p, 104);
+	put64(p, sizeof(attr) + 16);
+	put64(p, 104), put64(p, sizeof(attr) + 16);
+	put64(p, data_at), put64(p, 0);		/* data size patched below */
+	put64(p, 0), put64(p, 0);
+	put64(p, feats), put64(p, 0), put64(p, 0), put64(p, 0);
+	put(p, &attr, sizeof(attr));
+	put64(p, 0), put64(p, 0);		/* no ids */
+	put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 40);
+	put64(p, 0x401000);
+	put32(p, 42), put32(p, 42);
+	put64(p, 1000);
+	put64(p, 100000);
+	put_hdr(p, PERF_RECORD_LOST, 0, 24);
+	put64(p, 0);
+	put64(p, lost);
+	if (!dsize)
+		dsize = p->n - data_at;
+	memcpy(p->b + 48, &dsize, 8);
+	if (feat_off)
+		put64(p, feat_off), put64(p, 8);
+	return p->n;
+}
+
+static int import_tiny(const char *name, struct pbuf *p, struct prof_db *db,
+		       struct import_stats *st, struct dcpi_err *err, char *path, size_t len)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", tmpdir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(p->b, 1, p->n, f), p->n);
+	fclose(f);
+	return import_perf(path, db, st, err);
+}
+
+/* Implausible header fields and counts are errors naming the file and the
+ * field, and no epoch is written: a bit-flipped lost count, a data size of
+ * 2^64 - 1, a feature section past the end of the file. */
+static void test_perf_implausible_fields(void **state)
+{
+	struct pbuf *p = calloc(1, sizeof(*p));
+	struct import_stats st;
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = fresh_db("implausible");
+	char path[600], **names;
+	size_t n;
+
+	(void)state;
+	assert_non_null(p);
+	tiny_perf(p, 5, 0, 0);		/* plausible: imported, 5 lost */
+	assert_int_equal(import_tiny("ok.data", p, db, &st, &err, path, sizeof(path)), 0);
+	assert_int_equal(st.samples, 1);
+	assert_int_equal(st.lost, 5);
+	tiny_perf(p, 3547273436309907778ull, 0, 0);
+	assert_int_equal(import_tiny("lost.data", p, db, &st, &err, path, sizeof(path)),
+			 -EINVAL);
+	print_message("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "PERF_RECORD_LOST.lost = 3547273436309907778"));
+	tiny_perf(p, 5, UINT64_MAX, 0);
+	assert_int_equal(import_tiny("dsize.data", p, db, &st, &err, path, sizeof(path)),
+			 -EINVAL);
+	print_message("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "data.size = 18446744073709551615"));
+	assert_null(strstr(err.msg, "ending at offset"));
+	tiny_perf(p, 5, 0, 1ull << 40);
+	assert_int_equal(import_tiny("feat.data", p, db, &st, &err, path, sizeof(path)),
+			 -EINVAL);
+	print_message("%s\n", err.msg);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "feature 3"));
+	/* only the plausible file made an epoch */
+	assert_int_equal(prof_db_epochs(db, &names, &n, &err), 0);
+	assert_int_equal(n, 1);
+	prof_names_free(names, n);
+	prof_db_close(db);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -777,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_perf_names_as_report),
 		cmocka_unit_test(test_perf_calibrated_at_import),
 		cmocka_unit_test(test_perf_branch_stacks),
+		cmocka_unit_test(test_perf_implausible_fields),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
