@@ -4,6 +4,7 @@
  * error.  Each side is a database (its newest epoch) or an epoch of --db.
  * The work is report/stats.c.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,22 +25,86 @@ static const char diff_usage[] =
 	"      --limit N       the first N procedures (default 30, 0: all)\n"
 	"      --json          machine-readable output\n";
 
-/* A side: a directory holding a database, else an epoch of --db. */
+/* An epoch's name (digits) or "all", as --epoch takes them. */
+static int is_epoch_arg(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return !strcmp(s, "all") || (n && !s[n]);
+}
+
+/*
+ * A side: a directory holding a database, else an epoch of --db.  A path
+ * that is neither (missing, a file, a FIFO) is an error naming it, not a
+ * complaint about the default database.  Its damaged files (skipped, with
+ * notes) are appended to the JSON's list.
+ */
 static int load_side(const char *arg, const char *db, struct rep_table *t, char *label,
-		     size_t len, char *dir, char *epoch)
+		     size_t len, char *dir, char *epoch, char *damaged, size_t dlen)
 {
 	struct dcpi_err err = { 0 };
+	struct prof_profile *p = NULL;
+	struct prof_db *d = NULL;
+	const char *const *bad;
 	struct stat st;
-	char e[256];
-	int isdb = stat(arg, &st) == 0 && S_ISDIR(st.st_mode);
+	size_t n = 0, w;
+	int isdb = stat(arg, &st) == 0 && S_ISDIR(st.st_mode), rc;
 
-	if (rep_load_table(isdb ? arg : tool_db_dir(db), isdb ? NULL : arg, t, e, sizeof(e),
-			   &err) < 0)
-		return tool_fail("%s", err.msg);
-	snprintf(label, len, "%s epoch %s", isdb ? arg : tool_db_dir(db), e);
+	if (!isdb && !is_epoch_arg(arg)) {
+		if (!stat(arg, &st))
+			return tool_fail("%s: not a profile database (%s) nor an epoch name", arg,
+					 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISREG(st.st_mode) ?
+					 "a regular file" : "not a directory");
+		return tool_fail("%s: no such profile database (%s) nor an epoch name", arg,
+				 strerror(errno));
+	}
 	snprintf(dir, 512, "%s", isdb ? arg : tool_db_dir(db));
-	snprintf(epoch, 256, "%s", e);
+	rc = prof_db_open(dir, 0, &d, &err);
+	if (rc >= 0)
+		rc = rep_load_profiles(d, isdb ? NULL : arg, &p, &n, epoch, 256, &err);
+	if (rc >= 0)
+		rc = rep_summarize(p, n, 0, t, &err);
+	prof_profiles_free(p, n);
+	if (d) {
+		tool_db_notes(d);
+		n = prof_db_damaged(d, &bad);
+		for (size_t i = 0; i < n; i++) {
+			w = strlen(damaged);
+			if (w + 4 < dlen)
+				snprintf(damaged + w, dlen - w, "%s\n", bad[i]);
+		}
+		prof_db_close(d);
+	}
+	if (rc < 0)
+		return tool_fail("%s", err.msg);
+	snprintf(label, len, "%s epoch %s", dir, epoch);
 	return 0;
+}
+
+/* rep_diff_json's object with "damaged": [...] first (docs/profile-format.md). */
+static void print_json(const struct rep_diff *d, const char *la, const char *lb, size_t limit,
+		       const char *damaged)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		rep_diff_json(stdout, d, la, lb, limit);
+		return;
+	}
+	rep_diff_json(m, d, la, lb, limit);
+	fclose(m);
+	printf("{\"damaged\": [");
+	for (const char *s = damaged; *s; s += strcspn(s, "\n") + 1) {
+		char one[4200];
+
+		snprintf(one, sizeof(one), "%.*s", (int)strcspn(s, "\n"), s);
+		printf(s == damaged ? "" : ", ");
+		tool_json_str(stdout, one);
+	}
+	printf("], %s", buf && buf[0] == '{' ? buf + 1 : "");
+	free(buf);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -56,7 +121,7 @@ int cmd_diff(int argc, char **argv)
 	struct rep_table a, b;
 	struct rep_diff d;
 	struct dcpi_err err = { 0 };
-	char la[600], lb[600], da[512], db2[512], ea[256], eb[256];
+	char la[600], lb[600], da[512], db2[512], ea[256], eb[256], damaged[8192] = "";
 	size_t limit = 30;
 	int c, json = 0, rc = 0;
 
@@ -77,8 +142,9 @@ int cmd_diff(int argc, char **argv)
 	}
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (load_side(argv[optind], db, &a, la, sizeof(la), da, ea) ||
-	    load_side(argv[optind + 1], db, &b, lb, sizeof(lb), db2, eb)) {
+	if (load_side(argv[optind], db, &a, la, sizeof(la), da, ea, damaged, sizeof(damaged)) ||
+	    load_side(argv[optind + 1], db, &b, lb, sizeof(lb), db2, eb, damaged,
+		      sizeof(damaged))) {
 		rc = 1;
 		goto out;
 	}
@@ -99,7 +165,7 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (json)
-		rep_diff_json(stdout, &d, la, lb, limit);
+		print_json(&d, la, lb, limit, damaged);
 	else {
 		printf("event %s\n", event);
 		rep_diff_text(stdout, &d, la, lb, limit);

@@ -26,7 +26,7 @@ static const char prof_usage[] =
 	"      --json         machine-readable output\n";
 
 static void print_json(const struct rep_table *t, const struct prof_args *a,
-		       const char *epoch, size_t nrows)
+		       const char *epoch, size_t nrows, const struct prof_db *db)
 {
 	printf("{\"epoch\": ");
 	tool_json_str(stdout, epoch);
@@ -69,7 +69,9 @@ static void print_json(const struct rep_table *t, const struct prof_args *a,
 		}
 		printf("}}");
 	}
-	printf("\n], \"notes\": [");
+	printf("\n], ");
+	tool_json_damaged(stdout, db);
+	printf(", \"notes\": [");
 	for (size_t i = 0; i < t->nnotes; i++) {
 		printf(i ? ", " : "");
 		tool_json_str(stdout, t->notes[i]);
@@ -206,7 +208,7 @@ int cmd_prof(int argc, char **argv)
 	rep_sort(&t, (size_t)ev);
 	nrows = a.limit >= 0 && (size_t)a.limit < t.nrows ? (size_t)a.limit : t.nrows;
 	if (a.json)
-		print_json(&t, &a, epoch, nrows);
+		print_json(&t, &a, epoch, nrows, db);
 	else
 		print_text(&t, &a, tool_db_dir(a.db), epoch, nrows, (size_t)ev);
 	for (size_t i = 0; !a.json && i < t.nnotes; i++)

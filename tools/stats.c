@@ -44,7 +44,8 @@ int cmd_stats(int argc, char **argv)
 	char used[MAX_RUNS][300];
 	struct rep_stats st;
 	struct dcpi_err err = { 0 };
-	size_t nepochs = 0, nruns = 0, limit = 30;
+	char **names = NULL;
+	size_t nepochs = 0, nruns = 0, limit = 30, nnames = 0;
 	int c, json = 0, by_sum = 0, rc = 0;
 
 	optind = 1;
@@ -73,25 +74,25 @@ int cmd_stats(int argc, char **argv)
 	if (optind < argc && (db || nepochs))
 		return tool_fail("give databases, or --db with --epoch, not both");
 	if (optind == argc && !nepochs) {
-		/* every epoch of --db */
-		struct prof_db *d;
-		char **names;
-		size_t n;
+		/* every epoch of --db; names kept until the end */
+		struct prof_db *d = NULL;
 
 		if (prof_db_open(tool_db_dir(db), 0, &d, &err) < 0 ||
-		    prof_db_epochs(d, &names, &n, &err) < 0)
+		    prof_db_epochs(d, &names, &nnames, &err) < 0) {
+			prof_db_close(d);
 			return tool_fail("%s", err.msg);
-		for (size_t i = 0; i < n && nepochs < MAX_RUNS; i++)
-			epochs[nepochs++] = strdup(names[i]);
-		for (size_t i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
+		}
+		for (size_t i = 0; i < nnames && nepochs < MAX_RUNS; i++)
+			epochs[nepochs++] = names[i];
 		prof_db_close(d);
 	}
 	nruns = optind < argc ? (size_t)(argc - optind) : nepochs;
-	if (nruns < 2)
-		return tool_fail("statistics need at least two runs (databases or epochs), not %zu",
-				 nruns);
+	if (nruns < 2) {
+		rc = tool_fail("statistics need at least two runs (databases or epochs), not %zu",
+			       nruns);
+		nruns = 0;
+		goto out;
+	}
 	for (size_t k = 0; k < nruns; k++) {
 		const char *dir = optind < argc ? argv[optind + k] : tool_db_dir(db);
 		const char *ep = optind < argc ? NULL : epochs[k];
@@ -128,5 +129,6 @@ int cmd_stats(int argc, char **argv)
 out:
 	for (size_t k = 0; k < nruns; k++)
 		rep_free(&t[k]);
+	prof_names_free(names, nnames);
 	return rc;
 }
