@@ -503,6 +503,27 @@ int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_er
 	return dcpi_errf(err, -EEXIST, "%s: cannot create a new epoch", db->path);
 }
 
+/*
+ * Whether a writer can make an epoch here, asked before work that would be
+ * lost otherwise (dcpi record runs its command first): creating and
+ * removing a directory under a name no reader takes for an epoch.
+ */
+int prof_db_check_writable(struct prof_db *db, struct dcpi_err *err)
+{
+	char probe[64];
+	int rc;
+
+	snprintf(probe, sizeof(probe), ".probe-%ld", (long)getpid());
+	rc = dcpi_fail("mkdir");
+	if (!rc && mkdirat(db->fd, probe, 0700))
+		rc = -errno;
+	if (rc)
+		return dcpi_errf(err, rc, "%s: cannot create epoch: %s", db->path,
+				 strerror(-rc));
+	unlinkat(db->fd, probe, AT_REMOVEDIR);
+	return 0;
+}
+
 void prof_db_epoch_drop_empty(struct prof_db *db, const char *epoch)
 {
 	if (is_epoch_name(epoch))

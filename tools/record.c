@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "dcpi/collect.h"
+#include "dcpi/profile.h"
 #include "sampling.h"
 #include "tools.h"
 
@@ -89,6 +90,19 @@ static int parse_paths(const char *arg, struct collect_opts *o)
 	o->paths_rate = (unsigned)rate;
 	o->paths_steps = (unsigned)k;
 	return 0;
+}
+
+/* The database must take an epoch before the command runs, not after. */
+static int check_db(const char *dir)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = NULL;
+	int rc = prof_db_open(dir, PROF_DB_CREATE, &db, &err);
+
+	if (!rc)
+		rc = prof_db_check_writable(db, &err);
+	prof_db_close(db);
+	return rc ? tool_fail("%s (the command was not run)", err.msg) : 0;
 }
 
 static int exit_status(int status)
@@ -170,6 +184,8 @@ int cmd_record(int argc, char **argv)
 		return tool_fail("--values needs path samples (they carry the values): "
 				 "drop --no-paths");
 	opts.db_dir = tool_db_dir(db);
+	if (check_db(opts.db_dir))
+		return 1;
 	opts.pending_signal = &pending_signal;
 	catch_signals();
 	ret = collect_record(&opts, argv + optind, &res, &err);

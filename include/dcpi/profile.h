@@ -137,6 +137,9 @@ int prof_db_check_target(const char *dir, struct dcpi_err *err);
 /* Create a new, empty epoch; its name (which sorts after every older one)
  * is copied to name (at least 64 bytes). */
 int prof_db_epoch_new(struct prof_db *db, char *name, size_t len, struct dcpi_err *err);
+/* 0 when a new epoch can be created in db (checked by creating and removing
+ * a directory), else "<db>: cannot create epoch: <why>". */
+int prof_db_check_writable(struct prof_db *db, struct dcpi_err *err);
 /* Remove an epoch directory if it is empty (a write into it failed). */
 void prof_db_epoch_drop_empty(struct prof_db *db, const char *epoch);
 /* Epoch names, oldest first.  Free with prof_names_free. */
