@@ -258,7 +258,6 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 
 	*out = NULL;
 	*outlen = 0;
-	str_id(&st, "");	/* string_table[0] is "" */
 	for (size_t i = 0; i < np; i++) {
 		size_t k;
 
@@ -270,6 +269,7 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 	}
 	if (!nev)
 		return dcpi_errf(err, -ENODATA, "no samples to export");
+	str_id(&st, "");	/* string_table[0] is "" */
 	vals = calloc(nev, sizeof(*vals));
 	if (!vals)
 		return dcpi_errf(err, -ENOMEM, "out of memory");

@@ -59,6 +59,12 @@ int cmd_export(int argc, char **argv)
 		rc = tool_fail("%s", err.msg);
 		goto out;
 	}
+	tool_db_notes(d);
+	if (!n) {
+		rc = tool_fail("%s: epoch %s holds no samples: nothing to export",
+			       tool_db_dir(db), used);
+		goto out;
+	}
 	have_meta = strcmp(used, "all") && prof_epoch_meta_read(d, used, &meta, &err) == 0;
 	if (rep_pprof(p, n, have_meta ? &meta : NULL, &buf, &len, &err) < 0 ||
 	    opt_write_file(out, buf, len, &err) < 0) {
