@@ -83,6 +83,7 @@ static int load(struct fb *f, struct dcpi_err *err)
 	const struct opt_request *rq = f->rq;
 	char epoch[256], cal[4200];
 	struct est_calibration c;
+	const char *notes;
 	int rc;
 
 	rc = prof_db_open(rq->db, 0, &f->db, err);
@@ -96,6 +97,10 @@ static int load(struct fb *f, struct dcpi_err *err)
 	rc = prof_epoch_read(f->db, epoch, &f->p, &f->np, err);
 	if (rc < 0)
 		return rc;
+	/* empty epochs skipped, damaged files: said as every report says them */
+	notes = prof_db_notes(f->db);
+	snprintf(f->sum->notes, sizeof(f->sum->notes), "%.*s",
+		 notes[0] ? (int)strlen(notes) - 1 : 0, notes);
 	f->have_meta = prof_epoch_meta_read(f->db, epoch, &f->meta, err) == 0;
 	dcpi_err_clear(err);
 	f->event = rq->event;
