@@ -810,6 +810,287 @@ static void test_tools_messages(void **state)
 	assert_non_null(strstr(out, "00000001/meta: empty"));
 }
 
+/* ---- all or nothing: merge, import; damaged files; early checks ---------- */
+
+/* Two recorded epochs in dbp. */
+static void recorded_db2(char *dbp, size_t len)
+{
+	char out[4096];
+
+	recorded_db(dbp, len);
+	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
+			dcpi_bin, dbp, build_dir))
+		fail_msg("record: %s", out);
+}
+
+/* A copy of dbp at bad whose second epoch has one garbage profile. */
+static void damaged_copy(const char *dbp, char *bad, size_t len)
+{
+	fresh(bad, len);
+	assert_int_equal(tu_sh("cp -r %s %s && f=$(ls %s/00000002/*.prof | head -1) && "
+			       "echo garbage > $f", dbp, bad, bad), 0);
+}
+
+static int count_epochs(const char *dbp)
+{
+	char out[256];
+
+	run_capture(out, sizeof(out), "ls %s 2>/dev/null | grep -c \"^[0-9]\\{8\\}$\"", dbp);
+	return atoi(out);
+}
+
+/* merge good bad -o out, bad's second epoch damaged: exit 1 naming the file,
+ * and out holds no epoch (a retry cannot double-count). */
+static void test_merge_all_or_nothing(void **state)
+{
+	char good[300], bad[300], outdb[300], out[4096];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	recorded_db2(good, sizeof(good));
+	damaged_copy(good, bad, sizeof(bad));
+	fresh(outdb, sizeof(outdb));
+	rc = run_capture(out, sizeof(out), "%s merge %s %s -o %s", dcpi_bin, good, bad, outdb);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "00000002/"));
+	assert_non_null(strstr(out, "bad magic"));
+	assert_int_equal(count_epochs(outdb), 0);
+	/* and a good merge still works, then a full disk leaves nothing */
+	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, good, outdb);
+	assert_int_equal(rc, 0);
+	assert_int_equal(count_epochs(outdb), 1);
+	for (int k = 1; k <= 3; k++) {
+		rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:%d:enospc %s merge %s -o %s",
+				 k, dcpi_bin, good, outdb);
+		assert_int_equal(rc, 1);
+		assert_non_null(strstr(out, "No space left on device"));
+		assert_int_equal(count_epochs(outdb), 1);
+	}
+}
+
+/* merge self -o self/: refused by device and inode before anything is written. */
+static void test_merge_self(void **state)
+{
+	char dbp[300], out[4096];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	recorded_db(dbp, sizeof(dbp));
+	rc = run_capture(out, sizeof(out), "%s merge %s -o %s/", dcpi_bin, dbp, dbp);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_int_equal(count_epochs(dbp), 1);
+	rc = run_capture(out, sizeof(out), "cd %s/.. && %s merge %s -o ./%s/../%s", dbp,
+			 dcpi_bin, dbp, strrchr(dbp, '/') + 1, strrchr(dbp, '/') + 1);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_int_equal(count_epochs(dbp), 1);
+}
+
+/* -o -, a directory that is not a database, a missing input: refused, and
+ * nothing created or changed. */
+static void test_merge_refusals(void **state)
+{
+	char dbp[300], other[300], outdb[300], out[4096];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	recorded_db(dbp, sizeof(dbp));
+	rc = run_capture(out, sizeof(out), "cd %s && %s merge %s -o -", ws, dcpi_bin, dbp);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "standard output"));
+	assert_int_equal(tu_sh("test ! -e %s/-", ws), 0);
+	fresh(other, sizeof(other));
+	assert_int_equal(tu_sh("mkdir %s && echo mine > %s/notes.txt", other, other), 0);
+	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, dbp, other);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, other));
+	assert_int_equal(tu_sh("test \"$(ls -A %s)\" = notes.txt", other), 0);
+	fresh(outdb, sizeof(outdb));
+	rc = run_capture(out, sizeof(out), "%s merge %s %s/missing -o %s", dcpi_bin, dbp, ws,
+			 outdb);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "missing"));
+	assert_int_equal(tu_sh("test ! -e %s", outdb), 0);
+	/* into an existing database: a new epoch */
+	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, dbp, outdb);
+	assert_int_equal(rc, 0);
+	rc = run_capture(out, sizeof(out), "%s merge %s %s/missing -o %s", dcpi_bin, dbp, ws,
+			 outdb);
+	assert_int_equal(rc, 1);
+	assert_int_equal(count_epochs(outdb), 1);
+}
+
+/* A full disk under dcpi import: exit 1, no epoch (no empty newest one). */
+static void test_import_enospc(void **state)
+{
+	char dbp[300], data[400], out[4096];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	snprintf(data, sizeof(data), "%s/perf.data", ws);
+	if (tu_sh("perf record -q -e cpu-clock -c 250000 -o %s -- %s/workloads/twoprocs 2 "
+		  ">/dev/null 2>&1", data, build_dir))
+		skip();
+	recorded_db(dbp, sizeof(dbp));
+	for (int k = 1; k <= 4; k++) {
+		rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:%d:enospc %s import "
+				 "--no-calibrate --db %s %s", k, dcpi_bin, dbp, data);
+		print_message("%s", out);
+		assert_int_equal(rc, 1);
+		assert_non_null(strstr(out, "No space left on device"));
+		assert_int_equal(count_epochs(dbp), 1);
+	}
+	rc = run_capture(out, sizeof(out), "%s import --no-calibrate --db %s %s", dcpi_bin, dbp,
+			 data);
+	assert_int_equal(rc, 0);
+	assert_int_equal(count_epochs(dbp), 2);
+}
+
+/* An empty newest epoch: every tool skips it with the same note. */
+static void test_empty_epoch_every_tool(void **state)
+{
+	static const char *const cmds[] = { "prof", "llvm-prof -o %s/l.txt %s/workloads/twoprocs",
+					    "gcc-prof -o %s/g.afdo %s/workloads/twoprocs",
+					    "bolt-prof -o %s/b.fdata %s/workloads/twoprocs",
+					    "calc proc_a" };
+	char dbp[300], out[8192], cmd[1200];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	recorded_db(dbp, sizeof(dbp));
+	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		snprintf(cmd, sizeof(cmd), cmds[i], ws, build_dir);
+		rc = run_capture(out, sizeof(out), "%s %s --db %s", dcpi_bin, cmd, dbp);
+		print_message("%s: %s", cmd, out);
+		assert_int_equal(rc, 0);
+		assert_null(strstr(out, "holds no samples"));
+		assert_non_null(strstr(out, "skipped 1 empty epoch newer than 00000001 "
+				       "(00000002)"));
+	}
+}
+
+/* One garbage, truncated or empty profile: the reports skip it with a note
+ * naming it, report the rest and mark the epoch damaged in --json. */
+static void test_damaged_file_reports(void **state)
+{
+	static const char *const damage[] = { "echo garbage > $f", "truncate -s 100 $f",
+					      ": > $f" };
+	char dbp[300], out[8192], f[600];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	for (size_t d = 0; d < 3; d++) {
+		recorded_db(dbp, sizeof(dbp));
+		run_capture(f, sizeof(f), "ls %s/00000001/*.prof | head -1", dbp);
+		f[strcspn(f, "\n")] = '\0';
+		assert_int_equal(tu_sh("f=%s; %s", f, damage[d]), 0);
+		rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
+		print_message("%s", out);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(out, f));
+		assert_non_null(strstr(out, "skipped, the rest of epoch 00000001 is reported"));
+		rc = run_capture(out, sizeof(out), "%s prof --json --db %s 2>/dev/null", dcpi_bin,
+				 dbp);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(out, "\"damaged\": [\""));
+		rc = run_capture(out, sizeof(out), "%s diff --json %s %s 2>/dev/null", dcpi_bin,
+				 dbp, dbp);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(out, "\"damaged\": [\""));
+		rc = run_capture(out, sizeof(out), "%s export --pprof --db %s -o %s/x.pb.gz",
+				 dcpi_bin, dbp, ws);
+		assert_int_equal(rc, 0);
+		rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
+		print_message("%s", out);
+		assert_int_equal(rc, 0);
+		rc = run_capture(out, sizeof(out), "%s llvm-prof --db %s -o %s/l.txt "
+				 "%s/workloads/twoprocs", dcpi_bin, dbp, ws, build_dir);
+		print_message("%s", out);
+		assert_int_equal(rc, 0);
+	}
+}
+
+/* A database the user cannot write: refused before the command runs. */
+static void test_record_unwritable_first(void **state)
+{
+	char dbp[300], out[4096], mark[400];
+	int rc;
+
+	if (!have_tools() || geteuid() != 0 || tu_sh("command -v setpriv >/dev/null"))
+		skip();
+	fresh(dbp, sizeof(dbp));
+	assert_int_equal(mkdir(dbp, 0755), 0);
+	assert_int_equal(chmod(ws, 0755), 0);
+	snprintf(mark, sizeof(mark), "%s/ran", ws);
+	rc = run_capture(out, sizeof(out), "setpriv --reuid=65534 --regid=65534 --clear-groups "
+			 "%s record --no-paths --db %s -- sh -c \"echo RAN\"", dcpi_bin, dbp);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_null(strstr(out, "RAN"));
+	assert_non_null(strstr(out, "cannot create epoch: Permission denied"));
+	assert_non_null(strstr(out, dbp));
+	assert_int_equal(chmod(ws, 0700), 0);
+}
+
+/* dcpidiff names the path the user gave, not the default database. */
+static void test_diff_names_path(void **state)
+{
+	static const char *const what[] = { "fifo", "file", "missing" };
+	char dbp[300], x[400], out[4096];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	recorded_db(dbp, sizeof(dbp));
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(x, sizeof(x), "%s/diff-%s", ws, what[i]);
+		if (i == 0)
+			assert_int_equal(mkfifo(x, 0644), 0);
+		if (i == 1)
+			assert_int_equal(tu_sh("echo x > %s", x), 0);
+		rc = run_capture(out, sizeof(out), "cd %s && %s diff %s %s", ws, dcpi_bin, dbp, x);
+		print_message("%s", out);
+		assert_int_equal(rc, 1);
+		assert_non_null(strstr(out, x));
+		assert_null(strstr(out, "dcpidb"));
+	}
+}
+
+/* Error paths that leaked (ASan's leak check fails the exit status). */
+static void test_error_paths_no_leak(void **state)
+{
+	char dbp[300], out[4096];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	recorded_db(dbp, sizeof(dbp));
+	rc = run_capture(out, sizeof(out), "%s stats --db %s", dcpi_bin, dbp);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "at least two runs"));
+	assert_null(strstr(out, "LeakSanitizer"));
+	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
+	rc = run_capture(out, sizeof(out), "%s export --pprof --db %s --epoch 00000002 -o %s/e.pb",
+			 dcpi_bin, dbp, ws);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "no samples"));
+	assert_null(strstr(out, "LeakSanitizer"));
+}
+
 static void test_daemon_pidfile(void **state)
 {
 	char dbp[300], out[4096], pidf[400], victim[400];
@@ -1167,6 +1448,20 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tools_fifo_in_db, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_tools_messages, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_record_enospc, each_setup, each_teardown),
+		cmocka_unit_test_setup_teardown(test_merge_all_or_nothing, each_setup,
+						each_teardown),
+		cmocka_unit_test_setup_teardown(test_merge_self, each_setup, each_teardown),
+		cmocka_unit_test_setup_teardown(test_merge_refusals, each_setup, each_teardown),
+		cmocka_unit_test_setup_teardown(test_import_enospc, each_setup, each_teardown),
+		cmocka_unit_test_setup_teardown(test_empty_epoch_every_tool, each_setup,
+						each_teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_file_reports, each_setup,
+						each_teardown),
+		cmocka_unit_test_setup_teardown(test_record_unwritable_first, each_setup,
+						each_teardown),
+		cmocka_unit_test_setup_teardown(test_diff_names_path, each_setup, each_teardown),
+		cmocka_unit_test_setup_teardown(test_error_paths_no_leak, each_setup,
+						each_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_pidfile, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_strict, each_setup, each_teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_survives_enospc, each_setup,
