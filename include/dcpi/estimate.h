@@ -371,6 +371,7 @@ struct est_measure_opts {
 	const struct model *model;	/* for the model figures beside; may be NULL */
 	enum est_steady steady;		/* which M_i the model figures use */
 	int cache_only;			/* never time: the cache or the model */
+	int remeasure;			/* time cached noisy figures again */
 	struct sbx_opts sbx;		/* reps 15, timeout 1000 ms */
 };
 
