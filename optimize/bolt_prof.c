@@ -161,9 +161,11 @@ static int callee(const struct image *img, const struct bolt *bo, const struct c
 	return 1;
 }
 
-static int add_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
-		    struct est_result *r, void *ctx, struct dcpi_err *err)
+static int add_proc(struct image *img, const struct img_proc *proc, struct est_analysis *a,
+		    void *ctx, struct dcpi_err *err)
 {
+	const struct cfg *cfg = a->cfg;
+	struct est_result *r = &a->r;
 	struct bolt *bo = ctx;
 	const char *me = bolt_name(bo, proc->addr, proc->raw_name);
 	char to[512];

@@ -42,13 +42,9 @@ struct fb {
 	struct prof_profile *p;
 	size_t np;
 	const char *event;
-	struct prof_epoch_meta meta;
-	int have_meta;
+	struct est_input in;		/* the analysis of every procedure */
+	int in_open;
 	struct opt_est est;
-	int skid;			/* where samples land (calibration), for culprits */
-	struct prof_db *xdb;		/* --exact: a callgrind run's database */
-	struct prof_profile *xp;
-	size_t nxp;
 };
 
 void opt_summary_free(struct opt_summary *sum)
@@ -57,33 +53,11 @@ void opt_summary_free(struct opt_summary *sum)
 	memset(&sum->hints, 0, sizeof(sum->hints));
 }
 
-static int load_exact(struct fb *f, struct dcpi_err *err)
-{
-	char epoch[256];
-	int rc = prof_db_open(f->rq->exact_db, 0, &f->xdb, err);
-
-	if (rc >= 0)
-		rc = prof_db_latest_epoch(f->xdb, epoch, sizeof(epoch), err);
-	if (rc == -ENOENT)
-		return dcpi_errf(err, -ENODATA, "%s: no epochs", f->rq->exact_db);
-	if (rc >= 0)
-		rc = prof_epoch_read(f->xdb, epoch, &f->xp, &f->nxp, err);
-	for (size_t i = 0; rc >= 0 && i < f->nxp; i++)
-		if (!strcmp(f->xp[i].event, "callgrind-Ir"))
-			return 0;
-	if (rc >= 0)
-		rc = dcpi_errf(err, -ENODATA, "%s: epoch %s has no callgrind-Ir counts (dcpi "
-			       "import a callgrind run of the same binary)", f->rq->exact_db,
-			       epoch);
-	return rc;
-}
-
 static int load(struct fb *f, struct dcpi_err *err)
 {
 	const struct opt_request *rq = f->rq;
-	char epoch[256], cal[4200];
-	struct est_calibration c;
 	const char *notes;
+	char epoch[256];
 	int rc;
 
 	rc = prof_db_open(rq->db, 0, &f->db, err);
@@ -101,8 +75,6 @@ static int load(struct fb *f, struct dcpi_err *err)
 	notes = prof_db_notes(f->db);
 	snprintf(f->sum->notes, sizeof(f->sum->notes), "%.*s",
 		 notes[0] ? (int)strlen(notes) - 1 : 0, notes);
-	f->have_meta = prof_epoch_meta_read(f->db, epoch, &f->meta, err) == 0;
-	dcpi_err_clear(err);
 	f->event = rq->event;
 	for (size_t i = 0; !rq->event && i < f->np; i++)
 		if (!f->event || event_rank(f->p[i].event) < event_rank(f->event))
@@ -110,32 +82,17 @@ static int load(struct fb *f, struct dcpi_err *err)
 	if (!f->event)
 		return dcpi_errf(err, -ENODATA, "%s: epoch %s holds no samples", rq->db, epoch);
 	snprintf(f->sum->event, sizeof(f->sum->event), "%s", f->event);
-	opt_est_default(&f->est);
-	f->est.opts = rq->opts;
-	if (rq->model)
-		f->est.model = rq->model;
+	rc = est_input_open(&f->in, f->db, rq->db, epoch, f->p, f->np, &rq->ana, err);
+	if (rc < 0)
+		return rc;
+	f->in_open = 1;
+	opt_est_default(&f->est, &f->in);
 	f->est.raw_samples = rq->raw_samples;
 	if (rq->min_samples > 0)
 		f->est.min_samples = rq->min_samples;
-	f->skid = 2;
-	if (!rq->no_calib && !rq->skid_given &&
-	    est_calib_path(rq->db, model_name(f->est.model), cal, sizeof(cal)) == 0 &&
-	    access(cal, R_OK) == 0 && est_calib_read(cal, &c, err) == 0 &&
-	    !strcmp(c.model, model_name(f->est.model))) {
-		est_opts_calibrated(&f->est.opts, &c);
-		f->skid = c.skid;
-	}
-	dcpi_err_clear(err);
-	if (!rq->exact_db)
-		return 0;
-	if (rq->raw_samples)
+	if (rq->ana.exact_db && rq->raw_samples)
 		return dcpi_errf(err, -EINVAL, "--exact and --raw-samples: one or the other");
-	rc = load_exact(f, err);
-	if (rc >= 0 && rq->format != OPT_F_PREFETCH) {
-		f->est.exact = f->xp;
-		f->est.nexact = f->nxp;
-	}
-	return rc;
+	return 0;
 }
 
 static int pseudo(const struct prof_profile *p)
@@ -185,14 +142,13 @@ static int one_image(struct fb *f, const char *path, const struct prof_profile *
 	struct image *img = NULL;
 	int rc;
 
-	f->est.cps = est_cycles_per_sample(p, f->have_meta ? &f->meta : NULL);
-	f->sum->relative = f->est.cps <= 0;
+	f->sum->relative = est_cycles_per_sample(p, f->in.have_meta ? &f->in.meta : NULL) <= 0;
 	rc = img_open(path, 0, &img, err);
 	if (rc < 0)
 		return rc;
 	if (f->rq->format == OPT_F_PREFETCH) {
-		rc = opt_prefetch_add(src, img, p, f->p, f->np, f->xp, f->nxp, &f->est,
-				      f->rq->min_share, f->skid, &f->sum->hints, err);
+		rc = opt_prefetch_add(src, img, p, &f->est, f->rq->min_share, &f->sum->hints,
+				      err);
 	} else if (f->rq->format == OPT_F_BOLT) {
 		struct opt_walk w = { 0 };
 
@@ -302,11 +258,10 @@ int opt_feedback(const struct opt_request *rq, struct opt_summary *sum, struct d
 out:
 	free(buf);
 	opt_src_free(src);
+	if (f.in_open)
+		est_input_close(&f.in);
 	prof_profiles_free(f.p, f.np);
-	prof_profiles_free(f.xp, f.nxp);
 	if (f.db)
 		prof_db_close(f.db);
-	if (f.xdb)
-		prof_db_close(f.xdb);
 	return rc;
 }

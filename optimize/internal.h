@@ -13,8 +13,7 @@
 
 /* Called once per estimated procedure; a negative return stops the walk. */
 typedef int (*opt_proc_fn)(struct image *img, const struct img_proc *proc,
-			   const struct cfg *cfg, struct est_result *r, void *ctx,
-			   struct dcpi_err *err);
+			   struct est_analysis *a, void *ctx, struct dcpi_err *err);
 
 /* What a walk did: procedures estimated, their samples, and procedures
  * skipped because their code could not be decoded or read (counted, so a
@@ -51,12 +50,10 @@ int opt_src_target(struct opt_src *s, struct image *img, const struct img_proc *
 		   uint64_t value, struct dcpi_err *err);
 
 /* Prefetch hints for img's loads into src, every load considered into h
- * (prefetch.c): p the image's samples, all the epoch's profiles (events),
- * exact the profiles of a callgrind run (callgrind-Ir executions). */
+ * (prefetch.c): p the image's samples; the culprits are est_analyze's. */
 int opt_prefetch_add(struct opt_src *src, struct image *img, const struct prof_profile *p,
-		     const struct prof_profile *all, size_t nall,
-		     const struct prof_profile *exact, size_t nexact, const struct opt_est *e,
-		     double min_share, int skid, struct opt_hints *h, struct dcpi_err *err);
+		     const struct opt_est *e, double min_share, struct opt_hints *h,
+		     struct dcpi_err *err);
 
 /* Pseudo probes of an image (probes.c): the probes sorted by address, the
  * inline tree nodes they belong to, and the functions' descriptions. */

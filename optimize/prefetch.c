@@ -43,11 +43,8 @@
 struct pf {
 	struct opt_src *src;
 	const struct prof_profile *p;		/* the image's samples */
-	const struct prof_profile *all, *exact;	/* the epoch's, --exact's */
-	size_t nall, nexact;
 	const struct model *model;
 	double min_cycles;			/* charged at least this */
-	int skid;
 	struct opt_hints *h;
 };
 
@@ -162,59 +159,35 @@ static int consider(struct pf *f, struct image *img, const struct img_proc *proc
 	return rc;
 }
 
-static int one_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
-		    struct est_result *r, void *ctx, struct dcpi_err *err)
+static int one_proc(struct image *img, const struct img_proc *proc, struct est_analysis *a,
+		    void *ctx, struct dcpi_err *err)
 {
+	const struct cfg *cfg = a->cfg;
 	struct pf *f = ctx;
-	struct est_events ev;
-	struct cul_result cul;
-	double *ch = NULL;
-	int rc;
+	double *ch;
+	int rc = 0;
 
-	memset(&ev, 0, sizeof(ev));
-	memset(&cul, 0, sizeof(cul));
-	rc = est_events_for(f->all, f->nall, &f->p->image, cfg, img, &ev, err);
-	if (rc >= 0 && f->nexact)
-		rc = est_events_for(f->exact, f->nexact, &f->p->image, cfg, img, &ev, err);
-	if (rc < 0)
-		goto out;
-	if (f->nexact && !ev.exact) {
-		rc = 0;		/* callgrind never ran it: the estimate stands */
-	} else if (ev.exact) {
-		est_use_exact(cfg, r, ev.exact);
-		f->h->exact = 1;
-	}
-	if (ev.n > f->h->events)
-		f->h->events = ev.n;
-	rc = est_culprits(cfg, r, ev.list, ev.n, f->skid, &cul, err);
-	if (rc < 0)
-		goto out;
+	f->h->exact |= a->exact;
+	if (a->ev.n > f->h->events)
+		f->h->events = a->ev.n;
 	ch = calloc(cfg->ninsns + 1, sizeof(*ch));
-	if (!ch) {
-		rc = dcpi_errf(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	cul_charges(&cul, CUL_DCACHE, ch, cfg->ninsns);
+	if (!ch)
+		return dcpi_errf(err, -ENOMEM, "out of memory");
+	cul_charges(&a->cul, CUL_DCACHE, ch, cfg->ninsns);
 	for (uint32_t i = 0; i < cfg->ninsns && rc >= 0; i++)
 		if (ch[i] > 0 && ch[i] >= f->min_cycles && (cfg->insns[i].flags & CFG_I_LOAD))
-			rc = consider(f, img, proc, cfg, r, i, ch[i], err);
-out:
+			rc = consider(f, img, proc, cfg, &a->r, i, ch[i], err);
 	free(ch);
-	cul_result_free(&cul);
-	est_events_free(&ev);
 	return rc;
 }
 
 int opt_prefetch_add(struct opt_src *src, struct image *img, const struct prof_profile *p,
-		     const struct prof_profile *all, size_t nall,
-		     const struct prof_profile *exact, size_t nexact, const struct opt_est *e,
-		     double min_share, int skid, struct opt_hints *h, struct dcpi_err *err)
+		     const struct opt_est *e, double min_share, struct opt_hints *h,
+		     struct dcpi_err *err)
 {
-	struct pf f = {
-		.src = src, .p = p, .all = all, .nall = nall, .exact = exact,
-		.nexact = nexact, .model = e->model, .skid = skid, .h = h,
-	};
-	double cyc = (double)p->total * (e->cps > 0 ? e->cps : 1);
+	struct pf f = { .src = src, .p = p, .model = e->in->model, .h = h };
+	double cps = est_cycles_per_sample(p, e->in->have_meta ? &e->in->meta : NULL);
+	double cyc = (double)p->total * (cps > 0 ? cps : 1);
 
 	h->cycles += cyc;
 	f.min_cycles = (min_share > 0 ? min_share : 0.01) * cyc;

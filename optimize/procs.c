@@ -1,6 +1,6 @@
 /*
- * procs.c - the estimates every feedback writer starts from: est_procedure
- * (DCPI paper sec. 6.1) over each sampled procedure of one image, plus the
+ * procs.c - the estimates every feedback writer starts from: est_analyze
+ * (estimate/analyze.c) over each sampled procedure of one image, plus the
  * small shared helpers (atomic file writes, a text buffer, clone-suffix
  * stripping).
  */
@@ -13,11 +13,10 @@
 #include "dcpi/safefile.h"
 #include "internal.h"
 
-void opt_est_default(struct opt_est *e)
+void opt_est_default(struct opt_est *e, struct est_input *in)
 {
 	memset(e, 0, sizeof(*e));
-	e->model = model_for_this_cpu();
-	est_opts_default(&e->opts);
+	e->in = in;
 	e->min_samples = 1;
 }
 
@@ -91,55 +90,16 @@ static int sampled_procs(const struct image *img, const struct prof_profile *p,
 	return 0;
 }
 
-/* Executions from e's callgrind-Ir profiles instead of the estimate's (an
- * instruction callgrind never ran has 0). */
-static int use_exact(struct image *img, const struct prof_profile *p, const struct opt_est *e,
-		     const struct cfg *cfg, struct est_result *r, struct dcpi_err *err)
-{
-	struct est_events ev;
-	int rc;
-
-	memset(&ev, 0, sizeof(ev));
-	rc = est_events_for(e->exact, e->nexact, &p->image, cfg, img, &ev, err);
-	if (rc >= 0 && !ev.exact)
-		rc = dcpi_errf(err, -ENODATA, "%s: no callgrind-Ir counts of it in the --exact "
-			       "database (dcpi import a callgrind run of the same binary)",
-			       img_path(img));
-	if (rc >= 0)
-		est_use_exact(cfg, r, ev.exact);
-	est_events_free(&ev);
-	return rc;
-}
-
 static int one_proc(struct image *img, const struct prof_profile *p, const struct opt_est *e,
 		    const struct img_proc *proc, opt_proc_fn fn, void *ctx,
 		    struct dcpi_err *err)
 {
-	struct est_result r;
-	struct cfg *cfg = NULL;
-	double *s = NULL, total = 0;
-	int rc;
+	struct est_analysis a;
+	int rc = est_analyze(e->in, img, p, proc, &a, err);
 
-	memset(&r, 0, sizeof(r));
-	rc = cfg_build(img, proc, &cfg, err);
-	if (rc < 0)
-		return rc;
-	s = calloc(cfg->ninsns + 1, sizeof(*s));
-	if (!s) {
-		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
-		goto out;
-	}
-	rc = est_samples_from_profile(cfg, img, p, s, &total, err);
 	if (rc >= 0)
-		rc = est_procedure(cfg, e->model, s, e->cps, &e->opts, &r, err);
-	if (rc >= 0 && e->nexact)
-		rc = use_exact(img, p, e, cfg, &r, err);
-	if (rc >= 0)
-		rc = fn(img, proc, cfg, &r, ctx, err);
-out:
-	est_result_free(&r);
-	free(s);
-	cfg_free(cfg);
+		rc = fn(img, proc, &a, ctx, err);
+	est_analysis_free(&a);
 	return rc;
 }
 
@@ -151,8 +111,8 @@ int opt_each_proc(struct image *img, const struct prof_profile *p, const struct 
 	double placed = 0;
 	int rc;
 
-	if (!e->model)
-		return dcpi_errf(err, -EINVAL, "%s: no pipeline model", img_path(img));
+	if (!e->in)
+		return dcpi_errf(err, -EINVAL, "%s: no analysis input", img_path(img));
 	if (sampled_procs(img, p, &ps, &np) < 0)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
 	rc = 0;

@@ -307,9 +307,11 @@ static uint64_t head_of(const struct build *b, const struct cfg *cfg, const stru
 			 r->blocks[cfg->entry].executions);
 }
 
-static int add_proc(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
-		    struct est_result *r, void *ctx, struct dcpi_err *err)
+static int add_proc(struct image *img, const struct img_proc *proc, struct est_analysis *a,
+		    void *ctx, struct dcpi_err *err)
 {
+	const struct cfg *cfg = a->cfg;
+	struct est_result *r = &a->r;
 	struct build *b = ctx;
 	struct opt_func *top;
 	struct img_line decl;
@@ -351,9 +353,11 @@ static int add_proc(struct image *img, const struct img_proc *proc, const struct
  * .pseudo_probe_desc.  A direct call's probe also names the callee it
  * reaches when the call was not inlined.
  */
-static int add_proc_probes(struct image *img, const struct img_proc *proc, const struct cfg *cfg,
-			   struct est_result *r, void *ctx, struct dcpi_err *err)
+static int add_proc_probes(struct image *img, const struct img_proc *proc,
+			   struct est_analysis *a, void *ctx, struct dcpi_err *err)
 {
+	const struct cfg *cfg = a->cfg;
+	struct est_result *r = &a->r;
 	struct build *b = ctx;
 	const struct opt_probes *pp = b->probes;
 	uint64_t own = dcpi_md5_guid(proc->raw_name, strlen(proc->raw_name));

@@ -24,6 +24,7 @@
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
+#include "dcpi/analysis.h"
 #include "dcpi/report.h"
 
 struct key {
@@ -365,84 +366,93 @@ void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char
 
 /* ---- estimated executions of the procedures a diff shows ---------------- */
 
-/* The instructions proc executed (the estimate's executions summed over
- * its instructions) from the profile of event in (p, n); -1 when it cannot
- * be estimated.  With the samples' change it tells more work from slower
- * work (CPI). */
-static double insns_executed(const struct prof_profile *p, size_t n,
-			     const struct prof_epoch_meta *m, const char *event,
-			     const char *image, const char *proc)
+/* One side of a diff: its database, epoch and the analysis input. */
+struct diff_side {
+	struct prof_db *db;
+	struct prof_profile *p;
+	size_t n;
+	char used[256];
+	struct est_input in;
+	int open;
+};
+
+/* The instructions proc executed (est_analyze's executions, as dcpicalc
+ * prints them, summed over its instructions); -1 when it cannot be
+ * estimated.  With the samples' change it tells more work from slower work
+ * (CPI). */
+static double insns_executed(struct diff_side *sd, const char *event, const char *image,
+			     const char *proc)
 {
 	const struct prof_profile *pr = NULL;
 	const struct img_proc *ip;
-	struct est_result r;
-	struct est_opts o;
+	struct est_analysis a;
 	struct dcpi_err err = { 0 };
 	struct image *img = NULL;
-	struct cfg *cfg = NULL;
-	double *s = NULL, total = 0, x = -1;
+	double x = -1;
 
-	for (size_t i = 0; i < n && !pr; i++)
-		if (!strcmp(p[i].event, event) && !strcmp(p[i].image.path, image))
-			pr = &p[i];
+	for (size_t i = 0; i < sd->n && !pr; i++)
+		if (!strcmp(sd->p[i].event, event) && !strcmp(sd->p[i].image.path, image))
+			pr = &sd->p[i];
 	if (!pr || img_open(image, IMG_NO_DWARF, &img, &err) < 0)
 		return -1;
-	memset(&r, 0, sizeof(r));
-	est_opts_default(&o);
-	if (img_proc_find(img, proc, &ip, &err) == 0 && cfg_build(img, ip, &cfg, &err) == 0 &&
-	    (s = calloc(cfg->ninsns + 1, sizeof(*s))) &&
-	    est_samples_from_profile(cfg, img, pr, s, &total, &err) == 0 &&
-	    est_procedure(cfg, model_for_this_cpu(), s, est_cycles_per_sample(pr, m), &o, &r,
-			  &err) == 0) {
+	memset(&a, 0, sizeof(a));
+	if (img_proc_find(img, proc, &ip, &err) == 0 &&
+	    est_analyze(&sd->in, img, pr, ip, &a, &err) == 0) {
 		x = 0;
-		for (size_t i = 0; i < r.ninsns; i++)
-			x += r.insns[i].executions;
+		for (size_t i = 0; i < a.r.ninsns; i++)
+			x += a.r.insns[i].executions;
 	}
-	est_result_free(&r);
-	free(s);
-	cfg_free(cfg);
+	est_analysis_free(&a);
 	img_close(img);
 	return x;
 }
 
-static int side(const char *dir, const char *epoch, struct prof_profile **p, size_t *n,
-		struct prof_epoch_meta *m, int *have, struct dcpi_err *err)
+static int side_open(struct diff_side *sd, const char *dir, const char *epoch,
+		     const char *cache, struct dcpi_err *err)
 {
-	struct prof_db *db = NULL;
-	char used[256];
-	int rc = prof_db_open(dir, 0, &db, err);
+	struct est_analysis_opts o;
+	int rc = prof_db_open(dir, 0, &sd->db, err);
 
-	*have = 0;
 	if (rc >= 0)
-		rc = rep_load_profiles(db, epoch, p, n, used, sizeof(used), err);
-	if (rc >= 0 && strcmp(used, "all"))
-		*have = prof_epoch_meta_read(db, used, m, err) == 0;
-	dcpi_err_clear(err);
-	if (db)
-		prof_db_close(db);
+		rc = rep_load_profiles(sd->db, epoch, &sd->p, &sd->n, sd->used, sizeof(sd->used),
+				       err);
+	est_analysis_opts_default(&o);
+	o.cache_dir = cache;
+	if (rc >= 0)
+		rc = est_input_open(&sd->in, sd->db, dir, sd->used, sd->p, sd->n, &o, err);
+	sd->open = rc >= 0;
 	return rc;
+}
+
+static void side_close(struct diff_side *sd)
+{
+	if (sd->open)
+		est_input_close(&sd->in);
+	prof_profiles_free(sd->p, sd->n);
+	if (sd->db)
+		prof_db_close(sd->db);
 }
 
 int rep_diff_executions(struct rep_diff *d, const char *event, const char *dira,
 			const char *epocha, const char *dirb, const char *epochb, size_t limit,
 			struct dcpi_err *err)
 {
-	struct prof_profile *pa = NULL, *pb = NULL;
-	struct prof_epoch_meta ma, mb;
-	size_t na = 0, nb = 0;
-	int ha, hb, rc;
+	struct diff_side a = { 0 }, b = { 0 };
+	int rc;
 
-	rc = side(dira, epocha, &pa, &na, &ma, &ha, err);
+	/* both sides' best cases timed once, in the first database's cache:
+	 * a change in the counts is then the samples', not the sandbox's */
+	rc = side_open(&a, dira, epocha, dira, err);
 	if (rc >= 0)
-		rc = side(dirb, epochb, &pb, &nb, &mb, &hb, err);
+		rc = side_open(&b, dirb, epochb, dira, err);
 	for (size_t i = 0; rc >= 0 && i < d->nrows && (!limit || i < limit); i++) {
 		struct rep_diff_row *r = &d->rows[i];
 
-		r->xa = r->a ? insns_executed(pa, na, ha ? &ma : NULL, event, r->image, r->name) : 0;
-		r->xb = r->b ? insns_executed(pb, nb, hb ? &mb : NULL, event, r->image, r->name) : 0;
+		r->xa = r->a ? insns_executed(&a, event, r->image, r->name) : 0;
+		r->xb = r->b ? insns_executed(&b, event, r->image, r->name) : 0;
 		r->have_x = 1;
 	}
-	prof_profiles_free(pa, na);
-	prof_profiles_free(pb, nb);
+	side_close(&a);
+	side_close(&b);
 	return rc;
 }

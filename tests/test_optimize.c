@@ -114,11 +114,20 @@ static void work_profile(const char *file, struct prof_profile *p)
 	assert_int_equal(prof_profile_normalize(p), 0);
 }
 
+/* The analysis of a profile made here (no database): the model's best
+ * cases, relative counts, as est_analyze gives them. */
 static void est(struct opt_est *e)
 {
-	opt_est_default(e);
-	e->cps = 1;
-	assert_non_null(e->model);
+	static struct est_input in;
+	struct est_analysis_opts o;
+	struct dcpi_err err = { 0 };
+
+	est_analysis_opts_default(&o);
+	o.no_measure = 1;
+	o.no_calib = 1;
+	assert_int_equal(est_input_open(&in, NULL, "", "", NULL, 0, &o, &err), 0);
+	opt_est_default(e, &in);
+	assert_non_null(in.model);
 }
 
 static uint64_t check_totals(const struct opt_func *f)

@@ -15,22 +15,8 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "analysis.h"
 #include "tools.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: %s [--image FILE | --db DIR [--epoch E]] "
-		"[--format dot|svg|png|pdf|json] [--json] [-o FILE] [--hot P | --all] [--static] PROC\n"
-		"  with samples of PROC in the database: the annotated graph (blocks filled by\n"
-		"  share of cycles, edges by estimated executions, CPI and culprits; only the\n"
-		"  blocks holding P of the cycles, default 0.99, cold regions collapsed; --all\n"
-		"  every block; dcpicalc's options apply); --static or no samples: the CFG alone\n"
-		"  PROC is a name with or without parameters (f, 'f(int)', ns::f), a mangled\n"
-		"  name, an address (0x...), any of them after IMAGE: to pick the image\n"
-		"  without --image, PROC is looked up in the images profiled in the\n"
-		"  database (--db, default $DCPIDB, then ./dcpidb; --epoch, default newest)\n",
-		tool_name);
-}
 
 /*
  * PROC among the images profiled in the database (--db, --epoch): the image
@@ -58,8 +44,6 @@ static int find_in_db(const char *dbdir, const char *epoch, const char *spec,
 	prof_db_close(db);
 	return rc;
 }
-
-int calc_cfg(int argc, char **argv);
 
 /* The plain graph into out (stdout when NULL), report/cfgplain.c's. */
 static int render(const struct cfg *cfg, const char *image, const char *format,
@@ -132,81 +116,80 @@ static int have_samples(const char *dbdir, const char *epoch, const char *image,
 	return yes;
 }
 
-int cmd_cfg(int argc, char **argv)
+/* The annotated graph: est_analyze's counts (estimate/analyze.c), drawn by
+ * report/cfgviz.c. */
+static int annotated(struct tool_proc *t, const char *format, const char *out, double hot,
+		     int all)
 {
-	static const struct option opts[] = {
-		{ "image", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'e' },
-		{ "static", no_argument, NULL, 's' },
-		{ "hot", required_argument, NULL, 'H' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *image = NULL, *format = "dot", *out = NULL, *db = NULL, *epoch = NULL;
+	struct rep_cfg_heat h = { .hot = all ? 1 : hot };
+	struct dcpi_err err = { 0 };
+	struct rep_calc v;
+	FILE *f;
+	int rc = tool_proc_open(t);
+
+	if (!rc && !t->proc)
+		rc = tool_fail("%s: one procedure, not every one", t->spec);
+	if (!rc)
+		rc = tool_proc_analyze(t);
+	if (rc)
+		return rc;
+	h.r = &t->an.r;
+	h.cul = &t->an.cul;
+	h.edge_obs = t->an.pinfo.used ? t->an.pinfo.edge_obs : NULL;
+	f = out ? fopen(out, "w") : stdout;
+	if (!f)
+		return tool_fail("%s: %s", out, strerror(errno));
+	if (!strcmp(format, "json")) {
+		tool_proc_view(t, 0, 1, &v);
+		rep_calc_json(f, &v);
+	} else if (rep_cfg_render(t->an.cfg, &h, format, f, &err) < 0) {
+		rc = tool_fail("%s", err.msg);
+	}
+	if (f != stdout && fclose(f) != 0 && !rc)
+		rc = tool_fail("%s: %s", out, strerror(errno));
+	return rc;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s PROC [--format dot|svg|png|pdf|json] [--json] [-o FILE]\n"
+		"       [--hot P | --all] [--static] [options]\n"
+		"  with samples of PROC in the database: the annotated graph (blocks filled by\n"
+		"  share of cycles, edges by estimated executions, CPI and culprits; only the\n"
+		"  blocks holding P of the cycles, default 0.99, cold regions collapsed; --all\n"
+		"  every block); --static or no samples: the CFG alone\n"
+		"  PROC is a name with or without parameters (f, 'f(int)', ns::f), a mangled\n"
+		"  name, an address (0x...), any of them after IMAGE: to pick the image\n"
+		"  without --image, PROC is looked up in the images profiled in the\n"
+		"  database (--db, default $DCPIDB, then ./dcpidb; --epoch, default newest)\n"
+		"%s", tool_name, tool_ana_usage);
+}
+
+static int known_format(const char *f)
+{
+	return !strcmp(f, "dot") || !strcmp(f, "svg") || !strcmp(f, "png") ||
+	       !strcmp(f, "pdf") || !strcmp(f, "json");
+}
+
+/* The plain graph of PROC: from --image, else the image the database names. */
+static int plain(const struct tool_ana_args *a, const char *spec, const char *format,
+		 const char *out)
+{
 	const struct img_proc *proc;
 	struct dcpi_err err = { 0 };
 	struct image *img = NULL;
 	struct cfg *cfg = NULL;
-	int c, rc, plain = 0, other = 0;
-	double hot;
-	char *end;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:f:jo:d:e:ah", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': image = optarg; break;
-		case 'f': format = optarg; break;
-		case 'j': format = "json"; break;
-		case 'o': out = optarg; break;
-		case 'd': db = optarg; break;
-		case 'e': epoch = optarg; break;
-		case 's': plain = 1; break;
-		case 'H':	/* the annotated graph's: checked here too, so a bad
-				 * share is an error with or without samples */
-			hot = strtod(optarg, &end);
-			if (end == optarg || *end || !(hot > 0 && hot <= 1))
-				return tool_fail("--hot %s: not a share in (0, 1]", optarg);
-			break;
-		case 'a': break;	/* the annotated graph's */
-		case 'h': usage(stdout); return 0;
-		default: other = 1; break;	/* dcpicalc's options, for the annotated graph */
-		}
-	}
-	opterr = 1;
-	/* with samples of PROC in the database: the annotated graph, through
-	 * dcpicalc's analysis (its options apply) */
-	if (!plain && optind + 1 == argc &&
-	    have_samples(tool_db_dir(db), epoch, image, argv[optind]))
-		return calc_cfg(argc, argv);
-	if (other) {
-		usage(stderr);
-		return 1;
-	}
-	if (optind + 1 != argc) {
-		usage(stderr);
-		return 1;
-	}
-	if (strcmp(format, "dot") && strcmp(format, "svg") && strcmp(format, "png") &&
-	    strcmp(format, "pdf") && strcmp(format, "json"))
-		return tool_fail("%s: unknown format (dot, svg, png, pdf, json)", format);
-	if (!image) {
-		rc = find_in_db(tool_db_dir(db), epoch, argv[optind], &img, &proc);
+	if (!a->image) {
+		rc = find_in_db(tool_db_dir(a->db), a->epoch, spec, &img, &proc);
 		if (rc)
 			return rc;
-		image = img_path(img);
-	} else {
-		if (img_open(image, IMG_NO_DWARF, &img, &err) < 0)
-			return tool_fail("%s", err.msg);
-		if (img_proc_find(img, argv[optind], &proc, &err) < 0) {
-			rc = tool_fail("%s", err.msg);
-			goto out;
-		}
+	} else if (img_open(a->image, IMG_NO_DWARF, &img, &err) < 0) {
+		return tool_fail("%s", err.msg);
+	} else if (img_proc_find(img, spec, &proc, &err) < 0) {
+		rc = tool_fail("%s", err.msg);
+		goto out;
 	}
 	if (cfg_build(img, proc, &cfg, &err) < 0) {
 		rc = tool_fail("%s", err.msg);
@@ -216,5 +199,65 @@ int cmd_cfg(int argc, char **argv)
 out:
 	cfg_free(cfg);
 	img_close(img);
+	return rc;
+}
+
+int cmd_cfg(int argc, char **argv)
+{
+	enum { O_FORMAT = 1, O_JSON, O_STATIC, O_HOT };
+	static const struct option opts[] = {
+		TOOL_ANA_LONGOPTS,
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "output", required_argument, NULL, 'o' },
+		{ "static", no_argument, NULL, O_STATIC },
+		{ "hot", required_argument, NULL, O_HOT },
+		{ "all", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = NULL, *out = NULL;
+	int c, rc, static_only = 0, all = 0;
+	struct tool_proc t;
+	double hot = 0.99;
+	char *end;
+
+	memset(&t, 0, sizeof(t));
+	tool_ana_args_init(&t.a);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "e:m:o:ah", opts, NULL)) != -1) {
+		rc = tool_ana_option(&t.a, c, optarg);
+		if (rc > 0)
+			return rc;
+		if (rc == 0)
+			continue;
+		switch (c) {
+		case O_FORMAT: format = optarg; break;
+		case O_JSON: format = "json"; break;
+		case 'o': out = optarg; break;
+		case O_STATIC: static_only = 1; break;
+		case O_HOT:
+			hot = strtod(optarg, &end);
+			if (end == optarg || *end || !(hot > 0 && hot <= 1))
+				return tool_fail("--hot %s: not a share in (0, 1]", optarg);
+			break;
+		case 'a': all = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return 1;
+	}
+	if (!format)
+		format = "dot";
+	if (!known_format(format))
+		return tool_fail("%s: unknown format (dot, svg, png, pdf, json)", format);
+	t.spec = argv[optind];
+	if (static_only || !have_samples(tool_db_dir(t.a.db), t.a.epoch, t.a.image, t.spec))
+		return plain(&t.a, t.spec, format, out);
+	rc = annotated(&t, format, out, hot, all);
+	tool_proc_close(&t);
 	return rc;
 }

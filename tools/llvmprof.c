@@ -10,101 +10,80 @@
 #include <string.h>
 
 #include "dcpi/optimize.h"
+#include "analysis.h"
 #include "tools.h"
 
 static const char fb_usage[] =
 	"usage: dcpi %s [PROG...] -o FILE [options]\n"
 	"  writes the %s from the estimated executions of every sampled\n"
-	"  procedure of PROG (default: the most sampled image of the epoch)\n"
+	"  procedure of PROG (default: the most sampled image of the epoch), the\n"
+	"  counts dcpicalc prints\n"
 	"  -o, --output FILE   where to write it ('-': standard output)\n"
-	"      --db DIR        profile database (default $DCPIDB, then ./dcpidb)\n"
-	"      --epoch E       epoch (default: the newest)\n"
-	"  -e, --event E       sample event (default: cycles, else cpu-clock)\n"
-	"  -m, --model NAME    pipeline model (default: from CPUID)\n"
-	"      --method M      dcpi or global (default)\n"
-	"      --window W      insn, block (default) or skid\n"
-	"      --no-calibration  ignore DB/calibration-<model>.txt\n"
 	"      --min-samples N skip procedures with fewer samples (default 1)\n"
 	"      --raw-samples   counts are the samples themselves, not estimated\n"
 	"                      executions (what a plain sampler has; to compare)\n"
-	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
-	"                      callgrind run imported with dcpi import), not estimated:\n"
-	"                      the best the samples could give; not for bolt-prof\n"
 	"      --lines         llvm-prof: key by source lines even where PROG was built\n"
 	"                      with -fpseudo-probe-for-profiling (default: by probes\n"
-	"                      there; build the final binary with that flag too)\n";
+	"                      there; build the final binary with that flag too)\n"
+	"  and the analysis options of dcpicalc (--exact is not for bolt-prof):\n";
 
 static const char *const fb_names[] = { "llvm-prof", "gcc-prof", "bolt-prof" };
 
+static void fb_help(FILE *f, int format)
+{
+	fprintf(f, fb_usage, fb_names[format], opt_format_name((enum opt_format)format));
+	fputs(tool_ana_usage, f);
+}
+
 static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 {
+	enum { O_MIN = 1, O_RAW, O_LINES };
 	static const struct option opts[] = {
+		TOOL_ANA_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "method", required_argument, NULL, 'M' },
-		{ "window", required_argument, NULL, 'W' },
-		{ "no-calibration", no_argument, NULL, 'N' },
-		{ "min-samples", required_argument, NULL, 'n' },
-		{ "raw-samples", no_argument, NULL, 'R' },
-		{ "exact", required_argument, NULL, 'x' },
-		{ "lines", no_argument, NULL, 'L' },
+		{ "min-samples", required_argument, NULL, O_MIN },
+		{ "raw-samples", no_argument, NULL, O_RAW },
+		{ "lines", no_argument, NULL, O_LINES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *fmt = opt_format_name((enum opt_format)format);
-	int c;
+	struct tool_ana_args a;
+	int c, rc;
 
+	tool_ana_args_init(&a);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:e:m:h", opts, NULL)) != -1) {
+		rc = tool_ana_option(&a, c, optarg);
+		if (rc > 0)
+			return rc;
+		if (rc == 0)
+			continue;
 		switch (c) {
 		case 'o': rq->out = optarg; break;
-		case 'd': rq->db = optarg; break;
-		case 'E': rq->epoch = optarg; break;
-		case 'e': rq->event = optarg; break;
-		case 'm':
-			rq->model = model_by_name(optarg);
-			if (!rq->model)
-				return tool_fail("--model %s: no such model", optarg);
-			break;
-		case 'M':
-			if (est_method_parse(optarg, &rq->opts.method) < 0)
-				return tool_fail("--method %s: not dcpi or global", optarg);
-			break;
-		case 'W':
-			if (est_window_parse(optarg, &rq->opts.window) < 0)
-				return tool_fail("--window %s: not insn, block or skid", optarg);
-			break;
-		case 'N': rq->no_calib = 1; break;
-		case 'L':
+		case O_LINES:
 			if (format != OPT_F_LLVM)
 				return tool_fail("--lines: only llvm-prof has pseudo probes");
 			rq->lines = 1;
 			break;
-		case 'R': rq->raw_samples = 1; break;
-		case 'x':
-			if (format == OPT_F_BOLT)
-				return tool_fail("--exact: BOLT's edge counts are estimated only");
-			rq->exact_db = optarg;
-			break;
-		case 'n':
+		case O_RAW: rq->raw_samples = 1; break;
+		case O_MIN:
 			rq->min_samples = strtod(optarg, NULL);
 			if (!(rq->min_samples > 0))
 				return tool_fail("--min-samples %s: not a positive number", optarg);
 			break;
-		case 'h': printf(fb_usage, fb_names[format], fmt); return -1;
-		default: fprintf(stderr, fb_usage, fb_names[format], fmt); return 1;
+		case 'h': fb_help(stdout, format); return -1;
+		default: fb_help(stderr, format); return 1;
 		}
 	}
+	if (format == OPT_F_BOLT && a.o.exact_db)
+		return tool_fail("--exact: BOLT's edge counts are estimated only");
 	if (!rq->out) {
-		fprintf(stderr, fb_usage, fb_names[format], fmt);
+		fb_help(stderr, format);
 		return tool_fail("-o FILE is required");
 	}
 	rq->progs = (const char *const *)argv + optind;
 	rq->nprogs = (size_t)(argc - optind);
-	return 0;
+	return tool_ana_request(&a, rq);
 }
 
 int tool_feedback(int argc, char **argv, int format)
@@ -116,11 +95,9 @@ int tool_feedback(int argc, char **argv, int format)
 
 	memset(&rq, 0, sizeof(rq));
 	rq.format = (enum opt_format)format;
-	est_opts_default(&rq.opts);
 	rc = fb_parse(argc, argv, &rq, format);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rq.db = tool_db_dir(rq.db);
 	if (opt_feedback(&rq, &sum, &err) < 0)
 		return tool_fail("%s", err.msg);
 	if (sum.notes[0])

@@ -10,6 +10,7 @@
 
 #include "dcpi/optimize.h"
 #include "dcpi/report.h"
+#include "analysis.h"
 #include "tools.h"
 
 static const char pf_usage[] =
@@ -19,61 +20,49 @@ static const char pf_usage[] =
 	"  the stall analysis charges with D-cache cycles, in loops where their address\n"
 	"  steps by a constant; prints every load considered and why it got no hint\n"
 	"  -o, --output FILE   where to write the hints ('-': standard output)\n"
-	"      --db DIR        profile database (default $DCPIDB, then ./dcpidb)\n"
-	"      --epoch E       epoch (default: the newest)\n"
-	"  -e, --event E       sample event (default: cycles, else cpu-clock)\n"
-	"  -m, --model NAME    pipeline model (default: from CPUID)\n"
-	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
-	"                      `dcpi import` of callgrind of the same binary), and its\n"
-	"                      simulated misses as bounds\n"
 	"      --min-share F   loads charged with at least this share of the cycles\n"
 	"                      (default 0.01)\n"
-	"      --json          the report as JSON\n";
+	"      --json          the report as JSON\n"
+	"  and the analysis options of dcpicalc:\n";
 
 int cmd_prefetch_hints(int argc, char **argv)
 {
+	enum { O_MIN = 1, O_JSON };
 	static const struct option opts[] = {
+		TOOL_ANA_LONGOPTS,
 		{ "output", required_argument, NULL, 'o' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "exact", required_argument, NULL, 'x' },
-		{ "min-share", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
+		{ "min-share", required_argument, NULL, O_MIN },
+		{ "json", no_argument, NULL, O_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dcpi_err err = { 0 };
+	struct tool_ana_args a;
 	struct opt_request rq;
 	struct opt_summary sum;
-	int c, json = 0;
+	int c, rc, json = 0;
 	char *end;
 
 	memset(&rq, 0, sizeof(rq));
 	rq.format = OPT_F_PREFETCH;
-	est_opts_default(&rq.opts);
+	tool_ana_args_init(&a);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:e:m:h", opts, NULL)) != -1) {
+		rc = tool_ana_option(&a, c, optarg);
+		if (rc > 0)
+			return rc;
+		if (rc == 0)
+			continue;
 		switch (c) {
 		case 'o': rq.out = optarg; break;
-		case 'd': rq.db = optarg; break;
-		case 'E': rq.epoch = optarg; break;
-		case 'e': rq.event = optarg; break;
-		case 'm':
-			rq.model = model_by_name(optarg);
-			if (!rq.model)
-				return tool_fail("--model %s: no such model", optarg);
-			break;
-		case 'x': rq.exact_db = optarg; break;
-		case 's':
+		case O_MIN:
 			rq.min_share = strtod(optarg, &end);
-			if (*end || !(rq.min_share > 0 && rq.min_share < 1))
+			if (end == optarg || *end || !(rq.min_share > 0 && rq.min_share < 1))
 				return tool_fail("--min-share %s: not a share in (0, 1)", optarg);
 			break;
-		case 'j': json = 1; break;
-		case 'h': fputs(pf_usage, stdout); return 0;
-		default: fputs(pf_usage, stderr); return 1;
+		case O_JSON: json = 1; break;
+		case 'h': fputs(pf_usage, stdout); fputs(tool_ana_usage, stdout); return 0;
+		default: fputs(pf_usage, stderr); fputs(tool_ana_usage, stderr); return 1;
 		}
 	}
 	if (!rq.out) {
@@ -82,7 +71,9 @@ int cmd_prefetch_hints(int argc, char **argv)
 	}
 	rq.progs = (const char *const *)argv + optind;
 	rq.nprogs = (size_t)(argc - optind);
-	rq.db = tool_db_dir(rq.db);
+	rc = tool_ana_request(&a, &rq);
+	if (rc)
+		return rc;
 	if (opt_feedback(&rq, &sum, &err) < 0) {
 		opt_summary_free(&sum);
 		return tool_fail("%s", err.msg);

@@ -38,24 +38,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcpi/analysis.h"
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
 #include "dcpi/profile.h"
 #include "dcpi/util.h"
 
-/* How the estimates are made: one for every writer. */
+/* How the estimates are made: one for every writer.  The counts are
+ * est_analyze's (include/dcpi/analysis.h), the same dcpicalc prints. */
 struct opt_est {
-	const struct model *model;
-	struct est_opts opts;
-	double cps;		/* cycles per sample; 0: relative counts */
+	struct est_input *in;	/* the epoch's analysis input (est_input_open) */
 	double min_samples;	/* skip procedures with fewer samples (default 1) */
 	int raw_samples;	/* counts are samples, not executions: what a
 				 * sampler without estimation (AutoFDO without
 				 * LBR) has; for comparison */
-	const struct prof_profile *exact;	/* callgrind-Ir profiles (--exact): */
-	size_t nexact;		/* executions from them, not estimated: the
-				 * ceiling of what better estimates could give */
 };
 
 struct opt_target {
@@ -122,8 +119,8 @@ struct opt_src {
 	size_t nimages;			/* images added */
 };
 
-/* Defaults: the model for this CPU, est_opts_default, cps 0, min 1 sample. */
-void opt_est_default(struct opt_est *e);
+/* Defaults: input in (est_input_open'd by the caller), min 1 sample. */
+void opt_est_default(struct opt_est *e, struct est_input *in);
 
 /*
  * The source-level profile of img from its profile p (one event).
@@ -200,12 +197,10 @@ struct opt_request {
 	const char *const *progs;	/* images; none: the most sampled one */
 	size_t nprogs;
 	const char *out;		/* file, or "-" */
-	const struct model *model;	/* NULL: this CPU's */
-	struct est_opts opts;
-	int skid_given, no_calib;	/* else DB/calibration-<model>.txt sets skid */
+	struct est_analysis_opts ana;	/* est_analysis_opts_default and the
+					 * user's analysis options */
 	int raw_samples;		/* opt_est.raw_samples */
 	double min_samples;		/* 0: 1 */
-	const char *exact_db;		/* callgrind-Ir executions from here */
 	int lines;			/* LLVM: key by lines even where the image
 					 * has pseudo probes */
 	/* prefetch hints: */

@@ -1,0 +1,316 @@
+/*
+ * analyze.c - the analysis of one procedure, assembled in one place
+ * (include/dcpi/analysis.h): CFG, samples, path samples, measured best cases,
+ * calibration, estimate (DCPI paper sec. 6.1), event counts, exact
+ * executions, culprits (sec. 6.3).  Every tool that prints or writes a count
+ * calls est_analyze with est_analysis_opts_default's settings, so they agree.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcpi/analysis.h"
+#include "dcpi/sandbox.h"
+
+/* Culprits with no calibration: samples land two instructions late
+ * (DESIGN.md "Where samples land"). */
+#define DEFAULT_SKID 2
+
+void est_analysis_opts_default(struct est_analysis_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	est_opts_default(&o->opts);
+	est_path_opts_default(&o->popts);
+	o->measure_share = 0.005;
+}
+
+static void note(struct est_input *in, const char *msg)
+{
+	size_t n = strlen(in->note);
+
+	snprintf(in->note + n, sizeof(in->note) - n, "%s%s", n ? "\n" : "", msg);
+}
+
+/* The calibration of the model: o->calib_path, else the database's file
+ * when there is one.  A file for another model is an error (it would
+ * silently set the wrong skid). */
+static int load_calibration(struct est_input *in, struct dcpi_err *err)
+{
+	const char *name = model_name(in->model);
+	int rc;
+
+	if (in->o.no_calib)
+		return 0;
+	if (in->o.calib_path)
+		snprintf(in->cal_path, sizeof(in->cal_path), "%s", in->o.calib_path);
+	else if (est_calib_path(in->dbdir, name, in->cal_path, sizeof(in->cal_path)) < 0 ||
+		 access(in->cal_path, R_OK) < 0) {
+		in->cal_path[0] = '\0';
+		return 0;
+	}
+	rc = est_calib_read(in->cal_path, &in->cal, err);
+	if (rc < 0)
+		return rc;
+	if (strcmp(in->cal.model, name))
+		return dcpi_errf(err, -EINVAL, "%s: calibrated for model %s, not %s",
+				 in->cal_path, in->cal.model, name);
+	in->have_cal = 1;
+	in->skid = in->cal.skid;
+	if (!in->o.skid_given)
+		est_opts_calibrated(&in->o.opts, &in->cal);
+	return 0;
+}
+
+/* --exact DB: the newest epoch's profiles, which must hold callgrind-Ir. */
+static int load_exact(struct est_input *in, struct dcpi_err *err)
+{
+	const char *dir = in->o.exact_db;
+	int rc = prof_db_open(dir, 0, &in->xdb, err);
+
+	if (rc >= 0)
+		rc = prof_db_latest_epoch(in->xdb, in->xepoch, sizeof(in->xepoch), err);
+	if (rc == -ENOENT)
+		return dcpi_errf(err, -ENODATA, "%s: no epochs", dir);
+	if (rc >= 0)
+		rc = prof_epoch_read(in->xdb, in->xepoch, &in->xp, &in->nxp, err);
+	for (size_t i = 0; rc >= 0 && i < in->nxp; i++)
+		if (!strcmp(in->xp[i].event, "callgrind-Ir"))
+			return 0;
+	if (rc >= 0)
+		rc = dcpi_errf(err, -ENODATA, "%s: epoch %s has no callgrind-Ir counts (dcpi "
+			       "import a callgrind run of the same binary)", dir, in->xepoch);
+	return rc;
+}
+
+int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
+		   const char *epoch, const struct prof_profile *p, size_t np,
+		   const struct est_analysis_opts *o, struct dcpi_err *err)
+{
+	char latest[256];
+	const char *me = epoch;
+	int rc;
+
+	memset(in, 0, sizeof(*in));
+	path_profile_init(&in->pp);
+	in->db = db;
+	in->p = p;
+	in->np = np;
+	in->o = *o;
+	in->skid = DEFAULT_SKID;
+	in->model = o->model ? o->model : model_for_this_cpu();
+	snprintf(in->dbdir, sizeof(in->dbdir), "%s", dbdir);
+	snprintf(in->epoch, sizeof(in->epoch), "%s", epoch);
+	if (!in->model)
+		return dcpi_errf(err, -EINVAL, "no pipeline model for this CPU");
+	/* the newest epoch's calibration stands for all */
+	if (db && !strcmp(epoch, "all") &&
+	    prof_db_latest_epoch(db, latest, sizeof(latest), err) == 0)
+		me = latest;
+	dcpi_err_clear(err);
+	if (db) {
+		rc = prof_epoch_meta_read(db, me, &in->meta, err);
+		if (rc < 0 && rc != -ENOENT)	/* garbled: the calibration would go */
+			return rc;
+		in->have_meta = rc == 0;
+		dcpi_err_clear(err);
+	}
+	rc = load_calibration(in, err);
+	if (rc >= 0 && o->exact_db)
+		rc = load_exact(in, err);
+	return rc < 0 ? rc : 0;
+}
+
+void est_input_close(struct est_input *in)
+{
+	path_profile_free(&in->pp);
+	prof_profiles_free(in->xp, in->nxp);
+	if (in->xdb)
+		prof_db_close(in->xdb);
+	memset(in, 0, sizeof(*in));
+}
+
+/* Add the path samples of image id in one epoch to in->pp. */
+static int paths_of_epoch(struct est_input *in, const char *epoch,
+			  const struct prof_image_id *id, struct dcpi_err *err)
+{
+	struct path_profile *pp = NULL;
+	size_t n = 0;
+	int rc = path_epoch_read(in->db, epoch, &pp, &n, err);
+
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		if (!prof_image_id_equal(&pp[i].image, id))
+			continue;
+		if (!in->have_pp) {
+			path_profile_free(&in->pp);
+			in->pp = pp[i];
+			path_profile_init(&pp[i]);
+			in->have_pp = 1;
+		} else {
+			rc = path_profile_merge(&in->pp, &pp[i], err);
+		}
+	}
+	path_profiles_free(pp, n);
+	return rc;
+}
+
+/* The image's path samples: the epoch's (every epoch's, merged, for "all"),
+ * read once per image. */
+static int image_paths(struct est_input *in, const struct prof_image_id *id,
+		       const struct path_profile **out, struct dcpi_err *err)
+{
+	char **names = NULL;
+	size_t nn = 0;
+	int rc = 0;
+
+	*out = NULL;
+	if (in->o.no_paths)
+		return 0;
+	if (in->o.paths) {
+		*out = in->o.paths;
+		return 0;
+	}
+	if (!in->db)
+		return 0;
+	if (in->pp_loaded && prof_image_id_equal(&in->pp_image, id)) {
+		*out = in->have_pp ? &in->pp : NULL;
+		return 0;
+	}
+	path_profile_free(&in->pp);
+	path_profile_init(&in->pp);
+	in->have_pp = 0;
+	in->pp_image = *id;
+	in->pp_loaded = 1;
+	if (!strcmp(in->epoch, "all")) {
+		rc = prof_db_epochs(in->db, &names, &nn, err);
+		for (size_t k = 0; rc >= 0 && k < nn; k++)
+			rc = paths_of_epoch(in, names[k], id, err);
+		prof_names_free(names, nn);
+	} else {
+		rc = paths_of_epoch(in, in->epoch, id, err);
+	}
+	if (rc < 0) {
+		in->pp_loaded = 0;
+		return rc;
+	}
+	*out = in->have_pp ? &in->pp : NULL;
+	return 0;
+}
+
+/* Time the hot blocks and loops on this machine (estimate/measured.c), for
+ * a procedure that holds enough of its image's samples. */
+static int measure(struct est_input *in, const struct image *img, struct est_analysis *a,
+		   struct dcpi_err *err)
+{
+	const char *env = getenv("DCPI_MEASURE");
+	struct est_measure_opts mo;
+	double share = a->prof->total ? a->total / (double)a->prof->total : 0;
+	int rc;
+
+	if (in->o.no_measure) {
+		snprintf(a->meas_why, sizeof(a->meas_why), "--no-measure");
+		return 0;
+	}
+	if (env && !strcmp(env, "0")) {
+		snprintf(a->meas_why, sizeof(a->meas_why), "DCPI_MEASURE=0");
+		return 0;
+	}
+	if (share < in->o.measure_share) {
+		snprintf(a->meas_why, sizeof(a->meas_why),
+			 "%.2f%% of the image's samples (timed from %.1f%%)", 100 * share,
+			 100 * in->o.measure_share);
+		return 0;
+	}
+	if (!sbx_usable(a->meas_why, sizeof(a->meas_why)))
+		return 0;
+	est_measure_opts_default(&mo);
+	mo.cache_dir = in->o.cache_dir ? in->o.cache_dir : in->dbdir[0] ? in->dbdir : NULL;
+	mo.img = img;
+	mo.model = in->model;
+	mo.steady = in->o.opts.steady;
+	mo.paths = a->pp;
+	mo.remeasure = in->o.remeasure;
+	rc = est_measure(a->cfg, a->s, &mo, &a->meas, err);
+	if (rc < 0)
+		return rc;
+	a->have_meas = 1;
+	if (a->meas.note[0] && !strstr(in->note, a->meas.note))
+		note(in, a->meas.note);
+	return 0;
+}
+
+/* Event counts (the epoch's, and --exact's), exact executions, culprits. */
+static int culprits(struct est_input *in, const struct image *img, struct est_analysis *a,
+		    struct dcpi_err *err)
+{
+	const struct prof_image_id *id = &a->prof->image;
+	int rc = est_events_for(in->p, in->np, id, a->cfg, img, &a->ev, err);
+
+	if (rc >= 0 && in->xp) {
+		rc = est_events_for(in->xp, in->nxp, id, a->cfg, img, &a->ev, err);
+		if (rc >= 0 && !a->ev.exact)
+			rc = dcpi_errf(err, -ENODATA, "%s: no callgrind-Ir counts of it in %s, "
+				       "epoch %s (dcpi import a callgrind run of the same "
+				       "binary)", img_path(img), in->o.exact_db, in->xepoch);
+		if (rc >= 0) {
+			est_use_exact(a->cfg, &a->r, a->ev.exact);
+			a->exact = 1;
+		}
+	}
+	if (rc < 0)
+		return rc;
+	rc = est_culprits(a->cfg, &a->r, a->ev.list, in->o.no_events ? 0 : a->ev.n, in->skid,
+			  &a->cul, err);
+	if (rc >= 0)
+		a->have_cul = 1;
+	return rc;
+}
+
+int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,
+		const struct img_proc *proc, struct est_analysis *a, struct dcpi_err *err)
+{
+	struct est_opts opts = in->o.opts;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	a->prof = prof;
+	a->proc = proc;
+	rc = cfg_build(img, proc, &a->cfg, err);
+	if (rc < 0)
+		return rc;
+	a->s = calloc(a->cfg->ninsns + 1, sizeof(*a->s));
+	if (!a->s)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", proc->name);
+	rc = est_samples_from_profile(a->cfg, img, prof, a->s, &a->total, err);
+	if (rc < 0)
+		return rc;
+	a->cps = est_cycles_per_sample(prof, in->have_meta ? &in->meta : NULL);
+	rc = image_paths(in, &prof->image, &a->pp, err);
+	if (rc >= 0)
+		rc = measure(in, img, a, err);
+	if (rc >= 0)
+		rc = est_path_obs_from_profile(a->cfg, img, a->pp, &a->obs, err);
+	if (rc < 0)
+		return rc;
+	if (a->have_meas)
+		opts.measured = &a->meas;
+	rc = est_procedure_paths(a->cfg, in->model, a->s, a->cps, &opts, &in->o.popts, &a->obs,
+				 &a->r, &a->pinfo, err);
+	if (rc < 0)
+		return rc;
+	return culprits(in, img, a, err);
+}
+
+void est_analysis_free(struct est_analysis *a)
+{
+	est_result_free(&a->r);
+	est_measurements_free(&a->meas);
+	est_path_info_free(&a->pinfo);
+	est_path_obs_free(&a->obs);
+	est_events_free(&a->ev);
+	cul_result_free(&a->cul);
+	free(a->s);
+	cfg_free(a->cfg);
+	memset(a, 0, sizeof(*a));
+}

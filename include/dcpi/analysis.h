@@ -1,0 +1,121 @@
+/*
+ * analysis.h - the one analysis every tool that prints or writes a count
+ * calls (estimate/analyze.c): for one procedure of one epoch, its CFG, the
+ * samples per instruction, the epoch's path samples of the image, the
+ * measured best cases of its hot blocks and loops, the calibration of where
+ * samples land, the event counts and exact executions, the estimate, and
+ * the culprits of its dynamic stalls.
+ *
+ * Two steps, so that nothing reads the database in the middle of the
+ * analysis: est_input_open reads what an epoch offers once (meta, the
+ * calibration file, --exact's database, path samples per image on first
+ * use), then est_analyze is called per procedure.  dcpicalc, dcpilist,
+ * dcpicfg, dcpidiff, the feedback writers (llvm-prof, gcc-prof, bolt-prof,
+ * prefetch-hints) all go through it with the same defaults
+ * (est_analysis_opts_default), so no two of them print different counts for
+ * the same procedure of the same recording (tests/test_analysis.c).
+ */
+#ifndef DCPI_ANALYSIS_H
+#define DCPI_ANALYSIS_H
+
+#include <stddef.h>
+
+#include "dcpi/culprit.h"
+#include "dcpi/estimate.h"
+#include "dcpi/paths.h"
+#include "dcpi/profile.h"
+
+struct est_analysis_opts {
+	const struct model *model;	/* NULL: model_for_this_cpu() */
+	struct est_opts opts;
+	struct est_path_opts popts;
+	int skid_given;			/* opts.skid is the user's: the calibration
+					 * does not set it */
+	const char *calib_path;		/* NULL: DB/calibration-<model>.txt if present */
+	int no_calib;			/* ignore any calibration file */
+	int no_paths;			/* ignore the epoch's path samples */
+	int no_measure;			/* the model's best cases only */
+	int remeasure;			/* time cached noisy figures again */
+	int no_events;			/* culprits from the code alone */
+	const struct path_profile *paths;	/* instead of the epoch's (--path-edges) */
+	const char *exact_db;		/* executions from callgrind-Ir there */
+	/* a procedure's hot blocks and loops are timed in the sandbox when it
+	 * holds at least this share of its image's samples (cached per body in
+	 * DB/measured-costs.txt); below it the model's best cases are used */
+	double measure_share;
+	const char *cache_dir;		/* measured costs kept here (NULL: the
+					 * database's directory); a comparison of
+					 * two databases times with one cache */
+};
+
+/* The defaults every tool uses unless its user says otherwise. */
+void est_analysis_opts_default(struct est_analysis_opts *o);
+
+/* What one epoch offers every procedure's analysis. */
+struct est_input {
+	struct prof_db *db;		/* borrowed; the epoch's database */
+	char dbdir[4096];		/* its directory: caches and calibration */
+	char epoch[256];		/* the epoch read, or "all" */
+	const struct prof_profile *p;	/* borrowed: every (image, event) profile */
+	size_t np;
+	struct prof_epoch_meta meta;
+	int have_meta;
+	struct est_analysis_opts o;	/* as given, opts calibrated */
+	const struct model *model;
+	struct est_calibration cal;
+	int have_cal;
+	char cal_path[4200];
+	int skid;			/* where samples land, for culprits (2) */
+	struct prof_db *xdb;		/* --exact */
+	struct prof_profile *xp;
+	size_t nxp;
+	char xepoch[256];
+	/* path samples of the last image asked for (est_analyze) */
+	struct prof_image_id pp_image;
+	struct path_profile pp;
+	int pp_loaded, have_pp;
+	char note[512];			/* a problem worth a note, once */
+};
+
+/*
+ * Open the analysis of an epoch: db and its directory dbdir, the epoch name
+ * used (or "all"), its profiles p[0..np) (borrowed, as rep_load_profiles or
+ * prof_epoch_read gave them).  Reads the epoch's meta, the calibration and
+ * --exact's database.  Free with est_input_close.
+ */
+int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
+		   const char *epoch, const struct prof_profile *p, size_t np,
+		   const struct est_analysis_opts *o, struct dcpi_err *err);
+void est_input_close(struct est_input *in);
+
+/* Everything the analysis of one procedure found. */
+struct est_analysis {
+	const struct prof_profile *prof;	/* the (image, event) profile */
+	const struct img_proc *proc;
+	struct cfg *cfg;
+	double *s;			/* samples per instruction */
+	double total;			/* samples in the procedure */
+	double cps;			/* cycles per sample (0: relative) */
+	struct est_result r;
+	struct est_measurements meas;
+	int have_meas;
+	char meas_why[128];		/* why not measured */
+	const struct path_profile *pp;	/* path samples used, or NULL */
+	struct est_path_obs obs;
+	struct est_path_info pinfo;
+	struct est_events ev;		/* event counts, exact executions */
+	struct cul_result cul;
+	int have_cul;
+	int exact;			/* counts are callgrind's, not estimated */
+};
+
+/*
+ * Analyse proc of img from prof (one of in->p).  Fills a; free with
+ * est_analysis_free (also after an error).  Errors: the procedure cannot be
+ * decoded (-EINVAL, -ENOENT from cfg_build), memory, a bad --exact.
+ */
+int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,
+		const struct img_proc *proc, struct est_analysis *a, struct dcpi_err *err);
+void est_analysis_free(struct est_analysis *a);
+
+#endif /* DCPI_ANALYSIS_H */

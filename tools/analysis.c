@@ -1,0 +1,383 @@
+/*
+ * tools/analysis.c - the analysis options every command that estimates
+ * counts takes, and the way from a database and PROC to est_analyze
+ * (include/dcpi/analysis.h): dcpicalc, dcpilist and dcpicfg open a
+ * procedure here; the feedback writers pass the same options to optimize/.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "dcpi/optimize.h"
+#include "dcpi/safefile.h"
+#include "tools.h"
+
+const char tool_ana_usage[] =
+	"      --db DIR        profile database (default $DCPIDB, then ./dcpidb)\n"
+	"      --epoch E       epoch name, or 'all' (default: the newest)\n"
+	"      --image FILE    the image holding PROC (default: found in the profiles)\n"
+	"  -e, --event E       sample event (default: cycles, else cpu-clock)\n"
+	"  -m, --model NAME    pipeline model (default: $DCPI_MODEL, else from CPUID)\n"
+	"      --method M      dcpi (class ratios + local propagation) or global\n"
+	"                      (then a flow-conserving least-squares fit; default)\n"
+	"      --window W      ratio windows: insn (the paper), block (default), skid\n"
+	"      --skid N[:F]    --window skid hands back F (default 0.6) of the samples\n"
+	"                      of each block's first N instructions (default 1)\n"
+	"      --steady S      M_i: none, self (steady state of self loops; default), loops,\n"
+	"                      context (self, others after their likeliest predecessor)\n"
+	"      --calibration F where samples land (dcpi calibrate; default\n"
+	"                      DB/calibration-<model>.txt when present): sets --skid\n"
+	"      --no-calibration  ignore it\n"
+	"      --no-measure    the model's best cases only: do not time the hot blocks\n"
+	"                      and loops on this machine (default: timed in the\n"
+	"                      sandbox for procedures with 0.5% of their image's\n"
+	"                      samples, cached in DB/measured-costs.txt; also\n"
+	"                      $DCPI_MEASURE=0)\n"
+	"      --remeasure     time again the cached figures taken on a shared core\n"
+	"                      (every report uses the cached figure otherwise)\n"
+	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
+	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
+	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
+	"      --scale R       scale rule with paths: quantile[:Q] (default, Q 0.25),\n"
+	"                      sum, loops, minloop, windows\n"
+	"      --prior W       pseudo-observations of the static branch prior (2)\n"
+	"      --regions       each hot outermost loop its own scale\n"
+	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
+	"                      `dcpi import` of callgrind of the same run), not\n"
+	"                      estimated; its simulated misses bound the culprits\n"
+	"      --no-events     culprits from the code alone: ignore event counts\n";
+
+void tool_ana_args_init(struct tool_ana_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	est_analysis_opts_default(&a->o);
+}
+
+static int parse_skid(struct est_opts *o, const char *arg)
+{
+	char *end;
+
+	o->skid = (int)strtol(arg, &end, 10);
+	if (*end == ':')
+		o->skid_share = strtod(end + 1, &end);
+	if (end == arg || *end || o->skid < 1 || o->skid > 8 ||
+	    !(o->skid_share > 0 && o->skid_share <= 1))
+		return tool_fail("--skid %s: not N (1 to 8) or N:F (0 < F <= 1)", arg);
+	return 0;
+}
+
+static int parse_steady(struct est_opts *o, const char *arg)
+{
+	static const char *const names[] = { "none", "self", "loops", "context" };
+	static const enum est_steady val[] = {
+		EST_STEADY_NONE, EST_STEADY_SELF, EST_STEADY_LOOPS, EST_STEADY_CONTEXT,
+	};
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(arg, names[i])) {
+			o->steady = val[i];
+			return 0;
+		}
+	return tool_fail("--steady %s: not none, self, loops or context", arg);
+}
+
+static int parse_scale(struct est_path_opts *p, const char *arg)
+{
+	char *end;
+
+	if (!strncmp(arg, "quantile:", 9)) {
+		p->quantile = strtod(arg + 9, &end);
+		if (end == arg + 9 || *end || !(p->quantile > 0 && p->quantile <= 1))
+			return tool_fail("--scale %s: quantile:Q wants 0 < Q <= 1", arg);
+		p->rule = EST_SCALE_QUANTILE;
+		return 0;
+	}
+	if (est_scale_rule_parse(arg, &p->rule) < 0)
+		return tool_fail("--scale %s: not quantile[:Q], sum, loops, minloop, windows",
+				 arg);
+	return 0;
+}
+
+int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
+{
+	struct est_analysis_opts *o = &a->o;
+	char *end;
+
+	switch (c) {
+	case TA_DB: a->db = arg; return 0;
+	case TA_EPOCH: a->epoch = arg; return 0;
+	case TA_IMAGE: a->image = arg; return 0;
+	case 'e': case TA_EVENT: a->event = arg; return 0;
+	case 'm': case TA_MODEL:
+		o->model = model_by_name(arg);
+		return o->model ? 0 : tool_fail("--model %s: no such model", arg);
+	case TA_METHOD:
+		if (est_method_parse(arg, &o->opts.method) < 0)
+			return tool_fail("--method %s: not dcpi or global", arg);
+		return 0;
+	case TA_WINDOW:
+		if (est_window_parse(arg, &o->opts.window) < 0)
+			return tool_fail("--window %s: not insn, block or skid", arg);
+		return 0;
+	case TA_SKID:
+		o->skid_given = 1;
+		return parse_skid(&o->opts, arg);
+	case TA_STEADY: return parse_steady(&o->opts, arg);
+	case TA_CALIB: o->calib_path = arg; return 0;
+	case TA_NO_CALIB: o->no_calib = 1; return 0;
+	case TA_NO_MEASURE: o->no_measure = 1; return 0;
+	case TA_REMEASURE: o->remeasure = 1; return 0;
+	case TA_NO_PATHS: o->no_paths = 1; return 0;
+	case TA_PATH_EDGES: a->path_file = arg; return 0;
+	case TA_SCALE: return parse_scale(&o->popts, arg);
+	case TA_PRIOR:
+		o->popts.prior_weight = strtod(arg, &end);
+		if (end == arg || *end || !(o->popts.prior_weight >= 0))
+			return tool_fail("--prior %s: not a number >= 0", arg);
+		return 0;
+	case TA_REGIONS: o->popts.regions = 1; return 0;
+	case TA_EXACT: o->exact_db = arg; return 0;
+	case TA_NO_EVENTS: o->no_events = 1; return 0;
+	}
+	return -1;
+}
+
+int tool_ana_request(const struct tool_ana_args *a, struct opt_request *rq)
+{
+	if (a->image)
+		return tool_fail("--image: name the images as PROG arguments");
+	if (a->path_file)
+		return tool_fail("--path-edges: for one procedure's image (dcpicalc)");
+	rq->db = tool_db_dir(a->db);
+	rq->epoch = a->epoch;
+	rq->event = a->event;
+	rq->ana = a->o;
+	return 0;
+}
+
+/* ---- --path-edges FILE: "FROM TO COUNT" per line, hex offsets, - elsewhere */
+
+static int edge_line(const char *line, struct path_edge *e)
+{
+	char a[64], b[64];
+	unsigned long long n;
+	uint64_t v[2];
+
+	if (sscanf(line, "%63s %63s %llu", a, b, &n) != 3)
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		const char *t = k ? b : a;
+		char *end;
+
+		v[k] = !strcmp(t, "-") ? PATH_ELSEWHERE : strtoull(t, &end, 16);
+		if (strcmp(t, "-") && (end == t || *end))
+			return -1;
+	}
+	*e = (struct path_edge){ v[0], v[1], n };
+	return 0;
+}
+
+static int read_path_edges(const char *file, struct path_profile *pp)
+{
+	struct dcpi_err err = { 0 };
+	FILE *f = dcpi_fopen_read(file, &err);
+	char line[256];
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (!f)
+		return tool_fail("%s", err.msg);
+	snprintf(pp->source, sizeof(pp->source), "file");
+	while (!rc && fgets(line, sizeof(line), f)) {
+		struct path_edge e, *slot;
+
+		lineno++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0)
+			continue;
+		if (edge_line(line, &e) < 0)
+			rc = tool_fail("%s:%u: not FROM TO COUNT (hex offsets or -, decimal "
+				       "count)", file, lineno);
+		else if (!(slot = dcpi_append((void **)&pp->edges, &pp->nedges, &pp->cap_edges,
+					       sizeof(*pp->edges))))
+			rc = tool_fail("out of memory");
+		else
+			*slot = e;
+	}
+	fclose(f);
+	return rc;
+}
+
+/* ---- finding the procedure ------------------------------------------------ */
+
+/* The event to use: --event, else the best-ranked one present. */
+static const char *pick_event(const struct tool_proc *t)
+{
+	const char *best = NULL;
+
+	if (t->a.event)
+		return t->a.event;
+	for (size_t i = 0; i < t->np; i++)
+		if (!best || rep_event_rank(t->p[i].event) < rep_event_rank(best))
+			best = t->p[i].event;
+	return best;
+}
+
+/* PROC "*" or "IMAGE:*": every procedure of an image, for the summary. */
+int tool_whole_image(const char *spec)
+{
+	size_t n = strlen(spec);
+
+	return n && spec[n - 1] == '*' && (n == 1 || spec[n - 2] == ':');
+}
+
+/* --image FILE: its profile of event ev, and the procedure in it. */
+static int find_in_image(struct tool_proc *t, const char *ev)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_image_id id;
+
+	if (prof_image_id_from_file(&id, t->a.image, &err) < 0)
+		return tool_fail("%s", err.msg);
+	for (size_t i = 0; i < t->np && !t->prof; i++)
+		if (!strcmp(t->p[i].event, ev) && (prof_image_id_equal(&id, &t->p[i].image) ||
+						    !strcmp(t->p[i].image.path, t->a.image)))
+			t->prof = &t->p[i];
+	if (!t->prof)
+		return tool_fail("%s: no %s samples in epoch %s", t->a.image, ev, t->epoch);
+	if (tool_whole_image(t->spec))
+		return 0;
+	if (img_proc_find(t->img, t->spec, &t->proc, &err) < 0)
+		return tool_fail("%s", err.msg);
+	return 0;
+}
+
+/* "IMAGE:*": the most sampled image whose path ends in IMAGE (any for "*"). */
+static int find_image(struct tool_proc *t, const char *ev)
+{
+	struct dcpi_err err = { 0 };
+	size_t n = strlen(t->spec) - 1;	/* "IMAGE:" or "" */
+
+	for (size_t i = 0; i < t->np; i++) {
+		const char *path = t->p[i].image.path;
+		size_t lp = strlen(path), li = n ? n - 1 : 0;
+
+		if (strcmp(t->p[i].event, ev) || path[0] == '[')
+			continue;
+		if (n && !(lp >= li && !strncmp(path + lp - li, t->spec, li) &&
+			   (lp == li || path[lp - li - 1] == '/')))
+			continue;
+		if (!t->prof || t->p[i].total > t->prof->total)
+			t->prof = &t->p[i];
+	}
+	if (!t->prof)
+		return tool_fail("%s: no image with %s samples in epoch %s", t->spec, ev,
+				 t->epoch);
+	if (img_open(t->prof->image.path, 0, &t->img, &err) < 0)
+		return tool_fail("%s", err.msg);
+	return 0;
+}
+
+static int find_target(struct tool_proc *t)
+{
+	const char *ev = pick_event(t);
+	struct dcpi_err err = { 0 };
+	size_t k;
+
+	if (ev && tool_whole_image(t->spec) && !t->a.image)
+		return find_image(t, ev);
+	/* a file that is not an image says so first, whatever the samples */
+	if (t->a.image && img_open(t->a.image, 0, &t->img, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (!ev)
+		return tool_fail("%s: epoch %s holds no samples", tool_db_dir(t->a.db), t->epoch);
+	if (t->a.image)
+		return find_in_image(t, ev);
+	if (rep_find_proc(t->p, t->np, ev, t->spec, 0, &t->img, &t->proc, &k, &err) < 0)
+		return tool_fail("%s (epoch %s, event %s)", err.msg, t->epoch, ev);
+	t->prof = &t->p[k];
+	return 0;
+}
+
+int tool_proc_open(struct tool_proc *t)
+{
+	const char *dir = tool_db_dir(t->a.db);
+	struct dcpi_err err = { 0 };
+	int rc;
+
+	path_profile_init(&t->file_pp);
+	if (t->a.path_file) {
+		rc = read_path_edges(t->a.path_file, &t->file_pp);
+		if (rc)
+			return rc;
+		t->a.o.paths = &t->file_pp;
+	}
+	if (prof_db_open(dir, 0, &t->db, &err) < 0 ||
+	    rep_load_profiles(t->db, t->a.epoch, &t->p, &t->np, t->epoch, sizeof(t->epoch),
+			      &err) < 0)
+		return tool_fail("%s", err.msg);
+	tool_db_notes(t->db);
+	if (est_input_open(&t->in, t->db, dir, t->epoch, t->p, t->np, &t->a.o, &err) < 0)
+		return tool_fail("%s", err.msg);
+	t->in_open = 1;
+	return find_target(t);
+}
+
+int tool_proc_analyze(struct tool_proc *t)
+{
+	struct dcpi_err err = { 0 };
+	int rc;
+
+	est_analysis_free(&t->an);
+	rc = est_analyze(&t->in, t->img, t->prof, t->proc, &t->an, &err);
+	if (t->in.note[0]) {
+		fprintf(stderr, "%s: %s\n", tool_name, t->in.note);
+		t->in.note[0] = '\0';
+	}
+	return rc < 0 ? tool_fail("%s", err.msg) : 0;
+}
+
+void tool_proc_view(const struct tool_proc *t, int all, int json, struct rep_calc *v)
+{
+	const struct est_analysis *an = &t->an;
+
+	memset(v, 0, sizeof(*v));
+	v->a.all = all;
+	v->a.json = json;
+	v->a.skid_given = t->a.o.skid_given;
+	v->a.opts = t->in.o.opts;
+	v->a.popts = t->in.o.popts;
+	v->epoch = t->epoch;
+	v->prof = t->prof;
+	v->meta = t->in.meta;
+	v->have_meta = t->in.have_meta;
+	v->img = t->img;
+	v->proc = t->proc;
+	v->cfg = an->cfg;
+	v->model = t->in.model;
+	v->total = an->total;
+	v->r = an->r;
+	v->cal_path = t->in.cal_path;
+	v->have_cal = t->in.have_cal;
+	v->meas = an->meas;
+	v->have_meas = an->have_meas;
+	v->meas_why = an->meas_why;
+	v->pp = an->pp;
+	v->pinfo = an->pinfo;
+	v->ev = an->ev;
+	v->cul = an->cul;
+}
+
+void tool_proc_close(struct tool_proc *t)
+{
+	est_analysis_free(&t->an);
+	if (t->in_open)
+		est_input_close(&t->in);
+	path_profile_free(&t->file_pp);
+	if (t->img)
+		img_close(t->img);
+	prof_profiles_free(t->p, t->np);
+	if (t->db)
+		prof_db_close(t->db);
+	memset(t, 0, sizeof(*t));
+}
