@@ -680,6 +680,13 @@ static long same_body(const struct meas *m, size_t j)
 }
 
 
+/* x as the cache file writes it (%.4f) and strtod reads it back: the
+ * quotient of two integers is the double nearest the decimal. */
+static double cache_precision(double x)
+{
+	return x < 1e12 ? round(x * 1e4) / 1e4 : x;
+}
+
 /*
  * Time bodies[0..n) into res, and again, up to ROUNDS in all, the ones the
  * sandbox's canary saw timed on a shared core, keeping each body's lower
@@ -792,9 +799,11 @@ static int run_jobs(struct meas *m, struct dcpi_err *err)
 		 * negative written, which the cache's reader would drop */
 		figure = positive_or_zero(j->key.cycles) > 0 && positive_or_zero(j->key.median) > 0 &&
 			 isfinite(j->key.spread) && j->key.spread >= 0;
-		j->key.cycles = positive_or_zero(j->key.cycles);
-		j->key.median = positive_or_zero(j->key.median);
-		j->key.spread = positive_or_zero(j->key.spread);
+		/* as the cache keeps them (four decimals), so this run uses the
+		 * very figures every later one reads back */
+		j->key.cycles = cache_precision(positive_or_zero(j->key.cycles));
+		j->key.median = cache_precision(positive_or_zero(j->key.median));
+		j->key.spread = cache_precision(positive_or_zero(j->key.spread));
 		if (res[k].status == SBX_OK && !figure) {
 			res[k].status = SBX_UNSTABLE;
 			snprintf(res[k].detail, sizeof(res[k].detail),
