@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "dcpi/paths.h"
+#include "dcpi/safefile.h"
 #include "internal.h"
 
 #define PATH_MAGIC "DCPIPATH"
@@ -701,4 +702,55 @@ int path_epoch_merge(struct prof_db *dst, const char *dst_epoch,
 		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err)
 {
 	return kind_epoch_merge(&path_kind, dst, dst_epoch, src, src_epoch, err);
+}
+
+/* ---- transitions as text (dcpicalc --path-edges) ------------------------- */
+
+static int text_edge(const char *line, struct path_edge *e)
+{
+	char a[64], b[64];
+	unsigned long long n;
+	uint64_t v[2];
+
+	if (sscanf(line, "%63s %63s %llu", a, b, &n) != 3)
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		const char *t = k ? b : a;
+		char *end;
+
+		v[k] = !strcmp(t, "-") ? PATH_ELSEWHERE : strtoull(t, &end, 16);
+		if (strcmp(t, "-") && (end == t || *end))
+			return -1;
+	}
+	*e = (struct path_edge){ v[0], v[1], n };
+	return 0;
+}
+
+int path_text_read(const char *path, struct path_profile *p, struct dcpi_err *err)
+{
+	FILE *f = dcpi_fopen_read(path, err);
+	char line[256];
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	snprintf(p->source, sizeof(p->source), "file");
+	while (!rc && fgets(line, sizeof(line), f)) {
+		struct path_edge e, *slot;
+
+		lineno++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0)
+			continue;
+		if (text_edge(line, &e) < 0)
+			rc = dcpi_errf(err, -EINVAL, "%s:%u: not FROM TO COUNT (hex offsets or -, "
+				       "decimal count)", path, lineno);
+		else if (!(slot = dcpi_append((void **)&p->edges, &p->nedges, &p->cap_edges,
+					       sizeof(*p->edges))))
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+		else
+			*slot = e;
+	}
+	fclose(f);
+	return rc;
 }

@@ -112,3 +112,97 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 	dcpi_err_clear(err);
 	return 0;
 }
+
+/* ---- the target of an analysis -------------------------------------------- */
+
+int rep_whole_image(const char *spec)
+{
+	size_t n = strlen(spec);
+
+	return n && spec[n - 1] == '*' && (n == 1 || spec[n - 2] == ':');
+}
+
+static const char *pick_event(const struct prof_profile *p, size_t n, const char *event)
+{
+	const char *best = NULL;
+
+	if (event)
+		return event;
+	for (size_t i = 0; i < n; i++)
+		if (!best || rep_event_rank(p[i].event) < rep_event_rank(best))
+			best = p[i].event;
+	return best;
+}
+
+/* "IMAGE:*": the most sampled image whose path ends in IMAGE (any for "*"). */
+static const struct prof_profile *whole_image(const struct prof_profile *p, size_t n,
+					      const char *ev, const char *spec)
+{
+	const struct prof_profile *best = NULL;
+	size_t k = strlen(spec) - 1;	/* "IMAGE:" or "" */
+
+	for (size_t i = 0; i < n; i++) {
+		const char *path = p[i].image.path;
+		size_t lp = strlen(path), li = k ? k - 1 : 0;
+
+		if (strcmp(p[i].event, ev) || path[0] == '[')
+			continue;
+		if (k && !(lp >= li && !strncmp(path + lp - li, spec, li) &&
+			   (lp == li || path[lp - li - 1] == '/')))
+			continue;
+		if (!best || p[i].total > best->total)
+			best = &p[i];
+	}
+	return best;
+}
+
+/* image's profile of event ev, by identity or path. */
+static int in_image(const struct prof_profile *p, size_t n, const char *ev, const char *image,
+		    const struct prof_profile **prof, struct dcpi_err *err)
+{
+	struct prof_image_id id;
+	int rc = prof_image_id_from_file(&id, image, err);
+
+	*prof = NULL;
+	for (size_t i = 0; rc >= 0 && i < n && !*prof; i++)
+		if (!strcmp(p[i].event, ev) && (prof_image_id_equal(&id, &p[i].image) ||
+						 !strcmp(p[i].image.path, image)))
+			*prof = &p[i];
+	if (rc >= 0 && !*prof)
+		rc = dcpi_errf(err, -ENOENT, "%s: no %s samples", image, ev);
+	return rc;
+}
+
+int rep_find_target(const struct prof_profile *p, size_t n, const char *event, const char *spec,
+		    const char *image, struct image **img, const struct img_proc **proc,
+		    const struct prof_profile **prof, struct dcpi_err *err)
+{
+	const char *ev = pick_event(p, n, event);
+	size_t k;
+	int rc;
+
+	*img = NULL;
+	*proc = NULL;
+	*prof = NULL;
+	if (ev && rep_whole_image(spec) && !image) {
+		*prof = whole_image(p, n, ev, spec);
+		if (!*prof)
+			return dcpi_errf(err, -ENOENT, "%s: no image with %s samples", spec, ev);
+		return img_open((*prof)->image.path, 0, img, err);
+	}
+	/* a file that is not an image says so first, whatever the samples */
+	if (image && (rc = img_open(image, 0, img, err)) < 0)
+		return rc;
+	if (!ev)
+		return dcpi_errf(err, -ENODATA, "the epoch holds no samples");
+	if (image) {
+		rc = in_image(p, n, ev, image, prof, err);
+		if (rc >= 0 && !rep_whole_image(spec))
+			rc = img_proc_find(*img, spec, proc, err);
+		return rc;
+	}
+	rc = rep_find_proc(p, n, ev, spec, 0, img, proc, &k, err);
+	if (rc >= 0)
+		*prof = &p[k];
+	return rc;
+}

@@ -10,7 +10,6 @@
 
 #include "analysis.h"
 #include "dcpi/optimize.h"
-#include "dcpi/safefile.h"
 #include "tools.h"
 
 const char tool_ana_usage[] =
@@ -156,160 +155,17 @@ int tool_ana_request(const struct tool_ana_args *a, struct opt_request *rq)
 	return 0;
 }
 
-/* ---- --path-edges FILE: "FROM TO COUNT" per line, hex offsets, - elsewhere */
-
-static int edge_line(const char *line, struct path_edge *e)
-{
-	char a[64], b[64];
-	unsigned long long n;
-	uint64_t v[2];
-
-	if (sscanf(line, "%63s %63s %llu", a, b, &n) != 3)
-		return -1;
-	for (int k = 0; k < 2; k++) {
-		const char *t = k ? b : a;
-		char *end;
-
-		v[k] = !strcmp(t, "-") ? PATH_ELSEWHERE : strtoull(t, &end, 16);
-		if (strcmp(t, "-") && (end == t || *end))
-			return -1;
-	}
-	*e = (struct path_edge){ v[0], v[1], n };
-	return 0;
-}
-
-static int read_path_edges(const char *file, struct path_profile *pp)
-{
-	struct dcpi_err err = { 0 };
-	FILE *f = dcpi_fopen_read(file, &err);
-	char line[256];
-	unsigned lineno = 0;
-	int rc = 0;
-
-	if (!f)
-		return tool_fail("%s", err.msg);
-	snprintf(pp->source, sizeof(pp->source), "file");
-	while (!rc && fgets(line, sizeof(line), f)) {
-		struct path_edge e, *slot;
-
-		lineno++;
-		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0)
-			continue;
-		if (edge_line(line, &e) < 0)
-			rc = tool_fail("%s:%u: not FROM TO COUNT (hex offsets or -, decimal "
-				       "count)", file, lineno);
-		else if (!(slot = dcpi_append((void **)&pp->edges, &pp->nedges, &pp->cap_edges,
-					       sizeof(*pp->edges))))
-			rc = tool_fail("out of memory");
-		else
-			*slot = e;
-	}
-	fclose(f);
-	return rc;
-}
-
-/* ---- finding the procedure ------------------------------------------------ */
-
-/* The event to use: --event, else the best-ranked one present. */
-static const char *pick_event(const struct tool_proc *t)
-{
-	const char *best = NULL;
-
-	if (t->a.event)
-		return t->a.event;
-	for (size_t i = 0; i < t->np; i++)
-		if (!best || rep_event_rank(t->p[i].event) < rep_event_rank(best))
-			best = t->p[i].event;
-	return best;
-}
-
-/* PROC "*" or "IMAGE:*": every procedure of an image, for the summary. */
-int tool_whole_image(const char *spec)
-{
-	size_t n = strlen(spec);
-
-	return n && spec[n - 1] == '*' && (n == 1 || spec[n - 2] == ':');
-}
-
-/* --image FILE: its profile of event ev, and the procedure in it. */
-static int find_in_image(struct tool_proc *t, const char *ev)
-{
-	struct dcpi_err err = { 0 };
-	struct prof_image_id id;
-
-	if (prof_image_id_from_file(&id, t->a.image, &err) < 0)
-		return tool_fail("%s", err.msg);
-	for (size_t i = 0; i < t->np && !t->prof; i++)
-		if (!strcmp(t->p[i].event, ev) && (prof_image_id_equal(&id, &t->p[i].image) ||
-						    !strcmp(t->p[i].image.path, t->a.image)))
-			t->prof = &t->p[i];
-	if (!t->prof)
-		return tool_fail("%s: no %s samples in epoch %s", t->a.image, ev, t->epoch);
-	if (tool_whole_image(t->spec))
-		return 0;
-	if (img_proc_find(t->img, t->spec, &t->proc, &err) < 0)
-		return tool_fail("%s", err.msg);
-	return 0;
-}
-
-/* "IMAGE:*": the most sampled image whose path ends in IMAGE (any for "*"). */
-static int find_image(struct tool_proc *t, const char *ev)
-{
-	struct dcpi_err err = { 0 };
-	size_t n = strlen(t->spec) - 1;	/* "IMAGE:" or "" */
-
-	for (size_t i = 0; i < t->np; i++) {
-		const char *path = t->p[i].image.path;
-		size_t lp = strlen(path), li = n ? n - 1 : 0;
-
-		if (strcmp(t->p[i].event, ev) || path[0] == '[')
-			continue;
-		if (n && !(lp >= li && !strncmp(path + lp - li, t->spec, li) &&
-			   (lp == li || path[lp - li - 1] == '/')))
-			continue;
-		if (!t->prof || t->p[i].total > t->prof->total)
-			t->prof = &t->p[i];
-	}
-	if (!t->prof)
-		return tool_fail("%s: no image with %s samples in epoch %s", t->spec, ev,
-				 t->epoch);
-	if (img_open(t->prof->image.path, 0, &t->img, &err) < 0)
-		return tool_fail("%s", err.msg);
-	return 0;
-}
-
-static int find_target(struct tool_proc *t)
-{
-	const char *ev = pick_event(t);
-	struct dcpi_err err = { 0 };
-	size_t k;
-
-	if (ev && tool_whole_image(t->spec) && !t->a.image)
-		return find_image(t, ev);
-	/* a file that is not an image says so first, whatever the samples */
-	if (t->a.image && img_open(t->a.image, 0, &t->img, &err) < 0)
-		return tool_fail("%s", err.msg);
-	if (!ev)
-		return tool_fail("%s: epoch %s holds no samples", tool_db_dir(t->a.db), t->epoch);
-	if (t->a.image)
-		return find_in_image(t, ev);
-	if (rep_find_proc(t->p, t->np, ev, t->spec, 0, &t->img, &t->proc, &k, &err) < 0)
-		return tool_fail("%s (epoch %s, event %s)", err.msg, t->epoch, ev);
-	t->prof = &t->p[k];
-	return 0;
-}
+/* ---- opening the procedure ------------------------------------------------ */
 
 int tool_proc_open(struct tool_proc *t)
 {
 	const char *dir = tool_db_dir(t->a.db);
 	struct dcpi_err err = { 0 };
-	int rc;
 
 	path_profile_init(&t->file_pp);
 	if (t->a.path_file) {
-		rc = read_path_edges(t->a.path_file, &t->file_pp);
-		if (rc)
-			return rc;
+		if (path_text_read(t->a.path_file, &t->file_pp, &err) < 0)
+			return tool_fail("%s", err.msg);
 		t->a.o.paths = &t->file_pp;
 	}
 	if (prof_db_open(dir, 0, &t->db, &err) < 0 ||
@@ -320,7 +176,10 @@ int tool_proc_open(struct tool_proc *t)
 	if (est_input_open(&t->in, t->db, dir, t->epoch, t->p, t->np, &t->a.o, &err) < 0)
 		return tool_fail("%s", err.msg);
 	t->in_open = 1;
-	return find_target(t);
+	if (rep_find_target(t->p, t->np, t->a.event, t->spec, t->a.image, &t->img, &t->proc,
+			    &t->prof, &err) < 0)
+		return tool_fail("%s (epoch %s of %s)", err.msg, t->epoch, dir);
+	return 0;
 }
 
 int tool_proc_analyze(struct tool_proc *t)

@@ -61,9 +61,6 @@ void tool_ana_args_init(struct tool_ana_args *a);
  */
 int tool_ana_option(struct tool_ana_args *a, int c, const char *arg);
 
-/* PROC "*" or "IMAGE:*": every procedure of an image (the summary). */
-int tool_whole_image(const char *spec);
-
 /* The feedback writers' request (optimize.h) from the shared options. */
 struct opt_request;
 int tool_ana_request(const struct tool_ana_args *a, struct opt_request *rq);

@@ -85,6 +85,10 @@ int path_decode(const uint8_t *buf, size_t len, const char *name,
 		struct path_profile *p, struct dcpi_err *err);
 int path_file_write(const char *path, const struct path_profile *p, struct dcpi_err *err);
 int path_file_read(const char *path, struct path_profile *p, struct dcpi_err *err);
+/* Transitions from a text file (dcpicalc --path-edges): lines "FROM TO COUNT",
+ * FROM and TO hex file offsets or - for elsewhere, COUNT decimal; # comments
+ * and blank lines skipped.  Errors name the file and line. */
+int path_text_read(const char *path, struct path_profile *p, struct dcpi_err *err);
 /* Merge p into the file at path (created if absent), atomically, locked. */
 int path_file_merge(const char *path, const struct path_profile *p, struct dcpi_err *err);
 

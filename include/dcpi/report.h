@@ -243,6 +243,18 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 		  size_t *which, struct dcpi_err *err);
 
 /*
+ * What dcpicalc, dcpilist and dcpicfg analyse: the event (event, else the
+ * best-ranked one present, rep_event_rank), then spec in image (a path: its
+ * profile of the event, by identity or path) or among the profiled images
+ * (rep_find_proc).  spec "*" or "IMAGE:*" names a whole image (*proc NULL):
+ * the most sampled image whose path ends in IMAGE.  *img is open on success.
+ */
+int rep_find_target(const struct prof_profile *p, size_t n, const char *event, const char *spec,
+		    const char *image, struct image **img, const struct img_proc **proc,
+		    const struct prof_profile **prof, struct dcpi_err *err);
+/* spec names every procedure of an image ("*", "IMAGE:*"). */
+int rep_whole_image(const char *spec);
+/*
  * Profiles of an epoch, or of every epoch merged when epoch is "all", or of
  * the newest epoch holding profiles when epoch is NULL (newer empty ones are
  * skipped with a note in prof_db_notes).  The epoch used is copied to used
