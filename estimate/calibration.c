@@ -379,7 +379,7 @@ int est_calib_write(const char *path, const struct est_calibration *cal, struct 
 		free(text);
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	}
-	rc = dcpi_write_file(path, text, len, 0644, err);
+	rc = dcpi_write_output(path, text, len, 0644, err);
 	free(text);
 	return rc;
 }

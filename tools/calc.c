@@ -18,6 +18,7 @@
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "dcpi/safefile.h"
 #include "dcpi/sandbox.h"
 #include "tools.h"
 
@@ -719,20 +720,30 @@ static int print_cfg(struct calc_ctx *c)
 	const char *fmt = c->a.format ? c->a.format : c->a.json ? "json" : "dot";
 	struct dcpi_err err = { 0 };
 	FILE *f = stdout;
+	char *mem = NULL;
+	size_t len = 0;
 	int rc = 0;
 
 	if (strcmp(fmt, "dot") && strcmp(fmt, "svg") && strcmp(fmt, "png") && strcmp(fmt, "pdf") &&
 	    strcmp(fmt, "json"))
 		return tool_fail("%s: unknown format (dot, svg, png, pdf, json)", fmt);
-	if (c->a.output && !(f = fopen(c->a.output, "w")))
+	/* -o: the whole graph in memory first, then written by the one rule for
+	 * outputs (include/dcpi/safefile.h): a FIFO, a device or a full disk
+	 * neither hangs the open nor leaves a truncated file */
+	if (c->a.output && !(f = open_memstream(&mem, &len)))
 		return tool_fail("%s: %s", c->a.output, strerror(errno));
 	if (!strcmp(fmt, "json")) {
 		print_json(c, f);
 	} else if (rep_cfg_render(c->cfg, &h, fmt, f, &err) < 0) {
 		rc = tool_fail("%s", err.msg);
 	}
-	if (f != stdout && fclose(f) != 0 && !rc)
-		rc = tool_fail("%s: %s", c->a.output, strerror(errno));
+	if (f == stdout)
+		return rc;
+	if (fclose(f) != 0 && !rc)
+		rc = tool_fail("%s: out of memory", c->a.output);
+	if (!rc && dcpi_write_output(c->a.output, mem, len, 0644, &err) < 0)
+		rc = tool_fail("%s", err.msg);
+	free(mem);
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "dcpi/safefile.h"
 #include "tools.h"
 
 static void usage(FILE *f)
@@ -66,7 +67,10 @@ static int render(const struct cfg *cfg, const char *image, const char *format,
 		  const char *out)
 {
 	struct dcpi_err err = { 0 };
-	FILE *f = out ? fopen(out, "w") : stdout;
+	char *mem = NULL;
+	size_t len = 0;
+	/* -o: built in memory, then written by include/dcpi/safefile.h's rule */
+	FILE *f = out ? open_memstream(&mem, &len) : stdout;
 	int rc = 0;
 
 	if (!f)
@@ -77,8 +81,13 @@ static int render(const struct cfg *cfg, const char *image, const char *format,
 		rc = tool_fail("%s", err.msg);
 	if (ferror(f) && !rc)
 		rc = tool_fail("%s: write failed", out ? out : "stdout");
-	if (f != stdout && fclose(f) != 0 && !rc)
-		rc = tool_fail("%s: %s", out, strerror(errno));
+	if (f == stdout)
+		return rc;
+	if (fclose(f) != 0 && !rc)
+		rc = tool_fail("%s: out of memory", out);
+	if (!rc && dcpi_write_output(out, mem, len, 0644, &err) < 0)
+		rc = tool_fail("%s", err.msg);
+	free(mem);
 	return rc;
 }
 
