@@ -11,8 +11,9 @@
 # binary, /dev/null, /dev/zero and /dev/urandom must still be character
 # devices, and nothing may be left in /tmp, /var/tmp, $TMPDIR, /dev,
 # /dev/shm, the invoking user's HOME (two levels) or the source tree (less
-# .git and the build folders); a binary that breaks this is one more failure,
-# named before the summary line.
+# .git and the build folders; judged after the last binary, so that what
+# other processes make and remove meanwhile is not blamed); a binary that
+# breaks this is one more failure, named before the summary line.
 : "${BUILD:=build}"
 DCPI_BIN="$(pwd)/$BUILD/dcpi"
 DCPI_BUILD="$(pwd)/$BUILD"
@@ -92,17 +93,18 @@ for t in "$@"; do
 		ls -l /dev/null /dev/zero /dev/urandom
 		fail_name "$name"
 	fi
-	new=$(left_behind)
-	if [ -n "$new" ]; then
-		sleep 1		# a concurrent compiler's temporaries come and go
-		new=$(left_behind)
-	fi
-	if [ -n "$new" ]; then
-		echo "$t: left behind outside its folder:"
-		echo "$new" | sed 's/^/  /'
+	# suspects, judged at the end: what another process on the machine made
+	# meanwhile (a compiler's temporaries, another checkout's tests) is gone
+	# by then, what this binary left is not
+	left_behind | sed "s|^|$name |" >> "$run/suspects"
+done
+sleep 1
+while read -r name path; do
+	if [ -e "$path" ] || [ -L "$path" ]; then
+		echo "$name: left behind outside its folder: $path"
 		fail_name "$name"
 	fi
-done
+done < "$run/suspects"
 rm -rf "$run"
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 echo "check: $passed passed, $failed failed, $skipped skipped"
