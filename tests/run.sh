@@ -58,6 +58,8 @@ fail_name() {
 	esac
 }
 
+devices_ok || echo "warning: /dev/null, /dev/zero or /dev/urandom is not a character device" \
+	"before any test ran"
 n=0
 for t in "$@"; do
 	echo "== $t"
