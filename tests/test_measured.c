@@ -173,7 +173,8 @@ static void test_measure_and_cache(void **state)
 		assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
 		printf("# cpu %s, %u timed in %.3f s, note '%s'\n", m.cpu, m.timed, m.seconds,
 		       m.note);
-		for (size_t i = 0; i < m.nblocks; i++)	/* why a tried block was not measured */
+		/* why a tried block was not measured */
+		for (size_t i = 0; i < m.nblocks; i++)
 			if (m.blocks[i].tried && m.blocks[i].why[0])
 				printf("# block %zu: %s\n", i, m.blocks[i].why);
 		/* under valgrind unstable is expected and accepted below */

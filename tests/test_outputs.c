@@ -590,6 +590,27 @@ static void test_unit_kinds(void **state)
 	unlink(in_ws("u-target"));
 }
 
+/* -o /dev/stdout with standard output a pipe: /proc's link ("pipe:[N]", no
+ * path) is opened through, the bytes go down the pipe. */
+static void test_unit_proc_link(void **state)
+{
+	const char *l = in_ws("u-stdout");
+	struct dcpi_err err = { 0 };
+	char link[64], got[64] = "";
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", p[1]);
+	assert_int_equal(symlink(link, l), 0);
+	assert_int_equal(write_out(l, &err), 0);
+	close(p[1]);
+	assert_int_equal(read(p[0], got, sizeof(got) - 1), (ssize_t)sizeof(text) - 1);
+	assert_string_equal(got, text);
+	close(p[0]);
+	unlink(l);
+}
+
 static void test_unit_full_disk(void **state)
 {
 	const char *f = in_ws("u-full"), *g = in_ws("u-fresh");
@@ -661,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_unit_new_and_dev_null),
 		cmocka_unit_test(test_unit_fifo),
 		cmocka_unit_test(test_unit_kinds),
+		cmocka_unit_test(test_unit_proc_link),
 		cmocka_unit_test(test_unit_full_disk),
 		cmocka_unit_test(test_unit_owner),
 		cmocka_unit_test(test_dev_null),

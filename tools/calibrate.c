@@ -381,7 +381,8 @@ static int calibrate(struct cal_ctx *c)
 		if (est_calib_path(dir, c->cal.model, path, sizeof(path)) < 0)
 			return tool_fail("%s: name too long", dir);
 	}
-	if (est_calib_write(path, &c->cal, &err) < 0)
+	if ((c->a.out ? est_calib_write_output(path, &c->cal, &err) :
+	     est_calib_write(path, &c->cal, &err)) < 0)
 		return tool_fail("%s", err.msg);
 	if (!c->a.quiet)
 		summary(c, path);

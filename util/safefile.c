@@ -372,12 +372,13 @@ static int write_fd(int fd, const char *path, const void *buf, size_t len, int r
 /* A device, FIFO or socket: opened without blocking (a FIFO nobody reads
  * is ENXIO, retried for FIFO_WAIT_MS), then written; never truncated. */
 static int open_special(int dfd, const char *base, const char *path, const struct stat *st,
-			struct dcpi_err *err)
+			int follow, struct dcpi_err *err)
 {
+	int of = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
 	int fd = -1;
 
 	for (int waited = 0;; waited += 50) {
-		fd = openat(dfd, base, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dfd, base, of);
 		if (fd >= 0 || errno != ENXIO || !S_ISFIFO(st->st_mode) ||
 		    waited >= FIFO_WAIT_MS)
 			break;
@@ -521,16 +522,19 @@ fail:
 	return rc;
 }
 
-/* A device, FIFO or socket at base: written in place. */
+/* A device, FIFO or socket at base (or, follow, where the link base leads):
+ * written in place. */
 static int write_special(int dfd, const char *base, const char *path, const struct stat *st,
-			 const void *buf, size_t len, struct dcpi_err *err)
+			 int follow, const void *buf, size_t len, struct dcpi_err *err)
 {
 	struct stat now;
 	int fd, rc;
 
+	if (S_ISDIR(st->st_mode))
+		return dcpi_errf(err, -EISDIR, "%s: is a directory", path);
 	if (S_ISSOCK(st->st_mode))
 		return write_socket(dfd, base, path, buf, len, err);
-	fd = open_special(dfd, base, path, st, err);
+	fd = open_special(dfd, base, path, st, follow, err);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &now) || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT) ||
@@ -589,16 +593,22 @@ static int write_one(const char *cur, char *next, size_t nlen, unsigned mode, co
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
 		rc = errno == ENOENT ? replace(dfd, base, cur, NULL, mode, buf, len, err) :
 		     dcpi_errf(err, -errno, "%s: %s", cur, strerror(errno));
-	} else if (S_ISLNK(st.st_mode)) {
-		rc = may_follow(dfd, &st) ? link_target(dfd, cur, base, next, nlen, err) :
-		     dcpi_errf(err, -EACCES, "%s: a symbolic link of another user in a sticky "
+	} else if (S_ISLNK(st.st_mode) && !may_follow(dfd, &st)) {
+		rc = dcpi_errf(err, -EACCES, "%s: a symbolic link of another user in a sticky "
 			       "world-writable folder (not followed)", cur);
+	} else if (S_ISLNK(st.st_mode)) {
+		/* a device or FIFO behind it is opened through the link, which also
+		 * serves /proc's links (/dev/stdout: "pipe:[1234]" is no path);
+		 * a file or nothing needs the target's folder, for a temporary */
+		rc = fstatat(dfd, base, &st, 0) || S_ISREG(st.st_mode) ?
+		     link_target(dfd, cur, base, next, nlen, err) :
+		     write_special(dfd, base, cur, &st, 1, buf, len, err);
 	} else if (S_ISDIR(st.st_mode)) {
 		rc = dcpi_errf(err, -EISDIR, "%s: is a directory", cur);
 	} else if (S_ISREG(st.st_mode)) {
 		rc = write_regular(dfd, base, cur, &st, mode, buf, len, err);
 	} else {
-		rc = write_special(dfd, base, cur, &st, buf, len, err);
+		rc = write_special(dfd, base, cur, &st, 0, buf, len, err);
 	}
 	close(dfd);
 	return rc;
