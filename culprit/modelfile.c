@@ -715,7 +715,7 @@ int model_file_write(const char *path, const struct model *m, const struct model
 		free(buf);
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	}
-	rc = dcpi_write_file(path, buf, len, 0644, err);
+	rc = dcpi_write_output(path, buf, len, 0644, err);
 	free(buf);
 	return rc;
 }

@@ -340,7 +340,14 @@ int est_calib_path(const char *dbdir, const char *model, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int est_calib_write(const char *path, const struct est_calibration *cal, struct dcpi_err *err)
+/*
+ * user: a path the user named (calibrate -o), written by the rule for
+ * outputs (dcpi_write_output: a device, FIFO or link treated as perf treats
+ * -o); else the database's own file (dcpi_write_file: a link planted at the
+ * name is replaced, never followed).
+ */
+static int calib_write(const char *path, const struct est_calibration *cal, int user,
+		       struct dcpi_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -379,9 +386,21 @@ int est_calib_write(const char *path, const struct est_calibration *cal, struct 
 		free(text);
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	}
-	rc = dcpi_write_file(path, text, len, 0644, err);
+	rc = user ? dcpi_write_output(path, text, len, 0644, err) :
+	     dcpi_write_file(path, text, len, 0644, err);
 	free(text);
 	return rc;
+}
+
+int est_calib_write(const char *path, const struct est_calibration *cal, struct dcpi_err *err)
+{
+	return calib_write(path, cal, 0, err);
+}
+
+int est_calib_write_output(const char *path, const struct est_calibration *cal,
+			   struct dcpi_err *err)
+{
+	return calib_write(path, cal, 1, err);
 }
 
 static int read_loop(const char *line, struct est_calib_loop *lp)

@@ -203,13 +203,8 @@ void opt_buf_printf(struct opt_buf *b, const char *fmt, ...)
 
 int opt_write_file(const char *path, const void *buf, size_t len, struct dcpi_err *err)
 {
-	if (!strcmp(path, "-")) {
-		if (fwrite(buf, 1, len, stdout) != len || fflush(stdout))
-			return dcpi_errf(err, -EIO, "standard output: write failed");
-		return 0;
-	}
-	/* util/safefile.c: temporary, fsync, rename; no link followed */
-	return dcpi_write_file(path, buf, len, 0644, err);
+	/* "-", devices, FIFOs, links, other users' files: include/dcpi/safefile.h */
+	return dcpi_write_output(path, buf, len, 0644, err);
 }
 
 void opt_base_name(const char *sym, char *out, size_t len)

@@ -290,7 +290,7 @@ static int read_totals(const char *log, unsigned long long br[3], unsigned long 
 static void test_valgrind_tool(void **state)
 {
 	const char *build = getenv("DCPI_BUILD");
-	char tool[1024], wl[1024], dir[] = "/tmp/test_bpsim.XXXXXX", log[3][1100];
+	char tool[1024], wl[1024], dir[256], log[3][1100];
 	unsigned long long br[3][3], mp[3][3];
 
 	if (!build || snprintf(tool, sizeof(tool), "%s/bpsim/lib/bpsim-amd64-linux", build) < 0 ||
@@ -300,7 +300,7 @@ static void test_valgrind_tool(void **state)
 		return;
 	}
 	snprintf(wl, sizeof(wl), "%s/workloads/switchy", build);
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "bpsim"), 0);
 	for (int k = 0; k < 3; k++)
 		snprintf(log[k], sizeof(log[k]), "%s/log%d", dir, k);
 	/* The output options have the same length: the client's start-up

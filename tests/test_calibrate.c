@@ -20,6 +20,7 @@
 #include "dcpi/estimate.h"
 #include "dcpi/model.h"
 #include "loop_if.h"
+#include "testutil.h"
 
 /* Samples of E x M moved k instructions on along the executed path. */
 static void shifted(const struct cfg *cfg, const double *e, const double *m, int k, double *s)
@@ -112,7 +113,7 @@ static void test_file_round_trip(void **state)
 	struct est_calibration cal, back;
 	struct dcpi_err err = { 0 };
 	struct est_opts o;
-	char path[128], dbpath[4200];
+	char dir[256], path[300], dbpath[4200];
 	FILE *fp;
 
 	(void)state;
@@ -131,7 +132,8 @@ static void test_file_round_trip(void **state)
 	assert_true(fabs(cal.attrib[1] - 0.75) < 1e-9);	/* the unused loop left out */
 	assert_int_equal(cal.skid, 2);			/* 25% still reaches position 1 */
 	assert_true(fabs(cal.skid_share - 0.5) < 1e-9);
-	snprintf(path, sizeof(path), "/tmp/dcpi-test-calibrate-%d.txt", (int)getpid());
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "calibrate"), 0);
+	snprintf(path, sizeof(path), "%s/calibration.txt", dir);
 	assert_int_equal(est_calib_write(path, &cal, &err), 0);
 	assert_int_equal(est_calib_read(path, &back, &err), 0);
 	assert_string_equal(back.model, "zen4");
@@ -160,6 +162,7 @@ static void test_file_round_trip(void **state)
 	assert_int_equal(est_calib_read(path, &back, &err), -EINVAL);
 	remove(path);
 	assert_int_equal(est_calib_read(path, &back, &err), -ENOENT);
+	rmdir(dir);
 	assert_int_equal(est_calib_path("/db", "zen4", dbpath, sizeof(dbpath)), 0);
 	assert_string_equal(dbpath, "/db/calibration-zen4.txt");
 }
@@ -199,8 +202,7 @@ static void test_installed_binary(void **state)
 		skip();
 		return;
 	}
-	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-inst-XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "inst"), 0);
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/usr/bin %s/run && install -m 755 '%s' "
 		 "%s/usr/bin/dcpi", dir, dir, bin, dir);
 	assert_int_equal(system(cmd), 0);
@@ -288,8 +290,7 @@ static void test_refit(void **state)
 		skip();
 		return;
 	}
-	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-refit-XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "refit"), 0);
 	snprintf(path, sizeof(path), "%s/m.tsv", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);

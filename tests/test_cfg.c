@@ -27,7 +27,7 @@
 
 #define R(r) CFG_RBIT(CFG_R_##r)
 
-static char tmpdir[] = "/tmp/dcpi-test-cfg-XXXXXX";
+static char tmpdir[256];
 static const char *const variants[] = { "gcc-nopic", "gcc-pic", "clang-nopic", "clang-pic" };
 #define NVARIANTS 4
 static const char *const switch_procs[] = { "op6", "op12", "op40" };
@@ -50,7 +50,7 @@ static int setup_all(void **state)
 {
 	char out[512];
 
-	if (!mkdtemp(tmpdir))
+	if (tu_workspace(tmpdir, sizeof(tmpdir), "cfg"))
 		return -1;
 	for (int v = 0; v < NVARIANTS; v++) {
 		const char *cc = !strncmp(variants[v], "gcc", 3) ? "gcc" : "clang";

@@ -56,8 +56,7 @@ static int setup(void **state)
 
 	(void)state;
 	bin = getenv("DCPI_BIN");
-	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-cfgviz-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tu_workspace(dir, sizeof(dir), "cfgviz"))
 		return -1;
 	if (bin && build)
 		have_db = tu_sh("%s record --db %s/db -- %s/workloads/estloops 20000 > /dev/null "

@@ -476,9 +476,9 @@ static void recorded(const char *mode, double n, struct top *t, const char *want
 		     char *reason, char *stat)
 {
 	const char *bin = getenv("DCPI_BIN"), *build = getenv("DCPI_BUILD");
-	char dir[] = "/tmp/dcpi-culprit-XXXXXX", wl[1024], cmd[4096], proc[64];
+	char dir[256], wl[1024], cmd[4096], proc[64];
 
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "culprit"), 0);
 	snprintf(wl, sizeof(wl), "%s/workloads/culprits", build);
 	snprintf(proc, sizeof(proc), "cul_%s", mode);
 	assert_int_equal(tu_sh("%s record --no-paths --db %s/rec -- %s %s %.0f > /dev/null "

@@ -46,8 +46,7 @@ static int setup(void **state)
 		return -1;
 	}
 	snprintf(twoprocs, sizeof(twoprocs), "%s/workloads/twoprocs", build);
-	snprintf(ws, sizeof(ws), "/tmp/dcpi-test-daemon-XXXXXX");
-	return mkdtemp(ws) ? 0 : -1;
+	return tu_workspace(ws, sizeof(ws), "daemon");
 }
 
 static int teardown(void **state)

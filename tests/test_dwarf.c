@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "../image/dwarf.h"
+#include "testutil.h"
 
 #define MAX_FRAMES 8
 
@@ -466,8 +467,7 @@ static int setup(void **state)
 		fprintf(stderr, "missing %s or %s\n", wl_path, src_path);
 		return -1;
 	}
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/test_dwarf.XXXXXX");
-	return mkdtemp(tmp_dir) ? 0 : -1;
+	return tu_workspace(tmp_dir, sizeof(tmp_dir), "dwarf");
 }
 
 static int teardown(void **state)

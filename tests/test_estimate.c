@@ -19,6 +19,7 @@
 #include "dcpi/estimate.h"
 #include "dcpi/model.h"
 #include "loop_if.h"
+#include "testutil.h"
 
 #define NB 6
 #define CPS 1000.0
@@ -564,8 +565,7 @@ static void test_end_to_end(void **state)
 		print_message("no valgrind: skipped\n");
 		skip();
 	}
-	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-estimate-%d", (int)getpid());
-	assert_int_equal(sh("mkdir -p %s", tmp), 0);
+	assert_int_equal(tu_workspace(tmp, sizeof(tmp), "estimate"), 0);
 	record_estloops(bin, build);
 	assert_int_equal(sh("valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes "
 			    "--callgrind-out-file=%s/cg.out %s/workloads/estloops 400 > %s/cg.log "

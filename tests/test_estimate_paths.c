@@ -441,14 +441,14 @@ static void test_dcpicalc_json(void **state)
 {
 	const char *bin = getenv("DCPI_BIN"), *build = getenv("DCPI_BUILD");
 	static char out[1 << 20];
-	char tmp[] = "/tmp/dcpi-test-estpaths-XXXXXX";
+	char tmp[256];
 
 	(void)state;
 	if (!bin || !build || access(bin, X_OK)) {
 		skip();
 		return;
 	}
-	assert_non_null(mkdtemp(tmp));
+	assert_int_equal(tu_workspace(tmp, sizeof(tmp), "estpaths"), 0);
 	if (tu_sh("%s record -e cpu-clock --paths 200:32 --db %s/db -- %s/workloads/estloops "
 		  "20000 > %s/rec.log 2>&1", bin, tmp, build, tmp)) {
 		print_message("dcpi record with paths failed here: skipping\n");

@@ -54,8 +54,7 @@ static int setup(void **state)
 {
 	dcpi_bin = getenv("DCPI_BIN");
 	build_dir = getenv("DCPI_BUILD");
-	snprintf(ws, sizeof(ws), "/tmp/dcpi-test-harden-XXXXXX");
-	return mkdtemp(ws) ? 0 : -1;
+	return tu_workspace(ws, sizeof(ws), "harden");
 }
 
 static int teardown(void **state)

@@ -79,8 +79,7 @@ static int setup(void **state)
 	snprintf(src, sizeof(src), "%s/tests/workloads/imgtest.c", s ? s : ".");
 	if (access(src, R_OK) != 0)
 		return -1;
-	snprintf(tmp, sizeof(tmp), "/tmp/test_image.XXXXXX");
-	if (!mkdtemp(tmp))
+	if (tu_workspace(tmp, sizeof(tmp), "image"))
 		return -1;
 	if (tu_sh(CFLAGS_WL " -fPIE -pie -o %s %s", tpath("pie"), src) ||
 	    tu_sh(CFLAGS_WL " -fno-pie -no-pie -o %s %s", tpath("nopie"), src) ||

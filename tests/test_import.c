@@ -37,8 +37,7 @@ static int setup(void **state)
 {
 	const char *b = getenv("DCPI_BUILD");
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcpi-test-import-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (tu_workspace(tmpdir, sizeof(tmpdir), "import"))
 		return -1;
 	snprintf(build, sizeof(build), "%s", b ? b : "build");
 	return 0;

@@ -23,7 +23,7 @@
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
 
-static char tmp[] = "/tmp/dcpi-test-lookup-XXXXXX";
+static char tmp[128];
 static char bin[256];
 static int have_gxx;
 
@@ -32,7 +32,7 @@ static int setup(void **state)
 	const char *src = getenv("DCPI_SRC");
 
 	(void)state;
-	if (!mkdtemp(tmp))
+	if (tu_workspace(tmp, sizeof(tmp), "lookup"))
 		return -1;
 	snprintf(bin, sizeof(bin), "%s/lookup", tmp);
 	have_gxx = tu_sh("command -v g++ >/dev/null 2>&1") == 0 &&

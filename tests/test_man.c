@@ -19,7 +19,7 @@
 static void test_pages(void **state)
 {
 	const char *bin = getenv("DCPI_BIN"), *src = getenv("DCPI_SRC");
-	char dir[] = "/tmp/dcpi-test-man-XXXXXX", line[512];
+	char dir[256], line[512];
 	size_t commands = 0;
 	FILE *f;
 
@@ -28,7 +28,7 @@ static void test_pages(void **state)
 		print_message("DCPI_BIN unset: run through tests/run.sh\n");
 		skip();
 	}
-	assert_non_null(mkdtemp(dir));
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "man"), 0);
 	assert_int_equal(tu_sh("sh %s/scripts/gen_man.sh %s %s", src, bin, dir), 0);
 	assert_int_equal(tu_sh("test -s %s/dcpi.1", dir), 0);
 	snprintf(line, sizeof(line), "%s --help 2>&1", bin);

@@ -30,6 +30,7 @@
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "loop_if.h"
+#include "testutil.h"
 
 static int under_valgrind;
 
@@ -87,8 +88,7 @@ static char tmpdir[64];
 static int make_dir(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcpi-test-measured-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tu_workspace(tmpdir, sizeof(tmpdir), "measured");
 }
 
 static int remove_dir(void **state)
@@ -134,8 +134,25 @@ static void test_bodies(void **state)
 	cfg_free(cfg);
 }
 
+/* Did a timed block or the loop come out unstable (repetitions spread more
+ * than contention explains)? */
+static int any_unstable(const struct est_measurements *m)
+{
+	for (size_t i = 0; i < m->nblocks; i++)
+		if (m->blocks[i].tried && m->blocks[i].status == SBX_UNSTABLE)
+			return 1;
+	for (size_t l = 0; l < m->nloops; l++)
+		if (m->loops[l].status == SBX_UNSTABLE)
+			return 1;
+	return 0;
+}
+
 /* The dominant path from samples (D is likelier), then from path samples
- * (which say C), and the cache: a second run times nothing. */
+ * (which say C), and the cache: a second run times nothing.  A body timed
+ * on a busy machine can come out unstable ("repetitions spread 107%"): that
+ * is contention, not the code under test, so the measurement is taken again
+ * with the cache file removed, up to three times, before the assertions
+ * apply. */
 static void test_measure_and_cache(void **state)
 {
 	struct cfg *cfg = build_loop_if();
@@ -151,11 +168,23 @@ static void test_measure_and_cache(void **state)
 	small_sandbox(&o);
 	o.cache_dir = tmpdir;
 	o.model = model_by_name("zen5");
-	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
-	printf("# cpu %s, %u timed in %.3f s, note '%s'\n", m.cpu, m.timed, m.seconds, m.note);
-	for (size_t i = 0; i < m.nblocks; i++)	/* why a tried block was not measured */
-		if (m.blocks[i].tried && m.blocks[i].why[0])
-			printf("# block %zu: %s\n", i, m.blocks[i].why);
+	assert_int_equal(est_measure_cache_path(tmpdir, path, sizeof(path)), 0);
+	for (int attempt = 1;; attempt++) {
+		assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+		printf("# cpu %s, %u timed in %.3f s, note '%s'\n", m.cpu, m.timed, m.seconds,
+		       m.note);
+		/* why a tried block was not measured */
+		for (size_t i = 0; i < m.nblocks; i++)
+			if (m.blocks[i].tried && m.blocks[i].why[0])
+				printf("# block %zu: %s\n", i, m.blocks[i].why);
+		/* under valgrind unstable is expected and accepted below */
+		if (attempt == 3 || under_valgrind || !any_unstable(&m))
+			break;
+		printf("# attempt %d came out unstable (a busy machine?): measuring again\n",
+		       attempt);
+		est_measurements_free(&m);
+		assert_true(unlink(path) == 0 || errno == ENOENT);	/* a fresh cache */
+	}
 	assert_int_equal(m.nblocks, cfg->nblocks);
 	assert_true(m.timed >= 4);
 	assert_int_equal(m.cached, 0);
@@ -189,7 +218,6 @@ static void test_measure_and_cache(void **state)
 	} else {
 		printf("# under valgrind: cycle assertions skipped\n");
 	}
-	assert_int_equal(est_measure_cache_path(tmpdir, path, sizeof(path)), 0);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0644);
 

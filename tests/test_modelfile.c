@@ -20,6 +20,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
+#include "testutil.h"
 
 /* addsd %xmm1,%xmm0 chain; 4 independent adds; imul chain */
 static const uint8_t fadd_chain[] = { 0xf2, 0x0f, 0x58, 0xc1 };
@@ -48,8 +49,7 @@ static char tmpdir[64];
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcpi-test-modelfile-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tu_workspace(tmpdir, sizeof(tmpdir), "modelfile");
 }
 
 static int teardown(void **state)

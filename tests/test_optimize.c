@@ -60,8 +60,7 @@ static int setup(void **state)
 	FILE *f;
 
 	(void)state;
-	snprintf(tmp, sizeof(tmp), "/tmp/dcpi-test-optimize-%d", (int)getpid());
-	if (tu_sh("mkdir -p %s", tmp))
+	if (tu_workspace(tmp, sizeof(tmp), "optimize"))
 		return -1;
 	f = fopen(strcat(strcpy((char[300]){ 0 }, tmp), "/fb.c"), "w");
 	if (!f)

@@ -39,6 +39,7 @@
 #include "dcpi/profile.h"
 #include "../collect/pathrt.h"
 #include "../collect/paths.h"
+#include "testutil.h"
 
 #define RATE "--paths=250:32"	/* the kernel's tick caps CPU timers near 250/s */
 #define K 32
@@ -62,8 +63,7 @@ static int setup(void **state)
 		return -1;
 	}
 	snprintf(pathloop, sizeof(pathloop), "%s/workloads/pathloop", build);
-	snprintf(ws, sizeof(ws), "/tmp/dcpi-test-pathrt-XXXXXX");
-	return mkdtemp(ws) ? 0 : -1;
+	return tu_workspace(ws, sizeof(ws), "pathrt");
 }
 
 static int teardown(void **state)

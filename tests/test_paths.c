@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "dcpi/paths.h"
+#include "testutil.h"
 
 static uint64_t rng_state;
 
@@ -429,10 +430,7 @@ static char tmp_root[256];
 
 static int setup_tmp(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmp_root, sizeof(tmp_root), "%s/dcpi-test-paths-XXXXXX", t ? t : "/tmp");
-	return mkdtemp(tmp_root) ? 0 : -1;
+	return tu_workspace(tmp_root, sizeof(tmp_root), "paths");
 }
 
 static int teardown_tmp(void **state)

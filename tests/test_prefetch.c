@@ -104,8 +104,7 @@ static int setup(void **state)
 	(void)state;
 	if (!build)
 		return 0;
-	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-prefetch-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tu_workspace(dir, sizeof(dir), "prefetch"))
 		return -1;
 	snprintf(wl, sizeof(wl), "%s/workloads/strided", build);
 	snprintf(db, sizeof(db), "%s/rec", dir);

@@ -18,6 +18,7 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "testutil.h"
 
 __attribute__((noinline)) int alpha_proc(int x) { return x * 3 + 1; }
 __attribute__((noinline)) int beta_proc(int x) { return x * 5 + 2; }
@@ -392,8 +393,7 @@ static int setup(void **state)
 	if (n <= 0 || !getenv("DCPI_BIN"))
 		return -1;
 	self[n] = 0;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dcpi-test-prof-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tu_workspace(tmpdir, sizeof(tmpdir), "prof");
 }
 
 static int teardown(void **state)

@@ -52,8 +52,7 @@ static int setup(void **state)
 		return -1;
 	}
 	snprintf(twoprocs, sizeof(twoprocs), "%s/workloads/twoprocs", build);
-	snprintf(ws, sizeof(ws), "/tmp/dcpi-test-record-XXXXXX");
-	if (!mkdtemp(ws))
+	if (tu_workspace(ws, sizeof(ws), "record"))
 		return -1;
 	return 0;
 }

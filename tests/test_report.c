@@ -65,8 +65,7 @@ static int setup(void **state)
 
 	(void)state;
 	snprintf(wl, sizeof(wl), "%s/workloads/twoprocs", build ? build : "build");
-	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-report-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tu_workspace(dir, sizeof(dir), "report"))
 		return -1;
 	make_db("r1", 100, 50);
 	make_db("r2", 120, 50);

@@ -38,7 +38,7 @@
 #include "../collect/values_spool.h"
 
 static const char *bin, *build;
-static char dir[] = "/tmp/dcpi-test-valrec-XXXXXX";
+static char dir[256];
 static char prog[512];
 static struct image *img;
 
@@ -49,7 +49,7 @@ static int setup(void **state)
 	(void)state;
 	bin = getenv("DCPI_BIN");
 	build = getenv("DCPI_BUILD");
-	if (!bin || !build || !mkdtemp(dir))
+	if (!bin || !build || tu_workspace(dir, sizeof(dir), "valrec"))
 		return -1;
 	snprintf(prog, sizeof(prog), "%s/workloads/valloop", build);
 	return img_open(prog, IMG_NO_DWARF, &img, &err);

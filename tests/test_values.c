@@ -23,6 +23,7 @@
 
 #include "dcpi/paths.h"
 #include "dcpi/values.h"
+#include "testutil.h"
 
 /* --- streams with known distributions ------------------------------------ */
 
@@ -855,10 +856,7 @@ static char tmp_root[256];
 
 static int setup_tmp(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmp_root, sizeof(tmp_root), "%s/dcpi-test-values-XXXXXX", t ? t : "/tmp");
-	return mkdtemp(tmp_root) ? 0 : -1;
+	return tu_workspace(tmp_root, sizeof(tmp_root), "values");
 }
 
 static int teardown_tmp(void **state)

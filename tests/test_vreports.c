@@ -164,8 +164,7 @@ static int setup(void **state)
 	bin = getenv("DCPI_BIN");
 	snprintf(wl, sizeof(wl), "%s/workloads/twoprocs", build ? build : "build");
 	snprintf(other, sizeof(other), "%s/workloads/demo_work", build ? build : "build");
-	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-vreports-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tu_workspace(dir, sizeof(dir), "vreports"))
 		return -1;
 	return 0;
 }

@@ -167,8 +167,7 @@ static int setup(void **state)
 	bin = getenv("DCPI_BIN");
 	snprintf(wl, sizeof(wl), "%s/workloads/valloop", build ? build : "build");
 	snprintf(other, sizeof(other), "%s/workloads/twoprocs", build ? build : "build");
-	snprintf(dir, sizeof(dir), "/tmp/dcpi-test-vspec-XXXXXX");
-	if (!mkdtemp(dir))
+	if (tu_workspace(dir, sizeof(dir), "vspec"))
 		return -1;
 	return 0;
 }

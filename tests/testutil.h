@@ -7,11 +7,13 @@
 #ifndef DCPI_TESTUTIL_H
 #define DCPI_TESTUTIL_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
@@ -28,6 +30,29 @@ static inline int tu_sh(const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	return system(cmd);
+}
+
+/*
+ * A new empty folder for one test program: mkdtemp of
+ * "$TMPDIR/dcpi-test-<name>-XXXXXX" ("/tmp" when TMPDIR is unset or empty).
+ * tests/run.sh points TMPDIR at a folder of the test's own, removed after;
+ * a test removes its workspace itself all the same.  0, or -1 with errno.
+ */
+static inline int tu_workspace(char *out, size_t len, const char *name)
+{
+	const char *t = getenv("TMPDIR");
+	int n;
+
+	if (!t || !*t)
+		t = "/tmp";
+	n = snprintf(out, len, "%s/dcpi-test-%s-XXXXXX", t, name);
+	if (n < 0 || (size_t)n >= len) {
+		if (len)
+			out[0] = '\0';
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return mkdtemp(out) ? 0 : -1;
 }
 
 /* Marsaglia's xorshift64, one fixed sequence per test program. */

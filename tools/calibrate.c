@@ -333,6 +333,7 @@ static void summary(const struct cal_ctx *c, const char *path)
 static int calibrate(struct cal_ctx *c)
 {
 	struct dcpi_err err = { 0 };
+	const char *tmpdir;
 	char path[PATH_MAX];
 	ssize_t n;
 
@@ -353,9 +354,14 @@ static int calibrate(struct cal_ctx *c)
 		   c->fitted ? c->fitted : model_for_this_cpu();
 	if (!c->model)
 		return tool_fail("--model %s: no such model", c->a.model);
-	snprintf(c->tmp, sizeof(c->tmp), "/tmp/dcpi-calibrate-XXXXXX");
+	tmpdir = getenv("TMPDIR");
+	if (!tmpdir || !*tmpdir)
+		tmpdir = "/tmp";
+	n = snprintf(c->tmp, sizeof(c->tmp), "%s/dcpi-calibrate-XXXXXX", tmpdir);
+	if (n < 0 || (size_t)n >= sizeof(c->tmp))
+		return c->tmp[0] = 0, tool_fail("TMPDIR %s: name too long", tmpdir);
 	if (!mkdtemp(c->tmp))
-		return c->tmp[0] = 0, tool_fail("mkdtemp: %s", strerror(errno));
+		return c->tmp[0] = 0, tool_fail("mkdtemp %s: %s", c->tmp, strerror(errno));
 	if (collect(c) || load(c))
 		return 1;
 	snprintf(c->cal.model, sizeof(c->cal.model), "%s", model_name(c->model));
@@ -375,7 +381,8 @@ static int calibrate(struct cal_ctx *c)
 		if (est_calib_path(dir, c->cal.model, path, sizeof(path)) < 0)
 			return tool_fail("%s: name too long", dir);
 	}
-	if (est_calib_write(path, &c->cal, &err) < 0)
+	if ((c->a.out ? est_calib_write_output(path, &c->cal, &err) :
+	     est_calib_write(path, &c->cal, &err)) < 0)
 		return tool_fail("%s", err.msg);
 	if (!c->a.quiet)
 		summary(c, path);

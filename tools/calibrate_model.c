@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dcpi/safefile.h"
 #include "dcpi/sandbox.h"
 #include "calibrate.h"
 #include "tools.h"
@@ -57,7 +58,11 @@ static void probe_hex(const struct model_probe *p, char *buf, size_t len)
 static int write_measurements(const char *path, const struct model_probe *p, size_t n,
 			      const double *cycles)
 {
-	FILE *f = fopen(path, "w");
+	struct dcpi_err err = { 0 };
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&mem, &len);
+	int rc = 0;
 
 	if (!f)
 		return tool_fail("%s: %s", path, strerror(errno));
@@ -69,8 +74,12 @@ static int write_measurements(const char *path, const struct model_probe *p, siz
 		fprintf(f, "%s\t%s\t%.3f\n", p[i].name, hex, cycles[i]);
 	}
 	if (fclose(f))
-		return tool_fail("%s: write error", path);
-	return 0;
+		rc = tool_fail("%s: out of memory", path);
+	/* the one rule for outputs the user names (include/dcpi/safefile.h) */
+	else if (dcpi_write_output(path, mem, len, 0644, &err) < 0)
+		rc = tool_fail("%s", err.msg);
+	free(mem);
+	return rc;
 }
 
 /*

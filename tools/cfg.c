@@ -15,6 +15,7 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "dcpi/safefile.h"
 #include "analysis.h"
 #include "tools.h"
 
@@ -45,12 +46,40 @@ static int find_in_db(const char *dbdir, const char *epoch, const char *spec,
 	return rc;
 }
 
+/* -o: the whole graph in memory first, then written by the one rule for
+ * outputs (include/dcpi/safefile.h): a FIFO, a device or a full disk neither
+ * hangs the open nor leaves a truncated file. */
+static FILE *out_open(const char *out, char **mem, size_t *len)
+{
+	*mem = NULL;
+	*len = 0;
+	return out ? open_memstream(mem, len) : stdout;
+}
+
+static int out_close(FILE *f, const char *out, char *mem, size_t len, int rc)
+{
+	struct dcpi_err err = { 0 };
+
+	if (ferror(f) && !rc)
+		rc = tool_fail("%s: write failed", out ? out : "stdout");
+	if (f == stdout)
+		return rc;
+	if (fclose(f) != 0 && !rc)
+		rc = tool_fail("%s: out of memory", out);
+	if (!rc && dcpi_write_output(out, mem, len, 0644, &err) < 0)
+		rc = tool_fail("%s", err.msg);
+	free(mem);
+	return rc;
+}
+
 /* The plain graph into out (stdout when NULL), report/cfgplain.c's. */
 static int render(const struct cfg *cfg, const char *image, const char *format,
 		  const char *out)
 {
 	struct dcpi_err err = { 0 };
-	FILE *f = out ? fopen(out, "w") : stdout;
+	char *mem;
+	size_t len;
+	FILE *f = out_open(out, &mem, &len);
 	int rc = 0;
 
 	if (!f)
@@ -59,11 +88,7 @@ static int render(const struct cfg *cfg, const char *image, const char *format,
 		rep_cfg_json(f, cfg, image);
 	else if (rep_cfg_plain(cfg, format, f, &err) < 0)
 		rc = tool_fail("%s", err.msg);
-	if (ferror(f) && !rc)
-		rc = tool_fail("%s: write failed", out ? out : "stdout");
-	if (f != stdout && fclose(f) != 0 && !rc)
-		rc = tool_fail("%s: %s", out, strerror(errno));
-	return rc;
+	return out_close(f, out, mem, len, rc);
 }
 
 /* Does profile pr have samples in proc of img? */
@@ -124,6 +149,8 @@ static int annotated(struct tool_proc *t, const char *format, const char *out, d
 	struct rep_cfg_heat h = { .hot = all ? 1 : hot };
 	struct dcpi_err err = { 0 };
 	struct rep_calc v;
+	char *mem;
+	size_t len;
 	FILE *f;
 	int rc = tool_proc_open(t);
 
@@ -136,7 +163,7 @@ static int annotated(struct tool_proc *t, const char *format, const char *out, d
 	h.r = &t->an.r;
 	h.cul = &t->an.cul;
 	h.edge_obs = t->an.pinfo.used ? t->an.pinfo.edge_obs : NULL;
-	f = out ? fopen(out, "w") : stdout;
+	f = out_open(out, &mem, &len);
 	if (!f)
 		return tool_fail("%s: %s", out, strerror(errno));
 	if (!strcmp(format, "json")) {
@@ -145,9 +172,7 @@ static int annotated(struct tool_proc *t, const char *format, const char *out, d
 	} else if (rep_cfg_render(t->an.cfg, &h, format, f, &err) < 0) {
 		rc = tool_fail("%s", err.msg);
 	}
-	if (f != stdout && fclose(f) != 0 && !rc)
-		rc = tool_fail("%s: %s", out, strerror(errno));
-	return rc;
+	return out_close(f, out, mem, len, rc);
 }
 
 static void usage(FILE *f)

@@ -1,8 +1,9 @@
 /*
  * safefile.c - non-blocking, type-checked opens for reading, atomic writes
- * through directory handles that never follow a planted link, and the
+ * through directory handles that never follow a planted link, the one rule
+ * for every path a user names as output (dcpi_write_output), and the
  * failpoints the fault-injection tests select with DCPI_FAILPOINT
- * (include/dcpi/safefile.h; issue 16).
+ * (include/dcpi/safefile.h says what each does).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "dcpi/safefile.h"
@@ -271,6 +274,371 @@ int dcpi_write_file(const char *path, const void *buf, size_t len, unsigned mode
 	rc = dcpi_write_at(dfd, dir, base, buf, len, mode, err);
 	close(dfd);
 	return rc;
+}
+
+/* ---- paths a user names: dcpi_write_output --------------------------------- */
+
+#define OUT_HOPS 40		/* links followed, as the kernel's MAXSYMLINKS */
+#define FIFO_WAIT_MS 2000	/* how long a FIFO may go without a reader */
+
+/* Split path into its directory (opened) and last component. */
+static int open_parent(const char *path, char *base, size_t blen, struct dcpi_err *err)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
+	int dfd;
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else if (slash == path) {
+		strcpy(dir, "/");
+	} else if ((size_t)(slash - path) < sizeof(dir)) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	} else {
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", path);
+	}
+	if (!b[0] || !strcmp(b, ".") || !strcmp(b, ".."))
+		return dcpi_errf(err, -EISDIR, "%s: is a directory", path);
+	if (strlen(b) >= blen)
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: name too long", path);
+	strcpy(base, b);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return dcpi_errf(err, -errno, "%s: cannot open its directory %s: %s", path, dir,
+				 strerror(errno));
+	return dfd;
+}
+
+/* The next path a link leads to (relative targets from the link's folder). */
+static int link_target(int dfd, const char *path, const char *base, char *next, size_t len,
+		       struct dcpi_err *err)
+{
+	char t[PATH_MAX];
+	ssize_t n = readlinkat(dfd, base, t, sizeof(t) - 1);
+	const char *slash = strrchr(path, '/');
+	int w;
+
+	if (n < 0)
+		return dcpi_errf(err, -errno, "%s: readlink: %s", path, strerror(errno));
+	t[n] = '\0';
+	if (t[0] == '/' || !slash)
+		w = snprintf(next, len, "%s", t);
+	else
+		w = snprintf(next, len, "%.*s/%s", (int)(slash - path), path, t);
+	if (w < 0 || (size_t)w >= len)
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: link target too long", path);
+	return 0;
+}
+
+/* Linux's fs.protected_symlinks: in a sticky world-writable folder a link is
+ * followed only when it is the caller's or the folder owner's. */
+static int may_follow(int dfd, const struct stat *lnk)
+{
+	struct stat d;
+
+	if (fstat(dfd, &d))
+		return 0;
+	if (!(d.st_mode & S_ISVTX) || !(d.st_mode & S_IWOTH))
+		return 1;
+	return lnk->st_uid == geteuid() || lnk->st_uid == d.st_uid;
+}
+
+/* Write everything to a descriptor opened in place (no temporary). */
+static int write_fd(int fd, const char *path, const void *buf, size_t len, int regular,
+		    struct dcpi_err *err)
+{
+	int rc;
+
+	if (regular && len) {
+		/* reserve the blocks first: a full disk fails here, contents untouched */
+		rc = dcpi_fail("fallocate");
+		if (!rc) {
+			int e = posix_fallocate(fd, 0, (off_t)len);
+
+			rc = e == ENOSPC || e == EDQUOT ? -e : 0;
+		}
+		if (rc)
+			return dcpi_errf(err, rc, "%s: %s", path, strerror(-rc));
+	}
+	rc = dcpi_write_full(fd, buf, len);
+	if (rc)
+		return dcpi_errf(err, rc, "%s: write: %s", path, strerror(-rc));
+	if (regular && (ftruncate(fd, (off_t)len) || fsync(fd)))
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* A device, FIFO or socket: opened without blocking (a FIFO nobody reads
+ * is ENXIO, retried for FIFO_WAIT_MS), then written; never truncated. */
+static int open_special(int dfd, const char *base, const char *path, const struct stat *st,
+			int follow, struct dcpi_err *err)
+{
+	int of = O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+	int fd = -1;
+
+	for (int waited = 0;; waited += 50) {
+		fd = openat(dfd, base, of);
+		if (fd >= 0 || errno != ENXIO || !S_ISFIFO(st->st_mode) ||
+		    waited >= FIFO_WAIT_MS)
+			break;
+		usleep(50 * 1000);
+	}
+	if (fd < 0 && errno == ENXIO && S_ISFIFO(st->st_mode))
+		return dcpi_errf(err, -ENXIO, "%s: a FIFO with no reader (waited %d s)", path,
+				 FIFO_WAIT_MS / 1000);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+static int write_socket(int dfd, const char *base, const char *path, const void *buf,
+			size_t len, struct dcpi_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, rc, n;
+
+	/* through the directory handle: no second look-up of the path's folders */
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd, base);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: a socket name too long to connect",
+				 path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: socket: %s", path, strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		rc = dcpi_errf(err, -errno, "%s: a socket that takes no stream connection: %s",
+			       path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	rc = write_fd(fd, path, buf, len, 0, err);
+	close(fd);
+	return rc;
+}
+
+/* rename tmp to base if base is still st (or, st NULL, still nothing). */
+static int rename_over(int dfd, const char *tmp, const char *base, const struct stat *st,
+		       const char *path, struct dcpi_err *err)
+{
+	struct stat now;
+	int rc = dcpi_fail("rename");
+
+	if (rc)
+		return dcpi_errf(err, rc, "%s: rename: %s", path, strerror(-rc));
+	if (!st) {
+		if (!renameat2(dfd, tmp, dfd, base, RENAME_NOREPLACE))
+			return 0;
+		if (errno == EINVAL) {	/* a file system without it: link(2) refuses too */
+			if (!linkat(dfd, tmp, dfd, base, 0))
+				return unlinkat(dfd, tmp, 0), 0;
+		}
+		if (errno == EEXIST)
+			return -EAGAIN;
+		return dcpi_errf(err, -errno, "%s: rename: %s", path, strerror(errno));
+	}
+	if (fstatat(dfd, base, &now, AT_SYMLINK_NOFOLLOW) || now.st_ino != st->st_ino ||
+	    now.st_dev != st->st_dev)
+		return -EAGAIN;
+	if (renameat(dfd, tmp, dfd, base))
+		return dcpi_errf(err, -errno, "%s: rename: %s", path, strerror(errno));
+	return 0;
+}
+
+/* Open the regular file at base in place: its own permissions decide. */
+static int write_in_place(int dfd, const char *base, const char *path, const struct stat *st,
+			  const void *buf, size_t len, struct dcpi_err *err)
+{
+	int fd = openat(dfd, base, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat now;
+	int rc;
+
+	if (fd < 0)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &now) || now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
+		close(fd);
+		return -EAGAIN;	/* replaced under us: look again */
+	}
+	rc = write_fd(fd, path, buf, len, 1, err);
+	if (close(fd) && !rc)
+		rc = dcpi_errf(err, -errno, "%s: close: %s", path, strerror(errno));
+	return rc;
+}
+
+/*
+ * Replace the regular file base (st: what it is now; NULL: none yet) by a
+ * temporary of the same owner, group and mode.  -EPERM without a word when
+ * the owner cannot be kept (the caller then writes in place); -EAGAIN when
+ * something else took the name meanwhile.
+ */
+static int replace(int dfd, const char *base, const char *path, const struct stat *st,
+		   unsigned mode, const void *buf, size_t len, struct dcpi_err *err)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, rc;
+
+	fd = dcpi_create_temp(dfd, base, tmp, sizeof(tmp), 0600);
+	if (fd < 0) {
+		if (st && (fd == -EACCES || fd == -EPERM || fd == -EROFS))
+			return -EPERM;	/* a folder we may not write: in place */
+		return dcpi_errf(err, fd, "%s: cannot create a temporary beside it: %s", path,
+				 strerror(-fd));
+	}
+	if (st && fchown(fd, st->st_uid, st->st_gid)) {
+		rc = -EPERM;
+		goto fail;
+	}
+	if (fchmod(fd, st ? st->st_mode & 07777 : mode & 0777)) {
+		rc = dcpi_errf(err, -errno, "%s: chmod: %s", path, strerror(errno));
+		goto fail;
+	}
+	rc = dcpi_write_full(fd, buf, len);
+	if (rc) {
+		dcpi_errf(err, rc, "%s: write: %s", path, strerror(-rc));
+		goto fail;
+	}
+	rc = dcpi_fail("fsync");
+	if (rc || fsync(fd)) {
+		rc = rc ? rc : -errno;
+		dcpi_errf(err, rc, "%s: fsync: %s", path, strerror(-rc));
+		goto fail;
+	}
+	rc = close(fd) ? -errno : 0;
+	fd = -1;
+	if (rc) {
+		dcpi_errf(err, rc, "%s: close: %s", path, strerror(-rc));
+		goto fail;
+	}
+	rc = rename_over(dfd, tmp, base, st, path, err);
+	if (rc)
+		goto fail;
+	fsync(dfd);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dfd, tmp, 0);
+	return rc;
+}
+
+/* A device, FIFO or socket at base (or, follow, where the link base leads):
+ * written in place. */
+static int write_special(int dfd, const char *base, const char *path, const struct stat *st,
+			 int follow, const void *buf, size_t len, struct dcpi_err *err)
+{
+	struct stat now;
+	int fd, rc;
+
+	if (S_ISDIR(st->st_mode))
+		return dcpi_errf(err, -EISDIR, "%s: is a directory", path);
+	if (S_ISSOCK(st->st_mode))
+		return write_socket(dfd, base, path, buf, len, err);
+	fd = open_special(dfd, base, path, st, follow, err);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &now) || (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT) ||
+	    now.st_rdev != st->st_rdev) {
+		close(fd);
+		return -EAGAIN;
+	}
+	rc = write_fd(fd, path, buf, len, 0, err);
+	close(fd);
+	return rc;
+}
+
+/* The regular file base: replaced keeping owner, group and mode, or written
+ * in place when it has other names or its owner cannot be kept. */
+static int write_regular(int dfd, const char *base, const char *path, const struct stat *st,
+			 unsigned mode, const void *buf, size_t len, struct dcpi_err *err)
+{
+	int rc;
+
+	if (st->st_nlink > 1)
+		return write_in_place(dfd, base, path, st, buf, len, err);
+	/* a rename needs only the folder's permission: ask the file's */
+	if (faccessat(dfd, base, W_OK, AT_EACCESS))
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	rc = replace(dfd, base, path, st, mode, buf, len, err);
+	if (rc == -EPERM)
+		rc = write_in_place(dfd, base, path, st, buf, len, err);
+	return rc;
+}
+
+static int write_stdout(const void *buf, size_t len, struct dcpi_err *err)
+{
+	int rc;
+
+	if (fflush(stdout))
+		return dcpi_errf(err, -errno, "standard output: %s", strerror(errno));
+	rc = dcpi_write_full(STDOUT_FILENO, buf, len);
+	if (rc)
+		return dcpi_errf(err, rc, "standard output: write: %s", strerror(-rc));
+	return 0;
+}
+
+/* One look at cur: the rule for what is there (*next set when a link is to
+ * be followed). */
+static int write_one(const char *cur, char *next, size_t nlen, unsigned mode, const void *buf,
+		     size_t len, struct dcpi_err *err)
+{
+	char base[NAME_MAX + 1];
+	struct stat st;
+	int dfd, rc;
+
+	next[0] = '\0';
+	dfd = open_parent(cur, base, sizeof(base), err);
+	if (dfd < 0)
+		return dfd;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+		rc = errno == ENOENT ? replace(dfd, base, cur, NULL, mode, buf, len, err) :
+		     dcpi_errf(err, -errno, "%s: %s", cur, strerror(errno));
+	} else if (S_ISLNK(st.st_mode) && !may_follow(dfd, &st)) {
+		rc = dcpi_errf(err, -EACCES, "%s: a symbolic link of another user in a sticky "
+			       "world-writable folder (not followed)", cur);
+	} else if (S_ISLNK(st.st_mode)) {
+		/* a device or FIFO behind it is opened through the link, which also
+		 * serves /proc's links (/dev/stdout: "pipe:[1234]" is no path);
+		 * a file or nothing needs the target's folder, for a temporary */
+		rc = fstatat(dfd, base, &st, 0) || S_ISREG(st.st_mode) ?
+		     link_target(dfd, cur, base, next, nlen, err) :
+		     write_special(dfd, base, cur, &st, 1, buf, len, err);
+	} else if (S_ISDIR(st.st_mode)) {
+		rc = dcpi_errf(err, -EISDIR, "%s: is a directory", cur);
+	} else if (S_ISREG(st.st_mode)) {
+		rc = write_regular(dfd, base, cur, &st, mode, buf, len, err);
+	} else {
+		rc = write_special(dfd, base, cur, &st, 0, buf, len, err);
+	}
+	close(dfd);
+	return rc;
+}
+
+int dcpi_write_output(const char *path, const void *buf, size_t len, unsigned mode,
+		      struct dcpi_err *err)
+{
+	char cur[PATH_MAX], next[PATH_MAX];
+	int hops = 0, again = 0, rc;
+
+	if (!strcmp(path, "-"))
+		return write_stdout(buf, len, err);
+	if (!path[0])
+		return dcpi_errf(err, -ENOENT, "an empty output name");
+	if (strlen(path) >= sizeof(cur))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", path);
+	strcpy(cur, path);
+	for (;;) {
+		rc = write_one(cur, next, sizeof(next), mode, buf, len, err);
+		if (rc == -EAGAIN && ++again < 8)
+			continue;	/* the name changed under us: look again */
+		if (rc == -EAGAIN)
+			return dcpi_errf(err, rc, "%s: keeps changing while written", path);
+		if (rc < 0 || !next[0])
+			return rc;
+		if (++hops > OUT_HOPS)
+			return dcpi_errf(err, -ELOOP, "%s: too many symbolic links", path);
+		strcpy(cur, next);
+	}
 }
 
 /* ---- failpoints ---------------------------------------------------------- */

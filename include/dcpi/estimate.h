@@ -289,6 +289,10 @@ void est_calib_combine(struct est_calibration *cal);
 int est_calib_path(const char *dbdir, const char *model, char *out, size_t len);
 /* Write / read the text file (docs/estimate.md, "Calibration file"). */
 int est_calib_write(const char *path, const struct est_calibration *cal, struct dcpi_err *err);
+/* The same to a path the user named, by dcpi_write_output's rule
+ * (include/dcpi/safefile.h); est_calib_write is for the database's file. */
+int est_calib_write_output(const char *path, const struct est_calibration *cal,
+			   struct dcpi_err *err);
 int est_calib_read(const char *path, struct est_calibration *cal, struct dcpi_err *err);
 /* Set opts->skid and skid_share from a calibration. */
 void est_opts_calibrated(struct est_opts *o, const struct est_calibration *cal);

@@ -146,7 +146,8 @@ int opt_bolt_text(struct image *img, const struct prof_profile *p,
 		  const struct opt_est *e, char **out, size_t *len, struct opt_walk *w,
 		  struct dcpi_err *err);
 
-/* Write buf to path atomically ("-": standard output). */
+/* Write buf to the path the user named, by dcpi_write_output's rule
+ * (include/dcpi/safefile.h: "-" is standard output). */
 int opt_write_file(const char *path, const void *buf, size_t len, struct dcpi_err *err);
 
 /* The name a compiler knows a procedure by: the symbol without a clone

@@ -1,21 +1,49 @@
 /*
  * safefile.h - opening files so that nothing planted at a path can hang or
- * redirect a tool (issue 16), and failpoints for the fault-injection tests.
+ * redirect a tool, the one rule for every path a command writes, and
+ * failpoints for the fault-injection tests.
  *
  * Reading: every file a tool reads is opened O_NONBLOCK (a FIFO cannot block
  * the open), then fstat'd: anything but a regular file is a clear error
  * ("not a regular file (a FIFO)").  Inside the profile database names are
  * opened relative to a directory handle with O_NOFOLLOW as well.
  *
- * Writing: a file is written through a handle on its directory: a temporary
- * name created O_EXCL|O_NOFOLLOW, the mode set with fchmod (so the umask does
- * not matter), fsync, renameat within the directory, fsync of the directory.
- * A link planted at the final name is replaced, never followed.
+ * Writing inside the database (dcpi_write_at, dcpi_write_file): the tool owns
+ * the folder, so a file is written through a handle on its directory: a
+ * temporary name created O_EXCL|O_NOFOLLOW, the mode set with fchmod (so the
+ * umask does not matter), fsync, renameat within the directory, fsync of the
+ * directory.  A link planted at the final name is replaced, never followed.
+ *
+ * Writing a path the user named (-o FILE, --model-file, the calibration;
+ * dcpi_write_output), as perf, gcc and clang treat -o, whatever is there:
+ *   - "-" is standard output.
+ *   - nothing: a new regular file of the given mode (0644 for every command),
+ *     made as a temporary in the same folder, fsync'd, renamed in place.
+ *   - a regular file: replaced the same way, the temporary given the old
+ *     file's owner, group and mode first (a private 0600 profile of another
+ *     user stays that user's and 0600).  The caller must be allowed to write
+ *     the file itself, not only its folder.  When the owner cannot be kept
+ *     (not root) or the folder is not writable, the file is written in place.
+ *   - a regular file with other names (st_nlink > 1): written in place, never
+ *     split: the blocks are reserved first (posix_fallocate), then written,
+ *     truncated to the new length and fsync'd; every name sees the output.
+ *   - a character or block device or a FIFO: opened O_WRONLY|O_NONBLOCK and
+ *     written in place, never replaced, never truncated.  A FIFO nobody reads
+ *     is retried for 2 s, then "<path>: a FIFO with no reader" (-ENXIO).
+ *   - a socket: connected to (AF_UNIX, stream) and written, or an error
+ *     saying it takes no stream connection.
+ *   - a symbolic link: followed, and its target gets the same rule, except
+ *     where Linux's fs.protected_symlinks would refuse it: in a sticky
+ *     world-writable folder (/tmp) a link owned neither by the caller nor by
+ *     the folder's owner is an error naming the link (-EACCES).
+ *   - a directory: "<path>: is a directory" (-EISDIR).
+ * A failed write (a full disk) leaves the old contents and no temporary.
  *
  * Failpoints: DCPI_FAILPOINT="name:N[+]:action[,...]" makes the N-th hit (or
  * every hit from the N-th on, with +) of failpoint `name` (`*` for any) fail
  * with action enospc, eio or kill (SIGKILL of the process itself).  Compiled
- * in always; when the variable is unset a failpoint costs one branch.
+ * in always; when the variable is unset a failpoint costs one branch.  The
+ * writers here hit create, write, fsync, rename and fallocate.
  */
 #ifndef DCPI_SAFEFILE_H
 #define DCPI_SAFEFILE_H
@@ -57,6 +85,10 @@ int dcpi_write_at(int dirfd, const char *shown, const char *name, const void *bu
  * named), the last component is never followed. */
 int dcpi_write_file(const char *path, const void *buf, size_t len, unsigned mode,
 		    struct dcpi_err *err);
+/* A path the user named, by the rule above: buf written to it (mode for a
+ * new file).  0, or a negative errno with err naming the path. */
+int dcpi_write_output(const char *path, const void *buf, size_t len, unsigned mode,
+		      struct dcpi_err *err);
 /* Create a new temporary for name in dirfd (O_EXCL, O_NOFOLLOW, taking the
  * next name while one exists); its name into tmp.  fd or negative errno. */
 int dcpi_create_temp(int dirfd, const char *name, char *tmp, size_t len, unsigned mode);
