@@ -537,7 +537,7 @@ static void mixed_worker(int w, struct mixed *mx, const char *a, const char *b, 
 		__atomic_add_fetch(&mx->runs[w], 1, __ATOMIC_SEQ_CST);
 		if (rc) {
 			__atomic_add_fetch(&mx->fails[w], 1, __ATOMIC_SEQ_CST);
-			snprintf(mx->failure, sizeof(mx->failure), "worker %d: status %d: %s", w,
+			snprintf(mx->failure, sizeof(mx->failure), "worker %d: status %d: %.900s", w,
 				 rc, text);
 		} else if (w <= W_REC2) {
 			__atomic_add_fetch(&mx->samples, s, __ATOMIC_SEQ_CST);
@@ -1015,8 +1015,8 @@ static void test_corrupt_databases(void **state)
 			argv[k] = NULL;
 			rc = wait_for(start(argv, out, NULL), 30);
 			slurp(out, text, sizeof(text));
-			snprintf(what, sizeof(what), "dcpi %s %s on %s damaged (%s)", reports[r][0],
-				 reports[r][1] ? reports[r][1] : "", victim, how);
+			snprintf(what, sizeof(what), "dcpi %s %s on %s damaged (%s)",
+				 reports[r][0], reports[r][1] ? reports[r][1] : "", victim, how);
 			judge(&v, rc, text, NULL, what);
 			reps++;
 		}
@@ -1077,8 +1077,8 @@ static void test_hostile_programs(void **state)
 		tr = now_s() - t0;
 		slurp(out, text, sizeof(text));
 		print_message("held: hostile: %s %s%s: status %d native, %d recorded; %.2f s "
-			      "native, %.2f s recorded\n", mode, n, prog == suid ? " (setuid bit)" :
-			      "", native, rec, tn, tr);
+			      "native, %.2f s recorded\n", mode, n,
+			      prog == suid ? " (setuid bit)" : "", native, rec, tn, tr);
 		if (rec != native)
 			fail_msg("%s: status %d native, %d under dcpi record: %s", mode, native,
 				 rec, text);
