@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -80,6 +81,8 @@ static char ws[256];
 static const char *dcpi_bin, *build_dir, *import_bin;
 static char twoprocs[PROF_PATH_MAX], hostile[PROF_PATH_MAX];
 static int seq;
+static pid_t kids[64];		/* started and not yet reaped */
+static int nkids;
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -134,6 +137,27 @@ static int teardown(void **state)
 	return 0;
 }
 
+static void track(pid_t pid)
+{
+	if (pid > 0 && nkids < (int)(sizeof(kids) / sizeof(kids[0])))
+		kids[nkids++] = pid;
+}
+
+static void untrack(pid_t pid)
+{
+	for (int i = 0; i < nkids; i++)
+		if (kids[i] == pid)
+			kids[i--] = kids[--nkids];
+}
+
+/* In a child just forked: killed when the test process dies (an alarm). */
+static void die_with_parent(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(97);
+}
+
 /* A hang guard: the commands have their own timeouts, this is the last one. */
 static int each_setup(void **state)
 {
@@ -142,9 +166,15 @@ static int each_setup(void **state)
 	return 0;
 }
 
+/* A failed test leaves no daemon or busy loop behind. */
 static int each_teardown(void **state)
 {
 	alarm(0);
+	for (int i = 0; i < nkids; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+	nkids = 0;
 	return 0;
 }
 
@@ -174,11 +204,14 @@ static void fresh(char *path, size_t len, const char *what)
  * "NAME=VALUE" to add or NULL. */
 static pid_t start(char *const argv[], const char *out, const char *env)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) :
+		int fd;
+
+		die_with_parent(parent);
+		fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644) :
 			       open("/dev/null", O_WRONLY);
 
 		if (fd < 0)
@@ -192,6 +225,7 @@ static pid_t start(char *const argv[], const char *out, const char *env)
 		execv(argv[0], argv);
 		_exit(98);
 	}
+	track(pid);
 	return pid;
 }
 
@@ -205,12 +239,15 @@ static int wait_for(pid_t pid, double secs)
 	for (;;) {
 		pid_t r = waitpid(pid, &st, WNOHANG);
 
-		if (r == pid)
+		if (r == pid) {
+			untrack(pid);
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
 		assert_true(r == 0);
 		if (now_s() > end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
+			untrack(pid);
 			return -1;
 		}
 		sleep_ms(2);
@@ -411,7 +448,7 @@ static uint64_t prof_all_total(const char *dbp)
 /* A busy program to sample while dcpid runs; stop() ends it. */
 static pid_t busy(void)
 {
-	char *argv[] = { twoprocs, "1000000", NULL };
+	char *argv[] = { twoprocs, "12000", NULL };	/* about 10 min at most */
 
 	return start(argv, NULL, NULL);
 }
@@ -420,6 +457,7 @@ static void stop(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	untrack(pid);
 }
 
 /* dcpid --flush F into dbp; back once its pidfile says it samples. */
@@ -437,6 +475,7 @@ static pid_t daemon_start(const char *dbp, const char *flush, const char *errf,
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
 			char text[4096];
 
+			untrack(pid);
 			slurp(errf, text, sizeof(text));
 			fail_msg("dcpid exited before sampling: %s", text);
 		}
@@ -537,8 +576,8 @@ static void mixed_worker(int w, struct mixed *mx, const char *a, const char *b, 
 		__atomic_add_fetch(&mx->runs[w], 1, __ATOMIC_SEQ_CST);
 		if (rc) {
 			__atomic_add_fetch(&mx->fails[w], 1, __ATOMIC_SEQ_CST);
-			snprintf(mx->failure, sizeof(mx->failure), "worker %d: status %d: %.900s", w,
-				 rc, text);
+			snprintf(mx->failure, sizeof(mx->failure), "worker %d: status %d: %.900s",
+				 w, rc, text);
 		} else if (w <= W_REC2) {
 			__atomic_add_fetch(&mx->samples, s, __ATOMIC_SEQ_CST);
 		}
@@ -571,10 +610,14 @@ static void test_mixed(void **state)
 	assert_int_equal(run(out, 60, NULL, dcpi_bin, "merge", a, "-o", b, (char *)NULL), 0);
 	end = now_s() + P.mixed_s;
 	for (int w = 0; w < NWORKERS; w++) {
+		pid_t parent = getpid();
+
 		pid[w] = fork();
 		assert_true(pid[w] >= 0);
+		track(pid[w]);
 		if (pid[w] == 0) {
 			alarm(0);
+			die_with_parent(parent);
 			mixed_worker(w, mx, a, b, end);
 			_exit(0);
 		}
@@ -676,6 +719,7 @@ static void test_sigkill_in_flush(void **state)
 		sleep_ms((int)(tu_rng() % 12));
 		assert_int_equal(kill(dm, SIGKILL), 0);
 		assert_int_equal(waitpid(dm, &st, 0), dm);
+		untrack(dm);
 		db_check(dbp, &sum);
 		assert_int_equal(sum.epochs, k + 1);
 	}
@@ -774,10 +818,14 @@ static void test_soak(void **state)
 	t0 = now_s();
 	end = t0 + P.soak_s;
 	for (int i = 0; i < nsp; i++) {
+		pid_t parent = getpid();
+
 		sp[i] = fork();
 		assert_true(sp[i] >= 0);
+		track(sp[i]);
 		if (sp[i] == 0) {
 			alarm(0);
+			die_with_parent(parent);
 			spawner(count, end);
 			_exit(0);
 		}
