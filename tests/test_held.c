@@ -18,8 +18,9 @@
  *   corrupt_perf_data   bit flips and truncations of a real perf.data:
  *                       `dcpi import` imports or fails naming the file,
  *                       never crashes or hangs (CI runs it under ASan)
- *   corrupt_databases   the same done to profile, paths and meta files:
- *                       every report exits with a message, no crash, no hang
+ *   corrupt_databases   the same done to profile, paths, values and meta
+ *                       files: every report (dcpiprof, dcpicalc, dcpivlist) exits
+ *                       with a message, no crash, no hang
  *   hostile_programs    tests/workloads/held_hostile.c recorded: its native
  *                       exit status, within a time bound
  *   disk_full_recovers  several flushes in a row fail with ENOSPC (the
@@ -1030,6 +1031,7 @@ static void test_corrupt_databases(void **state)
 		{ "prof", NULL },
 		{ "prof", "-i", "--epoch", "all", "--json", NULL },
 		{ "calc", "--no-measure", "proc_a", NULL },
+		{ "vlist", "proc_a", NULL },
 	};
 	char base[512], cdb[512], out[PROF_PATH_MAX], path[1024];
 	char how[512], what[PROF_PATH_MAX + 800], text[8192], names[64][128];
@@ -1041,11 +1043,13 @@ static void test_corrupt_databases(void **state)
 	fresh(base, sizeof(base), "cbase");
 	fresh(cdb, sizeof(cdb), "cdb");
 	fresh(out, sizeof(out), "cdb.out");
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(run(out, 60, NULL, dcpi_bin, "record", "--db", base, "--",
-				     twoprocs, "2", (char *)NULL), 0);
+	/* profiles, paths, values and meta files to damage */
+	assert_int_equal(run(out, 60, NULL, dcpi_bin, "record", "--values", "--db", base, "--",
+			     twoprocs, "10", (char *)NULL), 0);
+	assert_int_equal(run(out, 60, NULL, dcpi_bin, "record", "--db", base, "--", twoprocs,
+			     "10", (char *)NULL), 0);
 	nf = db_files(base, names, 64);
-	assert_true(nf >= 4);
+	assert_true(nf >= 6);
 	for (int i = 0; i < P.db_files; i++) {
 		const char *victim = names[tu_rng() % nf];
 		size_t len;
