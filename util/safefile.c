@@ -2,7 +2,7 @@
  * safefile.c - non-blocking, type-checked opens for reading, atomic writes
  * through directory handles that never follow a planted link, and the
  * failpoints the fault-injection tests select with DCPI_FAILPOINT
- * (include/dcpi/safefile.h; issue 16).
+ * (include/dcpi/safefile.h; tests/test_harden.c).
  */
 #include <errno.h>
 #include <fcntl.h>

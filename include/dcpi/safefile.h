@@ -1,6 +1,6 @@
 /*
  * safefile.h - opening files so that nothing planted at a path can hang or
- * redirect a tool (issue 16), and failpoints for the fault-injection tests.
+ * redirect a tool (tests/test_harden.c), and failpoints for the fault-injection tests.
  *
  * Reading: every file a tool reads is opened O_NONBLOCK (a FIFO cannot block
  * the open), then fstat'd: anything but a regular file is a clear error
