@@ -19,7 +19,7 @@
  * other window stalls more than EST_MAX_STALL times its best case.  A cluster
  * resting on fewer than opts->few_samples samples is noise (a window of one
  * sample has a ratio off by 100%), not a small ratio, and is passed over (a
- * deviation from the paper, measured against it in docs/estimate.md: no
+ * deviation from the paper, measured against it in bench/notes/estimate-log.md: no
  * better, no worse).  Classes with fewer than opts->few_samples samples use
  * sum S / sum M.
  *
