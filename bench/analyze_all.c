@@ -2,7 +2,7 @@
  * bench/analyze_all.c - the graph analysis of every procedure of one image
  * alone: cycle-equivalence classes (cfg_cycle_equiv_with) and loops
  * (cfg_find_loops_with), as cfg/build.c's analyze() runs them, timed in CPU
- * seconds over the CFGs of the whole image, least of --runs runs (issue 17).
+ * seconds over the CFGs of the whole image, least of --runs runs (bench/README.md).
  *
  * cfg_build_all runs once; its callback keeps each CFG's graph and what the
  * library computed for it (classes, loops, depths).  The timed pass runs the

@@ -7,7 +7,7 @@
 # memory beside objdump's.  Also what makes the CFGs trustworthy: the
 # indirect-jump resolution rate, the share of procedures with missing edges,
 # and a digest of all CFGs checked against bench/cfg_all.golden (taken before
-# the decoder was made faster, issue 17).  By default cc1 and the big
+# the decoder was made faster).  By default cc1 and the big
 # libraries of the system (libc's and libcrypto's hand-written AVX-512 code
 # once sent the builder into an endless loop), those present; or the images
 # given.  Run by `make bench` with $BUILD set.

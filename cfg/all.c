@@ -1,6 +1,6 @@
 /*
  * cfg/all.c - the CFGs of every procedure of an image at decode speed
- * (issue 17; DCPI analysed whole systems, paper sec. 6): each instruction is
+ * (bench/bench_cfg.sh; DCPI analysed whole systems, paper sec. 6): each instruction is
  * decoded once for the image.  Building one procedure alone decodes its
  * direct callees too, for their noreturn proof (noreturn.c), and building
  * every procedure that way decodes most of the image twice.  Here a callee

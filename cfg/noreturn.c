@@ -1,6 +1,6 @@
 /*
  * cfg/noreturn.c - which calls never return.  A call to such a function ends
- * its basic block with no fall-through edge (DESIGN.md, cfg/ contract), which
+ * its basic block with no fall-through edge (docs/architecture.md, "Contracts"), which
  * keeps the code the compiler placed after it (often the next block of an
  * unrelated path) out of the caller's flow.  Two sources: a table of library
  * functions known never to return, and an analysis of the callee's own CFG

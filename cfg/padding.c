@@ -2,7 +2,7 @@
  * cfg/padding.c - bytes between and at the end of procedures that are not
  * code: nop runs (every multi-byte nop form), int3 runs and zero bytes.  The
  * CFG builder marks them as data ranges, so every byte of a procedure is in
- * exactly one block or one range (DESIGN.md, cfg/ contract) and a linear
+ * exactly one block or one range (docs/architecture.md, "Contracts") and a linear
  * sweep of leftover bytes does not mistake alignment for instructions.
  */
 #include <string.h>

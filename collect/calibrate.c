@@ -1,6 +1,6 @@
 /*
- * collect/calibrate.c - what one sample is worth in cycles (DESIGN.md
- * "Samples"; the DCPI paper's sec. 5 measures the same cost from outside).
+ * collect/calibrate.c - what one sample is worth in cycles (docs/architecture.md
+ * "Units"; the DCPI paper's sec. 5 measures the same cost from outside).
  *
  * The obvious answer, period x clock rate, is wrong by the cost of sampling
  * itself: every interrupt, ring-buffer write and period reprogramming is

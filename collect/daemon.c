@@ -18,7 +18,7 @@
  * emptied, and the epoch's metadata is rewritten with its running totals;
  * SIGHUP flushes and opens a new epoch; SIGINT/SIGTERM flush and return.
  *
- * Faults (issue 16): one flush is one epoch transaction (profile.h), so a
+ * Faults (tests/test_harden.c): one flush is one epoch transaction (profile.h), so a
  * kill at any point leaves the epoch as the last flush committed it.  A
  * flush that fails keeps its samples in the tables for the next one (up to
  * max_held entries, then they are dropped and counted in the metadata); a

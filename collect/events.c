@@ -2,7 +2,8 @@
  * collect/events.c - the events the collector samples, as data, and a probe
  * that asks the kernel whether this machine can sample one.  On a VM without
  * a PMU the hardware and cache events do not exist and cpu-clock stands in
- * for cycles (DESIGN.md); the database's settings say which was used.
+ * for cycles (docs/architecture.md, "Units"); the database's settings say
+ * which was used.
  *
  * The names are perf's, so a user can move between the two tools.  The
  * hw-cache configs are (cache id) | (op << 8) | (result << 16), as in

@@ -9,7 +9,7 @@
  *                profile per (image, event) (4.3.1)
  *   events.c     the event table
  *   random.c     the random sampling periods (4.1.1)
- *   calibrate.c  what one sample is worth in cycles (DESIGN.md "Samples")
+ *   calibrate.c  what one sample is worth in cycles (docs/architecture.md "Units")
  *   record.c     fork, exec, the drain loop, the epoch
  *   daemon.c     dcpid: every CPU, every process, flushes and epochs (4.3)
  */

@@ -1,7 +1,7 @@
 /*
  * collect/pathrt.c - the path-sample runtime, built alone as
  * build/libdcpi-paths.so and preloaded by `dcpi record` into the command and
- * its children (docs/paths.md; DESIGN.md "Three kinds of evidence").  It
+ * its children (docs/paths.md; docs/architecture.md "Three kinds of evidence").  It
  * links nothing of dcpi's analysis side; uftrace's libmcount is the model.
  *
  * Each thread gets a timer on its own CPU time (timer_create with

@@ -15,7 +15,7 @@
 #include "dcpi/sandbox.h"
 
 /* Culprits with no calibration: samples land two instructions late
- * (DESIGN.md "Where samples land"). */
+ * (docs/estimate.md "Calibration: where samples land"). */
 #define DEFAULT_SKID 2
 
 void est_analysis_opts_default(struct est_analysis_opts *o)

@@ -8,7 +8,8 @@
  * edge counts, then with the samples of each block's first opts->skid
  * instructions handed back to its predecessors in proportion to those counts
  * (the samples a block's last instructions earned but its successors got):
- * opts->skid_share of them, the share DESIGN.md measured moving on.
+ * opts->skid_share of them, the share `dcpi calibrate` measures moving on
+ * (docs/estimate.md "Calibration: where samples land").
  */
 #include <errno.h>
 #include <math.h>

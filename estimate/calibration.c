@@ -1,6 +1,7 @@
 /*
  * calibration.c - where this machine's samples land, measured on known
- * loops against exact counts (DESIGN.md "Where samples land"; the paper's
+ * loops against exact counts (docs/estimate.md "Calibration: where samples
+ * land"; the paper's
  * processor reported six cycles late, sec. 4.1.2, and the paper built that
  * in; x86's skid has to be measured).
  *

@@ -1,6 +1,6 @@
 /*
- * measured.c - best cases measured on this machine instead of modelled (issue
- * 10; docs/estimate.md, "Measured block costs").  Every execution count is
+ * measured.c - best cases measured on this machine instead of modelled
+ * (docs/estimate.md, "Measured block costs"; tests/test_measured.c).  Every execution count is
  * samples x cycles per sample / best case (DCPI paper sec. 6.1.3), so the best
  * case must be this machine's: the hot blocks of a procedure, and one
  * iteration of each hot innermost loop along its dominant path, are timed in

@@ -1,6 +1,6 @@
 /*
- * paths.c - the shape of a procedure's counts from path samples (issue 11;
- * docs/estimate.md "Path samples"): observed transitions mapped onto the
+ * paths.c - the shape of a procedure's counts from path samples
+ * (docs/estimate.md "Path samples"): observed transitions mapped onto the
  * CFG's edges, per-branch outcome probabilities with a static prior where a
  * branch was seen rarely, and relative block and edge frequencies from the
  * flow equations x_b = entry_b + sum_p x_p prob(p -> b).

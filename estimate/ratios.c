@@ -6,7 +6,8 @@
  * an upper bound of the class's executions (dynamic stalls only add
  * samples).  The paper's windows are issue points (M_i > 0), widened to the
  * dependence span j+1..i when issue point i waits on j.  On x86 the skid
- * moves samples one to three instructions on (docs/DESIGN.md), so windows
+ * moves samples one to three instructions on (docs/estimate.md, "Calibration:
+ * where samples land"), so windows
  * may instead be whole blocks (EST_W_BLOCK) or blocks whose first
  * instructions' samples were handed back to their predecessors (EST_W_SKID,
  * computed by the caller as blk_s).
@@ -18,7 +19,7 @@
  * other window stalls more than EST_MAX_STALL times its best case.  A cluster
  * resting on fewer than opts->few_samples samples is noise (a window of one
  * sample has a ratio off by 100%), not a small ratio, and is passed over (a
- * deviation from the paper, measured against it in docs/estimate.md: no
+ * deviation from the paper, measured against it in bench/notes/estimate-log.md: no
  * better, no worse).  Classes with fewer than opts->few_samples samples use
  * sum S / sum M.
  *

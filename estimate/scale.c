@@ -1,6 +1,6 @@
 /*
  * scale.c - the one number per procedure (or loop region) that turns the
- * path shape (paths.c) into executions, from the samples (issue 11;
+ * path shape (paths.c) into executions, from the samples (tests/test_estimate_paths.c;
  * docs/estimate.md "Path samples", where the rules' figures are side by
  * side), and est_procedure_paths, which puts the two together.
  *

@@ -1,7 +1,8 @@
 /*
  * image/ehframe.c - procedure bounds from .eh_frame FDEs.
  *
- * Stripped binaries are the common case on real systems (DESIGN.md, image/),
+ * Stripped binaries are the common case on real systems (docs/architecture.md,
+ * "Contracts"),
  * but the unwinder needs .eh_frame, so nearly every function still has an FDE
  * saying where it starts and how long it is.  This file parses the CIEs and
  * FDEs by hand (LSB 5.0 "Exception Frames", DWARF 4 sec. 6.4.1): length

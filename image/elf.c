@@ -2,7 +2,7 @@
  * image/elf.c - open an ELF64 x86-64 image: sections, PT_LOAD segments,
  * build-id, file offset <-> virtual address, and the way to its DWARF.
  *
- * Samples are keyed by file offset (DESIGN.md, "Images"), so the offset and
+ * Samples are keyed by file offset (docs/architecture.md, "Data flow"), so the offset and
  * address translations go through the PT_LOAD segments exactly as the kernel
  * maps them.  The headers are parsed by hand over the file bytes rather than
  * through libelf: every offset and size is checked against the file size here,

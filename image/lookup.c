@@ -1,6 +1,6 @@
 /*
  * image/lookup.c - the procedure a user names (PROC in dcpicalc, dcpicfg,
- * dcpi model, ...), by the names people type (issue 17), in tiers, the first
+ * dcpi model, ...), by the names people type (tests/test_lookup.c), in tiers, the first
  * tier with a match deciding:
  *
  *   1. an address, "0x1f30" (any byte inside the procedure);

@@ -1,6 +1,6 @@
 /*
  * image_id.c - who an image file is: its ELF build-id when it has one, else
- * its path, size and mtime (DESIGN.md "Images are keyed by build-id").
+ * its path, size and mtime (docs/profile-format.md "Image identity").
  *
  * The build-id is read by hand from the PT_NOTE segments (or, in files
  * without program headers, the SHT_NOTE sections) so that the profile part

@@ -2,7 +2,7 @@
  * machine.c - the identity of the CPU that collects an epoch, for the epoch
  * metadata: vendor, family, model, stepping and brand string from CPUID.
  *
- * The analysis picks its pipeline model from these (DESIGN.md, culprit/model),
+ * The analysis picks its pipeline model from these (docs/models.md, "Choosing a model"),
  * so the family includes the extended family (AMD Zen 5 is family 0x1A) and
  * the model the extended model, as the vendors' manuals define them.
  */

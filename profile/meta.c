@@ -4,7 +4,7 @@
  * merge.
  *
  * Text, so a person can read which machine and settings produced an epoch
- * and how many samples were lost (DESIGN.md: no silent truncation).  The
+ * and how many samples were lost (docs/architecture.md: nothing dropped silently).  The
  * reader ignores keys it does not know, so newer writers stay readable, and
  * rejects malformed lines with file:line.  Keys are described by a table.
  */

@@ -1,6 +1,7 @@
 /*
  * graph_ref.h - what the reference algorithms of tests/test_cycle_equiv.c and
- * tests/test_loops.c (the algorithms as they were before issue 17, kept to
+ * tests/test_loops.c (the algorithms as they were before they were made faster
+ * (bench/README.md, bench_cfg.sh), kept to
  * hold the faster ones to) share: a graph's CSR as cfg_graph_csr_fill made
  * it then, and their arrays, zeroed, one spare slot each.
  */

@@ -1,7 +1,7 @@
 /*
  * test_cfg_golden.c - the CFGs of every procedure of real system binaries
  * (bash and libc, present on every Debian machine) against digests taken with
- * the code as it was before the decoder was made faster (issue 17):
+ * the code as it was before the decoder was made faster (bench/README.md):
  * instructions, blocks, edges, classes, loops and data ranges must all be
  * unchanged.  tests/golden/NAME.digest holds the image's build-id and one
  * "address digest" line per procedure (32 bits); a machine with another build of the

@@ -477,8 +477,9 @@ static void test_random_vs_definition(void **state)
 }
 
 /*
- * The reference: cycle_equiv.c as it was before it was made faster (issue
- * 17): every node split in two, three walks, JPP's pass in reverse preorder.
+ * The reference: cycle_equiv.c as it was before it was made faster
+ * (bench/README.md, bench_cfg.sh): every node split in two, three walks,
+ * JPP's pass in reverse preorder.
  * The fast one must give the very same numbers, not just the same classes.
  */
 #define REF_NIL UINT32_MAX

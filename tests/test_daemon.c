@@ -318,7 +318,7 @@ static void test_daemon_signals(void **state)
 	assert_int_equal(kill(d, 0), 0);	/* and still running */
 	kill(d, SIGHUP);
 	sleep_ms(300);		/* taken at the next poll; the epoch's directory is
-				 * made at its first flush (issue 16: no empty epochs) */
+				 * made at its first flush (docs/profile-format.md: no empty epochs) */
 	ne = count_epochs(&names);
 	prof_names_free(names, ne);
 	assert_int_equal(ne, 1);

@@ -1,11 +1,12 @@
 /*
  * test_estimate_paths.c - estimation with path samples (estimate/paths.c,
- * estimate/scale.c; issue 11): bursts of single steps taken from a simulated
- * run of the hand-assembled loop with an if (loop_if.h, exact counts known),
- * branch ratios and block counts recovered within statistical bounds; no
- * path data gives exactly the windows' result; degenerate inputs (a loop
- * nothing leaves, no samples, transitions that match no edge) stay finite;
- * dcpicalc's text and --json on a real recording with path samples.
+ * estimate/scale.c; docs/estimate.md "Path samples"): bursts of single steps
+ * taken from a simulated run of the hand-assembled loop with an if (loop_if.h,
+ * exact counts known), branch ratios and block counts recovered within
+ * statistical bounds; no path data gives exactly the windows' result;
+ * degenerate inputs (a loop nothing leaves, no samples, transitions that match
+ * no edge) stay finite; dcpicalc's text and --json on a real recording with
+ * path samples.
  */
 #include <math.h>
 #include <setjmp.h>

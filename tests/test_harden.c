@@ -1,9 +1,9 @@
 /*
  * test_harden.c - the database and the tools against faults and a hostile
- * local user (issue 16): FIFOs and links planted where the tools read and
+ * local user (include/dcpi/safefile.h): FIFOs and links planted where the tools read and
  * write, a kill at every step of a flush, ENOSPC and EIO at every write, a
  * corrupt profile in the live epoch, modes under umask 000, a database other
- * users can write, empty epochs, and the messages the issue lists.
+ * users can write, empty epochs, and the messages each of them gives.
  *
  * Faults come from the failpoints of include/dcpi/safefile.h
  * (DCPI_FAILPOINT=name:N:action).  Every test runs under alarm(): a hang is a

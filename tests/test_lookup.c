@@ -1,5 +1,5 @@
 /*
- * test_lookup.c - procedures found by the names people type (issue 17,
+ * test_lookup.c - procedures found by the names people type (README.md, PROC;
  * image/lookup.c and report/find.c): the plain C++ name without parameters,
  * the mangled name, the demangled signature, overloads (a clear error that
  * lists them), a method by its unqualified name, a procedure before its

@@ -491,7 +491,7 @@ static void test_random_graphs(void **state)
 }
 
 /*
- * The reference: loops.c as it was before it was made faster (issue 17):
+ * The reference: loops.c as it was before it was made faster (bench/README.md):
  * a DFS for the reverse postorder, Tarjan's search again over every region,
  * the outermost included.  The fast one must give the very same loops, in
  * the same order, with the same blocks and numbers.

@@ -1,6 +1,7 @@
 /*
  * calibrate.c - `dcpi calibrate`: measure where this machine's samples land
- * (DESIGN.md "Where samples land"; estimate/calibration.c computes it).
+ * (docs/estimate.md "Calibration: where samples land"; estimate/calibration.c
+ * computes it).
  *
  * Runs its loops (`dcpi __skidloops`, tools/skidloops.c, built into this
  * binary; or --workload) under `dcpi record` and under

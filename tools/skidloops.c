@@ -1,7 +1,7 @@
 /*
  * skidloops.c - `dcpi __skidloops SCALE` (hidden): loops with known
- * instruction mixes for `dcpi calibrate` (tools/calibrate.c, DESIGN.md "Where
- * samples land"): where does this machine's sampling interrupt report the
+ * instruction mixes for `dcpi calibrate` (tools/calibrate.c, docs/estimate.md
+ * "Calibration: where samples land"): where does this machine's sampling interrupt report the
  * cycles of a waiting instruction?  Built into dcpi, so calibration needs
  * nothing beside the installed binary; calibrate records and counts this very
  * binary running them, and finds the loops by their symbols.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The dominant block of each workload, estimated against exact (issue 10's
-"dcpicalc with measured block costs" line), on the recordings of
+"""The dominant block of each workload, estimated against exact (docs/estimate.md
+"Dominant blocks": dcpicalc with measured block costs), on the recordings of
 bench/accuracy/run.sh.
 
 usage: dominant.py --bin BUILD_DIR --work WORKDIR [--rec NAME] [--json OUT]

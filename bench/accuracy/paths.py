@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Accuracy with and without path samples (issue 11), side by side: DCPI
+"""Accuracy with and without path samples (docs/estimate.md), side by side: DCPI
 figs. 8 and 9 against callgrind's exact counts, on the recordings of
 bench/accuracy/run.sh.
 

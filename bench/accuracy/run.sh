@@ -59,7 +59,7 @@ if [ ! -s "$IN/words.txt" ] || [ ! -s "$IN/script.sql" ] || [ ! -f "$IN/.params"
 	head -c 2097152 "$IN/words.txt" > "$IN/words2m.txt"
 	echo "$TEXT_MB $SQL_ROWS" > "$IN/.params"
 fi
-# two real programs for path samples (issue 11): bc computing pi, sha256sum
+# two real programs for path samples (docs/estimate.md "Path samples"): bc computing pi, sha256sum
 # of a 200 MB file (words.txt repeated)
 [ -s "$IN/pi.bc" ] || echo 'scale=1500; 4*a(1)' > "$IN/pi.bc"
 if [ ! -s "$IN/big.txt" ]; then
@@ -180,12 +180,12 @@ echo "" | tee -a "$W/accuracy.txt"
 # shellcheck disable=SC2086
 "${PY:-python3}" "$ROOT/bench/accuracy/ceiling.py" --bin "$B" --work "$W" $names |
 	tee -a "$W/accuracy.txt"
-# with and without path samples, side by side (issue 11)
+# with and without path samples, side by side (docs/estimate.md "Path samples")
 echo "" | tee -a "$W/accuracy.txt"
 # shellcheck disable=SC2086
 python3 "$ROOT/bench/accuracy/paths.py" --bin "$B" --work "$W" --rules "${ACC_RULES:-}" \
 	--json "$W/paths.json" $names | tee -a "$W/accuracy.txt"
-# each workload's dominant block, estimated / exact (issue 10)
+# each workload's dominant block, estimated / exact (docs/estimate.md "Dominant blocks")
 echo "" | tee -a "$W/accuracy.txt"
 # shellcheck disable=SC2086
 python3 "$ROOT/bench/accuracy/dominant.py" --bin "$B" --work "$W" --json "$W/dominant.json" \

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/bhive/binding.sh - the bodies of docs/models.md "Load latency" and
-# "ALU scheduler binding, measured again", timed on this machine with a
+# "ALU scheduler binding (open)", timed on this machine with a
 # contention canary: a pass of bench/bhive/harness counts only when 4
 # independent adds, timed just before and just after the bodies, read under
 # 1.02 cycles (a busy sibling thread of the host core makes them 1.3-2.0).
@@ -14,8 +14,8 @@
 # and two ALU ops on it beside the pointer's add, reordered), K (lzma's
 # 0x20690+0x190 loop taken apart: a store taking a turn), I (stores of an
 # immediate).  T, K and I are real-loop shapes: time them with FLAGS="-W -D"
-# as bench_model.sh times the real loops (docs/models.md "The references
-# reproduce; the binding is still open").
+# as bench_model.sh times the real loops (bench/notes/models-log.md "The
+# references reproduce; the binding is still open").
 # Environment: BUILD (build), PASSES (8), SETS ("load A L P S"), CPU (the
 # last), FLAGS (harness flags, none).
 # Needs GNU as and objcopy, like bench_model.sh.

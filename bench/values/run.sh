@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/values/run.sh - value samples on real programs against exact counts
-# (docs/values.md, "Accuracy on real programs").  Builds bzip2 1.0.8 and Lua
+# (docs/values.md, "Accuracy", real programs).  Builds bzip2 1.0.8 and Lua
 # 5.4 from Debian's sources (apt-get source; a deb-src entry is added when
 # missing), records each with `dcpi record --values` over many runs of one
 # input, counts the same sites exactly with truth.c (ptrace breakpoints, a

@@ -1,7 +1,7 @@
 /*
  * truth.c - exact value counts at chosen instructions over a whole run, by
  * ptrace breakpoints: the truth bench/values/compare.py holds dcpi's value
- * samples against (docs/values.md, "Accuracy on a real program").  It shares
+ * samples against (docs/values.md, "Accuracy", real programs).  It shares
  * nothing with dcpi's runtime (no trap flag in the process, no hotlists):
  * every execution of every chosen instruction is counted.
  *

@@ -13,7 +13,7 @@
  * collect_daemon() (dcpid) samples every process on every CPU until stopped,
  * flushing into the current epoch every few seconds (sec. 4.3).  Both draw
  * each event's period at random below the nominal one (sec. 4.1.1) and
- * calibrate what one sample is worth in cycles (DESIGN.md "Samples").
+ * calibrate what one sample is worth in cycles (docs/architecture.md "Units").
  */
 #ifndef DCPI_COLLECT_H
 #define DCPI_COLLECT_H

@@ -38,7 +38,7 @@ enum est_method {
 	EST_M_GLOBAL,		/* the same, then weighted least squares under flow */
 };
 
-/* Which samples and cycles a ratio is taken over (DESIGN.md: skid). */
+/* Which samples and cycles a ratio is taken over (docs/estimate.md: skid). */
 enum est_window {
 	EST_W_INSN,		/* the paper: per issue point, dependence spans */
 	EST_W_BLOCK,		/* whole blocks: sum S / sum M per block */
@@ -233,7 +233,8 @@ void est_confidence(const struct cfg *cfg, struct est_class *classes);
 void est_confidence_flow(const struct cfg *cfg, struct est_class *classes, const double *x);
 
 /*
- * Calibration of where samples land (DESIGN.md "Where samples land";
+ * Calibration of where samples land (docs/estimate.md "Calibration: where
+ * samples land";
  * estimate/calibration.c, `dcpi calibrate`).  Known loops are sampled and
  * counted exactly; the model says where their cycles are spent (E_i x M_i)
  * and the samples say where they are reported.  attrib[k] is the share of
@@ -431,7 +432,7 @@ int est_path_body(const struct cfg *cfg, const uint32_t *path, uint32_t n, uint8
 int est_measure_cache_path(const char *dbdir, char *out, size_t len);
 
 /*
- * ---- Path samples (issue 11; docs/estimate.md "Path samples";
+ * ---- Path samples (docs/estimate.md "Path samples";
  * estimate/paths.c, estimate/scale.c) ----
  *
  * Where a procedure has path data (dcpi/paths.h: observed transitions from

@@ -1,5 +1,6 @@
 /*
- * optimize.h - compiler feedback from estimated counts (DESIGN.md, optimize/;
+ * optimize.h - compiler feedback from estimated counts (docs/architecture.md,
+ * "Rooms";
  * the DCPI paper's sec. 6 estimates put to the use sec. 8 foresees).
  *
  * Every writer starts from ESTIMATED executions (estimate.h, est_procedure

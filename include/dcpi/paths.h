@@ -1,6 +1,7 @@
 /*
  * paths.h - path samples: what the program did right after a sample
- * (DESIGN.md "Three kinds of evidence"; docs/profile-format.md, path files).
+ * (docs/architecture.md "Three kinds of evidence"; docs/profile-format.md,
+ * "Path files").
  *
  * After some samples the collector single-steps the interrupted thread K
  * instructions (EFLAGS.TF; collect/ and its preload runtime), or a PMU's
@@ -20,7 +21,7 @@
  *
  * Burst starts are time-weighted (they follow a time sample), so estimators
  * use the transitions (branch probabilities), not how often an address was
- * seen (DESIGN.md).
+ * seen (docs/paths.md, "Time weighting").
  */
 #ifndef DCPI_PATHS_H
 #define DCPI_PATHS_H
