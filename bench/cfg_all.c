@@ -137,7 +137,7 @@ static void check_golden(const char *file, uint64_t digest, const char *build_id
 
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "%127s %llx", id, &d) == 2 && !strcmp(id, build_id)) {
-			printf("digest %016llx: %s the CFGs before issue 17 (%s)\n",
+			printf("digest %016llx: %s the reference CFGs (%s)\n",
 			       (unsigned long long)digest,
 			       d == digest ? "SAME as" : "DIFFERS from", file);
 			fclose(f);

@@ -88,7 +88,7 @@ def main():
     extra = shlex.split(a.calc_args)
     rows = [one(a.bin, a.work, wl, a.rec, extra) for wl in a.workloads]
 
-    print("Dominant blocks (issue 10): the hottest procedure's block with the most samples,")
+    print("Dominant blocks: the hottest procedure's block with the most samples,")
     print("estimated executions / callgrind's exact count; recording %s%s" % (a.rec, (" " + " ".join(extra)) if extra else ""))
     print("%-10s %-26s %-9s %6s %5s %-17s %10s %10s %6s  %s" % (
         "workload", "procedure", "block", "samples", "share", "best case", "estimate", "exact", "ratio", "within 5%"))

@@ -245,7 +245,7 @@ def main():
     labels = [lab for lab, _ in configs(a.rules)]
     labels += [lab + "@oracle" for lab in labels[:2]]
     P = print
-    P("== Path samples (issue 11): fig. 8 (samples) and fig. 9 (edges) within 5/10/15%%%s ==" %
+    P("== Path samples: fig. 8 (samples) and fig. 9 (edges) within 5/10/15%%%s ==" %
       ("  [SIMULATED paths: --sim %g, not a result]" % a.sim if a.sim else ""))
     P("done when: >= 73 / 87 / 92% of samples within 5/10/15%, edges >= 80% within 10%")
     P("%-10s | " % "workload" + " | ".join("%-34s" % lab for lab in labels))
