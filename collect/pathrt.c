@@ -21,11 +21,20 @@
  *    int 0x80): a stepped thread that blocks SIGTRAP (sigprocmask, raise,
  *    glibc's internal block-all around clone and posix_spawn) would be
  *    killed by the forced trap, and fork, clone, exec and exit are not
- *    stepped into.  Blocking signals therefore needs no interposition;
- *  - the program's own SIGTRAP handler and handler for our signal
- *    (sigaction and signal are interposed: ours stays installed, theirs is
- *    remembered) get every trap that is not one of our steps, with SIG_DFL
- *    and SIG_IGN honoured;
+ *    stepped into.  Blocking signals therefore needs no interposition
+ *    (sighold and sigblock of SIGTRAP: test_blocking_trap);
+ *  - the program's own SIGTRAP handler and handler for our signal get
+ *    every trap that is not one of our steps, as the kernel would call
+ *    them: every glibc way of installing one is interposed (sigaction,
+ *    __sigaction, signal, bsd_signal, ssignal, sysv_signal, __sysv_signal,
+ *    sigset, sigignore, siginterrupt, sigvec, syscall(SYS_rt_sigaction)):
+ *    ours stays installed, theirs is remembered;
+ *  - a SIGTRAP handler installed behind our back anyway (an inline system
+ *    call) is noticed at the thread's next timer signal (one rt_sigaction
+ *    query): that thread is never stepped again, and a note says so;
+ *  - a thread that asks to be traced (PTRACE_TRACEME, by ptrace or
+ *    syscall) is never stepped again, and a process that starts traced is
+ *    left alone: each of our signals would be a stop for its tracer;
  *  - a rep-prefixed instruction traps once per iteration: repeats of one pc
  *    are recorded once and count against a budget of K + 64 traps (a
  *    short rep completes, a long one ends the burst);

@@ -28,11 +28,15 @@
  *            ptrace(PTRACE_TRACEME) first, then as plain, sig, exec, stop,
  *            kill (natively, with a parent that is no tracer, any signal
  *            but SIGKILL then stops it for good)
+ *   threadsig, threadtrace
+ *            sig in a second thread, which asks to be traced first in
+ *            threadtrace (so the tracer sees its tid, not the process's)
  *   plain    the loop alone
  */
 #define _GNU_SOURCE
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -234,6 +238,36 @@ static int special(const char *what, unsigned long n, char *self)
 	return ok ? 0 : 3;
 }
 
+struct thr {
+	int trace;
+	unsigned long n;
+	int rc;
+};
+
+static void *thread_main(void *v)
+{
+	struct thr *t = v;
+
+	if (t->trace && ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+		perror("PTRACE_TRACEME");
+		t->rc = 3;
+		return NULL;
+	}
+	t->rc = special("sig", t->n, NULL);
+	return NULL;
+}
+
+/* "sig" in a second thread, traced or not; the main thread waits for it. */
+static int in_thread(int trace, unsigned long n)
+{
+	struct thr t = { trace, n, 3 };
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, thread_main, &t) || pthread_join(th, NULL))
+		return 3;
+	return t.rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "plain";
@@ -241,6 +275,8 @@ int main(int argc, char **argv)
 	int ok = 1, r;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "threadsig") || !strcmp(mode, "threadtrace"))
+		return in_thread(!strcmp(mode, "threadtrace"), n);
 	if (!strncmp(mode, "trace", 5) && ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
 		perror("PTRACE_TRACEME");
 		return 3;
