@@ -138,8 +138,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+typedef long (*prt_syscall_fn)(long, ...);
+long prt_syscall_slow(long n, ...);
+extern prt_syscall_fn prt_real_syscall;
+
 static void resolve(void)
 {
+	if (prt_real_syscall == prt_syscall_slow) {
+		prt_syscall_fn real = (prt_syscall_fn)dlsym(RTLD_NEXT, "syscall");
+
+		if (real)
+			prt_real_syscall = real;
+	}
 	if (!g.sigaction)
 		g.sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))
 			dlsym(RTLD_NEXT, "sigaction");
@@ -1055,13 +1065,38 @@ PRT_EXPORT long ptrace(enum __ptrace_request req, ...)
 	return rc;
 }
 
-typedef long (*prt_syscall_fn)(long, ...);
+/*
+ * glibc's syscall(): rt_sigaction of our signals and PTRACE_TRACEME are
+ * seen here too (an inline system call is not: docs/paths.md).  The entry
+ * is in assembly so that any number above SYS_ptrace (101) costs a
+ * compare and two jumps on the way to libc's, with the arguments
+ * untouched: a burst stepping from one system call to the next sees three
+ * more instructions (tests/workloads/pathloop.c's syscalls mode is tuned
+ * to within a few of K).  Lower numbers, ours among them, take the C
+ * path.
+ */
+prt_syscall_fn prt_real_syscall = prt_syscall_slow;	/* libc's once resolve() ran */
 
-/* glibc's syscall(): rt_sigaction of our signals and PTRACE_TRACEME are
- * seen here too (an inline system call is not: docs/paths.md). */
-PRT_EXPORT long syscall(long n, ...)
+#define PRT_STR2(x) #x
+#define PRT_STR(x) PRT_STR2(x)
+#ifdef __CET__		/* built with -fcf-protection: indirect branch tracking */
+#define PRT_ENDBR "	endbr64\n"
+#else
+#define PRT_ENDBR ""
+#endif
+__asm__(".text\n"
+	".globl syscall\n"
+	".type syscall,@function\n"
+	"syscall:\n"
+	PRT_ENDBR
+	"	cmp $" PRT_STR(SYS_ptrace) ", %rdi\n"
+	"	jbe prt_syscall_slow\n"
+	"	jmp *prt_real_syscall(%rip)\n"
+	".size syscall, .-syscall\n");
+
+long prt_syscall_slow(long n, ...)
 {
-	prt_syscall_fn real = REAL(prt_syscall_fn, "syscall");
+	prt_syscall_fn real;
 	long a[6], rc;
 	va_list ap;
 
@@ -1070,10 +1105,11 @@ PRT_EXPORT long syscall(long n, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	resolve();
+	real = prt_real_syscall;
 	if (n == SYS_rt_sigaction && ours((int)a[0]))
 		return raw_sigaction((int)a[0], (const struct prt_ksigaction *)a[1],
 				     (struct prt_ksigaction *)a[2], (unsigned long)a[3]);
-	if (!real) {
+	if (real == prt_syscall_slow) {
 		errno = ENOSYS;
 		return -1;
 	}
