@@ -53,6 +53,12 @@ void paths_child_env(const struct paths_run *r);
 /* Read every spool file, write one path profile per image into epoch. */
 int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 		  struct paths_stats *st, struct dcpi_err *err);
+/* The runtime's notes ("<pid>.note" files in the spool directory, one
+ * line each: a thread it stopped stepping and why, a process it left
+ * alone), the first PATHS_NOTES_MAX lines into out, then a count of the
+ * rest; returns how many there were. */
+#define PATHS_NOTES_MAX 8
+unsigned paths_notes(const struct paths_run *r, char *out, size_t len);
 /* Remove the spool directory and its files. */
 void paths_cleanup(struct paths_run *r);
 /* 1 when cmd (searched in PATH like execvp) is an ELF without PT_INTERP,

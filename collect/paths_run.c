@@ -169,6 +169,59 @@ int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 	return ret;
 }
 
+static int is_note(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".note");
+}
+
+/* One note file's lines into out (at most PATHS_NOTES_MAX in all). */
+static void notes_of(const char *path, char *out, size_t len, unsigned *n)
+{
+	char line[512];
+	size_t l;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '\n'))
+			continue;	/* cut short, or not ours */
+		if ((*n)++ >= PATHS_NOTES_MAX)
+			continue;
+		l = strlen(out);
+		snprintf(out + l, len - l, "%s", line);
+	}
+	fclose(f);
+}
+
+unsigned paths_notes(const struct paths_run *r, char *out, size_t len)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *d;
+	unsigned n = 0;
+	size_t l;
+	DIR *dp;
+
+	if (!len)
+		return 0;
+	out[0] = '\0';
+	if (!r->on || !(dp = opendir(r->dir)))
+		return 0;
+	while ((d = readdir(dp))) {
+		if (!is_note(d->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", r->dir, d->d_name);
+		notes_of(path, out, len, &n);
+	}
+	closedir(dp);
+	l = strlen(out);
+	if (n > PATHS_NOTES_MAX)
+		snprintf(out + l, len - l, "and %u more of the same kind\n", n - PATHS_NOTES_MAX);
+	return n;
+}
+
 void paths_cleanup(struct paths_run *r)
 {
 	char path[PATH_MAX + 256];

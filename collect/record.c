@@ -20,14 +20,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 
 #include "internal.h"
 #include "paths.h"
 
 #define RECORD_POLL_MS 50
+#define TRACE_POLL_MS 1		/* a traced command waits for us at each stop */
+#define TRACE_STOPPED_MAX 64	/* traced threads in group-stop remembered */
+#define TRACE_BATCH 64		/* stops handled before the rings are drained again */
 
 static void forward_signal(const struct collect_opts *o, pid_t child)
 {
@@ -41,30 +49,185 @@ static void forward_signal(const struct collect_opts *o, pid_t child)
 	kill(child, sig);
 }
 
+/*
+ * A traced command.  A program may make its parent, us, its tracer
+ * (ptrace(PTRACE_TRACEME), as anti-debugging code does); then each signal
+ * it gets stops it and waitpid reports the stop, which is not its end.
+ * We act as a tracer that changes nothing: each signal-delivery-stop is
+ * continued with its signal, so the program sees its signals as before;
+ * the SIGTRAP the kernel sends a traced thread after a successful execve
+ * (no PTRACE_O_TRACEEXEC: we set no options) is dropped, as a debugger
+ * does; a group-stop (SIGSTOP and the like, PTRACE_GETSIGINFO says
+ * EINVAL) is left stopped until SIGCONT is sent, as when untraced.  A
+ * traced thread other than the main one is found by a waitid peek and
+ * waited for by its tid (__WALL).  The path runtime stops stepping a
+ * thread that asks to be traced (collect/pathrt.c), so the stops are the
+ * program's own signals only.
+ */
+struct trace {
+	pid_t child;
+	int seen;			/* a stop was seen: poll faster */
+	int continued;			/* SIGCONT reported (WIFCONTINUED) */
+	size_t nstopped;
+	pid_t stopped[TRACE_STOPPED_MAX];	/* threads left in group-stop */
+};
+
+/* The SIGTRAP of a traced thread's own successful execve: sent by the
+ * kernel as from itself (SI_USER, its own pid) while the thread returns
+ * 0 from execve or execveat. */
+static int exec_trap(const struct trace *tr, pid_t tid, const siginfo_t *si)
+{
+	struct user_regs_struct regs;
+
+	if (si->si_code != SI_USER || si->si_pid != tr->child ||
+	    ptrace(PTRACE_GETREGS, tid, NULL, &regs))
+		return 0;
+	return (regs.orig_rax == SYS_execve || regs.orig_rax == SYS_execveat) && !regs.rax;
+}
+
+static void trace_forget(struct trace *tr, pid_t tid)
+{
+	for (size_t i = 0; i < tr->nstopped; i++)
+		if (tr->stopped[i] == tid)
+			tr->stopped[i--] = tr->stopped[--tr->nstopped];
+}
+
+static void trace_stop(struct trace *tr, pid_t tid, int status)
+{
+	int sig = WSTOPSIG(status);
+	siginfo_t si;
+
+	tr->seen = 1;
+	if (status >> 16) {	/* an event stop: we ask for none */
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	}
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si)) {
+		if (errno == EINVAL && tr->nstopped < TRACE_STOPPED_MAX) {	/* group-stop */
+			trace_forget(tr, tid);
+			tr->stopped[tr->nstopped++] = tid;
+		} else if (errno == EINVAL) {
+			ptrace(PTRACE_CONT, tid, NULL, NULL);	/* too many: let it run */
+		}
+		return;
+	}
+	if (sig == SIGTRAP && exec_trap(tr, tid, &si))
+		sig = 0;
+	ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig);
+}
+
+/* SIGCONT is pending for tid (its own or its process's queue). */
+static int cont_pending(pid_t child, pid_t tid)
+{
+	char path[96], line[256];
+	unsigned long long mask;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)child, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+		     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & (1ULL << (SIGCONT - 1))))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* Threads in group-stop go on once a SIGCONT came (they then stop again
+ * to deliver it, and we pass it on). */
+static void trace_resume(struct trace *tr)
+{
+	for (size_t i = 0; i < tr->nstopped; i++) {
+		pid_t tid = tr->stopped[i];
+
+		if (!tr->continued && !cont_pending(tr->child, tid))
+			continue;
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		tr->stopped[i--] = tr->stopped[--tr->nstopped];
+	}
+	tr->continued = 0;
+}
+
+/* A thread of the command other than its main one has something to report:
+ * one that is traced by us. */
+static pid_t traced_thread(const struct trace *tr)
+{
+	char path[96];
+	struct stat st;
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) || si.si_pid <= 0 ||
+	    si.si_pid == tr->child)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)tr->child, (int)si.si_pid);
+	return stat(path, &st) ? 0 : si.si_pid;
+}
+
+/* 1 once the command has exited (*status, unless another waiter reaped
+ * it), 0 while it runs; its stops are handled on the way. */
+static int reap(struct trace *tr, int *status)
+{
+	for (int i = 0; i < TRACE_BATCH; i++) {
+		pid_t tid = traced_thread(tr), w;
+		int st;
+
+		if (tid)
+			w = waitpid(tid, &st, WNOHANG | __WALL);
+		else
+			w = waitpid(tr->child, &st, WNOHANG | __WALL | WCONTINUED);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && !tid)
+			return errno == ECHILD;		/* reaped elsewhere */
+		if (w <= 0)
+			return 0;
+		if (WIFSTOPPED(st)) {
+			trace_stop(tr, w, st);
+		} else if (WIFCONTINUED(st)) {
+			tr->continued = 1;
+		} else if (w == tr->child) {
+			*status = st;
+			return 1;
+		} else {
+			trace_forget(tr, w);	/* a traced thread's exit */
+		}
+	}
+	return 0;
+}
+
 /* Drain until the command has exited and its last records are read. */
 static int follow(struct session *s, pid_t child, int *status, struct dcpi_err *err)
 {
+	struct trace tr = { .child = child };
 	int ret = 0, done = 0;
 	int poll_ms = s->cfg.randomize ? SESS_RANDOM_MS : RECORD_POLL_MS;
-	pid_t w;
 
 	while (!done && !ret) {
 		forward_signal(s->opts, child);
-		ret = smp_wait(&s->smp, poll_ms);
+		ret = smp_wait(&s->smp, tr.seen ? TRACE_POLL_MS : poll_ms);
 		if (ret) {
 			ret = dcpi_errf(err, ret, "poll: %s", strerror(-ret));
 			break;
 		}
-		w = waitpid(child, status, WNOHANG);
-		if (w == child || (w < 0 && errno == ECHILD))	/* reaped elsewhere */
-			done = 1;
+		done = reap(&tr, status);
+		trace_resume(&tr);
 		ret = sess_drain(s, err);
 	}
 	if (!done) {		/* failed: stop sampling, let the command finish */
+		struct timespec pause = { 0, 2000000L };
+
 		smp_close(&s->smp);
 		s->open = 0;
-		while (waitpid(child, status, 0) < 0 && errno == EINTR)
+		while (!reap(&tr, status)) {
 			forward_signal(s->opts, child);
+			trace_resume(&tr);
+			nanosleep(&pause, NULL);
+		}
 	}
 	return ret;
 }
@@ -235,6 +398,7 @@ static int run(struct session *s, char *const argv[], struct prof_db *db,
 	}
 	ret = follow(s, child, &res->status, err);
 	meta.end_ns = dcpi_wall_ns();
+	paths_notes(pr, res->paths_stopped, sizeof(res->paths_stopped));
 	if (!ret && s->open)
 		ret = sess_read_counts(s, err);
 	if (!ret)

@@ -31,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -83,6 +84,7 @@ static void new_db(void)
 
 struct run {
 	int status;
+	double secs;		/* wall time */
 	char out[4096], err[4096];
 	char settings[2048];
 	struct path_profile *p;
@@ -121,12 +123,68 @@ static void read_epoch(struct run *r)
 	prof_db_close(d);
 }
 
+#define RUN_TIMEOUT_S 60	/* a run that takes longer has hung: killed, failed */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Run args with stdout and stderr to files, in a process group of its own,
+ * killed with all it started after RUN_TIMEOUT_S (then the test fails).
+ * The wall time it took into *secs. */
+static void run_timed(char *const args[], const char *out_path, const char *err_path,
+		      int *status, double *secs)
+{
+	double t0 = now_s();
+	pid_t pid, w;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int errfd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setpgid(0, 0);
+		setrlimit(RLIMIT_CORE, &nocore);
+		if (out < 0 || errfd < 0)
+			_exit(99);
+		dup2(out, 1);
+		dup2(errfd, 2);
+		execv(args[0], args);
+		_exit(98);
+	}
+	setpgid(pid, pid);	/* either side may come first */
+	for (;;) {
+		siginfo_t si;
+		struct timespec ts = { 0, 10000000L };
+
+		memset(&si, 0, sizeof(si));
+		assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+		if (si.si_pid == pid || now_s() - t0 >= RUN_TIMEOUT_S)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	*secs = now_s() - t0;
+	/* what it left running, or all of it on a timeout; not reaped yet, so
+	 * the group's number is still ours */
+	kill(-pid, SIGKILL);
+	w = waitpid(pid, status, 0);
+	assert_int_equal(w, pid);
+	if (*secs >= RUN_TIMEOUT_S)
+		fail_msg("%s %s: still running after %d s, killed", args[0],
+			 args[1] ? args[1] : "", RUN_TIMEOUT_S);
+}
+
 /* dcpi record [opts...] -- argv..., NULL-terminated lists. */
 static void record(struct run *r, const char *const *opts, const char *const *argv)
 {
 	char *args[64];
 	int n = 0;
-	pid_t pid;
 
 	new_db();
 	memset(r, 0, sizeof(*r));
@@ -141,25 +199,20 @@ static void record(struct run *r, const char *const *opts, const char *const *ar
 	for (; *argv; argv++)
 		args[n++] = (char *)*argv;
 	args[n] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rlimit nocore = { 0, 0 };
-		int out = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int errfd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setrlimit(RLIMIT_CORE, &nocore);
-		if (out < 0 || errfd < 0)
-			_exit(99);
-		dup2(out, 1);
-		dup2(errfd, 2);
-		execv(args[0], args);
-		_exit(98);
-	}
-	assert_int_equal(waitpid(pid, &r->status, 0), pid);
+	run_timed(args, outfile, errfile, &r->status, &r->secs);
 	slurp(outfile, r->out, sizeof(r->out));
 	slurp(errfile, r->err, sizeof(r->err));
 	read_epoch(r);
+}
+
+/* argv alone, as a shell would run it. */
+static void native(struct run *r, const char *const *argv)
+{
+	new_db();
+	memset(r, 0, sizeof(*r));
+	run_timed((char *const *)argv, outfile, errfile, &r->status, &r->secs);
+	slurp(outfile, r->out, sizeof(r->out));
+	slurp(errfile, r->err, sizeof(r->err));
 }
 
 static void run_free(struct run *r)
@@ -504,6 +557,7 @@ static void test_rep_and_syscalls(void **state)
 	static const char *const opts[] = { RATE, NULL };
 	const char *rep_argv[] = { pathloop, "rep", "100000000", NULL };
 	const char *sys_argv[] = { pathloop, "syscalls", "2000000", NULL };
+	static const char *const sys_opts[] = { "--paths=250:36", NULL };
 	const struct path_profile *p;
 	uint64_t rep = sym_off(pathloop, "pl_rep", NULL);
 	struct run r;
@@ -516,7 +570,12 @@ static void test_rep_and_syscalls(void **state)
 	assert_int_equal(path_profile_edge(p, rep, rep), 0);	/* repeats collapse */
 	run_free(&r);
 
-	record(&r, opts, sys_argv);
+	/* A burst that starts after one system call (tests/workloads/
+	 * pathloop.c) meets the next as its 29th or 37th pc through glibc's
+	 * syscall(), its 32nd or 40th through the runtime's syscall() in front
+	 * of it (collect/pathrt.c, three instructions): with K = 36 every
+	 * other such burst is cut there, as with K = 32 before. */
+	record(&r, sys_opts, sys_argv);
 	assert_int_equal(exit_code(&r), 0);
 	assert_true(setting(&r, "bursts") > 10);
 	assert_true(setting(&r, "cut") > 0);	/* bursts end before a syscall */
@@ -698,6 +757,138 @@ static void test_asan_program(void **state)
 	run_free(&r);
 }
 
+/* --- every way of installing a handler (tests/workloads/sigways.c) ------- */
+
+#define SW_N "100000000"	/* about 0.2 s of loop natively */
+
+/* sigways NAT_MODE natively, then MODE under dcpi record: the same exit
+ * status and output, a run time within a small multiple of the native one
+ * (the modes differ for a program that asks to be traced: natively its
+ * parent, no tracer, would leave it stopped at its first signal). */
+static void sigways_pair(const char *mode, const char *nat_mode, const char *const *opts,
+			 struct run *rec)
+{
+	char bin[PATH_MAX];
+	const char *argv[] = { bin, mode, SW_N, NULL };
+	const char *nat_argv[] = { bin, nat_mode, SW_N, NULL };
+	const char *nl;
+	struct run nat;
+
+	snprintf(bin, sizeof(bin), "%s/workloads/sigways", getenv("DCPI_BUILD"));
+	native(&nat, nat_argv);
+	record(rec, opts, argv);
+	print_message("sigways %s: native status %d %.2f s, recorded status %d %.2f s, "
+		      "bursts %ld\n", mode, nat.status, nat.secs, rec->status, rec->secs,
+		      setting(rec, "bursts"));
+	assert_true(WIFEXITED(nat.status) || WIFSIGNALED(nat.status));
+	assert_int_equal(rec->status >> 8 & 0xff, WIFSIGNALED(nat.status) ?
+			 128 + WTERMSIG(nat.status) : WEXITSTATUS(nat.status));
+	assert_true(WIFEXITED(rec->status));
+	/* the program's last line is out before dcpi record returns */
+	nl = strstr(nat.out, "sum ");
+	assert_non_null(nl);
+	assert_non_null(strstr(rec->out, nl));
+	if (rec->secs > 4 * nat.secs + 3.0)
+		fail_msg("sigways %s: %.2f s recorded, %.2f s native", mode, rec->secs, nat.secs);
+}
+
+/* glibc's every entry point for installing a handler of SIGTRAP or of the
+ * runtime's timer signal: the program's handler is called for its own
+ * SIGTRAP, reported back to it, one-shot where asked (sysv_signal), and
+ * the runtime keeps stepping.  Before: sigset, bsd_signal, ssignal,
+ * __sigaction and sigvec single-stepped the program forever (its handler
+ * took our steps), sysv_signal died of SIGTRAP (133), resetting the RT
+ * signals killed it with the timer signal (189). */
+static void test_handler_entry_points(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	static const char *const modes[] = {
+		"sigset", "sysv", "__sysv", "bsd", "ssignal", "__sigaction", "sigvec",
+		"siginterrupt", "rtreset", "rawsys",
+	};
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		sigways_pair(modes[i], modes[i], opts, &r);
+		assert_int_equal(exit_code(&r), 0);
+		/* its own raise(SIGTRAP) reached its handler once (none in rtreset) */
+		assert_non_null(strstr(r.out, strcmp(modes[i], "rtreset") ? "traps 1" : "traps 0"));
+		assert_true(setting(&r, "bursts") >= 5);	/* still stepped */
+		assert_null(strstr(r.err, "path samples stopped"));
+		run_free(&r);
+	}
+}
+
+/* A SIGTRAP handler installed by an inline system call, which no library
+ * call sees: the runtime notices at its next timer signal, never steps the
+ * thread again, and dcpi record says so.  The program's own queries get
+ * the kernel's answer from then on. */
+static void test_handler_taken_over(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	struct run r;
+
+	sigways_pair("asm", "asm", opts, &r);
+	assert_int_equal(exit_code(&r), 0);
+	assert_non_null(strstr(r.out, "traps 1"));
+	assert_non_null(strstr(r.err, "note: path samples stopped in thread "));
+	assert_non_null(strstr(r.err, "the program replaced the SIGTRAP handler"));
+	run_free(&r);
+}
+
+/* Blocking SIGTRAP needs no interposition (collect/pathrt.c's header):
+ * no burst starts while it is blocked and a burst ends before the system
+ * call that blocks it. */
+static void test_blocking_trap(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	static const char *const modes[] = { "sighold", "sigblock" };
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		sigways_pair(modes[i], modes[i], opts, &r);
+		assert_int_equal(exit_code(&r), 0);
+		assert_true(setting(&r, "bursts") <= 3);	/* blocked for the loop */
+		assert_null(strstr(r.err, "path samples stopped"));
+		run_free(&r);
+	}
+}
+
+/* ptrace(PTRACE_TRACEME) makes dcpi record the tracer: the runtime stops
+ * stepping that thread (a note says so), an exec'd image starts traced and
+ * is left alone, and record passes every signal on (its handler runs, its
+ * default action kills), drops the exec's SIGTRAP, leaves a SIGSTOP
+ * stopped until SIGCONT, and returns the program's own status once it
+ * has exited.  Compared with the same program untraced.  Before: record
+ * took the first stop for the end and returned 1 while it ran on. */
+static void test_traceme(void **state)
+{
+	static const char *const opts[] = { RATE, NULL };
+	static const char *const modes[][2] = {
+		{ "traceme", "plain" }, { "tracesig", "sig" }, { "traceexec", "exec" },
+		{ "tracestop", "stop" }, { "tracekill", "kill" },
+	};
+	const char *s;
+	struct run r;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		sigways_pair(modes[i][0], modes[i][1], opts, &r);
+		assert_non_null(strstr(r.err, "the program asked to be traced (PTRACE_TRACEME)"));
+		if (!strcmp(modes[i][0], "traceexec"))
+			assert_non_null(strstr(r.err, "note: path samples off in process "));
+		if (!strcmp(modes[i][0], "tracesig"))
+			assert_non_null(strstr(r.out, "usr1 3"));
+		if (!strcmp(modes[i][0], "tracestop")) {
+			s = strstr(r.out, "stopped ");
+			assert_non_null(s);
+			assert_true(atoi(s + 8) >= 250);	/* SIGCONT came at 300 ms */
+		}
+		assert_int_equal(exit_code(&r), strcmp(modes[i][0], "tracekill") ? 0 :
+				 128 + SIGTERM);
+		run_free(&r);
+	}
+}
+
 static void test_bad_options(void **state)
 {
 	static const char *const bad[][2] = {
@@ -731,6 +922,10 @@ int main(void)
 		cmocka_unit_test(test_static_and_off),
 		cmocka_unit_test(test_dlopen),
 		cmocka_unit_test(test_asan_program),
+		cmocka_unit_test(test_handler_entry_points),
+		cmocka_unit_test(test_handler_taken_over),
+		cmocka_unit_test(test_blocking_trap),
+		cmocka_unit_test(test_traceme),
 		cmocka_unit_test(test_bad_options),
 	};
 

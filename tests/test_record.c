@@ -423,6 +423,115 @@ static void test_interrupt(void **state)
 	prof_profiles_free(p, n);
 }
 
+/*
+ * A command that makes dcpi record its tracer (ptrace(PTRACE_TRACEME), as
+ * anti-debugging code does) stops at each signal it gets; record must pass
+ * each on and wait for its real end (collect/record.c, struct trace).
+ * Without path samples, so the stops are the program's own signals.  Each
+ * traced mode of tests/workloads/sigways.c against the same program
+ * untraced: same exit status, same last line, out before record returns.
+ * Before: record took the first stop for the end and returned 1.
+ */
+#define TRACED_TIMEOUT_S 60
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* argv with stdout into out (NUL-terminated), in its own process group,
+ * killed with all it left after it ends or after TRACED_TIMEOUT_S. */
+static int run_out(char *const argv[], char *out, size_t len, double *secs)
+{
+	char path[320];
+	double t0 = mono_s();
+	siginfo_t si;
+	int status;
+	FILE *f;
+	size_t n;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/out", ws);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setpgid(0, 0);
+		if (o < 0 || e < 0)
+			_exit(99);
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(98);
+	}
+	setpgid(pid, pid);
+	do {
+		struct timespec ts = { 0, 10000000L };
+
+		memset(&si, 0, sizeof(si));
+		assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+		if (si.si_pid != pid)
+			nanosleep(&ts, NULL);
+	} while (si.si_pid != pid && mono_s() - t0 < TRACED_TIMEOUT_S);
+	*secs = mono_s() - t0;
+	kill(-pid, SIGKILL);	/* not reaped yet: the group is still ours */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (si.si_pid != pid)
+		fail_msg("%s %s: still running after %d s, killed", argv[0], argv[1],
+			 TRACED_TIMEOUT_S);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+static void test_traced_command(void **state)
+{
+	static const char *const modes[][2] = {
+		{ "traceme", "plain" }, { "tracesig", "sig" }, { "traceexec", "exec" },
+		{ "tracestop", "stop" }, { "tracekill", "kill" },
+		{ "threadtrace", "threadsig" },
+	};
+	char sigways[PROF_PATH_MAX], nat_out[4096], rec_out[4096];
+	const char *last, *s;
+	double nat_s, rec_s;
+	int nat, rec;
+
+	snprintf(sigways, sizeof(sigways), "%s/workloads/sigways", getenv("DCPI_BUILD"));
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char *nat_argv[] = { sigways, (char *)modes[i][1], "50000000", NULL };
+		char *rec_argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q",
+				     "--no-calibrate", "--no-paths", "--", sigways,
+				     (char *)modes[i][0], "50000000", NULL };
+
+		new_db();
+		nat = run_out(nat_argv, nat_out, sizeof(nat_out), &nat_s);
+		rec = run_out(rec_argv, rec_out, sizeof(rec_out), &rec_s);
+		print_message("%s: status %d in %.2f s under dcpi record, %s: %d in %.2f s\n",
+			      modes[i][0], rec, rec_s, modes[i][1], nat, nat_s);
+		assert_int_equal(rec, nat);
+		assert_int_equal(nat, strcmp(modes[i][1], "kill") ? 0 : 128 + SIGTERM);
+		last = strstr(nat_out, "sum ");
+		assert_non_null(last);
+		assert_non_null(strstr(rec_out, last));
+		if ((s = strstr(nat_out, "usr1 ")))
+			assert_non_null(strstr(rec_out, "usr1 3"));
+		if ((s = strstr(rec_out, "stopped ")))
+			assert_true(atoi(s + 8) >= 250);	/* SIGCONT came at 300 ms */
+		if (rec_s > 4 * nat_s + 3.0)
+			fail_msg("%s: %.2f s under dcpi record, %.2f s untraced", modes[i][0],
+				 rec_s, nat_s);
+	}
+}
+
 /* Two events at once: each gets its own profile and its times. */
 static void test_two_events(void **state)
 {
@@ -730,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_follows_children),
 		cmocka_unit_test(test_interrupt),
+		cmocka_unit_test(test_traced_command),
 		cmocka_unit_test(test_event_table),
 		cmocka_unit_test(test_random_periods_unit),
 		cmocka_unit_test(test_stepped_samples),

@@ -207,6 +207,12 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)res.paths_steps,
 			(unsigned long long)res.paths_threads,
 			(unsigned long long)res.paths_processes);
+	for (const char *l = res.paths_stopped, *e; *l; l = *e ? e + 1 : e) {
+		e = strchr(l, '\n');
+		if (!e)
+			e = l + strlen(l);
+		fprintf(stderr, "%s: note: %.*s\n", tool_name, (int)(e - l), l);
+	}
 	if (!quiet && res.stepped)
 		fprintf(stderr, "%s: %llu samples taken inside path bursts left out\n",
 			tool_name, (unsigned long long)res.stepped);

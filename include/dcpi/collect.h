@@ -144,6 +144,8 @@ struct collect_result {
 	 * be preloaded, so it ran without paths); what the spool held. */
 	int paths_static;
 	char paths_note[512];	/* why there are no paths (runtime missing), or "" */
+	char paths_stopped[1024];	/* the runtime's notes, a line each: threads
+					 * it stopped stepping, processes it left alone */
 	uint64_t paths_bursts, paths_steps, paths_processes, paths_threads;
 	uint64_t paths_images, paths_bad;
 	/* Value samples: instructions seen with their registers, values given
