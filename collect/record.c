@@ -235,9 +235,10 @@ static int follow(struct session *s, pid_t child, int *status, struct dcpi_err *
 static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_meta *meta,
 		       struct collect_result *res, struct dcpi_err *err)
 {
-	uint64_t written = 0;
+	uint64_t written = 0, entries = 0, held = 0;
 	int ret;
 
+	sess_held(s, &entries, &held);
 	ret = prof_db_epoch_new(db, res->epoch, sizeof(res->epoch), err);
 	if (!ret)	/* profiles and meta together, or neither (profile.h) */
 		ret = prof_epoch_begin(db, res->epoch, err);
@@ -254,6 +255,14 @@ static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_
 		prof_epoch_abort(db);
 	if (ret && res->epoch[0])
 		prof_db_epoch_drop_empty(db, res->epoch);
+	if (ret) {	/* say what the failure cost, as dcpid does */
+		char why[DCPI_ERR_MAX];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		dcpi_errf(err, ret, "%s; %llu samples of the command lost (not written)", why,
+			  (unsigned long long)(held + s->lost));
+		res->lost = held + s->lost;
+	}
 	if (!ret) {
 		res->samples = written;
 		res->lost = s->lost;

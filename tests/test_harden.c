@@ -721,8 +721,8 @@ static void recorded_db(char *dbp, size_t len)
 		fail_msg("record: %s", out);
 }
 
-/* dcpi record on a full disk: exit 1 naming the file and the reason, and
- * no partial epoch (profiles without meta) left behind. */
+/* dcpi record on a full disk: exit 1 naming the file, the reason and the
+ * samples lost, and no partial epoch (profiles without meta) left behind. */
 static void test_record_enospc(void **state)
 {
 	char dbp[300], out[4096];
@@ -739,6 +739,8 @@ static void test_record_enospc(void **state)
 		assert_int_equal(rc, 1);
 		assert_non_null(strstr(out, "No space left on device"));
 		assert_non_null(strstr(out, dbp));
+		/* and what it cost, as dcpid says it */
+		assert_non_null(strstr(out, "samples of the command lost (not written)"));
 		/* nothing committed: no epoch, or one with meta and profiles */
 		assert_int_equal(tu_sh("test ! -d %s/00000001 || test -f %s/00000001/meta", dbp,
 				       dbp), 0);
