@@ -1040,7 +1040,9 @@ static void test_record_unwritable_first(void **state)
 	print_message("%s", out);
 	assert_int_equal(rc, 1);
 	assert_null(strstr(out, "RAN"));
-	assert_non_null(strstr(out, "cannot create epoch: Permission denied"));
+	/* "cannot create epoch", or, where a folder above the workspace is
+	 * closed to that user (tests/run.sh's are 0700), "cannot open" */
+	assert_non_null(strstr(out, "Permission denied"));
 	assert_non_null(strstr(out, dbp));
 	assert_int_equal(chmod(ws, 0700), 0);
 }
