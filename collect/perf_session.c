@@ -120,27 +120,45 @@ static int rec_error(const struct perf_decoder *d, const uint8_t *rec, size_t of
 
 /* --- PERF_RECORD_SAMPLE --------------------------------------------------- */
 
+#define HEAD_BITS (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		   PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
+		   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define MIDDLE_BITS (PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | \
+		     PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+static uint32_t words(uint64_t bits)
+{
+	return 8 * (uint32_t)__builtin_popcountll(bits);
+}
+
+void perf_decoder_init(struct perf_decoder *d)
+{
+	uint64_t st = d->nattrs ? d->attrs[0].sample_type : 0;
+
+	d->id_at = 0;
+	if (d->nattrs > 1 && d->attr_of_id && (st & PERF_SAMPLE_IDENTIFIER))
+		d->id_at = 8;
+	else if (d->nattrs > 1 && d->attr_of_id && (st & PERF_SAMPLE_ID))
+		d->id_at = 8 + words(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					   PERF_SAMPLE_ADDR));
+	for (size_t i = 0; i < d->nattrs; i++) {
+		st = d->attrs[i].sample_type;
+		d->attrs[i].time_at = !(st & PERF_SAMPLE_TIME) ? 0 :
+			8 + words(st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+	}
+}
+
 /* The attribute of a sample, from its id when the layout has one. */
 static int sample_attr(const struct perf_decoder *d, struct cur *c, uint32_t *attr)
 {
-	uint64_t st = d->attrs[0].sample_type;
-	size_t pos;
-
 	*attr = 0;
-	if (!d->attr_of_id)
+	if (!d->id_at)
 		return 0;
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		pos = 8;
-	else if (st & PERF_SAMPLE_ID)
-		pos = 8 + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-							  PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR));
-	else
-		return 0;
-	if (c->n < pos + 8) {
+	if (c->n < d->id_at + 8) {
 		c->field = "the sample's id";
 		return -EINVAL;
 	}
-	if (d->attr_of_id(d->id_ctx, rd64(c->p + pos), attr) < 0)
+	if (d->attr_of_id(d->id_ctx, rd64(c->p + d->id_at), attr) < 0)
 		*attr = PERF_ATTR_NONE;
 	return 0;
 }
@@ -302,7 +320,7 @@ int perf_sample_parse(const struct perf_decoder *d, const uint8_t *rec, size_t s
 	memset(s, 0, sizeof(*s));
 	s->off = off;
 	memcpy(&s->misc, rec + 4, 2);
-	if (sample_attr(d, &c, &s->attr))
+	if (d->id_at && sample_attr(d, &c, &s->attr))
 		return rec_error(d, rec, off, c.field, err);
 	if (s->attr >= d->nattrs) {
 		s->attr = PERF_ATTR_NONE;
@@ -310,8 +328,9 @@ int perf_sample_parse(const struct perf_decoder *d, const uint8_t *rec, size_t s
 	}
 	a = &d->attrs[s->attr];
 	s->sample_type = a->sample_type;
-	if (sample_head(&c, a->sample_type, s) || sample_middle(&c, a, s) ||
-	    sample_tail(&c, a, s))
+	if (sample_head(&c, a->sample_type, s) ||
+	    ((a->sample_type & MIDDLE_BITS) && sample_middle(&c, a, s)) ||
+	    ((a->sample_type & ~(uint64_t)(HEAD_BITS | MIDDLE_BITS)) && sample_tail(&c, a, s)))
 		return rec_error(d, rec, off, c.field, err);
 	return 0;
 }
@@ -496,7 +515,8 @@ static int id_time(const struct perf_decoder *d, const uint8_t *rec, size_t size
 
 	if (!a->sample_id_all)
 		return -ENOENT;
-	if ((a->sample_type & PERF_SAMPLE_IDENTIFIER) && d->attr_of_id && size >= 16 &&
+	if (d->nattrs > 1 && (a->sample_type & PERF_SAMPLE_IDENTIFIER) && d->attr_of_id &&
+	    size >= 16 &&
 	    d->attr_of_id(d->id_ctx, rd64(rec + size - 8), &attr) >= 0 && attr < d->nattrs)
 		a = &d->attrs[attr];
 	if (!(a->sample_type & PERF_SAMPLE_TIME))
@@ -514,21 +534,16 @@ int perf_rec_time(const struct perf_decoder *d, const uint8_t *rec, size_t size,
 		  uint64_t *time)
 {
 	struct cur c = { rec, 8, size, NULL };
-	uint32_t attr;
-	uint64_t st;
-	size_t at;
+	uint32_t attr = 0, at, type = rd32(rec);
 
 	if (!d->nattrs)
 		return -ENOENT;
-	if (rd32(rec) != PERF_RECORD_SAMPLE)
-		return rd32(rec) < PERF_RECORD_MAX ? id_time(d, rec, size, time) : -ENOENT;
-	if (sample_attr(d, &c, &attr))
+	if (type != PERF_RECORD_SAMPLE)
+		return type < PERF_RECORD_MAX ? id_time(d, rec, size, time) : -ENOENT;
+	if (d->id_at && sample_attr(d, &c, &attr))
 		return -EINVAL;
-	if (attr >= d->nattrs || !(d->attrs[attr].sample_type & PERF_SAMPLE_TIME))
+	if (attr >= d->nattrs || !(at = d->attrs[attr].time_at))
 		return -ENOENT;
-	st = d->attrs[attr].sample_type;
-	at = 8 + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-							PERF_SAMPLE_TID));
 	if (size < at + 8)
 		return -EINVAL;
 	*time = rd64(rec + at);

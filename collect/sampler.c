@@ -566,6 +566,7 @@ void smp_decoder(const struct sampler *s, struct perf_rec_attr attrs[COLLECT_MAX
 	d->attr_of_id = smp_attr_of_id;
 	d->id_ctx = (void *)s;
 	d->what = "perf ring buffer";
+	perf_decoder_init(d);
 }
 
 void smp_sample_from(const struct perf_sample *ps, struct smp_sample *out)

@@ -550,6 +550,7 @@ static int pf_decoder(struct pf *f, struct dcpi_err *err)
 	f->dec.attr_of_id = pf_dec_attr;
 	f->dec.id_ctx = f;
 	f->dec.what = f->path;
+	perf_decoder_init(&f->dec);
 	return 0;
 }
 

@@ -23,9 +23,9 @@ int jitmap_check(const struct stat *st, long proc_uid, const char *path,
 		return dcpi_errf(err, -EPERM, "%s: %s, not a regular file: not trusted (perf's "
 				 "rule), JIT code left unnamed", path, dcpi_file_kind(st->st_mode));
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return dcpi_errf(err, -EPERM, "%s: writable by its %s (mode %04o): not trusted "
+		return dcpi_errf(err, -EPERM, "%s: writable by %s (mode %04o): not trusted "
 				 "(perf's rule), JIT code left unnamed", path,
-				 (st->st_mode & S_IWOTH) ? "others" : "group",
+				 (st->st_mode & S_IWOTH) ? "others" : "its group",
 				 (unsigned)(st->st_mode & 07777));
 	if (st->st_uid != 0 && st->st_uid != geteuid() && (long)st->st_uid != proc_uid)
 		return dcpi_errf(err, -EPERM, "%s: owned by uid %u, not by root, you or the "

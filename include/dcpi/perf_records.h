@@ -31,23 +31,32 @@ struct perf_rec_attr {
 	uint64_t regs_user;		/* sample_regs_user */
 	uint64_t regs_intr;		/* sample_regs_intr */
 	int sample_id_all;
+	uint32_t time_at;		/* set by perf_decoder_init: where a sample's
+					 * TIME is, 0 when it has none */
 };
 
 #define PERF_ATTR_NONE UINT32_MAX	/* a sample of an id no attribute has */
 
+/* Fill attrs, nattrs, attr_of_id, id_ctx and what, then perf_decoder_init. */
 struct perf_decoder {
-	const struct perf_rec_attr *attrs;
+	struct perf_rec_attr *attrs;
 	size_t nattrs;
 	/*
 	 * The attribute of a sample's id (0, or negative when no attribute
-	 * has it).  NULL: every sample is attrs[0]'s.  Called only when the
-	 * layout carries an id (PERF_SAMPLE_IDENTIFIER, or PERF_SAMPLE_ID at
-	 * the position attrs[0] gives it, as perf requires).
+	 * has it).  NULL, or one attribute: every sample is attrs[0]'s.
+	 * Called only when the layout carries an id (PERF_SAMPLE_IDENTIFIER,
+	 * or PERF_SAMPLE_ID at the position attrs[0] gives it, as perf
+	 * requires).
 	 */
 	int (*attr_of_id)(void *ctx, uint64_t id, uint32_t *attr);
 	void *id_ctx;
 	const char *what;		/* the file, or the ring, in messages */
+	uint32_t id_at;			/* set by perf_decoder_init: where a sample's
+					 * id is, 0 when samples name no attribute */
 };
+
+/* Work out where ids and times are, once, so each record is read fast. */
+void perf_decoder_init(struct perf_decoder *d);
 
 /* A PERF_RECORD_SAMPLE, the fields sample_type selects, in the kernel's order. */
 struct perf_sample {
