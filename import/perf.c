@@ -21,7 +21,7 @@
  * recorded, so they win over the files on disk now).
  *
  * Branch stacks (PERF_SAMPLE_BRANCH_STACK: perf record -b, Intel LBR, AMD
- * BRS / LbrExtV2) become path profiles (dcpi/paths.h, issue 11): every entry
+ * BRS / LbrExtV2) become path profiles (dcpi/paths.h, docs/paths.md): every entry
  * is a taken transition from -> to, mapped to image offsets like a sample's
  * IP (PATH_ELSEWHERE across images or into the kernel).  Between two
  * consecutive entries of one stack the code from the older entry's target to
