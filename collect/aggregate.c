@@ -1,22 +1,30 @@
 /*
- * collect/aggregate.c - sample counts per (image, file offset), the daemon's
- * in-memory hash table of the DCPI paper (sec. 4.3.1), and their flush into
- * one profile per (image, event) of an epoch (sec. 4.3.3).
+ * collect/aggregate.c - sample counts per (image, event, file offset), the
+ * daemon's in-memory hash table of the DCPI paper (sec. 4.3.1) with the
+ * event in the key, and their flush into one profile per (image, event) of
+ * an epoch (sec. 4.3.3).  The one table both the live session (collect/
+ * session.c, after its (pid, pc, event) table of hashtab.h and maps_place)
+ * and the importers (import/perf.c, import/callgrind.c through import/
+ * import.c's imp_table) count into; declared in include/dcpi/collect.h.
  *
- * Open addressing with linear probing; a slot with count 0 is empty.  The
- * table only grows; a flush sorts a copy by (image, offset) so each image's
- * entries are contiguous and arrive at the profile writer already in order.
+ * Open addressing with linear probing; a slot with count 0 is empty.  A
+ * flush sorts a copy by (image, event, offset) so each profile's entries are
+ * contiguous and arrive at the profile writer already in order.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "dcpi/collect.h"
+#include "dcpi/profile.h"
+
+#define AGG_MIN_CAP 4096
 
 struct agg_slot {
 	uint64_t offset;
-	uint64_t count;
-	uint32_t image;
+	uint64_t count;		/* 0: empty */
+	uint32_t image, event;
 };
 
 struct agg {
@@ -24,11 +32,11 @@ struct agg {
 	size_t cap, n;		/* cap a power of two */
 };
 
-static size_t slot_hash(uint32_t image, uint64_t offset)
+static size_t slot_hash(uint32_t image, uint32_t event, uint64_t offset)
 {
-	uint64_t h = (offset ^ ((uint64_t)image << 40)) * 0x9E3779B97F4A7C15ULL;
+	uint64_t h = offset ^ ((uint64_t)image << 40) ^ ((uint64_t)event << 24);
 
-	return (size_t)(h >> 17);
+	return (size_t)((h * 0x9E3779B97F4A7C15ULL) >> 17);
 }
 
 int agg_new(struct agg **out, struct dcpi_err *err)
@@ -36,7 +44,7 @@ int agg_new(struct agg **out, struct dcpi_err *err)
 	struct agg *a = calloc(1, sizeof(*a));
 
 	if (a) {
-		a->cap = 4096;
+		a->cap = AGG_MIN_CAP;
 		a->t = calloc(a->cap, sizeof(*a->t));
 	}
 	if (!a || !a->t) {
@@ -59,12 +67,12 @@ void agg_free(struct agg *a)
  * so a long-running daemon holds no more than one interval's samples. */
 void agg_clear(struct agg *a)
 {
-	struct agg_slot *t = a->cap > 4 * 4096 ? calloc(4096, sizeof(*t)) : NULL;
+	struct agg_slot *t = a->cap > 4 * AGG_MIN_CAP ? calloc(AGG_MIN_CAP, sizeof(*t)) : NULL;
 
 	if (t) {
 		free(a->t);
 		a->t = t;
-		a->cap = 4096;
+		a->cap = AGG_MIN_CAP;
 	} else {
 		memset(a->t, 0, a->cap * sizeof(*a->t));
 	}
@@ -82,11 +90,12 @@ void agg_count(const struct agg *a, uint64_t *entries, uint64_t *samples)
 }
 
 static struct agg_slot *slot_find(struct agg_slot *t, size_t cap, uint32_t image,
-				  uint64_t offset)
+				  uint32_t event, uint64_t offset)
 {
-	size_t j = slot_hash(image, offset) & (cap - 1);
+	size_t j = slot_hash(image, event, offset) & (cap - 1);
 
-	while (t[j].count && (t[j].image != image || t[j].offset != offset))
+	while (t[j].count && (t[j].offset != offset || t[j].image != image ||
+			      t[j].event != event))
 		j = (j + 1) & (cap - 1);
 	return &t[j];
 }
@@ -98,16 +107,19 @@ static int grow(struct agg *a)
 
 	if (!t)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->cap; i++)
-		if (a->t[i].count)
-			*slot_find(t, cap, a->t[i].image, a->t[i].offset) = a->t[i];
+	for (size_t i = 0; i < a->cap; i++) {
+		const struct agg_slot *s = &a->t[i];
+
+		if (s->count)
+			*slot_find(t, cap, s->image, s->event, s->offset) = *s;
+	}
 	free(a->t);
 	a->t = t;
 	a->cap = cap;
 	return 0;
 }
 
-int agg_add(struct agg *a, uint32_t image, uint64_t offset, uint64_t count,
+int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint64_t count,
 	    struct dcpi_err *err)
 {
 	struct agg_slot *s;
@@ -117,9 +129,10 @@ int agg_add(struct agg *a, uint32_t image, uint64_t offset, uint64_t count,
 	if (2 * (a->n + 1) > a->cap && grow(a))
 		return dcpi_errf(err, -ENOMEM, "sample table of %zu entries: out of memory",
 				 a->n);
-	s = slot_find(a->t, a->cap, image, offset);
+	s = slot_find(a->t, a->cap, image, event, offset);
 	if (!s->count) {
 		s->image = image;
+		s->event = event;
 		s->offset = offset;
 		a->n++;
 	}
@@ -133,52 +146,66 @@ static int slot_cmp(const void *x, const void *y)
 
 	if (a->image != b->image)
 		return a->image < b->image ? -1 : 1;
+	if (a->event != b->event)
+		return a->event < b->event ? -1 : 1;
 	return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
-/* Write entries [0, n) of one image as one profile. */
-static int flush_image(const struct agg_slot *s, size_t n, const struct maps *m,
-		       const struct prof_profile *tmpl, struct prof_db *db,
-		       const char *epoch, struct dcpi_err *err)
+/* Fill p with slots [0, n) (one image and event), offsets through k. */
+static int fill_profile(struct prof_profile *p, const struct agg_slot *s, size_t n,
+			const struct agg_sink *k, struct agg_flushed *out)
 {
-	struct prof_profile p;
 	int ret = 0;
 
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint64_t off = s[i].offset;
+
+		if (k->offset && k->offset(k->ctx, s[i].image, &off)) {
+			out->skipped += s[i].count;
+			continue;
+		}
+		ret = prof_profile_add(p, off, s[i].count);
+		out->samples += s[i].count;
+	}
+	return ret ? ret : prof_profile_normalize(p);
+}
+
+/* Write slots [0, n) (one image and event) as one profile; none when the
+ * sink's offsets dropped every count. */
+static int flush_one(const struct agg_slot *s, size_t n, const struct agg_sink *k,
+		     struct prof_db *db, const char *epoch, struct agg_flushed *out,
+		     struct dcpi_err *err)
+{
+	const struct agg_event *ev = &k->events[s[0].event];
+	struct prof_profile p;
+	int ret;
+
 	prof_profile_init(&p);
-	p.image = *maps_image(m, s[0].image);
-	memcpy(p.event, tmpl->event, sizeof(p.event));
-	p.period = tmpl->period;
-	memcpy(p.period_unit, tmpl->period_unit, sizeof(p.period_unit));
-	p.cycles_per_unit = tmpl->cycles_per_unit;
-	for (size_t i = 0; i < n && !ret; i++)
-		ret = prof_profile_add(&p, s[i].offset, s[i].count);
-	if (ret) {
+	p.image = *k->image_id(k->ctx, s[0].image);
+	snprintf(p.event, sizeof(p.event), "%s", ev->name);
+	p.period = ev->period;
+	snprintf(p.period_unit, sizeof(p.period_unit), "%s", ev->unit);
+	p.cycles_per_unit = ev->cycles_per_unit;
+	ret = fill_profile(&p, s, n, k, out);
+	if (ret)
 		ret = dcpi_errf(err, ret, "%s: %s profile: out of memory", p.image.path,
 				p.event);
-		goto out;
-	}
-	ret = prof_profile_normalize(&p);
-	if (ret) {
-		ret = dcpi_errf(err, ret, "%s: %s profile: out of memory", p.image.path,
-				p.event);
-		goto out;
-	}
-	ret = prof_epoch_write(db, epoch, &p, err);
-out:
+	else if (p.n)
+		ret = prof_epoch_write(db, epoch, &p, err);
+	if (!ret && p.n)
+		out->profiles++;
 	prof_profile_free(&p);
 	return ret;
 }
 
-int agg_flush(struct agg *a, const struct maps *m, const struct prof_profile *tmpl,
-	      struct prof_db *db, const char *epoch, uint64_t *samples,
-	      struct dcpi_err *err)
+int agg_flush(struct agg *a, const struct agg_sink *k, struct prof_db *db, const char *epoch,
+	      struct agg_flushed *out, struct dcpi_err *err)
 {
 	struct agg_slot *s;
-	size_t k = 0, i, j;
-	uint64_t total = 0;
+	size_t n = 0, i, j;
 	int ret = 0;
 
-	*samples = 0;
+	memset(out, 0, sizeof(*out));
 	if (!a->n)
 		return 0;
 	s = malloc(a->n * sizeof(*s));
@@ -187,15 +214,20 @@ int agg_flush(struct agg *a, const struct maps *m, const struct prof_profile *tm
 				 a->n);
 	for (i = 0; i < a->cap; i++)
 		if (a->t[i].count)
-			s[k++] = a->t[i];
-	dcpi_qsort(s, k, sizeof(*s), slot_cmp);
-	for (i = 0; i < k && !ret; i = j) {
-		for (j = i; j < k && s[j].image == s[i].image; j++)
-			total += s[j].count;
-		ret = flush_image(&s[i], j - i, m, tmpl, db, epoch, err);
+			s[n++] = a->t[i];
+	dcpi_qsort(s, n, sizeof(*s), slot_cmp);
+	for (i = 0; i < n && !ret; i = j) {
+		for (j = i; j < n && s[j].image == s[i].image && s[j].event == s[i].event; j++)
+			;
+		if (s[i].event >= k->nevents) {
+			ret = dcpi_errf(err, -EINVAL, "sample table: event %u of %zu",
+					s[i].event, k->nevents);
+			break;
+		}
+		ret = flush_one(&s[i], j - i, k, db, epoch, out, err);
+		if (!i || s[i - 1].image != s[i].image)
+			out->images++;
 	}
 	free(s);
-	if (!ret)
-		*samples = total;
 	return ret;
 }

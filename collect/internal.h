@@ -5,8 +5,10 @@
  *                batches of records in time order (the paper's driver, 4.2)
  *   maps.c       each process's executable mappings and the images they name,
  *                so a (pid, pc) becomes an (image, file offset) (4.3.2)
- *   aggregate.c  a hash table of (image, offset) counts flushed into one
- *                profile per (image, event) (4.3.1)
+ *   aggregate.c  a hash table of (image, event, offset) counts flushed into
+ *                one profile per (image, event) (4.3.1)
+ *   perf_session.c  the one decoder of perf records, behind callbacks
+ *                (include/dcpi/perf_records.h; the importer uses it too)
  *   events.c     the event table
  *   random.c     the random sampling periods (4.1.1)
  *   calibrate.c  what one sample is worth in cycles (docs/architecture.md "Units")
@@ -22,6 +24,7 @@
 #include <sys/types.h>
 
 #include "dcpi/collect.h"
+#include "dcpi/perf_records.h"
 #include "dcpi/profile.h"
 
 /* --- random.c ------------------------------------------------------------- */
@@ -127,8 +130,15 @@ int smp_wait(struct sampler *s, int timeout_ms);
 /* Copy every available record into b (emptied first), sorted by time. */
 int smp_drain(struct sampler *s, struct smp_batch *b, struct dcpi_err *err);
 void smp_batch_free(struct smp_batch *b);
-/* Decode a PERF_RECORD_SAMPLE of the layout smp_open asked for. */
+/* Decode a PERF_RECORD_SAMPLE of the layout smp_open asked for (a thin
+ * wrapper of perf_sample_parse and smp_sample_from). */
 int smp_parse_sample(const struct sampler *s, const void *rec, struct smp_sample *out);
+/* The decoder of s's rings (include/dcpi/perf_records.h): one attribute per
+ * event index, a sample's id naming its event through the counters. */
+void smp_decoder(const struct sampler *s, struct perf_rec_attr attrs[COLLECT_MAX_EVENTS],
+		 struct perf_decoder *d);
+/* What the collector keeps of a decoded sample (ev = its attribute). */
+void smp_sample_from(const struct perf_sample *ps, struct smp_sample *out);
 /* The perf_event_attr for ev (shared with the probe and calibration). */
 struct perf_event_attr;
 void smp_attr_init(struct perf_event_attr *a, const struct collect_event *ev,
@@ -161,25 +171,7 @@ int cal_sample(struct cal_result *r, const struct collect_event *ev,
 
 /* --- maps.c: in include/dcpi/collect.h (the importers use it too) --------- */
 
-/* --- aggregate.c ------------------------------------------------------------ */
-
-struct agg;
-
-int agg_new(struct agg **out, struct dcpi_err *err);
-void agg_free(struct agg *a);
-/* Forget every count (after a flush). */
-void agg_clear(struct agg *a);
-/* Add the table's distinct entries and samples to *entries and *samples. */
-void agg_count(const struct agg *a, uint64_t *entries, uint64_t *samples);
-int agg_add(struct agg *a, uint32_t image, uint64_t offset, uint64_t count,
-	    struct dcpi_err *err);
-/*
- * Write one profile per image into epoch, each a copy of tmpl (event,
- * period, unit) filled with that image's counts.  *samples gets the total.
- */
-int agg_flush(struct agg *a, const struct maps *m, const struct prof_profile *tmpl,
-	      struct prof_db *db, const char *epoch, uint64_t *samples,
-	      struct dcpi_err *err);
+/* --- aggregate.c: in include/dcpi/collect.h (the importers use it too) --- */
 
 /* --- session.c -------------------------------------------------------------- */
 
@@ -198,14 +190,15 @@ struct session {
 	int kernel, nrings;	/* as opened, kept after the sampler closes */
 	struct smp_batch batch;
 	struct maps *maps;
-	struct agg *agg[COLLECT_MAX_EVENTS];
+	struct perf_rec_attr rattr[COLLECT_MAX_EVENTS];
+	struct perf_decoder dec;	/* the rings' records (perf_session.c) */
+	struct agg *agg;		/* (image, event, offset) counts */
 	struct hashtab *ht;	/* first-level (pid, pc, event) counts (hashtab.h) */
 	uint64_t ht_samples, ht_entries;	/* into the table, out of it */
 	uint64_t ev_samples[COLLECT_MAX_EVENTS], period_sum[COLLECT_MAX_EVENTS];
 	uint64_t samples, unknown, lost, throttled, self;
 	uint64_t stepped;	/* taken inside path bursts, left out */
 	uint32_t self_pid;		/* samples of this pid are left out; 0 = none */
-	uint32_t kernel_image;
 	struct smp_count counts[COLLECT_MAX_EVENTS];
 	struct cal_result cal;
 	struct rnd cal_rnd;
@@ -220,6 +213,9 @@ int sess_calibrate(struct session *s, struct dcpi_err *err);
 int sess_open(struct session *s, pid_t pid, int kernel, struct dcpi_err *err);
 /* Drain the rings into the maps and tables; redraw periods when due. */
 int sess_drain(struct session *s, struct dcpi_err *err);
+/* The same for records back to back in buf, as the rings hold them (the
+ * tests feed the live path's callbacks this way). */
+int sess_feed(struct session *s, const uint8_t *buf, size_t len, struct dcpi_err *err);
 /* Read the counters' totals into s->counts (before closing them). */
 int sess_read_counts(struct session *s, struct dcpi_err *err);
 /* Write every table into epoch (merging) and clear them; *written samples. */

@@ -20,7 +20,8 @@
  * its anonymous-memory samples kept in a pseudo-image whose path is that
  * file, offset = the raw pc, so they can be named later from the file.  The
  * file is looked for when such a sample first arrives and again every
- * JIT_RECHECK samples while it is absent (JITs write it lazily).
+ * JIT_RECHECK samples while it is absent (JITs write it lazily), and used
+ * only under perf's trust rule (util/jitmap_trust.c, the reports' rule too).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/jitmap.h"
 #include "internal.h"
 #include "pathrt.h"
 
@@ -66,6 +68,9 @@ struct maps {
 	size_t hash_cap;		/* power of two */
 	int jit;			/* resolve anonymous code via perf maps */
 	int offline;			/* never read /proc: the pids are from a file */
+	uint32_t kernel_image;		/* "[kernel.kallsyms]"; 0 until first used */
+	unsigned jit_refused;		/* perf maps refused (jitmap_check) */
+	struct dcpi_err jit_err;	/* why, the last time */
 };
 
 static uint64_t hash_str(const char *s)
@@ -452,21 +457,6 @@ static const struct map *map_at(const struct proc *p, uint64_t ip)
 	return lo < p->n && p->m[lo].start <= ip ? &p->m[lo] : NULL;
 }
 
-/*
- * perf's rule for a file anyone can create in /tmp: a regular file (not a
- * link, not a FIFO) owned by root or by the user the process runs as.
- */
-static int jit_map_trusted(const char *path, uint32_t pid)
-{
-	char proc[32];
-	struct stat st, ps;
-
-	snprintf(proc, sizeof(proc), "/proc/%" PRIu32, pid);
-	if (lstat(path, &st) || !S_ISREG(st.st_mode) || stat(proc, &ps))
-		return 0;
-	return st.st_uid == 0 || st.st_uid == ps.st_uid;
-}
-
 /* The perf-map pseudo-image of p into *image, if p has a perf map. */
 static int jit_image(struct maps *m, struct proc *p, uint32_t *image)
 {
@@ -474,10 +464,12 @@ static int jit_image(struct maps *m, struct proc *p, uint32_t *image)
 
 	if (!p->jit && p->jit_misses++ % JIT_RECHECK == 0) {
 		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", p->pid);
-		if (jit_map_trusted(path, p->pid)) {
+		if (!jitmap_trusted(path, &m->jit_err)) {
 			if (image_intern(m, path, &p->jit_image))
 				return -ENOMEM;
 			p->jit = 1;
+		} else if (m->jit_err.code != -ENOENT) {
+			m->jit_refused++;	/* m->jit_err says why */
 		}
 	}
 	if (p->jit)
@@ -511,6 +503,27 @@ int maps_resolve(struct maps *m, uint32_t pid, uint64_t ip, uint32_t *image,
 	*image = mp->image;
 	*offset = ip - mp->start + mp->pgoff;
 	return 0;
+}
+
+int maps_place(struct maps *m, uint32_t pid, uint64_t pc, enum maps_space space,
+	       uint32_t *image, uint64_t *offset, struct dcpi_err *err)
+{
+	if (space == MAPS_USER)
+		return maps_resolve(m, pid, pc, image, offset, err);
+	*offset = pc;
+	*image = MAPS_UNKNOWN;
+	if (space != MAPS_KERNEL)
+		return 0;
+	if (!m->kernel_image && image_intern(m, MAPS_KERNEL_PATH, &m->kernel_image))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", MAPS_KERNEL_PATH);
+	*image = m->kernel_image;
+	return 0;
+}
+
+unsigned maps_jit_refused(const struct maps *m, const char **why)
+{
+	*why = m->jit_err.msg;
+	return m->jit_refused;
 }
 
 const struct prof_image_id *maps_image(const struct maps *m, uint32_t image)

@@ -537,40 +537,74 @@ static const struct smp_counter *ctr_find(const struct sampler *s, uint64_t id)
 	return lo < s->nctr && s->ctr[lo].id == id ? &s->ctr[lo] : NULL;
 }
 
+/* perf_decoder.attr_of_id over the counters: an id's event. */
+static int smp_attr_of_id(void *ctx, uint64_t id, uint32_t *attr)
+{
+	const struct smp_counter *k = ctr_find(ctx, id);
+
+	if (!k)
+		return -ENOENT;
+	*attr = k->ev;
+	return 0;
+}
+
+void smp_decoder(const struct sampler *s, struct perf_rec_attr attrs[COLLECT_MAX_EVENTS],
+		 struct perf_decoder *d)
+{
+	for (unsigned i = 0; i < COLLECT_MAX_EVENTS; i++) {
+		memset(&attrs[i], 0, sizeof(attrs[i]));
+		attrs[i].sample_type = s->sample_type;
+		attrs[i].regs_user = (s->sample_type & PERF_SAMPLE_REGS_USER) ?
+				     1ULL << SMP_X86_FLAGS : 0;
+		attrs[i].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING;
+		attrs[i].sample_id_all = 1;
+	}
+	memset(d, 0, sizeof(*d));
+	d->attrs = attrs;
+	d->nattrs = COLLECT_MAX_EVENTS;
+	d->attr_of_id = smp_attr_of_id;
+	d->id_ctx = (void *)s;
+	d->what = "perf ring buffer";
+	perf_decoder_init(d);
+}
+
+void smp_sample_from(const struct perf_sample *ps, struct smp_sample *out)
+{
+	uint64_t flags;
+
+	out->ev = ps->attr;
+	out->ip = ps->ip;
+	out->pid = ps->pid;
+	out->tid = ps->tid;
+	out->time = ps->time;
+	out->period = ps->period;
+	out->user = (ps->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+	out->stepped = 0;
+	if (ps->regs_abi && ps->nregs_user) {	/* the one register: flags */
+		memcpy(&flags, ps->regs_user, 8);
+		out->stepped = out->user && (flags & SMP_TF);
+	}
+}
+
+/* Kept for its callers (tests/test_record.c): one sample through the one
+ * decoder (collect/perf_session.c). */
 int smp_parse_sample(const struct sampler *s, const void *rec, struct smp_sample *out)
 {
 	const struct perf_event_header *h = rec;
-	const uint8_t *p = (const uint8_t *)rec + sizeof(*h);
-	const struct smp_counter *k;
-	uint32_t ids[2];
-	uint64_t id;
+	struct perf_rec_attr attrs[COLLECT_MAX_EVENTS];
+	struct perf_decoder d;
+	struct perf_sample ps;
 
 	if (h->type != PERF_RECORD_SAMPLE ||
 	    (s->sample_type & ~(uint64_t)PERF_SAMPLE_REGS_USER) != SMP_SAMPLE_TYPE ||
-	    h->size < sizeof(*h) + 40)
+	    h->size < sizeof(*h))
 		return -EINVAL;
-	memcpy(&id, p, 8);
-	k = ctr_find(s, id);
-	if (!k)
+	smp_decoder(s, attrs, &d);
+	if (perf_sample_parse(&d, rec, h->size, 0, &ps, NULL))
+		return -EINVAL;
+	if (ps.attr == PERF_ATTR_NONE)
 		return -ENOENT;
-	out->ev = k->ev;
-	memcpy(&out->ip, p + 8, 8);
-	memcpy(ids, p + 16, 8);
-	out->pid = ids[0];
-	out->tid = ids[1];
-	memcpy(&out->time, p + 24, 8);
-	memcpy(&out->period, p + 32, 8);
-	out->user = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
-	out->stepped = 0;
-	if ((s->sample_type & PERF_SAMPLE_REGS_USER) && h->size >= sizeof(*h) + 48) {
-		uint64_t abi, flags;
-
-		/* abi, then the one register when abi is not NONE (0) */
-		memcpy(&abi, p + 40, 8);
-		if (abi && h->size >= sizeof(*h) + 56) {
-			memcpy(&flags, p + 48, 8);
-			out->stepped = out->user && (flags & SMP_TF);
-		}
-	}
+	smp_sample_from(&ps, out);
 	return 0;
 }

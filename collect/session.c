@@ -1,8 +1,9 @@
 /*
  * collect/session.c - what `dcpi record` and dcpid share (DCPI paper
- * sec. 4.2-4.3): the sampler's rings drained in time order into the image
- * maps (MMAP2, COMM, FORK, EXIT) and into one (image, offset) table per
- * event; lost samples and throttling counted; the random periods redrawn
+ * sec. 4.2-4.3): the sampler's rings drained in time order, each record
+ * decoded by the one decoder (collect/perf_session.c) into this file's
+ * callbacks: the image maps (MMAP2, COMM, FORK, EXIT) and the (image,
+ * event, offset) table of aggregate.c; lost samples and throttling counted; the random periods redrawn
  * every SESS_RANDOM_MS; the calibration run at start and end; the tables
  * flushed into an epoch as one profile per (image, event).
  *
@@ -14,7 +15,9 @@
  * the table is also emptied before an EXIT or an exec (COMM) record is
  * applied; a mapping replaced in place inside one batch (dlclose then
  * dlopen at the same address) is the one case resolved against the newer
- * mapping.  Kernel pcs are told apart by address (the upper half).
+ * mapping.  Kernel pcs are told apart by address (the upper half), and
+ * maps_place (collect/maps.c) makes every entry an (image, offset), as it
+ * does for the importers.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +28,7 @@
 #include <time.h>
 #include <linux/perf_event.h>
 
+#include "dcpi/perf_records.h"
 #include "internal.h"
 #include "hashtab.h"
 
@@ -72,10 +76,8 @@ int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *
 	s->cfg.seed = s->cal_rnd.seed;	/* the sampler's draws, reproducible */
 	s->cal_rnd.s[0] ^= 0x5bd1e995;	/* but not the same sequence */
 	ret = maps_new(&s->maps, err);
-	for (unsigned i = 0; i < s->nev && !ret; i++)
-		ret = agg_new(&s->agg[i], err);
 	if (!ret)
-		ret = maps_intern(s->maps, "[kernel.kallsyms]", &s->kernel_image, err);
+		ret = agg_new(&s->agg, err);
 	if (!ret)
 		ret = ht_new(HT_DEFAULT_POLICY, HT_DEFAULT_LOG2_ENTRIES, HT_DEFAULT_OVERFLOW,
 			     &s->ht, err);
@@ -89,8 +91,7 @@ void sess_free(struct session *s)
 	if (s->open)
 		smp_close(&s->smp);
 	smp_batch_free(&s->batch);
-	for (unsigned i = 0; i < s->nev; i++)
-		agg_free(s->agg[i]);
+	agg_free(s->agg);
 	maps_free(s->maps);
 	if (s->ht)
 		ht_free(s->ht);
@@ -124,6 +125,7 @@ int sess_open(struct session *s, pid_t pid, int kernel, struct dcpi_err *err)
 		s->kernel = s->smp.kernel;
 		s->nrings = s->smp.n;
 		s->randomized_ns = mono_ns();
+		smp_decoder(&s->smp, s->rattr, &s->dec);
 	}
 	return ret;
 }
@@ -133,28 +135,24 @@ struct resolve_ctx {
 	struct dcpi_err *err;
 };
 
-/* One table entry: (pid, pc) -> (image, offset), count into its event. */
+/* One table entry: (pid, pc) -> (image, offset), counted under its event.
+ * Kernel pcs are told apart by address: x86-64's upper half. */
 static int resolve_entry(void *arg, const struct ht_entry *e)
 {
 	struct resolve_ctx *c = arg;
 	struct session *s = c->s;
-	uint32_t image = MAPS_UNKNOWN;
-	uint64_t offset = e->pc;
-	int ret;
+	enum maps_space sp = !(e->pc >> 63) ? MAPS_USER : s->kernel ? MAPS_KERNEL : MAPS_OTHER;
+	uint32_t image;
+	uint64_t offset;
+	int ret = maps_place(s->maps, e->pid, e->pc, sp, &image, &offset, c->err);
 
-	if (e->pc >> 63) {		/* x86-64 kernel addresses: the upper half */
-		if (s->kernel)
-			image = s->kernel_image;
-	} else {
-		ret = maps_resolve(s->maps, e->pid, e->pc, &image, &offset, c->err);
-		if (ret)
-			return ret;
-	}
+	if (ret)
+		return ret;
 	if (image == MAPS_UNKNOWN)
 		s->unknown += e->count;
 	s->samples += e->count;
 	s->ht_entries++;
-	return agg_add(s->agg[e->event], image, offset, e->count, c->err);
+	return agg_add(s->agg, image, e->event, offset, e->count, c->err);
 }
 
 static int drain_table(struct session *s, int all, struct dcpi_err *err)
@@ -164,13 +162,17 @@ static int drain_table(struct session *s, int all, struct dcpi_err *err)
 	return ht_drain(s->ht, all, resolve_entry, &c);
 }
 
-static int on_sample(struct session *s, const void *rec, struct dcpi_err *err)
+/* --- the records' callbacks (include/dcpi/perf_records.h) ------------------ */
+
+static int on_sample(void *ctx, const struct perf_sample *ps, struct dcpi_err *err)
 {
+	struct session *s = ctx;
 	struct smp_sample sm;
 	int ret;
 
-	if (smp_parse_sample(&s->smp, rec, &sm))
-		return 0;
+	if (ps->attr == PERF_ATTR_NONE || ps->attr >= s->nev)
+		return 0;	/* not one of our counters */
+	smp_sample_from(ps, &sm);
 	if (s->self_pid && sm.pid == s->self_pid) {
 		s->self++;
 		return 0;
@@ -190,86 +192,107 @@ static int on_sample(struct session *s, const void *rec, struct dcpi_err *err)
 	return 0;
 }
 
-/* MMAP2: pid, tid, addr, len, pgoff, 24 bytes of device/inode or build-id,
- * prot, flags, filename.  MMAP: pid, tid, addr, len, pgoff, filename.  Only
- * executable mappings are reported (attr.mmap_data is off). */
-static int on_mmap(struct session *s, const uint8_t *rec, struct dcpi_err *err)
+/* Only executable mappings are reported (attr.mmap_data is off). */
+static int on_mmap(void *ctx, const struct perf_mmap *m, struct dcpi_err *err)
 {
-	const struct perf_event_header *h = (const void *)rec;
-	size_t name_at = sizeof(*h) + (h->type == PERF_RECORD_MMAP2 ? 64 : 32);
-	uint32_t pid;
-	uint64_t v[3];
+	struct session *s = ctx;
 
-	if (h->size <= name_at || !memchr(rec + name_at, '\0', h->size - name_at))
+	if (m->pid == (uint32_t)-1)	/* the kernel's own: samples resolve by address */
 		return 0;
-	memcpy(&pid, rec + sizeof(*h), 4);
-	memcpy(v, rec + sizeof(*h) + 8, sizeof(v));
-	if (pid == (uint32_t)-1)	/* the kernel's own: samples resolve by address */
-		return 0;
-	return maps_mmap(s->maps, pid, v[0], v[1], v[2], (const char *)rec + name_at, err);
+	return maps_mmap(s->maps, m->pid, m->start, m->len, m->pgoff, m->filename, err);
 }
 
-static int on_record(struct session *s, const uint8_t *rec, struct dcpi_err *err)
+static int on_comm(void *ctx, const struct perf_comm *c, struct dcpi_err *err)
 {
-	const struct perf_event_header *h = (const void *)rec;
-	uint32_t ids[4];
-	uint64_t v[2];
+	struct session *s = ctx;
+	int ret;
 
-	if (h->size >= sizeof(*h) + 16)
-		memcpy(ids, rec + sizeof(*h), 16);
-	else
-		memset(ids, 0, sizeof(ids));
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		return on_sample(s, rec, err);
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		return on_mmap(s, rec, err);
-	case PERF_RECORD_COMM:
-		if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
-			int ret = drain_table(s, 1, err);
+	if (!c->exec)
+		return 0;
+	ret = drain_table(s, 1, err);
+	if (!ret)
+		maps_exec(s->maps, c->pid);
+	return ret;
+}
 
-			if (ret)
-				return ret;
-			maps_exec(s->maps, ids[0]);
-		}
-		return 0;
-	case PERF_RECORD_FORK:		/* pid, ppid, tid, ptid */
-		return maps_fork(s->maps, ids[0], ids[1], err);
-	case PERF_RECORD_EXIT:
-		if (ids[0] == ids[2]) {
-			int ret = drain_table(s, 1, err);
+static int on_fork(void *ctx, const struct perf_task *t, struct dcpi_err *err)
+{
+	struct session *s = ctx;
 
-			if (ret)
-				return ret;
-			maps_exit(s->maps, ids[0]);
-		}
-		return 0;
-	case PERF_RECORD_LOST:		/* id, lost */
-		if (h->size >= sizeof(*h) + 16) {
-			memcpy(v, rec + sizeof(*h), 16);
-			s->lost += v[1];
-		}
-		return 0;
-	case PERF_RECORD_LOST_SAMPLES:	/* lost */
-		if (h->size >= sizeof(*h) + 8) {
-			memcpy(v, rec + sizeof(*h), 8);
-			s->lost += v[0];
-		}
-		return 0;
-	case PERF_RECORD_THROTTLE:
-		s->throttled++;
-		return 0;
-	default:
-		return 0;
+	return maps_fork(s->maps, t->pid, t->ppid, err);
+}
+
+static int on_task_exit(void *ctx, const struct perf_task *t, struct dcpi_err *err)
+{
+	struct session *s = ctx;
+	int ret = 0;
+
+	if (t->pid == t->tid) {		/* the process, not one of its threads */
+		ret = drain_table(s, 1, err);
+		if (!ret)
+			maps_exit(s->maps, t->pid);
 	}
+	return ret;
+}
+
+static int on_lost(void *ctx, const struct perf_lost *l, struct dcpi_err *err)
+{
+	struct session *s = ctx;
+
+	s->lost += l->lost;
+	return 0;
+}
+
+static int on_throttle(void *ctx, const struct perf_throttle *t, struct dcpi_err *err)
+{
+	struct session *s = ctx;
+
+	s->throttled += !t->unthrottle;
+	return 0;
+}
+
+static const struct perf_tool sess_tool = {
+	.sample = on_sample, .mmap = on_mmap, .comm = on_comm, .fork = on_fork,
+	.exit = on_task_exit, .lost = on_lost, .throttle = on_throttle,
+};
+
+/* Every table entry into the per-image table, then forget the processes
+ * that exited before this batch. */
+static int end_batch(struct session *s, struct dcpi_err *err)
+{
+	int ret = drain_table(s, 1, err);
+
+	maps_reap(s->maps);
+	return ret;
+}
+
+int sess_feed(struct session *s, const uint8_t *buf, size_t len, struct dcpi_err *err)
+{
+	struct perf_tool t = sess_tool;
+	size_t at = 0;
+	uint16_t size;
+	int ret = 0;
+
+	t.ctx = s;
+	smp_decoder(&s->smp, s->rattr, &s->dec);
+	while (at < len && !ret) {
+		if (len - at < 8 || (memcpy(&size, buf + at + 6, 2), size < 8) ||
+		    size > len - at)
+			return dcpi_errf(err, -EINVAL, "records: the one at offset %zu is cut "
+					 "short", at);
+		ret = perf_rec_deliver(&s->dec, &t, buf + at, at, err);
+		at += size;
+	}
+	return ret ? ret : end_batch(s, err);
 }
 
 int sess_drain(struct session *s, struct dcpi_err *err)
 {
+	struct perf_tool t = sess_tool;
 	uint64_t now = mono_ns();
 	int ret = 0;
 
+	t.ctx = s;
 	if (s->cfg.randomize && now - s->randomized_ns >= SESS_RANDOM_MS * 1000000ULL) {
 		ret = smp_randomize(&s->smp, err);
 		s->randomized_ns = now;
@@ -277,9 +300,10 @@ int sess_drain(struct session *s, struct dcpi_err *err)
 	if (!ret)
 		ret = smp_drain(&s->smp, &s->batch, err);
 	for (size_t i = 0; i < s->batch.n && !ret; i++)
-		ret = on_record(s, s->batch.buf + s->batch.r[i].off, err);
+		ret = perf_rec_deliver(&s->dec, &t, s->batch.buf + s->batch.r[i].off,
+				       s->batch.r[i].off, err);
 	if (!ret)
-		ret = drain_table(s, 1, err);
+		return end_batch(s, err);
 	maps_reap(s->maps);
 	return ret;
 }
@@ -300,37 +324,38 @@ static double cycles_per_unit(const struct session *s, const struct collect_even
 	return 0;
 }
 
+static const struct prof_image_id *sess_image_id(void *ctx, uint32_t image)
+{
+	return maps_image(ctx, image);
+}
+
 int sess_write(struct session *s, struct prof_db *db, const char *epoch,
 	       uint64_t *written, struct dcpi_err *err)
 {
-	int ret = 0;
+	struct agg_event ev[COLLECT_MAX_EVENTS];
+	struct agg_sink k = { ev, s->nev, sess_image_id, NULL, s->maps };
+	struct agg_flushed out;
+	int ret;
 
-	*written = 0;
-	for (unsigned i = 0; i < s->nev && !ret; i++) {
-		const struct collect_event *ev = s->ev[i];
-		struct prof_profile tmpl;
-		uint64_t n = 0;
-
-		prof_profile_init(&tmpl);
-		snprintf(tmpl.event, sizeof(tmpl.event), "%s", ev->name);
-		snprintf(tmpl.period_unit, sizeof(tmpl.period_unit), "%s", ev->unit);
+	for (unsigned i = 0; i < s->nev; i++) {
+		ev[i].name = s->ev[i]->name;
+		ev[i].unit = s->ev[i]->unit;
 		if (s->ev_samples[i])	/* the mean of the periods actually used */
-			tmpl.period = (double)s->period_sum[i] / (double)s->ev_samples[i];
+			ev[i].period = (double)s->period_sum[i] / (double)s->ev_samples[i];
 		else
-			tmpl.period = (double)(s->cfg.period ? s->cfg.period :
-					       ev->default_period);
-		tmpl.cycles_per_unit = cycles_per_unit(s, ev);
-		ret = agg_flush(s->agg[i], s->maps, &tmpl, db, epoch, &n, err);
-		prof_profile_free(&tmpl);
-		*written += n;
+			ev[i].period = (double)(s->cfg.period ? s->cfg.period :
+						s->ev[i]->default_period);
+		ev[i].cycles_per_unit = cycles_per_unit(s, s->ev[i]);
 	}
+	ret = agg_flush(s->agg, &k, db, epoch, &out, err);
+	*written = ret ? 0 : out.samples;
 	return ret;
 }
 
 void sess_clear(struct session *s)
 {
+	agg_clear(s->agg);
 	for (unsigned i = 0; i < s->nev; i++) {
-		agg_clear(s->agg[i]);
 		s->ev_samples[i] = 0;
 		s->period_sum[i] = 0;
 	}
@@ -339,8 +364,7 @@ void sess_clear(struct session *s)
 void sess_held(const struct session *s, uint64_t *entries, uint64_t *samples)
 {
 	*entries = *samples = 0;
-	for (unsigned i = 0; i < s->nev; i++)
-		agg_count(s->agg[i], entries, samples);
+	agg_count(s->agg, entries, samples);
 }
 
 int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
@@ -372,6 +396,7 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		   struct prof_epoch_meta *meta)
 {
 	const struct collect_event *ev = s->ev[0];
+	const char *why;
 
 	buf[0] = '\0';
 	append(buf, len, "event=");
@@ -402,6 +427,8 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		append(buf, len, " self=%" PRIu64, s->self);
 	if (s->stepped)
 		append(buf, len, " stepped=%" PRIu64, s->stepped);
+	if (maps_jit_refused(s->maps, &why))
+		append(buf, len, " jit_refused=%u (%s)", maps_jit_refused(s->maps, &why), why);
 	if (s->ht_samples)
 		append(buf, len, " table=%s:%" PRIu64 "/%" PRIu64, ht_policy_name(HT_DEFAULT_POLICY),
 		       s->ht_entries, s->ht_samples);

@@ -1,9 +1,9 @@
 /*
  * import/import.c - what the perf.data and callgrind importers share: the
  * table of formats (a probe and a reader each) that says which importer a file
- * needs, a hash table of counts per (image, event, file
- * offset) flushed as one profile per (image, event) (the daemon's table of
- * DCPI sec. 4.3.1, with the event as part of the key), and the jump-edge
+ * needs, the table of counts per (image, event, file offset) flushed as
+ * one profile per (image, event) (imp_table: the live collector's table,
+ * collect/aggregate.c, under the importers' names), and the jump-edge
  * files that keep callgrind's --collect-jumps counts (docs/import.md).
  */
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/collect.h"
 #include "dcpi/safefile.h"
 #include "internal.h"
 
@@ -166,48 +167,23 @@ int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st,
 	return ret;
 }
 
-/* --- the count table ---------------------------------------------------------- */
-
-struct imp_slot {
-	uint64_t offset;
-	uint64_t count;		/* 0: empty */
-	uint32_t image, event;
-};
+/* --- the count table: collect/aggregate.c's ----------------------------------- */
 
 struct imp_table {
-	struct imp_slot *t;
-	size_t cap, n;		/* cap a power of two */
+	struct agg *agg;
 };
-
-static size_t slot_hash(uint32_t image, uint32_t event, uint64_t offset)
-{
-	uint64_t h = offset ^ ((uint64_t)image << 40) ^ ((uint64_t)event << 24);
-
-	return (size_t)((h * 0x9E3779B97F4A7C15ULL) >> 17);
-}
-
-static struct imp_slot *slot_find(struct imp_slot *t, size_t cap, uint32_t image,
-				  uint32_t event, uint64_t offset)
-{
-	size_t j = slot_hash(image, event, offset) & (cap - 1);
-
-	while (t[j].count && (t[j].image != image || t[j].event != event ||
-			      t[j].offset != offset))
-		j = (j + 1) & (cap - 1);
-	return &t[j];
-}
 
 int imp_table_new(struct imp_table **out, struct dcpi_err *err)
 {
 	struct imp_table *t = calloc(1, sizeof(*t));
+	int ret;
 
-	if (t) {
-		t->cap = 4096;
-		t->t = calloc(t->cap, sizeof(*t->t));
-	}
-	if (!t || !t->t) {
-		imp_table_free(t);
+	if (!t)
 		return dcpi_errf(err, -ENOMEM, "import: count table: out of memory");
+	ret = agg_new(&t->agg, err);
+	if (ret) {
+		free(t);
+		return ret;
 	}
 	*out = t;
 	return 0;
@@ -217,97 +193,14 @@ void imp_table_free(struct imp_table *t)
 {
 	if (!t)
 		return;
-	free(t->t);
+	agg_free(t->agg);
 	free(t);
-}
-
-static int table_grow(struct imp_table *t)
-{
-	size_t cap = 2 * t->cap;
-	struct imp_slot *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		struct imp_slot *s = &t->t[i];
-
-		if (s->count)
-			*slot_find(n, cap, s->image, s->event, s->offset) = *s;
-	}
-	free(t->t);
-	t->t = n;
-	t->cap = cap;
-	return 0;
 }
 
 int imp_table_add(struct imp_table *t, uint32_t image, uint32_t event, uint64_t offset,
 		  uint64_t count, struct dcpi_err *err)
 {
-	struct imp_slot *s;
-
-	if (!count)
-		return 0;
-	if (2 * (t->n + 1) > t->cap && table_grow(t))
-		return dcpi_errf(err, -ENOMEM, "import: count table of %zu entries: "
-				 "out of memory", t->n);
-	s = slot_find(t->t, t->cap, image, event, offset);
-	if (!s->count) {
-		s->image = image;
-		s->event = event;
-		s->offset = offset;
-		t->n++;
-	}
-	s->count += count;
-	return 0;
-}
-
-static int slot_cmp(const void *x, const void *y)
-{
-	const struct imp_slot *a = x, *b = y;
-
-	if (a->image != b->image)
-		return a->image < b->image ? -1 : 1;
-	if (a->event != b->event)
-		return a->event < b->event ? -1 : 1;
-	return a->offset < b->offset ? -1 : a->offset > b->offset;
-}
-
-/* Write slots [0, n) (one image and event) as one profile. */
-static int flush_one(const struct imp_slot *s, size_t n, const struct prof_image_id *id,
-		     imp_offset_fn xlate, void *ctx, const struct imp_event *ev,
-		     struct prof_db *db, const char *epoch, struct import_stats *st,
-		     struct dcpi_err *err)
-{
-	struct prof_profile p;
-	int ret = 0;
-	uint64_t off;
-
-	prof_profile_init(&p);
-	p.image = *id;
-	snprintf(p.event, sizeof(p.event), "%s", ev->name);
-	p.period = ev->period;
-	snprintf(p.period_unit, sizeof(p.period_unit), "%s", ev->unit);
-	for (size_t i = 0; i < n && !ret; i++) {
-		off = s[i].offset;
-		if (xlate && xlate(ctx, s[i].image, &off)) {
-			st->skipped += s[i].count;
-			continue;
-		}
-		ret = prof_profile_add(&p, off, s[i].count);
-	}
-	if (!ret && !p.n)
-		goto out;
-	if (!ret)
-		ret = prof_profile_normalize(&p);
-	if (ret)
-		ret = dcpi_errf(err, ret, "%s: %s profile: out of memory", id->path, ev->name);
-	else
-		ret = prof_epoch_write(db, epoch, &p, err);
-	if (!ret)
-		st->profiles++;
-out:
-	prof_profile_free(&p);
-	return ret;
+	return agg_add(t->agg, image, event, offset, count, err);
 }
 
 int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xlate,
@@ -315,33 +208,23 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 		    const struct imp_event *events, size_t nevents, struct prof_db *db,
 		    const char *epoch, struct import_stats *st, struct dcpi_err *err)
 {
-	struct imp_slot *s;
-	size_t k = 0, i, j;
-	int ret = 0;
+	struct agg_event *ev = calloc(nevents ? nevents : 1, sizeof(*ev));
+	struct agg_sink k = { ev, nevents, image_id, xlate, ctx };
+	struct agg_flushed out;
+	int ret;
 
-	if (!t->n)
-		return 0;
-	s = malloc(t->n * sizeof(*s));
-	if (!s)
-		return dcpi_errf(err, -ENOMEM, "import: %zu counts: out of memory", t->n);
-	for (i = 0; i < t->cap; i++)
-		if (t->t[i].count)
-			s[k++] = t->t[i];
-	dcpi_qsort(s, k, sizeof(*s), slot_cmp);
-	for (i = 0; i < k && !ret; i = j) {
-		for (j = i; j < k && s[j].image == s[i].image && s[j].event == s[i].event; j++)
-			;
-		if (s[i].event >= nevents) {
-			ret = dcpi_errf(err, -EINVAL, "import: event %u out of range",
-					s[i].event);
-			break;
-		}
-		ret = flush_one(&s[i], j - i, image_id(ctx, s[i].image), xlate, ctx,
-				&events[s[i].event], db, epoch, st, err);
-		if (!i || s[i - 1].image != s[i].image)
-			st->images++;
+	if (!ev)
+		return dcpi_errf(err, -ENOMEM, "import: %zu events: out of memory", nevents);
+	for (size_t i = 0; i < nevents; i++) {
+		ev[i].name = events[i].name;
+		ev[i].unit = events[i].unit;
+		ev[i].period = events[i].period;
 	}
-	free(s);
+	ret = agg_flush(t->agg, &k, db, epoch, &out, err);
+	st->images += out.images;
+	st->profiles += out.profiles;
+	st->skipped += out.skipped;
+	free(ev);
 	return ret;
 }
 

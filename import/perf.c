@@ -10,10 +10,13 @@
  *
  * Records are indexed first, then processed in time order (a stable sort:
  * perf writes each CPU's ring in turn, so an MMAP can follow, in the file, a
- * sample that needs it).  MMAP/MMAP2, COMM (exec), FORK and EXIT maintain
- * each process's maps through collect/maps.c; every SAMPLE becomes one count
- * at (image, offset).  Kernel samples go to "[kernel.kallsyms]" keyed by
- * address; samples that map to nothing go to the unknown image.  Build-ids
+ * sample that needs it).  Each is decoded by the live collector's decoder
+ * (collect/perf_session.c, include/dcpi/perf_records.h) into this file's
+ * callbacks: MMAP/MMAP2, COMM (exec), FORK and EXIT maintain each process's
+ * maps through collect/maps.c; every SAMPLE becomes one count at (image,
+ * offset) by maps_place, in collect/aggregate.c's table, as in the live
+ * session.  Kernel samples go to "[kernel.kallsyms]" keyed by address;
+ * samples that map to nothing go to the unknown image.  Build-ids
  * from the header name the images (they describe the files as they were when
  * recorded, so they win over the files on disk now).
  *
@@ -42,6 +45,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/paths.h"
 #include "dcpi/collect.h"
+#include "dcpi/perf_records.h"
 #include "internal.h"
 
 #define PF_HEADER_SIZE 104
@@ -65,8 +69,6 @@ enum {
 	PF_REC_FINISHED_INIT = 82,
 };
 
-#define PF_KERNEL_IMAGE UINT32_MAX	/* image index of the kernel */
-#define PF_KERNEL_PATH "[kernel.kallsyms]"
 
 struct pf_attr {
 	struct perf_event_attr a;	/* zero beyond what the file holds */
@@ -94,6 +96,8 @@ struct pf {
 	const uint8_t *buf;
 	size_t len;
 	struct pf_attr *attrs;
+	struct perf_rec_attr *rattrs;	/* what the decoder needs of each */
+	struct perf_decoder dec;
 	struct imp_event *events;	/* one per attr */
 	size_t nattrs;
 	struct pf_id *ids;		/* sorted by id */
@@ -519,173 +523,35 @@ static int pf_read_header(struct pf *f, struct dcpi_err *err)
 
 /* --- records ------------------------------------------------------------------ */
 
-static unsigned popcount64(uint64_t v)
+/* perf_decoder.attr_of_id: the attribute of a sample's id. */
+static int pf_dec_attr(void *ctx, uint64_t id, uint32_t *attr)
 {
-	return (unsigned)__builtin_popcountll(v);
+	return pf_attr_of_id(ctx, id, attr);
 }
 
-/* The attribute a non-sample record's sample_id belongs to. */
-static const struct pf_attr *pf_id_attr(const struct pf *f, const uint8_t *rec, size_t size)
+/* The one decoder (collect/perf_session.c) over this file's attributes. */
+static int pf_decoder(struct pf *f, struct dcpi_err *err)
 {
-	const struct perf_event_attr *a0 = &f->attrs[0].a;
-	uint32_t attr;
+	f->rattrs = calloc(f->nattrs, sizeof(*f->rattrs));
+	if (!f->rattrs)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+	for (size_t i = 0; i < f->nattrs; i++) {
+		const struct perf_event_attr *a = &f->attrs[i].a;
 
-	if (!a0->sample_id_all)
-		return NULL;
-	if ((a0->sample_type & PERF_SAMPLE_IDENTIFIER) && size >= 16 &&
-	    !pf_attr_of_id(f, rd64(rec + size - 8), &attr))
-		return &f->attrs[attr];
-	return &f->attrs[0];
-}
-
-/* Time of a non-sample record from its trailing sample_id, or 0 if none. */
-static int pf_sample_id_time(const struct pf *f, const uint8_t *rec, size_t size,
-			     uint64_t *time)
-{
-	const struct pf_attr *pa = pf_id_attr(f, rec, size);
-	uint64_t t, idsz;
-	size_t at;
-
-	if (!pa || !(pa->a.sample_type & PERF_SAMPLE_TIME))
-		return -ENOENT;
-	t = pa->a.sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-				 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-				 PERF_SAMPLE_IDENTIFIER);
-	idsz = 8 * popcount64(t);
-	if (size < 8 + idsz)
-		return -EINVAL;
-	at = size - (size_t)idsz + ((t & PERF_SAMPLE_TID) ? 8 : 0);
-	*time = rd64(rec + at);
+		f->rattrs[i].sample_type = a->sample_type;
+		f->rattrs[i].read_format = a->read_format;
+		f->rattrs[i].branch_sample_type = a->branch_sample_type;
+		f->rattrs[i].regs_user = a->sample_regs_user;
+		f->rattrs[i].regs_intr = a->sample_regs_intr;
+		f->rattrs[i].sample_id_all = a->sample_id_all;
+	}
+	f->dec.attrs = f->rattrs;
+	f->dec.nattrs = f->nattrs;
+	f->dec.attr_of_id = pf_dec_attr;
+	f->dec.id_ctx = f;
+	f->dec.what = f->path;
+	perf_decoder_init(&f->dec);
 	return 0;
-}
-
-struct pf_sample {
-	uint32_t attr;
-	uint64_t ip, time, period;
-	uint32_t pid, tid;
-	int has_ip, has_period;
-	const uint8_t *br;		/* branch stack entries (24 bytes each) */
-	uint64_t bnr;			/* ... how many, newest first */
-};
-
-/* The attribute of a SAMPLE: by IDENTIFIER (first) or ID (position fixed by
- * the first attribute, as perf requires when IDENTIFIER is not used). */
-static int pf_sample_attr(const struct pf *f, const uint8_t *body, size_t n, uint32_t *attr)
-{
-	uint64_t st = f->attrs[0].a.sample_type;
-	size_t pos;
-
-	if (f->nattrs == 1) {
-		*attr = 0;
-		return 0;
-	}
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		pos = 0;
-	else if (st & PERF_SAMPLE_ID)
-		pos = 8 * popcount64(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-					   PERF_SAMPLE_ADDR));
-	else
-		return -ENOENT;
-	if (pos + 8 > n)
-		return -EINVAL;
-	return pf_attr_of_id(f, rd64(body + pos), attr);
-}
-
-/* Bytes of a PERF_SAMPLE_READ value (read_format). */
-static size_t pf_read_size(const struct perf_event_attr *a, const uint8_t *body, size_t n,
-			   size_t at)
-{
-	uint64_t rf = a->read_format;
-	size_t per = 8 + ((rf & PERF_FORMAT_ID) ? 8 : 0) + ((rf & PERF_FORMAT_LOST) ? 8 : 0);
-	size_t times = 8 * popcount64(rf & (PERF_FORMAT_TOTAL_TIME_ENABLED |
-					    PERF_FORMAT_TOTAL_TIME_RUNNING));
-
-	if (!(rf & PERF_FORMAT_GROUP))
-		return per + times;
-	if (at + 8 > n || rd64(body + at) > n / per)
-		return SIZE_MAX;
-	return 8 + times + per * (size_t)rd64(body + at);
-}
-
-/*
- * The fields after PERIOD up to BRANCH_STACK (READ, CALLCHAIN, RAW), then
- * the branch stack: bnr, hw_idx when PERF_SAMPLE_BRANCH_HW_INDEX, bnr
- * entries {from, to, flags}.
- */
-static int pf_parse_branches(const struct pf *f, struct pf_sample *s, const uint8_t *body,
-			     size_t n, size_t at)
-{
-	const struct perf_event_attr *a = &f->attrs[s->attr].a;
-	uint64_t st = a->sample_type, bnr;
-
-	if (st & PERF_SAMPLE_READ) {
-		size_t r = pf_read_size(a, body, n, at);
-
-		if (r == SIZE_MAX || at + r > n)
-			return -EINVAL;
-		at += r;
-	}
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		if (at + 8 > n || rd64(body + at) > (n - at - 8) / 8)
-			return -EINVAL;
-		at += 8 + 8 * (size_t)rd64(body + at);
-	}
-	if (st & PERF_SAMPLE_RAW) {
-		if (at + 4 > n || rd32(body + at) > n - at - 4)
-			return -EINVAL;
-		at += 4 + rd32(body + at);
-	}
-	if (at + 8 > n)
-		return -EINVAL;
-	bnr = rd64(body + at);
-	at += 8;
-	if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
-		at += 8;
-	if (at > n || bnr > (n - at) / 24)
-		return -EINVAL;
-	s->br = body + at;
-	s->bnr = bnr;
-	return 0;
-}
-
-/* Decode the leading fields of a SAMPLE in the kernel's order. */
-static int pf_parse_sample(const struct pf *f, const uint8_t *body, size_t n,
-			   struct pf_sample *s)
-{
-	uint64_t st;
-	size_t at = 0;
-
-	memset(s, 0, sizeof(*s));
-	if (pf_sample_attr(f, body, n, &s->attr))
-		return -ENOENT;
-	st = f->attrs[s->attr].a.sample_type;
-#define TAKE(field) do { if (at + 8 > n) return -EINVAL; field = rd64(body + at); \
-			 at += 8; } while (0)
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		at += 8;
-	if (st & PERF_SAMPLE_IP) {
-		TAKE(s->ip);
-		s->has_ip = 1;
-	}
-	if (st & PERF_SAMPLE_TID) {
-		if (at + 8 > n)
-			return -EINVAL;
-		s->pid = rd32(body + at);
-		s->tid = rd32(body + at + 4);
-		at += 8;
-	}
-	if (st & PERF_SAMPLE_TIME)
-		TAKE(s->time);
-	at += 8 * popcount64(st & (PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
-				   PERF_SAMPLE_CPU));
-	if (st & PERF_SAMPLE_PERIOD) {
-		TAKE(s->period);
-		s->has_period = 1;
-	}
-	if (st & PERF_SAMPLE_BRANCH_STACK)
-		return pf_parse_branches(f, s, body, n, at);
-#undef TAKE
-	return at <= n ? 0 : -EINVAL;
 }
 
 static int pf_rec_cmp(const void *x, const void *y)
@@ -697,45 +563,45 @@ static int pf_rec_cmp(const void *x, const void *y)
 	return a->off < b->off ? -1 : a->off > b->off;	/* stable: file order */
 }
 
+static int pf_rec_push(struct pf *f, size_t at, uint64_t t, size_t *cap,
+		       struct dcpi_err *err)
+{
+	if (f->nrecs == *cap) {
+		struct pf_rec *r;
+
+		*cap = *cap ? 2 * *cap : 1024;
+		r = realloc(f->recs, *cap * sizeof(*r));
+		if (!r)
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu records",
+					 f->path, f->nrecs);
+		f->recs = r;
+	}
+	f->recs[f->nrecs].time = t;
+	f->recs[f->nrecs++].off = at;
+	return 0;
+}
+
 /* Index every complete record; sort by time when the records carry it. */
 static int pf_index(struct pf *f, struct dcpi_err *err)
 {
 	size_t at = f->data_off, cap = 0;
 	uint64_t last = 0;
-	int timed = (f->attrs[0].a.sample_type & PERF_SAMPLE_TIME) != 0;
+	int ret, timed = (f->attrs[0].a.sample_type & PERF_SAMPLE_TIME) != 0;
 
 	while (at < f->data_end) {
-		uint32_t type;
 		uint64_t size, t = last;
 
 		if (f->data_end - at < 8 || rd16(f->buf + at + 6) < 8 ||
 		    rd16(f->buf + at + 6) > f->data_end - at)
 			break;
-		type = rd32(f->buf + at);
 		size = rd16(f->buf + at + 6);
-		if (type == PERF_RECORD_SAMPLE) {
-			struct pf_sample s;
-
-			if (!pf_parse_sample(f, f->buf + at + 8, (size_t)size - 8, &s) &&
-			    (f->attrs[s.attr].a.sample_type & PERF_SAMPLE_TIME))
-				t = s.time;
-		} else if (type < PERF_RECORD_MAX) {
-			pf_sample_id_time(f, f->buf + at, (size_t)size, &t);
-		}
-		if (f->nrecs == cap) {
-			struct pf_rec *r;
-
-			cap = cap ? 2 * cap : 1024;
-			r = realloc(f->recs, cap * sizeof(*r));
-			if (!r)
-				return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu records",
-						 f->path, f->nrecs);
-			f->recs = r;
-		}
-		f->recs[f->nrecs].time = t;
-		f->recs[f->nrecs++].off = at;
+		if (timed)
+			perf_rec_time(&f->dec, f->buf + at, (size_t)size, &t);
+		ret = pf_rec_push(f, at, t, &cap, err);
+		if (ret)
+			return ret;
 		last = t;
-		if (type == PF_REC_AUXTRACE && size >= 16) {
+		if (rd32(f->buf + at) == PF_REC_AUXTRACE && size >= 16) {
 			uint64_t aux = rd64(f->buf + at + 8);
 
 			if (aux > f->data_end - at - size)
@@ -754,46 +620,56 @@ static int pf_index(struct pf *f, struct dcpi_err *err)
 	return 0;
 }
 
-static int pf_do_branches(struct pf *f, const struct pf_sample *s, struct dcpi_err *err);
+static int pf_do_branches(struct pf *f, const struct perf_sample *s, struct dcpi_err *err);
 
-static int pf_do_sample(struct pf *f, const uint8_t *rec, size_t size, struct dcpi_err *err)
+/* Where a sample's cpumode says its ip is. */
+static enum maps_space pf_space(uint16_t misc)
 {
-	uint16_t mode = rd16(rec + 4) & PERF_RECORD_MISC_CPUMODE_MASK;
-	struct pf_sample s;
-	uint32_t image = MAPS_UNKNOWN;
+	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_USER:
+		return MAPS_USER;
+	case PERF_RECORD_MISC_KERNEL:
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+		return MAPS_KERNEL;
+	default:
+		return MAPS_OTHER;
+	}
+}
+
+static void pf_sample_time(struct pf *f, uint64_t t)
+{
+	if (!f->first_time || t < f->first_time)
+		f->first_time = t;
+	if (t > f->last_time)
+		f->last_time = t;
+}
+
+static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err *err)
+{
+	struct pf *f = ctx;
+	enum maps_space sp = pf_space(s->misc);
+	uint32_t image;
 	uint64_t offset;
 	int ret;
 
-	ret = pf_parse_sample(f, rec + 8, size - 8, &s);
-	if (ret == -ENOENT || (!ret && !s.has_ip)) {
+	if (s->attr == PERF_ATTR_NONE || !(s->sample_type & PERF_SAMPLE_IP)) {
 		f->st->skipped++;
 		return 0;
 	}
+	if (s->sample_type & PERF_SAMPLE_PERIOD) {
+		f->attrs[s->attr].period_sum += (double)s->period;
+		f->attrs[s->attr].period_n++;
+	}
+	ret = maps_place(f->maps, s->pid, s->ip, sp, &image, &offset, err);
 	if (ret)
-		return dcpi_errf(err, -EINVAL, "%s: sample record at offset %zu is shorter "
-				 "than its sample_type says", f->path, (size_t)(rec - f->buf));
-	if (s.has_period) {
-		f->attrs[s.attr].period_sum += (double)s.period;
-		f->attrs[s.attr].period_n++;
-	}
-	offset = s.ip;
-	if (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL) {
-		image = PF_KERNEL_IMAGE;
-	} else if (mode == PERF_RECORD_MISC_USER) {
-		ret = maps_resolve(f->maps, s.pid, s.ip, &image, &offset, err);
-		if (ret)
-			return ret;
-	}
+		return ret;
 	if (image == MAPS_UNKNOWN)
 		f->st->unknown_samples++;
-	if (!f->first_time || s.time < f->first_time)
-		f->first_time = s.time;
-	if (s.time > f->last_time)
-		f->last_time = s.time;
+	pf_sample_time(f, s->time);
 	f->st->samples++;
-	ret = imp_table_add(f->tab, image, s.attr, offset, 1, err);
-	if (!ret && s.bnr && mode == PERF_RECORD_MISC_USER) {
-		ret = pf_do_branches(f, &s, err);
+	ret = imp_table_add(f->tab, image, s->attr, offset, 1, err);
+	if (!ret && s->bnr && sp == MAPS_USER) {
+		ret = pf_do_branches(f, s, err);
 		if (ret == -ENOMEM)
 			return dcpi_errf(err, ret, "%s: out of memory for branch stacks", f->path);
 	}
@@ -936,7 +812,7 @@ static int pf_br_range(struct pf *f, uint32_t image, uint64_t a, uint64_t b)
 	return 0;
 }
 
-static int pf_do_branches(struct pf *f, const struct pf_sample *s, struct dcpi_err *err)
+static int pf_do_branches(struct pf *f, const struct perf_sample *s, struct dcpi_err *err)
 {
 	const struct perf_event_attr *a = &f->attrs[s->attr].a;
 	int ranges = (a->branch_sample_type & PERF_SAMPLE_BRANCH_ANY) != 0;
@@ -1006,87 +882,73 @@ static int pf_write_paths(struct pf *f, struct prof_db *db, struct dcpi_err *err
  * lost samples per byte of the file (a LOST record takes 40 bytes, and
  * perf drains its rings many times a second) or beyond 2^40 in all.
  */
-static int pf_add_lost(struct pf *f, const uint8_t *rec, uint64_t n, const char *field,
-		       struct dcpi_err *err)
+static int pf_on_lost(void *ctx, const struct perf_lost *l, struct dcpi_err *err)
 {
+	struct pf *f = ctx;
 	uint64_t cap = (uint64_t)f->len < (1ull << 20) ? (uint64_t)f->len << 20 : 1ull << 40;
 
-	if (n > cap || f->st->lost > cap - n)
+	if (l->lost > cap || f->st->lost > cap - l->lost)
 		return dcpi_errf(err, -EINVAL, "%s: record at offset %zu: %s = %" PRIu64 " is "
 				 "implausible (more than %" PRIu64 " lost samples for a file of %zu "
-				 "bytes): corrupt", f->path, (size_t)(rec - f->buf), field, n, cap,
+				 "bytes): corrupt", f->path, l->off, l->field, l->lost, cap,
 				 f->len);
-	f->st->lost += n;
+	f->st->lost += l->lost;
 	return 0;
 }
 
 /* MMAP and MMAP2: executable mappings of a process (data maps are skipped). */
-static int pf_do_mmap(struct pf *f, const uint8_t *rec, size_t size, int v2,
-		      struct dcpi_err *err)
+static int pf_on_mmap(void *ctx, const struct perf_mmap *m, struct dcpi_err *err)
 {
-	uint16_t misc = rd16(rec + 4);
-	size_t fixed = v2 ? 8 + 32 + 24 + 8 : 8 + 32;	/* header, ids, union, prot+flags */
-	uint32_t pid;
-	char name[PROF_PATH_MAX];
+	struct pf *f = ctx;
 
-	if (size < fixed + 1)
-		return dcpi_errf(err, -EINVAL, "%s: mmap record at offset %zu is too short",
-				 f->path, (size_t)(rec - f->buf));
-	pid = rd32(rec + 8);
-	snprintf(name, sizeof(name), "%.*s", (int)strnlen((const char *)rec + fixed,
-							  size - fixed), rec + fixed);
-	if (v2 && (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && name[0] &&
-	    pf_bid_add(f, name, rec + 44, rec[40] <= 20 ? rec[40] : 20))
+	if (m->build_id && m->filename[0] &&
+	    pf_bid_add(f, m->filename, m->build_id, m->build_id_size))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
-	if ((misc & PERF_RECORD_MISC_MMAP_DATA) || pid == UINT32_MAX)
+	if ((m->misc & PERF_RECORD_MISC_MMAP_DATA) || m->pid == UINT32_MAX)
 		return 0;
-	return maps_mmap(f->maps, pid, rd64(rec + 16), rd64(rec + 24), rd64(rec + 32), name,
-			 err);
+	return maps_mmap(f->maps, m->pid, m->start, m->len, m->pgoff, m->filename, err);
 }
 
-static int pf_do_record(struct pf *f, const uint8_t *rec, struct dcpi_err *err)
+static int pf_on_comm(void *ctx, const struct perf_comm *c, struct dcpi_err *err)
 {
-	uint32_t type = rd32(rec);
-	size_t size = rd16(rec + 6);
+	struct pf *f = ctx;
 
-	switch (type) {
-	case PERF_RECORD_SAMPLE:
-		return pf_do_sample(f, rec, size, err);
-	case PERF_RECORD_MMAP:
-		return pf_do_mmap(f, rec, size, 0, err);
-	case PERF_RECORD_MMAP2:
-		return pf_do_mmap(f, rec, size, 1, err);
-	case PERF_RECORD_COMM:
-		if (size >= 16 && (rd16(rec + 4) & PERF_RECORD_MISC_COMM_EXEC))
-			maps_exec(f->maps, rd32(rec + 8));
-		return 0;
-	case PERF_RECORD_FORK:
-		if (size < 24)
-			break;
-		return maps_fork(f->maps, rd32(rec + 8), rd32(rec + 12), err);
-	case PERF_RECORD_EXIT:
-		if (size >= 24 && rd32(rec + 8) == rd32(rec + 16))
-			maps_exit(f->maps, rd32(rec + 8));
-		return 0;
-	case PERF_RECORD_LOST:
-		if (size >= 24)
-			return pf_add_lost(f, rec, rd64(rec + 16), "PERF_RECORD_LOST.lost", err);
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (size >= 16)
-			return pf_add_lost(f, rec, rd64(rec + 8), "PERF_RECORD_LOST_SAMPLES.lost",
-					   err);
-		break;
-	case PF_REC_FINISHED_ROUND:
-	case PF_REC_FINISHED_INIT:
-		return 0;
-	default:
-		f->st->unknown_records++;
-		return 0;
-	}
-	return dcpi_errf(err, -EINVAL, "%s: record of type %" PRIu32 " at offset %zu is too "
-			 "short", f->path, type, (size_t)(rec - f->buf));
+	if (c->exec)
+		maps_exec(f->maps, c->pid);
+	return 0;
 }
+
+static int pf_on_fork(void *ctx, const struct perf_task *t, struct dcpi_err *err)
+{
+	struct pf *f = ctx;
+
+	return maps_fork(f->maps, t->pid, t->ppid, err);
+}
+
+static int pf_on_exit(void *ctx, const struct perf_task *t, struct dcpi_err *err)
+{
+	struct pf *f = ctx;
+
+	if (t->pid == t->tid)
+		maps_exit(f->maps, t->pid);
+	return 0;
+}
+
+/* The records not read here: counted for the tool's note. */
+static int pf_on_other(void *ctx, uint32_t type, const uint8_t *rec, size_t size,
+		       struct dcpi_err *err)
+{
+	struct pf *f = ctx;
+
+	if (type != PF_REC_FINISHED_ROUND && type != PF_REC_FINISHED_INIT)
+		f->st->unknown_records++;
+	return 0;
+}
+
+static const struct perf_tool pf_tool = {
+	.sample = pf_on_sample, .mmap = pf_on_mmap, .comm = pf_on_comm, .fork = pf_on_fork,
+	.exit = pf_on_exit, .lost = pf_on_lost, .other = pf_on_other,
+};
 
 /* --- output ------------------------------------------------------------------- */
 
@@ -1096,14 +958,6 @@ static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image)
 	const struct prof_image_id *id;
 	const char *bid;
 
-	if (image == PF_KERNEL_IMAGE) {
-		memset(&f->id_tmp, 0, sizeof(f->id_tmp));
-		snprintf(f->id_tmp.path, sizeof(f->id_tmp.path), "%s", PF_KERNEL_PATH);
-		bid = pf_bid_find(f, PF_KERNEL_PATH);
-		if (bid)
-			snprintf(f->id_tmp.build_id, sizeof(f->id_tmp.build_id), "%s", bid);
-		return &f->id_tmp;
-	}
 	id = maps_image(f->maps, image);
 	bid = image == MAPS_UNKNOWN ? NULL : pf_bid_find(f, id->path);
 	if (!bid || !strcmp(bid, id->build_id))
@@ -1183,6 +1037,7 @@ static void pf_free(struct pf *f)
 		free(f->bids[i].path);
 	free(f->bids);
 	free(f->attrs);
+	free(f->rattrs);
 	free(f->events);
 	free(f->ids);
 	free(f->recs);
@@ -1215,6 +1070,7 @@ int imp_probe_perf(const char *head, size_t n, const char *path, struct dcpi_err
 int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 		struct dcpi_err *err)
 {
+	struct perf_tool tool;
 	struct pf f;
 	uint8_t *buf;
 	int ret;
@@ -1230,6 +1086,8 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 	f.buf = buf;
 	ret = pf_read_header(&f, err);
 	if (!ret)
+		ret = pf_decoder(&f, err);
+	if (!ret)
 		ret = pf_index(&f, err);
 	if (!ret)
 		ret = maps_new(&f.maps, err);
@@ -1237,8 +1095,10 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 		maps_set_offline(f.maps, 1);
 	if (!ret)
 		ret = imp_table_new(&f.tab, err);
+	tool = pf_tool;
+	tool.ctx = &f;
 	for (size_t i = 0; i < f.nrecs && !ret; i++)
-		ret = pf_do_record(&f, f.buf + f.recs[i].off, err);
+		ret = perf_rec_deliver(&f.dec, &tool, f.buf + f.recs[i].off, f.recs[i].off, err);
 	if (ret)
 		goto out;
 	pf_finish_events(&f);

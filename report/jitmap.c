@@ -5,9 +5,10 @@
  * keeps samples in anonymous code of such a process under an image whose
  * path is the map file and whose offsets are raw addresses.
  *
- * /tmp is everyone's: the file is trusted only under perf's rule (a regular
- * file, not a link, owned by root or by the user reading it), or by the
- * owner of the process PID while it runs; anything else is refused with a
+ * /tmp is everyone's: the file is trusted only under perf's rule, the one
+ * the collector applies too (util/jitmap_trust.c: a regular file, not a
+ * link, writable only by its owner, owned by root, the user reading it or
+ * the user running the process PID); anything else is refused with a
  * note, and the samples keep their raw addresses.
  */
 #include <errno.h>
@@ -19,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dcpi/safefile.h"
+#include "dcpi/jitmap.h"
 #include "dcpi/safefile.h"
 #include "internal.h"
 
@@ -30,19 +31,8 @@ int rep_is_jitmap_path(const char *path)
 	return !strncmp(path, "/tmp/perf-", 10) && n > 14 && !strcmp(path + n - 4, ".map");
 }
 
-/* The uid running /tmp/perf-PID.map's process, or -1 when it has exited. */
-static long jit_proc_uid(const char *path)
-{
-	char proc[64];
-	unsigned long pid;
-	struct stat st;
-
-	if (sscanf(path, "/tmp/perf-%lu.map", &pid) != 1)
-		return -1;
-	snprintf(proc, sizeof(proc), "/proc/%lu", pid);
-	return stat(proc, &st) ? -1 : (long)st.st_uid;
-}
-
+/* Opened without following a link and without blocking on a FIFO, then
+ * held to perf's rule (util/jitmap_trust.c), the collector's rule too. */
 static FILE *jitmap_open(const char *path, struct dcpi_err *err)
 {
 	struct stat st;
@@ -53,11 +43,8 @@ static FILE *jitmap_open(const char *path, struct dcpi_err *err)
 		errno = -fd;
 		return NULL;
 	}
-	if (st.st_uid != 0 && st.st_uid != geteuid() && (long)st.st_uid != jit_proc_uid(path)) {
+	if (jitmap_check(&st, jitmap_proc_uid(path), path, err)) {
 		close(fd);
-		dcpi_errf(err, -EPERM, "%s: owned by uid %u, not by root, you or the process: "
-			  "not trusted (perf's rule), JIT code left unnamed", path,
-			  (unsigned)st.st_uid);
 		errno = EPERM;
 		return NULL;
 	}

@@ -182,6 +182,7 @@ int collect_daemon(const struct collect_opts *opts, const struct collect_daemon_
  */
 
 #define MAPS_UNKNOWN 0		/* image index of the "unknown" image */
+#define MAPS_KERNEL_PATH "[kernel.kallsyms]"
 
 struct maps;
 
@@ -207,11 +208,77 @@ int maps_scan_all(struct maps *m, struct dcpi_err *err);
  * /tmp/perf-PID.map resolves to the pseudo-image of that path, offset = pc.
  */
 void maps_set_jit(struct maps *m, int on);
+/* How many perf maps were refused as untrusted (util/jitmap_trust.c); *why
+ * the last refusal's reason ("" when none). */
+unsigned maps_jit_refused(const struct maps *m, const char **why);
 /*
  * Offline (imported files): the pids are another time's, so an address with
  * no mapping record stays unknown instead of being looked up in /proc, where
  * that pid may now be an unrelated process.
  */
 void maps_set_offline(struct maps *m, int on);
+
+/* Which address space a sample's pc is in (its cpumode, or its address). */
+enum maps_space {
+	MAPS_USER,		/* the process's: through its maps */
+	MAPS_KERNEL,		/* "[kernel.kallsyms]", offset = the address */
+	MAPS_OTHER,		/* a hypervisor's, a guest's, an unsampled kernel's */
+};
+
+/*
+ * The one place a sample's (pid, pc) becomes (image, offset), for the live
+ * session and the importers alike: user code by maps_resolve, kernel code
+ * in the image "[kernel.kallsyms]" keyed by address, anything else in the
+ * unknown image keyed by address.
+ */
+int maps_place(struct maps *m, uint32_t pid, uint64_t pc, enum maps_space space,
+	       uint32_t *image, uint64_t *offset, struct dcpi_err *err);
+
+/*
+ * Counts per (image, event, file offset) (collect/aggregate.c), the one
+ * table the live session and the importers count into, flushed as one
+ * profile per (image, event) (DCPI sec. 4.3.1, 4.3.3).
+ */
+struct agg;
+struct prof_db;
+
+int agg_new(struct agg **out, struct dcpi_err *err);
+void agg_free(struct agg *a);
+/* Forget every count (after a flush). */
+void agg_clear(struct agg *a);
+/* Add the table's distinct entries and samples to *entries and *samples. */
+void agg_count(const struct agg *a, uint64_t *entries, uint64_t *samples);
+int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint64_t count,
+	    struct dcpi_err *err);
+
+/* What the profiles of one event say besides their counts. */
+struct agg_event {
+	const char *name;
+	const char *unit;		/* what a period counts: "ns" or "events" */
+	double period;			/* 0 when unknown */
+	double cycles_per_unit;		/* 0 when unknown */
+};
+
+/* How a flush names images and offsets. */
+struct agg_sink {
+	const struct agg_event *events;	/* by the event index of agg_add */
+	size_t nevents;
+	const struct prof_image_id *(*image_id)(void *ctx, uint32_t image);
+	/* The file offset written for a key's offset; nonzero drops the
+	 * count (into skipped).  NULL: offsets are written as they are. */
+	int (*offset)(void *ctx, uint32_t image, uint64_t *offset);
+	void *ctx;
+};
+
+struct agg_flushed {
+	uint64_t samples;		/* written */
+	uint64_t skipped;		/* dropped by the sink's offset() */
+	uint64_t images, profiles;	/* distinct images, profiles written */
+};
+
+/* Write one profile per (image, event) of a into epoch (the table is kept:
+ * agg_clear once the epoch is committed). */
+int agg_flush(struct agg *a, const struct agg_sink *k, struct prof_db *db, const char *epoch,
+	      struct agg_flushed *out, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_H */
