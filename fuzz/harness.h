@@ -1,0 +1,48 @@
+/*
+ * harness.h - the libFuzzer entry shared by the targets of the profile
+ * kinds' decoders (fuzz_profile.c, fuzz_paths.c, fuzz_values.c), whose
+ * files all start with the header of profile/kind.c: magic, version at 8,
+ * CRC-32C at 12 over the rest, size at 16.
+ *
+ * Each input is decoded twice by the target's decode_once(): as given,
+ * which mostly exercises the header checks, and with the size and CRC-32C
+ * fields rewritten to match, so the fuzzer reaches the parsers behind the
+ * checksum.  A target defines decode_once() and then includes this file.
+ */
+#ifndef DCPI_FUZZ_HARNESS_H
+#define DCPI_FUZZ_HARNESS_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/util.h"
+
+static void decode_once(const uint8_t *buf, size_t len);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *b;
+	uint32_t crc;
+
+	decode_once(data, size);
+	if (size < 24)
+		return 0;
+	b = malloc(size);
+	if (!b)
+		return 0;
+	memcpy(b, data, size);
+	for (int i = 0; i < 8; i++)
+		b[16 + i] = (uint8_t)((uint64_t)size >> (8 * i));
+	crc = dcpi_crc32c(0, b, 12);
+	crc = dcpi_crc32c(crc, b + 16, size - 16);
+	for (int i = 0; i < 4; i++)
+		b[12 + i] = (uint8_t)(crc >> (8 * i));
+	decode_once(b, size);
+	free(b);
+	return 0;
+}
+
+#endif /* DCPI_FUZZ_HARNESS_H */
