@@ -1156,16 +1156,10 @@ void cfg_free(struct cfg *cfg)
 
 int cfg_block_at(const struct cfg *cfg, uint64_t addr)
 {
-	size_t lo = 0, hi = cfg->nblocks ? cfg->nblocks - 1 : 0;	/* not the exit */
+	size_t nb = cfg->nblocks ? cfg->nblocks - 1 : 0;	/* not the exit */
+	size_t lo = dcpi_upper_bound(cfg->blocks, nb, sizeof(*cfg->blocks),
+				     offsetof(struct cfg_block, end), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cfg->blocks[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo + 1 < cfg->nblocks && addr >= cfg->blocks[lo].start && addr < cfg->blocks[lo].end)
 		return (int)lo;
 	return -1;
@@ -1183,16 +1177,9 @@ int cfg_self_loop(const struct cfg *cfg, size_t b)
 
 int cfg_insn_at(const struct cfg *cfg, uint64_t addr)
 {
-	size_t lo = 0, hi = cfg->ninsns;
+	size_t lo = dcpi_lower_bound(cfg->insns, cfg->ninsns, sizeof(*cfg->insns),
+				     offsetof(struct cfg_insn, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cfg->insns[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < cfg->ninsns && cfg->insns[lo].addr == addr ? (int)lo : -1;
 }
 

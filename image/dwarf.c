@@ -907,18 +907,10 @@ void img_dwarf_close(struct img_dwarf *d)
 
 int img_dwarf_line_at(struct img_dwarf *d, uint64_t vaddr, struct img_line *out)
 {
-	size_t lo = 0, hi = d->nrows;
+	size_t lo = dcpi_upper_bound(d->rows, d->nrows, sizeof(*d->rows),
+				     offsetof(struct dw_row, addr), vaddr);
 	const struct dw_row *r;
 
-	/* First row with address > vaddr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->rows[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return -ENOENT;
 	r = &d->rows[lo - 1];
@@ -934,16 +926,9 @@ int img_dwarf_line_at(struct img_dwarf *d, uint64_t vaddr, struct img_line *out)
 /* The subprogram range containing vaddr, or NULL. */
 static const struct dw_proc *dw_proc_at(const struct img_dwarf *d, uint64_t vaddr)
 {
-	size_t lo = 0, hi = d->nprocs;
+	size_t lo = dcpi_upper_bound(d->procs, d->nprocs, sizeof(*d->procs),
+				     offsetof(struct dw_proc, lo), vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->procs[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Ranges do not nest in C, but look back a little in case an odd
 	 * producer emits an overlapping one. */
 	for (size_t i = lo, k = 0; i > 0 && k < 4; i--, k++) {

@@ -281,18 +281,11 @@ const struct img_proc *img_proc(const struct image *img, size_t i)
 
 const struct img_proc *img_proc_at(const struct image *img, uint64_t vaddr)
 {
-	size_t lo = 0, hi = img->nprocs;
+	/* the last procedure starting at or before vaddr */
+	size_t lo = dcpi_upper_bound(img->procs, img->nprocs, sizeof(*img->procs),
+				     offsetof(struct img_proc, addr), vaddr);
 	const struct img_proc *p;
 
-	/* the last procedure starting at or before vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->procs[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	p = &img->procs[lo - 1];

@@ -198,16 +198,9 @@ uint64_t path_profile_edge(const struct path_profile *p, uint64_t from, uint64_t
 
 uint64_t path_profile_step(const struct path_profile *p, uint64_t offset)
 {
-	size_t lo = 0, hi = p->nsteps;
+	size_t lo = dcpi_lower_bound(p->steps, p->nsteps, sizeof(*p->steps),
+				     offsetof(struct path_step, offset), offset);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->steps[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < p->nsteps && p->steps[lo].offset == offset)
 		return p->steps[lo].count;
 	return 0;

@@ -125,16 +125,9 @@ int prof_profile_normalize(struct prof_profile *p)
 
 uint64_t prof_profile_count(const struct prof_profile *p, uint64_t offset)
 {
-	size_t lo = 0, hi = p->n;
+	size_t lo = dcpi_lower_bound(p->e, p->n, sizeof(*p->e), offsetof(struct prof_entry, offset),
+				     offset);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->e[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < p->n && p->e[lo].offset == offset)
 		return p->e[lo].count;
 	return 0;
