@@ -125,8 +125,8 @@ int prof_profile_normalize(struct prof_profile *p)
 
 uint64_t prof_profile_count(const struct prof_profile *p, uint64_t offset)
 {
-	size_t lo = dcpi_lower_bound(p->e, p->n, sizeof(*p->e), offsetof(struct prof_entry, offset),
-				     offset);
+	size_t lo = dcpi_lower_bound(p->e, p->n, sizeof(*p->e),
+				     offsetof(struct prof_entry, offset), offset);
 
 	if (lo < p->n && p->e[lo].offset == offset)
 		return p->e[lo].count;
@@ -146,8 +146,7 @@ double prof_mean_combine(double va, double wa, double vb, double wb)
 	return (va * wa + vb * wb) / (wa + wb);
 }
 
-/* Order identities so that picking the smaller is commutative and associative. */
-static int prof_image_id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
+int prof_image_id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
 {
 	int c = strcmp(a->path, b->path);
 
