@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dcpi/util.h"
+#include "dcpi/profile.h"
 
 static void decode_once(const uint8_t *buf, size_t len);
 
@@ -25,7 +25,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *b;
-	uint32_t crc;
 
 	decode_once(data, size);
 	if (size < 24)
@@ -34,12 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!b)
 		return 0;
 	memcpy(b, data, size);
-	for (int i = 0; i < 8; i++)
-		b[16 + i] = (uint8_t)((uint64_t)size >> (8 * i));
-	crc = dcpi_crc32c(0, b, 12);
-	crc = dcpi_crc32c(crc, b + 16, size - 16);
-	for (int i = 0; i < 4; i++)
-		b[12 + i] = (uint8_t)(crc >> (8 * i));
+	prof_file_reseal(b, size);
 	decode_once(b, size);
 	free(b);
 	return 0;

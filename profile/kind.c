@@ -41,6 +41,12 @@ void kind_seal(uint8_t *b, size_t size)
 	put32(b + KIND_OFF_CRC, kind_crc(b, size));
 }
 
+void prof_file_reseal(uint8_t *buf, size_t len)
+{
+	put64(buf + KIND_OFF_SIZE, len);
+	kind_seal(buf, len);
+}
+
 size_t kind_string_len(const char *s)
 {
 	size_t l = strnlen(s, PROF_PATH_MAX);
