@@ -139,18 +139,7 @@ static void dw_drop_error(struct img_dwarf *d, Dwarf_Error *e)
 /* Grow *arr (elements of size sz) so one more fits. */
 static int dw_grow(void **arr, size_t *cap, size_t n, size_t sz)
 {
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	p = realloc(*arr, ncap * sz);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return dcpi_grow(arr, cap, n + 1, sz);
 }
 
 static uint32_t dw_hash(const char *s)
@@ -972,15 +961,8 @@ int img_dwarf_inlines_at(struct img_dwarf *d, uint64_t vaddr,
 			break;
 		if (vaddr >= in->hi || in->depth != depth)
 			continue;
-		if (depth >= d->capchain) {
-			size_t ncap = d->capchain ? d->capchain * 2 : 8;
-			void *q = realloc(d->chain, ncap * sizeof(*d->chain));
-
-			if (!q)
-				return -ENOMEM;
-			d->chain = q;
-			d->capchain = ncap;
-		}
+		if (dcpi_grow((void **)&d->chain, &d->capchain, depth + 1, sizeof(*d->chain)))
+			return -ENOMEM;
 		c = &d->chain[depth++];
 		c->name = in->name == NO_FILE ? "??" : d->strs[in->name];
 		c->lo = in->lo;

@@ -26,15 +26,8 @@ int img_cand_add(struct image *img, uint64_t addr, uint64_t size, uint64_t limit
 {
 	struct img_cand *c;
 
-	if (img->ncands == img->capcands) {
-		size_t cap = img->capcands ? 2 * img->capcands : 256;
-		struct img_cand *v = realloc(img->cands, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		img->cands = v;
-		img->capcands = cap;
-	}
+	if (dcpi_grow((void **)&img->cands, &img->capcands, img->ncands + 1, sizeof(*img->cands)))
+		return -ENOMEM;
 	c = &img->cands[img->ncands];
 	c->raw = NULL;
 	if (raw) {

@@ -36,23 +36,7 @@ void prof_profile_free(struct prof_profile *p)
 
 static int prof_reserve(struct prof_profile *p, size_t want)
 {
-	struct prof_entry *e;
-	size_t cap;
-
-	if (want <= p->cap)
-		return 0;
-	cap = p->cap ? p->cap : 64;
-	while (cap < want) {
-		if (cap > SIZE_MAX / 2 / sizeof(*e))
-			return -ENOMEM;
-		cap *= 2;
-	}
-	e = realloc(p->e, cap * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	p->e = e;
-	p->cap = cap;
-	return 0;
+	return dcpi_grow((void **)&p->e, &p->cap, want, sizeof(*p->e));
 }
 
 int prof_profile_add(struct prof_profile *p, uint64_t offset, uint64_t count)
