@@ -388,7 +388,8 @@ static int make_blocks(struct builder *b, struct cfg *cfg)
 		b->map[cfg->ninsns] = (uint32_t)vi;
 		b->at[o] = (int32_t)cfg->ninsns;
 		if (lead[o]) {
-			if (dcpi_grow((void **)&cfg->blocks, &capb, nb + 2, sizeof(*cfg->blocks)) < 0)
+			if (dcpi_grow((void **)&cfg->blocks, &capb, nb + 2,
+				      sizeof(*cfg->blocks)) < 0)
 				goto out;
 			bl = &cfg->blocks[nb++];
 			memset(bl, 0, sizeof(*bl));
