@@ -109,28 +109,11 @@ struct cfg_priv {
 	uint32_t *succ_all, *pred_all;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 static int push_work(struct builder *b, uint64_t addr)
 {
 	if (addr < b->start || addr >= b->start + b->len)
 		return 0;
-	if (grow((void **)&b->work, &b->capwork, b->nwork + 1, sizeof(*b->work)) < 0)
+	if (dcpi_grow((void **)&b->work, &b->capwork, b->nwork + 1, sizeof(*b->work)) < 0)
 		return -ENOMEM;
 	b->work[b->nwork++] = (uint32_t)(addr - b->start);
 	return 0;
@@ -150,7 +133,7 @@ static int pad_to_end(struct builder *b, size_t off)
 
 static int add_jt(struct builder *b, uint32_t insn)
 {
-	if (grow((void **)&b->jts, &b->capjts, b->njts + 1, sizeof(*b->jts)) < 0)
+	if (dcpi_grow((void **)&b->jts, &b->capjts, b->njts + 1, sizeof(*b->jts)) < 0)
 		return -ENOMEM;
 	memset(&b->jts[b->njts], 0, sizeof(b->jts[0]));
 	b->jts[b->njts++].insn = insn;
@@ -200,8 +183,8 @@ static int step(struct builder *b, size_t *off)
 		b->truncated = 1;
 		return 1;
 	}
-	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) < 0 ||
-	    grow((void **)&b->brief, &b->capnr, b->n + 1, sizeof(*b->brief)) < 0)
+	if (dcpi_grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) < 0 ||
+	    dcpi_grow((void **)&b->brief, &b->capnr, b->n + 1, sizeof(*b->brief)) < 0)
 		return -ENOMEM;
 	in = &b->v[idx];
 	if (cfg_dec_insn(b->dec, b->bytes + o, b->len - o, b->start + o, in) < 0) {
@@ -281,7 +264,7 @@ static struct jt_rec *jt_of(const struct builder *b, uint32_t insn)
 static int add_edge(struct cfg *cfg, size_t *cap, uint32_t from, uint32_t to,
 		    enum cfg_edge_kind kind)
 {
-	if (grow((void **)&cfg->edges, cap, cfg->nedges + 1, sizeof(*cfg->edges)) < 0)
+	if (dcpi_grow((void **)&cfg->edges, cap, cfg->nedges + 1, sizeof(*cfg->edges)) < 0)
 		return -ENOMEM;
 	cfg->edges[cfg->nedges++] = (struct cfg_edge){ from, to, kind, -1 };
 	return 0;
@@ -373,7 +356,7 @@ static int renumber(struct builder *b)
 		b->v[k] = tmp;
 		b->brief[k] = tb;
 	}
-	if (grow((void **)&b->jtx, &b->capjtx, b->njts + 1, sizeof(*b->jtx)) < 0)
+	if (dcpi_grow((void **)&b->jtx, &b->capjtx, b->njts + 1, sizeof(*b->jtx)) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < b->njts; i++)
 		b->jtx[i] = (struct jt_key){ b->jts[i].insn, (uint32_t)i };
@@ -394,7 +377,7 @@ static int make_blocks(struct builder *b, struct cfg *cfg)
 	if (!lead)
 		return -ENOMEM;
 	mark_leaders(b, lead);
-	if (grow((void **)&b->map, &b->capmap, b->n + 1, sizeof(*b->map)) < 0)
+	if (dcpi_grow((void **)&b->map, &b->capmap, b->n + 1, sizeof(*b->map)) < 0)
 		goto out;
 	for (size_t o = 0; o < b->len; o++) {
 		int32_t vi = b->at[o];
@@ -405,7 +388,8 @@ static int make_blocks(struct builder *b, struct cfg *cfg)
 		b->map[cfg->ninsns] = (uint32_t)vi;
 		b->at[o] = (int32_t)cfg->ninsns;
 		if (lead[o]) {
-			if (grow((void **)&cfg->blocks, &capb, nb + 2, sizeof(*cfg->blocks)) < 0)
+			if (dcpi_grow((void **)&cfg->blocks, &capb, nb + 2,
+				      sizeof(*cfg->blocks)) < 0)
 				goto out;
 			bl = &cfg->blocks[nb++];
 			memset(bl, 0, sizeof(*bl));
@@ -422,7 +406,7 @@ static int make_blocks(struct builder *b, struct cfg *cfg)
 	if (renumber(b) < 0)
 		goto out;
 	cfg->insns = b->v;
-	if (grow((void **)&cfg->blocks, &capb, nb + 1, sizeof(*cfg->blocks)) < 0)
+	if (dcpi_grow((void **)&cfg->blocks, &capb, nb + 1, sizeof(*cfg->blocks)) < 0)
 		goto out;
 	memset(&cfg->blocks[nb], 0, sizeof(cfg->blocks[0]));
 	cfg->blocks[nb].start = cfg->blocks[nb].end = cfg->end;
@@ -611,7 +595,7 @@ static int collect_data(const struct builder *b, struct cfg *cfg)
 		while (e < b->len && b->at[e] < 0 && b->at[e] != AT_INSIDE &&
 		       range_kind(b->at[e]) == what)
 			e++;
-		if (grow((void **)&cfg->data, &cap, cfg->ndata + 1, sizeof(*cfg->data)) < 0)
+		if (dcpi_grow((void **)&cfg->data, &cap, cfg->ndata + 1, sizeof(*cfg->data)) < 0)
 			return -ENOMEM;
 		cfg->data[cfg->ndata++] = (struct cfg_range){ b->start + o, b->start + e, what };
 		o = e;
@@ -1156,16 +1140,10 @@ void cfg_free(struct cfg *cfg)
 
 int cfg_block_at(const struct cfg *cfg, uint64_t addr)
 {
-	size_t lo = 0, hi = cfg->nblocks ? cfg->nblocks - 1 : 0;	/* not the exit */
+	size_t nb = cfg->nblocks ? cfg->nblocks - 1 : 0;	/* not the exit */
+	size_t lo = dcpi_upper_bound(cfg->blocks, nb, sizeof(*cfg->blocks),
+				     offsetof(struct cfg_block, end), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cfg->blocks[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo + 1 < cfg->nblocks && addr >= cfg->blocks[lo].start && addr < cfg->blocks[lo].end)
 		return (int)lo;
 	return -1;
@@ -1183,16 +1161,9 @@ int cfg_self_loop(const struct cfg *cfg, size_t b)
 
 int cfg_insn_at(const struct cfg *cfg, uint64_t addr)
 {
-	size_t lo = 0, hi = cfg->ninsns;
+	size_t lo = dcpi_lower_bound(cfg->insns, cfg->ninsns, sizeof(*cfg->insns),
+				     offsetof(struct cfg_insn, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cfg->insns[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < cfg->ninsns && cfg->insns[lo].addr == addr ? (int)lo : -1;
 }
 

@@ -878,15 +878,8 @@ static void cache_put(struct cfg_dec *dec, const uint8_t *bytes, size_t len, uin
 	if (!dec->cbytes || addr < dec->cstart || off >= dec->clen ||
 	    bytes != dec->cbytes + off || len != dec->clen - off)
 		return;
-	if (dec->cn == dec->ccap) {
-		size_t cap = dec->ccap ? 2 * dec->ccap : 256;
-		struct cfg_insn *v = realloc(dec->cv, cap * sizeof(*v));
-
-		if (!v)
-			return;		/* no cache: decoded again when asked */
-		dec->cv = v;
-		dec->ccap = cap;
-	}
+	if (dcpi_grow((void **)&dec->cv, &dec->ccap, dec->cn + 1, sizeof(*dec->cv)))
+		return;		/* no cache: decoded again when asked */
 	dec->cv[dec->cn++] = *insn;
 	dec->cidx[off] = (uint32_t)dec->cn;
 }
@@ -1095,7 +1088,7 @@ int cfg_decode_one(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_i
 int cfg_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
 	       size_t *n, struct dcpi_err *err)
 {
-	struct cfg_insn *v = NULL, *nv;
+	struct cfg_insn *v = NULL;
 	size_t cnt = 0, cap = 0, off = 0;
 	struct cfg_dec *dec;
 	int rc = 0;
@@ -1106,15 +1099,10 @@ int cfg_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn 
 	if (rc < 0)
 		return rc;
 	while (off < len) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				cfg_dec_close(dec);
-				return dcpi_errf(err, -ENOMEM, "decode: out of memory");
-			}
-			v = nv;
+		if (dcpi_grow((void **)&v, &cap, cnt + 1, sizeof(*v))) {
+			free(v);
+			cfg_dec_close(dec);
+			return dcpi_errf(err, -ENOMEM, "decode: out of memory");
 		}
 		if (cfg_dec_insn(dec, bytes + off, len - off, addr + off, &v[cnt]) < 0) {
 			rc = dcpi_errf(err, -EINVAL, "0x%llx: undecodable instruction",

@@ -254,15 +254,8 @@ static void lp_sort_blocks(struct lp *p, uint32_t *a, uint32_t n, uint32_t l)
 
 static int lp_push_region(struct lp *p, size_t nodes, uint32_t n, int parent)
 {
-	if (p->nwork == p->work_cap) {
-		size_t cap = p->work_cap ? 2 * p->work_cap : 16;
-		struct lp_region *w = realloc(p->work, cap * sizeof(*w));
-
-		if (!w)
-			return -ENOMEM;
-		p->work = w;
-		p->work_cap = cap;
-	}
+	if (dcpi_grow((void **)&p->work, &p->work_cap, p->nwork + 1, sizeof(*p->work)))
+		return -ENOMEM;
 	p->work[p->nwork++] = (struct lp_region){ nodes, n, parent };
 	return 0;
 }
@@ -291,15 +284,8 @@ static int lp_add_loop(struct lp *p, const uint32_t *nodes, uint32_t n, uint32_t
 	struct cfg_loop *l;
 	uint32_t *inside = NULL, k = 0;
 
-	if (p->nloops == p->loops_cap) {
-		size_t cap = p->loops_cap ? 2 * p->loops_cap : 16;
-		struct cfg_loop *nl = realloc(p->loops, cap * sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		p->loops = nl;
-		p->loops_cap = cap;
-	}
+	if (dcpi_grow((void **)&p->loops, &p->loops_cap, p->nloops + 1, sizeof(*p->loops)))
+		return -ENOMEM;
 	l = &p->loops[p->nloops];
 	l->blocks = malloc(n * sizeof(*l->blocks));
 	if (!l->blocks)

@@ -84,6 +84,56 @@ struct model_cpu {
 	size_t ndelta;
 };
 
+/*
+ * In a CPU's file, which names its ports in an enum ending in NPORTS, their
+ * names in port_names[] and its port sets in the macros B(port), ALU, BR,
+ * MUL, FMA, FADD, FANY and FSHUF:
+ *
+ * MODEL_PORTS, the port fields of its struct model (loads, store addresses
+ * and store data on the sets given);
+ */
+#define MODEL_PORTS(load, store_addr, store_data)					\
+	.nports = NPORTS, .port_names = port_names, .alu_ports = ALU, .branch_ports = BR,	\
+	.load_ports = load, .store_addr_ports = store_addr, .store_data_ports = store_data,	\
+	.fp_ports = FANY
+
+/* MODEL_UNITS, the unit roles every CPU has (the rest of its .units follow:
+ * VEC2GPR and any optional ones) with its sets for shifts, setcc/cmov, lea,
+ * movd/movq gpr->xmm, (u)comis and conversions; */
+#define MODEL_UNITS(shift, flagrd, lea, gpr2vec, fcomi, fcvt)				\
+	[MODEL_U_ALU] = ALU, [MODEL_U_BR] = BR, [MODEL_U_SHIFT] = shift,		\
+	[MODEL_U_FLAGRD] = flagrd, [MODEL_U_MUL] = MUL, [MODEL_U_LEA] = lea,		\
+	[MODEL_U_DIV] = B(DIV), [MODEL_U_GPR2VEC] = gpr2vec, [MODEL_U_FMA] = FMA,	\
+	[MODEL_U_FADD] = FADD, [MODEL_U_FCOMI] = fcomi, [MODEL_U_FCVT] = fcvt,		\
+	[MODEL_U_FANY] = FANY, [MODEL_U_FSHUF] = FSHUF, [MODEL_U_FDIV] = B(FDIV),	\
+	[MODEL_U_ALUFP] = ALU | FANY
+
+/* MODEL_DELTA, its struct model_cpu's delta[] and ndelta. */
+#define MODEL_DELTA .delta = delta, .ndelta = sizeof(delta) / sizeof(delta[0])
+
+/*
+ * What the AMD Zen models (model_zen3.c, model_zen4.c, model_zen5.c) share:
+ * retiring 8 a cycle, move elimination, 4-cycle integer and 7-cycle FP
+ * loads, 4-cycle L1, 400-cycle memory, 40-cycle TLB misses, 13-cycle
+ * mispredictions, and these Zen 4 measurements (docs/models.md; dcpi
+ * calibrate measures them on other cores): an index scaled by 2-8 or base +
+ * index + disp, and movsx/movsxd loads, one cycle more each (lat.cload,
+ * lat.sxload: 5.0 per load, 6.0 for both, "Load latency"); movl $imm,mem
+ * takes an ALU for its data (param.st_imm 2.12 cycles, the same from
+ * registers 1.50, "Stores of an immediate"); mul and one-operand imul give
+ * rax in 3 cycles, rdx in 4 (param.mul_hi, "The high half of a multiply").
+ */
+#define MODEL_ZEN									\
+	.retire_width = 8, MODEL_PORTS(AGU, AGU, STD), .load_lat = 4, .load_lat_fp = 7,	\
+	.load_lat_complex = 1, .load_lat_sext = 1, .store_imm_alu = 1, .mul_hi_extra = 1,	\
+	.move_elim = 1, .l1_lat = 4, .dram_lat = 400, .tlb_miss_lat = 40,		\
+	.mispredict_penalty = 13
+/* The Zen units: shifts, setcc/cmov and lea on any ALU but what differs,
+ * (u)comis and conversions on the FP adders, xmm->gpr on the FP stores. */
+#define MODEL_ZEN_UNITS(shift, flagrd)							\
+	MODEL_UNITS(shift, flagrd, ALU, FANY, FADD, FADD),				\
+	[MODEL_U_VEC2GPR] = B(FST0) | B(FST1)
+
 extern const struct model_base_class model_base_classes[MC_COUNT];
 extern const struct model_base_row model_base_rows[];
 extern const size_t model_base_nrows;

@@ -86,50 +86,24 @@ static const struct model_delta delta[] = {
 struct model model_zen4 = {
 	.name = "zen4",
 	.desc = "AMD Zen 4 (family 19h, models 10h-1Fh, 60h-7Fh, A0h-AFh)",
+	/* complex addresses, sign-extending loads, stores of an immediate and
+	 * the high half of a multiply: measured here (2026-11-26), model_tables.h */
+	MODEL_ZEN,
 	.dispatch_width = 6,
-	.retire_width = 8,
 	.rob_size = 320,
 	.sched_size = 160,
-	.nports = NPORTS,
-	.port_names = port_names,
-	.alu_ports = ALU,
-	.branch_ports = BR,
-	.load_ports = AGU,
-	.store_addr_ports = AGU,
-	.store_data_ports = STD,
-	.fp_ports = FANY,
-	.load_lat = 4,
-	.load_lat_fp = 7,
-	/* an index scaled by 2-8 or base + index + disp, and movsx/movsxd
-	 * loads: one cycle more each (lat.cload, lat.sxload: 5.0 per load,
-	 * 6.0 for both; measured 2026-11-26, docs/models.md "Load latency") */
-	.load_lat_complex = 1,
-	.load_lat_sext = 1,
-	/* movl $imm,mem takes an ALU for its data: param.st_imm (two such stores
-	 * and six mov $imm,reg) 2.12 cycles, the same from registers 1.50
-	 * (measured 2026-11-26, docs/models.md "Stores of an immediate") */
-	.store_imm_alu = 1,
-	/* mul and one-operand imul: rax in 3 cycles, rdx in 4 (chains through rdx
-	 * 4.0 cycles a link, through rax 3.0; param.mul_hi; measured 2026-11-26,
-	 * docs/models.md "The high half of a multiply") */
-	.mul_hi_extra = 1,
 	/* through the store queue, when renaming cannot see it (the pointer moved
 	 * or was copied since the store): st.fwd_moved 8.0 = 7 + the add */
 	.store_fwd_lat = 7,
 	.store_fwd_fail = 18,
 	.mem_rename = 1,
-	.move_elim = 1,
 	.taken_per_cycle = 1,
 	/* a loop of a few adds runs 1.00 cycles an iteration inside one 64-byte
 	 * line and 2.02 across two, whatever the ALUs allow below that (nine loop
 	 * sizes at seven alignments; docs/models.md "Loops across a line") */
 	.loop_line_bytes = 64,
-	.l1_lat = 4,
 	.l2_lat = 14,
 	.l3_lat = 50,
-	.dram_lat = 400,
-	.tlb_miss_lat = 40,
-	.mispredict_penalty = 13,
 	.vec_load_ports = VLD,
 	.vec_pipe_bits = 256,
 	/* st16_1line4 4.0, vst8_1line8 8.0: vector stores 1/cycle; st64_8lines8 16.0 */
@@ -143,13 +117,8 @@ struct model model_zen4 = {
 const struct model_cpu model_cpu_zen4 = {
 	.m = &model_zen4,
 	.units = {
-		[U(ALU)] = ALU, [U(BR)] = BR, [U(SHIFT)] = SHIFT, [U(FLAGRD)] = FLAGRD,
-		[U(MUL)] = MUL, [U(LEA)] = ALU, [U(DIV)] = B(DIV), [U(LOCK)] = B(LOCK),
-		[U(GPR2VEC)] = FANY, [U(VZU)] = B(FP0), [U(FMA)] = FMA, [U(FADD)] = FADD,
-		[U(FCOMI)] = FADD, [U(FCVT)] = FADD, [U(FANY)] = FANY, [U(FSHUF)] = FSHUF,
-		[U(FDIV)] = B(FDIV), [U(VEC2GPR)] = B(FST0) | B(FST1), [U(PCLMUL)] = FMA,
-		[U(ALUFP)] = ALU | FANY,
+		MODEL_ZEN_UNITS(SHIFT, FLAGRD),
+		[U(LOCK)] = B(LOCK), [U(VZU)] = B(FP0), [U(PCLMUL)] = FMA,
 	},
-	.delta = delta,
-	.ndelta = sizeof(delta) / sizeof(delta[0]),
+	MODEL_DELTA,
 };

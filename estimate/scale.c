@@ -163,7 +163,7 @@ double est_path_scale_windows(const struct cfg *cfg, const double *s_blk, const 
 static double rule_quantile(const struct cfg *cfg, double q, const double *s,
 			    const double *m, const double *x, double cps, const int *reg)
 {
-	double *r = malloc(2 * cfg->nblocks * sizeof(*r)), tot = 0, acc = 0, out = 0;
+	double *r = malloc(2 * cfg->nblocks * sizeof(*r)), out;
 	size_t n = 0;
 
 	if (!r)
@@ -173,16 +173,9 @@ static double rule_quantile(const struct cfg *cfg, double q, const double *s,
 			continue;
 		r[2 * n] = s[b] * cps / (x[b] * m[b]);
 		r[2 * n + 1] = s[b];
-		tot += s[b];
 		n++;
 	}
-	qsort(r, n, 2 * sizeof(*r), cmp_ratio);
-	for (size_t k = 0; k < n; k++) {
-		acc += r[2 * k + 1];
-		out = r[2 * k];
-		if (acc >= q * tot)
-			break;
-	}
+	out = wquantile(r, n, q);
 	free(r);
 	return out;
 }

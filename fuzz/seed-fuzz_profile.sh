@@ -1,13 +1,3 @@
 #!/bin/sh
 # Seeds for the profile reader: the profile files of a short real recording.
-dir="$1"
-db=$(mktemp -d)
-if "${BUILD:-build}/dcpi" record -q --db "$db" -- "${BUILD:-build}/workloads/demo_work" 1 \
-	>/dev/null 2>&1; then
-	i=0
-	for f in "$db"/*/*.prof; do
-		[ -f "$f" ] && cp "$f" "$dir/seed$i" && i=$((i + 1))
-	done
-fi
-rm -rf "$db"
-exit 0
+exec "$(dirname "$0")/record-seeds.sh" "$1" prof

@@ -139,18 +139,7 @@ static void dw_drop_error(struct img_dwarf *d, Dwarf_Error *e)
 /* Grow *arr (elements of size sz) so one more fits. */
 static int dw_grow(void **arr, size_t *cap, size_t n, size_t sz)
 {
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	p = realloc(*arr, ncap * sz);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return dcpi_grow(arr, cap, n + 1, sz);
 }
 
 static uint32_t dw_hash(const char *s)
@@ -907,18 +896,10 @@ void img_dwarf_close(struct img_dwarf *d)
 
 int img_dwarf_line_at(struct img_dwarf *d, uint64_t vaddr, struct img_line *out)
 {
-	size_t lo = 0, hi = d->nrows;
+	size_t lo = dcpi_upper_bound(d->rows, d->nrows, sizeof(*d->rows),
+				     offsetof(struct dw_row, addr), vaddr);
 	const struct dw_row *r;
 
-	/* First row with address > vaddr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->rows[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return -ENOENT;
 	r = &d->rows[lo - 1];
@@ -934,16 +915,9 @@ int img_dwarf_line_at(struct img_dwarf *d, uint64_t vaddr, struct img_line *out)
 /* The subprogram range containing vaddr, or NULL. */
 static const struct dw_proc *dw_proc_at(const struct img_dwarf *d, uint64_t vaddr)
 {
-	size_t lo = 0, hi = d->nprocs;
+	size_t lo = dcpi_upper_bound(d->procs, d->nprocs, sizeof(*d->procs),
+				     offsetof(struct dw_proc, lo), vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->procs[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Ranges do not nest in C, but look back a little in case an odd
 	 * producer emits an overlapping one. */
 	for (size_t i = lo, k = 0; i > 0 && k < 4; i--, k++) {
@@ -987,15 +961,8 @@ int img_dwarf_inlines_at(struct img_dwarf *d, uint64_t vaddr,
 			break;
 		if (vaddr >= in->hi || in->depth != depth)
 			continue;
-		if (depth >= d->capchain) {
-			size_t ncap = d->capchain ? d->capchain * 2 : 8;
-			void *q = realloc(d->chain, ncap * sizeof(*d->chain));
-
-			if (!q)
-				return -ENOMEM;
-			d->chain = q;
-			d->capchain = ncap;
-		}
+		if (dcpi_grow((void **)&d->chain, &d->capchain, depth + 1, sizeof(*d->chain)))
+			return -ENOMEM;
 		c = &d->chain[depth++];
 		c->name = in->name == NO_FILE ? "??" : d->strs[in->name];
 		c->lo = in->lo;

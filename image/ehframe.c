@@ -274,15 +274,8 @@ static int img_cie_fde_enc(const struct img_ehf *t, const uint8_t *p, uint8_t *f
 
 static int img_ranges_add(struct img_ranges *r, uint64_t lo, uint64_t hi)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 256;
-		struct img_range *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (dcpi_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
+		return -ENOMEM;
 	r->v[r->n].lo = lo;
 	r->v[r->n].hi = hi;
 	r->n++;

@@ -87,15 +87,8 @@ static int img_got_collect(struct image *img, size_t idx, struct img_got_map *m)
 		}
 		if (!name || !*name)
 			continue;
-		if (m->n == m->cap) {
-			size_t cap = m->cap ? 2 * m->cap : 64;
-			struct img_got_name *v = realloc(m->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			m->v = v;
-			m->cap = cap;
-		}
+		if (dcpi_grow((void **)&m->v, &m->cap, m->n + 1, sizeof(*m->v)))
+			return -ENOMEM;
 		m->v[m->n].got = r.r_offset;
 		m->v[m->n].name = name;
 		m->n++;

@@ -26,15 +26,8 @@ int img_cand_add(struct image *img, uint64_t addr, uint64_t size, uint64_t limit
 {
 	struct img_cand *c;
 
-	if (img->ncands == img->capcands) {
-		size_t cap = img->capcands ? 2 * img->capcands : 256;
-		struct img_cand *v = realloc(img->cands, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		img->cands = v;
-		img->capcands = cap;
-	}
+	if (dcpi_grow((void **)&img->cands, &img->capcands, img->ncands + 1, sizeof(*img->cands)))
+		return -ENOMEM;
 	c = &img->cands[img->ncands];
 	c->raw = NULL;
 	if (raw) {
@@ -281,18 +274,11 @@ const struct img_proc *img_proc(const struct image *img, size_t i)
 
 const struct img_proc *img_proc_at(const struct image *img, uint64_t vaddr)
 {
-	size_t lo = 0, hi = img->nprocs;
+	/* the last procedure starting at or before vaddr */
+	size_t lo = dcpi_upper_bound(img->procs, img->nprocs, sizeof(*img->procs),
+				     offsetof(struct img_proc, addr), vaddr);
 	const struct img_proc *p;
 
-	/* the last procedure starting at or before vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->procs[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	p = &img->procs[lo - 1];

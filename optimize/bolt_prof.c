@@ -118,16 +118,9 @@ static int locals_load(const struct image *img, struct bolt *bo)
 /* The name BOLT gives the function at addr whose symbol is sym. */
 static const char *bolt_name(const struct bolt *bo, uint64_t addr, const char *sym)
 {
-	size_t lo = 0, hi = bo->nloc;
+	size_t lo = dcpi_lower_bound(bo->loc, bo->nloc, sizeof(*bo->loc),
+				     offsetof(struct local, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (bo->loc[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (; lo < bo->nloc && bo->loc[lo].addr == addr; lo++) {
 		size_t n = strlen(sym);
 

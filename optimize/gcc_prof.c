@@ -38,15 +38,8 @@ static long name_index(struct names *t, const char *s)
 	for (size_t i = 0; i < t->n; i++)
 		if (!strcmp(t->v[i], s))
 			return (long)i;
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 64;
-		void *q = realloc(t->v, nc * sizeof(*t->v));
-
-		if (!q)
-			return -ENOMEM;
-		t->v = q;
-		t->cap = nc;
-	}
+	if (dcpi_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return -ENOMEM;
 	t->v[t->n] = s;
 	return (long)t->n++;
 }

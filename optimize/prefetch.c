@@ -50,17 +50,7 @@ struct pf {
 
 static struct opt_hint *hint_new(struct opt_hints *h)
 {
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 16;
-		void *v = realloc(h->v, cap * sizeof(*h->v));
-
-		if (!v)
-			return NULL;
-		h->v = v;
-		h->cap = cap;
-	}
-	memset(&h->v[h->n], 0, sizeof(h->v[0]));
-	return &h->v[h->n++];
+	return dcpi_append((void **)&h->v, &h->n, &h->cap, sizeof(*h->v));
 }
 
 /* Cycles per iteration of the innermost loop around block b: as measured

@@ -297,15 +297,6 @@ const struct opt_pdesc *opt_probes_desc(const struct opt_probes *pp, uint64_t gu
 
 size_t opt_probes_first(const struct opt_probes *pp, uint64_t addr)
 {
-	size_t lo = 0, hi = pp->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pp->v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return dcpi_lower_bound(pp->v, pp->n, sizeof(*pp->v), offsetof(struct opt_probe, addr),
+				addr);
 }

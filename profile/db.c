@@ -313,17 +313,8 @@ void prof_names_free(char **names, size_t n)
 
 static int push_name(char ***names, size_t *n, size_t *cap, const char *s)
 {
-	char **v;
-
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-
-		v = realloc(*names, c * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		*names = v;
-		*cap = c;
-	}
+	if (dcpi_grow((void **)names, cap, *n + 1, sizeof(**names)))
+		return -ENOMEM;
 	(*names)[*n] = strdup(s);
 	if (!(*names)[*n])
 		return -ENOMEM;

@@ -32,9 +32,6 @@
 #define PROF_MAGIC "DCPIPROF"
 #define PROF_VERSION 1
 #define PROF_HDR_SIZE 72
-#define OFF_VERSION KIND_OFF_VERSION	/* the header every profile file starts with */
-#define OFF_CRC KIND_OFF_CRC
-#define OFF_SIZE KIND_OFF_SIZE
 #define OFF_N 24
 #define OFF_TOTAL 32
 #define OFF_PERIOD 40
@@ -42,23 +39,6 @@
 #define OFF_ISIZE 56
 #define OFF_MTIME 64
 
-static uint64_t dbl_bits(double d)
-{
-	uint64_t v;
-
-	memcpy(&v, &d, sizeof(v));
-	return v;
-}
-
-static double bits_dbl(uint64_t v)
-{
-	double d;
-
-	memcpy(&d, &v, sizeof(d));
-	return d;
-}
-
-/* CRC-32C of the whole file except the 4 bytes of the CRC field. */
 static const char *prof_strings(const struct prof_profile *p, int i)
 {
 	switch (i) {
@@ -74,26 +54,13 @@ size_t prof_encoded_size(const struct prof_profile *p)
 	size_t size = PROF_HDR_SIZE;
 	uint64_t prev = 0;
 
-	for (int i = 0; i < 4; i++) {
-		size_t l = strnlen(prof_strings(p, i), PROF_PATH_MAX);
-
-		size += varint_len(l) + l;
-	}
+	for (int i = 0; i < 4; i++)
+		size += kind_string_len(prof_strings(p, i));
 	for (size_t i = 0; i < p->n; i++) {
 		size += varint_len(p->e[i].offset - prev) + varint_len(p->e[i].count);
 		prev = p->e[i].offset;
 	}
 	return size;
-}
-
-static int is_hex_id(const char *s, size_t len)
-{
-	if (len % 2)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
 }
 
 static int valid_double(double d)
@@ -105,16 +72,14 @@ static int valid_double(double d)
 static const char *prof_check_fields(const struct prof_profile *p)
 {
 	size_t ev = strnlen(p->event, sizeof(p->event));
-	size_t bid = strnlen(p->image.build_id, sizeof(p->image.build_id));
+	const char *why = kind_check_id(&p->image);
 
 	if (ev == 0 || ev >= sizeof(p->event))
 		return "event name empty or too long";
 	if (strnlen(p->period_unit, sizeof(p->period_unit)) >= sizeof(p->period_unit))
 		return "period unit too long";
-	if (bid >= sizeof(p->image.build_id) || !is_hex_id(p->image.build_id, bid))
-		return "build-id is not lower-case hex of at most 32 bytes";
-	if (!p->image.path[0] || strnlen(p->image.path, PROF_PATH_MAX) >= PROF_PATH_MAX)
-		return "image path empty or too long";
+	if (why)
+		return why;
 	if (!valid_double(p->period))
 		return "period is negative or not finite";
 	if (!valid_double(p->cycles_per_unit))
@@ -154,9 +119,7 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 	if (!b)
 		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory encoding %zu bytes",
 				 p->image.path, p->event, size);
-	memcpy(b, PROF_MAGIC, 8);
-	put32(b + OFF_VERSION, PROF_VERSION);
-	put64(b + OFF_SIZE, size);
+	kind_put_header(b, PROF_MAGIC, PROF_VERSION, size);
 	put64(b + OFF_N, p->n);
 	put64(b + OFF_TOTAL, sum);
 	put64(b + OFF_PERIOD, dbl_bits(p->period));
@@ -164,44 +127,16 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 	put64(b + OFF_ISIZE, p->image.size);
 	put64(b + OFF_MTIME, (uint64_t)p->image.mtime);
 	pos = PROF_HDR_SIZE;
-	for (int i = 0; i < 4; i++) {
-		const char *s = prof_strings(p, i);
-		size_t l = strlen(s);
-
-		pos += dcpi_varint_put(b + pos, l);
-		memcpy(b + pos, s, l);
-		pos += l;
-	}
+	for (int i = 0; i < 4; i++)
+		pos = kind_put_string(b, pos, prof_strings(p, i));
 	for (size_t i = 0; i < p->n; i++) {
 		pos += dcpi_varint_put(b + pos, p->e[i].offset - (i ? p->e[i - 1].offset : 0));
 		pos += dcpi_varint_put(b + pos, p->e[i].count);
 	}
-	put32(b + OFF_CRC, kind_crc(b, size));
+	kind_seal(b, size);
 	*buf = b;
 	*len = size;
 	return 0;
-}
-
-/* Read one length-prefixed string into out (cap bytes with the NUL). */
-static const char *get_string(const uint8_t *buf, size_t size, size_t *pos, char *out,
-			      size_t cap)
-{
-	uint64_t l;
-	size_t k = dcpi_varint_get(buf + *pos, size - *pos, &l);
-
-	if (!k)
-		return "truncated string length";
-	*pos += k;
-	if (l >= cap)
-		return "string too long";
-	if (l > size - *pos)
-		return "string runs past the end of the file";
-	if (memchr(buf + *pos, '\0', l))
-		return "NUL byte inside a string";
-	memcpy(out, buf + *pos, l);
-	out[l] = '\0';
-	*pos += l;
-	return NULL;
 }
 
 static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const char *name,
@@ -261,8 +196,8 @@ static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const cha
 int prof_decode(const uint8_t *buf, size_t len, const char *name,
 		struct prof_profile *p, struct dcpi_err *err)
 {
+	struct kind_cursor c = { buf, len, PROF_HDR_SIZE };
 	const char *why;
-	size_t pos = PROF_HDR_SIZE;
 	int rc;
 
 	prof_profile_init(p);
@@ -276,18 +211,17 @@ int prof_decode(const uint8_t *buf, size_t len, const char *name,
 	p->cycles_per_unit = bits_dbl(get64(buf + OFF_CPU));
 	p->image.size = get64(buf + OFF_ISIZE);
 	p->image.mtime = (int64_t)get64(buf + OFF_MTIME);
-	if (!(why = get_string(buf, len, &pos, p->event, sizeof(p->event))) &&
-	    !(why = get_string(buf, len, &pos, p->period_unit, sizeof(p->period_unit))) &&
-	    !(why = get_string(buf, len, &pos, p->image.build_id,
-			       sizeof(p->image.build_id))))
-		why = get_string(buf, len, &pos, p->image.path, sizeof(p->image.path));
+	if (!(why = kind_get_string(&c, p->event, sizeof(p->event))) &&
+	    !(why = kind_get_string(&c, p->period_unit, sizeof(p->period_unit))) &&
+	    !(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))))
+		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
 	if (!why)
 		why = prof_check_fields(p);
 	if (why) {
 		prof_profile_init(p);
 		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
 	}
-	rc = decode_entries(buf, len, pos, name, p, err);
+	rc = decode_entries(buf, len, c.pos, name, p, err);
 	if (rc) {
 		prof_profile_free(p);
 		prof_profile_init(p);
@@ -327,33 +261,22 @@ int prof_write_atomic(const char *path, const void *buf, size_t len, struct dcpi
 	return dcpi_write_file(path, buf, len, 0644, err);
 }
 
-int prof_file_write(const char *path, const struct prof_profile *p, struct dcpi_err *err)
+/* A plain copy of src (kind_file_merge writes it where no file is). */
+static int prof_copy(struct prof_profile *dst, const struct prof_profile *src)
 {
-	uint8_t *buf;
-	size_t len;
-	int rc = prof_encode(p, &buf, &len, err);
-
-	if (rc)
-		return rc;
-	rc = prof_write_atomic(path, buf, len, err);
-	free(buf);
-	return rc;
+	*dst = *src;
+	dst->e = NULL;
+	dst->cap = 0;
+	if (src->n && !(dst->e = malloc(src->n * sizeof(*dst->e))))
+		return -ENOMEM;
+	if (src->n)
+		memcpy(dst->e, src->e, src->n * sizeof(*dst->e));
+	dst->cap = src->n;
+	return 0;
 }
 
-int prof_file_read(const char *path, struct prof_profile *p, struct dcpi_err *err)
-{
-	uint8_t *buf;
-	size_t len;
-	int rc;
-
-	prof_profile_init(p);
-	rc = prof_read_all(path, &buf, &len, err);
-	if (rc)
-		return rc;
-	rc = prof_decode(buf, len, path, p, err);
-	free(buf);
-	return rc;
-}
+PROF_KIND_DEFINE(prof, prof_profile, ".prof");
+PROF_KIND_FILE_API(prof, prof_profile)
 
 /* Serialize read-merge-write of files in one directory across processes. */
 int prof_lock_dir(const char *path, struct dcpi_err *err)
@@ -376,31 +299,6 @@ int prof_lock_dir(const char *path, struct dcpi_err *err)
 		}
 	}
 	return fd;
-}
-
-int prof_file_merge(const char *path, const struct prof_profile *p, struct dcpi_err *err)
-{
-	struct prof_profile old;
-	int lock, rc;
-
-	lock = prof_lock_dir(path, err);
-	if (lock < 0)
-		return lock;
-	rc = prof_file_read(path, &old, err);
-	if (rc == -ENOENT) {
-		dcpi_err_clear(err);
-		rc = prof_file_write(path, p, err);
-		goto out;
-	}
-	if (rc)
-		goto out;
-	rc = prof_profile_merge(&old, p, err);
-	if (!rc)
-		rc = prof_file_write(path, &old, err);
-	prof_profile_free(&old);
-out:
-	close(lock);
-	return rc;
 }
 
 /* Keep [A-Za-z0-9_-]; escape every other byte as %XX so names stay distinct. */

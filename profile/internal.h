@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dcpi/profile.h"
 
@@ -146,6 +147,23 @@ struct prof_kind {
 	const struct prof_image_id *(*image)(const void *p);
 };
 
+/* Doubles as their bits in the files, and back. */
+static inline uint64_t dbl_bits(double d)
+{
+	uint64_t v;
+
+	memcpy(&v, &d, sizeof(v));
+	return v;
+}
+
+static inline double bits_dbl(uint64_t v)
+{
+	double d;
+
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
 /* The fixed head of a kind's file: magic (8 bytes), then these. */
 #define KIND_OFF_VERSION 8
 #define KIND_OFF_CRC 12
@@ -156,6 +174,30 @@ uint32_t kind_crc(const uint8_t *buf, size_t size);
  * file; what: "a dcpi path profile". */
 int kind_check_header(const uint8_t *buf, size_t len, const char *name, const char *magic,
 		      const char *what, size_t hdr_size, uint32_t version, struct dcpi_err *err);
+/* The header's magic, version and size into b (the CRC: kind_seal). */
+void kind_put_header(uint8_t *b, const char *magic, uint32_t version, size_t size);
+/* The CRC-32C of the size bytes at b into its header. */
+void kind_seal(uint8_t *b, size_t size);
+
+/* Strings in the files: a varint length, then the bytes (no NUL); the
+ * bytes one takes (a string checked to be under PROF_PATH_MAX). */
+size_t kind_string_len(const char *s);
+size_t kind_put_string(uint8_t *b, size_t pos, const char *s);
+/* A reader's place in a file's bytes. */
+struct kind_cursor {
+	const uint8_t *buf;
+	size_t size, pos;
+};
+/* The next varint into *v: 1, or 0 when truncated or overlong. */
+int kind_next(struct kind_cursor *c, uint64_t *v);
+/* The next string into out (cap bytes with the NUL): NULL, or why not. */
+const char *kind_get_string(struct kind_cursor *c, char *out, size_t cap);
+/* What every file requires of an image identity: NULL, or why not. */
+const char *kind_check_id(const struct prof_image_id *id);
+/* Order identities by (path, size, mtime), so that keeping the smaller on
+ * a merge is commutative and associative (profile.c). */
+int prof_image_id_cmp(const struct prof_image_id *a, const struct prof_image_id *b);
+
 /* An exclusive flock on the directory holding path (format.c), serializing
  * read-merge-write of its files across processes: the descriptor to close. */
 int prof_lock_dir(const char *path, struct dcpi_err *err);
@@ -172,5 +214,80 @@ int kind_epoch_read(const struct prof_kind *k, struct prof_db *db, const char *e
 void kind_free_all(const struct prof_kind *k, void *v, size_t n);
 int kind_epoch_merge(const struct prof_kind *k, struct prof_db *dst, const char *dst_epoch,
 		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err);
+
+/*
+ * The struct prof_kind PFX_kind of a kind whose profile is struct TYPE
+ * (image in .image) and whose functions are PFX_profile_init,
+ * PFX_profile_free, PFX_copy, PFX_profile_merge, PFX_encode and PFX_decode:
+ * the callbacks on void pointers kind.c calls, each calling its typed one.
+ */
+#define PROF_KIND_DEFINE(pfx, type, sfx)						\
+static void pfx##_k_init(void *p) { pfx##_profile_init(p); }				\
+static void pfx##_k_free(void *p) { pfx##_profile_free(p); }				\
+static int pfx##_k_copy(void *dst, const void *src) { return pfx##_copy(dst, src); }	\
+static int pfx##_k_merge(void *dst, const void *src, struct dcpi_err *err)		\
+{											\
+	return pfx##_profile_merge(dst, src, err);					\
+}											\
+static int pfx##_k_encode(const void *p, uint8_t **buf, size_t *len, struct dcpi_err *err) \
+{											\
+	return pfx##_encode(p, buf, len, err);						\
+}											\
+static int pfx##_k_decode(const uint8_t *buf, size_t len, const char *name, void *p,	\
+			  struct dcpi_err *err)						\
+{											\
+	return pfx##_decode(buf, len, name, p, err);					\
+}											\
+static const struct prof_image_id *pfx##_k_image(const void *p)			\
+{											\
+	return &((const struct type *)p)->image;					\
+}											\
+static const struct prof_kind pfx##_kind = {						\
+	sfx, sizeof(struct type), pfx##_k_init, pfx##_k_free, pfx##_k_copy,		\
+	pfx##_k_merge, pfx##_k_encode, pfx##_k_decode, pfx##_k_image,			\
+}
+
+/* PFX_file_write, PFX_file_read and PFX_file_merge (include/dcpi/profile.h,
+ * paths.h, values.h) through kind.c, for a kind of PROF_KIND_DEFINE. */
+#define PROF_KIND_FILE_API(pfx, type)							\
+int pfx##_file_write(const char *path, const struct type *p, struct dcpi_err *err)	\
+{											\
+	return kind_file_write(&pfx##_kind, path, p, err);				\
+}											\
+int pfx##_file_read(const char *path, struct type *p, struct dcpi_err *err)		\
+{											\
+	return kind_file_read(&pfx##_kind, path, p, err);				\
+}											\
+int pfx##_file_merge(const char *path, const struct type *p, struct dcpi_err *err)	\
+{											\
+	return kind_file_merge(&pfx##_kind, path, p, err);				\
+}
+
+/* PFX_epoch_write, PFX_profiles_free, PFX_epoch_read and PFX_epoch_merge
+ * (include/dcpi/paths.h, values.h) through kind.c. */
+#define PROF_KIND_EPOCH_API(pfx, type)							\
+int pfx##_epoch_write(struct prof_db *db, const char *epoch, const struct type *p,	\
+		      struct dcpi_err *err)						\
+{											\
+	return kind_epoch_write(&pfx##_kind, db, epoch, p, err);			\
+}											\
+void pfx##_profiles_free(struct type *p, size_t n)					\
+{											\
+	kind_free_all(&pfx##_kind, p, n);						\
+}											\
+int pfx##_epoch_read(struct prof_db *db, const char *epoch, struct type **out, size_t *n, \
+		     struct dcpi_err *err)						\
+{											\
+	void *v;									\
+	int rc = kind_epoch_read(&pfx##_kind, db, epoch, &v, n, err);			\
+											\
+	*out = v;									\
+	return rc;									\
+}											\
+int pfx##_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,	\
+		      const char *src_epoch, struct dcpi_err *err)			\
+{											\
+	return kind_epoch_merge(&pfx##_kind, dst, dst_epoch, src, src_epoch, err);	\
+}
 
 #endif /* DCPI_PROFILE_INTERNAL_H */

@@ -29,6 +29,87 @@ uint32_t kind_crc(const uint8_t *buf, size_t size)
 	return dcpi_crc32c(crc, buf + KIND_OFF_CRC + 4, size - KIND_OFF_CRC - 4);
 }
 
+void kind_put_header(uint8_t *b, const char *magic, uint32_t version, size_t size)
+{
+	memcpy(b, magic, 8);
+	put32(b + KIND_OFF_VERSION, version);
+	put64(b + KIND_OFF_SIZE, size);
+}
+
+void kind_seal(uint8_t *b, size_t size)
+{
+	put32(b + KIND_OFF_CRC, kind_crc(b, size));
+}
+
+void prof_file_reseal(uint8_t *buf, size_t len)
+{
+	put64(buf + KIND_OFF_SIZE, len);
+	kind_seal(buf, len);
+}
+
+size_t kind_string_len(const char *s)
+{
+	size_t l = strnlen(s, PROF_PATH_MAX);
+
+	return varint_len(l) + l;
+}
+
+size_t kind_put_string(uint8_t *b, size_t pos, const char *s)
+{
+	size_t l = strlen(s);
+
+	pos += dcpi_varint_put(b + pos, l);
+	memcpy(b + pos, s, l);
+	return pos + l;
+}
+
+int kind_next(struct kind_cursor *c, uint64_t *v)
+{
+	size_t k = dcpi_varint_get(c->buf + c->pos, c->size - c->pos, v);
+
+	c->pos += k;
+	return k != 0;
+}
+
+const char *kind_get_string(struct kind_cursor *c, char *out, size_t cap)
+{
+	uint64_t l;
+
+	if (!kind_next(c, &l))
+		return "truncated string length";
+	if (l >= cap)
+		return "string too long";
+	if (l > c->size - c->pos)
+		return "string runs past the end of the file";
+	if (memchr(c->buf + c->pos, '\0', l))
+		return "NUL byte inside a string";
+	memcpy(out, c->buf + c->pos, l);
+	out[l] = '\0';
+	c->pos += l;
+	return NULL;
+}
+
+static int is_hex_id(const char *s, size_t len)
+{
+	if (len % 2)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+const char *kind_check_id(const struct prof_image_id *id)
+{
+	size_t bid = strnlen(id->build_id, sizeof(id->build_id));
+
+	if (bid >= sizeof(id->build_id) || !is_hex_id(id->build_id, bid))
+		return "build-id is not lower-case hex of at most 32 bytes";
+	if (!id->path[0] || strnlen(id->path, PROF_PATH_MAX) >= PROF_PATH_MAX)
+		return "image path empty or too long";
+	return NULL;
+}
+
 int kind_check_header(const uint8_t *buf, size_t len, const char *name, const char *magic,
 		      const char *what, size_t hdr_size, uint32_t version, struct dcpi_err *err)
 {

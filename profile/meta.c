@@ -63,19 +63,7 @@ struct text {
 
 static int text_grow(struct text *t, size_t more)
 {
-	char *s;
-	size_t cap = t->cap ? t->cap : 1024;
-
-	while (cap < t->len + more + 1)
-		cap *= 2;
-	if (cap == t->cap)
-		return 0;
-	s = realloc(t->s, cap);
-	if (!s)
-		return -ENOMEM;
-	t->s = s;
-	t->cap = cap;
-	return 0;
+	return dcpi_grow((void **)&t->s, &t->cap, t->len + more + 1, 1);
 }
 
 static int text_addf(struct text *t, const char *fmt, ...)

@@ -32,9 +32,6 @@
 #define PATH_MAGIC "DCPIPATH"
 #define PATH_VERSION 1
 #define PATH_HDR_SIZE 84
-#define POFF_VERSION KIND_OFF_VERSION
-#define POFF_CRC KIND_OFF_CRC
-#define POFF_SIZE KIND_OFF_SIZE
 #define POFF_NEDGES 24
 #define POFF_NSTEPS 32
 #define POFF_ETOTAL 40
@@ -64,29 +61,9 @@ void path_profile_free(struct path_profile *p)
 	p->nsteps = p->cap_steps = 0;
 }
 
-static int grow(void **v, size_t *cap, size_t want, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *n;
-
-	if (want <= *cap)
-		return 0;
-	while (c < want) {
-		if (c > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		c *= 2;
-	}
-	n = realloc(*v, c * size);
-	if (!n)
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
-
 int path_profile_add_edge(struct path_profile *p, uint64_t from, uint64_t to, uint64_t count)
 {
-	int rc = grow((void **)&p->edges, &p->cap_edges, p->nedges + 1, sizeof(*p->edges));
+	int rc = dcpi_grow((void **)&p->edges, &p->cap_edges, p->nedges + 1, sizeof(*p->edges));
 
 	if (rc)
 		return rc;
@@ -98,7 +75,7 @@ int path_profile_add_edge(struct path_profile *p, uint64_t from, uint64_t to, ui
 
 int path_profile_add_step(struct path_profile *p, uint64_t offset, uint64_t count)
 {
-	int rc = grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof(*p->steps));
+	int rc = dcpi_grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof(*p->steps));
 
 	if (rc)
 		return rc;
@@ -198,42 +175,23 @@ uint64_t path_profile_edge(const struct path_profile *p, uint64_t from, uint64_t
 
 uint64_t path_profile_step(const struct path_profile *p, uint64_t offset)
 {
-	size_t lo = 0, hi = p->nsteps;
+	size_t lo = dcpi_lower_bound(p->steps, p->nsteps, sizeof(*p->steps),
+				     offsetof(struct path_step, offset), offset);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->steps[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < p->nsteps && p->steps[lo].offset == offset)
 		return p->steps[lo].count;
 	return 0;
 }
 
-/* The identity that sorts first by (path, size, mtime): order-independent. */
-static int id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
-{
-	int c = strcmp(a->path, b->path);
-
-	if (c)
-		return c;
-	if (a->size != b->size)
-		return a->size < b->size ? -1 : 1;
-	return (a->mtime > b->mtime) - (a->mtime < b->mtime);
-}
-
 /* Concatenate src's records into dst, then normalize: counts add. */
 static int merge_records(struct path_profile *dst, const struct path_profile *src)
 {
-	int rc = grow((void **)&dst->edges, &dst->cap_edges, dst->nedges + src->nedges,
-		      sizeof(*dst->edges));
+	int rc = dcpi_grow((void **)&dst->edges, &dst->cap_edges, dst->nedges + src->nedges,
+			   sizeof(*dst->edges));
 
 	if (!rc)
-		rc = grow((void **)&dst->steps, &dst->cap_steps, dst->nsteps + src->nsteps,
-			  sizeof(*dst->steps));
+		rc = dcpi_grow((void **)&dst->steps, &dst->cap_steps,
+			       dst->nsteps + src->nsteps, sizeof(*dst->steps));
 	if (rc)
 		return rc;
 	if (src->nedges)
@@ -266,7 +224,7 @@ int path_profile_merge(struct path_profile *dst, const struct path_profile *src,
 	if (rc)
 		return dcpi_errf(err, rc, "%s: path count overflows 64 bits", dst->image.path);
 	dst->bursts += src->bursts;
-	if (id_cmp(&src->image, &dst->image) < 0)
+	if (prof_image_id_cmp(&src->image, &dst->image) < 0)
 		dst->image = src->image;
 	return 0;
 }
@@ -301,11 +259,8 @@ size_t path_encoded_size(const struct path_profile *p)
 	size_t size = PATH_HDR_SIZE;
 	uint64_t prev = 0;
 
-	for (int i = 0; i < 3; i++) {
-		size_t l = strnlen(path_strings(p, i), PROF_PATH_MAX);
-
-		size += varint_len(l) + l;
-	}
+	for (int i = 0; i < 3; i++)
+		size += kind_string_len(path_strings(p, i));
 	for (size_t i = 0; i < p->nedges; i++) {
 		const struct path_edge *e = &p->edges[i];
 
@@ -321,27 +276,15 @@ size_t path_encoded_size(const struct path_profile *p)
 	return size;
 }
 
-static int is_hex_id(const char *s, size_t len)
-{
-	if (len % 2)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
 static const char *path_check_fields(const struct path_profile *p)
 {
 	size_t src = strnlen(p->source, sizeof(p->source));
-	size_t bid = strnlen(p->image.build_id, sizeof(p->image.build_id));
+	const char *why = kind_check_id(&p->image);
 
 	if (src == 0 || src >= sizeof(p->source))
 		return "source empty or too long";
-	if (bid >= sizeof(p->image.build_id) || !is_hex_id(p->image.build_id, bid))
-		return "build-id is not lower-case hex of at most 32 bytes";
-	if (!p->image.path[0] || strnlen(p->image.path, PROF_PATH_MAX) >= PROF_PATH_MAX)
-		return "image path empty or too long";
+	if (why)
+		return why;
 	if (p->flags & ~(uint32_t)PATH_F_KNOWN)
 		return "unknown flags";
 	return NULL;
@@ -410,9 +353,7 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 	if (!b)
 		return dcpi_errf(err, -ENOMEM, "%s: paths: out of memory encoding %zu bytes",
 				 p->image.path, size);
-	memcpy(b, PATH_MAGIC, 8);
-	put32(b + POFF_VERSION, PATH_VERSION);
-	put64(b + POFF_SIZE, size);
+	kind_put_header(b, PATH_MAGIC, PATH_VERSION, size);
 	put64(b + POFF_NEDGES, p->nedges);
 	put64(b + POFF_NSTEPS, p->nsteps);
 	put64(b + POFF_ETOTAL, et);
@@ -421,56 +362,16 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 	put64(b + POFF_ISIZE, p->image.size);
 	put64(b + POFF_MTIME, (uint64_t)p->image.mtime);
 	put32(b + POFF_FLAGS, p->flags);
-	for (int i = 0; i < 3; i++) {
-		const char *s = path_strings(p, i);
-		size_t l = strlen(s);
-
-		pos += dcpi_varint_put(b + pos, l);
-		memcpy(b + pos, s, l);
-		pos += l;
-	}
+	for (int i = 0; i < 3; i++)
+		pos = kind_put_string(b, pos, path_strings(p, i));
 	put_records(p, b, pos);
-	put32(b + POFF_CRC, kind_crc(b, size));
+	kind_seal(b, size);
 	*buf = b;
 	*len = size;
 	return 0;
 }
 
-static const char *get_string(const uint8_t *buf, size_t size, size_t *pos, char *out,
-			      size_t cap)
-{
-	uint64_t l;
-	size_t k = dcpi_varint_get(buf + *pos, size - *pos, &l);
-
-	if (!k)
-		return "truncated string length";
-	*pos += k;
-	if (l >= cap)
-		return "string too long";
-	if (l > size - *pos)
-		return "string runs past the end of the file";
-	if (memchr(buf + *pos, '\0', l))
-		return "NUL byte inside a string";
-	memcpy(out, buf + *pos, l);
-	out[l] = '\0';
-	*pos += l;
-	return NULL;
-}
-
-struct cursor {
-	const uint8_t *buf;
-	size_t size, pos;
-};
-
-static int next(struct cursor *c, uint64_t *v)
-{
-	size_t k = dcpi_varint_get(c->buf + c->pos, c->size - c->pos, v);
-
-	c->pos += k;
-	return k != 0;
-}
-
-static int decode_edges(struct cursor *c, uint64_t n, const char *name,
+static int decode_edges(struct kind_cursor *c, uint64_t n, const char *name,
 			struct path_profile *p, struct dcpi_err *err)
 {
 	uint64_t from = 0, sum = 0, total = get64(c->buf + POFF_ETOTAL);
@@ -479,7 +380,7 @@ static int decode_edges(struct cursor *c, uint64_t n, const char *name,
 		struct path_edge *e = &p->edges[i];
 		uint64_t d, z, cnt;
 
-		if (!next(c, &d) || !next(c, &z) || !next(c, &cnt))
+		if (!kind_next(c, &d) || !kind_next(c, &z) || !kind_next(c, &cnt))
 			return dcpi_errf(err, -EINVAL, "%s: edge %" PRIu64 ": truncated or "
 					 "overlong varint", name, i);
 		if (from + d < from)
@@ -507,7 +408,7 @@ static int decode_edges(struct cursor *c, uint64_t n, const char *name,
 	return 0;
 }
 
-static int decode_steps(struct cursor *c, uint64_t n, const char *name,
+static int decode_steps(struct kind_cursor *c, uint64_t n, const char *name,
 			struct path_profile *p, struct dcpi_err *err)
 {
 	uint64_t off = 0, sum = 0, total = get64(c->buf + POFF_STOTAL);
@@ -515,7 +416,7 @@ static int decode_steps(struct cursor *c, uint64_t n, const char *name,
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t d, cnt;
 
-		if (!next(c, &d) || !next(c, &cnt))
+		if (!kind_next(c, &d) || !kind_next(c, &cnt))
 			return dcpi_errf(err, -EINVAL, "%s: step %" PRIu64 ": truncated or "
 					 "overlong varint", name, i);
 		if (i && d == 0)
@@ -542,7 +443,7 @@ static int decode_steps(struct cursor *c, uint64_t n, const char *name,
 }
 
 /* Allocate for the counts the header declares, bounded by the body. */
-static int decode_records(struct cursor *c, const char *name, struct path_profile *p,
+static int decode_records(struct kind_cursor *c, const char *name, struct path_profile *p,
 			  struct dcpi_err *err)
 {
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
@@ -573,7 +474,7 @@ static int decode_records(struct cursor *c, const char *name, struct path_profil
 int path_decode(const uint8_t *buf, size_t len, const char *name,
 		struct path_profile *p, struct dcpi_err *err)
 {
-	struct cursor c = { buf, len, PATH_HDR_SIZE };
+	struct kind_cursor c = { buf, len, PATH_HDR_SIZE };
 	const char *why;
 	int rc;
 
@@ -588,10 +489,9 @@ int path_decode(const uint8_t *buf, size_t len, const char *name,
 	p->image.size = get64(buf + POFF_ISIZE);
 	p->image.mtime = (int64_t)get64(buf + POFF_MTIME);
 	p->flags = get32(buf + POFF_FLAGS);
-	if (!(why = get_string(buf, len, &c.pos, p->source, sizeof(p->source))) &&
-	    !(why = get_string(buf, len, &c.pos, p->image.build_id,
-			       sizeof(p->image.build_id))))
-		why = get_string(buf, len, &c.pos, p->image.path, sizeof(p->image.path));
+	if (!(why = kind_get_string(&c, p->source, sizeof(p->source))) &&
+	    !(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))))
+		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
 	if (!why)
 		why = path_check_fields(p);
 	if (why) {
@@ -606,8 +506,6 @@ int path_decode(const uint8_t *buf, size_t len, const char *name,
 	return rc;
 }
 
-/* --- files and epochs ------------------------------------------------------ */
-
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
 /* A normalized copy of p, for merging a const profile into a file. */
@@ -621,88 +519,9 @@ static int path_copy(struct path_profile *dst, const struct path_profile *src)
 	return merge_records(dst, src);
 }
 
-static void k_init(void *p)
-{
-	path_profile_init(p);
-}
-
-static void k_free(void *p)
-{
-	path_profile_free(p);
-}
-
-static int k_copy(void *dst, const void *src)
-{
-	return path_copy(dst, src);
-}
-
-static int k_merge(void *dst, const void *src, struct dcpi_err *err)
-{
-	return path_profile_merge(dst, src, err);
-}
-
-static int k_encode(const void *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
-{
-	return path_encode(p, buf, len, err);
-}
-
-static int k_decode(const uint8_t *buf, size_t len, const char *name, void *p,
-		    struct dcpi_err *err)
-{
-	return path_decode(buf, len, name, p, err);
-}
-
-static const struct prof_image_id *k_image(const void *p)
-{
-	return &((const struct path_profile *)p)->image;
-}
-
-static const struct prof_kind path_kind = {
-	".paths", sizeof(struct path_profile), k_init, k_free, k_copy, k_merge, k_encode,
-	k_decode, k_image,
-};
-
-int path_file_write(const char *path, const struct path_profile *p, struct dcpi_err *err)
-{
-	return kind_file_write(&path_kind, path, p, err);
-}
-
-int path_file_read(const char *path, struct path_profile *p, struct dcpi_err *err)
-{
-	return kind_file_read(&path_kind, path, p, err);
-}
-
-int path_file_merge(const char *path, const struct path_profile *p, struct dcpi_err *err)
-{
-	return kind_file_merge(&path_kind, path, p, err);
-}
-
-int path_epoch_write(struct prof_db *db, const char *epoch, const struct path_profile *p,
-		     struct dcpi_err *err)
-{
-	return kind_epoch_write(&path_kind, db, epoch, p, err);
-}
-
-void path_profiles_free(struct path_profile *p, size_t n)
-{
-	kind_free_all(&path_kind, p, n);
-}
-
-int path_epoch_read(struct prof_db *db, const char *epoch, struct path_profile **out,
-		    size_t *n, struct dcpi_err *err)
-{
-	void *v;
-	int rc = kind_epoch_read(&path_kind, db, epoch, &v, n, err);
-
-	*out = v;
-	return rc;
-}
-
-int path_epoch_merge(struct prof_db *dst, const char *dst_epoch,
-		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err)
-{
-	return kind_epoch_merge(&path_kind, dst, dst_epoch, src, src_epoch, err);
-}
+PROF_KIND_DEFINE(path, path_profile, ".paths");
+PROF_KIND_FILE_API(path, path_profile)
+PROF_KIND_EPOCH_API(path, path_profile)
 
 /* ---- transitions as text (dcpicalc --path-edges) ------------------------- */
 

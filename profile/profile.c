@@ -36,23 +36,7 @@ void prof_profile_free(struct prof_profile *p)
 
 static int prof_reserve(struct prof_profile *p, size_t want)
 {
-	struct prof_entry *e;
-	size_t cap;
-
-	if (want <= p->cap)
-		return 0;
-	cap = p->cap ? p->cap : 64;
-	while (cap < want) {
-		if (cap > SIZE_MAX / 2 / sizeof(*e))
-			return -ENOMEM;
-		cap *= 2;
-	}
-	e = realloc(p->e, cap * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	p->e = e;
-	p->cap = cap;
-	return 0;
+	return dcpi_grow((void **)&p->e, &p->cap, want, sizeof(*p->e));
 }
 
 int prof_profile_add(struct prof_profile *p, uint64_t offset, uint64_t count)
@@ -125,16 +109,9 @@ int prof_profile_normalize(struct prof_profile *p)
 
 uint64_t prof_profile_count(const struct prof_profile *p, uint64_t offset)
 {
-	size_t lo = 0, hi = p->n;
+	size_t lo = dcpi_lower_bound(p->e, p->n, sizeof(*p->e),
+				     offsetof(struct prof_entry, offset), offset);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->e[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < p->n && p->e[lo].offset == offset)
 		return p->e[lo].count;
 	return 0;
@@ -153,8 +130,7 @@ double prof_mean_combine(double va, double wa, double vb, double wb)
 	return (va * wa + vb * wb) / (wa + wb);
 }
 
-/* Order identities so that picking the smaller is commutative and associative. */
-static int prof_image_id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
+int prof_image_id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
 {
 	int c = strcmp(a->path, b->path);
 

@@ -59,7 +59,7 @@ static int parse_journal(char *text, size_t len, struct pending **out, size_t *n
 	if (len < ml || memcmp(text, JOURNAL_MAGIC, ml) || memchr(text, 0, len))
 		return -EINVAL;
 	for (line = strtok_r(text + ml, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct pending *v, pe;
+		struct pending pe;
 		char *sp = strchr(line, ' ');
 
 		if (!strcmp(line, "end"))
@@ -70,13 +70,8 @@ static int parse_journal(char *text, size_t len, struct pending **out, size_t *n
 			goto bad;
 		snprintf(pe.tmp, sizeof(pe.tmp), "%s", line);
 		snprintf(pe.name, sizeof(pe.name), "%s", sp + 1);
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			v = realloc(*out, cap * sizeof(*v));
-			if (!v)
-				goto bad;
-			*out = v;
-		}
+		if (dcpi_grow((void **)out, &cap, *n + 1, sizeof(**out)))
+			goto bad;
 		(*out)[(*n)++] = pe;
 	}
 bad:
@@ -327,16 +322,9 @@ int prof_txn_write(struct prof_db *db, const char *name, const void *buf, size_t
 		snprintf(pe->tmp, sizeof(pe->tmp), "%s", tmp);
 		return 0;
 	}
-	if (db->npend == db->cappend) {
-		size_t cap = db->cappend ? 2 * db->cappend : 16;
-		struct pending *v = realloc(db->pend, cap * sizeof(*v));
-
-		if (!v) {
-			unlinkat(db->txn_fd, tmp, 0);
-			return dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
-		}
-		db->pend = v;
-		db->cappend = cap;
+	if (dcpi_grow((void **)&db->pend, &db->cappend, db->npend + 1, sizeof(*db->pend))) {
+		unlinkat(db->txn_fd, tmp, 0);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
 	}
 	pe = &db->pend[db->npend++];
 	snprintf(pe->tmp, sizeof(pe->tmp), "%s", tmp);

@@ -56,9 +56,6 @@
 #define VAL_MAGIC "DCPIVALS"
 #define VAL_VERSION 1
 #define VAL_HDR_SIZE 64
-#define VOFF_VERSION KIND_OFF_VERSION
-#define VOFF_CRC KIND_OFF_CRC
-#define VOFF_SIZE KIND_OFF_SIZE
 #define VOFF_NLISTS 24
 #define VOFF_NIMAGES 32
 #define VOFF_SAMPLES 40
@@ -506,26 +503,6 @@ static int index_build(struct val_profile *p, size_t want)
 	return 0;
 }
 
-static int grow(void **v, size_t *cap, size_t want, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *n;
-
-	if (want <= *cap)
-		return 0;
-	while (c < want) {
-		if (c > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		c *= 2;
-	}
-	n = realloc(*v, c * size);
-	if (!n)
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
-
 static int list_cmp(const struct val_hotlist *x, const struct val_hotlist *y)
 {
 	if (x->offset != y->offset)
@@ -548,7 +525,7 @@ struct val_hotlist *val_profile_list(struct val_profile *p, uint64_t offset, uin
 	slot = index_slot(p, offset, kind);
 	if (*slot)
 		return &p->lists[*slot - 1];
-	if (grow((void **)&p->lists, &p->cap_lists, p->nlists + 1, sizeof(*p->lists)))
+	if (dcpi_grow((void **)&p->lists, &p->cap_lists, p->nlists + 1, sizeof(*p->lists)))
 		return NULL;
 	val_hotlist_init(&p->lists[p->nlists], offset, kind);
 	if (p->new_mode == VAL_SPACESAVING)
@@ -592,7 +569,7 @@ int val_profile_image_tag(struct val_profile *p, const struct prof_image_id *id)
 			return (int)i + 1;
 	if (p->nimages >= VAL_MAX_IMAGES)
 		return -ENOSPC;
-	if (grow((void **)&p->images, &p->cap_images, p->nimages + 1, sizeof(*p->images)))
+	if (dcpi_grow((void **)&p->images, &p->cap_images, p->nimages + 1, sizeof(*p->images)))
 		return -ENOMEM;
 	p->images[p->nimages++] = *id;
 	return (int)p->nimages;
@@ -604,18 +581,6 @@ int val_profile_normalize(struct val_profile *p)
 	for (size_t i = 0; i < p->nlists; i++)
 		val_hotlist_sort(&p->lists[i]);
 	return p->index ? index_build(p, p->nlists) : 0;
-}
-
-/* The identity that sorts first by (path, size, mtime): order-independent. */
-static int id_cmp(const struct prof_image_id *a, const struct prof_image_id *b)
-{
-	int c = strcmp(a->path, b->path);
-
-	if (c)
-		return c;
-	if (a->size != b->size)
-		return a->size < b->size ? -1 : 1;
-	return (a->mtime > b->mtime) - (a->mtime < b->mtime);
 }
 
 /* src's image tags as dst's, into map[0..src->nimages]. */
@@ -686,7 +651,7 @@ int val_profile_merge(struct val_profile *dst, const struct val_profile *src,
 		return rc;
 	dst->samples = dst->samples + src->samples < dst->samples ? UINT64_MAX
 								  : dst->samples + src->samples;
-	if (id_cmp(&src->image, &dst->image) < 0)
+	if (prof_image_id_cmp(&src->image, &dst->image) < 0)
 		dst->image = src->image;
 	rc = val_profile_normalize(dst);
 	if (rc)
@@ -706,47 +671,10 @@ static int64_t unzigzag64(uint64_t z)
 	return (int64_t)((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
-static uint64_t double_bits(double d)
-{
-	uint64_t u;
-
-	memcpy(&u, &d, sizeof(u));
-	return u;
-}
-
-static double bits_double(uint64_t u)
-{
-	double d;
-
-	memcpy(&d, &u, sizeof(d));
-	return d;
-}
-
-static int is_hex_id(const char *s, size_t len)
-{
-	if (len % 2)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
-static const char *check_id(const struct prof_image_id *id)
-{
-	size_t bid = strnlen(id->build_id, sizeof(id->build_id));
-
-	if (bid >= sizeof(id->build_id) || !is_hex_id(id->build_id, bid))
-		return "build-id is not lower-case hex of at most 32 bytes";
-	if (!id->path[0] || strnlen(id->path, PROF_PATH_MAX) >= PROF_PATH_MAX)
-		return "image path empty or too long";
-	return NULL;
-}
-
 /* Image i of the table: valid, not the profile's own, not an earlier one. */
 static const char *check_image(const struct val_profile *p, size_t i)
 {
-	const char *why = check_id(&p->images[i]);
+	const char *why = kind_check_id(&p->images[i]);
 
 	if (why)
 		return why;
@@ -795,22 +723,16 @@ static const char *check_list(const struct val_profile *p, const struct val_hotl
 	return why[0] ? why : NULL;
 }
 
-static size_t string_len(const char *s)
-{
-	size_t l = strlen(s);
-
-	return varint_len(l) + l;
-}
-
 static size_t val_encoded_size(const struct val_profile *p)
 {
-	size_t size = VAL_HDR_SIZE + string_len(p->image.build_id) + string_len(p->image.path);
+	size_t size = VAL_HDR_SIZE + kind_string_len(p->image.build_id) +
+		      kind_string_len(p->image.path);
 	uint64_t prev = 0;
 
 	for (size_t i = 0; i < p->nimages; i++) {
 		const struct prof_image_id *id = &p->images[i];
 
-		size += string_len(id->build_id) + string_len(id->path) +
+		size += kind_string_len(id->build_id) + kind_string_len(id->path) +
 			varint_len(id->size) + varint_len(zigzag64(id->mtime));
 	}
 	for (size_t i = 0; i < p->nlists; i++) {
@@ -824,26 +746,17 @@ static size_t val_encoded_size(const struct val_profile *p)
 	return size;
 }
 
-static size_t put_string(uint8_t *b, size_t pos, const char *s)
-{
-	size_t l = strlen(s);
-
-	pos += dcpi_varint_put(b + pos, l);
-	memcpy(b + pos, s, l);
-	return pos + l;
-}
-
 static void put_body(const struct val_profile *p, uint8_t *b, size_t pos)
 {
 	uint64_t prev = 0;
 
-	pos = put_string(b, pos, p->image.build_id);
-	pos = put_string(b, pos, p->image.path);
+	pos = kind_put_string(b, pos, p->image.build_id);
+	pos = kind_put_string(b, pos, p->image.path);
 	for (size_t i = 0; i < p->nimages; i++) {
 		const struct prof_image_id *id = &p->images[i];
 
-		pos = put_string(b, pos, id->build_id);
-		pos = put_string(b, pos, id->path);
+		pos = kind_put_string(b, pos, id->build_id);
+		pos = kind_put_string(b, pos, id->path);
 		pos += dcpi_varint_put(b + pos, id->size);
 		pos += dcpi_varint_put(b + pos, zigzag64(id->mtime));
 	}
@@ -855,7 +768,7 @@ static void put_body(const struct val_profile *p, uint8_t *b, size_t pos)
 		b[pos++] = (uint8_t)h->mode;
 		b[pos++] = (uint8_t)h->sat;
 		b[pos++] = (uint8_t)h->n;
-		put64(b + pos, double_bits(h->p));
+		put64(b + pos, dbl_bits(h->p));
 		pos += 8;
 		pos += dcpi_varint_put(b + pos, h->seen);
 		for (uint32_t j = 0; j < h->n; j++) {
@@ -870,7 +783,7 @@ static void put_body(const struct val_profile *p, uint8_t *b, size_t pos)
 static const char *check_profile(const struct val_profile *p, char *why, size_t len)
 {
 	char w[160];
-	const char *s = check_id(&p->image);
+	const char *s = kind_check_id(&p->image);
 
 	if (s)
 		return s;
@@ -914,53 +827,20 @@ int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct d
 	if (!b)
 		return dcpi_errf(err, -ENOMEM, "%s: values: out of memory encoding %zu bytes",
 				 p->image.path, size);
-	memcpy(b, VAL_MAGIC, 8);
-	put32(b + VOFF_VERSION, VAL_VERSION);
-	put64(b + VOFF_SIZE, size);
+	kind_put_header(b, VAL_MAGIC, VAL_VERSION, size);
 	put64(b + VOFF_NLISTS, p->nlists);
 	put64(b + VOFF_NIMAGES, p->nimages);
 	put64(b + VOFF_SAMPLES, p->samples);
 	put64(b + VOFF_ISIZE, p->image.size);
 	put64(b + VOFF_MTIME, (uint64_t)p->image.mtime);
 	put_body(p, b, VAL_HDR_SIZE);
-	put32(b + VOFF_CRC, kind_crc(b, size));
+	kind_seal(b, size);
 	*buf = b;
 	*len = size;
 	return 0;
 }
 
-struct cursor {
-	const uint8_t *buf;
-	size_t size, pos;
-};
-
-static int next(struct cursor *c, uint64_t *v)
-{
-	size_t k = dcpi_varint_get(c->buf + c->pos, c->size - c->pos, v);
-
-	c->pos += k;
-	return k != 0;
-}
-
-static const char *get_string(struct cursor *c, char *out, size_t cap)
-{
-	uint64_t l;
-
-	if (!next(c, &l))
-		return "truncated string length";
-	if (l >= cap)
-		return "string too long";
-	if (l > c->size - c->pos)
-		return "string runs past the end of the file";
-	if (memchr(c->buf + c->pos, '\0', l))
-		return "NUL byte inside a string";
-	memcpy(out, c->buf + c->pos, l);
-	out[l] = '\0';
-	c->pos += l;
-	return NULL;
-}
-
-static int decode_images(struct cursor *c, uint64_t n, const char *name,
+static int decode_images(struct kind_cursor *c, uint64_t n, const char *name,
 			 struct val_profile *p, struct dcpi_err *err)
 {
 	for (uint64_t i = 0; i < n; i++) {
@@ -969,9 +849,9 @@ static int decode_images(struct cursor *c, uint64_t n, const char *name,
 		uint64_t size, mt;
 
 		memset(id, 0, sizeof(*id));
-		if (!(why = get_string(c, id->build_id, sizeof(id->build_id))) &&
-		    !(why = get_string(c, id->path, sizeof(id->path))) &&
-		    (!next(c, &size) || !next(c, &mt)))
+		if (!(why = kind_get_string(c, id->build_id, sizeof(id->build_id))) &&
+		    !(why = kind_get_string(c, id->path, sizeof(id->path))) &&
+		    (!kind_next(c, &size) || !kind_next(c, &mt)))
 			why = "truncated or overlong varint";
 		if (!why) {
 			id->size = size;
@@ -987,14 +867,14 @@ static int decode_images(struct cursor *c, uint64_t n, const char *name,
 }
 
 /* One hotlist's record into h; "" or what is wrong into why[]. */
-static void decode_list(struct cursor *c, uint64_t *off, struct val_hotlist *h,
+static void decode_list(struct kind_cursor *c, uint64_t *off, struct val_hotlist *h,
 			char *why, size_t len)
 {
 	uint64_t d, seen, v, cnt;
 
 	memset(h, 0, sizeof(*h));
 	why[0] = '\0';
-	if (!next(c, &d) || c->size - c->pos < 12) {
+	if (!kind_next(c, &d) || c->size - c->pos < 12) {
 		snprintf(why, len, "truncated");
 		return;
 	}
@@ -1008,19 +888,19 @@ static void decode_list(struct cursor *c, uint64_t *off, struct val_hotlist *h,
 	h->mode = c->buf[c->pos + 1];
 	h->sat = c->buf[c->pos + 2];
 	h->n = c->buf[c->pos + 3];
-	h->p = bits_double(get64(c->buf + c->pos + 4));
+	h->p = bits_dbl(get64(c->buf + c->pos + 4));
 	c->pos += 12;
 	if (h->n > VAL_N) {	/* before reading tuples into t[] */
 		snprintf(why, len, "%" PRIu32 " tuples (at most %d)", h->n, VAL_N);
 		return;
 	}
-	if (!next(c, &seen)) {
+	if (!kind_next(c, &seen)) {
 		snprintf(why, len, "truncated or overlong varint");
 		return;
 	}
 	h->seen = seen;
 	for (uint32_t i = 0; i < h->n; i++) {
-		if (!next(c, &v) || !next(c, &cnt)) {
+		if (!kind_next(c, &v) || !kind_next(c, &cnt)) {
 			snprintf(why, len, "tuple %" PRIu32 ": truncated or overlong varint", i);
 			return;
 		}
@@ -1029,7 +909,7 @@ static void decode_list(struct cursor *c, uint64_t *off, struct val_hotlist *h,
 	}
 }
 
-static int decode_lists(struct cursor *c, uint64_t n, const char *name,
+static int decode_lists(struct kind_cursor *c, uint64_t n, const char *name,
 			struct val_profile *p, struct dcpi_err *err)
 {
 	uint64_t off = 0;
@@ -1056,7 +936,7 @@ static int decode_lists(struct cursor *c, uint64_t n, const char *name,
 }
 
 /* Allocate for the counts the header declares, bounded by the body. */
-static int decode_records(struct cursor *c, const char *name, struct val_profile *p,
+static int decode_records(struct kind_cursor *c, const char *name, struct val_profile *p,
 			  struct dcpi_err *err)
 {
 	uint64_t ni = get64(c->buf + VOFF_NIMAGES), nl = get64(c->buf + VOFF_NLISTS);
@@ -1087,7 +967,7 @@ static int decode_records(struct cursor *c, const char *name, struct val_profile
 int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
 	       struct dcpi_err *err)
 {
-	struct cursor c = { buf, len, VAL_HDR_SIZE };
+	struct kind_cursor c = { buf, len, VAL_HDR_SIZE };
 	const char *why;
 	int rc;
 
@@ -1101,9 +981,9 @@ int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_prof
 	p->samples = get64(buf + VOFF_SAMPLES);
 	p->image.size = get64(buf + VOFF_ISIZE);
 	p->image.mtime = (int64_t)get64(buf + VOFF_MTIME);
-	if (!(why = get_string(&c, p->image.build_id, sizeof(p->image.build_id))) &&
-	    !(why = get_string(&c, p->image.path, sizeof(p->image.path))))
-		why = check_id(&p->image);
+	if (!(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))) &&
+	    !(why = kind_get_string(&c, p->image.path, sizeof(p->image.path))))
+		why = kind_check_id(&p->image);
 	if (why) {
 		val_profile_init(p);
 		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
@@ -1137,85 +1017,6 @@ static int val_copy(struct val_profile *dst, const struct val_profile *src)
 	return val_profile_normalize(dst);
 }
 
-static void k_init(void *p)
-{
-	val_profile_init(p);
-}
-
-static void k_free(void *p)
-{
-	val_profile_free(p);
-}
-
-static int k_copy(void *dst, const void *src)
-{
-	return val_copy(dst, src);
-}
-
-static int k_merge(void *dst, const void *src, struct dcpi_err *err)
-{
-	return val_profile_merge(dst, src, err);
-}
-
-static int k_encode(const void *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
-{
-	return val_encode(p, buf, len, err);
-}
-
-static int k_decode(const uint8_t *buf, size_t len, const char *name, void *p,
-		    struct dcpi_err *err)
-{
-	return val_decode(buf, len, name, p, err);
-}
-
-static const struct prof_image_id *k_image(const void *p)
-{
-	return &((const struct val_profile *)p)->image;
-}
-
-static const struct prof_kind val_kind = {
-	".values", sizeof(struct val_profile), k_init, k_free, k_copy, k_merge, k_encode,
-	k_decode, k_image,
-};
-
-int val_file_write(const char *path, const struct val_profile *p, struct dcpi_err *err)
-{
-	return kind_file_write(&val_kind, path, p, err);
-}
-
-int val_file_read(const char *path, struct val_profile *p, struct dcpi_err *err)
-{
-	return kind_file_read(&val_kind, path, p, err);
-}
-
-int val_file_merge(const char *path, const struct val_profile *p, struct dcpi_err *err)
-{
-	return kind_file_merge(&val_kind, path, p, err);
-}
-
-int val_epoch_write(struct prof_db *db, const char *epoch, const struct val_profile *p,
-		    struct dcpi_err *err)
-{
-	return kind_epoch_write(&val_kind, db, epoch, p, err);
-}
-
-void val_profiles_free(struct val_profile *p, size_t n)
-{
-	kind_free_all(&val_kind, p, n);
-}
-
-int val_epoch_read(struct prof_db *db, const char *epoch, struct val_profile **out, size_t *n,
-		   struct dcpi_err *err)
-{
-	void *v;
-	int rc = kind_epoch_read(&val_kind, db, epoch, &v, n, err);
-
-	*out = v;
-	return rc;
-}
-
-int val_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
-		    const char *src_epoch, struct dcpi_err *err)
-{
-	return kind_epoch_merge(&val_kind, dst, dst_epoch, src, src_epoch, err);
-}
+PROF_KIND_DEFINE(val, val_profile, ".values");
+PROF_KIND_FILE_API(val, val_profile)
+PROF_KIND_EPOCH_API(val, val_profile)

@@ -98,15 +98,8 @@ static int64_t str_id(struct strs *t, const char *s)
 	for (size_t i = 0; i < t->n; i++)
 		if (!strcmp(t->v[i], s))
 			return (int64_t)i;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		char **v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (dcpi_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return -1;
 	t->v[t->n] = strdup(s);
 	if (!t->v[t->n])
 		return -1;
@@ -131,15 +124,8 @@ static uint64_t func_id(struct funcs *fs, struct strs *st, struct buf *out, stru
 	for (size_t i = 0; i < fs->n; i++)
 		if (!strcmp(fs->v[i].name, name) && !strcmp(fs->v[i].file, file))
 			return fs->v[i].id;
-	if (fs->n == fs->cap) {
-		size_t cap = fs->cap ? 2 * fs->cap : 256;
-		struct func *v = realloc(fs->v, cap * sizeof(*v));
-
-		if (!v)
-			return 0;
-		fs->v = v;
-		fs->cap = cap;
-	}
+	if (dcpi_grow((void **)&fs->v, &fs->cap, fs->n + 1, sizeof(*fs->v)))
+		return 0;
 	f = &fs->v[fs->n];
 	f->name = strdup(name);
 	f->file = strdup(file);

@@ -68,14 +68,9 @@ static int keys_of(const struct rep_table *t, size_t n, struct key **out, size_t
 					break;
 			if (j < cnt)
 				continue;
-			if (cnt == cap) {
-				void *v = realloc(k, (cap = cap ? 2 * cap : 64) * sizeof(*k));
-
-				if (!v) {
-					free(k);
-					return -ENOMEM;
-				}
-				k = v;
+			if (dcpi_grow((void **)&k, &cap, cnt + 1, sizeof(*k))) {
+				free(k);
+				return -ENOMEM;
 			}
 			k[cnt++] = (struct key){ r->name, r->image, r->addr };
 		}

@@ -62,19 +62,12 @@ static void time_text(FILE *f, const struct rv_time *t)
 static void lists_in(const struct val_profile *vp, uint64_t lo, uint64_t hi, size_t *a,
 		     size_t *b)
 {
-	size_t l = 0, r = vp->nlists;
+	size_t r = dcpi_lower_bound(vp->lists, vp->nlists, sizeof(*vp->lists),
+				    offsetof(struct val_hotlist, offset), lo);
 
-	while (l < r) {
-		size_t m = l + (r - l) / 2;
-
-		if (vp->lists[m].offset < lo)
-			l = m + 1;
-		else
-			r = m;
-	}
-	*a = l;
-	for (r = l; r < vp->nlists && vp->lists[r].offset < hi; r++)
-		;
+	*a = r;
+	while (r < vp->nlists && vp->lists[r].offset < hi)
+		r++;
 	*b = r;
 }
 

@@ -21,36 +21,7 @@
 
 #include "dcpi/paths.h"
 #include "testutil.h"
-
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t s)
-{
-	rng_state = s ? s : 1;
-}
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ull;
-}
-
-static void make_id(struct prof_image_id *id, int which)
-{
-	memset(id, 0, sizeof(*id));
-	if (which == 0) {
-		strcpy(id->build_id, "0123456789abcdef0123456789abcdef01234567");
-		strcpy(id->path, "/usr/bin/bc");
-		id->size = 90112;
-		id->mtime = 1700000000;
-	} else {
-		snprintf(id->path, sizeof(id->path), "/opt/lib%d.so", which);
-		id->size = 4096u * (unsigned)which;
-		id->mtime = 1600000000 + which;
-	}
-}
+#include "tu_db.h"
 
 /* A random path profile: walks of short jumps, some leaving the image. */
 static void make_paths(struct path_profile *p, int image, size_t n, uint64_t span)
@@ -211,52 +182,18 @@ static void test_corrupt_every_bit(void **state)
 	size_t len;
 
 	encode_sample(&buf, &len);
-	for (size_t i = 0; i < len; i++) {
-		const char *reason = "bad checksum";
-
-		if (i < 8)
-			reason = "bad magic";
-		else if (i < 12)
-			reason = "unsupported version";
-		else if (i >= 16 && i < 24)
-			reason = NULL;	/* size: truncated or trailing garbage */
-		for (unsigned bit = 0; bit < 8; bit++) {
-			buf[i] ^= (uint8_t)(1u << bit);
-			assert_true(decode_fails(buf, len, reason));
-			buf[i] ^= (uint8_t)(1u << bit);
-		}
-	}
+	tu_flip_every_byte(buf, len, 1, decode_fails);
 	free(buf);
 }
 
 static void test_truncate_and_append(void **state)
 {
-	uint8_t *buf, *big;
+	uint8_t *buf;
 	size_t len;
 
 	encode_sample(&buf, &len);
-	for (size_t l = 0; l < len; l++)
-		assert_true(decode_fails(buf, l, "truncated"));
-	big = malloc(len + 16);
-	assert_non_null(big);
-	memcpy(big, buf, len);
-	memset(big + len, 0, 16);
-	for (size_t extra = 1; extra <= 16; extra++)
-		assert_true(decode_fails(big, len + extra, "trailing garbage"));
-	free(big);
+	tu_truncate_and_append(buf, len, decode_fails);
 	free(buf);
-}
-
-static void refresh(uint8_t *buf, size_t len)
-{
-	uint32_t crc;
-
-	for (int i = 0; i < 8; i++)
-		buf[16 + i] = (uint8_t)((uint64_t)len >> (8 * i));
-	crc = dcpi_crc32c(0, buf, 12);
-	crc = dcpi_crc32c(crc, buf + 16, len - 16);
-	for (int i = 0; i < 4; i++)
-		buf[12 + i] = (uint8_t)(crc >> (8 * i));
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -290,7 +227,7 @@ static size_t hand_file(uint8_t *b, uint64_t ne, uint64_t ns, uint64_t et, uint6
 	pos += sizeof(path) - 1;
 	memcpy(b + pos, rec, nrec);
 	pos += nrec;
-	refresh(b, pos);
+	prof_file_reseal(b, pos);
 	return pos;
 }
 
@@ -426,30 +363,9 @@ static void test_merge_laws(void **state)
 	path_profile_free(&a_bc);
 }
 
-static char tmp_root[256];
-
 static int setup_tmp(void **state)
 {
-	return tu_workspace(tmp_root, sizeof(tmp_root), "paths");
-}
-
-static int teardown_tmp(void **state)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-	return system(cmd) ? -1 : 0;
-}
-
-static struct prof_db *open_db(const char *name)
-{
-	struct dcpi_err err = { 0 };
-	struct prof_db *db;
-	char dir[512];
-
-	snprintf(dir, sizeof(dir), "%s/%s", tmp_root, name);
-	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
-	return db;
+	return tu_tmp_make("paths");
 }
 
 static void write_text(const char *path, const char *text)

@@ -20,22 +20,7 @@
 #include <cmocka.h>
 
 #include "dcpi/profile.h"
-
-/* xorshift64*: deterministic across runs and machines. */
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t s)
-{
-	rng_state = s ? s : 1;
-}
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ull;
-}
+#include "tu_db.h"
 
 /* Geometric count >= 1 with success probability 1/2^k per trial. */
 static uint64_t rng_geometric(unsigned k)
@@ -45,21 +30,6 @@ static uint64_t rng_geometric(unsigned k)
 	while (rng() & ((1ull << k) - 1))
 		c++;
 	return c;
-}
-
-static void make_id(struct prof_image_id *id, int which)
-{
-	memset(id, 0, sizeof(*id));
-	if (which == 0) {
-		strcpy(id->build_id, "0123456789abcdef0123456789abcdef01234567");
-		strcpy(id->path, "/usr/bin/bc");
-		id->size = 90112;
-		id->mtime = 1700000000;
-	} else {
-		snprintf(id->path, sizeof(id->path), "/opt/lib%d.so", which);
-		id->size = 4096u * (unsigned)which;
-		id->mtime = 1600000000 + which;
-	}
 }
 
 static void make_profile(struct prof_profile *p, int image, const char *event,
@@ -241,53 +211,18 @@ static void test_corrupt_every_byte(void **state)
 	size_t len;
 
 	encode_sample(&buf, &len);
-	for (size_t i = 0; i < len; i++) {
-		const char *reason = "bad checksum";
-
-		if (i < 8)
-			reason = "bad magic";
-		else if (i < 12)
-			reason = "unsupported version";
-		else if (i >= 16 && i < 24)
-			reason = NULL;	/* size: truncated or trailing garbage */
-		for (unsigned bit = 0; bit < 8; bit += 3) {
-			buf[i] ^= (uint8_t)(1u << bit);
-			assert_true(decode_fails(buf, len, reason));
-			buf[i] ^= (uint8_t)(1u << bit);
-		}
-	}
+	tu_flip_every_byte(buf, len, 3, decode_fails);
 	free(buf);
 }
 
 static void test_truncate_and_append(void **state)
 {
-	uint8_t *buf, *big;
+	uint8_t *buf;
 	size_t len;
 
 	encode_sample(&buf, &len);
-	for (size_t l = 0; l < len; l++)
-		assert_true(decode_fails(buf, l, "truncated"));
-	big = malloc(len + 16);
-	assert_non_null(big);
-	memcpy(big, buf, len);
-	memset(big + len, 0, 16);
-	for (size_t extra = 1; extra <= 16; extra++)
-		assert_true(decode_fails(big, len + extra, "trailing garbage"));
-	free(big);
+	tu_truncate_and_append(buf, len, decode_fails);
 	free(buf);
-}
-
-/* Rewrite the stored size and checksum the way docs/profile-format.md says. */
-static void refresh(uint8_t *buf, size_t len)
-{
-	uint32_t crc;
-
-	for (int i = 0; i < 8; i++)
-		buf[16 + i] = (uint8_t)((uint64_t)len >> (8 * i));
-	crc = dcpi_crc32c(0, buf, 12);
-	crc = dcpi_crc32c(crc, buf + 16, len - 16);
-	for (int i = 0; i < 4; i++)
-		buf[12 + i] = (uint8_t)(crc >> (8 * i));
 }
 
 /* Content errors behind a valid checksum: the reader's own checks. */
@@ -312,43 +247,43 @@ static void test_semantic_errors(void **state)
 
 	memcpy(b, buf, len);
 	b[body + 2] = 0;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "duplicate offset 0x10"));
 
 	memcpy(b, buf, len);
 	b[body + 3] = 0;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "zero count at offset 0x20"));
 
 	memcpy(b, buf, len);
 	b[32] = 4;	/* total */
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "counts add to 3, header total says 4"));
 
 	memcpy(b, buf, len);
 	b[24] = 3;	/* n */
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "entry count 3 does not fit"));
 
 	memcpy(b, buf, len);
 	b[24] = 1;	/* n = 1 leaves two bytes unread */
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "garbage after 1 entries"));
 
 	memcpy(b, buf, len);
 	b[body + 3] = 0x80;	/* varint that never ends */
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "truncated or overlong varint"));
 
 	memcpy(b, buf, len);
 	b[40 + 7] = 0xff;	/* period becomes NaN */
 	b[40 + 6] = 0xf8;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "period"));
 
 	memcpy(b, buf, len);
 	b[72] = 0;	/* empty event name: strings then misalign */
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	assert_true(decode_fails(b, len, "bad header"));
 
 	free(b);
@@ -378,33 +313,9 @@ static void test_encode_rejects(void **state)
 	prof_profile_free(&p);
 }
 
-static char tmp_root[256];
-
 static int setup_tmp(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmp_root, sizeof(tmp_root), "%s/dcpi-test-profile-XXXXXX", t ? t : "/tmp");
-	return mkdtemp(tmp_root) ? 0 : -1;
-}
-
-static int teardown_tmp(void **state)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static struct prof_db *open_db(const char *name)
-{
-	struct dcpi_err err = { 0 };
-	struct prof_db *db;
-	char dir[512];
-
-	snprintf(dir, sizeof(dir), "%s/%s", tmp_root, name);
-	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
-	return db;
+	return tu_tmp_make("profile");
 }
 
 static void test_db_missing(void **state)

@@ -24,6 +24,7 @@
 #include "dcpi/paths.h"
 #include "dcpi/values.h"
 #include "testutil.h"
+#include "tu_db.h"
 
 /* --- streams with known distributions ------------------------------------ */
 
@@ -406,21 +407,6 @@ static void test_switch_keeps_estimates(void **state)
 
 /* --- merge ------------------------------------------------------------------------ */
 
-static void make_id(struct prof_image_id *id, int which)
-{
-	memset(id, 0, sizeof(*id));
-	if (which == 0) {
-		strcpy(id->build_id, "0123456789abcdef0123456789abcdef01234567");
-		strcpy(id->path, "/usr/bin/bc");
-		id->size = 90112;
-		id->mtime = 1700000000;
-	} else {
-		snprintf(id->path, sizeof(id->path), "/opt/lib%d.so", which);
-		id->size = 4096u * (unsigned)which;
-		id->mtime = 1600000000 + which;
-	}
-}
-
 /* A profile of image `image` with lists at a few offsets fed seeded streams. */
 static void make_profile(struct val_profile *p, int image, uint64_t seed, size_t len)
 {
@@ -713,15 +699,6 @@ static void encode_sample(uint8_t **buf, size_t *len, int code)
 /* Where the first list's record starts (no images). */
 #define LIST0 (64 + 1 + sizeof(sample_bid) - 1 + 1 + sizeof(sample_path) - 1)
 
-static void refresh(uint8_t *buf, size_t len)
-{
-	uint32_t crc = dcpi_crc32c(0, buf, 12);
-
-	crc = dcpi_crc32c(crc, buf + 16, len - 16);
-	for (int i = 0; i < 4; i++)
-		buf[12 + i] = (uint8_t)(crc >> (8 * i));
-}
-
 static void expect_error(const uint8_t *buf, size_t len, const char *want)
 {
 	struct dcpi_err err = { 0 };
@@ -762,19 +739,19 @@ static void test_corrupt(void **state)
 	assert_int_equal(b[LIST0], 0x10);
 	assert_int_equal(b[LIST0 + 1], VAL_RESULT);
 	b[LIST0 + 1] = 99;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "x.values: hotlist 0: kind 99 unknown");
 	memcpy(b, buf, len);
 	b[LIST0 + 1] = 0;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "hotlist 0: kind 0 unknown");
 	memcpy(b, buf, len);
 	b[LIST0 + 4] = VAL_N + 1;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "x.values: hotlist 0: 65 tuples (at most 64)");
 	memcpy(b, buf, len);
 	memset(b + LIST0 + 5, 0, 8);
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "hotlist 0: probability 0 outside (0, 1]");
 	memcpy(b, buf, len);
 	{
@@ -782,29 +759,29 @@ static void test_corrupt(void **state)
 
 		memcpy(b + LIST0 + 5, &two, 8);
 	}
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "probability 2 outside");
 	memcpy(b, buf, len);
 	b[LIST0 + 3] = 51;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "SatCount 51");
 	memcpy(b, buf, len);
 	b[LIST0 + 2] = 3;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "mode 3 unknown");
 	/* List 0: offset, 4 bytes, p, seen 3, (5, 3): 16 bytes; then list 1. */
 	memcpy(b, buf, len);
 	assert_int_equal(b[LIST0 + 16], 0x10);
 	b[LIST0 + 16] = 0;
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "hotlist 1: (0x10, kind 1) duplicate or not sorted");
 	memcpy(b, buf, len);
 	b[LIST0 + 15] = 0;	/* the count of (5, 3) */
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "hotlist 0: tuple 0: zero count");
 	memcpy(b, buf, len);
 	b[24] = 200;	/* nlists */
-	refresh(b, len);
+	prof_file_reseal(b, len);
 	expect_error(b, len, "do not fit");
 	free(buf);
 	free(b);
@@ -819,7 +796,7 @@ static void test_corrupt(void **state)
 		assert_int_equal(dcpi_varint_put(repl, VAL_CODE(3, 0x10)), k);
 		assert_non_null(at);
 		memcpy(at, repl, k);
-		refresh(buf, len);
+		prof_file_reseal(buf, len);
 		expect_error(buf, len, "tuple 0: image tag 3 beyond the 2 of the table");
 	}
 	free(buf);
@@ -852,30 +829,9 @@ static void test_encode_rejects(void **state)
 
 /* --- files and epochs ------------------------------------------------------------ */
 
-static char tmp_root[256];
-
 static int setup_tmp(void **state)
 {
-	return tu_workspace(tmp_root, sizeof(tmp_root), "values");
-}
-
-static int teardown_tmp(void **state)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-	return system(cmd) ? -1 : 0;
-}
-
-static struct prof_db *open_db(const char *name)
-{
-	struct dcpi_err err = { 0 };
-	struct prof_db *db;
-	char dir[512];
-
-	snprintf(dir, sizeof(dir), "%s/%s", tmp_root, name);
-	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
-	return db;
+	return tu_tmp_make("values");
 }
 
 static void test_files(void **state)

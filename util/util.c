@@ -148,3 +148,52 @@ void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size)
 	memset(e, 0, size);
 	return e;
 }
+
+int dcpi_grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 16;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / size)
+			return -ENOMEM;
+		c *= 2;
+	}
+	nv = realloc(*v, c * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+/* The first index whose key is above key (upper) or not below it. */
+static size_t bound(const void *base, size_t n, size_t size, size_t off, uint64_t key,
+		    int upper)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
+		if (k < key || (upper && k == key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t dcpi_lower_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+{
+	return bound(base, n, size, off, key, 0);
+}
+
+size_t dcpi_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key)
+{
+	return bound(base, n, size, off, key, 1);
+}

@@ -97,6 +97,11 @@ int prof_file_read(const char *path, struct prof_profile *p, struct dcpi_err *er
 /* Merge p into the file at path (created if absent), atomically. */
 int prof_file_merge(const char *path, const struct prof_profile *p, struct dcpi_err *err);
 
+/* Make the size and CRC-32C fields of the len bytes (at least 24) of a
+ * profile file of any kind (.prof, .paths, .values) match them: how tests
+ * and fuzzers reach the checks behind the checksum. */
+void prof_file_reseal(uint8_t *buf, size_t len);
+
 /* Epoch metadata: a text file of key = value lines in the epoch directory. */
 struct prof_epoch_meta {
 	char cpu_vendor[16];		/* "AuthenticAMD" */

@@ -47,6 +47,19 @@ void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 /* A new zeroed element at the end of the array *v of *n elements of size
  * bytes (capacity *cap, doubled as needed); NULL when out of memory. */
 void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
+/* Room for at least need elements of size bytes in *v (capacity *cap,
+ * doubled from 16 as needed; the new elements are not cleared): 0, or
+ * -ENOMEM with *v and *cap as they were. */
+int dcpi_grow(void **v, size_t *cap, size_t need, size_t size);
+
+/*
+ * Binary search in the array base of n elements of size bytes, sorted by
+ * the uint64_t at byte offset off of each (offsetof(struct x, field)):
+ * lower_bound is the first index whose key is >= key, upper_bound the
+ * first whose key is > key; n when there is none.
+ */
+size_t dcpi_lower_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key);
+size_t dcpi_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key);
 
 /* The 8 bytes at p as a little-endian number (the file formats' words). */
 static inline uint64_t dcpi_get_le64(const uint8_t *p)
