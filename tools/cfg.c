@@ -56,7 +56,8 @@ static FILE *out_open(const char *out, char **mem, size_t *len)
 	return out ? open_memstream(mem, len) : stdout;
 }
 
-static int out_close(FILE *f, const char *out, char *mem, size_t len, int rc)
+/* *mem and *len are open_memstream's: set only once f is closed. */
+static int out_close(FILE *f, const char *out, char **mem, size_t *len, int rc)
 {
 	struct dcpi_err err = { 0 };
 
@@ -66,9 +67,9 @@ static int out_close(FILE *f, const char *out, char *mem, size_t len, int rc)
 		return rc;
 	if (fclose(f) != 0 && !rc)
 		rc = tool_fail("%s: out of memory", out);
-	if (!rc && dcpi_write_output(out, mem, len, 0644, &err) < 0)
+	if (!rc && dcpi_write_output(out, *mem, *len, 0644, &err) < 0)
 		rc = tool_fail("%s", err.msg);
-	free(mem);
+	free(*mem);
 	return rc;
 }
 
@@ -88,7 +89,7 @@ static int render(const struct cfg *cfg, const char *image, const char *format,
 		rep_cfg_json(f, cfg, image);
 	else if (rep_cfg_plain(cfg, format, f, &err) < 0)
 		rc = tool_fail("%s", err.msg);
-	return out_close(f, out, mem, len, rc);
+	return out_close(f, out, &mem, &len, rc);
 }
 
 /* Does profile pr have samples in proc of img? */
@@ -172,7 +173,7 @@ static int annotated(struct tool_proc *t, const char *format, const char *out, d
 	} else if (rep_cfg_render(t->an.cfg, &h, format, f, &err) < 0) {
 		rc = tool_fail("%s", err.msg);
 	}
-	return out_close(f, out, mem, len, rc);
+	return out_close(f, out, &mem, &len, rc);
 }
 
 static void usage(FILE *f)
