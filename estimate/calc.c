@@ -34,6 +34,7 @@ void est_opts_default(struct est_opts *o)
 struct calc {
 	const struct cfg *cfg;
 	const double *s;
+	const double *sr;	/* what the windows read (est_destall), or s */
 	double cps;
 	const struct est_opts *o;
 	double *m, *x, *y, *blk_s;
@@ -50,7 +51,7 @@ static void skid_shift(struct calc *c)
 
 		c->blk_s[b] = 0;
 		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
-			c->blk_s[b] += c->s[i];
+			c->blk_s[b] += c->sr[i];
 	}
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
@@ -62,7 +63,7 @@ static void skid_shift(struct calc *c)
 		if (k > bl->n - 1)
 			k = bl->n - 1;
 		for (uint32_t i = bl->first; i < bl->first + k; i++)
-			head += c->s[i] * c->o->skid_share;
+			head += c->sr[i] * c->o->skid_share;
 		for (uint32_t p = 0; p < bl->npred; p++)
 			wsum += fmax(c->y[bl->pred[p]], 0);
 		c->blk_s[b] -= head;
@@ -135,17 +136,17 @@ static int estimate_classes(struct calc *c, struct est_class *cls, double *resid
 	int rc;
 
 	if (o->window != EST_W_SKID) {
-		rc = est_class_ratios(c->cfg, c->s, c->cps, c->m, c->culprit, NULL, o, cls, err);
+		rc = est_class_ratios(c->cfg, c->sr, c->cps, c->m, c->culprit, NULL, o, cls, err);
 		return rc < 0 ? rc : settle(c, cls, global, resid, err);
 	}
 	first.window = EST_W_BLOCK;
-	rc = est_class_ratios(c->cfg, c->s, c->cps, c->m, c->culprit, NULL, &first, cls, err);
+	rc = est_class_ratios(c->cfg, c->sr, c->cps, c->m, c->culprit, NULL, &first, cls, err);
 	if (rc == 0)
 		rc = settle(c, cls, global, resid, err);
 	if (rc < 0)
 		return rc;
 	skid_shift(c);
-	rc = est_class_ratios(c->cfg, c->s, c->cps, c->m, c->culprit, c->blk_s, o, cls, err);
+	rc = est_class_ratios(c->cfg, c->sr, c->cps, c->m, c->culprit, c->blk_s, o, cls, err);
 	return rc < 0 ? rc : settle(c, cls, global, resid, err);
 }
 
@@ -169,6 +170,7 @@ static void fill_result(struct calc *c, struct est_result *r)
 			struct est_insn *ei = &r->insns[i];
 
 			ei->samples = c->s[i];
+			eb->window_samples += c->sr[i];
 			ei->cycles = c->s[i] * r->cycles_per_sample;
 			ei->m = c->m[i];
 			ei->executions = x;
@@ -201,8 +203,9 @@ int est_procedure(const struct cfg *cfg, const struct model *model, const double
 		  struct dcpi_err *err)
 {
 	size_t ni = cfg->ninsns, nb = cfg->nblocks, ne = cfg->nedges;
-	struct calc c = { cfg, samples, cps > 0 ? cps : 1, opts, NULL, NULL, NULL, NULL,
-			  NULL, NULL };
+	struct calc c = { cfg, samples, samples, cps > 0 ? cps : 1, opts, NULL, NULL, NULL,
+			  NULL, NULL, NULL };
+	double *sr = NULL;
 	int rc = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -230,11 +233,22 @@ int est_procedure(const struct cfg *cfg, const struct model *model, const double
 	rc = est_model_m(cfg, model, opts->steady, c.m, c.reason, c.culprit, err);
 	if (rc == 0 && opts->measured)
 		est_apply_measured(cfg, opts->measured, samples, c.m);	/* measured.c */
+	if (rc == 0 && opts->stall_exposure >= 0) {	/* destall.c */
+		sr = malloc((ni + 1) * sizeof(*sr));
+		out->stalls = calloc(nb + 1, sizeof(*out->stalls));
+		if (!sr || !out->stalls)
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+		else
+			rc = est_destall(cfg, samples, c.m, c.reason, c.culprit,
+					 opts->stall_exposure, sr, out->stalls, &out->nstalls);
+		c.sr = sr ? sr : samples;
+	}
 	if (rc == 0)
 		rc = estimate_classes(&c, out->classes, &out->flow_residual, err);
 	if (rc == 0)
 		fill_result(&c, out);
 out:
+	free(sr);
 	free(c.m);
 	free(c.reason);
 	free(c.culprit);
@@ -252,6 +266,7 @@ void est_result_free(struct est_result *r)
 	free(r->blocks);
 	free(r->edges);
 	free(r->classes);
+	free(r->stalls);
 	memset(r, 0, sizeof(*r));
 }
 

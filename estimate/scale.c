@@ -394,7 +394,7 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 	for (size_t b = 0; b < nb; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
 
-		s[b] = out->blocks[b].samples;
+		s[b] = out->blocks[b].window_samples;
 		m[b] = out->blocks[b].best;
 		win[b] = out->blocks[b].executions;
 		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)

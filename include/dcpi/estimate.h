@@ -83,7 +83,39 @@ struct est_opts {
 	/* measured best cases (est_measure, below) replacing the model's per
 	 * measured block and loop path; NULL: the model's everywhere */
 	const struct est_measurements *measured;
+	/* what the machine shows of the cycles of an instruction waiting on a
+	 * load, once the data is there (est_destall; the calibration's
+	 * stall_exposure); 0: 1, < 0: no destalling */
+	double stall_exposure;
 };
+
+/*
+ * A block counted from the instruction after a stalled load's waiter
+ * (estimate/destall.c): the load at `load` missed, `waiter` waited on its
+ * register and the instruction after it received witness_samples for
+ * `exposure` cycles an execution: executions = per_cps x cycles per sample;
+ * the block's own window said window_per_cps x cycles per sample.
+ */
+struct est_stall {
+	uint32_t block, load, waiter;
+	double witness_samples, exposure, per_cps, window_per_cps;
+};
+
+/* Poisson limits of a count n at z standard deviations (one-sided;
+ * Wilson-Hilferty, within a few percent down to n = 1). */
+double est_poisson_upper(double n, double z);
+double est_poisson_lower(double n, double z);
+
+/*
+ * The samples windows should read, s_out[cfg->ninsns]: s, with the pile a
+ * missing load left on the instruction after it brought down to a stall-free
+ * run's where an instruction waiting on the load shows the block's count
+ * significantly lower than its window (docs/estimate.md "After a stalled
+ * load").  m, reason, culprit: est_model_m's; f the stall exposure (0: 1).
+ * st (may be NULL) receives one entry per such block (at most nblocks).
+ */
+int est_destall(const struct cfg *cfg, const double *s, const double *m, const int *reason,
+		const int *culprit, double f, double *s_out, struct est_stall *st, size_t *nst);
 
 /* The defaults measured best (docs/estimate.md). */
 void est_opts_default(struct est_opts *o);
@@ -101,6 +133,8 @@ struct est_insn {
 
 struct est_block {
 	double samples, cycles;	/* over the block's instructions */
+	double window_samples;	/* what its windows read: samples, less a
+				 * missing load's pile (est_destall) */
 	double best;		/* sum M_i: best-case cycles per execution */
 	double executions;
 	double best_cpi;	/* best / n */
@@ -142,6 +176,8 @@ struct est_result {
 	enum est_method method;
 	enum est_window window;
 	double flow_residual;		/* max |in - out| / max count after solving */
+	struct est_stall *stalls;	/* blocks counted after a stalled load */
+	size_t nstalls;
 };
 
 /*
