@@ -130,13 +130,14 @@ static void json_block_edges(FILE *f, const struct rep_calc *c)
 		       "\"best_cpi\": %.6g, \"actual_cpi\": %.6g, \"samples\": %.17g, "
 		       "\"best_cycles\": %.6g, \"class\": %d, \"loop_depth\": %d, "
 		       "\"class_source\": \"%s\", \"source\": \"%s\", \"observed\": %.17g, "
-		       "\"confidence\": \"%s\", ",
+		       "\"interval\": [%.17g, %.17g], \"confidence\": \"%s\", ",
 		       b ? "," : "", (unsigned long long)bl->start, (unsigned long long)bl->end,
 		       eb->executions, eb->best_cpi, eb->actual_cpi, eb->samples, eb->best, cls,
 		       bl->loop_depth,
 		       cls >= 0 ? est_source_name(c->r.classes[cls].source) : "none",
 		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
-		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, est_conf_name(eb->conf));
+		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, eb->lo, eb->hi,
+		       est_conf_name(eb->conf));
 		json_block_best(f, c, b);
 		fprintf(f, "}");
 	}
@@ -151,11 +152,12 @@ static void json_block_edges(FILE *f, const struct rep_calc *c)
 		else
 			fprintf(f, "\"0x%llx\"", (unsigned long long)cfg->blocks[ed->to].start);
 		fprintf(f, ", \"kind\": \"%s\", \"executions\": %.17g, \"probability\": %.6g, "
-		       "\"observed\": %.17g, \"confidence\": \"%s\"}",
+		       "\"observed\": %.17g, \"interval\": [%.17g, %.17g], "
+		       "\"confidence\": \"%s\"}",
 		       cfg_edge_kind_name(ed->kind),
 		       c->r.edges[e].executions, c->r.edges[e].prob,
-		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0,
-		       est_conf_name(c->r.edges[e].conf));
+		       c->pinfo.edge_obs ? c->pinfo.edge_obs[e] : 0, c->r.edges[e].lo,
+		       c->r.edges[e].hi, est_conf_name(c->r.edges[e].conf));
 	}
 	json_loops(f, c);
 	fprintf(f, "\n]}\n");
@@ -343,6 +345,24 @@ static void print_loops(FILE *f, const struct rep_calc *c)
 	}
 }
 
+/* A block counted from the instruction after a stalled load's waiter. */
+static void print_stall(FILE *f, const struct rep_calc *c, size_t b)
+{
+	for (size_t k = 0; k < c->r.nstalls; k++) {
+		const struct est_stall *st = &c->r.stalls[k];
+
+		if (st->block != b)
+			continue;
+		fprintf(f, "*** Counted from %.0f samples of %llx (the load at %llx missed; "
+			"its waiter %llx shows %.2f cycles an execution): the windows said "
+			"%.4g\n", st->witness_samples,
+			(unsigned long long)c->cfg->insns[st->waiter + 1].addr,
+			(unsigned long long)c->cfg->insns[st->load].addr,
+			(unsigned long long)c->cfg->insns[st->waiter].addr, st->exposure,
+			st->window_per_cps * c->r.cycles_per_sample);
+	}
+}
+
 static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last, size_t len)
 {
 	const struct cfg_block *bl = &c->cfg->blocks[b];
@@ -355,7 +375,9 @@ static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last,
 		fprintf(f, "*** Actual %.1f/%u = %.2fCPI\n", actual, bl->n, eb->actual_cpi);
 	else
 		fprintf(f, "*** Actual -/%u (not executed)\n", bl->n);
-	fprintf(f, "*** Executions %.4g (%s confidence)\n", eb->executions, est_conf_name(eb->conf));
+	fprintf(f, "*** Executions %.4g (90%%: %.3g - %.3g, %s confidence)\n", eb->executions,
+		eb->lo, eb->hi, est_conf_name(eb->conf));
+	print_stall(f, c, b);
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
 		char text[CFG_TEXT_MAX];
 		const struct cfg_insn *in = &c->cfg->insns[i];

@@ -139,12 +139,14 @@ struct est_block {
 	double executions;
 	double best_cpi;	/* best / n */
 	double actual_cpi;	/* cycles / (executions x n), 0 when not executed */
+	double lo, hi;		/* 90% interval of executions (est_intervals) */
 	enum est_conf conf;
 };
 
 struct est_edge {
 	double executions;
 	double prob;		/* executions / executions of the source block */
+	double lo, hi;		/* 90% interval of executions (est_intervals) */
 	enum est_conf conf;
 };
 
@@ -607,6 +609,18 @@ int est_procedure_paths(const struct cfg *cfg, const struct model *model, const 
 			double cps, const struct est_opts *opts, const struct est_path_opts *popts,
 			const struct est_path_obs *obs, struct est_result *out,
 			struct est_path_info *info, struct dcpi_err *err);
+
+/*
+ * The 90% interval of every block and edge count of r from the evidence
+ * behind it (samples under the scale, best-case spread, a witness's
+ * exposure, path observations, a pile of samples on one instruction), and
+ * the confidence words from it: high within 15% either way, medium 50%
+ * (estimate/interval.c; docs/estimate.md "Intervals").  pi, meas may be
+ * NULL; exact: the counts are callgrind's (point intervals).
+ */
+struct est_path_info;
+void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
+		   const struct est_measurements *meas, int exact);
 
 /*
  * Culprits of the estimate's dynamic stalls (culprit.h; estimate/culprits.c):

@@ -1,0 +1,197 @@
+/*
+ * interval.c - a 90% interval on every block and edge count, from the
+ * evidence behind it, and the confidence words defined by it
+ * (docs/estimate.md "Intervals").
+ *
+ * A count is a scale (executions per cycle of best case, from samples)
+ * times a shape (paths' branch probabilities, or the windows' own ratio per
+ * class).  Its uncertainty, each part as a relative 90% half-width in log
+ * units, added in quadrature:
+ *   sampling  the samples the scale rests on, Poisson: the blocks' window
+ *             samples, a stalled block's by its witness (destall.c) only;
+ *   best case the best case the samples are divided by: a measured one's
+ *             spread (at least 2%), a modelled one 10% (the model's mean
+ *             error on real loops, docs/models.md);
+ *   exposure  a block counted from a witness: what the machine shows of the
+ *             waiter's cycles varies with the miss (0.45 to 1.05 of the
+ *             latency over four chase sizes on a Zen 4, docs/estimate.md):
+ *             a factor of 1.5 either way;
+ *   shape     paths: the block's observations, binomial (1.645 / sqrt(n));
+ *             windows: the cluster's spread (tightness) and its samples.
+ * And one one-sided term: a block whose samples pile on one instruction
+ * beyond its share of the best case may have stalled there (a miss, a
+ * mispredict) without a witness; its count is then bounded below by what
+ * its other instructions say, so the interval reaches down to that.
+ * Exact counts (--exact) have the point interval.  Words: high when the
+ * interval is within 15% either way, medium within 50%, low beyond.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dcpi/estimate.h"
+
+#define Z90 1.645
+#define MODEL_REL 0.10
+#define EXPOSURE_REL 0.5
+
+static double lg(double rel)
+{
+	return log1p(rel > 0 ? rel : 0);
+}
+
+/* Relative 90% Poisson half-width of n samples, in log units (both sides'
+ * larger). */
+static double poisson_h(double n)
+{
+	if (n <= 0)
+		return 3;	/* nothing behind it: a factor of 20 */
+	return fmax(log(est_poisson_upper(n, Z90) / n),
+		    -log(fmax(est_poisson_lower(n, Z90), 1e-3) / n));
+}
+
+static int stalled(const struct est_result *r, size_t b, double *witness)
+{
+	for (size_t k = 0; k < r->nstalls; k++)
+		if (r->stalls[k].block == b) {
+			*witness = r->stalls[k].witness_samples;
+			return 1;
+		}
+	return 0;
+}
+
+/* What the procedure's scale rests on: samples and the best case's
+ * uncertainty, over the blocks with samples and a best case. */
+static void scale_evidence(const struct cfg *cfg, const struct est_result *r,
+			   const struct est_measurements *meas, double *n, double *h_best,
+			   int *witnessed)
+{
+	double wsum = 0, hsum = 0;
+
+	*n = 0;
+	*witnessed = 0;
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct est_block *eb = &r->blocks[b];
+		double w, hb = lg(MODEL_REL);
+
+		if (eb->window_samples <= 0 || eb->best <= 0)
+			continue;
+		if (stalled(r, b, &w))
+			*witnessed = 1;
+		else
+			w = eb->window_samples;
+		if (meas && b < meas->nblocks && meas->blocks[b].source == EST_BEST_MEASURED)
+			hb = lg(fmax(meas->blocks[b].spread, 0.02));
+		*n += w;
+		wsum += w;
+		hsum += w * hb;
+	}
+	*h_best = wsum > 0 ? hsum / wsum : lg(MODEL_REL);
+}
+
+/* Block b's count from its instructions other than the one its samples pile
+ * on, as a share of x: 1 when no pile, lower when one instruction holds far
+ * more than its part of the best case (skid one: i shows i - 1's cycles). */
+static double pile_floor(const struct cfg *cfg, const struct est_result *r, size_t b)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	const struct est_block *eb = &r->blocks[b];
+	double rest_s = 0, rest_m = 0, top = 0;
+	uint32_t pile = bl->first;
+
+	if (bl->n < 2 || eb->samples <= 0 || eb->best <= 0)
+		return 1;
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+		if (r->insns[i].samples > top)
+			top = r->insns[i].samples, pile = i;
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+		double mprev = i > bl->first ? r->insns[i - 1].m : r->insns[bl->first + bl->n - 1].m;
+
+		if (i == pile)
+			continue;
+		rest_s += est_poisson_lower(r->insns[i].samples, Z90);
+		rest_m += mprev;
+	}
+	if (rest_m <= 0 || top < 0.5 * eb->samples)
+		return 1;
+	/* the rest's rate against the whole block's */
+	return fmin(1, (rest_s / rest_m) / (eb->samples / eb->best));
+}
+
+static enum est_conf conf_of(double lo, double x, double hi)
+{
+	double h;
+
+	if (!(x > 0))
+		return EST_CONF_NONE;
+	h = fmax(hi / x, lo > 0 ? x / lo : 1e9);
+	return h <= 1.15 ? EST_CONF_HIGH : h <= 1.5 ? EST_CONF_MEDIUM : EST_CONF_LOW;
+}
+
+static double shape_h(const struct cfg *cfg, const struct est_result *r,
+		      const struct est_path_info *pi, size_t b)
+{
+	int cls = cfg->blocks[b].cls;
+
+	if (pi && pi->used && pi->block_obs)
+		return Z90 / sqrt(pi->block_obs[b] + 1);
+	if (cls < 0)
+		return 3;
+	if (r->classes[cls].source != EST_S_CLUSTER)
+		return lg(1);	/* propagated, solved: a factor of 2 */
+	return lg(r->classes[cls].tightness - 1) + poisson_h(r->classes[cls].used_samples);
+}
+
+void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
+		   const struct est_measurements *meas, int exact)
+{
+	double n, h_best, h_scale, floor_all = 1;
+	int witnessed;
+
+	scale_evidence(cfg, r, meas, &n, &h_best, &witnessed);
+	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best +
+		       (witnessed ? lg(EXPOSURE_REL) * lg(EXPOSURE_REL) : 0));
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		double w;
+
+		if (r->blocks[b].window_samples > 0 && !stalled(r, b, &w))
+			floor_all = fmin(floor_all, pile_floor(cfg, r, b));
+	}
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		struct est_block *eb = &r->blocks[b];
+		double x = eb->executions, hs = shape_h(cfg, r, pi, b);
+		double h = sqrt(h_scale * h_scale + hs * hs);
+
+		if (exact) {
+			eb->lo = eb->hi = x;
+			eb->conf = x > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
+			continue;
+		}
+		eb->lo = x * exp(-h) * floor_all;
+		eb->hi = x * exp(h);
+		if (cfg->blocks[b].cls >= 0 &&
+		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
+			eb->lo = 0;
+			eb->hi = fmax(eb->hi, r->classes[cfg->blocks[b].cls].bound);
+		}
+		eb->conf = conf_of(eb->lo, x, eb->hi);
+		for (uint32_t i = cfg->blocks[b].first;
+		     i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
+			r->insns[i].conf = eb->conf;
+	}
+	for (size_t e = 0; e < cfg->nedges; e++) {
+		struct est_edge *ee = &r->edges[e];
+		const struct est_block *from = &r->blocks[cfg->edges[e].from];
+		double x = ee->executions, hp = 0;
+
+		if (exact) {
+			ee->lo = ee->hi = x;
+			ee->conf = x > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
+			continue;
+		}
+		if (pi && pi->used && pi->edge_obs)	/* the branch's own share */
+			hp = Z90 / sqrt(pi->edge_obs[e] + 1);
+		ee->lo = from->executions > 0 ? x * (from->lo / from->executions) * exp(-hp) : 0;
+		ee->hi = from->executions > 0 ? x * (from->hi / from->executions) * exp(hp) : 0;
+		ee->conf = conf_of(ee->lo, x, ee->hi);
+	}
+}
