@@ -1,0 +1,162 @@
+/*
+ * test_trust.c - counts a user can trust on the textbook cases, recorded
+ * here and checked against counts known by construction: a pointer chase
+ * (tests/workloads/chase, its loop runs STEPS times) over an L2-sized and a
+ * DRAM-sized ring, and a loop branching on a random bit
+ * (tests/workloads/culprits branch N, N iterations).  Every count's 90%
+ * interval must hold the exact one, the chase's point within a factor of
+ * two (the windows alone said 120 times), and the summary must name the
+ * cause: D-cache for the chase (at least 80% of the cycles), branch
+ * mispredicts for the random branch (estimate/destall.c,
+ * estimate/interval.c).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+static const char *bin, *build;
+
+/* dcpicalc PROC's JSON: the block at start's count and interval, and the
+ * largest dynamic cause with its share of the procedure's cycles. */
+static const char checker[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"start, exact = int(sys.argv[2], 16), float(sys.argv[3])\n"
+	"b = [b for b in d['blocks'] if int(b['start'], 16) <= start < int(b['end'], 16)][0]\n"
+	"s = d['summary']\n"
+	"cause = max(s['causes'], key=lambda c: s['causes'][c]['share'])\n"
+	"share = s['causes'][cause]['share'] / s['cycles']\n"
+	"lo, hi = b['interval']\n"
+	"print('# %s: %.4g executions (90%%: %.4g - %.4g, %s), exact %.4g; %s %.1f%%' % (\n"
+	"      d['procedure'], b['executions'], lo, hi, b['confidence'], exact, cause,\n"
+	"      100 * share))\n"
+	"print(b['executions'], lo, hi, cause.replace(' ', '_'), share)\n";
+
+static int setup(void **state)
+{
+	(void)state;
+	bin = getenv("DCPI_BIN");
+	build = getenv("DCPI_BUILD");
+	return 0;
+}
+
+/* Record argv under dcpi (extra: record options), analyse proc, return the
+ * loop block's figures; the block is the one holding symbol sym, or proc's
+ * hottest loop load (walk's first loop instruction) when sym is NULL. */
+static void run(const char *extra, const char *args, const char *wl, const char *proc,
+		const char *at, double exact, double *x, double *lo, double *hi, char *cause,
+		double *share)
+{
+	char dir[4096], line[512];
+	FILE *f;
+
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "trust"), 0);
+	assert_int_equal(tu_sh("%s record %s --db %s/db -- %s/workloads/%s %s > /dev/null "
+			       "2> %s/record.log", bin, extra, dir, build, wl, args, dir), 0);
+	assert_int_equal(tu_sh("%s calc %s --db %s/db --json > %s/calc.json 2> %s/calc.log", bin,
+			       proc, dir, dir, dir), 0);
+	f = fopen(strcat(strcpy(line, dir), "/check.py"), "w");
+	assert_non_null(f);
+	fputs(checker, f);
+	fclose(f);
+	snprintf(line, sizeof(line), "python3 %s/check.py %s/calc.json %s %.0f", dir, dir, at,
+		 exact);
+	f = popen(line, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	print_message("%s", line);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_int_equal(sscanf(line, "%lf %lf %lf %63s %lf", x, lo, hi, cause, share), 5);
+	assert_int_equal(pclose(f), 0);
+	tu_sh("rm -rf '%s'", dir);
+}
+
+/* walk's loop: the instruction after `xor %edx,%edx; nopl` ... found as the
+ * address of the load, from objdump (not from dcpi). */
+static void walk_loop(char *out, size_t len)
+{
+	char cmd[4096];
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn %s/workloads/chase | "
+		 "awk '/<walk>:/{w=1} w && /mov +\\(/{print $1; exit}' | tr -d :", build);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(out, (int)len, f));
+	out[strcspn(out, "\n")] = 0;
+	pclose(f);
+	assert_true(strlen(out) > 0);
+	memmove(out + 2, out, strlen(out) + 1);
+	out[0] = '0', out[1] = 'x';
+}
+
+static void chase(const char *extra, double bytes, double steps)
+{
+	char at[64], cause[64], args[128];
+	double x, lo, hi, share;
+
+	if (!bin || !build)
+		skip();
+	walk_loop(at, sizeof(at));
+	snprintf(args, sizeof(args), "%.0f %.0f", bytes, steps);
+	run(extra, args, "chase", "walk", at, steps, &x, &lo, &hi, cause, &share);
+	assert_true(lo <= steps && steps <= hi);
+	assert_true(x > steps / 2 && x < steps * 2);
+	assert_string_equal(cause, "D-cache");
+	assert_true(share >= 0.8);
+}
+
+/* 256 KB: an L2 miss a step, about 16 cycles. */
+static void test_chase_l2(void **state)
+{
+	(void)state;
+	chase("", 262144, 100000000);
+}
+
+/* 16 MB: a DRAM miss a step; sampled at 20 kHz for the witness's samples. */
+static void test_chase_dram(void **state)
+{
+	(void)state;
+	chase("-F 20000", 16777216, 5000000);
+}
+
+static void test_random_branch(void **state)
+{
+	char at[64], cause[64], cmd[4096];
+	double x, lo, hi, share, n = 20000000;
+	FILE *f;
+
+	(void)state;
+	if (!bin || !build)
+		skip();
+	snprintf(cmd, sizeof(cmd), "nm %s/workloads/culprits | awk '$3 == \"cul_branch_jcc\""
+		 "{print \"0x\" $1}'", build);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(at, sizeof(at), f));
+	pclose(f);
+	at[strcspn(at, "\n")] = 0;
+	run("", "branch 20000000", "culprits", "cul_branch", at, n, &x, &lo, &hi, cause, &share);
+	assert_true(lo <= n && n <= hi);
+	assert_string_equal(cause, "branch_mispredict");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chase_l2),
+		cmocka_unit_test(test_chase_dram),
+		cmocka_unit_test(test_random_branch),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,46 @@
+/*
+ * chase.c - the textbook DCPI case for tests/test_trust.c: a dependent
+ * pointer chase over one random cycle of BYTES bytes (Sattolo's algorithm,
+ * fixed seed), STEPS steps; the loop of walk() runs exactly STEPS times.
+ *
+ * usage: chase BYTES STEPS
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+__attribute__((noinline)) long walk(const unsigned *next, long steps)
+{
+	unsigned i = 0;
+	long s = 0;
+
+	while (steps--) {
+		i = next[i];
+		s += i;
+	}
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = (argc > 1 ? strtoull(argv[1], NULL, 0) : (8u << 20)) / sizeof(unsigned);
+	long steps = argc > 2 ? strtol(argv[2], NULL, 0) : 10000000;
+	unsigned *next = malloc(n * sizeof(*next));
+	uint64_t x = 88172645463325252ull;
+
+	if (!next || n < 2)
+		return 1;
+	for (size_t k = 0; k < n; k++)
+		next[k] = (unsigned)k;
+	for (size_t k = n - 1; k > 0; k--) {	/* Sattolo: one cycle through all */
+		size_t j;
+		unsigned t;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		j = x % k;
+		t = next[k], next[k] = next[j], next[j] = t;
+	}
+	printf("%ld\n", walk(next, steps));
+	free(next);
+	return 0;
+}
