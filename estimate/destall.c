@@ -15,9 +15,13 @@
  *
  *   x = S_{k+1} x cps / (M_k x f)
  *
- * where f is what the machine shows of those M_k cycles (a part of the
- * latency overlaps the data's arrival; `dcpi calibrate` measures it on a
- * chase of known count, est_calibration.stall_exposure; 1 without one).
+ * where f is what the machine shows of those M_k cycles: a part of the
+ * latency overlaps the data's arrival.  It is a property of the machine and
+ * varies with the miss: on a Zen 4 VM, chases of 256 KB, 4 MB, 32 MB and
+ * 256 MB showed 0.54, 0.45 (0.70 at another rate), 1.05 and 0.74 of the
+ * add's one cycle (docs/estimate.md "After a stalled load").  Without a
+ * measurement of the machine at hand f is EST_STALL_EXPOSURE, their
+ * geometric middle, and the interval spans the range (interval.c).
  * Where x's 95% upper limit lies below the block's own window ratio, the
  * block waited on that load, and the samples the ratios see are those a
  * run without the miss would give: each instruction keeps at most x x M of
@@ -115,7 +119,7 @@ int est_destall(const struct cfg *cfg, const double *s, const double *m, const i
 	size_t n = 0;
 
 	if (!(f > 0))
-		f = 1;
+		f = EST_STALL_EXPOSURE;
 	memcpy(s_out, s, cfg->ninsns * sizeof(*s));
 	for (uint32_t b = 0; b < cfg->nblocks; b++) {
 		struct est_stall w;

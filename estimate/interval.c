@@ -15,7 +15,7 @@
  *   exposure  a block counted from a witness: what the machine shows of the
  *             waiter's cycles varies with the miss (0.45 to 1.05 of the
  *             latency over four chase sizes on a Zen 4, docs/estimate.md):
- *             a factor of 1.5 either way;
+ *             EST_STALL_EXPOSURE_SPREAD either way;
  *   shape     paths: the block's observations, binomial (1.645 / sqrt(n));
  *             windows: the cluster's spread (tightness) and its samples.
  * And one one-sided term: a block whose samples pile on one instruction
@@ -32,7 +32,7 @@
 
 #define Z90 1.645
 #define MODEL_REL 0.10
-#define EXPOSURE_REL 0.5
+#define EXPOSURE_REL (EST_STALL_EXPOSURE_SPREAD - 1)
 
 static double lg(double rel)
 {

@@ -6,7 +6,8 @@
  * (tests/workloads/culprits branch N, N iterations).  Every count's 90%
  * interval must hold the exact one, the chase's point within a factor of
  * two (the windows alone said 120 times), and the summary must name the
- * cause: D-cache for the chase (at least 80% of the cycles), branch
+ * cause: D-cache for the chase (at least 80% of the cycles where a step
+ * misses to DRAM), branch
  * mispredicts for the random branch (estimate/destall.c,
  * estimate/interval.c).
  */
@@ -99,7 +100,7 @@ static void walk_loop(char *out, size_t len)
 	out[0] = '0', out[1] = 'x';
 }
 
-static void chase(const char *extra, double bytes, double steps)
+static void chase(const char *extra, double bytes, double steps, double min_share)
 {
 	char at[64], cause[64], args[128];
 	double x, lo, hi, share;
@@ -112,21 +113,22 @@ static void chase(const char *extra, double bytes, double steps)
 	assert_true(lo <= steps && steps <= hi);
 	assert_true(x > steps / 2 && x < steps * 2);
 	assert_string_equal(cause, "D-cache");
-	assert_true(share >= 0.8);
+	assert_true(share >= min_share);
 }
 
-/* 256 KB: an L2 miss a step, about 16 cycles. */
+/* 256 KB: an L2 miss a step, about 16 cycles, of which the L1 hit's 5 are
+ * the best case: D-cache can hold two thirds of the cycles, not 80%. */
 static void test_chase_l2(void **state)
 {
 	(void)state;
-	chase("", 262144, 100000000);
+	chase("", 262144, 100000000, 0.5);
 }
 
 /* 16 MB: a DRAM miss a step; sampled at 20 kHz for the witness's samples. */
 static void test_chase_dram(void **state)
 {
 	(void)state;
-	chase("-F 20000", 16777216, 5000000);
+	chase("-F 20000", 16777216, 5000000, 0.8);
 }
 
 static void test_random_branch(void **state)

@@ -85,7 +85,7 @@ struct est_opts {
 	const struct est_measurements *measured;
 	/* what the machine shows of the cycles of an instruction waiting on a
 	 * load, once the data is there (est_destall; the calibration's
-	 * stall_exposure); 0: 1, < 0: no destalling */
+	 * stall_exposure); 0: EST_STALL_EXPOSURE, < 0: no destalling */
 	double stall_exposure;
 };
 
@@ -96,6 +96,12 @@ struct est_opts {
  * `exposure` cycles an execution: executions = per_cps x cycles per sample;
  * the block's own window said window_per_cps x cycles per sample.
  */
+/* What a machine shows of a load waiter's latency when no measurement says
+ * (estimate/destall.c: 0.45 - 1.05 measured on a Zen 4 VM; the middle),
+ * and the factor either way the interval allows for it (interval.c). */
+#define EST_STALL_EXPOSURE 0.7
+#define EST_STALL_EXPOSURE_SPREAD 1.55
+
 struct est_stall {
 	uint32_t block, load, waiter;
 	double witness_samples, exposure, per_cps, window_per_cps;
@@ -111,7 +117,8 @@ double est_poisson_lower(double n, double z);
  * missing load left on the instruction after it brought down to a stall-free
  * run's where an instruction waiting on the load shows the block's count
  * significantly lower than its window (docs/estimate.md "After a stalled
- * load").  m, reason, culprit: est_model_m's; f the stall exposure (0: 1).
+ * load").  m, reason, culprit: est_model_m's; f the stall exposure (0:
+ * EST_STALL_EXPOSURE).
  * st (may be NULL) receives one entry per such block (at most nblocks).
  */
 int est_destall(const struct cfg *cfg, const double *s, const double *m, const int *reason,
