@@ -29,6 +29,7 @@ import math
 import os
 import subprocess
 import sys
+from collections import defaultdict
 
 PAPER = "paper (Alpha, dcpix): insns 73 / 87 / 92 % within 5/10/15%; edges 58% within 10%"
 BUCKETS = [(-1e99, -0.45, "<-45"), (-0.45, -0.30, "-45..-30"), (-0.30, -0.15, "-30..-15"),
@@ -208,6 +209,11 @@ def edge_exact(blocks_last, edges, jumps, ir, d):
     return res
 
 
+# samples whose exact count lies inside the block's stated 90% interval:
+# (label, workload or "all") -> [samples, inside]
+COVER = defaultdict(lambda: [0.0, 0.0])
+
+
 def analyse_proc(binp, wdir, row, jumps_by_img, stats, per_wl, overall, per_conf, cats, procs_out,
                  wl):
     name, img = row["name"], row["image"]
@@ -311,6 +317,14 @@ def analyse_proc(binp, wdir, row, jumps_by_img, stats, per_wl, overall, per_conf
             ex = ir.get(ins["offset"], 0)
             e = err_of(ins["executions"], ex)
             acc_p.add(e, s)
+            kb = blk_of.get(ins["offset"])
+            if label in MAIN and kb is not None and "interval" in blocks[kb]:
+                lo, hi = blocks[kb]["interval"]
+                COVER[(label, "all")][0] += s
+                COVER[(label, wl)][0] += s
+                if lo <= ex <= hi:
+                    COVER[(label, "all")][1] += s
+                    COVER[(label, wl)][1] += s
             if label in MAIN:
                 per_wl[(wl, label)].add(e, s)
                 overall[label].add(e, s)
@@ -451,6 +465,15 @@ def main():
             share = 100.0 * x.w / overall[m].w if overall[m].w else 0
             row.append("%5.1f%% of samples: %s" % (share, fmt3(x.pct())))
         P("%-7s | dcpi %s | global %s" % (cf, row[0], row[1]))
+    P("")
+    P("Interval calibration: share of samples whose exact count lies inside the stated")
+    P("90% interval (estimate/interval.c; right as often as it claims: 85-95%)")
+    for key in ["all"] + list(a.workloads):
+        row = []
+        for m in MAIN:
+            n, inside = COVER[(m, key)]
+            row.append("%5.1f%% of %7d" % (100.0 * inside / n if n else float("nan"), n))
+        P("%-10s | dcpi %s | global %s" % (key[:10], row[0], row[1]))
     P("")
     P("Fig. 8 histogram of errors (% of samples), overall")
     P("%-7s " % "" + " ".join("%8s" % b[2] for b in BUCKETS))
