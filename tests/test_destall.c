@@ -77,9 +77,9 @@ static void test_chase(void **state)
 	size_t n;
 
 	(void)state;
-	/* 18 samples for the add's 1 cycle an iteration, of which the machine
-	 * shows 0.7 without a measurement: 2.08e7 (exact 2e7); the windows alone
-	 * said 2.47e9 */
+	/* 18 samples for the add's 1 cycle an iteration (1.45e7; exact 2e7),
+	 * of which the machine shows EST_STALL_EXPOSURE without a measurement;
+	 * the windows alone said 2.47e9 */
 	x = loop_count(cfg, s, 1, &n);
 	assert_int_equal(n, 1);
 	assert_true(fabs(x - 18 * 807469.0) < 0.02 * 18 * 807469.0);
