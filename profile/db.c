@@ -100,7 +100,7 @@ size_t prof_db_damaged(const struct prof_db *db, const char *const **files)
 }
 
 /* Remember a damaged file once (a report may read an epoch twice). */
-static void add_damaged(struct prof_db *db, const char *path)
+void prof_db_add_damaged(struct prof_db *db, const char *path)
 {
 	char **v, *s;
 
@@ -711,7 +711,7 @@ static int epoch_read(struct prof_db *db, const char *epoch, int strict,
 		if (rc && rc != -ENOMEM && rc != -EIO && !strict) {
 			prof_db_note(db, "%s; skipped, the rest of epoch %s is reported", e.msg,
 				     epoch);
-			add_damaged(db, shown);
+			prof_db_add_damaged(db, shown);
 			rc = 0;
 			continue;
 		}

@@ -265,6 +265,9 @@ int pfx##_file_merge(const char *path, const struct type *p, struct dcpi_err *er
 
 /* PFX_epoch_write, PFX_profiles_free, PFX_epoch_read and PFX_epoch_merge
  * (include/dcpi/paths.h, values.h) through kind.c. */
+/* Remember a damaged file of the database once (prof_db_damaged lists them). */
+void prof_db_add_damaged(struct prof_db *db, const char *path);
+
 #define PROF_KIND_EPOCH_API(pfx, type)							\
 int pfx##_epoch_write(struct prof_db *db, const char *epoch, const struct type *p,	\
 		      struct dcpi_err *err)						\

@@ -267,8 +267,10 @@ void kind_free_all(const struct prof_kind *k, void *v, size_t n)
 	free(v);
 }
 
-int kind_epoch_read(const struct prof_kind *k, struct prof_db *db, const char *epoch,
-		    void **out, size_t *n, struct dcpi_err *err)
+/* strict (merging): a file that fails its checks is an error; else it is
+ * skipped with a note and listed as damaged, and the rest is read. */
+static int epoch_read(const struct prof_kind *k, struct prof_db *db, const char *epoch,
+		      void **out, size_t *n, int strict, struct dcpi_err *err)
 {
 	char shown[PATH_MAX + NAME_MAX + 2];
 	char *v = NULL, **names;
@@ -300,8 +302,17 @@ int kind_epoch_read(const struct prof_kind *k, struct prof_db *db, const char *e
 			rc = k->decode(buf, len, shown, v + got * k->size, &e);
 			free(buf);
 		}
+		if (rc && rc != -ENOMEM && rc != -EIO && !strict) {
+			prof_db_note(db, "%s; skipped, the rest of epoch %s is reported", e.msg,
+				     epoch);
+			prof_db_add_damaged(db, shown);
+			k->free(v + got * k->size);
+			rc = 0;
+			continue;
+		}
 		if (rc)
-			dcpi_errf(err, rc, "%s", e.msg);
+			dcpi_errf(err, rc, "%s%s", e.msg, strict ? "; a damaged profile is not "
+				  "merged (the output would lack its data): remove or repair it" : "");
 		else
 			got++;
 	}
@@ -313,6 +324,12 @@ int kind_epoch_read(const struct prof_kind *k, struct prof_db *db, const char *e
 	*out = v;
 	*n = got;
 	return 0;
+}
+
+int kind_epoch_read(const struct prof_kind *k, struct prof_db *db, const char *epoch,
+		    void **out, size_t *n, struct dcpi_err *err)
+{
+	return epoch_read(k, db, epoch, out, n, 0, err);
 }
 
 int kind_epoch_merge(const struct prof_kind *k, struct prof_db *dst, const char *dst_epoch,
@@ -331,7 +348,7 @@ int kind_epoch_merge(const struct prof_kind *k, struct prof_db *dst, const char 
 	if (!stat(ddir, &sd) && !stat(sdir, &ss) && sd.st_dev == ss.st_dev &&
 	    sd.st_ino == ss.st_ino)
 		return dcpi_errf(err, -EINVAL, "%s: cannot merge an epoch into itself", ddir);
-	rc = kind_epoch_read(k, src, src_epoch, &v, &n, err);
+	rc = epoch_read(k, src, src_epoch, &v, &n, 1, err);
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = kind_epoch_write(k, dst, dst_epoch, (char *)v + i * k->size, err);
 	kind_free_all(k, v, n);

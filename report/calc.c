@@ -21,6 +21,21 @@
 #include "internal.h"
 
 /* The JSON fields every report of one procedure opens with (no braces). */
+/* Files of the database skipped as damaged (profile/db.c): the epoch is
+ * reported without them. */
+static void json_damaged(FILE *f, const struct prof_db *db)
+{
+	const char *const *v;
+	size_t n = db ? prof_db_damaged(db, &v) : 0;
+
+	fprintf(f, ", \"damaged\": [");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, i ? ", " : "");
+		rep_json_str(f, v[i]);
+	}
+	fprintf(f, "]");
+}
+
 void rep_calc_json_head(FILE *f, const struct rep_calc *c)
 {
 	fprintf(f, "\"procedure\": ");
@@ -29,6 +44,7 @@ void rep_calc_json_head(FILE *f, const struct rep_calc *c)
 	rep_json_str(f, img_path(c->img));
 	fprintf(f, ", \"epoch\": ");
 	rep_json_str(f, c->epoch);
+	json_damaged(f, c->db);
 	fprintf(f, ", \"event\": ");
 	rep_json_str(f, c->prof->event);
 }
@@ -423,7 +439,7 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 		       c->meas.cached);
 		if (c->meas.contended)
 			fprintf(f, "  %u of them timed while another thread shared the core "
-			       "(their figures may be high; timed again next time)\n",
+			       "(their figures may be high; --remeasure times them again)\n",
 			       c->meas.contended);
 	} else {
 		fprintf(f, "best cases from the model only (%s)\n", c->meas_why);

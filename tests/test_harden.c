@@ -994,8 +994,13 @@ static void test_damaged_file_reports(void **state)
 		skip();
 	for (size_t d = 0; d < 3; d++) {
 		recorded_db(dbp, sizeof(dbp));
-		run_capture(f, sizeof(f), "ls %s/00000001/*.prof | head -1", dbp);
+		/* another image's profile (libc's, ld.so's): twoprocs' own is
+		 * what calc and llvm-prof read below */
+		run_capture(f, sizeof(f), "ls %s/00000001/*.prof | grep -v \"$(readelf -n "
+			    "%s/workloads/twoprocs | grep \"Build ID\" | sed \"s/.*: //\")\" | "
+			    "head -1", dbp, build_dir);
 		f[strcspn(f, "\n")] = '\0';
+		assert_true(f[0] == '/');
 		assert_int_equal(tu_sh("f=%s; %s", f, damage[d]), 0);
 		rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
 		print_message("%s", out);
@@ -1021,6 +1026,39 @@ static void test_damaged_file_reports(void **state)
 		print_message("%s", out);
 		assert_int_equal(rc, 0);
 	}
+}
+
+/* A damaged path or value file: skipped with a note naming it, the rest
+ * reported; merge refuses it. */
+static void test_damaged_paths_reports(void **state)
+{
+	char dbp[300], out[8192], f[600];
+	int rc;
+
+	if (!have_tools())
+		skip();
+	fresh(dbp, sizeof(dbp));
+	if (run_capture(out, sizeof(out), "%s record --paths 200:32 --db %s -- "
+			"%s/workloads/twoprocs 5", dcpi_bin, dbp, build_dir))
+		fail_msg("record: %s", out);
+	run_capture(f, sizeof(f), "ls %s/00000001/*.paths | head -1", dbp);
+	f[strcspn(f, "\n")] = '\0';
+	assert_true(f[0] == '/');
+	assert_int_equal(tu_sh("echo garbage > %s", f), 0);
+	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, f));
+	assert_non_null(strstr(out, "skipped, the rest of epoch 00000001 is reported"));
+	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a --json 2>/dev/null", dcpi_bin,
+			 dbp);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\"damaged\": [\""));
+	rc = run_capture(out, sizeof(out), "%s merge %s -o %s/m", dcpi_bin, dbp, ws);
+	print_message("%s", out);
+	assert_int_not_equal(rc, 0);
+	assert_non_null(strstr(out, "not merged"));
+	assert_int_equal(tu_sh("test ! -e %s/m/00000001", ws), 0);
 }
 
 /* A database the user cannot write: refused before the command runs. */
@@ -1459,6 +1497,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_epoch_every_tool, each_setup,
 						each_teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_file_reports, each_setup,
+						each_teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_paths_reports, each_setup,
 						each_teardown),
 		cmocka_unit_test_setup_teardown(test_record_unwritable_first, each_setup,
 						each_teardown),

@@ -429,10 +429,21 @@ static void test_epoch(void **state)
 	path_profiles_free(w, m);
 	path_profiles_free(v, n);
 	assert_int_equal(path_epoch_merge(db, e1, db, e1, &err), -EINVAL);
-	/* A corrupt path file is an error naming it. */
+	/* A corrupt path file is skipped with a note naming it and listed as
+	 * damaged; the rest of the epoch is read; a merge refuses it. */
 	snprintf(path, sizeof(path), "%s/%s/ffff.paths", prof_db_path(db), e1);
 	write_text(path, "DCPIPATH but not really");
-	assert_int_equal(path_epoch_read(db, e1, &v, &n, &err), -EINVAL);
+	assert_int_equal(path_epoch_read(db, e1, &v, &n, &err), 0);
+	assert_int_equal(n, m);
+	path_profiles_free(v, n);
+	assert_non_null(strstr(prof_db_notes(db), "ffff.paths"));
+	{
+		const char *const *dmg;
+
+		assert_int_equal(prof_db_damaged(db, &dmg), 1);
+		assert_non_null(strstr(dmg[0], "ffff.paths"));
+	}
+	assert_int_equal(path_epoch_merge(db2, e2, db, e1, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "ffff.paths"));
 	/* ... and does not disturb the sample profiles' reader. */
 	assert_int_equal(prof_epoch_read(db, e1, &pv, &m, &err), 0);

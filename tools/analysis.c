@@ -189,6 +189,7 @@ int tool_proc_analyze(struct tool_proc *t)
 
 	est_analysis_free(&t->an);
 	rc = est_analyze(&t->in, t->img, t->prof, t->proc, &t->an, &err);
+	tool_db_notes(t->db);	/* path or value files found damaged on the way */
 	if (t->in.note[0]) {
 		fprintf(stderr, "%s: %s\n", tool_name, t->in.note);
 		t->in.note[0] = '\0';
@@ -207,6 +208,7 @@ void tool_proc_view(const struct tool_proc *t, int all, int json, struct rep_cal
 	v->a.opts = t->in.o.opts;
 	v->a.popts = t->in.o.popts;
 	v->epoch = t->epoch;
+	v->db = t->db;
 	v->prof = t->prof;
 	v->meta = t->in.meta;
 	v->have_meta = t->in.have_meta;

@@ -194,6 +194,7 @@ struct rep_calc {
 		struct est_path_opts popts;
 	} a;
 	const char *epoch;
+	const struct prof_db *db;		/* for its damaged files; may be NULL */
 	const struct prof_profile *prof;	/* the (image, event) analysed */
 	struct prof_epoch_meta meta;
 	int have_meta;
