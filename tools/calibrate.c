@@ -1,6 +1,6 @@
 /*
  * calibrate.c - `dcpi calibrate`: measure where this machine's samples land
- * (docs/estimate.md "Calibration: where samples land"; estimate/calibration.c
+ * (docs/estimate.md "Calibration: where samples land"; estimate/calibrate/attribution.c
  * computes it).
  *
  * Runs its loops (`dcpi __skidloops`, tools/skidloops.c, built into this

@@ -1,7 +1,7 @@
 /*
  * calibrate_model.c - `dcpi calibrate --model`: this machine's instruction
- * costs.  Times the calibration probes (culprit/probes.txt) in the sandbox,
- * fits the shipped model CPUID picks (or --base) to them (culprit/fit.c) and
+ * costs.  Times the calibration probes (culprit/model/probes.txt) in the sandbox,
+ * fits the shipped model CPUID picks (or --base) to them (culprit/model/fit.c) and
  * writes the model file every tool then uses on this CPU (docs/models.md
  * "Model files").  Progress on stderr; the changes and the fit on stdout.
  */
@@ -85,7 +85,7 @@ static int write_measurements(const char *path, const struct model_probe *p, siz
 /*
  * The probes' cycles saved by --measurements, for --refit: cycles[i] of probe
  * i (0 when the file lacks it).  A row whose bytes are not this dcpi's probe
- * (culprit/probes.txt changed since) is left out with a note; a row that does
+ * (culprit/model/probes.txt changed since) is left out with a note; a row that does
  * not parse is an error naming the line.  Returns the probes found, or -1.
  */
 static long read_measurements(const char *path, const struct model_probe *p, size_t n,
@@ -136,7 +136,7 @@ static long read_measurements(const char *path, const struct model_probe *p, siz
 		probe_hex(&p[i], hex, sizeof(hex));
 		if (strcmp(hex, h)) {
 			fprintf(stderr, "%s: note: %s:%ld: %s was timed as other bytes than this "
-				"dcpi's (culprit/probes.txt changed since): left out\n", tool_name,
+				"dcpi's (culprit/model/probes.txt changed since): left out\n", tool_name,
 				path, lineno, name);
 			continue;
 		}
@@ -205,7 +205,7 @@ static void report(const struct cal_args *a, const struct model_fit_report *rep,
 /*
  * The front end's floor for loops (loop_line_bytes), which the probes cannot
  * show: they run unrolled in the sandbox.  One loop timed at three places
- * (culprit/loop_lines.c); its verdict and figures become the parameter's
+ * (estimate/calibrate/loop_lines.c); its verdict and figures become the parameter's
  * source.  Not with --refit: the saved probe cycles do not hold it.
  */
 static int loop_lines(const struct cal_args *a, int cpu, const char *date, struct model *m)

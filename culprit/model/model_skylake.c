@@ -1,5 +1,5 @@
 /*
- * culprit/model_skylake.c - Intel Skylake (and its many family-6
+ * culprit/model/model_skylake.c - Intel Skylake (and its many family-6
  * derivatives) as data for the best-case scheduler (DCPI paper sec. 6.1.3).
  * Sources in docs/models.md: the Intel 64 and IA-32 Architectures
  * Optimization Reference Manual, Agner Fog's and uops.info's tables.  Not

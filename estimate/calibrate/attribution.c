@@ -1,5 +1,5 @@
 /*
- * calibration.c - where this machine's samples land, measured on known
+ * estimate/calibrate/attribution.c - where this machine's samples land, measured on known
  * loops against exact counts (docs/estimate.md "Calibration: where samples
  * land"; the paper's
  * processor reported six cycles late, sec. 4.1.2, and the paper built that

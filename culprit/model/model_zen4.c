@@ -1,5 +1,5 @@
 /*
- * culprit/model_zen4.c - AMD Zen 4 (family 19h) as data for the best-case
+ * culprit/model/model_zen4.c - AMD Zen 4 (family 19h) as data for the best-case
  * scheduler (DCPI paper sec. 6.1.3).  The project's machines are Zen 4 (Genoa):
  * the numbers come from loop bodies timed on them (bench/bhive/measured-micro.tsv,
  * names cited beside the rows), else from AMD's Software Optimization Guide for

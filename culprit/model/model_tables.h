@@ -1,5 +1,5 @@
 /*
- * culprit/model_tables.h - how the shipped pipeline models are written as
+ * culprit/model/model_tables.h - how the shipped pipeline models are written as
  * data, LLVM-style (X86Schedule.td + X86ScheduleZnver*.td): one list of
  * instruction classes and the rows that match instructions to them, shared
  * by every CPU (model_base.c), and per CPU only what differs

@@ -1,5 +1,5 @@
 /*
- * culprit/model_generic.c - a cautious 4-wide out-of-order x86-64 core, for
+ * culprit/model/model_generic.c - a cautious 4-wide out-of-order x86-64 core, for
  * processors no other model describes (DCPI paper sec. 6.1.3).  Numbers are
  * deliberately middle-of-the-road (docs/models.md): 4 ALUs, 2 loads and 1
  * store per cycle, 5-cycle loads, 4-cycle FP, no move elimination.

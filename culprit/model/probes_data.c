@@ -1,6 +1,6 @@
 /*
- * culprit/probes_data.c - culprit/probes.txt assembled (scripts/gen_probes.sh;
- * do not edit): the calibration microbenchmarks as bytes.
+ * culprit/model/probes_data.c - culprit/model/probes.txt assembled
+ * (scripts/gen_probes.sh; do not edit): the calibration microbenchmarks as bytes.
  */
 #include "probes.h"
 

@@ -1,7 +1,7 @@
 /*
- * culprit/probe_time.c - time the calibration probes on this machine
- * (`dcpi calibrate --model`) in the BHive-style sandbox (culprit/sandbox.c),
- * for the fit (culprit/fit.c).
+ * estimate/calibrate/probe_time.c - time the calibration probes on this machine
+ * (`dcpi calibrate --model`) in the BHive-style sandbox (culprit/sandbox/sandbox.c),
+ * for the fit (culprit/model/fit.c).
  *
  * The machine may be shared: contention only ever slows a body, so each
  * probe's figure is a low quantile over whole passes (the second lowest of

@@ -1,5 +1,5 @@
 /*
- * culprit/loop_lines.c - measure the front end's floor for loops on this
+ * estimate/calibrate/loop_lines.c - measure the front end's floor for loops on this
  * machine (the model's loop_line_bytes; docs/models.md "Loops across a
  * line"), for `dcpi calibrate --model`.  The sandbox cannot: it times
  * bodies unrolled, and the floor is the loop's.  So three copies of one

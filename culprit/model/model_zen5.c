@@ -1,5 +1,5 @@
 /*
- * culprit/model_zen5.c - AMD Zen 5 (family 1Ah) as data: widths, ports,
+ * culprit/model/model_zen5.c - AMD Zen 5 (family 1Ah) as data: widths, ports,
  * latencies and instruction classes for the best-case scheduler (DCPI paper
  * sec. 6.1.3).  Sources per number in docs/models.md: the AMD Software
  * Optimization Guide for the 1Ah family (57238) and public instruction tables

@@ -1,5 +1,5 @@
 /*
- * culprit/model_zen3.c - AMD Zen 3 (family 19h; also used for family 17h)
+ * culprit/model/model_zen3.c - AMD Zen 3 (family 19h; also used for family 17h)
  * as data for the best-case scheduler (DCPI paper sec. 6.1.3).  Sources in
  * docs/models.md: AMD Software Optimization Guide for family 19h, Agner
  * Fog's and uops.info's tables.  Not measured here: 6-wide dispatch, 4 ALUs,

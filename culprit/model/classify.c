@@ -1,5 +1,5 @@
 /*
- * culprit/classify.c - map a decoded instruction (struct cfg_insn) to the
+ * culprit/model/classify.c - map a decoded instruction (struct cfg_insn) to the
  * instruction-class row of a pipeline model (DCPI paper sec. 6.1.3: the
  * model needs each instruction's latency and functional units).
  *

@@ -1,5 +1,5 @@
 /*
- * sandbox.c - time bodies of machine code on this machine, as BHive does (Chen,
+ * culprit/sandbox/sandbox.c - time bodies of machine code on this machine, as BHive does (Chen,
  * Brahmakshatriya, Amarasinghe, Carbin, "BHive: A Benchmark Suite and Measurement
  * Framework for Validating x86-64 Basic Block Performance Models", IISWC 2019);
  * the contract is include/dcpi/sandbox.h, the method bench/bhive/README.md.

@@ -1,5 +1,5 @@
 /*
- * culprit/schedule.c - the best-case scheduler: run a block through a
+ * culprit/model/schedule.c - the best-case scheduler: run a block through a
  * pipeline model with no dynamic stalls and give each instruction its M_i,
  * the cycles it spends as the oldest unretired instruction (DCPI paper
  * sec. 6.1.3), and for static stalls the reason and culprit (sec. 6.3).

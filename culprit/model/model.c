@@ -1,5 +1,5 @@
 /*
- * culprit/model.c - the registry of pipeline models and the choice of one:
+ * culprit/model/model.c - the registry of pipeline models and the choice of one:
  * by name (`--model zen4`) or from CPUID (vendor, display family and model)
  * of the processor we run on.  The models themselves are data, one file per
  * microarchitecture: the base class table (model_base.c) and each CPU's

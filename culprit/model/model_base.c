@@ -1,5 +1,5 @@
 /*
- * culprit/model_base.c - the instruction classes every shipped pipeline
+ * culprit/model/model_base.c - the instruction classes every shipped pipeline
  * model shares, and the rows that put an instruction in a class (DCPI paper
  * sec. 6.1.3: the model needs each instruction's latency and units).  The
  * values here are the common case (mostly AMD Zen's); each CPU's file

@@ -1,8 +1,8 @@
 /*
- * culprit/probes.h - the calibration microbenchmarks (culprit/probes.txt,
+ * culprit/model/probes.h - the calibration microbenchmarks (culprit/model/probes.txt,
  * assembled into probes_data.c): latency chains, independent-throughput
  * groups, port-pressure mixes, front end, loads, stores and branches, timed
- * by `dcpi calibrate --model` and fitted by culprit/fit.c.  Private.
+ * by `dcpi calibrate --model` and fitted by culprit/model/fit.c.  Private.
  */
 #ifndef DCPI_CULPRIT_PROBES_H
 #define DCPI_CULPRIT_PROBES_H

@@ -1,5 +1,5 @@
 /*
- * culprit/fit.c - fit a pipeline model to microbenchmarks timed on this
+ * culprit/model/fit.c - fit a pipeline model to microbenchmarks timed on this
  * machine (`dcpi calibrate --model`; DCPI paper sec. 6.1.3 needs the best
  * case of the machine that took the samples).
  *
