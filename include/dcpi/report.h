@@ -184,7 +184,7 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 
 /*
  * dcpicalc's output (report/calc.c): the analysis of one procedure as
- * tools/calc.c made it (shallow copies: the tool owns and frees them), shown
+ * tools/cmd_calc.c made it (shallow copies: the tool owns and frees them), shown
  * as the paper's fig. 2 (text), as JSON, or as the model's static schedule.
  */
 struct rep_calc {

@@ -1,5 +1,5 @@
 /*
- * tools/record.c - `dcpi record [options] -- CMD [ARGS]`: run CMD under
+ * tools/cmd_record.c - `dcpi record [options] -- CMD [ARGS]`: run CMD under
  * sampling and write one new epoch of the database (collect_record does the
  * work).  Picks the events (cycles when the machine has a PMU, else
  * cpu-clock), passes SIGINT/SIGTERM on to CMD, and exits with CMD's status

@@ -1,5 +1,5 @@
 /*
- * stats.c - dcpistats: per procedure, how its samples vary across runs (the
+ * tools/cmd_stats.c - dcpistats: per procedure, how its samples vary across runs (the
  * DCPI paper's fig. 3).  A run is a database's newest epoch (DB...) or one
  * epoch of --db (--epoch E, given several times, or --all-epochs).  The
  * work is report/stats.c.

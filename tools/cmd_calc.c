@@ -1,5 +1,5 @@
 /*
- * calc.c - dcpicalc: executions, CPI and stalls of every instruction of one
+ * tools/cmd_calc.c - dcpicalc: executions, CPI and stalls of every instruction of one
  * procedure (DCPI paper sec. 3.2, fig. 2).  The analysis is est_analyze's
  * (estimate/analyze.c), opened through tools/analysis.c; this file parses
  * options and picks the rendering (report/calc.c, report/summary.c).

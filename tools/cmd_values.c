@@ -1,5 +1,5 @@
 /*
- * vreports.c - dcpivlist, dcpivargs, dcpivcg, dcpivblks: the value-sample
+ * tools/cmd_values.c - dcpivlist, dcpivargs, dcpivcg, dcpivblks: the value-sample
  * reports (seed 000, "Reports"; docs/values.md), and dcpi specialize, the
  * hints drawn from them.  One option parser for the five; the reports are
  * report/vreports.c and report/vspec.c.

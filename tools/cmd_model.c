@@ -1,5 +1,5 @@
 /*
- * model.c - dcpi model: the best-case schedule (DCPI paper sec. 6.1.3, 6.3)
+ * tools/cmd_model.c - dcpi model: the best-case schedule (DCPI paper sec. 6.1.3, 6.3)
  * of each basic block of a procedure, or of raw instruction bytes taken as
  * one loop body: per instruction dispatch, issue, complete and retire
  * cycles, M_i, and the reason and culprit of static stalls.

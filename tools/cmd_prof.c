@@ -1,5 +1,5 @@
 /*
- * prof.c - dcpiprof: samples per procedure (or per image), DCPI fig. 1.
+ * tools/cmd_prof.c - dcpiprof: samples per procedure (or per image), DCPI fig. 1.
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * export.c - dcpi export --pprof: an epoch as a gzip'd pprof profile.proto
+ * tools/cmd_export.c - dcpi export --pprof: an epoch as a gzip'd pprof profile.proto
  * (report/pprof.c), for `go tool pprof` and the continuous-profiling back
  * ends that read it.
  */

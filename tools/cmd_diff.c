@@ -1,5 +1,5 @@
 /*
- * diff.c - dcpidiff: two profiles, per procedure the share of samples
+ * tools/cmd_diff.c - dcpidiff: two profiles, per procedure the share of samples
  * before and after, the change and its significance given the sampling
  * error.  Each side is a database (its newest epoch) or an epoch of --db.
  * The work is report/stats.c.

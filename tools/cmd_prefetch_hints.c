@@ -1,5 +1,5 @@
 /*
- * prefetch.c - dcpi prefetch-hints: LLVM prefetch hints for the loads the
+ * tools/cmd_prefetch_hints.c - dcpi prefetch-hints: LLVM prefetch hints for the loads the
  * dynamic-stall culprits charge with D-cache cycles in constant-stride
  * loops, and the report of every load considered (optimize/prefetch.c).
  */

@@ -1,5 +1,5 @@
 /*
- * tools/cfg.c - dcpicfg: the control-flow graph of one procedure.  With
+ * tools/cmd_cfg.c - dcpicfg: the control-flow graph of one procedure.  With
  * samples of it in the database, the annotated graph (dcpicalc's analysis,
  * report/cfgviz.c); else the plain one (report/cfgplain.c).
  */

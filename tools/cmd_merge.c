@@ -1,5 +1,5 @@
 /*
- * merge.c - dcpi merge: databases from several hosts (or runs) into one
+ * tools/cmd_merge.c - dcpi merge: databases from several hosts (or runs) into one
  * epoch of a new database, through the associative merge of profiles, path
  * profiles and metadata (profile/merge.c): the order of the inputs does not
  * change a byte of the result.  Value profiles (profile/values.c) merge too;

@@ -1,5 +1,5 @@
 /*
- * list.c - dcpilist: one procedure by source line, like perf annotate with
+ * tools/cmd_list.c - dcpilist: one procedure by source line, like perf annotate with
  * counts (report/list.c renders it).  The counts are est_analyze's
  * (estimate/analyze.c), the same dcpicalc prints.
  */

@@ -1,6 +1,6 @@
 /*
- * skidloops.c - `dcpi __skidloops SCALE` (hidden): loops with known
- * instruction mixes for `dcpi calibrate` (tools/calibrate.c, docs/estimate.md
+ * tools/cmd_skidloops.c - `dcpi __skidloops SCALE` (hidden): loops with known
+ * instruction mixes for `dcpi calibrate` (tools/cmd_calibrate.c, docs/estimate.md
  * "Calibration: where samples land"): where does this machine's sampling interrupt report the
  * cycles of a waiting instruction?  Built into dcpi, so calibration needs
  * nothing beside the installed binary; calibrate records and counts this very

@@ -1,5 +1,5 @@
 /*
- * tools/daemon.c - `dcpi daemon` / dcpid: sample the whole system until
+ * tools/cmd_daemon.c - `dcpi daemon` / dcpid: sample the whole system until
  * SIGINT or SIGTERM (collect_daemon does the work, DCPI paper sec. 4.3).
  * SIGUSR1 flushes now, SIGHUP starts a new epoch.
  */
