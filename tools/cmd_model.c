@@ -1,8 +1,9 @@
 /*
- * tools/cmd_model.c - dcpi model: the best-case schedule (DCPI paper sec. 6.1.3, 6.3)
- * of each basic block of a procedure, or of raw instruction bytes taken as
- * one loop body: per instruction dispatch, issue, complete and retire
- * cycles, M_i, and the reason and culprit of static stalls.
+ * tools/cmd_model.c - dcpi model: the best-case schedule (DCPI paper sec.
+ * 6.1.3, 6.3) of each basic block of a procedure, or of raw instruction bytes
+ * taken as one loop body: per instruction dispatch, issue, complete and
+ * retire cycles, M_i, and the reason and culprit of static stalls
+ * (report/model.c prints them); --show, the table's sources.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
+#include "dcpi/report.h"
 #include "tools.h"
 
 struct model_args {
@@ -72,82 +74,6 @@ static int parse_hex(const char *s, uint8_t **out, size_t *n)
 	return 0;
 }
 
-static void print_text(const struct cfg_insn *insns, const struct sched_block *b)
-{
-	printf("block 0x%llx: %d cycles single pass, %.2f cycles/iteration as a loop",
-	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles);
-	if (b->loop_lines)
-		printf(" (front end: its code spans %d lines)", b->loop_lines);
-	if (b->unknown_forms)
-		printf(" (%u unknown forms)", b->unknown_forms);
-	printf("\n  %-10s %-36s %4s %4s %4s %4s %3s %6s  %s\n", "address", "instruction",
-	       "D", "I", "C", "R", "M", "M/it", "reason");
-	for (size_t i = 0; i < b->n; i++) {
-		const struct sched_insn *s = &b->insns[i];
-		char text[CFG_TEXT_MAX];
-
-		printf("  %-10llx %-36.36s %4d %4d %4d %4d %3d %6.2f  %s",
-		       (unsigned long long)s->address, cfg_insn_text(&insns[i], text, sizeof(text)),
-		       s->dispatch, s->issue,
-		       s->complete, s->retire, s->m, s->m_loop,
-		       s->reason ? model_reason_name(s->reason) : "");
-		if (s->culprit >= 0)
-			printf(" <- 0x%llx", (unsigned long long)b->insns[s->culprit].address);
-		if (s->fused)
-			printf(" (fused)");
-		if (!s->class_known)
-			printf(" (unknown form)");
-		putchar('\n');
-	}
-}
-
-static void print_json_block(const struct cfg_insn *insns, const struct sched_block *b,
-			     int first)
-{
-	printf("%s{\"start\": \"0x%llx\", \"cycles\": %d, \"steady_cycles\": %.3f, "
-	       "\"loop_lines\": %d, \"unknown_forms\": %u, \"instructions\": [", first ? "" : ", ",
-	       (unsigned long long)insns[0].addr, b->cycles, b->steady_cycles, b->loop_lines,
-	       b->unknown_forms);
-	for (size_t i = 0; i < b->n; i++) {
-		const struct sched_insn *s = &b->insns[i];
-		char text[CFG_TEXT_MAX];
-
-		printf("%s{\"address\": \"0x%llx\", \"text\": ", i ? ", " : "",
-		       (unsigned long long)s->address);
-		tool_json_str(stdout, cfg_insn_text(&insns[i], text, sizeof(text)));
-		printf(", \"m\": %d, \"m_loop\": %.3f, \"dispatch\": %d, \"issue\": %d, "
-		       "\"complete\": %d, \"retire\": %d, \"reason\": \"%s\", \"culprit\": ",
-		       s->m, s->m_loop, s->dispatch, s->issue, s->complete, s->retire,
-		       model_reason_name(s->reason));
-		if (s->culprit >= 0)
-			printf("\"0x%llx\"", (unsigned long long)b->insns[s->culprit].address);
-		else
-			printf("null");
-		printf(", \"known\": %s}", s->class_known ? "true" : "false");
-	}
-	printf("]}");
-}
-
-/* Schedule and print one block; *first tracks the JSON separator. */
-static int show_block(const struct model *m, const struct cfg_insn *insns, size_t n, int json,
-		      int *first)
-{
-	struct sched_block b;
-	struct dcpi_err err = { 0 };
-
-	if (!n)
-		return 0;
-	if (model_schedule(m, insns, n, NULL, 0, &b, &err) < 0)
-		return tool_fail("schedule: %s", err.msg);
-	if (json)
-		print_json_block(insns, &b, *first);
-	else
-		print_text(insns, &b);
-	*first = 0;
-	sched_block_free(&b);
-	return 0;
-}
-
 static int run_hex(const struct model *m, const struct model_args *a)
 {
 	struct cfg_insn *insns = NULL;
@@ -167,7 +93,9 @@ static int run_hex(const struct model *m, const struct model_args *a)
 		free(insns);
 		return tool_fail("--hex: %s", err.msg);
 	}
-	rc = show_block(m, insns, n, a->json, &first);
+	rc = rep_model_block(stdout, m, insns, n, a->json, &first, &err);
+	if (rc < 0)
+		rc = tool_fail("schedule: %s", err.msg);
 	free(insns);
 	return rc;
 }
@@ -195,81 +123,17 @@ static int run_image(const struct model *m, const struct model_args *a)
 
 		if (!bl->n)
 			continue;
-		if (show_block(m, &cfg->insns[bl->first], bl->n, a->json, &first))
+		if (rep_model_block(stdout, m, &cfg->insns[bl->first], bl->n, a->json, &first,
+				    &err) < 0) {
+			tool_fail("schedule: %s", err.msg);
 			goto out;
+		}
 	}
 	rc = 0;
 out:
 	cfg_free(cfg);
 	img_close(img);
 	return rc;
-}
-
-/* Where the table came from: this CPU, the model file, or why not. */
-static void show_origin(const struct model *m, int auto_chosen)
-{
-	struct model_cpuid id;
-	char path[4096];
-
-	if (model_cpuid_this(&id) == 0)
-		printf("this cpu: %s family %u model %u stepping %u\n", id.vendor, id.family,
-		       id.model, id.stepping);
-	if (model_origin(m))
-		printf("model %s: file %s, refining the shipped table %s\n", m->name,
-		       model_origin(m), model_base(m)->name);
-	else
-		printf("model %s: the shipped table (%s)\n", m->name, m->desc);
-	if (!auto_chosen || model_origin(m))
-		return;
-	if (model_file_status()[0])
-		printf("model file not used: %s\n", model_file_status());
-	else if (model_cpuid_this(&id) == 0 && model_file_path(&id, path, sizeof(path)) == 0)
-		printf("no model file for this cpu (%s): run dcpi calibrate --model\n", path);
-}
-
-static void show_class(const struct model *m, size_t c)
-{
-	static const char *const f[] = { "lat", "uops", "ports", "busy" };
-	const char *name = model_class_name(c), *s0;
-	const struct model_class *r = model_class_row(m, name);
-	char ports[256];
-	int same = 1;
-
-	if (!r)
-		return;
-	model_ports_text(m, r->ports, ports, sizeof(ports));
-	printf("  %-12s lat %3u  uops %u  busy %3u  ports %-24s", name, r->lat, r->uops, r->busy,
-	       ports);
-	s0 = model_class_source(m, name, f[0]);
-	for (int i = 1; i < 4; i++)
-		same &= !strcmp(s0, model_class_source(m, name, f[i]));
-	if (same) {
-		printf(" %s\n", s0);
-		return;
-	}
-	for (int i = 0; i < 4; i++)
-		printf("%s%s: %s", i ? "; " : " ", f[i], model_class_source(m, name, f[i]));
-	putchar('\n');
-}
-
-static int show_model(const struct model *m, int auto_chosen)
-{
-	char v[256];
-
-	show_origin(m, auto_chosen);
-	printf("ports:");
-	for (int p = 0; p < m->nports; p++)
-		printf(" %s", m->port_names[p]);
-	printf("\nmachine parameters:\n");
-	for (size_t i = 0; i < model_param_count(); i++) {
-		model_param_text(m, i, v, sizeof(v));
-		printf("  %-20s %-24s %s\n", model_param_name(i), v,
-		       model_param_source(m, model_param_name(i)));
-	}
-	printf("instruction classes:\n");
-	for (size_t c = 0; c < model_class_count(); c++)
-		show_class(m, c);
-	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct model_args *a)
@@ -301,7 +165,8 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 	}
 	if (a->image && optind < argc)
 		a->proc = argv[optind++];
-	if (optind < argc || (!a->list && !a->show && !a->hex == !a->image) || (a->image && !a->proc)) {
+	if (optind < argc || (!a->list && !a->show && !a->hex == !a->image) ||
+	    (a->image && !a->proc)) {
 		fputs(model_usage, stderr);
 		return 1;
 	}
@@ -324,7 +189,8 @@ int cmd_model(int argc, char **argv)
 
 		for (size_t i = 0; i < n && i < 16; i++)
 			printf("%s%s\n", names[i],
-			       model_by_name(names[i]) == model_for_this_cpu() ? " (this cpu)" : "");
+			       model_by_name(names[i]) == model_for_this_cpu() ?
+			       " (this cpu)" : "");
 		if (model_origin(model_for_this_cpu()))
 			printf("%s (this cpu: %s)\n", model_name(model_for_this_cpu()),
 			       model_origin(model_for_this_cpu()));
@@ -336,7 +202,7 @@ int cmd_model(int argc, char **argv)
 	if (!a.model && model_file_status()[0])
 		fprintf(stderr, "%s: warning: %s\n", tool_name, model_file_status());
 	if (a.show)
-		return show_model(m, !a.model);
+		return rep_model_show(stdout, m, !a.model), 0;
 	if (a.json)
 		printf("{\"model\": \"%s\", \"blocks\": [", model_name(m));
 	rc = a.hex ? run_hex(m, &a) : run_image(m, &a);
