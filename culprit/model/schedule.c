@@ -662,162 +662,206 @@ static void values_update(struct sim *s, const struct cfg_insn *in)
 	}
 }
 
-/*
- * Schedule one instruction.  cls is its class row; next the instruction
- * after it (NULL if unknown); taken: it is a branch back to the loop's top;
- * reloaded: it is a store a load of the block reads back (mark_reloaded).
- */
-static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model_class *cls,
-		    const struct cfg_insn *next, int taken, int reloaded, struct done *out)
-{
-	const struct model *m = s->m;
-	int seq = s->seq, d, t, complete, r, fused = 0, fusing, slots = 0;
-	uint64_t addr = addr_regs(in), rd = in->regs_read & ~CFG_RBIT(CFG_R_RIP);
-	int stack = !!(in->flags & CFG_I_STACK);
-	enum cfg_form form = in->form;
-	int load = form == CFG_F_LOAD || form == CFG_F_RMW || (cls->kind & MODEL_K_POP);
-	int store = form == CFG_F_STORE || form == CFG_F_RMW ||
-		    (cls->kind & MODEL_K_PUSH);
-	uint32_t ports = cls->ports;
-	struct cause why = { 0, MODEL_R_NONE, -1 }, dwhy = { 0, MODEL_R_NONE, -1 };
-	struct cause src;
-	struct skey skey = { .vb = -1 };
+/* One instruction on its way through sim_insn's steps. */
+struct step {
+	const struct cfg_insn *in;
+	const struct model_class *cls;
+	int seq, stack, load, store, fused, fusing, slots;
+	int d, t, complete, r;		/* dispatch, issue, complete, retire */
+	uint64_t addr, rd;		/* address registers; the other registers read */
+	uint32_t ports;
+	struct cause why, src;		/* what bounds it; what bounds its address */
+	struct skey skey;		/* a store's address, as values */
+};
 
+/* What the instruction reads, where it may issue, whether it loads or stores. */
+static void step_init(const struct sim *s, const struct cfg_insn *in,
+		      const struct model_class *cls, struct step *st)
+{
+	enum cfg_form form = in->form;
+
+	memset(st, 0, sizeof(*st));
+	st->in = in;
+	st->cls = cls;
+	st->seq = s->seq;
+	st->addr = addr_regs(in);
+	st->rd = in->regs_read & ~CFG_RBIT(CFG_R_RIP);
+	st->stack = !!(in->flags & CFG_I_STACK);
+	st->load = form == CFG_F_LOAD || form == CFG_F_RMW || (cls->kind & MODEL_K_POP);
+	st->store = form == CFG_F_STORE || form == CFG_F_RMW || (cls->kind & MODEL_K_PUSH);
+	st->ports = cls->ports;
+	st->why = (struct cause){ 0, MODEL_R_NONE, -1 };
+	st->skey.vb = -1;
 	if (in->flags & CFG_I_PREFETCH)
-		load = 0;
+		st->load = 0;
 	/* an 8- or 16-bit write keeps the rest of its register, so it waits for
 	 * the old value (mov %bl,%al; add $1,%eax: 2.0 cycles on Zen 4) */
 	if (in->flags & CFG_I_PARTIAL)
-		rd |= in->regs_written & ((CFG_RBIT(CFG_R_R15) << 1) - CFG_RBIT(CFG_R_RAX));
-	if (stack) {
-		rd &= ~CFG_RBIT(CFG_R_RSP);	/* the stack engine tracks rsp at rename */
+		st->rd |= in->regs_written & ((CFG_RBIT(CFG_R_R15) << 1) - CFG_RBIT(CFG_R_RAX));
+	if (st->stack) {
+		st->rd &= ~CFG_RBIT(CFG_R_RSP);	/* the stack engine tracks rsp at rename */
 		if (in->nmem && in->mem.base == CFG_R_RSP)
-			addr &= ~CFG_RBIT(CFG_R_RSP);
+			st->addr &= ~CFG_RBIT(CFG_R_RSP);
 	}
-	/* a jcc right after a fusible op rides on that op */
-	if ((in->flags & CFG_I_COND) && s->fuse_pending) {
-		fused = 1;
-		d = s->disp_cycle;
-		complete = s->fuse_complete;
-		why.t = complete;
-		why.reason = MODEL_R_FLAGS_DEP;
-		why.seq = s->fuse_seq;
-		t = complete;
-		s->nop_host = 0;
-		goto retire;
-	}
-	dwhy.t = s->disp_cycle;
+}
+
+/* A jcc right after a fusible op rides on that op: no slot, no port. */
+static void step_fused(struct sim *s, struct step *st)
+{
+	st->fused = 1;
+	st->d = s->disp_cycle;
+	st->complete = s->fuse_complete;
+	st->why.t = st->complete;
+	st->why.reason = MODEL_R_FLAGS_DEP;
+	st->why.seq = s->fuse_seq;
+	st->t = st->complete;
+	s->nop_host = 0;
+}
+
+/* Dispatch, wait for the operands (a load's data included), take a port:
+ * st->d, st->t and st->complete.  next decides macro-fusion. */
+static int step_issue(struct sim *s, struct step *st, const struct cfg_insn *next)
+{
+	const struct model *m = s->m;
+	const struct model_class *cls = st->cls;
+	const struct cfg_insn *in = st->in;
+	struct cause dwhy = { s->disp_cycle, MODEL_R_NONE, -1 };
+
 	/* a 0-slot op (nop) rides in the slot of the op before it, one per slot */
-	slots = cls->uops || !s->nop_host ? (cls->uops ? cls->uops : 1) : 0;
-	s->nop_host = slots > 0;
-	d = dispatch(s, slots, store, &dwhy);
-	why.t = d;
+	st->slots = cls->uops || !s->nop_host ? (cls->uops ? cls->uops : 1) : 0;
+	s->nop_host = st->slots > 0;
+	st->d = dispatch(s, st->slots, st->store, &dwhy);
+	st->why.t = st->d;
 	if (dwhy.reason != MODEL_R_NONE)
-		why = dwhy;
-	src = why;
-	/* address registers */
-	regs_ready(s, addr, &src);
-	if (load) {
-		struct cause lw = src;
+		st->why = dwhy;
+	st->src = st->why;
+	regs_ready(s, st->addr, &st->src);	/* address registers */
+	if (st->load) {
+		struct cause lw = st->src;
+		int t = mem_load(s, in, st->d, st->src.t, st->seq, &lw);
 
-		t = mem_load(s, in, d, src.t, seq, &lw);
 		if (t < 0)
 			return t;
-		if (lw.t > why.t)
-			why = lw;
+		if (lw.t > st->why.t)
+			st->why = lw;
 	}
-	regs_ready(s, rd & ~addr, &why);
-	fusing = (cls->kind & MODEL_K_FUSE) && next && (next->flags & CFG_I_COND) &&
-		 form != CFG_F_RMW && form != CFG_F_STORE;
-	if (fusing && (ports & m->branch_ports))
-		ports &= m->branch_ports;
-	t = why.t;
-	if ((cls->kind & MODEL_K_ELIM) || !ports) {
-		complete = t + ((cls->kind & MODEL_K_ELIM) ? 0 : cls->lat);
-	} else {
-		t = port_take(s, ports, t, cls->busy * (wide(m, in) ? 2 : 1), seq, &why);
-		if (t < 0)
-			return t;
-		complete = t + cls->lat;
-		if (cls->lat > 1 && why.t <= d)
-			why.reason = MODEL_R_LATENCY, why.seq = -1;
+	regs_ready(s, st->rd & ~st->addr, &st->why);
+	st->fusing = (cls->kind & MODEL_K_FUSE) && next && (next->flags & CFG_I_COND) &&
+		     in->form != CFG_F_RMW && in->form != CFG_F_STORE;
+	if (st->fusing && (st->ports & m->branch_ports))
+		st->ports &= m->branch_ports;
+	st->t = st->why.t;
+	if ((cls->kind & MODEL_K_ELIM) || !st->ports) {
+		st->complete = st->t + ((cls->kind & MODEL_K_ELIM) ? 0 : cls->lat);
+		return 0;
 	}
-	if (store) {
-		struct cause sw = why;
-		int sa = port_take(s, m->store_addr_ports, src.t, 1, seq, NULL);
-		int data = in->form == CFG_F_RMW ? complete : why.t;
-		int vec_data = !!(in->flags & (CFG_I_FP | CFG_I_VECTOR));
-		int sd;
+	st->t = port_take(s, st->ports, st->t, cls->busy * (wide(m, in) ? 2 : 1), st->seq,
+			  &st->why);
+	if (st->t < 0)
+		return st->t;
+	st->complete = st->t + cls->lat;
+	if (cls->lat > 1 && st->why.t <= st->d)
+		st->why.reason = MODEL_R_LATENCY, st->why.seq = -1;
+	return 0;
+}
 
-		if (sa < 0)
-			return sa;
-		/* a 32- or 64-bit immediate's data comes from an ALU op (param.st_imm:
-		 * two movl $imm and six mov $imm,reg 2.12 cycles on Zen 4, from
-		 * registers 1.50); a byte or word immediate's does not (four adds
-		 * and movl $5,(%rsi) 1.33, with movb $5 1.00) */
-		if (m->store_imm_alu && in->form == CFG_F_STORE && (in->flags & CFG_I_IMM) &&
-		    (in->mem.size == 0 || in->mem.size >= 4) &&
-		    !vec_data && !(cls->kind & MODEL_K_PUSH)) {
-			int ta;
+/*
+ * When a store's data can go: a 32- or 64-bit immediate's data comes from an
+ * ALU op (param.st_imm: two movl $imm and six mov $imm,reg 2.12 cycles on Zen
+ * 4, from registers 1.50); a byte or word immediate's does not (four adds and
+ * movl $5,(%rsi) 1.33, with movb $5 1.00).  Returns data, later or not, or a
+ * negative error.
+ */
+static int store_imm_data(struct sim *s, const struct step *st, int data, int vec_data)
+{
+	const struct model *m = s->m;
+	const struct cfg_insn *in = st->in;
+	int ta;
 
-			if (!s->imm_ports) {
-				const struct model_class *mi = model_class_row(m, "mov_alu");
+	if (!m->store_imm_alu || in->form != CFG_F_STORE || !(in->flags & CFG_I_IMM) ||
+	    (in->mem.size != 0 && in->mem.size < 4) || vec_data ||
+	    (st->cls->kind & MODEL_K_PUSH))
+		return data;
+	if (!s->imm_ports) {
+		const struct model_class *mi = model_class_row(m, "mov_alu");
 
-				s->imm_ports = mi && mi->ports ? mi->ports : m->alu_ports;
-			}
-			ta = port_take(s, s->imm_ports, d, 1, seq, NULL);
-
-			if (ta < 0)
-				return ta;
-			if (ta + 1 > data)
-				data = ta + 1;
-		}
-		sd = port_take(s, vec_data && m->vec_store_data_ports ?
-			       m->vec_store_data_ports : m->store_data_ports, data,
-			       vec_data && wide(m, in) ? 2 : 1, seq, &sw);
-		if (sd < 0)
-			return sd;
-		if (sa + 1 > complete)
-			complete = sa + 1;
-		if (sd + 1 > complete) {
-			complete = sd + 1;
-			why = sw;
-		}
-		store_key(s, in, cls, &skey);	/* before this insn's own writes */
-		if (in->nmem && !(cls->kind & MODEL_K_PUSH))
-			store_add(s, in, &skey, data, seq);
+		s->imm_ports = mi && mi->ports ? mi->ports : m->alu_ports;
 	}
-	s->fuse_pending = fusing;
-	s->fuse_complete = complete;
-	s->fuse_seq = seq;
-retire:
-	if (fused)
-		s->fuse_pending = 0;
+	ta = port_take(s, s->imm_ports, st->d, 1, st->seq, NULL);
+	if (ta < 0)
+		return ta;
+	return ta + 1 > data ? ta + 1 : data;
+}
+
+/* A store's address and data ops; it completes when both are done. */
+static int step_store(struct sim *s, struct step *st)
+{
+	const struct model *m = s->m;
+	const struct cfg_insn *in = st->in;
+	struct cause sw = st->why;
+	int sa = port_take(s, m->store_addr_ports, st->src.t, 1, st->seq, NULL);
+	int data = in->form == CFG_F_RMW ? st->complete : st->why.t;
+	int vec_data = !!(in->flags & (CFG_I_FP | CFG_I_VECTOR));
+	int sd;
+
+	if (sa < 0)
+		return sa;
+	data = store_imm_data(s, st, data, vec_data);
+	if (data < 0)
+		return data;
+	sd = port_take(s, vec_data && m->vec_store_data_ports ?
+		       m->vec_store_data_ports : m->store_data_ports, data,
+		       vec_data && wide(m, in) ? 2 : 1, st->seq, &sw);
+	if (sd < 0)
+		return sd;
+	if (sa + 1 > st->complete)
+		st->complete = sa + 1;
+	if (sd + 1 > st->complete) {
+		st->complete = sd + 1;
+		st->why = sw;
+	}
+	store_key(s, in, st->cls, &st->skey);	/* before this insn's own writes */
+	if (in->nmem && !(st->cls->kind & MODEL_K_PUSH))
+		store_add(s, in, &st->skey, data, st->seq);
+	return 0;
+}
+
+/* The registers it writes are ready when it completes (rsp at dispatch). */
+static void step_results(struct sim *s, const struct step *st)
+{
+	const struct cfg_insn *in = st->in;
+
 	values_update(s, in);
-	/* results */
 	for (uint64_t w = in->regs_written; w; w &= w - 1) {
 		int reg = __builtin_ctzll(w);
 
 		if (reg >= CFG_NREGS)
 			break;
-		if (stack && reg == CFG_R_RSP) {
-			s->ready[reg] = d;
+		if (st->stack && reg == CFG_R_RSP) {
+			s->ready[reg] = st->d;
 		} else {
-			s->ready[reg] = complete;
+			s->ready[reg] = st->complete;
 			/* mul's high half: 4 cycles on Zen 4 where rax takes 3
 			 * (param.mul_hi) */
-			if (reg == CFG_R_RDX && (cls->kind & MODEL_K_WIDE))
-				s->ready[reg] += m->mul_hi_extra;
+			if (reg == CFG_R_RDX && (st->cls->kind & MODEL_K_WIDE))
+				s->ready[reg] += s->m->mul_hi_extra;
 		}
-		s->prod[reg] = seq;
+		s->prod[reg] = st->seq;
 	}
 	if (in->regs_written & s->store_regs)
 		stores_forget(s, in->regs_written);
-	/* in-order retire */
-	r = complete > d + 1 ? complete : d + 1;
+}
+
+/* In-order retire, retire width; a store commits after it.  taken and
+ * reloaded as sim_insn's. */
+static void step_retire(struct sim *s, struct step *st, int taken, int reloaded)
+{
+	const struct model *m = s->m;
+	int r = st->complete > st->d + 1 ? st->complete : st->d + 1;
+
 	if (r < s->last_retire)
 		r = s->last_retire;
-	if (!fused && slots) {
+	if (!st->fused && st->slots) {
 		if (r > s->ret_cycle) {
 			s->ret_cycle = r;
 			s->ret_used = 0;
@@ -829,27 +873,57 @@ retire:
 		s->ret_used++;
 	}
 	s->last_retire = r;
-	s->rob[seq % m->rob_size] = r;
-	if (store && in->nmem) {
-		struct store *st = &s->stores[(s->nextstore + NSTORES - 1) % NSTORES];
+	s->rob[st->seq % m->rob_size] = r;
+	if (st->store && st->in->nmem) {
+		struct store *sp = &s->stores[(s->nextstore + NSTORES - 1) % NSTORES];
 
-		if (st->valid && st->seq == seq)
-			st->retire = r;
+		if (sp->valid && sp->seq == st->seq)
+			sp->retire = r;
 	}
-	if (store && m->store_queue > 0)
-		store_commit(s, &skey, r, reloaded);
+	if (st->store && m->store_queue > 0)
+		store_commit(s, &st->skey, r, reloaded);
 	if (taken && m->taken_per_cycle > 0 && ++s->disp_taken >= m->taken_per_cycle) {
 		s->disp_cycle++;
 		s->disp_used = 0;
 		s->disp_taken = 0;
 	}
+	st->r = r;
+}
+
+/*
+ * Schedule one instruction.  cls is its class row; next the instruction
+ * after it (NULL if unknown); taken: it is a branch back to the loop's top;
+ * reloaded: it is a store a load of the block reads back (mark_reloaded).
+ */
+static int sim_insn(struct sim *s, const struct cfg_insn *in, const struct model_class *cls,
+		    const struct cfg_insn *next, int taken, int reloaded, struct done *out)
+{
+	struct step st;
+	int rc;
+
+	step_init(s, in, cls, &st);
+	if ((in->flags & CFG_I_COND) && s->fuse_pending) {
+		step_fused(s, &st);
+		s->fuse_pending = 0;
+	} else {
+		rc = step_issue(s, &st, next);
+		if (rc < 0)
+			return rc;
+		if (st.store && (rc = step_store(s, &st)) < 0)
+			return rc;
+		s->fuse_pending = st.fusing;
+		s->fuse_complete = st.complete;
+		s->fuse_seq = st.seq;
+	}
+	step_results(s, &st);
+	step_retire(s, &st, taken, reloaded);
 	s->seq++;
-	out->dispatch = d;
-	out->issue = t;
-	out->complete = complete;
-	out->retire = r;
-	out->why = why;
-	out->fused = fused;
+	out->dispatch = st.d;
+	out->issue = st.t;
+	out->complete = st.complete;
+	out->retire = st.r;
+	out->why = st.why;
+	out->fused = st.fused;
 	return 0;
 }
 
