@@ -230,8 +230,9 @@ static int start(const struct est_calib_tables_opts *o, struct est_calib_tables 
 /* The probes' cycles: timed now (cycles), or read from o->refit and packed
  * into sub/subc: *fit_probes, *cyc and *n become what to fit. */
 static int probe_cycles(const struct est_calib_tables_opts *o, struct est_calib_tables *t,
-			const struct model_probe **fit_probes, double **cyc, size_t *n, time_t *when,
-			struct model_probe *sub, double *subc, struct dcpi_err *err)
+			const struct model_probe **fit_probes, double **cyc, size_t *n,
+			time_t *when, struct model_probe *sub, double *subc,
+			struct dcpi_err *err)
 {
 	struct stat st;
 	long rc;
