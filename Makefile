@@ -1,7 +1,8 @@
 # dcpi - continuous profiling and profile analysis for Linux/x86-64.
 #
 # Non-recursive: every part's sources are found by wildcard, so a new file in
-# profile/, image/, collect/, cfg/, ... joins libdcpi.a without editing this.
+# profile/, image/, collect/, cfg/, ... or in a part's subfolder (culprit/model/,
+# culprit/sandbox/, estimate/calibrate/) joins libdcpi.a without editing this.
 #
 #   make            build build/dcpi and its dcpiXXX links
 #   make check      install missing dependencies, build, run every test
@@ -35,7 +36,7 @@ DEP_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldwarf -liberty -lz
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) $(CFLAGS)
 
 PARTS     := util profile image collect import cfg culprit estimate optimize report
-LIB_SRCS  := $(filter-out collect/pathrt.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c)))
+LIB_SRCS  := $(filter-out collect/pathrt.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c $(p)/*/*.c)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,%,$(wildcard tests/workloads/*.c))

@@ -2,7 +2,7 @@
 # bench_model.sh - the pipeline model against loops timed on this machine.
 #
 # Builds bench/bhive/harness.c (BHive-style timing of loop bodies: a main over the
-# library's sandbox, culprit/sandbox.c) and
+# library's sandbox, culprit/sandbox/sandbox.c) and
 # bench/bhive/extract.c (innermost single-block loops of installed binaries, through
 # libdcpi's CFG), times the hand-written bodies of bench/bhive/micro.txt and the
 # extracted ones on one pinned CPU, predicts each with llvm-mca-19 (znver5, znver4,
@@ -71,7 +71,7 @@ while [ $i -le "$BHIVE_RUNS" ]; do
 	# the micro bodies are written for the harness's registers (all X: a cmp of
 	# two registers is equal, a divide is X / X); real loops are timed as real
 	# code runs: a value of its own per register, stepping pointers kept in L1,
-	# and the best of X and two random fills of memory (culprit/sandbox.c)
+	# and the best of X and two random fills of memory (culprit/sandbox/sandbox.c)
 	"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" "$out/micro.in" >"$out/micro.raw.$i"
 	# shellcheck disable=SC2086
 	"$out/harness" -c "$BHIVE_CPU" -r "$BHIVE_REPS" $BHIVE_LOOP_FLAGS \

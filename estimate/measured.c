@@ -4,7 +4,7 @@
  * samples x cycles per sample / best case (DCPI paper sec. 6.1.3), so the best
  * case must be this machine's: the hot blocks of a procedure, and one
  * iteration of each hot innermost loop along its dominant path, are timed in
- * the BHive-style sandbox (culprit/sandbox.c) and est_procedure uses those
+ * the BHive-style sandbox (culprit/sandbox/sandbox.c) and est_procedure uses those
  * figures where they exist (est_apply_measured).
  *
  * A block's body is its bytes without the ending branch, call or return; a
@@ -52,7 +52,7 @@ void est_measure_opts_default(struct est_measure_opts *o)
 	sbx_opts_default(&o->sbx);
 	o->sbx.timeout_ms = 1000;
 	/* real code: pointers in different registers are different objects, and a
-	 * pointer stepping through memory stays in L1 (culprit/sandbox.c) */
+	 * pointer stepping through memory stays in L1 (culprit/sandbox/sandbox.c) */
 	o->sbx.flags = SBX_F_WIND | SBX_F_DISTINCT;
 }
 

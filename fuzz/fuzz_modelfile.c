@@ -1,6 +1,6 @@
 /*
  * fuzz_modelfile.c - libFuzzer target for the model file reader
- * (culprit/modelfile.c, docs/models.md "Model files").
+ * (culprit/model/modelfile.c, docs/models.md "Model files").
  *
  * Each input is parsed as a model file; whatever parses must schedule a
  * small block without error (its numbers are in range) and be freed.  A

@@ -2,7 +2,7 @@
  * calc.c - what dcpicalc prints: the paper's fig. 2 for one procedure (per
  * block the best-case and actual CPI and the executions, per instruction the
  * samples, CPI and stall bubbles with their culprits, source lines between),
- * its JSON, and the model's static schedule (--static).  tools/calc.c runs
+ * its JSON, and the model's static schedule (--static).  tools/cmd_calc.c runs
  * the analysis and fills struct rep_calc; this file only renders it.
  */
 #include <errno.h>

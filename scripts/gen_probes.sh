@@ -1,17 +1,18 @@
 #!/bin/sh
-# gen_probes.sh - assemble culprit/probes.txt into culprit/probes_data.c (the
-# probes `dcpi calibrate --model` times; built into dcpi, so no assembler is
-# needed where it runs).  Needs GNU as and objcopy.  Run from the top of the tree
-# after editing probes.txt; tests/test_fit.c checks the two agree.
+# gen_probes.sh - assemble culprit/model/probes.txt into
+# culprit/model/probes_data.c (the probes `dcpi calibrate --model` times;
+# built into dcpi, so no assembler is needed where it runs).  Needs GNU as and
+# objcopy.  Run from the top of the tree after editing probes.txt;
+# tests/test_fit.c checks the two agree.
 set -e
-in=culprit/probes.txt
-out=culprit/probes_data.c
+in=culprit/model/probes.txt
+out=culprit/model/probes_data.c
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 {
 	echo "/*"
-	echo " * culprit/probes_data.c - culprit/probes.txt assembled (scripts/gen_probes.sh;"
-	echo " * do not edit): the calibration microbenchmarks as bytes."
+	echo " * culprit/model/probes_data.c - culprit/model/probes.txt assembled"
+	echo " * (scripts/gen_probes.sh; do not edit): the calibration microbenchmarks as bytes."
 	echo " */"
 	echo '#include "probes.h"'
 	echo

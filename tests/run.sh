@@ -6,7 +6,7 @@
 #
 # Hermetic: each binary runs with a folder of its own as TMPDIR and HOME
 # (XDG_DATA_HOME inside it: no calibrated model file of the developer's is
-# read, culprit/modelfile.c), removed after.  Settings of the developer's
+# read, culprit/model/modelfile.c), removed after.  Settings of the developer's
 # that change results (DCPIDB, DCPI_MODEL, ...) are unset.  After each
 # binary, /dev/null, /dev/zero and /dev/urandom must still be character
 # devices, and nothing may be left in /tmp, /var/tmp, $TMPDIR, /dev,

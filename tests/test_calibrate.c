@@ -1,5 +1,5 @@
 /*
- * test_calibrate.c - where samples land (estimate/calibration.c, `dcpi
+ * test_calibrate.c - where samples land (estimate/calibrate/attribution.c, `dcpi
  * calibrate`): the attribution fitted on a loop with a known skid, and the
  * calibration file's round trip.
  */

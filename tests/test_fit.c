@@ -1,10 +1,10 @@
 /*
- * test_fit.c - the model fit (culprit/fit.c) on synthetic measurements: a
+ * test_fit.c - the model fit (culprit/model/fit.c) on synthetic measurements: a
  * known shipped table times the calibration probes (the scheduler's steady
  * cycles stand in for the machine), the fit starts from another CPU's table
  * and must recover the known one's values and predictions; with noise it
  * must still get there; values no probe determines keep their source; and
- * culprit/probes_data.c is culprit/probes.txt assembled.
+ * culprit/model/probes_data.c is culprit/model/probes.txt assembled.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -315,7 +315,7 @@ static void test_bad_input(void **state)
 	model_free(m);
 }
 
-/* culprit/probes_data.c is culprit/probes.txt assembled (when as is here). */
+/* culprit/model/probes_data.c is culprit/model/probes.txt assembled (when as is here). */
 static void test_probes_data(void **state)
 {
 	const char *src = getenv("DCPI_SRC");
@@ -340,7 +340,8 @@ static void test_probes_data(void **state)
 	}
 	snprintf(cmd, sizeof(cmd), "cd '%s' && d=$(mktemp -d) && cp -r culprit scripts $d/ && "
 		 "cd $d && sh scripts/gen_probes.sh >/dev/null && "
-		 "cmp -s culprit/probes_data.c '%s/culprit/probes_data.c'; r=$?; rm -rf $d; "
+		 "cmp -s culprit/model/probes_data.c '%s/culprit/model/probes_data.c'; "
+		 "r=$?; rm -rf $d; "
 		 "exit $r", src, src);
 	assert_int_equal(system(cmd), 0);
 }

@@ -1,6 +1,6 @@
 /*
  * test_model.c - pipeline models and the best-case scheduler (culprit/model*.c,
- * culprit/classify.c, culprit/schedule.c): hand-written loops whose cycles
+ * culprit/model/classify.c, culprit/model/schedule.c): hand-written loops whose cycles
  * per iteration were timed on the project's machines (Zen 4, though first taken
  * for Zen 5: the zen5 expectations are the same figures), M_i summing to
  * the block's cycles (DCPI paper sec. 6.1.3), reasons and culprits of static

@@ -1,5 +1,5 @@
 /*
- * test_model_golden.c - the shipped model tables as data (culprit/model_base.c
+ * test_model_golden.c - the shipped model tables as data (culprit/model/model_base.c
  * and the per-CPU difference files) give every model exactly what the old
  * hand-copied tables gave: for every body of bench/bhive/measured-micro.tsv
  * and measured-loops.tsv (hand-written micro bodies and loops of real

@@ -1,5 +1,5 @@
 /*
- * test_modelfile.c - model files (culprit/modelfile.c, docs/models.md "Model
+ * test_modelfile.c - model files (culprit/model/modelfile.c, docs/models.md "Model
  * files"): a model changed through model_set_* is written and read back to
  * the same schedules and sources; every kind of bad input is refused with
  * the file, the line and the reason, and leaves no model; the per-machine

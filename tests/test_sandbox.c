@@ -1,5 +1,5 @@
 /*
- * test_sandbox.c - the BHive-style timing sandbox (culprit/sandbox.c,
+ * test_sandbox.c - the BHive-style timing sandbox (culprit/sandbox/sandbox.c,
  * include/dcpi/sandbox.h): known bodies timed on this machine (an add chain
  * against independent adds), bodies that fault, divide by zero, run past the
  * time limit or kill the child, refusals, an empty batch and huge bodies.

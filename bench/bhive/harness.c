@@ -1,6 +1,6 @@
 /*
  * harness.c - time loop bodies on this machine, BHive-style: a thin main over the
- * library's sandbox (culprit/sandbox.c, include/dcpi/sandbox.h), which holds the method
+ * library's sandbox (culprit/sandbox/sandbox.c, include/dcpi/sandbox.h), which holds the method
  * (bench/bhive/README.md).
  *
  * Input, one body per line: "name<TAB>hex bytes" (spaces inside the hex are allowed;

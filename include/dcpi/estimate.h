@@ -281,7 +281,7 @@ void est_confidence_flow(const struct cfg *cfg, struct est_class *classes, const
 /*
  * Calibration of where samples land (docs/estimate.md "Calibration: where
  * samples land";
- * estimate/calibration.c, `dcpi calibrate`).  Known loops are sampled and
+ * estimate/calibrate/attribution.c, `dcpi calibrate`).  Known loops are sampled and
  * counted exactly; the model says where their cycles are spent (E_i x M_i)
  * and the samples say where they are reported.  attrib[k] is the share of
  * an instruction's cycles whose samples land k instructions later along the

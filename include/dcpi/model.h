@@ -5,10 +5,10 @@
  * A model is data: widths, reorder-buffer size, execution ports, load and
  * store ports, cache and TLB latencies, and a table of instruction classes
  * keyed by mnemonic, operand form and vector width.  The shipped models are
- * one base class table (culprit/model_base.c) plus a short file of
- * differences per microarchitecture (culprit/model_zen5.c, ...); a model file
+ * one base class table (culprit/model/model_base.c) plus a short file of
+ * differences per microarchitecture (culprit/model/model_zen5.c, ...); a model file
  * measured on this machine by `dcpi calibrate --model` overrides them
- * (culprit/modelfile.c).  Chosen from CPUID or by name.
+ * (culprit/model/modelfile.c).  Chosen from CPUID or by name.
  *
  * The scheduler runs a block through the model with no dynamic stalls (every
  * load hits L1, every branch is predicted) and gives, per instruction, M_i:
@@ -136,7 +136,7 @@ struct model {
 	int store_queue;
 	int store_pair_bytes;
 	/* NULL for the shipped models; a model read from a model file or made by
-	 * model_copy (culprit/modelfile.c) keeps its sources here */
+	 * model_copy (culprit/model/modelfile.c) keeps its sources here */
 	struct model_file_data *file;
 };
 
@@ -159,7 +159,7 @@ int model_loop_lines(const struct model *m, const uint64_t *lo, const uint64_t *
  * Time one small loop (two adds, compare, branch back) in this process at
  * three places in 64-byte-aligned code, pinned to cpu (-1: not pinned):
  * fig[0] inside one line, fig[1] across a 64-byte line, fig[2] across a
- * 32-byte boundary only, in core cycles an iteration (culprit/loop_lines.c).
+ * 32-byte boundary only, in core cycles an iteration (estimate/calibrate/loop_lines.c).
  * model_loop_line_bytes_of(fig) is the loop_line_bytes they show: 64, 32,
  * or 0 when crossing costs nothing.
  */
@@ -169,7 +169,7 @@ int model_loop_line_bytes_of(const double fig[3]);
 size_t model_list(const char **names, size_t max);
 
 /*
- * Model files (docs/models.md "Model files"; culprit/modelfile.c): a shipped
+ * Model files (docs/models.md "Model files"; culprit/model/modelfile.c): a shipped
  * model refined by values measured on one CPU, keyed by CPUID vendor,
  * family, model and stepping, stored per machine in $DCPI_MODEL_DIR, else
  * $XDG_DATA_HOME/dcpi/models, else ~/.local/share/dcpi/models, as
@@ -243,13 +243,13 @@ void model_ports_text(const struct model *m, uint32_t ports, char *buf, size_t l
 const char *model_file_status(void);
 
 /*
- * Calibration (culprit/probes.txt, culprit/fit.c): microbenchmark bodies timed
+ * Calibration (culprit/model/probes.txt, culprit/model/fit.c): microbenchmark bodies timed
  * on this machine, and the fit of a model's machine parameters and per-class
  * latency, dispatch slots, ports and busy cycles to their cycles per
  * iteration.  The fit is pure: measurements in, model values out.
  */
 struct model_probe {
-	const char *name;	/* "lat.fadd" (assembly in culprit/probes.txt) */
+	const char *name;	/* "lat.fadd" (assembly in culprit/model/probes.txt) */
 	size_t len;
 	const uint8_t *bytes;
 };
@@ -266,7 +266,7 @@ struct model_fit_report {
 };
 
 /*
- * Time probes[0..n) on this machine (culprit/probe_time.c, the sandbox):
+ * Time probes[0..n) on this machine (estimate/calibrate/probe_time.c, the sandbox):
  * passes whole passes, pinned to cpu (-1: not pinned); cycles[i] is the
  * second lowest of the passes' figures (lowest with fewer than 3 passes), 0
  * when no pass timed it.  probe_load[pass] (may be NULL) is that pass's

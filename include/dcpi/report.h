@@ -184,7 +184,7 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 
 /*
  * dcpicalc's output (report/calc.c): the analysis of one procedure as
- * tools/calc.c made it (shallow copies: the tool owns and frees them), shown
+ * tools/cmd_calc.c made it (shallow copies: the tool owns and frees them), shown
  * as the paper's fig. 2 (text), as JSON, or as the model's static schedule.
  */
 struct rep_calc {
@@ -217,6 +217,13 @@ struct rep_calc {
 void rep_calc_text(FILE *f, const struct rep_calc *c);
 void rep_calc_json(FILE *f, const struct rep_calc *c);
 int rep_calc_static(FILE *f, const struct rep_calc *c, struct dcpi_err *err);
+
+/* `dcpi model` (report/model.c): schedule insns[0..n) as one block and print
+ * it, text or JSON (*first: no separator before it yet); which table is in
+ * use and the source of each of its numbers (auto_chosen: not by name). */
+int rep_model_block(FILE *f, const struct model *m, const struct cfg_insn *insns, size_t n,
+		    int json, int *first, struct dcpi_err *err);
+void rep_model_show(FILE *f, const struct model *m, int auto_chosen);
 /* dcpilist of the same analysis (report/list.c). */
 void rep_calc_list(FILE *f, const struct rep_calc *c, int json);
 /* s as a JSON string (quoted, escaped): every --json output uses it. */

@@ -1,6 +1,6 @@
 /*
  * sandbox.h - time a piece of machine code on this machine, BHive-style
- * (Chen et al., IISWC 2019; culprit/sandbox.c, docs/models.md).
+ * (Chen et al., IISWC 2019; culprit/sandbox/sandbox.c, docs/models.md).
  *
  * A body (straight-line bytes: a block, a loop iteration along one path with
  * its internal branches made nops, or a microbenchmark) is copied U and 2U
@@ -73,7 +73,7 @@ struct sbx_result {
 	double cycles_per_tsc;	/* core clock / TSC as measured beside it */
 	unsigned unroll;	/* U */
 	char detail[96];	/* why not timed: "SIGSEGV at 0x...", "syscall at +12" */
-	/* extensions (culprit/sandbox.c) */
+	/* extensions (culprit/sandbox/sandbox.c) */
 	double cycles_low;	/* lower quartile of the repetitions: the low,
 				 * stable figure on a shared machine */
 	unsigned pages;		/* pages mapped on demand beside the region */

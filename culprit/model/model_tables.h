@@ -1,0 +1,155 @@
+/*
+ * culprit/model/model_tables.h - how the shipped pipeline models are written as
+ * data, LLVM-style (X86Schedule.td + X86ScheduleZnver*.td): one list of
+ * instruction classes and the rows that match instructions to them, shared
+ * by every CPU (model_base.c), and per CPU only what differs
+ * (model_zen5.c, ...): the ports each functional-unit role maps to, and the
+ * classes whose latency, dispatch slots, unit, busy cycles or kind are not
+ * the base's.  model.c expands them into struct model's row tables once.
+ * Private to culprit/.
+ */
+#ifndef DCPI_CULPRIT_MODEL_TABLES_H
+#define DCPI_CULPRIT_MODEL_TABLES_H
+
+#include "dcpi/model.h"
+
+/* Functional-unit roles: each CPU maps a role to a set of its ports. */
+enum model_unit {
+	MODEL_U_NONE,		/* no port (renamed, or memory ports only) */
+	MODEL_U_ALU,		/* any integer ALU */
+	MODEL_U_BR,		/* branch units */
+	MODEL_U_SHIFT,		/* shifts, rotates, bit tests */
+	MODEL_U_FLAGRD,		/* setcc, cmov */
+	MODEL_U_MUL,		/* integer multiplier */
+	MODEL_U_LEA,		/* simple lea */
+	MODEL_U_DIV,		/* integer divider */
+	MODEL_U_LOCK,		/* atomics, one at a time */
+	MODEL_U_GPR2VEC,	/* movd/movq between gpr and xmm */
+	MODEL_U_VZU,		/* vzeroupper */
+	MODEL_U_FMA,		/* FP multiply / FMA pipes */
+	MODEL_U_FADD,		/* FP add pipes */
+	MODEL_U_FCOMI,		/* (u)comis */
+	MODEL_U_FCVT,		/* conversions */
+	MODEL_U_FANY,		/* any FP/vector pipe */
+	MODEL_U_FSHUF,		/* shuffles */
+	MODEL_U_FDIV,		/* FP divide / sqrt */
+	MODEL_U_VEC2GPR,	/* pmovmskb, movmskp */
+	MODEL_U_PCLMUL,		/* carry-less multiply */
+	MODEL_U_ALUFP,		/* the fallback: any ALU or FP pipe */
+	MODEL_U_COUNT
+};
+
+/* Instruction classes (the model file names them as model_base.c does). */
+enum model_cls {
+	MC_NOP_LONG, MC_NOP, MC_CMPXCHG, MC_LOCK, MC_SBB_ZERO, MC_ZERO_IDIOM,
+	MC_MOV_GPR_VEC, MC_VZEROUPPER, MC_MOV_RR, MC_VMOV_RR, MC_LOAD_STORE, MC_VSTORE,
+	MC_MOV_ALU, MC_PUSH, MC_POP, MC_CALL, MC_RET, MC_BRANCH, MC_ALU_FUSE,
+	MC_ALU_LOGIC, MC_ALU, MC_SHIFT, MC_SHLD, MC_BTS, MC_SETCC, MC_BITCOUNT,
+	MC_XCHG, MC_LEA3, MC_LEA_SC, MC_LEA, MC_IMUL, MC_MUL, MC_MULX, MC_CRC32,
+	MC_DIV64, MC_IDIV64, MC_DIV32, MC_FMA, MC_FMUL, MC_FADD, MC_FCOMI, MC_FDIV,
+	MC_FSQRT, MC_FCVT, MC_FCVT_X, MC_VLOGIC, MC_PCLMUL, MC_VIMUL, MC_SHUFFLE, MC_VPERM,
+	MC_VBLEND, MC_VMOVMSK, MC_VINT, MC_FDIV_S, MC_FSQRT_S, MC_UNKNOWN,
+	MC_COUNT
+};
+
+struct model_base_class {
+	const char *name;
+	uint8_t lat, uops, unit, busy, kind;
+	uint8_t optional;		/* absent unless a CPU turns it on */
+	const char *what;		/* one line for `dcpi model --show` */
+};
+
+struct model_base_row {
+	const char *pattern;
+	uint8_t forms;
+	uint16_t min_vec, max_vec;
+	uint32_t need, avoid;
+	uint8_t cls;			/* enum model_cls */
+};
+
+/*
+ * One CPU's difference from the base class: each field is V(value), or 0 to
+ * keep the base's.  on = 1 turns an optional class on.
+ */
+#define V(x) ((x) + 1)
+struct model_delta {
+	uint8_t cls;
+	uint8_t lat, uops, unit, busy, kind, on;
+};
+
+struct model_cpu {
+	struct model *m;		/* scalars; classes filled by model.c */
+	uint32_t units[MODEL_U_COUNT];
+	const struct model_delta *delta;
+	size_t ndelta;
+};
+
+/*
+ * In a CPU's file, which names its ports in an enum ending in NPORTS, their
+ * names in port_names[] and its port sets in the macros B(port), ALU, BR,
+ * MUL, FMA, FADD, FANY and FSHUF:
+ *
+ * MODEL_PORTS, the port fields of its struct model (loads, store addresses
+ * and store data on the sets given);
+ */
+#define MODEL_PORTS(load, store_addr, store_data)					\
+	.nports = NPORTS, .port_names = port_names, .alu_ports = ALU, .branch_ports = BR,	\
+	.load_ports = load, .store_addr_ports = store_addr, .store_data_ports = store_data,	\
+	.fp_ports = FANY
+
+/* MODEL_UNITS, the unit roles every CPU has (the rest of its .units follow:
+ * VEC2GPR and any optional ones) with its sets for shifts, setcc/cmov, lea,
+ * movd/movq gpr->xmm, (u)comis and conversions; */
+#define MODEL_UNITS(shift, flagrd, lea, gpr2vec, fcomi, fcvt)				\
+	[MODEL_U_ALU] = ALU, [MODEL_U_BR] = BR, [MODEL_U_SHIFT] = shift,		\
+	[MODEL_U_FLAGRD] = flagrd, [MODEL_U_MUL] = MUL, [MODEL_U_LEA] = lea,		\
+	[MODEL_U_DIV] = B(DIV), [MODEL_U_GPR2VEC] = gpr2vec, [MODEL_U_FMA] = FMA,	\
+	[MODEL_U_FADD] = FADD, [MODEL_U_FCOMI] = fcomi, [MODEL_U_FCVT] = fcvt,		\
+	[MODEL_U_FANY] = FANY, [MODEL_U_FSHUF] = FSHUF, [MODEL_U_FDIV] = B(FDIV),	\
+	[MODEL_U_ALUFP] = ALU | FANY
+
+/* MODEL_DELTA, its struct model_cpu's delta[] and ndelta. */
+#define MODEL_DELTA .delta = delta, .ndelta = sizeof(delta) / sizeof(delta[0])
+
+/*
+ * What the AMD Zen models (model_zen3.c, model_zen4.c, model_zen5.c) share:
+ * retiring 8 a cycle, move elimination, 4-cycle integer and 7-cycle FP
+ * loads, 4-cycle L1, 400-cycle memory, 40-cycle TLB misses, 13-cycle
+ * mispredictions, and these Zen 4 measurements (docs/models.md; dcpi
+ * calibrate measures them on other cores): an index scaled by 2-8 or base +
+ * index + disp, and movsx/movsxd loads, one cycle more each (lat.cload,
+ * lat.sxload: 5.0 per load, 6.0 for both, "Load latency"); movl $imm,mem
+ * takes an ALU for its data (param.st_imm 2.12 cycles, the same from
+ * registers 1.50, "Stores of an immediate"); mul and one-operand imul give
+ * rax in 3 cycles, rdx in 4 (param.mul_hi, "The high half of a multiply").
+ */
+#define MODEL_ZEN									\
+	.retire_width = 8, MODEL_PORTS(AGU, AGU, STD), .load_lat = 4, .load_lat_fp = 7,	\
+	.load_lat_complex = 1, .load_lat_sext = 1, .store_imm_alu = 1, .mul_hi_extra = 1,	\
+	.move_elim = 1, .l1_lat = 4, .dram_lat = 400, .tlb_miss_lat = 40,		\
+	.mispredict_penalty = 13
+/* The Zen units: shifts, setcc/cmov and lea on any ALU but what differs,
+ * (u)comis and conversions on the FP adders, xmm->gpr on the FP stores. */
+#define MODEL_ZEN_UNITS(shift, flagrd)							\
+	MODEL_UNITS(shift, flagrd, ALU, FANY, FADD, FADD),				\
+	[MODEL_U_VEC2GPR] = B(FST0) | B(FST1)
+
+extern const struct model_base_class model_base_classes[MC_COUNT];
+extern const struct model_base_row model_base_rows[];
+extern const size_t model_base_nrows;
+#define MODEL_BASE_MAXROWS 176
+
+extern const struct model_cpu model_cpu_zen5, model_cpu_zen4, model_cpu_zen3,
+	model_cpu_skylake, model_cpu_generic;
+
+/* A shipped model by name (never a model file's: the reader uses it). */
+const struct model *model_shipped_by_name(const char *name);
+
+/* The ports unit role `unit` is on the shipped model (0: it has none). */
+uint32_t model_unit_ports(const struct model *shipped, int unit);
+
+/* Expand cpu into rows[MODEL_BASE_MAXROWS] and *fallback; set cpu->m's tables. */
+void model_tables_expand(const struct model_cpu *cpu, struct model_class *rows,
+			 struct model_class *fallback);
+
+#endif /* DCPI_CULPRIT_MODEL_TABLES_H */

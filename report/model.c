@@ -1,0 +1,158 @@
+/*
+ * report/model.c - what `dcpi model` prints: the best-case schedule of a
+ * block (DCPI paper sec. 6.1.3, 6.3; culprit/model/schedule.c) per
+ * instruction - dispatch, issue, complete and retire cycles, M_i, the reason
+ * and culprit of static stalls - as text or JSON, and `--show`: which table
+ * is in use and the source of every number in it (docs/models.md).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/model.h"
+#include "dcpi/report.h"
+
+static void print_text(FILE *f, const struct cfg_insn *insns, const struct sched_block *b)
+{
+	fprintf(f, "block 0x%llx: %d cycles single pass, %.2f cycles/iteration as a loop",
+		(unsigned long long)insns[0].addr, b->cycles, b->steady_cycles);
+	if (b->loop_lines)
+		fprintf(f, " (front end: its code spans %d lines)", b->loop_lines);
+	if (b->unknown_forms)
+		fprintf(f, " (%u unknown forms)", b->unknown_forms);
+	fprintf(f, "\n  %-10s %-36s %4s %4s %4s %4s %3s %6s  %s\n", "address", "instruction",
+		"D", "I", "C", "R", "M", "M/it", "reason");
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sched_insn *s = &b->insns[i];
+		char text[CFG_TEXT_MAX];
+
+		fprintf(f, "  %-10llx %-36.36s %4d %4d %4d %4d %3d %6.2f  %s",
+			(unsigned long long)s->address,
+			cfg_insn_text(&insns[i], text, sizeof(text)), s->dispatch, s->issue,
+			s->complete, s->retire, s->m, s->m_loop,
+			s->reason ? model_reason_name(s->reason) : "");
+		if (s->culprit >= 0)
+			fprintf(f, " <- 0x%llx", (unsigned long long)b->insns[s->culprit].address);
+		if (s->fused)
+			fprintf(f, " (fused)");
+		if (!s->class_known)
+			fprintf(f, " (unknown form)");
+		fputc('\n', f);
+	}
+}
+
+static void print_json_block(FILE *f, const struct cfg_insn *insns, const struct sched_block *b,
+			     int first)
+{
+	fprintf(f, "%s{\"start\": \"0x%llx\", \"cycles\": %d, \"steady_cycles\": %.3f, "
+		"\"loop_lines\": %d, \"unknown_forms\": %u, \"instructions\": [",
+		first ? "" : ", ",
+		(unsigned long long)insns[0].addr, b->cycles, b->steady_cycles, b->loop_lines,
+		b->unknown_forms);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sched_insn *s = &b->insns[i];
+		char text[CFG_TEXT_MAX];
+
+		fprintf(f, "%s{\"address\": \"0x%llx\", \"text\": ", i ? ", " : "",
+			(unsigned long long)s->address);
+		rep_json_str(f, cfg_insn_text(&insns[i], text, sizeof(text)));
+		fprintf(f, ", \"m\": %d, \"m_loop\": %.3f, \"dispatch\": %d, \"issue\": %d, "
+			"\"complete\": %d, \"retire\": %d, \"reason\": \"%s\", \"culprit\": ",
+			s->m, s->m_loop, s->dispatch, s->issue, s->complete, s->retire,
+			model_reason_name(s->reason));
+		if (s->culprit >= 0)
+			fprintf(f, "\"0x%llx\"", (unsigned long long)b->insns[s->culprit].address);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"known\": %s}", s->class_known ? "true" : "false");
+	}
+	fprintf(f, "]}");
+}
+
+int rep_model_block(FILE *f, const struct model *m, const struct cfg_insn *insns, size_t n,
+		    int json, int *first, struct dcpi_err *err)
+{
+	struct sched_block b;
+	int rc;
+
+	if (!n)
+		return 0;
+	rc = model_schedule(m, insns, n, NULL, 0, &b, err);
+	if (rc < 0)
+		return rc;
+	if (json)
+		print_json_block(f, insns, &b, *first);
+	else
+		print_text(f, insns, &b);
+	*first = 0;
+	sched_block_free(&b);
+	return 0;
+}
+
+/* Where the table came from: this CPU, the model file, or why not. */
+static void show_origin(FILE *f, const struct model *m, int auto_chosen)
+{
+	struct model_cpuid id;
+	char path[4096];
+
+	if (model_cpuid_this(&id) == 0)
+		fprintf(f, "this cpu: %s family %u model %u stepping %u\n", id.vendor, id.family,
+			id.model, id.stepping);
+	if (model_origin(m))
+		fprintf(f, "model %s: file %s, refining the shipped table %s\n", m->name,
+			model_origin(m), model_base(m)->name);
+	else
+		fprintf(f, "model %s: the shipped table (%s)\n", m->name, m->desc);
+	if (!auto_chosen || model_origin(m))
+		return;
+	if (model_file_status()[0])
+		fprintf(f, "model file not used: %s\n", model_file_status());
+	else if (model_cpuid_this(&id) == 0 && model_file_path(&id, path, sizeof(path)) == 0)
+		fprintf(f, "no model file for this cpu (%s): run dcpi calibrate --model\n", path);
+}
+
+static void show_class(FILE *f, const struct model *m, size_t c)
+{
+	static const char *const field[] = { "lat", "uops", "ports", "busy" };
+	const char *name = model_class_name(c), *s0;
+	const struct model_class *r = model_class_row(m, name);
+	char ports[256];
+	int same = 1;
+
+	if (!r)
+		return;
+	model_ports_text(m, r->ports, ports, sizeof(ports));
+	fprintf(f, "  %-12s lat %3u  uops %u  busy %3u  ports %-24s", name, r->lat, r->uops,
+		r->busy, ports);
+	s0 = model_class_source(m, name, field[0]);
+	for (int i = 1; i < 4; i++)
+		same &= !strcmp(s0, model_class_source(m, name, field[i]));
+	if (same) {
+		fprintf(f, " %s\n", s0);
+		return;
+	}
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "%s%s: %s", i ? "; " : " ", field[i],
+			model_class_source(m, name, field[i]));
+	fputc('\n', f);
+}
+
+void rep_model_show(FILE *f, const struct model *m, int auto_chosen)
+{
+	char v[256];
+
+	show_origin(f, m, auto_chosen);
+	fprintf(f, "ports:");
+	for (int p = 0; p < m->nports; p++)
+		fprintf(f, " %s", m->port_names[p]);
+	fprintf(f, "\nmachine parameters:\n");
+	for (size_t i = 0; i < model_param_count(); i++) {
+		model_param_text(m, i, v, sizeof(v));
+		fprintf(f, "  %-20s %-24s %s\n", model_param_name(i), v,
+			model_param_source(m, model_param_name(i)));
+	}
+	fprintf(f, "instruction classes:\n");
+	for (size_t c = 0; c < model_class_count(); c++)
+		show_class(f, m, c);
+}
+

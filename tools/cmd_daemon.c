@@ -1,0 +1,161 @@
+/*
+ * tools/cmd_daemon.c - `dcpi daemon` / dcpid: sample the whole system until
+ * SIGINT or SIGTERM (collect_daemon does the work, DCPI paper sec. 4.3).
+ * SIGUSR1 flushes now, SIGHUP starts a new epoch.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/collect.h"
+#include "sampling.h"
+#include "tools.h"
+
+static volatile sig_atomic_t stop_flag, flush_flag, epoch_flag;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		flush_flag = 1;
+	else if (sig == SIGHUP)
+		epoch_flag = 1;
+	else
+		stop_flag = 1;
+}
+
+static void print_note(const char *msg)
+{
+	fprintf(stderr, "%s: note: %s\n", tool_name, msg);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dcpid [options]   (or dcpi daemon)\n"
+		"  -e, --event LIST      comma-separated, of %s;\n"
+		"                        default cycles, or cpu-clock without a PMU\n"
+		"  -c, --count N         sample every N events (ns for the clocks)\n"
+		"  -F, --freq HZ         sample HZ times a second instead\n"
+		"      --db DIR          database (default $DCPIDB, then ./dcpidb)\n"
+		"      --flush SECONDS   merge into the epoch this often (default 60)\n"
+		"      --duration SECONDS  stop after this long (default: at SIGINT/SIGTERM)\n"
+		"      --pidfile FILE    written once sampling runs\n"
+		"      --max-held N      sample-table entries kept through failed flushes\n"
+		"                        (default 1048576; more are dropped and counted)\n"
+		"      --user-only       do not sample kernel code\n"
+		"      --fixed-period    do not randomize the period\n"
+		"      --seed N          seed of the random periods\n"
+		"      --no-calibrate    skip the calibration loops\n"
+		"  -q, --quiet           no summary line\n"
+		"signals: SIGUSR1 flushes now, SIGHUP starts a new epoch\n",
+		collect_event_names());
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGUSR1, SIGHUP };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		TOOL_SAMPLING_LONGOPTS,
+		{ "db", required_argument, NULL, 'D' },
+		{ "flush", required_argument, NULL, 'f' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "max-held", required_argument, NULL, 'M' },
+		{ "user-only", no_argument, NULL, 'u' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct collect_opts opts = { 0 };
+	struct collect_daemon_opts d = { 0 };
+	struct collect_daemon_result res;
+	struct dcpi_err err = { 0 };
+	const char *event = NULL, *db = NULL;
+	int quiet = 0, c, ret;
+	uint64_t v;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+				NULL)) != -1) {
+		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
+			if (ret)
+				return ret;
+			continue;
+		}
+		switch (c) {
+		case 'D':
+			db = optarg;
+			break;
+		case 'f':
+			if (tool_parse_u64(optarg, &v) || v > 86400 * 365)
+				return tool_fail("--flush %s: not a number of seconds", optarg);
+			d.flush_seconds = (unsigned)v;
+			break;
+		case 'd':
+			d.duration_seconds = strtod(optarg, &end);
+			if (end == optarg || *end || !(d.duration_seconds > 0))
+				return tool_fail("--duration %s: not a positive number", optarg);
+			break;
+		case 'p':
+			d.pidfile = optarg;
+			break;
+		case 'M':
+			if (tool_parse_u64(optarg, &v) || !v)
+				return tool_fail("--max-held %s: not a positive number", optarg);
+			d.max_held = v;
+			break;
+		case 'u':
+			d.user_only = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc)
+		return tool_fail("%s: unexpected argument", argv[optind]);
+	if (tool_sampling_finish(&opts, event, quiet))
+		return 1;
+	opts.db_dir = tool_db_dir(db);
+	d.stop = &stop_flag;
+	d.flush = &flush_flag;
+	d.new_epoch = &epoch_flag;
+	d.note = print_note;
+	catch_signals();
+	ret = collect_daemon(&opts, &d, &res, &err);
+	if (ret)
+		return tool_fail("%s", err.msg);
+	if (res.failed_flushes || res.dropped)
+		fprintf(stderr, "%s: %llu flush(es) failed and were retried, %llu samples "
+			"dropped\n", tool_name, (unsigned long long)res.failed_flushes,
+			(unsigned long long)res.dropped);
+	if (!quiet)
+		fprintf(stderr, "%s: %llu samples (%llu lost, %llu of its own left out) "
+			"in %u epoch(s), %llu flushes, %s into %s; last epoch %s\n", tool_name,
+			(unsigned long long)res.samples, (unsigned long long)res.lost,
+			(unsigned long long)res.self, res.epochs,
+			(unsigned long long)res.flushes,
+			res.kernel ? "user and kernel" : "user only", opts.db_dir,
+			res.epochs ? res.epoch : "(none: nothing sampled)");
+	return 0;
+}

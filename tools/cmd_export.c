@@ -1,0 +1,83 @@
+/*
+ * tools/cmd_export.c - dcpi export --pprof: an epoch as a gzip'd pprof profile.proto
+ * (report/pprof.c), for `go tool pprof` and the continuous-profiling back
+ * ends that read it.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/optimize.h"
+#include "dcpi/report.h"
+#include "tools.h"
+
+static const char export_usage[] =
+	"usage: dcpi export --pprof [-o FILE] [--db DIR] [--epoch E|all]\n"
+	"  writes the epoch's samples as a gzip'd pprof profile (profile.proto): one\n"
+	"  sample type per event, locations with function, file and line, mappings\n"
+	"  with build-ids (default FILE: dcpi.pb.gz; '-': standard output)\n";
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pprof", no_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "epoch", required_argument, NULL, 'E' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = "dcpi.pb.gz", *db = NULL, *epoch = NULL;
+	struct prof_epoch_meta meta;
+	struct dcpi_err err = { 0 };
+	struct prof_profile *p = NULL;
+	struct prof_db *d = NULL;
+	char used[256];
+	uint8_t *buf = NULL;
+	size_t n = 0, len = 0;
+	int c, pprof = 0, rc = 0, have_meta;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pprof = 1; break;
+		case 'o': out = optarg; break;
+		case 'd': db = optarg; break;
+		case 'E': epoch = optarg; break;
+		case 'h': printf(export_usage); return 0;
+		default: fprintf(stderr, export_usage); return 1;
+		}
+	}
+	if (!pprof || optind != argc) {
+		fprintf(stderr, export_usage);
+		return tool_fail(pprof ? "unexpected argument %s" : "--pprof is the one format",
+				 pprof ? argv[optind] : "");
+	}
+	if (prof_db_open(tool_db_dir(db), 0, &d, &err) < 0 ||
+	    rep_load_profiles(d, epoch, &p, &n, used, sizeof(used), &err) < 0) {
+		rc = tool_fail("%s", err.msg);
+		goto out;
+	}
+	tool_db_notes(d);
+	if (!n) {
+		rc = tool_fail("%s: epoch %s holds no samples: nothing to export",
+			       tool_db_dir(db), used);
+		goto out;
+	}
+	have_meta = strcmp(used, "all") && prof_epoch_meta_read(d, used, &meta, &err) == 0;
+	if (rep_pprof(p, n, have_meta ? &meta : NULL, &buf, &len, &err) < 0 ||
+	    opt_write_file(out, buf, len, &err) < 0) {
+		rc = tool_fail("%s", err.msg);
+		goto out;
+	}
+	if (strcmp(out, "-"))
+		fprintf(stderr, "%s: %s: pprof profile of epoch %s, %zu bytes\n", tool_name, out,
+			used, len);
+out:
+	free(buf);
+	prof_profiles_free(p, n);
+	if (d)
+		prof_db_close(d);
+	return rc;
+}

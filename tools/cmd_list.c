@@ -1,0 +1,68 @@
+/*
+ * tools/cmd_list.c - dcpilist: one procedure by source line, like perf annotate with
+ * counts (report/list.c renders it).  The counts are est_analyze's
+ * (estimate/analyze.c), the same dcpicalc prints.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "dcpi/report.h"
+#include "tools.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s PROC [options]\n"
+		"  PROC by source line (DWARF lines, inlined subroutines named): per line and\n"
+		"  per instruction the samples, estimated executions, CPI and first culprit\n"
+		"  PROC                procedure name as dcpiprof prints it, or 0xADDRESS\n"
+		"      --json          machine-readable output\n"
+		"%s", tool_name, tool_ana_usage);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	enum { O_JSON = 1 };
+	static const struct option opts[] = {
+		TOOL_ANA_LONGOPTS,
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tool_proc t;
+	struct rep_calc v;
+	int c, rc, json = 0;
+
+	memset(&t, 0, sizeof(t));
+	tool_ana_args_init(&t.a);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "e:m:h", opts, NULL)) != -1) {
+		rc = tool_ana_option(&t.a, c, optarg);
+		if (rc > 0)
+			return rc;
+		if (rc == 0)
+			continue;
+		switch (c) {
+		case O_JSON: json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return 1;
+	}
+	t.spec = argv[optind];
+	rc = tool_proc_open(&t);
+	if (!rc && !t.proc)
+		rc = tool_fail("%s: one procedure, not every one", t.spec);
+	if (!rc)
+		rc = tool_proc_analyze(&t);
+	if (!rc) {
+		tool_proc_view(&t, 0, json, &v);
+		rep_calc_list(stdout, &v, json);
+	}
+	tool_proc_close(&t);
+	return rc;
+}

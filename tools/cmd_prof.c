@@ -1,0 +1,223 @@
+/*
+ * tools/cmd_prof.c - dcpiprof: samples per procedure (or per image), DCPI fig. 1.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/profile.h"
+#include "dcpi/report.h"
+#include "tools.h"
+
+struct prof_args {
+	const char *db, *epoch, *event;
+	int by_image, json;
+	long limit;
+};
+
+static const char prof_usage[] =
+	"usage: dcpiprof [options]\n"
+	"  -i, --images       one row per image instead of per procedure\n"
+	"  -e, --event E      sort by event E (default: the first event)\n"
+	"  -n, --limit N      print at most N rows\n"
+	"      --db DIR       profile database (default $DCPIDB, then ./dcpidb)\n"
+	"      --epoch E      epoch name, or 'all' (default: the newest)\n"
+	"      --json         machine-readable output\n";
+
+static void print_json(const struct rep_table *t, const struct prof_args *a,
+		       const char *epoch, size_t nrows, const struct prof_db *db)
+{
+	printf("{\"epoch\": ");
+	tool_json_str(stdout, epoch);
+	printf(", \"events\": [");
+	for (size_t e = 0; e < t->nevents; e++) {
+		printf(e ? ", " : "");
+		tool_json_str(stdout, t->events[e].name);
+	}
+	printf("], \"total\": {");
+	for (size_t e = 0; e < t->nevents; e++) {
+		printf(e ? ", " : "");
+		tool_json_str(stdout, t->events[e].name);
+		printf(": %llu", (unsigned long long)t->events[e].total);
+	}
+	printf("}, \"period\": {");
+	for (size_t e = 0; e < t->nevents; e++) {
+		printf(e ? ", " : "");
+		tool_json_str(stdout, t->events[e].name);
+		printf(": {\"mean\": %.17g, \"unit\": ", t->events[e].period);
+		tool_json_str(stdout, t->events[e].period_unit);
+		printf("}");
+	}
+	printf("}, \"%s\": [", a->by_image ? "images" : "procedures");
+	for (size_t r = 0; r < nrows; r++) {
+		const struct rep_row *row = &t->rows[r];
+
+		printf(r ? ",\n  {" : "\n  {");
+		if (!a->by_image) {
+			printf("\"name\": ");
+			tool_json_str(stdout, row->name);
+			printf(", \"address\": \"0x%llx\", ", (unsigned long long)row->addr);
+		}
+		printf("\"image\": ");
+		tool_json_str(stdout, row->image);
+		printf(", \"samples\": {");
+		for (size_t e = 0; e < t->nevents; e++) {
+			printf(e ? ", " : "");
+			tool_json_str(stdout, t->events[e].name);
+			printf(": %llu", (unsigned long long)row->samples[e]);
+		}
+		printf("}}");
+	}
+	printf("\n], ");
+	tool_json_damaged(stdout, db);
+	printf(", \"notes\": [");
+	for (size_t i = 0; i < t->nnotes; i++) {
+		printf(i ? ", " : "");
+		tool_json_str(stdout, t->notes[i]);
+	}
+	printf("]}\n");
+}
+
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+static void print_text(const struct rep_table *t, const struct prof_args *a,
+		       const char *dbdir, const char *epoch, size_t nrows, size_t ev)
+{
+	int width = 9;
+	uint64_t cum = 0;
+
+	for (size_t r = 0; r < nrows; r++) {
+		int len = (int)strlen(t->rows[r].name);
+
+		if (!a->by_image && len > width)
+			width = len > 48 ? 48 : len;
+	}
+	printf("Database %s, epoch %s\n", dbdir, epoch);
+	printf("Total samples for event type");
+	for (size_t e = 0; e < t->nevents; e++)
+		printf("%s %s = %llu", e ? "," : "", t->events[e].name,
+		       (unsigned long long)t->events[e].total);
+	printf("\nSampling period:");
+	for (size_t e = 0; e < t->nevents; e++)
+		printf("%s %s every %.0f %s", e ? "," : "", t->events[e].name,
+		       t->events[e].period, t->events[e].period_unit);
+	printf("\nThe counts given below are the number of samples for each listed event type.\n");
+	printf("===============================================================================\n");
+	printf("%12s %7s %7s", t->events[ev].name, "%", "cum%");
+	for (size_t e = 0; e < t->nevents; e++)
+		if (e != ev)
+			printf(" %12s %7s", t->events[e].name, "%");
+	if (a->by_image)
+		printf("  image\n");
+	else
+		printf("  %-*s  image\n", width, "procedure");
+	for (size_t r = 0; r < nrows; r++) {
+		const struct rep_row *row = &t->rows[r];
+		uint64_t tot = t->events[ev].total;
+
+		cum += row->samples[ev];
+		printf("%12llu %6.2f%% %6.2f%%", (unsigned long long)row->samples[ev],
+		       pct(row->samples[ev], tot), pct(cum, tot));
+		for (size_t e = 0; e < t->nevents; e++)
+			if (e != ev)
+				printf(" %12llu %6.2f%%", (unsigned long long)row->samples[e],
+				       pct(row->samples[e], t->events[e].total));
+		if (a->by_image)
+			printf("  %s\n", row->image);
+		else
+			printf("  %-*s  %s\n", width, row->name, row->image);
+	}
+}
+
+static int parse_args(int argc, char **argv, struct prof_args *a)
+{
+	static const struct option opts[] = {
+		{ "images", no_argument, NULL, 'i' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "epoch", required_argument, NULL, 'E' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->limit = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ie:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': a->by_image = 1; break;
+		case 'e': a->event = optarg; break;
+		case 'n':
+			a->limit = strtol(optarg, &end, 10);
+			if (*end || a->limit < 0)
+				return tool_fail("--limit: '%s' is not a count", optarg);
+			break;
+		case 'd': a->db = optarg; break;
+		case 'E': a->epoch = optarg; break;
+		case 'j': a->json = 1; break;
+		case 'h': fputs(prof_usage, stdout); return -1;
+		default: fputs(prof_usage, stderr); return 1;
+		}
+	}
+	if (optind < argc)
+		return tool_fail("unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+int cmd_prof(int argc, char **argv)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_args a;
+	struct prof_db *db = NULL;
+	struct prof_profile *p = NULL;
+	struct rep_table t = { 0 };
+	char epoch[256] = "";
+	size_t n = 0, nrows;
+	int rc, ev = 0;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
+	if (rc == 0)
+		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
+	if (db)
+		tool_db_notes(db);
+	if (rc == 0)
+		rc = rep_summarize(p, n, a.by_image, &t, &err);
+	if (rc < 0) {
+		rc = tool_fail("%s", err.msg);
+		goto out;
+	}
+	if (t.nevents == 0) {
+		rc = tool_fail("%s: epoch %s holds no samples", tool_db_dir(a.db), epoch);
+		goto out;
+	}
+	if (a.event && (ev = rep_event_index(&t, a.event)) < 0) {
+		rc = tool_fail("--event %s: no such event in epoch %s", a.event, epoch);
+		goto out;
+	}
+	rep_sort(&t, (size_t)ev);
+	nrows = a.limit >= 0 && (size_t)a.limit < t.nrows ? (size_t)a.limit : t.nrows;
+	if (a.json)
+		print_json(&t, &a, epoch, nrows, db);
+	else
+		print_text(&t, &a, tool_db_dir(a.db), epoch, nrows, (size_t)ev);
+	for (size_t i = 0; !a.json && i < t.nnotes; i++)
+		fprintf(stderr, "%s: note: %s\n", tool_name, t.notes[i]);
+	rc = 0;
+out:
+	rep_free(&t);
+	prof_profiles_free(p, n);
+	if (db)
+		prof_db_close(db);
+	return rc;
+}

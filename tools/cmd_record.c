@@ -1,0 +1,229 @@
+/*
+ * tools/cmd_record.c - `dcpi record [options] -- CMD [ARGS]`: run CMD under
+ * sampling and write one new epoch of the database (collect_record does the
+ * work).  Picks the events (cycles when the machine has a PMU, else
+ * cpu-clock), passes SIGINT/SIGTERM on to CMD, and exits with CMD's status
+ * (128 + signal when it was killed), as a shell would.  Path samples
+ * (docs/paths.md) are taken by default at PATHS_DEFAULT: --paths RATE:K
+ * changes the rate (bursts per second of each thread's CPU time) and the
+ * steps per burst, --no-paths turns them off.  --values (docs/values.md)
+ * makes every step a value sample too.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "dcpi/collect.h"
+#include "dcpi/profile.h"
+#include "sampling.h"
+#include "tools.h"
+
+/* Bursts per CPU second : steps.  The bench (bench/bench_paths.sh) holds
+ * this within 2% of --no-paths on a CPU-bound program (docs/paths.md). */
+#define PATHS_DEFAULT_RATE 25
+#define PATHS_DEFAULT_STEPS 32
+
+static volatile sig_atomic_t pending_signal;
+
+static void on_signal(int sig)
+{
+	pending_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dcpi record [options] [--] CMD [ARGS]\n"
+		"  -e, --event LIST   comma-separated, of %s;\n"
+		"                     default cycles, or cpu-clock without a PMU\n"
+		"  -c, --count N      sample every N events (ns for the clocks);\n"
+		"                     default %llu cycles or %llu ns\n"
+		"  -F, --freq HZ      sample HZ times a second instead\n"
+		"      --fixed-period do not randomize the period (DCPI sec. 4.1.1)\n"
+		"      --seed N       seed of the random periods (default: random)\n"
+		"      --no-calibrate skip the known-cycle calibration loops\n"
+		"      --paths RATE:K path samples: RATE bursts per second of each\n"
+		"                     thread's CPU time, K single steps each\n"
+		"                     (default %u:%u; docs/paths.md)\n"
+		"      --no-paths     no path samples\n"
+		"      --values       value samples: every step's registers into\n"
+		"                     per-instruction value hotlists (docs/values.md)\n"
+		"      --latency      with --values, a timed re-load of each load's\n"
+		"                     address before it runs (experimental: an\n"
+		"                     out-of-order core has usually fetched the line\n"
+		"                     already; docs/values.md)\n"
+		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
+		"  -q, --quiet        no summary line\n",
+		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS,
+		PATHS_DEFAULT_RATE, PATHS_DEFAULT_STEPS);
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* "RATE:K" */
+static int parse_paths(const char *arg, struct collect_opts *o)
+{
+	unsigned long rate, k;
+	char *end;
+
+	errno = 0;
+	rate = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end != ':' || !rate || rate > 100000 || arg[0] == '-')
+		return tool_fail("--paths %s: want RATE:K, e.g. %u:%u", arg,
+				 PATHS_DEFAULT_RATE, PATHS_DEFAULT_STEPS);
+	k = strtoul(end + 1, &end, 10);
+	if (errno || *end || k < 2 || k > 256)
+		return tool_fail("--paths %s: K must be 2..256 steps", arg);
+	o->paths_rate = (unsigned)rate;
+	o->paths_steps = (unsigned)k;
+	return 0;
+}
+
+/* The database must take an epoch before the command runs, not after. */
+static int check_db(const char *dir)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = NULL;
+	int rc = prof_db_open(dir, PROF_DB_CREATE, &db, &err);
+
+	if (!rc)
+		rc = prof_db_check_writable(db, &err);
+	prof_db_close(db);
+	return rc ? tool_fail("%s (the command was not run)", err.msg) : 0;
+}
+
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		TOOL_SAMPLING_LONGOPTS,
+		{ "db", required_argument, NULL, 'D' },
+		{ "paths", required_argument, NULL, 'T' },
+		{ "no-paths", no_argument, NULL, 'U' },
+		{ "values", no_argument, NULL, 'V' },
+		{ "latency", no_argument, NULL, 'L' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct collect_opts opts = { 0 };
+	struct collect_result res;
+	struct dcpi_err err = { 0 };
+	const char *event = NULL, *db = NULL;
+	int quiet = 0, c, ret;
+
+	opts.paths_rate = PATHS_DEFAULT_RATE;
+	opts.paths_steps = PATHS_DEFAULT_STEPS;
+
+	while ((c = getopt_long(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+				NULL)) != -1) {
+		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
+			if (ret)
+				return ret;
+			continue;
+		}
+		switch (c) {
+		case 'T':
+			if (parse_paths(optarg, &opts))
+				return 1;
+			break;
+		case 'U':
+			opts.paths_rate = 0;
+			opts.paths_steps = 0;
+			break;
+		case 'V':
+			opts.values = 1;
+			break;
+		case 'L':
+			opts.latency = 1;
+			break;
+		case 'D':
+			db = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return tool_fail("no command to run");
+	}
+	if (tool_sampling_finish(&opts, event, quiet))
+		return 1;
+	if (opts.latency && !opts.values)
+		return tool_fail("--latency needs --values");
+	if (opts.values && !opts.paths_rate)
+		return tool_fail("--values needs path samples (they carry the values): "
+				 "drop --no-paths");
+	opts.db_dir = tool_db_dir(db);
+	if (check_db(opts.db_dir))
+		return 1;
+	opts.pending_signal = &pending_signal;
+	catch_signals();
+	ret = collect_record(&opts, argv + optind, &res, &err);
+	if (ret && res.exec_errno) {
+		tool_fail("%s", err.msg);
+		return res.exec_errno == ENOENT ? 127 : 126;
+	}
+	if (ret)
+		return tool_fail("%s", err.msg);
+	if (res.paths_static)
+		fprintf(stderr, "%s: note: %s is statically linked: no path samples%s (they need "
+			"the preloaded runtime); time samples as usual\n", tool_name,
+			argv[optind], opts.values ? " or value samples" : "");
+	if (res.paths_note[0])
+		fprintf(stderr, "%s: note: no path samples: %s\n", tool_name, res.paths_note);
+	if (!quiet && opts.paths_rate && !res.paths_static && !res.paths_note[0])
+		fprintf(stderr, "%s: %llu path bursts (%llu steps) from %llu threads of %llu "
+			"processes\n", tool_name, (unsigned long long)res.paths_bursts,
+			(unsigned long long)res.paths_steps,
+			(unsigned long long)res.paths_threads,
+			(unsigned long long)res.paths_processes);
+	for (const char *l = res.paths_stopped, *e; *l; l = *e ? e + 1 : e) {
+		e = strchr(l, '\n');
+		if (!e)
+			e = l + strlen(l);
+		fprintf(stderr, "%s: note: %.*s\n", tool_name, (int)(e - l), l);
+	}
+	if (!quiet && res.stepped)
+		fprintf(stderr, "%s: %llu samples taken inside path bursts left out\n",
+			tool_name, (unsigned long long)res.stepped);
+	if (!quiet && opts.values && !res.paths_static && !res.paths_note[0])
+		fprintf(stderr, "%s: %llu value samples (%llu values) in %llu images\n",
+			tool_name, (unsigned long long)res.values_samples,
+			(unsigned long long)res.values_values,
+			(unsigned long long)res.values_images);
+	if (!quiet)
+		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
+			(unsigned long long)res.samples, (unsigned long long)res.lost,
+			opts.events[0]->name, opts.db_dir, res.epoch);
+	return exit_status(res.status);
+}
