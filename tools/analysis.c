@@ -142,6 +142,21 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 	return -1;
 }
 
+int tool_ana_getopt(int argc, char **argv, const char *shortopts,
+		    const struct option *longopts, struct tool_ana_args *a)
+{
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		rc = tool_ana_option(a, c, optarg);
+		if (rc < 0)
+			return c;
+		if (rc > 0)
+			return '!';
+	}
+	return -1;
+}
+
 int tool_ana_request(const struct tool_ana_args *a, struct opt_request *rq)
 {
 	if (a->image)

@@ -60,6 +60,10 @@ void tool_ana_args_init(struct tool_ana_args *a);
  * one: 0 taken, -1 not a shared option, 1 a bad value (printed).
  */
 int tool_ana_option(struct tool_ana_args *a, int c, const char *arg);
+/* getopt_long taking the shared options on the way: the next option that
+ * is not one of them, -1 at the end, '!' after a bad value (printed). */
+int tool_ana_getopt(int argc, char **argv, const char *shortopts,
+		    const struct option *longopts, struct tool_ana_args *a);
 
 /* The feedback writers' request (optimize.h) from the shared options. */
 struct opt_request;

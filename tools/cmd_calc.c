@@ -47,19 +47,14 @@ static int parse_args(int argc, char **argv, struct tool_proc *t, struct calc_ar
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, rc;
+	int c;
 
 	memset(a, 0, sizeof(*a));
 	tool_ana_args_init(&t->a);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:m:ah", opts, NULL)) != -1) {
-		rc = tool_ana_option(&t->a, c, optarg);
-		if (rc >= 0) {
-			if (rc)
-				return rc;
-			continue;
-		}
+	while ((c = tool_ana_getopt(argc, argv, "e:m:ah", opts, &t->a)) != -1) {
 		switch (c) {
+		case '!': return 1;	/* a bad value of a shared option, said */
 		case O_STATIC: a->static_only = 1; break;
 		case O_SUMMARY: a->summary = 1; break;
 		case O_JSON: a->json = 1; break;

@@ -37,13 +37,9 @@ int cmd_list(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	tool_ana_args_init(&t.a);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:m:h", opts, NULL)) != -1) {
-		rc = tool_ana_option(&t.a, c, optarg);
-		if (rc > 0)
-			return rc;
-		if (rc == 0)
-			continue;
+	while ((c = tool_ana_getopt(argc, argv, "e:m:h", opts, &t.a)) != -1) {
 		switch (c) {
+		case '!': return 1;	/* a bad value of a shared option, said */
 		case O_JSON: json = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;

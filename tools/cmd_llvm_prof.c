@@ -48,17 +48,13 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_ana_args a;
-	int c, rc;
+	int c;
 
 	tool_ana_args_init(&a);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:e:m:h", opts, NULL)) != -1) {
-		rc = tool_ana_option(&a, c, optarg);
-		if (rc > 0)
-			return rc;
-		if (rc == 0)
-			continue;
+	while ((c = tool_ana_getopt(argc, argv, "o:e:m:h", opts, &a)) != -1) {
 		switch (c) {
+		case '!': return 1;	/* a bad value of a shared option, said */
 		case 'o': rq->out = optarg; break;
 		case O_LINES:
 			if (format != OPT_F_LLVM)

@@ -47,13 +47,9 @@ int cmd_prefetch_hints(int argc, char **argv)
 	rq.format = OPT_F_PREFETCH;
 	tool_ana_args_init(&a);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:e:m:h", opts, NULL)) != -1) {
-		rc = tool_ana_option(&a, c, optarg);
-		if (rc > 0)
-			return rc;
-		if (rc == 0)
-			continue;
+	while ((c = tool_ana_getopt(argc, argv, "o:e:m:h", opts, &a)) != -1) {
 		switch (c) {
+		case '!': return 1;	/* a bad value of a shared option, said */
 		case 'o': rq.out = optarg; break;
 		case O_MIN:
 			rq.min_share = strtod(optarg, &end);
