@@ -33,6 +33,48 @@ static void note(struct est_input *in, const char *msg)
 	snprintf(in->note + n, sizeof(in->note) - n, "%s%s", n ? "\n" : "", msg);
 }
 
+static int calibration_off(const struct est_analysis_opts *o)
+{
+	const char *env = getenv("DCPI_NO_CALIBRATE");
+
+	return o->no_calibrate || (env && *env && strcmp(env, "0")) || getenv("DCPI_MODEL");
+}
+
+/*
+ * No model given and none measured on this CPU yet: measure it now, as
+ * `dcpi calibrate --model` does (a few seconds), write this machine's model
+ * file for every later run, and use the fitted model in this one (the
+ * process may have read the file's absence already).  A failure leaves the
+ * shipped table, with a note.
+ */
+static void auto_model(struct est_input *in)
+{
+	struct est_calib_tables_opts to = { .passes = 3, .cpu = -2 };
+	struct dcpi_err err = { 0 };
+	struct model_cpuid id;
+	char path[4096];
+
+	if (in->o.model || calibration_off(&in->o) || model_cpuid_this(&id) < 0 ||
+	    model_file_path(&id, path, sizeof(path)) < 0 || !access(path, F_OK))
+		return;
+	if (in->o.note)
+		in->o.note(in->o.note_arg, "no model file for this CPU yet: measuring its "
+			   "instruction costs now, a few seconds (dcpi calibrate --model; "
+			   "--no-calibrate or DCPI_NO_CALIBRATE=1 skip it)");
+	to.note = in->o.note;
+	to.arg = in->o.note_arg;
+	if (est_calib_tables(&to, &in->auto_cal, &err) < 0 || !in->auto_cal.fitted) {
+		snprintf(in->model_note, sizeof(in->model_note), "measuring the model failed "
+			 "(%.200s): the shipped table is used", err.msg);
+		est_calib_tables_free(&in->auto_cal);
+		return;
+	}
+	in->have_auto = 1;
+	in->model = in->auto_cal.fitted;
+	snprintf(in->model_note, sizeof(in->model_note), "measured now on this CPU, written "
+		 "to %.250s", in->auto_cal.path);
+}
+
 /* The calibration of the model: o->calib_path, else the database's file
  * when there is one.  A file for another model is an error (it would
  * silently set the wrong skid). */
@@ -99,7 +141,11 @@ int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
 	in->np = np;
 	in->o = *o;
 	in->skid = DEFAULT_SKID;
-	in->model = o->model ? o->model : model_for_this_cpu();
+	auto_model(in);
+	if (!in->model)
+		in->model = o->model ? o->model : model_for_this_cpu();
+	if (!in->model_note[0] && model_file_status()[0])
+		snprintf(in->model_note, sizeof(in->model_note), "%s", model_file_status());
 	snprintf(in->dbdir, sizeof(in->dbdir), "%s", dbdir);
 	snprintf(in->epoch, sizeof(in->epoch), "%s", epoch);
 	if (!in->model)
@@ -122,8 +168,15 @@ int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
 	return rc < 0 ? rc : 0;
 }
 
+const char *est_model_source(const struct est_input *in)
+{
+	return in->have_auto ? in->auto_cal.path : model_origin(in->model);
+}
+
 void est_input_close(struct est_input *in)
 {
+	if (in->have_auto)
+		est_calib_tables_free(&in->auto_cal);
 	path_profile_free(&in->pp);
 	prof_profiles_free(in->xp, in->nxp);
 	if (in->xdb)

@@ -82,10 +82,10 @@ static int load(struct fb *f, struct dcpi_err *err)
 	if (!f->event)
 		return dcpi_errf(err, -ENODATA, "%s: epoch %s holds no samples", rq->db, epoch);
 	snprintf(f->sum->event, sizeof(f->sum->event), "%s", f->event);
+	f->in_open = 1;		/* closed whatever open did */
 	rc = est_input_open(&f->in, f->db, rq->db, epoch, f->p, f->np, &rq->ana, err);
 	if (rc < 0)
 		return rc;
-	f->in_open = 1;
 	opt_est_default(&f->est, &f->in);
 	f->est.raw_samples = rq->raw_samples;
 	if (rq->min_samples > 0)

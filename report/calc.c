@@ -422,6 +422,9 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	fprintf(f, "epoch %s, event %s, %.0f samples, model %s, method %s, window %s\n", c->epoch,
 	       c->prof->event, c->total, model_name(c->model), est_method_name(c->r.method),
 	       est_window_name(c->r.window));
+	fprintf(f, "model %s: %s\n", model_name(c->model),
+		c->model_from ? c->model_from :
+		"the shipped table (no model file measured on this CPU)");
 	if (c->r.relative)
 		fprintf(f, "uncalibrated: counts are relative (1 sample = 1 cycle)\n");
 	else

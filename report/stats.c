@@ -413,9 +413,10 @@ static int side_open(struct diff_side *sd, const char *dir, const char *epoch,
 				       err);
 	est_analysis_opts_default(&o);
 	o.cache_dir = cache;
-	if (rc >= 0)
+	if (rc >= 0) {
+		sd->open = 1;	/* closed whatever open did */
 		rc = est_input_open(&sd->in, sd->db, dir, sd->used, sd->p, sd->n, &o, err);
-	sd->open = rc >= 0;
+	}
 	return rc;
 }
 

@@ -97,12 +97,37 @@ static void test_own_usage(void **state)
 	assert_int_equal(tu_sh("%s prefetch-hints --help | grep -q -- '--steady'", bin), 0);
 }
 
+/* A CPU with no model file: the first analysis measures one (dcpi calibrate
+ * --model's fit), says so, writes it where later runs find it and uses it;
+ * the second run reads the file and prints the same numbers; --no-calibrate
+ * and DCPI_NO_CALIBRATE=1 leave the shipped table. */
+static void test_auto_model(void **state)
+{
+	(void)state;
+	if (!bin)
+		skip();
+	assert_int_equal(tu_sh("cd %s && mkdir -p models && DCPI_MODEL_DIR=%s/models "
+			       "%s calc hot --db db --no-calibrate > s.txt 2> s.log && "
+			       "grep -q 'the shipped table' s.txt && ! grep -q measuring s.log && "
+			       "test -z \"$(ls models)\"", dir, dir, bin), 0);
+	assert_int_equal(tu_sh("cd %s && env -u DCPI_NO_CALIBRATE DCPI_MODEL_DIR=%s/models "
+			       "%s calc hot --db db --no-measure > a.txt 2> a.log", dir, dir, bin), 0);
+	assert_int_equal(tu_sh("cd %s && grep -q 'measuring its instruction costs now' a.log && "
+			       "grep -q 'measured now on this CPU, written to' a.log && "
+			       "ls models/*.model > /dev/null && ! grep -q 'the shipped table' a.txt",
+			       dir), 0);
+	assert_int_equal(tu_sh("cd %s && env -u DCPI_NO_CALIBRATE DCPI_MODEL_DIR=%s/models "
+			       "%s calc hot --db db --no-measure > b.txt 2> b.log && "
+			       "! grep -q measuring b.log && cmp -s a.txt b.txt", dir, dir, bin), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tools_agree),
 		cmocka_unit_test(test_repeatable),
 		cmocka_unit_test(test_own_usage),
+		cmocka_unit_test(test_auto_model),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -17,7 +17,10 @@ const char tool_ana_usage[] =
 	"      --epoch E       epoch name, or 'all' (default: the newest)\n"
 	"      --image FILE    the image holding PROC (default: found in the profiles)\n"
 	"  -e, --event E       sample event (default: cycles, else cpu-clock)\n"
-	"  -m, --model NAME    pipeline model (default: $DCPI_MODEL, else from CPUID)\n"
+	"  -m, --model NAME    pipeline model (default: $DCPI_MODEL, else this CPU's\n"
+	"                      model file, measured on first use: dcpi calibrate --model)\n"
+	"      --no-calibrate  never measure the model now (also $DCPI_NO_CALIBRATE=1):\n"
+	"                      the shipped table where no model file exists\n"
 	"      --method M      dcpi (class ratios + local propagation) or global\n"
 	"                      (then a flow-conserving least-squares fit; default)\n"
 	"      --window W      ratio windows: insn (the paper), block (default), skid\n"
@@ -47,10 +50,18 @@ const char tool_ana_usage[] =
 	"                      estimated; its simulated misses bound the culprits\n"
 	"      --no-events     culprits from the code alone: ignore event counts\n";
 
+/* What the analysis is doing that takes time (measuring the model). */
+static void say(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "%s: %s\n", tool_name, msg);
+}
+
 void tool_ana_args_init(struct tool_ana_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	est_analysis_opts_default(&a->o);
+	a->o.note = say;
 }
 
 static int parse_skid(struct est_opts *o, const char *arg)
@@ -127,6 +138,7 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 	case TA_NO_CALIB: o->no_calib = 1; return 0;
 	case TA_NO_MEASURE: o->no_measure = 1; return 0;
 	case TA_REMEASURE: o->remeasure = 1; return 0;
+	case TA_NO_CALIBRATE: o->no_calibrate = 1; return 0;
 	case TA_NO_PATHS: o->no_paths = 1; return 0;
 	case TA_PATH_EDGES: a->path_file = arg; return 0;
 	case TA_SCALE: return parse_scale(&o->popts, arg);
@@ -188,9 +200,12 @@ int tool_proc_open(struct tool_proc *t)
 			      &err) < 0)
 		return tool_fail("%s", err.msg);
 	tool_db_notes(t->db);
+	t->in_open = 1;		/* closed whatever open did */
 	if (est_input_open(&t->in, t->db, dir, t->epoch, t->p, t->np, &t->a.o, &err) < 0)
 		return tool_fail("%s", err.msg);
-	t->in_open = 1;
+	if (t->in.model_note[0])
+		fprintf(stderr, "%s: model %s: %s\n", tool_name, model_name(t->in.model),
+			t->in.model_note);
 	if (rep_find_target(t->p, t->np, t->a.event, t->spec, t->a.image, &t->img, &t->proc,
 			    &t->prof, &err) < 0)
 		return tool_fail("%s (epoch %s of %s)", err.msg, t->epoch, dir);
@@ -231,6 +246,7 @@ void tool_proc_view(const struct tool_proc *t, int all, int json, struct rep_cal
 	v->proc = t->proc;
 	v->cfg = an->cfg;
 	v->model = t->in.model;
+	v->model_from = est_model_source(&t->in);
 	v->total = an->total;
 	v->r = an->r;
 	v->cal_path = t->in.cal_path;

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 
+#include "dcpi/calibrate.h"
 #include "dcpi/culprit.h"
 #include "dcpi/estimate.h"
 #include "dcpi/paths.h"
@@ -43,6 +44,13 @@ struct est_analysis_opts {
 	 * holds at least this share of its image's samples (cached per body in
 	 * DB/measured-costs.txt); below it the model's best cases are used */
 	double measure_share;
+	/* A CPU with no model file of its own gets one measured on first use
+	 * (dcpi calibrate --model, est_calib_tables), unless no_calibrate, the
+	 * environment's DCPI_NO_CALIBRATE (not "0") or DCPI_MODEL say no, or a
+	 * model is given; note (may be NULL) hears what it is doing. */
+	int no_calibrate;
+	est_calib_note_fn note;
+	void *note_arg;
 	const char *cache_dir;		/* measured costs kept here (NULL: the
 					 * database's directory); a comparison of
 					 * two databases times with one cache */
@@ -62,6 +70,10 @@ struct est_input {
 	int have_meta;
 	struct est_analysis_opts o;	/* as given, opts calibrated */
 	const struct model *model;
+	char model_note[320];		/* where the model came from, when measured
+					 * now or its file was refused */
+	struct est_calib_tables auto_cal;	/* a model measured now */
+	int have_auto;
 	struct est_calibration cal;
 	int have_cal;
 	char cal_path[4200];
@@ -87,6 +99,8 @@ int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
 		   const char *epoch, const struct prof_profile *p, size_t np,
 		   const struct est_analysis_opts *o, struct dcpi_err *err);
 void est_input_close(struct est_input *in);
+/* The file in->model was read from or written to, NULL for a shipped table. */
+const char *est_model_source(const struct est_input *in);
 
 /* Everything the analysis of one procedure found. */
 struct est_analysis {

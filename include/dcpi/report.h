@@ -202,6 +202,7 @@ struct rep_calc {
 	const struct img_proc *proc;
 	const struct cfg *cfg;
 	const struct model *model;
+	const char *model_from;			/* its file, NULL: shipped */
 	double total;				/* samples in the procedure */
 	struct est_result r;
 	const char *cal_path;			/* the skid calibration used */
