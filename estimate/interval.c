@@ -13,7 +13,7 @@
  *             spread (at least 2%), a modelled one 10% (the model's mean
  *             error on real loops, docs/models.md);
  *   exposure  a block counted from a witness: what the machine shows of the
- *             waiter's cycles varies with the miss and the load (0.25 to 1.05 of the
+ *             waiter's cycles varies with the miss and the load (0.25 to 1.2 of the
  *             latency over four chase sizes on a Zen 4, docs/estimate.md):
  *             EST_STALL_EXPOSURE_SPREAD either way;
  *   shape     paths: the block's observations, binomial (1.645 / sqrt(n));

@@ -152,9 +152,17 @@ int rep_vals_open(const char *dbdir, const char *epoch, struct rep_vals **out,
 		rc = val_profile_normalize(&v->vp[i]);
 	if (rc == -ENOMEM)
 		dcpi_errf(err, rc, "out of memory sorting value profiles");
-	if (rc >= 0 && !any_lists(v))
-		rc = dcpi_errf(err, -ENOENT, "no value samples in %s/%s: record with "
-			       "dcpi record --values", prof_db_path(v->db), v->epoch);
+	if (rc >= 0 && !any_lists(v)) {
+		const char *const *dmg;
+
+		if (prof_db_damaged(v->db, &dmg))	/* skipped as damaged: say so */
+			rc = dcpi_errf(err, -ENOENT, "no value samples in %s/%s but in %s, "
+				       "skipped as damaged", prof_db_path(v->db), v->epoch,
+				       dmg[0]);
+		else
+			rc = dcpi_errf(err, -ENOENT, "no value samples in %s/%s: record with "
+				       "dcpi record --values", prof_db_path(v->db), v->epoch);
+	}
 	if (rc < 0) {
 		rep_vals_close(v);
 		return rc;

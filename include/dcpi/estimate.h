@@ -97,11 +97,11 @@ struct est_opts {
  * the block's own window said window_per_cps x cycles per sample.
  */
 /* What a machine shows of a load waiter's latency when no measurement says
- * (estimate/destall.c: 0.25 - 1.05 measured on a Zen 4 VM, 0.25 with the other
+ * (estimate/destall.c: 0.25 - 1.2 measured on a Zen 4 VM, the ends with the other
  * vCPU busy; about their geometric middle),
  * and the factor either way the interval allows for it (interval.c). */
-#define EST_STALL_EXPOSURE 0.5
-#define EST_STALL_EXPOSURE_SPREAD 2.1
+#define EST_STALL_EXPOSURE 0.55
+#define EST_STALL_EXPOSURE_SPREAD 2.4
 
 struct est_stall {
 	uint32_t block, load, waiter;
