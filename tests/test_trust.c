@@ -58,7 +58,7 @@ static void run(const char *extra, const char *args, const char *wl, const char 
 		const char *at, double exact, double *x, double *lo, double *hi, char *cause,
 		double *share)
 {
-	char dir[4096], line[512];
+	char dir[4096], line[512], cmd[9000];
 	FILE *f;
 
 	assert_int_equal(tu_workspace(dir, sizeof(dir), "trust"), 0);
@@ -66,13 +66,14 @@ static void run(const char *extra, const char *args, const char *wl, const char 
 			       "2> %s/record.log", bin, extra, dir, build, wl, args, dir), 0);
 	assert_int_equal(tu_sh("%s calc %s --db %s/db --json > %s/calc.json 2> %s/calc.log", bin,
 			       proc, dir, dir, dir), 0);
-	f = fopen(strcat(strcpy(line, dir), "/check.py"), "w");
+	snprintf(cmd, sizeof(cmd), "%s/check.py", dir);
+	f = fopen(cmd, "w");
 	assert_non_null(f);
 	fputs(checker, f);
 	fclose(f);
-	snprintf(line, sizeof(line), "python3 %s/check.py %s/calc.json %s %.0f", dir, dir, at,
+	snprintf(cmd, sizeof(cmd), "python3 %s/check.py %s/calc.json %s %.0f", dir, dir, at,
 		 exact);
-	f = popen(line, "r");
+	f = popen(cmd, "r");
 	assert_non_null(f);
 	assert_non_null(fgets(line, sizeof(line), f));
 	print_message("%s", line);
