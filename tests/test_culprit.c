@@ -131,6 +131,15 @@ static const struct cul_stall *run(struct fx *f, uint64_t stalled)
 	return s;
 }
 
+/* The first suspect of s: cause c at the instruction at off of f. */
+static void top_is(const struct fx *f, const struct cul_stall *s, enum cul_cause c,
+		   uint64_t off)
+{
+	assert_true(s->nsuspects > 0);
+	assert_int_equal(s->sus[0].cause, c);
+	assert_int_equal(s->sus[0].insn, at(f, off));
+}
+
 static int has(const struct cul_stall *s, enum cul_cause c, int insn)
 {
 	for (size_t k = 0; k < s->nsuspects; k++)
@@ -151,16 +160,14 @@ static void test_pointer_chase(void **state)
 	f.dyn[at(&f, 0x5)] = 150000;
 	s = run(&f, 0x5);
 	assert_true(s->nsuspects >= 1);
-	assert_int_equal(s->sus[0].cause, CUL_DCACHE);
-	assert_int_equal(s->sus[0].insn, at(&f, 0x2));
+	top_is(&f, s, CUL_DCACHE, 0x2);
 	assert_false(has(s, CUL_MISPREDICT, -1));	/* the loop branch is predictable */
 	assert_false(has(s, CUL_LONG_LAT, -1));
 	/* two instructions later (skid 2, the cmp) it is still the load */
 	f.dyn[at(&f, 0x5)] = 0;
 	f.dyn[at(&f, 0x9)] = 150000;
 	s = run(&f, 0x9);
-	assert_int_equal(s->sus[0].cause, CUL_DCACHE);
-	assert_int_equal(s->sus[0].insn, at(&f, 0x2));
+	top_is(&f, s, CUL_DCACHE, 0x2);
 	/* with skid 0 the cmp does not read the load's result: not the load */
 	f.in.skid = 0;
 	s = run(&f, 0x9);
@@ -179,11 +186,9 @@ static void test_unpredictable_branch(void **state)
 	f.dyn[at(&f, 0x12)] = 20000;	/* sub $5: first of the taken arm */
 	f.dyn[at(&f, 0xc)] = 20000;	/* add $3: first of the other */
 	s = run(&f, 0x12);
-	assert_int_equal(s->sus[0].cause, CUL_MISPREDICT);
-	assert_int_equal(s->sus[0].insn, at(&f, 0xa));
+	top_is(&f, s, CUL_MISPREDICT, 0xa);
 	s = run(&f, 0xc);
-	assert_int_equal(s->sus[0].cause, CUL_MISPREDICT);
-	assert_int_equal(s->sus[0].insn, at(&f, 0xa));
+	top_is(&f, s, CUL_MISPREDICT, 0xa);
 
 	/* in the flush's shadow: the join block's first instructions, two
 	 * blocks after the branch, still wait for the refetch */
@@ -217,8 +222,7 @@ static void test_store_forwarding(void **state)
 	fx_build(&f, fwd, sizeof(fwd));
 	f.dyn[at(&f, 0x7)] = 12000;	/* add %rax,%rsi after the load */
 	s = run(&f, 0x7);
-	assert_int_equal(s->sus[0].cause, CUL_STORE_FWD);
-	assert_int_equal(s->sus[0].insn, at(&f, 0x2));
+	top_is(&f, s, CUL_STORE_FWD, 0x2);
 	assert_true(has(s, CUL_DCACHE, at(&f, 0x4)));	/* still a suspect */
 	fx_free(&f);
 
@@ -249,8 +253,7 @@ static void test_divide_chain(void **state)
 	fx_build(&f, divc, sizeof(divc));
 	f.dyn[at(&f, 0xa)] = 30000;	/* add $3,%rax reads the quotient */
 	s = run(&f, 0xa);
-	assert_int_equal(s->sus[0].cause, CUL_LONG_LAT);
-	assert_int_equal(s->sus[0].insn, at(&f, 0x7));
+	top_is(&f, s, CUL_LONG_LAT, 0x7);
 	assert_false(has(s, CUL_DCACHE, -1));
 	fx_free(&f);
 }
@@ -269,8 +272,7 @@ static void test_icache_line(void **state)
 	f.dyn[at(&f, 64)] = 5000;
 	f.dyn[at(&f, 30)] = 5000;	/* mid-line: nothing to blame */
 	s = run(&f, 64);
-	assert_int_equal(s->sus[0].cause, CUL_ICACHE);
-	assert_int_equal(s->sus[0].insn, at(&f, 64));
+	top_is(&f, s, CUL_ICACHE, 64);
 	assert_false(has(s, CUL_ITLB, -1));
 	s = run(&f, 30);
 	assert_int_equal(s->nsuspects, 0);	/* unexplained */
@@ -452,23 +454,7 @@ static void calc_json(const char *cmd, struct top *t, const char *want, char *re
 
 static void sym_addr(const char *bin, const char *sym, char *out, size_t len)
 {
-	char cmd[1024], line[256];
-	unsigned long long va = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "nm '%s'", bin);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char name[128], type;
-		unsigned long long a;
-
-		if (sscanf(line, "%llx %c %127s", &a, &type, name) == 3 && !strcmp(name, sym))
-			va = a;
-	}
-	pclose(f);
-	assert_true(va != 0);
-	snprintf(out, len, "0x%llx", va);
+	snprintf(out, len, "0x%llx", (unsigned long long)tu_nm_addr(bin, sym, 0));
 }
 
 /* Record MODE, give dcpicalc the exact counts, read its culprits. */

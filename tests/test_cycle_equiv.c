@@ -56,6 +56,34 @@ static void run_pairs(uint32_t nn, uint32_t entry, uint32_t exit, const uint32_t
 	run_graph(&g, r);
 }
 
+/* The class of the item at *s, "n<i>" (node i) or "e<i>" (edge i); *s past it. */
+static int item_class(const struct run *r, const char **s)
+{
+	char kind = **s, *end;
+	long i = strtol(*s + 1, &end, 10);
+
+	if ((kind != 'n' && kind != 'e') || end == *s + 1 || i < 0 || i >= MAXI)
+		fail_msg("bad item at '%s'", *s);
+	*s = end;
+	return kind == 'n' ? r->node[i] : r->edge[i];
+}
+
+/* r has n classes and, for each "a=b" of spec (space-separated), items a
+ * and b share one; for each "a!b", they do not. */
+static void expect(const struct run *r, int n, const char *spec)
+{
+	assert_int_equal(r->n, n);
+	while (*spec) {
+		const char *t = spec;
+		int a = item_class(r, &spec), op = *spec++, b = item_class(r, &spec);
+
+		if ((op != '=' && op != '!') || (a == b) != (op == '='))
+			fail_msg("%.*s does not hold", (int)(spec - t), t);
+		while (*spec == ' ')
+			spec++;
+	}
+}
+
 static void test_straight_line(void **state)
 {
 	static const uint32_t e[][2] = { { 0, 1 }, { 1, 2 } };
@@ -78,8 +106,7 @@ static void test_single_node(void **state)
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.node[0], 0);
 	run_pairs(1, 0, 0, e, 1, &r);	/* a self loop: runs any number of times */
-	assert_int_equal(r.n, 2);
-	assert_int_not_equal(r.node[0], r.edge[0]);
+	expect(&r, 2, "n0!e0");
 }
 
 /* if/else: entry and join together, each arm with its two edges. */
@@ -89,15 +116,7 @@ static void test_diamond(void **state)
 	struct run r;
 
 	run_pairs(4, 0, 3, e, 4, &r);
-	assert_int_equal(r.n, 3);
-	assert_int_equal(r.node[0], r.node[3]);
-	assert_int_equal(r.node[1], r.edge[0]);
-	assert_int_equal(r.node[1], r.edge[2]);
-	assert_int_equal(r.node[2], r.edge[1]);
-	assert_int_equal(r.node[2], r.edge[3]);
-	assert_int_not_equal(r.node[0], r.node[1]);
-	assert_int_not_equal(r.node[0], r.node[2]);
-	assert_int_not_equal(r.node[1], r.node[2]);
+	expect(&r, 3, "n0=n3 n1=e0 n1=e2 n2=e1 n2=e3 n0!n1 n0!n2 n1!n2");
 }
 
 /* 1 heads the outer loop, 2 the inner one; 3 latches both. */
@@ -109,26 +128,12 @@ static void test_nested_loops(void **state)
 	struct run r;
 
 	run_pairs(6, 0, 5, e, 7, &r);
-	assert_int_equal(r.n, 5);
-	/* once per run */
-	assert_int_equal(r.node[0], r.node[5]);
-	assert_int_equal(r.node[0], r.edge[0]);
-	assert_int_equal(r.node[0], r.edge[6]);
-	/* once per outer iteration */
-	assert_int_equal(r.node[1], r.node[4]);
-	assert_int_equal(r.node[1], r.edge[1]);
-	assert_int_equal(r.node[1], r.edge[4]);
-	/* once per inner iteration */
-	assert_int_equal(r.node[2], r.node[3]);
-	assert_int_equal(r.node[2], r.edge[2]);
-	/* the two back edges, each alone */
-	assert_int_not_equal(r.edge[3], r.edge[5]);
-	for (int c = 0; c < 3; c++) {
-		assert_int_not_equal(r.edge[3], r.node[c]);
-		assert_int_not_equal(r.edge[5], r.node[c]);
-	}
-	assert_int_not_equal(r.node[0], r.node[1]);
-	assert_int_not_equal(r.node[1], r.node[2]);
+	expect(&r, 5,
+	       "n0=n5 n0=e0 n0=e6 "		/* once per run */
+	       "n1=n4 n1=e1 n1=e4 "		/* once per outer iteration */
+	       "n2=n3 n2=e2 "			/* once per inner iteration */
+	       "e3!e5 e3!n0 e3!n1 e3!n2 "	/* the two back edges, each alone */
+	       "e5!n0 e5!n1 e5!n2 n0!n1 n1!n2");
 }
 
 static void test_loop_two_exits(void **state)
@@ -137,13 +142,7 @@ static void test_loop_two_exits(void **state)
 	struct run r;
 
 	run_pairs(4, 0, 3, e, 5, &r);
-	assert_int_equal(r.n, 6);
-	assert_int_equal(r.node[0], r.node[3]);
-	assert_int_equal(r.node[0], r.edge[0]);
-	assert_int_equal(r.node[2], r.edge[1]);
-	assert_int_not_equal(r.node[1], r.node[0]);
-	assert_int_not_equal(r.node[1], r.node[2]);
-	assert_int_not_equal(r.edge[3], r.edge[4]);
+	expect(&r, 6, "n0=n3 n0=e0 n2=e1 n1!n0 n1!n2 e3!e4");
 }
 
 /* Two entries into the cycle 1 <-> 2. */
@@ -153,13 +152,7 @@ static void test_irreducible(void **state)
 	struct run r;
 
 	run_pairs(4, 0, 3, e, 5, &r);
-	assert_int_equal(r.n, 6);
-	assert_int_equal(r.node[0], r.node[3]);
-	assert_int_equal(r.node[0], r.edge[4]);
-	assert_int_equal(r.node[1], r.edge[2]);
-	assert_int_not_equal(r.node[1], r.node[2]);
-	assert_int_not_equal(r.edge[0], r.edge[1]);
-	assert_int_not_equal(r.edge[3], r.node[1]);
+	expect(&r, 6, "n0=n3 n0=e4 n1=e2 n1!n2 e0!e1 e3!n1");
 }
 
 /* 1 <-> 2 never reaches the exit 3: DCPI's extension links 1 and 2 to it. */
@@ -169,24 +162,14 @@ static void test_infinite_loop(void **state)
 	struct run r;
 
 	run_pairs(4, 0, 3, e, 4, &r);
-	assert_int_equal(r.n, 6);
-	assert_int_equal(r.node[0], r.node[3]);
-	assert_int_equal(r.node[2], r.edge[1]);
-	assert_int_not_equal(r.node[1], r.node[2]);
-	assert_int_not_equal(r.node[1], r.edge[0]);
-	assert_int_not_equal(r.edge[0], r.edge[3]);
-	assert_int_not_equal(r.edge[2], r.node[1]);
+	expect(&r, 6, "n0=n3 n2=e1 n1!n2 n1!e0 e0!e3 e2!n1");
 
 	/* An idle loop as the whole procedure: the exit is reachable only
 	 * through the internal edges. */
 	static const uint32_t f[][2] = { { 0, 1 }, { 1, 0 } };
 
 	run_pairs(3, 0, 2, f, 2, &r);
-	assert_int_equal(r.n, 4);
-	assert_int_not_equal(r.node[0], r.node[1]);
-	assert_int_equal(r.node[1], r.edge[0]);
-	assert_int_not_equal(r.node[2], r.node[0]);
-	assert_int_not_equal(r.edge[1], r.node[0]);
+	expect(&r, 4, "n0!n1 n1=e0 n2!n0 e1!n0");
 }
 
 static void test_self_loop(void **state)
@@ -195,12 +178,7 @@ static void test_self_loop(void **state)
 	struct run r;
 
 	run_pairs(3, 0, 2, e, 3, &r);
-	assert_int_equal(r.n, 3);
-	assert_int_equal(r.node[0], r.node[2]);
-	assert_int_equal(r.node[0], r.edge[0]);
-	assert_int_equal(r.node[0], r.edge[2]);
-	assert_int_not_equal(r.node[1], r.node[0]);
-	assert_int_not_equal(r.edge[1], r.node[1]);
+	expect(&r, 3, "n0=n2 n0=e0 n0=e2 n1!n0 e1!n1");
 }
 
 /* A conditional branch whose target is its own fall-through. */
@@ -210,12 +188,7 @@ static void test_parallel_edges(void **state)
 	struct run r;
 
 	run_pairs(3, 0, 2, e, 3, &r);
-	assert_int_equal(r.n, 3);
-	assert_int_equal(r.node[0], r.node[1]);
-	assert_int_equal(r.node[0], r.node[2]);
-	assert_int_equal(r.node[0], r.edge[2]);
-	assert_int_not_equal(r.edge[0], r.edge[1]);
-	assert_int_not_equal(r.edge[0], r.node[0]);
+	expect(&r, 3, "n0=n1 n0=n2 n0=e2 e0!e1 e0!n0");
 }
 
 /* Dead code: every unreachable node and every edge leaving one is alone. */
@@ -225,11 +198,7 @@ static void test_unreachable(void **state)
 	struct run r;
 
 	run_pairs(5, 0, 4, e, 4, &r);
-	assert_int_equal(r.n, 5);
-	assert_int_equal(r.node[0], r.node[1]);
-	assert_int_equal(r.node[0], r.node[4]);
-	assert_int_equal(r.node[0], r.edge[0]);
-	assert_int_equal(r.node[0], r.edge[3]);
+	expect(&r, 5, "n0=n1 n0=n4 n0=e0 n0=e3");
 	int seen[5] = { 0 };
 
 	seen[r.node[0]]++;

@@ -27,31 +27,20 @@
 
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_run.h"
 
 static char ws[256], db[300], pidfile[300], errfile[300], twoprocs[PROF_PATH_MAX];
 static const char *dcpi_bin;
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int setup(void **state)
 {
-	const char *build = getenv("DCPI_BUILD");
-
-	dcpi_bin = getenv("DCPI_BIN");
-	if (!dcpi_bin || !build) {
-		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
-		return -1;
-	}
-	snprintf(twoprocs, sizeof(twoprocs), "%s/workloads/twoprocs", build);
-	return tu_workspace(ws, sizeof(ws), "daemon");
+	return tu_run_setup(&dcpi_bin, twoprocs, sizeof(twoprocs), "twoprocs", ws, sizeof(ws),
+			    "daemon");
 }
 
 static int teardown(void **state)
 {
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(ws);
 	return 0;
 }
 
@@ -74,21 +63,7 @@ static void sleep_ms(int ms)
 /* Start argv with stdout to /dev/null, stderr to errfile. */
 static pid_t start(char *const argv[])
 {
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int out = open("/dev/null", O_WRONLY);
-		int errfd = open(errfile, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		if (out < 0 || errfd < 0)
-			_exit(99);
-		dup2(out, 1);
-		dup2(errfd, 2);
-		execv(argv[0], argv);
-		_exit(98);
-	}
-	return pid;
+	return tu_spawn(argv, NULL, errfile, TU_SPAWN_ERR_APPEND);
 }
 
 static int wait_exit(pid_t pid)
@@ -102,15 +77,8 @@ static int wait_exit(pid_t pid)
 static void show_err(void)
 {
 	char buf[2048];
-	FILE *f = fopen(errfile, "r");
-	size_t n;
 
-	if (!f)
-		return;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	if (n)
+	if (tu_slurp(errfile, buf, sizeof(buf)) > 0)
 		print_message("daemon said: %s", buf);
 }
 

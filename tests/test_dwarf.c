@@ -39,19 +39,6 @@ struct a2l {
 	unsigned discr;			/* of the first location */
 };
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* Instruction addresses of .text, from objdump. */
 static size_t text_addrs(const char *file, uint64_t **out)
 {
@@ -258,7 +245,7 @@ static void build_and_compare(const char *cc, const char *flags, const char *nam
 	struct tally t;
 
 	snprintf(out, sizeof(out), "%s/%s", tmp_dir, name);
-	assert_int_equal(sh("%s -std=gnu11 -O2 -g %s -fno-omit-frame-pointer -fno-inline "
+	assert_int_equal(tu_sh("%s -std=gnu11 -O2 -g %s -fno-omit-frame-pointer -fno-inline "
 			    "-o '%s' '%s' -lm", cc, flags, out, src_path), 0);
 	snprintf(cmd_check, sizeof(cmd_check), "readelf --debug-dump=info '%s' | grep -q "
 		 "'Version: *%c'", out, strstr(flags, "dwarf-4") ? '4' : '5');
@@ -317,32 +304,6 @@ static void test_lines_llvm(void **state)
 	assert_true(t.lines > 50 && t.nested > 0);
 }
 
-/* The address of a symbol, from nm. */
-static uint64_t nm_addr(const char *file, const char *sym)
-{
-	char cmd[4400], buf[512];
-	uint64_t a = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm '%s'", file);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(buf, sizeof(buf), p)) {
-		unsigned long long v;
-		char type, name[256];
-
-		size_t len = strlen(sym);
-
-		/* gcc clones: fill.constprop.0 */
-		if (sscanf(buf, "%llx %c %255s", &v, &type, name) == 3 &&
-		    !strncmp(name, sym, len) && (name[len] == '\0' || name[len] == '.'))
-			a = v;
-	}
-	pclose(p);
-	assert_true(a != 0);
-	return a;
-}
-
 /* Line of "... name(" at the start of a source line, not a prototype. */
 static unsigned def_line(const char *name)
 {
@@ -374,7 +335,7 @@ static void test_decl_line(void **state)
 
 	assert_int_equal(img_dwarf_open(wl_path, &d, &err), 0);
 	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
-		uint64_t a = nm_addr(wl_path, funcs[i]);
+		uint64_t a = tu_nm_addr(wl_path, funcs[i], 1);
 
 		/* Entry and a few bytes in: the same procedure. */
 		for (uint64_t off = 0; off < 8; off += 4) {
@@ -400,10 +361,10 @@ static void test_outside(void **state)
 	assert_int_equal(img_dwarf_line_at(d, 0, &l), -ENOENT);
 	assert_int_equal(img_dwarf_line_at(d, 0x10, &l), -ENOENT);
 	assert_int_equal(img_dwarf_line_at(d, UINT64_MAX, &l), -ENOENT);
-	assert_int_equal(img_dwarf_line_at(d, nm_addr(wl_path, "_start"), &l), -ENOENT);
+	assert_int_equal(img_dwarf_line_at(d, tu_nm_addr(wl_path, "_start", 1), &l), -ENOENT);
 	assert_int_equal(img_dwarf_inlines_at(d, UINT64_MAX, &in, &n), -ENOENT);
 	assert_int_equal(n, 0);
-	assert_int_equal(img_dwarf_decl_line(d, nm_addr(wl_path, "_start"), &l), -ENOENT);
+	assert_int_equal(img_dwarf_decl_line(d, tu_nm_addr(wl_path, "_start", 1), &l), -ENOENT);
 	img_dwarf_close(d);
 }
 
@@ -425,7 +386,7 @@ static void test_no_debug(void **state)
 	char p[256];
 
 	snprintf(p, sizeof(p), "%s/stripped", tmp_dir);
-	assert_int_equal(sh("strip -g -o '%s' '%s'", p, wl_path), 0);
+	assert_int_equal(tu_sh("strip -g -o '%s' '%s'", p, wl_path), 0);
 	expect_open_fails(p, -ENOENT);
 	snprintf(p, sizeof(p), "%s/missing", tmp_dir);
 	expect_open_fails(p, -ENOENT);
@@ -444,11 +405,11 @@ static void test_corrupt(void **state)
 	fclose(f);
 	expect_open_fails(g, -EINVAL);		/* not an object file */
 	snprintf(p, sizeof(p), "%s/bad_info", tmp_dir);
-	assert_int_equal(sh("objcopy --update-section .debug_info='%s' '%s' '%s'", g,
+	assert_int_equal(tu_sh("objcopy --update-section .debug_info='%s' '%s' '%s'", g,
 			    wl_path, p), 0);
 	expect_open_fails(p, -EINVAL);
 	snprintf(p, sizeof(p), "%s/bad_line", tmp_dir);
-	assert_int_equal(sh("objcopy --update-section .debug_line='%s' '%s' '%s'", g,
+	assert_int_equal(tu_sh("objcopy --update-section .debug_line='%s' '%s' '%s'", g,
 			    wl_path, p), 0);
 	expect_open_fails(p, -EINVAL);
 }
@@ -472,7 +433,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	return sh("rm -rf '%s'", tmp_dir) ? -1 : 0;
+	return tu_sh("rm -rf '%s'", tmp_dir) ? -1 : 0;
 }
 
 int main(void)

@@ -37,6 +37,7 @@
 #include "dcpi/report.h"
 #include "dcpi/safefile.h"
 #include "testutil.h"
+#include "tu_run.h"
 
 #define TEST_TIMEOUT 60		/* seconds: any test longer than this hangs */
 #define NPROF 4			/* profiles one simulated flush writes */
@@ -44,11 +45,6 @@
 static char ws[256];
 static const char *dcpi_bin, *build_dir;
 static int dbseq;
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
 
 static int setup(void **state)
 {
@@ -59,7 +55,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(ws);
 	return 0;
 }
 
@@ -1469,54 +1465,38 @@ static void test_daemon_fifo_image(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_failpoints, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_kill_at_each_step, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_enospc_eio_each_write, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_live_file, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_fifos_do_not_hang, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_symlinked_epoch, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_symlinks_at_names, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_modes_whatever_umask, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_strict_modes, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_empty_epochs_skipped, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_bad_meta_is_an_error, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_perf_map_rules, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_tools_fifo_in_db, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_tools_messages, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_record_enospc, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_merge_all_or_nothing, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_merge_self, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_merge_refusals, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_import_enospc, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_empty_epoch_every_tool, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_damaged_file_reports, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_damaged_paths_reports, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_record_unwritable_first, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_diff_names_path, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_error_paths_no_leak, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_pidfile, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_strict, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_survives_enospc, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_drops_past_bound, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_kill_in_flush, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_corrupt_live, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_daemon_fifo_image, each_setup,
-						each_teardown),
+		TU_EACH(test_failpoints),
+		TU_EACH(test_kill_at_each_step),
+		TU_EACH(test_enospc_eio_each_write),
+		TU_EACH(test_corrupt_live_file),
+		TU_EACH(test_fifos_do_not_hang),
+		TU_EACH(test_symlinked_epoch),
+		TU_EACH(test_symlinks_at_names),
+		TU_EACH(test_modes_whatever_umask),
+		TU_EACH(test_strict_modes),
+		TU_EACH(test_empty_epochs_skipped),
+		TU_EACH(test_bad_meta_is_an_error),
+		TU_EACH(test_perf_map_rules),
+		TU_EACH(test_tools_fifo_in_db),
+		TU_EACH(test_tools_messages),
+		TU_EACH(test_record_enospc),
+		TU_EACH(test_merge_all_or_nothing),
+		TU_EACH(test_merge_self),
+		TU_EACH(test_merge_refusals),
+		TU_EACH(test_import_enospc),
+		TU_EACH(test_empty_epoch_every_tool),
+		TU_EACH(test_damaged_file_reports),
+		TU_EACH(test_damaged_paths_reports),
+		TU_EACH(test_record_unwritable_first),
+		TU_EACH(test_diff_names_path),
+		TU_EACH(test_error_paths_no_leak),
+		TU_EACH(test_daemon_pidfile),
+		TU_EACH(test_daemon_strict),
+		TU_EACH(test_daemon_survives_enospc),
+		TU_EACH(test_daemon_drops_past_bound),
+		TU_EACH(test_daemon_kill_in_flush),
+		TU_EACH(test_daemon_corrupt_live),
+		TU_EACH(test_daemon_fifo_image),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

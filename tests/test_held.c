@@ -67,6 +67,7 @@
 
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_run.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ASAN_BUILD 1
@@ -84,11 +85,6 @@ static char twoprocs[PROF_PATH_MAX], hostile[PROF_PATH_MAX];
 static int seq;
 static pid_t kids[64];		/* started and not yet reaped */
 static int nkids;
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
 
 static int env_int(const char *name, int dflt)
 {
@@ -118,23 +114,18 @@ static void params(void)
 
 static int setup(void **state)
 {
-	dcpi_bin = getenv("DCPI_BIN");
-	build_dir = getenv("DCPI_BUILD");
-	if (!dcpi_bin || !build_dir) {
-		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
+	if (tu_run_setup(&dcpi_bin, twoprocs, sizeof(twoprocs), "twoprocs", ws, sizeof(ws),
+			 "held"))
 		return -1;
-	}
+	build_dir = getenv("DCPI_BUILD");
 	import_bin = getenv("HELD_IMPORT_BIN") ? getenv("HELD_IMPORT_BIN") : dcpi_bin;
-	snprintf(twoprocs, sizeof(twoprocs), "%s/workloads/twoprocs", build_dir);
-	snprintf(hostile, sizeof(hostile), "%s/workloads/held_hostile", build_dir);
-	snprintf(ws, sizeof(ws), "%s/dcpi-test-held-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(ws) ? 0 : -1;
+	tu_build_file(hostile, sizeof(hostile), "workloads/held_hostile");
+	return 0;
 }
 
 static int teardown(void **state)
 {
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(ws);
 	return 0;
 }
 
@@ -200,6 +191,21 @@ static void fresh(char *path, size_t len, const char *what)
 }
 
 /* ---- running commands ---------------------------------------------------- */
+
+/* A child of ours, tracked, that dies with us and carries no alarm of
+ * ours; 0 in the child. */
+static pid_t fork_worker(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	assert_true(pid >= 0);
+	track(pid);
+	if (pid == 0) {
+		alarm(0);
+		die_with_parent(parent);
+	}
+	return pid;
+}
 
 /* argv with stdout and stderr into out (truncated; NULL: /dev/null), env a
  * "NAME=VALUE" to add or NULL. */
@@ -611,14 +617,8 @@ static void test_mixed(void **state)
 	assert_int_equal(run(out, 60, NULL, dcpi_bin, "merge", a, "-o", b, (char *)NULL), 0);
 	end = now_s() + P.mixed_s;
 	for (int w = 0; w < NWORKERS; w++) {
-		pid_t parent = getpid();
-
-		pid[w] = fork();
-		assert_true(pid[w] >= 0);
-		track(pid[w]);
+		pid[w] = fork_worker();
 		if (pid[w] == 0) {
-			alarm(0);
-			die_with_parent(parent);
 			mixed_worker(w, mx, a, b, end);
 			_exit(0);
 		}
@@ -819,14 +819,8 @@ static void test_soak(void **state)
 	t0 = now_s();
 	end = t0 + P.soak_s;
 	for (int i = 0; i < nsp; i++) {
-		pid_t parent = getpid();
-
-		sp[i] = fork();
-		assert_true(sp[i] >= 0);
-		track(sp[i]);
+		sp[i] = fork_worker();
 		if (sp[i] == 0) {
-			alarm(0);
-			die_with_parent(parent);
 			spawner(count, end);
 			_exit(0);
 		}
@@ -1193,19 +1187,15 @@ static void test_disk_full_recovers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_concurrent_records, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_mixed, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_signal_storm, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_sigkill_in_flush, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_soak, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_perf_data, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_databases, each_setup,
-						each_teardown),
-		cmocka_unit_test_setup_teardown(test_hostile_programs, each_setup, each_teardown),
-		cmocka_unit_test_setup_teardown(test_disk_full_recovers, each_setup,
-						each_teardown),
+		TU_EACH(test_concurrent_records),
+		TU_EACH(test_mixed),
+		TU_EACH(test_signal_storm),
+		TU_EACH(test_sigkill_in_flush),
+		TU_EACH(test_soak),
+		TU_EACH(test_corrupt_perf_data),
+		TU_EACH(test_corrupt_databases),
+		TU_EACH(test_hostile_programs),
+		TU_EACH(test_disk_full_recovers),
 	};
 
 	params();

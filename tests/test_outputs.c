@@ -64,46 +64,8 @@ static size_t nwriters;
 static void stalled_db(const char *db, const char *wl)
 {
 	const double n = 20000.0 * 2000, by_depth[3] = { 2000, n, 6 * n };
-	struct prof_profile p;
-	struct prof_db *d;
-	struct image *img;
-	const struct img_proc *ip;
-	struct cfg *cfg;
-	struct dcpi_err err;
-	char epoch[64];
-	int after = 0, seen = 0;
 
-	assert_int_equal(img_open(wl, 0, &img, &err), 0);
-	assert_int_equal(img_proc_find(img, "walk", &ip, &err), 0);
-	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, wl, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cycles");
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	p.period = 1000;
-	for (size_t b = 0; b < cfg->nblocks; b++)
-		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
-			const struct cfg_insn *in = &cfg->insns[cfg->blocks[b].first + j];
-			int depth = cfg->blocks[b].loop_depth > 2 ? 2 : cfg->blocks[b].loop_depth;
-			double cyc = by_depth[depth];
-			uint64_t off;
-
-			if (after)
-				cyc += 300 * n;
-			after = !seen && depth == 1 && (in->flags & CFG_I_LOAD) && in->nmem;
-			seen |= after;
-			assert_int_equal(img_vaddr_to_offset(img, in->addr, &off), 0);
-			assert_int_equal(prof_profile_add(&p, off, (uint64_t)(cyc / p.period)), 0);
-		}
-	assert_true(seen);
-	assert_int_equal(prof_profile_normalize(&p), 0);
-	assert_int_equal(prof_db_open(db, PROF_DB_CREATE, &d, &err), 0);
-	assert_int_equal(prof_db_epoch_new(d, epoch, sizeof(epoch), &err), 0);
-	assert_int_equal(prof_epoch_write(d, epoch, &p, &err), 0);
-	prof_db_close(d);
-	prof_profile_free(&p);
-	cfg_free(cfg);
-	img_close(img);
+	tu_stalled_db(db, wl, "walk", by_depth, 300 * n);
 	tu_exact_db(strcat(strcpy((char[300]){ 0 }, ws), "/exact"), wl, "walk", by_depth);
 }
 

@@ -41,6 +41,7 @@
 #include "../collect/pathrt.h"
 #include "../collect/paths.h"
 #include "testutil.h"
+#include "tu_run.h"
 
 #define RATE "--paths=250:32"	/* the kernel's tick caps CPU timers near 250/s */
 #define K 32
@@ -48,28 +49,16 @@
 static char ws[256], db[300], outfile[300], errfile[300], pathloop[PATH_MAX];
 static const char *dcpi_bin, *src_dir;
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int setup(void **state)
 {
-	const char *build = getenv("DCPI_BUILD");
-
-	dcpi_bin = getenv("DCPI_BIN");
 	src_dir = getenv("DCPI_SRC");
-	if (!dcpi_bin || !build) {
-		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
-		return -1;
-	}
-	snprintf(pathloop, sizeof(pathloop), "%s/workloads/pathloop", build);
-	return tu_workspace(ws, sizeof(ws), "pathrt");
+	return tu_run_setup(&dcpi_bin, pathloop, sizeof(pathloop), "pathloop", ws, sizeof(ws),
+			    "pathrt");
 }
 
 static int teardown(void **state)
 {
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(ws);
 	return 0;
 }
 
@@ -93,13 +82,7 @@ struct run {
 
 static void slurp(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
+	assert_true(tu_slurp(path, buf, len) >= 0);
 }
 
 /* The latest epoch's path profiles and settings line (none when absent). */
@@ -142,23 +125,7 @@ static void run_timed(char *const args[], const char *out_path, const char *err_
 	double t0 = now_s();
 	pid_t pid, w;
 
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rlimit nocore = { 0, 0 };
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int errfd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setpgid(0, 0);
-		setrlimit(RLIMIT_CORE, &nocore);
-		if (out < 0 || errfd < 0)
-			_exit(99);
-		dup2(out, 1);
-		dup2(errfd, 2);
-		execv(args[0], args);
-		_exit(98);
-	}
-	setpgid(pid, pid);	/* either side may come first */
+	pid = tu_spawn(args, out_path, err_path, TU_SPAWN_GROUP);
 	for (;;) {
 		siginfo_t si;
 		struct timespec ts = { 0, 10000000L };
@@ -240,55 +207,10 @@ static long setting(const struct run *r, const char *key)
 
 static const struct path_profile *image(const struct run *r, const char *suffix)
 {
-	size_t ls = strlen(suffix);
-
-	for (size_t i = 0; i < r->np; i++) {
-		size_t lp = strlen(r->p[i].image.path);
-
-		if (lp >= ls && !strcmp(r->p[i].image.path + lp - ls, suffix))
+	for (size_t i = 0; i < r->np; i++)
+		if (tu_ends_with(r->p[i].image.path, suffix))
 			return &r->p[i];
-	}
 	return NULL;
-}
-
-/* File offset of symbol sym of file (and its size, 0 when nm has none). */
-static uint64_t sym_off(const char *file, const char *sym, uint64_t *size)
-{
-	char cmd[PATH_MAX + 64], line[512];
-	unsigned long long va = 0, sz = 0, off, vaddr, pa, filesz;
-	int found = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char name[256], type;
-
-		if (sscanf(line, "%llx %llx %c %255s", &va, &sz, &type, name) == 4)
-			found = !strcmp(name, sym);
-		else if (sscanf(line, "%llx %c %255s", &va, &type, name) == 3)
-			found = !strcmp(name, sym), sz = 0;
-	}
-	pclose(f);
-	assert_true(found);
-	if (size)
-		*size = sz;
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	found = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
-			   &filesz) == 4 && va >= vaddr && va < vaddr + filesz) {
-			va = va - vaddr + off;
-			found = 1;
-			break;
-		}
-	}
-	pclose(f);
-	assert_true(found);
-	return va;
 }
 
 /* --- the spool reader ------------------------------------------------------ */
@@ -402,9 +324,9 @@ static void truth(const struct run *r, uint64_t *f, uint64_t *n)
 static void check_branch(const struct run *r, double want, uint64_t min_obs)
 {
 	const struct path_profile *p = image(r, "/pathloop");
-	uint64_t br = sym_off(pathloop, "pl_branch", NULL);
-	uint64_t fall = sym_off(pathloop, "pl_fall", NULL);
-	uint64_t join = sym_off(pathloop, "pl_join", NULL);
+	uint64_t br = tu_sym_off(pathloop, "pl_branch", NULL);
+	uint64_t fall = tu_sym_off(pathloop, "pl_fall", NULL);
+	uint64_t join = tu_sym_off(pathloop, "pl_join", NULL);
 	uint64_t ft, tk, other = 0, obs;
 	double got, bound;
 
@@ -538,7 +460,7 @@ static void test_signals_in_burst(void **state)
 	assert_int_equal(exit_code(&r), 0);
 	p = image(&r, "/pathloop");
 	assert_non_null(p);
-	lo = sym_off(pathloop, "on_alarm", &size);
+	lo = tu_sym_off(pathloop, "on_alarm", &size);
 	assert_true(size > 0);
 	for (size_t i = 0; i < p->nsteps; i++)
 		if (p->steps[i].offset >= lo && p->steps[i].offset < lo + size)
@@ -559,7 +481,7 @@ static void test_rep_and_syscalls(void **state)
 	const char *sys_argv[] = { pathloop, "syscalls", "2000000", NULL };
 	static const char *const sys_opts[] = { "--paths=250:36", NULL };
 	const struct path_profile *p;
-	uint64_t rep = sym_off(pathloop, "pl_rep", NULL);
+	uint64_t rep = tu_sym_off(pathloop, "pl_rep", NULL);
 	struct run r;
 
 	record(&r, opts, rep_argv);
@@ -727,7 +649,7 @@ static void test_dlopen(void **state)
 	assert_int_equal(exit_code(&r), 0);
 	p = image(&r, "/libhot.so");
 	assert_non_null(p);
-	lo = sym_off(lib, "hot_in_lib", &size);
+	lo = tu_sym_off(lib, "hot_in_lib", &size);
 	for (size_t i = 0; i < p->nedges; i++)
 		if (p->edges[i].from >= lo && p->edges[i].from < lo + size)
 			in += p->edges[i].count;

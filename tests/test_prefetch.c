@@ -34,62 +34,6 @@
 
 static char dir[64];
 
-/*
- * A database at db whose epoch holds `cycles` samples (period 1000 cycles)
- * over walk in bin: one cycle per execution of each instruction, and STALL
- * more per iteration on the instruction after the loop's load, where the
- * samples of a load that waits land.  *load is the load's address.
- */
-static void stalled_db(const char *db, const char *bin, uint64_t *load)
-{
-	const double n = (double)RECORDS * PASSES;
-	struct prof_profile p;
-	struct prof_db *d;
-	struct image *img;
-	const struct img_proc *ip;
-	struct cfg *cfg;
-	struct dcpi_err err;
-	char epoch[64];
-	int after = 0;
-
-	assert_int_equal(img_open(bin, 0, &img, &err), 0);
-	assert_int_equal(img_proc_find(img, "walk", &ip, &err), 0);
-	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cycles");
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	p.period = 1000;
-	*load = 0;
-	for (size_t b = 0; b < cfg->nblocks; b++)
-		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
-			const struct cfg_insn *in = &cfg->insns[cfg->blocks[b].first + j];
-			int depth = cfg->blocks[b].loop_depth;
-			double exec = depth == 0 ? PASSES : depth == 1 ? n : 6 * n, cyc = exec;
-			uint64_t off;
-
-			if (after) {
-				cyc += STALL * n;
-				after = 0;
-			}
-			if (!*load && depth == 1 && (in->flags & CFG_I_LOAD) && in->nmem) {
-				*load = in->addr;
-				after = 1;
-			}
-			assert_int_equal(img_vaddr_to_offset(img, in->addr, &off), 0);
-			assert_int_equal(prof_profile_add(&p, off, (uint64_t)(cyc / p.period)), 0);
-		}
-	assert_true(*load != 0);
-	assert_int_equal(prof_profile_normalize(&p), 0);
-	assert_int_equal(prof_db_open(db, PROF_DB_CREATE, &d, &err), 0);
-	assert_int_equal(prof_db_epoch_new(d, epoch, sizeof(epoch), &err), 0);
-	assert_int_equal(prof_epoch_write(d, epoch, &p, &err), 0);
-	prof_db_close(d);
-	prof_profile_free(&p);
-	cfg_free(cfg);
-	img_close(img);
-}
-
 /* walk runs PASSES times; its outer loop RECORDS x PASSES times, the inner
  * six times as often */
 static const double by_depth[3] = { PASSES, (double)RECORDS * PASSES,
@@ -107,8 +51,10 @@ static int setup(void **state)
 	if (tu_workspace(dir, sizeof(dir), "prefetch"))
 		return -1;
 	snprintf(wl, sizeof(wl), "%s/workloads/strided", build);
+	/* rec: STALL more cycles per iteration on the instruction after the
+	 * loop's load, where the samples of a load that waits land */
 	snprintf(db, sizeof(db), "%s/rec", dir);
-	stalled_db(db, wl, &load_addr);
+	load_addr = tu_stalled_db(db, wl, "walk", by_depth, STALL * by_depth[1]);
 	snprintf(db, sizeof(db), "%s/exact", dir);
 	tu_exact_db(db, wl, "walk", by_depth);
 	return 0;
@@ -204,11 +150,10 @@ static void test_clang_applies(void **state)
 			       dir), 0);
 	{
 		char db[128], wl[128];
-		uint64_t load;
 
 		snprintf(wl, sizeof(wl), "%s/sc", dir);
 		snprintf(db, sizeof(db), "%s/rec2", dir);
-		stalled_db(db, wl, &load);
+		tu_stalled_db(db, wl, "walk", by_depth, STALL * by_depth[1]);
 		snprintf(db, sizeof(db), "%s/exact2", dir);
 		/* clang unrolls the inner loop: walk has one loop level */
 		tu_exact_db(db, wl, "walk", (const double[]){ PASSES, (double)RECORDS * PASSES,

@@ -27,41 +27,6 @@ __attribute__((noinline)) int gamma_proc(int x) { return x * 7 + 3; }
 static char self[PROF_PATH_MAX];
 static char tmpdir[256];
 
-/* File offset of symbol sym in self, from nm (vaddr) and readelf -l (PT_LOAD). */
-static uint64_t sym_offset(const char *sym)
-{
-	char cmd[PROF_PATH_MAX + 128], line[512];
-	unsigned long long va = 0, off, vaddr, filesz;
-	uint64_t result = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", self);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char name[256], type;
-
-		if (sscanf(line, "%llx %c %255s", &va, &type, name) == 3 && !strcmp(name, sym))
-			break;
-		va = 0;
-	}
-	pclose(f);
-	assert_true(va != 0);
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", self);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long pa;
-
-		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
-			   &filesz) == 4 && va >= vaddr && va < vaddr + filesz)
-			result = va - vaddr + off;
-	}
-	pclose(f);
-	assert_true(result != 0);
-	return result;
-}
-
 static void make_profile(struct prof_profile *p, const char *event, const char *image)
 {
 	struct dcpi_err err = { 0 };
@@ -85,7 +50,7 @@ static void put(struct prof_db *db, const char *epoch, const char *event, const 
 
 	make_profile(&p, event, image);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t off = image ? sym_offset(syms[i]) : 0x1000 + i;
+		uint64_t off = image ? tu_sym_off(self, syms[i], NULL) : 0x1000 + i;
 
 		assert_int_equal(prof_profile_add(&p, off, counts[i] - counts[i] / 2), 0);
 		assert_int_equal(prof_profile_add(&p, off + 1, counts[i] / 2), 0);
@@ -95,7 +60,8 @@ static void put(struct prof_db *db, const char *epoch, const char *event, const 
 	prof_profile_free(&p);
 }
 
-/* Run dcpi with args; return its stdout (malloc'd) and exit status. */
+/* Run dcpi with args; return its stdout (malloc'd) and its exit status
+ * into *status, or, with status NULL, check it is 0. */
 static char *run(int *status, const char *fmt, ...)
 {
 	char cmd[4096], *out = NULL;
@@ -113,8 +79,12 @@ static char *run(int *status, const char *fmt, ...)
 	assert_non_null(f);
 	while ((c = fgetc(f)) != EOF)
 		fputc(c, mem);
-	*status = pclose(f);
+	c = pclose(f);
 	fclose(mem);
+	if (status)
+		*status = c;
+	else
+		assert_int_equal(c, 0);
 	return out;
 }
 
@@ -133,6 +103,15 @@ static const char *line_with(const char *out, const char *word)
 		e = p + strlen(p);
 	snprintf(buf, sizeof(buf), "%.*s", (int)(e - b), b);
 	return buf;
+}
+
+/* The output has a line that mentions word and holds text. */
+static void assert_line(const char *out, const char *word, const char *text)
+{
+	const char *l = line_with(out, word);
+
+	if (!l || !strstr(l, text))
+		fail_msg("no line with '%s' holding '%s' in:\n%s", word, text, out);
 }
 
 static struct prof_db *fresh_db(const char *name, char *epoch)
@@ -154,50 +133,38 @@ static void test_per_procedure(void **state)
 	static const uint64_t cyc[] = { 600, 300, 100 }, bm[] = { 5, 0, 50 };
 	char epoch[64], *out;
 	struct prof_db *db = fresh_db("db1", epoch);
-	const char *l;
-	int st;
 
 	put(db, epoch, "cpu-clock", self, syms, cyc, 3);
 	put(db, epoch, "branch-misses", self, syms, bm, 3);
 	prof_db_close(db);
 
-	out = run(&st, "prof --db %s/db1", tmpdir);
-	assert_int_equal(st, 0);
+	out = run(NULL, "prof --db %s/db1", tmpdir);
 	assert_non_null(strstr(out, "cpu-clock = 1000"));
 	assert_non_null(strstr(out, "branch-misses = 55"));
-	l = line_with(out, "alpha_proc");
-	assert_non_null(l);
-	assert_non_null(strstr(l, "600  60.00%  60.00%"));
-	assert_non_null(strstr(l, "5   9.09%"));
-	assert_non_null(strstr(l, self));
-	l = line_with(out, "beta_proc");
-	assert_non_null(strstr(l, "300  30.00%  90.00%"));
+	assert_line(out, "alpha_proc", "600  60.00%  60.00%");
+	assert_line(out, "alpha_proc", "5   9.09%");
+	assert_line(out, "alpha_proc", self);
+	assert_line(out, "beta_proc", "300  30.00%  90.00%");
 	/* sorted by the first event: alpha, beta, gamma */
 	assert_true(strstr(out, "alpha_proc") < strstr(out, "beta_proc"));
 	assert_true(strstr(out, "beta_proc") < strstr(out, "gamma_proc"));
 	free(out);
 
 	/* --event sorts by another event; --limit cuts rows */
-	out = run(&st, "prof --db %s/db1 --event branch-misses --limit 1", tmpdir);
-	assert_int_equal(st, 0);
+	out = run(NULL, "prof --db %s/db1 --event branch-misses --limit 1", tmpdir);
 	assert_non_null(strstr(out, "gamma_proc"));
 	assert_null(strstr(out, "alpha_proc"));
 	free(out);
 
-	out = run(&st, "prof --db %s/db1 --json", tmpdir);
-	assert_int_equal(st, 0);
+	out = run(NULL, "prof --db %s/db1 --json", tmpdir);
 	assert_non_null(strstr(out, "\"total\": {\"cpu-clock\": 1000, \"branch-misses\": 55}"));
-	l = line_with(out, "\"name\": \"beta_proc\"");
-	assert_non_null(l);
-	assert_non_null(strstr(l, "\"samples\": {\"cpu-clock\": 300, \"branch-misses\": 0}"));
+	assert_line(out, "\"name\": \"beta_proc\"",
+		    "\"samples\": {\"cpu-clock\": 300, \"branch-misses\": 0}");
 	free(out);
 
 	/* per image: one row with everything */
-	out = run(&st, "prof --db %s/db1 -i", tmpdir);
-	assert_int_equal(st, 0);
-	l = line_with(out, self);
-	assert_non_null(l);
-	assert_non_null(strstr(l, "1000 100.00% 100.00%"));
+	out = run(NULL, "prof --db %s/db1 -i", tmpdir);
+	assert_line(out, self, "1000 100.00% 100.00%");
 	free(out);
 }
 
@@ -207,8 +174,6 @@ static void test_unknown_and_epochs(void **state)
 	char e1[64], e2[64], *out;
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = fresh_db("db2", e1);
-	const char *l;
-	int st;
 
 	put(db, e1, "cpu-clock", self, syms, a, 1);
 	put(db, e1, "cpu-clock", NULL, syms, u, 2);
@@ -217,24 +182,18 @@ static void test_unknown_and_epochs(void **state)
 	prof_db_close(db);
 
 	/* the newest epoch by default */
-	out = run(&st, "prof --db %s/db2", tmpdir);
-	assert_int_equal(st, 0);
+	out = run(NULL, "prof --db %s/db2", tmpdir);
 	assert_non_null(strstr(out, "cpu-clock = 40"));
 	assert_null(strstr(out, "[unknown]"));
 	free(out);
 
-	out = run(&st, "prof --db %s/db2 --epoch all", tmpdir);
-	assert_int_equal(st, 0);
+	out = run(NULL, "prof --db %s/db2 --epoch all", tmpdir);
 	assert_non_null(strstr(out, "cpu-clock = 100"));
-	l = line_with(out, "alpha_proc");
-	assert_non_null(strstr(l, "80  80.00%"));
-	l = line_with(out, "[unknown]");
-	assert_non_null(l);
-	assert_non_null(strstr(l, "20  20.00% 100.00%"));
+	assert_line(out, "alpha_proc", "80  80.00%");
+	assert_line(out, "[unknown]", "20  20.00% 100.00%");
 	free(out);
 
-	out = run(&st, "prof --db %s/db2 --epoch %s", tmpdir, e1);
-	assert_int_equal(st, 0);
+	out = run(NULL, "prof --db %s/db2 --epoch %s", tmpdir, e1);
 	assert_non_null(strstr(out, "cpu-clock = 60"));
 	free(out);
 }
@@ -270,8 +229,7 @@ static void test_errors(void **state)
 	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
 	prof_profile_free(&p);
 	prof_db_close(db);
-	out = run(&st, "prof --db %s/db4", tmpdir);
-	assert_int_equal(st, 0);
+	out = run(NULL, "prof --db %s/db4", tmpdir);
 	assert_non_null(strstr(out, "[image unavailable]"));
 	assert_non_null(strstr(out, "not the profiled image"));
 	free(out);
@@ -305,7 +263,6 @@ static void test_jit_map(void **state)
 	struct prof_db *db = fresh_db("db5", epoch);
 	struct dcpi_err err = { 0 };
 	struct prof_profile p;
-	const char *l;
 	FILE *f;
 	int st;
 
@@ -331,15 +288,9 @@ static void test_jit_map(void **state)
 	out = run(&st, "prof --db %s/db5", tmpdir);
 	unlink(map);
 	assert_int_equal(st, 0);
-	l = line_with(out, "LazyCompile:*slow js/app.js:3");
-	assert_non_null(l);
-	assert_non_null(strstr(l, "30  75.00%  75.00%"));
-	l = line_with(out, "jit_fast");
-	assert_non_null(l);
-	assert_non_null(strstr(l, "7  17.50%"));
-	l = line_with(out, "[unknown]");
-	assert_non_null(l);
-	assert_non_null(strstr(l, "3   7.50%"));
+	assert_line(out, "LazyCompile:*slow js/app.js:3", "30  75.00%  75.00%");
+	assert_line(out, "jit_fast", "7  17.50%");
+	assert_line(out, "[unknown]", "3   7.50%");
 	free(out);
 }
 

@@ -32,34 +32,21 @@
 
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_run.h"
 #include "../collect/internal.h"
 
 static char ws[256], db[300], errfile[300], twoprocs[PROF_PATH_MAX];
 static const char *dcpi_bin;
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int setup(void **state)
 {
-	const char *build = getenv("DCPI_BUILD");
-
-	dcpi_bin = getenv("DCPI_BIN");
-	if (!dcpi_bin || !build) {
-		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
-		return -1;
-	}
-	snprintf(twoprocs, sizeof(twoprocs), "%s/workloads/twoprocs", build);
-	if (tu_workspace(ws, sizeof(ws), "record"))
-		return -1;
-	return 0;
+	return tu_run_setup(&dcpi_bin, twoprocs, sizeof(twoprocs), "twoprocs", ws, sizeof(ws),
+			    "record");
 }
 
 static int teardown(void **state)
 {
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(ws);
 	return 0;
 }
 
@@ -84,25 +71,9 @@ static void run_argv(char *const argv[], int signal_after_ms, struct run *r)
 {
 	struct rusage ru;
 	pid_t pid;
-	FILE *f;
-	size_t n;
 
 	memset(r, 0, sizeof(*r));
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct rlimit nocore = { 0, 0 };
-		int out = open("/dev/null", O_WRONLY);
-		int errfd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setrlimit(RLIMIT_CORE, &nocore);
-		if (out < 0 || errfd < 0)
-			_exit(99);
-		dup2(out, 1);
-		dup2(errfd, 2);
-		execv(argv[0], argv);
-		_exit(98);
-	}
+	pid = tu_spawn(argv, NULL, errfile, 0);
 	if (signal_after_ms > 0) {
 		struct timespec ts = { signal_after_ms / 1000,
 				       (signal_after_ms % 1000) * 1000000L };
@@ -113,11 +84,7 @@ static void run_argv(char *const argv[], int signal_after_ms, struct run *r)
 	assert_int_equal(wait4(pid, &r->status, 0, &ru), pid);
 	r->cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	f = fopen(errfile, "r");
-	assert_non_null(f);
-	n = fread(r->err, 1, sizeof(r->err) - 1, f);
-	r->err[n] = '\0';
-	fclose(f);
+	assert_true(tu_slurp(errfile, r->err, sizeof(r->err)) >= 0);
 }
 
 static int exit_code(const struct run *r)

@@ -153,6 +153,20 @@ static void run_stream(enum dist d, uint64_t seed, size_t len, struct val_hotlis
 	}
 }
 
+/* The streams of d of len values, 12 seeds (4 past 10,000 values), into r
+ * and h (space-saving when ss), their errors printed; how many seeds. */
+static int run_seeds(enum dist d, size_t len, struct val_hotlist *h, struct run *r, int ss)
+{
+	int seeds = len > 10000 ? 4 : 12;
+
+	for (int s = 1; s <= seeds; s++)
+		run_stream(d, (uint64_t)s, len, h, r, ss);
+	print_message("%s%-20s %6zu values, %2d seeds: worst share error %.4f, mean %.4f, "
+		      "%d of %d absent\n", ss ? "space-saving " : "", dist_name[d], len, seeds,
+		      r->worst, r->checked ? r->sum / r->checked : 0, r->missing, r->checked);
+	return seeds;
+}
+
 /*
  * Space-Saving with VAL_N = 64 counters, the collector's lists: a count is
  * never below the occurrences and at most seen / 64 above them, so every
@@ -169,15 +183,9 @@ static void test_accuracy_ss(void **state)
 	for (int d = 0; d < NDIST; d++) {
 		for (size_t l = 0; l < 3; l++) {
 			struct run r = { 0 };
-			int seeds = lens[l] > 10000 ? 4 : 12;
 			struct val_hotlist h;
 
-			for (int s = 1; s <= seeds; s++)
-				run_stream((enum dist)d, (uint64_t)s, lens[l], &h, &r, 1);
-			print_message("space-saving %-20s %6zu values, %2d seeds: worst share "
-				      "error %.4f, mean %.4f, %d of %d absent\n", dist_name[d],
-				      lens[l], seeds, r.worst, r.checked ? r.sum / r.checked : 0,
-				      r.missing, r.checked);
+			run_seeds((enum dist)d, lens[l], &h, &r, 1);
 			assert_true(r.worst <= 1.0 / VAL_N + 1e-9);
 			assert_true(r.worst <= 0.02);
 			assert_int_equal(r.missing, 0);
@@ -209,15 +217,9 @@ static void test_accuracy(void **state)
 	for (int d = 0; d < NDIST; d++) {
 		for (size_t l = 0; l < 3; l++) {
 			struct run r = { 0 };
-			int seeds = lens[l] > 10000 ? 4 : 12;
 			struct val_hotlist h;
+			int seeds = run_seeds((enum dist)d, lens[l], &h, &r, 0);
 
-			for (int s = 1; s <= seeds; s++)
-				run_stream((enum dist)d, (uint64_t)s, lens[l], &h, &r, 0);
-			print_message("%-20s %6zu values, %2d seeds: worst share error %.4f, "
-				      "mean %.4f, %d of %d absent\n", dist_name[d], lens[l],
-				      seeds, r.worst, r.checked ? r.sum / r.checked : 0,
-				      r.missing, r.checked);
 			if (d == EIGHT) {
 				assert_true(r.worst <= 0.02);
 				assert_int_equal(r.missing, 0);

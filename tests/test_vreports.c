@@ -23,6 +23,7 @@
 #include "dcpi/report.h"
 #include "dcpi/values.h"
 #include "testutil.h"
+#include "tu_run.h"
 
 static char dir[64], wl[1024], other[1024];
 static const char *bin;
@@ -133,40 +134,24 @@ static void write_values(struct prof_db *db, const char *epoch)
  * proc_b's (cycles, one sample every 1000), and the values when asked. */
 static void make_db(const char *name, int values)
 {
-	struct dcpi_err err = { 0 };
-	struct prof_profile p;
+	const struct tu_at at[] = { { off.a_insn, 300 }, { off.b_insn, 100 } };
 	struct prof_db *db;
 	char path[256], epoch[64];
 
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, wl, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cycles");
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	p.period = 1000;
-	assert_int_equal(prof_profile_add(&p, off.a_insn, 300), 0);
-	assert_int_equal(prof_profile_add(&p, off.b_insn, 100), 0);
-	assert_int_equal(prof_profile_normalize(&p), 0);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	assert_int_equal(prof_db_open(path, PROF_DB_CREATE, &db, &err), 0);
-	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
-	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
+	tu_cycles_db(path, wl, at, 2, &db, epoch, sizeof(epoch));
 	if (values)
 		write_values(db, epoch);
 	prof_db_close(db);
-	prof_profile_free(&p);
 }
 
 static int setup(void **state)
 {
-	const char *build = getenv("DCPI_BUILD");
-
 	(void)state;
 	bin = getenv("DCPI_BIN");
-	snprintf(wl, sizeof(wl), "%s/workloads/twoprocs", build ? build : "build");
-	snprintf(other, sizeof(other), "%s/workloads/demo_work", build ? build : "build");
-	if (tu_workspace(dir, sizeof(dir), "vreports"))
-		return -1;
-	return 0;
+	tu_build_file(wl, sizeof(wl), "workloads/twoprocs");
+	tu_build_file(other, sizeof(other), "workloads/demo_work");
+	return tu_workspace(dir, sizeof(dir), "vreports");
 }
 
 static int teardown(void **state)
@@ -195,16 +180,7 @@ static void need_db(void)
 /* Run `dcpi ARGS --json` and the python check (d: the parsed JSON). */
 static void check_json(const char *args, const char *py)
 {
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/check.py", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "import json, sys\nd = json.load(open(sys.argv[1]))\n%s\n", py);
-	fclose(f);
-	assert_int_equal(tu_sh("%s %s --json > %s/out.json && python3 %s %s/out.json", bin, args,
-			       dir, path, dir), 0);
+	tu_check_json(bin, dir, args, py);
 }
 
 static void test_classify(void **state)

@@ -19,11 +19,14 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 
+/* A cmocka test f run between the file's each_setup and each_teardown. */
+#define TU_EACH(f) cmocka_unit_test_setup_teardown(f, each_setup, each_teardown)
+
 /* Run a shell command built printf-style; system()'s status. */
 static inline int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline int tu_sh(const char *fmt, ...)
 {
-	char cmd[4096];
+	char cmd[8192];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -66,25 +69,55 @@ static inline uint64_t tu_rng(void)
 	return s;
 }
 
+/* Whether path ends in suffix. */
+static inline int tu_ends_with(const char *path, const char *suffix)
+{
+	size_t lp = strlen(path), ls = strlen(suffix);
+
+	return lp >= ls && !strcmp(path + lp - ls, suffix);
+}
+
 static inline const struct prof_profile *find_image(const struct prof_profile *p, size_t n,
 						    const char *suffix)
 {
-	size_t ls = strlen(suffix);
-
-	for (size_t i = 0; i < n; i++) {
-		size_t lp = strlen(p[i].image.path);
-
-		if (lp >= ls && !strcmp(p[i].image.path + lp - ls, suffix))
+	for (size_t i = 0; i < n; i++)
+		if (tu_ends_with(p[i].image.path, suffix))
 			return &p[i];
-	}
 	return NULL;
 }
 
-/* File offsets [lo, hi) of symbol sym of file, from nm -S and readelf -l. */
-static inline void sym_range(const char *file, const char *sym, uint64_t *lo, uint64_t *hi)
+/* The address of symbol sym of file, from nm; with clones, of a gcc clone
+ * of it (sym.constprop.0) too.  The last one nm lists; there must be one. */
+static inline uint64_t tu_nm_addr(const char *file, const char *sym, int clones)
+{
+	char cmd[PROF_PATH_MAX + 64], buf[512];
+	size_t len = strlen(sym);
+	uint64_t a = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", file);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(buf, sizeof(buf), p)) {
+		unsigned long long v;
+		char type, name[256];
+
+		if (sscanf(buf, "%llx %c %255s", &v, &type, name) == 3 &&
+		    !strncmp(name, sym, len) &&
+		    (name[len] == '\0' || (clones && name[len] == '.')))
+			a = v;
+	}
+	pclose(p);
+	assert_true(a != 0);
+	return a;
+}
+
+/* File offset of symbol sym of file and, unless size is NULL, its size (0
+ * when nm gives none), from nm -S and readelf -l. */
+static inline uint64_t tu_sym_off(const char *file, const char *sym, uint64_t *size)
 {
 	char cmd[PROF_PATH_MAX + 64], line[512];
-	unsigned long long va = 0, size = 0, off, vaddr, pa, filesz;
+	unsigned long long va = 0, sz = 0, off, vaddr, pa, filesz;
 	int found = 0;
 	FILE *f;
 
@@ -94,25 +127,41 @@ static inline void sym_range(const char *file, const char *sym, uint64_t *lo, ui
 	while (!found && fgets(line, sizeof(line), f)) {
 		char name[256], type;
 
-		found = sscanf(line, "%llx %llx %c %255s", &va, &size, &type, name) == 4 &&
-			!strcmp(name, sym);
+		if (sscanf(line, "%llx %llx %c %255s", &va, &sz, &type, name) == 4)
+			found = !strcmp(name, sym);
+		else if (sscanf(line, "%llx %c %255s", &va, &type, name) == 3)
+			found = !strcmp(name, sym), sz = 0;
 	}
 	pclose(f);
-	assert_true(found && size > 0);
-	found = 0;
+	assert_true(found);
+	if (size)
+		*size = sz;
 	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
 	f = popen(cmd, "r");
 	assert_non_null(f);
+	found = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
-			   &filesz) == 4 && va >= vaddr && va + size <= vaddr + filesz) {
-			*lo = va - vaddr + off;
-			*hi = *lo + size;
+			   &filesz) == 4 && va >= vaddr && va < vaddr + filesz &&
+		    va + sz <= vaddr + filesz) {
+			va = va - vaddr + off;
 			found = 1;
+			break;
 		}
 	}
 	pclose(f);
 	assert_true(found);
+	return va;
+}
+
+/* File offsets [lo, hi) of symbol sym of file, which has a size. */
+static inline void sym_range(const char *file, const char *sym, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t size;
+
+	*lo = tu_sym_off(file, sym, &size);
+	assert_true(size > 0);
+	*hi = *lo + size;
 }
 
 static inline uint64_t count_in(const struct prof_profile *p, uint64_t lo, uint64_t hi)
@@ -125,6 +174,57 @@ static inline uint64_t count_in(const struct prof_profile *p, uint64_t lo, uint6
 	return c;
 }
 
+/*
+ * Normalize p and write it, then free it, as a new epoch of the database at
+ * dir (created if absent).  With db, the database stays open in *db and the
+ * epoch's name goes to epoch; without, it is closed.
+ */
+static inline void tu_write_epoch(const char *dir, struct prof_profile *p, struct prof_db **db,
+				  char *epoch, size_t len)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	char name[64];
+
+	assert_int_equal(prof_profile_normalize(p), 0);
+	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &d, &err), 0);
+	assert_int_equal(prof_db_epoch_new(d, name, sizeof(name), &err), 0);
+	assert_int_equal(prof_epoch_write(d, name, p, &err), 0);
+	prof_profile_free(p);
+	if (epoch)
+		snprintf(epoch, len, "%s", name);
+	if (db)
+		*db = d;
+	else
+		prof_db_close(d);
+}
+
+/* One place of a profile and its samples. */
+struct tu_at {
+	uint64_t offset, count;
+};
+
+/*
+ * A new database at dir whose one epoch holds a cycles profile of the file
+ * image (one sample every 1000 events) with the n samples at; open in *db,
+ * the epoch's name in epoch.
+ */
+static inline void tu_cycles_db(const char *dir, const char *image, const struct tu_at *at,
+				size_t n, struct prof_db **db, char *epoch, size_t len)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile p;
+
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, image, &err), 0);
+	snprintf(p.event, sizeof(p.event), "cycles");
+	snprintf(p.period_unit, sizeof(p.period_unit), "events");
+	p.period = 1000;
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(prof_profile_add(&p, at[i].offset, at[i].count), 0);
+	tu_write_epoch(dir, &p, db, epoch, len);
+}
+
 /* A database at dir whose one epoch holds the exact executions of proc in
  * bin, as `dcpi import` of callgrind writes them (callgrind-Ir), known by
  * construction: by_depth[d] for every block at loop depth d (0, 1, 2+). */
@@ -132,12 +232,10 @@ static inline void tu_exact_db(const char *dir, const char *bin, const char *pro
 			       const double by_depth[3])
 {
 	struct prof_profile p;
-	struct prof_db *db;
 	struct image *img;
 	const struct img_proc *ip;
 	struct cfg *cfg;
 	struct dcpi_err err;
-	char epoch[64];
 
 	assert_int_equal(img_open(bin, 0, &img, &err), 0);
 	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
@@ -156,14 +254,55 @@ static inline void tu_exact_db(const char *dir, const char *bin, const char *pro
 				cfg->insns[cfg->blocks[b].first + j].addr, &off), 0);
 			assert_int_equal(prof_profile_add(&p, off, (uint64_t)by_depth[d]), 0);
 		}
-	assert_int_equal(prof_profile_normalize(&p), 0);
-	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
-	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);
-	assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);
-	prof_db_close(db);
-	prof_profile_free(&p);
+	tu_write_epoch(dir, &p, NULL, NULL, 0);
 	cfg_free(cfg);
 	img_close(img);
+}
+
+/*
+ * A database at dir whose one epoch holds a cycles profile (one sample every
+ * 1000) of proc in bin: by_depth[d] cycles on each instruction at loop depth
+ * d (0, 1, 2+), and stall more on the one after the first load of the
+ * depth-1 loop, where the samples of a load that waits land.  That load's
+ * address (there must be one).
+ */
+static inline uint64_t tu_stalled_db(const char *dir, const char *bin, const char *proc,
+				     const double by_depth[3], double stall)
+{
+	struct prof_profile p;
+	struct image *img;
+	const struct img_proc *ip;
+	struct cfg *cfg;
+	struct dcpi_err err;
+	uint64_t load = 0;
+	int after = 0;
+
+	assert_int_equal(img_open(bin, 0, &img, &err), 0);
+	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
+	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
+	prof_profile_init(&p);
+	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
+	snprintf(p.event, sizeof(p.event), "cycles");
+	snprintf(p.period_unit, sizeof(p.period_unit), "events");
+	p.period = 1000;
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
+			const struct cfg_insn *in = &cfg->insns[cfg->blocks[b].first + j];
+			int depth = cfg->blocks[b].loop_depth > 2 ? 2 : cfg->blocks[b].loop_depth;
+			double cyc = by_depth[depth] + (after ? stall : 0);
+			uint64_t off;
+
+			after = !load && depth == 1 && (in->flags & CFG_I_LOAD) && in->nmem;
+			if (after)
+				load = in->addr;
+			assert_int_equal(img_vaddr_to_offset(img, in->addr, &off), 0);
+			assert_int_equal(prof_profile_add(&p, off, (uint64_t)(cyc / p.period)), 0);
+		}
+	assert_true(load != 0);
+	tu_write_epoch(dir, &p, NULL, NULL, 0);
+	cfg_free(cfg);
+	img_close(img);
+	return load;
 }
 
 #endif /* DCPI_TESTUTIL_H */

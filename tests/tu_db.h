@@ -51,11 +51,35 @@ static inline void make_id(struct prof_image_id *id, int which)
  * unless reason is NULL, giving reason. */
 typedef int (*tu_decode_fails)(const uint8_t *buf, size_t len, const char *reason);
 
-/* Flip bits of every byte of the file (every step-th bit of each): each
- * field of the header is detected with its reason, the rest by the CRC. */
-static inline void tu_flip_every_byte(uint8_t *buf, size_t len, unsigned step,
+/* A sample file of the kind, encoded into *buf (malloc'd), *len bytes. */
+typedef void (*tu_encode_sample)(uint8_t **buf, size_t *len);
+
+/* Whether err's message starts with "file: " and, unless reason is NULL,
+ * holds reason; what is wrong with it goes to cmocka's error output. */
+static inline int tu_err_says(const struct dcpi_err *err, const char *file, const char *reason)
+{
+	size_t lf = strlen(file);
+
+	if (strncmp(err->msg, file, lf) || strncmp(err->msg + lf, ": ", 2)) {
+		print_error("message does not start with the file: '%s'\n", err->msg);
+		return 0;
+	}
+	if (reason && !strstr(err->msg, reason)) {
+		print_error("expected '%s' in '%s'\n", reason, err->msg);
+		return 0;
+	}
+	return 1;
+}
+
+/* Flip bits of every byte of the sample file (every step-th bit of each):
+ * each field of the header is detected with its reason, the rest by the CRC. */
+static inline void tu_flip_every_byte(tu_encode_sample encode, unsigned step,
 				      tu_decode_fails fails)
 {
+	uint8_t *buf;
+	size_t len;
+
+	encode(&buf, &len);
 	for (size_t i = 0; i < len; i++) {
 		const char *reason = "bad checksum";
 
@@ -71,13 +95,17 @@ static inline void tu_flip_every_byte(uint8_t *buf, size_t len, unsigned step,
 			buf[i] ^= (uint8_t)(1u << bit);
 		}
 	}
+	free(buf);
 }
 
-/* Every prefix of the file is truncated, 1 to 16 bytes more are garbage. */
-static inline void tu_truncate_and_append(const uint8_t *buf, size_t len, tu_decode_fails fails)
+/* Every prefix of the sample file is truncated, 1 to 16 bytes more are
+ * garbage. */
+static inline void tu_truncate_and_append(tu_encode_sample encode, tu_decode_fails fails)
 {
-	uint8_t *big;
+	uint8_t *buf, *big;
+	size_t len;
 
+	encode(&buf, &len);
 	for (size_t l = 0; l < len; l++)
 		assert_true(fails(buf, l, "truncated"));
 	big = malloc(len + 16);
@@ -87,6 +115,7 @@ static inline void tu_truncate_and_append(const uint8_t *buf, size_t len, tu_dec
 	for (size_t extra = 1; extra <= 16; extra++)
 		assert_true(fails(big, len + extra, "trailing garbage"));
 	free(big);
+	free(buf);
 }
 
 /* A directory for the test's databases, removed by teardown_tmp. */

@@ -1,0 +1,139 @@
+/*
+ * tests/tu_run.h - what the tests that run the dcpi binary share: their
+ * setup (DCPI_BIN, a workload of DCPI_BUILD, a workspace), the removal of
+ * that workspace, starting a program with its output sent to files,
+ * reading a file back, and checking `dcpi ... --json` with python3.
+ * Header-only: each test is one binary.  Include after <cmocka.h>.
+ */
+#ifndef DCPI_TU_RUN_H
+#define DCPI_TU_RUN_H
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+/*
+ * *bin from DCPI_BIN, wl the workload DCPI_BUILD/workloads/<workload>, ws
+ * a new workspace named after name (testutil.h's tu_workspace).  -1 with a
+ * message when tests/run.sh did not set them or the workspace failed.
+ */
+static inline int tu_run_setup(const char **bin, char *wl, size_t wl_len, const char *workload,
+			       char *ws, size_t ws_len, const char *name)
+{
+	const char *build = getenv("DCPI_BUILD");
+
+	*bin = getenv("DCPI_BIN");
+	if (!*bin || !build) {
+		fprintf(stderr, "DCPI_BIN and DCPI_BUILD must be set (tests/run.sh)\n");
+		return -1;
+	}
+	snprintf(wl, wl_len, "%s/workloads/%s", build, workload);
+	return tu_workspace(ws, ws_len, name);
+}
+
+/* out: DCPI_BUILD/rel, or build/rel outside tests/run.sh. */
+static inline void tu_build_file(char *out, size_t len, const char *rel)
+{
+	const char *build = getenv("DCPI_BUILD");
+
+	snprintf(out, len, "%s/%s", build ? build : "build", rel);
+}
+
+static inline int tu_rm_one(const char *path, const struct stat *sb, int flag,
+			    struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Remove the workspace ws and all in it (never following a link). */
+static inline void tu_rm_tree(const char *ws)
+{
+	nftw(ws, tu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+enum {
+	TU_SPAWN_ERR_APPEND = 1,	/* append to err_path rather than truncate it */
+	TU_SPAWN_GROUP = 2,		/* in a process group of its own */
+};
+
+/*
+ * Start argv with stdout to out_path (NULL: /dev/null) and stderr to
+ * err_path, without core dumps; its pid.
+ */
+static inline pid_t tu_spawn(char *const argv[], const char *out_path, const char *err_path,
+			     int flags)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit nocore = { 0, 0 };
+		int out = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) :
+				     open("/dev/null", O_WRONLY);
+		int errfd = open(err_path, O_WRONLY | O_CREAT |
+				 (flags & TU_SPAWN_ERR_APPEND ? O_APPEND : O_TRUNC), 0644);
+
+		if (flags & TU_SPAWN_GROUP)
+			setpgid(0, 0);
+		setrlimit(RLIMIT_CORE, &nocore);
+		if (out < 0 || errfd < 0)
+			_exit(99);
+		dup2(out, 1);
+		dup2(errfd, 2);
+		execv(argv[0], argv);
+		_exit(98);
+	}
+	if (flags & TU_SPAWN_GROUP)
+		setpgid(pid, pid);	/* either side may come first */
+	return pid;
+}
+
+/* The first len - 1 bytes of the file at path into buf, NUL-terminated;
+ * how many, or -1 (buf empty) when it cannot be opened. */
+static inline long tu_slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	buf[0] = '\0';
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (long)n;
+}
+
+/*
+ * Run `bin ARGS --json` (stdout to dir/out.json, stderr to dir/err.txt) and
+ * the python check py on it, where d is the parsed JSON; both must succeed.
+ */
+static inline void tu_check_json(const char *bin, const char *dir, const char *args,
+				 const char *py)
+{
+	char path[PROF_PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/check.py", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "import json, sys\nd = json.load(open(sys.argv[1]))\n%s\n", py);
+	fclose(f);
+	if (tu_sh("%s %s --json > %s/out.json 2> %s/err.txt && python3 %s %s/out.json", bin,
+		  args, dir, dir, path, dir)) {
+		tu_sh("cat %s/err.txt >&2", dir);
+		fail_msg("dcpi %s --json: the check failed", args);
+	}
+}
+
+#endif /* DCPI_TU_RUN_H */
