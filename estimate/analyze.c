@@ -178,6 +178,7 @@ void est_input_close(struct est_input *in)
 	if (in->have_auto)
 		est_calib_tables_free(&in->auto_cal);
 	path_profile_free(&in->pp);
+	import_lbr_free(&in->lbr);
 	prof_profiles_free(in->xp, in->nxp);
 	if (in->xdb)
 		prof_db_close(in->xdb);
@@ -251,6 +252,43 @@ static int image_paths(struct est_input *in, const struct prof_image_id *id,
 	return 0;
 }
 
+/* The image's branch-record counts (every epoch's for "all"), read once
+ * per image; used for the counts where a procedure has them. */
+static int lbr_counts(struct est_input *in, const struct image *img, struct est_analysis *a,
+		      struct dcpi_err *err)
+{
+	const struct prof_image_id *id = &a->prof->image;
+	char **names = NULL;
+	size_t nn = 0;
+	int rc = 0;
+
+	if (in->o.no_paths || in->o.paths || !in->db)
+		return 0;
+	if (!in->lbr_loaded || !prof_image_id_equal(&in->lbr_image, id)) {
+		import_lbr_free(&in->lbr);
+		in->lbr_image = *id;
+		in->lbr_loaded = 1;
+		if (!strcmp(in->epoch, "all")) {
+			rc = prof_db_epochs(in->db, &names, &nn, err);
+			for (size_t k = 0; rc >= 0 && k < nn; k++)
+				rc = import_read_lbr(in->db, names[k], id, &in->lbr, err);
+			prof_names_free(names, nn);
+		} else {
+			rc = import_read_lbr(in->db, in->epoch, id, &in->lbr, err);
+		}
+		if (rc < 0) {
+			in->lbr_loaded = 0;
+			return rc;
+		}
+	}
+	rc = est_lbr_use(a->cfg, img, &in->lbr, &a->r, &a->lbr_dropped);
+	if (rc < 0)
+		return dcpi_errf(err, rc, "%s: out of memory", a->proc->name);
+	a->lbr = rc > 0;
+	a->lbr_stacks = a->lbr ? in->lbr.stacks : 0;
+	return 0;
+}
+
 /* Time the hot blocks and loops on this machine (estimate/measured.c), for
  * a procedure that holds enough of its image's samples. */
 static int measure(struct est_input *in, const struct image *img, struct est_analysis *a,
@@ -309,11 +347,15 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
 		if (rc >= 0) {
 			est_use_exact(a->cfg, &a->r, a->ev.exact);
 			a->exact = 1;
+			a->lbr = 0;
+			a->r.lbr_stacks = 0;
 		}
 	}
 	if (rc < 0)
 		return rc;
 	est_intervals(a->cfg, &a->r, &a->pinfo, a->have_meas ? &a->meas : NULL, a->exact);
+	if (a->lbr)
+		est_lbr_intervals(a->cfg, &a->r, &in->lbr);
 	rc = est_culprits(a->cfg, &a->r, a->ev.list, in->o.no_events ? 0 : a->ev.n, in->skid,
 			  &a->cul, err);
 	if (rc >= 0)
@@ -351,6 +393,8 @@ int est_analyze(struct est_input *in, struct image *img, const struct prof_profi
 		opts.measured = &a->meas;
 	rc = est_procedure_paths(a->cfg, in->model, a->s, a->cps, &opts, &in->o.popts, &a->obs,
 				 &a->r, &a->pinfo, err);
+	if (rc >= 0)
+		rc = lbr_counts(in, img, a, err);
 	if (rc < 0)
 		return rc;
 	return culprits(in, img, a, err);

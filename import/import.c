@@ -81,10 +81,20 @@ int import_detect(const char *path, enum import_kind *kind, struct dcpi_err *err
 int import_file(const char *path, struct prof_db *db, struct import_stats *st,
 		struct dcpi_err *err)
 {
+	return import_file_opts(path, NULL, db, st, err);
+}
+
+int import_file_opts(const char *path, const struct import_opts *o, struct prof_db *db,
+		     struct import_stats *st, struct dcpi_err *err)
+{
 	const struct importer *which;
 	int rc = detect(path, &which, err);
 
-	return rc ? rc : which->read(path, db, st, err);
+	if (rc)
+		return rc;
+	if (which->kind == IMPORT_PERF)
+		return import_perf_opts(path, o, db, st, err);
+	return which->read(path, db, st, err);
 }
 
 /* --- files ------------------------------------------------------------------ */

@@ -61,4 +61,21 @@ int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st,
 int imp_probe_perf(const char *head, size_t n, const char *path, struct dcpi_err *err);
 int imp_probe_callgrind(const char *head, size_t n, const char *path, struct dcpi_err *err);
 
+/* Branch-record counts per image (import/lbr.c): kind 'r' a range
+ * (begin, end), 'b' a taken branch (from, to). */
+struct imp_lbr;
+struct imp_lbr_info {
+	uint64_t stacks, entries, slots;
+	double period;
+	int taken;
+	char event[64];
+};
+int imp_lbr_new(struct imp_lbr **out);
+void imp_lbr_free(struct imp_lbr *t);
+int imp_lbr_add(struct imp_lbr *t, uint32_t image, int kind, uint64_t a, uint64_t b);
+/* One counts file per image into epoch; *nimages written.  No adds after. */
+int imp_lbr_write(struct imp_lbr *t, imp_image_fn image_id, void *ctx,
+		  const struct imp_lbr_info *in, struct prof_db *db, const char *epoch,
+		  size_t *nimages, struct dcpi_err *err);
+
 #endif /* DCPI_COLLECT_IMPORT_INTERNAL_H */

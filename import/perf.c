@@ -91,6 +91,15 @@ struct pf_rec {
 	size_t off;		/* into the file */
 };
 
+/* Where an image's file is here (img_locate), and what it cost when not. */
+struct pf_img {
+	int state;		/* 0 not looked for, 1 found, -1 not found */
+	char how[64];
+	struct prof_image_id id;	/* of the file found (its path) */
+	uint64_t samples;	/* samples in it */
+	uint64_t undecoded;	/* ranges not decoded for want of the file */
+};
+
 struct pf {
 	const char *path;
 	const uint8_t *buf;
@@ -122,6 +131,15 @@ struct pf {
 	FILE **code;			/* the image file, for fall-through ranges */
 	size_t npaths;
 	uint64_t stacks, ranges, ranges_bad;
+	/* images found elsewhere (--binary, --symfs, the build-id cache) */
+	const struct import_opts *opts;
+	struct pf_img *img;
+	size_t nimg;
+	/* branch-record counts (import/lbr.c) */
+	struct imp_lbr *lbr;
+	struct imp_lbr_info lbri;
+	uint32_t br_attr;		/* the attribute with branch stacks */
+	uint64_t dups;			/* stacks whose duplicated top entry was dropped */
 };
 
 static uint16_t rd16(const uint8_t *p)
@@ -622,6 +640,43 @@ static int pf_index(struct pf *f, struct dcpi_err *err)
 
 static int pf_do_branches(struct pf *f, const struct perf_sample *s, struct dcpi_err *err);
 
+static struct pf_img *pf_img_of(struct pf *f, uint32_t image)
+{
+	if (image >= f->nimg) {
+		size_t n = (size_t)image + 16;
+		struct pf_img *v = realloc(f->img, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + f->nimg, 0, (n - f->nimg) * sizeof(*v));
+		f->img = v;
+		f->nimg = n;
+	}
+	return &f->img[image];
+}
+
+/* Where image's file is here (NULL: nowhere); pseudo images have none. */
+static const struct pf_img *pf_locate(struct pf *f, uint32_t image)
+{
+	const struct prof_image_id *id = maps_image(f->maps, image);
+	struct pf_img *pi = pf_img_of(f, image);
+	char found[PROF_PATH_MAX];
+	const char *bid;
+
+	if (!pi)
+		return NULL;
+	if (!pi->state) {
+		pi->state = -1;
+		bid = pf_bid_find(f, id->path);
+		if (image != MAPS_UNKNOWN && id->path[0] == '/' &&
+		    !img_locate(id->path, bid, f->opts ? &f->opts->find : NULL, found,
+				sizeof(found), pi->how, sizeof(pi->how)) &&
+		    !prof_image_id_from_file(&pi->id, found, NULL))
+			pi->state = 1;
+	}
+	return pi->state > 0 ? pi : NULL;
+}
+
 /* Where a sample's cpumode says its ip is. */
 static enum maps_space pf_space(uint16_t misc)
 {
@@ -665,6 +720,10 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 		return ret;
 	if (image == MAPS_UNKNOWN)
 		f->st->unknown_samples++;
+	else if (pf_img_of(f, image))
+		pf_img_of(f, image)->samples++;
+	else
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
 	pf_sample_time(f, s->time);
 	f->st->samples++;
 	ret = imp_table_add(f->tab, image, s->attr, offset, 1, err);
@@ -759,49 +818,56 @@ static int pf_br_taken(struct pf *f, uint32_t pid, uint64_t from, uint64_t to,
 /* The image file of image, if it is the one recorded; NULL otherwise. */
 static FILE *pf_code(struct pf *f, uint32_t image)
 {
-	const struct prof_image_id *id;
-	const char *bid;
+	const struct pf_img *pi;
 
 	if (!f->code[image]) {
-		id = maps_image(f->maps, image);
-		bid = pf_bid_find(f, id->path);
-		if (bid && strcmp(bid, id->build_id))
+		pi = pf_locate(f, image);
+		if (!pi)
 			return NULL;
 		/* a sampled process's file: a FIFO there must not block us */
-		f->code[image] = dcpi_fopen_read(id->path, NULL);
+		f->code[image] = dcpi_fopen_read(pi->id.path, NULL);
 	}
 	return f->code[image];
 }
 
-/* Straight-line code from offset a to the branch at offset b of image:
- * every conditional branch in it fell through. */
-static int pf_br_range(struct pf *f, uint32_t image, uint64_t a, uint64_t b)
+#define PF_TRANSFER (CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_TRAP | CFG_I_SYSCALL)
+
+/*
+ * Straight-line code from offset a to the newer entry's source at offset b
+ * of image: every conditional branch before b fell through.  *end is the
+ * last instruction executed: b when it is a transfer (the branch recorded),
+ * else the one before it (b was interrupted: an entry into the kernel, b
+ * runs after the return).  0, 1 when the range is not straight (or the file
+ * is not here), 2 when it ran nothing, -ENOMEM.
+ */
+static int pf_br_range(struct pf *f, uint32_t image, uint64_t a, uint64_t b, uint64_t *end)
 {
 	uint8_t buf[PF_RANGE_MAX + 16];
-	uint64_t ft[PF_RANGE_MAX / 2];
+	uint64_t ft[PF_RANGE_MAX / 2], last = UINT64_MAX;
 	size_t got, at = 0, nft = 0;
+	struct cfg_insn in;
 	FILE *fp;
 
-	if (b < a || b - a > PF_RANGE_MAX || !(fp = pf_code(f, image)))
+	if (b < a || b - a > PF_RANGE_MAX)
 		return 1;
+	if (!(fp = pf_code(f, image))) {
+		f->img[image].undecoded++;
+		return 1;
+	}
 	if (fseeko(fp, (off_t)a, SEEK_SET) < 0)
 		return 1;
 	got = fread(buf, 1, (size_t)(b - a) + 16, fp);
 	while (at < b - a) {
-		struct cfg_insn in;
-
 		if (at >= got || cfg_decode_one(buf + at, got - at, a + at, &in) < 0)
 			return 1;
 		if (in.flags & CFG_I_COND)
-			ft[nft++] = a + at;
-		else if (in.flags & (CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_TRAP |
-				     CFG_I_SYSCALL))
+			ft[nft++] = (a + at) | (uint64_t)in.size << 56;
+		else if (in.flags & PF_TRANSFER)
 			return 1;	/* would have been recorded: not straight */
+		last = a + at;
 		at += in.size;
-		if (in.flags & CFG_I_COND)
-			ft[nft - 1] |= (uint64_t)in.size << 56;
 	}
-	if (at != b - a)
+	if (at != b - a || at >= got || cfg_decode_one(buf + at, got - at, b, &in) < 0)
 		return 1;
 	for (size_t k = 0; k < nft; k++) {
 		uint64_t o = ft[k] & ((1ull << 56) - 1);
@@ -809,38 +875,97 @@ static int pf_br_range(struct pf *f, uint32_t image, uint64_t a, uint64_t b)
 		if (path_profile_add_edge(&f->paths[image], o, o + (ft[k] >> 56), 1) < 0)
 			return -ENOMEM;
 	}
+	*end = (in.flags & PF_TRANSFER) ? b : last;
+	return *end == UINT64_MAX ? 2 : 0;
+}
+
+/* Does the sampled event count taken branches (so that one stack stands
+ * for period taken branches)?  By name, else Intel's and AMD's raw codes. */
+static int pf_counts_taken(const struct imp_event *ev, const struct perf_event_attr *a)
+{
+	const char *n = ev->name;
+
+	if (strcasestr(n, "taken") || strcasestr(n, "tkn"))
+		return 1;
+	return a->type == PERF_TYPE_RAW && ((a->config & 0xffff) == 0x20c4 ||	/* near_taken */
+					    (a->config & 0xffff) == 0x00c4);	/* AMD */
+}
+
+/* One entry as a taken-branch count of the images at its ends. */
+static int pf_lbr_branch(struct pf *f, uint32_t pid, uint64_t from, uint64_t to,
+			 struct dcpi_err *err)
+{
+	uint32_t fi, ti;
+	uint64_t fo = 0, too = 0;
+	int fr = pf_br_resolve(f, pid, from, &fi, &fo, err);
+	int tr = fr < 0 ? fr : pf_br_resolve(f, pid, to, &ti, &too, err);
+
+	if (fr < 0 || tr < 0)
+		return fr < 0 ? fr : tr;
+	if (!fr && !tr && fi == ti)
+		return imp_lbr_add(f->lbr, fi, 'b', fo, too);
+	if (!fr && imp_lbr_add(f->lbr, fi, 'b', fo, IMPORT_LBR_OUTSIDE))
+		return -ENOMEM;
+	if (!tr && imp_lbr_add(f->lbr, ti, 'b', IMPORT_LBR_OUTSIDE, too))
+		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * Some Intel parts repeat the newest entry (AutoFDO's sample_reader.cc
+ * drops it): the top two entries equal, and not a plausible self-loop (a
+ * backward branch over at most PF_RANGE_MAX bytes).
+ */
+static int pf_dup_top(const uint8_t *br, uint64_t n)
+{
+	uint64_t f0 = rd64(br), t0 = rd64(br + 8);
+
+	return n >= 2 && f0 == rd64(br + 24) && t0 == rd64(br + 32) &&
+	       (f0 < t0 || f0 - t0 > PF_RANGE_MAX);
 }
 
 static int pf_do_branches(struct pf *f, const struct perf_sample *s, struct dcpi_err *err)
 {
 	const struct perf_event_attr *a = &f->attrs[s->attr].a;
 	int ranges = (a->branch_sample_type & PERF_SAMPLE_BRANCH_ANY) != 0;
+	uint64_t k0 = 0;
 	int ret;
 
 	f->stacks++;
-	for (uint64_t k = 0; k < s->bnr; k++) {
+	f->br_attr = s->attr;
+	if (pf_dup_top(s->br, s->bnr)) {
+		k0 = 1;
+		f->dups++;
+	}
+	f->lbri.stacks++;
+	f->lbri.entries += s->bnr - k0;
+	f->lbri.slots += ranges && s->bnr > k0 ? s->bnr - k0 - 1 : 0;
+	for (uint64_t k = k0; k < s->bnr; k++) {
 		const uint8_t *e = s->br + 24 * k;
 
 		ret = pf_br_taken(f, s->pid, rd64(e), rd64(e + 8), err);
+		if (!ret)
+			ret = pf_lbr_branch(f, s->pid, rd64(e), rd64(e + 8), err);
 		if (ret)
 			return ret;
 	}
-	for (uint64_t k = 0; ranges && k + 1 < s->bnr; k++) {
+	for (uint64_t k = k0; ranges && k + 1 < s->bnr; k++) {
 		uint64_t from = rd64(s->br + 24 * k), to = rd64(s->br + 24 * (k + 1) + 8);
 		uint32_t fi, ti;
-		uint64_t fo = 0, too = 0;
+		uint64_t fo = 0, too = 0, end = 0;
 
 		if (pf_br_resolve(f, s->pid, from, &fi, &fo, err) ||
 		    pf_br_resolve(f, s->pid, to, &ti, &too, err) || fi != ti)
 			continue;
-		if (!pf_paths_of(f, fi))
+		if (!pf_paths_of(f, fi) || !pf_img_of(f, fi))
 			return -ENOMEM;
-		ret = pf_br_range(f, fi, too, fo);
+		ret = pf_br_range(f, fi, too, fo, &end);
 		if (ret < 0)
 			return ret;
+		if (!ret && imp_lbr_add(f->lbr, fi, 'r', too, end))
+			return -ENOMEM;
 		f->ranges++;
-		f->ranges_bad += ret > 0;
+		f->ranges_bad += ret == 1;
 	}
 	return 0;
 }
@@ -873,7 +998,65 @@ static int pf_write_paths(struct pf *f, struct prof_db *db, struct dcpi_err *err
 		pf_note(f, "%" PRIu64 " branch stacks: %" PRIu64 " distinct transitions in %"
 			PRIu64 " images, %" PRIu64 " of %" PRIu64 " straight-line ranges decoded",
 			f->stacks, edges, images, f->ranges - f->ranges_bad, f->ranges);
+	if (f->dups)
+		pf_note(f, "%" PRIu64 " stacks repeated their newest entry (dropped)", f->dups);
 	return 0;
+}
+
+/* Branch-record counts per image (import/lbr.c), for est_analyze. */
+static int pf_write_lbr(struct pf *f, struct prof_db *db, struct dcpi_err *err)
+{
+	struct imp_lbr_info *in = &f->lbri;
+	size_t n = 0;
+	int ret;
+
+	if (!f->stacks)
+		return 0;
+	in->period = f->events[f->br_attr].period;
+	in->taken = pf_counts_taken(&f->events[f->br_attr], &f->attrs[f->br_attr].a);
+	snprintf(in->event, sizeof(in->event), "%s", f->events[f->br_attr].name);
+	for (char *c = in->event; *c; c++)
+		if (*c == ' ')
+			*c = '_';
+	ret = imp_lbr_write(f->lbr, pf_image_id, f, in, db, f->st->epoch, &n, err);
+	if (!ret && n)
+		pf_note(f, "counts: branch records of %zu image%s (%s every %g%s)", n,
+			n == 1 ? "" : "s", in->event, in->period,
+			in->taken ? "" : "; not taken branches: counts relative");
+	return ret;
+}
+
+/* The images with samples whose file is not here, and what that costs. */
+static void pf_note_missing(struct pf *f)
+{
+	size_t shown = 0, more = 0;
+
+	for (size_t i = 0; i < f->nimg; i++) {
+		const struct prof_image_id *id;
+
+		if (!f->img[i].samples && !f->img[i].undecoded)
+			continue;
+		if (pf_locate(f, (uint32_t)i)) {
+			if (strcmp(f->img[i].how, "recorded path"))
+				pf_note(f, "%s found at %s (%s)", maps_image(f->maps, (uint32_t)i)->path,
+					f->img[i].id.path, f->img[i].how);
+			continue;
+		}
+		id = maps_image(f->maps, (uint32_t)i);
+		if (id->path[0] != '/')
+			continue;
+		if (shown++ >= 3) {
+			more++;
+			continue;
+		}
+		pf_note(f, "not found: %s%s%s (%" PRIu64 " samples unnamed, %" PRIu64
+			" ranges not decoded; give --binary FILE or --symfs DIR)", id->path,
+			pf_bid_find(f, id->path) ? " build-id " : "",
+			pf_bid_find(f, id->path) ? pf_bid_find(f, id->path) : "", f->img[i].samples,
+			f->img[i].undecoded);
+	}
+	if (more)
+		pf_note(f, "%zu more images not found", more);
 }
 
 /*
@@ -959,6 +1142,8 @@ static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image)
 	const char *bid;
 
 	id = maps_image(f->maps, image);
+	if (image != MAPS_UNKNOWN && pf_locate(f, image))
+		return &f->img[image].id;
 	bid = image == MAPS_UNKNOWN ? NULL : pf_bid_find(f, id->path);
 	if (!bid || !strcmp(bid, id->build_id))
 		return id;
@@ -1051,6 +1236,8 @@ static void pf_free(struct pf *f)
 	free(f->code);
 	maps_free(f->maps);
 	imp_table_free(f->tab);
+	imp_lbr_free(f->lbr);
+	free(f->img);
 	free((void *)f->buf);
 }
 
@@ -1070,6 +1257,12 @@ int imp_probe_perf(const char *head, size_t n, const char *path, struct dcpi_err
 int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 		struct dcpi_err *err)
 {
+	return import_perf_opts(path, NULL, db, st, err);
+}
+
+int import_perf_opts(const char *path, const struct import_opts *o, struct prof_db *db,
+		     struct import_stats *st, struct dcpi_err *err)
+{
 	struct perf_tool tool;
 	struct pf f;
 	uint8_t *buf;
@@ -1080,6 +1273,7 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 	st->kind = IMPORT_PERF;
 	f.path = path;
 	f.st = st;
+	f.opts = o;
 	ret = imp_read_file(path, &buf, &f.len, err);
 	if (ret)
 		return ret;
@@ -1095,6 +1289,8 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 		maps_set_offline(f.maps, 1);
 	if (!ret)
 		ret = imp_table_new(&f.tab, err);
+	if (!ret && imp_lbr_new(&f.lbr))
+		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	tool = pf_tool;
 	tool.ctx = &f;
 	for (size_t i = 0; i < f.nrecs && !ret; i++)
@@ -1115,6 +1311,10 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 				      st->epoch, st, err);
 	if (!ret)
 		ret = pf_write_paths(&f, db, err);
+	if (!ret)
+		ret = pf_write_lbr(&f, db, err);
+	if (!ret)
+		pf_note_missing(&f);
 	if (!ret)
 		ret = pf_write_meta(&f, db, err);
 	ret = imp_epoch_end(db, path, st, ret, err);

@@ -160,6 +160,10 @@ static int one_image(struct fb *f, const char *path, const struct prof_profile *
 	else
 		rc = opt_src_add(src, img, p, &f->est, err);
 	img_close(img);
+	if (rc >= 0 && f->in.lbr_loaded && f->in.lbr.nranges) {
+		f->sum->relative = !f->in.lbr.taken;	/* the counts are branch records' */
+		f->sum->lbr_stacks = f->in.lbr.stacks;
+	}
 	if (rc >= 0)
 		f->sum->nimages++;
 	return rc;

@@ -425,7 +425,11 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	fprintf(f, "model %s: %s\n", model_name(c->model),
 		c->model_from ? c->model_from :
 		"the shipped table (no model file measured on this CPU)");
-	if (c->r.relative)
+	if (c->r.lbr_stacks)
+		fprintf(f, "counts: branch records (%llu stacks)%s\n",
+			(unsigned long long)c->r.lbr_stacks,
+			c->r.relative ? ", relative (the event does not count taken branches)" : "");
+	if (c->r.relative && !c->r.lbr_stacks)
 		fprintf(f, "uncalibrated: counts are relative (1 sample = 1 cycle)\n");
 	else
 		fprintf(f, "1 sample = %.0f cycles%s\n", c->r.cycles_per_sample,
@@ -447,7 +451,7 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	} else {
 		fprintf(f, "best cases from the model only (%s)\n", c->meas_why);
 	}
-	if (c->pp && c->pinfo.used)
+	if (c->pp && c->pinfo.used && !c->r.lbr_stacks)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure (%.0f entries) from %.0f "
 		       "bursts of the image; counts = path shape x scale (%s rule)\n",
 		       c->pp->source, c->pinfo.transitions, c->pinfo.entries, c->pinfo.bursts,

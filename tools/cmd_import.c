@@ -22,6 +22,11 @@ static const char import_usage[] =
 	"      --no-calibrate a perf.data recorded on this host is calibrated here\n"
 	"                     (0.1 s of a known loop under its event and period):\n"
 	"                     skip that; counts then use period x clock or are relative\n"
+	"      --binary FILE  the recorded program's file is FILE (matched by build-id,\n"
+	"                     else by file name); may be given several times\n"
+	"      --symfs DIR    look for recorded files under DIR (as perf --symfs)\n"
+	"      --buildid-dir DIR  perf's build-id cache (default $HOME/.debug)\n"
+	"                     profiles name the file where it was found\n"
 	"  -q, --quiet        print nothing on success\n";
 
 static void print_stats(const char *path, const struct import_stats *st)
@@ -102,6 +107,9 @@ int cmd_import(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-calibrate", no_argument, NULL, 'C' },
+		{ "binary", required_argument, NULL, 'B' },
+		{ "symfs", required_argument, NULL, 'S' },
+		{ "buildid-dir", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -110,9 +118,13 @@ int cmd_import(int argc, char **argv)
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = NULL;
 	int c, quiet = 0, ret, calibrate = 1;
+	const char *bins[16];
+	struct import_opts io;
 
 	tool_name = "dcpi import";
 	optind = 1;
+	memset(&io, 0, sizeof(io));
+	io.find.binaries = bins;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -123,6 +135,17 @@ int cmd_import(int argc, char **argv)
 			break;
 		case 'C':
 			calibrate = 0;
+			break;
+		case 'B':
+			if (io.find.nbinaries == sizeof(bins) / sizeof(bins[0]))
+				return tool_fail("--binary: at most %zu files", io.find.nbinaries);
+			bins[io.find.nbinaries++] = optarg;
+			break;
+		case 'S':
+			io.find.symfs = optarg;
+			break;
+		case 'I':
+			io.find.buildid_dir = optarg;
 			break;
 		case 'h':
 			fputs(import_usage, stdout);
@@ -140,7 +163,7 @@ int cmd_import(int argc, char **argv)
 	memset(&st, 0, sizeof(st));
 	ret = prof_db_open(tool_db_dir(db_opt), PROF_DB_CREATE, &db, &err);
 	if (!ret)
-		ret = import_file(path, db, &st, &err);
+		ret = import_file_opts(path, &io, db, &st, &err);
 	if (ret) {
 		prof_db_close(db);
 		return tool_fail("%s", err.msg);

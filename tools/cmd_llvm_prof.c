@@ -105,6 +105,9 @@ int tool_feedback(int argc, char **argv, int format)
 			sum.nimages == 1 ? "" : "s", sum.nprocs,
 			sum.probes ? ", keyed by pseudo probes" : "",
 			sum.relative ? " (uncalibrated: relative counts)" : "");
+	if (sum.lbr_stacks)
+		fprintf(stderr, "%s: counts: branch records (%llu stacks)\n", tool_name,
+			(unsigned long long)sum.lbr_stacks);
 	if (sum.no_probe)
 		fprintf(stderr, "%s: %zu pseudo probes not placed: their function has no "
 			"symbol or description in the binary\n", tool_name, sum.no_probe);

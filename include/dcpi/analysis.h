@@ -23,6 +23,7 @@
 #include "dcpi/calibrate.h"
 #include "dcpi/culprit.h"
 #include "dcpi/estimate.h"
+#include "dcpi/import.h"
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
 
@@ -86,6 +87,10 @@ struct est_input {
 	struct prof_image_id pp_image;
 	struct path_profile pp;
 	int pp_loaded, have_pp;
+	/* branch-record counts of the last image asked for (import/lbr.c) */
+	struct prof_image_id lbr_image;
+	struct import_lbr lbr;
+	int lbr_loaded;
 	char note[512];			/* a problem worth a note, once */
 };
 
@@ -121,6 +126,9 @@ struct est_analysis {
 	struct cul_result cul;
 	int have_cul;
 	int exact;			/* counts are callgrind's, not estimated */
+	int lbr;			/* counts are branch records' (est_lbr_use) */
+	uint64_t lbr_stacks;		/* the stacks they come from */
+	size_t lbr_dropped;		/* ranges crossing the procedure's ends */
 };
 
 /*
@@ -131,5 +139,16 @@ struct est_analysis {
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,
 		const struct img_proc *proc, struct est_analysis *a, struct dcpi_err *err);
 void est_analysis_free(struct est_analysis *a);
+
+/*
+ * Block, edge and instruction counts of cfg's procedure in img from branch
+ * records l (estimate/lbr_counts.c): 1 when it has ranges and r's counts
+ * were replaced, 0 when not, -ENOMEM; *dropped: ranges not counted (an end
+ * outside the procedure or not on an instruction).  est_lbr_intervals: the
+ * 90% intervals (Poisson on the occurrences) and confidence of them.
+ */
+int est_lbr_use(const struct cfg *cfg, const struct image *img, const struct import_lbr *l,
+		struct est_result *r, size_t *dropped);
+void est_lbr_intervals(const struct cfg *cfg, struct est_result *r, const struct import_lbr *l);
 
 #endif /* DCPI_ANALYSIS_H */

@@ -188,6 +188,8 @@ struct est_result {
 	double flow_residual;		/* max |in - out| / max count after solving */
 	struct est_stall *stalls;	/* blocks counted after a stalled load */
 	size_t nstalls;
+	uint64_t lbr_stacks;		/* counts from branch records of this many
+					 * stacks (estimate/lbr_counts.c); 0: not */
 };
 
 /*

@@ -144,4 +144,23 @@ int img_inlines_at(struct image *img, uint64_t vaddr, const struct img_inline **
 /* Demangle a C++ (Itanium ABI) name; malloc'd, or NULL if not mangled. */
 char *img_demangle(const char *name);
 
+/*
+ * Where the file of an image recorded on another machine is here, found as
+ * perf finds it (image/locate.c, docs/import.md "Images from elsewhere"):
+ * with a recorded build-id bid, a file of binaries[] with that build-id,
+ * perf's build-id cache (buildid_dir, NULL: $HOME/.debug), symfs + recorded,
+ * recorded itself, each only with that build-id; without one (bid NULL or
+ * ""), a file of binaries[] with recorded's file name, then symfs + recorded,
+ * then recorded.  0 with the path in out and how it was found in how (may be
+ * NULL), -ENOENT when nowhere.
+ */
+struct img_locate_opts {
+	const char *symfs;
+	const char *const *binaries;
+	size_t nbinaries;
+	const char *buildid_dir;
+};
+int img_locate(const char *recorded, const char *bid, const struct img_locate_opts *o,
+	       char *out, size_t len, char *how, size_t hlen);
+
 #endif /* DCPI_IMAGE_H */

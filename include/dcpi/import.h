@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/util.h"
 
@@ -61,6 +62,67 @@ int import_callgrind(const char *path, struct prof_db *db, struct import_stats *
 /* import_detect, then the right importer. */
 int import_file(const char *path, struct prof_db *db, struct import_stats *st,
 		struct dcpi_err *err);
+
+/*
+ * Where the images of a recording made elsewhere are (perf: --symfs, the
+ * build-id cache, --binary; img_locate).  The profiles of an image found
+ * elsewhere carry the path where it was found, so reports open that file;
+ * the note names the images not found and what they cost.
+ */
+struct import_opts {
+	struct img_locate_opts find;
+};
+int import_file_opts(const char *path, const struct import_opts *o, struct prof_db *db,
+		     struct import_stats *st, struct dcpi_err *err);
+int import_perf_opts(const char *path, const struct import_opts *o, struct prof_db *db,
+		     struct import_stats *st, struct dcpi_err *err);
+
+/*
+ * Branch-record counts of one image (perf record -b; import/lbr.c,
+ * docs/import.md "Branch records are counts"), as AutoFDO and llvm-profgen
+ * count them: every (from, to) entry of a stack is one taken branch, and the
+ * straight-line range between two consecutive entries (the older one's
+ * target to the newer one's source) ran once.  Offsets are file offsets;
+ * a range's end is its last instruction executed.  IMPORT_LBR_OUTSIDE is
+ * the other end of a branch into or out of the image.
+ */
+#define IMPORT_LBR_OUTSIDE UINT64_MAX
+
+struct import_lbr_range {
+	uint64_t begin, end;
+	double count;		/* occurrences x range_scale */
+};
+
+struct import_lbr_branch {
+	uint64_t from, to;
+	double count;		/* occurrences x branch_scale */
+};
+
+struct import_lbr {
+	uint64_t stacks;	/* stacks of the recording (all images) */
+	uint64_t entries;	/* their entries, after the quirks */
+	uint64_t slots;		/* consecutive pairs: places a range can be */
+	double period;		/* the sampled event's (mean) period */
+	int taken;		/* the event counts taken branches: absolute */
+	char event[64];
+	/* executions one occurrence stands for: period / ranges per stack
+	 * (period / entries per stack for branches) when taken, else
+	 * 1 (ranges) and slots / entries (branches): relative */
+	double range_scale, branch_scale;
+	struct import_lbr_range *ranges;	/* sorted by (begin, end) */
+	size_t nranges;
+	struct import_lbr_branch *branches;	/* sorted by (from, to) */
+	size_t nbranches;
+};
+
+/* The file name, inside an epoch directory, of an image's branch counts. */
+int import_lbr_name(const struct prof_image_id *id, char *out, size_t len);
+/* Add image id's branch counts in epoch to *out (zeroed first by the
+ * caller); 0 and nothing added when there are none.  Free with
+ * import_lbr_free. */
+int import_read_lbr(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+		    struct import_lbr *out, struct dcpi_err *err);
+void import_lbr_free(struct import_lbr *l);
 
 /*
  * Jump edges of one image from callgrind's --collect-jumps, by file offset.

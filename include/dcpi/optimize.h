@@ -216,6 +216,7 @@ struct opt_summary {
 	size_t skipped;			/* sampled procedures not decodable */
 	double samples;
 	int relative;			/* uncalibrated: counts are relative */
+	uint64_t lbr_stacks;		/* counts from branch records (0: estimated) */
 	char notes[2048];		/* images skipped, and why */
 	int probes;			/* LLVM: keyed by pseudo probes */
 	size_t no_probe;		/* probes not placed (no symbol here) */
