@@ -1,11 +1,12 @@
 /*
  * locate.c - where the file of an image recorded elsewhere is on this
  * machine, found as perf finds it (docs/import.md, "Images from elsewhere"):
- * files given by the user (--binary) with the recorded build-id, perf's
- * build-id cache (DIR/.build-id/xx/rest/elf, the older DIR/.build-id/xx/rest,
- * and DIR/<recorded path>/<build-id>/elf), --symfs DIR + the recorded path,
- * the recorded path itself; without a recorded build-id, a --binary of the
- * same file name, then the symfs and recorded paths.
+ * files given by the user (--binary) with the recorded build-id, --symfs DIR
+ * + the recorded path, the recorded path itself while it is still that file
+ * (reports name the image by it), then perf's build-id cache
+ * (DIR/.build-id/xx/rest/elf, the older DIR/.build-id/xx/rest, and
+ * DIR/<recorded path>/<build-id>/elf); without a recorded build-id, a
+ * --binary of the same file name, then the symfs and recorded paths.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -92,11 +93,6 @@ int img_locate(const char *recorded, const char *bid, const struct img_locate_op
 			if (has_bid(o->binaries[i], bid))
 				return found(out, len, o->binaries[i], how, hlen,
 					     "--binary, same build-id") ? 0 : -ENAMETOOLONG;
-		if (in_cache(cache, bid, recorded, out, len)) {
-			if (how)
-				snprintf(how, hlen, "build-id cache");
-			return 0;
-		}
 	} else {
 		for (size_t i = 0; i < o->nbinaries; i++)
 			if (!strcmp(base_name(o->binaries[i]), base_name(recorded)) &&
@@ -110,7 +106,15 @@ int img_locate(const char *recorded, const char *bid, const struct img_locate_op
 		if (has_bid(p, bid))
 			return found(out, len, p, how, hlen, "--symfs") ? 0 : -ENAMETOOLONG;
 	}
+	/* the file at the recorded path, when it is still the one recorded, is
+	 * what every report names the image by (perf report names a DSO by it
+	 * too, wherever it read the bytes from) */
 	if (has_bid(recorded, bid))
 		return found(out, len, recorded, how, hlen, "recorded path") ? 0 : -ENAMETOOLONG;
+	if (bid[0] && in_cache(cache, bid, recorded, out, len)) {
+		if (how)
+			snprintf(how, hlen, "build-id cache");
+		return 0;
+	}
 	return -ENOENT;
 }
