@@ -376,7 +376,7 @@ static int teardown(void **state)
  */
 static void test_images_elsewhere(void **state)
 {
-	char data[700], out[700], bid[64];
+	char data[700], out[700], bid[sizeof(((struct prof_image_id *)0)->build_id)];
 	struct prof_image_id id;
 	struct dcpi_err err;
 	uint8_t raw[20];
