@@ -304,32 +304,45 @@ static int jumps_parse(char *text, const char *path, struct import_jump **out, s
 	return 0;
 }
 
+int imp_read_epoch_text(struct prof_db *db, const char *epoch, const char *name,
+			char **text, char *path, size_t plen, struct dcpi_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	*text = NULL;
+	if (!epoch[0] || strchr(epoch, '/') ||
+	    (size_t)snprintf(path, plen, "%s/%s/%s", prof_db_path(db), epoch, name) >= plen)
+		return dcpi_errf(err, -EINVAL, "%s: bad epoch name '%.64s'", prof_db_path(db),
+				 epoch);
+	if (access(path, F_OK) && errno == ENOENT)
+		return 1;
+	ret = imp_read_file(path, &buf, &len, err);
+	if (ret)
+		return ret;
+	if (strlen((char *)buf) != len) {
+		free(buf);
+		return dcpi_errf(err, -EINVAL, "%s: NUL byte in a text file", path);
+	}
+	*text = (char *)buf;
+	return 0;
+}
+
 int import_read_jumps(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 		      struct import_jump **out, size_t *n, struct dcpi_err *err)
 {
-	char name[NAME_MAX + 1], path[PATH_MAX];
-	uint8_t *buf;
-	size_t len;
+	char name[NAME_MAX + 1], path[PATH_MAX], *text;
 	int ret;
 
 	*out = NULL;
 	*n = 0;
 	if (import_jumps_name(id, name, sizeof(name)))
 		return dcpi_errf(err, -ENAMETOOLONG, "%s: jumps file name too long", id->path);
-	if (!epoch[0] || strchr(epoch, '/') ||
-	    (size_t)snprintf(path, sizeof(path), "%s/%s/%s", prof_db_path(db), epoch,
-			     name) >= sizeof(path))
-		return dcpi_errf(err, -EINVAL, "%s: bad epoch name '%.64s'", prof_db_path(db),
-				 epoch);
-	if (access(path, F_OK) && errno == ENOENT)
-		return 0;
-	ret = imp_read_file(path, &buf, &len, err);
+	ret = imp_read_epoch_text(db, epoch, name, &text, path, sizeof(path), err);
 	if (ret)
-		return ret;
-	if (strlen((char *)buf) != len)
-		ret = dcpi_errf(err, -EINVAL, "%s: NUL byte in a text file", path);
-	else
-		ret = jumps_parse((char *)buf, path, out, n, err);
-	free(buf);
+		return ret > 0 ? 0 : ret;
+	ret = jumps_parse(text, path, out, n, err);
+	free(text);
 	return ret;
 }

@@ -330,27 +330,15 @@ static int lbr_parse(char *text, const char *path, struct import_lbr *l,
 int import_read_lbr(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 		    struct import_lbr *out, struct dcpi_err *err)
 {
-	char name[NAME_MAX + 1], path[PATH_MAX];
-	uint8_t *buf;
-	size_t len;
+	char name[NAME_MAX + 1], path[PATH_MAX], *text;
 	int ret;
 
 	if (import_lbr_name(id, name, sizeof(name)))
 		return dcpi_errf(err, -ENAMETOOLONG, "%s: counts file name too long", id->path);
-	if (!epoch[0] || strchr(epoch, '/') ||
-	    (size_t)snprintf(path, sizeof(path), "%s/%s/%s", prof_db_path(db), epoch,
-			     name) >= sizeof(path))
-		return dcpi_errf(err, -EINVAL, "%s: bad epoch name '%.64s'", prof_db_path(db),
-				 epoch);
-	if (access(path, F_OK) && errno == ENOENT)
-		return 0;
-	ret = imp_read_file(path, &buf, &len, err);
+	ret = imp_read_epoch_text(db, epoch, name, &text, path, sizeof(path), err);
 	if (ret)
-		return ret;
-	if (strlen((char *)buf) != len)
-		ret = dcpi_errf(err, -EINVAL, "%s: NUL byte in a text file", path);
-	else
-		ret = lbr_parse((char *)buf, path, out, err);
-	free(buf);
+		return ret > 0 ? 0 : ret;
+	ret = lbr_parse(text, path, out, err);
+	free(text);
 	return ret;
 }
