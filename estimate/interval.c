@@ -21,7 +21,9 @@
  * And one one-sided term: a block whose samples pile on one instruction
  * beyond its share of the best case may have stalled there (a miss, a
  * mispredict) without a witness; its count is then bounded below by what
- * its other instructions say, so the interval reaches down to that.
+ * its other instructions say, so the interval reaches down to that, and
+ * down to 0 where nothing else has a best case and the pile sits on or
+ * after a load.
  * Exact counts (--exact) have the point interval.  Words: high when the
  * interval is within 15% either way, medium within 50%, low beyond.
  */
@@ -111,8 +113,18 @@ static double pile_floor(const struct cfg *cfg, const struct est_result *r, size
 		rest_s += est_poisson_lower(r->insns[i].samples, Z90);
 		rest_m += mprev;
 	}
-	if (rest_m <= 0 || top < 0.5 * eb->samples)
+	if (top < 0.5 * eb->samples)
 		return 1;
+	if (rest_m <= 0) {
+		/* nothing else in the block has a best case to bound the count
+		 * with; a pile right after a load may be its miss, of any
+		 * length: the count may be far lower (a chase whose load feeds
+		 * itself, tests/workloads/demo_work.c) */
+		uint32_t prev = pile > bl->first ? pile - 1 : bl->first + bl->n - 1;
+
+		return (cfg->insns[prev].flags & CFG_I_LOAD) ||
+		       (cfg->insns[pile].flags & CFG_I_LOAD) ? 0 : 1;
+	}
 	/* the rest's rate against the whole block's */
 	return fmin(1, (rest_s / rest_m) / (eb->samples / eb->best));
 }
