@@ -178,6 +178,7 @@ void est_input_close(struct est_input *in)
 	if (in->have_auto)
 		est_calib_tables_free(&in->auto_cal);
 	path_profile_free(&in->pp);
+	val_profile_free(&in->vp);
 	import_lbr_free(&in->lbr);
 	prof_profiles_free(in->xp, in->nxp);
 	if (in->xdb)
@@ -249,6 +250,68 @@ static int image_paths(struct est_input *in, const struct prof_image_id *id,
 		return rc;
 	}
 	*out = in->have_pp ? &in->pp : NULL;
+	return 0;
+}
+
+/* Add the value samples of image id in one epoch to in->vp. */
+static int values_of_epoch(struct est_input *in, const char *epoch,
+			   const struct prof_image_id *id, struct dcpi_err *err)
+{
+	struct val_profile *vp = NULL;
+	size_t n = 0;
+	int rc = val_epoch_read(in->db, epoch, &vp, &n, err);
+
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		if (!prof_image_id_equal(&vp[i].image, id))
+			continue;
+		if (!in->have_vp) {
+			val_profile_free(&in->vp);
+			in->vp = vp[i];
+			val_profile_init(&vp[i]);
+			in->have_vp = 1;
+		} else {
+			rc = val_profile_merge(&in->vp, &vp[i], err);
+		}
+	}
+	val_profiles_free(vp, n);
+	return rc;
+}
+
+/* The image's value samples (every epoch's for "all"), read once per image:
+ * the addresses replayed loads walk (estimate/replay.c). */
+static int image_values(struct est_input *in, const struct prof_image_id *id,
+			const struct val_profile **out, struct dcpi_err *err)
+{
+	char **names = NULL;
+	size_t nn = 0;
+	int rc = 0;
+
+	*out = NULL;
+	if (in->o.no_replay || !in->db)
+		return 0;
+	if (!in->vp_loaded || !prof_image_id_equal(&in->vp_image, id)) {
+		val_profile_free(&in->vp);
+		val_profile_init(&in->vp);
+		in->have_vp = 0;
+		in->vp_image = *id;
+		in->vp_loaded = 1;
+		if (!strcmp(in->epoch, "all")) {
+			rc = prof_db_epochs(in->db, &names, &nn, err);
+			for (size_t k = 0; rc >= 0 && k < nn; k++)
+				rc = values_of_epoch(in, names[k], id, err);
+			prof_names_free(names, nn);
+		} else {
+			rc = values_of_epoch(in, in->epoch, id, err);
+		}
+		/* sorted for val_profile_find */
+		if (rc >= 0 && in->have_vp && val_profile_normalize(&in->vp) < 0)
+			rc = dcpi_errf(err, -ENOMEM, "values: out of memory");
+		if (rc < 0) {
+			in->vp_loaded = 0;
+			return rc;
+		}
+	}
+	*out = in->have_vp ? &in->vp : NULL;
 	return 0;
 }
 
@@ -367,6 +430,7 @@ int est_analyze(struct est_input *in, struct image *img, const struct prof_profi
 		const struct img_proc *proc, struct est_analysis *a, struct dcpi_err *err)
 {
 	struct est_opts opts = in->o.opts;
+	const struct val_profile *vp = NULL;
 	int rc;
 
 	memset(a, 0, sizeof(*a));
@@ -387,10 +451,15 @@ int est_analyze(struct est_input *in, struct image *img, const struct prof_profi
 		rc = measure(in, img, a, err);
 	if (rc >= 0)
 		rc = est_path_obs_from_profile(a->cfg, img, a->pp, &a->obs, err);
+	if (rc >= 0)
+		rc = image_values(in, &prof->image, &vp, err);
+	if (rc >= 0)
+		rc = est_replay_loads(in, img, vp, a, err);
 	if (rc < 0)
 		return rc;
 	if (a->have_meas)
 		opts.measured = &a->meas;
+	opts.expect_extra = a->extra;
 	rc = est_procedure_paths(a->cfg, in->model, a->s, a->cps, &opts, &in->o.popts, &a->obs,
 				 &a->r, &a->pinfo, err);
 	if (rc >= 0)
@@ -409,6 +478,7 @@ void est_analysis_free(struct est_analysis *a)
 	est_events_free(&a->ev);
 	cul_result_free(&a->cul);
 	free(a->s);
+	free(a->extra);
 	cfg_free(a->cfg);
 	memset(a, 0, sizeof(*a));
 }

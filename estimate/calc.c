@@ -38,6 +38,7 @@ struct calc {
 	double cps;
 	const struct est_opts *o;
 	double *m, *x, *y, *blk_s;
+	const double *mw;	/* what the windows divide by: m + expect_extra */
 	int *reason, *culprit;
 };
 
@@ -136,17 +137,17 @@ static int estimate_classes(struct calc *c, struct est_class *cls, double *resid
 	int rc;
 
 	if (o->window != EST_W_SKID) {
-		rc = est_class_ratios(c->cfg, c->sr, c->cps, c->m, c->culprit, NULL, o, cls, err);
+		rc = est_class_ratios(c->cfg, c->sr, c->cps, c->mw, c->culprit, NULL, o, cls, err);
 		return rc < 0 ? rc : settle(c, cls, global, resid, err);
 	}
 	first.window = EST_W_BLOCK;
-	rc = est_class_ratios(c->cfg, c->sr, c->cps, c->m, c->culprit, NULL, &first, cls, err);
+	rc = est_class_ratios(c->cfg, c->sr, c->cps, c->mw, c->culprit, NULL, &first, cls, err);
 	if (rc == 0)
 		rc = settle(c, cls, global, resid, err);
 	if (rc < 0)
 		return rc;
 	skid_shift(c);
-	rc = est_class_ratios(c->cfg, c->sr, c->cps, c->m, c->culprit, c->blk_s, o, cls, err);
+	rc = est_class_ratios(c->cfg, c->sr, c->cps, c->mw, c->culprit, c->blk_s, o, cls, err);
 	return rc < 0 ? rc : settle(c, cls, global, resid, err);
 }
 
@@ -173,6 +174,7 @@ static void fill_result(struct calc *c, struct est_result *r)
 			eb->window_samples += c->sr[i];
 			ei->cycles = c->s[i] * r->cycles_per_sample;
 			ei->m = c->m[i];
+			eb->replay += c->mw[i] - c->m[i];
 			ei->executions = x;
 			ei->cpi = x > 0 ? ei->cycles / x : 0;
 			ei->reason = c->reason[i];
@@ -198,14 +200,58 @@ static void fill_result(struct calc *c, struct est_result *r)
 	}
 }
 
+static int replayed(const struct cfg_block *bl, const double *extra)
+{
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+		if (extra[i] > 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * What the windows divide by: the best case, plus what replayed loads
+ * measured beyond it (estimate/replay.c).  A block with such cycles is
+ * counted from all its samples: it is not destalled (its miss is in the
+ * expectation, not a pile to set aside).
+ */
+static int expect(struct calc *c, double **mw, double *sr, struct est_result *out,
+		  struct dcpi_err *err)
+{
+	const struct cfg *cfg = c->cfg;
+	const double *extra = c->o->expect_extra;
+	size_t k = 0;
+
+	c->mw = c->m;
+	if (!extra)
+		return 0;
+	*mw = malloc((cfg->ninsns + 1) * sizeof(**mw));
+	if (!*mw)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+	for (uint32_t i = 0; i < cfg->ninsns; i++)
+		(*mw)[i] = c->m[i] + extra[i];
+	c->mw = *mw;
+	for (uint32_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		if (replayed(bl, extra) && sr)
+			memcpy(sr + bl->first, c->s + bl->first, bl->n * sizeof(*sr));
+	}
+	for (size_t j = 0; j < out->nstalls; j++) {	/* keep the others' witnesses */
+		if (!replayed(&cfg->blocks[out->stalls[j].block], extra))
+			out->stalls[k++] = out->stalls[j];
+	}
+	out->nstalls = k;
+	return 0;
+}
+
 int est_procedure(const struct cfg *cfg, const struct model *model, const double *samples,
 		  double cps, const struct est_opts *opts, struct est_result *out,
 		  struct dcpi_err *err)
 {
 	size_t ni = cfg->ninsns, nb = cfg->nblocks, ne = cfg->nedges;
 	struct calc c = { cfg, samples, samples, cps > 0 ? cps : 1, opts, NULL, NULL, NULL,
-			  NULL, NULL, NULL };
-	double *sr = NULL;
+			  NULL, NULL, NULL, NULL };
+	double *sr = NULL, *mw = NULL;
 	int rc = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -244,11 +290,14 @@ int est_procedure(const struct cfg *cfg, const struct model *model, const double
 		c.sr = sr ? sr : samples;
 	}
 	if (rc == 0)
+		rc = expect(&c, &mw, sr, out, err);
+	if (rc == 0)
 		rc = estimate_classes(&c, out->classes, &out->flow_residual, err);
 	if (rc == 0)
 		fill_result(&c, out);
 out:
 	free(sr);
+	free(mw);
 	free(c.m);
 	free(c.reason);
 	free(c.culprit);

@@ -12,6 +12,8 @@
  *   best case the best case the samples are divided by: a measured one's
  *             spread (at least 2%), a modelled one 10% (the model's mean
  *             error on real loops, docs/models.md);
+ *             A replayed load's block (replay.c) adds EST_REPLAY_REL: its
+ *             walk was timed after the run, on a machine whose load differs;
  *   exposure  a block counted from a witness: what the machine shows of the
  *             waiter's cycles varies with the miss and the load (0.25 to 1.2 of the
  *             latency over four chase sizes on a Zen 4, docs/estimate.md):
@@ -83,6 +85,8 @@ static void scale_evidence(const struct cfg *cfg, const struct est_result *r,
 			w = eb->window_samples;
 		if (meas && b < meas->nblocks && meas->blocks[b].source == EST_BEST_MEASURED)
 			hb = lg(fmax(meas->blocks[b].spread, 0.02));
+		if (eb->replay > 0)	/* a walk timed here, not during the run */
+			hb = sqrt(hb * hb + lg(EST_REPLAY_REL) * lg(EST_REPLAY_REL));
 		*n += w;
 		wsum += w;
 		hsum += w * hb;
@@ -100,8 +104,8 @@ static double pile_floor(const struct cfg *cfg, const struct est_result *r, size
 	double rest_s = 0, rest_m = 0, top = 0;
 	uint32_t pile = bl->first;
 
-	if (bl->n < 2 || eb->samples <= 0 || eb->best <= 0)
-		return 1;
+	if (bl->n < 2 || eb->samples <= 0 || eb->best <= 0 || eb->replay > 0)
+		return 1;	/* a replayed load's miss is expected, not a pile */
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
 		if (r->insns[i].samples > top)
 			top = r->insns[i].samples, pile = i;

@@ -509,6 +509,65 @@ static void cpu_identity(struct meas *m)
 		 pm.cpu_name[0] ? ")" : "");
 }
 
+/*
+ * A figure of this CPU's kept in the same cache under a name instead of a
+ * body (a replayed walk's, estimate/replay.c): cycles, median and spread.
+ * Lookup: 1 found, 0 not.  Store: written at once (a lost write only costs
+ * a timing again); a note on failure, no error.
+ */
+static void named_key(const char *name, struct mc_entry *e)
+{
+	struct meas m = { 0 };
+	struct est_measurements out;
+
+	memset(e, 0, sizeof(*e));
+	m.out = &out;
+	cpu_identity(&m);
+	snprintf(e->cpu, sizeof(e->cpu), "%s", m.cpu_key);
+	e->fnv = fnv1a((const uint8_t *)name, strlen(name));
+	e->len = (uint32_t)strlen(name);
+}
+
+int est_cache_lookup(const char *dir, const char *name, double fig[3], char *note, size_t nlen)
+{
+	struct mc_cache c = { 0 };
+	struct mc_entry key;
+	const struct mc_entry *e;
+	char path[4200];
+	int found = 0;
+
+	if (!dir || est_measure_cache_path(dir, path, sizeof(path)) < 0)
+		return 0;
+	named_key(name, &key);
+	if (mc_read(path, &c, note, nlen) == 0 &&
+	    (e = mc_find(&c, key.cpu, key.fnv, key.crc, key.len)) && e->status == 0) {
+		fig[0] = e->cycles, fig[1] = e->median, fig[2] = e->spread;
+		found = 1;
+	}
+	free(c.e);
+	return found;
+}
+
+void est_cache_store(const char *dir, const char *name, const double fig[3], char *note,
+		     size_t nlen)
+{
+	struct mc_cache c = { 0 };
+	struct mc_entry key;
+	struct dcpi_err err = { 0 };
+	char path[4200];
+
+	if (!dir || est_measure_cache_path(dir, path, sizeof(path)) < 0)
+		return;
+	named_key(name, &key);
+	key.cycles = fig[0], key.median = fig[1], key.spread = fig[2];
+	if (mc_read(path, &c, note, nlen) < 0 || mc_add(&c, &key) < 0 ||
+	    mc_write(path, &c, &err) < 0) {
+		if (!note[0])
+			snprintf(note, nlen, "%.250s", err.msg[0] ? err.msg : "out of memory");
+	}
+	free(c.e);
+}
+
 static int add_job(struct meas *m, long block, long loop, uint8_t *bytes, size_t len)
 {
 	struct job *j = &m->jobs[m->njobs++];

@@ -395,7 +395,9 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 		const struct cfg_block *bl = &cfg->blocks[b];
 
 		s[b] = out->blocks[b].window_samples;
-		m[b] = out->blocks[b].best;
+		/* a replayed load's measured cycles are expected (replay.c) */
+		m[b] = out->blocks[b].best + out->blocks[b].replay;
+		ms[b] = out->blocks[b].replay;
 		win[b] = out->blocks[b].executions;
 		for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
 			ms[b] += mi[i];

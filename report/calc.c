@@ -80,6 +80,33 @@ static int block_hot(const struct rep_calc *c, size_t b)
 	       xmax > 0 && eb->executions >= 0.01 * xmax;
 }
 
+static int in_block(const struct cfg *cfg, size_t b, uint32_t i)
+{
+	return i >= cfg->blocks[b].first && i < cfg->blocks[b].first + cfg->blocks[b].n;
+}
+
+/* "replayed": the loads of block b replayed (estimate/replay.c). */
+static void json_replays(FILE *f, const struct rep_calc *c, size_t b)
+{
+	int first = 1;
+
+	for (size_t k = 0; k < c->nreplays; k++) {
+		const struct est_replay *rp = &c->replays[k];
+
+		if (!in_block(c->cfg, b, rp->shown))
+			continue;
+		fprintf(f, "%s{\"load\": \"0x%llx\", \"bytes\": %llu, \"element\": %u, "
+			"\"addresses\": %zu, \"cycles\": %.6g, \"l1_cycles\": %.6g, "
+			"\"extra\": %.6g, \"spread\": %.4g}", first ? ", \"replayed\": [" : ", ",
+			(unsigned long long)c->cfg->insns[rp->insn].addr,
+			(unsigned long long)rp->bytes, rp->elem, rp->addrs, rp->walk.cycles,
+			rp->walk.l1_cycles, rp->extra, rp->walk.spread);
+		first = 0;
+	}
+	if (!first)
+		fprintf(f, "]");
+}
+
 /* Where a block's best case came from: "best_source", and the figures. */
 static void json_block_best(FILE *f, const struct rep_calc *c, size_t b)
 {
@@ -155,6 +182,7 @@ static void json_block_edges(FILE *f, const struct rep_calc *c)
 		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, eb->lo, eb->hi,
 		       est_conf_name(eb->conf));
 		json_block_best(f, c, b);
+		json_replays(f, c, b);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n], \"edges\": [");
@@ -361,9 +389,26 @@ static void print_loops(FILE *f, const struct rep_calc *c)
 	}
 }
 
+/* A block whose load walked a region timed here (estimate/replay.c). */
+static void print_replays(FILE *f, const struct rep_calc *c, size_t b)
+{
+	for (size_t k = 0; k < c->nreplays; k++) {
+		const struct est_replay *rp = &c->replays[k];
+
+		if (!in_block(c->cfg, b, rp->shown))
+			continue;
+		fprintf(f, "*** Replayed: the load at %llx walks %.3g MB (%u-byte elements, from "
+			"%zu addresses); that walk timed here: %.1f cycles a step, %.1f beyond an "
+			"L1 hit (spread %.0f%%), expected with the best case\n",
+			(unsigned long long)c->cfg->insns[rp->insn].addr, rp->bytes / 1048576.0,
+			rp->elem, rp->addrs, rp->walk.cycles, rp->extra, 100 * rp->walk.spread);
+	}
+}
+
 /* A block counted from the instruction after a stalled load's waiter. */
 static void print_stall(FILE *f, const struct rep_calc *c, size_t b)
 {
+	print_replays(f, c, b);
 	for (size_t k = 0; k < c->r.nstalls; k++) {
 		const struct est_stall *st = &c->r.stalls[k];
 

@@ -258,6 +258,8 @@ void tool_proc_view(const struct tool_proc *t, int all, int json, struct rep_cal
 	v->pinfo = an->pinfo;
 	v->ev = an->ev;
 	v->cul = an->cul;
+	v->replays = an->replays;
+	v->nreplays = an->nreplays;
 }
 
 void tool_proc_close(struct tool_proc *t)

@@ -6,8 +6,10 @@
  * (128 + signal when it was killed), as a shell would.  Path samples
  * (docs/paths.md) are taken by default at PATHS_DEFAULT: --paths RATE:K
  * changes the rate (bursts per second of each thread's CPU time) and the
- * steps per burst, --no-paths turns them off.  --values (docs/values.md)
- * makes every step a value sample too.
+ * steps per burst, --no-paths turns them off.  Every step is a value sample
+ * too (docs/values.md: registers, addresses, at no measurable cost), which
+ * the analysis uses to replay the walks of loads that miss
+ * (estimate/replay.c); --no-values turns that off.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -50,9 +52,10 @@ static void usage(FILE *f)
 		"                     thread's CPU time, K single steps each\n"
 		"                     (default %u:%u; docs/paths.md)\n"
 		"      --no-paths     no path samples\n"
-		"      --values       value samples: every step's registers into\n"
-		"                     per-instruction value hotlists (docs/values.md)\n"
-		"      --latency      with --values, a timed re-load of each load's\n"
+		"      --no-values    no value samples (by default every path step's\n"
+		"                     registers go into per-instruction value hotlists,\n"
+		"                     docs/values.md; --values is accepted)\n"
+		"      --latency      with values, a timed re-load of each load's\n"
 		"                     address before it runs (experimental: an\n"
 		"                     out-of-order core has usually fetched the line\n"
 		"                     already; docs/values.md)\n"
@@ -122,6 +125,7 @@ int cmd_record(int argc, char **argv)
 		{ "paths", required_argument, NULL, 'T' },
 		{ "no-paths", no_argument, NULL, 'U' },
 		{ "values", no_argument, NULL, 'V' },
+		{ "no-values", no_argument, NULL, 'W' },
 		{ "latency", no_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -131,7 +135,7 @@ int cmd_record(int argc, char **argv)
 	struct collect_result res;
 	struct dcpi_err err = { 0 };
 	const char *event = NULL, *db = NULL;
-	int quiet = 0, c, ret;
+	int quiet = 0, values = -1, c, ret;
 
 	opts.paths_rate = PATHS_DEFAULT_RATE;
 	opts.paths_steps = PATHS_DEFAULT_STEPS;
@@ -153,7 +157,10 @@ int cmd_record(int argc, char **argv)
 			opts.paths_steps = 0;
 			break;
 		case 'V':
-			opts.values = 1;
+			values = 1;
+			break;
+		case 'W':
+			values = 0;
 			break;
 		case 'L':
 			opts.latency = 1;
@@ -178,8 +185,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
+	/* values ride on path steps: on with them unless asked otherwise */
+	opts.values = values < 0 ? opts.paths_rate > 0 : values;
 	if (opts.latency && !opts.values)
-		return tool_fail("--latency needs --values");
+		return tool_fail("--latency needs value samples (drop --no-values)");
 	if (opts.values && !opts.paths_rate)
 		return tool_fail("--values needs path samples (they carry the values): "
 				 "drop --no-paths");

@@ -26,6 +26,8 @@
 #include "dcpi/import.h"
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "dcpi/sandbox.h"
+#include "dcpi/values.h"
 
 struct est_analysis_opts {
 	const struct model *model;	/* NULL: model_for_this_cpu() */
@@ -39,6 +41,8 @@ struct est_analysis_opts {
 	int no_measure;			/* the model's best cases only */
 	int remeasure;			/* time cached noisy figures again */
 	int no_events;			/* culprits from the code alone */
+	int no_replay;			/* no self-fed load's walk replayed
+					 * (estimate/replay.c) */
 	const struct path_profile *paths;	/* instead of the epoch's (--path-edges) */
 	const char *exact_db;		/* executions from callgrind-Ir there */
 	/* a procedure's hot blocks and loops are timed in the sandbox when it
@@ -59,6 +63,22 @@ struct est_analysis_opts {
 
 /* The defaults every tool uses unless its user says otherwise. */
 void est_analysis_opts_default(struct est_analysis_opts *o);
+
+#define EST_MAX_WALKS	16
+#define EST_MAX_REPLAYS	8
+
+/* A load replayed (estimate/replay.c): fed by its own result, it walks a
+ * region whose size its value samples' addresses gave; a walk of that
+ * region timed here costs `extra` cycles a step beyond an L1 hit, added to
+ * the expected cycles of instruction `shown` (where its miss shows). */
+struct est_replay {
+	uint32_t insn, shown;		/* cfg instruction indices */
+	size_t addrs;			/* addresses the region was sized from */
+	uint64_t bytes;			/* the region */
+	uint32_t elem;			/* its elements' size */
+	struct sbx_walk walk;		/* the walk timed (cycles, L1, spread) */
+	double extra;			/* walk.cycles - walk.l1_cycles */
+};
 
 /* What one epoch offers every procedure's analysis. */
 struct est_input {
@@ -91,6 +111,14 @@ struct est_input {
 	struct prof_image_id lbr_image;
 	struct import_lbr lbr;
 	int lbr_loaded;
+	/* value samples of the last image asked for: the loads' addresses */
+	struct prof_image_id vp_image;
+	struct val_profile vp;
+	int vp_loaded, have_vp;
+	/* walks timed for replayed loads (estimate/replay.c), reused */
+	struct sbx_walk walks[EST_MAX_WALKS];
+	uint64_t walk_key[EST_MAX_WALKS];
+	size_t nwalks;
 	char note[512];			/* a problem worth a note, once */
 };
 
@@ -129,6 +157,9 @@ struct est_analysis {
 	int lbr;			/* counts are branch records' (est_lbr_use) */
 	uint64_t lbr_stacks;		/* the stacks they come from */
 	size_t lbr_dropped;		/* ranges crossing the procedure's ends */
+	struct est_replay replays[EST_MAX_REPLAYS];
+	size_t nreplays;
+	double *extra;			/* per instruction: replayed cycles (or NULL) */
 };
 
 /*
@@ -139,6 +170,11 @@ struct est_analysis {
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,
 		const struct img_proc *proc, struct est_analysis *a, struct dcpi_err *err);
 void est_analysis_free(struct est_analysis *a);
+
+/* Replay a->cfg's self-fed loads that vp's addresses show walking a region
+ * past L1 (estimate/replay.c): fills a->replays and a->extra. */
+int est_replay_loads(struct est_input *in, const struct image *img, const struct val_profile *vp,
+		     struct est_analysis *a, struct dcpi_err *err);
 
 /*
  * Block, edge and instruction counts of cfg's procedure in img from branch

@@ -87,6 +87,10 @@ struct est_opts {
 	 * load, once the data is there (est_destall; the calibration's
 	 * stall_exposure); 0: EST_STALL_EXPOSURE, < 0: no destalling */
 	double stall_exposure;
+	/* per instruction, cycles an execution expects beyond its best case,
+	 * measured (a replayed load's walk, estimate/replay.c): the windows and
+	 * the path scale divide by best + extra; NULL: none */
+	const double *expect_extra;
 };
 
 /*
@@ -96,6 +100,11 @@ struct est_opts {
  * `exposure` cycles an execution: executions = per_cps x cycles per sample;
  * the block's own window said window_per_cps x cycles per sample.
  */
+/* How far a walk timed after the run may be from what the run's loads met
+ * (estimate/replay.c): 90% of chases, relative, measured in docs/estimate.md
+ * "Replayed loads". */
+#define EST_REPLAY_REL 0.35
+
 /* What a machine shows of a load waiter's latency when no measurement says
  * (estimate/destall.c: 0.25 - 1.2 measured on a Zen 4 VM, the ends with the other
  * vCPU busy; about their geometric middle),
@@ -144,6 +153,7 @@ struct est_block {
 	double window_samples;	/* what its windows read: samples, less a
 				 * missing load's pile (est_destall) */
 	double best;		/* sum M_i: best-case cycles per execution */
+	double replay;		/* measured cycles beyond it (expect_extra) */
 	double executions;
 	double best_cpi;	/* best / n */
 	double actual_cpi;	/* cycles / (executions x n), 0 when not executed */
@@ -477,6 +487,12 @@ int est_path_body(const struct cfg *cfg, const uint32_t *path, uint32_t n, uint8
 		  size_t *len, char *why, size_t wlen);
 
 /* The cache file of a database: DIR/measured-costs.txt. */
+/* A figure of this CPU's (cycles, median, spread) kept in dir's cache of
+ * measured costs under a name (estimate/measured.c): lookup 1 when found;
+ * store writes it at once; problems go to note. */
+int est_cache_lookup(const char *dir, const char *name, double fig[3], char *note, size_t nlen);
+void est_cache_store(const char *dir, const char *name, const double fig[3], char *note,
+		     size_t nlen);
 int est_measure_cache_path(const char *dbdir, char *out, size_t len);
 
 /*

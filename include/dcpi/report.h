@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "dcpi/culprit.h"
+#include "dcpi/analysis.h"
 #include "dcpi/estimate.h"
 #include "dcpi/profile.h"
 #include "dcpi/util.h"
@@ -214,6 +215,8 @@ struct rep_calc {
 	struct est_path_info pinfo;
 	struct est_events ev;
 	struct cul_result cul;
+	const struct est_replay *replays;	/* loads replayed (estimate/replay.c) */
+	size_t nreplays;
 };
 void rep_calc_text(FILE *f, const struct rep_calc *c);
 void rep_calc_json(FILE *f, const struct rep_calc *c);

@@ -123,4 +123,20 @@ const char *sbx_status_name(enum sbx_status s);
  */
 int sbx_usable(char *why, size_t len);
 
+/*
+ * A dependent walk through one random cycle of the elements of `elem` bytes
+ * (a power of 2, 4 to 4096) of a region of `bytes` (at most 1 GB), timed
+ * here in cycles per step, beside the same walk over 4 KB, which stays in
+ * L1 (culprit/sandbox/replay.c): what each step of a pointer chase over
+ * such a region costs on this machine.
+ */
+struct sbx_walk {
+	size_t bytes, elem;	/* the region walked, its elements */
+	double cycles;		/* per step over it */
+	double l1_cycles;	/* per step over 4 KB: an L1 hit's latency */
+	double spread;		/* interquartile range / median of the repetitions */
+};
+
+int sbx_replay_walk(size_t bytes, size_t elem, struct sbx_walk *out, struct dcpi_err *err);
+
 #endif /* DCPI_SANDBOX_H */

@@ -1,0 +1,195 @@
+/*
+ * replay.c - loads that walk memory, replayed on this machine (docs/estimate.md
+ * "Replayed loads").
+ *
+ * A load whose address register is its own destination (i = next[i],
+ * p = p->next) cannot issue before the previous step's data arrives: each
+ * execution costs the latency of the region it walks, not the L1 hit the
+ * best case assumes.  The samples such a loop receives are that latency,
+ * not executions, and windows that divide them by the best case count the
+ * miss as runs (a chase 120 times over).  The path bursts' value samples
+ * hold the load's addresses: their spread gives the region's size and
+ * their common alignment the element's.  culprit/sandbox/replay.c walks a
+ * region of that size on this machine; what a step costs beyond an L1 hit is
+ * added to the expected cycles the windows divide by (est_opts.expect_extra),
+ * so the count comes from all the loop's samples.  The best case stays what
+ * it is: the culprits see the measured miss as the block's dynamic stall,
+ * and name it (D-cache).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/analysis.h"
+#include "dcpi/sandbox.h"
+#include "dcpi/values.h"
+
+#define MIN_ADDRS	16		/* addresses a footprint is estimated from */
+#define MIN_BYTES	(64u << 10)	/* a smaller region stays in L1 or L2 */
+#define GAP_SPLIT	20		/* a gap this many median gaps apart: another
+					 * region (another process's addresses) */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Is the load fed by its own result: its base or index register is one it
+ * writes? */
+static int self_fed(const struct cfg_insn *in)
+{
+	uint64_t w = in->regs_written;
+
+	if (!(in->flags & CFG_I_LOAD) || in->nmem != 1 || in->mem.rip_relative ||
+	    in->mem.segment)
+		return 0;
+	return (in->mem.base != CFG_REG_NONE && (w & CFG_RBIT(in->mem.base))) ||
+	       (in->mem.index != CFG_REG_NONE && (w & CFG_RBIT(in->mem.index)));
+}
+
+/*
+ * The region n sorted addresses a[] were drawn from: uniform draws from a
+ * region of F bytes span F (n - 1) / (n + 1) on average, so F is the span
+ * times (n + 1) / (n - 1), over the largest run of addresses without a gap
+ * of GAP_SPLIT median gaps.  The element: the largest power of 2 (4 to
+ * 4096) dividing every difference.
+ */
+static void footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem, size_t *used)
+{
+	uint64_t *gap = malloc(n * sizeof(*gap)), med, all = 0;
+	size_t best = 0, bstart = 0, start = 0;
+
+	*bytes = 0, *elem = 0, *used = 0;
+	if (!gap)
+		return;
+	for (size_t k = 1; k < n; k++)
+		gap[k - 1] = a[k] - a[k - 1];
+	qsort(gap, n - 1, sizeof(*gap), cmp_u64);
+	med = gap[(n - 1) / 2];
+	free(gap);
+	for (size_t k = 1; k <= n; k++)
+		if (k == n || a[k] - a[k - 1] > GAP_SPLIT * (med ? med : 1)) {
+			if (k - start > best)
+				best = k - start, bstart = start;
+			start = k;
+		}
+	if (best < MIN_ADDRS / 2)
+		return;
+	for (size_t k = bstart + 1; k < bstart + best; k++)
+		all |= a[k] - a[k - 1];
+	*elem = 4;
+	while (*elem < 4096 && all && !(all & ((uint64_t)*elem * 2 - 1)))
+		*elem *= 2;
+	*bytes = (uint64_t)((double)(a[bstart + best - 1] - a[bstart]) * (double)(best + 1) /
+			    (double)(best - 1)) + *elem;
+	*used = best;
+}
+
+/* A walk over (bytes, elem): timed once per CPU and kept in the cache of
+ * measured costs (estimate/measured.c; the entry's median slot holds the L1
+ * walk's cycles), so that reports repeat; --remeasure times it again. */
+static int walk_of(struct est_input *in, uint64_t bytes, uint32_t elem, struct sbx_walk *w,
+		   struct dcpi_err *err)
+{
+	/* one figure per quarter octave of size: a region timed is reused */
+	uint64_t key = (uint64_t)llround(4 * log2((double)bytes));
+	const char *dir = in->o.cache_dir ? in->o.cache_dir : in->dbdir[0] ? in->dbdir : NULL;
+	char name[64], note[256] = "";
+	double fig[3];
+	int rc;
+
+	for (size_t k = 0; k < in->nwalks; k++)
+		if (in->walk_key[k] == key && in->walks[k].elem == elem)
+			return *w = in->walks[k], 0;
+	snprintf(name, sizeof(name), "walk:%llu:%u", (unsigned long long)key, elem);
+	if (!in->o.remeasure && est_cache_lookup(dir, name, fig, note, sizeof(note))) {
+		*w = (struct sbx_walk){ .bytes = (size_t)exp2((double)key / 4), .elem = elem,
+					.cycles = fig[0], .l1_cycles = fig[1], .spread = fig[2] };
+	} else {
+		rc = sbx_replay_walk((size_t)exp2((double)key / 4), elem, w, err);
+		if (rc < 0)
+			return rc;
+		fig[0] = w->cycles, fig[1] = w->l1_cycles, fig[2] = w->spread;
+		est_cache_store(dir, name, fig, note, sizeof(note));
+	}
+	if (note[0] && !strstr(in->note, note))
+		snprintf(in->note, sizeof(in->note), "%s", note);
+	if (in->nwalks < EST_MAX_WALKS) {
+		in->walk_key[in->nwalks] = key;
+		in->walks[in->nwalks++] = *w;
+	}
+	return 0;
+}
+
+/* The instruction a load's miss shows on: the next one of its block (the
+ * skid), else the load. */
+static uint32_t shown_on(const struct cfg *cfg, uint32_t i)
+{
+	for (uint32_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		if (i >= bl->first && i < bl->first + bl->n)
+			return i + 1 < bl->first + bl->n ? i + 1 : i;
+	}
+	return i;
+}
+
+static int replay_one(struct est_input *in, const struct cfg *cfg, uint32_t i,
+		      const struct val_hotlist *h, struct est_analysis *a, struct dcpi_err *err)
+{
+	uint64_t addr[VAL_N], bytes;
+	uint32_t elem;
+	size_t used;
+	struct sbx_walk w;
+	struct est_replay *r;
+	int rc;
+
+	for (uint32_t k = 0; k < h->n; k++)
+		addr[k] = h->t[k].value;
+	qsort(addr, h->n, sizeof(addr[0]), cmp_u64);
+	footprint(addr, h->n, &bytes, &elem, &used);
+	if (bytes < MIN_BYTES)
+		return 0;
+	rc = walk_of(in, bytes, elem, &w, err);
+	if (rc < 0)
+		return rc;
+	if (!(w.cycles > w.l1_cycles))
+		return 0;
+	r = &a->replays[a->nreplays++];
+	*r = (struct est_replay){ .insn = i, .shown = shown_on(cfg, i), .addrs = used,
+				  .bytes = bytes, .elem = elem, .walk = w,
+				  .extra = w.cycles - w.l1_cycles };
+	a->extra[r->shown] += r->extra;
+	return 0;
+}
+
+int est_replay_loads(struct est_input *in, const struct image *img, const struct val_profile *vp,
+		     struct est_analysis *a, struct dcpi_err *err)
+{
+	const struct cfg *cfg = a->cfg;
+	uint64_t off0;
+	int rc = 0;
+
+	if (!vp || img_vaddr_to_offset(img, cfg->start, &off0) < 0)
+		return 0;
+	for (uint32_t i = 0; i < cfg->ninsns && rc >= 0; i++) {
+		const struct val_hotlist *h;
+
+		if (!self_fed(&cfg->insns[i]) || a->s[i] + a->s[shown_on(cfg, i)] <= 0)
+			continue;
+		h = val_profile_find(vp, off0 + (cfg->insns[i].addr - cfg->start), VAL_ADDR);
+		if (!h || h->n < MIN_ADDRS || a->nreplays >= EST_MAX_REPLAYS)
+			continue;
+		if (!a->extra) {
+			a->extra = calloc(cfg->ninsns + 1, sizeof(*a->extra));
+			if (!a->extra)
+				return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+		}
+		rc = replay_one(in, cfg, i, h, a, err);
+	}
+	return rc;
+}
