@@ -126,7 +126,10 @@ int fleet_query(struct fleet_conn *c, const char *sql, const void *body, size_t 
 	CURLcode cc;
 	int rc = 0;
 
-	if (!q || asprintf(&url, "%s?query=%s", c->base, q) < 0) {
+	/* an insert into a Distributed table returns once every shard has its
+	 * rows, so the commit row that follows never precedes them */
+	if (!q || asprintf(&url, "%s?%squery=%s", c->base,
+			   strncmp(sql, "INSERT", 6) ? "" : "insert_distributed_sync=1&", q) < 0) {
 		curl_free(q);
 		return dcpi_errf(err, -ENOMEM, "out of memory");
 	}

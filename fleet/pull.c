@@ -62,7 +62,7 @@ static void glob_like(struct fleet_sb *sb, const char *g)
 /* The WHERE of the committed sample rows the spec selects. */
 static void where(struct fleet_sb *sb, const char *db, const struct fleet_query_spec *q)
 {
-	fleet_sb_printf(sb, " WHERE (host, epoch, start_ns, version) IN (SELECT host, epoch, "
+	fleet_sb_printf(sb, " WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT host, epoch, "
 			"start_ns, max(version) FROM %s.epochs GROUP BY host, epoch, start_ns)",
 			db);
 	if (q->build_id) {
@@ -258,7 +258,7 @@ static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_
 	fleet_sb_printf(&sb, "SELECT host, epoch, start_ns, has_meta, cpu_vendor, cpu_family, "
 			"cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, calibrated, "
 			"settings, lost_samples, samples, dropped_samples, failed_flushes, end_ns "
-			"FROM %s.epochs WHERE (host, epoch, start_ns, version) IN (SELECT DISTINCT "
+			"FROM %s.epochs WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT DISTINCT "
 			"host, epoch, start_ns, version FROM %s.samples", db, db);
 	where(&sb, db, q);
 	fleet_sb_printf(&sb, ") ORDER BY host, epoch, start_ns");

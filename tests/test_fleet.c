@@ -32,6 +32,7 @@
 static char ws[400];
 static const char *bin;
 static struct tu_ch srv;
+static struct tu_ch shard_a, shard_b;	/* test_two_shards's, stopped here too */
 static int have_server;
 
 /* One host's database: epochs of two images (one with a build-id, one
@@ -148,6 +149,8 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	tu_ch_stop(&srv, SIGTERM);
+	tu_ch_stop(&shard_a, SIGTERM);
+	tu_ch_stop(&shard_b, SIGTERM);
 	if (ws[0])
 		tu_rm_tree(ws);
 	return 0;
@@ -420,6 +423,52 @@ static void test_errors(void **state)
 	assert_string_equal(before, after);
 }
 
+/*
+ * Two shards behind Distributed tables, hosts sharded by name: every host
+ * pushes to the first server, both shards hold some of them, and the pull
+ * from either equals dcpi merge's files byte for byte.
+ */
+
+static void test_two_shards(void **state)
+{
+	char list[4096], remote[1024], url[200], *v;
+	struct tu_ch *a = &shard_a, *b = &shard_b;
+	int ok;
+
+	(void)state;
+	NEED_SERVER();
+	assert_int_equal(tu_ch_alloc(a, ws, "shard1"), 0);
+	assert_int_equal(tu_ch_alloc(b, ws, "shard2"), 0);
+	snprintf(remote, sizeof(remote), "<fleet2><shard><replica><host>127.0.0.1</host><port>%d"
+		 "</port></replica></shard><shard><replica><host>127.0.0.1</host><port>%d</port>"
+		 "</replica></shard></fleet2>", a->tcp, b->tcp);
+	ok = !tu_ch_config(a, remote) && !tu_ch_config(b, remote) && !tu_ch_start(a) &&
+	     !tu_ch_start(b);
+	if (ok) {
+		snprintf(url, sizeof(url), "%s", url_of(a, "dist"));
+		ok = !tu_sh("'%s' push --to %s --init --cluster fleet2 2>/dev/null", bin, url) &&
+		     !tu_sh("'%s' push --to %s --init --cluster fleet2 2>/dev/null", bin,
+			    url_of(b, "dist"));
+	}
+	if (ok) {
+		make_fleet("dist", 8, 2, 400, list, sizeof(list));
+		ok = !push_all(url, list);
+	}
+	if (ok) {
+		v = query(url_of(b, "dist"), "SELECT uniqExact(host) FROM dist.epochs_local");
+		ok = atoi(v) > 0 && atoi(v) < 8;
+		free(v);
+		v = query(url_of(a, "dist"), "SELECT uniqExact(host) FROM dist.epochs_local");
+		ok = ok && atoi(v) > 0 && atoi(v) < 8;
+		free(v);
+	}
+	if (ok)
+		assert_pull_equals_merge(url_of(b, "dist"), list, "dist");
+	tu_ch_stop(a, SIGTERM);
+	tu_ch_stop(b, SIGTERM);
+	assert_true(ok);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_partial_push_counted_once),
 		cmocka_unit_test(test_kill_mid_push),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_two_shards),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
