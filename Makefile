@@ -30,12 +30,12 @@ ifeq ($(CI),true)
 WARN      += -Werror
 endif
 
-PKGS      := capstone libelf libcgraph libgvc liblzma
+PKGS      := capstone libelf libcgraph libgvc liblzma libcurl
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEP_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldwarf -liberty -lz -lm
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) $(CFLAGS)
 
-PARTS     := util profile image collect import cfg culprit estimate optimize report
+PARTS     := util profile image collect import cfg culprit estimate optimize report fleet
 LIB_SRCS  := $(filter-out collect/pathrt.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c $(p)/*/*.c)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)

@@ -25,6 +25,10 @@ need_cmd perf linux-perf
 need_cmd python3 python3
 need_cmd dot graphviz
 need_cmd llvm-mca-19 llvm-19
+# fleet/: pushes over ClickHouse's HTTP interface; tests run a private server and go tool pprof
+need_pc libcurl libcurl4-openssl-dev
+need_cmd clickhouse-server clickhouse-server
+need_cmd go golang-go
 # separate debug symbols of libc and ld.so: dcpiprof names them as perf does
 [ -d /usr/lib/debug/.build-id ] && dpkg -s libc6-dbg >/dev/null 2>&1 || missing="$missing libc6-dbg"
 [ -d /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux ] ||

@@ -27,6 +27,8 @@
 #pragma weak cmd_prefetch_hints
 #pragma weak cmd_merge
 #pragma weak cmd_export
+#pragma weak cmd_push
+#pragma weak cmd_pull
 #pragma weak cmd_skidloops
 #pragma weak cmd_vlist
 #pragma weak cmd_vargs
@@ -65,6 +67,8 @@ static const struct command commands[] = {
 	{ "prefetch-hints", NULL, cmd_prefetch_hints, "LLVM prefetch hints for stalling strided loads" },
 	{ "merge", NULL, cmd_merge, "databases of several hosts or runs into one epoch" },
 	{ "export", NULL, cmd_export, "an epoch as a pprof profile (--pprof)" },
+	{ "push", NULL, cmd_push, "epochs into a fleet's ClickHouse database" },
+	{ "pull", NULL, cmd_pull, "a fleet's aggregate of one image into a database" },
 	{ "__skidloops", NULL, cmd_skidloops, NULL },	/* calibrate's loops; hidden */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

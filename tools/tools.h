@@ -28,6 +28,8 @@ int cmd_bolt_prof(int argc, char **argv);
 int cmd_prefetch_hints(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_push(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 int cmd_vlist(int argc, char **argv);
 int cmd_vargs(int argc, char **argv);
 int cmd_vcg(int argc, char **argv);

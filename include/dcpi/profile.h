@@ -118,6 +118,10 @@ struct prof_epoch_meta {
 	uint64_t failed_flushes;	/* flushes that failed and were retried */
 };
 
+/* dst += src, the rules of an epoch merge (profile/meta.c): commutative and
+ * associative, the all-zero meta its identity. */
+void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *src);
+
 /* Fill the CPU identity of this machine (from CPUID / /proc/cpuinfo). */
 void prof_meta_this_machine(struct prof_epoch_meta *m);
 

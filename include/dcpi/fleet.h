@@ -1,0 +1,98 @@
+/*
+ * fleet.h - a fleet of hosts on ClickHouse (docs/fleet.md).
+ *
+ * Hosts push their databases' epochs into ClickHouse over its HTTP interface;
+ * a pull builds a local database holding the fleet's aggregate for some
+ * images as one epoch, so every tool runs on fleet data unchanged.  A push is
+ * idempotent per epoch: rows carry (host, epoch, start, version) and a pull
+ * counts only the rows of an epoch's newest committed version, each once
+ * (docs/fleet.md, "Idempotence").
+ */
+#ifndef DCPI_FLEET_H
+#define DCPI_FLEET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dcpi/util.h"
+
+#define FLEET_SCHEMA_VERSION 1
+
+struct prof_db;
+struct fleet_conn;	/* one server and database, over HTTP */
+
+/* clickhouse://HOST[:PORT]/DATABASE (PORT 8123 by default). */
+struct fleet_url {
+	char host[256];
+	unsigned port;
+	char db[64];		/* [A-Za-z0-9_]+ */
+};
+
+int fleet_url_parse(const char *s, struct fleet_url *u, struct dcpi_err *err);
+/* Parse url, reach the server and check its version (18.16 or newer). */
+int fleet_connect(const char *url, struct fleet_conn **out, struct dcpi_err *err);
+void fleet_close(struct fleet_conn *c);
+/* The database's name and the server's version ("18.16.1"). */
+const char *fleet_db(const struct fleet_conn *c);
+const char *fleet_server_version(const struct fleet_conn *c);
+/*
+ * Run one statement; body (len bytes, may be NULL) is sent after it, as the
+ * data of an INSERT.  The answer, NUL-terminated, goes to *out when out is
+ * not NULL (free it).  An error names the server and says what it answered.
+ */
+int fleet_query(struct fleet_conn *c, const char *sql, const void *body, size_t len,
+		char **out, struct dcpi_err *err);
+
+/*
+ * The schema (docs/fleet.md): the database and its tables, created when
+ * missing.  cluster: NULL for one server; else the name of a cluster of the
+ * servers' remote_servers, and the tables become Distributed ones over
+ * <table>_local tables sharded by host name (run it on every shard).
+ */
+int fleet_init(struct fleet_conn *c, const char *cluster, struct dcpi_err *err);
+/* 0 when the database holds this schema version, else an error saying so. */
+int fleet_check_schema(struct fleet_conn *c, struct dcpi_err *err);
+
+struct fleet_push_stats {
+	size_t epochs;		/* epochs sent */
+	size_t skipped;		/* already on the server, the same version */
+	uint64_t rows;		/* sample rows sent */
+	uint64_t samples;	/* their counts */
+};
+
+/*
+ * Push one epoch of db (or every epoch when epoch is NULL) as host's.  An
+ * epoch already on the server with the same content is skipped; one whose
+ * push was cut short is sent again and counted once.
+ */
+int fleet_push(struct fleet_conn *c, struct prof_db *db, const char *host, const char *epoch,
+	       struct fleet_push_stats *st, struct dcpi_err *err);
+
+/* What to pull: one image (by build-id, or by path or file name), a time
+ * range (ns since the Unix epoch, 0 for none) and hosts (a shell glob). */
+struct fleet_query_spec {
+	const char *build_id;
+	const char *image;
+	uint64_t since_ns, until_ns;
+	const char *hosts;
+};
+
+struct fleet_pull_stats {
+	size_t epochs;		/* (host, epoch) pairs aggregated */
+	size_t hosts;
+	size_t profiles;	/* (image, event) profiles written */
+	uint64_t samples;
+};
+
+/* The aggregate of the matching epochs into a new epoch of out (its name to
+ * epoch, at least 64 bytes), all or nothing. */
+int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct prof_db *out,
+	       char *epoch, size_t len, struct fleet_pull_stats *st, struct dcpi_err *err);
+
+/* Write s escaped for a TabSeparated field into buf; bytes needed. */
+size_t fleet_tsv_escape(char *buf, size_t len, const char *s);
+/* Unescape a TabSeparated field in place (its end at the next tab or
+ * newline): returns the next field's start, *end_line set at a newline. */
+char *fleet_tsv_field(char *s, char **value, int *end_line);
+
+#endif /* DCPI_FLEET_H */

@@ -1,0 +1,110 @@
+/*
+ * tools/cmd_pull.c - dcpi pull: the fleet's aggregate of one image, from
+ * ClickHouse into one epoch of a local database (fleet/pull.c;
+ * docs/fleet.md), so every tool reads fleet data as it reads a host's.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dcpi/fleet.h"
+#include "dcpi/profile.h"
+#include "tools.h"
+
+static const char pull_usage[] =
+	"usage: dcpi pull --from clickhouse://HOST[:PORT]/DATABASE (--build-id ID | --image NAME)\n"
+	"                 [--since T] [--until T] [--hosts GLOB] -o DB\n"
+	"  writes the fleet's aggregate of the image (every host's committed epochs,\n"
+	"  each counted once) as one new epoch of DB. T: seconds since 1970, or\n"
+	"  YYYY-MM-DD[THH:MM:SS] in UTC. GLOB: a shell pattern of host names.\n";
+
+/* ns since the Unix epoch, 0 on a bad time. */
+static uint64_t parse_time(const char *s)
+{
+	struct tm tm;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (*s && !*end)
+		return (uint64_t)v * 1000000000u;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && *end == 'T')
+		end = strptime(end + 1, "%H:%M:%S", &tm);
+	if (!end || *end)
+		return 0;
+	return (uint64_t)timegm(&tm) * 1000000000u;
+}
+
+static int pull(const char *url, const struct fleet_query_spec *q, const char *dst)
+{
+	struct dcpi_err err = { 0 };
+	struct fleet_pull_stats st;
+	struct fleet_conn *c = NULL;
+	struct prof_db *out = NULL;
+	char epoch[64] = "";
+	int rc = 0;
+
+	if (prof_db_check_target(dst, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (fleet_connect(url, &c, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (prof_db_open(dst, PROF_DB_CREATE, &out, &err) < 0 ||
+	    fleet_pull(c, q, out, epoch, sizeof(epoch), &st, &err) < 0)
+		rc = tool_fail("%s (nothing written)", err.msg);
+	else
+		fprintf(stderr, "%s: %zu epoch%s of %zu host%s, %zu profile%s, %llu samples "
+			"into %s/%s\n", tool_name, st.epochs, st.epochs == 1 ? "" : "s", st.hosts,
+			st.hosts == 1 ? "" : "s", st.profiles, st.profiles == 1 ? "" : "s",
+			(unsigned long long)st.samples, dst, epoch);
+	prof_db_close(out);
+	fleet_close(c);
+	return rc;
+}
+
+int cmd_pull(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "from", required_argument, NULL, 'f' },
+		{ "build-id", required_argument, NULL, 'b' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fleet_query_spec q = { 0 };
+	const char *url = NULL, *dst = NULL;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f': url = optarg; break;
+		case 'b': q.build_id = optarg; break;
+		case 'i': q.image = optarg; break;
+		case 'H': q.hosts = optarg; break;
+		case 'o': dst = optarg; break;
+		case 's':
+		case 'u':
+			if (!parse_time(optarg))
+				return tool_fail("%s: not a time (seconds, or YYYY-MM-DD"
+						 "[THH:MM:SS])", optarg);
+			*(ch == 's' ? &q.since_ns : &q.until_ns) = parse_time(optarg);
+			break;
+		case 'h': printf(pull_usage); return 0;
+		default: fprintf(stderr, pull_usage); return 1;
+		}
+	}
+	if (!url || !dst || (!q.build_id == !q.image) || optind != argc) {
+		fprintf(stderr, pull_usage);
+		return tool_fail(!url ? "--from URL is required" : !dst ? "-o DB is required" :
+				 optind != argc ? "unexpected argument" :
+				 "name one of --build-id and --image");
+	}
+	return pull(url, &q, dst);
+}

@@ -1,0 +1,94 @@
+/*
+ * tools/cmd_push.c - dcpi push: a database's epochs into a fleet's
+ * ClickHouse database (fleet/push.c; docs/fleet.md), or its schema (--init).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dcpi/fleet.h"
+#include "dcpi/profile.h"
+#include "tools.h"
+
+static const char push_usage[] =
+	"usage: dcpi push --to clickhouse://HOST[:PORT]/DATABASE [--db DIR] [--epoch E|all]\n"
+	"                 [--host NAME]\n"
+	"       dcpi push --to URL --init [--cluster NAME]\n"
+	"  sends the database's epochs (default: all) as this host's (--host: as NAME's);\n"
+	"  an epoch already there is skipped, one cut short is sent again and counted\n"
+	"  once. --init creates the schema (docs/fleet.md); --cluster NAME makes the\n"
+	"  tables Distributed over NAME's shards (run it on every shard).\n";
+
+static int push_init(struct fleet_conn *c, const char *url, const char *cluster)
+{
+	struct dcpi_err err = { 0 };
+
+	if (fleet_init(c, cluster, &err) < 0)
+		return tool_fail("%s", err.msg);
+	fprintf(stderr, "%s: schema version %d in %s (ClickHouse %s)\n", tool_name,
+		FLEET_SCHEMA_VERSION, url, fleet_server_version(c));
+	return 0;
+}
+
+static int push_db(struct fleet_conn *c, const char *dir, const char *host, const char *epoch)
+{
+	struct dcpi_err err = { 0 };
+	struct fleet_push_stats st;
+	struct prof_db *db = NULL;
+	int rc = 0;
+
+	if (prof_db_open(dir, 0, &db, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (fleet_push(c, db, host, epoch, &st, &err) < 0)
+		rc = tool_fail("%s (%zu epoch%s pushed before; nothing is lost: push again)",
+			       err.msg, st.epochs, st.epochs == 1 ? "" : "s");
+	else
+		fprintf(stderr, "%s: %zu epoch%s pushed (%llu rows, %llu samples), %zu already "
+			"there\n", tool_name, st.epochs, st.epochs == 1 ? "" : "s",
+			(unsigned long long)st.rows, (unsigned long long)st.samples, st.skipped);
+	tool_db_notes(db);
+	prof_db_close(db);
+	return rc;
+}
+
+int cmd_push(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "to", required_argument, NULL, 't' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "epoch", required_argument, NULL, 'e' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "init", no_argument, NULL, 'I' },
+		{ "cluster", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = NULL, *dir = NULL, *epoch = NULL, *host = NULL, *cluster = NULL;
+	struct dcpi_err err = { 0 };
+	struct fleet_conn *c;
+	int ch, init = 0, rc;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 't': url = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'e': epoch = strcmp(optarg, "all") ? optarg : NULL; break;
+		case 'H': host = optarg; break;
+		case 'I': init = 1; break;
+		case 'C': cluster = optarg; break;
+		case 'h': printf(push_usage); return 0;
+		default: fprintf(stderr, push_usage); return 1;
+		}
+	}
+	if (!url || optind != argc) {
+		fprintf(stderr, push_usage);
+		return tool_fail(!url ? "--to URL is required" : "unexpected argument '%s'",
+				 argv[optind]);
+	}
+	if (fleet_connect(url, &c, &err) < 0)
+		return tool_fail("%s", err.msg);
+	rc = init ? push_init(c, url, cluster) : push_db(c, tool_db_dir(dir), host, epoch);
+	fleet_close(c);
+	return rc;
+}
