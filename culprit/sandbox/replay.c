@@ -20,6 +20,7 @@
 
 #define REPS		7
 #define STEPS		20000
+#define REP_TICKS	20000000	/* about 8 ms of a 2.5 GHz TSC */
 #define CLOCK_ADDS	1000
 #define CLOCK_LOOPS	50
 #define L1_BYTES	4096
@@ -89,7 +90,7 @@ static void make_cycle(uint8_t *buf, size_t n, size_t elem, uint64_t seed)
  * is the interquartile range over the median. */
 static int time_walk(size_t bytes, size_t elem, double *ticks, double *spread)
 {
-	size_t n = bytes / elem, warm;
+	size_t n = bytes / elem, warm, steps;
 	double t[REPS];
 	uint8_t *buf;
 	uint32_t i = 0;
@@ -102,11 +103,19 @@ static int time_walk(size_t bytes, size_t elem, double *ticks, double *spread)
 	make_cycle(buf, n, elem, 0x9e3779b97f4a7c15ULL ^ bytes);
 	warm = 3 * n < 50000 ? 50000 : 3 * n > 2000000 ? 2000000 : 3 * n;
 	i = walk(buf, elem, warm, i);
-	for (int r = 0; r < REPS; r++) {
+	{	/* repetitions of REP_TICKS each: long enough to meet what a run
+		 * meets (a sibling's traffic, interrupts), not a quiet instant */
 		uint64_t t0 = tsc();
 
 		i = walk(buf, elem, STEPS, i);
-		t[r] = (double)(tsc() - t0) / STEPS;
+		steps = (size_t)((double)REP_TICKS * STEPS / (double)(tsc() - t0 + 1));
+		steps = steps < STEPS ? STEPS : steps > 50 * STEPS ? 50 * STEPS : steps;
+	}
+	for (int r = 0; r < REPS; r++) {
+		uint64_t t0 = tsc();
+
+		i = walk(buf, elem, steps, i);
+		t[r] = (double)(tsc() - t0) / (double)steps;
 	}
 	free(buf);
 	qsort(t, REPS, sizeof(t[0]), cmp_double);
