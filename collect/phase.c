@@ -5,10 +5,9 @@
  * the distance between successive intervals' count vectors.  The rules are
  * in include/dcpi/phase.h and docs/phases.md.
  *
- * The table holds one entry per key seen in the current or the previous
- * interval: open addressing, linear probing, load <= 1/2.  phase_end
+ * The table holds one entry per key seen in the last three intervals: open addressing, linear probing, load <= 1/2.  phase_end
  * compares the two intervals, then rebuilds the table from the current
- * interval's entries alone, so it never holds more than two intervals' keys
+ * interval's entries alone, so it never holds more than three intervals' keys
  * (the cumulative counts live in the aggregation table, collect/aggregate.c).
  */
 #include <errno.h>
@@ -25,14 +24,14 @@
 
 struct ph_entry {
 	uint64_t key;
-	uint64_t cur, prev;	/* both 0: empty */
+	uint64_t c[3];		/* this interval, the previous, the one before; all 0: empty */
 };
 
 struct phase_det {
 	struct phase_params p;
 	struct ph_entry *t;
 	size_t cap, n;
-	uint64_t cur_total, prev_total;
+	uint64_t total[3];
 	unsigned fired;		/* rules that fired at the last compared interval */
 };
 
@@ -83,13 +82,13 @@ static struct ph_entry *ph_find(struct ph_entry *t, size_t cap, uint64_t key)
 {
 	size_t j = ph_hash(key, cap);
 
-	while ((t[j].cur || t[j].prev) && t[j].key != key)
+	while ((t[j].c[0] || t[j].c[1] || t[j].c[2]) && t[j].key != key)
 		j = (j + 1) & (cap - 1);
 	return &t[j];
 }
 
-/* Rehash the live entries of d into a table of cap slots, keeping only the
- * current interval's counts when shift (they become the previous ones). */
+/* Rehash the live entries of d into a table of cap slots; shift: each
+ * interval's counts move one interval back, the oldest are forgotten. */
 static int ph_rebuild(struct phase_det *d, size_t cap, int shift)
 {
 	struct ph_entry *t = calloc(cap, sizeof(*t));
@@ -101,8 +100,8 @@ static int ph_rebuild(struct phase_det *d, size_t cap, int shift)
 		struct ph_entry e = d->t[i];
 
 		if (shift)
-			e = (struct ph_entry){ e.key, 0, e.cur };
-		if (!e.cur && !e.prev)
+			e = (struct ph_entry){ e.key, { 0, e.c[0], e.c[1] } };
+		if (!e.c[0] && !e.c[1] && !e.c[2])
 			continue;
 		*ph_find(t, cap, e.key) = e;
 		d->n++;
@@ -122,47 +121,54 @@ int phase_add(struct phase_det *d, uint64_t key, uint64_t count)
 	if (2 * (d->n + 1) > d->cap && ph_rebuild(d, 2 * d->cap, 0))
 		return -ENOMEM;
 	e = ph_find(d->t, d->cap, key);
-	if (!e->cur && !e->prev) {
+	if (!e->c[0] && !e->c[1] && !e->c[2]) {
 		e->key = key;
 		d->n++;
 	}
-	e->cur += count;
-	d->cur_total += count;
+	e->c[0] += count;
+	d->total[0] += count;
 	return 0;
 }
 
-/* Entries at or over min_share of their interval (which = 0: previous). */
-static size_t hot(const struct phase_det *d, int cur, const struct ph_entry **out)
+/* Entries at or over min_share of interval w (0: this one). */
+static size_t hot(const struct phase_det *d, int w, const struct ph_entry **out)
 {
-	uint64_t total = cur ? d->cur_total : d->prev_total;
 	size_t n = 0;
 
 	for (size_t i = 0; i < d->cap && n < PH_MAX_HOT; i++) {
-		uint64_t c = cur ? d->t[i].cur : d->t[i].prev;
+		uint64_t c = d->t[i].c[w];
 
-		if (c && (double)c >= d->p.min_share * (double)total)
+		if (c && (double)c >= d->p.min_share * (double)d->total[w])
 			out[n++] = &d->t[i];
 	}
 	return n;
 }
 
-/* Pairs (x hot before, y hot now) an order of magnitude apart before, in
- * reverse order now: what the periodic sort swaps. */
-static uint64_t inversions(const struct phase_det *d)
+/* Pairs (x hot in interval w, y hot now) an order of magnitude apart in w,
+ * in reverse order now: what the periodic sort swaps. */
+static uint64_t inversions_since(const struct phase_det *d, int w)
 {
 	const struct ph_entry *hp[PH_MAX_HOT], *hc[PH_MAX_HOT];
-	size_t np = hot(d, 0, hp), nc = hot(d, 1, hc);
+	size_t np = d->total[w] ? hot(d, w, hp) : 0, nc = hot(d, 0, hc);
 	uint64_t inv = 0;
 
 	for (size_t i = 0; i < np; i++)
 		for (size_t j = 0; j < nc; j++) {
 			const struct ph_entry *x = hp[i], *y = hc[j];
 
-			if (x != y && (double)x->prev >= d->p.factor * (double)y->prev &&
-			    y->cur > x->cur)
+			if (x != y && (double)x->c[w] >= d->p.factor * (double)y->c[w] &&
+			    y->c[0] > x->c[0])
 				inv++;
 		}
 	return inv;
+}
+
+/* Against the previous interval, and the one before it: a change inside
+ * the previous interval leaves it mixed, no pair an order of magnitude
+ * apart, and only the interval before shows the old order. */
+static uint64_t inversions(const struct phase_det *d)
+{
+	return inversions_since(d, 1) + inversions_since(d, 2);
 }
 
 static double distance(const struct phase_det *d)
@@ -171,10 +177,10 @@ static double distance(const struct phase_det *d)
 
 	for (size_t i = 0; i < d->cap; i++) {
 		const struct ph_entry *e = &d->t[i];
-		double a = (double)e->prev / (double)d->prev_total;
-		double b = (double)e->cur / (double)d->cur_total;
+		double a = (double)e->c[1] / (double)d->total[1];
+		double b = (double)e->c[0] / (double)d->total[0];
 
-		if (e->cur || e->prev)
+		if (e->c[0] || e->c[1])
 			s += a > b ? a - b : b - a;
 	}
 	return s / 2;
@@ -185,15 +191,15 @@ int phase_end(struct phase_det *d, struct phase_verdict *v)
 	unsigned rules = 0;
 
 	memset(v, 0, sizeof(*v));
-	v->samples = d->cur_total;
-	if (d->cur_total < d->p.min_samples || !d->cur_total) {
-		/* too few to judge: forget them, keep the reference */
+	v->samples = d->total[0];
+	if (d->total[0] < d->p.min_samples || !d->total[0]) {
+		/* too few to judge: forget them, keep the references */
 		for (size_t i = 0; i < d->cap; i++)
-			d->t[i].cur = 0;
-		d->cur_total = 0;
+			d->t[i].c[0] = 0;
+		d->total[0] = 0;
 		return ph_rebuild(d, d->cap, 0);
 	}
-	if (d->prev_total) {
+	if (d->total[1]) {
 		v->inversions = inversions(d);
 		v->distance = distance(d);
 		if (v->inversions)
@@ -203,8 +209,9 @@ int phase_end(struct phase_det *d, struct phase_verdict *v)
 		v->rules = rules & ~d->fired;
 		d->fired = v->rules;
 	}
-	d->prev_total = d->cur_total;
-	d->cur_total = 0;
+	d->total[2] = d->total[1];
+	d->total[1] = d->total[0];
+	d->total[0] = 0;
 	return ph_rebuild(d, d->cap > PH_MIN_CAP && 4 * d->n < d->cap ? d->cap / 2 : d->cap, 1);
 }
 

@@ -3,17 +3,20 @@
  * (seed note 003; docs/phases.md says the rules and what they were measured
  * to do).
  *
- * The detector keeps, per key (the collector's: an image and a 256-byte
- * region of its file offsets, a stand-in for a procedure since the collector
- * has no symbols), a cumulative count and the counts of the current and the
+ * The detector keeps, per key (the collector's: an image and a 64-byte line
+ * of its file offsets, a stand-in for a procedure's hot loop since the
+ * collector has no symbols; 256-byte regions merged two small procedures of
+ * tests/workloads/phases.c and hid their phases), a cumulative count and the counts of the current and the
  * previous interval.  phase_end sorts the interval's entries by count, as
  * the bounded sort of collect/hashtab.c orders a deep bucket, and compares
  * the order with the previous interval's:
  *
- *   inversion  a pair (x, y) with prev(x) >= factor * prev(y) that the sort
- *              reverses, cur(y) > cur(x), where x held at least min_share of
- *              the previous interval's samples and y holds at least min_share
- *              of this one's.  One such pair declares a boundary.
+ *   inversion  a pair (x, y) with ref(x) >= factor * ref(y) that the sort
+ *              reverses, cur(y) > cur(x), where ref is the previous interval
+ *              or the one before it (a change inside the previous interval
+ *              leaves it mixed), x held at least min_share of ref's samples
+ *              and y holds at least min_share of this interval's.  One such
+ *              pair declares a boundary.
  *   distance   half the L1 distance between the two intervals' normalized
  *              count vectors (total variation, 0..1) reaches max_distance.
  *
@@ -59,7 +62,7 @@ int phase_end(struct phase_det *d, struct phase_verdict *v);
 /* The collector's key for (image, file offset). */
 static inline uint64_t phase_key(uint32_t image, uint64_t offset)
 {
-	return (uint64_t)image << 40 ^ offset >> 8;
+	return (uint64_t)image << 40 ^ offset >> 6;
 }
 
 #endif /* DCPI_PHASE_H */
