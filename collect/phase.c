@@ -41,6 +41,7 @@ void phase_params_default(struct phase_params *p)
 	p->min_share = 0.10;
 	p->max_distance = 0.5;
 	p->min_samples = 20;
+	p->min_hot = 16;
 }
 
 int phase_new(const struct phase_params *p, struct phase_det **out, struct dcpi_err *err)
@@ -138,7 +139,7 @@ static size_t hot(const struct phase_det *d, int w, const struct ph_entry **out)
 	for (size_t i = 0; i < d->cap && n < PH_MAX_HOT; i++) {
 		uint64_t c = d->t[i].c[w];
 
-		if (c && (double)c >= d->p.min_share * (double)d->total[w])
+		if (c && c >= d->p.min_hot && (double)c >= d->p.min_share * (double)d->total[w])
 			out[n++] = &d->t[i];
 	}
 	return n;

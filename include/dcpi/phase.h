@@ -15,7 +15,9 @@
  *              reverses, cur(y) > cur(x), where ref is the previous interval
  *              or the one before it (a change inside the previous interval
  *              leaves it mixed), x held at least min_share of ref's samples
- *              and y holds at least min_share of this interval's.  One such
+ *              and y holds at least min_share of this interval's, both at
+ *              least min_hot samples (so that the Poisson noise of a few
+ *              samples cannot pass for an order of magnitude).  One such
  *              pair declares a boundary.
  *   distance   half the L1 distance between the two intervals' normalized
  *              count vectors (total variation, 0..1) reaches max_distance.
@@ -38,6 +40,7 @@ struct phase_params {
 	double min_share;	/* 0.10 */
 	double max_distance;	/* 0.5 */
 	uint64_t min_samples;	/* 20 */
+	uint64_t min_hot;	/* 16: a hot entry's fewest samples */
 };
 
 /* The defaults above. */
