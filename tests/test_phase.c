@@ -403,6 +403,10 @@ static void test_prof_phases(void **state)
 		      "assert not any(r['name'].startswith('phase_alu') for r in p), p\n");
 	snprintf(args, sizeof(args), "prof --db %s/db --phase 99", ws);
 	assert_int_not_equal(tu_sh("%s %s >/dev/null 2>&1", bin, args), 0);
+	/* dcpi merge carries the slices: the same phases from the copy */
+	assert_int_equal(tu_sh("%s merge %s/db -o %s/m >/dev/null 2>&1", bin, ws, ws), 0);
+	snprintf(args, sizeof(args), "prof --db %s/m --phases", ws);
+	tu_check_json(bin, ws, args, "assert len(d['phases']) >= 3, d\n");
 	tu_rm_tree(ws);
 }
 
