@@ -287,7 +287,7 @@ static pid_t spinner(void)
 static void one_run(const char *bin, const char *wl, const char *ws, int run, int busy,
 		    unsigned *found, unsigned *missed, unsigned *false_b)
 {
-	char db[PATH_MAX + 16], tpath[PATH_MAX + 16];
+	char db[PATH_MAX + 32], tpath[PATH_MAX + 32];
 	struct truth t[8];
 	struct rep_slices s;
 	struct prof_db *pdb;
