@@ -7,7 +7,10 @@
  * and the importers (import/perf.c, import/callgrind.c through import/
  * import.c's imp_table) count into; declared in include/dcpi/collect.h.
  *
- * Open addressing with linear probing; a slot with count 0 is empty.  A
+ * Open addressing with linear probing; a slot with count 0 is empty.  Each
+ * slot also counts what arrived since the last agg_interval, which hands
+ * those interval counts to the time slices and the phase detector (collect/
+ * phase.c) and restarts them.  A
  * flush sorts a copy by (image, event, offset) so each profile's entries are
  * contiguous and arrive at the profile writer already in order.
  */
@@ -25,6 +28,7 @@ struct agg_slot {
 	uint64_t offset;
 	uint64_t count;		/* 0: empty */
 	uint32_t image, event;
+	uint64_t icount;	/* of count, since the last agg_interval */
 };
 
 struct agg {
@@ -137,7 +141,25 @@ int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint
 		a->n++;
 	}
 	s->count += count;
+	s->icount += count;
 	return 0;
+}
+
+/* The time slices of include/dcpi/slices.h: one walk per slice (100 ms) over
+ * the table, beside the cumulative counts the flush writes. */
+int agg_interval(struct agg *a, agg_interval_fn *fn, void *ctx)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < a->cap && !ret; i++) {
+		struct agg_slot *s = &a->t[i];
+
+		if (s->icount) {
+			ret = fn(ctx, s->image, s->event, s->offset, s->icount);
+			s->icount = 0;
+		}
+	}
+	return ret;
 }
 
 static int slot_cmp(const void *x, const void *y)

@@ -25,7 +25,9 @@
 
 #include "dcpi/collect.h"
 #include "dcpi/perf_records.h"
+#include "dcpi/phase.h"
 #include "dcpi/profile.h"
+#include "dcpi/slices.h"
 
 /* --- random.c ------------------------------------------------------------- */
 
@@ -173,6 +175,33 @@ int cal_sample(struct cal_result *r, const struct collect_event *ev,
 
 /* --- aggregate.c: in include/dcpi/collect.h (the importers use it too) --- */
 
+/* --- phase.c: a session's time slices and phases (include/dcpi/slices.h) -- */
+
+struct sess_slices {
+	uint64_t slice_ns;		/* 0: none kept */
+	uint64_t cur;			/* the slice being counted */
+	int started;
+	struct slice_profile *img;	/* by image index (maps.c) */
+	size_t nimg;
+	struct slice_bound *b;		/* declared since the last write */
+	size_t nb, capb;
+	uint64_t bounds;		/* declared in all */
+	struct phase_det *det;
+};
+
+int ssl_init(struct sess_slices *t, uint64_t slice_ns, struct dcpi_err *err);
+void ssl_free(struct sess_slices *t);
+/* The aggregation table's interval counts into the current slice. */
+int ssl_take(struct sess_slices *t, struct agg *a, struct dcpi_err *err);
+/* ... and end it (the detector judges it); next is the slice that starts. */
+int ssl_end(struct sess_slices *t, struct agg *a, uint64_t next, struct dcpi_err *err);
+typedef const struct prof_image_id *ssl_image_fn(void *ctx, uint32_t image);
+/* Every image's slices, with the boundaries, into epoch (merging). */
+int ssl_write(struct sess_slices *t, const char *event, ssl_image_fn *id, void *ctx,
+	      struct prof_db *db, const char *epoch, struct dcpi_err *err);
+/* Forget what was written. */
+void ssl_clear(struct sess_slices *t);
+
 /* --- session.c -------------------------------------------------------------- */
 
 #define SESS_RANDOM_MS 10	/* how often the random periods are redrawn */
@@ -204,6 +233,7 @@ struct session {
 	struct rnd cal_rnd;
 	int calibrated;
 	uint64_t randomized_ns;
+	struct sess_slices sl;		/* time slices, phases (phase.c) */
 };
 
 int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *err);

@@ -82,6 +82,8 @@ int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *
 		ret = ht_new(HT_DEFAULT_POLICY, HT_DEFAULT_LOG2_ENTRIES, HT_DEFAULT_OVERFLOW,
 			     &s->ht, err);
 	if (!ret)
+		ret = ssl_init(&s->sl, o->no_slices ? 0 : SLICE_DEFAULT_NS, err);
+	if (!ret)
 		maps_set_jit(s->maps, 1);
 	return ret;
 }
@@ -91,6 +93,7 @@ void sess_free(struct session *s)
 	if (s->open)
 		smp_close(&s->smp);
 	smp_batch_free(&s->batch);
+	ssl_free(&s->sl);
 	agg_free(s->agg);
 	maps_free(s->maps);
 	if (s->ht)
@@ -162,6 +165,23 @@ static int drain_table(struct session *s, int all, struct dcpi_err *err)
 	return ht_drain(s->ht, all, resolve_entry, &c);
 }
 
+/* A sample at time t: when it starts a new slice, the table's counts so far
+ * close the current one (phase.c). */
+static int slice_at(struct session *s, uint64_t t, struct dcpi_err *err)
+{
+	uint64_t k = t / s->sl.slice_ns;
+	int ret;
+
+	if (!s->sl.started) {
+		s->sl.started = 1;
+		s->sl.cur = k;
+	}
+	if (k <= s->sl.cur)
+		return 0;
+	ret = drain_table(s, 1, err);
+	return ret ? ret : ssl_end(&s->sl, s->agg, k, err);
+}
+
 /* --- the records' callbacks (include/dcpi/perf_records.h) ------------------ */
 
 static int on_sample(void *ctx, const struct perf_sample *ps, struct dcpi_err *err)
@@ -181,6 +201,8 @@ static int on_sample(void *ctx, const struct perf_sample *ps, struct dcpi_err *e
 		s->stepped++;
 		return 0;
 	}
+	if (s->sl.slice_ns && (ret = slice_at(s, sm.time, err)))
+		return ret;
 	s->ev_samples[sm.ev]++;
 	s->period_sum[sm.ev] += sm.period;
 	s->ht_samples++;
@@ -347,13 +369,18 @@ int sess_write(struct session *s, struct prof_db *db, const char *epoch,
 						s->ev[i]->default_period);
 		ev[i].cycles_per_unit = cycles_per_unit(s, s->ev[i]);
 	}
-	ret = agg_flush(s->agg, &k, db, epoch, &out, err);
+	ret = ssl_take(&s->sl, s->agg, err);
+	if (!ret)
+		ret = ssl_write(&s->sl, s->ev[0]->name, sess_image_id, s->maps, db, epoch, err);
+	if (!ret)
+		ret = agg_flush(s->agg, &k, db, epoch, &out, err);
 	*written = ret ? 0 : out.samples;
 	return ret;
 }
 
 void sess_clear(struct session *s)
 {
+	ssl_clear(&s->sl);
 	agg_clear(s->agg);
 	for (unsigned i = 0; i < s->nev; i++) {
 		s->ev_samples[i] = 0;

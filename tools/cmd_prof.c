@@ -8,12 +8,13 @@
 
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "dcpi/timeline.h"
 #include "tools.h"
 
 struct prof_args {
-	const char *db, *epoch, *event;
-	int by_image, json;
-	long limit;
+	const char *db, *epoch, *event, *time;
+	int by_image, json, phases;
+	long limit, phase;
 };
 
 static const char prof_usage[] =
@@ -23,7 +24,10 @@ static const char prof_usage[] =
 	"  -n, --limit N      print at most N rows\n"
 	"      --db DIR       profile database (default $DCPIDB, then ./dcpidb)\n"
 	"      --epoch E      epoch name, or 'all' (default: the newest)\n"
-	"      --json         machine-readable output\n";
+	"      --json         machine-readable output\n"
+	"      --phases       the epoch's phases: time ranges and top procedures\n"
+	"      --time A-B     only the samples from A to B seconds into the epoch\n"
+	"      --phase N      only the samples of phase N (as --phases numbers them)\n";
 
 static void print_json(const struct rep_table *t, const struct prof_args *a,
 		       const char *epoch, size_t nrows, const struct prof_db *db)
@@ -142,6 +146,9 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "db", required_argument, NULL, 'd' },
 		{ "epoch", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "phases", no_argument, NULL, 'P' },
+		{ "time", required_argument, NULL, 'T' },
+		{ "phase", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -163,13 +170,54 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		case 'd': a->db = optarg; break;
 		case 'E': a->epoch = optarg; break;
 		case 'j': a->json = 1; break;
+		case 'P': a->phases = 1; break;
+		case 'T': a->time = optarg; break;
+		case 'N':
+			a->phase = strtol(optarg, &end, 10);
+			if (*end || a->phase < 1)
+				return tool_fail("--phase: '%s' is not a phase number", optarg);
+			break;
 		case 'h': fputs(prof_usage, stdout); return -1;
 		default: fputs(prof_usage, stderr); return 1;
 		}
 	}
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
+	if (a->time && a->phase)
+		return tool_fail("--time and --phase: give one");
 	return 0;
+}
+
+/* --phases, or the profiles cut to --time / --phase (report/phases.c). */
+static int by_time(struct prof_db *db, const char *epoch, const struct prof_args *a,
+		   struct prof_profile **p, size_t *n, int *done, struct dcpi_err *err)
+{
+	struct rep_slices s;
+	struct prof_profile *w;
+	uint64_t from, to;
+	size_t nw, dropped;
+	int rc = rep_slices_load(db, epoch, &s, err);
+
+	if (!rc && a->phases) {
+		*done = 1;
+		rc = rep_phases_print(stdout, &s, *p, *n, a->json, a->limit >= 0 ?
+				      (size_t)a->limit : 5, err);
+	} else if (!rc) {
+		rc = rep_time_range(&s, a->time, a->phase, &from, &to, err);
+		if (!rc)
+			rc = rep_slices_window(&s, from, to, *p, *n, &w, &nw, &dropped, err);
+		if (!rc) {
+			if (dropped)
+				fprintf(stderr, "%s: note: %zu profiles of events other than %s "
+					"left out: time slices keep one event\n", tool_name, dropped,
+					s.event);
+			prof_profiles_free(*p, *n);
+			*p = w;
+			*n = nw;
+		}
+	}
+	rep_slices_free(&s);
+	return rc;
 }
 
 int cmd_prof(int argc, char **argv)
@@ -191,6 +239,13 @@ int cmd_prof(int argc, char **argv)
 		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
+	if (rc == 0 && (a.phases || a.time || a.phase)) {
+		int done = 0;
+
+		rc = by_time(db, epoch, &a, &p, &n, &done, &err);
+		if (rc == 0 && done)
+			goto out;
+	}
 	if (rc == 0)
 		rc = rep_summarize(p, n, a.by_image, &t, &err);
 	if (rc < 0) {

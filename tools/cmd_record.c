@@ -48,6 +48,7 @@ static void usage(FILE *f)
 		"      --fixed-period do not randomize the period (DCPI sec. 4.1.1)\n"
 		"      --seed N       seed of the random periods (default: random)\n"
 		"      --no-calibrate skip the known-cycle calibration loops\n"
+		"      --no-slices    keep no 100 ms time slices, detect no phases\n"
 		"      --paths RATE:K path samples: RATE bursts per second of each\n"
 		"                     thread's CPU time, K single steps each\n"
 		"                     (default %u:%u; docs/paths.md)\n"

@@ -48,6 +48,9 @@ int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
 	case 'N':
 		o->no_calibrate = 1;
 		return 1;
+	case TOOL_NO_SLICES:
+		o->no_slices = 1;
+		return 1;
 	}
 	return 0;
 }

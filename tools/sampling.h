@@ -16,7 +16,10 @@
 	{ "freq", required_argument, NULL, 'F' }, \
 	{ "fixed-period", no_argument, NULL, 'P' }, \
 	{ "seed", required_argument, NULL, 'S' }, \
-	{ "no-calibrate", no_argument, NULL, 'N' }
+	{ "no-calibrate", no_argument, NULL, 'N' }, \
+	{ "no-slices", no_argument, NULL, TOOL_NO_SLICES }
+/* --no-slices: no time slices, no phases (include/dcpi/slices.h) */
+#define TOOL_NO_SLICES 0x3a0
 #define TOOL_SAMPLING_SHORTOPTS "e:c:F:"
 
 /* A positive decimal number; -EINVAL otherwise. */

@@ -102,6 +102,8 @@ struct collect_opts {
 	 * latency: also a timed re-load of each decoded load's address
 	 * (docs/values.md says what it can and cannot see). */
 	int values, latency;
+	/* Keep no time slices (include/dcpi/slices.h) and detect no phases. */
+	int no_slices;
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
@@ -250,6 +252,12 @@ void agg_clear(struct agg *a);
 void agg_count(const struct agg *a, uint64_t *entries, uint64_t *samples);
 int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint64_t count,
 	    struct dcpi_err *err);
+/* Hand every count added since the last call to fn (stopping at its first
+ * nonzero return, which is returned) and restart them; the cumulative
+ * counts stay (include/dcpi/slices.h). */
+typedef int agg_interval_fn(void *ctx, uint32_t image, uint32_t event, uint64_t offset,
+			    uint64_t count);
+int agg_interval(struct agg *a, agg_interval_fn *fn, void *ctx);
 
 /* What the profiles of one event say besides their counts. */
 struct agg_event {

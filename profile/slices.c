@@ -1,0 +1,366 @@
+/*
+ * slices.c - the time-slice profile kind (include/dcpi/slices.h): samples per
+ * (slice, file offset) of one image and event, and the phase boundaries the
+ * collector declared (collect/phase.c).  Bytes in docs/profile-format.md,
+ * "Time-slice profiles": the kind header (kind.c), fixed fields, three
+ * strings, then the entries sorted by (slice, offset) as varint deltas and
+ * the boundaries sorted by slice.  Merging sums counts of equal (slice,
+ * offset) and ORs the rules of equal boundaries, so it is associative and
+ * commutative.  The decoder checks everything and is fuzzed
+ * (fuzz/fuzz_slices.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/slices.h"
+#include "internal.h"
+
+#define SLICE_MAGIC	"DCPISLC1"
+#define SLICE_VERSION	1
+#define SOFF_NENTRIES	24
+#define SOFF_NBOUNDS	32
+#define SOFF_TOTAL	40
+#define SOFF_WIDTH	48
+#define SOFF_ISIZE	56
+#define SOFF_MTIME	64
+#define SLICE_HDR_SIZE	72
+
+void slice_profile_init(struct slice_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void slice_profile_free(struct slice_profile *p)
+{
+	free(p->e);
+	free(p->b);
+	slice_profile_init(p);
+}
+
+int slice_profile_add(struct slice_profile *p, uint64_t slice, uint64_t offset,
+		      uint64_t count)
+{
+	struct slice_entry *e;
+
+	if (!count)
+		return 0;
+	e = dcpi_append((void **)&p->e, &p->n, &p->cap, sizeof(*p->e));
+	if (!e)
+		return -ENOMEM;
+	*e = (struct slice_entry){ slice, offset, count };
+	p->total += count;
+	return 0;
+}
+
+int slice_profile_bound(struct slice_profile *p, uint64_t slice, uint32_t rules)
+{
+	struct slice_bound *b;
+
+	for (size_t i = 0; i < p->nb; i++)
+		if (p->b[i].slice == slice) {
+			p->b[i].rules |= rules;
+			return 0;
+		}
+	b = dcpi_append((void **)&p->b, &p->nb, &p->capb, sizeof(*p->b));
+	if (!b)
+		return -ENOMEM;
+	*b = (struct slice_bound){ slice, rules };
+	return 0;
+}
+
+static int entry_cmp(const void *x, const void *y)
+{
+	const struct slice_entry *a = x, *b = y;
+
+	if (a->slice != b->slice)
+		return a->slice < b->slice ? -1 : 1;
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+static int bound_cmp(const void *x, const void *y)
+{
+	const struct slice_bound *a = x, *b = y;
+
+	return a->slice < b->slice ? -1 : a->slice > b->slice;
+}
+
+int slice_normalize(struct slice_profile *p)
+{
+	size_t k = 0;
+
+	dcpi_qsort(p->e, p->n, sizeof(*p->e), entry_cmp);
+	p->total = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (k && !entry_cmp(&p->e[k - 1], &p->e[i]))
+			p->e[k - 1].count += p->e[i].count;
+		else
+			p->e[k++] = p->e[i];
+		p->total += p->e[i].count;
+	}
+	p->n = k;
+	dcpi_qsort(p->b, p->nb, sizeof(*p->b), bound_cmp);
+	k = 0;
+	for (size_t i = 0; i < p->nb; i++) {
+		if (k && p->b[k - 1].slice == p->b[i].slice)
+			p->b[k - 1].rules |= p->b[i].rules;
+		else
+			p->b[k++] = p->b[i];
+	}
+	p->nb = k;
+	return 0;
+}
+
+int slice_profile_merge(struct slice_profile *dst, const struct slice_profile *src,
+			struct dcpi_err *err)
+{
+	if (!prof_image_id_equal(&dst->image, &src->image) || strcmp(dst->event, src->event) ||
+	    dst->slice_ns != src->slice_ns)
+		return dcpi_errf(err, -EINVAL, "%s: slices: cannot merge %s/%" PRIu64 " ns "
+				 "into %s/%" PRIu64 " ns (image, event and width must match)",
+				 dst->image.path, src->event, src->slice_ns, dst->event,
+				 dst->slice_ns);
+	if (dcpi_grow((void **)&dst->e, &dst->cap, dst->n + src->n, sizeof(*dst->e)) ||
+	    dcpi_grow((void **)&dst->b, &dst->capb, dst->nb + src->nb, sizeof(*dst->b)))
+		return dcpi_errf(err, -ENOMEM, "%s: slices: out of memory", dst->image.path);
+	if (src->n)
+		memcpy(dst->e + dst->n, src->e, src->n * sizeof(*src->e));
+	dst->n += src->n;
+	if (src->nb)
+		memcpy(dst->b + dst->nb, src->b, src->nb * sizeof(*src->b));
+	dst->nb += src->nb;
+	return slice_normalize(dst);
+}
+
+/* --- bytes ------------------------------------------------------------------ */
+
+static const char *slice_strings(const struct slice_profile *p, int i)
+{
+	return i == 0 ? p->image.build_id : i == 1 ? p->image.path : p->event;
+}
+
+/* The entry's offset as stored: a delta within its slice, else absolute. */
+static uint64_t off_delta(const struct slice_entry *prev, const struct slice_entry *e)
+{
+	return prev && prev->slice == e->slice ? e->offset - prev->offset : e->offset;
+}
+
+static size_t encoded_size(const struct slice_profile *p)
+{
+	size_t size = SLICE_HDR_SIZE;
+
+	for (int i = 0; i < 3; i++)
+		size += kind_string_len(slice_strings(p, i));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct slice_entry *prev = i ? &p->e[i - 1] : NULL;
+
+		size += varint_len(p->e[i].slice - (prev ? prev->slice : 0)) +
+			varint_len(off_delta(prev, &p->e[i])) + varint_len(p->e[i].count);
+	}
+	for (size_t i = 0; i < p->nb; i++)
+		size += varint_len(p->b[i].slice - (i ? p->b[i - 1].slice : 0)) +
+			varint_len(p->b[i].rules);
+	return size;
+}
+
+static const char *check_fields(const struct slice_profile *p)
+{
+	size_t ev = strnlen(p->event, sizeof(p->event));
+	const char *why = kind_check_id(&p->image);
+
+	if (why)
+		return why;
+	if (!ev || ev >= sizeof(p->event))
+		return "event empty or too long";
+	if (!p->slice_ns)
+		return "slice width 0";
+	return NULL;
+}
+
+static const char *check_records(const struct slice_profile *p, uint64_t *total)
+{
+	*total = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (i && entry_cmp(&p->e[i - 1], &p->e[i]) >= 0)
+			return "entries not normalized";
+		if (!p->e[i].count || *total + p->e[i].count < *total)
+			return "zero or overflowing count";
+		*total += p->e[i].count;
+	}
+	for (size_t i = 0; i < p->nb; i++) {
+		if (i && p->b[i - 1].slice >= p->b[i].slice)
+			return "boundaries not normalized";
+		if (!p->b[i].rules || (p->b[i].rules & ~SLICE_RULES_KNOWN))
+			return "boundary without a known rule";
+	}
+	return NULL;
+}
+
+int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
+		 struct dcpi_err *err)
+{
+	const char *why = check_fields(p);
+	size_t size, pos = SLICE_HDR_SIZE;
+	uint64_t total;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (!why)
+		why = check_records(p, &total);
+	if (why)
+		return dcpi_errf(err, -EINVAL, "%s: slices: cannot encode: %s", p->image.path,
+				 why);
+	size = encoded_size(p);
+	if (!(b = calloc(1, size)))
+		return dcpi_errf(err, -ENOMEM, "%s: slices: out of memory encoding %zu bytes",
+				 p->image.path, size);
+	kind_put_header(b, SLICE_MAGIC, SLICE_VERSION, size);
+	put64(b + SOFF_NENTRIES, p->n);
+	put64(b + SOFF_NBOUNDS, p->nb);
+	put64(b + SOFF_TOTAL, total);
+	put64(b + SOFF_WIDTH, p->slice_ns);
+	put64(b + SOFF_ISIZE, p->image.size);
+	put64(b + SOFF_MTIME, (uint64_t)p->image.mtime);
+	for (int i = 0; i < 3; i++)
+		pos = kind_put_string(b, pos, slice_strings(p, i));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct slice_entry *prev = i ? &p->e[i - 1] : NULL;
+
+		pos += dcpi_varint_put(b + pos, p->e[i].slice - (prev ? prev->slice : 0));
+		pos += dcpi_varint_put(b + pos, off_delta(prev, &p->e[i]));
+		pos += dcpi_varint_put(b + pos, p->e[i].count);
+	}
+	for (size_t i = 0; i < p->nb; i++) {
+		pos += dcpi_varint_put(b + pos, p->b[i].slice - (i ? p->b[i - 1].slice : 0));
+		pos += dcpi_varint_put(b + pos, p->b[i].rules);
+	}
+	kind_seal(b, size);
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+static int decode_entries(struct kind_cursor *c, uint64_t n, const char *name,
+			  struct slice_profile *p, struct dcpi_err *err)
+{
+	uint64_t slice = 0, off = 0, ds, d, cnt;
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct slice_entry *e = &p->e[i];
+
+		if (!kind_next(c, &ds) || !kind_next(c, &d) || !kind_next(c, &cnt))
+			return dcpi_errf(err, -EINVAL, "%s: entry %" PRIu64 ": truncated or "
+					 "overlong varint", name, i);
+		if (slice + ds < slice || (i && !ds && off + d < off))
+			return dcpi_errf(err, -EINVAL, "%s: entry %" PRIu64 ": wraps past 2^64",
+					 name, i);
+		off = (i && !ds) ? off + d : d;
+		slice += ds;
+		*e = (struct slice_entry){ slice, off, cnt };
+		if ((i && entry_cmp(e - 1, e) >= 0) || !cnt || p->total + cnt < p->total)
+			return dcpi_errf(err, -EINVAL, "%s: entry %" PRIu64 " (slice %" PRIu64
+					 ", offset 0x%" PRIx64 "): duplicate, zero or overflowing",
+					 name, i, slice, off);
+		p->total += cnt;
+		p->n = (size_t)i + 1;
+	}
+	return 0;
+}
+
+static int decode_bounds(struct kind_cursor *c, uint64_t n, const char *name,
+			 struct slice_profile *p, struct dcpi_err *err)
+{
+	uint64_t slice = 0, ds, rules;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (!kind_next(c, &ds) || !kind_next(c, &rules))
+			return dcpi_errf(err, -EINVAL, "%s: boundary %" PRIu64 ": truncated or "
+					 "overlong varint", name, i);
+		if ((i && !ds) || slice + ds < slice || !rules || (rules & ~SLICE_RULES_KNOWN))
+			return dcpi_errf(err, -EINVAL, "%s: boundary %" PRIu64 ": duplicate, "
+					 "unsorted or without a known rule", name, i);
+		slice += ds;
+		p->b[i] = (struct slice_bound){ slice, (uint32_t)rules };
+		p->nb = (size_t)i + 1;
+	}
+	return 0;
+}
+
+/* Allocate what the header declares, bounded by the body (an entry takes at
+ * least 3 bytes, a boundary 2). */
+static int decode_records(struct kind_cursor *c, const char *name, struct slice_profile *p,
+			  struct dcpi_err *err)
+{
+	uint64_t ne = get64(c->buf + SOFF_NENTRIES), nb = get64(c->buf + SOFF_NBOUNDS);
+	uint64_t total = get64(c->buf + SOFF_TOTAL);
+	size_t body = c->size - c->pos;
+	int rc;
+
+	if (ne > body / 3 || nb > (body - ne * 3) / 2)
+		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " entries and %" PRIu64
+				 " boundaries do not fit in %zu bytes", name, ne, nb, body);
+	if ((ne && !(p->e = malloc((size_t)ne * sizeof(*p->e)))) ||
+	    (nb && !(p->b = malloc((size_t)nb * sizeof(*p->b)))))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
+	p->cap = (size_t)ne;
+	p->capb = (size_t)nb;
+	rc = decode_entries(c, ne, name, p, err);
+	if (!rc)
+		rc = decode_bounds(c, nb, name, p, err);
+	if (!rc && p->total != total)
+		rc = dcpi_errf(err, -EINVAL, "%s: counts add to %" PRIu64 ", header total says %"
+			       PRIu64, name, p->total, total);
+	if (!rc && c->pos != c->size)
+		rc = dcpi_errf(err, -EINVAL, "%s: %zu bytes of garbage after the records", name,
+			       c->size - c->pos);
+	return rc;
+}
+
+int slice_decode(const uint8_t *buf, size_t len, const char *name,
+		 struct slice_profile *p, struct dcpi_err *err)
+{
+	struct kind_cursor c = { buf, len, SLICE_HDR_SIZE };
+	const char *why;
+	int rc;
+
+	slice_profile_init(p);
+	if (!name)
+		name = "(buffer)";
+	rc = kind_check_header(buf, len, name, SLICE_MAGIC, "a dcpi time-slice profile",
+			       SLICE_HDR_SIZE, SLICE_VERSION, err);
+	if (rc)
+		return rc;
+	p->slice_ns = get64(buf + SOFF_WIDTH);
+	p->image.size = get64(buf + SOFF_ISIZE);
+	p->image.mtime = (int64_t)get64(buf + SOFF_MTIME);
+	if (!(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))) &&
+	    !(why = kind_get_string(&c, p->image.path, sizeof(p->image.path))))
+		why = kind_get_string(&c, p->event, sizeof(p->event));
+	if (!why)
+		why = check_fields(p);
+	if (why) {
+		slice_profile_init(p);
+		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
+	}
+	rc = decode_records(&c, name, p, err);
+	if (rc)
+		slice_profile_free(p);
+	return rc;
+}
+
+/* --- files and epochs (kind.c) ------------------------------------------- */
+
+static int slice_copy(struct slice_profile *dst, const struct slice_profile *src)
+{
+	slice_profile_init(dst);
+	dst->image = src->image;
+	memcpy(dst->event, src->event, sizeof(dst->event));
+	dst->slice_ns = src->slice_ns;
+	return slice_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
+}
+
+PROF_KIND_DEFINE(slice, slice_profile, ".slices");
+PROF_KIND_FILE_API(slice, slice_profile)
+PROF_KIND_EPOCH_API(slice, slice_profile)

@@ -1,0 +1,426 @@
+/*
+ * tests/test_phase.c - phases in time: the detector of collect/phase.c on
+ * synthetic interval counts, the time-slice profile kind of profile/
+ * slices.c (bytes, merge, damage), and `dcpi record` on tests/workloads/
+ * phases.c (A-B-A, the workload's own timestamps as truth, ten runs, half
+ * of them beside a busy second vCPU), read back by dcpiprof --phases.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "dcpi/phase.h"
+#include "dcpi/slices.h"
+#include "dcpi/timeline.h"
+#include "tu_run.h"
+
+/* --- the detector ------------------------------------------------------------ */
+
+/* n samples drawn from weights w[0..k) (keys base + i) into d. */
+static void draw(struct phase_det *d, uint64_t base, const double *w, size_t k, unsigned n)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < k; i++)
+		sum += w[i];
+	for (unsigned s = 0; s < n; s++) {
+		double u = (double)(tu_rng() >> 11) / 9007199254740992.0 * sum;
+		size_t i = 0;
+
+		while (i + 1 < k && u >= w[i])
+			u -= w[i++];
+		assert_int_equal(phase_add(d, base + i, 1), 0);
+	}
+}
+
+static const double wa[] = { 40, 25, 15, 10, 5, 3, 2 };
+static const double wb[] = { 55, 30, 10, 5 };
+
+/* A for 10 intervals, B for 10, A for 10, 300 samples each: both rules
+ * fire at 10 and 20 and nowhere else. */
+static void test_detect_aba(void **state)
+{
+	struct phase_det *d;
+	struct dcpi_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(phase_new(NULL, &d, &err), 0);
+	for (int k = 0; k < 30; k++) {
+		struct phase_verdict v;
+		int b = k >= 10 && k < 20;
+
+		draw(d, b ? 100 : 0, b ? wb : wa, b ? 4 : 7, 300);
+		assert_int_equal(phase_end(d, &v), 0);
+		if (k == 10 || k == 20)
+			assert_int_equal(v.rules, SLICE_RULE_INVERSION | SLICE_RULE_DISTANCE);
+		else
+			assert_int_equal(v.rules, 0);
+	}
+	phase_free(d);
+}
+
+/* A change at 70% of interval 10: the mixed interval or the next one
+ * declares it, once. */
+static void test_detect_mixed(void **state)
+{
+	struct phase_det *d;
+	struct dcpi_err err = { 0 };
+	int fired = 0, at = -1;
+
+	(void)state;
+	assert_int_equal(phase_new(NULL, &d, &err), 0);
+	for (int k = 0; k < 20; k++) {
+		struct phase_verdict v;
+
+		if (k <= 10)
+			draw(d, 0, wa, 7, k == 10 ? 210 : 300);
+		if (k >= 10)
+			draw(d, 100, wb, 4, k == 10 ? 90 : 300);
+		assert_int_equal(phase_end(d, &v), 0);
+		if (v.rules & SLICE_RULE_INVERSION) {
+			fired++;
+			at = k;
+		}
+	}
+	assert_int_equal(fired, 1);
+	assert_true(at == 10 || at == 11);
+	phase_free(d);
+}
+
+/* 500 intervals of one distribution, with Poisson noise: over 30 keys at
+ * 100 samples an interval (with no min_hot, 9 inversions fired here), and
+ * the skewed one of test_detect_aba at 400 (a 100 ms slice at 4 kHz): the
+ * seed's rule never fires; intervals under min_samples are not judged. */
+static void steady(const double *w, size_t k, unsigned n)
+{
+	struct phase_det *d;
+	struct dcpi_err err = { 0 };
+	unsigned inv = 0;
+
+	assert_int_equal(phase_new(NULL, &d, &err), 0);
+	for (int i = 0; i < 500; i++) {
+		struct phase_verdict v;
+
+		draw(d, 0, w, k, i % 50 == 7 ? 5 : n);
+		assert_int_equal(phase_end(d, &v), 0);
+		inv += !!(v.rules & SLICE_RULE_INVERSION);
+		if (i % 50 == 7)
+			assert_int_equal(v.rules, 0);
+	}
+	assert_int_equal(inv, 0);
+	phase_free(d);
+}
+
+static void test_detect_steady(void **state)
+{
+	double w[30];
+
+	(void)state;
+	for (int i = 0; i < 30; i++)
+		w[i] = 30 - i;
+	steady(w, 30, 100);
+	steady(wa, 7, 400);
+}
+
+/* --- the profile kind -------------------------------------------------------- */
+
+static void fill(struct slice_profile *p, uint64_t seed)
+{
+	slice_profile_init(p);
+	snprintf(p->image.path, sizeof(p->image.path), "/bin/phases");
+	snprintf(p->image.build_id, sizeof(p->image.build_id), "abcdef01");
+	snprintf(p->event, sizeof(p->event), "cpu-clock");
+	p->slice_ns = SLICE_DEFAULT_NS;
+	for (int i = 0; i < 200; i++) {
+		uint64_t r = tu_rng() ^ seed;
+
+		assert_int_equal(slice_profile_add(p, 1000 + r % 40, (r >> 8) % 4096, 1 + r % 7),
+				 0);
+	}
+	assert_int_equal(slice_profile_bound(p, 1000 + seed % 40, SLICE_RULE_INVERSION), 0);
+	assert_int_equal(slice_normalize(p), 0);
+}
+
+static void assert_same(const struct slice_profile *a, const struct slice_profile *b)
+{
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->nb, b->nb);
+	assert_int_equal(a->total, b->total);
+	assert_memory_equal(a->e, b->e, a->n * sizeof(*a->e));
+	for (size_t i = 0; i < a->nb; i++) {
+		assert_int_equal(a->b[i].slice, b->b[i].slice);
+		assert_int_equal(a->b[i].rules, b->b[i].rules);
+	}
+}
+
+static void test_slices_bytes(void **state)
+{
+	struct slice_profile p, q;
+	struct dcpi_err err = { 0 };
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	fill(&p, 1);
+	assert_int_equal(slice_encode(&p, &buf, &len, &err), 0);
+	/* compact: fewer than 5 bytes an entry */
+	assert_true(len < 72 + 32 + 5 * p.n);
+	assert_int_equal(slice_decode(buf, len, "x", &q, &err), 0);
+	assert_same(&p, &q);
+	slice_profile_free(&q);
+	for (size_t cut = 0; cut < len; cut += 7)	/* truncated */
+		assert_int_not_equal(slice_decode(buf, cut, "x", &q, &err), 0);
+	for (size_t at = 24; at < len; at++) {	/* damaged behind a valid checksum */
+		uint8_t save = buf[at];
+
+		buf[at] ^= 0x5a;
+		prof_file_reseal(buf, len);
+		if (!slice_decode(buf, len, "x", &q, &err)) {
+			assert_true(q.total > 0);	/* whatever decodes is consistent */
+			slice_profile_free(&q);
+		}
+		buf[at] = save;
+	}
+	prof_file_reseal(buf, len);
+	buf[len - 1] ^= 1;		/* the checksum catches it */
+	assert_int_equal(slice_decode(buf, len, "x", &q, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "checksum"));
+	free(buf);
+	slice_profile_free(&p);
+}
+
+static void merged(struct slice_profile *out, const struct slice_profile *a,
+		   const struct slice_profile *b)
+{
+	struct dcpi_err err = { 0 };
+
+	slice_profile_init(out);
+	out->image = a->image;
+	memcpy(out->event, a->event, sizeof(out->event));
+	out->slice_ns = a->slice_ns;
+	assert_int_equal(slice_profile_merge(out, a, &err), 0);
+	assert_int_equal(slice_profile_merge(out, b, &err), 0);
+}
+
+static void test_slices_merge(void **state)
+{
+	struct slice_profile a, b, c, ab, ba, ab_c, bc, a_bc;
+	struct dcpi_err err = { 0 };
+
+	(void)state;
+	fill(&a, 1);
+	fill(&b, 2);
+	fill(&c, 3);
+	merged(&ab, &a, &b);
+	merged(&ba, &b, &a);
+	assert_same(&ab, &ba);
+	assert_int_equal(ab.total, a.total + b.total);
+	merged(&ab_c, &ab, &c);
+	merged(&bc, &b, &c);
+	merged(&a_bc, &a, &bc);
+	assert_same(&ab_c, &a_bc);
+	c.slice_ns = 2 * SLICE_DEFAULT_NS;	/* widths differ: refused */
+	assert_int_equal(slice_profile_merge(&ab, &c, &err), -EINVAL);
+	slice_profile_free(&a);
+	slice_profile_free(&b);
+	slice_profile_free(&c);
+	slice_profile_free(&ab);
+	slice_profile_free(&ba);
+	slice_profile_free(&ab_c);
+	slice_profile_free(&bc);
+	slice_profile_free(&a_bc);
+}
+
+/* --- dcpi record on the workload --------------------------------------------- */
+
+struct truth {
+	char name[8];
+	uint64_t start, end;
+};
+
+static int read_truth(const char *path, struct truth *t, int max)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long s, e;
+	char name[8];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (n < max && fscanf(f, "%7s %llu %llu", name, &s, &e) == 3) {
+		snprintf(t[n].name, sizeof(t[n].name), "%s", name);
+		t[n].start = s;
+		t[n].end = e;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* A process that spins on another CPU until killed. */
+static pid_t spinner(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		volatile uint64_t x = 0;
+
+		for (;;)
+			x++;
+	}
+	return p;
+}
+
+/*
+ * One recorded run of A-B-A: each truth boundary (a phase's start, seen by
+ * the workload on CLOCK_MONOTONIC, the clock perf's sample times follow on
+ * these machines) within one slice of a declared one, and no other boundary
+ * after the first phase's first whole slice.
+ */
+static void one_run(const char *bin, const char *wl, const char *ws, int run, int busy,
+		    unsigned *found, unsigned *missed, unsigned *false_b)
+{
+	char db[PATH_MAX + 32], tpath[PATH_MAX + 32];
+	struct truth t[8];
+	struct rep_slices s;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	pid_t sp = busy ? spinner() : 0;
+	int n, rc;
+
+	snprintf(db, sizeof(db), "%s/db%d", ws, run);
+	snprintf(tpath, sizeof(tpath), "%s/truth%d", ws, run);
+	rc = tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --db %s -- %s A:600,B:600,A:600 "
+		   ">/dev/null 2>%s/err%d", tpath, bin, db, wl, ws, run);
+	if (sp > 0) {
+		kill(sp, SIGKILL);
+		waitpid(sp, NULL, 0);
+	}
+	assert_int_equal(rc, 0);
+	n = read_truth(tpath, t, 8);
+	assert_int_equal(n, 3);
+	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
+	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
+	/* the clocks agree: the first phase starts after the start-up slices */
+	assert_true(t[0].start / s.slice_ns >= s.first && t[0].start / s.slice_ns <= s.first + 10);
+	for (int i = 1; i < n; i++) {
+		uint64_t k = t[i].start / s.slice_ns;
+		int ok = 0;
+
+		for (size_t j = 0; j < s.nb; j++)
+			if ((s.b[j].rules & SLICE_RULE_INVERSION) && s.b[j].slice + 1 >= k &&
+			    s.b[j].slice <= k + 1)
+				ok = 1;
+		*found += ok;
+		*missed += !ok;
+	}
+	for (size_t j = 0; j < s.nb; j++) {
+		int near = 0;
+
+		if (!(s.b[j].rules & SLICE_RULE_INVERSION) ||
+		    s.b[j].slice <= t[0].start / s.slice_ns + 1)
+			continue;	/* start-up (building the chase) is a phase of its own */
+		for (int i = 1; i < n; i++)
+			near |= s.b[j].slice + 1 >= t[i].start / s.slice_ns &&
+				s.b[j].slice <= t[i].start / s.slice_ns + 1;
+		*false_b += !near;
+	}
+	rep_slices_free(&s);
+	prof_db_close(pdb);
+}
+
+static void test_record_aba(void **state)
+{
+	char wl[PATH_MAX], ws[PATH_MAX];
+	const char *bin;
+	unsigned found = 0, missed = 0, false_b = 0;
+
+	(void)state;
+	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phase"),
+			 0);
+	for (int run = 0; run < 10; run++)
+		one_run(bin, wl, ws, run, run >= 5, &found, &missed, &false_b);
+	printf("# A-B-A, 10 runs (5 beside a busy vCPU): %u of %u boundaries within one slice, "
+	       "%u false\n", found, found + missed, false_b);
+	assert_int_equal(missed, 0);
+	assert_int_equal(false_b, 0);
+	tu_rm_tree(ws);
+}
+
+/* dcpiprof --phases --json: each truth phase is one listed phase, its
+ * time range within a slice of the truth's, its top procedure the one the
+ * workload runs in it; --time and --phase cut the report to it. */
+static void test_prof_phases(void **state)
+{
+	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[2048], tpath[PATH_MAX + 8];
+	const char *bin;
+	struct truth t[8];
+	struct rep_slices s;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	double a[3], b[3], t0;
+
+	(void)state;
+	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasep"),
+			 0);
+	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
+	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --db %s/db -- %s "
+			       "A:600,B:600,A:600 >/dev/null 2>&1", tpath, bin, ws, wl), 0);
+	assert_int_equal(read_truth(tpath, t, 8), 3);
+	snprintf(args, sizeof(args), "%s/db", ws);
+	assert_int_equal(prof_db_open(args, 0, &pdb, &err), 0);
+	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
+	t0 = (double)s.first * (double)s.slice_ns / 1e9;	/* the reports' time 0 */
+	rep_slices_free(&s);
+	prof_db_close(pdb);
+	for (int i = 0; i < 3; i++) {
+		a[i] = (double)t[i].start / 1e9 - t0;
+		b[i] = (double)t[i].end / 1e9 - t0;
+	}
+	snprintf(args, sizeof(args), "prof --db %s/db --phases", ws);
+	snprintf(py, sizeof(py),
+		 "tr = [(%.3f, %.3f, 'phase_alu'), (%.3f, %.3f, 'phase_chase'), "
+		 "(%.3f, %.3f, 'phase_alu')]\n"
+		 "ph = [p for p in d['phases'] if p['top'][0]['name'] != 'chase_make']\n"
+		 "assert len(ph) == 3, d\n"
+		 "for p, (a, b, name) in zip(ph, tr):\n"
+		 "    assert abs(p['start'] - a) <= 0.1 or p is ph[0], (p, a)\n"
+		 "    assert abs(p['end'] - b) <= 0.1 or p is ph[-1], (p, b)\n"
+		 "    assert p['top'][0]['name'].startswith(name), (p, name)\n",
+		 a[0], b[0], a[1], b[1], a[2], b[2]);
+	tu_check_json(bin, ws, args, py);
+	snprintf(args, sizeof(args), "prof --db %s/db --time %.2f-%.2f", ws, a[1] + 0.1,
+		 b[1] - 0.1);
+	tu_check_json(bin, ws, args, "p = d['procedures']\n"
+		      "assert p[0]['name'].startswith('phase_chase'), p[:3]\n"
+		      "assert not any(r['name'].startswith('phase_alu') for r in p), p\n");
+	snprintf(args, sizeof(args), "prof --db %s/db --phase 99", ws);
+	assert_int_not_equal(tu_sh("%s %s >/dev/null 2>&1", bin, args), 0);
+	/* dcpi merge carries the slices: the same phases from the copy */
+	assert_int_equal(tu_sh("%s merge %s/db -o %s/m >/dev/null 2>&1", bin, ws, ws), 0);
+	snprintf(args, sizeof(args), "prof --db %s/m --phases", ws);
+	tu_check_json(bin, ws, args, "assert len(d['phases']) >= 3, d\n");
+	tu_rm_tree(ws);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_detect_aba),
+		cmocka_unit_test(test_detect_mixed),
+		cmocka_unit_test(test_detect_steady),
+		cmocka_unit_test(test_slices_bytes),
+		cmocka_unit_test(test_slices_merge),
+		cmocka_unit_test(test_record_aba),
+		cmocka_unit_test(test_prof_phases),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
