@@ -6,6 +6,7 @@
  * calls est_analyze with est_analysis_opts_default's settings, so they agree.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,6 +427,20 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
 	return rc;
 }
 
+/* Each replayed walk's spread on its block, for its interval. */
+static void replay_spreads(struct est_analysis *a)
+{
+	for (size_t k = 0; k < a->nreplays; k++)
+		for (uint32_t b = 0; b < a->cfg->nblocks; b++) {
+			const struct cfg_block *bl = &a->cfg->blocks[b];
+			double *sp = &a->r.blocks[b].replay_spread;
+
+			if (a->replays[k].shown >= bl->first &&
+			    a->replays[k].shown < bl->first + bl->n)
+				*sp = fmax(*sp, a->replays[k].walk.spread);
+		}
+}
+
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,
 		const struct img_proc *proc, struct est_analysis *a, struct dcpi_err *err)
 {
@@ -466,6 +481,7 @@ int est_analyze(struct est_input *in, struct image *img, const struct prof_profi
 		rc = lbr_counts(in, img, a, err);
 	if (rc < 0)
 		return rc;
+	replay_spreads(a);
 	return culprits(in, img, a, err);
 }
 

@@ -212,14 +212,14 @@ static int replayed(const struct cfg_block *bl, const double *extra)
  * What the windows divide by: the best case, plus what replayed loads
  * measured beyond it (estimate/replay.c).  A block with such cycles is
  * counted from all its samples: it is not destalled (its miss is in the
- * expectation, not a pile to set aside).
+ * expectation, not a pile to set aside); the witness destall.c found in it
+ * stays, marked, as a cross-check of the count (interval.c).
  */
 static int expect(struct calc *c, double **mw, double *sr, struct est_result *out,
 		  struct dcpi_err *err)
 {
 	const struct cfg *cfg = c->cfg;
 	const double *extra = c->o->expect_extra;
-	size_t k = 0;
 
 	c->mw = c->m;
 	if (!extra)
@@ -236,11 +236,8 @@ static int expect(struct calc *c, double **mw, double *sr, struct est_result *ou
 		if (replayed(bl, extra) && sr)
 			memcpy(sr + bl->first, c->s + bl->first, bl->n * sizeof(*sr));
 	}
-	for (size_t j = 0; j < out->nstalls; j++) {	/* keep the others' witnesses */
-		if (!replayed(&cfg->blocks[out->stalls[j].block], extra))
-			out->stalls[k++] = out->stalls[j];
-	}
-	out->nstalls = k;
+	for (size_t j = 0; j < out->nstalls; j++)	/* a witness cross-checks it */
+		out->stalls[j].replayed = replayed(&cfg->blocks[out->stalls[j].block], extra);
 	return 0;
 }
 

@@ -56,11 +56,18 @@ static double poisson_h(double n)
 static int stalled(const struct est_result *r, size_t b, double *witness)
 {
 	for (size_t k = 0; k < r->nstalls; k++)
-		if (r->stalls[k].block == b) {
+		if (r->stalls[k].block == b && !r->stalls[k].replayed) {
 			*witness = r->stalls[k].witness_samples;
 			return 1;
 		}
 	return 0;
+}
+
+/* The spread of the walks replayed in block b (their timing's own noise:
+ * a machine busy then was likely busy during the run too). */
+static double replay_spread(const struct est_result *r, size_t b)
+{
+	return b < r->nblocks ? r->blocks[b].replay_spread : 0;
 }
 
 /* What the procedure's scale rests on: samples and the best case's
@@ -85,8 +92,11 @@ static void scale_evidence(const struct cfg *cfg, const struct est_result *r,
 			w = eb->window_samples;
 		if (meas && b < meas->nblocks && meas->blocks[b].source == EST_BEST_MEASURED)
 			hb = lg(fmax(meas->blocks[b].spread, 0.02));
-		if (eb->replay > 0)	/* a walk timed here, not during the run */
-			hb = sqrt(hb * hb + lg(EST_REPLAY_REL) * lg(EST_REPLAY_REL));
+		if (eb->replay > 0) {	/* a walk timed here, not during the run */
+			double hr = lg(EST_REPLAY_REL + replay_spread(r, b));
+
+			hb = sqrt(hb * hb + hr * hr);
+		}
 		*n += w;
 		wsum += w;
 		hsum += w * hb;
@@ -131,6 +141,33 @@ static double pile_floor(const struct cfg *cfg, const struct est_result *r, size
 	}
 	/* the rest's rate against the whole block's */
 	return fmin(1, (rest_s / rest_m) / (eb->samples / eb->best));
+}
+
+/*
+ * A replayed block's count against its witness's (the samples after the
+ * load's waiter, destall.c): two measurements of one count, the walk timed
+ * after the run and the witness during it.  Where they disagree beyond both
+ * their spreads (the machine's load changed between the run and the
+ * replay: a shared L3 full of another program's lines), the interval holds
+ * both.
+ */
+static void cross_check(const struct est_result *r, size_t b, double h, double *lo, double *hi)
+{
+	double x = r->blocks[b].executions;
+
+	for (size_t k = 0; k < r->nstalls; k++) {
+		const struct est_stall *st = &r->stalls[k];
+		double xw = st->per_cps * r->cycles_per_sample, hw;
+
+		if (st->block != b || !st->replayed || !(xw > 0) || !(x > 0))
+			continue;
+		hw = sqrt(poisson_h(st->witness_samples) * poisson_h(st->witness_samples) +
+			  lg(EXPOSURE_REL) * lg(EXPOSURE_REL));
+		if (fabs(log(x / xw)) <= sqrt(h * h + hw * hw))
+			continue;
+		*lo = fmin(*lo, xw * exp(-hw));
+		*hi = fmax(*hi, xw * exp(hw));
+	}
 }
 
 static enum est_conf conf_of(double lo, double x, double hi)
@@ -184,6 +221,8 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		}
 		eb->lo = x * exp(-h) * floor_all;
 		eb->hi = x * exp(h);
+		if (eb->replay > 0)
+			cross_check(r, b, h, &eb->lo, &eb->hi);
 		if (cfg->blocks[b].cls >= 0 &&
 		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
 			eb->lo = 0;

@@ -40,7 +40,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Is the load fed by its own result: its base or index register is one it
  * writes? */
-static int self_fed(const struct cfg_insn *in)
+int est_replay_self_fed(const struct cfg_insn *in)
 {
 	uint64_t w = in->regs_written;
 
@@ -58,13 +58,14 @@ static int self_fed(const struct cfg_insn *in)
  * of GAP_SPLIT median gaps.  The element: the largest power of 2 (4 to
  * 4096) dividing every difference.
  */
-static void footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem, size_t *used)
+void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem,
+			  size_t *used)
 {
-	uint64_t *gap = malloc(n * sizeof(*gap)), med, all = 0;
+	uint64_t *gap, med, all = 0;
 	size_t best = 0, bstart = 0, start = 0;
 
 	*bytes = 0, *elem = 0, *used = 0;
-	if (!gap)
+	if (n < MIN_ADDRS / 2 || !(gap = malloc(n * sizeof(*gap))))
 		return;
 	for (size_t k = 1; k < n; k++)
 		gap[k - 1] = a[k] - a[k - 1];
@@ -151,7 +152,7 @@ static int replay_one(struct est_input *in, const struct cfg *cfg, uint32_t i,
 	for (uint32_t k = 0; k < h->n; k++)
 		addr[k] = h->t[k].value;
 	qsort(addr, h->n, sizeof(addr[0]), cmp_u64);
-	footprint(addr, h->n, &bytes, &elem, &used);
+	est_replay_footprint(addr, h->n, &bytes, &elem, &used);
 	if (bytes < MIN_BYTES)
 		return 0;
 	rc = walk_of(in, bytes, elem, &w, err);
@@ -179,7 +180,7 @@ int est_replay_loads(struct est_input *in, const struct image *img, const struct
 	for (uint32_t i = 0; i < cfg->ninsns && rc >= 0; i++) {
 		const struct val_hotlist *h;
 
-		if (!self_fed(&cfg->insns[i]) || a->s[i] + a->s[shown_on(cfg, i)] <= 0)
+		if (!est_replay_self_fed(&cfg->insns[i]) || a->s[i] + a->s[shown_on(cfg, i)] <= 0)
 			continue;
 		h = val_profile_find(vp, off0 + (cfg->insns[i].addr - cfg->start), VAL_ADDR);
 		if (!h || h->n < MIN_ADDRS || a->nreplays >= EST_MAX_REPLAYS)

@@ -414,6 +414,14 @@ static void print_stall(FILE *f, const struct rep_calc *c, size_t b)
 
 		if (st->block != b)
 			continue;
+		if (st->replayed) {
+			fprintf(f, "*** Cross-check: %.0f samples of %llx after the waiter %llx "
+				"say %.4g executions\n", st->witness_samples,
+				(unsigned long long)c->cfg->insns[st->waiter + 1].addr,
+				(unsigned long long)c->cfg->insns[st->waiter].addr,
+				st->per_cps * c->r.cycles_per_sample);
+			continue;
+		}
 		fprintf(f, "*** Counted from %.0f samples of %llx (the load at %llx missed; "
 			"its waiter %llx shows %.2f cycles an execution): the windows said "
 			"%.4g\n", st->witness_samples,

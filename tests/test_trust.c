@@ -4,9 +4,10 @@
  * (tests/workloads/chase, its loop runs STEPS times) over an L2-sized and a
  * DRAM-sized ring, and a loop branching on a random bit
  * (tests/workloads/culprits branch N, N iterations).  Every count's 90%
- * interval must hold the exact one, the chase's point within a factor of
- * 3 (the windows alone said 120 times; what the machine shows of the
- * waiter varies by about that, docs/estimate.md "After a stalled load"), and the summary must name the
+ * interval must hold the exact one, the chase's point within 25% (the
+ * windows alone said 120 times; its load feeds itself, so its walk is
+ * replayed on this machine over the region its addresses span,
+ * docs/estimate.md "Replayed loads"), and the summary must name the
  * cause: D-cache for the chase (at least 80% of the cycles where a step
  * misses to DRAM), branch
  * mispredicts for the random branch (estimate/destall.c,
@@ -113,7 +114,7 @@ static void chase(const char *extra, double bytes, double steps, double min_shar
 	snprintf(args, sizeof(args), "%.0f %.0f", bytes, steps);
 	run(extra, args, "chase", "walk", at, steps, &x, &lo, &hi, cause, &share);
 	assert_true(lo <= steps && steps <= hi);
-	assert_true(x > steps / 3 && x < steps * 3);
+	assert_true(x > steps / 1.25 && x < steps * 1.25);
 	assert_string_equal(cause, "D-cache");
 	assert_true(share >= min_share);
 }
@@ -129,11 +130,19 @@ static void test_chase_l2(void **state)
 	chase("", 262144, 100000000, 0.3);
 }
 
-/* 16 MB: a DRAM miss a step; sampled at 20 kHz for the witness's samples. */
+/* 16 MB: mostly a DRAM miss a step (the L3 is shared with the machine's
+ * other tenants). */
 static void test_chase_dram(void **state)
 {
 	(void)state;
 	chase("-F 20000", 16777216, 5000000, 0.8);
+}
+
+/* 256 MB: a DRAM miss and a TLB miss a step. */
+static void test_chase_256m(void **state)
+{
+	(void)state;
+	chase("-F 20000", 268435456, 3000000, 0.8);
 }
 
 static void test_random_branch(void **state)
@@ -162,6 +171,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chase_l2),
 		cmocka_unit_test(test_chase_dram),
+		cmocka_unit_test(test_chase_256m),
 		cmocka_unit_test(test_random_branch),
 	};
 

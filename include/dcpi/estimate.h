@@ -115,6 +115,8 @@ struct est_opts {
 struct est_stall {
 	uint32_t block, load, waiter;
 	double witness_samples, exposure, per_cps, window_per_cps;
+	int replayed;		/* the block's load was replayed (replay.c): the
+				 * witness only cross-checks its count */
 };
 
 /* Poisson limits of a count n at z standard deviations (one-sided;
@@ -154,6 +156,7 @@ struct est_block {
 				 * missing load's pile (est_destall) */
 	double best;		/* sum M_i: best-case cycles per execution */
 	double replay;		/* measured cycles beyond it (expect_extra) */
+	double replay_spread;	/* those walks' spread (est_analyze sets it) */
 	double executions;
 	double best_cpi;	/* best / n */
 	double actual_cpi;	/* cycles / (executions x n), 0 when not executed */

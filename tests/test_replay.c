@@ -1,0 +1,180 @@
+/*
+ * test_replay.c - loads replayed on this machine (estimate/replay.c,
+ * culprit/sandbox/replay.c): which loads walk, the region and element their
+ * addresses give (drawn here from regions known by construction), and the
+ * walk's timing ordered as the memory hierarchy is.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dcpi/analysis.h"
+#include "dcpi/cfg.h"
+#include "dcpi/sandbox.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return rng;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* n distinct addresses of elements of elem bytes drawn from [base, base+bytes). */
+static size_t draw(uint64_t *a, size_t n, uint64_t base, uint64_t bytes, uint32_t elem)
+{
+	size_t k = 0;
+
+	while (k < n) {
+		uint64_t v = base + next() % (bytes / elem) * elem;
+		int dup = 0;
+
+		for (size_t j = 0; j < k; j++)
+			dup |= a[j] == v;
+		if (!dup)
+			a[k++] = v;
+	}
+	return k;
+}
+
+static void check_region(uint64_t bytes, uint32_t elem, double tol)
+{
+	uint64_t a[64], got;
+	uint32_t e;
+	size_t used;
+
+	for (int trial = 0; trial < 20; trial++) {
+		draw(a, 64, 0x7f0000001000ull, bytes, elem);
+		qsort(a, 64, sizeof(a[0]), cmp_u64);
+		est_replay_footprint(a, 64, &got, &e, &used);
+		assert_int_equal(used, 64);
+		assert_true(e >= elem);	/* a power of 2 dividing every step */
+		assert_in_range((uint64_t)(got * 1000.0 / bytes), (uint64_t)(1000 * (1 - tol)),
+				(uint64_t)(1000 * (1 + tol)));
+	}
+}
+
+/* 64 uniform draws span the region within about 10% (the span of n draws
+ * misses about 2/(n+1) of it, corrected; its spread is about 3%). */
+static void test_footprint(void **state)
+{
+	(void)state;
+	check_region(16u << 20, 4, 0.12);
+	check_region(256u << 20, 4, 0.12);
+	check_region(1u << 20, 64, 0.12);
+}
+
+/* A list of 64-byte nodes: the element is the node (all addresses share
+ * their offset in the line). */
+static void test_element(void **state)
+{
+	uint64_t a[64], bytes;
+	uint32_t e;
+	size_t used;
+
+	(void)state;
+	draw(a, 64, 0x555500000040ull, 8u << 20, 64);
+	qsort(a, 64, sizeof(a[0]), cmp_u64);
+	est_replay_footprint(a, 64, &bytes, &e, &used);
+	assert_int_equal(e, 64);
+	draw(a, 64, 0x555500000000ull, 8u << 20, 4);
+	qsort(a, 64, sizeof(a[0]), cmp_u64);
+	est_replay_footprint(a, 64, &bytes, &e, &used);
+	assert_int_equal(e, 4);
+}
+
+/* Two processes' addresses (ASLR) in one list: the larger run is the
+ * region, not the distance between the two. */
+static void test_two_regions(void **state)
+{
+	uint64_t a[64], bytes;
+	uint32_t e;
+	size_t used;
+
+	(void)state;
+	draw(a, 40, 0x7f1000000000ull, 4u << 20, 4);
+	draw(a + 40, 24, 0x7f5000000000ull, 4u << 20, 4);
+	qsort(a, 64, sizeof(a[0]), cmp_u64);
+	est_replay_footprint(a, 64, &bytes, &e, &used);
+	assert_int_equal(used, 40);
+	assert_true(bytes > (3u << 20) && bytes < (5u << 20));
+	est_replay_footprint(a, 4, &bytes, &e, &used);	/* too few to say */
+	assert_int_equal(bytes, 0);
+}
+
+static void decode(const char *hex, struct cfg_insn *in)
+{
+	uint8_t b[15];
+	size_t n = strlen(hex) / 2;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+		b[i] = (uint8_t)v;
+	}
+	assert_int_equal(cfg_decode_one(b, n, 0x1000, in), 0);
+}
+
+/* mov (%rdi,%rdx,4),%edx and mov 8(%rax),%rax feed themselves; a load into
+ * another register, a store and a rip-relative load do not. */
+static void test_self_fed(void **state)
+{
+	struct cfg_insn in;
+
+	(void)state;
+	decode("8b1497", &in);		/* mov (%rdi,%rdx,4),%edx */
+	assert_true(est_replay_self_fed(&in));
+	decode("488b4008", &in);	/* mov 0x8(%rax),%rax */
+	assert_true(est_replay_self_fed(&in));
+	decode("8b0c97", &in);		/* mov (%rdi,%rdx,4),%ecx */
+	assert_false(est_replay_self_fed(&in));
+	decode("891497", &in);		/* mov %edx,(%rdi,%rdx,4) */
+	assert_false(est_replay_self_fed(&in));
+	decode("8b0500100000", &in);	/* mov 0x1000(%rip),%eax */
+	assert_false(est_replay_self_fed(&in));
+}
+
+/* A walk over 64 MB costs more a step than one over 256 KB, which costs
+ * more than the L1 walk beside it (orders of the hierarchy, not figures). */
+static void test_walk_order(void **state)
+{
+	struct sbx_walk small, big;
+	struct dcpi_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(sbx_replay_walk(256u << 10, 4, &small, &err), 0);
+	assert_int_equal(sbx_replay_walk(64u << 20, 4, &big, &err), 0);
+	print_message("walk 256 KB %.1f cycles (L1 %.1f), 64 MB %.1f cycles\n", small.cycles,
+		      small.l1_cycles, big.cycles);
+	assert_true(small.cycles > small.l1_cycles);
+	assert_true(big.cycles > 2 * small.cycles);
+	assert_int_equal(sbx_replay_walk(64u << 20, 3, &big, &err), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_footprint),
+		cmocka_unit_test(test_element),
+		cmocka_unit_test(test_two_regions),
+		cmocka_unit_test(test_self_fed),
+		cmocka_unit_test(test_walk_order),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
