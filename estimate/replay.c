@@ -38,17 +38,58 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Is the load fed by its own result: its base or index register is one it
- * writes? */
-int est_replay_self_fed(const struct cfg_insn *in)
+#define GPRS 0xffffull	/* rax .. r15: the registers an address is made of */
+
+/* The block of instruction i. */
+static uint32_t block_of(const struct cfg *cfg, uint32_t i)
 {
-	uint64_t w = in->regs_written;
+	uint32_t b = 0;
+
+	while (b + 1 < cfg->nblocks && i >= cfg->blocks[b].first + cfg->blocks[b].n)
+		b++;
+	return b;
+}
+
+/*
+ * Is load i fed by its own result: does its address, the next time round its
+ * loop, depend on the value it loads?  Its base or index register is one it
+ * writes (i = next[i], p = p->next), or, in a block that loops on itself, a
+ * register computed from it on the way round (p = p->next through another
+ * register, a load of a field then of the next node).  An instruction that
+ * reads a register so fed feeds what it writes; one that writes a register
+ * from others only clears it.
+ */
+int est_replay_self_fed(const struct cfg *cfg, uint32_t i)
+{
+	const struct cfg_insn *in = &cfg->insns[i];
+	uint64_t addr = 0, fed = in->regs_written & GPRS;
+	uint32_t b, first, n;
 
 	if (!(in->flags & CFG_I_LOAD) || in->nmem != 1 || in->mem.rip_relative ||
 	    in->mem.segment)
 		return 0;
-	return (in->mem.base != CFG_REG_NONE && (w & CFG_RBIT(in->mem.base))) ||
-	       (in->mem.index != CFG_REG_NONE && (w & CFG_RBIT(in->mem.index)));
+	if (in->mem.base != CFG_REG_NONE)
+		addr |= CFG_RBIT(in->mem.base);
+	if (in->mem.index != CFG_REG_NONE)
+		addr |= CFG_RBIT(in->mem.index);
+	if (fed & addr)
+		return 1;
+	b = block_of(cfg, i);
+	if (!cfg_self_loop(cfg, b))
+		return 0;
+	first = cfg->blocks[b].first, n = cfg->blocks[b].n;
+	for (uint32_t k = 1; k < n && fed; k++) {	/* round the loop back to i */
+		const struct cfg_insn *j = &cfg->insns[first + (i - first + k) % n];
+		uint64_t w = j->regs_written & GPRS;
+
+		if ((j->regs_read & GPRS & fed) ||
+		    (j->nmem && ((j->mem.base != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.base))) ||
+				 (j->mem.index != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.index))))))
+			fed |= w;
+		else
+			fed &= ~w;
+	}
+	return (fed & addr) != 0;
 }
 
 /*
@@ -130,13 +171,9 @@ static int walk_of(struct est_input *in, uint64_t bytes, uint32_t elem, struct s
  * skid), else the load. */
 static uint32_t shown_on(const struct cfg *cfg, uint32_t i)
 {
-	for (uint32_t b = 0; b < cfg->nblocks; b++) {
-		const struct cfg_block *bl = &cfg->blocks[b];
+	const struct cfg_block *bl = &cfg->blocks[block_of(cfg, i)];
 
-		if (i >= bl->first && i < bl->first + bl->n)
-			return i + 1 < bl->first + bl->n ? i + 1 : i;
-	}
-	return i;
+	return i + 1 < bl->first + bl->n ? i + 1 : i;
 }
 
 static int replay_one(struct est_input *in, const struct cfg *cfg, uint32_t i,
@@ -180,7 +217,7 @@ int est_replay_loads(struct est_input *in, const struct image *img, const struct
 	for (uint32_t i = 0; i < cfg->ninsns && rc >= 0; i++) {
 		const struct val_hotlist *h;
 
-		if (!est_replay_self_fed(&cfg->insns[i]) || a->s[i] + a->s[shown_on(cfg, i)] <= 0)
+		if (!est_replay_self_fed(cfg, i) || a->s[i] + a->s[shown_on(cfg, i)] <= 0)
 			continue;
 		h = val_profile_find(vp, off0 + (cfg->insns[i].addr - cfg->start), VAL_ADDR);
 		if (!h || h->n < MIN_ADDRS || a->nreplays >= EST_MAX_REPLAYS)

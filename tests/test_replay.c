@@ -116,37 +116,46 @@ static void test_two_regions(void **state)
 	assert_int_equal(bytes, 0);
 }
 
-static void decode(const char *hex, struct cfg_insn *in)
+/* The first load of a loop built from bytes: is it fed by its own result? */
+static int fed(const uint8_t *code, size_t len)
 {
-	uint8_t b[15];
-	size_t n = strlen(hex) / 2;
+	struct cfg *cfg;
+	struct dcpi_err err = { 0 };
+	int r = -1;
 
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
-		b[i] = (uint8_t)v;
-	}
-	assert_int_equal(cfg_decode_one(b, n, 0x1000, in), 0);
+	assert_int_equal(cfg_build_bytes(code, len, 0x1000, "loop", &cfg, &err), 0);
+	for (uint32_t i = 0; i < cfg->ninsns; i++)
+		if (cfg->insns[i].flags & CFG_I_LOAD) {
+			r = est_replay_self_fed(cfg, i);
+			break;
+		}
+	cfg_free(cfg);
+	assert_true(r >= 0);
+	return r;
 }
 
-/* mov (%rdi,%rdx,4),%edx and mov 8(%rax),%rax feed themselves; a load into
- * another register, a store and a rip-relative load do not. */
+/* mov (%rdi,%rdx,4),%edx feeds itself, and mov 8(%rax),%rbx; mov %rbx,%rax
+ * round its loop; a load into another register summed, or whose register
+ * is overwritten from elsewhere before the next round, does not. */
 static void test_self_fed(void **state)
 {
-	struct cfg_insn in;
+	static const uint8_t chase[] = {	/* tests/workloads/chase's walk */
+		0x8b, 0x14, 0x97, 0x48, 0x01, 0xd1, 0x48, 0x83, 0xe8, 0x01, 0x73, 0xf4, 0xc3 };
+	static const uint8_t list[] = {
+		0x48, 0x8b, 0x58, 0x08, 0x48, 0x89, 0xd8, 0x48, 0x83, 0xe9, 0x01, 0x75, 0xf3,
+		0xc3 };
+	static const uint8_t sum[] = {
+		0x8b, 0x04, 0x8f, 0x01, 0xc3, 0x48, 0x83, 0xc1, 0x01, 0x48, 0x39, 0xd1, 0x75,
+		0xf2, 0xc3 };
+	static const uint8_t reset[] = {
+		0x48, 0x8b, 0x58, 0x08, 0x48, 0x89, 0xf8, 0x48, 0x83, 0xe9, 0x01, 0x75, 0xf3,
+		0xc3 };
 
 	(void)state;
-	decode("8b1497", &in);		/* mov (%rdi,%rdx,4),%edx */
-	assert_true(est_replay_self_fed(&in));
-	decode("488b4008", &in);	/* mov 0x8(%rax),%rax */
-	assert_true(est_replay_self_fed(&in));
-	decode("8b0c97", &in);		/* mov (%rdi,%rdx,4),%ecx */
-	assert_false(est_replay_self_fed(&in));
-	decode("891497", &in);		/* mov %edx,(%rdi,%rdx,4) */
-	assert_false(est_replay_self_fed(&in));
-	decode("8b0500100000", &in);	/* mov 0x1000(%rip),%eax */
-	assert_false(est_replay_self_fed(&in));
+	assert_true(fed(chase, sizeof(chase)));
+	assert_true(fed(list, sizeof(list)));
+	assert_false(fed(sum, sizeof(sum)));
+	assert_false(fed(reset, sizeof(reset)));
 }
 
 /* A walk over 64 MB costs more a step than one over 256 KB, which costs

@@ -175,10 +175,10 @@ void est_analysis_free(struct est_analysis *a);
  * past L1 (estimate/replay.c): fills a->replays and a->extra. */
 int est_replay_loads(struct est_input *in, const struct image *img, const struct val_profile *vp,
 		     struct est_analysis *a, struct dcpi_err *err);
-/* Its parts: is the load fed by its own result (its address register is one
- * it writes)?  The region n sorted distinct addresses were drawn from (0
+/* Its parts: is load i fed by its own result (its address register is one it
+ * writes, or one computed from it round a loop on itself)?  The region n sorted distinct addresses were drawn from (0
  * when fewer than 8 agree), its elements' size, the addresses used. */
-int est_replay_self_fed(const struct cfg_insn *in);
+int est_replay_self_fed(const struct cfg *cfg, uint32_t i);
 void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem,
 			  size_t *used);
 
