@@ -30,6 +30,7 @@
  * culprits keep the real ones: the difference is the miss's dynamic stall.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dcpi/estimate.h"
@@ -142,4 +143,36 @@ int est_destall(const struct cfg *cfg, const double *s, const double *m, const i
 	if (nst)
 		*nst = n;
 	return 0;
+}
+
+double est_exposure_measured(const struct cfg *cfg, const struct model *model,
+			     const double *exact, const double *s, double cps)
+{
+	size_t n = cfg->ninsns + 1;
+	double *m = calloc(n, sizeof(*m)), f = 0, best = 0;
+	int *reason = calloc(n, sizeof(*reason)), *culprit = calloc(n, sizeof(*culprit));
+	struct dcpi_err err = { 0 };
+
+	if (!m || !reason || !culprit ||
+	    est_model_m(cfg, model, EST_STEADY_SELF, m, reason, culprit, &err) < 0)
+		goto out;
+	for (uint32_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		for (uint32_t k = bl->first; k + 1 < bl->first + bl->n; k++) {
+			uint32_t j;
+
+			/* the waiter with the most witness samples names f */
+			if (!waits_on_load(cfg, reason, culprit, k, &j) || m[k] <= 0 ||
+			    exact[k] <= 0 || s[k + 1] <= best)
+				continue;
+			best = s[k + 1];
+			f = s[k + 1] * cps / (m[k] * exact[k]);
+		}
+	}
+out:
+	free(m);
+	free(reason);
+	free(culprit);
+	return f;
 }

@@ -157,6 +157,13 @@ static void summary(const struct est_calibration *cal, const char *path)
 	       100 * cal->block_tv);
 	printf("skid window: %d instruction%s, %.0f%% of their samples from the block before\n",
 	       cal->skid, cal->skid > 1 ? "s" : "", 100 * cal->skid_share);
+	if (cal->exposure > 0)
+		printf("after a missing load: the timer shows %.2f of its waiter's cycles "
+		       "(sk_miss; estimate/destall.c's f, %.2f when not measured)\n",
+		       cal->exposure, EST_STALL_EXPOSURE);
+	else
+		printf("after a missing load: not measured (no loop missed), f = %.2f\n",
+		       EST_STALL_EXPOSURE);
 	printf("written to %s\n", path);
 }
 

@@ -19,6 +19,10 @@
  *               other iteration (perfectly predicted)
  *   sk_branch   four blocks: a data-dependent branch taken one time in four
  *               (about 25% mispredicted: its cost is a dynamic stall)
+ *   sk_miss     one block: a pointer chase through 16 MiB, each step a miss,
+ *               the loaded index added by the next instruction (its waiter)
+ *               and a cheap one after it (the witness): what the timer shows
+ *               of a waiter's cycles (estimate/destall.c)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +32,7 @@
 
 #define TABLE 65536u
 #define CHASE 512u
+#define MISS_WORDS (2u << 20)	/* 16 MiB: past the L2, and an L3 shared with others */
 
 static uint8_t table[TABLE];
 static uint64_t ring[CHASE];
@@ -134,10 +139,47 @@ __attribute__((noinline, noclone)) static uint64_t sk_branch(uint64_t n, const u
 	return a + b;
 }
 
+__attribute__((noinline, noclone)) static uint64_t sk_miss(uint64_t n, const uint64_t *r)
+{
+	uint64_t p = 0, a = 0, b = 0;
+
+	__asm__ volatile("1:\n\t"
+			 "mov (%[r],%[p],8), %[p]\n\t"
+			 "add %[p], %[a]\n\t"
+			 "add $3, %[b]\n\t"
+			 "sub $1, %[n]\n\t"
+			 "jnz 1b\n\t"
+			 : [p] "+r"(p), [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
+			 : [r] "r"(r)
+			 : "cc", "memory");
+	return p + a + b;
+}
+
+/* One random cycle through n words (Sattolo), for sk_miss; NULL without memory. */
+static uint64_t *miss_ring(size_t n, uint64_t x)
+{
+	uint64_t *r = malloc(n * sizeof(*r));
+
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		r[i] = i;
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j;
+		uint64_t t;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		j = (size_t)((x >> 33) % i);
+		t = r[i], r[i] = r[j], r[j] = t;
+	}
+	return r;
+}
+
 int cmd_skidloops(int argc, char **argv)
 {
 	uint64_t scale = argc > 1 ? strtoull(argv[1], NULL, 10) : 1, n, x = 1;
 	uint32_t perm[CHASE];
+	uint64_t *big;
 
 	if (!scale)
 		return 1;
@@ -163,6 +205,11 @@ int cmd_skidloops(int argc, char **argv)
 	x += sk_div(2 * n, x);
 	x += sk_alt(8 * n, x);
 	x += sk_branch(8 * n, table);
+	big = miss_ring(MISS_WORDS, x);
+	if (!big)
+		return 1;
+	x += sk_miss(n, big);
+	free(big);
 	sink = x;
 	printf("%llu\n", (unsigned long long)x);
 	return 0;

@@ -275,6 +275,8 @@ int est_calib_loop(const struct cfg *cfg, const struct model *model, const doubl
 	out->model_iter = ptot / iters;
 	out->used = out->cyc_iter >= MODEL_HOLDS_LO * out->model_iter &&
 		    out->cyc_iter <= MODEL_HOLDS_HI * out->model_iter;
+	/* a loop whose load misses: what the timer shows of its waiter */
+	out->exposure = out->used ? 0 : est_exposure_measured(cfg, model, exact, s, cps);
 	measure(&c, p, q, f, gin, out);
 	block_shares(&c, p, q, exact, out);
 out:
@@ -289,7 +291,7 @@ out:
 
 void est_calib_combine(struct est_calibration *cal)
 {
-	double w = 0, hf = 0, hw = 0;
+	double w = 0, hf = 0, hw = 0, fe = 0, fw = 0;
 	int any = 0;
 
 	for (size_t l = 0; l < cal->nloops; l++)
@@ -299,6 +301,8 @@ void est_calib_combine(struct est_calibration *cal)
 	for (size_t l = 0; l < cal->nloops; l++) {
 		const struct est_calib_loop *lp = &cal->loops[l];
 
+		if (lp->exposure > 0)	/* a loop that misses: never "used" */
+			fe += lp->samples * lp->exposure, fw += lp->samples;
 		if (any && !lp->used)
 			continue;
 		w += lp->samples;
@@ -331,6 +335,7 @@ void est_calib_combine(struct est_calibration *cal)
 			cal->skid = k;
 	}
 	cal->skid_share = hw > 0 ? fmin(hf / hw, 1) : 0;
+	cal->exposure = fw > 0 ? fe / fw : 0;
 	cal->version = EST_CALIB_VERSION;
 }
 
@@ -371,6 +376,8 @@ static int calib_write(const char *path, const struct est_calibration *cal, int 
 		    "head_samples head_insns block_tv head_from_pred attrib[0..%d]\n",
 		cal->cross, cal->head_samples, cal->head_insns, cal->block_tv, cal->skid,
 		cal->skid_share, K);
+	if (cal->exposure > 0)
+		fprintf(fp, "stall_exposure %.4f\n", cal->exposure);
 	for (size_t l = 0; l < cal->nloops; l++) {
 		const struct est_calib_loop *lp = &cal->loops[l];
 
@@ -446,6 +453,9 @@ static int read_line(const char *key, const char *v, struct est_calibration *cal
 	if (!strcmp(key, "skid_share"))
 		return sscanf(v, "%lf", &cal->skid_share) == 1 && cal->skid_share >= 0 &&
 		       cal->skid_share <= 1 ? 0 : -EINVAL;
+	if (!strcmp(key, "stall_exposure"))
+		return sscanf(v, "%lf", &cal->exposure) == 1 && cal->exposure > 0 &&
+		       cal->exposure < 10 ? 0 : -EINVAL;
 	if (!strcmp(key, "loop")) {
 		if (cal->nloops >= EST_CALIB_MAXLOOPS)
 			return 0;	/* more loops than we keep: the mean stands */
@@ -489,4 +499,6 @@ void est_opts_calibrated(struct est_opts *o, const struct est_calibration *cal)
 {
 	o->skid = cal->skid;
 	o->skid_share = cal->skid_share;
+	if (cal->exposure > 0 && o->stall_exposure == 0)	/* < 0: destalling off */
+		o->stall_exposure = cal->exposure;
 }

@@ -26,7 +26,8 @@
 #include "dcpi/import.h"
 #include "dcpi/profile.h"
 
-const char *const est_calib_loops[] = { "sk_imul", "sk_load", "sk_div", "sk_alt", "sk_branch" };
+const char *const est_calib_loops[] = { "sk_imul", "sk_load", "sk_div", "sk_alt", "sk_branch",
+						"sk_miss" };
 const size_t est_calib_nloops = sizeof(est_calib_loops) / sizeof(est_calib_loops[0]);
 
 /* What the loops' runs left to read: the two profiles of the workload. */

@@ -133,6 +133,11 @@ double est_poisson_lower(double n, double z);
  * EST_STALL_EXPOSURE).
  * st (may be NULL) receives one entry per such block (at most nblocks).
  */
+/* What the machine shows of a load waiter's cycles where the executions are
+ * known (dcpi calibrate's sk_miss, exact from callgrind): S_{k+1} cps /
+ * (M_k E_k) at the waiter whose witness has the most samples; 0 when none. */
+double est_exposure_measured(const struct cfg *cfg, const struct model *model,
+			     const double *exact, const double *s, double cps);
 int est_destall(const struct cfg *cfg, const double *s, const double *m, const int *reason,
 		const int *culprit, double f, double *s_out, struct est_stall *st, size_t *nst);
 
@@ -324,6 +329,8 @@ struct est_calib_loop {
 	double block_tv;	/* 1/2 sum_b |samples_b - model_b| (shares) */
 	double head_from_pred;	/* share of head samples from earlier blocks */
 	int used;		/* the model holds (0.67 .. 1.5): in the mean */
+	double exposure;	/* what the timer shows of a load waiter's cycles
+				 * (est_exposure_measured), 0: no waiter */
 };
 
 struct est_calibration {
@@ -335,6 +342,8 @@ struct est_calibration {
 	double cross, head_samples, head_insns, block_tv;
 	int skid;			/* for EST_W_SKID, 1 .. EST_CALIB_K */
 	double skid_share;
+	double exposure;		/* f of estimate/destall.c measured here, 0:
+					 * none (the file's stall_exposure) */
 	size_t nloops;
 	struct est_calib_loop loops[EST_CALIB_MAXLOOPS];
 };
