@@ -133,22 +133,23 @@ void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t
 
 /* A walk over (bytes, elem): timed once per CPU and kept in the cache of
  * measured costs (estimate/measured.c; the entry's median slot holds the L1
- * walk's cycles), so that reports repeat; --remeasure times it again. */
-static int walk_of(struct est_input *in, uint64_t bytes, uint32_t elem, struct sbx_walk *w,
-		   struct dcpi_err *err)
+ * walk's cycles), so that reports repeat; --remeasure times it again.
+ * *timed: 1 when it was timed now. */
+static int walk_of(struct est_walks *c, uint64_t bytes, uint32_t elem, struct sbx_walk *w,
+		   int *timed, struct dcpi_err *err)
 {
 	/* one figure per quarter octave of size: a region timed is reused */
 	uint64_t key = (uint64_t)llround(4 * log2((double)bytes));
-	const char *dir = in->o.cache_dir ? in->o.cache_dir : in->dbdir[0] ? in->dbdir : NULL;
-	char name[64], note[256] = "";
+	char name[64];
 	double fig[3];
 	int rc;
 
-	for (size_t k = 0; k < in->nwalks; k++)
-		if (in->walk_key[k] == key && in->walks[k].elem == elem)
-			return *w = in->walks[k], 0;
+	*timed = 0;
+	for (size_t k = 0; k < c->n; k++)
+		if (c->key[k] == key && c->w[k].elem == elem)
+			return *w = c->w[k], 0;
 	snprintf(name, sizeof(name), "walk:%llu:%u", (unsigned long long)key, elem);
-	if (!in->o.remeasure && est_cache_lookup(dir, name, fig, note, sizeof(note))) {
+	if (!c->remeasure && est_cache_lookup(c->dir, name, fig, c->note, sizeof(c->note))) {
 		*w = (struct sbx_walk){ .bytes = (size_t)exp2((double)key / 4), .elem = elem,
 					.cycles = fig[0], .l1_cycles = fig[1], .spread = fig[2] };
 	} else {
@@ -156,15 +157,26 @@ static int walk_of(struct est_input *in, uint64_t bytes, uint32_t elem, struct s
 		if (rc < 0)
 			return rc;
 		fig[0] = w->cycles, fig[1] = w->l1_cycles, fig[2] = w->spread;
-		est_cache_store(dir, name, fig, note, sizeof(note));
+		est_cache_store(c->dir, name, fig, c->note, sizeof(c->note));
+		*timed = 1;
 	}
-	if (note[0] && !strstr(in->note, note))
-		snprintf(in->note, sizeof(in->note), "%s", note);
-	if (in->nwalks < EST_MAX_WALKS) {
-		in->walk_key[in->nwalks] = key;
-		in->walks[in->nwalks++] = *w;
+	if (c->n < EST_MAX_WALKS) {
+		c->key[c->n] = key;
+		c->w[c->n++] = *w;
 	}
 	return 0;
+}
+
+/* The region a load's addresses span, 0 below MIN_BYTES. */
+static uint64_t region_of(const struct val_hotlist *h, uint32_t *elem, size_t *used)
+{
+	uint64_t addr[VAL_N], bytes;
+
+	for (uint32_t k = 0; k < h->n; k++)
+		addr[k] = h->t[k].value;
+	qsort(addr, h->n, sizeof(addr[0]), cmp_u64);
+	est_replay_footprint(addr, h->n, &bytes, elem, used);
+	return bytes < MIN_BYTES ? 0 : bytes;
 }
 
 /* The instruction a load's miss shows on: the next one of its block (the
@@ -179,20 +191,22 @@ static uint32_t shown_on(const struct cfg *cfg, uint32_t i)
 static int replay_one(struct est_input *in, const struct cfg *cfg, uint32_t i,
 		      const struct val_hotlist *h, struct est_analysis *a, struct dcpi_err *err)
 {
-	uint64_t addr[VAL_N], bytes;
+	uint64_t bytes;
 	uint32_t elem;
 	size_t used;
 	struct sbx_walk w;
 	struct est_replay *r;
-	int rc;
+	int rc, timed;
 
-	for (uint32_t k = 0; k < h->n; k++)
-		addr[k] = h->t[k].value;
-	qsort(addr, h->n, sizeof(addr[0]), cmp_u64);
-	est_replay_footprint(addr, h->n, &bytes, &elem, &used);
-	if (bytes < MIN_BYTES)
+	bytes = region_of(h, &elem, &used);
+	if (!bytes)
 		return 0;
-	rc = walk_of(in, bytes, elem, &w, err);
+	if (!in->walks.dir)
+		in->walks.dir = in->o.cache_dir ? in->o.cache_dir : in->dbdir[0] ? in->dbdir : NULL;
+	in->walks.remeasure = in->o.remeasure;
+	rc = walk_of(&in->walks, bytes, elem, &w, &timed, err);
+	if (in->walks.note[0] && !strstr(in->note, in->walks.note))
+		snprintf(in->note, sizeof(in->note), "%s", in->walks.note);
 	if (rc < 0)
 		return rc;
 	if (!(w.cycles > w.l1_cycles))
@@ -229,5 +243,71 @@ int est_replay_loads(struct est_input *in, const struct image *img, const struct
 		}
 		rc = replay_one(in, cfg, i, h, a, err);
 	}
+	return rc;
+}
+
+/* The self-fed loads of one image's value samples: their walks timed. */
+static int replay_image(struct est_walks *c, const struct val_profile *vp, size_t *nwalks,
+			uint64_t *maxb, struct dcpi_err *err)
+{
+	struct image *img = NULL;
+	struct cfg *cfg = NULL;
+	const struct img_proc *cur = NULL;
+	int rc;
+
+	if (img_open(vp->image.path, 0, &img, err) < 0) {
+		dcpi_err_clear(err);	/* gone or not ours: the analysis will say */
+		return 0;
+	}
+	for (size_t l = 0; l < vp->nlists; l++) {
+		const struct val_hotlist *h = &vp->lists[l];
+		const struct img_proc *proc;
+		uint64_t va, bytes;
+		uint32_t elem;
+		size_t used;
+		struct sbx_walk w;
+		int i, timed;
+
+		if (h->kind != VAL_ADDR || h->n < MIN_ADDRS ||
+		    img_offset_to_vaddr(img, h->offset, &va) < 0 || !(proc = img_proc_at(img, va)))
+			continue;
+		if (proc != cur) {
+			cfg_free(cfg);
+			cfg = NULL;
+			cur = proc;
+			if (cfg_build(img, proc, &cfg, err) < 0) {
+				dcpi_err_clear(err);
+				continue;
+			}
+		}
+		if (!cfg || (i = cfg_insn_at(cfg, va)) < 0 || !est_replay_self_fed(cfg, (uint32_t)i) ||
+		    !(bytes = region_of(h, &elem, &used)))
+			continue;
+		rc = walk_of(c, bytes, elem, &w, &timed, err);
+		if (rc < 0) {
+			cfg_free(cfg);
+			img_close(img);
+			return rc;
+		}
+		*nwalks += (size_t)timed;
+		*maxb = bytes > *maxb ? bytes : *maxb;
+	}
+	cfg_free(cfg);
+	img_close(img);
+	return 0;
+}
+
+int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, size_t *nwalks,
+		     uint64_t *bytes, struct dcpi_err *err)
+{
+	struct est_walks c = { .dir = dir, .remeasure = 1 };
+	struct val_profile *vp = NULL;
+	size_t n = 0;
+	int rc = val_epoch_read(db, epoch, &vp, &n, err);
+
+	*nwalks = 0, *bytes = 0;
+	for (size_t k = 0; rc >= 0 && k < n; k++)
+		rc = replay_image(&c, &vp[k], nwalks, bytes, err);
+	val_profiles_free(vp, n);
 	return rc;
 }

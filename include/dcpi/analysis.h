@@ -67,6 +67,17 @@ void est_analysis_opts_default(struct est_analysis_opts *o);
 #define EST_MAX_WALKS	16
 #define EST_MAX_REPLAYS	8
 
+/* Walks timed for replayed loads (estimate/replay.c): kept per process and
+ * in dir's cache of measured costs (NULL: none), unless remeasure. */
+struct est_walks {
+	const char *dir;
+	int remeasure;
+	struct sbx_walk w[EST_MAX_WALKS];
+	uint64_t key[EST_MAX_WALKS];
+	size_t n;
+	char note[256];			/* a problem with the cache */
+};
+
 /* A load replayed (estimate/replay.c): fed by its own result, it walks a
  * region whose size its value samples' addresses gave; a walk of that
  * region timed here costs `extra` cycles a step beyond an L1 hit, added to
@@ -115,10 +126,7 @@ struct est_input {
 	struct prof_image_id vp_image;
 	struct val_profile vp;
 	int vp_loaded, have_vp;
-	/* walks timed for replayed loads (estimate/replay.c), reused */
-	struct sbx_walk walks[EST_MAX_WALKS];
-	uint64_t walk_key[EST_MAX_WALKS];
-	size_t nwalks;
+	struct est_walks walks;		/* timed for replayed loads, reused */
 	char note[512];			/* a problem worth a note, once */
 };
 
@@ -179,6 +187,14 @@ int est_replay_loads(struct est_input *in, const struct image *img, const struct
  * writes, or one computed from it round a loop on itself)?  The region n sorted distinct addresses were drawn from (0
  * when fewer than 8 agree), its elements' size, the addresses used. */
 int est_replay_self_fed(const struct cfg *cfg, uint32_t i);
+/*
+ * Time, right after a recording, the walks the analysis will replay: every
+ * self-fed load of the epoch's value samples whose region is past L1, in
+ * dir's cache, while the machine is as the run left it (`dcpi record`
+ * calls it).  *nwalks: walks timed, *bytes the largest region.
+ */
+int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, size_t *nwalks,
+		     uint64_t *bytes, struct dcpi_err *err);
 void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem,
 			  size_t *used);
 
