@@ -166,9 +166,8 @@ int rep_slices_window(const struct rep_slices *s, uint64_t from, uint64_t to,
 	return slice_window(s->p, s->n, from, to, in, nin, out, nout, dropped, err);
 }
 
-/* The top rows of p restricted to [from, to). */
-static int phase_top(const struct rep_slices *s, const struct prof_profile *p, size_t n,
-		     uint64_t from, uint64_t to, struct rep_table *t, struct dcpi_err *err)
+int rep_phase_top(const struct rep_slices *s, const struct prof_profile *p, size_t n,
+		  uint64_t from, uint64_t to, struct rep_table *t, struct dcpi_err *err)
 {
 	struct prof_profile *w;
 	size_t nw, dropped;
@@ -231,7 +230,7 @@ int rep_phases_print(FILE *f, const struct rep_slices *s, const struct prof_prof
 	for (size_t i = 0; i < nph && !rc; i++) {
 		struct rep_table t;
 
-		rc = phase_top(s, p, n, ph[i].first, ph[i].end, &t, err);
+		rc = rep_phase_top(s, p, n, ph[i].first, ph[i].end, &t, err);
 		if (!rc)
 			print_phase(f, s, &ph[i], i, &t, json, top);
 		rep_free(&t);
