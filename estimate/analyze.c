@@ -14,6 +14,7 @@
 
 #include "dcpi/analysis.h"
 #include "dcpi/sandbox.h"
+#include "dcpi/slices.h"
 
 /* Culprits with no calibration: samples land two instructions late
  * (docs/estimate.md "Calibration: where samples land"). */
@@ -127,6 +128,37 @@ static int load_exact(struct est_input *in, struct dcpi_err *err)
 	return rc;
 }
 
+/* o.windowed: the profiles cut to the epoch's slices [slice_from, slice_to). */
+static int load_window(struct est_input *in, struct dcpi_err *err)
+{
+	struct slice_profile *sp = NULL;
+	size_t nsp = 0, dropped = 0;
+	char m[160];
+	int rc;
+
+	if (!in->db || !strcmp(in->epoch, "all"))
+		return dcpi_errf(err, -EINVAL, "a time window is of one epoch, not %s",
+				 in->db ? "all" : "no database");
+	rc = slice_epoch_read(in->db, in->epoch, &sp, &nsp, err);
+	if (rc >= 0 && !nsp)
+		rc = dcpi_errf(err, -ENOENT, "%s/%s: no time slices (recorded with --no-slices, "
+			       "or imported)", in->dbdir, in->epoch);
+	if (rc >= 0)
+		rc = slice_window(sp, nsp, in->o.slice_from, in->o.slice_to, in->p, in->np,
+				  &in->win, &in->nwin, &dropped, err);
+	if (rc >= 0) {
+		in->p = in->win;
+		in->np = in->nwin;
+	}
+	if (rc >= 0 && dropped) {
+		snprintf(m, sizeof(m), "%zu profile%s of events other than %s left out: time "
+			 "slices keep one event", dropped, dropped == 1 ? "" : "s", sp[0].event);
+		note(in, m);
+	}
+	slice_profiles_free(sp, nsp);
+	return rc;
+}
+
 int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
 		   const char *epoch, const struct prof_profile *p, size_t np,
 		   const struct est_analysis_opts *o, struct dcpi_err *err)
@@ -164,6 +196,8 @@ int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
 		dcpi_err_clear(err);
 	}
 	rc = load_calibration(in, err);
+	if (rc >= 0 && o->windowed)
+		rc = load_window(in, err);
 	if (rc >= 0 && o->exact_db)
 		rc = load_exact(in, err);
 	return rc < 0 ? rc : 0;
@@ -182,6 +216,7 @@ void est_input_close(struct est_input *in)
 	val_profile_free(&in->vp);
 	import_lbr_free(&in->lbr);
 	prof_profiles_free(in->xp, in->nxp);
+	prof_profiles_free(in->win, in->nwin);
 	if (in->xdb)
 		prof_db_close(in->xdb);
 	memset(in, 0, sizeof(*in));

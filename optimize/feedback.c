@@ -108,11 +108,12 @@ static const struct prof_profile *profile_for(struct fb *f, const char *path,
 	int have = prof_image_id_from_file(&id, path, err) == 0;
 
 	dcpi_err_clear(err);
-	for (size_t i = 0; i < f->np; i++)
-		if (!strcmp(f->p[i].event, f->event) &&
-		    ((have && prof_image_id_equal(&id, &f->p[i].image)) ||
-		     !strcmp(f->p[i].image.path, path)))
-			return &f->p[i];
+	/* f->in.p: what the analysis sees (cut to a time window, if any) */
+	for (size_t i = 0; i < f->in.np; i++)
+		if (!strcmp(f->in.p[i].event, f->event) &&
+		    ((have && prof_image_id_equal(&id, &f->in.p[i].image)) ||
+		     !strcmp(f->in.p[i].image.path, path)))
+			return &f->in.p[i];
 	return NULL;
 }
 
@@ -120,10 +121,10 @@ static const struct prof_profile *most_sampled(struct fb *f)
 {
 	const struct prof_profile *best = NULL;
 
-	for (size_t i = 0; i < f->np; i++)
-		if (!strcmp(f->p[i].event, f->event) && !pseudo(&f->p[i]) &&
-		    (!best || f->p[i].total > best->total))
-			best = &f->p[i];
+	for (size_t i = 0; i < f->in.np; i++)
+		if (!strcmp(f->in.p[i].event, f->event) && !pseudo(&f->in.p[i]) &&
+		    (!best || f->in.p[i].total > best->total))
+			best = &f->in.p[i];
 	return best;
 }
 

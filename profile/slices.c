@@ -350,6 +350,63 @@ int slice_decode(const uint8_t *buf, size_t len, const char *name,
 	return rc;
 }
 
+/* --- a time window over an epoch's profiles ------------------------------ */
+
+static const struct slice_profile *slices_of(const struct slice_profile *sp, size_t nsp,
+					     const struct prof_image_id *id)
+{
+	for (size_t i = 0; i < nsp; i++)
+		if (prof_image_id_equal(&sp[i].image, id))
+			return &sp[i];
+	return NULL;
+}
+
+/* q: p's metadata, with the counts of sp in slices [from, to). */
+static int window_one(const struct prof_profile *p, const struct slice_profile *sp,
+		      uint64_t from, uint64_t to, struct prof_profile *q)
+{
+	prof_profile_init(q);
+	q->image = p->image;
+	memcpy(q->event, p->event, sizeof(q->event));
+	q->period = p->period;
+	memcpy(q->period_unit, p->period_unit, sizeof(q->period_unit));
+	q->cycles_per_unit = p->cycles_per_unit;
+	for (size_t i = 0; sp && i < sp->n; i++)
+		if (sp->e[i].slice >= from && sp->e[i].slice < to &&
+		    prof_profile_add(q, sp->e[i].offset, sp->e[i].count))
+			return -ENOMEM;
+	return prof_profile_normalize(q);
+}
+
+int slice_window(const struct slice_profile *sp, size_t nsp, uint64_t from, uint64_t to,
+		 const struct prof_profile *in, size_t nin, struct prof_profile **out,
+		 size_t *nout, size_t *dropped, struct dcpi_err *err)
+{
+	struct prof_profile *v = calloc(nin ? nin : 1, sizeof(*v));
+	size_t k = 0;
+
+	*dropped = 0;
+	if (!v)
+		return dcpi_errf(err, -ENOMEM, "time slices: out of memory");
+	for (size_t i = 0; i < nin; i++) {
+		if (!nsp || strcmp(in[i].event, sp[0].event)) {
+			(*dropped)++;
+			continue;
+		}
+		if (window_one(&in[i], slices_of(sp, nsp, &in[i].image), from, to, &v[k])) {
+			prof_profiles_free(v, k + 1);
+			return dcpi_errf(err, -ENOMEM, "time slices: out of memory");
+		}
+		if (v[k].n)
+			k++;
+		else
+			prof_profile_free(&v[k]);
+	}
+	*out = v;
+	*nout = k;
+	return 0;
+}
+
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
 static int slice_copy(struct slice_profile *dst, const struct slice_profile *src)

@@ -159,64 +159,15 @@ int rep_time_range(const struct rep_slices *s, const char *time, long phase,
 	return 0;
 }
 
-static const struct slice_profile *slices_of(const struct rep_slices *s,
-					     const struct prof_image_id *id)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (prof_image_id_equal(&s->p[i].image, id))
-			return &s->p[i];
-	return NULL;
-}
-
-/* q: p's metadata, with the counts of sp in slices [from, to). */
-static int window_one(const struct prof_profile *p, const struct slice_profile *sp,
-		      uint64_t from, uint64_t to, struct prof_profile *q)
-{
-	prof_profile_init(q);
-	q->image = p->image;
-	memcpy(q->event, p->event, sizeof(q->event));
-	q->period = p->period;
-	memcpy(q->period_unit, p->period_unit, sizeof(q->period_unit));
-	q->cycles_per_unit = p->cycles_per_unit;
-	for (size_t i = 0; sp && i < sp->n; i++)
-		if (sp->e[i].slice >= from && sp->e[i].slice < to &&
-		    prof_profile_add(q, sp->e[i].offset, sp->e[i].count))
-			return -ENOMEM;
-	return prof_profile_normalize(q);
-}
-
 int rep_slices_window(const struct rep_slices *s, uint64_t from, uint64_t to,
 		      const struct prof_profile *in, size_t nin, struct prof_profile **out,
 		      size_t *nout, size_t *dropped, struct dcpi_err *err)
 {
-	struct prof_profile *v = calloc(nin ? nin : 1, sizeof(*v));
-	size_t k = 0;
-
-	*dropped = 0;
-	if (!v)
-		return dcpi_errf(err, -ENOMEM, "time slices: out of memory");
-	for (size_t i = 0; i < nin; i++) {
-		if (strcmp(in[i].event, s->event)) {
-			(*dropped)++;
-			continue;
-		}
-		if (window_one(&in[i], slices_of(s, &in[i].image), from, to, &v[k])) {
-			prof_profiles_free(v, k + 1);
-			return dcpi_errf(err, -ENOMEM, "time slices: out of memory");
-		}
-		if (v[k].n)
-			k++;
-		else
-			prof_profile_free(&v[k]);
-	}
-	*out = v;
-	*nout = k;
-	return 0;
+	return slice_window(s->p, s->n, from, to, in, nin, out, nout, dropped, err);
 }
 
-/* The top rows of p restricted to [from, to). */
-static int phase_top(const struct rep_slices *s, const struct prof_profile *p, size_t n,
-		     uint64_t from, uint64_t to, struct rep_table *t, struct dcpi_err *err)
+int rep_phase_top(const struct rep_slices *s, const struct prof_profile *p, size_t n,
+		  uint64_t from, uint64_t to, struct rep_table *t, struct dcpi_err *err)
 {
 	struct prof_profile *w;
 	size_t nw, dropped;
@@ -279,7 +230,7 @@ int rep_phases_print(FILE *f, const struct rep_slices *s, const struct prof_prof
 	for (size_t i = 0; i < nph && !rc; i++) {
 		struct rep_table t;
 
-		rc = phase_top(s, p, n, ph[i].first, ph[i].end, &t, err);
+		rc = rep_phase_top(s, p, n, ph[i].first, ph[i].end, &t, err);
 		if (!rc)
 			print_phase(f, s, &ph[i], i, &t, json, top);
 		rep_free(&t);

@@ -29,6 +29,8 @@ need_cmd llvm-mca-19 llvm-19
 need_pc libcurl libcurl4-openssl-dev
 need_cmd clickhouse-server clickhouse-server
 need_cmd go golang-go
+# tests/test_timeline.c opens dcpi timeline's picture in a headless browser
+need_cmd chromium chromium
 # separate debug symbols of libc and ld.so: dcpiprof names them as perf does
 [ -d /usr/lib/debug/.build-id ] && dpkg -s libc6-dbg >/dev/null 2>&1 || missing="$missing libc6-dbg"
 [ -d /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux ] ||

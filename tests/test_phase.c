@@ -410,6 +410,101 @@ static void test_prof_phases(void **state)
 	tu_rm_tree(ws);
 }
 
+/* The number (1-based) of the phase holding the middle of truth b, and
+ * the seconds [*lo, *hi) of its slices but the first and the last. */
+static long phase_of(const char *db, const struct truth *b, double *lo, double *hi)
+{
+	uint64_t mid = (b->start + b->end) / 2;
+	struct rep_slices s;
+	struct rep_phase *ph;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	size_t n;
+	long k = 0;
+
+	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
+	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
+	assert_int_equal(rep_phases(&s, SLICE_RULE_INVERSION, &ph, &n, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		if (mid / s.slice_ns >= ph[i].first && mid / s.slice_ns < ph[i].end) {
+			k = (long)i + 1;
+			*lo = rep_slice_seconds(&s, ph[i].first + 1);
+			*hi = rep_slice_seconds(&s, ph[i].end - 1);
+		}
+	free(ph);
+	rep_slices_free(&s);
+	prof_db_close(pdb);
+	assert_true(k > 0 && *hi > *lo);
+	return k;
+}
+
+/*
+ * dcpicalc and llvm-prof --phase N, N the B phase of A-B-A: the analysis
+ * sees only that phase's slices (tools/analysis.c resolves the phase,
+ * estimate/analyze.c cuts the profiles): phase_chase and phase_alu hold the
+ * samples dcpiprof --phase N gives them, phase_alu only in the slices at
+ * the phase's edges (a change inside a slice leaves it mixed) and little
+ * of its epoch's, and the LLVM profile names the phase's procedures only
+ * (phase_chase, phase_alu only when an edge slice held some of it; never
+ * chase_make, the start-up's).
+ */
+static void test_analysis_phase(void **state)
+{
+	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[PATH_MAX + 1024];
+	char tpath[PATH_MAX + 8];
+	const char *bin;
+	struct truth t[8];
+	double lo = 0, hi = 0;
+	long ph;
+
+	(void)state;
+	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasea"),
+			 0);
+	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
+	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --db %s/db -- %s "
+			       "A:600,B:600,A:600 >/dev/null 2>&1", tpath, bin, ws, wl), 0);
+	assert_int_equal(read_truth(tpath, t, 8), 3);
+	snprintf(args, sizeof(args), "%s/db", ws);
+	ph = phase_of(args, &t[1], &lo, &hi);
+	assert_int_equal(tu_sh("%s prof --db %s/db --phase %ld --json >%s/prof.json && "
+			       "%s prof --db %s/db --time %.3f-%.3f --json >%s/inner.json && "
+			       "%s llvm-prof --no-calibrate --no-measure --db %s/db --phase %ld "
+			       "-o %s/b.prof 2>/dev/null && %s llvm-prof --no-calibrate "
+			       "--no-measure --db %s/db -o %s/all.prof 2>/dev/null", bin, ws, ph,
+			       ws, bin, ws, lo + 0.001, hi - 0.001, ws, bin, ws, ph, ws, bin, ws,
+			       ws), 0);
+	/* what dcpiprof says of the phase, and of its slices but the edges */
+	snprintf(py, sizeof(py), "import json, sys\n"
+		 "def of(f, name):\n"
+		 "    return sum(list(p['samples'].values())[0] for p in json.load(open(f))\n"
+		 "               ['procedures'] if p['name'].split('.')[0] == name)\n"
+		 "w = '%s/'\n"
+		 "assert of(w + 'inner.json', 'phase_alu') == 0\n"
+		 "assert of(w + 'prof.json', 'phase_chase') > 0\n"
+		 "open(w + 'want', 'w').write('%%d %%d' %% (of(w + 'prof.json', 'phase_chase'),\n"
+		 "                                       of(w + 'prof.json', 'phase_alu')))\n"
+		 "f = lambda p: {l.split(':')[0] for l in open(w + p) if l[:1] != ' '}\n"
+		 "b, a = f('b.prof'), f('all.prof')\n"
+		 "want = {'phase_chase'} | ({'phase_alu'} if of(w + 'prof.json', 'phase_alu') "
+		 "else set())\n"
+		 "assert b == want, (b, want)\n"
+		 "assert {'phase_alu', 'chase_make'} <= a, a\n", ws);
+	assert_int_equal(tu_sh("python3 -c \"$(cat <<'EOF'\n%s\nEOF\n)\"", py), 0);
+	snprintf(args, sizeof(args), "calc --no-calibrate --no-measure --db %s/db --phase %ld "
+		 "phase_chase", ws, ph);
+	snprintf(py, sizeof(py), "c, a = map(int, open('%s/want').read().split())\n"
+		 "assert d['samples'] == c, (d['samples'], c)\n", ws);
+	tu_check_json(bin, ws, args, py);
+	snprintf(args, sizeof(args), "calc --no-calibrate --no-measure --db %s/db --phase %ld "
+		 "phase_alu", ws, ph);
+	snprintf(py, sizeof(py), "c, a = map(int, open('%s/want').read().split())\n"
+		 "assert d['samples'] == a and a < c / 10, (d['samples'], a, c)\n", ws);
+	tu_check_json(bin, ws, args, py);
+	snprintf(args, sizeof(args), "calc --no-calibrate --no-measure --db %s/db phase_alu", ws);
+	tu_check_json(bin, ws, args, "assert d['samples'] > 500, d['samples']\n");
+	tu_rm_tree(ws);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_slices_merge),
 		cmocka_unit_test(test_record_aba),
 		cmocka_unit_test(test_prof_phases),
+		cmocka_unit_test(test_analysis_phase),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

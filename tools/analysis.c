@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "dcpi/optimize.h"
+#include "dcpi/timeline.h"
 #include "tools.h"
 
 const char tool_ana_usage[] =
@@ -50,7 +51,11 @@ const char tool_ana_usage[] =
 	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
 	"                      `dcpi import` of callgrind of the same run), not\n"
 	"                      estimated; its simulated misses bound the culprits\n"
-	"      --no-events     culprits from the code alone: ignore event counts\n";
+	"      --no-events     culprits from the code alone: ignore event counts\n"
+	"      --time A-B      only the samples from A to B seconds into the epoch\n"
+	"                      (its time slices; path and value samples stay whole)\n"
+	"      --phase N       only the samples of phase N (as dcpiprof --phases\n"
+	"                      numbers them)\n";
 
 /* What the analysis is doing that takes time (measuring the model). */
 static void say(void *arg, const char *msg)
@@ -153,6 +158,12 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 	case TA_REGIONS: o->popts.regions = 1; return 0;
 	case TA_EXACT: o->exact_db = arg; return 0;
 	case TA_NO_EVENTS: o->no_events = 1; return 0;
+	case TA_TIME: a->time = arg; return 0;
+	case TA_PHASE:
+		a->phase = strtol(arg, &end, 10);
+		if (end == arg || *end || a->phase < 1)
+			return tool_fail("--phase %s: not a phase number (1, 2, ...)", arg);
+		return 0;
 	}
 	return -1;
 }
@@ -169,11 +180,68 @@ int tool_ana_getopt(int argc, char **argv, const char *shortopts,
 		if (rc > 0)
 			return '!';
 	}
+	if (a->time && a->phase) {
+		tool_fail("--time and --phase: give one");
+		return '!';
+	}
 	return -1;
 }
 
-int tool_ana_request(const struct tool_ana_args *a, struct opt_request *rq)
+/*
+ * --time or --phase: the slices of epoch (one epoch, not "all") that the
+ * analysis keeps (report/phases.c resolves them as dcpiprof does; the
+ * analysis input cuts the profiles, estimate/analyze.c).
+ */
+static int ana_window(struct tool_ana_args *a, struct prof_db *db, const char *epoch)
 {
+	struct dcpi_err err = { 0 };
+	struct rep_slices s;
+	int rc;
+
+	if (!a->time && !a->phase)
+		return 0;
+	if (!strcmp(epoch, "all"))
+		return tool_fail("--%s: name one epoch (--epoch), not all", a->time ? "time" :
+				 "phase");
+	rc = rep_slices_load(db, epoch, &s, &err);
+	if (!rc)
+		rc = rep_time_range(&s, a->time, a->phase, &a->o.slice_from, &a->o.slice_to,
+				    &err);
+	if (!rc)
+		a->o.windowed = 1;
+	rep_slices_free(&s);
+	return rc ? tool_fail("%s", err.msg) : 0;
+}
+
+/* The window's epoch pinned (the newest when none named): the request
+ * outlives the caller's arguments. */
+static int request_window(struct tool_ana_args *a, struct opt_request *rq)
+{
+	static char epoch[256];
+	struct dcpi_err err = { 0 };
+	struct prof_db *db;
+	int rc;
+
+	if (!a->time && !a->phase)
+		return 0;
+	if (prof_db_open(rq->db, 0, &db, &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (a->epoch) {
+		snprintf(epoch, sizeof(epoch), "%s", a->epoch);
+	} else if (prof_db_latest_epoch(db, epoch, sizeof(epoch), &err) < 0) {
+		prof_db_close(db);
+		return tool_fail("%s: no epochs", rq->db);
+	}
+	rc = ana_window(a, db, epoch);
+	prof_db_close(db);
+	rq->epoch = epoch;
+	return rc;
+}
+
+int tool_ana_request(struct tool_ana_args *a, struct opt_request *rq)
+{
+	int rc;
+
 	if (a->image)
 		return tool_fail("--image: name the images as PROG arguments");
 	if (a->path_file)
@@ -181,8 +249,9 @@ int tool_ana_request(const struct tool_ana_args *a, struct opt_request *rq)
 	rq->db = tool_db_dir(a->db);
 	rq->epoch = a->epoch;
 	rq->event = a->event;
+	rc = request_window(a, rq);
 	rq->ana = a->o;
-	return 0;
+	return rc;
 }
 
 /* ---- opening the procedure ------------------------------------------------ */
@@ -203,14 +272,17 @@ int tool_proc_open(struct tool_proc *t)
 			      &err) < 0)
 		return tool_fail("%s", err.msg);
 	tool_db_notes(t->db);
+	if (ana_window(&t->a, t->db, t->epoch))
+		return 1;
 	t->in_open = 1;		/* closed whatever open did */
 	if (est_input_open(&t->in, t->db, dir, t->epoch, t->p, t->np, &t->a.o, &err) < 0)
 		return tool_fail("%s", err.msg);
 	if (t->in.model_note[0])
 		fprintf(stderr, "%s: model %s: %s\n", tool_name, model_name(t->in.model),
 			t->in.model_note);
-	if (rep_find_target(t->p, t->np, t->a.event, t->spec, t->a.image, &t->img, &t->proc,
-			    &t->prof, &err) < 0)
+	/* in.p: the profiles the analysis sees (cut to --time / --phase) */
+	if (rep_find_target(t->in.p, t->in.np, t->a.event, t->spec, t->a.image, &t->img,
+			    &t->proc, &t->prof, &err) < 0)
 		return tool_fail("%s (epoch %s of %s)", err.msg, t->epoch, dir);
 	return 0;
 }

@@ -21,8 +21,7 @@ enum {
 	TA_DB = 0x200, TA_EPOCH, TA_IMAGE, TA_EVENT, TA_MODEL, TA_METHOD, TA_WINDOW,
 	TA_SKID, TA_STEADY, TA_CALIB, TA_NO_CALIB, TA_NO_MEASURE, TA_NO_PATHS,
 	TA_PATH_EDGES, TA_SCALE, TA_PRIOR, TA_REGIONS, TA_EXACT, TA_NO_EVENTS, TA_REMEASURE,
-	TA_NO_REPLAY,
-	TA_NO_CALIBRATE,
+	TA_NO_REPLAY, TA_NO_CALIBRATE, TA_TIME, TA_PHASE,
 };
 
 /* The shared entries of a command's struct option table. */
@@ -48,13 +47,17 @@ enum {
 	{ "prior", required_argument, NULL, TA_PRIOR }, \
 	{ "regions", no_argument, NULL, TA_REGIONS }, \
 	{ "exact", required_argument, NULL, TA_EXACT }, \
-	{ "no-events", no_argument, NULL, TA_NO_EVENTS }
+	{ "no-events", no_argument, NULL, TA_NO_EVENTS }, \
+	{ "time", required_argument, NULL, TA_TIME }, \
+	{ "phase", required_argument, NULL, TA_PHASE }
 
 /* Their usage lines, for a command's --help. */
 extern const char tool_ana_usage[];
 
 struct tool_ana_args {
 	const char *db, *epoch, *image, *event, *path_file;
+	const char *time;			/* --time A-B */
+	long phase;				/* --phase N (0: none) */
 	struct est_analysis_opts o;
 };
 
@@ -71,7 +74,7 @@ int tool_ana_getopt(int argc, char **argv, const char *shortopts,
 
 /* The feedback writers' request (optimize.h) from the shared options. */
 struct opt_request;
-int tool_ana_request(const struct tool_ana_args *a, struct opt_request *rq);
+int tool_ana_request(struct tool_ana_args *a, struct opt_request *rq);
 
 /* One procedure of one epoch, found and analysed. */
 struct tool_proc {

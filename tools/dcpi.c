@@ -29,6 +29,7 @@
 #pragma weak cmd_export
 #pragma weak cmd_push
 #pragma weak cmd_pull
+#pragma weak cmd_timeline
 #pragma weak cmd_skidloops
 #pragma weak cmd_vlist
 #pragma weak cmd_vargs
@@ -48,6 +49,7 @@ static const struct command commands[] = {
 	{ "daemon", "dcpid", cmd_daemon, "sample the whole system until stopped" },
 	{ "import", NULL, cmd_import, "import perf.data or callgrind.out into the database" },
 	{ "prof", "dcpiprof", cmd_prof, "samples per procedure or per image" },
+	{ "timeline", NULL, cmd_timeline, "samples over time, phases marked: an SVG or HTML picture" },
 	{ "calc", "dcpicalc", cmd_calc, "frequency, CPI and stalls of one procedure" },
 	{ "cfg", "dcpicfg", cmd_cfg, "control-flow graph of one procedure" },
 	{ "list", "dcpilist", cmd_list, "annotated listing of one procedure" },

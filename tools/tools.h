@@ -12,6 +12,7 @@
 #include "dcpi/util.h"
 
 int cmd_prof(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_import(int argc, char **argv);

@@ -59,6 +59,12 @@ struct est_analysis_opts {
 	const char *cache_dir;		/* measured costs kept here (NULL: the
 					 * database's directory); a comparison of
 					 * two databases times with one cache */
+	/* windowed: the samples of the epoch's time slices [slice_from,
+	 * slice_to) only (--time, --phase; include/dcpi/slices.h): profiles of
+	 * another event than the slices' are left out.  Path and value samples
+	 * stay the whole epoch's (they keep no time). */
+	int windowed;
+	uint64_t slice_from, slice_to;
 };
 
 /* The defaults every tool uses unless its user says otherwise. */
@@ -96,8 +102,11 @@ struct est_input {
 	struct prof_db *db;		/* borrowed; the epoch's database */
 	char dbdir[4096];		/* its directory: caches and calibration */
 	char epoch[256];		/* the epoch read, or "all" */
-	const struct prof_profile *p;	/* borrowed: every (image, event) profile */
+	const struct prof_profile *p;	/* borrowed: every (image, event) profile,
+					 * or win when o.windowed */
 	size_t np;
+	struct prof_profile *win;	/* the profiles cut to the time window */
+	size_t nwin;
 	struct prof_epoch_meta meta;
 	int have_meta;
 	struct est_analysis_opts o;	/* as given, opts calibrated */
@@ -134,7 +143,9 @@ struct est_input {
  * Open the analysis of an epoch: db and its directory dbdir, the epoch name
  * used (or "all"), its profiles p[0..np) (borrowed, as rep_load_profiles or
  * prof_epoch_read gave them).  Reads the epoch's meta, the calibration and
- * --exact's database.  Free with est_input_close.
+ * --exact's database; with o->windowed, the epoch's time slices, and cuts
+ * p to them: in->p then holds what the analysis sees, and a caller picks
+ * its image's profile from in->p.  Free with est_input_close.
  */
 int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
 		   const char *epoch, const struct prof_profile *p, size_t np,

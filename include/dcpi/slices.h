@@ -75,6 +75,17 @@ int slice_epoch_write(struct prof_db *db, const char *epoch, const struct slice_
 int slice_epoch_read(struct prof_db *db, const char *epoch, struct slice_profile **out,
 		     size_t *n, struct dcpi_err *err);
 void slice_profiles_free(struct slice_profile *p, size_t n);
+/*
+ * The profiles in[0..nin) of an epoch restricted to slices [from, to) of
+ * its slices sp[0..nsp) (one event, slice_epoch_read's), into *out (free
+ * with prof_profiles_free): a profile of the slices' event gets its image's
+ * counts in the range (its period and units kept; none when the image has
+ * no slices); profiles of other events are left out (the slices hold one
+ * event): *dropped counts them.  Profiles left empty are left out.
+ */
+int slice_window(const struct slice_profile *sp, size_t nsp, uint64_t from, uint64_t to,
+		 const struct prof_profile *in, size_t nin, struct prof_profile **out,
+		 size_t *nout, size_t *dropped, struct dcpi_err *err);
 int slice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
 		      const char *src_epoch, struct dcpi_err *err);
 

@@ -64,8 +64,20 @@ int rep_slices_window(const struct rep_slices *s, uint64_t from, uint64_t to,
 int rep_phases_print(FILE *f, const struct rep_slices *s, const struct prof_profile *p,
 		     size_t n, int json, size_t top, struct dcpi_err *err);
 
-/* dcpi timeline: an SVG of samples per slice, phases marked and labelled. */
+struct rep_table;
+/* The procedures of p restricted to slices [from, to), sorted by samples
+ * (rep_summarize's table; rep_free it, also on failure). */
+int rep_phase_top(const struct rep_slices *s, const struct prof_profile *p, size_t n,
+		  uint64_t from, uint64_t to, struct rep_table *t, struct dcpi_err *err);
+
+/*
+ * dcpi timeline (report/timeline.c): an SVG of samples per slice with the
+ * phases (inversion boundaries) marked as boxes of class "phase-mark" in
+ * colours the heat scale never takes, each phase's top procedures
+ * labelled, and FlameScope's sub-second heat map; with html, inside a page
+ * that needs no server.
+ */
 int rep_timeline_svg(FILE *f, const struct rep_slices *s, const struct prof_profile *p,
-		     size_t n, struct dcpi_err *err);
+		     size_t n, size_t top, int html, struct dcpi_err *err);
 
 #endif /* DCPI_TIMELINE_H */
