@@ -36,6 +36,7 @@
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,20 +163,13 @@ static int id_cmp(const void *x, const void *y)
 
 static int pf_attr_of_id(const struct pf *f, uint64_t id, uint32_t *attr)
 {
-	size_t lo = 0, hi = f->nids;
+	size_t lo;
 
 	if (f->nattrs == 1) {
 		*attr = 0;
 		return 0;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = dcpi_lower_bound(f->ids, f->nids, sizeof(*f->ids), offsetof(struct pf_id, id), id);
 	if (lo < f->nids && f->ids[lo].id == id) {
 		*attr = f->ids[lo].attr;
 		return 0;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,16 +127,9 @@ int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err
  * overlapping newer ones: the latest start at or below pc wins. */
 long rep_jitmap_find(const struct rep_jitmap *m, uint64_t pc)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = dcpi_upper_bound(m->e, m->n, sizeof(*m->e),
+				     offsetof(struct rep_jit_sym, start), pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->e[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || pc - m->e[lo - 1].start >= m->e[lo - 1].size)
 		return -1;
 	return (long)(lo - 1);
