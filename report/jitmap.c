@@ -37,27 +37,14 @@ int rep_is_jitmap_path(const char *path)
 static FILE *jitmap_open(const char *path, struct dcpi_err *err)
 {
 	struct stat st;
-	FILE *f;
 	int fd = dcpi_open_read(AT_FDCWD, path, DCPI_OPEN_NOFOLLOW, &st, path, err);
 
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	if (jitmap_check(&st, jitmap_proc_uid(path), path, err)) {
+	if (fd >= 0 && jitmap_check(&st, jitmap_proc_uid(path), path, err)) {
 		close(fd);
 		errno = EPERM;
 		return NULL;
 	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		int e = errno;
-
-		close(fd);
-		dcpi_errf(err, -e, "%s: %s", path, strerror(e));
-		errno = e;
-	}
-	return f;
+	return dcpi_fdopen_read(fd, path, err);
 }
 
 static int jit_cmp(const void *a, const void *b)

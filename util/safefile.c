@@ -69,7 +69,11 @@ int dcpi_open_read(int dirfd, const char *name, unsigned flags, struct stat *st,
 
 FILE *dcpi_fopen_read(const char *path, struct dcpi_err *err)
 {
-	int fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
+	return dcpi_fdopen_read(dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err), path, err);
+}
+
+FILE *dcpi_fdopen_read(int fd, const char *path, struct dcpi_err *err)
+{
 	FILE *f;
 
 	if (fd < 0) {
