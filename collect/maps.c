@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,16 +445,9 @@ static int scan_proc(struct maps *m, struct proc *p)
 
 static const struct map *map_at(const struct proc *p, uint64_t ip)
 {
-	size_t lo = 0, hi = p->n;
+	/* the first map ending after ip */
+	size_t lo = dcpi_upper_bound(p->m, p->n, sizeof(*p->m), offsetof(struct map, end), ip);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->m[mid].end <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < p->n && p->m[lo].start <= ip ? &p->m[lo] : NULL;
 }
 

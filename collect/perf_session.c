@@ -33,22 +33,6 @@ struct cur {
 	const char *field;	/* the field that did not fit */
 };
 
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static int cur_skip(struct cur *c, uint64_t bytes, const char *field)
 {
 	if (bytes > c->n - c->at) {
@@ -65,7 +49,7 @@ static int cur_u64(struct cur *c, uint64_t *v, const char *field)
 		c->field = field;
 		return -EINVAL;
 	}
-	*v = rd64(c->p + c->at);
+	*v = dcpi_get_le64(c->p + c->at);
 	c->at += 8;
 	return 0;
 }
@@ -112,10 +96,10 @@ static int rec_error(const struct perf_decoder *d, const uint8_t *rec, size_t of
 	char name[40];
 	uint16_t size;
 
-	memcpy(&size, rec + 6, 2);
+	size = dcpi_get_le16(rec + 6);
 	return dcpi_errf(err, -EINVAL, "%s: %s at offset %zu: its size, %u bytes, cannot hold "
-			 "%s: corrupt", d->what, perf_rec_name(rd32(rec), name, sizeof(name)), off,
-			 size, field);
+			 "%s: corrupt", d->what,
+			 perf_rec_name(dcpi_get_le32(rec), name, sizeof(name)), off, size, field);
 }
 
 /* --- PERF_RECORD_SAMPLE --------------------------------------------------- */
@@ -158,7 +142,7 @@ static int sample_attr(const struct perf_decoder *d, struct cur *c, uint32_t *at
 		c->field = "the sample's id";
 		return -EINVAL;
 	}
-	if (d->attr_of_id(d->id_ctx, rd64(c->p + d->id_at), attr) < 0)
+	if (d->attr_of_id(d->id_ctx, dcpi_get_le64(c->p + d->id_at), attr) < 0)
 		*attr = PERF_ATTR_NONE;
 	return 0;
 }
@@ -260,7 +244,7 @@ static int sample_middle(struct cur *c, const struct perf_rec_attr *a, struct pe
 			c->field = "RAW.size";
 			return -EINVAL;
 		}
-		s->raw_size = rd32(c->p + c->at);
+		s->raw_size = dcpi_get_le32(c->p + c->at);
 		c->at += 4;
 		if (cur_array(c, s->raw_size, 1, &s->raw, "RAW's data"))
 			return -EINVAL;
@@ -319,7 +303,7 @@ int perf_sample_parse(const struct perf_decoder *d, const uint8_t *rec, size_t s
 
 	memset(s, 0, sizeof(*s));
 	s->off = off;
-	memcpy(&s->misc, rec + 4, 2);
+	s->misc = dcpi_get_le16(rec + 4);
 	if (d->id_at && sample_attr(d, &c, &s->attr))
 		return rec_error(d, rec, off, c.field, err);
 	if (s->attr >= d->nattrs) {
@@ -358,25 +342,25 @@ static int do_mmap(const struct perf_decoder *d, const struct perf_tool *t, cons
 	struct perf_mmap m = { .off = off };
 	size_t name_at;
 
-	memcpy(&m.misc, rec + 4, 2);
-	m.v2 = rd32(rec) == PERF_RECORD_MMAP2;
+	m.misc = dcpi_get_le16(rec + 4);
+	m.v2 = dcpi_get_le32(rec) == PERF_RECORD_MMAP2;
 	name_at = m.v2 ? 8 + 32 + 24 + 8 : 8 + 32;
 	if (size <= name_at)
 		return rec_error(d, rec, off, m.v2 ? "pid, tid, addr, len, pgoff, ids, prot, "
 				 "flags and a file name" : "pid, tid, addr, len, pgoff and a file "
 				 "name", err);
-	m.pid = rd32(rec + 8);
-	m.tid = rd32(rec + 12);
-	m.start = rd64(rec + 16);
-	m.len = rd64(rec + 24);
-	m.pgoff = rd64(rec + 32);
+	m.pid = dcpi_get_le32(rec + 8);
+	m.tid = dcpi_get_le32(rec + 12);
+	m.start = dcpi_get_le64(rec + 16);
+	m.len = dcpi_get_le64(rec + 24);
+	m.pgoff = dcpi_get_le64(rec + 32);
 	if (m.v2 && (m.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
 		m.build_id = rec + 44;
 		m.build_id_size = rec[40] <= 20 ? rec[40] : 20;
 	}
 	if (m.v2) {
-		m.prot = rd32(rec + 64);
-		m.flags = rd32(rec + 68);
+		m.prot = dcpi_get_le32(rec + 64);
+		m.flags = dcpi_get_le32(rec + 68);
 	}
 	m.filename = rec_string(rec, name_at, size, copy, sizeof(copy));
 	return t->mmap(t->ctx, &m, err);
@@ -391,9 +375,9 @@ static int do_comm(const struct perf_decoder *d, const struct perf_tool *t, cons
 
 	if (size <= 16)
 		return rec_error(d, rec, off, "pid, tid and a name", err);
-	memcpy(&misc, rec + 4, 2);
-	c.pid = rd32(rec + 8);
-	c.tid = rd32(rec + 12);
+	misc = dcpi_get_le16(rec + 4);
+	c.pid = dcpi_get_le32(rec + 8);
+	c.tid = dcpi_get_le32(rec + 12);
 	c.exec = (misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
 	c.comm = rec_string(rec, 16, size, copy, sizeof(copy));
 	return t->comm(t->ctx, &c, err);
@@ -407,12 +391,12 @@ static int do_task(const struct perf_decoder *d, const struct perf_tool *t, cons
 
 	if (size < 8 + 24)
 		return rec_error(d, rec, off, "pid, ppid, tid, ptid and time", err);
-	k.pid = rd32(rec + 8);
-	k.ppid = rd32(rec + 12);
-	k.tid = rd32(rec + 16);
-	k.ptid = rd32(rec + 20);
-	k.time = rd64(rec + 24);
-	if (rd32(rec) == PERF_RECORD_FORK)
+	k.pid = dcpi_get_le32(rec + 8);
+	k.ppid = dcpi_get_le32(rec + 12);
+	k.tid = dcpi_get_le32(rec + 16);
+	k.ptid = dcpi_get_le32(rec + 20);
+	k.time = dcpi_get_le64(rec + 24);
+	if (dcpi_get_le32(rec) == PERF_RECORD_FORK)
 		return t->fork(t->ctx, &k, err);
 	return t->exit(t->ctx, &k, err);
 }
@@ -422,17 +406,17 @@ static int do_lost(const struct perf_decoder *d, const struct perf_tool *t, cons
 {
 	struct perf_lost l = { .off = off };
 
-	l.samples = rd32(rec) == PERF_RECORD_LOST_SAMPLES;
+	l.samples = dcpi_get_le32(rec) == PERF_RECORD_LOST_SAMPLES;
 	if (l.samples) {
 		if (size < 16)
 			return rec_error(d, rec, off, "lost", err);
-		l.lost = rd64(rec + 8);
+		l.lost = dcpi_get_le64(rec + 8);
 		l.field = "PERF_RECORD_LOST_SAMPLES.lost";
 	} else {
 		if (size < 24)
 			return rec_error(d, rec, off, "id and lost", err);
-		l.id = rd64(rec + 8);
-		l.lost = rd64(rec + 16);
+		l.id = dcpi_get_le64(rec + 8);
+		l.lost = dcpi_get_le64(rec + 16);
 		l.field = "PERF_RECORD_LOST.lost";
 	}
 	return t->lost(t->ctx, &l, err);
@@ -445,10 +429,10 @@ static int do_throttle(const struct perf_decoder *d, const struct perf_tool *t,
 
 	if (size < 8 + 24)
 		return rec_error(d, rec, off, "time, id and stream_id", err);
-	k.unthrottle = rd32(rec) == PERF_RECORD_UNTHROTTLE;
-	k.time = rd64(rec + 8);
-	k.id = rd64(rec + 16);
-	k.stream_id = rd64(rec + 24);
+	k.unthrottle = dcpi_get_le32(rec) == PERF_RECORD_UNTHROTTLE;
+	k.time = dcpi_get_le64(rec + 8);
+	k.id = dcpi_get_le64(rec + 16);
+	k.stream_id = dcpi_get_le64(rec + 24);
 	return t->throttle(t->ctx, &k, err);
 }
 
@@ -464,10 +448,10 @@ static int do_sample(const struct perf_decoder *d, const struct perf_tool *t,
 int perf_rec_deliver(const struct perf_decoder *d, const struct perf_tool *t,
 		     const uint8_t *rec, size_t off, struct dcpi_err *err)
 {
-	uint32_t type = rd32(rec);
+	uint32_t type = dcpi_get_le32(rec);
 	uint16_t size;
 
-	memcpy(&size, rec + 6, 2);
+	size = dcpi_get_le16(rec + 6);
 	switch (type) {
 	case PERF_RECORD_SAMPLE:
 		if (t->sample)
@@ -517,7 +501,8 @@ static int id_time(const struct perf_decoder *d, const uint8_t *rec, size_t size
 		return -ENOENT;
 	if (d->nattrs > 1 && (a->sample_type & PERF_SAMPLE_IDENTIFIER) && d->attr_of_id &&
 	    size >= 16 &&
-	    d->attr_of_id(d->id_ctx, rd64(rec + size - 8), &attr) >= 0 && attr < d->nattrs)
+	    d->attr_of_id(d->id_ctx, dcpi_get_le64(rec + size - 8), &attr) >= 0 &&
+	    attr < d->nattrs)
 		a = &d->attrs[attr];
 	if (!(a->sample_type & PERF_SAMPLE_TIME))
 		return -ENOENT;
@@ -526,7 +511,7 @@ static int id_time(const struct perf_decoder *d, const uint8_t *rec, size_t size
 	idsz = 8 * (size_t)__builtin_popcountll(t);
 	if (size < 8 + idsz)
 		return -EINVAL;
-	*time = rd64(rec + size - idsz + ((t & PERF_SAMPLE_TID) ? 8 : 0));
+	*time = dcpi_get_le64(rec + size - idsz + ((t & PERF_SAMPLE_TID) ? 8 : 0));
 	return 0;
 }
 
@@ -534,7 +519,7 @@ int perf_rec_time(const struct perf_decoder *d, const uint8_t *rec, size_t size,
 		  uint64_t *time)
 {
 	struct cur c = { rec, 8, size, NULL };
-	uint32_t attr = 0, at, type = rd32(rec);
+	uint32_t attr = 0, at, type = dcpi_get_le32(rec);
 
 	if (!d->nattrs)
 		return -ENOENT;
@@ -546,6 +531,6 @@ int perf_rec_time(const struct perf_decoder *d, const uint8_t *rec, size_t size,
 		return -ENOENT;
 	if (size < at + 8)
 		return -EINVAL;
-	*time = rd64(rec + at);
+	*time = dcpi_get_le64(rec + at);
 	return 0;
 }

@@ -33,6 +33,7 @@
  * fork (the ioctl reaches only the counter it is given).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -524,17 +525,10 @@ void smp_batch_free(struct smp_batch *b)
 
 static const struct smp_counter *ctr_find(const struct sampler *s, uint64_t id)
 {
-	int lo = 0, hi = s->nctr;
+	size_t lo = dcpi_lower_bound(s->ctr, (size_t)s->nctr, sizeof(*s->ctr),
+				     offsetof(struct smp_counter, id), id);
 
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-
-		if (s->ctr[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nctr && s->ctr[lo].id == id ? &s->ctr[lo] : NULL;
+	return lo < (size_t)s->nctr && s->ctr[lo].id == id ? &s->ctr[lo] : NULL;
 }
 
 /* perf_decoder.attr_of_id over the counters: an id's event. */

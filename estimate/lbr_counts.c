@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +24,9 @@
 /* The instruction starting at va, or SIZE_MAX. */
 static size_t insn_at(const struct cfg *cfg, uint64_t va)
 {
-	size_t lo = 0, hi = cfg->ninsns;
+	size_t lo = dcpi_lower_bound(cfg->insns, cfg->ninsns, sizeof(*cfg->insns),
+				     offsetof(struct cfg_insn, addr), va);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cfg->insns[mid].addr < va)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < cfg->ninsns && cfg->insns[lo].addr == va ? lo : SIZE_MAX;
 }
 
@@ -63,16 +57,11 @@ static size_t add_ranges(const struct cfg *cfg, const struct import_lbr *l, uint
 			 double *x, double *cr, size_t *dropped)
 {
 	uint64_t len = cfg->end - cfg->start;
-	size_t lo = 0, hi = l->nranges, used = 0;
+	/* from the first range beginning at off0 or after */
+	size_t lo = dcpi_lower_bound(l->ranges, l->nranges, sizeof(*l->ranges),
+				     offsetof(struct import_lbr_range, begin), off0);
+	size_t used = 0;
 
-	while (lo < hi) {	/* first range beginning at off0 or after */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->ranges[mid].begin < off0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t k = lo; k < l->nranges && l->ranges[k].begin - off0 < len; k++) {
 		const struct import_lbr_range *g = &l->ranges[k];
 		size_t i, j;

@@ -36,6 +36,7 @@
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,30 +143,6 @@ struct pf {
 	uint64_t dups;			/* stacks whose duplicated top entry was dropped */
 };
 
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* [off, off + size) inside the file? */
 /* No file a header can describe is larger (Linux file systems stop below). */
 #define PF_OFFSET_MAX (1ull << 48)
@@ -186,20 +163,13 @@ static int id_cmp(const void *x, const void *y)
 
 static int pf_attr_of_id(const struct pf *f, uint64_t id, uint32_t *attr)
 {
-	size_t lo = 0, hi = f->nids;
+	size_t lo;
 
 	if (f->nattrs == 1) {
 		*attr = 0;
 		return 0;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = dcpi_lower_bound(f->ids, f->nids, sizeof(*f->ids), offsetof(struct pf_id, id), id);
 	if (lo < f->nids && f->ids[lo].id == id) {
 		*attr = f->ids[lo].attr;
 		return 0;
@@ -236,8 +206,8 @@ static void pf_event_default(struct imp_event *ev, const struct perf_event_attr 
 
 static int pf_read_attrs(struct pf *f, struct dcpi_err *err)
 {
-	uint64_t attr_size = rd64(f->buf + 16), off = rd64(f->buf + 24);
-	uint64_t size = rd64(f->buf + 32), nids = 0;
+	uint64_t attr_size = dcpi_get_le64(f->buf + 16), off = dcpi_get_le64(f->buf + 24);
+	uint64_t size = dcpi_get_le64(f->buf + 32), nids = 0;
 
 	if (attr_size < PF_ATTR_VER0 + 16 || attr_size > 4096 || size % attr_size ||
 	    !size || !pf_in_file(f, off, size))
@@ -252,7 +222,7 @@ static int pf_read_attrs(struct pf *f, struct dcpi_err *err)
 	for (size_t i = 0; i < f->nattrs; i++) {
 		const uint8_t *p = f->buf + off + i * attr_size;
 		uint64_t n = attr_size - 16;
-		uint64_t ioff = rd64(p + n), isize = rd64(p + n + 8);
+		uint64_t ioff = dcpi_get_le64(p + n), isize = dcpi_get_le64(p + n + 8);
 
 		memcpy(&f->attrs[i].a, p, n < sizeof(f->attrs[i].a) ? n : sizeof(f->attrs[i].a));
 		if (isize % 8 || !pf_in_file(f, ioff, isize))
@@ -267,8 +237,8 @@ static int pf_read_attrs(struct pf *f, struct dcpi_err *err)
 	for (size_t i = 0; i < f->nattrs; i++) {
 		const uint8_t *p = f->buf + off + i * attr_size + attr_size - 16;
 
-		for (uint64_t k = 0; k < rd64(p + 8) / 8; k++) {
-			f->ids[f->nids].id = rd64(f->buf + rd64(p) + 8 * k);
+		for (uint64_t k = 0; k < dcpi_get_le64(p + 8) / 8; k++) {
+			f->ids[f->nids].id = dcpi_get_le64(f->buf + dcpi_get_le64(p) + 8 * k);
 			f->ids[f->nids++].attr = (uint32_t)i;
 		}
 	}
@@ -283,7 +253,7 @@ static int pf_string(const uint8_t *p, size_t avail, char *out, size_t len, size
 
 	if (avail < 4)
 		return -EINVAL;
-	n = rd32(p);
+	n = dcpi_get_le32(p);
 	if (n > avail - 4)
 		return -EINVAL;
 	snprintf(out, len, "%.*s", (int)strnlen((const char *)p + 4, n), p + 4);
@@ -335,7 +305,7 @@ static int pf_feat_build_id(struct pf *f, const uint8_t *p, size_t size,
 	size_t at = 0;
 
 	while (size - at >= 36) {
-		uint16_t misc = rd16(p + at + 4), rsize = rd16(p + at + 6);
+		uint16_t misc = dcpi_get_le16(p + at + 4), rsize = dcpi_get_le16(p + at + 6);
 		size_t idlen = (misc & PERF_RECORD_MISC_EXT_RESERVED) ? p[at + 32] : 20;
 		char name[PROF_PATH_MAX];
 
@@ -360,8 +330,8 @@ static int pf_feat_event_desc(struct pf *f, const uint8_t *p, size_t size)
 
 	if (size < 8)
 		return -EINVAL;
-	nr = rd32(p);
-	asz = rd32(p + 4);
+	nr = dcpi_get_le32(p);
+	asz = dcpi_get_le32(p + 4);
 	for (uint32_t i = 0; i < nr; i++) {
 		char name[PROF_EVENT_MAX];
 		uint32_t nids, attr = i;
@@ -369,14 +339,14 @@ static int pf_feat_event_desc(struct pf *f, const uint8_t *p, size_t size)
 		if (size - at < (size_t)asz + 4)
 			return -EINVAL;
 		at += asz;
-		nids = rd32(p + at);
+		nids = dcpi_get_le32(p + at);
 		at += 4;
 		if (pf_string(p + at, size - at, name, sizeof(name), &used))
 			return -EINVAL;
 		at += used;
 		if (nids > (size - at) / 8)
 			return -EINVAL;
-		if (nids && pf_attr_of_id(f, rd64(p + at), &attr))
+		if (nids && pf_attr_of_id(f, dcpi_get_le64(p + at), &attr))
 			attr = i;
 		at += 8 * (size_t)nids;
 		if (attr < f->nattrs && name[0])
@@ -408,7 +378,7 @@ static void pf_feat_cmdline(struct pf *f, const uint8_t *p, size_t size)
 
 	if (size < 4)
 		return;
-	nr = rd32(p);
+	nr = dcpi_get_le32(p);
 	for (uint32_t i = 0; i < nr && at < size; i++) {
 		char arg[128];
 
@@ -439,8 +409,8 @@ static int pf_read_features(struct pf *f, struct dcpi_err *err)
 		if (!((f->features[b / 64] >> (b % 64)) & 1))
 			continue;
 		s = f->feat_table + 16 * k++;
-		off = rd64(s);
-		size = rd64(s + 8);
+		off = dcpi_get_le64(s);
+		size = dcpi_get_le64(s + 8);
 		if (!pf_in_file(f, off, size))
 			return dcpi_errf(err, -EINVAL, "%s: header of feature %d: offset %" PRIu64
 					 " size %" PRIu64 " is past the end of the file (%zu bytes): "
@@ -500,7 +470,7 @@ static int pf_read_header(struct pf *f, struct dcpi_err *err)
 	if (f->len < PF_HEADER_SIZE)
 		return dcpi_errf(err, -EINVAL, "%s: truncated header (%zu bytes)", f->path,
 				 f->len);
-	hsize = rd64(f->buf + 8);
+	hsize = dcpi_get_le64(f->buf + 8);
 	if (hsize == 16)
 		return dcpi_errf(err, -EPROTONOSUPPORT, "%s: pipe-mode perf.data is not "
 				 "supported (record to a file)", f->path);
@@ -509,8 +479,8 @@ static int pf_read_header(struct pf *f, struct dcpi_err *err)
 	ret = pf_read_attrs(f, err);
 	if (ret)
 		return ret;
-	doff = rd64(f->buf + 40);
-	dsize = rd64(f->buf + 48);
+	doff = dcpi_get_le64(f->buf + 40);
+	dsize = dcpi_get_le64(f->buf + 48);
 	memcpy(f->features, f->buf + 72, sizeof(f->features));
 	if (doff < PF_HEADER_SIZE || doff > f->len)
 		return dcpi_errf(err, -EINVAL, "%s: data section at offset %" PRIu64
@@ -609,18 +579,18 @@ static int pf_index(struct pf *f, struct dcpi_err *err)
 	while (at < f->data_end) {
 		uint64_t size, t = last;
 
-		if (f->data_end - at < 8 || rd16(f->buf + at + 6) < 8 ||
-		    rd16(f->buf + at + 6) > f->data_end - at)
+		if (f->data_end - at < 8 || dcpi_get_le16(f->buf + at + 6) < 8 ||
+		    dcpi_get_le16(f->buf + at + 6) > f->data_end - at)
 			break;
-		size = rd16(f->buf + at + 6);
+		size = dcpi_get_le16(f->buf + at + 6);
 		if (timed)
 			perf_rec_time(&f->dec, f->buf + at, (size_t)size, &t);
 		ret = pf_rec_push(f, at, t, &cap, err);
 		if (ret)
 			return ret;
 		last = t;
-		if (rd32(f->buf + at) == PF_REC_AUXTRACE && size >= 16) {
-			uint64_t aux = rd64(f->buf + at + 8);
+		if (dcpi_get_le32(f->buf + at) == PF_REC_AUXTRACE && size >= 16) {
+			uint64_t aux = dcpi_get_le64(f->buf + at + 8);
 
 			if (aux > f->data_end - at - size)
 				break;
@@ -918,9 +888,9 @@ static int pf_lbr_branch(struct pf *f, uint32_t pid, uint64_t from, uint64_t to,
  */
 static int pf_dup_top(const uint8_t *br, uint64_t n)
 {
-	uint64_t f0 = rd64(br), t0 = rd64(br + 8);
+	uint64_t f0 = dcpi_get_le64(br), t0 = dcpi_get_le64(br + 8);
 
-	return n >= 2 && f0 == rd64(br + 24) && t0 == rd64(br + 32) &&
+	return n >= 2 && f0 == dcpi_get_le64(br + 24) && t0 == dcpi_get_le64(br + 32) &&
 	       (f0 < t0 || f0 - t0 > PF_RANGE_MAX);
 }
 
@@ -943,14 +913,16 @@ static int pf_do_branches(struct pf *f, const struct perf_sample *s, struct dcpi
 	for (uint64_t k = k0; k < s->bnr; k++) {
 		const uint8_t *e = s->br + 24 * k;
 
-		ret = pf_br_taken(f, s->pid, rd64(e), rd64(e + 8), err);
+		ret = pf_br_taken(f, s->pid, dcpi_get_le64(e), dcpi_get_le64(e + 8), err);
 		if (!ret)
-			ret = pf_lbr_branch(f, s->pid, rd64(e), rd64(e + 8), err);
+			ret = pf_lbr_branch(f, s->pid, dcpi_get_le64(e), dcpi_get_le64(e + 8),
+					    err);
 		if (ret)
 			return ret;
 	}
 	for (uint64_t k = k0; ranges && k + 1 < s->bnr; k++) {
-		uint64_t from = rd64(s->br + 24 * k), to = rd64(s->br + 24 * (k + 1) + 8);
+		uint64_t from = dcpi_get_le64(s->br + 24 * k);
+		uint64_t to = dcpi_get_le64(s->br + 24 * (k + 1) + 8);
 		uint32_t fi, ti;
 		uint64_t fo = 0, too = 0, end = 0;
 

@@ -21,14 +21,12 @@
 #include "internal.h"
 
 /* The JSON fields every report of one procedure opens with (no braces). */
-/* Files of the database skipped as damaged (profile/db.c): the epoch is
- * reported without them. */
-static void json_damaged(FILE *f, const struct prof_db *db)
+void rep_json_damaged(FILE *f, const struct prof_db *db)
 {
 	const char *const *v;
 	size_t n = db ? prof_db_damaged(db, &v) : 0;
 
-	fprintf(f, ", \"damaged\": [");
+	fprintf(f, "\"damaged\": [");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, i ? ", " : "");
 		rep_json_str(f, v[i]);
@@ -44,7 +42,8 @@ void rep_calc_json_head(FILE *f, const struct rep_calc *c)
 	rep_json_str(f, img_path(c->img));
 	fprintf(f, ", \"epoch\": ");
 	rep_json_str(f, c->epoch);
-	json_damaged(f, c->db);
+	fprintf(f, ", ");
+	rep_json_damaged(f, c->db);
 	fprintf(f, ", \"event\": ");
 	rep_json_str(f, c->prof->event);
 }

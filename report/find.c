@@ -11,9 +11,9 @@
 
 #include "dcpi/image.h"
 #include "dcpi/report.h"
+#include "internal.h"
 
-/* Is the file at id->path still the image that was profiled? */
-static int still_profiled(const struct prof_image_id *id, const struct image *img)
+int rep_still_profiled(const struct prof_image_id *id, const struct image *img)
 {
 	struct stat st;
 
@@ -76,7 +76,9 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 		if (img_open(p[i].image.path, img_flags, &im, NULL) < 0)
 			continue;
 		q = NULL;
-		rc = still_profiled(&p[i].image, im) ? img_proc_find(im, spec, &q, err) : -ENOENT;
+		rc = -ENOENT;
+		if (rep_still_profiled(&p[i].image, im))
+			rc = img_proc_find(im, spec, &q, err);
 		if (rc == -EEXIST) {	/* overloads in one image: the user must choose */
 			img_close(im);
 			img_close(*img);

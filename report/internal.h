@@ -25,6 +25,12 @@ int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err
 long rep_jitmap_find(const struct rep_jitmap *m, uint64_t pc);
 void rep_jitmap_free(struct rep_jitmap *m);
 
+struct prof_image_id;
+struct image;
+/* Is the file at id->path still the image that was profiled (report/find.c)?
+ * By build-id when both have one, else by size and mtime. */
+int rep_still_profiled(const struct prof_image_id *id, const struct image *img);
+
 #include <stdio.h>
 
 struct rep_calc;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,27 +37,14 @@ int rep_is_jitmap_path(const char *path)
 static FILE *jitmap_open(const char *path, struct dcpi_err *err)
 {
 	struct stat st;
-	FILE *f;
 	int fd = dcpi_open_read(AT_FDCWD, path, DCPI_OPEN_NOFOLLOW, &st, path, err);
 
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	if (jitmap_check(&st, jitmap_proc_uid(path), path, err)) {
+	if (fd >= 0 && jitmap_check(&st, jitmap_proc_uid(path), path, err)) {
 		close(fd);
 		errno = EPERM;
 		return NULL;
 	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		int e = errno;
-
-		close(fd);
-		dcpi_errf(err, -e, "%s: %s", path, strerror(e));
-		errno = e;
-	}
-	return f;
+	return dcpi_fdopen_read(fd, path, err);
 }
 
 static int jit_cmp(const void *a, const void *b)
@@ -126,16 +114,9 @@ int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err
  * overlapping newer ones: the latest start at or below pc wins. */
 long rep_jitmap_find(const struct rep_jitmap *m, uint64_t pc)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = dcpi_upper_bound(m->e, m->n, sizeof(*m->e),
+				     offsetof(struct rep_jit_sym, start), pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->e[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || pc - m->e[lo - 1].start >= m->e[lo - 1].size)
 		return -1;
 	return (long)(lo - 1);

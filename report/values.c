@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "dcpi/cfg.h"
 #include "dcpi/estimate.h"
@@ -191,18 +190,6 @@ void rep_vals_close(struct rep_vals *v)
 	free(v);
 }
 
-/* Is the file at id->path still the image that was profiled? */
-static int still_profiled(const struct prof_image_id *id, const struct image *img)
-{
-	struct stat st;
-
-	if (id->build_id[0] && img_build_id(img)[0])
-		return !strcmp(id->build_id, img_build_id(img));
-	if (stat(id->path, &st) < 0)
-		return 0;
-	return (uint64_t)st.st_size == id->size && (int64_t)st.st_mtime == id->mtime;
-}
-
 struct image *rv_image(struct rep_vals *v, const struct prof_image_id *id)
 {
 	struct dcpi_err err = { 0 };
@@ -227,7 +214,7 @@ struct image *rv_image(struct rep_vals *v, const struct prof_image_id *id)
 		prof_db_note(v->db, "%s: its code values are not named", err.msg);
 		return NULL;
 	}
-	if (!still_profiled(id, e->img)) {
+	if (!rep_still_profiled(id, e->img)) {
 		prof_db_note(v->db, "%s: no longer the profiled image: its code values are not "
 			     "named", id->path);
 		img_close(e->img);

@@ -74,7 +74,7 @@ static void print_json(const struct rep_table *t, const struct prof_args *a,
 		printf("}}");
 	}
 	printf("\n], ");
-	tool_json_damaged(stdout, db);
+	rep_json_damaged(stdout, db);
 	printf(", \"notes\": [");
 	for (size_t i = 0; i < t->nnotes; i++) {
 		printf(i ? ", " : "");

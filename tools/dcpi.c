@@ -113,18 +113,6 @@ void tool_db_notes(struct prof_db *db)
 	prof_db_notes_clear(db);
 }
 
-void tool_json_damaged(FILE *f, const struct prof_db *db)
-{
-	const char *const *v;
-	size_t n = db ? prof_db_damaged(db, &v) : 0;
-
-	fprintf(f, "\"damaged\": [");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(f, i ? ", " : "");
-		tool_json_str(f, v[i]);
-	}
-	fprintf(f, "]");
-}
 
 static void usage(FILE *f)
 {

@@ -52,8 +52,5 @@ const char *tool_db_dir(const char *opt);
 struct prof_db;
 /* Print the database's notes (skipped files, empty epochs) as "note:" lines. */
 void tool_db_notes(struct prof_db *db);
-/* "damaged": [...] of a --json output: the profile files of the epoch read
- * that were skipped as damaged (docs/profile-format.md), [] when none. */
-void tool_json_damaged(FILE *f, const struct prof_db *db);
 
 #endif /* DCPI_TOOLS_H */

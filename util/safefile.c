@@ -69,7 +69,11 @@ int dcpi_open_read(int dirfd, const char *name, unsigned flags, struct stat *st,
 
 FILE *dcpi_fopen_read(const char *path, struct dcpi_err *err)
 {
-	int fd = dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err);
+	return dcpi_fdopen_read(dcpi_open_read(AT_FDCWD, path, 0, NULL, path, err), path, err);
+}
+
+FILE *dcpi_fdopen_read(int fd, const char *path, struct dcpi_err *err)
+{
 	FILE *f;
 
 	if (fd < 0) {
@@ -248,23 +252,35 @@ fail:
 	return rc;
 }
 
-int dcpi_write_file(const char *path, const void *buf, size_t len, unsigned mode,
-		    struct dcpi_err *err)
+/* The directory part of path into dir (".", "/" or what comes before the last
+ * slash); the last component, which may be empty, is returned. */
+static const char *split_path(const char *path, char dir[PATH_MAX], struct dcpi_err *err)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	int dfd, rc;
+	const char *slash = strrchr(path, '/');
 
 	if (!slash) {
 		strcpy(dir, ".");
 	} else if (slash == path) {
 		strcpy(dir, "/");
-	} else if ((size_t)(slash - path) < sizeof(dir)) {
+	} else if ((size_t)(slash - path) < PATH_MAX) {
 		memcpy(dir, path, (size_t)(slash - path));
 		dir[slash - path] = '\0';
 	} else {
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", path);
+		dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", path);
+		return NULL;
 	}
+	return slash ? slash + 1 : path;
+}
+
+int dcpi_write_file(const char *path, const void *buf, size_t len, unsigned mode,
+		    struct dcpi_err *err)
+{
+	char dir[PATH_MAX];
+	const char *base = split_path(path, dir, err);
+	int dfd, rc;
+
+	if (!base)
+		return -ENAMETOOLONG;
 	if (!base[0] || !strcmp(base, ".") || !strcmp(base, ".."))
 		return dcpi_errf(err, -EINVAL, "%s: not a file name", path);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -285,19 +301,11 @@ int dcpi_write_file(const char *path, const void *buf, size_t len, unsigned mode
 static int open_parent(const char *path, char *base, size_t blen, struct dcpi_err *err)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/'), *b = slash ? slash + 1 : path;
+	const char *b = split_path(path, dir, err);
 	int dfd;
 
-	if (!slash) {
-		strcpy(dir, ".");
-	} else if (slash == path) {
-		strcpy(dir, "/");
-	} else if ((size_t)(slash - path) < sizeof(dir)) {
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
-	} else {
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", path);
-	}
+	if (!b)
+		return -ENAMETOOLONG;
 	if (!b[0] || !strcmp(b, ".") || !strcmp(b, ".."))
 		return dcpi_errf(err, -EISDIR, "%s: is a directory", path);
 	if (strlen(b) >= blen)

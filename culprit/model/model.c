@@ -70,6 +70,19 @@ static void class_values(const struct model_cpu *cpu, int c, struct model_class 
 	out->name = b->name;
 }
 
+struct model_class model_row_of(const struct model_base_row *r, const struct model_class *v)
+{
+	struct model_class row = *v;
+
+	row.pattern = r->pattern;
+	row.forms = r->forms;
+	row.min_vec = r->min_vec;
+	row.max_vec = r->max_vec;
+	row.need = r->need;
+	row.avoid = r->avoid;
+	return row;
+}
+
 void model_tables_expand(const struct model_cpu *cpu, struct model_class *out,
 			 struct model_class *fallback)
 {
@@ -84,14 +97,7 @@ void model_tables_expand(const struct model_cpu *cpu, struct model_class *out,
 
 		if (!on[r->cls])
 			continue;
-		out[n] = v[r->cls];
-		out[n].pattern = r->pattern;
-		out[n].forms = r->forms;
-		out[n].min_vec = r->min_vec;
-		out[n].max_vec = r->max_vec;
-		out[n].need = r->need;
-		out[n].avoid = r->avoid;
-		n++;
+		out[n++] = model_row_of(r, &v[r->cls]);
 	}
 	*fallback = v[MC_UNKNOWN];
 	fallback->pattern = "?";

@@ -148,6 +148,9 @@ const struct model *model_shipped_by_name(const char *name);
 /* The ports unit role `unit` is on the shipped model (0: it has none). */
 uint32_t model_unit_ports(const struct model *shipped, int unit);
 
+/* Base row r with the timings of its class from v (culprit/model/model.c). */
+struct model_class model_row_of(const struct model_base_row *r, const struct model_class *v);
+
 /* Expand cpu into rows[MODEL_BASE_MAXROWS] and *fallback; set cpu->m's tables. */
 void model_tables_expand(const struct model_cpu *cpu, struct model_class *rows,
 			 struct model_class *fallback);

@@ -357,14 +357,7 @@ static int use_class(struct model *m, int c, struct dcpi_err *err)
 
 		if (!have || have == m->fallback || n == MODEL_BASE_MAXROWS)
 			continue;
-		rows[n] = *have;
-		rows[n].pattern = r->pattern;
-		rows[n].forms = r->forms;
-		rows[n].min_vec = r->min_vec;
-		rows[n].max_vec = r->max_vec;
-		rows[n].need = r->need;
-		rows[n].avoid = r->avoid;
-		n++;
+		rows[n++] = model_row_of(r, have);
 	}
 	memcpy(m->file->rows, rows, n * sizeof(rows[0]));
 	m->nclasses = n;

@@ -232,6 +232,10 @@ void rep_model_show(FILE *f, const struct model *m, int auto_chosen);
 void rep_calc_list(FILE *f, const struct rep_calc *c, int json);
 /* s as a JSON string (quoted, escaped): every --json output uses it. */
 void rep_json_str(FILE *f, const char *s);
+/* "damaged": [...] of a --json output: the profile files of the epoch read
+ * that were skipped as damaged (docs/profile-format.md), [] when none or
+ * db is NULL (report/calc.c). */
+void rep_json_damaged(FILE *f, const struct prof_db *db);
 
 /* The prefetch-hints report (report/hints.c): text and JSON. */
 struct opt_hints;

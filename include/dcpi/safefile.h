@@ -70,6 +70,9 @@ int dcpi_open_read(int dirfd, const char *name, unsigned flags, struct stat *st,
 		   const char *shown, struct dcpi_err *err);
 /* The same as a stdio stream ("r"), NULL with err filled on failure. */
 FILE *dcpi_fopen_read(const char *path, struct dcpi_err *err);
+/* fd, as dcpi_open_read returned it (a negative errno: err is filled), as a
+ * stdio stream ("r"); NULL with errno set and fd closed on failure. */
+FILE *dcpi_fdopen_read(int fd, const char *path, struct dcpi_err *err);
 /* Read a whole file (at most max bytes) into a NUL-terminated malloc'd buffer. */
 int dcpi_read_file_at(int dirfd, const char *name, unsigned flags, size_t max,
 		      uint8_t **buf, size_t *len, const char *shown, struct dcpi_err *err);

@@ -61,14 +61,21 @@ int dcpi_grow(void **v, size_t *cap, size_t need, size_t size);
 size_t dcpi_lower_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key);
 size_t dcpi_upper_bound(const void *base, size_t n, size_t size, size_t off, uint64_t key);
 
-/* The 8 bytes at p as a little-endian number (the file formats' words). */
+/* The 2, 4 or 8 bytes at p as a little-endian number (the file formats' words,
+ * and perf.data's on x86-64); p need not be aligned. */
+static inline uint16_t dcpi_get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t dcpi_get_le32(const uint8_t *p)
+{
+	return (uint32_t)dcpi_get_le16(p) | (uint32_t)dcpi_get_le16(p + 2) << 16;
+}
+
 static inline uint64_t dcpi_get_le64(const uint8_t *p)
 {
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	return (uint64_t)dcpi_get_le32(p) | (uint64_t)dcpi_get_le32(p + 4) << 32;
 }
 
 /* MD5 (RFC 1321) of len bytes; and the low 64 bits of it read little endian,
