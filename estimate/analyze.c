@@ -222,6 +222,26 @@ void est_input_close(struct est_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
+typedef int (*epoch_fn)(struct est_input *in, const char *epoch,
+			const struct prof_image_id *id, struct dcpi_err *err);
+
+/* fn over the input's epoch, or over every epoch of the database for "all". */
+static int each_epoch(struct est_input *in, const struct prof_image_id *id, epoch_fn fn,
+		      struct dcpi_err *err)
+{
+	char **names = NULL;
+	size_t nn = 0;
+	int rc;
+
+	if (strcmp(in->epoch, "all"))
+		return fn(in, in->epoch, id, err);
+	rc = prof_db_epochs(in->db, &names, &nn, err);
+	for (size_t k = 0; rc >= 0 && k < nn; k++)
+		rc = fn(in, names[k], id, err);
+	prof_names_free(names, nn);
+	return rc;
+}
+
 /* Add the path samples of image id in one epoch to in->pp. */
 static int paths_of_epoch(struct est_input *in, const char *epoch,
 			  const struct prof_image_id *id, struct dcpi_err *err)
@@ -251,9 +271,7 @@ static int paths_of_epoch(struct est_input *in, const char *epoch,
 static int image_paths(struct est_input *in, const struct prof_image_id *id,
 		       const struct path_profile **out, struct dcpi_err *err)
 {
-	char **names = NULL;
-	size_t nn = 0;
-	int rc = 0;
+	int rc;
 
 	*out = NULL;
 	if (in->o.no_paths)
@@ -264,26 +282,17 @@ static int image_paths(struct est_input *in, const struct prof_image_id *id,
 	}
 	if (!in->db)
 		return 0;
-	if (in->pp_loaded && prof_image_id_equal(&in->pp_image, id)) {
-		*out = in->have_pp ? &in->pp : NULL;
-		return 0;
-	}
-	path_profile_free(&in->pp);
-	path_profile_init(&in->pp);
-	in->have_pp = 0;
-	in->pp_image = *id;
-	in->pp_loaded = 1;
-	if (!strcmp(in->epoch, "all")) {
-		rc = prof_db_epochs(in->db, &names, &nn, err);
-		for (size_t k = 0; rc >= 0 && k < nn; k++)
-			rc = paths_of_epoch(in, names[k], id, err);
-		prof_names_free(names, nn);
-	} else {
-		rc = paths_of_epoch(in, in->epoch, id, err);
-	}
-	if (rc < 0) {
-		in->pp_loaded = 0;
-		return rc;
+	if (!in->pp_loaded || !prof_image_id_equal(&in->pp_image, id)) {
+		path_profile_free(&in->pp);
+		path_profile_init(&in->pp);
+		in->have_pp = 0;
+		in->pp_image = *id;
+		in->pp_loaded = 1;
+		rc = each_epoch(in, id, paths_of_epoch, err);
+		if (rc < 0) {
+			in->pp_loaded = 0;
+			return rc;
+		}
 	}
 	*out = in->have_pp ? &in->pp : NULL;
 	return 0;
@@ -318,9 +327,7 @@ static int values_of_epoch(struct est_input *in, const char *epoch,
 static int image_values(struct est_input *in, const struct prof_image_id *id,
 			const struct val_profile **out, struct dcpi_err *err)
 {
-	char **names = NULL;
-	size_t nn = 0;
-	int rc = 0;
+	int rc;
 
 	*out = NULL;
 	if (in->o.no_replay || !in->db)
@@ -331,14 +338,7 @@ static int image_values(struct est_input *in, const struct prof_image_id *id,
 		in->have_vp = 0;
 		in->vp_image = *id;
 		in->vp_loaded = 1;
-		if (!strcmp(in->epoch, "all")) {
-			rc = prof_db_epochs(in->db, &names, &nn, err);
-			for (size_t k = 0; rc >= 0 && k < nn; k++)
-				rc = values_of_epoch(in, names[k], id, err);
-			prof_names_free(names, nn);
-		} else {
-			rc = values_of_epoch(in, in->epoch, id, err);
-		}
+		rc = each_epoch(in, id, values_of_epoch, err);
 		/* sorted for val_profile_find */
 		if (rc >= 0 && in->have_vp && val_profile_normalize(&in->vp) < 0)
 			rc = dcpi_errf(err, -ENOMEM, "values: out of memory");
@@ -353,12 +353,16 @@ static int image_values(struct est_input *in, const struct prof_image_id *id,
 
 /* The image's branch-record counts (every epoch's for "all"), read once
  * per image; used for the counts where a procedure has them. */
+static int lbr_of_epoch(struct est_input *in, const char *epoch, const struct prof_image_id *id,
+			struct dcpi_err *err)
+{
+	return import_read_lbr(in->db, epoch, id, &in->lbr, err);
+}
+
 static int lbr_counts(struct est_input *in, const struct image *img, struct est_analysis *a,
 		      struct dcpi_err *err)
 {
 	const struct prof_image_id *id = &a->prof->image;
-	char **names = NULL;
-	size_t nn = 0;
 	int rc = 0;
 
 	if (in->o.no_paths || in->o.paths || !in->db)
@@ -367,14 +371,7 @@ static int lbr_counts(struct est_input *in, const struct image *img, struct est_
 		import_lbr_free(&in->lbr);
 		in->lbr_image = *id;
 		in->lbr_loaded = 1;
-		if (!strcmp(in->epoch, "all")) {
-			rc = prof_db_epochs(in->db, &names, &nn, err);
-			for (size_t k = 0; rc >= 0 && k < nn; k++)
-				rc = import_read_lbr(in->db, names[k], id, &in->lbr, err);
-			prof_names_free(names, nn);
-		} else {
-			rc = import_read_lbr(in->db, in->epoch, id, &in->lbr, err);
-		}
+		rc = each_epoch(in, id, lbr_of_epoch, err);
 		if (rc < 0) {
 			in->lbr_loaded = 0;
 			return rc;
