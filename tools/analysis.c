@@ -162,7 +162,7 @@ int tool_ana_getopt(int argc, char **argv, const char *shortopts,
 {
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, shortopts, longopts, NULL)) != -1) {
 		rc = tool_ana_option(a, c, optarg);
 		if (rc < 0)
 			return c;

@@ -82,7 +82,7 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 	a->passes = 5;
 	a->cpu = -2;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:o:qh", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "m:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': a->db = optarg; break;
 		case 'm': a->model = optarg; break;

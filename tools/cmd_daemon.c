@@ -89,7 +89,7 @@ int cmd_daemon(int argc, char **argv)
 	uint64_t v;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+	while ((c = tool_getopt(argc, argv, TOOL_SAMPLING_SHORTOPTS "qh", longopts,
 				NULL)) != -1) {
 		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
 			if (ret)

@@ -126,7 +126,7 @@ int cmd_diff(int argc, char **argv)
 	int c, json = 0, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'e': event = optarg; break;

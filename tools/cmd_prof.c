@@ -158,7 +158,7 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 	memset(a, 0, sizeof(*a));
 	a->limit = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ie:n:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "ie:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->by_image = 1; break;
 		case 'e': a->event = optarg; break;

@@ -49,7 +49,7 @@ int cmd_stats(int argc, char **argv)
 	int c, json = 0, by_sum = 0, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'E':

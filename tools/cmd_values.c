@@ -68,7 +68,7 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 	long n;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'E': epoch = optarg; break;

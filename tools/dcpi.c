@@ -151,6 +151,24 @@ static int run(const struct command *c, int argc, char **argv, const char *name)
 	return c->fn(argc, argv);
 }
 
+/* "dcpi: 'word' is not a dcpi command" and the nearest names, from the
+ * commands (what) or the DCPI names (dcpi's links). */
+static int no_command(const char *who, const char *word, int aliases)
+{
+	const char *names[NCOMMANDS];
+	char near[256];
+	int n;
+
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = !commands[i].fn || !commands[i].help ? NULL :
+			   aliases ? commands[i].alias : commands[i].name;
+	fprintf(stderr, "%s: '%s' is not a dcpi command; see 'dcpi --help'\n", who, word);
+	n = tool_suggest(word, names, NCOMMANDS, aliases ? "" : "dcpi ", near, sizeof(near));
+	if (n)
+		fprintf(stderr, "%s: did you mean %s%s?\n", who, n > 1 ? "one of " : "", near);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = strrchr(argv[0], '/');
@@ -159,10 +177,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (commands[i].alias && !strcmp(base, commands[i].alias))
 			return run(&commands[i], argc, argv, base);
-	if (!strncmp(base, "dcpi", 4) && base[4]) {
-		fprintf(stderr, "%s: no such dcpi command\n", base);
-		return 1;
-	}
+	if (!strncmp(base, "dcpi", 4) && base[4])
+		return no_command(base, base, 1);
 	if (argc < 2) {
 		usage(stderr);
 		return 1;
@@ -174,6 +190,5 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return run(&commands[i], argc - 1, argv + 1, commands[i].name);
-	fprintf(stderr, "dcpi: '%s' is not a dcpi command; see 'dcpi --help'\n", argv[1]);
-	return 1;
+	return no_command("dcpi", argv[1], 0);
 }

@@ -55,4 +55,17 @@ void tool_db_notes(struct prof_db *db);
  * that were skipped as damaged (docs/profile-format.md), [] when none. */
 void tool_json_damaged(FILE *f, const struct prof_db *db);
 
+struct option;
+/*
+ * The names of names[0..n) (NULL entries skipped) nearest to word, within
+ * rep_suggest_max(word) edits (include/dcpi/report.h), each after prefix,
+ * joined by ", " into out; how many (0: none near).
+ */
+int tool_suggest(const char *word, const char *const *names, size_t n, const char *prefix,
+		 char *out, size_t len);
+/* getopt_long, and after an unknown long option "did you mean --NAME?"
+ * from longopts (tools/suggest.c). */
+int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+		int *idx);
+
 #endif /* DCPI_TOOLS_H */
