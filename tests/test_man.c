@@ -2,7 +2,8 @@
  * test_man.c - the man pages (scripts/gen_man.sh, installed by make
  * install): one for dcpi and each command of its table (and its DCPI name),
  * each a valid man page (groff without warnings, where groff is installed)
- * whose synopsis is the command's own usage line.
+ * whose synopsis is the command's own usage line; every name a command
+ * has shows that name in its --help.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -59,10 +60,62 @@ static void test_pages(void **state)
 	tu_sh("rm -rf %s", dir);
 }
 
+/*
+ * Every name of every command shows its own name in --help's usage line:
+ * `dcpi prof --help` says "dcpi prof", `dcpiprof --help` "dcpiprof"; and
+ * calibrate's two meanings of --model are two options.
+ */
+static void test_help_names(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	char dir[256], line[512];
+	size_t rows = 0;
+	FILE *f;
+
+	(void)state;
+	if (!bin) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "helpnames"), 0);
+	snprintf(line, sizeof(line), "%s --help 2>&1", bin);
+	f = popen(line, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], alias[64];
+		int n = sscanf(line, "  %63[a-z-] %63s", name, alias);
+
+		if (strncmp(line, "  ", 2) || n < 1)
+			continue;
+		rows++;
+		if (tu_sh("%s %s --help 2>&1 | head -1 | grep -q '^usage: dcpi %s '", bin, name,
+			  name))
+			fail_msg("dcpi %s --help does not say 'usage: dcpi %s'", name, name);
+		if (n < 2 || strncmp(alias, "dcpi", 4))
+			continue;
+		assert_int_equal(tu_sh("ln -s %s %s/%s", bin, dir, alias), 0);
+		if (tu_sh("%s/%s --help 2>&1 | head -1 | grep -q '^usage: %s '", dir, alias,
+			  alias))
+			fail_msg("%s --help does not say 'usage: %s'", alias, alias);
+	}
+	pclose(f);
+	assert_true(rows >= 15);
+	/* one option name, one meaning */
+	assert_int_equal(tu_sh("%s calibrate --help | grep -q -- '--fit-model '", bin), 0);
+	assert_int_equal(tu_sh("%s calibrate --help | grep -q -- '--model NAME '", bin), 0);
+	assert_int_not_equal(tu_sh("%s calibrate --fit-model --no-fit-model > /dev/null 2>&1",
+				   bin), 0);
+	/* the old spelling, alone, is --fit-model with a note */
+	assert_int_equal(tu_sh("%s calibrate --model --no-model 2>&1 | grep -q 'deprecated'",
+			       bin), 0);
+	tu_sh("rm -rf %s", dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pages),
+		cmocka_unit_test(test_help_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -177,8 +177,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			if (*end || a->phase < 1)
 				return tool_fail("--phase: '%s' is not a phase number", optarg);
 			break;
-		case 'h': fputs(prof_usage, stdout); return -1;
-		default: fputs(prof_usage, stderr); return 1;
+		case 'h': tool_usage(stdout, prof_usage); return -1;
+		default: tool_usage(stderr, prof_usage); return 1;
 		}
 	}
 	if (optind < argc)

@@ -65,8 +65,8 @@ int cmd_stats(int argc, char **argv)
 			break;
 		case 'n': limit = strtoul(optarg, NULL, 10); break;
 		case 'j': json = 1; break;
-		case 'h': printf(stats_usage); return 0;
-		default: fprintf(stderr, stats_usage); return 1;
+		case 'h': tool_usage(stdout, stats_usage); return 0;
+		default: tool_usage(stderr, stats_usage); return 1;
 		}
 	}
 	if (argc - optind > MAX_RUNS)

@@ -124,6 +124,20 @@ void tool_json_damaged(FILE *f, const struct prof_db *db)
 	fprintf(f, "]");
 }
 
+void tool_usage(FILE *f, const char *text)
+{
+	const char *rest = text;
+
+	if (!strncmp(text, "usage: ", 7)) {	/* "dcpiprof" or "dcpi calibrate" */
+		rest = text + 7 + (strncmp(text + 7, "dcpi ", 5) ? 0 : 5);
+		rest += strcspn(rest, " \n");
+		fprintf(f, "usage: %s", tool_name);
+	}
+	for (; *rest; rest++)
+		if (*rest != '%' || *++rest == '%')
+			fputc(*rest, f);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: dcpi <command> [options]\n\ncommands:\n");
@@ -147,6 +161,7 @@ static int run(const struct command *c, int argc, char **argv, const char *name)
 	else {
 		snprintf(buf, sizeof(buf), "dcpi %s", c->name);
 		tool_name = buf;
+		argv[0] = buf;	/* getopt's messages say "dcpi calc: ..." too */
 	}
 	return c->fn(argc, argv);
 }

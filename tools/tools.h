@@ -55,6 +55,9 @@ void tool_db_notes(struct prof_db *db);
  * that were skipped as damaged (docs/profile-format.md), [] when none. */
 void tool_json_damaged(FILE *f, const struct prof_db *db);
 
+/* A usage text (a printf format without arguments, "usage: NAME ...")
+ * with NAME the name the command was run under (tool_name). */
+void tool_usage(FILE *f, const char *text);
 struct option;
 /*
  * The names of names[0..n) (NULL entries skipped) nearest to word, within
