@@ -217,6 +217,8 @@ struct rep_calc {
 	struct cul_result cul;
 	const struct est_replay *replays;	/* loads replayed (estimate/replay.c) */
 	size_t nreplays;
+	const char *const *source_dirs;		/* dcpilist --source-dir, in order */
+	size_t nsource_dirs;
 };
 void rep_calc_text(FILE *f, const struct rep_calc *c);
 void rep_calc_json(FILE *f, const struct rep_calc *c);
