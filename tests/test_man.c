@@ -2,7 +2,8 @@
  * test_man.c - the man pages (scripts/gen_man.sh, installed by make
  * install): one for dcpi and each command of its table (and its DCPI name),
  * each a valid man page (groff without warnings, where groff is installed)
- * whose synopsis is the command's own usage line; every name a command
+ * whose synopsis is the command's own usage line, with DESCRIPTION, OUTPUT,
+ * EXAMPLES, FILES and SEE ALSO (docs/man/NAME.txt); every name a command
  * has shows that name in its --help.
  */
 #include <setjmp.h>
@@ -32,6 +33,8 @@ static void test_pages(void **state)
 	assert_int_equal(tu_workspace(dir, sizeof(dir), "man"), 0);
 	assert_int_equal(tu_sh("sh %s/scripts/gen_man.sh %s %s", src, bin, dir), 0);
 	assert_int_equal(tu_sh("test -s %s/dcpi.1", dir), 0);
+	assert_int_equal(tu_sh("grep -q '^\\.SH DESCRIPTION$' %s/dcpi.1 && "
+			       "grep -q '^\\.SH EXAMPLES$' %s/dcpi.1", dir, dir), 0);
 	snprintf(line, sizeof(line), "%s --help 2>&1", bin);
 	f = popen(line, "r");
 	assert_non_null(f);
@@ -49,6 +52,14 @@ static void test_pages(void **state)
 				       name), 0);
 		if (n == 2 && !strncmp(alias, "dcpi", 4))
 			assert_int_equal(tu_sh("test -s %s/%s.1", dir, alias), 0);
+		/* the prose a perf user reads, written per command (docs/man/NAME.txt) */
+		for (int k = 0; k < 5; k++) {
+			static const char *const sec[] = { "DESCRIPTION", "OUTPUT", "EXAMPLES",
+							   "FILES", "SEE ALSO" };
+
+			if (tu_sh("grep -q '^\\.SH %s$' %s/dcpi-%s.1", sec[k], dir, name))
+				fail_msg("dcpi-%s.1 has no %s", name, sec[k]);
+		}
 		if (tu_sh("command -v groff > /dev/null") == 0)
 			assert_int_equal(tu_sh("test -z \"$(groff -man -Tutf8 -ww -z %s/dcpi-%s.1 "
 					       "2>&1)\"", dir, name), 0);
