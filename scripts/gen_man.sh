@@ -61,7 +61,7 @@ prose() {
 	printf 'dcpiprof                          # where the samples are\n'
 	printf 'dcpicalc hot_loop                 # executions, CPI, stalls of one procedure\n'
 	printf 'dcpilist hot_loop                 # the same by source line\n'
-	printf 'dcpicfg hot_loop \\-o hot.svg      # its control-flow graph\n'
+	printf 'dcpicfg hot_loop \\-\\-format svg \\-o g.svg  # its control-flow graph\n'
 	printf '.fi\n.SH FILES\n'
 	printf 'The profile database: ./dcpidb (or \\fB$DCPIDB\\fR, or \\fB\\-\\-db\\fR DIR).\n'
 	printf '.SH SEE ALSO\nThe README of the source tree; docs/ for formats and methods.\n'
