@@ -3,9 +3,13 @@
  * and dcpicfg take PROC without an image path, by the rules of
  * image/lookup.c (address, mangled name, signature, plain name, IMAGE:NAME):
  * the epoch's profiles say which images to look in, "IMAGE:" narrows them.
+ * A bare address is in many images (every image starts near 0): the one
+ * with samples in the procedure there is meant.  A name in none of them
+ * gets the nearest procedure names (Damerau-Levenshtein distance).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -54,21 +58,132 @@ static int image_named(const struct prof_profile *p, const char *spec)
 	       (strchr(want, '/') && !strcmp(base, strrchr(want, '/') + 1));
 }
 
+int rep_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int *d, rc;
+
+	if (la > 256 || lb > 256)
+		return (int)(la > lb ? la : lb);
+	d = malloc((la + 1) * (lb + 1) * sizeof(*d));
+	if (!d)
+		return (int)(la > lb ? la : lb);
+#define D(i, j) d[(i) * (lb + 1) + (j)]
+	for (size_t i = 0; i <= la; i++)
+		D(i, 0) = (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		D(0, j) = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int cost = a[i - 1] != b[j - 1], v = D(i - 1, j - 1) + cost;
+
+			if (D(i - 1, j) + 1 < v)
+				v = D(i - 1, j) + 1;
+			if (D(i, j - 1) + 1 < v)
+				v = D(i, j - 1) + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    D(i - 2, j - 2) + 1 < v)
+				v = D(i - 2, j - 2) + 1;	/* a transposition */
+			D(i, j) = v;
+		}
+	rc = D(la, lb);
+#undef D
+	free(d);
+	return rc;
+}
+
+int rep_suggest_max(const char *word)
+{
+	size_t n = strlen(word);
+
+	return n <= 3 ? 1 : n <= 6 ? 2 : 3;
+}
+
+/* The procedure of img nearest to name (plain names, no parameters). */
+static void nearest_proc(const struct image *img, const char *name, char *best, size_t len,
+			 int *bestd)
+{
+	char plain[256];
+
+	for (size_t i = 0; i < img_nprocs(img); i++) {
+		const char *pn = img_proc(img, i)->name;
+		size_t k = strcspn(pn, "(");
+		int d;
+
+		if (k >= sizeof(plain))
+			continue;
+		memcpy(plain, pn, k);
+		plain[k] = 0;
+		d = rep_edit_distance(name, plain);
+		if (d < *bestd && d <= rep_suggest_max(name)) {
+			*bestd = d;
+			snprintf(best, len, "%s", plain);
+		}
+	}
+}
+
+/* Samples of the image of p[i] (every profile of its path and event) in q. */
+static uint64_t samples_in(const struct prof_profile *p, size_t n, size_t i, const char *event,
+			   const struct image *img, const struct img_proc *q)
+{
+	uint64_t lo, hi, sum = 0;
+
+	if (img_vaddr_to_offset(img, q->addr, &lo) < 0)
+		return 0;
+	hi = lo + q->size;
+	for (size_t k = i; k < n; k++) {
+		if (strcmp(p[k].image.path, p[i].image.path) ||
+		    (event && strcmp(p[k].event, event)))
+			continue;
+		for (size_t e = 0; e < p[k].n; e++)
+			if (p[k].e[e].offset >= lo && p[k].e[e].offset < hi)
+				sum += p[k].e[e].count;
+	}
+	return sum;
+}
+
+/* Keep im and q as the choice when it has more samples than the one kept. */
+static void keep_better(struct image *im, const struct img_proc *q, size_t i, uint64_t s,
+			struct image **img, const struct img_proc **proc, size_t *which,
+			uint64_t *best)
+{
+	if (*img && s <= *best) {
+		img_close(im);
+		return;
+	}
+	img_close(*img);
+	*img = im;
+	*proc = q;
+	*which = i;
+	*best = s;
+}
+
+static int not_found(const char *spec, const char *near, struct dcpi_err *err)
+{
+	return dcpi_errf(err, -ENOENT, "%s: in none of the profiled images (a procedure "
+			 "is named by its address, its name with or without parameters, "
+			 "or its mangled name; IMAGE:NAME picks the image)%s%s%s", spec,
+			 near[0] ? "; did you mean '" : "", near, near[0] ? "'?" : "");
+}
+
 int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, const char *spec,
 		  unsigned img_flags, struct image **img, const struct img_proc **proc,
 		  size_t *which, struct dcpi_err *err)
 {
-	size_t nfound = 0, len = 0;
-	char list[1024] = "";
+	size_t nfound = 0, nsampled = 0, len = 0;
+	char list[1024] = "", near[256] = "", want[PROF_PATH_MAX];
 	const char *name = spec;
-	char want[PROF_PATH_MAX];
-	int rc;
+	uint64_t best = 0;
+	int addr, neard = 1 << 20, rc;
 
 	*img = NULL;
 	*proc = NULL;
+	(void)img_spec_split(spec, want, sizeof(want), &name);
+	addr = is_address(name);
 	for (size_t i = 0; i < n; i++) {
 		const struct img_proc *q;
 		struct image *im;
+		uint64_t s;
 
 		if ((event && strcmp(p[i].event, event)) || p[i].image.path[0] == '[' ||
 		    !p[i].image.path[0] || seen_path(p, i) || !image_named(&p[i], spec))
@@ -86,36 +201,53 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 			*proc = NULL;
 			return rc;
 		}
-		if (q && len < sizeof(list))
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-						nfound ? ", " : "", p[i].image.path);
-		if (!q || nfound++) {
+		if (!q) {
+			if (!addr && still_profiled(&p[i].image, im))
+				nearest_proc(im, name, near, sizeof(near), &neard);
 			img_close(im);
 			continue;
 		}
-		*img = im;
-		*proc = q;
-		*which = i;
-		(void)img_spec_split(spec, want, sizeof(want), &name);
-		if (is_address(name))
-			return 0;
+		s = addr ? samples_in(p, n, i, event, im, q) : 0;
+		if (len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						nfound ? ", " : "", p[i].image.path);
+		if (addr && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, " (%s, %llu "
+						"samples)", q->name, (unsigned long long)s);
+		nfound++;
+		nsampled += s > 0;
+		keep_better(im, q, i, s, img, proc, which, &best);
 	}
-	if (nfound > 1) {
+	if (nfound > 1 && !(addr && nsampled == 1)) {
 		img_close(*img);
 		*img = NULL;
 		*proc = NULL;
-		return dcpi_errf(err, -EEXIST, "%s: in several images (%s): give --image FILE",
-				 spec, list);
+		return dcpi_errf(err, -EEXIST, "%s: in several images (%s): give --image FILE "
+				 "or IMAGE:%s", spec, list, name);
 	}
 	if (!nfound)
-		return dcpi_errf(err, -ENOENT, "%s: in none of the profiled images (a procedure "
-				 "is named by its address, its name with or without parameters, "
-				 "or its mangled name; IMAGE:NAME picks the image)", spec);
+		return not_found(spec, near, err);
 	dcpi_err_clear(err);
 	return 0;
 }
 
 /* ---- the target of an analysis -------------------------------------------- */
+
+/* "; did you mean 'NAME'?" after err when a procedure of img is near spec. */
+static void near_in_image(const struct image *img, const char *spec, struct dcpi_err *err)
+{
+	char near[256] = "", want[PROF_PATH_MAX];
+	const char *name = spec;
+	int d = 1 << 20;
+	size_t len = strlen(err->msg);
+
+	(void)img_spec_split(spec, want, sizeof(want), &name);
+	if (is_address(name))
+		return;
+	nearest_proc(img, name, near, sizeof(near), &d);
+	if (near[0] && len < sizeof(err->msg))
+		snprintf(err->msg + len, sizeof(err->msg) - len, "; did you mean '%s'?", near);
+}
 
 int rep_whole_image(const char *spec)
 {
@@ -201,6 +333,8 @@ int rep_find_target(const struct prof_profile *p, size_t n, const char *event, c
 		rc = in_image(p, n, ev, image, prof, err);
 		if (rc >= 0 && !rep_whole_image(spec))
 			rc = img_proc_find(*img, spec, proc, err);
+		if (rc == -ENOENT && *prof)
+			near_in_image(*img, spec, err);
 		return rc;
 	}
 	rc = rep_find_proc(p, n, ev, spec, 0, img, proc, &k, err);

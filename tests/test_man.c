@@ -2,7 +2,9 @@
  * test_man.c - the man pages (scripts/gen_man.sh, installed by make
  * install): one for dcpi and each command of its table (and its DCPI name),
  * each a valid man page (groff without warnings, where groff is installed)
- * whose synopsis is the command's own usage line.
+ * whose synopsis is the command's own usage line, with DESCRIPTION, OUTPUT,
+ * EXAMPLES, FILES and SEE ALSO (docs/man/NAME.txt); every name a command
+ * has shows that name in its --help.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +33,8 @@ static void test_pages(void **state)
 	assert_int_equal(tu_workspace(dir, sizeof(dir), "man"), 0);
 	assert_int_equal(tu_sh("sh %s/scripts/gen_man.sh %s %s", src, bin, dir), 0);
 	assert_int_equal(tu_sh("test -s %s/dcpi.1", dir), 0);
+	assert_int_equal(tu_sh("grep -q '^\\.SH DESCRIPTION$' %s/dcpi.1 && "
+			       "grep -q '^\\.SH EXAMPLES$' %s/dcpi.1", dir, dir), 0);
 	snprintf(line, sizeof(line), "%s --help 2>&1", bin);
 	f = popen(line, "r");
 	assert_non_null(f);
@@ -48,6 +52,14 @@ static void test_pages(void **state)
 				       name), 0);
 		if (n == 2 && !strncmp(alias, "dcpi", 4))
 			assert_int_equal(tu_sh("test -s %s/%s.1", dir, alias), 0);
+		/* the prose a perf user reads, written per command (docs/man/NAME.txt) */
+		for (int k = 0; k < 5; k++) {
+			static const char *const sec[] = { "DESCRIPTION", "OUTPUT", "EXAMPLES",
+							   "FILES", "SEE ALSO" };
+
+			if (tu_sh("grep -q '^\\.SH %s$' %s/dcpi-%s.1", sec[k], dir, name))
+				fail_msg("dcpi-%s.1 has no %s", name, sec[k]);
+		}
 		if (tu_sh("command -v groff > /dev/null") == 0)
 			assert_int_equal(tu_sh("test -z \"$(groff -man -Tutf8 -ww -z %s/dcpi-%s.1 "
 					       "2>&1)\"", dir, name), 0);
@@ -59,10 +71,62 @@ static void test_pages(void **state)
 	tu_sh("rm -rf %s", dir);
 }
 
+/*
+ * Every name of every command shows its own name in --help's usage line:
+ * `dcpi prof --help` says "dcpi prof", `dcpiprof --help` "dcpiprof"; and
+ * calibrate's two meanings of --model are two options.
+ */
+static void test_help_names(void **state)
+{
+	const char *bin = getenv("DCPI_BIN");
+	char dir[256], line[512];
+	size_t rows = 0;
+	FILE *f;
+
+	(void)state;
+	if (!bin) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "helpnames"), 0);
+	snprintf(line, sizeof(line), "%s --help 2>&1", bin);
+	f = popen(line, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], alias[64];
+		int n = sscanf(line, "  %63[a-z-] %63s", name, alias);
+
+		if (strncmp(line, "  ", 2) || n < 1)
+			continue;
+		rows++;
+		if (tu_sh("%s %s --help 2>&1 | head -1 | grep -q '^usage: dcpi %s '", bin, name,
+			  name))
+			fail_msg("dcpi %s --help does not say 'usage: dcpi %s'", name, name);
+		if (n < 2 || strncmp(alias, "dcpi", 4))
+			continue;
+		assert_int_equal(tu_sh("ln -s %s %s/%s", bin, dir, alias), 0);
+		if (tu_sh("%s/%s --help 2>&1 | head -1 | grep -q '^usage: %s '", dir, alias,
+			  alias))
+			fail_msg("%s --help does not say 'usage: %s'", alias, alias);
+	}
+	pclose(f);
+	assert_true(rows >= 15);
+	/* one option name, one meaning */
+	assert_int_equal(tu_sh("%s calibrate --help | grep -q -- '--fit-model '", bin), 0);
+	assert_int_equal(tu_sh("%s calibrate --help | grep -q -- '--model NAME '", bin), 0);
+	assert_int_not_equal(tu_sh("%s calibrate --fit-model --no-fit-model > /dev/null 2>&1",
+				   bin), 0);
+	/* the old spelling, alone, is --fit-model with a note */
+	assert_int_equal(tu_sh("%s calibrate --model --no-model 2>&1 | grep -q 'deprecated'",
+			       bin), 0);
+	tu_sh("rm -rf %s", dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pages),
+		cmocka_unit_test(test_help_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

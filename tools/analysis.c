@@ -19,7 +19,8 @@ const char tool_ana_usage[] =
 	"      --image FILE    the image holding PROC (default: found in the profiles)\n"
 	"  -e, --event E       sample event (default: cycles, else cpu-clock)\n"
 	"  -m, --model NAME    pipeline model (default: $DCPI_MODEL, else this CPU's\n"
-	"                      model file, measured on first use: dcpi calibrate --model)\n"
+	"                      model file, measured on first use: dcpi calibrate\n"
+	"                      --fit-model)\n"
 	"      --no-calibrate  never measure the model now (also $DCPI_NO_CALIBRATE=1):\n"
 	"                      the shipped table where no model file exists\n"
 	"      --method M      dcpi (class ratios + local propagation) or global\n"
@@ -173,7 +174,7 @@ int tool_ana_getopt(int argc, char **argv, const char *shortopts,
 {
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, shortopts, longopts, NULL)) != -1) {
 		rc = tool_ana_option(a, c, optarg);
 		if (rc < 0)
 			return c;

@@ -32,9 +32,10 @@ static const char cal_usage[] =
 	"usage: dcpi calibrate [options]\n"
 	"  measure this machine's instruction costs (the model file), then where\n"
 	"  samples land (skid) against exact counts\n"
-	"      --model         the instruction tables only: time the probes, fit the\n"
-	"                      model, write the model file (about a minute)\n"
-	"      --no-model      the skid calibration only\n"
+	"      --fit-model     the instruction tables only: time the probes, fit the\n"
+	"                      model, write the model file (about a minute); the old\n"
+	"                      spelling --model with no NAME still works, deprecated\n"
+	"      --no-fit-model  the skid calibration only (also --no-model)\n"
 	"      --base NAME     fit starting from this shipped model (default: CPUID's)\n"
 	"      --model-file F  write the model file here (default: this machine's,\n"
 	"                      $DCPI_MODEL_DIR or ~/.local/share/dcpi/models)\n"
@@ -46,7 +47,7 @@ static const char cal_usage[] =
 	"      --cpu N         pin the timing to CPU N (default: the last)\n"
 	"      --db DIR        database the calibration is stored with (default $DCPIDB,\n"
 	"                      then ./dcpidb): DIR/calibration-<model>.txt\n"
-	"  -m, --model=NAME    pipeline model (default: the model file, else CPUID's)\n"
+	"  -m, --model NAME    pipeline model (default: the model file, else CPUID's)\n"
 	"  -o, --output FILE   write the calibration here instead\n"
 	"      --workload F    a binary with the loops sk_imul ... (SCALE as its one\n"
 	"                      argument; default: this dcpi's own __skidloops)\n"
@@ -54,11 +55,30 @@ static const char cal_usage[] =
 	"      --keep          keep the scratch directory\n"
 	"  -q, --quiet         no summary\n";
 
+/*
+ * --model NAME picks a model as in every command; --model alone once meant
+ * --fit-model and still does (with a note) where no NAME can follow it.
+ */
+static void model_option(int argc, char **argv, struct cal_args *a)
+{
+	if (optarg)
+		a->model = optarg;
+	else if (optind < argc && argv[optind][0] != '-')
+		a->model = argv[optind++];
+	else {
+		a->tables_only = 1;
+		fprintf(stderr, "%s: note: --model without NAME is deprecated: it is "
+			"--fit-model (--model NAME picks a model)\n", tool_name);
+	}
+}
+
 static int parse_args(int argc, char **argv, struct cal_args *a)
 {
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
-		{ "model", optional_argument, NULL, 'M' },
+		{ "fit-model", no_argument, NULL, 'T' },
+		{ "no-fit-model", no_argument, NULL, 'N' },
+		{ "model", optional_argument, NULL, 'M' },	/* -m; bare: --fit-model */
 		{ "no-model", no_argument, NULL, 'N' },
 		{ "base", required_argument, NULL, 'b' },
 		{ "model-file", required_argument, NULL, 'F' },
@@ -82,16 +102,12 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 	a->passes = 5;
 	a->cpu = -2;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:o:qh", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "m:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': a->db = optarg; break;
 		case 'm': a->model = optarg; break;
-		case 'M':
-			if (optarg)
-				a->model = optarg;
-			else
-				a->tables_only = 1;
-			break;
+		case 'M': model_option(argc, argv, a); break;
+		case 'T': a->tables_only = 1; break;
 		case 'N': a->no_tables = 1; break;
 		case 'b': a->base = optarg; break;
 		case 'W': a->measurements = optarg; break;
@@ -116,12 +132,12 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 			break;
 		case 'k': a->keep = 1; break;
 		case 'q': a->quiet = 1; break;
-		case 'h': fputs(cal_usage, stdout); return -1;
-		default: fputs(cal_usage, stderr); return 1;
+		case 'h': tool_usage(stdout, cal_usage); return -1;
+		default: tool_usage(stderr, cal_usage); return 1;
 		}
 	}
 	if (optind != argc || (a->tables_only && a->no_tables)) {
-		fputs(cal_usage, stderr);
+		tool_usage(stderr, cal_usage);
 		return 1;
 	}
 	a->cg_scale = a->scale >= 200 ? a->scale / 200 : 1;

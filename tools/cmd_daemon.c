@@ -34,7 +34,7 @@ static void print_note(const char *msg)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: dcpid [options]   (or dcpi daemon)\n"
+		"usage: %s [options]   (or %s)\n"
 		"  -e, --event LIST      comma-separated, of %s;\n"
 		"                        default cycles, or cpu-clock without a PMU\n"
 		"  -c, --count N         sample every N events (ns for the clocks)\n"
@@ -51,6 +51,7 @@ static void usage(FILE *f)
 		"      --no-calibrate    skip the calibration loops\n"
 		"  -q, --quiet           no summary line\n"
 		"signals: SIGUSR1 flushes now, SIGHUP starts a new epoch\n",
+		tool_name, strcmp(tool_name, "dcpid") ? "dcpid" : "dcpi daemon",
 		collect_event_names());
 }
 
@@ -89,7 +90,7 @@ int cmd_daemon(int argc, char **argv)
 	uint64_t v;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+	while ((c = tool_getopt(argc, argv, TOOL_SAMPLING_SHORTOPTS "qh", longopts,
 				NULL)) != -1) {
 		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
 			if (ret)

@@ -126,18 +126,18 @@ int cmd_diff(int argc, char **argv)
 	int c, json = 0, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'e': event = optarg; break;
 		case 'n': limit = strtoul(optarg, NULL, 10); break;
 		case 'j': json = 1; break;
-		case 'h': printf(diff_usage); return 0;
-		default: fprintf(stderr, diff_usage); return 1;
+		case 'h': tool_usage(stdout, diff_usage); return 0;
+		default: tool_usage(stderr, diff_usage); return 1;
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, diff_usage);
+		tool_usage(stderr, diff_usage);
 		return 1;
 	}
 	memset(&a, 0, sizeof(a));

@@ -39,7 +39,7 @@ int cmd_export(int argc, char **argv)
 	int c, pprof = 0, rc = 0, have_meta;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': pprof = 1; break;
 		case 'o': out = optarg; break;

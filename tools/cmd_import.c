@@ -125,7 +125,7 @@ int cmd_import(int argc, char **argv)
 	optind = 1;
 	memset(&io, 0, sizeof(io));
 	io.find.binaries = bins;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			db_opt = optarg;

@@ -17,22 +17,26 @@ static void usage(FILE *f)
 		"  PROC by source line (DWARF lines, inlined subroutines named): per line and\n"
 		"  per instruction the samples, estimated executions, CPI and first culprit\n"
 		"  PROC                procedure name as dcpiprof prints it, or 0xADDRESS\n"
+		"      --source-dir DIR  look for source files under DIR too (repeat): the\n"
+		"                      path DWARF names, then it less its leading folders\n"
 		"      --json          machine-readable output\n"
 		"%s", tool_name, tool_ana_usage);
 }
 
 int cmd_list(int argc, char **argv)
 {
-	enum { O_JSON = 1 };
+	enum { O_JSON = 1, O_SRCDIR, MAX_DIRS = 16 };
 	static const struct option opts[] = {
 		TOOL_ANA_LONGOPTS,
 		{ "json", no_argument, NULL, O_JSON },
+		{ "source-dir", required_argument, NULL, O_SRCDIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_proc t;
 	struct rep_calc v;
-	int c, rc, json = 0;
+	const char *dirs[MAX_DIRS];
+	int c, rc, json = 0, ndirs = 0;
 
 	memset(&t, 0, sizeof(t));
 	tool_ana_args_init(&t.a);
@@ -41,6 +45,11 @@ int cmd_list(int argc, char **argv)
 		switch (c) {
 		case '!': return 1;	/* a bad value of a shared option, said */
 		case O_JSON: json = 1; break;
+		case O_SRCDIR:
+			if (ndirs == MAX_DIRS)
+				return tool_fail("--source-dir: at most %d", MAX_DIRS);
+			dirs[ndirs++] = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -57,6 +66,8 @@ int cmd_list(int argc, char **argv)
 		rc = tool_proc_analyze(&t);
 	if (!rc) {
 		tool_proc_view(&t, 0, json, &v);
+		v.source_dirs = dirs;
+		v.nsource_dirs = (size_t)ndirs;
 		rep_calc_list(stdout, &v, json);
 	}
 	tool_proc_close(&t);

@@ -138,7 +138,7 @@ int cmd_merge(int argc, char **argv)
 	int c, newest = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': dst = optarg; break;
 		case 'N': newest = 1; break;

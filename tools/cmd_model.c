@@ -151,7 +151,7 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:i:x:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "m:i:x:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': a->model = optarg; break;
 		case 'i': a->image = optarg; break;

@@ -158,7 +158,7 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 	memset(a, 0, sizeof(*a));
 	a->limit = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ie:n:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "ie:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': a->by_image = 1; break;
 		case 'e': a->event = optarg; break;
@@ -177,8 +177,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			if (*end || a->phase < 1)
 				return tool_fail("--phase: '%s' is not a phase number", optarg);
 			break;
-		case 'h': fputs(prof_usage, stdout); return -1;
-		default: fputs(prof_usage, stderr); return 1;
+		case 'h': tool_usage(stdout, prof_usage); return -1;
+		default: tool_usage(stderr, prof_usage); return 1;
 		}
 	}
 	if (optind < argc)

@@ -82,7 +82,7 @@ int cmd_pull(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((ch = tool_getopt(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'f': url = optarg; break;
 		case 'b': q.build_id = optarg; break;

@@ -69,7 +69,7 @@ int cmd_push(int argc, char **argv)
 	int ch, init = 0, rc;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = tool_getopt(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 't': url = optarg; break;
 		case 'd': dir = optarg; break;

@@ -166,7 +166,7 @@ int cmd_record(int argc, char **argv)
 	opts.paths_rate = PATHS_DEFAULT_RATE;
 	opts.paths_steps = PATHS_DEFAULT_STEPS;
 
-	while ((c = getopt_long(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+	while ((c = tool_getopt(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "qh", longopts,
 				NULL)) != -1) {
 		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
 			if (ret)

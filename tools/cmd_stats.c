@@ -49,7 +49,7 @@ int cmd_stats(int argc, char **argv)
 	int c, json = 0, by_sum = 0, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'E':
@@ -65,8 +65,8 @@ int cmd_stats(int argc, char **argv)
 			break;
 		case 'n': limit = strtoul(optarg, NULL, 10); break;
 		case 'j': json = 1; break;
-		case 'h': printf(stats_usage); return 0;
-		default: fprintf(stderr, stats_usage); return 1;
+		case 'h': tool_usage(stdout, stats_usage); return 0;
+		default: tool_usage(stderr, stats_usage); return 1;
 		}
 	}
 	if (argc - optind > MAX_RUNS)

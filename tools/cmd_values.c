@@ -36,7 +36,7 @@ static const struct {
 
 static void usage(FILE *f, enum vreport r)
 {
-	fprintf(f, "usage: %s [options]\n  %s\n"
+	fprintf(f, "usage: %s%s [options]\n  %s\n"
 		"  PROC            procedure name as dcpiprof prints it, or 0xADDRESS\n"
 		"      --db DIR    profile database (default $DCPIDB, then ./dcpidb)\n"
 		"      --epoch E   epoch name, or 'all' (default: the newest)\n"
@@ -44,7 +44,7 @@ static void usage(FILE *f, enum vreport r)
 		"%s"
 		"Values come from `dcpi record --values`; invariant: the top value's share\n"
 		"is at least %g, semi-invariant: at least %g.\n",
-		vreports[r].name, vreports[r].what,
+		tool_name, strrchr(vreports[r].name, ' '), vreports[r].what,
 		r == VR_SPEC ? "      --min-seen N  only lists that saw at least N values (default "
 			       "20)\n" : "", REP_VAL_INVARIANT, REP_VAL_SEMI_INVARIANT);
 }
@@ -68,7 +68,7 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 	long n;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'E': epoch = optarg; break;

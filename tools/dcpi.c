@@ -114,6 +114,20 @@ void tool_db_notes(struct prof_db *db)
 }
 
 
+void tool_usage(FILE *f, const char *text)
+{
+	const char *rest = text;
+
+	if (!strncmp(text, "usage: ", 7)) {	/* "dcpiprof" or "dcpi calibrate" */
+		rest = text + 7 + (strncmp(text + 7, "dcpi ", 5) ? 0 : 5);
+		rest += strcspn(rest, " \n");
+		fprintf(f, "usage: %s", tool_name);
+	}
+	for (; *rest; rest++)
+		if (*rest != '%' || *++rest == '%')
+			fputc(*rest, f);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: dcpi <command> [options]\n\ncommands:\n");
@@ -137,8 +151,27 @@ static int run(const struct command *c, int argc, char **argv, const char *name)
 	else {
 		snprintf(buf, sizeof(buf), "dcpi %s", c->name);
 		tool_name = buf;
+		argv[0] = buf;	/* getopt's messages say "dcpi calc: ..." too */
 	}
 	return c->fn(argc, argv);
+}
+
+/* "dcpi: 'word' is not a dcpi command" and the nearest names, from the
+ * commands (what) or the DCPI names (dcpi's links). */
+static int no_command(const char *who, const char *word, int aliases)
+{
+	const char *names[NCOMMANDS];
+	char near[256];
+	int n;
+
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = !commands[i].fn || !commands[i].help ? NULL :
+			   aliases ? commands[i].alias : commands[i].name;
+	fprintf(stderr, "%s: '%s' is not a dcpi command; see 'dcpi --help'\n", who, word);
+	n = tool_suggest(word, names, NCOMMANDS, aliases ? "" : "dcpi ", near, sizeof(near));
+	if (n)
+		fprintf(stderr, "%s: did you mean %s%s?\n", who, n > 1 ? "one of " : "", near);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -149,10 +182,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (commands[i].alias && !strcmp(base, commands[i].alias))
 			return run(&commands[i], argc, argv, base);
-	if (!strncmp(base, "dcpi", 4) && base[4]) {
-		fprintf(stderr, "%s: no such dcpi command\n", base);
-		return 1;
-	}
+	if (!strncmp(base, "dcpi", 4) && base[4])
+		return no_command(base, base, 1);
 	if (argc < 2) {
 		usage(stderr);
 		return 1;
@@ -164,6 +195,5 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return run(&commands[i], argc - 1, argv + 1, commands[i].name);
-	fprintf(stderr, "dcpi: '%s' is not a dcpi command; see 'dcpi --help'\n", argv[1]);
-	return 1;
+	return no_command("dcpi", argv[1], 0);
 }

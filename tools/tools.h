@@ -53,4 +53,20 @@ struct prof_db;
 /* Print the database's notes (skipped files, empty epochs) as "note:" lines. */
 void tool_db_notes(struct prof_db *db);
 
+/* A usage text (a printf format without arguments, "usage: NAME ...")
+ * with NAME the name the command was run under (tool_name). */
+void tool_usage(FILE *f, const char *text);
+struct option;
+/*
+ * The names of names[0..n) (NULL entries skipped) nearest to word, within
+ * rep_suggest_max(word) edits (include/dcpi/report.h), each after prefix,
+ * joined by ", " into out; how many (0: none near).
+ */
+int tool_suggest(const char *word, const char *const *names, size_t n, const char *prefix,
+		 char *out, size_t len);
+/* getopt_long, and after an unknown long option "did you mean --NAME?"
+ * from longopts (tools/suggest.c). */
+int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+		int *idx);
+
 #endif /* DCPI_TOOLS_H */

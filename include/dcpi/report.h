@@ -217,6 +217,8 @@ struct rep_calc {
 	struct cul_result cul;
 	const struct est_replay *replays;	/* loads replayed (estimate/replay.c) */
 	size_t nreplays;
+	const char *const *source_dirs;		/* dcpilist --source-dir, in order */
+	size_t nsource_dirs;
 };
 void rep_calc_text(FILE *f, const struct rep_calc *c);
 void rep_calc_json(FILE *f, const struct rep_calc *c);
@@ -251,8 +253,9 @@ struct img_proc;
  * searched, skipping pseudo-images ("[unknown]", "[vdso]") and files that are
  * no longer the profiled image.  On success *img is open (img_flags), *proc is
  * in it and *which is the index of its profile.  -ENOENT when no image holds
- * it; -EEXIST when a name is in several different images (err lists them);
- * an address takes the first image.
+ * it (err names the nearest procedure, if one is near); -EEXIST when a name
+ * is in several different images, or an address is in several and not in
+ * exactly one with samples there (err lists them with their samples).
  */
 int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, const char *spec,
 		  unsigned img_flags, struct image **img, const struct img_proc **proc,
@@ -268,6 +271,10 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 int rep_find_target(const struct prof_profile *p, size_t n, const char *event, const char *spec,
 		    const char *image, struct image **img, const struct img_proc **proc,
 		    const struct prof_profile **prof, struct dcpi_err *err);
+/* Damerau-Levenshtein distance (optimal string alignment) of a and b, and
+ * the most a suggestion for word may be from it ("did you mean"). */
+int rep_edit_distance(const char *a, const char *b);
+int rep_suggest_max(const char *word);
 /* spec names every procedure of an image ("*", "IMAGE:*"). */
 int rep_whole_image(const char *spec);
 /*
