@@ -112,4 +112,20 @@ void data_profiles_free(struct data_profile *p, size_t n);
 int data_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
 		     const char *src_epoch, struct dcpi_err *err);
 
+/*
+ * The report of `dcpi mem` / dcpimem (report/mem.c; docs/data.md): objects
+ * (image data by symbol, heap blocks by allocation site, stack frames by
+ * procedure, anonymous memory), pages and shared lines of one epoch (NULL:
+ * the newest with profiles; "all": every epoch merged) of the database at
+ * dbdir, top entries of each list, text or JSON.
+ */
+#include <stdio.h>
+
+struct rep_mem_opts {
+	const char *epoch;
+	int json;
+	unsigned top;		/* objects and pages listed (0: 20) */
+};
+int rep_mem(FILE *f, const char *dbdir, const struct rep_mem_opts *o, struct dcpi_err *err);
+
 #endif /* DCPI_DATA_H */
