@@ -593,10 +593,14 @@ static void classify(const struct dacc *v, size_t i, size_t j, struct data_share
 			if (wa & tb) {
 				any_true = 1;
 				tm |= wa & tb;
-			} else {
+			} else {	/* sides by thread order, stable across windows */
+				uint64_t ta = 0;
+
+				for (size_t x = a; x < a2; x++)
+					ta |= v[x].rmask | v[x].wmask;
 				any_false = 1;
-				ma |= wa;
-				mb |= tb;
+				ma |= v[a].tid < v[b].tid ? ta : tb;
+				mb |= v[a].tid < v[b].tid ? tb : ta;
 			}
 		}
 		a = a2 - 1;

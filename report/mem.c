@@ -425,8 +425,8 @@ static void share_advice(const struct mshare *x, char *out, size_t len)
 		return;
 	}
 	ranges(x->s->mask_a, x->off, a, sizeof(a));
-	ranges(x->s->mask_b & ~x->s->mask_a, x->off, b, sizeof(b));
-	snprintf(out, len, "pad: %s %s (written by one thread) and %s (used by another) share a "
+	ranges(x->s->mask_b, x->off, b, sizeof(b));
+	snprintf(out, len, "pad: %s %s (one thread) and %s (another) share a "
 		 "64-byte line; align each to 64 bytes (_Alignas(64)) or put padding between "
 		 "them so they fall on separate lines", x->o.name, a, b);
 }
@@ -543,7 +543,7 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 			r, share_class(s), s->seen, s->true_w, s->false_w);
 		ranges(s->true_w ? s->true_mask : s->mask_a, sh[i].off, r, sizeof(r));
 		fprintf(f, ", \"bytes_a\": \"%s\"", r);
-		ranges(s->true_w ? s->true_mask : s->mask_b & ~s->mask_a, sh[i].off, r, sizeof(r));
+		ranges(s->true_w ? s->true_mask : s->mask_b, sh[i].off, r, sizeof(r));
 		fprintf(f, ", \"bytes_b\": \"%s\", \"instructions\": [", r);
 		share_insns(m, &sh[i], f, 1);
 		share_advice(&sh[i], adv, sizeof(adv));

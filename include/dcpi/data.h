@@ -65,8 +65,9 @@ struct data_share {
 	uint64_t false_w;	/* windows with a writer and another thread, no
 				 * common byte */
 	uint64_t true_mask;	/* the common bytes */
-	uint64_t mask_a;	/* false sharing: the writer's bytes */
-	uint64_t mask_b;	/* and the other thread's */
+	uint64_t mask_a;	/* false sharing: the bytes of the thread with the
+				 * lower id of a pair */
+	uint64_t mask_b;	/* and of the other */
 };
 
 struct data_profile {
