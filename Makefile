@@ -46,7 +46,7 @@ LIB       := $(BUILD)/libdcpi.a
 DCPI      := $(BUILD)/dcpi
 PATHRT    := $(BUILD)/libdcpi-paths.so
 TOOLS     := dcpid dcpiprof dcpicalc dcpicfg dcpilist dcpistats dcpidiff \
-	     dcpivlist dcpivargs dcpivcg dcpivblks
+	     dcpivlist dcpivargs dcpivcg dcpivblks dcpimem
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 WL_BINS   := $(addprefix $(BUILD)/workloads/,$(WORKLOADS))
 FUZZERS   := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))

@@ -67,6 +67,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include "loadea.h"
@@ -112,6 +113,8 @@ static struct {
 	int fd;
 	dev_t dev;
 	ino_t ino;
+	uint64_t heap_min;	/* values on: blocks recorded in "<pid>.heap" */
+	int heap_fd, heap_pid;
 	pthread_key_t key;
 	struct sigaction user_trap, user_timer;	/* the program's own */
 	int intr_trap, intr_timer;		/* siginterrupt(sig, 1) of each */
@@ -1185,6 +1188,92 @@ static void on_fork_child(void)
 	arm_thread(t);
 }
 
+/* --- heap blocks for the data profiles (collect/datarec.c) ---------------- */
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+/* One record in "<pid>.heap", opened again after a fork. */
+static void heap_record(uint32_t type, const void *p, size_t size, const void *caller)
+{
+	struct {
+		struct prt_rec h;
+		struct prt_alloc a;
+	} r;
+	int pid = (int)getpid(), fd = __atomic_load_n(&g.heap_fd, __ATOMIC_ACQUIRE);
+
+	if (g.heap_pid != pid || fd < 0) {
+		char path[PATH_MAX + 64], *q = path + strlen(g.dir);
+
+		memcpy(path, g.dir, strlen(g.dir));
+		*q++ = '/';
+		fmt_u(&q, (unsigned long)pid);
+		memcpy(q, ".heap", 6);
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return;
+		g.heap_pid = pid;
+		__atomic_store_n(&g.heap_fd, fd, __ATOMIC_RELEASE);
+	}
+	fill_header(&r.h, type, sizeof(r), 0);
+	r.a.addr = (uint64_t)(uintptr_t)p;
+	r.a.size = size;
+	r.a.caller = (uint64_t)(uintptr_t)caller;
+	write_all(fd, &r, sizeof(r));
+}
+
+static void heap_freed(void *p)
+{
+	if (p && g.heap_min && malloc_usable_size(p) >= g.heap_min)
+		heap_record(PRT_FREE, p, 0, NULL);
+}
+
+PRT_EXPORT void *malloc(size_t n)
+{
+	void *p = __libc_malloc(n);
+
+	if (p && g.heap_min && n >= g.heap_min)
+		heap_record(PRT_ALLOC, p, n, __builtin_return_address(0));
+	return p;
+}
+
+PRT_EXPORT void *calloc(size_t n, size_t size)
+{
+	void *p = __libc_calloc(n, size);
+
+	if (p && g.heap_min && n * size >= g.heap_min)
+		heap_record(PRT_ALLOC, p, n * size, __builtin_return_address(0));
+	return p;
+}
+
+PRT_EXPORT void *realloc(void *old, size_t n)
+{
+	void *p;
+
+	heap_freed(old);
+	p = __libc_realloc(old, n);
+	if (p && g.heap_min && n >= g.heap_min)
+		heap_record(PRT_ALLOC, p, n, __builtin_return_address(0));
+	return p;
+}
+
+PRT_EXPORT void free(void *p)
+{
+	heap_freed(p);
+	__libc_free(p);
+}
+
+static void heap_start(void)
+{
+	const char *s = getenv(PRT_ENV_HEAP);
+
+	g.heap_fd = -1;
+	if (g.values)
+		g.heap_min = s ? strtoull(s, NULL, 10) : 4096;
+}
+
 /* --- start --------------------------------------------------------------- */
 
 static int parse_settings(const char *s)
@@ -1280,6 +1369,7 @@ __attribute__((constructor)) static void prt_start(void)
 	maps_snapshot();
 	unlock_maps();
 	pthread_atfork(NULL, NULL, on_fork_child);
+	heap_start();
 	g.on = 1;
 	arm_thread(&t_self);
 }

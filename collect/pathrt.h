@@ -16,6 +16,11 @@
  *              n pcs as in PRT_BURST, then n register files (struct
  *              prt_regs), the i-th as it was when pc i was about to execute
  *              (so also just after pc i - 1 executed); n = body / (8 + 136).
+ * With value samples on, the runtime also appends to "<pid>.heap" one
+ * record per allocation of at least DCPI_HEAP_MIN bytes (default
+ * DATA_HEAP_MIN, include/dcpi/data.h): PRT_ALLOC with a struct prt_alloc
+ * (the caller's return address), and PRT_FREE (addr only) when it goes;
+ * collect/datarec.c reads them.
  * Integers are in the machine's byte order: the file never leaves it.
  */
 #ifndef DCPI_COLLECT_PATHRT_H
@@ -28,6 +33,7 @@
 #define PRT_ENV_SIGNAL	"DCPI_PATHS_SIGNAL"	/* timer signal, default SIGRTMAX - 3 */
 #define PRT_ENV_VALUES	"DCPI_VALUES"		/* "1": register files with the pcs,
 						 * "2": and latency probes */
+#define PRT_ENV_HEAP	"DCPI_HEAP_MIN"		/* smallest block recorded, bytes */
 #define PRT_LIB_NAME	"libdcpi-paths.so"
 #define PRT_TMP_PREFIX	"dcpi-paths-"	/* dcpi record's directory for the spool and
 					 * its copy of the runtime (paths_run.c) */
@@ -36,6 +42,8 @@
 #define PRT_MAPS	1u
 #define PRT_BURST	2u
 #define PRT_VBURST	3u
+#define PRT_ALLOC	4u			/* in "<pid>.heap": struct prt_alloc */
+#define PRT_FREE	5u			/* the same, size and caller 0 */
 #define PRT_KMAX	256			/* most steps in a burst */
 #define PRT_REC_MAX	(1u << 20)		/* a reader refuses larger records */
 
@@ -60,6 +68,11 @@ struct prt_rec {
 	uint32_t pid, tid;
 	uint32_t flags;
 	uint64_t time_ns;	/* CLOCK_MONOTONIC at the end of the burst */
+};
+
+struct prt_alloc {
+	uint64_t addr, size;
+	uint64_t caller;	/* the allocation's return address */
 };
 
 #endif /* DCPI_COLLECT_PATHRT_H */

@@ -12,6 +12,7 @@
 
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "datarec.h"
 #include "latency.h"
 #include "values_spool.h"
 
@@ -37,6 +38,7 @@ struct paths_stats {
 	uint64_t edges, images;	/* edge records and images written */
 	uint64_t bad;		/* records skipped as malformed or truncated */
 	struct vals_stats values;	/* value samples (docs/values.md) */
+	struct data_rec_stats data;	/* data profiles (docs/data.md) */
 };
 
 /*

@@ -164,6 +164,10 @@ int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 		ret = path_epoch_write(db, epoch, &v[i], err);
 	for (size_t i = 0; i < vn && !ret; i++)
 		ret = val_epoch_write(db, epoch, &vv[i], err);
+	/* data profiles from the same steps (docs/data.md); DCPI_DATA=0: not
+	 * (bench/bench_data.sh measures what they cost) */
+	if (!ret && r->values && !(getenv("DCPI_DATA") && !strcmp(getenv("DCPI_DATA"), "0")))
+		ret = data_spool_collect(r->dir, db, epoch, &st->data, err);
 	path_profiles_free(v, n);
 	val_profiles_free(vv, vn);
 	return ret;

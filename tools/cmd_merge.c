@@ -13,6 +13,7 @@
 
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "dcpi/data.h"
 #include "dcpi/slices.h"
 #include "dcpi/values.h"
 #include "tools.h"
@@ -36,6 +37,8 @@ static int merge_epoch(struct prof_db *out, const char *epoch, struct prof_db *i
 		rc = val_epoch_merge(out, epoch, in, src, err);
 	if (rc >= 0)
 		rc = slice_epoch_merge(out, epoch, in, src, err);
+	if (rc >= 0)
+		rc = data_epoch_merge(out, epoch, in, src, err);
 	return rc;
 }
 

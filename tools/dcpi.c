@@ -58,6 +58,7 @@ static const struct command commands[] = {
 	{ "vcg", "dcpivcg", cmd_vcg, "targets of indirect calls and jumps" },
 	{ "vblks", "dcpivblks", cmd_vblks, "value profiles per basic block" },
 	{ "specialize", NULL, cmd_specialize, "specialization hints from value invariance" },
+	{ "mem", "dcpimem", cmd_mem, "hot data objects, pages and shared cache lines" },
 	{ "stats", "dcpistats", cmd_stats, "variation across runs" },
 	{ "diff", "dcpidiff", cmd_diff, "differences between two profiles" },
 	{ "model", NULL, cmd_model, "best-case schedule from the pipeline model" },

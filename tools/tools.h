@@ -36,6 +36,7 @@ int cmd_vargs(int argc, char **argv);
 int cmd_vcg(int argc, char **argv);
 int cmd_vblks(int argc, char **argv);
 int cmd_specialize(int argc, char **argv);
+int cmd_mem(int argc, char **argv);
 /* The feedback commands' shared main (tools/cmd_llvm_prof.c); format: opt_format. */
 int tool_feedback(int argc, char **argv, int format);
 int cmd_skidloops(int argc, char **argv);

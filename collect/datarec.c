@@ -1,0 +1,741 @@
+/*
+ * collect/datarec.c - data profiles (include/dcpi/data.h; docs/data.md;
+ * seed 001) from the value samples' register files and the runtime's heap
+ * records (collect/pathrt.h).
+ *
+ * The spool files are replayed a second time, after paths_spool.c's pass,
+ * so that the path and value code stays as it is: each PRT_MAPS record
+ * gives a snapshot of the executable mappings (a pseudo-pid per snapshot,
+ * as paths_spool.c does), each PRT_VBURST the pcs and the registers before
+ * each step.  Steps 1..n-1 (step 0 is where the timer landed: time-weighted)
+ * with an explicit memory operand (not lea, not fs/gs-relative) give an
+ * access: address from the registers, size from the decoding, read and/or
+ * written from its form.  The address is placed, in this order:
+ *   stack  within [rsp - 128, rsp + 1 MB): line relative to rsp;
+ *   image  in a PT_LOAD segment of an image whose load bias is known (the
+ *          bias is learnt from the pcs stepped in it: pc - link vaddr);
+ *   heap   in a block the runtime recorded (allocations of DATA_HEAP_MIN
+ *          bytes or more, "<pid>.heap"), live at the burst's time: keyed by
+ *          the allocation's call site (image, file offset);
+ *   anon   anything else, by address.
+ * Sharing: every non-stack access also goes into a list (process, line
+ * address, window, thread, bytes read, bytes written); sorted, each
+ * (line, window) with a thread that wrote and another that touched the
+ * line is shared, truly when a written byte was touched by the other,
+ * falsely otherwise (seed 001's rule per area of a line).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/cfg.h"
+#include "dcpi/collect.h"
+#include "dcpi/image.h"
+#include "datarec.h"
+#include "pathrt.h"
+
+#define STACK_BELOW 128			/* the red zone */
+#define STACK_ABOVE (1ULL << 20)
+#define HEAP_SCAN 64			/* blocks looked at below an address */
+#define NORM_EVERY 65536
+
+enum { DI_LOAD = 1, DI_STORE = 2, DI_DECODED = 4 };
+
+struct dinsn {			/* what an access needs of its instruction */
+	uint32_t img, flags;
+	uint64_t off, vaddr;
+	struct cfg_mem mem;
+	uint8_t ok;
+};
+
+struct dimg {
+	struct image *img;
+	int tried;
+};
+
+struct dbias {
+	uint32_t spid, image;
+	uint64_t bias;
+};
+
+struct dblock {
+	uint32_t pid, cimg;
+	uint64_t lo, hi, t0, t1, caller, coff;
+	uint32_t spid;		/* snapshot the caller was resolved in, 0: not yet */
+};
+
+struct dacc {
+	uint32_t pid, img;
+	uint64_t line, win, tid, rmask, wmask;
+	struct data_key k;
+};
+
+struct drec {
+	struct maps *maps;
+	uint32_t spid, next_spid;
+	struct dimg *im;
+	struct data_profile *prof;
+	size_t nim;
+	struct dinsn *tab;
+	size_t cap, used;
+	struct dbias *bias;
+	size_t nbias, capbias;
+	struct dblock *blk;
+	size_t nblk, capblk;
+	struct dacc *acc;
+	size_t nacc, capacc;
+	struct data_rec_stats *st;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(nv = realloc(*v, c * size)))
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+static int room_images(struct drec *d, uint32_t image)
+{
+	size_t n = (size_t)image + 16;
+	struct dimg *im;
+	struct data_profile *p;
+
+	if (image < d->nim)
+		return 0;
+	if (!(im = realloc(d->im, n * sizeof(*im))))
+		return -ENOMEM;
+	d->im = im;
+	if (!(p = realloc(d->prof, n * sizeof(*p))))
+		return -ENOMEM;
+	d->prof = p;
+	for (size_t i = d->nim; i < n; i++) {
+		d->im[i] = (struct dimg){ NULL, 0 };
+		data_profile_init(&d->prof[i]);
+	}
+	d->nim = n;
+	return 0;
+}
+
+static struct image *image_of(struct drec *d, uint32_t image)
+{
+	struct dimg *im = &d->im[image];
+	const struct prof_image_id *id;
+	struct dcpi_err e;
+
+	if (!im->tried) {
+		im->tried = 1;
+		id = maps_image(d->maps, image);
+		if (id && id->path[0] == '/')
+			img_open(id->path, IMG_NO_DWARF, &im->img, &e);
+	}
+	return im->img;
+}
+
+static size_t slot_of(const struct drec *d, uint32_t img, uint64_t off)
+{
+	uint64_t h = (off * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)img * 0xc2b2ae3d27d4eb4fULL);
+	size_t s = (size_t)(h ^ (h >> 29)) & (d->cap - 1);
+
+	while ((d->tab[s].flags & DI_DECODED) && (d->tab[s].img != img || d->tab[s].off != off))
+		s = (s + 1) & (d->cap - 1);
+	return s;
+}
+
+static int rehash(struct drec *d)
+{
+	struct dinsn *old = d->tab;
+	size_t ocap = d->cap;
+
+	d->cap = ocap ? 2 * ocap : 4096;
+	if (!(d->tab = calloc(d->cap, sizeof(*d->tab)))) {
+		d->tab = old;
+		d->cap = ocap;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].flags & DI_DECODED)
+			d->tab[slot_of(d, old[i].img, old[i].off)] = old[i];
+	free(old);
+	return 0;
+}
+
+static void decode(struct drec *d, struct dinsn *di)
+{
+	struct image *img = image_of(d, di->img);
+	const uint8_t *bytes;
+	struct cfg_insn in;
+	size_t avail = 0;
+
+	if (!img || img_offset_to_vaddr(img, di->off, &di->vaddr) ||
+	    !(bytes = img_bytes(img, di->vaddr, &avail)) || !avail ||
+	    cfg_decode_one(bytes, avail < 15 ? avail : 15, di->vaddr, &in))
+		return;
+	if (in.nmem != 1 || (in.flags & (CFG_I_LEA | CFG_I_NOP)) || in.mem.segment)
+		return;
+	if (in.form == CFG_F_LOAD || in.form == CFG_F_RMW)
+		di->flags |= DI_LOAD;
+	if (in.form == CFG_F_STORE || in.form == CFG_F_RMW)
+		di->flags |= DI_STORE;
+	di->mem = in.mem;
+	di->ok = !!(di->flags & (DI_LOAD | DI_STORE));
+}
+
+/* The decoding of (img, off); NULL on memory exhaustion. */
+static const struct dinsn *insn_at(struct drec *d, uint32_t img, uint64_t off)
+{
+	size_t s;
+
+	if (2 * (d->used + 1) > d->cap && rehash(d))
+		return NULL;
+	s = slot_of(d, img, off);
+	if (d->tab[s].flags & DI_DECODED)
+		return &d->tab[s];
+	d->used++;
+	d->tab[s] = (struct dinsn){ .img = img, .off = off, .flags = DI_DECODED };
+	decode(d, &d->tab[s]);
+	return &d->tab[s];
+}
+
+/* pc - link vaddr of image in the current snapshot, learnt once. */
+static int learn_bias(struct drec *d, uint32_t image, uint64_t pc, const struct dinsn *di)
+{
+	for (size_t i = d->nbias; i-- > 0 && d->bias[i].spid == d->spid;)
+		if (d->bias[i].image == image)
+			return 0;
+	if (!di->vaddr || grow((void **)&d->bias, &d->capbias, d->nbias + 1, sizeof(*d->bias)))
+		return di->vaddr ? -ENOMEM : 0;
+	d->bias[d->nbias++] = (struct dbias){ d->spid, image, pc - di->vaddr };
+	return 0;
+}
+
+/* An image of the snapshot whose segments hold a: its index, vaddr. */
+static int in_image(struct drec *d, uint64_t a, uint32_t *image, uint64_t *vaddr)
+{
+	for (size_t i = d->nbias; i-- > 0 && d->bias[i].spid == d->spid;) {
+		struct image *img = d->im[d->bias[i].image].img;
+		uint64_t v = a - d->bias[i].bias;
+
+		for (size_t s = 0; img && s < img_nsegments(img); s++) {
+			const struct img_segment *g = img_segment(img, s);
+
+			if (v >= g->vaddr && v - g->vaddr < g->memsz) {
+				*image = d->bias[i].image;
+				*vaddr = v;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int blk_cmp(const void *x, const void *y)
+{
+	const struct dblock *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
+}
+
+/* The block of process pid holding a at time t. */
+static struct dblock *in_heap(struct drec *d, uint32_t pid, uint64_t a, uint64_t t)
+{
+	size_t lo = 0, hi = d->nblk, n = 0;
+
+	while (lo < hi) {	/* first block after (pid, a) */
+		size_t mid = (lo + hi) / 2;
+		const struct dblock *b = &d->blk[mid];
+
+		if (b->pid < pid || (b->pid == pid && b->lo <= a))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0 && n++ < HEAP_SCAN && d->blk[lo].pid == pid) {
+		struct dblock *b = &d->blk[lo];
+
+		if (a < b->hi && b->t0 <= t && t <= b->t1)
+			return b;
+	}
+	return NULL;
+}
+
+static int heap_key(struct drec *d, uint32_t prof, struct dblock *b, uint64_t a,
+		    struct data_key *k)
+{
+	struct dcpi_err e;
+	int tag;
+
+	if (!b->spid) {
+		b->spid = d->spid;
+		if (maps_resolve(d->maps, d->spid, b->caller, &b->cimg, &b->coff, &e))
+			b->cimg = MAPS_UNKNOWN;
+	}
+	if (b->cimg == MAPS_UNKNOWN)
+		return 1;	/* a site in no image: anonymous */
+	tag = data_profile_tag(&d->prof[prof], maps_image(d->maps, b->cimg));
+	if (tag < 0)
+		return tag;
+	*k = (struct data_key){ DATA_HEAP, (uint32_t)tag, b->coff, (a - b->lo) & ~63ULL };
+	return 0;
+}
+
+/* Where address a of step regs, by the accessing instruction in profile
+ * prof, lies; *size of a heap block. */
+static int place(struct drec *d, uint32_t prof, uint32_t pid, uint64_t t, uint64_t a,
+		 uint64_t rsp, struct data_key *k, uint64_t *size)
+{
+	struct dblock *b;
+	uint32_t image;
+	uint64_t v;
+	int tag;
+
+	*size = 0;
+	if (a + STACK_BELOW >= rsp && a < rsp + STACK_ABOVE) {
+		int64_t rel = (int64_t)(a - rsp);
+
+		rel = rel >= 0 ? rel / DATA_LINE : -((-rel + DATA_LINE - 1) / DATA_LINE);
+		*k = (struct data_key){ DATA_STACK, 0, 0, (uint64_t)(rel * DATA_LINE) };
+		return 0;
+	}
+	if (in_image(d, a, &image, &v)) {
+		tag = data_profile_tag(&d->prof[prof], maps_image(d->maps, image));
+		if (tag < 0)
+			return tag;
+		*k = (struct data_key){ DATA_IMAGE, (uint32_t)tag, 0, v & ~63ULL };
+		return 0;
+	}
+	if ((b = in_heap(d, pid, a, t))) {
+		int rc = heap_key(d, prof, b, a, k);
+
+		if (rc <= 0) {
+			*size = b->hi - b->lo;
+			return rc;
+		}
+	}
+	*k = (struct data_key){ DATA_ANON, 0, 0, a & ~63ULL };
+	return 0;
+}
+
+static uint64_t byte_mask(uint64_t a, unsigned size)
+{
+	unsigned o = (unsigned)(a & 63), n = size ? size : 1;
+
+	if (o + n >= 64)
+		return ~0ULL << o;
+	return ((1ULL << n) - 1) << o;
+}
+
+static int data_access(struct drec *d, const struct prt_rec *h, uint32_t image,
+		  const struct dinsn *di, uint64_t pc, const uint64_t *r)
+{
+	const struct cfg_mem *m = &di->mem;
+	struct data_entry e = { .insn = di->off, .accesses = 1 };
+	struct data_profile *p = &d->prof[image];
+	uint64_t a = m->rip_relative ? (uint64_t)m->disp + (pc - di->vaddr) : (uint64_t)m->disp;
+	int rc;
+
+	if (!m->rip_relative && m->base != CFG_REG_NONE && m->base < 16)
+		a += r[m->base];
+	if (m->index != CFG_REG_NONE && m->index < 16)
+		a += r[m->index] * m->scale;
+	rc = place(d, image, h->pid, h->time_ns, a, r[4], &e.k, &e.size);
+	if (rc)
+		return rc;
+	e.loads = !!(di->flags & DI_LOAD);
+	e.stores = !!(di->flags & DI_STORE);
+	e.mask = byte_mask(a, m->size);
+	d->st->accesses++;
+	d->st->space[e.k.space]++;
+	if (data_profile_add(p, &e))
+		return -ENOMEM;
+	if (p->n >= NORM_EVERY && !(p->n % NORM_EVERY) && data_normalize(p))
+		return -ENOMEM;
+	if (e.k.space == DATA_STACK)
+		return 0;
+	if (grow((void **)&d->acc, &d->capacc, d->nacc + 1, sizeof(*d->acc)))
+		return -ENOMEM;
+	d->acc[d->nacc++] = (struct dacc){ h->pid, image, a & ~63ULL, h->time_ns / DATA_WINDOW_NS,
+					   (uint64_t)h->pid << 32 | h->tid,
+					   e.loads ? e.mask : 0, e.stores ? e.mask : 0, e.k };
+	return 0;
+}
+
+static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
+		 const struct prt_regs *regs, size_t n, struct dcpi_err *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct dinsn *di;
+		uint32_t image;
+		uint64_t off;
+
+		rc = maps_resolve(d->maps, d->spid, pc[i], &image, &off, err);
+		if (rc || image == MAPS_UNKNOWN)
+			continue;
+		if (room_images(d, image) || !(di = insn_at(d, image, off)))
+			return -ENOMEM;
+		rc = learn_bias(d, image, pc[i], di);
+		if (!rc && i && di->ok)
+			rc = data_access(d, h, image, di, pc[i], regs[i].r);
+	}
+	return rc;
+}
+
+/* "start end offset path" lines: the mappings from now on. */
+static int replay_maps(struct drec *d, char *text, size_t len, struct dcpi_err *err)
+{
+	char *line = text, *end = text + len;
+
+	d->spid = ++d->next_spid;
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		uint64_t lo, hi, off;
+		int name = 0, rc;
+
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
+			   &name) == 3 && name && hi > lo &&
+		    (rc = maps_mmap(d->maps, d->spid, lo, hi - lo, off, line + name, err)))
+			return rc;
+		line = nl + 1;
+	}
+	return 0;
+}
+
+/* One spool file; a bad record ends it, as in paths_spool.c. */
+static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
+{
+	size_t vrec = 8 + sizeof(struct prt_regs);
+	uint8_t *buf = NULL, *nb;
+	struct prt_rec h;
+	int rc = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	d->spid = 0;
+	while (!rc && fread(&h, sizeof(h), 1, f) == 1) {
+		size_t body = h.len - sizeof(h);
+
+		if (h.magic != PRT_MAGIC || h.len < sizeof(h) || h.len > PRT_REC_MAX ||
+		    !(nb = realloc(buf, body + 1)))
+			break;
+		buf = nb;
+		if (body && fread(buf, body, 1, f) != 1)
+			break;
+		if (h.type == PRT_MAPS)
+			rc = replay_maps(d, (char *)buf, body, err);
+		else if (h.type == PRT_VBURST && d->spid && !(body % vrec) &&
+			 body / vrec <= PRT_KMAX)
+			rc = burst(d, &h, (const uint64_t *)buf,
+				   (const struct prt_regs *)(buf + 8 * (body / vrec)), body / vrec,
+				   err);
+	}
+	free(buf);
+	fclose(f);
+	if (rc == -ENOMEM)
+		return dcpi_errf(err, rc, "data profiles: out of memory");
+	return rc;
+}
+
+/* One "<pid>.heap": blocks with their lifetimes. */
+static int read_heap(struct drec *d, const char *path)
+{
+	struct {
+		struct prt_rec h;
+		struct prt_alloc a;
+	} r;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	while (fread(&r, sizeof(r), 1, f) == 1 && r.h.magic == PRT_MAGIC &&
+	       r.h.len == sizeof(r)) {
+		if (r.h.type == PRT_FREE) {
+			for (size_t i = d->nblk; i-- > 0;)
+				if (d->blk[i].pid == r.h.pid && d->blk[i].lo == r.a.addr &&
+				    d->blk[i].t1 == UINT64_MAX) {
+					d->blk[i].t1 = r.h.time_ns;
+					break;
+				}
+			continue;
+		}
+		if (r.h.type != PRT_ALLOC || !r.a.size || r.a.addr + r.a.size < r.a.addr)
+			continue;
+		if (grow((void **)&d->blk, &d->capblk, d->nblk + 1, sizeof(*d->blk))) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		d->blk[d->nblk++] = (struct dblock){ .pid = r.h.pid, .lo = r.a.addr,
+						     .hi = r.a.addr + r.a.size,
+						     .t0 = r.h.time_ns, .t1 = UINT64_MAX,
+						     .caller = r.a.caller };
+	}
+	fclose(f);
+	return 0;
+}
+
+static int has_suffix(const char *name, const char *sfx)
+{
+	size_t n = strlen(name), l = strlen(sfx);
+
+	return name[0] != '.' && n > l && !strcmp(name + n - l, sfx);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Every file of dir ending in sfx, in name order, through fn. */
+static int each_file(struct drec *d, const char *dir, const char *sfx,
+		     int (*fn)(struct drec *, const char *, struct dcpi_err *),
+		     struct dcpi_err *err)
+{
+	char path[PATH_MAX + 256], **names = NULL, **nn;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *dp = opendir(dir);
+	int rc = 0;
+
+	if (!dp)
+		return dcpi_errf(err, -errno, "%s: %s", dir, strerror(errno));
+	while (!rc && (e = readdir(dp))) {
+		if (!has_suffix(e->d_name, sfx))
+			continue;
+		if (n == cap) {
+			size_t c = cap ? 2 * cap : 16;
+
+			if (!(nn = realloc(names, c * sizeof(*nn)))) {
+				rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
+				break;
+			}
+			names = nn;
+			cap = c;
+		}
+		if (!(names[n] = strdup(e->d_name))) {
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", dir);
+			break;
+		}
+		n++;
+	}
+	closedir(dp);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n && !rc; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		rc = fn(d, path, err);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+static int heap_file(struct drec *d, const char *path, struct dcpi_err *err)
+{
+	int rc = read_heap(d, path);
+
+	return rc ? dcpi_errf(err, rc, "%s: out of memory", path) : 0;
+}
+
+/* --- sharing ------------------------------------------------------------- */
+
+static int acc_cmp(const void *x, const void *y)
+{
+	const struct dacc *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->win != b->win)
+		return a->win < b->win ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* One window of one line, accesses [i, j) sorted by thread: seed 001's
+ * rule between every writer and every other thread. */
+static void classify(const struct dacc *v, size_t i, size_t j, struct data_share *s)
+{
+	int any_true = 0, any_false = 0;
+	uint64_t tm = 0, ma = 0, mb = 0;
+
+	for (size_t a = i; a < j; a++) {
+		uint64_t wa = 0;
+		size_t a2 = a;
+
+		while (a2 < j && v[a2].tid == v[a].tid)
+			wa |= v[a2++].wmask;
+		for (size_t b = i; b < j && wa; b++) {
+			uint64_t tb = v[b].rmask | v[b].wmask;
+
+			if (v[b].tid == v[a].tid)
+				continue;
+			if (wa & tb) {
+				any_true = 1;
+				tm |= wa & tb;
+			} else {	/* sides by thread order, stable across windows */
+				uint64_t ta = 0;
+
+				for (size_t x = a; x < a2; x++)
+					ta |= v[x].rmask | v[x].wmask;
+				any_false = 1;
+				ma |= v[a].tid < v[b].tid ? ta : tb;
+				mb |= v[a].tid < v[b].tid ? tb : ta;
+			}
+		}
+		a = a2 - 1;
+	}
+	s->seen++;
+	if (any_true) {
+		s->true_w++;
+		s->true_mask |= tm;
+	} else if (any_false) {
+		s->false_w++;
+		s->mask_a |= ma;
+		s->mask_b |= mb;
+	}
+}
+
+/* Lines touched by more than one thread in some window, into the profile
+ * of the image of their first access. */
+static int share(struct drec *d)
+{
+	size_t i = 0;
+
+	if (d->nacc)
+		qsort(d->acc, d->nacc, sizeof(*d->acc), acc_cmp);
+	while (i < d->nacc) {
+		struct data_share s = { .k = d->acc[i].k };
+		size_t j = i;
+
+		while (j < d->nacc && d->acc[j].pid == d->acc[i].pid &&
+		       d->acc[j].line == d->acc[i].line) {
+			size_t w = j;
+
+			while (w < d->nacc && d->acc[w].pid == d->acc[j].pid &&
+			       d->acc[w].line == d->acc[j].line && d->acc[w].win == d->acc[j].win)
+				w++;
+			classify(d->acc, j, w, &s);
+			j = w;
+		}
+		if (s.true_w || s.false_w) {
+			d->st->shared++;
+			if (data_profile_share(&d->prof[d->acc[i].img], &s))
+				return -ENOMEM;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+static void drec_free(struct drec *d)
+{
+	for (size_t i = 0; i < d->nim; i++) {
+		img_close(d->im[i].img);
+		data_profile_free(&d->prof[i]);
+	}
+	free(d->im);
+	free(d->prof);
+	free(d->tab);
+	free(d->bias);
+	free(d->blk);
+	free(d->acc);
+	maps_free(d->maps);
+}
+
+/* The profiles that hold something, normalized, moved to *out. */
+static int finish(struct drec *d, struct data_profile **out, size_t *n, struct dcpi_err *err)
+{
+	size_t k = 0;
+	int rc = share(d);
+
+	for (size_t i = 0; i < d->nim && !rc; i++) {
+		struct data_profile *p = &d->prof[i];
+
+		if (!p->n && !p->ns)
+			continue;
+		p->image = *maps_image(d->maps, (uint32_t)i);
+		rc = data_normalize(p);
+		if (!rc && k != i) {
+			d->prof[k] = *p;
+			data_profile_init(p);
+		}
+		k++;
+	}
+	if (rc)
+		return dcpi_errf(err, rc, "data profiles: out of memory");
+	*out = k ? d->prof : NULL;
+	*n = k;
+	if (k) {
+		for (size_t i = 0; i < d->nim; i++)	/* what stays is freed by drec_free */
+			if (i >= k)
+				data_profile_free(&d->prof[i]);
+		d->prof = NULL;
+		for (size_t i = 0; i < d->nim; i++)
+			img_close(d->im[i].img);
+		free(d->im);
+		d->im = NULL;
+		d->nim = 0;
+	}
+	return 0;
+}
+
+int data_spool_read(const char *dir, struct data_profile **out, size_t *n,
+		    struct data_rec_stats *st, struct dcpi_err *err)
+{
+	struct drec d = { .st = st };
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	memset(st, 0, sizeof(*st));
+	rc = maps_new(&d.maps, err);
+	if (!rc) {
+		maps_set_offline(d.maps, 1);
+		rc = each_file(&d, dir, ".heap", heap_file, err);
+	}
+	if (!rc) {
+		st->blocks = d.nblk;
+		if (d.nblk)
+			qsort(d.blk, d.nblk, sizeof(*d.blk), blk_cmp);
+		rc = each_file(&d, dir, ".spool", replay_file, err);
+	}
+	if (!rc)
+		rc = finish(&d, out, n, err);
+	drec_free(&d);
+	st->profiles = *n;
+	return rc;
+}
+
+int data_spool_collect(const char *dir, struct prof_db *db, const char *epoch,
+		       struct data_rec_stats *st, struct dcpi_err *err)
+{
+	struct data_profile *v;
+	size_t n;
+	int rc = data_spool_read(dir, &v, &n, st, err);
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = data_epoch_write(db, epoch, &v[i], err);
+	data_profiles_free(v, n);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/*
+ * fuzz_data.c - libFuzzer target for the data profile decoder
+ * (profile/data.c, docs/profile-format.md "Data files").
+ *
+ * Each input is decoded as given and with its size and CRC-32C made to match
+ * (harness.h), so the fuzzer reaches the image table, entry and sharing
+ * parsers behind the checksum.  Whatever decodes must encode again, in no
+ * more bytes, and merge into a copy of itself.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/data.h"
+
+static void decode_once(const uint8_t *buf, size_t len)
+{
+	struct dcpi_err err = { 0 };
+	struct data_profile p, q;
+	uint8_t *again;
+	size_t alen;
+
+	if (data_decode(buf, len, "fuzz.data", &p, &err) == 0) {
+		/* Non-minimal varints decode, so compare sizes, not bytes. */
+		if (data_encode(&p, &again, &alen, &err) != 0 || alen > len)
+			abort();
+		free(again);
+		data_profile_init(&q);
+		q.image = p.image;
+		q.window_ns = p.window_ns;
+		if (data_profile_merge(&q, &p, &err) != 0)
+			abort();
+		data_profile_free(&q);
+	}
+	data_profile_free(&p);
+}
+
+#include "harness.h"

@@ -1,0 +1,584 @@
+/*
+ * profile/data.c - data profiles (include/dcpi/data.h; docs/data.md; the
+ * bytes in docs/profile-format.md, "Data files"): counts per (line,
+ * instruction) and sharing per line, their merge (sums and ORs) and their
+ * codec, through kind.c as the other per-image kinds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/data.h"
+#include "internal.h"
+
+#define DATA_MAGIC "DCPIDATA"
+#define DATA_VERSION 1u
+#define DOFF_N 24
+#define DOFF_NS 32
+#define DOFF_NIMGS 40
+#define DOFF_WINDOW 48
+#define DOFF_ISIZE 56
+#define DOFF_MTIME 64
+#define DATA_HDR_SIZE 72
+#define DATA_IMGS_MAX 4096
+
+void data_profile_init(struct data_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->window_ns = DATA_WINDOW_NS;
+}
+
+void data_profile_free(struct data_profile *p)
+{
+	free(p->imgs);
+	free(p->e);
+	free(p->s);
+	data_profile_init(p);
+}
+
+int data_key_cmp(const struct data_key *a, const struct data_key *b)
+{
+	if (a->space != b->space)
+		return a->space < b->space ? -1 : 1;
+	if (a->tag != b->tag)
+		return a->tag < b->tag ? -1 : 1;
+	if (a->base != b->base)
+		return a->base < b->base ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return 0;
+}
+
+static int entry_cmp(const void *x, const void *y)
+{
+	const struct data_entry *a = x, *b = y;
+	int c = data_key_cmp(&a->k, &b->k);
+
+	if (c)
+		return c;
+	return a->insn < b->insn ? -1 : a->insn > b->insn;
+}
+
+static int share_cmp(const void *x, const void *y)
+{
+	return data_key_cmp(&((const struct data_share *)x)->k,
+			    &((const struct data_share *)y)->k);
+}
+
+int data_profile_tag(struct data_profile *p, const struct prof_image_id *id)
+{
+	struct prof_image_id *v;
+
+	if (prof_image_id_equal(&p->image, id))
+		return 0;
+	for (size_t i = 0; i < p->nimgs; i++)
+		if (prof_image_id_equal(&p->imgs[i], id))
+			return (int)i + 1;
+	if (p->nimgs >= DATA_IMGS_MAX)
+		return -EOVERFLOW;
+	if (!(v = realloc(p->imgs, (p->nimgs + 1) * sizeof(*v))))
+		return -ENOMEM;
+	p->imgs = v;
+	p->imgs[p->nimgs++] = *id;
+	return (int)p->nimgs;
+}
+
+const struct prof_image_id *data_profile_image(const struct data_profile *p, uint32_t tag)
+{
+	if (!tag)
+		return &p->image;
+	return tag <= p->nimgs ? &p->imgs[tag - 1] : NULL;
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(nv = realloc(*v, c * size)))
+		return -ENOMEM;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+int data_profile_add(struct data_profile *p, const struct data_entry *e)
+{
+	if (grow((void **)&p->e, &p->cap, p->n + 1, sizeof(*p->e)))
+		return -ENOMEM;
+	p->e[p->n++] = *e;
+	return 0;
+}
+
+int data_profile_share(struct data_profile *p, const struct data_share *s)
+{
+	if (grow((void **)&p->s, &p->caps, p->ns + 1, sizeof(*p->s)))
+		return -ENOMEM;
+	p->s[p->ns++] = *s;
+	return 0;
+}
+
+static void entry_sum(struct data_entry *d, const struct data_entry *s)
+{
+	d->accesses += s->accesses;
+	d->loads += s->loads;
+	d->stores += s->stores;
+	d->mask |= s->mask;
+	if (s->size > d->size)
+		d->size = s->size;
+}
+
+static void share_sum(struct data_share *d, const struct data_share *s)
+{
+	d->seen += s->seen;
+	d->true_w += s->true_w;
+	d->false_w += s->false_w;
+	d->true_mask |= s->true_mask;
+	d->mask_a |= s->mask_a;
+	d->mask_b |= s->mask_b;
+}
+
+static int id_cmp_idx(const void *x, const void *y, void *arg)
+{
+	const struct prof_image_id *v = arg;
+
+	return prof_image_id_cmp(&v[*(const uint32_t *)x], &v[*(const uint32_t *)y]);
+}
+
+/* The image table in prof_image_id_cmp order, so that merges in any order
+ * give the same bytes; tags follow. */
+static int order_images(struct data_profile *p)
+{
+	uint32_t *ord, *map;
+	struct prof_image_id *v;
+	size_t k = 0;
+
+	if (!p->nimgs)
+		return 0;
+	ord = malloc(p->nimgs * sizeof(*ord));
+	map = malloc((p->nimgs + 1) * sizeof(*map));
+	v = malloc(p->nimgs * sizeof(*v));
+	if (!ord || !map || !v) {
+		free(ord);
+		free(map);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nimgs; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, p->nimgs, sizeof(*ord), id_cmp_idx, p->imgs);
+	map[0] = 0;
+	for (size_t i = 0; i < p->nimgs; i++) {
+		const struct prof_image_id *id = &p->imgs[ord[i]];
+
+		if (prof_image_id_equal(id, &p->image)) {
+			map[ord[i] + 1] = 0;
+			continue;
+		}
+		if (!k || !prof_image_id_equal(&v[k - 1], id))
+			v[k++] = *id;
+		map[ord[i] + 1] = (uint32_t)k;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].k.space == DATA_IMAGE || p->e[i].k.space == DATA_HEAP)
+			p->e[i].k.tag = map[p->e[i].k.tag];
+	for (size_t i = 0; i < p->ns; i++)
+		if (p->s[i].k.space == DATA_IMAGE || p->s[i].k.space == DATA_HEAP)
+			p->s[i].k.tag = map[p->s[i].k.tag];
+	free(p->imgs);
+	free(ord);
+	free(map);
+	p->imgs = v;
+	p->nimgs = k;
+	return 0;
+}
+
+int data_normalize(struct data_profile *p)
+{
+	size_t k = 0;
+	int rc = order_images(p);
+
+	if (rc)
+		return rc;
+	if (p->n)
+		qsort(p->e, p->n, sizeof(*p->e), entry_cmp);
+	for (size_t i = 0; i < p->n; i++) {
+		if (k && !entry_cmp(&p->e[k - 1], &p->e[i]))
+			entry_sum(&p->e[k - 1], &p->e[i]);
+		else
+			p->e[k++] = p->e[i];
+	}
+	p->n = k;
+	k = 0;
+	if (p->ns)
+		qsort(p->s, p->ns, sizeof(*p->s), share_cmp);
+	for (size_t i = 0; i < p->ns; i++) {
+		if (k && !share_cmp(&p->s[k - 1], &p->s[i]))
+			share_sum(&p->s[k - 1], &p->s[i]);
+		else
+			p->s[k++] = p->s[i];
+	}
+	p->ns = k;
+	return 0;
+}
+
+static int retag(struct data_profile *dst, const struct data_profile *src, struct data_key *k)
+{
+	int t;
+
+	if (k->space != DATA_IMAGE && k->space != DATA_HEAP)
+		return 0;
+	t = data_profile_tag(dst, data_profile_image(src, k->tag));
+	if (t < 0)
+		return t;
+	k->tag = (uint32_t)t;
+	return 0;
+}
+
+int data_profile_merge(struct data_profile *dst, const struct data_profile *src,
+		       struct dcpi_err *err)
+{
+	int rc = 0;
+
+	if (!prof_image_id_equal(&dst->image, &src->image) || dst->window_ns != src->window_ns)
+		return dcpi_errf(err, -EINVAL, "%s: data profiles of another image or window",
+				 src->image.path);
+	for (size_t i = 0; i < src->n && !rc; i++) {
+		struct data_entry e = src->e[i];
+
+		rc = retag(dst, src, &e.k);
+		if (!rc)
+			rc = data_profile_add(dst, &e);
+	}
+	for (size_t i = 0; i < src->ns && !rc; i++) {
+		struct data_share s = src->s[i];
+
+		rc = retag(dst, src, &s.k);
+		if (!rc)
+			rc = data_profile_share(dst, &s);
+	}
+	if (!rc)
+		rc = data_normalize(dst);
+	if (rc)
+		return dcpi_errf(err, rc, "%s: data profile: %s", src->image.path, strerror(-rc));
+	return 0;
+}
+
+/* --- codec ---------------------------------------------------------------- */
+
+static size_t id_len(const struct prof_image_id *id)
+{
+	return varint_len(id->size) + varint_len((uint64_t)id->mtime) +
+	       kind_string_len(id->build_id) + kind_string_len(id->path);
+}
+
+static size_t key_len(const struct data_key *k)
+{
+	return varint_len(k->space) + varint_len(k->tag) + varint_len(k->base) +
+	       varint_len(k->line);
+}
+
+static size_t encoded_size(const struct data_profile *p)
+{
+	size_t size = DATA_HDR_SIZE + kind_string_len(p->image.build_id) +
+		      kind_string_len(p->image.path);
+
+	for (size_t i = 0; i < p->nimgs; i++)
+		size += id_len(&p->imgs[i]);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct data_entry *e = &p->e[i];
+
+		size += key_len(&e->k) + varint_len(e->insn) + varint_len(e->accesses) +
+			varint_len(e->loads) + varint_len(e->stores) + varint_len(e->mask) +
+			varint_len(e->size);
+	}
+	for (size_t i = 0; i < p->ns; i++) {
+		const struct data_share *s = &p->s[i];
+
+		size += key_len(&s->k) + varint_len(s->seen) + varint_len(s->true_w) +
+			varint_len(s->false_w) + varint_len(s->true_mask) +
+			varint_len(s->mask_a) + varint_len(s->mask_b);
+	}
+	return size;
+}
+
+static int key_ok(const struct data_profile *p, const struct data_key *k)
+{
+	if (k->space >= DATA_NSPACES || k->line % DATA_LINE)
+		return 0;
+	if (k->space == DATA_IMAGE || k->space == DATA_HEAP)
+		return k->tag <= p->nimgs && (k->space == DATA_HEAP || !k->base);
+	return !k->tag && !k->base;
+}
+
+static const char *entry_why(const struct data_profile *p, size_t i)
+{
+	const struct data_entry *e = &p->e[i];
+
+	if (!key_ok(p, &e->k))
+		return "bad key (space, tag, base or unaligned line)";
+	if (i && entry_cmp(&p->e[i - 1], e) >= 0)
+		return "entries not sorted or duplicated";
+	if (!e->accesses || e->loads > e->accesses || e->stores > e->accesses ||
+	    e->loads + e->stores < e->accesses || !e->mask)
+		return "inconsistent counts";
+	if (e->k.space != DATA_HEAP && e->size)
+		return "a size outside the heap";
+	return NULL;
+}
+
+static const char *share_why(const struct data_profile *p, size_t i)
+{
+	const struct data_share *s = &p->s[i];
+
+	if (!key_ok(p, &s->k))
+		return "bad key (space, tag, base or unaligned line)";
+	if (i && share_cmp(&p->s[i - 1], s) >= 0)
+		return "sharing not sorted or duplicated";
+	if (!s->seen || s->true_w > s->seen || s->false_w > s->seen - s->true_w)
+		return "inconsistent window counts";
+	return NULL;
+}
+
+static const char *check(const struct data_profile *p)
+{
+	const char *why = kind_check_id(&p->image);
+
+	if (why)
+		return why;
+	if (!p->window_ns)
+		return "window of 0 ns";
+	for (size_t i = 0; i < p->nimgs; i++)
+		if ((why = kind_check_id(&p->imgs[i])))
+			return why;
+	for (size_t i = 0; i < p->n; i++)
+		if ((why = entry_why(p, i)))
+			return why;
+	for (size_t i = 0; i < p->ns; i++)
+		if ((why = share_why(p, i)))
+			return why;
+	return NULL;
+}
+
+static size_t put_v(uint8_t *b, size_t pos, uint64_t v)
+{
+	return pos + dcpi_varint_put(b + pos, v);
+}
+
+static size_t put_key(uint8_t *b, size_t pos, const struct data_key *k)
+{
+	pos = put_v(b, pos, k->space);
+	pos = put_v(b, pos, k->tag);
+	pos = put_v(b, pos, k->base);
+	return put_v(b, pos, k->line);
+}
+
+static size_t put_body(const struct data_profile *p, uint8_t *b, size_t pos)
+{
+	for (size_t i = 0; i < p->nimgs; i++) {
+		pos = put_v(b, pos, p->imgs[i].size);
+		pos = put_v(b, pos, (uint64_t)p->imgs[i].mtime);
+		pos = kind_put_string(b, pos, p->imgs[i].build_id);
+		pos = kind_put_string(b, pos, p->imgs[i].path);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const struct data_entry *e = &p->e[i];
+
+		pos = put_key(b, pos, &e->k);
+		pos = put_v(b, pos, e->insn);
+		pos = put_v(b, pos, e->accesses);
+		pos = put_v(b, pos, e->loads);
+		pos = put_v(b, pos, e->stores);
+		pos = put_v(b, pos, e->mask);
+		pos = put_v(b, pos, e->size);
+	}
+	for (size_t i = 0; i < p->ns; i++) {
+		const struct data_share *s = &p->s[i];
+
+		pos = put_key(b, pos, &s->k);
+		pos = put_v(b, pos, s->seen);
+		pos = put_v(b, pos, s->true_w);
+		pos = put_v(b, pos, s->false_w);
+		pos = put_v(b, pos, s->true_mask);
+		pos = put_v(b, pos, s->mask_a);
+		pos = put_v(b, pos, s->mask_b);
+	}
+	return pos;
+}
+
+int data_encode(const struct data_profile *p, uint8_t **buf, size_t *len,
+		struct dcpi_err *err)
+{
+	const char *why = check(p);
+	size_t size, pos;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (why)
+		return dcpi_errf(err, -EINVAL, "%s: data profile: cannot encode: %s",
+				 p->image.path, why);
+	size = encoded_size(p);
+	if (!(b = calloc(1, size)))
+		return dcpi_errf(err, -ENOMEM, "%s: data profile: out of memory", p->image.path);
+	kind_put_header(b, DATA_MAGIC, DATA_VERSION, size);
+	put64(b + DOFF_N, p->n);
+	put64(b + DOFF_NS, p->ns);
+	put64(b + DOFF_NIMGS, p->nimgs);
+	put64(b + DOFF_WINDOW, p->window_ns);
+	put64(b + DOFF_ISIZE, p->image.size);
+	put64(b + DOFF_MTIME, (uint64_t)p->image.mtime);
+	pos = kind_put_string(b, DATA_HDR_SIZE, p->image.build_id);
+	pos = kind_put_string(b, pos, p->image.path);
+	pos = put_body(p, b, pos);
+	if (pos != size) {
+		free(b);
+		return dcpi_errf(err, -EIO, "%s: data profile: encoded %zu bytes of %zu",
+				 p->image.path, pos, size);
+	}
+	kind_seal(b, size);
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+static int next_n(struct kind_cursor *c, uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!kind_next(c, &v[i]))
+			return 0;
+	return 1;
+}
+
+static int get_key(struct kind_cursor *c, struct data_key *k)
+{
+	uint64_t v[4];
+
+	if (!next_n(c, v, 4) || v[0] > UINT32_MAX || v[1] > UINT32_MAX)
+		return 0;
+	*k = (struct data_key){ (uint32_t)v[0], (uint32_t)v[1], v[2], v[3] };
+	return 1;
+}
+
+static const char *get_images(struct kind_cursor *c, struct data_profile *p, uint64_t n)
+{
+	const char *why;
+	uint64_t v[2];
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct prof_image_id *id = &p->imgs[i];
+
+		if (!next_n(c, v, 2))
+			return "image table truncated";
+		id->size = v[0];
+		id->mtime = (int64_t)v[1];
+		if ((why = kind_get_string(c, id->build_id, sizeof(id->build_id))) ||
+		    (why = kind_get_string(c, id->path, sizeof(id->path))))
+			return why;
+		p->nimgs = (size_t)i + 1;
+	}
+	return NULL;
+}
+
+static const char *get_records(struct kind_cursor *c, struct data_profile *p, uint64_t n,
+			       uint64_t ns)
+{
+	uint64_t v[6];
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct data_entry *e = &p->e[i];
+
+		if (!get_key(c, &e->k) || !next_n(c, v, 6))
+			return "entry truncated or overlong varint";
+		e->insn = v[0];
+		e->accesses = v[1];
+		e->loads = v[2];
+		e->stores = v[3];
+		e->mask = v[4];
+		e->size = v[5];
+		p->n = (size_t)i + 1;
+	}
+	for (uint64_t i = 0; i < ns; i++) {
+		struct data_share *s = &p->s[i];
+
+		if (!get_key(c, &s->k) || !next_n(c, v, 6))
+			return "sharing record truncated or overlong varint";
+		*s = (struct data_share){ s->k, v[0], v[1], v[2], v[3], v[4], v[5] };
+		p->ns = (size_t)i + 1;
+	}
+	return NULL;
+}
+
+/* Counts from the header, bounded by the body: an image takes at least 4
+ * bytes, an entry 10, a sharing record 10. */
+static const char *decode_body(struct kind_cursor *c, struct data_profile *p)
+{
+	uint64_t n = get64(c->buf + DOFF_N), ns = get64(c->buf + DOFF_NS);
+	uint64_t ni = get64(c->buf + DOFF_NIMGS);
+	size_t body = c->size - c->pos;
+	const char *why;
+
+	if (ni > DATA_IMGS_MAX || ni > body / 4 || n > body / 10 || ns > body / 10 ||
+	    ni * 4 + n * 10 + ns * 10 > body)
+		return "counts in the header do not fit in the file";
+	if ((ni && !(p->imgs = calloc((size_t)ni, sizeof(*p->imgs)))) ||
+	    (n && !(p->e = calloc((size_t)n, sizeof(*p->e)))) ||
+	    (ns && !(p->s = calloc((size_t)ns, sizeof(*p->s)))))
+		return "out of memory";
+	p->cap = (size_t)n;
+	p->caps = (size_t)ns;
+	if ((why = get_images(c, p, ni)) || (why = get_records(c, p, n, ns)))
+		return why;
+	if (c->pos != c->size)
+		return "garbage after the records";
+	return check(p);
+}
+
+int data_decode(const uint8_t *buf, size_t len, const char *name, struct data_profile *p,
+		struct dcpi_err *err)
+{
+	struct kind_cursor c = { buf, len, DATA_HDR_SIZE };
+	const char *why;
+	int rc;
+
+	data_profile_init(p);
+	if (!name)
+		name = "(buffer)";
+	rc = kind_check_header(buf, len, name, DATA_MAGIC, "a dcpi data profile",
+			       DATA_HDR_SIZE, DATA_VERSION, err);
+	if (rc)
+		return rc;
+	p->window_ns = get64(buf + DOFF_WINDOW);
+	p->image.size = get64(buf + DOFF_ISIZE);
+	p->image.mtime = (int64_t)get64(buf + DOFF_MTIME);
+	why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id));
+	if (!why)
+		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
+	if (!why)
+		why = decode_body(&c, p);
+	if (why) {
+		rc = !strcmp(why, "out of memory") ? -ENOMEM : -EINVAL;
+		data_profile_free(p);
+		return dcpi_errf(err, rc, "%s: %s", name, why);
+	}
+	return 0;
+}
+
+/* --- files and epochs (kind.c) ------------------------------------------- */
+
+static int data_copy(struct data_profile *dst, const struct data_profile *src)
+{
+	data_profile_init(dst);
+	dst->image = src->image;
+	dst->window_ns = src->window_ns;
+	return data_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
+}
+
+PROF_KIND_DEFINE(data, data_profile, ".data");
+PROF_KIND_FILE_API(data, data_profile)
+PROF_KIND_EPOCH_API(data, data_profile)

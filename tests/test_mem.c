@@ -1,0 +1,234 @@
+/*
+ * tests/test_mem.c - data profiles (include/dcpi/data.h, profile/data.c,
+ * collect/datarec.c, report/mem.c; docs/data.md).
+ *
+ * Unit: the codec round-trips, rejects damage, and merges associatively
+ * and commutatively to the same bytes.  End to end on
+ * tests/workloads/memobj.c: `dcpi mem` ranks hot_a, hot_b and the heap
+ * table as their exact counts do (printed by the workload, 5:3:2 by
+ * construction) with shares within 5 points; two threads on neighbouring
+ * counters of one line are false sharing, the padded layout shows none,
+ * one counter of both threads is true sharing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dcpi/data.h"
+#include "tu_run.h"
+
+static const char *bin;
+static char wl[512], ws[256];
+
+static void fill(struct data_profile *p, uint64_t seed)
+{
+	struct prof_image_id other = { .path = "/lib/other.so", .size = 7, .mtime = 9 };
+
+	data_profile_init(p);
+	snprintf(p->image.path, sizeof(p->image.path), "/bin/prog");
+	p->image.size = 100;
+	p->image.mtime = 5;
+	for (uint64_t i = 0; i < 50; i++) {
+		uint64_t x = (i * 2654435761u + seed * 97) % 37;
+		struct data_entry e = { .k = { DATA_IMAGE, 0, 0, x * 64 }, .insn = 0x1000 + x % 5,
+					.accesses = 1 + i % 3, .loads = 1 + i % 3,
+					.mask = 0xffULL << (x % 8) };
+
+		if (x % 4 == 1) {
+			e.k.space = DATA_HEAP;
+			e.k.tag = (uint32_t)data_profile_tag(p, &other);
+			e.k.base = 0x40;
+			e.size = 8192 + seed;
+		}
+		if (x % 4 == 2)
+			e.stores = 1;
+		assert_int_equal(data_profile_add(p, &e), 0);
+	}
+	struct data_share s = { .k = { DATA_IMAGE, 0, 0, 0x40 * (seed % 3) }, .seen = 4,
+				.true_w = seed % 2, .false_w = 2, .mask_a = 0xff, .mask_b = 0xff00 };
+	assert_int_equal(data_profile_share(p, &s), 0);
+	assert_int_equal(data_normalize(p), 0);
+}
+
+static void encode(const struct data_profile *p, uint8_t **b, size_t *n)
+{
+	struct dcpi_err err = { 0 };
+
+	assert_int_equal(data_encode(p, b, n, &err), 0);
+}
+
+static void test_codec(void **state)
+{
+	struct data_profile p, q;
+	struct dcpi_err err = { 0 };
+	uint8_t *b, *c;
+	size_t n, m;
+
+	(void)state;
+	fill(&p, 1);
+	encode(&p, &b, &n);
+	assert_int_equal(data_decode(b, n, "t", &q, &err), 0);
+	assert_int_equal(q.n, p.n);
+	assert_int_equal(q.ns, p.ns);
+	assert_int_equal(q.nimgs, 1);
+	encode(&q, &c, &m);
+	assert_int_equal(m, n);
+	assert_memory_equal(b, c, n);
+	free(c);
+	data_profile_free(&q);
+	for (size_t i = 0; i < n; i += 7) {	/* every damage is refused */
+		b[i] ^= 0x5a;
+		assert_int_not_equal(data_decode(b, n, "t", &q, &err), 0);
+		b[i] ^= 0x5a;
+	}
+	assert_int_not_equal(data_decode(b, n - 1, "t", &q, &err), 0);
+	free(b);
+	data_profile_free(&p);
+}
+
+static void merged(int order, uint8_t **b, size_t *n)
+{
+	struct data_profile v[3], acc;
+	struct dcpi_err err = { 0 };
+	static const int ord[2][3] = { { 0, 1, 2 }, { 2, 0, 1 } };
+
+	for (int i = 0; i < 3; i++)
+		fill(&v[i], (uint64_t)i + 1);
+	data_profile_init(&acc);
+	acc.image = v[0].image;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(data_profile_merge(&acc, &v[ord[order][i]], &err), 0);
+	encode(&acc, b, n);
+	for (int i = 0; i < 3; i++)
+		data_profile_free(&v[i]);
+	data_profile_free(&acc);
+}
+
+static void test_merge_order(void **state)
+{
+	uint8_t *a, *b;
+	size_t n, m;
+
+	(void)state;
+	merged(0, &a, &n);
+	merged(1, &b, &m);
+	assert_int_equal(n, m);
+	assert_memory_equal(a, b, n);
+	free(a);
+	free(b);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return tu_run_setup(&bin, wl, sizeof(wl), "memobj", ws, sizeof(ws), "mem");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tu_rm_tree(ws);
+	return 0;
+}
+
+static void record(const char *db, const char *args)
+{
+	if (tu_sh("%s record --no-calibrate --paths 200:64 --db %s/%s -- %s %s > %s/%s.out "
+		  "2> %s/%s.err", bin, ws, db, wl, args, ws, db, ws, db)) {
+		tu_sh("cat %s/%s.err >&2", ws, db);
+		fail_msg("dcpi record %s failed", args);
+	}
+}
+
+static void test_objects(void **state)
+{
+	char args[600];
+
+	(void)state;
+	record("obj", "objects 2");
+	snprintf(args, sizeof(args), "mem --db %s/obj", ws);
+	tu_check_json(bin, ws, args,
+		"exact = {}\n"
+		"for l in open(sys.argv[1].replace('out.json', 'obj.out')):\n"
+		"    k, v = l.split(); exact[k] = int(v)\n"
+		"tot = sum(exact.values())\n"
+		"names = {'hot_a': 'hot_a', 'hot_b': 'hot_b', 'table': 'heap block allocated at main'}\n"
+		"got = {}\n"
+		"for o in d['objects']:\n"
+		"    for k, n in names.items():\n"
+		"        if o['name'].startswith(n): got[k] = o['accesses']\n"
+		"assert len(got) == 3, got\n"
+		"gt = sum(got.values())\n"
+		"assert gt >= 1000, gt\n"
+		"for k in exact:\n"
+		"    e, g = 100.0 * exact[k] / tot, 100.0 * got[k] / gt\n"
+		"    print(k, 'exact %.1f%% dcpi %.1f%%' % (e, g), file=sys.stderr)\n"
+		"    assert abs(e - g) <= 5, (k, e, g)\n"
+		"rank = sorted(got, key=lambda k: -got[k])\n"
+		"assert rank == sorted(exact, key=lambda k: -exact[k]), rank\n"
+		"assert d['objects'][0]['kind'] == 'global' and d['objects'][0]['instructions']\n"
+		"assert any(p['object'] == 'hot_a' for p in d['pages'])\n");
+}
+
+/* The sharing entries naming object obj must be of class want ("" none). */
+static void sharing(const char *mode, const char *obj, const char *want)
+{
+	char args[600], py[1024];
+
+	record(mode, strcmp(mode, "padded") ? (strcmp(mode, "true") ? "false 1.5" : "true 1.5")
+		     : "padded 1.5");
+	snprintf(args, sizeof(args), "mem --db %s/%s", ws, mode);
+	snprintf(py, sizeof(py),
+		 "s = [x for x in d['sharing'] if x['object'] == '%s']\n"
+		 "print(s, file=sys.stderr)\n"
+		 "want = '%s'\n"
+		 "if not want:\n"
+		 "    assert not s, s\n"
+		 "else:\n"
+		 "    assert len(s) == 1 and s[0]['class'] == want, s\n"
+		 "    w = s[0]['true_windows'] if want == 'true' else s[0]['false_windows']\n"
+		 "    assert w >= 3, s\n"
+		 "    assert s[0]['instructions'] and 'worker' in s[0]['instructions'][0]['site']\n"
+		 "    if want == 'false':\n"
+		 "        assert s[0]['bytes_a'] == '+0x0..+0x7' and s[0]['bytes_b'] == '+0x8..+0xf', s\n"
+		 "        assert 'pad' in s[0]['suggestion']\n",
+		 obj, want);
+	tu_check_json(bin, ws, args, py);
+}
+
+static void test_false_sharing(void **state)
+{
+	(void)state;
+	sharing("false", "pair", "false");
+}
+
+static void test_padded(void **state)
+{
+	(void)state;
+	sharing("padded", "padded", "");
+}
+
+static void test_true_sharing(void **state)
+{
+	(void)state;
+	sharing("true", "shared", "true");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_codec),
+		cmocka_unit_test(test_merge_order),
+		cmocka_unit_test(test_objects),
+		cmocka_unit_test(test_false_sharing),
+		cmocka_unit_test(test_padded),
+		cmocka_unit_test(test_true_sharing),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,60 @@
+/*
+ * tools/cmd_mem.c - dcpi mem (dcpimem): hot data objects, pages and shared
+ * cache lines from the data profiles (report/mem.c; docs/data.md).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dcpi/data.h"
+#include "tools.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: dcpi mem [options]\n"
+		"  hot data objects (globals by symbol, heap blocks by allocation site, stack\n"
+		"  frames by procedure), hot pages and shared cache lines (true or false sharing)\n"
+		"      --db DIR    profile database (default $DCPIDB, then ./dcpidb)\n"
+		"      --epoch E   epoch name, or 'all' (default: the newest)\n"
+		"      --top N     objects and pages listed (default 20)\n"
+		"      --json      machine-readable output\n"
+		"Data samples come with the value samples of `dcpi record` (docs/data.md).\n");
+}
+
+int cmd_mem(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "epoch", required_argument, NULL, 'E' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rep_mem_opts o = { 0 };
+	struct dcpi_err err = { 0 };
+	const char *db = NULL;
+	char *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': db = optarg; break;
+		case 'E': o.epoch = optarg; break;
+		case 'j': o.json = 1; break;
+		case 't':
+			o.top = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || end == optarg || !o.top)
+				return tool_fail("--top: '%s' is not a positive count", optarg);
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	if (optind < argc)
+		return tool_fail("unexpected argument '%s'", argv[optind]);
+	if (rep_mem(stdout, tool_db_dir(db), &o, &err) < 0)
+		return tool_fail("%s", err.msg);
+	return 0;
+}
