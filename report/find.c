@@ -202,7 +202,7 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 			return rc;
 		}
 		if (!q) {
-			if (!addr && still_profiled(&p[i].image, im))
+			if (!addr && rep_still_profiled(&p[i].image, im))
 				nearest_proc(im, name, near, sizeof(near), &neard);
 			img_close(im);
 			continue;
