@@ -44,7 +44,7 @@ static int calibration_off(const struct est_analysis_opts *o)
 
 /*
  * No model given and none measured on this CPU yet: measure it now, as
- * `dcpi calibrate --model` does (a few seconds), write this machine's model
+ * `dcpi calibrate --fit-model` does (a few seconds), write this machine's model
  * file for every later run, and use the fitted model in this one (the
  * process may have read the file's absence already).  A failure leaves the
  * shipped table, with a note.
@@ -61,7 +61,7 @@ static void auto_model(struct est_input *in)
 		return;
 	if (in->o.note)
 		in->o.note(in->o.note_arg, "no model file for this CPU yet: measuring its "
-			   "instruction costs now, a few seconds (dcpi calibrate --model; "
+			   "instruction costs now, a few seconds (dcpi calibrate --fit-model; "
 			   "--no-calibrate or DCPI_NO_CALIBRATE=1 skip it)");
 	to.note = in->o.note;
 	to.arg = in->o.note_arg;

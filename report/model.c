@@ -108,7 +108,7 @@ static void show_origin(FILE *f, const struct model *m, int auto_chosen)
 	if (model_file_status()[0])
 		fprintf(f, "model file not used: %s\n", model_file_status());
 	else if (model_cpuid_this(&id) == 0 && model_file_path(&id, path, sizeof(path)) == 0)
-		fprintf(f, "no model file for this cpu (%s): run dcpi calibrate --model\n", path);
+		fprintf(f, "no model file for this cpu (%s): run dcpi calibrate --fit-model\n", path);
 }
 
 static void show_class(FILE *f, const struct model *m, size_t c)

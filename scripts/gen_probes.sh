@@ -1,6 +1,6 @@
 #!/bin/sh
 # gen_probes.sh - assemble culprit/model/probes.txt into
-# culprit/model/probes_data.c (the probes `dcpi calibrate --model` times;
+# culprit/model/probes_data.c (the probes `dcpi calibrate --fit-model` times;
 # built into dcpi, so no assembler is needed where it runs).  Needs GNU as and
 # objcopy.  Run from the top of the tree after editing probes.txt;
 # tests/test_fit.c checks the two agree.

@@ -1,6 +1,6 @@
 /*
  * culprit/model/fit.c - fit a pipeline model to microbenchmarks timed on this
- * machine (`dcpi calibrate --model`; DCPI paper sec. 6.1.3 needs the best
+ * machine (`dcpi calibrate --fit-model`; DCPI paper sec. 6.1.3 needs the best
  * case of the machine that took the samples).
  *
  * The forward model is the scheduler itself: a candidate value is judged by

@@ -1,6 +1,6 @@
 /*
  * culprit/model/modelfile.c - model files: a shipped pipeline model refined by
- * numbers measured on one CPU (`dcpi calibrate --model`), read back by every
+ * numbers measured on one CPU (`dcpi calibrate --fit-model`), read back by every
  * tool on a machine with that CPU (DCPI paper sec. 6.1.3 needs the best case
  * of the machine that took the samples; docs/models.md "Model files").
  *

@@ -1,7 +1,7 @@
 /*
  * estimate/calibrate/loop_lines.c - measure the front end's floor for loops on this
  * machine (the model's loop_line_bytes; docs/models.md "Loops across a
- * line"), for `dcpi calibrate --model`.  The sandbox cannot: it times
+ * line"), for `dcpi calibrate --fit-model`.  The sandbox cannot: it times
  * bodies unrolled, and the floor is the loop's.  So three copies of one
  * loop (two adds, a compare and the branch back: 17 bytes) run here in
  * process, at fixed places in 64-byte-aligned code: inside one line, across

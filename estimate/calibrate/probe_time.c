@@ -1,6 +1,6 @@
 /*
  * estimate/calibrate/probe_time.c - time the calibration probes on this machine
- * (`dcpi calibrate --model`) in the BHive-style sandbox (culprit/sandbox/sandbox.c),
+ * (`dcpi calibrate --fit-model`) in the BHive-style sandbox (culprit/sandbox/sandbox.c),
  * for the fit (culprit/model/fit.c).
  *
  * The machine may be shared: contention only ever slows a body, so each

@@ -1,5 +1,5 @@
 /*
- * estimate/calibrate/tables.c - `dcpi calibrate --model`: this machine's
+ * estimate/calibrate/tables.c - `dcpi calibrate --fit-model`: this machine's
  * instruction costs.  Times the calibration probes (culprit/model/probes.txt)
  * in the sandbox (estimate/calibrate/probe_time.c), or reads the cycles a
  * previous run saved, fits the shipped model CPUID picks (or a named base) to
