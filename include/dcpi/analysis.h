@@ -50,7 +50,7 @@ struct est_analysis_opts {
 	 * DB/measured-costs.txt); below it the model's best cases are used */
 	double measure_share;
 	/* A CPU with no model file of its own gets one measured on first use
-	 * (dcpi calibrate --model, est_calib_tables), unless no_calibrate, the
+	 * (dcpi calibrate --fit-model, est_calib_tables), unless no_calibrate, the
 	 * environment's DCPI_NO_CALIBRATE (not "0") or DCPI_MODEL say no, or a
 	 * model is given; note (may be NULL) hears what it is doing. */
 	int no_calibrate;

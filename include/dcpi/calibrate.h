@@ -73,7 +73,7 @@ struct est_calib_tables {
 };
 
 /*
- * `dcpi calibrate --model`: time the probes (culprit/model/probes.txt) in the
+ * `dcpi calibrate --fit-model`: time the probes (culprit/model/probes.txt) in the
  * sandbox, or read them from o->refit, fit a copy of the shipped model
  * (model_fit), time the loop-line floor, write the model file and, with
  * o->measurements, the probes' cycles.  Fills t (free it either way).

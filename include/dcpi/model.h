@@ -7,7 +7,7 @@
  * keyed by mnemonic, operand form and vector width.  The shipped models are
  * one base class table (culprit/model/model_base.c) plus a short file of
  * differences per microarchitecture (culprit/model/model_zen5.c, ...); a model file
- * measured on this machine by `dcpi calibrate --model` overrides them
+ * measured on this machine by `dcpi calibrate --fit-model` overrides them
  * (culprit/model/modelfile.c).  Chosen from CPUID or by name.
  *
  * The scheduler runs a block through the model with no dynamic stalls (every
