@@ -164,15 +164,20 @@ static void test_walk_order(void **state)
 {
 	struct sbx_walk small, big;
 	struct dcpi_err err = { 0 };
+	char why[256];
 
 	(void)state;
+	assert_int_equal(sbx_replay_walk(64u << 20, 3, &big, &err), -EINVAL);
+	if (!sbx_usable(why, sizeof(why))) {	/* valgrind's own CPU: no timing */
+		print_message("# %s: walk timings not checked\n", why);
+		return;
+	}
 	assert_int_equal(sbx_replay_walk(256u << 10, 4, &small, &err), 0);
 	assert_int_equal(sbx_replay_walk(64u << 20, 4, &big, &err), 0);
 	print_message("walk 256 KB %.1f cycles (L1 %.1f), 64 MB %.1f cycles\n", small.cycles,
 		      small.l1_cycles, big.cycles);
 	assert_true(small.cycles > small.l1_cycles);
 	assert_true(big.cycles > 2 * small.cycles);
-	assert_int_equal(sbx_replay_walk(64u << 20, 3, &big, &err), -EINVAL);
 }
 
 int main(void)
