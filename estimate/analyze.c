@@ -514,6 +514,7 @@ int est_analyze(struct est_input *in, struct image *img, const struct prof_profi
 	if (rc < 0)
 		return rc;
 	replay_spreads(a);
+	est_replay_regions(img, vp, a);
 	return culprits(in, img, a, err);
 }
 

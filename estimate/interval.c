@@ -37,6 +37,7 @@
 #define Z90 1.645
 #define MODEL_REL 0.10
 #define EXPOSURE_REL (EST_STALL_EXPOSURE_SPREAD - 1)
+#define SCALE_HOLD 0.75
 
 static double lg(double rel)
 {
@@ -104,6 +105,15 @@ static void scale_evidence(const struct cfg *cfg, const struct est_result *r,
 	*h_best = wsum > 0 ? hsum / wsum : lg(MODEL_REL);
 }
 
+/* Could instruction i be a load that misses far: a load whose addresses are
+ * unknown or span a region past L2 (a region its value samples show small
+ * stays in the caches: its pile is the best case's, not a miss). */
+static int may_miss(const struct cfg *cfg, const struct est_result *r, uint32_t i)
+{
+	return (cfg->insns[i].flags & CFG_I_LOAD) &&
+	       !(r->insns[i].region > 0 && r->insns[i].region < EST_RESIDENT_BYTES);
+}
+
 /* Block b's count from its instructions other than the one its samples pile
  * on, as a share of x: 1 when no pile, lower when one instruction holds far
  * more than its part of the best case (skid one: i shows i - 1's cycles). */
@@ -136,8 +146,7 @@ static double pile_floor(const struct cfg *cfg, const struct est_result *r, size
 		 * itself, tests/workloads/demo_work.c) */
 		uint32_t prev = pile > bl->first ? pile - 1 : bl->first + bl->n - 1;
 
-		return (cfg->insns[prev].flags & CFG_I_LOAD) ||
-		       (cfg->insns[pile].flags & CFG_I_LOAD) ? 0 : 1;
+		return may_miss(cfg, r, prev) || may_miss(cfg, r, pile) ? 0 : 1;
 	}
 	/* the rest's rate against the whole block's */
 	return fmin(1, (rest_s / rest_m) / (eb->samples / eb->best));
@@ -170,6 +179,32 @@ static void cross_check(const struct est_result *r, size_t b, double h, double *
 	}
 }
 
+/*
+ * Each block's floor: its own pile's, and that of any block whose pile could
+ * have set the procedure's scale: one holding more than a quarter-quantile
+ * rule leaves to the others (SCALE_HOLD of the window samples), which lowers
+ * every block (a chase in one block: tests/workloads/demo_work.c).
+ */
+static void floors(const struct cfg *cfg, struct est_result *r)
+{
+	double total = 0, all = 1;
+
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		total += fmax(r->blocks[b].window_samples, 0);
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		struct est_block *eb = &r->blocks[b];
+		double w;
+
+		eb->lo = 1;	/* the floor, until est_intervals sets the interval */
+		if (eb->window_samples > 0 && !stalled(r, b, &w))
+			eb->lo = pile_floor(cfg, r, b);
+		if (eb->window_samples > SCALE_HOLD * total)
+			all = fmin(all, eb->lo);
+	}
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		r->blocks[b].lo = fmin(r->blocks[b].lo, all);
+}
+
 static enum est_conf conf_of(double lo, double x, double hi)
 {
 	double h;
@@ -197,18 +232,13 @@ static double shape_h(const struct cfg *cfg, const struct est_result *r,
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
 		   const struct est_measurements *meas, int exact)
 {
-	double n, h_best, h_scale, floor_all = 1;
+	double n, h_best, h_scale;
 	int witnessed;
 
 	scale_evidence(cfg, r, meas, &n, &h_best, &witnessed);
 	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best +
 		       (witnessed ? lg(EXPOSURE_REL) * lg(EXPOSURE_REL) : 0));
-	for (size_t b = 0; b < cfg->nblocks; b++) {
-		double w;
-
-		if (r->blocks[b].window_samples > 0 && !stalled(r, b, &w))
-			floor_all = fmin(floor_all, pile_floor(cfg, r, b));
-	}
+	floors(cfg, r);
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		struct est_block *eb = &r->blocks[b];
 		double x = eb->executions, hs = shape_h(cfg, r, pi, b);
@@ -219,7 +249,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 			eb->conf = x > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
 			continue;
 		}
-		eb->lo = x * exp(-h) * floor_all;
+		eb->lo = x * exp(-h) * eb->lo;	/* eb->lo held the floor */
 		eb->hi = x * exp(h);
 		if (eb->replay > 0)
 			cross_check(r, b, h, &eb->lo, &eb->hi);

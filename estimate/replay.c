@@ -27,7 +27,7 @@
 #include "dcpi/values.h"
 
 #define MIN_ADDRS	16		/* addresses a footprint is estimated from */
-#define MIN_BYTES	(64u << 10)	/* a smaller region stays in L1 or L2 */
+#define MIN_BYTES	EST_RESIDENT_BYTES
 #define GAP_SPLIT	20		/* a gap this many median gaps apart: another
 					 * region (another process's addresses) */
 
@@ -244,6 +244,32 @@ int est_replay_loads(struct est_input *in, const struct image *img, const struct
 		rc = replay_one(in, cfg, i, h, a, err);
 	}
 	return rc;
+}
+
+void est_replay_regions(const struct image *img, const struct val_profile *vp,
+			struct est_analysis *a)
+{
+	const struct cfg *cfg = a->cfg;
+	uint64_t off0, addr[VAL_N], bytes;
+	uint32_t elem;
+	size_t used;
+
+	if (!vp || img_vaddr_to_offset(img, cfg->start, &off0) < 0)
+		return;
+	for (uint32_t i = 0; i < cfg->ninsns && i < a->r.ninsns; i++) {
+		const struct val_hotlist *h;
+
+		if (!(cfg->insns[i].flags & CFG_I_LOAD))
+			continue;
+		h = val_profile_find(vp, off0 + (cfg->insns[i].addr - cfg->start), VAL_ADDR);
+		if (!h)
+			continue;
+		for (uint32_t k = 0; k < h->n; k++)
+			addr[k] = h->t[k].value;
+		qsort(addr, h->n, sizeof(addr[0]), cmp_u64);
+		est_replay_footprint(addr, h->n, &bytes, &elem, &used);
+		a->r.insns[i].region = (double)bytes;
+	}
 }
 
 /* The self-fed loads of one image's value samples: their walks timed. */

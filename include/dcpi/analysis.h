@@ -198,6 +198,9 @@ int est_replay_loads(struct est_input *in, const struct image *img, const struct
  * writes, or one computed from it round a loop on itself)?  The region n sorted distinct addresses were drawn from (0
  * when fewer than 8 agree), its elements' size, the addresses used. */
 int est_replay_self_fed(const struct cfg *cfg, uint32_t i);
+/* Each sampled load's region (a->r.insns[i].region), for the intervals. */
+void est_replay_regions(const struct image *img, const struct val_profile *vp,
+			struct est_analysis *a);
 /*
  * Time, right after a recording, the walks the analysis will replay: every
  * self-fed load of the epoch's value samples whose region is past L1, in

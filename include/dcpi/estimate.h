@@ -104,6 +104,9 @@ struct est_opts {
  * (estimate/replay.c): 90% of chases, relative, measured in docs/estimate.md
  * "Replayed loads". */
 #define EST_REPLAY_REL 0.35
+/* A load whose sampled addresses span less stays in L1 or L2: it is not
+ * replayed and its pile is not taken for a miss (estimate/interval.c). */
+#define EST_RESIDENT_BYTES (64u << 10)
 
 /* What a machine shows of a load waiter's latency when no measurement says
  * (estimate/destall.c: 0.25 - 1.2 measured on a Zen 4 VM, the ends with the other
@@ -153,6 +156,8 @@ struct est_insn {
 	int reason;		/* enum model_reason of the static stall */
 	int culprit;		/* instruction index (cfg->insns) or -1 */
 	enum est_conf conf;
+	double region;		/* a load's: the bytes its sampled addresses span
+				 * (estimate/replay.c), 0 unknown */
 };
 
 struct est_block {
