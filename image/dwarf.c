@@ -54,6 +54,7 @@ struct dw_proc {
 	uint32_t file;		/* declaration file (strs), NO_FILE if none */
 	uint32_t line, column;
 	uint32_t id;		/* subprogram number, shared by all its ranges */
+	uint64_t die;		/* .debug_info offset of its DIE (img_dwarf_params) */
 };
 
 struct dw_inl {
@@ -96,6 +97,8 @@ struct img_dwarf {
 
 	struct img_inline *chain;	/* returned by img_dwarf_inlines_at */
 	size_t capchain;
+	struct img_param *params;	/* returned by img_dwarf_params */
+	size_t capparams;
 };
 
 /* Per-CU state while walking. */
@@ -589,12 +592,15 @@ static int dw_add_proc(struct dw_walk *w, Dwarf_Die die, Dwarf_Error *e)
 {
 	struct img_dwarf *d = w->d;
 	struct dw_decl dc;
+	Dwarf_Off off;
 	int rc;
 
 	if (dw_die_ranges(d, die, w->cu, &w->rs, e))
 		return dw_fail(d, e, w->err, "subprogram ranges");
 	if (!w->rs.n)
 		return 0;
+	if (dwarf_dieoffset(die, &off, e) != DW_DLV_OK)
+		return dw_fail(d, e, w->err, "subprogram offset");
 	rc = dw_decl(d, die, w->cu, &dc, e);
 	if (rc == -ENOMEM)
 		return dcpi_errf(w->err, -ENOMEM, "%s: out of memory", d->path);
@@ -604,7 +610,7 @@ static int dw_add_proc(struct dw_walk *w, Dwarf_Die die, Dwarf_Error *e)
 	for (size_t i = 0; i < w->rs.n; i++) {
 		struct dw_proc p = {
 			.lo = w->rs.r[i][0], .hi = w->rs.r[i][1], .file = dc.file,
-			.line = dc.line, .column = dc.column, .id = w->proc,
+			.line = dc.line, .column = dc.column, .id = w->proc, .die = off,
 		};
 
 		if (dw_grow((void **)&d->procs, &d->capprocs, d->nprocs, sizeof(p)))
@@ -890,6 +896,7 @@ void img_dwarf_close(struct img_dwarf *d)
 	free(d->inls);
 	free(d->slices);
 	free(d->chain);
+	free(d->params);
 	free(d->path);
 	free(d);
 }
@@ -976,4 +983,566 @@ int img_dwarf_inlines_at(struct img_dwarf *d, uint64_t vaddr,
 	*out = depth ? d->chain : NULL;
 	*n = depth;
 	return 0;
+}
+
+/* ---- formal parameters ---------------------------------------------------
+ *
+ * Read when asked, from the subprogram DIE recorded in dw_proc.die (libdwarf
+ * keeps the sections open until img_dwarf_close).  Each parameter's type is
+ * classified as the System V x86-64 ABI does (section 3.2.3): one class per
+ * eightbyte, INTEGER or SSE, from the scalar fields that overlap it; longer
+ * than 16 bytes, long double and unaligned leftovers go to memory.  The
+ * registers are then dealt out in order, and an argument that does not fit
+ * in the registers left goes wholly to memory.
+ */
+
+enum { DW_EB_NONE, DW_EB_INT, DW_EB_SSE };
+
+struct dw_type {
+	uint64_t size;
+	uint8_t eb[2];		/* the class of each eightbyte */
+	int memory;		/* passed in memory */
+};
+
+/* Typedef chains, nesting and origins are bounded: a corrupt file may loop. */
+#define DW_TYPE_HOPS 16
+
+/* The DIE that die's reference attribute name points to; NULL when absent. */
+static int dw_ref(struct img_dwarf *d, Dwarf_Die die, Dwarf_Half name, Dwarf_Die *out,
+		  Dwarf_Error *e)
+{
+	Dwarf_Attribute at;
+	Dwarf_Off off;
+	int res;
+
+	*out = NULL;
+	res = dwarf_attr(die, name, &at, e);
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
+	if (res == DW_DLV_ERROR)
+		return -1;
+	res = dwarf_global_formref(at, &off, e);
+	dwarf_dealloc_attribute(at);
+	if (res != DW_DLV_OK)
+		return -1;
+	return dwarf_offdie_b(d->dbg, off, 1, out, e) == DW_DLV_OK ? 0 : -1;
+}
+
+/* DW_AT_type of die, or of its abstract origin or specification (a concrete
+ * copy of an inline procedure carries no type of its own); NULL: void. */
+static int dw_type_of(struct img_dwarf *d, Dwarf_Die die, Dwarf_Die *out, Dwarf_Error *e)
+{
+	Dwarf_Die cur = die, next;
+	int rc = 0;
+
+	*out = NULL;
+	for (int hop = 0; hop < 8 && cur; hop++) {
+		if (dw_ref(d, cur, DW_AT_type, out, e)) {
+			rc = -1;
+			break;
+		}
+		if (*out)
+			break;
+		if (dw_origin(d, cur, &next, e)) {
+			rc = -1;
+			break;
+		}
+		if (cur != die)
+			dwarf_dealloc_die(cur);
+		cur = next;
+	}
+	if (cur && cur != die)
+		dwarf_dealloc_die(cur);
+	return rc;
+}
+
+static int dw_is_alias(Dwarf_Half tag)
+{
+	return tag == DW_TAG_typedef || tag == DW_TAG_const_type ||
+	       tag == DW_TAG_volatile_type || tag == DW_TAG_restrict_type ||
+	       tag == DW_TAG_atomic_type;
+}
+
+/* Follow typedefs and qualifiers from *t (replaced; NULL when they end in
+ * void). */
+static int dw_strip(struct img_dwarf *d, Dwarf_Die *t, Dwarf_Error *e)
+{
+	for (int hop = 0; *t && hop < DW_TYPE_HOPS; hop++) {
+		Dwarf_Half tag;
+		Dwarf_Die next;
+
+		if (dwarf_tag(*t, &tag, e) != DW_DLV_OK)
+			return -1;
+		if (!dw_is_alias(tag))
+			return 0;
+		if (dw_ref(d, *t, DW_AT_type, &next, e))
+			return -1;
+		dwarf_dealloc_die(*t);
+		*t = next;
+	}
+	return 0;
+}
+
+static uint64_t dw_size(struct img_dwarf *d, Dwarf_Die t, Dwarf_Error *e)
+{
+	Dwarf_Unsigned u;
+
+	if (dwarf_bytesize(t, &u, e) == DW_DLV_OK)
+		return u;
+	dw_drop_error(d, e);
+	return 0;
+}
+
+/* Bytes [off, off + size) of the argument hold a scalar of class cls. */
+static void dw_mark(struct dw_type *ty, uint64_t off, uint64_t size, int cls)
+{
+	uint64_t last = off + (size ? size : 1) - 1;
+
+	if (last >= 16) {
+		ty->memory = 1;
+		return;
+	}
+	for (uint64_t b = off / 8; b <= last / 8; b++)
+		if (ty->eb[b] != DW_EB_INT)
+			ty->eb[b] = (uint8_t)cls;
+}
+
+static int dw_classify(struct img_dwarf *d, Dwarf_Die t, uint64_t off, struct dw_type *ty,
+		       int depth, Dwarf_Error *e);
+
+/* The stripped type of die (a member, an array), classified at off. */
+static int dw_classify_ref(struct img_dwarf *d, Dwarf_Die die, uint64_t off,
+			   struct dw_type *ty, int depth, Dwarf_Error *e)
+{
+	Dwarf_Die t;
+	int rc;
+
+	if (dw_ref(d, die, DW_AT_type, &t, e) || dw_strip(d, &t, e))
+		return -1;
+	if (!t)
+		return 0;
+	rc = dw_classify(d, t, off, ty, depth + 1, e);
+	dwarf_dealloc_die(t);
+	return rc;
+}
+
+/* A data member (or base class) of a struct placed at off. */
+static int dw_classify_member(struct img_dwarf *d, Dwarf_Die m, uint64_t off,
+			      struct dw_type *ty, int depth, Dwarf_Error *e)
+{
+	uint32_t loc = 0, bit = UINT32_MAX;
+	Dwarf_Bool decl = 0;
+
+	/* C++ static members are declarations, not bytes of the object */
+	if (dwarf_hasattr(m, DW_AT_declaration, &decl, e) != DW_DLV_OK)
+		return -1;
+	if (decl)
+		return 0;
+	/* a location expression (DWARF 2 producers): taken as offset 0 */
+	if (dw_udata(m, DW_AT_data_member_location, &loc, e))
+		dw_drop_error(d, e);
+	if (dw_udata(m, DW_AT_data_bit_offset, &bit, e))
+		return -1;
+	if (bit != UINT32_MAX)
+		loc = bit / 8;
+	return dw_classify_ref(d, m, off + loc, ty, depth, e);
+}
+
+static int dw_classify_struct(struct img_dwarf *d, Dwarf_Die t, uint64_t off,
+			      struct dw_type *ty, int depth, Dwarf_Error *e)
+{
+	Dwarf_Die c, next;
+	int res, rc = 0;
+
+	res = dwarf_child(t, &c, e);
+	if (res != DW_DLV_OK)
+		return res == DW_DLV_ERROR ? -1 : 0;
+	while (c && !rc) {
+		Dwarf_Half tag;
+
+		if (dwarf_tag(c, &tag, e) != DW_DLV_OK)
+			rc = -1;
+		else if (tag == DW_TAG_member || tag == DW_TAG_inheritance)
+			rc = dw_classify_member(d, c, off, ty, depth, e);
+		next = NULL;
+		if (!rc && dwarf_siblingof_b(d->dbg, c, 1, &next, e) == DW_DLV_ERROR)
+			rc = -1;
+		dwarf_dealloc_die(c);
+		c = next;
+	}
+	if (c)
+		dwarf_dealloc_die(c);
+	return rc;
+}
+
+/* Elements of an array member that fall in the first 16 bytes. */
+static int dw_classify_array(struct img_dwarf *d, Dwarf_Die t, uint64_t off,
+			     struct dw_type *ty, int depth, Dwarf_Error *e)
+{
+	uint32_t count = 0, upper = UINT32_MAX;
+	Dwarf_Die sub, el;
+	uint64_t esize;
+	int res, rc = 0;
+
+	res = dwarf_child(t, &sub, e);
+	if (res != DW_DLV_OK)
+		return res == DW_DLV_ERROR ? -1 : 0;
+	if (dw_udata(sub, DW_AT_count, &count, e) || dw_udata(sub, DW_AT_upper_bound, &upper, e))
+		rc = -1;
+	dwarf_dealloc_die(sub);
+	if (rc)
+		return rc;
+	if (upper != UINT32_MAX)
+		count = upper + 1;
+	if (dw_ref(d, t, DW_AT_type, &el, e) || dw_strip(d, &el, e))
+		return -1;
+	if (!el)
+		return 0;
+	esize = dw_size(d, el, e);
+	for (uint32_t i = 0; i < count && !rc; i++) {
+		if (!esize || off + i * esize >= 16) {
+			ty->memory = off + (uint64_t)count * esize > 16 || !esize;
+			break;
+		}
+		rc = dw_classify(d, el, off + i * esize, ty, depth + 1, e);
+	}
+	dwarf_dealloc_die(el);
+	return rc;
+}
+
+/* Classify the stripped type t placed at byte off of the argument. */
+static int dw_classify(struct img_dwarf *d, Dwarf_Die t, uint64_t off, struct dw_type *ty,
+		       int depth, Dwarf_Error *e)
+{
+	uint64_t size = dw_size(d, t, e);
+	uint32_t enc = 0;
+	Dwarf_Half tag;
+
+	if (depth > DW_TYPE_HOPS || dwarf_tag(t, &tag, e) != DW_DLV_OK)
+		return depth > DW_TYPE_HOPS ? 0 : -1;
+	switch (tag) {
+	case DW_TAG_base_type:
+		if (dw_udata(t, DW_AT_encoding, &enc, e))
+			return -1;
+		if (enc != DW_ATE_float && enc != DW_ATE_complex_float)
+			break;
+		/* long double is x87 (memory); so is complex long double */
+		if ((enc == DW_ATE_float && size > 8) || size > 16)
+			ty->memory = 1;
+		else
+			dw_mark(ty, off, size, DW_EB_SSE);
+		return 0;
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
+		return dw_classify_struct(d, t, off, ty, depth, e);
+	case DW_TAG_array_type:
+		return dw_classify_array(d, t, off, ty, depth, e);
+	}
+	/* integers, bool, char, pointers, references, enums */
+	dw_mark(ty, off, size ? size : 8, DW_EB_INT);
+	return 0;
+}
+
+/* The ABI classes of type t (unstripped; consumed; NULL: void). */
+static int dw_type_info(struct img_dwarf *d, Dwarf_Die t, struct dw_type *ty, Dwarf_Error *e)
+{
+	Dwarf_Half tag;
+	int rc = -1;
+
+	memset(ty, 0, sizeof(*ty));
+	if (dw_strip(d, &t, e))
+		goto out;
+	rc = 0;
+	if (!t)
+		goto out;
+	ty->size = dw_size(d, t, e);
+	if (dwarf_tag(t, &tag, e) != DW_DLV_OK) {
+		rc = -1;
+		goto out;
+	}
+	if (!ty->size && (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type ||
+			  tag == DW_TAG_rvalue_reference_type))
+		ty->size = 8;
+	if (ty->size > 16)
+		ty->memory = 1;
+	else
+		rc = dw_classify(d, t, 0, ty, 0, e);
+out:
+	if (t)
+		dwarf_dealloc_die(t);
+	return rc;
+}
+
+/* Append to buf (len bytes, NUL-terminated). */
+static void dw_cat(char *buf, size_t len, const char *s)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 < len)
+		snprintf(buf + n, len - n, "%s", s);
+}
+
+/* Type t as C spells it, roughly ("const char *", "struct big"); t is not
+ * consumed. */
+static void dw_type_text(struct img_dwarf *d, Dwarf_Die t, char *buf, size_t len, int depth)
+{
+	Dwarf_Error e = NULL;
+	Dwarf_Half tag;
+	Dwarf_Die in = NULL;
+	char *name = NULL;
+	const char *kw = NULL;
+
+	if (!t) {
+		dw_cat(buf, len, "void");
+		return;
+	}
+	if (depth > DW_TYPE_HOPS || dwarf_tag(t, &tag, &e) != DW_DLV_OK) {
+		dw_drop_error(d, &e);
+		dw_cat(buf, len, "?");
+		return;
+	}
+	if (dwarf_diename(t, &name, &e) != DW_DLV_OK) {
+		dw_drop_error(d, &e);
+		name = NULL;
+	}
+	switch (tag) {
+	case DW_TAG_structure_type:
+		kw = "struct ";
+		break;
+	case DW_TAG_union_type:
+		kw = "union ";
+		break;
+	case DW_TAG_enumeration_type:
+		kw = "enum ";
+		break;
+	case DW_TAG_class_type:
+		kw = "class ";
+		break;
+	}
+	if (name || kw) {
+		dw_cat(buf, len, kw ? kw : "");
+		dw_cat(buf, len, name ? name : "<anonymous>");
+		return;
+	}
+	if (dw_ref(d, t, DW_AT_type, &in, &e))
+		dw_drop_error(d, &e);
+	if (tag == DW_TAG_const_type || tag == DW_TAG_volatile_type)
+		dw_cat(buf, len, tag == DW_TAG_const_type ? "const " : "volatile ");
+	if (tag == DW_TAG_subroutine_type)
+		dw_cat(buf, len, "function");
+	else
+		dw_type_text(d, in, buf, len, depth + 1);
+	if (tag == DW_TAG_pointer_type)
+		dw_cat(buf, len, buf[0] && buf[strlen(buf) - 1] == '*' ? "*" : " *");
+	else if (tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type)
+		dw_cat(buf, len, tag == DW_TAG_reference_type ? " &" : " &&");
+	else if (tag == DW_TAG_array_type)
+		dw_cat(buf, len, "[]");
+	if (in)
+		dwarf_dealloc_die(in);
+}
+
+/* Deal out registers to an argument of classes ty (System V: all of it in
+ * registers, or all of it in memory). */
+static void dw_assign(struct img_param *p, const struct dw_type *ty, int *gpr, int *xmm)
+{
+	int neb = ty->size > 8 ? 2 : 1, ni = 0, ns = 0;
+
+	p->nregs = 0;
+	p->reg[0] = p->reg[1] = -1;
+	if (ty->memory)
+		return;
+	for (int b = 0; b < neb; b++) {
+		if (ty->eb[b] == DW_EB_SSE)
+			ns++;
+		else
+			ni++;
+	}
+	if (*gpr + ni > 6 || *xmm + ns > 8)
+		return;
+	for (int b = 0; b < neb; b++)
+		p->reg[b] = ty->eb[b] == DW_EB_SSE ? IMG_REG_XMM0 + (*xmm)++ : (*gpr)++;
+	p->nregs = neb;
+}
+
+struct dw_plist {
+	size_t n;
+	int gpr, xmm, variadic;
+};
+
+static int dw_param_add(struct img_dwarf *d, struct dw_plist *l, const char *name,
+			const char *type, const struct dw_type *ty)
+{
+	struct img_param *p;
+	uint32_t in, it;
+
+	if (dcpi_grow((void **)&d->params, &d->capparams, l->n + 1, sizeof(*d->params)) ||
+	    dw_intern(d, name, &in) || dw_intern(d, type, &it))
+		return -ENOMEM;
+	p = &d->params[l->n++];
+	p->name = d->strs[in];
+	p->type = d->strs[it];
+	p->size = ty->size;
+	dw_assign(p, ty, &l->gpr, &l->xmm);
+	return 0;
+}
+
+/* One DW_TAG_formal_parameter: its name and type follow abstract_origin. */
+static int dw_param_one(struct img_dwarf *d, Dwarf_Die c, struct dw_plist *l, Dwarf_Error *e)
+{
+	struct dw_cu nocu = { .die_off = 0 };
+	char text[256] = "";
+	struct dw_decl dc;
+	struct dw_type ty;
+	Dwarf_Die t;
+	int rc;
+
+	rc = dw_decl(d, c, &nocu, &dc, e);
+	if (rc)
+		return rc == -ENOMEM ? rc : -EINVAL;
+	if (dw_type_of(d, c, &t, e))
+		return -EINVAL;
+	dw_type_text(d, t, text, sizeof(text), 0);
+	if (dw_type_info(d, t, &ty, e))
+		return -EINVAL;
+	return dw_param_add(d, l, dc.name == NO_FILE ? "" : d->strs[dc.name], text, &ty);
+}
+
+/* The parameters listed under die; count only (l NULL) or added to l.
+ * Returns how many DIEs describe parameters ("..." included), or < 0. */
+static int dw_param_walk(struct img_dwarf *d, Dwarf_Die die, struct dw_plist *l,
+			 Dwarf_Error *e)
+{
+	Dwarf_Die c, next;
+	int res, rc = 0, count = 0;
+
+	res = dwarf_child(die, &c, e);
+	if (res != DW_DLV_OK)
+		return res == DW_DLV_ERROR ? -EINVAL : 0;
+	while (c && rc == 0) {
+		Dwarf_Half tag;
+
+		if (dwarf_tag(c, &tag, e) != DW_DLV_OK) {
+			rc = -EINVAL;
+		} else if (tag == DW_TAG_formal_parameter) {
+			count++;
+			if (l)
+				rc = dw_param_one(d, c, l, e);
+		} else if (tag == DW_TAG_unspecified_parameters) {
+			count++;
+			if (l)
+				l->variadic = 1;
+		}
+		next = NULL;
+		if (!rc && dwarf_siblingof_b(d->dbg, c, 1, &next, e) == DW_DLV_ERROR)
+			rc = -EINVAL;
+		dwarf_dealloc_die(c);
+		c = next;
+	}
+	if (c)
+		dwarf_dealloc_die(c);
+	return rc ? rc : count;
+}
+
+/* A struct returned in memory: the caller passes where, in rdi. */
+static int dw_param_sret(struct img_dwarf *d, Dwarf_Die sub, struct dw_plist *l,
+			 Dwarf_Error *e)
+{
+	char text[256] = "";
+	struct dw_type ty, ptr = { .size = 8, .eb = { DW_EB_INT } };
+	Dwarf_Die t;
+
+	if (dw_type_of(d, sub, &t, e))
+		return -EINVAL;
+	dw_type_text(d, t, text, sizeof(text), 0);
+	if (dw_type_info(d, t, &ty, e))
+		return -EINVAL;
+	if (!ty.memory || !ty.size)
+		return 0;
+	dw_cat(text, sizeof(text), " *");
+	return dw_param_add(d, l, "(sret)", text, &ptr);
+}
+
+/* The DIE whose children list the parameters: sub, else the first of its
+ * origins that lists some (a concrete copy may list none). */
+static int dw_param_die(struct img_dwarf *d, Dwarf_Die sub, Dwarf_Die *out, Dwarf_Error *e)
+{
+	Dwarf_Die cur = sub, next;
+	int n;
+
+	*out = sub;
+	for (int hop = 0; hop < 8 && cur; hop++) {
+		n = dw_param_walk(d, cur, NULL, e);
+		if (n < 0)
+			goto fail;
+		if (n > 0) {
+			*out = cur;
+			return 0;
+		}
+		if (dw_origin(d, cur, &next, e))
+			goto fail;
+		if (cur != sub)
+			dwarf_dealloc_die(cur);
+		cur = next;
+	}
+	if (cur && cur != sub)
+		dwarf_dealloc_die(cur);
+	return 0;
+fail:
+	if (cur && cur != sub)
+		dwarf_dealloc_die(cur);
+	return -EINVAL;
+}
+
+int img_dwarf_params(struct img_dwarf *d, uint64_t vaddr, const struct img_param **out,
+		     size_t *n, int *variadic)
+{
+	const struct dw_proc *p = dw_proc_at(d, vaddr);
+	struct dw_plist l = { 0 };
+	Dwarf_Error e = NULL;
+	Dwarf_Die sub = NULL, src = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!p)
+		return -ENOENT;
+	if (dwarf_offdie_b(d->dbg, p->die, 1, &sub, &e) != DW_DLV_OK) {
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = dw_param_sret(d, sub, &l, &e);
+	if (!rc)
+		rc = dw_param_die(d, sub, &src, &e);
+	if (!rc) {
+		rc = dw_param_walk(d, src, &l, &e);
+		rc = rc < 0 ? rc : 0;
+	}
+	if (!rc) {
+		*out = l.n ? d->params : NULL;
+		*n = l.n;
+		if (variadic)
+			*variadic = l.variadic;
+	}
+out:
+	dw_drop_error(d, &e);
+	if (src && src != sub)
+		dwarf_dealloc_die(src);
+	if (sub)
+		dwarf_dealloc_die(sub);
+	return rc;
+}
+
+const char *img_param_reg_name(int reg)
+{
+	static const char *const gpr[6] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
+	static const char *const xmm[8] = { "xmm0", "xmm1", "xmm2", "xmm3",
+					    "xmm4", "xmm5", "xmm6", "xmm7" };
+
+	if (reg >= 0 && reg < 6)
+		return gpr[reg];
+	if (reg >= IMG_REG_XMM0 && reg < IMG_REG_XMM0 + 8)
+		return xmm[reg - IMG_REG_XMM0];
+	return "?";
 }

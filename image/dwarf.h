@@ -20,5 +20,7 @@ int img_dwarf_line_at(struct img_dwarf *d, uint64_t vaddr, struct img_line *out)
 int img_dwarf_decl_line(struct img_dwarf *d, uint64_t vaddr, struct img_line *out);
 int img_dwarf_inlines_at(struct img_dwarf *d, uint64_t vaddr,
 			 const struct img_inline **out, size_t *n);
+int img_dwarf_params(struct img_dwarf *d, uint64_t vaddr, const struct img_param **out,
+		     size_t *n, int *variadic);
 
 #endif /* DCPI_IMAGE_DWARF_H */

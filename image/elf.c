@@ -784,3 +784,15 @@ int img_inlines_at(struct image *img, uint64_t vaddr, const struct img_inline **
 		*out = NULL;
 	return rc ? rc : img_dwarf_inlines_at(img->dw, vaddr, out, n);
 }
+
+int img_params(struct image *img, uint64_t vaddr, const struct img_param **out, size_t *n,
+	       int *variadic)
+{
+	int rc = img_dwarf_load(img);
+
+	*out = NULL;
+	*n = 0;
+	if (variadic)
+		*variadic = 0;
+	return rc ? rc : img_dwarf_params(img->dw, vaddr, out, n, variadic);
+}

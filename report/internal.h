@@ -48,8 +48,7 @@ Agraph_t *rep_loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, 
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 
-struct image;
-struct img_proc;
+#include "dcpi/image.h"
 
 struct rv_img {				/* an image opened to name code */
 	char *path;
@@ -106,5 +105,22 @@ void rv_list_text(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, 
 int rv_find_proc(struct rep_vals *v, const char *spec, size_t *which,
 		 const struct img_proc **proc, struct dcpi_err *err);
 void rv_json_head(FILE *f, const struct rep_vals *v);
+
+/* What DWARF says a procedure's argument registers hold (report/vreports.c,
+ * over image/dwarf.c's img_params), for dcpivargs and dcpi specialize. */
+#define RV_MAXPARAMS 16
+struct rv_args {
+	int dwarf;			/* 0: no DWARF, all six registers count */
+	int variadic;			/* registers after the parameters may hold "..." */
+	int ngpr;			/* argument registers the parameters use */
+	size_t n, nall;			/* parameters kept in p[], and in all */
+	struct img_param p[RV_MAXPARAMS];
+};
+void rv_args(const struct rv_ctx *c, uint64_t off, struct rv_args *a);
+/* Argument register r (0..5, rdi..r9) as "k (rdi)", "v[8:16] (rsi)", "... (rdx)"
+ * with DWARF, else "argR"; name (may be NULL) gets the bare name ("k", "argR").
+ * 0 when the procedure takes nothing in r. */
+int rv_arg_label(const struct rv_args *a, int r, char *buf, size_t len, char *name,
+		 size_t nlen);
 
 #endif /* DCPI_REPORT_INTERNAL_H */

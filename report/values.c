@@ -210,7 +210,8 @@ struct image *rv_image(struct rep_vals *v, const struct prof_image_id *id)
 	v->nimgs++;
 	if (id->path[0] == '[' || !id->path[0])
 		return NULL;
-	if (img_open(id->path, IMG_NO_DWARF, &e->img, &err) < 0) {
+	/* DWARF is read only when asked (img_params, for dcpivargs and specialize) */
+	if (img_open(id->path, 0, &e->img, &err) < 0) {
 		prof_db_note(v->db, "%s: its code values are not named", err.msg);
 		return NULL;
 	}

@@ -5,7 +5,9 @@
  *   dcpivlist PROC   per instruction with values: time, text, kind, distinct
  *                    values kept, the top REP_VAL_TOP with shares, class;
  *   dcpivargs [PROC] per procedure: each argument's top value and share, and
- *                    the call sites (the callsite kind) with theirs;
+ *                    the call sites (the callsite kind) with theirs; where
+ *                    DWARF lists the parameters (image/dwarf.c), only their
+ *                    registers, named ("k (rdi)"), else all six;
  *   dcpivcg [PROC]   per indirect call or jump: its targets, named;
  *   dcpivblks PROC   per basic block: lists, invariant ones, the most
  *                    invariant values.
@@ -170,6 +172,71 @@ int rep_vlist(FILE *f, struct rep_vals *v, const char *proc, int json, struct dc
 	return 0;
 }
 
+/* ---- argument registers named from DWARF ---------------------------------- */
+
+void rv_args(const struct rv_ctx *c, uint64_t off, struct rv_args *a)
+{
+	const struct img_param *p;
+	uint64_t va;
+	size_t n;
+
+	memset(a, 0, sizeof(*a));
+	if (!c->img || img_offset_to_vaddr(c->img, off, &va) < 0 ||
+	    img_params(c->img, va, &p, &n, &a->variadic) < 0)
+		return;
+	a->dwarf = 1;
+	a->nall = n;
+	a->n = n < RV_MAXPARAMS ? n : RV_MAXPARAMS;
+	if (a->n)
+		memcpy(a->p, p, a->n * sizeof(*p));
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < p[i].nregs; b++)
+			if (p[i].reg[b] < 6 && p[i].reg[b] + 1 > a->ngpr)
+				a->ngpr = p[i].reg[b] + 1;
+}
+
+/* Parameter i's name: DWARF's, else "paramI". */
+static void param_name(const struct rv_args *a, size_t i, char *buf, size_t len)
+{
+	if (a->p[i].name[0])
+		snprintf(buf, len, "%s", a->p[i].name);
+	else
+		snprintf(buf, len, "param%zu", i);
+}
+
+int rv_arg_label(const struct rv_args *a, int r, char *buf, size_t len, char *name,
+		 size_t nlen)
+{
+	char nm[128], part[48] = "";
+
+	if (!a->dwarf || (a->variadic && r >= a->ngpr)) {
+		if (a->dwarf)
+			snprintf(nm, sizeof(nm), "...");
+		else
+			snprintf(nm, sizeof(nm), "arg%d", r);
+		goto found;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		const struct img_param *p = &a->p[i];
+
+		for (int b = 0; b < p->nregs; b++) {
+			if (p->reg[b] != r)
+				continue;
+			param_name(a, i, nm, sizeof(nm));
+			if (p->nregs > 1)
+				snprintf(part, sizeof(part), "[%d:%" PRIu64 "]", 8 * b,
+					 p->size < 8 * (uint64_t)b + 8 ? p->size : 8 * (uint64_t)b + 8);
+			goto found;
+		}
+	}
+	return 0;
+found:
+	snprintf(buf, len, "%s%s (%s)", nm, part, img_param_reg_name(r));
+	if (name)
+		snprintf(name, nlen, "%s", nm);
+	return 1;
+}
+
 /* ---- dcpivargs ------------------------------------------------------------ */
 
 struct vproc {
@@ -178,6 +245,7 @@ struct vproc {
 	uint64_t off;			/* the entry's file offset */
 	char name[256];
 	const struct val_hotlist *arg[6], *callsite;
+	struct rv_args args;		/* what DWARF says arg[] hold */
 	struct rv_time t;
 	double w;
 };
@@ -232,6 +300,7 @@ static int vargs_collect(struct rep_vals *v, size_t i, const struct img_proc *wa
 				rv_time(&c, h->offset, h->offset + 1, &cur->t);
 			cur->w = rv_weight(&cur->t);
 			rv_place(&c, h->offset, cur->name, sizeof(cur->name));
+			rv_args(&c, h->offset, &cur->args);
 		}
 		if (h->kind == VAL_CALLSITE)
 			cur->callsite = h;
@@ -252,6 +321,29 @@ static uint64_t vproc_calls(const struct vproc *e)
 	return n;
 }
 
+/* The parameters DWARF lists: name, type, size, registers ([] in memory). */
+static void params_json(FILE *f, const struct rv_args *a)
+{
+	fprintf(f, ", \"dwarf\": %s", a->dwarf ? "true" : "false");
+	if (!a->dwarf)
+		return;
+	fprintf(f, ", \"variadic\": %s, \"parameters\": [", a->variadic ? "true" : "false");
+	for (size_t i = 0; i < a->n; i++) {
+		char nm[128];
+
+		param_name(a, i, nm, sizeof(nm));
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		rep_json_str(f, nm);
+		fprintf(f, ", \"type\": ");
+		rep_json_str(f, a->p[i].type);
+		fprintf(f, ", \"size\": %" PRIu64 ", \"registers\": [", a->p[i].size);
+		for (int b = 0; b < a->p[i].nregs; b++)
+			fprintf(f, "%s\"%s\"", b ? ", " : "", img_param_reg_name(a->p[i].reg[b]));
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]");
+}
+
 static void vargs_json_one(FILE *f, const struct vproc *e)
 {
 	fprintf(f, "\n  {\"name\": ");
@@ -260,13 +352,21 @@ static void vargs_json_one(FILE *f, const struct vproc *e)
 	rep_json_str(f, e->c.vp->image.path);
 	fprintf(f, ", \"offset\": \"0x%" PRIx64 "\", ", e->off);
 	time_json(f, &e->t);
+	params_json(f, &e->args);
 	fprintf(f, ", \"calls\": %" PRIu64 ", \"args\": [", vproc_calls(e));
 	for (int a = 0, first = 1; a < 6; a++) {
 		const struct val_hotlist *h = e->arg[a];
+		char label[192], nm[128];
 
-		if (!h)
+		if (!h || !rv_arg_label(&e->args, a, label, sizeof(label), nm, sizeof(nm)))
 			continue;
-		fprintf(f, "%s{\"arg\": %d, ", first ? "" : ", ", a);
+		fprintf(f, "%s{\"arg\": %d, \"register\": \"%s\", ", first ? "" : ", ", a,
+			img_param_reg_name(a));
+		if (e->args.dwarf) {
+			fprintf(f, "\"name\": ");
+			rep_json_str(f, nm);
+			fprintf(f, ", ");
+		}
 		rv_list_json(f, &e->c, h, 1);
 		fprintf(f, "}");
 		first = 0;
@@ -279,24 +379,62 @@ static void vargs_json_one(FILE *f, const struct vproc *e)
 	fprintf(f, "]}");
 }
 
+static void vargs_text_arg(FILE *f, const struct vproc *e, int a)
+{
+	const struct val_hotlist *h = e->arg[a];
+	char text[512] = "-", label[192];
+	double share;
+
+	if (!h || !rv_arg_label(&e->args, a, label, sizeof(label), NULL, 0))
+		return;
+	if (h->n)
+		rv_value_text(&e->c, h->kind, h->t[0].value, text, sizeof(text));
+	share = rv_top_share(h);
+	fprintf(f, "  %-16s %-24s %6.1f%%  %-14s (%" PRIu32 " values kept)\n", label, text,
+		100 * share, rep_val_class_name(rep_val_classify(share)), h->n);
+}
+
+/* Parameter i, whose values are not sampled: in xmm registers or memory. */
+static void vargs_text_unsampled(FILE *f, const struct rv_args *a, size_t i, int reg)
+{
+	const struct img_param *p = &a->p[i];
+	char nm[128], label[192];
+
+	param_name(a, i, nm, sizeof(nm));
+	snprintf(label, sizeof(label), "%s (%s)", nm, reg < 0 ? "memory" :
+		 img_param_reg_name(reg));
+	if (reg < 0)
+		fprintf(f, "  %-16s %s, %" PRIu64 " bytes: passed in memory, not sampled\n",
+			label, p->type, p->size);
+	else
+		fprintf(f, "  %-16s %s: xmm registers are not sampled\n", label, p->type);
+}
+
 static void vargs_text_one(FILE *f, const struct vproc *e)
 {
+	const struct rv_args *args = &e->args;
+
 	fprintf(f, "%s (%s): ", e->name, e->c.vp->image.path);
 	time_text(f, &e->t);
 	fprintf(f, ", %" PRIu64 " calls sampled\n", vproc_calls(e));
-	for (int a = 0; a < 6; a++) {
-		const struct val_hotlist *h = e->arg[a];
-		char text[512] = "-";
-		double share;
+	if (!args->dwarf)
+		fprintf(f, "  (no DWARF: all six argument registers)\n");
+	for (size_t i = 0; args->dwarf && i < args->n; i++) {
+		const struct img_param *p = &args->p[i];
 
-		if (!h)
-			continue;
-		if (h->n)
-			rv_value_text(&e->c, h->kind, h->t[0].value, text, sizeof(text));
-		share = rv_top_share(h);
-		fprintf(f, "  arg%d  %-24s %6.1f%%  %-14s (%" PRIu32 " values kept)\n", a, text,
-			100 * share, rep_val_class_name(rep_val_classify(share)), h->n);
+		if (!p->nregs)
+			vargs_text_unsampled(f, args, i, -1);
+		for (int b = 0; b < p->nregs; b++) {
+			if (p->reg[b] >= IMG_REG_XMM0)
+				vargs_text_unsampled(f, args, i, p->reg[b]);
+			else
+				vargs_text_arg(f, e, p->reg[b]);
+		}
 	}
+	if (args->dwarf && !args->n && !args->variadic)
+		fprintf(f, "  (no parameters)\n");
+	for (int a = args->dwarf ? args->ngpr : 0; a < 6; a++)
+		vargs_text_arg(f, e, a);
 	for (uint32_t i = 0; e->callsite && i < e->callsite->n; i++) {
 		char text[512];
 

@@ -22,7 +22,8 @@
  * procedure reads it: in its CFG (cfg_build), scanning instructions from the
  * entry in address order, the first one that reads or writes the register
  * reads it.  Where the code cannot be read the candidate stays, marked
- * unchecked.
+ * unchecked.  Where DWARF lists the procedure's parameters (image/dwarf.c),
+ * only their registers count, named after them ("vl_walk n (rsi)").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -61,6 +62,8 @@ struct vs_entry {
 	double share, stake;		/* stake: rv_weight units */
 	char proc[256];			/* the procedure, or "[image]+0xOFF" */
 	char where[256];		/* the instruction: "proc+0x12" */
+	char arg[192], argname[128];	/* arguments: "n (rsi)" and "n", or "arg1" */
+	int named;			/* ... from DWARF */
 };
 
 struct vs_list {
@@ -163,6 +166,7 @@ struct vs_proc {
 	const struct img_proc *p;
 	struct rv_time t;
 	int used;			/* args_read */
+	struct rv_args args;		/* its parameters from DWARF */
 };
 
 static void vs_proc_at(const struct rv_ctx *c, uint64_t off, struct vs_proc *e)
@@ -176,6 +180,7 @@ static void vs_proc_at(const struct rv_ctx *c, uint64_t off, struct vs_proc *e)
 	else
 		rv_time(c, off, off + 1, &e->t);
 	e->used = args_read(c, e->p, va);
+	rv_args(c, off, &e->args);
 }
 
 /* Add list h to s when it is a candidate (e: the entry h's arguments are at). */
@@ -195,6 +200,8 @@ static int vs_consider(const struct rv_ctx *c, const struct val_hotlist *h, stru
 		if (e->off != h->offset)
 			vs_proc_at(c, h->offset, e);
 		if (e->used >= 0 && !(e->used & (1 << (h->kind - VAL_ARG0))))
+			return 0;
+		if (!rv_arg_label(&e->args, (int)(h->kind - VAL_ARG0), NULL, 0, NULL, 0))
 			return 0;
 		k = VS_ARG;
 	} else if (h->kind == VAL_LOAD && cls == REP_VAL_INV) {
@@ -217,6 +224,9 @@ static int vs_consider(const struct rv_ctx *c, const struct val_hotlist *h, stru
 	if (k == VS_ARG) {
 		x->t = e->t;
 		x->checked = e->used >= 0;
+		x->named = e->args.dwarf;
+		rv_arg_label(&e->args, (int)(h->kind - VAL_ARG0), x->arg, sizeof(x->arg),
+			     x->argname, sizeof(x->argname));
 		x->callsite = val_profile_find(c->vp, h->offset, VAL_CALLSITE);
 	} else {
 		rv_time(c, h->offset, h->offset + 1, &x->t);
@@ -266,22 +276,22 @@ static int looks_like_address(uint64_t v)
 static void suggestion(const struct vs_entry *x, char *buf, size_t len)
 {
 	char val[512];
-	int a = (int)x->h->kind - VAL_ARG0;
+	const char *a = x->argname;
 
 	rv_value_text(&x->c, x->h->kind, x->h->t[0].value, val, sizeof(val));
 	switch (x->kind) {
 	case VS_ARG:
 		if (x->share >= REP_VAL_INVARIANT && looks_like_address(x->h->t[0].value))
-			snprintf(buf, len, "arg%d is the same address (%s) in every call of %s "
+			snprintf(buf, len, "%s is the same address (%s) in every call of %s "
 				 "sampled: an object fixed for the run, not a constant to clone "
 				 "for (addresses change from run to run); hoist the loads "
 				 "through it out of the caller's loop, or pass what is loaded",
 				 a, val, x->proc);
 		else if (x->share >= REP_VAL_INVARIANT)
-			snprintf(buf, len, "clone %s for arg%d == %s (constant-propagate it)",
+			snprintf(buf, len, "clone %s for %s == %s (constant-propagate it)",
 				 x->proc, a, val);
 		else
-			snprintf(buf, len, "guard: if (arg%d == %s) a specialized copy, else the "
+			snprintf(buf, len, "guard: if (%s == %s) a specialized copy, else the "
 				 "general one", a, val);
 		break;
 	case VS_LOAD:
@@ -346,6 +356,10 @@ static void entry_json(FILE *f, const struct vs_entry *x)
 		fprintf(f, ", \"argument\": \"arg%d\", \"register\": \"%s\", "
 			"\"arguments_checked\": %s", a, arg_reg_names[a],
 			x->checked ? "true" : "false");
+		if (x->named) {
+			fprintf(f, ", \"name\": ");
+			rep_json_str(f, x->argname);
+		}
 	}
 	path = rv_value_text(&x->c, h->kind, h->t[0].value, text, sizeof(text));
 	fprintf(f, ", \"value\": \"0x%" PRIx64 "\", \"value_text\": ", h->t[0].value);
@@ -398,8 +412,7 @@ static void entry_text(FILE *f, size_t rank, const struct vs_entry *x)
 	rv_value_text(&x->c, h->kind, h->t[0].value, val, sizeof(val));
 	fprintf(f, "\n%zu. %-8s  ", rank, vs_kind_names[x->kind]);
 	if (x->kind == VS_ARG)
-		fprintf(f, "%s arg%d (%s)", x->proc, (int)h->kind - VAL_ARG0,
-			arg_reg_names[h->kind - VAL_ARG0]);
+		fprintf(f, "%s %s", x->proc, x->arg);
 	else
 		fprintf(f, "%s", x->where);
 	fprintf(f, " = %s  %.1f%% %s, %" PRIu64 " seen  [%s]\n", val, 100 * x->share,

@@ -141,6 +141,34 @@ int img_decl_line(struct image *img, uint64_t vaddr, struct img_line *out);
 int img_inlines_at(struct image *img, uint64_t vaddr, const struct img_inline **out,
 		   size_t *n);
 
+/*
+ * A procedure's formal parameters from DWARF (image/dwarf.c), in order, with
+ * where the System V x86-64 ABI passes each: INTEGER eightbytes (integers,
+ * pointers, enums, bool, char) in rdi, rsi, rdx, rcx, r8, r9; float and
+ * double in xmm0..7; structs and unions of at most 16 bytes one register
+ * per eightbyte, larger ones (and long double) in memory.  A struct returned
+ * in memory adds a hidden first parameter, named "(sret)", in rdi.
+ */
+#define IMG_REG_XMM0 16		/* reg[i] >= IMG_REG_XMM0: xmm(reg[i] - IMG_REG_XMM0) */
+
+struct img_param {
+	const char *name;	/* DWARF's name, "" when it has none */
+	const char *type;	/* as C spells it: "int", "const char *", "struct big" */
+	uint64_t size;		/* bytes, 0 when DWARF does not say */
+	int nregs;		/* 0: passed in memory (on the stack) */
+	int reg[2];		/* per eightbyte: 0..5 the argument register (rdi..r9),
+				 * or IMG_REG_XMM0 + k for xmm k */
+};
+
+/* The parameters of the DWARF subprogram that covers vaddr (the procedure's
+ * entry).  -ENOENT when no debug information describes it.  *variadic (may be
+ * NULL) is 1 when it also takes "...".  The array stays valid until the next
+ * call or img_close, the strings until img_close. */
+int img_params(struct image *img, uint64_t vaddr, const struct img_param **out, size_t *n,
+	       int *variadic);
+/* "rdi" .. "r9", "xmm0" .. "xmm7" for an img_param reg value; "?" otherwise. */
+const char *img_param_reg_name(int reg);
+
 /* Demangle a C++ (Itanium ABI) name; malloc'd, or NULL if not mangled. */
 char *img_demangle(const char *name);
 
