@@ -313,10 +313,10 @@ void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *label
 		rep_json_str(f, r->name);
 		fprintf(f, ", \"image\": ");
 		rep_json_str(f, r->image);
-		fprintf(f, ", \"range\": %.6g, \"range_lo\": %.6g, \"sum\": %.17g, \"sum_share\": %.6g, \"n\": %zu, "
-			"\"mean\": %.17g, \"sd\": %.17g, \"min\": %.17g, \"max\": %.17g, "
-			"\"samples\": [", r->range, r->range_lo, r->sum, r->sum_share, r->n, r->mean, r->sd,
-			r->min, r->max);
+		fprintf(f, ", \"range\": %.6g, \"range_lo\": %.6g, \"sum\": %.17g, "
+			"\"sum_share\": %.6g, \"n\": %zu, \"mean\": %.17g, \"sd\": %.17g, "
+			"\"min\": %.17g, \"max\": %.17g, \"samples\": [", r->range, r->range_lo,
+			r->sum, r->sum_share, r->n, r->mean, r->sd, r->min, r->max);
 		for (size_t k = 0; k < s->nsets; k++)
 			fprintf(f, "%s%.17g", k ? ", " : "", r->per_set[k]);
 		fprintf(f, "]}");
