@@ -2,17 +2,27 @@
  * stats.c - profiles compared: dcpistats across several runs (the DCPI
  * paper's fig. 3: per procedure range %, sum, sum %, N, mean, std-dev, min,
  * max) and dcpidiff between two (per procedure the share of samples before
- * and after, the change, and how significant it is given the sampling
- * error).  Both start from dcpiprof's tables (summary.c), one per run.
+ * and after, the change, and how significant it is).  Both start from
+ * dcpiprof's tables (summary.c), one per run or epoch.  docs/diff.md has the
+ * method and the test that holds it to its stated level.
  *
  * range % is (max - min) / sum over the runs, the paper's normalized range:
  * a procedure whose samples move between runs while the others stay put is
  * what a variance hunt looks for.  A procedure missing from a run counts 0
- * samples there; N is the runs it appears in.
+ * samples there; N is the runs it appears in.  One sample in one run is a
+ * range of 100% and says nothing, so dcpistats ranks by range_lo, the range
+ * left once each end is moved by its 99% Poisson error.
  *
- * Significance: samples are Poisson, so a share p = a / A has variance about
- * a / A^2; the change p2 - p1 over sqrt(a / A^2 + b / B^2) is a z-score
- * (|z| >= 3: the change is not sampling noise, at the usual 99.7%).
+ * Significance: samples are Poisson, but two runs of one program differ by
+ * more than Poisson error (the machine, the timer, where the run starts), so
+ * a change's variance is phi x the Poisson one (quasi-Poisson).  phi comes
+ * from the spread of a side's epochs when there are several (Pearson's
+ * X^2 / df), else from the procedures of the two runs themselves (median z^2
+ * / 0.455, the median of chi^2 with one degree of freedom), never below 1.
+ * A procedure's change is its log ratio of shares less the weighted median
+ * of the other procedures' (shares sum to one: one procedure's growth shrinks
+ * every other share, and that is not their change).  p-values are two-sided
+ * and Holm-adjusted over the procedures tested; * marks p <= level.
  */
 #include <errno.h>
 #include <math.h>
@@ -26,6 +36,12 @@
 #include "dcpi/model.h"
 #include "dcpi/analysis.h"
 #include "dcpi/report.h"
+
+#define Z99 2.5758		/* two-sided 99% normal quantile */
+#define MEDIAN_CHI2_1 0.4549	/* median of chi^2 with one degree of freedom */
+#define MIN_EXPECT 5		/* expected samples a bin needs in X^2 */
+#define MIN_TESTED 10		/* samples (both sides) a procedure needs to be tested */
+#define MIN_REF 20		/* samples each side to be another's reference */
 
 struct key {
 	const char *name, *image;
@@ -77,6 +93,64 @@ static int keys_of(const struct rep_table *t, size_t n, struct key **out, size_t
 	*out = k;
 	*nk = cnt;
 	return 0;
+}
+
+/*
+ * Pearson's X^2 of the procedures' samples over n epochs (or runs) against
+ * one share each, added to *x2 with its degrees of freedom to *df: bins are
+ * the procedures expecting MIN_EXPECT samples in every epoch, and the rest
+ * together when it does too.
+ */
+static void dispersion(const struct rep_table *t, size_t n, const int *ev,
+		       const struct key *k, size_t nk, double *x2, double *df)
+{
+	double tot = 0, tmin = INFINITY, restp = 1, *rest = calloc(n, sizeof(*rest));
+	size_t bins = 0;
+
+	if (n < 2 || !rest)
+		goto out;
+	for (size_t e = 0; e < n; e++) {
+		rest[e] = (double)total_of(&t[e], ev[e]);
+		tot += rest[e];
+		tmin = fmin(tmin, rest[e]);
+	}
+	for (size_t j = 0; j < nk && tot > 0; j++) {
+		double c = 0, p;
+
+		for (size_t e = 0; e < n; e++)
+			c += (double)count_of(&t[e], ev[e], &k[j]);
+		p = c / tot;
+		if (p * tmin < MIN_EXPECT)
+			continue;
+		for (size_t e = 0; e < n; e++) {
+			double o = (double)count_of(&t[e], ev[e], &k[j]), x = p * total_of(&t[e], ev[e]);
+
+			*x2 += (o - x) * (o - x) / x;
+			rest[e] -= o;
+		}
+		restp -= p;
+		bins++;
+	}
+	if (restp * tmin >= MIN_EXPECT) {
+		for (size_t e = 0; e < n; e++) {
+			double x = restp * total_of(&t[e], ev[e]);
+
+			*x2 += (rest[e] - x) * (rest[e] - x) / x;
+		}
+		bins++;
+	}
+	if (bins >= 2)
+		*df += (double)((n - 1) * (bins - 1));
+out:
+	free(rest);
+}
+
+/* The range less each end's 99% Poisson error (an empty end counts one). */
+static double range_lo(const struct rep_stat_row *r)
+{
+	double hi = r->max - Z99 * sqrt(r->max), lo = r->min + Z99 * sqrt(fmax(r->min, 1));
+
+	return r->sum > 0 && hi > lo ? (hi - lo) / r->sum : 0;
 }
 
 static char *dup2(const char *s)
@@ -133,11 +207,18 @@ int rep_stats(const struct rep_table *sets, size_t nsets, const char *event,
 			sq += (r->per_set[s] - r->mean) * (r->per_set[s] - r->mean);
 		r->sd = sqrt(sq / (double)(nsets - 1));
 		r->range = r->sum > 0 ? (r->max - r->min) / r->sum : 0;
+		r->range_lo = range_lo(r);
 		r->sum_share = out->total ? r->sum / (double)out->total : 0;
+	}
+	{
+		double x2 = 0, df = 0;
+
+		dispersion(sets, nsets, ev, k, nk, &x2, &df);
+		out->phi = df > 0 ? x2 / df : 0;
 	}
 	free(k);
 	free(ev);
-	rep_stats_sort(out, 0);
+	rep_stats_sort(out, REP_BY_EVIDENCE);
 	return 0;
 nomem:
 	free(k);
@@ -157,6 +238,17 @@ static int by_range(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static int by_evidence(const void *a, const void *b)
+{
+	const struct rep_stat_row *x = a, *y = b;
+
+	if (x->range_lo != y->range_lo)
+		return x->range_lo < y->range_lo ? 1 : -1;
+	if (x->sum != y->sum)
+		return x->sum < y->sum ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
 static int by_sum(const void *a, const void *b)
 {
 	const struct rep_stat_row *x = a, *y = b;
@@ -166,9 +258,10 @@ static int by_sum(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-void rep_stats_sort(struct rep_stats *s, int sum_first)
+void rep_stats_sort(struct rep_stats *s, int order)
 {
-	qsort(s->rows, s->nrows, sizeof(*s->rows), sum_first ? by_sum : by_range);
+	qsort(s->rows, s->nrows, sizeof(*s->rows), order == REP_BY_SUM ? by_sum :
+	      order == REP_BY_RANGE ? by_range : by_evidence);
 }
 
 void rep_stats_free(struct rep_stats *s)
@@ -189,15 +282,18 @@ void rep_stats_text(FILE *f, const struct rep_stats *s, const char *const *label
 		(unsigned long long)s->total);
 	for (size_t k = 0; k < s->nsets && labels; k++)
 		fprintf(f, "  run %zu: %s\n", k + 1, labels[k]);
-	fprintf(f, "%8s %12s %7s %3s %12s %10s %11s %11s  %s\n", "range%", "sum", "sum%", "N",
-		"mean", "std-dev", "min", "max", "procedure");
+	if (s->phi > 0)
+		fprintf(f, "Run-to-run dispersion of the shares: %.2f x sampling noise\n", s->phi);
+	fprintf(f, "%8s %8s %12s %7s %3s %12s %10s %11s %11s  %s\n", "range%", "beyond%", "sum",
+		"sum%", "N", "mean", "std-dev", "min", "max", "procedure");
 	for (size_t i = 0; i < s->nrows && (!limit || i < limit); i++) {
 		const struct rep_stat_row *r = &s->rows[i];
 
-		fprintf(f, "%7.2f%% %12.0f %6.2f%% %3zu %12.2f %10.2f %11.0f %11.0f  %s\n",
-			100 * r->range, r->sum, 100 * r->sum_share, r->n, r->mean, r->sd, r->min,
-			r->max, r->name);
+		fprintf(f, "%7.2f%% %7.2f%% %12.0f %6.2f%% %3zu %12.2f %10.2f %11.0f %11.0f  %s\n",
+			100 * r->range, 100 * r->range_lo, r->sum, 100 * r->sum_share, r->n,
+			r->mean, r->sd, r->min, r->max, r->name);
 	}
+	fprintf(f, "(beyond%%: the range less each end's 99%% sampling error, what ranks)\n");
 }
 
 void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *labels,
@@ -208,7 +304,8 @@ void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *label
 		fprintf(f, "%s", k ? ", " : "");
 		rep_json_str(f, labels ? labels[k] : "");
 	}
-	fprintf(f, "], \"total\": %llu, \"procedures\": [", (unsigned long long)s->total);
+	fprintf(f, "], \"total\": %llu, \"dispersion\": %.4g, \"procedures\": [",
+		(unsigned long long)s->total, s->phi);
 	for (size_t i = 0; i < s->nrows && (!limit || i < limit); i++) {
 		const struct rep_stat_row *r = &s->rows[i];
 
@@ -216,10 +313,10 @@ void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *label
 		rep_json_str(f, r->name);
 		fprintf(f, ", \"image\": ");
 		rep_json_str(f, r->image);
-		fprintf(f, ", \"range\": %.6g, \"sum\": %.17g, \"sum_share\": %.6g, \"n\": %zu, "
-			"\"mean\": %.17g, \"sd\": %.17g, \"min\": %.17g, \"max\": %.17g, "
-			"\"samples\": [", r->range, r->sum, r->sum_share, r->n, r->mean, r->sd,
-			r->min, r->max);
+		fprintf(f, ", \"range\": %.6g, \"range_lo\": %.6g, \"sum\": %.17g, "
+			"\"sum_share\": %.6g, \"n\": %zu, \"mean\": %.17g, \"sd\": %.17g, "
+			"\"min\": %.17g, \"max\": %.17g, \"samples\": [", r->range, r->range_lo,
+			r->sum, r->sum_share, r->n, r->mean, r->sd, r->min, r->max);
 		for (size_t k = 0; k < s->nsets; k++)
 			fprintf(f, "%s%.17g", k ? ", " : "", r->per_set[k]);
 		fprintf(f, "]}");
@@ -229,56 +326,278 @@ void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *label
 
 /* ---- dcpidiff ------------------------------------------------------------ */
 
-int rep_diff(const struct rep_table *a, const struct rep_table *b, const char *event,
-	     struct rep_diff *out, struct dcpi_err *err)
-{
-	const struct rep_table both[2] = { *a, *b };
-	int ea = rep_event_index(a, event), eb = rep_event_index(b, event);
-	struct key *k = NULL;
-	size_t nk = 0;
+/* One side of a diff: its epochs' tables and the event's index in each. */
+struct dside {
+	const struct rep_table *t;
+	size_t n;
+	int *ev;
+	uint64_t total;
+};
 
-	memset(out, 0, sizeof(*out));
-	if (ea < 0 && eb < 0)
-		return dcpi_errf(err, -ENODATA, "neither profile has %s samples", event);
-	if (keys_of(both, 2, &k, &nk) < 0)
-		return dcpi_errf(err, -ENOMEM, "out of memory");
-	out->ta = total_of(a, ea);
-	out->tb = total_of(b, eb);
-	out->rows = calloc(nk ? nk : 1, sizeof(*out->rows));
-	if (!out->rows) {
-		free(k);
-		return dcpi_errf(err, -ENOMEM, "out of memory");
+static uint64_t side_count(const struct dside *s, const struct key *k)
+{
+	uint64_t c = 0;
+
+	for (size_t e = 0; e < s->n; e++)
+		c += count_of(&s->t[e], s->ev[e], k);
+	return c;
+}
+
+/* log(share after / share before), half a sample added to each side so
+ * that an empty side has a finite ratio; *v: its Poisson variance. */
+static double log_ratio(const struct rep_diff *d, const struct rep_diff_row *r, double *v)
+{
+	double a = (double)r->a + 0.5, b = (double)r->b + 0.5;
+
+	*v = 1 / a + 1 / b;
+	return log(b / ((double)d->tb + 0.5)) - log(a / ((double)d->ta + 0.5));
+}
+
+struct wval {
+	double x, w;
+};
+
+static int by_x_dbl(const void *p, const void *q)
+{
+	const double *a = p, *b = q;
+
+	return (*a > *b) - (*a < *b);
+}
+
+static int by_x(const void *p, const void *q)
+{
+	const struct wval *a = p, *b = q;
+
+	return (a->x > b->x) - (a->x < b->x);
+}
+
+static double wmedian(struct wval *v, size_t n)
+{
+	double half = 0, acc = 0;
+
+	qsort(v, n, sizeof(*v), by_x);
+	for (size_t i = 0; i < n; i++)
+		half += v[i].w / 2;
+	for (size_t i = 0; i < n; i++) {
+		acc += v[i].w;
+		if (acc >= half)
+			return v[i].x;
 	}
+	return n ? v[n - 1].x : 0;
+}
+
+static int is_ref(const struct rep_diff_row *r)
+{
+	return r->a >= MIN_REF && r->b >= MIN_REF;
+}
+
+/*
+ * z before phi: each tested procedure's log ratio less the weighted median
+ * of the other references' (weights 1 / variance; the median's own variance
+ * taken as pi/2 times the weighted mean's), or, with fewer than three
+ * references, the change of share over its Poisson error.  z0 is scratch of
+ * nrows.
+ */
+static int raw_z(struct rep_diff *d, double *z0)
+{
+	struct wval *v = calloc(d->nrows ? d->nrows : 1, sizeof(*v));
+	size_t nref = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nrows; i++)
+		nref += is_ref(&d->rows[i]);
+	d->normalized = nref >= 3;
+	for (size_t i = 0; i < d->nrows; i++) {
+		struct rep_diff_row *r = &d->rows[i];
+		double vi, ri = log_ratio(d, r, &vi), sw = 0, va, vb;
+		size_t m = 0;
+
+		if (d->normalized) {
+			for (size_t j = 0; j < d->nrows; j++) {
+				double vj;
+
+				if (j == i || !is_ref(&d->rows[j]))
+					continue;
+				v[m].x = log_ratio(d, &d->rows[j], &vj);
+				v[m].w = 1 / vj;
+				sw += v[m++].w;
+			}
+			z0[i] = (ri - wmedian(v, m)) / sqrt(vi + M_PI / 2 / sw);
+			continue;
+		}
+		va = d->ta ? fmax((double)r->a, 1) / ((double)d->ta * (double)d->ta) : 0;
+		vb = d->tb ? fmax((double)r->b, 1) / ((double)d->tb * (double)d->tb) : 0;
+		z0[i] = va + vb > 0 ? r->change / sqrt(va + vb) : 0;
+	}
+	free(v);
+	return 0;
+}
+
+/* phi from the epochs' spread, else from the references' z0, floored at 1. */
+static int estimate_phi(struct rep_diff *d, const struct dside *sa, const struct dside *sb,
+			const struct key *k, size_t nk, const double *z0)
+{
+	double x2 = 0, df = 0, *q;
+	size_t m = 0;
+
+	dispersion(sa->t, sa->n, sa->ev, k, nk, &x2, &df);
+	dispersion(sb->t, sb->n, sb->ev, k, nk, &x2, &df);
+	d->phi_from = "none";
+	if (df > 0) {
+		d->phi_raw = x2 / df;
+		d->phi_from = "epochs";
+	} else if (d->normalized) {
+		q = calloc(d->nrows, sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		for (size_t i = 0; i < d->nrows; i++)
+			if (is_ref(&d->rows[i]))
+				q[m++] = z0[i] * z0[i];
+		qsort(q, m, sizeof(*q), by_x_dbl);
+		d->phi_raw = (m % 2 ? q[m / 2] : (q[m / 2 - 1] + q[m / 2]) / 2) / MEDIAN_CHI2_1;
+		d->phi_from = "procedures";
+		free(q);
+	}
+	d->phi = fmax(1, d->phi_raw);
+	return 0;
+}
+
+/* Holm's step-down over the tested rows: p-values adjusted, sig set. */
+static int holm(struct rep_diff *d)
+{
+	struct wval *v = calloc(d->nrows ? d->nrows : 1, sizeof(*v));
+	double run = 0;
+	size_t m = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nrows; i++)
+		if (d->rows[i].tested)
+			v[m++] = (struct wval){ d->rows[i].p, (double)i };
+	qsort(v, m, sizeof(*v), by_x);
+	for (size_t j = 0; j < m; j++) {
+		struct rep_diff_row *r = &d->rows[(size_t)v[j].w];
+
+		run = fmin(1, fmax(run, (double)(m - j) * v[j].x));
+		r->p = run;
+		r->sig = run <= d->level;
+		d->nsig += r->sig;
+	}
+	d->ntested = m;
+	free(v);
+	return 0;
+}
+
+static int diff_rows(struct rep_diff *d, const struct dside *sa, const struct dside *sb,
+		     const struct key *k, size_t nk)
+{
 	for (size_t j = 0; j < nk; j++) {
-		struct rep_diff_row *r = &out->rows[out->nrows];
-		double va, vb;
+		struct rep_diff_row *r = &d->rows[d->nrows];
 
 		r->name = dup2(k[j].name);
 		r->image = dup2(k[j].image);
-		out->nrows++;
-		if (!r->name || !r->image) {
-			free(k);
-			rep_diff_free(out);
-			return dcpi_errf(err, -ENOMEM, "out of memory");
-		}
-		r->a = count_of(a, ea, &k[j]);
-		r->b = count_of(b, eb, &k[j]);
-		r->pa = out->ta ? (double)r->a / (double)out->ta : 0;
-		r->pb = out->tb ? (double)r->b / (double)out->tb : 0;
+		d->nrows++;
+		if (!r->name || !r->image)
+			return -ENOMEM;
+		r->a = side_count(sa, &k[j]);
+		r->b = side_count(sb, &k[j]);
+		r->pa = d->ta ? (double)r->a / (double)d->ta : 0;
+		r->pb = d->tb ? (double)r->b / (double)d->tb : 0;
 		r->change = r->pb - r->pa;
-		va = out->ta ? (double)r->a / ((double)out->ta * (double)out->ta) : 0;
-		vb = out->tb ? (double)r->b / ((double)out->tb * (double)out->tb) : 0;
-		/* a procedure with no samples on one side still has its share's
-		 * error from one sample there (the Poisson 0 is not certain) */
-		if (!r->a && out->ta)
-			va = 1.0 / ((double)out->ta * (double)out->ta);
-		if (!r->b && out->tb)
-			vb = 1.0 / ((double)out->tb * (double)out->tb);
-		r->z = va + vb > 0 ? r->change / sqrt(va + vb) : 0;
+		r->tested = r->a + r->b >= MIN_TESTED && d->ta && d->tb;
+		r->p = 1;
 	}
-	free(k);
-	rep_diff_sort(out);
 	return 0;
+}
+
+static int diff_test(struct rep_diff *d, const struct dside *sa, const struct dside *sb,
+		     const struct key *k, size_t nk)
+{
+	double *z0 = calloc(d->nrows ? d->nrows : 1, sizeof(*z0));
+	int rc = z0 ? raw_z(d, z0) : -ENOMEM;
+
+	if (rc >= 0)
+		rc = estimate_phi(d, sa, sb, k, nk, z0);
+	for (size_t i = 0; rc >= 0 && i < d->nrows; i++) {
+		struct rep_diff_row *r = &d->rows[i];
+
+		r->z = z0[i] / sqrt(d->phi);
+		if (r->tested)
+			r->p = erfc(fabs(r->z) / M_SQRT2);
+	}
+	if (rc >= 0)
+		rc = holm(d);
+	free(z0);
+	return rc;
+}
+
+static int side_init(struct dside *s, const struct rep_table *t, size_t n, const char *event)
+{
+	s->t = t;
+	s->n = n;
+	s->ev = calloc(n, sizeof(*s->ev));
+	if (!s->ev)
+		return -ENOMEM;
+	for (size_t e = 0; e < n; e++) {
+		s->ev[e] = rep_event_index(&t[e], event);
+		s->total += total_of(&t[e], s->ev[e]);
+	}
+	return 0;
+}
+
+int rep_diff_epochs(const struct rep_table *a, size_t na, const struct rep_table *b, size_t nb,
+		    const char *event, double level, struct rep_diff *out, struct dcpi_err *err)
+{
+	struct rep_table *all = calloc(na + nb, sizeof(*all));
+	struct dside sa = { 0 }, sb = { 0 };
+	struct key *k = NULL;
+	size_t nk = 0;
+	int rc = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!na || !nb || !(level > 0 && level < 1)) {
+		free(all);
+		return dcpi_errf(err, -EINVAL, "a diff needs an epoch each side and a level in "
+				 "(0, 1)");
+	}
+	if (!all || side_init(&sa, a, na, event) < 0 || side_init(&sb, b, nb, event) < 0)
+		goto out;
+	rc = -ENODATA;
+	if (!sa.total && !sb.total) {
+		dcpi_errf(err, rc, "neither profile has %s samples", event);
+		goto out;
+	}
+	memcpy(all, a, na * sizeof(*a));
+	memcpy(all + na, b, nb * sizeof(*b));
+	rc = keys_of(all, na + nb, &k, &nk);
+	out->ta = sa.total;
+	out->tb = sb.total;
+	out->na = na;
+	out->nb = nb;
+	out->level = level;
+	out->rows = rc < 0 ? NULL : calloc(nk ? nk : 1, sizeof(*out->rows));
+	rc = out->rows ? diff_rows(out, &sa, &sb, k, nk) : -ENOMEM;
+	if (rc >= 0)
+		rc = diff_test(out, &sa, &sb, k, nk);
+	if (rc < 0)
+		rep_diff_free(out);
+	else
+		rep_diff_sort(out);
+out:
+	if (rc == -ENOMEM)
+		dcpi_errf(err, rc, "out of memory");
+	free(k);
+	free(all);
+	free(sa.ev);
+	free(sb.ev);
+	return rc < 0 ? rc : 0;
+}
+
+int rep_diff(const struct rep_table *a, const struct rep_table *b, const char *event,
+	     struct rep_diff *out, struct dcpi_err *err)
+{
+	return rep_diff_epochs(a, 1, b, 1, event, REP_DIFF_LEVEL, out, err);
 }
 
 static int by_change(const void *x, const void *y)
@@ -306,29 +625,52 @@ void rep_diff_free(struct rep_diff *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static void diff_method(FILE *f, const struct rep_diff *d)
+{
+	fprintf(f, "significance: %g%% family-wise (Holm over %zu procedures with >= %d samples); "
+		"%zu significant\n", 100 * d->level, d->ntested, MIN_TESTED, d->nsig);
+	fprintf(f, "run-to-run dispersion phi = %.2f (from %s", d->phi, d->phi_from);
+	if (d->phi_raw > 0 && d->phi_raw < 1)
+		fprintf(f, ", %.2f raised to 1", d->phi_raw);
+	fprintf(f, "; epochs %zu before, %zu after)\n", d->na, d->nb);
+	if (!strcmp(d->phi_from, "none"))
+		fprintf(f, "  note: too few procedures to estimate phi: only sampling error is "
+			"modelled; give several epochs a side (docs/diff.md)\n");
+}
+
+static void fmt_x(char *buf, size_t len, const struct rep_diff_row *r, double x)
+{
+	if (r->have_x && x >= 0)
+		snprintf(buf, len, "%.3g%s", x, r->relative ? "r" : "");
+}
+
 void rep_diff_text(FILE *f, const struct rep_diff *d, const char *la, const char *lb,
 		   size_t limit)
 {
+	int rel = 0;
+
 	fprintf(f, "before: %s (%llu samples)\nafter:  %s (%llu samples)\n", la,
 		(unsigned long long)d->ta, lb, (unsigned long long)d->tb);
-	fprintf(f, "%10s %10s %8s %8s %9s %7s %10s %10s  %s\n", "before", "after", "before%",
-		"after%", "change", "z", "insns<", "insns>", "procedure");
+	diff_method(f, d);
+	fprintf(f, "%10s %10s %8s %8s %9s %7s %8s %10s %10s  %s\n", "before", "after", "before%",
+		"after%", "change", "z", "p", "insns<", "insns>", "procedure");
 	for (size_t i = 0; i < d->nrows && (!limit || i < limit); i++) {
 		const struct rep_diff_row *r = &d->rows[i];
+		char xa[16] = "-", xb[16] = "-", p[16] = "-";
 
-		char xa[16] = "-", xb[16] = "-";
-
-		if (r->have_x && r->xa >= 0)
-			snprintf(xa, sizeof(xa), "%.3g", r->xa);
-		if (r->have_x && r->xb >= 0)
-			snprintf(xb, sizeof(xb), "%.3g", r->xb);
-		fprintf(f, "%10llu %10llu %7.2f%% %7.2f%% %+8.2f%% %7.1f%s %10s %10s  %s\n",
+		fmt_x(xa, sizeof(xa), r, r->xa);
+		fmt_x(xb, sizeof(xb), r, r->xb);
+		rel |= r->have_x && r->relative;
+		if (r->tested)
+			snprintf(p, sizeof(p), "%.2g", r->p);
+		fprintf(f, "%10llu %10llu %7.2f%% %7.2f%% %+8.2f%% %7.1f %8s%s %10s %10s  %s\n",
 			(unsigned long long)r->a, (unsigned long long)r->b, 100 * r->pa,
-			100 * r->pb, 100 * r->change, r->z, fabs(r->z) >= 3 ? "*" : " ", xa, xb,
-			r->name);
+			100 * r->pb, 100 * r->change, r->z, p, r->sig ? "*" : " ", xa, xb, r->name);
 	}
-	fprintf(f, "(* |z| >= 3: more than sampling noise; insns: the instructions the procedure\n"
-		" executed before and after, estimated)\n");
+	fprintf(f, "(* p <= %g: more than sampling noise and run-to-run variation; z, p: the "
+		"change\n against the other procedures', p Holm-adjusted; insns: instructions "
+		"executed,\n estimated%s)\n", d->level, rel ? "; r: relative, no calibration "
+		"(only the ratio after/before means anything)" : "");
 }
 
 void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char *lb,
@@ -338,8 +680,12 @@ void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char
 	rep_json_str(f, la);
 	fprintf(f, ", \"after\": ");
 	rep_json_str(f, lb);
-	fprintf(f, ", \"before_total\": %llu, \"after_total\": %llu, \"procedures\": [",
-		(unsigned long long)d->ta, (unsigned long long)d->tb);
+	fprintf(f, ", \"before_total\": %llu, \"after_total\": %llu, \"before_epochs\": %zu, "
+		"\"after_epochs\": %zu, \"level\": %g, \"phi\": %.4g, \"phi_estimate\": %.4g, "
+		"\"phi_from\": \"%s\", \"normalized\": %s, \"tested\": %zu, \"significant\": %zu, "
+		"\"procedures\": [", (unsigned long long)d->ta, (unsigned long long)d->tb, d->na,
+		d->nb, d->level, d->phi, d->phi_raw, d->phi_from, d->normalized ? "true" : "false",
+		d->ntested, d->nsig);
 	for (size_t i = 0; i < d->nrows && (!limit || i < limit); i++) {
 		const struct rep_diff_row *r = &d->rows[i];
 
@@ -348,12 +694,15 @@ void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char
 		fprintf(f, ", \"image\": ");
 		rep_json_str(f, r->image);
 		fprintf(f, ", \"before\": %llu, \"after\": %llu, \"before_share\": %.6g, "
-			"\"after_share\": %.6g, \"change\": %.6g, \"z\": %.4g",
+			"\"after_share\": %.6g, \"change\": %.6g, \"z\": %.4g, \"p\": %.4g, "
+			"\"tested\": %s, \"significant\": %s",
 			(unsigned long long)r->a, (unsigned long long)r->b, r->pa, r->pb,
-			r->change, r->z);
+			r->change, r->z, r->p, r->tested ? "true" : "false",
+			r->sig ? "true" : "false");
 		if (r->have_x)
-			fprintf(f, ", \"instructions_before\": %.6g, \"instructions_after\": %.6g", r->xa,
-				r->xb);
+			fprintf(f, ", \"instructions_before\": %.6g, \"instructions_after\": %.6g, "
+				"\"instructions_relative\": %s", r->xa, r->xb,
+				r->relative ? "true" : "false");
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n]}\n");
@@ -376,7 +725,7 @@ struct diff_side {
  * estimated.  With the samples' change it tells more work from slower work
  * (CPI). */
 static double insns_executed(struct diff_side *sd, const char *event, const char *image,
-			     const char *proc)
+			     const char *proc, int *relative)
 {
 	const struct prof_profile *pr = NULL;
 	const struct img_proc *ip;
@@ -396,6 +745,7 @@ static double insns_executed(struct diff_side *sd, const char *event, const char
 		x = 0;
 		for (size_t i = 0; i < a.r.ninsns; i++)
 			x += a.r.insns[i].executions;
+		*relative |= a.r.relative;
 	}
 	est_analysis_free(&a);
 	img_close(img);
@@ -429,26 +779,44 @@ static void side_close(struct diff_side *sd)
 		prof_db_close(sd->db);
 }
 
-int rep_diff_executions(struct rep_diff *d, const char *event, const char *dira,
-			const char *epocha, const char *dirb, const char *epochb, size_t limit,
-			struct dcpi_err *err)
+/* Adds one epoch's instructions to one side (b: after) of the first limit
+ * rows; a row without an estimate in any epoch gets -1. */
+static int epoch_executions(struct rep_diff *d, int b, const char *event, const char *dir,
+			    const char *epoch, const char *cache, size_t limit,
+			    struct dcpi_err *err)
 {
-	struct diff_side a = { 0 }, b = { 0 };
-	int rc;
+	struct diff_side sd = { 0 };
+	int rc = side_open(&sd, dir, epoch, cache, err);
+
+	for (size_t i = 0; rc >= 0 && i < d->nrows && (!limit || i < limit); i++) {
+		struct rep_diff_row *r = &d->rows[i];
+		double *x = b ? &r->xb : &r->xa, v;
+
+		if (!(b ? r->b : r->a) || *x < 0)
+			continue;
+		v = insns_executed(&sd, event, r->image, r->name, &r->relative);
+		*x = v < 0 ? -1 : *x + v;
+		r->have_x = 1;
+	}
+	side_close(&sd);
+	return rc;
+}
+
+int rep_diff_executions(struct rep_diff *d, const char *event, const char *dira,
+			const char *const *epochsa, size_t na, const char *dirb,
+			const char *const *epochsb, size_t nb, size_t limit, struct dcpi_err *err)
+{
+	int rc = 0;
 
 	/* both sides' best cases timed once, in the first database's cache:
 	 * a change in the counts is then the samples', not the sandbox's */
-	rc = side_open(&a, dira, epocha, dira, err);
-	if (rc >= 0)
-		rc = side_open(&b, dirb, epochb, dira, err);
-	for (size_t i = 0; rc >= 0 && i < d->nrows && (!limit || i < limit); i++) {
-		struct rep_diff_row *r = &d->rows[i];
-
-		r->xa = r->a ? insns_executed(&a, event, r->image, r->name) : 0;
-		r->xb = r->b ? insns_executed(&b, event, r->image, r->name) : 0;
-		r->have_x = 1;
-	}
-	side_close(&a);
-	side_close(&b);
+	for (size_t e = 0; rc >= 0 && e < (na ? na : 1); e++)
+		rc = epoch_executions(d, 0, event, dira, epochsa ? epochsa[e] : NULL, dira, limit,
+				      err);
+	for (size_t e = 0; rc >= 0 && e < (nb ? nb : 1); e++)
+		rc = epoch_executions(d, 1, event, dirb, epochsb ? epochsb[e] : NULL, dira, limit,
+				      err);
+	for (size_t i = 0; i < d->nrows && (!limit || i < limit); i++)
+		d->rows[i].have_x = 1;
 	return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * tools/cmd_stats.c - dcpistats: per procedure, how its samples vary across runs (the
  * DCPI paper's fig. 3).  A run is a database's newest epoch (DB...) or one
- * epoch of --db (--epoch E, given several times, or --all-epochs).  The
- * work is report/stats.c.
+ * epoch of --db (--epoch E, given several times, or --all-epochs).  Rows
+ * are ranked by evidence: the range beyond sampling error (docs/diff.md).
+ * The work is report/stats.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,13 +16,14 @@
 static const char stats_usage[] =
 	"usage: dcpistats [DB...] [options]\n"
 	"  per procedure across runs: range %% ((max - min) / sum), sum, sum %%, N,\n"
-	"  mean, std-dev, min, max of its samples (the DCPI paper's fig. 3)\n"
+	"  mean, std-dev, min, max of its samples (the DCPI paper's fig. 3);\n"
+	"  beyond %%: the range less each end's 99%% sampling error\n"
 	"  DB...               one run per database: its newest epoch\n"
 	"      --db DIR        runs are epochs of this database (default $DCPIDB,\n"
 	"                      then ./dcpidb) when no DB is given\n"
 	"      --epoch E       an epoch of --db as a run (repeat; default: all epochs)\n"
 	"  -e, --event E       sample event (default: cycles, else cpu-clock)\n"
-	"      --sort S        range (default) or sum\n"
+	"      --sort S        evidence (default: beyond %%), range or sum\n"
 	"      --limit N       the first N procedures (default 30, 0: all)\n"
 	"      --json          machine-readable output\n";
 
@@ -46,7 +48,7 @@ int cmd_stats(int argc, char **argv)
 	struct dcpi_err err = { 0 };
 	char **names = NULL;
 	size_t nepochs = 0, nruns = 0, limit = 30, nnames = 0;
-	int c, json = 0, by_sum = 0, rc = 0;
+	int c, json = 0, order = REP_BY_EVIDENCE, rc = 0;
 
 	optind = 1;
 	while ((c = tool_getopt(argc, argv, "e:h", opts, NULL)) != -1) {
@@ -59,9 +61,14 @@ int cmd_stats(int argc, char **argv)
 			break;
 		case 'e': event = optarg; break;
 		case 's':
-			if (strcmp(optarg, "range") && strcmp(optarg, "sum"))
-				return tool_fail("--sort %s: not range or sum", optarg);
-			by_sum = !strcmp(optarg, "sum");
+			if (!strcmp(optarg, "evidence"))
+				order = REP_BY_EVIDENCE;
+			else if (!strcmp(optarg, "range"))
+				order = REP_BY_RANGE;
+			else if (!strcmp(optarg, "sum"))
+				order = REP_BY_SUM;
+			else
+				return tool_fail("--sort %s: not evidence, range or sum", optarg);
 			break;
 		case 'n': limit = strtoul(optarg, NULL, 10); break;
 		case 'j': json = 1; break;
@@ -118,7 +125,7 @@ int cmd_stats(int argc, char **argv)
 		rc = tool_fail("%s", err.msg);
 		goto out;
 	}
-	rep_stats_sort(&st, by_sum);
+	rep_stats_sort(&st, order);
 	if (json)
 		rep_stats_json(stdout, &st, labels, limit);
 	else {

@@ -102,19 +102,25 @@ struct rep_stat_row {
 	size_t n;			/* runs it has samples in */
 	double sum, sum_share, mean, sd, min, max;
 	double range;			/* (max - min) / sum */
+	double range_lo;		/* range less each end's 99% sampling error,
+					 * >= 0: the evidence dcpistats ranks by */
 	double *per_set;		/* samples in each run */
 };
 
 struct rep_stats {
 	size_t nsets;
 	uint64_t total;			/* the event's samples over all runs */
+	double phi;			/* run-to-run dispersion of the shares
+					 * (1: sampling noise only), 0 if unknown */
 	size_t nrows;
-	struct rep_stat_row *rows;	/* by range, then sum */
+	struct rep_stat_row *rows;	/* by evidence (range_lo), then sum */
 };
+
+enum rep_stats_order { REP_BY_EVIDENCE, REP_BY_SUM, REP_BY_RANGE };
 
 int rep_stats(const struct rep_table *sets, size_t nsets, const char *event,
 	      struct rep_stats *out, struct dcpi_err *err);
-void rep_stats_sort(struct rep_stats *s, int by_sum);
+void rep_stats_sort(struct rep_stats *s, int order);	/* enum rep_stats_order */
 void rep_stats_free(struct rep_stats *s);
 void rep_stats_text(FILE *f, const struct rep_stats *s, const char *const *labels,
 		    size_t limit);
@@ -125,26 +131,43 @@ struct rep_diff_row {
 	char *name, *image;
 	uint64_t a, b;			/* samples before and after */
 	double pa, pb, change;		/* shares of each total, pb - pa */
-	double z;			/* change / its sampling error */
+	double z;			/* change / its error, sampling and run-to-run
+					 * (docs/diff.md) */
+	double p;			/* two-sided, Holm-adjusted; 1: not tested */
+	int tested, sig;		/* sig: p <= the diff's level */
 	double xa, xb;			/* estimated instructions executed before and
 					 * after, -1: not estimated (rep_diff_executions) */
-	int have_x;
+	int have_x, relative;		/* relative: x uncalibrated, only xb / xa means */
 };
 
 struct rep_diff {
 	uint64_t ta, tb;
+	size_t na, nb;			/* epochs of each side */
+	double phi;			/* overdispersion used (>= 1) */
+	double phi_raw;			/* as estimated, before the floor; 0: none */
+	const char *phi_from;		/* "epochs", "procedures" or "none" */
+	double level;			/* family-wise significance level */
+	int normalized;			/* z against the other procedures' median */
+	size_t ntested, nsig;
 	size_t nrows;
 	struct rep_diff_row *rows;	/* by |change| */
 };
 
+#define REP_DIFF_LEVEL 0.01
+
+/* rep_diff_epochs with one epoch each side, at REP_DIFF_LEVEL. */
 int rep_diff(const struct rep_table *a, const struct rep_table *b, const char *event,
 	     struct rep_diff *out, struct dcpi_err *err);
+/* Each side several epochs (na, nb >= 1) of one program, their samples
+ * summed; the epochs' spread is the run-to-run variation (docs/diff.md). */
+int rep_diff_epochs(const struct rep_table *a, size_t na, const struct rep_table *b, size_t nb,
+		    const char *event, double level, struct rep_diff *out, struct dcpi_err *err);
 void rep_diff_sort(struct rep_diff *d);
 /* Estimated instructions executed by the first limit rows, from the profiles
- * of each side (database dir, epoch or NULL for the newest). */
+ * of each side (database dir and its epochs, summed; NULL: the newest). */
 int rep_diff_executions(struct rep_diff *d, const char *event, const char *dira,
-			const char *epocha, const char *dirb, const char *epochb, size_t limit,
-			struct dcpi_err *err);
+			const char *const *epochsa, size_t na, const char *dirb,
+			const char *const *epochsb, size_t nb, size_t limit, struct dcpi_err *err);
 void rep_diff_free(struct rep_diff *d);
 void rep_diff_text(FILE *f, const struct rep_diff *d, const char *la, const char *lb,
 		   size_t limit);
