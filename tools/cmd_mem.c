@@ -9,17 +9,15 @@
 #include "dcpi/data.h"
 #include "tools.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: dcpi mem [options]\n"
-		"  hot data objects (globals by symbol, heap blocks by allocation site, stack\n"
-		"  frames by procedure), hot pages and shared cache lines (true or false sharing)\n"
-		"      --db DIR    profile database (default $DCPIDB, then ./dcpidb)\n"
-		"      --epoch E   epoch name, or 'all' (default: the newest)\n"
-		"      --top N     objects and pages listed (default 20)\n"
-		"      --json      machine-readable output\n"
-		"Data samples come with the value samples of `dcpi record` (docs/data.md).\n");
-}
+static const char mem_usage[] =
+	"usage: dcpi mem [options]\n"
+	"  hot data objects (globals by symbol, heap blocks by allocation site, stack\n"
+	"  frames by procedure), hot pages and shared cache lines (true or false sharing)\n"
+	"      --db DIR    profile database (default $DCPIDB, then ./dcpidb)\n"
+	"      --epoch E   epoch name, or 'all' (default: the newest)\n"
+	"      --top N     objects and pages listed (default 20)\n"
+	"      --json      machine-readable output\n"
+	"Data samples come with the value samples of `dcpi record` (docs/data.md).\n";
 
 int cmd_mem(int argc, char **argv)
 {
@@ -38,7 +36,7 @@ int cmd_mem(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 'E': o.epoch = optarg; break;
@@ -48,8 +46,8 @@ int cmd_mem(int argc, char **argv)
 			if (*end || end == optarg || !o.top)
 				return tool_fail("--top: '%s' is not a positive count", optarg);
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
+		case 'h': tool_usage(stdout, mem_usage); return 0;
+		default: tool_usage(stderr, mem_usage); return 1;
 		}
 	}
 	if (optind < argc)

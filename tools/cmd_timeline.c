@@ -56,7 +56,7 @@ static int parse_args(int argc, char **argv, struct tl_args *a)
 	a->html = -1;
 	a->top = 3;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:n:h", opts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "o:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': a->out = optarg; break;
 		case 'F':
@@ -71,8 +71,8 @@ static int parse_args(int argc, char **argv, struct tl_args *a)
 			break;
 		case 'd': a->db = optarg; break;
 		case 'E': a->epoch = optarg; break;
-		case 'h': fputs(tl_usage, stdout); return -1;
-		default: fputs(tl_usage, stderr); return 1;
+		case 'h': tool_usage(stdout, tl_usage); return -1;
+		default: tool_usage(stderr, tl_usage); return 1;
 		}
 	}
 	if (optind < argc)
