@@ -321,6 +321,41 @@ static int write_epoch(struct pull *pl, struct prof_db *out, const struct prof_e
 	return rc;
 }
 
+int fleet_aggregate(struct fleet_conn *c, const struct fleet_query_spec *q,
+		    struct prof_profile **out, size_t *n, struct prof_epoch_meta *m,
+		    int *has_meta, struct fleet_pull_stats *st, struct dcpi_err *err)
+{
+	struct pull pl = { .c = c, .st = st };
+	const char *what = q->build_id ? q->build_id : q->image;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	*out = NULL;
+	*n = 0;
+	*has_meta = 0;
+	rc = fleet_check_schema(c, err);
+	if (!rc)
+		rc = headers(&pl, q, err);
+	if (!rc)
+		rc = entries(&pl, q, err);
+	if (!rc)
+		rc = *has_meta = metas(&pl, q, m, err);
+	if (rc >= 0)
+		rc = count_hosts(&pl, q, err);
+	if (!rc && !pl.n)
+		rc = dcpi_errf(err, -ENOENT, "no samples of %s%s in the fleet's %s%s%s",
+			       q->build_id ? "build-id " : "", what ? what : "any image",
+			       fleet_db(c), q->hosts ? " for hosts " : "", q->hosts ? q->hosts : "");
+	if (rc) {
+		prof_profiles_free(pl.p, pl.n);
+		return rc;
+	}
+	*out = pl.p;
+	*n = pl.n;
+	st->profiles = pl.n;
+	return 0;
+}
+
 int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct prof_db *out,
 	       char *epoch, size_t len, struct fleet_pull_stats *st, struct dcpi_err *err)
 {
@@ -328,25 +363,15 @@ int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct pr
 	struct prof_epoch_meta m;
 	int rc, has_meta = 0;
 
-	memset(st, 0, sizeof(*st));
-	if (!q->build_id && !q->image)
+	if (!q->build_id && !q->image) {
+		memset(st, 0, sizeof(*st));
 		return dcpi_errf(err, -EINVAL, "a pull names a build-id or an image");
-	rc = fleet_check_schema(c, err);
-	if (!rc)
-		rc = headers(&pl, q, err);
-	if (!rc)
-		rc = entries(&pl, q, err);
-	if (!rc)
-		rc = has_meta = metas(&pl, q, &m, err);
-	if (rc >= 0)
-		rc = count_hosts(&pl, q, err);
-	if (!rc && !pl.n)
-		rc = dcpi_errf(err, -ENOENT, "no samples of %s%s in the fleet's %s%s%s",
-			       q->build_id ? "build-id " : "", q->build_id ? q->build_id : q->image,
-			       fleet_db(c), q->hosts ? " for hosts " : "", q->hosts ? q->hosts : "");
+	}
+	rc = fleet_aggregate(c, q, &pl.p, &pl.n, &m, &has_meta, st, err);
 	if (!rc)
 		rc = write_epoch(&pl, out, &m, has_meta, epoch, len, err);
-	st->profiles = rc ? 0 : pl.n;
+	if (rc)
+		st->profiles = 0;
 	prof_profiles_free(pl.p, pl.n);
 	return rc;
 }

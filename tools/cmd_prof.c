@@ -1,17 +1,23 @@
 /*
  * tools/cmd_prof.c - dcpiprof: samples per procedure (or per image), DCPI fig. 1.
+ * With --from URL the samples are the fleet's: the server sums them per
+ * (image, event, offset) over every host's committed epochs (fleet/pull.c,
+ * fleet_aggregate) and nothing is written locally (docs/fleet.md).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/fleet.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
 #include "tools.h"
 
 struct prof_args {
 	const char *db, *epoch, *event;
+	const char *from;		/* a fleet's URL instead of a database */
+	struct fleet_query_spec q;
 	int by_image, json;
 	long limit;
 };
@@ -23,7 +29,10 @@ static const char prof_usage[] =
 	"  -n, --limit N      print at most N rows\n"
 	"      --db DIR       profile database (default $DCPIDB, then ./dcpidb)\n"
 	"      --epoch E      epoch name, or 'all' (default: the newest)\n"
-	"      --json         machine-readable output\n";
+	"      --json         machine-readable output\n"
+	"      --from URL     the fleet's samples, summed in its ClickHouse server\n"
+	"                     (clickhouse://HOST[:PORT]/DATABASE), every image or one:\n"
+	"      --build-id ID, --image NAME, --hosts GLOB  (as dcpi pull's)\n";
 
 static void print_json(const struct rep_table *t, const struct prof_args *a,
 		       const char *epoch, size_t nrows, const struct prof_db *db)
@@ -142,6 +151,10 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "db", required_argument, NULL, 'd' },
 		{ "epoch", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "build-id", required_argument, NULL, 'b' },
+		{ "image", required_argument, NULL, 'I' },
+		{ "hosts", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -163,13 +176,39 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		case 'd': a->db = optarg; break;
 		case 'E': a->epoch = optarg; break;
 		case 'j': a->json = 1; break;
+		case 'F': a->from = optarg; break;
+		case 'b': a->q.build_id = optarg; break;
+		case 'I': a->q.image = optarg; break;
+		case 'H': a->q.hosts = optarg; break;
 		case 'h': fputs(prof_usage, stdout); return -1;
 		default: fputs(prof_usage, stderr); return 1;
 		}
 	}
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
+	if (!a->from && (a->q.build_id || a->q.image || a->q.hosts))
+		return tool_fail("--build-id, --image and --hosts select from a fleet (--from)");
+	if (a->from && (a->db || a->epoch))
+		return tool_fail("--from reads a fleet, not a database (--db, --epoch)");
 	return 0;
+}
+
+/* The fleet's profiles, aggregated by its server; epoch names what was read. */
+static int load_fleet(const struct prof_args *a, struct prof_profile **p, size_t *n,
+		      char *epoch, size_t len, struct dcpi_err *err)
+{
+	struct fleet_pull_stats st;
+	struct prof_epoch_meta m;
+	struct fleet_conn *c = NULL;
+	int rc, has_meta;
+
+	rc = fleet_connect(a->from, &c, err);
+	if (!rc)
+		rc = fleet_aggregate(c, &a->q, p, n, &m, &has_meta, &st, err);
+	if (!rc)
+		snprintf(epoch, len, "fleet (%zu epochs of %zu hosts)", st.epochs, st.hosts);
+	fleet_close(c);
+	return rc;
 }
 
 int cmd_prof(int argc, char **argv)
@@ -186,8 +225,11 @@ int cmd_prof(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
-	if (rc == 0)
+	if (a.from)
+		rc = load_fleet(&a, &p, &n, epoch, sizeof(epoch), &err);
+	else
+		rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
+	if (rc == 0 && !a.from)
 		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
@@ -210,7 +252,7 @@ int cmd_prof(int argc, char **argv)
 	if (a.json)
 		print_json(&t, &a, epoch, nrows, db);
 	else
-		print_text(&t, &a, tool_db_dir(a.db), epoch, nrows, (size_t)ev);
+		print_text(&t, &a, a.from ? a.from : tool_db_dir(a.db), epoch, nrows, (size_t)ev);
 	for (size_t i = 0; !a.json && i < t.nnotes; i++)
 		fprintf(stderr, "%s: note: %s\n", tool_name, t.notes[i]);
 	rc = 0;

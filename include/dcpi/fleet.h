@@ -89,6 +89,18 @@ struct fleet_pull_stats {
 int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct prof_db *out,
 	       char *epoch, size_t len, struct fleet_pull_stats *st, struct dcpi_err *err);
 
+/*
+ * The same aggregate in memory: the server sums the counts per (image, event,
+ * offset) over the matching hosts' committed epochs, and the profiles (*out,
+ * *n: free with prof_profiles_free) and merged metadata (*m, when *has_meta)
+ * are what a pull would write.  q may name no image: then every image.
+ */
+struct prof_profile;
+struct prof_epoch_meta;
+int fleet_aggregate(struct fleet_conn *c, const struct fleet_query_spec *q,
+		    struct prof_profile **out, size_t *n, struct prof_epoch_meta *m,
+		    int *has_meta, struct fleet_pull_stats *st, struct dcpi_err *err);
+
 /* Write s escaped for a TabSeparated field into buf; bytes needed. */
 size_t fleet_tsv_escape(char *buf, size_t len, const char *s);
 /* Unescape a TabSeparated field in place (its end at the next tab or
