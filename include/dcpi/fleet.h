@@ -68,6 +68,16 @@ struct fleet_push_stats {
 int fleet_push(struct fleet_conn *c, struct prof_db *db, const char *host, const char *epoch,
 	       struct fleet_push_stats *st, struct dcpi_err *err);
 
+/*
+ * dcpid --push (fleet/queue.c): epoch (NULL: nothing new) joins db's queue of
+ * epochs not yet pushed (the file push-queue in db), then the queue is
+ * pushed to url in order, oldest first, up to the first failure; what was
+ * pushed leaves it.  *left: the epochs still queued.  On failure the queue
+ * is kept for the next call.
+ */
+int fleet_push_queue(const char *url, struct prof_db *db, const char *host, const char *epoch,
+		     size_t *left, struct dcpi_err *err);
+
 /* What to pull: one image (by build-id, or by path or file name), a time
  * range (ns since the Unix epoch, 0 for none) and hosts (a shell glob). */
 struct fleet_query_spec {
