@@ -1,8 +1,8 @@
 /*
- * bench/fleet_gen.c - a simulated fleet from a real recording: HOSTS host
- * databases of EPOCHS epochs each, every epoch the recording's samples (its
- * epochs taken in turn) with the counts scaled per host (0.5x-1.5x, the
- * host's share of the load), per epoch (0.7x-1.3x, the time of day) and per
+ * bench/fleet_gen.c - a simulated fleet from real recordings: HOSTS host
+ * databases of EPOCHS epochs each, every epoch the samples of one recorded
+ * epoch (taken in turn, each host from a different one) with the counts
+ * scaled per host (0.5x-1.5x, the host's share of the load), per epoch (0.7x-1.3x, the time of day) and per
  * entry (0.8x-1.2x, sampling noise), entries that fall to zero left out;
  * each host with its own calibration (cycles per unit and per ns within 3%)
  * and CPU name, epochs a minute apart.  Deterministic for a seed.  Used by
@@ -135,8 +135,8 @@ static int gen_host(const char *out, const struct src *s, int host, int epochs,
 	snprintf(dir, sizeof(dir), "%s/host%03d", out, host);
 	rc = prof_db_open(dir, PROF_DB_CREATE, &db, err);
 	for (int e = 0; !rc && e < epochs; e++)
-		rc = write_epoch(db, s, (size_t)e % s->epochs, host, e, load * uniform(0.7, 1.3),
-				 cpu, rows, samples, err);
+		rc = write_epoch(db, s, (size_t)(e + host) % s->epochs, host, e,
+				 load * uniform(0.7, 1.3), cpu, rows, samples, err);
 	if (db)
 		prof_db_close(db);
 	return rc;
