@@ -321,6 +321,22 @@ static int write_epoch(struct pull *pl, struct prof_db *out, const struct prof_e
 	return rc;
 }
 
+/* Profiles in the order an epoch's files list them ("<image key>.<event>.prof",
+ * profile/db.c), so readers that take the first of something (a report's
+ * event period, report/summary.c) see what they see in a database. */
+static int by_file_name(const void *a, const void *b)
+{
+	const struct prof_profile *x = a, *y = b;
+	char kx[PROF_BUILD_ID_MAX + 8], ky[PROF_BUILD_ID_MAX + 8];
+	char fx[PROF_BUILD_ID_MAX + 80], fy[PROF_BUILD_ID_MAX + 80];
+
+	prof_image_key(&x->image, kx, sizeof(kx));
+	prof_image_key(&y->image, ky, sizeof(ky));
+	snprintf(fx, sizeof(fx), "%s.%s.prof", kx, x->event);
+	snprintf(fy, sizeof(fy), "%s.%s.prof", ky, y->event);
+	return strcmp(fx, fy);
+}
+
 int fleet_aggregate(struct fleet_conn *c, const struct fleet_query_spec *q,
 		    struct prof_profile **out, size_t *n, struct prof_epoch_meta *m,
 		    int *has_meta, struct fleet_pull_stats *st, struct dcpi_err *err)
@@ -350,6 +366,7 @@ int fleet_aggregate(struct fleet_conn *c, const struct fleet_query_spec *q,
 		prof_profiles_free(pl.p, pl.n);
 		return rc;
 	}
+	qsort(pl.p, pl.n, sizeof(*pl.p), by_file_name);
 	*out = pl.p;
 	*n = pl.n;
 	st->profiles = pl.n;
