@@ -104,6 +104,12 @@ BP_PRED_O := $(BUILD)/bench/culprits/bpsim/bp_pred.o
 $(BUILD)/tests/test_bpsim: $(BP_PRED_O)
 $(BUILD)/tests/test_bpsim: TEST_OBJS := $(BP_PRED_O)
 
+# the simulated fleet's generator (bench/fleet_gen.c), run by test_fleet_sim
+$(BUILD)/bench/fleet_gen: bench/fleet_gen.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(DEP_LIBS)
+$(BUILD)/tests/test_fleet_sim: $(BUILD)/bench/fleet_gen
+
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-inline -o $@ $< -lm

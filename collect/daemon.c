@@ -171,6 +171,8 @@ static int flush(struct daemon *dm, int final, struct dcpi_err *err)
 	pass_notes(dm);
 	dm->res->lost = dm->s.lost;
 	dm->res->self = dm->s.self;
+	if (!ret && dm->d->flushed)
+		dm->d->flushed(dm->d->flushed_arg, dm->db, dm->have_epoch ? dm->res->epoch : NULL);
 	if (!ret)
 		return 0;
 	dm->meta.failed_flushes++;

@@ -321,6 +321,58 @@ static int write_epoch(struct pull *pl, struct prof_db *out, const struct prof_e
 	return rc;
 }
 
+/* Profiles in the order an epoch's files list them ("<image key>.<event>.prof",
+ * profile/db.c), so readers that take the first of something (a report's
+ * event period, report/summary.c) see what they see in a database. */
+static int by_file_name(const void *a, const void *b)
+{
+	const struct prof_profile *x = a, *y = b;
+	char kx[PROF_BUILD_ID_MAX + 8], ky[PROF_BUILD_ID_MAX + 8];
+	char fx[PROF_BUILD_ID_MAX + 80], fy[PROF_BUILD_ID_MAX + 80];
+
+	prof_image_key(&x->image, kx, sizeof(kx));
+	prof_image_key(&y->image, ky, sizeof(ky));
+	snprintf(fx, sizeof(fx), "%s.%s.prof", kx, x->event);
+	snprintf(fy, sizeof(fy), "%s.%s.prof", ky, y->event);
+	return strcmp(fx, fy);
+}
+
+int fleet_aggregate(struct fleet_conn *c, const struct fleet_query_spec *q,
+		    struct prof_profile **out, size_t *n, struct prof_epoch_meta *m,
+		    int *has_meta, struct fleet_pull_stats *st, struct dcpi_err *err)
+{
+	struct pull pl = { .c = c, .st = st };
+	const char *what = q->build_id ? q->build_id : q->image;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	*out = NULL;
+	*n = 0;
+	*has_meta = 0;
+	rc = fleet_check_schema(c, err);
+	if (!rc)
+		rc = headers(&pl, q, err);
+	if (!rc)
+		rc = entries(&pl, q, err);
+	if (!rc)
+		rc = *has_meta = metas(&pl, q, m, err);
+	if (rc >= 0)
+		rc = count_hosts(&pl, q, err);
+	if (!rc && !pl.n)
+		rc = dcpi_errf(err, -ENOENT, "no samples of %s%s in the fleet's %s%s%s",
+			       q->build_id ? "build-id " : "", what ? what : "any image",
+			       fleet_db(c), q->hosts ? " for hosts " : "", q->hosts ? q->hosts : "");
+	if (rc) {
+		prof_profiles_free(pl.p, pl.n);
+		return rc;
+	}
+	qsort(pl.p, pl.n, sizeof(*pl.p), by_file_name);
+	*out = pl.p;
+	*n = pl.n;
+	st->profiles = pl.n;
+	return 0;
+}
+
 int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct prof_db *out,
 	       char *epoch, size_t len, struct fleet_pull_stats *st, struct dcpi_err *err)
 {
@@ -328,25 +380,33 @@ int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct pr
 	struct prof_epoch_meta m;
 	int rc, has_meta = 0;
 
-	memset(st, 0, sizeof(*st));
-	if (!q->build_id && !q->image)
+	if (!q->build_id && !q->image) {
+		memset(st, 0, sizeof(*st));
 		return dcpi_errf(err, -EINVAL, "a pull names a build-id or an image");
-	rc = fleet_check_schema(c, err);
-	if (!rc)
-		rc = headers(&pl, q, err);
-	if (!rc)
-		rc = entries(&pl, q, err);
-	if (!rc)
-		rc = has_meta = metas(&pl, q, &m, err);
-	if (rc >= 0)
-		rc = count_hosts(&pl, q, err);
-	if (!rc && !pl.n)
-		rc = dcpi_errf(err, -ENOENT, "no samples of %s%s in the fleet's %s%s%s",
-			       q->build_id ? "build-id " : "", q->build_id ? q->build_id : q->image,
-			       fleet_db(c), q->hosts ? " for hosts " : "", q->hosts ? q->hosts : "");
+	}
+	rc = fleet_aggregate(c, q, &pl.p, &pl.n, &m, &has_meta, st, err);
 	if (!rc)
 		rc = write_epoch(&pl, out, &m, has_meta, epoch, len, err);
-	st->profiles = rc ? 0 : pl.n;
+	if (rc)
+		st->profiles = 0;
 	prof_profiles_free(pl.p, pl.n);
+	return rc;
+}
+
+int fleet_load_profiles(const char *url, const struct fleet_query_spec *q,
+			struct prof_profile **p, size_t *n, char *what, size_t len,
+			struct dcpi_err *err)
+{
+	struct fleet_pull_stats st;
+	struct prof_epoch_meta m;
+	struct fleet_conn *c = NULL;
+	int rc, has_meta;
+
+	rc = fleet_connect(url, &c, err);
+	if (!rc)
+		rc = fleet_aggregate(c, q, p, n, &m, &has_meta, &st, err);
+	if (!rc)
+		snprintf(what, len, "fleet (%zu epochs of %zu hosts)", st.epochs, st.hosts);
+	fleet_close(c);
 	return rc;
 }

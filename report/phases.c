@@ -240,3 +240,33 @@ int rep_phases_print(FILE *f, const struct rep_slices *s, const struct prof_prof
 	free(ph);
 	return rc;
 }
+
+int rep_prof_by_time(FILE *f, struct prof_db *db, const char *epoch, int phases,
+		     const char *time, long phase, long limit, int json,
+		     struct prof_profile **p, size_t *n, int *done, size_t *dropped,
+		     struct dcpi_err *err)
+{
+	struct rep_slices s;
+	struct prof_profile *w;
+	uint64_t from, to;
+	size_t nw;
+	int rc = rep_slices_load(db, epoch, &s, err);
+
+	*done = 0;
+	*dropped = 0;
+	if (!rc && phases) {
+		*done = 1;
+		rc = rep_phases_print(f, &s, *p, *n, json, limit >= 0 ? (size_t)limit : 5, err);
+	} else if (!rc) {
+		rc = rep_time_range(&s, time, phase, &from, &to, err);
+		if (!rc)
+			rc = rep_slices_window(&s, from, to, *p, *n, &w, &nw, dropped, err);
+		if (!rc) {
+			prof_profiles_free(*p, *n);
+			*p = w;
+			*n = nw;
+		}
+	}
+	rep_slices_free(&s);
+	return rc;
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dcpi/collect.h"
+#include "dcpi/fleet.h"
 #include "sampling.h"
 #include "tools.h"
 
@@ -31,6 +32,18 @@ static void print_note(const char *msg)
 	fprintf(stderr, "%s: note: %s\n", tool_name, msg);
 }
 
+/* dcpid --push URL: the flushed epoch queued and the queue pushed
+ * (fleet/queue.c); a server out of reach keeps the queue for the next flush. */
+static void push_flushed(void *arg, struct prof_db *db, const char *epoch)
+{
+	struct dcpi_err err = { 0 };
+	size_t left = 0;
+
+	if (fleet_push_queue(arg, db, NULL, epoch, &left, &err) < 0)
+		fprintf(stderr, "%s: note: push: %s; %zu epoch(s) queued for the next flush\n",
+			tool_name, err.msg, left);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -43,6 +56,9 @@ static void usage(FILE *f)
 		"      --flush SECONDS   merge into the epoch this often (default 60)\n"
 		"      --duration SECONDS  stop after this long (default: at SIGINT/SIGTERM)\n"
 		"      --pidfile FILE    written once sampling runs\n"
+		"      --push URL        after each flush, push the epoch to the fleet's\n"
+		"                        clickhouse://HOST[:PORT]/DATABASE; epochs that\n"
+		"                        could not be pushed are queued in the database\n"
 		"      --max-held N      sample-table entries kept through failed flushes\n"
 		"                        (default 1048576; more are dropped and counted)\n"
 		"      --user-only       do not sample kernel code\n"
@@ -76,6 +92,7 @@ int cmd_daemon(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "max-held", required_argument, NULL, 'M' },
+		{ "push", required_argument, NULL, 'U' },
 		{ "user-only", no_argument, NULL, 'u' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -85,6 +102,7 @@ int cmd_daemon(int argc, char **argv)
 	struct collect_daemon_opts d = { 0 };
 	struct collect_daemon_result res;
 	struct dcpi_err err = { 0 };
+	struct fleet_url url;
 	const char *event = NULL, *db = NULL;
 	int quiet = 0, c, ret;
 	uint64_t v;
@@ -118,6 +136,12 @@ int cmd_daemon(int argc, char **argv)
 			if (tool_parse_u64(optarg, &v) || !v)
 				return tool_fail("--max-held %s: not a positive number", optarg);
 			d.max_held = v;
+			break;
+		case 'U':
+			if (fleet_url_parse(optarg, &url, &err) < 0)
+				return tool_fail("--push: %s", err.msg);
+			d.flushed = push_flushed;
+			d.flushed_arg = optarg;
 			break;
 		case 'u':
 			d.user_only = 1;

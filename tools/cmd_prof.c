@@ -1,11 +1,15 @@
 /*
  * tools/cmd_prof.c - dcpiprof: samples per procedure (or per image), DCPI fig. 1.
+ * With --from URL the samples are the fleet's: the server sums them per
+ * (image, event, offset) over every host's committed epochs (fleet/pull.c,
+ * fleet_aggregate) and nothing is written locally (docs/fleet.md).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/fleet.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
 #include "dcpi/timeline.h"
@@ -13,6 +17,8 @@
 
 struct prof_args {
 	const char *db, *epoch, *event, *time;
+	const char *from;		/* a fleet's URL instead of a database */
+	struct fleet_query_spec q;
 	int by_image, json, phases;
 	long limit, phase;
 };
@@ -27,7 +33,10 @@ static const char prof_usage[] =
 	"      --json         machine-readable output\n"
 	"      --phases       the epoch's phases: time ranges and top procedures\n"
 	"      --time A-B     only the samples from A to B seconds into the epoch\n"
-	"      --phase N      only the samples of phase N (as --phases numbers them)\n";
+	"      --phase N      only the samples of phase N (as --phases numbers them)\n"
+	"      --from URL     the fleet's samples, summed in its ClickHouse server\n"
+	"                     (clickhouse://HOST[:PORT]/DATABASE), every image or one:\n"
+	"      --build-id ID, --image NAME, --hosts GLOB  (as dcpi pull's)\n";
 
 static void print_json(const struct rep_table *t, const struct prof_args *a,
 		       const char *epoch, size_t nrows, const struct prof_db *db)
@@ -149,6 +158,10 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "phases", no_argument, NULL, 'P' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "phase", required_argument, NULL, 'N' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "build-id", required_argument, NULL, 'b' },
+		{ "image", required_argument, NULL, 'I' },
+		{ "hosts", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +190,10 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			if (*end || a->phase < 1)
 				return tool_fail("--phase: '%s' is not a phase number", optarg);
 			break;
+		case 'F': a->from = optarg; break;
+		case 'b': a->q.build_id = optarg; break;
+		case 'I': a->q.image = optarg; break;
+		case 'H': a->q.hosts = optarg; break;
 		case 'h': tool_usage(stdout, prof_usage); return -1;
 		default: tool_usage(stderr, prof_usage); return 1;
 		}
@@ -185,39 +202,13 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (a->time && a->phase)
 		return tool_fail("--time and --phase: give one");
+	if (!a->from && (a->q.build_id || a->q.image || a->q.hosts))
+		return tool_fail("--build-id, --image and --hosts select from a fleet (--from)");
+	if (a->from && (a->db || a->epoch))
+		return tool_fail("--from reads a fleet, not a database (--db, --epoch)");
+	if (a->from && (a->phases || a->time || a->phase))
+		return tool_fail("--from sums a fleet: it keeps no time slices (--phases, --time, --phase)");
 	return 0;
-}
-
-/* --phases, or the profiles cut to --time / --phase (report/phases.c). */
-static int by_time(struct prof_db *db, const char *epoch, const struct prof_args *a,
-		   struct prof_profile **p, size_t *n, int *done, struct dcpi_err *err)
-{
-	struct rep_slices s;
-	struct prof_profile *w;
-	uint64_t from, to;
-	size_t nw, dropped;
-	int rc = rep_slices_load(db, epoch, &s, err);
-
-	if (!rc && a->phases) {
-		*done = 1;
-		rc = rep_phases_print(stdout, &s, *p, *n, a->json, a->limit >= 0 ?
-				      (size_t)a->limit : 5, err);
-	} else if (!rc) {
-		rc = rep_time_range(&s, a->time, a->phase, &from, &to, err);
-		if (!rc)
-			rc = rep_slices_window(&s, from, to, *p, *n, &w, &nw, &dropped, err);
-		if (!rc) {
-			if (dropped)
-				fprintf(stderr, "%s: note: %zu profiles of events other than %s "
-					"left out: time slices keep one event\n", tool_name, dropped,
-					s.event);
-			prof_profiles_free(*p, *n);
-			*p = w;
-			*n = nw;
-		}
-	}
-	rep_slices_free(&s);
-	return rc;
 }
 
 int cmd_prof(int argc, char **argv)
@@ -234,15 +225,23 @@ int cmd_prof(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
-	if (rc == 0)
+	if (a.from)
+		rc = fleet_load_profiles(a.from, &a.q, &p, &n, epoch, sizeof(epoch), &err);
+	else
+		rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
+	if (rc == 0 && !a.from)
 		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
 	if (rc == 0 && (a.phases || a.time || a.phase)) {
+		size_t dropped = 0;
 		int done = 0;
 
-		rc = by_time(db, epoch, &a, &p, &n, &done, &err);
+		rc = rep_prof_by_time(stdout, db, epoch, a.phases, a.time, a.phase, a.limit, a.json,
+				      &p, &n, &done, &dropped, &err);
+		if (rc == 0 && dropped)
+			fprintf(stderr, "%s: note: %zu profiles of other events left out: time "
+				"slices keep one event\n", tool_name, dropped);
 		if (rc == 0 && done)
 			goto out;
 	}
@@ -265,7 +264,7 @@ int cmd_prof(int argc, char **argv)
 	if (a.json)
 		print_json(&t, &a, epoch, nrows, db);
 	else
-		print_text(&t, &a, tool_db_dir(a.db), epoch, nrows, (size_t)ev);
+		print_text(&t, &a, a.from ? a.from : tool_db_dir(a.db), epoch, nrows, (size_t)ev);
 	for (size_t i = 0; !a.json && i < t.nnotes; i++)
 		fprintf(stderr, "%s: note: %s\n", tool_name, t.notes[i]);
 	rc = 0;

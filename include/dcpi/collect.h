@@ -108,6 +108,8 @@ struct collect_opts {
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
  * the flags below carry the signals). */
+struct prof_db;
+
 struct collect_daemon_opts {
 	unsigned flush_seconds;		/* flush into the epoch this often; 0 = 60 */
 	double duration_seconds;	/* stop after this long; 0 = until a signal */
@@ -118,6 +120,10 @@ struct collect_daemon_opts {
 	volatile sig_atomic_t *new_epoch;	/* SIGHUP: flush, then a new epoch */
 	uint64_t max_held;		/* entries kept through failed flushes; 0 = 2^20 */
 	void (*note)(const char *msg);	/* failed flushes, files set aside; may be NULL */
+	/* after each flush that succeeded: the epoch it committed (NULL when
+	 * nothing was written), e.g. dcpid --push's; may be NULL */
+	void (*flushed)(void *arg, struct prof_db *db, const char *epoch);
+	void *flushed_arg;
 };
 
 struct collect_daemon_result {

@@ -68,6 +68,16 @@ struct fleet_push_stats {
 int fleet_push(struct fleet_conn *c, struct prof_db *db, const char *host, const char *epoch,
 	       struct fleet_push_stats *st, struct dcpi_err *err);
 
+/*
+ * dcpid --push (fleet/queue.c): epoch (NULL: nothing new) joins db's queue of
+ * epochs not yet pushed (the file push-queue in db), then the queue is
+ * pushed to url in order, oldest first, up to the first failure; what was
+ * pushed leaves it.  *left: the epochs still queued.  On failure the queue
+ * is kept for the next call.
+ */
+int fleet_push_queue(const char *url, struct prof_db *db, const char *host, const char *epoch,
+		     size_t *left, struct dcpi_err *err);
+
 /* What to pull: one image (by build-id, or by path or file name), a time
  * range (ns since the Unix epoch, 0 for none) and hosts (a shell glob). */
 struct fleet_query_spec {
@@ -88,6 +98,23 @@ struct fleet_pull_stats {
  * epoch, at least 64 bytes), all or nothing. */
 int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct prof_db *out,
 	       char *epoch, size_t len, struct fleet_pull_stats *st, struct dcpi_err *err);
+
+/*
+ * The same aggregate in memory: the server sums the counts per (image, event,
+ * offset) over the matching hosts' committed epochs, and the profiles (*out,
+ * *n: free with prof_profiles_free) and merged metadata (*m, when *has_meta)
+ * are what a pull would write.  q may name no image: then every image.
+ */
+struct prof_profile;
+struct prof_epoch_meta;
+int fleet_aggregate(struct fleet_conn *c, const struct fleet_query_spec *q,
+		    struct prof_profile **out, size_t *n, struct prof_epoch_meta *m,
+		    int *has_meta, struct fleet_pull_stats *st, struct dcpi_err *err);
+/* The same over a new connection to url, for a report: *what says what was
+ * read ("fleet (E epochs of H hosts)"). */
+int fleet_load_profiles(const char *url, const struct fleet_query_spec *q,
+			struct prof_profile **p, size_t *n, char *what, size_t len,
+			struct dcpi_err *err);
 
 /* Write s escaped for a TabSeparated field into buf; bytes needed. */
 size_t fleet_tsv_escape(char *buf, size_t len, const char *s);

@@ -80,4 +80,15 @@ int rep_phase_top(const struct rep_slices *s, const struct prof_profile *p, size
 int rep_timeline_svg(FILE *f, const struct rep_slices *s, const struct prof_profile *p,
 		     size_t n, size_t top, int html, struct dcpi_err *err);
 
+/*
+ * dcpiprof's time options over an epoch's profiles p[0..n): --phases prints
+ * the phases to f (*done set); else --time / --phase (time, phase) cut p to
+ * that window, replacing *p and *n; *dropped: profiles of events the slices
+ * do not keep.
+ */
+int rep_prof_by_time(FILE *f, struct prof_db *db, const char *epoch, int phases,
+		     const char *time, long phase, long limit, int json,
+		     struct prof_profile **p, size_t *n, int *done, size_t *dropped,
+		     struct dcpi_err *err);
+
 #endif /* DCPI_TIMELINE_H */
