@@ -357,3 +357,31 @@ int est_window_parse(const char *s, enum est_window *w)
 			return *w = (enum est_window)i, 0;
 	return -EINVAL;
 }
+
+int est_skid_parse(const char *s, int *skid, double *share)
+{
+	char *end;
+	long k = strtol(s, &end, 10);
+	double f = *share;
+
+	if (*end == ':')
+		f = strtod(end + 1, &end);
+	if (end == s || *end || k < 1 || k > 8 || !(f > 0 && f <= 1))
+		return -EINVAL;
+	*skid = (int)k;
+	*share = f;
+	return 0;
+}
+
+int est_steady_parse(const char *s, enum est_steady *st)
+{
+	static const char *const names[] = { "none", "self", "loops", "context" };
+	static const enum est_steady val[] = {
+		EST_STEADY_NONE, EST_STEADY_SELF, EST_STEADY_LOOPS, EST_STEADY_CONTEXT,
+	};
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, names[i]))
+			return *st = val[i], 0;
+	return -EINVAL;
+}

@@ -49,6 +49,22 @@ int est_scale_rule_parse(const char *s, enum est_scale_rule *r)
 	return -EINVAL;
 }
 
+int est_scale_parse(const char *s, struct est_path_opts *p)
+{
+	char *end;
+
+	if (!strncmp(s, "quantile:", 9)) {
+		double q = strtod(s + 9, &end);
+
+		if (end == s + 9 || *end || !(q > 0 && q <= 1))
+			return -EINVAL;
+		p->quantile = q;
+		p->rule = EST_SCALE_QUANTILE;
+		return 0;
+	}
+	return est_scale_rule_parse(s, &p->rule);
+}
+
 static int in_loop(const struct cfg *cfg, uint32_t t, int l)
 {
 	for (int k = cfg->blocks[t].loop; k >= 0; k = cfg->loops[k].parent)

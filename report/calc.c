@@ -606,3 +606,28 @@ out:
 	return rc;
 }
 
+
+void rep_calc_of(struct rep_calc *v, const struct est_input *in, const struct est_analysis *an)
+{
+	memset(v, 0, sizeof(*v));
+	v->a.opts = in->o.opts;
+	v->a.popts = in->o.popts;
+	v->meta = in->meta;
+	v->have_meta = in->have_meta;
+	v->model = in->model;
+	v->model_from = est_model_source(in);
+	v->cal_path = in->cal_path;
+	v->have_cal = in->have_cal;
+	v->cfg = an->cfg;
+	v->total = an->total;
+	v->r = an->r;
+	v->meas = an->meas;
+	v->have_meas = an->have_meas;
+	v->meas_why = an->meas_why;
+	v->pp = an->pp;
+	v->pinfo = an->pinfo;
+	v->ev = an->ev;
+	v->cul = an->cul;
+	v->replays = an->replays;
+	v->nreplays = an->nreplays;
+}

@@ -72,51 +72,6 @@ void tool_ana_args_init(struct tool_ana_args *a)
 	a->o.note = say;
 }
 
-static int parse_skid(struct est_opts *o, const char *arg)
-{
-	char *end;
-
-	o->skid = (int)strtol(arg, &end, 10);
-	if (*end == ':')
-		o->skid_share = strtod(end + 1, &end);
-	if (end == arg || *end || o->skid < 1 || o->skid > 8 ||
-	    !(o->skid_share > 0 && o->skid_share <= 1))
-		return tool_fail("--skid %s: not N (1 to 8) or N:F (0 < F <= 1)", arg);
-	return 0;
-}
-
-static int parse_steady(struct est_opts *o, const char *arg)
-{
-	static const char *const names[] = { "none", "self", "loops", "context" };
-	static const enum est_steady val[] = {
-		EST_STEADY_NONE, EST_STEADY_SELF, EST_STEADY_LOOPS, EST_STEADY_CONTEXT,
-	};
-
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(arg, names[i])) {
-			o->steady = val[i];
-			return 0;
-		}
-	return tool_fail("--steady %s: not none, self, loops or context", arg);
-}
-
-static int parse_scale(struct est_path_opts *p, const char *arg)
-{
-	char *end;
-
-	if (!strncmp(arg, "quantile:", 9)) {
-		p->quantile = strtod(arg + 9, &end);
-		if (end == arg + 9 || *end || !(p->quantile > 0 && p->quantile <= 1))
-			return tool_fail("--scale %s: quantile:Q wants 0 < Q <= 1", arg);
-		p->rule = EST_SCALE_QUANTILE;
-		return 0;
-	}
-	if (est_scale_rule_parse(arg, &p->rule) < 0)
-		return tool_fail("--scale %s: not quantile[:Q], sum, loops, minloop, windows",
-				 arg);
-	return 0;
-}
-
 int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 {
 	struct est_analysis_opts *o = &a->o;
@@ -140,8 +95,13 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 		return 0;
 	case TA_SKID:
 		o->skid_given = 1;
-		return parse_skid(&o->opts, arg);
-	case TA_STEADY: return parse_steady(&o->opts, arg);
+		if (est_skid_parse(arg, &o->opts.skid, &o->opts.skid_share) < 0)
+			return tool_fail("--skid %s: not N (1 to 8) or N:F (0 < F <= 1)", arg);
+		return 0;
+	case TA_STEADY:
+		if (est_steady_parse(arg, &o->opts.steady) < 0)
+			return tool_fail("--steady %s: not none, self, loops or context", arg);
+		return 0;
 	case TA_CALIB: o->calib_path = arg; return 0;
 	case TA_NO_CALIB: o->no_calib = 1; return 0;
 	case TA_NO_MEASURE: o->no_measure = 1; return 0;
@@ -150,7 +110,11 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 	case TA_NO_CALIBRATE: o->no_calibrate = 1; return 0;
 	case TA_NO_PATHS: o->no_paths = 1; return 0;
 	case TA_PATH_EDGES: a->path_file = arg; return 0;
-	case TA_SCALE: return parse_scale(&o->popts, arg);
+	case TA_SCALE:
+		if (est_scale_parse(arg, &o->popts) < 0)
+			return tool_fail("--scale %s: not quantile[:Q] (0 < Q <= 1), sum, loops, "
+					 "minloop, windows", arg);
+		return 0;
 	case TA_PRIOR:
 		o->popts.prior_weight = strtod(arg, &end);
 		if (end == arg || *end || !(o->popts.prior_weight >= 0))
@@ -305,37 +269,15 @@ int tool_proc_analyze(struct tool_proc *t)
 
 void tool_proc_view(const struct tool_proc *t, int all, int json, struct rep_calc *v)
 {
-	const struct est_analysis *an = &t->an;
-
-	memset(v, 0, sizeof(*v));
+	rep_calc_of(v, &t->in, &t->an);
 	v->a.all = all;
 	v->a.json = json;
 	v->a.skid_given = t->a.o.skid_given;
-	v->a.opts = t->in.o.opts;
-	v->a.popts = t->in.o.popts;
 	v->epoch = t->epoch;
 	v->db = t->db;
 	v->prof = t->prof;
-	v->meta = t->in.meta;
-	v->have_meta = t->in.have_meta;
 	v->img = t->img;
 	v->proc = t->proc;
-	v->cfg = an->cfg;
-	v->model = t->in.model;
-	v->model_from = est_model_source(&t->in);
-	v->total = an->total;
-	v->r = an->r;
-	v->cal_path = t->in.cal_path;
-	v->have_cal = t->in.have_cal;
-	v->meas = an->meas;
-	v->have_meas = an->have_meas;
-	v->meas_why = an->meas_why;
-	v->pp = an->pp;
-	v->pinfo = an->pinfo;
-	v->ev = an->ev;
-	v->cul = an->cul;
-	v->replays = an->replays;
-	v->nreplays = an->nreplays;
 }
 
 void tool_proc_close(struct tool_proc *t)

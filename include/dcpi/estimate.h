@@ -248,6 +248,10 @@ const char *est_window_name(enum est_window w);
 /* Parse names ("dcpi", "global"; "insn", "block", "skid"); -EINVAL if unknown. */
 int est_method_parse(const char *s, enum est_method *m);
 int est_window_parse(const char *s, enum est_window *w);
+/* "N" or "N:F" (1 <= N <= 8, 0 < F <= 1; F kept when absent), and none,
+ * self, loops, context: -EINVAL otherwise. */
+int est_skid_parse(const char *s, int *skid, double *share);
+int est_steady_parse(const char *s, enum est_steady *st);
 
 /*
  * The pieces, for tests and for tools that want them alone.
@@ -605,6 +609,8 @@ struct est_path_opts {
 void est_path_opts_default(struct est_path_opts *o);
 const char *est_scale_rule_name(enum est_scale_rule r);
 int est_scale_rule_parse(const char *s, enum est_scale_rule *r);
+/* A rule or "quantile:Q" (0 < Q <= 1) into p; -EINVAL otherwise. */
+int est_scale_parse(const char *s, struct est_path_opts *p);
 
 /* Where a block's count came from. */
 enum est_bsource {

@@ -243,6 +243,9 @@ struct rep_calc {
 	const char *const *source_dirs;		/* dcpilist --source-dir, in order */
 	size_t nsource_dirs;
 };
+/* The view of one analysis (borrowing from in and an): everything but the
+ * caller's own (all, json, epoch, db, prof, img, proc). */
+void rep_calc_of(struct rep_calc *v, const struct est_input *in, const struct est_analysis *an);
 void rep_calc_text(FILE *f, const struct rep_calc *c);
 void rep_calc_json(FILE *f, const struct rep_calc *c);
 int rep_calc_static(FILE *f, const struct rep_calc *c, struct dcpi_err *err);
