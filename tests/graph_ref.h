@@ -1,9 +1,8 @@
 /*
- * graph_ref.h - what the reference algorithms of tests/test_cycle_equiv.c and
- * tests/test_loops.c (the algorithms as they were before they were made faster
- * (bench/README.md, bench_cfg.sh), kept to
- * hold the faster ones to) share: a graph's CSR as cfg_graph_csr_fill made
- * it then, and their arrays, zeroed, one spare slot each.
+ * graph_ref.h - a graph's CSR as cfg_graph_csr_fill made it before it was
+ * made faster (bench/README.md, bench_cfg.sh), for the reference algorithm of
+ * tests/test_cycle_equiv.c and the loop oracle of tests/test_loops.c, and
+ * their arrays, zeroed, one spare slot each.
  */
 #ifndef DCPI_TESTS_GRAPH_REF_H
 #define DCPI_TESTS_GRAPH_REF_H
