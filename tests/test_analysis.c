@@ -51,10 +51,7 @@ static int teardown(void **state)
 static void test_tools_agree(void **state)
 {
 	(void)state;
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	assert_int_equal(tu_sh("cd %s && %s calc hot --db db --json > calc.json", dir, bin), 0);
 	assert_int_equal(tu_sh("cd %s && %s list hot --db db --json > list.json", dir, bin), 0);
 	assert_int_equal(tu_sh("cd %s && %s cfg hot --db db --json > cfg.json", dir, bin), 0);

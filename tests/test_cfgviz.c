@@ -69,16 +69,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
+	tu_rm_unless_kept(dir);
 	return 0;
 }
 
 static void need_db(void)
 {
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	assert_true(have_db);
 }
 

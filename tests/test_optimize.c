@@ -785,10 +785,7 @@ static void test_commands(void **state)
 	char epoch[64], cmd[1024];
 
 	(void)state;
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	work_profile(path("fb"), &p);
 	prof_profile_init(&q);
 	assert_int_equal(prof_image_id_from_file(&q.image, path("fb_nodw"), &err), 0);

@@ -24,6 +24,7 @@
 #include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_vals.h"
 
 static char dir[64], wl[1024], other[1024];
 static const char *bin;
@@ -68,26 +69,7 @@ static void find_offsets(void)
 	img_close(img);
 }
 
-/*
- * Offer n values to the (offset, kind) list: value a with probability pa,
- * else b with probability pb, else one of `spread` others (1000 + i).
- */
-static void feed(struct val_profile *vp, struct val_rng *r, uint64_t o, uint32_t kind,
-		 size_t n, uint64_t a, double pa, uint64_t b, double pb, unsigned spread)
-{
-	struct val_hotlist *h = val_profile_list(vp, o, kind);
-
-	assert_non_null(h);
-	for (size_t i = 0; i < n; i++) {
-		double u = val_rng_unit(r);
-		uint64_t v = u < pa ? a : u < pa + pb ? b : 1000 + val_rng_next(r) % spread;
-
-		val_hotlist_add(h, v, r);
-	}
-	vp->samples += n;
-}
-
-static void write_values(struct prof_db *db, const char *epoch)
+static void write_values(struct prof_db *db, const char *epoch, const char *image)
 {
 	struct val_rng r = { 12345 };
 	struct prof_image_id oid;
@@ -96,27 +78,27 @@ static void write_values(struct prof_db *db, const char *epoch)
 	int tag;
 
 	val_profile_init(&vp);
-	assert_int_equal(prof_image_id_from_file(&vp.image, wl, &err), 0);
+	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
 	assert_int_equal(prof_image_id_from_file(&oid, other, &err), 0);
 	tag = val_profile_image_tag(&vp, &oid);
 	assert_true(tag == 1);
 	/* proc_a's hot instruction: result invariant (0.95), load semi (0.6) */
-	feed(&vp, &r, off.a_insn, VAL_RESULT, 1000, 5, 0.95, 0, 0, 4);
-	feed(&vp, &r, off.a_insn, VAL_LOAD, 1000, 42, 0.6, 0, 0, 8);
+	tu_val_feed(&vp, &r, off.a_insn, VAL_RESULT, 1000, 5, 0.95, 0, 0, 4);
+	tu_val_feed(&vp, &r, off.a_insn, VAL_LOAD, 1000, 42, 0.6, 0, 0, 8);
 	/* proc_b's: variant, over 200 values */
-	feed(&vp, &r, off.b_insn, VAL_RESULT, 2000, 7, 0.0, 0, 0, 200);
+	tu_val_feed(&vp, &r, off.b_insn, VAL_RESULT, 2000, 7, 0.0, 0, 0, 200);
 	/* entries: proc_a's arg0 3 (0.97), arg1 always 1000000; proc_b's arg0 7
 	 * (0.55) seen more often than any of proc_a's, yet proc_a comes first */
-	feed(&vp, &r, off.a_entry, VAL_ARG0, 1000, 3, 0.97, 0, 0, 4);
-	feed(&vp, &r, off.a_entry, VAL_ARG0 + 1, 1000, 1000000, 1.0, 0, 0, 1);
-	feed(&vp, &r, off.a_entry, VAL_CALLSITE, 1000, VAL_CODE(0, off.main_ret1), 0.7,
-	     VAL_CODE(0, off.main_ret2), 0.3, 1);
-	feed(&vp, &r, off.b_entry, VAL_ARG0, 5000, 7, 0.55, 0, 0, 12);
-	feed(&vp, &r, off.b_entry, VAL_CALLSITE, 5000, VAL_CODE(0, off.main_ret2), 1.0, 0, 0,
-	     1);
+	tu_val_feed(&vp, &r, off.a_entry, VAL_ARG0, 1000, 3, 0.97, 0, 0, 4);
+	tu_val_feed(&vp, &r, off.a_entry, VAL_ARG0 + 1, 1000, 1000000, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.a_entry, VAL_CALLSITE, 1000, VAL_CODE(0, off.main_ret1), 0.7,
+		    VAL_CODE(0, off.main_ret2), 0.3, 1);
+	tu_val_feed(&vp, &r, off.b_entry, VAL_ARG0, 5000, 7, 0.55, 0, 0, 12);
+	tu_val_feed(&vp, &r, off.b_entry, VAL_CALLSITE, 5000, VAL_CODE(0, off.main_ret2), 1.0,
+		    0, 0, 1);
 	/* an indirect site in main: proc_a 0.7, demo_work's mix_chain 0.2, no image 0.1 */
-	feed(&vp, &r, off.main_site, VAL_TARGET, 1000, VAL_CODE(0, off.a_entry), 0.7,
-	     VAL_CODE(tag, off.other_entry), 0.2, 1);
+	tu_val_feed(&vp, &r, off.main_site, VAL_TARGET, 1000, VAL_CODE(0, off.a_entry), 0.7,
+		    VAL_CODE(tag, off.other_entry), 0.2, 1);
 	/* (spread 1: the rest is 1000, remapped to VAL_CODE_NONE below) */
 	{
 		struct val_hotlist *h = val_profile_list(&vp, off.main_site, VAL_TARGET);
@@ -135,14 +117,8 @@ static void write_values(struct prof_db *db, const char *epoch)
 static void make_db(const char *name, int values)
 {
 	const struct tu_at at[] = { { off.a_insn, 300 }, { off.b_insn, 100 } };
-	struct prof_db *db;
-	char path[256], epoch[64];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	tu_cycles_db(path, wl, at, 2, &db, epoch, sizeof(epoch));
-	if (values)
-		write_values(db, epoch);
-	prof_db_close(db);
+	tu_vals_db(dir, name, wl, at, 2, values ? write_values : NULL);
 }
 
 static int setup(void **state)
@@ -157,7 +133,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
+	tu_rm_unless_kept(dir);
 	return 0;
 }
 
@@ -165,10 +141,7 @@ static int have_db;
 
 static void need_db(void)
 {
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	if (!have_db) {
 		find_offsets();
 		make_db("db", 1);

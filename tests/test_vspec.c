@@ -26,6 +26,7 @@
 #include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_vals.h"
 
 static char dir[64], wl[1024], copy[128], other[1024];
 static const char *bin;
@@ -79,22 +80,6 @@ static void find_offsets(void)
 	img_close(img);
 }
 
-/* Offer n values to (o, kind): a with probability pa, else one of spread
- * others (1000 + i). */
-static void feed(struct val_profile *vp, struct val_rng *r, uint64_t o, uint32_t kind,
-		 size_t n, uint64_t a, double pa, unsigned spread)
-{
-	struct val_hotlist *h = val_profile_list(vp, o, kind);
-
-	assert_non_null(h);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = val_rng_unit(r) < pa ? a : 1000 + val_rng_next(r) % spread;
-
-		val_hotlist_add(h, v, r);
-	}
-	vp->samples += n;
-}
-
 static void write_values(struct prof_db *db, const char *epoch, const char *image)
 {
 	struct val_rng r = { 4242 };
@@ -105,19 +90,20 @@ static void write_values(struct prof_db *db, const char *epoch, const char *imag
 	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
 	/* vl_walk(a, n): n is always 64 (read: test %rsi); a always the same
 	 * address (an object fixed for the run: no clone for it) */
-	feed(&vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 1);
-	feed(&vp, &r, off.walk, VAL_ARG0, 500, 0x555555558040, 1.0, 1);
-	feed(&vp, &r, off.walk_load, VAL_STRIDE, 500, 8, 1.0, 1);
+	tu_val_feed(&vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.walk, VAL_ARG0, 500, 0x555555558040, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.walk_load, VAL_STRIDE, 500, 8, 1.0, 0, 0, 1);
 	/* vl_scale(k, x): k 7 three times in four; x variant; rdx and rcx, which
 	 * it never touches, invariant garbage; its load of vl_mode always 5,
 	 * at stride 0 (one address) */
-	feed(&vp, &r, off.scale, VAL_ARG0, 1000, 7, 0.75, 3);
-	feed(&vp, &r, off.scale, VAL_ARG0 + 1, 1000, 0, 0.0, 500);
-	feed(&vp, &r, off.scale, VAL_ARG0 + 2, 1000, 0x7fffffffe000, 1.0, 1);
-	feed(&vp, &r, off.scale, VAL_ARG0 + 3, 1000, 17, 1.0, 1);
-	feed(&vp, &r, off.scale, VAL_CALLSITE, 1000, VAL_CODE(0, off.site + 2), 1.0, 1);
-	feed(&vp, &r, off.scale_load, VAL_LOAD, 1000, 5, 1.0, 1);
-	feed(&vp, &r, off.scale_load, VAL_STRIDE, 1000, 0, 1.0, 1);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0, 1000, 7, 0.75, 0, 0, 3);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 1, 1000, 0, 0.0, 0, 0, 500);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 2, 1000, 0x7fffffffe000, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 3, 1000, 17, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.scale, VAL_CALLSITE, 1000, VAL_CODE(0, off.site + 2), 1.0, 0, 0,
+		    1);
+	tu_val_feed(&vp, &r, off.scale_load, VAL_LOAD, 1000, 5, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.scale_load, VAL_STRIDE, 1000, 0, 1.0, 0, 0, 1);
 	/* main's indirect call: vl_add 80%, vl_sub 20% */
 	{
 		struct val_hotlist *h = val_profile_list(&vp, off.site, VAL_TARGET);
@@ -126,7 +112,7 @@ static void write_values(struct prof_db *db, const char *epoch, const char *imag
 			val_hotlist_add(h, VAL_CODE(0, i % 5 ? off.add : off.sub), &r);
 	}
 	/* vl_add(a, b): a invariant but seen 10 times only */
-	feed(&vp, &r, off.add, VAL_ARG0, 10, 3, 1.0, 1);
+	tu_val_feed(&vp, &r, off.add, VAL_ARG0, 10, 3, 1.0, 0, 0, 1);
 	assert_int_equal(val_profile_normalize(&vp), 0);
 	assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
 	val_profile_free(&vp);
@@ -137,14 +123,8 @@ static void make_db(const char *name, const char *image, int values)
 {
 	const struct tu_at at[] = { { off.walk_load, 400 }, { off.walk_next, 100 },
 				    { off.scale_load, 200 }, { off.site, 100 } };
-	struct prof_db *db;
-	char path[256], epoch[64];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	tu_cycles_db(path, image, at, 4, &db, epoch, sizeof(epoch));
-	if (values)
-		write_values(db, epoch, image);
-	prof_db_close(db);
+	tu_vals_db(dir, name, image, at, 4, values ? write_values : NULL);
 }
 
 static int setup(void **state)
@@ -159,7 +139,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
+	tu_rm_unless_kept(dir);
 	return 0;
 }
 
@@ -167,10 +147,7 @@ static int have_db;
 
 static void need_db(void)
 {
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	if (have_db)
 		return;
 	find_offsets();

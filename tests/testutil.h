@@ -35,6 +35,22 @@ static inline int tu_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* Skip the test, saying why, when tests/run.sh did not set what it needs
+ * (set: whether DCPI_BIN, and what else the test reads, are there). */
+static inline void tu_need_run(int set)
+{
+	if (!set) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+}
+
+/* Remove a test program's workspace dir, unless KEEP is set (to look in it). */
+static inline void tu_rm_unless_kept(const char *dir)
+{
+	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
+}
+
 /*
  * A new empty folder for one test program: mkdtemp of
  * "$TMPDIR/dcpi-test-<name>-XXXXXX" ("/tmp" when TMPDIR is unset or empty).
