@@ -28,8 +28,8 @@
 #include "tu_run.h"
 #include "tu_vals.h"
 
-static char dir[64], wl[1024], copy[128], other[1024];
-static const char *bin;
+static struct tu_vals t;
+static char copy[128];
 
 /* Offsets in valloop, found from its code */
 static struct {
@@ -71,7 +71,7 @@ static void find_offsets(void)
 	struct image *img;
 	uint64_t main_entry;
 
-	assert_int_equal(img_open(wl, 0, &img, &err), 0);
+	assert_int_equal(img_open(t.wl, 0, &img, &err), 0);
 	find_in(img, "vl_scale", CFG_I_LOAD, &off.scale, &off.scale_load, NULL);
 	find_in(img, "vl_walk", CFG_I_LOAD, &off.walk, &off.walk_load, &off.walk_next);
 	find_in(img, "vl_add", 0, &off.add, NULL, NULL);
@@ -124,116 +124,90 @@ static void make_db(const char *name, const char *image, int values)
 	const struct tu_at at[] = { { off.walk_load, 400 }, { off.walk_next, 100 },
 				    { off.scale_load, 200 }, { off.site, 100 } };
 
-	tu_vals_db(dir, name, image, at, 4, values ? write_values : NULL);
+	tu_vals_db(t.dir, name, image, at, 4, values ? write_values : NULL);
 }
 
 static int setup(void **state)
 {
-	(void)state;
-	bin = getenv("DCPI_BIN");
-	tu_build_file(wl, sizeof(wl), "workloads/valloop");
-	tu_build_file(other, sizeof(other), "workloads/twoprocs");
-	return tu_workspace(dir, sizeof(dir), "vspec");
+	return tu_vals_setup(state, &t, "workloads/valloop", "workloads/twoprocs", "vspec");
 }
-
-static int teardown(void **state)
-{
-	(void)state;
-	tu_rm_unless_kept(dir);
-	return 0;
-}
-
-static int have_db;
 
 static void need_db(void)
 {
-	tu_need_run(bin != NULL);
-	if (have_db)
+	if (!tu_vals_to_make(&t))
 		return;
 	find_offsets();
-	make_db("db", wl, 1);
-	make_db("novals", wl, 0);
+	make_db("db", t.wl, 1);
+	make_db("novals", t.wl, 0);
 	/* profiled from a copy that is then replaced: its code cannot be read */
-	snprintf(copy, sizeof(copy), "%s/valloop-copy", dir);
-	assert_int_equal(tu_sh("cp %s %s", wl, copy), 0);
+	snprintf(copy, sizeof(copy), "%s/valloop-copy", t.dir);
+	assert_int_equal(tu_sh("cp %s %s", t.wl, copy), 0);
 	make_db("gone", copy, 1);
-	assert_int_equal(tu_sh("cp %s %s", other, copy), 0);
-	have_db = 1;
-}
-
-/* Run `dcpi ARGS --json` and the python check (d: the parsed JSON). */
-static void check_json(const char *args, const char *py)
-{
-	tu_check_json(bin, dir, args, py);
+	assert_int_equal(tu_sh("cp %s %s", t.other, copy), 0);
 }
 
 static void test_candidates(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "specialize --db %s/db", dir);
-	check_json(args,
-		   "e = d['entries']\n"
-		   "assert d['min_seen'] == 20, d\n"
-		   "got = [(x['kind'], x['procedure'], x.get('argument')) for x in e]\n"
-		   "assert got == [('argument', 'vl_walk', 'arg0'), ('argument', 'vl_walk', 'arg1'),\n"
-		   "               ('stride', 'vl_walk', None),\n"
-		   "               ('load', 'vl_scale', None), ('argument', 'vl_scale', 'arg0'),\n"
-		   "               ('target', 'main', None)], got\n"
-		   "st = [x['at_stake'] for x in e]\n"
-		   "assert st == sorted(st, reverse=True), st\n"
-		   "p, w, s, l, a, t = e\n"
-		   "assert p['value'] == '0x555555558040' and p['class'] == 'invariant', p\n"
-		   "assert p['suggestion'].startswith('arg0 is the same address (0x555555558040) "
-		   "in every call of vl_walk sampled: an object fixed for the run'), p\n"
-		   "assert w['at_stake'] == 500000 and w['samples'] == 500, w\n"
-		   "assert w['cycles'] == 500000 and w['at_stake_unit'] == 'cycles', w\n"
-		   "assert w['register'] == 'rsi' and w['arguments_checked'] is True, w\n"
-		   "assert w['value'] == '0x40' and w['value_text'] == '64', w\n"
-		   "assert w['class'] == 'invariant' and w['share'] == 1 and w['seen'] == 500\n"
-		   "assert w['suggestion'] == 'clone vl_walk for arg1 == 64 "
-		   "(constant-propagate it)', w\n"
-		   "assert w['offset'].startswith('0x') and w['image'].endswith('/valloop'), w\n"
-		   "assert w['call_sites'] == [], w\n"
-		   "assert s['value'] == '0x8' and s['value_text'] == '+8', s\n"
-		   "assert s['at_stake'] == 400000 and s['samples'] == 400, s\n"
-		   "assert 'prefetch' in s['suggestion'] and '+8' in s['suggestion'], s\n"
-		   "assert l['value_text'] == '5' and l['at_stake'] == 200000, l\n"
-		   "assert l['suggestion'].startswith('the load at vl_scale+0x'), l\n"
-		   "assert 'always reads 5 (100.0%)' in l['suggestion'] and not l['stack'], l\n"
-		   "assert l['site'].startswith('vl_scale+0x'), l\n"
-		   "assert a['register'] == 'rdi' and a['value_text'] == '7', a\n"
-		   "assert a['class'] == 'semi-invariant' and abs(a['share'] - 0.75) < 0.04, a\n"
-		   "assert abs(a['at_stake'] - 200000 * a['share']) < 1e-6, a\n"
-		   "assert a['samples'] == 200, a\n"
-		   "assert a['suggestion'] == 'guard: if (arg0 == 7) a specialized copy, "
-		   "else the general one', a\n"
-		   "cs = a['call_sites']\n"
-		   "assert len(cs) == 1 and cs[0]['site'].startswith('main+0x'), cs\n"
-		   "assert cs[0]['share'] == 1, cs\n"
-		   "assert t['value_text'] == 'vl_add' and abs(t['share'] - 0.8) < 1e-9, t\n"
-		   "assert t['class'] == 'semi-invariant' and t['jump'] is False, t\n"
-		   "assert abs(t['at_stake'] - 80000) < 1e-6 and t['samples'] == 100, t\n"
-		   "assert t['suggestion'] == 'promote: compare the target with vl_add and "
-		   "call vl_add directly (inline it)', t\n"
-		   "for x in e:\n"
-		   "    for k in ('kind', 'procedure', 'image', 'offset', 'value', 'value_text',\n"
-		   "              'share', 'class', 'seen', 'samples', 'cycles', 'at_stake',\n"
-		   "              'suggestion'):\n"
-		   "        assert k in x, (k, x)");
+	tu_vcheck(&t, "specialize", "db",
+		  "e = d['entries']\n"
+		  "assert d['min_seen'] == 20, d\n"
+		  "got = [(x['kind'], x['procedure'], x.get('argument')) for x in e]\n"
+		  "assert got == [('argument', 'vl_walk', 'arg0'), ('argument', 'vl_walk', 'arg1'),\n"
+		  "               ('stride', 'vl_walk', None),\n"
+		  "               ('load', 'vl_scale', None), ('argument', 'vl_scale', 'arg0'),\n"
+		  "               ('target', 'main', None)], got\n"
+		  "st = [x['at_stake'] for x in e]\n"
+		  "assert st == sorted(st, reverse=True), st\n"
+		  "p, w, s, l, a, t = e\n"
+		  "assert p['value'] == '0x555555558040' and p['class'] == 'invariant', p\n"
+		  "assert p['suggestion'].startswith('arg0 is the same address (0x555555558040) "
+		  "in every call of vl_walk sampled: an object fixed for the run'), p\n"
+		  "assert w['at_stake'] == 500000 and w['samples'] == 500, w\n"
+		  "assert w['cycles'] == 500000 and w['at_stake_unit'] == 'cycles', w\n"
+		  "assert w['register'] == 'rsi' and w['arguments_checked'] is True, w\n"
+		  "assert w['value'] == '0x40' and w['value_text'] == '64', w\n"
+		  "assert w['class'] == 'invariant' and w['share'] == 1 and w['seen'] == 500\n"
+		  "assert w['suggestion'] == 'clone vl_walk for arg1 == 64 "
+		  "(constant-propagate it)', w\n"
+		  "assert w['offset'].startswith('0x') and w['image'].endswith('/valloop'), w\n"
+		  "assert w['call_sites'] == [], w\n"
+		  "assert s['value'] == '0x8' and s['value_text'] == '+8', s\n"
+		  "assert s['at_stake'] == 400000 and s['samples'] == 400, s\n"
+		  "assert 'prefetch' in s['suggestion'] and '+8' in s['suggestion'], s\n"
+		  "assert l['value_text'] == '5' and l['at_stake'] == 200000, l\n"
+		  "assert l['suggestion'].startswith('the load at vl_scale+0x'), l\n"
+		  "assert 'always reads 5 (100.0%)' in l['suggestion'] and not l['stack'], l\n"
+		  "assert l['site'].startswith('vl_scale+0x'), l\n"
+		  "assert a['register'] == 'rdi' and a['value_text'] == '7', a\n"
+		  "assert a['class'] == 'semi-invariant' and abs(a['share'] - 0.75) < 0.04, a\n"
+		  "assert abs(a['at_stake'] - 200000 * a['share']) < 1e-6, a\n"
+		  "assert a['samples'] == 200, a\n"
+		  "assert a['suggestion'] == 'guard: if (arg0 == 7) a specialized copy, "
+		  "else the general one', a\n"
+		  "cs = a['call_sites']\n"
+		  "assert len(cs) == 1 and cs[0]['site'].startswith('main+0x'), cs\n"
+		  "assert cs[0]['share'] == 1, cs\n"
+		  "assert t['value_text'] == 'vl_add' and abs(t['share'] - 0.8) < 1e-9, t\n"
+		  "assert t['class'] == 'semi-invariant' and t['jump'] is False, t\n"
+		  "assert abs(t['at_stake'] - 80000) < 1e-6 and t['samples'] == 100, t\n"
+		  "assert t['suggestion'] == 'promote: compare the target with vl_add and "
+		  "call vl_add directly (inline it)', t\n"
+		  "for x in e:\n"
+		  "    for k in ('kind', 'procedure', 'image', 'offset', 'value', 'value_text',\n"
+		  "              'share', 'class', 'seen', 'samples', 'cycles', 'at_stake',\n"
+		  "              'suggestion'):\n"
+		  "        assert k in x, (k, x)");
 	/* under --min-seen 5, vl_add's arg0 (10 values) comes in */
-	snprintf(args, sizeof(args), "specialize --db %s/db --min-seen 5", dir);
-	check_json(args,
-		   "x = [x for x in d['entries'] if x['procedure'] == 'vl_add']\n"
-		   "assert len(x) == 1 and x[0]['argument'] == 'arg0', x\n"
-		   "assert x[0]['seen'] == 10 and x[0]['at_stake'] == 0, x");
+	tu_vcheck(&t, "specialize", "db --min-seen 5",
+		  "x = [x for x in d['entries'] if x['procedure'] == 'vl_add']\n"
+		  "assert len(x) == 1 and x[0]['argument'] == 'arg0', x\n"
+		  "assert x[0]['seen'] == 10 and x[0]['at_stake'] == 0, x");
 	/* PROC */
-	snprintf(args, sizeof(args), "specialize --db %s/db vl_scale", dir);
-	check_json(args,
-		   "got = [(x['kind'], x.get('argument')) for x in d['entries']]\n"
-		   "assert got == [('load', None), ('argument', 'arg0')], got");
+	tu_vcheck(&t, "specialize", "db vl_scale",
+		  "got = [(x['kind'], x.get('argument')) for x in d['entries']]\n"
+		  "assert got == [('load', None), ('argument', 'arg0')], got");
 }
 
 static void test_text(void **state)
@@ -243,8 +217,8 @@ static void test_text(void **state)
 
 	(void)state;
 	need_db();
-	snprintf(path, sizeof(path), "%s/spec.txt", dir);
-	assert_int_equal(tu_sh("%s specialize --db %s/db > %s", bin, dir, path), 0);
+	snprintf(path, sizeof(path), "%s/spec.txt", t.dir);
+	assert_int_equal(tu_sh("%s specialize --db %s/db > %s", t.bin, t.dir, path), 0);
 	txt = path;
 	assert_int_equal(tu_sh("grep -q '^2\\. argument  vl_walk arg1 (rsi) = 64  100.0%% "
 			       "invariant' %s", txt), 0);
@@ -255,27 +229,24 @@ static void test_text(void **state)
 			       txt), 0);
 	assert_int_equal(tu_sh("! grep -q 'rdx\\|rcx\\|vl_add arg' %s", txt), 0);
 	/* --min-seen is specialize's alone */
-	assert_int_not_equal(tu_sh("%s vargs --db %s/db --min-seen 3 2> /dev/null", bin, dir),
+	assert_int_not_equal(tu_sh("%s vargs --db %s/db --min-seen 3 2> /dev/null", t.bin, t.dir),
 			     0);
-	assert_int_not_equal(tu_sh("%s specialize --db %s/db --min-seen x 2> /dev/null", bin,
-				   dir), 0);
+	assert_int_not_equal(tu_sh("%s specialize --db %s/db --min-seen x 2> /dev/null", t.bin,
+				   t.dir), 0);
 }
 
 static void test_unchecked(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "specialize --db %s/gone", dir);
-	check_json(args,
-		   "a = [x for x in d['entries'] if x['kind'] == 'argument']\n"
-		   "assert a and all(x['arguments_checked'] is False for x in a), a\n"
-		   "regs = sorted(x['register'] for x in a)\n"
-		   "assert regs == ['rcx', 'rdi', 'rdi', 'rdx', 'rsi'], regs");
-	assert_int_equal(tu_sh("grep -q 'no longer the profiled image' %s/err.txt", dir), 0);
+	tu_vcheck(&t, "specialize", "gone",
+		  "a = [x for x in d['entries'] if x['kind'] == 'argument']\n"
+		  "assert a and all(x['arguments_checked'] is False for x in a), a\n"
+		  "regs = sorted(x['register'] for x in a)\n"
+		  "assert regs == ['rcx', 'rdi', 'rdi', 'rdx', 'rsi'], regs");
+	assert_int_equal(tu_sh("grep -q 'no longer the profiled image' %s/err.txt", t.dir), 0);
 	assert_int_equal(tu_sh("%s specialize --db %s/gone 2> /dev/null | grep -q "
-			       "'arguments not checked'", bin, dir), 0);
+			       "'arguments not checked'", t.bin, t.dir), 0);
 }
 
 static void test_errors(void **state)
@@ -283,12 +254,12 @@ static void test_errors(void **state)
 	(void)state;
 	need_db();
 	assert_int_not_equal(tu_sh("%s specialize --db %s/novals > /dev/null 2> %s/err.txt",
-				   bin, dir, dir), 0);
+				   t.bin, t.dir, t.dir), 0);
 	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
-			       "record --values' %s/err.txt", dir, dir), 0);
+			       "record --values' %s/err.txt", t.dir, t.dir), 0);
 	assert_int_not_equal(tu_sh("%s specialize --db %s/db no_such_proc > /dev/null "
-				   "2> %s/err.txt", bin, dir, dir), 0);
-	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", dir), 0);
+				   "2> %s/err.txt", t.bin, t.dir, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t.dir), 0);
 }
 
 int main(void)
@@ -300,5 +271,5 @@ int main(void)
 		cmocka_unit_test(test_errors),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
 }

@@ -12,6 +12,56 @@
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 #include "testutil.h"
+#include "tu_run.h"
+
+/* A value-report test program's fixture: dcpi (DCPI_BIN), the image the
+ * values are of (wl), another one (other), the workspace (dir), and whether
+ * its databases are made. */
+struct tu_vals {
+	const char *bin;
+	char dir[64], wl[1024], other[1024];
+	int have_db;
+};
+
+/* A cmocka group setup's part: t (in *state) with the workloads wl and
+ * other of the build and a new workspace named after name; 0, or -1 with
+ * errno. */
+static inline int tu_vals_setup(void **state, struct tu_vals *t, const char *wl,
+				const char *other, const char *name)
+{
+	*state = t;
+	t->bin = getenv("DCPI_BIN");
+	tu_build_file(t->wl, sizeof(t->wl), wl);
+	tu_build_file(t->other, sizeof(t->other), other);
+	return tu_workspace(t->dir, sizeof(t->dir), name);
+}
+
+/* The group teardown: the workspace of the fixture in *state removed,
+ * unless KEEP is set. */
+static inline int tu_vals_teardown(void **state)
+{
+	tu_rm_unless_kept(((struct tu_vals *)*state)->dir);
+	return 0;
+}
+
+/* Whether t's databases are to be made now, by the caller (once, by the
+ * first test that needs them); the test is skipped without tests/run.sh. */
+static inline int tu_vals_to_make(struct tu_vals *t)
+{
+	tu_need_run(t->bin != NULL);
+	return !t->have_db++;
+}
+
+/* Run `dcpi CMD --db DIR/DB --json` (db: the database's name in t's
+ * workspace and any further arguments) and the python check py on it. */
+static inline void tu_vcheck(const struct tu_vals *t, const char *cmd, const char *db,
+			     const char *py)
+{
+	char args[512];
+
+	snprintf(args, sizeof(args), "%s --db %s/%s", cmd, t->dir, db);
+	tu_check_json(t->bin, t->dir, args, py);
+}
 
 /*
  * Offer n values to the (offset o, kind) list: value a with probability pa,
