@@ -29,7 +29,8 @@
 #include "testutil.h"
 #include "tu_run.h"
 
-static char ws[256], db[300], pidfile[300], errfile[300], twoprocs[PROF_PATH_MAX];
+static char ws[256], twoprocs[PROF_PATH_MAX];
+static char db[TU_RUN_NAME], pidfile[TU_RUN_NAME], errfile[TU_RUN_NAME];
 static const char *dcpi_bin;
 
 static int setup(void **state)
@@ -38,19 +39,9 @@ static int setup(void **state)
 			    "daemon");
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void new_db(void)
 {
-	static int seq;
-
-	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
-	snprintf(pidfile, sizeof(pidfile), "%s/pid%d", ws, seq);
-	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+	tu_run_names(ws, db, errfile, pidfile, "pid");
 }
 
 static void sleep_ms(int ms)
@@ -325,5 +316,5 @@ int main(void)
 		cmocka_unit_test(test_daemon_signals),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

@@ -123,12 +123,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void track(pid_t pid)
 {
 	if (pid > 0 && nkids < (int)(sizeof(kids) / sizeof(kids[0])))
@@ -1201,5 +1195,5 @@ int main(void)
 	params();
 	if (getenv("HELD_ONLY"))
 		cmocka_set_test_filter(getenv("HELD_ONLY"));
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

@@ -46,7 +46,8 @@
 #define RATE "--paths=250:32"	/* the kernel's tick caps CPU timers near 250/s */
 #define K 32
 
-static char ws[256], db[300], outfile[300], errfile[300], pathloop[PATH_MAX];
+static char ws[256], pathloop[PATH_MAX];
+static char db[TU_RUN_NAME], outfile[TU_RUN_NAME], errfile[TU_RUN_NAME];
 static const char *dcpi_bin, *src_dir;
 
 static int setup(void **state)
@@ -56,19 +57,9 @@ static int setup(void **state)
 			    "pathrt");
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void new_db(void)
 {
-	static int seq;
-
-	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
-	snprintf(outfile, sizeof(outfile), "%s/out%d", ws, seq);
-	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+	tu_run_names(ws, db, errfile, outfile, "out");
 }
 
 struct run {
@@ -851,5 +842,5 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

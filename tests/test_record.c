@@ -35,7 +35,7 @@
 #include "tu_run.h"
 #include "../collect/internal.h"
 
-static char ws[256], db[300], errfile[300], twoprocs[PROF_PATH_MAX];
+static char ws[256], db[TU_RUN_NAME], errfile[TU_RUN_NAME], twoprocs[PROF_PATH_MAX];
 static const char *dcpi_bin;
 
 static int setup(void **state)
@@ -44,19 +44,10 @@ static int setup(void **state)
 			    "record");
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 /* A fresh database directory name for each test. */
 static void new_db(void)
 {
-	static int seq;
-
-	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
-	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+	tu_run_names(ws, db, errfile, NULL, NULL);
 }
 
 struct run {
@@ -815,5 +806,5 @@ int main(void)
 		cmocka_unit_test(test_jit_map),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

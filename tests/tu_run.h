@@ -1,7 +1,7 @@
 /*
  * tests/tu_run.h - what the tests that run the dcpi binary share: their
  * setup (DCPI_BIN, a workload of DCPI_BUILD, a workspace), the removal of
- * that workspace, starting a program with its output sent to files,
+ * that workspace, the names of each run's files in it, starting a program with its output sent to files,
  * reading a file back, and checking `dcpi ... --json` with python3.
  * Header-only: each test is one binary.  Include after <cmocka.h>.
  */
@@ -19,6 +19,9 @@
 
 #include "testutil.h"
 
+/* The workspace of tu_run_setup, which tu_run_teardown removes. */
+static const char *tu_run_ws;
+
 /*
  * *bin from DCPI_BIN, wl the workload DCPI_BUILD/workloads/<workload>, ws
  * a new workspace named after name (testutil.h's tu_workspace).  -1 with a
@@ -35,6 +38,7 @@ static inline int tu_run_setup(const char **bin, char *wl, size_t wl_len, const 
 		return -1;
 	}
 	snprintf(wl, wl_len, "%s/workloads/%s", build, workload);
+	tu_run_ws = ws;
 	return tu_workspace(ws, ws_len, name);
 }
 
@@ -59,6 +63,32 @@ static inline int tu_rm_one(const char *path, const struct stat *sb, int flag,
 static inline void tu_rm_tree(const char *ws)
 {
 	nftw(ws, tu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A cmocka group teardown: tu_run_setup's workspace removed. */
+static inline int tu_run_teardown(void **state)
+{
+	(void)state;
+	if (tu_run_ws && *tu_run_ws)
+		tu_rm_tree(tu_run_ws);
+	return 0;
+}
+
+/* Each TU_RUN_NAME bytes: the names of the next run's files in ws. */
+#define TU_RUN_NAME 300
+
+/* The next run's database ws/db<n> in db, its stderr file ws/err<n> in err
+ * and, unless other is NULL, ws/<other_name><n> in other. */
+static inline void tu_run_names(const char *ws, char *db, char *err, char *other,
+				const char *other_name)
+{
+	static int seq;
+
+	snprintf(db, TU_RUN_NAME, "%s/db%d", ws, seq);
+	snprintf(err, TU_RUN_NAME, "%s/err%d", ws, seq);
+	if (other)
+		snprintf(other, TU_RUN_NAME, "%s/%s%d", ws, other_name, seq);
+	seq++;
 }
 
 enum {
