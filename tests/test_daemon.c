@@ -174,15 +174,6 @@ static void check_ratio(const struct prof_profile *w, const char *what)
 	assert_true(n >= 0.95 * (double)w->total);
 }
 
-static uint64_t sum_totals(const struct prof_profile *p, size_t n)
-{
-	uint64_t t = 0;
-
-	for (size_t i = 0; i < n; i++)
-		t += p[i].total;
-	return t;
-}
-
 /* A workload started while dcpid runs (--flush 1 --duration: it stops by itself). */
 static void test_daemon_twoprocs(void **state)
 {
@@ -207,7 +198,7 @@ static void test_daemon_twoprocs(void **state)
 	assert_non_null(strstr(m.settings, "system-wide"));
 	assert_int_equal(m.calibrated, 1);
 	/* every flush merged into the one epoch: the metadata has the sum */
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	assert_true(m.start_ns > 0 && m.end_ns > m.start_ns);
 	prof_profiles_free(p, n);
 }
@@ -292,7 +283,7 @@ static void test_daemon_signals(void **state)
 		read_epoch(e, &p, &n, &m);
 		print_message("epoch %zu: %llu samples\n", e, (unsigned long long)m.samples);
 		check_ratio(need_twoprocs(p, n), "signals");
-		assert_true(m.samples == sum_totals(p, n));
+		assert_true(m.samples == tu_sum_totals(p, n));
 		prof_profiles_free(p, n);
 	}
 }

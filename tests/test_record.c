@@ -149,15 +149,6 @@ static void check_calibration(const struct prof_epoch_meta *m, double period_ns)
 	assert_non_null(strstr(m->settings, "tsc_per_ns="));
 }
 
-static uint64_t sum_totals(const struct prof_profile *p, size_t n)
-{
-	uint64_t t = 0;
-
-	for (size_t i = 0; i < n; i++)
-		t += p[i].total;
-	return t;
-}
-
 static void test_twoprocs_ratio(void **state)
 {
 	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--", twoprocs, NULL };
@@ -197,7 +188,7 @@ static void test_twoprocs_ratio(void **state)
 	}
 	assert_int_equal(m.calibrated, 1);
 	assert_non_null(strstr(m.settings, "inherit=1"));
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	assert_true(m.lost_samples * 100 <= m.samples);
 	assert_true(m.start_ns > 0 && m.end_ns > m.start_ns);
 	assert_true(m.end_ns - m.start_ns < 60ULL * 1000000000ULL);
@@ -311,7 +302,7 @@ static void test_follows_children(void **state)
  */
 static void test_dlopen(void **state)
 {
-	char src[400], lib[400], cmd[1200], dlopener[PROF_PATH_MAX];
+	char lib[400], dlopener[PROF_PATH_MAX];
 	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--no-calibrate", "--",
 			 dlopener, lib, "0.4", NULL };
 	struct prof_epoch_meta m;
@@ -319,20 +310,9 @@ static void test_dlopen(void **state)
 	const struct prof_profile *w;
 	uint64_t lo, hi;
 	struct run r;
-	FILE *f;
 	size_t n;
 
-	snprintf(dlopener, sizeof(dlopener), "%s/workloads/dlopener", getenv("DCPI_BUILD"));
-	snprintf(src, sizeof(src), "%s/hot.c", ws);
-	snprintf(lib, sizeof(lib), "%s/libhot.so", ws);
-	f = fopen(src, "w");
-	assert_non_null(f);
-	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
-		"\tfor (unsigned long i = 0; i < n; i++)\n"
-		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cc -O2 -g -shared -fPIC -o '%s' '%s'", lib, src);
-	assert_int_equal(system(cmd), 0);
+	tu_hot_lib(ws, "-O2 -g", lib, sizeof(lib), dlopener, sizeof(dlopener));
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
@@ -368,7 +348,7 @@ static void test_interrupt(void **state)
 	assert_non_null(w);
 	print_message("interrupt: %llu samples after %.3f s CPU\n",
 		      (unsigned long long)m.samples, r.cpu);
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	/* however little CPU a loaded machine gave it, every sample is kept (the
 	 * meta == profiles check above).  r.cpu is dcpi record's CPU as well as
 	 * the command's: startup, path-sample spool, writing the epoch, tens of
@@ -413,21 +393,7 @@ static int run_out(char *const argv[], char *out, size_t len, double *secs)
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/out", ws);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setpgid(0, 0);
-		if (o < 0 || e < 0)
-			_exit(99);
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(98);
-	}
-	setpgid(pid, pid);
+	pid = tu_spawn(argv, path, errfile, TU_SPAWN_GROUP);
 	do {
 		struct timespec ts = { 0, 10000000L };
 
@@ -527,7 +493,7 @@ static void test_two_events(void **state)
 	assert_non_null(strstr(m.settings, "event=cpu-clock,task-clock "));
 	assert_non_null(strstr(m.settings, "event:cpu-clock enabled="));
 	assert_non_null(strstr(m.settings, "event:task-clock enabled="));
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	prof_profiles_free(p, n);
 }
 

@@ -190,6 +190,16 @@ static inline uint64_t count_in(const struct prof_profile *p, uint64_t lo, uint6
 	return c;
 }
 
+/* The samples of the n profiles p, all told. */
+static inline uint64_t tu_sum_totals(const struct prof_profile *p, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += p[i].total;
+	return t;
+}
+
 /*
  * Normalize p and write it, then free it, as a new epoch of the database at
  * dir (created if absent).  With db, the database stays open in *db and the

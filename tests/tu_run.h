@@ -1,8 +1,9 @@
 /*
  * tests/tu_run.h - what the tests that run the dcpi binary share: their
  * setup (DCPI_BIN, a workload of DCPI_BUILD, a workspace), the removal of
- * that workspace, the names of each run's files in it, starting a program with its output sent to files,
- * reading a file back, and checking `dcpi ... --json` with python3.
+ * that workspace, the names of each run's files in it, starting a program
+ * with its output sent to files, reading a file back, a library for
+ * workloads/dlopener to load, and checking `dcpi ... --json` with python3.
  * Header-only: each test is one binary.  Include after <cmocka.h>.
  */
 #ifndef DCPI_TU_RUN_H
@@ -142,6 +143,29 @@ static inline long tu_slurp(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 	fclose(f);
 	return (long)n;
+}
+
+/*
+ * Build ws/libhot.so (its name into lib, len bytes) with cc and cflags from
+ * one procedure that loops n times, hot_in_lib(n), for workloads/dlopener
+ * (its path into dlopener, dlopener_len bytes) to map after its start.
+ */
+static inline void tu_hot_lib(const char *ws, const char *cflags, char *lib, size_t len,
+			      char *dlopener, size_t dlopener_len)
+{
+	char src[400];
+	FILE *f;
+
+	tu_build_file(dlopener, dlopener_len, "workloads/dlopener");
+	snprintf(src, sizeof(src), "%s/hot.c", ws);
+	snprintf(lib, len, "%s/libhot.so", ws);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
+		"\tfor (unsigned long i = 0; i < n; i++)\n"
+		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
+	fclose(f);
+	assert_int_equal(tu_sh("cc %s -shared -fPIC -o '%s' '%s'", cflags, lib, src), 0);
 }
 
 /*
