@@ -42,15 +42,13 @@ struct a2l {
 /* Instruction addresses of .text, from objdump. */
 static size_t text_addrs(const char *file, uint64_t **out)
 {
-	char cmd[4200], buf[1024];
+	char buf[1024];
 	uint64_t *v = NULL;
 	size_t n = 0, cap = 0;
 	int in_text = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn '%s'", file);
-	p = popen(cmd, "r");
-	assert_non_null(p);
+	p = tu_popen("objdump -d --no-show-raw-insn '%s'", file);
 	while (fgets(buf, sizeof(buf), p)) {
 		unsigned long long a;
 		char colon;
@@ -263,19 +261,20 @@ static void test_lines_dwarf4(void **state)
 	build_and_compare("cc", "-gdwarf-4", "dwarftest4", "addr2line");
 }
 
+/* The path of LLVM's addr2line in tool ("" when it is not installed). */
+static void llvm_addr2line(char *tool, size_t len)
+{
+	tu_sh_line("command -v llvm-addr2line || ls /usr/lib/llvm-*/bin/llvm-addr2line", tool,
+		   len);
+}
+
 /* clang's DWARF 5 (DW_FORM_addrx, rnglistx).  binutils 2.40 addr2line
  * misreads clang's rnglistx inline ranges, so the reference here is LLVM's. */
 static void test_lines_clang(void **state)
 {
 	char tool[512] = "";
-	FILE *p;
 
-	p = popen("command -v llvm-addr2line || ls /usr/lib/llvm-*/bin/llvm-addr2line", "r");
-	assert_non_null(p);
-	if (!fgets(tool, sizeof(tool), p))
-		tool[0] = '\0';
-	pclose(p);
-	tool[strcspn(tool, "\n")] = '\0';
+	llvm_addr2line(tool, sizeof(tool));
 	if (!tool[0] || system("command -v clang >/dev/null 2>&1")) {
 		print_message("clang or llvm-addr2line not installed\n");
 		skip();
@@ -288,14 +287,8 @@ static void test_lines_llvm(void **state)
 {
 	char tool[512] = "";
 	struct tally t;
-	FILE *p;
 
-	p = popen("command -v llvm-addr2line || ls /usr/lib/llvm-*/bin/llvm-addr2line", "r");
-	assert_non_null(p);
-	if (!fgets(tool, sizeof(tool), p))
-		tool[0] = '\0';
-	pclose(p);
-	tool[strcspn(tool, "\n")] = '\0';
+	llvm_addr2line(tool, sizeof(tool));
 	if (!tool[0]) {
 		print_message("llvm-addr2line not installed\n");
 		skip();

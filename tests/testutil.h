@@ -35,6 +35,44 @@ static inline int tu_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* popen of a shell command built printf-style, for reading; never NULL. */
+static inline FILE *tu_popen(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline FILE *tu_popen(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	return f;
+}
+
+/* The output of the shell command cmd, its first len - 1 bytes, in out; the
+ * command's wait status. */
+static inline int tu_sh_out(const char *cmd, char *out, size_t len)
+{
+	FILE *p = tu_popen("%s", cmd);
+	size_t n = fread(out, 1, len - 1, p);
+
+	out[n] = '\0';
+	return pclose(p);
+}
+
+/* The first line of the output of the shell command cmd, without its
+ * newline, in line (unchanged when there is none). */
+static inline void tu_sh_line(const char *cmd, char *line, size_t len)
+{
+	FILE *p = tu_popen("%s", cmd);
+
+	if (fgets(line, (int)len, p))
+		line[strcspn(line, "\n")] = '\0';
+	pclose(p);
+}
+
 /* Skip the test, saying why, when tests/run.sh did not set what it needs
  * (set: whether DCPI_BIN, and what else the test reads, are there). */
 static inline void tu_need_run(int set)
@@ -106,14 +144,11 @@ static inline const struct prof_profile *find_image(const struct prof_profile *p
  * of it (sym.constprop.0) too.  The last one nm lists; there must be one. */
 static inline uint64_t tu_nm_addr(const char *file, const char *sym, int clones)
 {
-	char cmd[PROF_PATH_MAX + 64], buf[512];
+	char buf[512];
 	size_t len = strlen(sym);
 	uint64_t a = 0;
-	FILE *p;
+	FILE *p = tu_popen("nm '%s'", file);
 
-	snprintf(cmd, sizeof(cmd), "nm '%s'", file);
-	p = popen(cmd, "r");
-	assert_non_null(p);
 	while (fgets(buf, sizeof(buf), p)) {
 		unsigned long long v;
 		char type, name[256];
@@ -132,14 +167,11 @@ static inline uint64_t tu_nm_addr(const char *file, const char *sym, int clones)
  * when nm gives none), from nm -S and readelf -l. */
 static inline uint64_t tu_sym_off(const char *file, const char *sym, uint64_t *size)
 {
-	char cmd[PROF_PATH_MAX + 64], line[512];
+	char line[512];
 	unsigned long long va = 0, sz = 0, off, vaddr, pa, filesz;
 	int found = 0;
-	FILE *f;
+	FILE *f = tu_popen("nm -S --defined-only '%s'", file);
 
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (!found && fgets(line, sizeof(line), f)) {
 		char name[256], type;
 
@@ -152,9 +184,7 @@ static inline uint64_t tu_sym_off(const char *file, const char *sym, uint64_t *s
 	assert_true(found);
 	if (size)
 		*size = sz;
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("readelf -lW '%s'", file);
 	found = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
