@@ -141,7 +141,6 @@ static void read_epoch(size_t i, struct prof_profile **p, size_t *n,
 	prof_db_close(d);
 }
 
-
 static const struct prof_profile *need_twoprocs(const struct prof_profile *p, size_t n)
 {
 	const struct prof_profile *w = find_image(p, n, "/workloads/twoprocs");
@@ -149,29 +148,6 @@ static const struct prof_profile *need_twoprocs(const struct prof_profile *p, si
 	if (!w)
 		fail_msg("no samples on twoprocs");
 	return w;
-}
-
-
-
-/* proc_a does 3x proc_b's work: share 0.75 within 5 sigma + 1%. */
-static void check_ratio(const struct prof_profile *w, const char *what)
-{
-	uint64_t alo, ahi, blo, bhi, a, b;
-	double n, p, sigma;
-
-	sym_range(twoprocs, "proc_a", &alo, &ahi);
-	sym_range(twoprocs, "proc_b", &blo, &bhi);
-	a = count_in(w, alo, ahi);
-	b = count_in(w, blo, bhi);
-	n = (double)(a + b);
-	print_message("%s: proc_a %llu proc_b %llu share %.4f\n", what,
-		      (unsigned long long)a, (unsigned long long)b, n ? a / n : 0);
-	assert_true(n >= 100);
-	p = (double)a / n;
-	sigma = sqrt(0.75 * 0.25 / n);
-	if (fabs(p - 0.75) > 5 * sigma + 0.01)
-		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
-	assert_true(n >= 0.95 * (double)w->total);
 }
 
 /* A workload started while dcpid runs (--flush 1 --duration: it stops by itself). */
@@ -194,7 +170,7 @@ static void test_daemon_twoprocs(void **state)
 	read_epoch(0, &p, &n, &m);
 	print_message("daemon: %llu samples, settings %s\n", (unsigned long long)m.samples,
 		      m.settings);
-	check_ratio(need_twoprocs(p, n), "daemon");
+	tu_check_twoprocs(twoprocs, need_twoprocs(p, n), "daemon");
 	assert_non_null(strstr(m.settings, "system-wide"));
 	assert_int_equal(m.calibrated, 1);
 	/* every flush merged into the one epoch: the metadata has the sum */
@@ -219,7 +195,7 @@ static void test_daemon_preexisting(void **state)
 	kill(d, SIGINT);
 	assert_int_equal(wait_exit(d), 0);
 	read_epoch(0, &p, &n, &m);
-	check_ratio(need_twoprocs(p, n), "preexisting");
+	tu_check_twoprocs(twoprocs, need_twoprocs(p, n), "preexisting");
 	prof_profiles_free(p, n);
 }
 
@@ -282,7 +258,7 @@ static void test_daemon_signals(void **state)
 	for (size_t e = 0; e < 2; e++) {
 		read_epoch(e, &p, &n, &m);
 		print_message("epoch %zu: %llu samples\n", e, (unsigned long long)m.samples);
-		check_ratio(need_twoprocs(p, n), "signals");
+		tu_check_twoprocs(twoprocs, need_twoprocs(p, n), "signals");
 		assert_true(m.samples == tu_sum_totals(p, n));
 		prof_profiles_free(p, n);
 	}

@@ -98,38 +98,6 @@ static void read_latest(struct prof_profile **p, size_t *n, struct prof_epoch_me
 	prof_db_close(d);
 }
 
-
-
-
-/*
- * proc_a does three times proc_b's work.  A sample lands in a or b with
- * probability 3/4 and 1/4 (skid across their few boundary instructions is
- * negligible), so a/(a+b) is binomial: within 5 sigma plus 1% of 0.75.
- */
-static void check_ratio(const struct prof_profile *w, double *share)
-{
-	uint64_t alo, ahi, blo, bhi, a, b;
-	double n, p, sigma;
-
-	sym_range(twoprocs, "proc_a", &alo, &ahi);
-	sym_range(twoprocs, "proc_b", &blo, &bhi);
-	a = count_in(w, alo, ahi);
-	b = count_in(w, blo, bhi);
-	n = (double)(a + b);
-	assert_true(n >= 100);
-	p = (double)a / n;
-	sigma = sqrt(0.75 * 0.25 / n);
-	print_message("twoprocs: proc_a %llu proc_b %llu share %.4f (sigma %.4f), "
-		      "%.1f%% of the image's %llu samples\n", (unsigned long long)a,
-		      (unsigned long long)b, p, sigma, 100.0 * n / (double)w->total,
-		      (unsigned long long)w->total);
-	if (fabs(p - 0.75) > 5 * sigma + 0.01)
-		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
-	/* nearly all of the image's time is in the two loops */
-	assert_true(n >= 0.95 * (double)w->total);
-	*share = p;
-}
-
 /*
  * The known-cycle loop's samples: one sample is worth about period x clock
  * cycles, more than that never by much (sampling's own cost makes a sample
@@ -156,7 +124,7 @@ static void test_twoprocs_ratio(void **state)
 	struct prof_profile *p;
 	const struct prof_profile *w;
 	struct run r;
-	double share, worth;
+	double worth;
 	size_t n;
 
 	new_db();
@@ -166,7 +134,7 @@ static void test_twoprocs_ratio(void **state)
 	read_latest(&p, &n, &m);
 	w = find_image(p, n, "/workloads/twoprocs");
 	assert_non_null(w);
-	check_ratio(w, &share);
+	tu_check_twoprocs(twoprocs, w, "twoprocs");
 	/* the default: cycles with a PMU, else cpu-clock every 250 us */
 	if (!strcmp(w->event, "cpu-clock")) {
 		assert_string_equal(w->period_unit, "ns");
@@ -277,7 +245,6 @@ static void test_follows_children(void **state)
 	struct prof_profile *p;
 	const struct prof_profile *w;
 	struct run r;
-	double share;
 	size_t n;
 
 	snprintf(cmd, sizeof(cmd), "'%s' 40 1000000; true", twoprocs);
@@ -291,7 +258,7 @@ static void test_follows_children(void **state)
 	assert_true(w->period >= 100000 * 15 / 16 - 1 && w->period <= 100000 + 1);
 	assert_non_null(strstr(m.settings, "event=task-clock period=100000ns"));
 	assert_true(w->total >= 0.8 * (double)m.samples);
-	check_ratio(w, &share);
+	tu_check_twoprocs(twoprocs, w, "twoprocs");
 	prof_profiles_free(p, n);
 }
 
@@ -465,7 +432,6 @@ static void test_two_events(void **state)
 	struct prof_epoch_meta m;
 	struct prof_profile *p;
 	struct run r;
-	double share;
 	size_t n;
 
 	new_db();
@@ -486,8 +452,8 @@ static void test_two_events(void **state)
 	assert_non_null(pt);
 	print_message("two events: cpu-clock %llu, task-clock %llu samples\n",
 		      (unsigned long long)pc->total, (unsigned long long)pt->total);
-	check_ratio(pc, &share);
-	check_ratio(pt, &share);
+	tu_check_twoprocs(twoprocs, pc, "twoprocs");
+	tu_check_twoprocs(twoprocs, pt, "twoprocs");
 	/* both clocks count the same time */
 	assert_true(pc->total > 0.6 * (double)pt->total && pc->total < 1.6 * (double)pt->total);
 	assert_non_null(strstr(m.settings, "event=cpu-clock,task-clock "));

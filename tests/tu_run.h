@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,38 @@ static inline long tu_slurp(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 	fclose(f);
 	return (long)n;
+}
+
+/*
+ * twoprocs' proc_a does three times proc_b's work.  A sample of the
+ * workload twoprocs' profile w lands in a or b with probability 3/4 and 1/4
+ * (skid across their few boundary instructions is negligible), so
+ * a/(a+b) is binomial: within 5 sigma plus 1% of 0.75, and nearly all of
+ * the image's time is in the two loops.  The share; the counts printed
+ * after what.
+ */
+static inline double tu_check_twoprocs(const char *twoprocs, const struct prof_profile *w,
+				       const char *what)
+{
+	uint64_t alo, ahi, blo, bhi, a, b;
+	double n, p, sigma;
+
+	sym_range(twoprocs, "proc_a", &alo, &ahi);
+	sym_range(twoprocs, "proc_b", &blo, &bhi);
+	a = count_in(w, alo, ahi);
+	b = count_in(w, blo, bhi);
+	n = (double)(a + b);
+	p = n ? (double)a / n : 0;
+	sigma = n ? sqrt(0.75 * 0.25 / n) : 0;
+	print_message("%s: proc_a %llu proc_b %llu share %.4f (sigma %.4f), "
+		      "%.1f%% of the image's %llu samples\n", what, (unsigned long long)a,
+		      (unsigned long long)b, p, sigma,
+		      w->total ? 100.0 * n / (double)w->total : 0, (unsigned long long)w->total);
+	assert_true(n >= 100);
+	if (fabs(p - 0.75) > 5 * sigma + 0.01)
+		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
+	assert_true(n >= 0.95 * (double)w->total);
+	return p;
 }
 
 /*
