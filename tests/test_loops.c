@@ -28,16 +28,6 @@ struct found {
 	int node_loop[MAXN], node_depth[MAXN];
 };
 
-static uint64_t rng_state;
-
-static uint32_t rng(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % n);
-}
-
 static void find(uint32_t nn, const uint32_t (*pairs)[2], uint32_t ne, struct found *f)
 {
 	uint32_t from[MAXE], to[MAXE];
@@ -458,15 +448,15 @@ static void test_random_graphs(void **state)
 	struct bg b;
 	int irreducible = 0;
 
-	rng_state = 0x2545f4914f6cdd1dull;
+	graph_rng_state = 0x2545f4914f6cdd1dull;
 	for (int i = 0; i < 5000; i++) {
-		uint32_t nn = 1 + rng(MAXN), ne = rng(3 * nn + 1);
+		uint32_t nn = 1 + graph_rng(MAXN), ne = graph_rng(3 * nn + 1);
 
 		g.nnodes = nn;
 		g.nedges = 0;
-		g.entry = rng(nn);
-		g.exit = rng(nn);
-		if (rng(2)) {	/* CFG-like: a fall-through chain plus branches */
+		g.entry = graph_rng(nn);
+		g.exit = graph_rng(nn);
+		if (graph_rng(2)) {	/* CFG-like: a fall-through chain plus branches */
 			g.entry = 0;
 			for (uint32_t v = 0; v + 1 < nn; v++) {
 				from[g.nedges] = v;
@@ -475,8 +465,8 @@ static void test_random_graphs(void **state)
 			ne /= 2;
 		}
 		while (ne-- && g.nedges < MAXE) {
-			from[g.nedges] = rng(nn);
-			to[g.nedges++] = rng(nn);
+			from[g.nedges] = graph_rng(nn);
+			to[g.nedges++] = graph_rng(nn);
 		}
 		brute(&g, &b);
 		check_dominators(&g, &b);
@@ -672,31 +662,32 @@ static void oracle_loops(const struct cfg_graph *g, struct oracle *o)
  */
 static uint32_t shaped_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to, uint32_t maxe)
 {
-	uint32_t nn = 2 + rng(rng(4) ? 60 : 400), ne = 0, kind = rng(6);
+	uint32_t nn = 2 + graph_rng(graph_rng(4) ? 60 : 400), ne = 0, kind = graph_rng(6);
 
-	g->entry = kind == 5 ? rng(nn) : 0;
+	g->entry = kind == 5 ? graph_rng(nn) : 0;
 	g->exit = nn - 1;
 	for (uint32_t v = 0; v + 1 < nn && ne + 3 < maxe; v++) {
-		uint32_t r = rng(16);
+		uint32_t r = graph_rng(16);
 
 		if (r < 12) {
 			from[ne] = v;
 			to[ne++] = v + 1;
 		}
 		if (r >= 9 && r < 13)		/* forward */
-			from[ne] = v, to[ne++] = v + 1 + rng(nn - 1 - v);
+			from[ne] = v, to[ne++] = v + 1 + graph_rng(nn - 1 - v);
 		if (kind != 1 && r == 13)	/* back, maybe far */
-			from[ne] = v, to[ne++] = rng(4) ? v - rng(v < 8 ? v + 1 : 8) : rng(v + 1);
+			from[ne] = v, to[ne++] = graph_rng(4) ? v - graph_rng(v < 8 ? v + 1 : 8) :
+							       graph_rng(v + 1);
 		if (kind != 1 && r == 14)	/* a self loop */
 			from[ne] = v, to[ne++] = v;
 		if (kind == 2 && r == 15)	/* into the middle of a loop: irreducible */
-			from[ne] = rng(nn), to[ne++] = rng(nn);
+			from[ne] = graph_rng(nn), to[ne++] = graph_rng(nn);
 	}
 	if (kind == 3 && ne + 40 < maxe) {	/* one big loop over far nodes */
-		uint32_t k = 25 + rng(10), first = rng(nn), prev = first;
+		uint32_t k = 25 + graph_rng(10), first = graph_rng(nn), prev = first;
 
 		for (uint32_t i = 0; i < k; i++) {
-			uint32_t next = rng(nn);
+			uint32_t next = graph_rng(nn);
 
 			from[ne] = prev;
 			to[ne++] = next;
@@ -707,7 +698,7 @@ static uint32_t shaped_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to, 
 	}
 	if (kind == 4) {			/* not sorted by tail */
 		for (uint32_t e = ne; e > 1; e--) {
-			uint32_t k = rng(e), t;
+			uint32_t k = graph_rng(e), t;
 
 			t = from[e - 1], from[e - 1] = from[k], from[k] = t;
 			t = to[e - 1], to[e - 1] = to[k], to[k] = t;
@@ -728,7 +719,7 @@ static void test_random_vs_definition(void **state)
 	struct cfg_graph g;
 	int shapes[6] = { 0 }, loops = 0;
 
-	rng_state = 0x9e3779b97f4a7c15ull;
+	graph_rng_state = 0x9e3779b97f4a7c15ull;
 	for (int i = 0; i < 30000; i++) {
 		struct cfg_loop *l;
 		size_t n;
