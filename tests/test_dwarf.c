@@ -421,12 +421,7 @@ static int setup(void **state)
 		fprintf(stderr, "missing %s or %s\n", wl_path, src_path);
 		return -1;
 	}
-	return tu_workspace(tmp_dir, sizeof(tmp_dir), "dwarf");
-}
-
-static int teardown(void **state)
-{
-	return tu_sh("rm -rf '%s'", tmp_dir) ? -1 : 0;
+	return tu_ws_setup(state, tmp_dir, sizeof(tmp_dir), "dwarf");
 }
 
 int main(void)
@@ -442,5 +437,5 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -79,7 +79,7 @@ static int setup(void **state)
 	snprintf(src, sizeof(src), "%s/tests/workloads/imgtest.c", s ? s : ".");
 	if (access(src, R_OK) != 0)
 		return -1;
-	if (tu_workspace(tmp, sizeof(tmp), "image"))
+	if (tu_ws_setup(state, tmp, sizeof(tmp), "image"))
 		return -1;
 	if (tu_sh(CFLAGS_WL " -fPIE -pie -o %s %s", tpath("pie"), src) ||
 	    tu_sh(CFLAGS_WL " -fno-pie -no-pie -o %s %s", tpath("nopie"), src) ||
@@ -94,13 +94,6 @@ static int setup(void **state)
 		      " const { return y + 1; } }; }' 'int main(int c, char **) { ns::S s;"
 		      " return ns::twice(c) + (int)s.f(c); }' |"
 		      " g++ -O2 -x c++ -o %s -", tpath("cxx")) == 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	if (tmp[0])
-		tu_sh("rm -rf '%s'", tmp);
 	return 0;
 }
 
@@ -729,5 +722,5 @@ int main(void)
 		cmocka_unit_test(test_alias_order),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

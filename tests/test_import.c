@@ -38,18 +38,10 @@ static int setup(void **state)
 {
 	const char *b = getenv("DCPI_BUILD");
 
-	if (tu_workspace(tmpdir, sizeof(tmpdir), "import"))
+	if (tu_ws_setup(state, tmpdir, sizeof(tmpdir), "import"))
 		return -1;
 	snprintf(build, sizeof(build), "%s", b ? b : "build");
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) ? -1 : 0;
 }
 
 static struct prof_db *fresh_db(const char *name)
@@ -853,5 +845,5 @@ int main(void)
 		cmocka_unit_test(test_perf_implausible_fields),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

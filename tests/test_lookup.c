@@ -31,20 +31,12 @@ static int setup(void **state)
 {
 	const char *src = getenv("DCPI_SRC");
 
-	(void)state;
-	if (tu_workspace(tmp, sizeof(tmp), "lookup"))
+	if (tu_ws_setup(state, tmp, sizeof(tmp), "lookup"))
 		return -1;
 	snprintf(bin, sizeof(bin), "%s/lookup", tmp);
 	have_gxx = tu_sh("command -v g++ >/dev/null 2>&1") == 0 &&
 		   tu_sh("g++ -O2 -g -o %s %s/tests/workloads/lookup.cc", bin,
 			 src ? src : ".") == 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tu_sh("rm -rf '%s'", tmp);
 	return 0;
 }
 
@@ -205,5 +197,5 @@ int main(void)
 		cmocka_unit_test(test_tools),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -48,17 +48,7 @@ static char tmpdir[64];
 
 static int setup(void **state)
 {
-	(void)state;
-	return tu_workspace(tmpdir, sizeof(tmpdir), "modelfile");
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) ? -1 : 0;
+	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "modelfile");
 }
 
 static const struct model_cpuid cpu = { "AuthenticAMD", 26, 2, 1 };
@@ -315,5 +305,5 @@ int main(void)
 		cmocka_unit_test(test_this_cpu),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

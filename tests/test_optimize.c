@@ -59,8 +59,7 @@ static int setup(void **state)
 {
 	FILE *f;
 
-	(void)state;
-	if (tu_workspace(tmp, sizeof(tmp), "optimize"))
+	if (tu_ws_setup(state, tmp, sizeof(tmp), "optimize"))
 		return -1;
 	f = fopen(strcat(strcpy((char[300]){ 0 }, tmp), "/fb.c"), "w");
 	if (!f)
@@ -75,13 +74,6 @@ static int setup(void **state)
 		  "\treturn s;\n}\nint main(int c, char **v)\n{\n\t(void)v;\n"
 		  "\treturn sq(c * 100) & 1;\n}\n' > loc.c && cc -O2 -g -o loc loc.c", tmp))
 		return -1;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tu_sh("rm -rf %s", tmp);
 	return 0;
 }
 
@@ -911,5 +903,5 @@ int main(void)
 		cmocka_unit_test(test_commands),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -112,6 +112,24 @@ static inline int tu_workspace(char *out, size_t len, const char *name)
 	return mkdtemp(out) ? 0 : -1;
 }
 
+/* For a cmocka group setup: the workspace of tu_workspace in dir, which
+ * *state names for tu_ws_teardown.  0, or -1 with errno. */
+static inline int tu_ws_setup(void **state, char *dir, size_t len, const char *name)
+{
+	*state = dir;
+	return tu_workspace(dir, len, name);
+}
+
+/* The group teardown: the workspace *state names removed, with all in it. */
+static inline int tu_ws_teardown(void **state)
+{
+	const char *dir = *state;
+
+	if (!dir || !*dir)
+		return 0;
+	return tu_sh("rm -rf '%s'", dir) ? -1 : 0;
+}
+
 /* Marsaglia's xorshift64, one fixed sequence per test program. */
 static inline uint64_t tu_rng(void)
 {
