@@ -665,14 +665,12 @@ static void test_build_random_bytes(void **state)
 /* objdump -d's instruction starts inside the procedure. */
 static size_t objdump_starts(const char *bin, const struct cfg *cfg, uint64_t *out, size_t max)
 {
-	char cmd[1024], line[512];
+	char line[512];
 	size_t n = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn --start-address=0x%" PRIx64
-		 " --stop-address=0x%" PRIx64 " %s", cfg->start, cfg->end, bin);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("objdump -d --no-show-raw-insn --start-address=0x%" PRIx64
+		     " --stop-address=0x%" PRIx64 " %s", cfg->start, cfg->end, bin);
 	while (fgets(line, sizeof(line), f)) {
 		char *end;
 		uint64_t a = strtoull(line, &end, 16);

@@ -103,7 +103,7 @@ static void parse_loc(char *s, char *file, size_t fsz, int *line, unsigned *disc
 static struct a2l *run_addr2line(const char *tool, const char *file, const uint64_t *addrs,
 				 size_t n)
 {
-	char in_path[128], cmd[4400], buf[2048];
+	char in_path[128], buf[2048];
 	struct a2l *r = calloc(n, sizeof(*r));
 	struct a2l *cur = NULL;
 	FILE *f, *p;
@@ -116,9 +116,7 @@ static struct a2l *run_addr2line(const char *tool, const char *file, const uint6
 	for (size_t k = 0; k < n; k++)
 		fprintf(f, "0x%llx\n", (unsigned long long)addrs[k]);
 	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' -a -i -f -e '%s' < '%s'", tool, file, in_path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
+	p = tu_popen("'%s' -a -i -f -e '%s' < '%s'", tool, file, in_path);
 	while (fgets(buf, sizeof(buf), p)) {
 		buf[strcspn(buf, "\n")] = '\0';
 		if (!strncmp(buf, "0x", 2)) {

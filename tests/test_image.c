@@ -655,7 +655,7 @@ static void test_alias_order(void **state)
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
 	struct dcpi_err err = { 0 };
 	struct image *img;
-	char cmd[1200], line[1024], prev_name[512] = "";
+	char line[1024], prev_name[512] = "";
 	unsigned long long prev_addr = 0, prev_size = 0;
 	int checked = 0;
 	FILE *f;
@@ -668,10 +668,8 @@ static void test_alias_order(void **state)
 		skip();
 	}
 	/* GLOBAL sized FUNC symbols sorted by address, ties kept in table order */
-	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' | awk '$4 == \"FUNC\" && $5 == \"GLOBAL\" "
-		 "&& $3 > 0 {print $2, $3, $8}' | sort -s -k1,1", img_debug_path(img));
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("readelf -sW '%s' | awk '$4 == \"FUNC\" && $5 == \"GLOBAL\" "
+		     "&& $3 > 0 {print $2, $3, $8}' | sort -s -k1,1", img_debug_path(img));
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long addr, size;
 		char name[512];

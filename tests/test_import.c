@@ -128,7 +128,7 @@ static int record_perf(char *data, size_t len)
 
 static void test_perf_matches_report(void **state)
 {
-	char data[512], cmd[1024], line[1024], elf[1024];
+	char data[512], line[1024], elf[1024];
 	struct named_count ours[64], theirs[64];
 	size_t nours, ntheirs = 0, np, checked = 0;
 	struct prof_profile *v, *p;
@@ -161,10 +161,8 @@ static void test_perf_matches_report(void **state)
 	snprintf(elf, sizeof(elf), "%s/workloads/demo_work", build);
 	nours = per_proc(p, elf, ours, 64);
 
-	snprintf(cmd, sizeof(cmd), "perf report -i '%s' --stdio --sort dso,sym -n "
-		 "--no-children 2>/dev/null", data);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("perf report -i '%s' --stdio --sort dso,sym -n "
+		     "--no-children 2>/dev/null", data);
 	while (fgets(line, sizeof(line), f)) {
 		char dso[256], sym[256];
 		unsigned long long n;
@@ -315,7 +313,7 @@ static void test_perf_cut_before_samples(void **state)
 static void test_perf_names_as_report(void **state)
 {
 	const char *bin = getenv("DCPI_BIN");
-	char data[600], cmd[2048], line[1024];
+	char data[600], line[1024];
 	struct named_count ours[256], theirs[256];
 	size_t nours = 0, ntheirs = 0, libs = 0;
 	FILE *f;
@@ -335,9 +333,7 @@ static void test_perf_names_as_report(void **state)
 	}
 	assert_int_equal(tu_sh("%s import %s --db %s/sortdb > /dev/null 2>&1", bin, data, tmpdir),
 			 0);
-	snprintf(cmd, sizeof(cmd), "%s prof --db %s/sortdb --json", bin, tmpdir);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("%s prof --db %s/sortdb --json", bin, tmpdir);
 	while (fgets(line, sizeof(line), f)) {
 		char name[256];
 		unsigned long long n;
@@ -348,9 +344,7 @@ static void test_perf_names_as_report(void **state)
 			add_named(ours, &nours, 256, name, n);
 	}
 	assert_int_equal(pclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "perf report -i %s --stdio -F sample,sym 2>/dev/null", data);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("perf report -i %s --stdio -F sample,sym 2>/dev/null", data);
 	while (fgets(line, sizeof(line), f)) {
 		char sym[256];
 		unsigned long long n;

@@ -43,13 +43,11 @@ static int setup(void **state)
 /* The address nm gives the symbol whose demangled name is exactly name. */
 static unsigned long long nm_addr(const char *name)
 {
-	char cmd[600], line[512];
+	char line[512];
 	unsigned long long a = 0, v;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "nm -C --defined-only '%s'", bin);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("nm -C --defined-only '%s'", bin);
 	while (fgets(line, sizeof(line), f)) {
 		char type;
 		int off = 0;
