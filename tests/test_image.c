@@ -64,12 +64,7 @@ static char *capture(const char *fmt, ...)
 
 static const char *tpath(const char *name)
 {
-	static char p[8][512];
-	static int k;
-
-	k = (k + 1) % 8;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", tmp, name);
-	return p[k];
+	return tu_in(tmp, name);
 }
 
 static int setup(void **state)

@@ -79,12 +79,7 @@ static int setup(void **state)
 
 static char *path(const char *name)
 {
-	static char buf[4][300];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
-	return buf[k];
+	return tu_in(tmp, name);
 }
 
 /* A profile of file with 10 samples at every byte of work (each

@@ -130,6 +130,17 @@ static inline int tu_ws_teardown(void **state)
 	return tu_sh("rm -rf '%s'", dir) ? -1 : 0;
 }
 
+/* dir/name, in the next of eight buffers: eight can be in use at once. */
+static inline char *tu_in(const char *dir, const char *name)
+{
+	static char buf[8][PROF_PATH_MAX];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	return buf[k];
+}
+
 /* Marsaglia's xorshift64, one fixed sequence per test program. */
 static inline uint64_t tu_rng(void)
 {
