@@ -677,21 +677,15 @@ static void test_failpoints(void **state)
 
 /* ---- the tools, end to end (reproductions of the issue) ------------------ */
 
-static int run_capture(char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* Run a shell command under timeout(1) with stderr and stdout into out. */
-static int run_capture(char *out, size_t len, const char *fmt, ...)
+static int run_vcapture(char *out, size_t len, const char *fmt, va_list ap)
 {
 	char cmd[4096], full[4400];
-	va_list ap;
 	FILE *f;
 	size_t n;
 	int st;
 
-	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
 	snprintf(full, sizeof(full), "timeout -s KILL 30 sh -c '%s' 2>&1", cmd);
 	f = popen(full, "r");
 	assert_non_null(f);
@@ -699,6 +693,39 @@ static int run_capture(char *out, size_t len, const char *fmt, ...)
 	out[n] = '\0';
 	st = pclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int run_capture(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int run_capture(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = run_vcapture(out, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static void dcpi_expect(char *out, size_t len, int want, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Run `dcpi ARGS` (ARGS printf-style) as run_capture does, its output
+ * printed: it must exit with status want. */
+static void dcpi_expect(char *out, size_t len, int want, const char *fmt, ...)
+{
+	char args[4000];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	rc = run_capture(out, len, "%s %s", dcpi_bin, args);
+	print_message("%s", out);
+	assert_int_equal(rc, want);
 }
 
 static int have_tools(void)
@@ -747,20 +774,15 @@ static void test_record_enospc(void **state)
 static void test_tools_fifo_in_db(void **state)
 {
 	char dbp[300], out[4096];
-	int rc;
 
 	if (!have_tools())
 		skip();
 	recorded_db(dbp, sizeof(dbp));
 	assert_int_equal(tu_sh("mkfifo %s/00000001/zz.cpu-clock.prof", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "prof --db %s", dbp);
 	assert_non_null(strstr(out, "not a regular file (a FIFO)"));
 	assert_int_equal(tu_sh("rm %s/00000001/meta && mkfifo %s/00000001/meta", dbp, dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "calc --db %s proc_a", dbp);
 	assert_non_null(strstr(out, "meta: not a regular file (a FIFO)"));
 }
 
@@ -774,22 +796,14 @@ static void test_tools_messages(void **state)
 	recorded_db(dbp, sizeof(dbp));
 	snprintf(rnd, sizeof(rnd), "%s/rand.bin", ws);
 	assert_int_equal(tu_sh("head -c 4096 /dev/urandom > %s", rnd), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s --image %s main", dcpi_bin, dbp,
-			 rnd);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "calc --db %s --image %s main", dbp, rnd);
 	assert_non_null(strstr(out, "not an ELF file"));
-	rc = run_capture(out, sizeof(out), "%s record -F 10000000 --db %s -- true", dcpi_bin,
-			 dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "record -F 10000000 --db %s -- true", dbp);
 	assert_non_null(strstr(out, "perf_event_max_sample_rate"));
 	/* an empty newest epoch (a collector killed before its first flush)
 	 * does not hide the good one */
 	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "prof --db %s", dbp);
 	assert_non_null(strstr(out, "skipped 1 empty epoch newer than 00000001"));
 	assert_non_null(strstr(out, "proc_a"));
 	/* a full disk under dcpi record: exit 1 and no half-written epoch */
@@ -801,9 +815,7 @@ static void test_tools_messages(void **state)
 	assert_int_equal(tu_sh("test ! -e %s/00000003", dbp), 0);
 	/* an empty meta: dcpicalc says so instead of dropping the calibration */
 	assert_int_equal(tu_sh(": > %s/00000001/meta", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "calc --db %s proc_a", dbp);
 	assert_non_null(strstr(out, "00000001/meta: empty"));
 }
 
@@ -848,15 +860,12 @@ static void test_merge_all_or_nothing(void **state)
 	recorded_db2(good, sizeof(good));
 	damaged_copy(good, bad, sizeof(bad));
 	fresh(outdb, sizeof(outdb));
-	rc = run_capture(out, sizeof(out), "%s merge %s %s -o %s", dcpi_bin, good, bad, outdb);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s %s -o %s", good, bad, outdb);
 	assert_non_null(strstr(out, "00000002/"));
 	assert_non_null(strstr(out, "bad magic"));
 	assert_int_equal(count_epochs(outdb), 0);
 	/* and a good merge still works, then a full disk leaves nothing */
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, good, outdb);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "merge %s -o %s", good, outdb);
 	assert_int_equal(count_epochs(outdb), 1);
 	for (int k = 1; k <= 3; k++) {
 		rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:%d:enospc %s merge %s -o %s",
@@ -876,9 +885,7 @@ static void test_merge_self(void **state)
 	if (!have_tools())
 		skip();
 	recorded_db(dbp, sizeof(dbp));
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s/", dcpi_bin, dbp, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s -o %s/", dbp, dbp);
 	assert_int_equal(count_epochs(dbp), 1);
 	rc = run_capture(out, sizeof(out), "cd %s/.. && %s merge %s -o ./%s/../%s", dbp,
 			 dcpi_bin, dbp, strrchr(dbp, '/') + 1, strrchr(dbp, '/') + 1);
@@ -904,24 +911,16 @@ static void test_merge_refusals(void **state)
 	assert_int_equal(tu_sh("test ! -e %s/-", ws), 0);
 	fresh(other, sizeof(other));
 	assert_int_equal(tu_sh("mkdir %s && echo mine > %s/notes.txt", other, other), 0);
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, dbp, other);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s -o %s", dbp, other);
 	assert_non_null(strstr(out, other));
 	assert_int_equal(tu_sh("test \"$(ls -A %s)\" = notes.txt", other), 0);
 	fresh(outdb, sizeof(outdb));
-	rc = run_capture(out, sizeof(out), "%s merge %s %s/missing -o %s", dcpi_bin, dbp, ws,
-			 outdb);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s %s/missing -o %s", dbp, ws, outdb);
 	assert_non_null(strstr(out, "missing"));
 	assert_int_equal(tu_sh("test ! -e %s", outdb), 0);
 	/* into an existing database: a new epoch */
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, dbp, outdb);
-	assert_int_equal(rc, 0);
-	rc = run_capture(out, sizeof(out), "%s merge %s %s/missing -o %s", dcpi_bin, dbp, ws,
-			 outdb);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 0, "merge %s -o %s", dbp, outdb);
+	dcpi_expect(out, sizeof(out), 1, "merge %s %s/missing -o %s", dbp, ws, outdb);
 	assert_int_equal(count_epochs(outdb), 1);
 }
 
@@ -946,9 +945,7 @@ static void test_import_enospc(void **state)
 		assert_non_null(strstr(out, "No space left on device"));
 		assert_int_equal(count_epochs(dbp), 1);
 	}
-	rc = run_capture(out, sizeof(out), "%s import --no-calibrate --db %s %s", dcpi_bin, dbp,
-			 data);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "import --no-calibrate --db %s %s", dbp, data);
 	assert_int_equal(count_epochs(dbp), 2);
 }
 
@@ -984,7 +981,6 @@ static void test_damaged_file_reports(void **state)
 	static const char *const damage[] = { "echo garbage > $f", "truncate -s 100 $f",
 					      ": > $f" };
 	char dbp[300], out[8192], f[600];
-	int rc;
 
 	if (!have_tools())
 		skip();
@@ -999,29 +995,17 @@ static void test_damaged_file_reports(void **state)
 		if (f[0] != '/')	/* only twoprocs was sampled: another image's file */
 			snprintf(f, sizeof(f), "%s/00000001/%040d.cpu-clock.prof", dbp, 0);
 		assert_int_equal(tu_sh("f=%s; %s", f, damage[d]), 0);
-		rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
-		print_message("%s", out);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "prof --db %s", dbp);
 		assert_non_null(strstr(out, f));
 		assert_non_null(strstr(out, "skipped, the rest of epoch 00000001 is reported"));
-		rc = run_capture(out, sizeof(out), "%s prof --json --db %s 2>/dev/null", dcpi_bin,
-				 dbp);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "prof --json --db %s 2>/dev/null", dbp);
 		assert_non_null(strstr(out, "\"damaged\": [\""));
-		rc = run_capture(out, sizeof(out), "%s diff --json %s %s 2>/dev/null", dcpi_bin,
-				 dbp, dbp);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "diff --json %s %s 2>/dev/null", dbp, dbp);
 		assert_non_null(strstr(out, "\"damaged\": [\""));
-		rc = run_capture(out, sizeof(out), "%s export --pprof --db %s -o %s/x.pb.gz",
-				 dcpi_bin, dbp, ws);
-		assert_int_equal(rc, 0);
-		rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-		print_message("%s", out);
-		assert_int_equal(rc, 0);
-		rc = run_capture(out, sizeof(out), "%s llvm-prof --db %s -o %s/l.txt "
-				 "%s/workloads/twoprocs", dcpi_bin, dbp, ws, build_dir);
-		print_message("%s", out);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "export --pprof --db %s -o %s/x.pb.gz", dbp, ws);
+		dcpi_expect(out, sizeof(out), 0, "calc --db %s proc_a", dbp);
+		dcpi_expect(out, sizeof(out), 0, "llvm-prof --db %s -o %s/l.txt "
+			    "%s/workloads/twoprocs", dbp, ws, build_dir);
 	}
 }
 
@@ -1042,14 +1026,10 @@ static void test_damaged_paths_reports(void **state)
 	f[strcspn(f, "\n")] = '\0';
 	assert_true(f[0] == '/');
 	assert_int_equal(tu_sh("echo garbage > %s", f), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "calc --db %s proc_a", dbp);
 	assert_non_null(strstr(out, f));
 	assert_non_null(strstr(out, "skipped, the rest of epoch 00000001 is reported"));
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a --json 2>/dev/null", dcpi_bin,
-			 dbp);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "calc --db %s proc_a --json 2>/dev/null", dbp);
 	assert_non_null(strstr(out, "\"damaged\": [\""));
 	rc = run_capture(out, sizeof(out), "%s merge %s -o %s/m", dcpi_bin, dbp, ws);
 	print_message("%s", out);
@@ -1110,21 +1090,16 @@ static void test_diff_names_path(void **state)
 static void test_error_paths_no_leak(void **state)
 {
 	char dbp[300], out[4096];
-	int rc;
 
 	if (!have_tools())
 		skip();
 	recorded_db(dbp, sizeof(dbp));
-	rc = run_capture(out, sizeof(out), "%s stats --db %s", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "stats --db %s", dbp);
 	assert_non_null(strstr(out, "at least two runs"));
 	assert_null(strstr(out, "LeakSanitizer"));
 	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s export --pprof --db %s --epoch 00000002 -o %s/e.pb",
-			 dcpi_bin, dbp, ws);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "export --pprof --db %s --epoch 00000002 -o %s/e.pb",
+		    dbp, ws);
 	assert_non_null(strstr(out, "no samples"));
 	assert_null(strstr(out, "LeakSanitizer"));
 }
@@ -1138,10 +1113,8 @@ static void test_daemon_pidfile(void **state)
 	if (!have_tools())
 		skip();
 	fresh(dbp, sizeof(dbp));
-	rc = run_capture(out, sizeof(out), "%s daemon --db %s --pidfile /nonexistent/dir/pid "
-			 "--duration 1 --no-calibrate", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "daemon --db %s --pidfile /nonexistent/dir/pid "
+		    "--duration 1 --no-calibrate", dbp);
 	assert_non_null(strstr(out, "/nonexistent/dir/pid:"));
 	assert_null(strstr(out, ".tmp"));
 	assert_int_equal(tu_sh("test -z \"$(ls -A %s 2>/dev/null)\"", dbp), 0);	/* no epoch */
@@ -1163,17 +1136,13 @@ static void test_daemon_pidfile(void **state)
 static void test_daemon_strict(void **state)
 {
 	char dbp[300], out[4096];
-	int rc;
 
 	if (!have_tools())
 		skip();
 	fresh(dbp, sizeof(dbp));
 	assert_int_equal(mkdir(dbp, 0777), 0);
 	assert_int_equal(chmod(dbp, 0777), 0);
-	rc = run_capture(out, sizeof(out), "%s daemon --db %s --duration 0.2 --no-calibrate",
-			 dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "daemon --db %s --duration 0.2 --no-calibrate", dbp);
 	assert_non_null(strstr(out, "chmod go-w"));
 }
 
