@@ -24,28 +24,18 @@ static char wl[4096];
 
 static int setup(void **state)
 {
-	const char *build = getenv("DCPI_BUILD"), *tmp = getenv("TMPDIR");
+	const char *build = getenv("DCPI_BUILD");
 
-	(void)state;
 	bin = getenv("DCPI_BIN");
 	src = getenv("DCPI_SRC");
 	if (!bin || !build || !src)
 		return 0;
 	snprintf(wl, sizeof(wl), "%s/workloads/consist", build);
-	snprintf(dir, sizeof(dir), "%s/dcpi-test-analysis-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (tu_ws_setup(state, dir, sizeof(dir), "analysis"))
 		return -1;
 	/* 150 million iterations: about 0.6 s, a few thousand samples */
 	return tu_sh("%s record --db %s/db -- %s > %s/record.log 2>&1", bin, dir, wl, dir) ? -1
 												   : 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	if (dir[0])
-		tu_sh("rm -rf '%s'", dir);
-	return 0;
 }
 
 static void test_tools_agree(void **state)
@@ -127,5 +117,5 @@ int main(void)
 		cmocka_unit_test(test_auto_model),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -191,9 +191,8 @@ static void test_installed_binary(void **state)
 		return;
 	}
 	assert_int_equal(tu_workspace(dir, sizeof(dir), "inst"), 0);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/usr/bin %s/run && install -m 755 '%s' "
-		 "%s/usr/bin/dcpi", dir, dir, bin, dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("mkdir -p %s/usr/bin %s/run && install -m 755 '%s' "
+			       "%s/usr/bin/dcpi", dir, dir, bin, dir), 0);
 	/* the loops run as a hidden command, and are not in the command list */
 	snprintf(cmd, sizeof(cmd), "cd %s/run && ../usr/bin/dcpi __skidloops 1", dir);
 	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
@@ -234,8 +233,7 @@ tables:
 	assert_non_null(strstr(out, "probes, pass 1 of 1"));
 	assert_non_null(strstr(out, "-calibrated: file "));
 	assert_non_null(strstr(out, "by probe lat."));
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("rm -rf '%s'", dir), 0);
 }
 
 /* probes[i]'s line for a measurements file: name, hex, cycles (zen4's figure
@@ -330,8 +328,7 @@ static void test_refit(void **state)
 		 bin, dir, dir);
 	assert_int_not_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "none: No such file"));
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("rm -rf '%s'", dir), 0);
 }
 
 int main(void)

@@ -27,6 +27,7 @@
 #include "dcpi/profile.h"
 #include "../collect/internal.h"
 #include "../report/internal.h"
+#include "testutil.h"
 #include "tu_perf.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -41,20 +42,7 @@ static char tmpdir[256];
 
 static int setup(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "%s/dcpi-test-session-XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[512];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) ? -1 : 0;
+	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "session");
 }
 
 /* --- records, byte by byte ---------------------------------------------------- */
@@ -502,5 +490,5 @@ int main(void)
 		cmocka_unit_test(test_jitmap_trust),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }
