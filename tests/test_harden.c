@@ -179,6 +179,13 @@ static void new_epoch(const char *dbp, char *epoch, size_t len)
 	prof_db_close(db);
 }
 
+/* A new database (its path in dbp) with one new epoch (its name in epoch). */
+static void fresh_epoch(char *dbp, size_t dlen, char *epoch, size_t len)
+{
+	fresh(dbp, dlen);
+	new_epoch(dbp, epoch, len);
+}
+
 /* A child killed at failpoint k of a flush: the epoch is the old or the new
  * state, never a mix; meta agrees with the profiles; the next writer
  * finishes or cleans up.  Both sides of the commit point get hit. */
@@ -189,8 +196,7 @@ static void test_kill_at_each_step(void **state)
 	uint64_t base, meta, now, step = (uint64_t)NPROF * 20 * 3;
 	int before = 0, after = 0, k;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(dir, sizeof(dir), "%s/%s", dbp, epoch);
 	{
 		struct prof_db *db;
@@ -262,8 +268,7 @@ static void test_enospc_eio_each_write(void **state)
 	uint64_t base, meta, now;
 	struct prof_db *db;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(dir, sizeof(dir), "%s/%s", dbp, epoch);
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	for (size_t pi = 0; pi < sizeof(points) / sizeof(points[0]); pi++) {
@@ -321,8 +326,7 @@ static void test_corrupt_live_file(void **state)
 	DIR *dp;
 	FILE *f;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(dir, sizeof(dir), "%s/%s", dbp, epoch);
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(flush_round(db, epoch, 1, &err), 0);
@@ -363,8 +367,7 @@ static void test_fifos_do_not_hang(void **state)
 	struct prof_db *db;
 	size_t n;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(flush_round(db, epoch, 1, &err), 0);
 	snprintf(path, sizeof(path), "%s/%s/zz.cpu-clock.prof", dbp, epoch);
@@ -406,8 +409,7 @@ static void test_symlinked_epoch(void **state)
 	char **names;
 	size_t n;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(outside, sizeof(outside), "%s/outside%d", ws, dbseq);
 	assert_int_equal(mkdir(outside, 0755), 0);
 	snprintf(path, sizeof(path), "%s/%s", dbp, epoch);
@@ -438,8 +440,7 @@ static void test_symlinks_at_names(void **state)
 
 	snprintf(victim, sizeof(victim), "%s/victim", ws);
 	assert_int_equal(tu_sh("echo precious > '%s' && chmod 600 '%s'", victim, victim), 0);
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(path, sizeof(path), "%s/%s/meta", dbp, epoch);
 	assert_int_equal(symlink(victim, path), 0);
 	{	/* the next temporary names this process will try */
@@ -568,8 +569,7 @@ static void test_empty_epochs_skipped(void **state)
 	struct prof_db *db;
 	size_t n;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, e1, sizeof(e1));
+	fresh_epoch(dbp, sizeof(dbp), e1, sizeof(e1));
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(flush_round(db, e1, 1, &err), 0);
 	assert_int_equal(prof_db_epoch_new(db, e2, sizeof(e2), &err), 0);
@@ -591,8 +591,7 @@ static void test_bad_meta_is_an_error(void **state)
 	struct prof_epoch_meta m;
 	struct prof_db *db;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(path, sizeof(path), "%s/%s/meta", dbp, epoch);
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(tu_sh(": > '%s'", path), 0);
@@ -728,20 +727,28 @@ static void dcpi_expect(char *out, size_t len, int want, const char *fmt, ...)
 	assert_int_equal(rc, want);
 }
 
-static int have_tools(void)
+/* Skip the test when dcpi or the workloads are not there to run. */
+static void need_tools(void)
 {
-	return dcpi_bin && build_dir && !access(dcpi_bin, X_OK);
+	if (!dcpi_bin || !build_dir || access(dcpi_bin, X_OK))
+		skip();
+}
+
+/* One more epoch in the database at dbp: a recording of a small workload. */
+static void record_into(const char *dbp)
+{
+	char out[4096];
+
+	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
+			dcpi_bin, dbp, build_dir))
+		fail_msg("record: %s", out);
 }
 
 /* A database with one recorded epoch of a small workload. */
 static void recorded_db(char *dbp, size_t len)
 {
-	char out[4096];
-
 	fresh(dbp, len);
-	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
-			dcpi_bin, dbp, build_dir))
-		fail_msg("record: %s", out);
+	record_into(dbp);
 }
 
 /* dcpi record on a full disk: exit 1 naming the file, the reason and the
@@ -751,8 +758,7 @@ static void test_record_enospc(void **state)
 	char dbp[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	for (int k = 1; k <= 3; k++) {
 		fresh(dbp, sizeof(dbp));
 		rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:%d:enospc %s record "
@@ -775,8 +781,7 @@ static void test_tools_fifo_in_db(void **state)
 {
 	char dbp[300], out[4096];
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	assert_int_equal(tu_sh("mkfifo %s/00000001/zz.cpu-clock.prof", dbp), 0);
 	dcpi_expect(out, sizeof(out), 0, "prof --db %s", dbp);
@@ -791,8 +796,7 @@ static void test_tools_messages(void **state)
 	char dbp[300], out[4096], rnd[400];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	snprintf(rnd, sizeof(rnd), "%s/rand.bin", ws);
 	assert_int_equal(tu_sh("head -c 4096 /dev/urandom > %s", rnd), 0);
@@ -824,12 +828,8 @@ static void test_tools_messages(void **state)
 /* Two recorded epochs in dbp. */
 static void recorded_db2(char *dbp, size_t len)
 {
-	char out[4096];
-
 	recorded_db(dbp, len);
-	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
-			dcpi_bin, dbp, build_dir))
-		fail_msg("record: %s", out);
+	record_into(dbp);
 }
 
 /* A copy of dbp at bad whose second epoch has one garbage profile. */
@@ -855,8 +855,7 @@ static void test_merge_all_or_nothing(void **state)
 	char good[300], bad[300], outdb[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db2(good, sizeof(good));
 	damaged_copy(good, bad, sizeof(bad));
 	fresh(outdb, sizeof(outdb));
@@ -882,8 +881,7 @@ static void test_merge_self(void **state)
 	char dbp[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	dcpi_expect(out, sizeof(out), 1, "merge %s -o %s/", dbp, dbp);
 	assert_int_equal(count_epochs(dbp), 1);
@@ -901,8 +899,7 @@ static void test_merge_refusals(void **state)
 	char dbp[300], other[300], outdb[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	rc = run_capture(out, sizeof(out), "cd %s && %s merge %s -o -", ws, dcpi_bin, dbp);
 	print_message("%s", out);
@@ -930,8 +927,7 @@ static void test_import_enospc(void **state)
 	char dbp[300], data[400], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	snprintf(data, sizeof(data), "%s/perf.data", ws);
 	if (tu_sh("perf record -q -e cpu-clock -c 250000 -o %s -- %s/workloads/twoprocs 2 "
 		  ">/dev/null 2>&1", data, build_dir))
@@ -959,8 +955,7 @@ static void test_empty_epoch_every_tool(void **state)
 	char dbp[300], out[8192], cmd[1200];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -982,8 +977,7 @@ static void test_damaged_file_reports(void **state)
 					      ": > $f" };
 	char dbp[300], out[8192], f[600];
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	for (size_t d = 0; d < 3; d++) {
 		recorded_db(dbp, sizeof(dbp));
 		/* another image's profile (libc's, ld.so's): twoprocs' own is
@@ -1016,8 +1010,7 @@ static void test_damaged_paths_reports(void **state)
 	char dbp[300], out[8192], f[600];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	if (run_capture(out, sizeof(out), "%s record --paths 200:32 --db %s -- "
 			"%s/workloads/twoprocs 5", dcpi_bin, dbp, build_dir))
@@ -1044,7 +1037,8 @@ static void test_record_unwritable_first(void **state)
 	char dbp[300], out[4096], mark[400];
 	int rc;
 
-	if (!have_tools() || geteuid() != 0 || tu_sh("command -v setpriv >/dev/null"))
+	need_tools();
+	if (geteuid() != 0 || tu_sh("command -v setpriv >/dev/null"))
 		skip();
 	fresh(dbp, sizeof(dbp));
 	assert_int_equal(mkdir(dbp, 0755), 0);
@@ -1069,8 +1063,7 @@ static void test_diff_names_path(void **state)
 	char dbp[300], x[400], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(x, sizeof(x), "%s/diff-%s", ws, what[i]);
@@ -1091,8 +1084,7 @@ static void test_error_paths_no_leak(void **state)
 {
 	char dbp[300], out[4096];
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	dcpi_expect(out, sizeof(out), 1, "stats --db %s", dbp);
 	assert_non_null(strstr(out, "at least two runs"));
@@ -1110,8 +1102,7 @@ static void test_daemon_pidfile(void **state)
 	struct stat st;
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	dcpi_expect(out, sizeof(out), 1, "daemon --db %s --pidfile /nonexistent/dir/pid "
 		    "--duration 1 --no-calibrate", dbp);
@@ -1137,8 +1128,7 @@ static void test_daemon_strict(void **state)
 {
 	char dbp[300], out[4096];
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	assert_int_equal(mkdir(dbp, 0777), 0);
 	assert_int_equal(chmod(dbp, 0777), 0);
@@ -1240,8 +1230,7 @@ static void test_daemon_survives_enospc(void **state)
 	uint64_t said, t, m;
 	pid_t d;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
@@ -1271,8 +1260,7 @@ static void test_daemon_drops_past_bound(void **state)
 	pid_t d;
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
@@ -1308,8 +1296,7 @@ static void test_daemon_kill_in_flush(void **state)
 	char dbp[300], errf[400], pidf[400], spec[64], text[8192];
 	uint64_t t, m;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	static const int steps[] = { 5, 6, 8, 11, 20, 45 };	/* the pidfile takes 1-4 */
 
@@ -1358,8 +1345,7 @@ static void test_daemon_corrupt_live(void **state)
 	char dbp[300], errf[400], pidf[400], text[8192];
 	pid_t d;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
@@ -1391,8 +1377,7 @@ static void test_daemon_fifo_image(void **state)
 	pid_t d, evil, got = 0;
 	int rc = -1, st = 0;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
