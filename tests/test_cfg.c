@@ -909,11 +909,7 @@ static void make_db(const char *dir, const char *const *images, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct prof_profile p;
 
-		prof_profile_init(&p);
-		snprintf(p.event, sizeof(p.event), "cycles");
-		p.period = 1;
-		snprintf(p.period_unit, sizeof(p.period_unit), "events");
-		assert_int_equal(prof_image_id_from_file(&p.image, images[i], &err), 0);
+		tu_profile_of(&p, images[i], "cycles", 1, "events");
 		assert_int_equal(prof_profile_add(&p, 0x1000, 1), 0);
 		assert_int_equal(prof_profile_normalize(&p), 0);
 		assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);

@@ -86,14 +86,9 @@ static char *path(const char *name)
  * instruction then has samples; the estimator sees a flat profile). */
 static void work_profile(const char *file, struct prof_profile *p)
 {
-	struct dcpi_err err = { 0 };
 	uint64_t lo, hi;
 
-	prof_profile_init(p);
-	assert_int_equal(prof_image_id_from_file(&p->image, file, &err), 0);
-	snprintf(p->event, sizeof(p->event), "cpu-clock");
-	snprintf(p->period_unit, sizeof(p->period_unit), "ns");
-	p->period = 100000;
+	tu_profile_of(p, file, "cpu-clock", 100000, "ns");
 	sym_range(file, "work", &lo, &hi);
 	for (uint64_t o = lo; o < hi; o++)
 		assert_int_equal(prof_profile_add(p, o, 10), 0);

@@ -30,11 +30,7 @@ static void make_db(const char *name, uint64_t a, uint64_t b)
 	uint64_t lo, hi;
 	char path[256], epoch[64];
 
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, wl, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cpu-clock");
-	snprintf(p.period_unit, sizeof(p.period_unit), "ns");
-	p.period = 250000;
+	tu_profile_of(&p, wl, "cpu-clock", 250000, "ns");
 	sym_range(wl, "proc_a", &lo, &hi);
 	if (a)
 		assert_int_equal(prof_profile_add(&p, lo, a), 0);

@@ -284,6 +284,32 @@ static inline void tu_write_epoch(const char *dir, struct prof_profile *p, struc
 		prof_db_close(d);
 }
 
+/* p, new and empty: a profile of the file image for event, one sample every
+ * period units ("events", "ns"). */
+static inline void tu_profile_of(struct prof_profile *p, const char *image, const char *event,
+				 uint64_t period, const char *unit)
+{
+	struct dcpi_err err = { 0 };
+
+	prof_profile_init(p);
+	assert_int_equal(prof_image_id_from_file(&p->image, image, &err), 0);
+	snprintf(p->event, sizeof(p->event), "%s", event);
+	snprintf(p->period_unit, sizeof(p->period_unit), "%s", unit);
+	p->period = period;
+}
+
+/* The image bin, open in *img, and the CFG of its procedure proc in *cfg. */
+static inline void tu_proc_cfg(const char *bin, const char *proc, struct image **img,
+			       struct cfg **cfg)
+{
+	const struct img_proc *ip;
+	struct dcpi_err err;
+
+	assert_int_equal(img_open(bin, 0, img, &err), 0);
+	assert_int_equal(img_proc_find(*img, proc, &ip, &err), 0);
+	assert_int_equal(cfg_build(*img, ip, cfg, &err), 0);
+}
+
 /* One place of a profile and its samples. */
 struct tu_at {
 	uint64_t offset, count;
@@ -297,14 +323,9 @@ struct tu_at {
 static inline void tu_cycles_db(const char *dir, const char *image, const struct tu_at *at,
 				size_t n, struct prof_db **db, char *epoch, size_t len)
 {
-	struct dcpi_err err = { 0 };
 	struct prof_profile p;
 
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, image, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cycles");
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	p.period = 1000;
+	tu_profile_of(&p, image, "cycles", 1000, "events");
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(prof_profile_add(&p, at[i].offset, at[i].count), 0);
 	tu_write_epoch(dir, &p, db, epoch, len);
@@ -318,18 +339,10 @@ static inline void tu_exact_db(const char *dir, const char *bin, const char *pro
 {
 	struct prof_profile p;
 	struct image *img;
-	const struct img_proc *ip;
 	struct cfg *cfg;
-	struct dcpi_err err;
 
-	assert_int_equal(img_open(bin, 0, &img, &err), 0);
-	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
-	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
-	snprintf(p.event, sizeof(p.event), "callgrind-Ir");
-	p.period = 1;
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
+	tu_proc_cfg(bin, proc, &img, &cfg);
+	tu_profile_of(&p, bin, "callgrind-Ir", 1, "events");
 	for (size_t b = 0; b < cfg->nblocks; b++)
 		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
 			int d = cfg->blocks[b].loop_depth > 2 ? 2 : cfg->blocks[b].loop_depth;
@@ -356,20 +369,12 @@ static inline uint64_t tu_stalled_db(const char *dir, const char *bin, const cha
 {
 	struct prof_profile p;
 	struct image *img;
-	const struct img_proc *ip;
 	struct cfg *cfg;
-	struct dcpi_err err;
 	uint64_t load = 0;
 	int after = 0;
 
-	assert_int_equal(img_open(bin, 0, &img, &err), 0);
-	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
-	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cycles");
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	p.period = 1000;
+	tu_proc_cfg(bin, proc, &img, &cfg);
+	tu_profile_of(&p, bin, "cycles", 1000, "events");
 	for (size_t b = 0; b < cfg->nblocks; b++)
 		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
 			const struct cfg_insn *in = &cfg->insns[cfg->blocks[b].first + j];
