@@ -415,15 +415,12 @@ struct insn {
 /* tiny_loop's instructions from objdump. */
 static size_t objdump_fn(const char *elf, const char *fn, struct insn *v, size_t cap)
 {
-	char cmd[1200], line[512], head[300];
+	char line[512], head[300];
 	size_t n = 0;
 	int in = 0;
-	FILE *f;
+	FILE *f = tu_popen("objdump -d --no-show-raw-insn '%s'", elf);
 
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn '%s'", elf);
 	snprintf(head, sizeof(head), "<%s>:", fn);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a, t;
 		char op[16];
@@ -452,14 +449,11 @@ static size_t objdump_fn(const char *elf, const char *fn, struct insn *v, size_t
 /* callgrind_annotate's self Ir per function of one object. */
 static size_t annotate(const char *out, const char *elf, struct named_count *v, size_t cap)
 {
-	char cmd[1200], line[2048], tail[1100];
+	char line[2048], tail[1100];
 	size_t n = 0;
-	FILE *f;
+	FILE *f = tu_popen("callgrind_annotate --threshold=100 '%s' 2>/dev/null", out);
 
-	snprintf(cmd, sizeof(cmd), "callgrind_annotate --threshold=100 '%s' 2>/dev/null", out);
 	snprintf(tail, sizeof(tail), " [%s]", elf);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		char num[64], *colon, *end;
 		uint64_t c = 0;
@@ -657,13 +651,8 @@ static void test_perf_branch_stacks(void **state)
 		fputc(0xcc, f);
 	fclose(f);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.size = sizeof(attr);
-	attr.sample_period = 100000;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			   PERF_SAMPLE_PERIOD | PERF_SAMPLE_BRANCH_STACK;
+	tu_sw_attr(&attr, PERF_COUNT_SW_CPU_CLOCK, 100000, PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		   PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_BRANCH_STACK);
 	attr.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER |
 				  PERF_SAMPLE_BRANCH_HW_INDEX;
 	/* header: magic, size, attr_size, attrs, data, event_types, features */
@@ -734,13 +723,8 @@ static size_t tiny_perf(struct tu_pbuf *p, uint64_t lost, uint64_t dsize, uint64
 	uint64_t feats = feat_off ? 1ull << 3 : 0;	/* HOSTNAME */
 
 	memset(p, 0, sizeof(*p));
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.size = sizeof(attr);
-	attr.sample_period = 100000;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			   PERF_SAMPLE_PERIOD;
+	tu_sw_attr(&attr, PERF_COUNT_SW_CPU_CLOCK, 100000, PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		   PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD);
 	tu_put(p, "PERFILE2", 8);
 	tu_put64(p, 104);
 	tu_put64(p, sizeof(attr) + 16);

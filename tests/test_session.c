@@ -193,12 +193,7 @@ static void live_write(struct session *s, const char *dbdir, char *epoch, size_t
 
 static void perf_attr(struct perf_event_attr *a, uint64_t config)
 {
-	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = config;
-	a->size = sizeof(*a);
-	a->sample_period = PERIOD;
-	a->sample_type = ST;
+	tu_sw_attr(a, config, PERIOD, ST);
 	a->sample_regs_user = 1ull << FLAGS_REG;
 	a->sample_id_all = 1;
 }
