@@ -98,6 +98,19 @@ static void read_latest(struct prof_profile **p, size_t *n, struct prof_epoch_me
 	prof_db_close(d);
 }
 
+/* read_latest, and the profile of the image whose path ends in suffix
+ * (there must be one). */
+static const struct prof_profile *latest_of(struct prof_profile **p, size_t *n,
+					    struct prof_epoch_meta *m, const char *suffix)
+{
+	const struct prof_profile *w;
+
+	read_latest(p, n, m);
+	w = find_image(*p, *n, suffix);
+	assert_non_null(w);
+	return w;
+}
+
 /*
  * The known-cycle loop's samples: one sample is worth about period x clock
  * cycles, more than that never by much (sampling's own cost makes a sample
@@ -131,9 +144,7 @@ static void test_twoprocs_ratio(void **state)
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
 	assert_string_equal(r.err, "");		/* -q: not even the fallback note */
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/twoprocs");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/workloads/twoprocs");
 	tu_check_twoprocs(twoprocs, w, "twoprocs");
 	/* the default: cycles with a PMU, else cpu-clock every 250 us */
 	if (!strcmp(w->event, "cpu-clock")) {
@@ -251,9 +262,7 @@ static void test_follows_children(void **state)
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/twoprocs");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/workloads/twoprocs");
 	assert_string_equal(w->event, "task-clock");
 	assert_true(w->period >= 100000 * 15 / 16 - 1 && w->period <= 100000 + 1);
 	assert_non_null(strstr(m.settings, "event=task-clock period=100000ns"));
@@ -283,9 +292,7 @@ static void test_dlopen(void **state)
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/libhot.so");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/libhot.so");
 	sym_range(lib, "hot_in_lib", &lo, &hi);
 	/* nearly all the time is in the library's one hot procedure */
 	assert_true(w->total >= 0.8 * (double)m.samples);
@@ -310,9 +317,7 @@ static void test_interrupt(void **state)
 	run_argv(argv, 400, &r);
 	assert_int_equal(exit_code(&r), 128 + SIGINT);
 	assert_true(r.cpu < 5);		/* stopped long before its 9 s of work */
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/twoprocs");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/workloads/twoprocs");
 	print_message("interrupt: %llu samples after %.3f s CPU\n",
 		      (unsigned long long)m.samples, r.cpu);
 	assert_true(m.samples == tu_sum_totals(p, n));
@@ -482,9 +487,7 @@ static double oneperiod_share(const char *extra, uint64_t *nsamples)
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/oneperiod");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/workloads/oneperiod");
 	sym_range(wl, "part_a", &alo, &ahi);
 	sym_range(wl, "part_b", &blo, &bhi);
 	a = count_in(w, alo, ahi);
