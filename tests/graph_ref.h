@@ -1,9 +1,9 @@
 /*
- * graph_ref.h - what the reference algorithms of tests/test_cycle_equiv.c and
- * tests/test_loops.c (the algorithms as they were before they were made faster
- * (bench/README.md, bench_cfg.sh), kept to
- * hold the faster ones to) share: a graph's CSR as cfg_graph_csr_fill made
- * it then, and their arrays, zeroed, one spare slot each.
+ * graph_ref.h - a graph's CSR as cfg_graph_csr_fill made it before it was
+ * made faster (bench/README.md, bench_cfg.sh), for the reference algorithm of
+ * tests/test_cycle_equiv.c and the loop oracle of tests/test_loops.c, and
+ * their arrays, zeroed, one spare slot each; and the xorshift64 generator
+ * both draw their random graphs from.
  */
 #ifndef DCPI_TESTS_GRAPH_REF_H
 #define DCPI_TESTS_GRAPH_REF_H
@@ -29,6 +29,18 @@ static inline void graph_ref_csr(const struct cfg_graph *g, int back, uint32_t *
 	for (uint32_t v = g->nnodes; v > 0; v--)
 		off[v] = off[v - 1];
 	off[0] = 0;
+}
+
+/* Seeded by each test that draws graphs. */
+static uint64_t graph_rng_state;
+
+/* A number in [0, n). */
+static inline uint32_t graph_rng(uint32_t n)
+{
+	graph_rng_state ^= graph_rng_state << 13;
+	graph_rng_state ^= graph_rng_state >> 7;
+	graph_rng_state ^= graph_rng_state << 17;
+	return (uint32_t)(graph_rng_state % n);
 }
 
 #define GRAPH_REF_TAKE(p, n) (assert_non_null((p) = calloc((n) + 1, sizeof(*(p)))))

@@ -24,37 +24,24 @@ static char wl[4096];
 
 static int setup(void **state)
 {
-	const char *build = getenv("DCPI_BUILD"), *tmp = getenv("TMPDIR");
+	const char *build = getenv("DCPI_BUILD");
 
-	(void)state;
 	bin = getenv("DCPI_BIN");
 	src = getenv("DCPI_SRC");
 	if (!bin || !build || !src)
 		return 0;
 	snprintf(wl, sizeof(wl), "%s/workloads/consist", build);
-	snprintf(dir, sizeof(dir), "%s/dcpi-test-analysis-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (tu_ws_setup(state, dir, sizeof(dir), "analysis"))
 		return -1;
 	/* 150 million iterations: about 0.6 s, a few thousand samples */
 	return tu_sh("%s record --db %s/db -- %s > %s/record.log 2>&1", bin, dir, wl, dir) ? -1
 												   : 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	if (dir[0])
-		tu_sh("rm -rf '%s'", dir);
-	return 0;
-}
-
 static void test_tools_agree(void **state)
 {
 	(void)state;
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	assert_int_equal(tu_sh("cd %s && %s calc hot --db db --json > calc.json", dir, bin), 0);
 	assert_int_equal(tu_sh("cd %s && %s list hot --db db --json > list.json", dir, bin), 0);
 	assert_int_equal(tu_sh("cd %s && %s cfg hot --db db --json > cfg.json", dir, bin), 0);
@@ -130,5 +117,5 @@ int main(void)
 		cmocka_unit_test(test_auto_model),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -167,18 +167,6 @@ static void test_file_round_trip(void **state)
 	assert_string_equal(dbpath, "/db/calibration-zen4.txt");
 }
 
-/* Output of a shell command in out; its exit status. */
-static int sh_out(const char *cmd, char *out, size_t len)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n;
-
-	assert_non_null(p);
-	n = fread(out, 1, len - 1, p);
-	out[n] = 0;
-	return pclose(p);
-}
-
 /*
  * `dcpi calibrate` with nothing but the binary: copied alone (as make install
  * puts it) into an empty directory and run from another, the source and
@@ -203,15 +191,14 @@ static void test_installed_binary(void **state)
 		return;
 	}
 	assert_int_equal(tu_workspace(dir, sizeof(dir), "inst"), 0);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/usr/bin %s/run && install -m 755 '%s' "
-		 "%s/usr/bin/dcpi", dir, dir, bin, dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("mkdir -p %s/usr/bin %s/run && install -m 755 '%s' "
+			       "%s/usr/bin/dcpi", dir, dir, bin, dir), 0);
 	/* the loops run as a hidden command, and are not in the command list */
 	snprintf(cmd, sizeof(cmd), "cd %s/run && ../usr/bin/dcpi __skidloops 1", dir);
-	assert_int_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_true(strlen(out) > 1);
 	snprintf(cmd, sizeof(cmd), "%s/usr/bin/dcpi help", dir);
-	assert_int_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_null(strstr(out, "__skidloops"));
 	/* skid calibration: record and callgrind of the binary itself (not of an
 	 * ASan build: valgrind cannot run one) */
@@ -219,7 +206,7 @@ static void test_installed_binary(void **state)
 		goto tables;
 	snprintf(cmd, sizeof(cmd), "cd %s/run && env -u DCPI_MODEL DCPI_MODEL_DIR=%s/models "
 		 "../usr/bin/dcpi calibrate --no-model --scale 100 --db db --keep 2>&1", dir, dir);
-	rc = sh_out(cmd, out, sizeof(out));
+	rc = tu_sh_out(cmd, out, sizeof(out));
 	scratch = strstr(out, "scratch kept in ");
 	if (scratch) {
 		char log[4096] = "", sdir[256];
@@ -228,7 +215,7 @@ static void test_installed_binary(void **state)
 		snprintf(sdir, sizeof(sdir), "%.*s", (int)strcspn(scratch, "\n"), scratch);
 		snprintf(cmd, sizeof(cmd), "cat '%s/record.log' 2>/dev/null; rm -rf '%s'", sdir,
 			 sdir);
-		sh_out(cmd, log, sizeof(log));
+		tu_sh_out(cmd, log, sizeof(log));
 		if (rc)
 			fail_msg("%s\nrecord.log: %s", out, log);
 	}
@@ -241,13 +228,12 @@ tables:
 	snprintf(cmd, sizeof(cmd), "cd %s/run && env -u DCPI_MODEL DCPI_MODEL_DIR=%s/models "
 		 "../usr/bin/dcpi calibrate --model --passes 1 2>&1 && "
 		 "DCPI_MODEL_DIR=%s/models ../usr/bin/dcpi model --show", dir, dir, dir);
-	if (sh_out(cmd, out, sizeof(out)))
+	if (tu_sh_out(cmd, out, sizeof(out)))
 		fail_msg("%s", out);
 	assert_non_null(strstr(out, "probes, pass 1 of 1"));
 	assert_non_null(strstr(out, "-calibrated: file "));
 	assert_non_null(strstr(out, "by probe lat."));
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("rm -rf '%s'", dir), 0);
 }
 
 /* probes[i]'s line for a measurements file: name, hex, cycles (zen4's figure
@@ -302,7 +288,7 @@ static void test_refit(void **state)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "'%s' calibrate --refit %s --base skylake "
 		 "--model-file %s/fit.model 2>&1 && cat %s/fit.model", bin, path, dir, dir);
-	if (sh_out(cmd, out, sizeof(out)))
+	if (tu_sh_out(cmd, out, sizeof(out)))
 		fail_msg("%s", out);
 	assert_non_null(strstr(out, "fitted to 6 probes"));
 	assert_non_null(strstr(out, "probe cycles from"));
@@ -320,7 +306,7 @@ static void test_refit(void **state)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "'%s' calibrate --refit %s --model-file %s/b.model 2>&1",
 		 bin, path, dir);
-	if (sh_out(cmd, out, sizeof(out)))
+	if (tu_sh_out(cmd, out, sizeof(out)))
 		fail_msg("%s", out);
 	assert_non_null(strstr(out, ":2: lat.load was timed as other bytes"));
 	assert_non_null(strstr(out, "fitted to 1 probes"));
@@ -328,7 +314,7 @@ static void test_refit(void **state)
 	assert_non_null(f);
 	fprintf(f, "%s\t90\tfast\n", p[1].name);
 	fclose(f);
-	assert_int_not_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_int_not_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "m.tsv:4: "));
 	assert_non_null(strstr(out, "not a positive number"));
 	/* nothing of ours in it, and no file at all */
@@ -336,11 +322,11 @@ static void test_refit(void **state)
 	assert_non_null(f);
 	fprintf(f, "name\thex\tcycles\nnot.a.probe\t90\t1.0\n");
 	fclose(f);
-	assert_int_not_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_int_not_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "no probe of this dcpi's in it"));
 	snprintf(cmd, sizeof(cmd), "'%s' calibrate --refit %s/none --model-file %s/b.model 2>&1",
 		 bin, dir, dir);
-	assert_int_not_equal(sh_out(cmd, out, sizeof(out)), 0);
+	assert_int_not_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "none: No such file"));
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);

@@ -665,14 +665,12 @@ static void test_build_random_bytes(void **state)
 /* objdump -d's instruction starts inside the procedure. */
 static size_t objdump_starts(const char *bin, const struct cfg *cfg, uint64_t *out, size_t max)
 {
-	char cmd[1024], line[512];
+	char line[512];
 	size_t n = 0;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn --start-address=0x%" PRIx64
-		 " --stop-address=0x%" PRIx64 " %s", cfg->start, cfg->end, bin);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("objdump -d --no-show-raw-insn --start-address=0x%" PRIx64
+		     " --stop-address=0x%" PRIx64 " %s", cfg->start, cfg->end, bin);
 	while (fgets(line, sizeof(line), f)) {
 		char *end;
 		uint64_t a = strtoull(line, &end, 16);
@@ -911,11 +909,7 @@ static void make_db(const char *dir, const char *const *images, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct prof_profile p;
 
-		prof_profile_init(&p);
-		snprintf(p.event, sizeof(p.event), "cycles");
-		p.period = 1;
-		snprintf(p.period_unit, sizeof(p.period_unit), "events");
-		assert_int_equal(prof_image_id_from_file(&p.image, images[i], &err), 0);
+		tu_profile_of(&p, images[i], "cycles", 1, "events");
 		assert_int_equal(prof_profile_add(&p, 0x1000, 1), 0);
 		assert_int_equal(prof_profile_normalize(&p), 0);
 		assert_int_equal(prof_epoch_write(db, epoch, &p, &err), 0);

@@ -25,16 +25,6 @@ struct run {
 	int node[MAXI], edge[MAXI], n;
 };
 
-static uint64_t rng_state;
-
-static uint32_t rng(uint32_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state % n);
-}
-
 static void run_graph(const struct cfg_graph *g, struct run *r)
 {
 	struct dcpi_err err = { 0 };
@@ -370,7 +360,7 @@ static void check_walks(const struct cfg_graph *g, const struct run *r)
 				opts[nopt++] = UINT32_MAX - 1;	/* stop: to the exit */
 			if (v == g->exit)
 				opts[nopt++] = UINT32_MAX;	/* end of the run */
-			uint32_t o = opts[rng(nopt)];
+			uint32_t o = opts[graph_rng(nopt)];
 
 			if (o == UINT32_MAX)
 				break;
@@ -400,9 +390,9 @@ static void check_walks(const struct cfg_graph *g, const struct run *r)
 
 static void random_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to)
 {
-	uint32_t nn = 1 + rng(MAXN), ne, cfg_like = rng(2);
+	uint32_t nn = 1 + graph_rng(MAXN), ne, cfg_like = graph_rng(2);
 
-	ne = rng(cfg_like ? 2 * nn + 1 : 3 * nn + 1);
+	ne = graph_rng(cfg_like ? 2 * nn + 1 : 3 * nn + 1);
 	if (ne > MAXE)
 		ne = MAXE;
 	g->nnodes = nn;
@@ -416,12 +406,12 @@ static void random_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to)
 		g->entry = 0;
 		g->exit = nn - 1;
 	} else {
-		g->entry = rng(nn);
-		g->exit = rng(nn);
+		g->entry = graph_rng(nn);
+		g->exit = graph_rng(nn);
 	}
 	while (g->nedges < MAXE && ne--) {
-		from[g->nedges] = rng(nn);
-		to[g->nedges] = rng(nn);
+		from[g->nedges] = graph_rng(nn);
+		to[g->nedges] = graph_rng(nn);
 		if (cfg_like && from[g->nedges] == nn - 1)
 			continue;	/* the exit has no successors */
 		g->nedges++;
@@ -436,7 +426,7 @@ static void test_random_vs_definition(void **state)
 	struct cfg_graph g;
 	struct run r;
 
-	rng_state = 0x9e3779b97f4a7c15ull;
+	graph_rng_state = 0x9e3779b97f4a7c15ull;
 	for (int i = 0; i < 6000; i++) {
 		random_graph(&g, from, to);
 		run_graph(&g, &r);
@@ -806,12 +796,12 @@ static int ref_cycle_equiv(const struct cfg_graph *g, int *node_class, int *edge
  */
 static void shaped_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to, uint32_t maxe)
 {
-	uint32_t nn = 1 + rng(64), ne = 0, kind = rng(4);
+	uint32_t nn = 1 + graph_rng(64), ne = 0, kind = graph_rng(4);
 
-	g->entry = kind == 3 ? rng(nn) : 0;
-	g->exit = kind == 3 ? rng(nn) : nn - 1;
+	g->entry = kind == 3 ? graph_rng(nn) : 0;
+	g->exit = kind == 3 ? graph_rng(nn) : nn - 1;
 	for (uint32_t v = 0; v + 1 < nn && ne < maxe; v++) {
-		uint32_t r = rng(16);
+		uint32_t r = graph_rng(16);
 
 		if (r < 10 || kind == 0) {		/* fall through */
 			from[ne] = v;
@@ -819,7 +809,7 @@ static void shaped_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to, uint
 		}
 		if (r >= 8 && r < 12 && ne < maxe) {	/* a branch forward or back */
 			from[ne] = v;
-			to[ne++] = rng(nn);
+			to[ne++] = graph_rng(nn);
 		}
 		if (r == 12 && ne < maxe) {		/* a self loop */
 			from[ne] = v;
@@ -832,12 +822,12 @@ static void shaped_graph(struct cfg_graph *g, uint32_t *from, uint32_t *to, uint
 		/* r 14, 15 (and 10, 11 without the fall through): a jump, a dead end */
 		if (r == 14 && ne < maxe) {
 			from[ne] = v;
-			to[ne++] = v < 4 ? 0 : v - 1 - rng(4);
+			to[ne++] = v < 4 ? 0 : v - 1 - graph_rng(4);
 		}
 	}
-	for (uint32_t k = kind == 2 ? rng(4) : 0; k && ne < maxe; k--) {
+	for (uint32_t k = kind == 2 ? graph_rng(4) : 0; k && ne < maxe; k--) {
 		from[ne] = g->exit;			/* an exit that goes on */
-		to[ne++] = rng(nn);
+		to[ne++] = graph_rng(nn);
 	}
 	g->nnodes = nn;
 	g->nedges = ne;
@@ -853,7 +843,7 @@ static void test_random_vs_reference(void **state)
 	struct dcpi_err err = { 0 };
 	struct cfg_graph g;
 
-	rng_state = 0x2545f4914f6cdd1dull;
+	graph_rng_state = 0x2545f4914f6cdd1dull;
 	for (int i = 0; i < 200000; i++) {
 		shaped_graph(&g, from, to, E);
 		assert_int_equal(cfg_cycle_equiv(&g, nc, ec, &n, &err), 0);

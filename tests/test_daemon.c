@@ -29,7 +29,8 @@
 #include "testutil.h"
 #include "tu_run.h"
 
-static char ws[256], db[300], pidfile[300], errfile[300], twoprocs[PROF_PATH_MAX];
+static char ws[256], twoprocs[PROF_PATH_MAX];
+static char db[TU_RUN_NAME], pidfile[TU_RUN_NAME], errfile[TU_RUN_NAME];
 static const char *dcpi_bin;
 
 static int setup(void **state)
@@ -38,19 +39,9 @@ static int setup(void **state)
 			    "daemon");
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void new_db(void)
 {
-	static int seq;
-
-	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
-	snprintf(pidfile, sizeof(pidfile), "%s/pid%d", ws, seq);
-	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+	tu_run_names(ws, db, errfile, pidfile, "pid");
 }
 
 static void sleep_ms(int ms)
@@ -150,7 +141,6 @@ static void read_epoch(size_t i, struct prof_profile **p, size_t *n,
 	prof_db_close(d);
 }
 
-
 static const struct prof_profile *need_twoprocs(const struct prof_profile *p, size_t n)
 {
 	const struct prof_profile *w = find_image(p, n, "/workloads/twoprocs");
@@ -158,38 +148,6 @@ static const struct prof_profile *need_twoprocs(const struct prof_profile *p, si
 	if (!w)
 		fail_msg("no samples on twoprocs");
 	return w;
-}
-
-
-
-/* proc_a does 3x proc_b's work: share 0.75 within 5 sigma + 1%. */
-static void check_ratio(const struct prof_profile *w, const char *what)
-{
-	uint64_t alo, ahi, blo, bhi, a, b;
-	double n, p, sigma;
-
-	sym_range(twoprocs, "proc_a", &alo, &ahi);
-	sym_range(twoprocs, "proc_b", &blo, &bhi);
-	a = count_in(w, alo, ahi);
-	b = count_in(w, blo, bhi);
-	n = (double)(a + b);
-	print_message("%s: proc_a %llu proc_b %llu share %.4f\n", what,
-		      (unsigned long long)a, (unsigned long long)b, n ? a / n : 0);
-	assert_true(n >= 100);
-	p = (double)a / n;
-	sigma = sqrt(0.75 * 0.25 / n);
-	if (fabs(p - 0.75) > 5 * sigma + 0.01)
-		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
-	assert_true(n >= 0.95 * (double)w->total);
-}
-
-static uint64_t sum_totals(const struct prof_profile *p, size_t n)
-{
-	uint64_t t = 0;
-
-	for (size_t i = 0; i < n; i++)
-		t += p[i].total;
-	return t;
 }
 
 /* A workload started while dcpid runs (--flush 1 --duration: it stops by itself). */
@@ -212,11 +170,11 @@ static void test_daemon_twoprocs(void **state)
 	read_epoch(0, &p, &n, &m);
 	print_message("daemon: %llu samples, settings %s\n", (unsigned long long)m.samples,
 		      m.settings);
-	check_ratio(need_twoprocs(p, n), "daemon");
+	tu_check_twoprocs(twoprocs, need_twoprocs(p, n), "daemon");
 	assert_non_null(strstr(m.settings, "system-wide"));
 	assert_int_equal(m.calibrated, 1);
 	/* every flush merged into the one epoch: the metadata has the sum */
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	assert_true(m.start_ns > 0 && m.end_ns > m.start_ns);
 	prof_profiles_free(p, n);
 }
@@ -237,7 +195,7 @@ static void test_daemon_preexisting(void **state)
 	kill(d, SIGINT);
 	assert_int_equal(wait_exit(d), 0);
 	read_epoch(0, &p, &n, &m);
-	check_ratio(need_twoprocs(p, n), "preexisting");
+	tu_check_twoprocs(twoprocs, need_twoprocs(p, n), "preexisting");
 	prof_profiles_free(p, n);
 }
 
@@ -300,8 +258,8 @@ static void test_daemon_signals(void **state)
 	for (size_t e = 0; e < 2; e++) {
 		read_epoch(e, &p, &n, &m);
 		print_message("epoch %zu: %llu samples\n", e, (unsigned long long)m.samples);
-		check_ratio(need_twoprocs(p, n), "signals");
-		assert_true(m.samples == sum_totals(p, n));
+		tu_check_twoprocs(twoprocs, need_twoprocs(p, n), "signals");
+		assert_true(m.samples == tu_sum_totals(p, n));
 		prof_profiles_free(p, n);
 	}
 }
@@ -325,5 +283,5 @@ int main(void)
 		cmocka_unit_test(test_daemon_signals),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

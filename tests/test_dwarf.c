@@ -42,15 +42,13 @@ struct a2l {
 /* Instruction addresses of .text, from objdump. */
 static size_t text_addrs(const char *file, uint64_t **out)
 {
-	char cmd[4200], buf[1024];
+	char buf[1024];
 	uint64_t *v = NULL;
 	size_t n = 0, cap = 0;
 	int in_text = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn '%s'", file);
-	p = popen(cmd, "r");
-	assert_non_null(p);
+	p = tu_popen("objdump -d --no-show-raw-insn '%s'", file);
 	while (fgets(buf, sizeof(buf), p)) {
 		unsigned long long a;
 		char colon;
@@ -105,7 +103,7 @@ static void parse_loc(char *s, char *file, size_t fsz, int *line, unsigned *disc
 static struct a2l *run_addr2line(const char *tool, const char *file, const uint64_t *addrs,
 				 size_t n)
 {
-	char in_path[128], cmd[4400], buf[2048];
+	char in_path[128], buf[2048];
 	struct a2l *r = calloc(n, sizeof(*r));
 	struct a2l *cur = NULL;
 	FILE *f, *p;
@@ -118,9 +116,7 @@ static struct a2l *run_addr2line(const char *tool, const char *file, const uint6
 	for (size_t k = 0; k < n; k++)
 		fprintf(f, "0x%llx\n", (unsigned long long)addrs[k]);
 	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "'%s' -a -i -f -e '%s' < '%s'", tool, file, in_path);
-	p = popen(cmd, "r");
-	assert_non_null(p);
+	p = tu_popen("'%s' -a -i -f -e '%s' < '%s'", tool, file, in_path);
 	while (fgets(buf, sizeof(buf), p)) {
 		buf[strcspn(buf, "\n")] = '\0';
 		if (!strncmp(buf, "0x", 2)) {
@@ -263,19 +259,20 @@ static void test_lines_dwarf4(void **state)
 	build_and_compare("cc", "-gdwarf-4", "dwarftest4", "addr2line");
 }
 
+/* The path of LLVM's addr2line in tool ("" when it is not installed). */
+static void llvm_addr2line(char *tool, size_t len)
+{
+	tu_sh_line("command -v llvm-addr2line || ls /usr/lib/llvm-*/bin/llvm-addr2line", tool,
+		   len);
+}
+
 /* clang's DWARF 5 (DW_FORM_addrx, rnglistx).  binutils 2.40 addr2line
  * misreads clang's rnglistx inline ranges, so the reference here is LLVM's. */
 static void test_lines_clang(void **state)
 {
 	char tool[512] = "";
-	FILE *p;
 
-	p = popen("command -v llvm-addr2line || ls /usr/lib/llvm-*/bin/llvm-addr2line", "r");
-	assert_non_null(p);
-	if (!fgets(tool, sizeof(tool), p))
-		tool[0] = '\0';
-	pclose(p);
-	tool[strcspn(tool, "\n")] = '\0';
+	llvm_addr2line(tool, sizeof(tool));
 	if (!tool[0] || system("command -v clang >/dev/null 2>&1")) {
 		print_message("clang or llvm-addr2line not installed\n");
 		skip();
@@ -288,14 +285,8 @@ static void test_lines_llvm(void **state)
 {
 	char tool[512] = "";
 	struct tally t;
-	FILE *p;
 
-	p = popen("command -v llvm-addr2line || ls /usr/lib/llvm-*/bin/llvm-addr2line", "r");
-	assert_non_null(p);
-	if (!fgets(tool, sizeof(tool), p))
-		tool[0] = '\0';
-	pclose(p);
-	tool[strcspn(tool, "\n")] = '\0';
+	llvm_addr2line(tool, sizeof(tool));
 	if (!tool[0]) {
 		print_message("llvm-addr2line not installed\n");
 		skip();
@@ -428,12 +419,7 @@ static int setup(void **state)
 		fprintf(stderr, "missing %s or %s\n", wl_path, src_path);
 		return -1;
 	}
-	return tu_workspace(tmp_dir, sizeof(tmp_dir), "dwarf");
-}
-
-static int teardown(void **state)
-{
-	return tu_sh("rm -rf '%s'", tmp_dir) ? -1 : 0;
+	return tu_ws_setup(state, tmp_dir, sizeof(tmp_dir), "dwarf");
 }
 
 int main(void)
@@ -449,5 +435,5 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -458,18 +458,6 @@ static void test_confidence_flow(void **state)
 
 static char tmp[256];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 struct insn_row {
 	unsigned long long offset;
 	double samples, executions;
@@ -506,10 +494,10 @@ static double share_within(const char *proc, const char *extra, double tol)
 	size_t ne, nx;
 	double tot = 0, ok = 0;
 
-	assert_int_equal(sh("%s calc %s --db %s/rec --json %s > %s/est.json", bin, proc, tmp, extra,
-			    tmp), 0);
-	assert_int_equal(sh("%s calc %s --db %s/cg --event callgrind-Ir --json > %s/ex.json", bin, proc,
-			    tmp, tmp), 0);
+	assert_int_equal(tu_sh("%s calc %s --db %s/rec --json %s > %s/est.json", bin, proc, tmp, extra,
+			       tmp), 0);
+	assert_int_equal(tu_sh("%s calc %s --db %s/cg --event callgrind-Ir --json > %s/ex.json", bin, proc,
+			       tmp, tmp), 0);
 	ne = read_rows(strcat(strcpy((char[300]){ 0 }, tmp), "/est.json"), est, 512);
 	nx = read_rows(strcat(strcpy((char[300]){ 0 }, tmp), "/ex.json"), ex, 512);
 	assert_true(ne > 0 && ne == nx);
@@ -527,8 +515,8 @@ static double share_within(const char *proc, const char *extra, double tol)
 
 static void record_estloops(const char *bin, const char *build)
 {
-	assert_int_equal(sh("%s record -e cpu-clock -c 100000 --db %s/rec -- "
-			    "%s/workloads/estloops 40000 > %s/rec.log 2>&1", bin, tmp, build, tmp),
+	assert_int_equal(tu_sh("%s record -e cpu-clock -c 100000 --db %s/rec -- "
+			       "%s/workloads/estloops 40000 > %s/rec.log 2>&1", bin, tmp, build, tmp),
 			 0);
 }
 
@@ -536,18 +524,12 @@ static void record_estloops(const char *bin, const char *build)
 static const char *calibration_line(void)
 {
 	static char line[128];
-	FILE *p;
 	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd), "grep -ho 'calibrated cycles_per_sample=[0-9.]*' "
 		 "%s/rec/*/meta 2>/dev/null | head -1", tmp);
 	snprintf(line, sizeof(line), "calibration unknown");
-	p = popen(cmd, "r");
-	if (p) {
-		if (fgets(line, sizeof(line), p))
-			line[strcspn(line, "\n")] = 0;
-		pclose(p);
-	}
+	tu_sh_line(cmd, line, sizeof(line));
 	return line;
 }
 
@@ -561,39 +543,39 @@ static void test_end_to_end(void **state)
 		print_message("DCPI_BIN / DCPI_BUILD unset: run through tests/run.sh\n");
 		skip();
 	}
-	if (sh("valgrind --version > /dev/null 2>&1") != 0) {
+	if (tu_sh("valgrind --version > /dev/null 2>&1") != 0) {
 		print_message("no valgrind: skipped\n");
 		skip();
 	}
 	assert_int_equal(tu_workspace(tmp, sizeof(tmp), "estimate"), 0);
 	record_estloops(bin, build);
-	assert_int_equal(sh("valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes "
-			    "--callgrind-out-file=%s/cg.out %s/workloads/estloops 400 > %s/cg.log "
-			    "2>&1", tmp, build, tmp), 0);
-	assert_int_equal(sh("%s import %s/cg.out --db %s/cg > %s/imp.log 2>&1", bin, tmp, tmp, tmp),
+	assert_int_equal(tu_sh("valgrind --tool=callgrind --dump-instr=yes --collect-jumps=yes "
+			       "--callgrind-out-file=%s/cg.out %s/workloads/estloops 400 > %s/cg.log "
+			       "2>&1", tmp, build, tmp), 0);
+	assert_int_equal(tu_sh("%s import %s/cg.out --db %s/cg > %s/imp.log 2>&1", bin, tmp, tmp, tmp),
 			 0);
 	/* fig. 2 text: the hot block's Best-case and Actual lines */
-	assert_int_equal(sh("%s calc loop_simple --db %s/rec > %s/calc.txt", bin, tmp, tmp), 0);
-	assert_int_equal(sh("grep -q '^\\*\\*\\* Best-case [0-9.]*/[0-9]* = [0-9.]*CPI' %s/calc.txt "
-			    "&& grep -q '^\\*\\*\\* Actual [0-9.]*/[0-9]* = [0-9.]*CPI' %s/calc.txt",
-			    tmp, tmp), 0);
+	assert_int_equal(tu_sh("%s calc loop_simple --db %s/rec > %s/calc.txt", bin, tmp, tmp), 0);
+	assert_int_equal(tu_sh("grep -q '^\\*\\*\\* Best-case [0-9.]*/[0-9]* = [0-9.]*CPI' %s/calc.txt "
+			       "&& grep -q '^\\*\\*\\* Actual [0-9.]*/[0-9]* = [0-9.]*CPI' %s/calc.txt",
+			       tmp, tmp), 0);
 	/* a calibration file in the database sets the skid window */
-	assert_int_equal(sh("printf 'version 1\\nmodel zen4\\nevent cpu-clock\\n"
-			    "attrib 0 0.5 0.5 0 0\\nskid 2\\nskid_share 0.4\\n' > "
-			    "%s/rec/calibration-zen4.txt", tmp), 0);
-	assert_int_equal(sh("%s calc loop_simple --model zen4 --db %s/rec > %s/calc2.txt", bin, tmp,
-			    tmp), 0);
-	assert_int_equal(sh("grep -q '^calibration .*: skid 2 instructions, 40%% handed back' "
-			    "%s/calc2.txt", tmp), 0);
-	assert_int_equal(sh("%s calc loop_simple --model zen4 --db %s/rec --skid 1:0.5 > "
-			    "%s/calc3.txt && grep -q 'skid 1 instruction, 50%% handed back (--skid "
-			    "given)' %s/calc3.txt", bin, tmp, tmp, tmp), 0);
-	sh("rm -f %s/rec/calibration-zen4.txt", tmp);
+	assert_int_equal(tu_sh("printf 'version 1\\nmodel zen4\\nevent cpu-clock\\n"
+			       "attrib 0 0.5 0.5 0 0\\nskid 2\\nskid_share 0.4\\n' > "
+			       "%s/rec/calibration-zen4.txt", tmp), 0);
+	assert_int_equal(tu_sh("%s calc loop_simple --model zen4 --db %s/rec > %s/calc2.txt", bin, tmp,
+			       tmp), 0);
+	assert_int_equal(tu_sh("grep -q '^calibration .*: skid 2 instructions, 40%% handed back' "
+			       "%s/calc2.txt", tmp), 0);
+	assert_int_equal(tu_sh("%s calc loop_simple --model zen4 --db %s/rec --skid 1:0.5 > "
+			       "%s/calc3.txt && grep -q 'skid 1 instruction, 50%% handed back (--skid "
+			       "given)' %s/calc3.txt", bin, tmp, tmp, tmp), 0);
+	tu_sh("rm -f %s/rec/calibration-zen4.txt", tmp);
 	/* --static needs no samples, no database */
-	assert_int_equal(sh("%s calc --static --image %s/workloads/estloops --db /nonexistent "
-			    "loop_simple > %s/static.txt && grep -q '^\\*\\*\\* Best-case' "
-			    "%s/static.txt && grep -q 'reg dep' %s/static.txt", bin, build, tmp, tmp,
-			    tmp), 0);
+	assert_int_equal(tu_sh("%s calc --static --image %s/workloads/estloops --db /nonexistent "
+			       "loop_simple > %s/static.txt && grep -q '^\\*\\*\\* Best-case' "
+			       "%s/static.txt && grep -q 'reg dep' %s/static.txt", bin, build, tmp, tmp,
+			       tmp), 0);
 	simple = share_within("loop_simple", "", 0.15);
 	/* A busy sibling thread of the host core slows the run (and moves the
 	 * calibration) by 10-20% for seconds at a time, and time samples cannot
@@ -602,7 +584,7 @@ static void test_end_to_end(void **state)
 	if (simple < 0.6) {
 		print_message("loop_simple: %.1f%% of samples within 15%% (%s); recording again\n",
 			      100 * simple, calibration_line());
-		assert_int_equal(sh("rm -rf %s/rec", tmp), 0);
+		assert_int_equal(tu_sh("rm -rf %s/rec", tmp), 0);
 		record_estloops(bin, build);
 		simple = share_within("loop_simple", "", 0.15);
 	}
@@ -612,7 +594,7 @@ static void test_end_to_end(void **state)
 		      100 * mixed, calibration_line());
 	/* typical: 100% for loop_simple; the single-block loop must come out */
 	assert_true(simple >= 0.6);
-	sh("rm -rf %s", tmp);
+	tu_sh("rm -rf %s", tmp);
 }
 
 int main(void)

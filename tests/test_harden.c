@@ -179,6 +179,13 @@ static void new_epoch(const char *dbp, char *epoch, size_t len)
 	prof_db_close(db);
 }
 
+/* A new database (its path in dbp) with one new epoch (its name in epoch). */
+static void fresh_epoch(char *dbp, size_t dlen, char *epoch, size_t len)
+{
+	fresh(dbp, dlen);
+	new_epoch(dbp, epoch, len);
+}
+
 /* A child killed at failpoint k of a flush: the epoch is the old or the new
  * state, never a mix; meta agrees with the profiles; the next writer
  * finishes or cleans up.  Both sides of the commit point get hit. */
@@ -189,8 +196,7 @@ static void test_kill_at_each_step(void **state)
 	uint64_t base, meta, now, step = (uint64_t)NPROF * 20 * 3;
 	int before = 0, after = 0, k;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(dir, sizeof(dir), "%s/%s", dbp, epoch);
 	{
 		struct prof_db *db;
@@ -262,8 +268,7 @@ static void test_enospc_eio_each_write(void **state)
 	uint64_t base, meta, now;
 	struct prof_db *db;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(dir, sizeof(dir), "%s/%s", dbp, epoch);
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	for (size_t pi = 0; pi < sizeof(points) / sizeof(points[0]); pi++) {
@@ -321,8 +326,7 @@ static void test_corrupt_live_file(void **state)
 	DIR *dp;
 	FILE *f;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(dir, sizeof(dir), "%s/%s", dbp, epoch);
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(flush_round(db, epoch, 1, &err), 0);
@@ -363,8 +367,7 @@ static void test_fifos_do_not_hang(void **state)
 	struct prof_db *db;
 	size_t n;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(flush_round(db, epoch, 1, &err), 0);
 	snprintf(path, sizeof(path), "%s/%s/zz.cpu-clock.prof", dbp, epoch);
@@ -406,8 +409,7 @@ static void test_symlinked_epoch(void **state)
 	char **names;
 	size_t n;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(outside, sizeof(outside), "%s/outside%d", ws, dbseq);
 	assert_int_equal(mkdir(outside, 0755), 0);
 	snprintf(path, sizeof(path), "%s/%s", dbp, epoch);
@@ -438,8 +440,7 @@ static void test_symlinks_at_names(void **state)
 
 	snprintf(victim, sizeof(victim), "%s/victim", ws);
 	assert_int_equal(tu_sh("echo precious > '%s' && chmod 600 '%s'", victim, victim), 0);
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(path, sizeof(path), "%s/%s/meta", dbp, epoch);
 	assert_int_equal(symlink(victim, path), 0);
 	{	/* the next temporary names this process will try */
@@ -568,8 +569,7 @@ static void test_empty_epochs_skipped(void **state)
 	struct prof_db *db;
 	size_t n;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, e1, sizeof(e1));
+	fresh_epoch(dbp, sizeof(dbp), e1, sizeof(e1));
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(flush_round(db, e1, 1, &err), 0);
 	assert_int_equal(prof_db_epoch_new(db, e2, sizeof(e2), &err), 0);
@@ -591,8 +591,7 @@ static void test_bad_meta_is_an_error(void **state)
 	struct prof_epoch_meta m;
 	struct prof_db *db;
 
-	fresh(dbp, sizeof(dbp));
-	new_epoch(dbp, epoch, sizeof(epoch));
+	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(path, sizeof(path), "%s/%s/meta", dbp, epoch);
 	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
 	assert_int_equal(tu_sh(": > '%s'", path), 0);
@@ -677,21 +676,15 @@ static void test_failpoints(void **state)
 
 /* ---- the tools, end to end (reproductions of the issue) ------------------ */
 
-static int run_capture(char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* Run a shell command under timeout(1) with stderr and stdout into out. */
-static int run_capture(char *out, size_t len, const char *fmt, ...)
+static int run_vcapture(char *out, size_t len, const char *fmt, va_list ap)
 {
 	char cmd[4096], full[4400];
-	va_list ap;
 	FILE *f;
 	size_t n;
 	int st;
 
-	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
 	snprintf(full, sizeof(full), "timeout -s KILL 30 sh -c '%s' 2>&1", cmd);
 	f = popen(full, "r");
 	assert_non_null(f);
@@ -701,20 +694,61 @@ static int run_capture(char *out, size_t len, const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static int have_tools(void)
+static int run_capture(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int run_capture(char *out, size_t len, const char *fmt, ...)
 {
-	return dcpi_bin && build_dir && !access(dcpi_bin, X_OK);
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = run_vcapture(out, len, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static void dcpi_expect(char *out, size_t len, int want, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Run `dcpi ARGS` (ARGS printf-style) as run_capture does, its output
+ * printed: it must exit with status want. */
+static void dcpi_expect(char *out, size_t len, int want, const char *fmt, ...)
+{
+	char args[4000];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	rc = run_capture(out, len, "%s %s", dcpi_bin, args);
+	print_message("%s", out);
+	assert_int_equal(rc, want);
+}
+
+/* Skip the test when dcpi or the workloads are not there to run. */
+static void need_tools(void)
+{
+	if (!dcpi_bin || !build_dir || access(dcpi_bin, X_OK))
+		skip();
+}
+
+/* One more epoch in the database at dbp: a recording of a small workload. */
+static void record_into(const char *dbp)
+{
+	char out[4096];
+
+	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
+			dcpi_bin, dbp, build_dir))
+		fail_msg("record: %s", out);
 }
 
 /* A database with one recorded epoch of a small workload. */
 static void recorded_db(char *dbp, size_t len)
 {
-	char out[4096];
-
 	fresh(dbp, len);
-	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
-			dcpi_bin, dbp, build_dir))
-		fail_msg("record: %s", out);
+	record_into(dbp);
 }
 
 /* dcpi record on a full disk: exit 1 naming the file, the reason and the
@@ -724,8 +758,7 @@ static void test_record_enospc(void **state)
 	char dbp[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	for (int k = 1; k <= 3; k++) {
 		fresh(dbp, sizeof(dbp));
 		rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:%d:enospc %s record "
@@ -747,20 +780,14 @@ static void test_record_enospc(void **state)
 static void test_tools_fifo_in_db(void **state)
 {
 	char dbp[300], out[4096];
-	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	assert_int_equal(tu_sh("mkfifo %s/00000001/zz.cpu-clock.prof", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "prof --db %s", dbp);
 	assert_non_null(strstr(out, "not a regular file (a FIFO)"));
 	assert_int_equal(tu_sh("rm %s/00000001/meta && mkfifo %s/00000001/meta", dbp, dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "calc --db %s proc_a", dbp);
 	assert_non_null(strstr(out, "meta: not a regular file (a FIFO)"));
 }
 
@@ -769,27 +796,18 @@ static void test_tools_messages(void **state)
 	char dbp[300], out[4096], rnd[400];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	snprintf(rnd, sizeof(rnd), "%s/rand.bin", ws);
 	assert_int_equal(tu_sh("head -c 4096 /dev/urandom > %s", rnd), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s --image %s main", dcpi_bin, dbp,
-			 rnd);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "calc --db %s --image %s main", dbp, rnd);
 	assert_non_null(strstr(out, "not an ELF file"));
-	rc = run_capture(out, sizeof(out), "%s record -F 10000000 --db %s -- true", dcpi_bin,
-			 dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "record -F 10000000 --db %s -- true", dbp);
 	assert_non_null(strstr(out, "perf_event_max_sample_rate"));
 	/* an empty newest epoch (a collector killed before its first flush)
 	 * does not hide the good one */
 	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "prof --db %s", dbp);
 	assert_non_null(strstr(out, "skipped 1 empty epoch newer than 00000001"));
 	assert_non_null(strstr(out, "proc_a"));
 	/* a full disk under dcpi record: exit 1 and no half-written epoch */
@@ -801,9 +819,7 @@ static void test_tools_messages(void **state)
 	assert_int_equal(tu_sh("test ! -e %s/00000003", dbp), 0);
 	/* an empty meta: dcpicalc says so instead of dropping the calibration */
 	assert_int_equal(tu_sh(": > %s/00000001/meta", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "calc --db %s proc_a", dbp);
 	assert_non_null(strstr(out, "00000001/meta: empty"));
 }
 
@@ -812,12 +828,8 @@ static void test_tools_messages(void **state)
 /* Two recorded epochs in dbp. */
 static void recorded_db2(char *dbp, size_t len)
 {
-	char out[4096];
-
 	recorded_db(dbp, len);
-	if (run_capture(out, sizeof(out), "%s record --no-paths --db %s -- %s/workloads/twoprocs 5",
-			dcpi_bin, dbp, build_dir))
-		fail_msg("record: %s", out);
+	record_into(dbp);
 }
 
 /* A copy of dbp at bad whose second epoch has one garbage profile. */
@@ -843,20 +855,16 @@ static void test_merge_all_or_nothing(void **state)
 	char good[300], bad[300], outdb[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db2(good, sizeof(good));
 	damaged_copy(good, bad, sizeof(bad));
 	fresh(outdb, sizeof(outdb));
-	rc = run_capture(out, sizeof(out), "%s merge %s %s -o %s", dcpi_bin, good, bad, outdb);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s %s -o %s", good, bad, outdb);
 	assert_non_null(strstr(out, "00000002/"));
 	assert_non_null(strstr(out, "bad magic"));
 	assert_int_equal(count_epochs(outdb), 0);
 	/* and a good merge still works, then a full disk leaves nothing */
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, good, outdb);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "merge %s -o %s", good, outdb);
 	assert_int_equal(count_epochs(outdb), 1);
 	for (int k = 1; k <= 3; k++) {
 		rc = run_capture(out, sizeof(out), "DCPI_FAILPOINT=write:%d:enospc %s merge %s -o %s",
@@ -873,12 +881,9 @@ static void test_merge_self(void **state)
 	char dbp[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s/", dcpi_bin, dbp, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s -o %s/", dbp, dbp);
 	assert_int_equal(count_epochs(dbp), 1);
 	rc = run_capture(out, sizeof(out), "cd %s/.. && %s merge %s -o ./%s/../%s", dbp,
 			 dcpi_bin, dbp, strrchr(dbp, '/') + 1, strrchr(dbp, '/') + 1);
@@ -894,8 +899,7 @@ static void test_merge_refusals(void **state)
 	char dbp[300], other[300], outdb[300], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	rc = run_capture(out, sizeof(out), "cd %s && %s merge %s -o -", ws, dcpi_bin, dbp);
 	print_message("%s", out);
@@ -904,24 +908,16 @@ static void test_merge_refusals(void **state)
 	assert_int_equal(tu_sh("test ! -e %s/-", ws), 0);
 	fresh(other, sizeof(other));
 	assert_int_equal(tu_sh("mkdir %s && echo mine > %s/notes.txt", other, other), 0);
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, dbp, other);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s -o %s", dbp, other);
 	assert_non_null(strstr(out, other));
 	assert_int_equal(tu_sh("test \"$(ls -A %s)\" = notes.txt", other), 0);
 	fresh(outdb, sizeof(outdb));
-	rc = run_capture(out, sizeof(out), "%s merge %s %s/missing -o %s", dcpi_bin, dbp, ws,
-			 outdb);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "merge %s %s/missing -o %s", dbp, ws, outdb);
 	assert_non_null(strstr(out, "missing"));
 	assert_int_equal(tu_sh("test ! -e %s", outdb), 0);
 	/* into an existing database: a new epoch */
-	rc = run_capture(out, sizeof(out), "%s merge %s -o %s", dcpi_bin, dbp, outdb);
-	assert_int_equal(rc, 0);
-	rc = run_capture(out, sizeof(out), "%s merge %s %s/missing -o %s", dcpi_bin, dbp, ws,
-			 outdb);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 0, "merge %s -o %s", dbp, outdb);
+	dcpi_expect(out, sizeof(out), 1, "merge %s %s/missing -o %s", dbp, ws, outdb);
 	assert_int_equal(count_epochs(outdb), 1);
 }
 
@@ -931,8 +927,7 @@ static void test_import_enospc(void **state)
 	char dbp[300], data[400], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	snprintf(data, sizeof(data), "%s/perf.data", ws);
 	if (tu_sh("perf record -q -e cpu-clock -c 250000 -o %s -- %s/workloads/twoprocs 2 "
 		  ">/dev/null 2>&1", data, build_dir))
@@ -946,9 +941,7 @@ static void test_import_enospc(void **state)
 		assert_non_null(strstr(out, "No space left on device"));
 		assert_int_equal(count_epochs(dbp), 1);
 	}
-	rc = run_capture(out, sizeof(out), "%s import --no-calibrate --db %s %s", dcpi_bin, dbp,
-			 data);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "import --no-calibrate --db %s %s", dbp, data);
 	assert_int_equal(count_epochs(dbp), 2);
 }
 
@@ -962,8 +955,7 @@ static void test_empty_epoch_every_tool(void **state)
 	char dbp[300], out[8192], cmd[1200];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -984,10 +976,8 @@ static void test_damaged_file_reports(void **state)
 	static const char *const damage[] = { "echo garbage > $f", "truncate -s 100 $f",
 					      ": > $f" };
 	char dbp[300], out[8192], f[600];
-	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	for (size_t d = 0; d < 3; d++) {
 		recorded_db(dbp, sizeof(dbp));
 		/* another image's profile (libc's, ld.so's): twoprocs' own is
@@ -999,29 +989,17 @@ static void test_damaged_file_reports(void **state)
 		if (f[0] != '/')	/* only twoprocs was sampled: another image's file */
 			snprintf(f, sizeof(f), "%s/00000001/%040d.cpu-clock.prof", dbp, 0);
 		assert_int_equal(tu_sh("f=%s; %s", f, damage[d]), 0);
-		rc = run_capture(out, sizeof(out), "%s prof --db %s", dcpi_bin, dbp);
-		print_message("%s", out);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "prof --db %s", dbp);
 		assert_non_null(strstr(out, f));
 		assert_non_null(strstr(out, "skipped, the rest of epoch 00000001 is reported"));
-		rc = run_capture(out, sizeof(out), "%s prof --json --db %s 2>/dev/null", dcpi_bin,
-				 dbp);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "prof --json --db %s 2>/dev/null", dbp);
 		assert_non_null(strstr(out, "\"damaged\": [\""));
-		rc = run_capture(out, sizeof(out), "%s diff --json %s %s 2>/dev/null", dcpi_bin,
-				 dbp, dbp);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "diff --json %s %s 2>/dev/null", dbp, dbp);
 		assert_non_null(strstr(out, "\"damaged\": [\""));
-		rc = run_capture(out, sizeof(out), "%s export --pprof --db %s -o %s/x.pb.gz",
-				 dcpi_bin, dbp, ws);
-		assert_int_equal(rc, 0);
-		rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-		print_message("%s", out);
-		assert_int_equal(rc, 0);
-		rc = run_capture(out, sizeof(out), "%s llvm-prof --db %s -o %s/l.txt "
-				 "%s/workloads/twoprocs", dcpi_bin, dbp, ws, build_dir);
-		print_message("%s", out);
-		assert_int_equal(rc, 0);
+		dcpi_expect(out, sizeof(out), 0, "export --pprof --db %s -o %s/x.pb.gz", dbp, ws);
+		dcpi_expect(out, sizeof(out), 0, "calc --db %s proc_a", dbp);
+		dcpi_expect(out, sizeof(out), 0, "llvm-prof --db %s -o %s/l.txt "
+			    "%s/workloads/twoprocs", dbp, ws, build_dir);
 	}
 }
 
@@ -1032,8 +1010,7 @@ static void test_damaged_paths_reports(void **state)
 	char dbp[300], out[8192], f[600];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	if (run_capture(out, sizeof(out), "%s record --paths 200:32 --db %s -- "
 			"%s/workloads/twoprocs 5", dcpi_bin, dbp, build_dir))
@@ -1042,14 +1019,10 @@ static void test_damaged_paths_reports(void **state)
 	f[strcspn(f, "\n")] = '\0';
 	assert_true(f[0] == '/');
 	assert_int_equal(tu_sh("echo garbage > %s", f), 0);
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "calc --db %s proc_a", dbp);
 	assert_non_null(strstr(out, f));
 	assert_non_null(strstr(out, "skipped, the rest of epoch 00000001 is reported"));
-	rc = run_capture(out, sizeof(out), "%s calc --db %s proc_a --json 2>/dev/null", dcpi_bin,
-			 dbp);
-	assert_int_equal(rc, 0);
+	dcpi_expect(out, sizeof(out), 0, "calc --db %s proc_a --json 2>/dev/null", dbp);
 	assert_non_null(strstr(out, "\"damaged\": [\""));
 	rc = run_capture(out, sizeof(out), "%s merge %s -o %s/m", dcpi_bin, dbp, ws);
 	print_message("%s", out);
@@ -1064,7 +1037,8 @@ static void test_record_unwritable_first(void **state)
 	char dbp[300], out[4096], mark[400];
 	int rc;
 
-	if (!have_tools() || geteuid() != 0 || tu_sh("command -v setpriv >/dev/null"))
+	need_tools();
+	if (geteuid() != 0 || tu_sh("command -v setpriv >/dev/null"))
 		skip();
 	fresh(dbp, sizeof(dbp));
 	assert_int_equal(mkdir(dbp, 0755), 0);
@@ -1089,8 +1063,7 @@ static void test_diff_names_path(void **state)
 	char dbp[300], x[400], out[4096];
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(x, sizeof(x), "%s/diff-%s", ws, what[i]);
@@ -1110,21 +1083,15 @@ static void test_diff_names_path(void **state)
 static void test_error_paths_no_leak(void **state)
 {
 	char dbp[300], out[4096];
-	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	recorded_db(dbp, sizeof(dbp));
-	rc = run_capture(out, sizeof(out), "%s stats --db %s", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "stats --db %s", dbp);
 	assert_non_null(strstr(out, "at least two runs"));
 	assert_null(strstr(out, "LeakSanitizer"));
 	assert_int_equal(tu_sh("mkdir %s/00000002", dbp), 0);
-	rc = run_capture(out, sizeof(out), "%s export --pprof --db %s --epoch 00000002 -o %s/e.pb",
-			 dcpi_bin, dbp, ws);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "export --pprof --db %s --epoch 00000002 -o %s/e.pb",
+		    dbp, ws);
 	assert_non_null(strstr(out, "no samples"));
 	assert_null(strstr(out, "LeakSanitizer"));
 }
@@ -1135,13 +1102,10 @@ static void test_daemon_pidfile(void **state)
 	struct stat st;
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
-	rc = run_capture(out, sizeof(out), "%s daemon --db %s --pidfile /nonexistent/dir/pid "
-			 "--duration 1 --no-calibrate", dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "daemon --db %s --pidfile /nonexistent/dir/pid "
+		    "--duration 1 --no-calibrate", dbp);
 	assert_non_null(strstr(out, "/nonexistent/dir/pid:"));
 	assert_null(strstr(out, ".tmp"));
 	assert_int_equal(tu_sh("test -z \"$(ls -A %s 2>/dev/null)\"", dbp), 0);	/* no epoch */
@@ -1163,17 +1127,12 @@ static void test_daemon_pidfile(void **state)
 static void test_daemon_strict(void **state)
 {
 	char dbp[300], out[4096];
-	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	assert_int_equal(mkdir(dbp, 0777), 0);
 	assert_int_equal(chmod(dbp, 0777), 0);
-	rc = run_capture(out, sizeof(out), "%s daemon --db %s --duration 0.2 --no-calibrate",
-			 dcpi_bin, dbp);
-	print_message("%s", out);
-	assert_int_equal(rc, 1);
+	dcpi_expect(out, sizeof(out), 1, "daemon --db %s --duration 0.2 --no-calibrate", dbp);
 	assert_non_null(strstr(out, "chmod go-w"));
 }
 
@@ -1271,8 +1230,7 @@ static void test_daemon_survives_enospc(void **state)
 	uint64_t said, t, m;
 	pid_t d;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
@@ -1302,8 +1260,7 @@ static void test_daemon_drops_past_bound(void **state)
 	pid_t d;
 	int rc;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
@@ -1339,8 +1296,7 @@ static void test_daemon_kill_in_flush(void **state)
 	char dbp[300], errf[400], pidf[400], spec[64], text[8192];
 	uint64_t t, m;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	static const int steps[] = { 5, 6, 8, 11, 20, 45 };	/* the pidfile takes 1-4 */
 
@@ -1389,8 +1345,7 @@ static void test_daemon_corrupt_live(void **state)
 	char dbp[300], errf[400], pidf[400], text[8192];
 	pid_t d;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);
@@ -1422,8 +1377,7 @@ static void test_daemon_fifo_image(void **state)
 	pid_t d, evil, got = 0;
 	int rc = -1, st = 0;
 
-	if (!have_tools())
-		skip();
+	need_tools();
 	fresh(dbp, sizeof(dbp));
 	snprintf(errf, sizeof(errf), "%s/err-%d", ws, dbseq);
 	snprintf(pidf, sizeof(pidf), "%s/pidf-%d", ws, dbseq);

@@ -123,12 +123,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void track(pid_t pid)
 {
 	if (pid > 0 && nkids < (int)(sizeof(kids) / sizeof(kids[0])))
@@ -398,6 +392,22 @@ static void db_check(const char *dbp, struct dbsum *s)
 	prof_db_close(db);
 }
 
+/* Stop the daemon dm with SIGTERM: it must exit 0 and say its totals
+ * (into d) on its stderr, errf; then its database dbp is checked (into s). */
+static void daemon_stop(pid_t dm, const char *errf, struct dsaid *d, const char *dbp,
+			struct dbsum *s)
+{
+	char text[16384];
+	int rc;
+
+	kill(dm, SIGTERM);
+	rc = wait_for(dm, 60);
+	slurp(errf, text, sizeof(text));
+	if (rc || daemon_said(text, d))
+		fail_msg("dcpid: status %d: %s", rc, text);
+	db_check(dbp, s);
+}
+
 /* Epochs of dbp holding a meta. */
 static size_t committed_epochs(const char *dbp)
 {
@@ -648,8 +658,8 @@ static void test_mixed(void **state)
 
 static void test_signal_storm(void **state)
 {
-	char dbp[PROF_PATH_MAX], errf[PROF_PATH_MAX], text[16384];
-	int hups = 0, rc;
+	char dbp[PROF_PATH_MAX], errf[PROF_PATH_MAX];
+	int hups = 0;
 	struct dsaid d;
 	struct dbsum sum;
 	pid_t dm, w;
@@ -670,13 +680,8 @@ static void test_signal_storm(void **state)
 		}
 	}
 	sleep_ms(100);
-	kill(dm, SIGTERM);
-	rc = wait_for(dm, 60);
+	daemon_stop(dm, errf, &d, dbp, &sum);
 	stop(w);
-	slurp(errf, text, sizeof(text));
-	if (rc || daemon_said(text, &d))
-		fail_msg("dcpid: status %d: %s", rc, text);
-	db_check(dbp, &sum);
 	print_message("held: storm: %d SIGUSR1, %d SIGHUP: %llu flushes, %llu epochs, %llu "
 		      "samples (%llu lost), %llu in the database, %.1f s\n", P.usr1, hups,
 		      d.flushes, d.epochs, d.samples, d.lost, (unsigned long long)sum.total,
@@ -802,9 +807,9 @@ static void test_soak(void **state)
 {
 	unsigned long long *count = mmap(NULL, sizeof(*count), PROT_READ | PROT_WRITE,
 					 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	char dbp[PROF_PATH_MAX], errf[PROF_PATH_MAX], text[16384];
+	char dbp[PROF_PATH_MAX], errf[PROF_PATH_MAX];
 	long rss0, rss_base = -1, rss_max = 0, rss;
-	int fd_min = 1 << 30, fd_max = 0, fds, rc, nsp = 2;
+	int fd_min = 1 << 30, fd_max = 0, fds, nsp = 2;
 	double t0, end;
 	pid_t dm, sp[2];
 	struct dbsum sum;
@@ -840,12 +845,7 @@ static void test_soak(void **state)
 	}
 	for (int i = 0; i < nsp; i++)
 		assert_int_equal(wait_for(sp[i], 60), 0);
-	kill(dm, SIGTERM);
-	rc = wait_for(dm, 60);
-	slurp(errf, text, sizeof(text));
-	if (rc || daemon_said(text, &d))
-		fail_msg("dcpid: status %d: %s", rc, text);
-	db_check(dbp, &sum);
+	daemon_stop(dm, errf, &d, dbp, &sum);
 	if (rss_base < 0)
 		rss_base = rss0;
 	print_message("held: soak: %d s, %llu processes (%.0f/s), dcpid RSS %.1f -> %.1f MB "
@@ -1143,12 +1143,11 @@ static void test_hostile_programs(void **state)
 
 static void test_disk_full_recovers(void **state)
 {
-	char dbp[PROF_PATH_MAX], errf[PROF_PATH_MAX], text[16384], *env;
+	char dbp[PROF_PATH_MAX], errf[PROF_PATH_MAX], *env;
 	size_t o;
 	struct dbsum sum;
 	struct dsaid d;
 	pid_t dm, w;
-	int rc;
 
 	/* the pidfile takes write 1; each failing flush stops at its first */
 	env = malloc(256);
@@ -1165,13 +1164,8 @@ static void test_disk_full_recovers(void **state)
 		kill(dm, SIGUSR1);
 	}
 	sleep_ms(150);
-	kill(dm, SIGTERM);
-	rc = wait_for(dm, 60);
+	daemon_stop(dm, errf, &d, dbp, &sum);
 	stop(w);
-	slurp(errf, text, sizeof(text));
-	if (rc || daemon_said(text, &d))
-		fail_msg("dcpid: status %d: %s", rc, text);
-	db_check(dbp, &sum);
 	print_message("held: disk-full: %d flushes failed in a row (meta %llu): %llu samples "
 		      "said, %llu in the database, %llu dropped\n", (int)d.failed,
 		      (unsigned long long)sum.failed_flushes, d.samples,
@@ -1201,5 +1195,5 @@ int main(void)
 	params();
 	if (getenv("HELD_ONLY"))
 		cmocka_set_test_filter(getenv("HELD_ONLY"));
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

@@ -64,12 +64,7 @@ static char *capture(const char *fmt, ...)
 
 static const char *tpath(const char *name)
 {
-	static char p[8][512];
-	static int k;
-
-	k = (k + 1) % 8;
-	snprintf(p[k], sizeof(p[k]), "%s/%s", tmp, name);
-	return p[k];
+	return tu_in(tmp, name);
 }
 
 static int setup(void **state)
@@ -79,7 +74,7 @@ static int setup(void **state)
 	snprintf(src, sizeof(src), "%s/tests/workloads/imgtest.c", s ? s : ".");
 	if (access(src, R_OK) != 0)
 		return -1;
-	if (tu_workspace(tmp, sizeof(tmp), "image"))
+	if (tu_ws_setup(state, tmp, sizeof(tmp), "image"))
 		return -1;
 	if (tu_sh(CFLAGS_WL " -fPIE -pie -o %s %s", tpath("pie"), src) ||
 	    tu_sh(CFLAGS_WL " -fno-pie -no-pie -o %s %s", tpath("nopie"), src) ||
@@ -94,13 +89,6 @@ static int setup(void **state)
 		      " const { return y + 1; } }; }' 'int main(int c, char **) { ns::S s;"
 		      " return ns::twice(c) + (int)s.f(c); }' |"
 		      " g++ -O2 -x c++ -o %s -", tpath("cxx")) == 0;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	if (tmp[0])
-		tu_sh("rm -rf '%s'", tmp);
 	return 0;
 }
 
@@ -662,7 +650,7 @@ static void test_alias_order(void **state)
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
 	struct dcpi_err err = { 0 };
 	struct image *img;
-	char cmd[1200], line[1024], prev_name[512] = "";
+	char line[1024], prev_name[512] = "";
 	unsigned long long prev_addr = 0, prev_size = 0;
 	int checked = 0;
 	FILE *f;
@@ -675,10 +663,8 @@ static void test_alias_order(void **state)
 		skip();
 	}
 	/* GLOBAL sized FUNC symbols sorted by address, ties kept in table order */
-	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' | awk '$4 == \"FUNC\" && $5 == \"GLOBAL\" "
-		 "&& $3 > 0 {print $2, $3, $8}' | sort -s -k1,1", img_debug_path(img));
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("readelf -sW '%s' | awk '$4 == \"FUNC\" && $5 == \"GLOBAL\" "
+		     "&& $3 > 0 {print $2, $3, $8}' | sort -s -k1,1", img_debug_path(img));
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long addr, size;
 		char name[512];
@@ -729,5 +715,5 @@ int main(void)
 		cmocka_unit_test(test_alias_order),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

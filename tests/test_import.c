@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "tu_perf.h"
 
 #include "dcpi/collect.h"
 #include "dcpi/image.h"
@@ -37,18 +38,10 @@ static int setup(void **state)
 {
 	const char *b = getenv("DCPI_BUILD");
 
-	if (tu_workspace(tmpdir, sizeof(tmpdir), "import"))
+	if (tu_ws_setup(state, tmpdir, sizeof(tmpdir), "import"))
 		return -1;
 	snprintf(build, sizeof(build), "%s", b ? b : "build");
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) ? -1 : 0;
 }
 
 static struct prof_db *fresh_db(const char *name)
@@ -135,7 +128,7 @@ static int record_perf(char *data, size_t len)
 
 static void test_perf_matches_report(void **state)
 {
-	char data[512], cmd[1024], line[1024], elf[1024];
+	char data[512], line[1024], elf[1024];
 	struct named_count ours[64], theirs[64];
 	size_t nours, ntheirs = 0, np, checked = 0;
 	struct prof_profile *v, *p;
@@ -168,10 +161,8 @@ static void test_perf_matches_report(void **state)
 	snprintf(elf, sizeof(elf), "%s/workloads/demo_work", build);
 	nours = per_proc(p, elf, ours, 64);
 
-	snprintf(cmd, sizeof(cmd), "perf report -i '%s' --stdio --sort dso,sym -n "
-		 "--no-children 2>/dev/null", data);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("perf report -i '%s' --stdio --sort dso,sym -n "
+		     "--no-children 2>/dev/null", data);
 	while (fgets(line, sizeof(line), f)) {
 		char dso[256], sym[256];
 		unsigned long long n;
@@ -322,7 +313,7 @@ static void test_perf_cut_before_samples(void **state)
 static void test_perf_names_as_report(void **state)
 {
 	const char *bin = getenv("DCPI_BIN");
-	char data[600], cmd[2048], line[1024];
+	char data[600], line[1024];
 	struct named_count ours[256], theirs[256];
 	size_t nours = 0, ntheirs = 0, libs = 0;
 	FILE *f;
@@ -342,9 +333,7 @@ static void test_perf_names_as_report(void **state)
 	}
 	assert_int_equal(tu_sh("%s import %s --db %s/sortdb > /dev/null 2>&1", bin, data, tmpdir),
 			 0);
-	snprintf(cmd, sizeof(cmd), "%s prof --db %s/sortdb --json", bin, tmpdir);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("%s prof --db %s/sortdb --json", bin, tmpdir);
 	while (fgets(line, sizeof(line), f)) {
 		char name[256];
 		unsigned long long n;
@@ -355,9 +344,7 @@ static void test_perf_names_as_report(void **state)
 			add_named(ours, &nours, 256, name, n);
 	}
 	assert_int_equal(pclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "perf report -i %s --stdio -F sample,sym 2>/dev/null", data);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("perf report -i %s --stdio -F sample,sym 2>/dev/null", data);
 	while (fgets(line, sizeof(line), f)) {
 		char sym[256];
 		unsigned long long n;
@@ -428,15 +415,12 @@ struct insn {
 /* tiny_loop's instructions from objdump. */
 static size_t objdump_fn(const char *elf, const char *fn, struct insn *v, size_t cap)
 {
-	char cmd[1200], line[512], head[300];
+	char line[512], head[300];
 	size_t n = 0;
 	int in = 0;
-	FILE *f;
+	FILE *f = tu_popen("objdump -d --no-show-raw-insn '%s'", elf);
 
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn '%s'", elf);
 	snprintf(head, sizeof(head), "<%s>:", fn);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a, t;
 		char op[16];
@@ -465,14 +449,11 @@ static size_t objdump_fn(const char *elf, const char *fn, struct insn *v, size_t
 /* callgrind_annotate's self Ir per function of one object. */
 static size_t annotate(const char *out, const char *elf, struct named_count *v, size_t cap)
 {
-	char cmd[1200], line[2048], tail[1100];
+	char line[2048], tail[1100];
 	size_t n = 0;
-	FILE *f;
+	FILE *f = tu_popen("callgrind_annotate --threshold=100 '%s' 2>/dev/null", out);
 
-	snprintf(cmd, sizeof(cmd), "callgrind_annotate --threshold=100 '%s' 2>/dev/null", out);
 	snprintf(tail, sizeof(tail), " [%s]", elf);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		char num[64], *colon, *end;
 		uint64_t c = 0;
@@ -603,51 +584,22 @@ static void test_callgrind_bad_line(void **state)
 
 /* --- branch stacks (perf record -b) -> path profiles ------------------------------ */
 
-struct pbuf {
-	uint8_t b[8192];
-	size_t n;
-};
-
-static void put(struct pbuf *p, const void *v, size_t n)
-{
-	assert_true(p->n + n <= sizeof(p->b));
-	memcpy(p->b + p->n, v, n);
-	p->n += n;
-}
-
-static void put64(struct pbuf *p, uint64_t v)
-{
-	put(p, &v, 8);
-}
-
-static void put32(struct pbuf *p, uint32_t v)
-{
-	put(p, &v, 4);
-}
-
-static void put_hdr(struct pbuf *p, uint32_t type, uint16_t misc, uint16_t size)
-{
-	put32(p, type);
-	put(p, &misc, 2);
-	put(p, &size, 2);
-}
-
 /* One user-mode SAMPLE at ip with a branch stack (newest first). */
-static void put_stack(struct pbuf *p, uint64_t ip, uint64_t time, const uint64_t (*br)[2],
+static void put_stack(struct tu_pbuf *p, uint64_t ip, uint64_t time, const uint64_t (*br)[2],
 		      size_t n)
 {
-	put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
-		(uint16_t)(8 + 8 + 8 + 8 + 8 + 8 + 8 + 24 * n));
-	put64(p, ip);
-	put32(p, 42), put32(p, 42);		/* pid, tid */
-	put64(p, time);
-	put64(p, 100000);			/* period */
-	put64(p, n);				/* bnr */
-	put64(p, 0);				/* hw_idx */
+	tu_put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+		   (uint16_t)(8 + 8 + 8 + 8 + 8 + 8 + 8 + 24 * n));
+	tu_put64(p, ip);
+	tu_put32(p, 42), tu_put32(p, 42);		/* pid, tid */
+	tu_put64(p, time);
+	tu_put64(p, 100000);			/* period */
+	tu_put64(p, n);				/* bnr */
+	tu_put64(p, 0);				/* hw_idx */
 	for (size_t k = 0; k < n; k++) {
-		put64(p, br[k][0]);
-		put64(p, br[k][1]);
-		put64(p, 0);			/* flags */
+		tu_put64(p, br[k][0]);
+		tu_put64(p, br[k][1]);
+		tu_put64(p, 0);			/* flags */
 	}
 }
 
@@ -677,7 +629,7 @@ static void test_perf_branch_stacks(void **state)
 		{ 0xffffffff81000000ull, B + 0x1004 },		/* from the kernel */
 		{ B + 0x1020, 0x7f0000001000ull },		/* to nothing mapped */
 	};
-	struct pbuf *p = calloc(1, sizeof(*p));
+	struct tu_pbuf *p = calloc(1, sizeof(*p));
 	struct perf_event_attr attr;
 	char code[600], data[600], mm[600];
 	struct import_stats st;
@@ -699,36 +651,31 @@ static void test_perf_branch_stacks(void **state)
 		fputc(0xcc, f);
 	fclose(f);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.size = sizeof(attr);
-	attr.sample_period = 100000;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			   PERF_SAMPLE_PERIOD | PERF_SAMPLE_BRANCH_STACK;
+	tu_sw_attr(&attr, PERF_COUNT_SW_CPU_CLOCK, 100000, PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		   PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_BRANCH_STACK);
 	attr.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER |
 				  PERF_SAMPLE_BRANCH_HW_INDEX;
 	/* header: magic, size, attr_size, attrs, data, event_types, features */
-	put(p, "PERFILE2", 8);
-	put64(p, 104);
-	put64(p, sizeof(attr) + 16);
-	put64(p, 104), put64(p, sizeof(attr) + 16);
+	tu_put(p, "PERFILE2", 8);
+	tu_put64(p, 104);
+	tu_put64(p, sizeof(attr) + 16);
+	tu_put64(p, 104), tu_put64(p, sizeof(attr) + 16);
 	data_at = 104 + sizeof(attr) + 16;
-	put64(p, data_at), put64(p, 0);		/* data size patched below */
-	put64(p, 0), put64(p, 0);
+	tu_put64(p, data_at), tu_put64(p, 0);		/* data size patched below */
+	tu_put64(p, 0), tu_put64(p, 0);
 	for (int i = 0; i < 4; i++)
-		put64(p, 0);
-	put(p, &attr, sizeof(attr));
-	put64(p, 0), put64(p, 0);		/* no ids */
+		tu_put64(p, 0);
+	tu_put(p, &attr, sizeof(attr));
+	tu_put64(p, 0), tu_put64(p, 0);		/* no ids */
 	assert_int_equal(p->n, data_at);
 	/* MMAP of code.bin at B */
 	snprintf(mm, sizeof(mm), "%s", code);
 	mlen = (strlen(mm) + 1 + 7) & ~(size_t)7;
-	put_hdr(p, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, (uint16_t)(8 + 32 + mlen));
-	put32(p, 42), put32(p, 42);
-	put64(p, B), put64(p, 0x3000), put64(p, 0);
+	tu_put_hdr(p, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, (uint16_t)(8 + 32 + mlen));
+	tu_put32(p, 42), tu_put32(p, 42);
+	tu_put64(p, B), tu_put64(p, 0x3000), tu_put64(p, 0);
 	memset(mm + strlen(mm), 0, sizeof(mm) - strlen(mm));
-	put(p, mm, mlen);
+	tu_put(p, mm, mlen);
 	put_stack(p, B + 0x1011, 1000, s1, 5);
 	put_stack(p, B + 0x1011, 2000, s1, 5);
 	put_stack(p, B + 0x100e, 3000, s2, 3);
@@ -769,46 +716,41 @@ static void test_perf_branch_stacks(void **state)
  * a PERF_RECORD_LOST of `lost`; data size dsize (0: the true one); when
  * feat_off, the HOSTNAME feature's section header says (feat_off, 8).
  */
-static size_t tiny_perf(struct pbuf *p, uint64_t lost, uint64_t dsize, uint64_t feat_off)
+static size_t tiny_perf(struct tu_pbuf *p, uint64_t lost, uint64_t dsize, uint64_t feat_off)
 {
 	struct perf_event_attr attr;
 	size_t data_at = 104 + sizeof(attr) + 16;
 	uint64_t feats = feat_off ? 1ull << 3 : 0;	/* HOSTNAME */
 
 	memset(p, 0, sizeof(*p));
-	memset(&attr, 0, sizeof(attr));
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.size = sizeof(attr);
-	attr.sample_period = 100000;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			   PERF_SAMPLE_PERIOD;
-	put(p, "PERFILE2", 8);
-	put64(p, 104);
-	put64(p, sizeof(attr) + 16);
-	put64(p, 104), put64(p, sizeof(attr) + 16);
-	put64(p, data_at), put64(p, 0);		/* data size patched below */
-	put64(p, 0), put64(p, 0);
-	put64(p, feats), put64(p, 0), put64(p, 0), put64(p, 0);
-	put(p, &attr, sizeof(attr));
-	put64(p, 0), put64(p, 0);		/* no ids */
-	put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 40);
-	put64(p, 0x401000);
-	put32(p, 42), put32(p, 42);
-	put64(p, 1000);
-	put64(p, 100000);
-	put_hdr(p, PERF_RECORD_LOST, 0, 24);
-	put64(p, 0);
-	put64(p, lost);
+	tu_sw_attr(&attr, PERF_COUNT_SW_CPU_CLOCK, 100000, PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+		   PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD);
+	tu_put(p, "PERFILE2", 8);
+	tu_put64(p, 104);
+	tu_put64(p, sizeof(attr) + 16);
+	tu_put64(p, 104), tu_put64(p, sizeof(attr) + 16);
+	tu_put64(p, data_at), tu_put64(p, 0);		/* data size patched below */
+	tu_put64(p, 0), tu_put64(p, 0);
+	tu_put64(p, feats), tu_put64(p, 0), tu_put64(p, 0), tu_put64(p, 0);
+	tu_put(p, &attr, sizeof(attr));
+	tu_put64(p, 0), tu_put64(p, 0);		/* no ids */
+	tu_put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 40);
+	tu_put64(p, 0x401000);
+	tu_put32(p, 42), tu_put32(p, 42);
+	tu_put64(p, 1000);
+	tu_put64(p, 100000);
+	tu_put_hdr(p, PERF_RECORD_LOST, 0, 24);
+	tu_put64(p, 0);
+	tu_put64(p, lost);
 	if (!dsize)
 		dsize = p->n - data_at;
 	memcpy(p->b + 48, &dsize, 8);
 	if (feat_off)
-		put64(p, feat_off), put64(p, 8);
+		tu_put64(p, feat_off), tu_put64(p, 8);
 	return p->n;
 }
 
-static int import_tiny(const char *name, struct pbuf *p, struct prof_db *db,
+static int import_tiny(const char *name, struct tu_pbuf *p, struct prof_db *db,
 		       struct import_stats *st, struct dcpi_err *err, char *path, size_t len)
 {
 	FILE *f;
@@ -826,7 +768,7 @@ static int import_tiny(const char *name, struct pbuf *p, struct prof_db *db,
  * 2^64 - 1, a feature section past the end of the file. */
 static void test_perf_implausible_fields(void **state)
 {
-	struct pbuf *p = calloc(1, sizeof(*p));
+	struct tu_pbuf *p = calloc(1, sizeof(*p));
 	struct import_stats st;
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = fresh_db("implausible");
@@ -881,5 +823,5 @@ int main(void)
 		cmocka_unit_test(test_perf_implausible_fields),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

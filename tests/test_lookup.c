@@ -31,8 +31,7 @@ static int setup(void **state)
 {
 	const char *src = getenv("DCPI_SRC");
 
-	(void)state;
-	if (tu_workspace(tmp, sizeof(tmp), "lookup"))
+	if (tu_ws_setup(state, tmp, sizeof(tmp), "lookup"))
 		return -1;
 	snprintf(bin, sizeof(bin), "%s/lookup", tmp);
 	have_gxx = tu_sh("command -v g++ >/dev/null 2>&1") == 0 &&
@@ -41,23 +40,14 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tu_sh("rm -rf '%s'", tmp);
-	return 0;
-}
-
 /* The address nm gives the symbol whose demangled name is exactly name. */
 static unsigned long long nm_addr(const char *name)
 {
-	char cmd[600], line[512];
+	char line[512];
 	unsigned long long a = 0, v;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "nm -C --defined-only '%s'", bin);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("nm -C --defined-only '%s'", bin);
 	while (fgets(line, sizeof(line), f)) {
 		char type;
 		int off = 0;
@@ -205,5 +195,5 @@ int main(void)
 		cmocka_unit_test(test_tools),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

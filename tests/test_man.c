@@ -26,10 +26,7 @@ static void test_pages(void **state)
 	FILE *f;
 
 	(void)state;
-	if (!bin || !src) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin && src);
 	assert_int_equal(tu_workspace(dir, sizeof(dir), "man"), 0);
 	assert_int_equal(tu_sh("sh %s/scripts/gen_man.sh %s %s", src, bin, dir), 0);
 	assert_int_equal(tu_sh("test -s %s/dcpi.1", dir), 0);

@@ -87,17 +87,7 @@ static char tmpdir[64];
 
 static int make_dir(void **state)
 {
-	(void)state;
-	return tu_workspace(tmpdir, sizeof(tmpdir), "measured");
-}
-
-static int remove_dir(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "measured");
 }
 
 /* Bodies: a block without its branch; a path with its inner branch a nop of
@@ -689,5 +679,5 @@ int main(void)
 	under_valgrind = !sbx_usable(why, sizeof(why));
 	if (under_valgrind)
 		printf("# %s: cycle assertions skipped, statuses checked\n", why);
-	return cmocka_run_group_tests(tests, make_dir, remove_dir);
+	return cmocka_run_group_tests(tests, make_dir, tu_ws_teardown);
 }

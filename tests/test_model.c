@@ -20,6 +20,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
+#include "testutil.h"
 
 /* Loop bodies; each ends in dec %rcx; jne back to its start. */
 
@@ -785,8 +786,6 @@ static void test_tool_json(void **state)
 {
 	const char *bin = getenv("DCPI_BIN");
 	char cmd[512], out[8192];
-	size_t len;
-	FILE *p;
 
 	(void)state;
 	if (!bin || access(bin, X_OK)) {
@@ -795,11 +794,7 @@ static void test_tool_json(void **state)
 	}
 	snprintf(cmd, sizeof(cmd), "%s model --model zen5 --json --hex "
 		 "'48 0f af c0 48 ff c9 75 f7'", bin);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	len = fread(out, 1, sizeof(out) - 1, p);
-	out[len] = 0;
-	assert_int_equal(pclose(p), 0);
+	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "\"model\": \"zen5\""));
 	assert_non_null(strstr(out, "\"steady_cycles\": 3.000"));
 	assert_non_null(strstr(out, "\"address\": \"0x0\""));

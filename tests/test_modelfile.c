@@ -48,17 +48,7 @@ static char tmpdir[64];
 
 static int setup(void **state)
 {
-	(void)state;
-	return tu_workspace(tmpdir, sizeof(tmpdir), "modelfile");
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) ? -1 : 0;
+	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "modelfile");
 }
 
 static const struct model_cpuid cpu = { "AuthenticAMD", 26, 2, 1 };
@@ -241,18 +231,6 @@ static void test_paths(void **state)
 	assert_true(model_file_path(&cpu, buf, 10) < 0);
 }
 
-/* Output of a dcpi command, in out; its exit status. */
-static int run(const char *cmd, char *out, size_t len)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n;
-
-	assert_non_null(p);
-	n = fread(out, 1, len - 1, p);
-	out[n] = 0;
-	return pclose(p);
-}
-
 /* This CPU's file is used by model_for_this_cpu and shown with its sources;
  * a bad one is named with its line and the shipped table is used. */
 static void test_this_cpu(void **state)
@@ -290,7 +268,7 @@ static void test_this_cpu(void **state)
 	}
 	/* the binary runs natively: under valgrind its CPUID is not ours */
 	snprintf(cmd, sizeof(cmd), "%s model --show --model zen5", bin);
-	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_int_equal(sscanf(out, "this cpu: %15s family %u model %u stepping %u", id.vendor,
 				&id.family, &id.model, &id.stepping), 4);
 	shipped = model_for_cpuid(id.vendor, id.family, id.model);
@@ -300,7 +278,7 @@ static void test_this_cpu(void **state)
 	assert_int_equal(model_file_write(path, m, &id, &err), 0);
 	model_free(m);
 	snprintf(cmd, sizeof(cmd), "DCPI_MODEL_DIR='%s' %s model --show 2>&1", tmpdir, bin);
-	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, path));
 	assert_non_null(strstr(out, "measured by test"));
 	assert_non_null(strstr(out, "shipped"));
@@ -310,11 +288,11 @@ static void test_this_cpu(void **state)
 	fprintf(f, "dcpi-model 1\ncpu %s %u %u %u\nbase %s\nclass imul lat many\n", id.vendor,
 		id.family, id.model, id.stepping, shipped->name);
 	fclose(f);
-	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, ":4: class imul lat: many is not a number"));
 	snprintf(cmd, sizeof(cmd), "DCPI_MODEL_DIR='%s' %s model --json --hex '48 0f af c0' "
 		 "2>/dev/null", tmpdir, bin);
-	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_int_equal(tu_sh_out(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "\"steady_cycles\": 3.000"));
 }
 
@@ -327,5 +305,5 @@ int main(void)
 		cmocka_unit_test(test_this_cpu),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -59,8 +59,7 @@ static int setup(void **state)
 {
 	FILE *f;
 
-	(void)state;
-	if (tu_workspace(tmp, sizeof(tmp), "optimize"))
+	if (tu_ws_setup(state, tmp, sizeof(tmp), "optimize"))
 		return -1;
 	f = fopen(strcat(strcpy((char[300]){ 0 }, tmp), "/fb.c"), "w");
 	if (!f)
@@ -78,35 +77,18 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tu_sh("rm -rf %s", tmp);
-	return 0;
-}
-
 static char *path(const char *name)
 {
-	static char buf[4][300];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmp, name);
-	return buf[k];
+	return tu_in(tmp, name);
 }
 
 /* A profile of file with 10 samples at every byte of work (each
  * instruction then has samples; the estimator sees a flat profile). */
 static void work_profile(const char *file, struct prof_profile *p)
 {
-	struct dcpi_err err = { 0 };
 	uint64_t lo, hi;
 
-	prof_profile_init(p);
-	assert_int_equal(prof_image_id_from_file(&p->image, file, &err), 0);
-	snprintf(p->event, sizeof(p->event), "cpu-clock");
-	snprintf(p->period_unit, sizeof(p->period_unit), "ns");
-	p->period = 100000;
+	tu_profile_of(p, file, "cpu-clock", 100000, "ns");
 	sym_range(file, "work", &lo, &hi);
 	for (uint64_t o = lo; o < hi; o++)
 		assert_int_equal(prof_profile_add(p, o, 10), 0);
@@ -785,10 +767,7 @@ static void test_commands(void **state)
 	char epoch[64], cmd[1024];
 
 	(void)state;
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	work_profile(path("fb"), &p);
 	prof_profile_init(&q);
 	assert_int_equal(prof_image_id_from_file(&q.image, path("fb_nodw"), &err), 0);
@@ -914,5 +893,5 @@ int main(void)
 		cmocka_unit_test(test_commands),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

@@ -103,12 +103,7 @@ static int log_has(const char *s)
 
 static char *in_ws(const char *name)
 {
-	static char buf[4][300];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", ws, name);
-	return buf[k];
+	return tu_in(ws, name);
 }
 
 static int same_file(const char *a, const char *b)

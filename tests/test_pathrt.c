@@ -46,7 +46,8 @@
 #define RATE "--paths=250:32"	/* the kernel's tick caps CPU timers near 250/s */
 #define K 32
 
-static char ws[256], db[300], outfile[300], errfile[300], pathloop[PATH_MAX];
+static char ws[256], pathloop[PATH_MAX];
+static char db[TU_RUN_NAME], outfile[TU_RUN_NAME], errfile[TU_RUN_NAME];
 static const char *dcpi_bin, *src_dir;
 
 static int setup(void **state)
@@ -56,19 +57,9 @@ static int setup(void **state)
 			    "pathrt");
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void new_db(void)
 {
-	static int seq;
-
-	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
-	snprintf(outfile, sizeof(outfile), "%s/out%d", ws, seq);
-	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+	tu_run_names(ws, db, errfile, outfile, "out");
 }
 
 struct run {
@@ -627,24 +618,13 @@ static void test_static_and_off(void **state)
 static void test_dlopen(void **state)
 {
 	static const char *const opts[] = { RATE, NULL };
-	char src[400], lib[400], cmd[1200], dlopener[PATH_MAX];
+	char lib[400], dlopener[PATH_MAX];
 	const char *argv[] = { dlopener, lib, "1.5", NULL };	/* seconds of wall time */
 	const struct path_profile *p;
 	uint64_t lo, size, in = 0;
 	struct run r;
-	FILE *f;
 
-	snprintf(dlopener, sizeof(dlopener), "%s/workloads/dlopener", getenv("DCPI_BUILD"));
-	snprintf(src, sizeof(src), "%s/hot.c", ws);
-	snprintf(lib, sizeof(lib), "%s/libhot.so", ws);
-	f = fopen(src, "w");
-	assert_non_null(f);
-	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
-		"\tfor (unsigned long i = 0; i < n; i++)\n"
-		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cc -O2 -shared -fPIC -o '%s' '%s'", lib, src);
-	assert_int_equal(system(cmd), 0);
+	tu_hot_lib(ws, "-O2", lib, sizeof(lib), dlopener, sizeof(dlopener));
 	record(&r, opts, argv);
 	assert_int_equal(exit_code(&r), 0);
 	p = image(&r, "/libhot.so");
@@ -851,5 +831,5 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

@@ -349,15 +349,6 @@ static int setup_tmp(void **state)
 	return tu_tmp_make("paths");
 }
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 static void test_epoch(void **state)
 {
 	struct dcpi_err err = { 0 };
@@ -387,7 +378,7 @@ static void test_epoch(void **state)
 	assert_int_equal(m, 1);
 	prof_profiles_free(pv, m);
 	snprintf(path, sizeof(path), "%s/%s/.x.paths.tmp1-0", prof_db_path(db), e1);
-	write_text(path, "half a file");
+	tu_write_text(path, "half a file");
 	assert_int_equal(path_epoch_read(db, e1, &v, &n, &err), 0);
 	assert_int_equal(n, 2);
 	for (size_t i = 0; i < n; i++) {
@@ -413,7 +404,7 @@ static void test_epoch(void **state)
 	/* A corrupt path file is skipped with a note naming it and listed as
 	 * damaged; the rest of the epoch is read; a merge refuses it. */
 	snprintf(path, sizeof(path), "%s/%s/ffff.paths", prof_db_path(db), e1);
-	write_text(path, "DCPIPATH but not really");
+	tu_write_text(path, "DCPIPATH but not really");
 	assert_int_equal(path_epoch_read(db, e1, &v, &n, &err), 0);
 	assert_int_equal(n, m);
 	path_profiles_free(v, n);

@@ -324,8 +324,7 @@ static void test_find_proc(void **state)
 
 	/* the same procedure in two profiled files is ambiguous, and says where */
 	snprintf(copy, sizeof(copy), "%s/copy-of-test", tmpdir);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", self, copy);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tu_sh("cp '%s' '%s'", self, copy), 0);
 	prof_profile_free(&p[0]);
 	make_profile(&p[0], "cpu-clock", copy);
 	assert_int_equal(rep_find_proc(p, 3, "cpu-clock", "gamma_proc", IMG_NO_DWARF, &img,
@@ -344,15 +343,7 @@ static int setup(void **state)
 	if (n <= 0 || !getenv("DCPI_BIN"))
 		return -1;
 	self[n] = 0;
-	return tu_workspace(tmpdir, sizeof(tmpdir), "prof");
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "prof");
 }
 
 int main(void)
@@ -368,5 +359,5 @@ int main(void)
 	(void)alpha_proc(1);
 	(void)beta_proc(1);
 	(void)gamma_proc(1);
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

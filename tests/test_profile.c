@@ -317,15 +317,6 @@ static void test_db_missing(void **state)
 	assert_non_null(strstr(err.msg, "No such file or directory"));
 }
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 static void test_db_roundtrip(void **state)
 {
 	struct dcpi_err err = { 0 };
@@ -355,9 +346,9 @@ static void test_db_roundtrip(void **state)
 	assert_int_equal(prof_epoch_write(db, e2, &a, &err), 0);	/* merges */
 	/* Temp files and unknown files are not profiles. */
 	snprintf(path, sizeof(path), "%s/%s/.x.prof.tmp1-0", prof_db_path(db), e2);
-	write_text(path, "half a file");
+	tu_write_text(path, "half a file");
 	snprintf(path, sizeof(path), "%s/%s/README", prof_db_path(db), e2);
-	write_text(path, "hello");
+	tu_write_text(path, "hello");
 	assert_int_equal(prof_epoch_read(db, e2, &v, &n, &err), 0);
 	assert_int_equal(n, 2);
 	for (size_t i = 0; i < n; i++) {
@@ -374,7 +365,7 @@ static void test_db_roundtrip(void **state)
 	/* A corrupt profile is skipped with a note naming it and why, listed as
 	 * damaged; the rest of the epoch is read.  A merge refuses it. */
 	snprintf(path, sizeof(path), "%s/%s/ffff.cycles.prof", prof_db_path(db), e2);
-	write_text(path, "DCPIPROF but not really");
+	tu_write_text(path, "DCPIPROF but not really");
 	assert_int_equal(prof_epoch_read(db, e2, &v, &n, &err), 0);
 	assert_int_equal(n, 2);
 	prof_profiles_free(v, n);
@@ -469,22 +460,22 @@ static void test_meta(void **state)
 	assert_memory_equal(&m, &r, sizeof(m));
 
 	snprintf(path, sizeof(path), "%s/%s/meta", prof_db_path(db), e);
-	write_text(path, "format = 1\n# comment\n\nfuture_key = {whatever}\nlost_samples = 5\n");
+	tu_write_text(path, "format = 1\n# comment\n\nfuture_key = {whatever}\nlost_samples = 5\n");
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), 0);
 	assert_int_equal(r.lost_samples, 5);
-	write_text(path, "format = 1\nsamples = 3\nthis line is wrong\n");
+	tu_write_text(path, "format = 1\nsamples = 3\nthis line is wrong\n");
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "meta:3: "));
-	write_text(path, "format = 1\nsamples = -3\n");
+	tu_write_text(path, "format = 1\nsamples = -3\n");
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "meta:2: expected an unsigned integer"));
-	write_text(path, "format = 1\ncpu_name = \"unterminated\n");
+	tu_write_text(path, "format = 1\ncpu_name = \"unterminated\n");
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "meta:2: "));
-	write_text(path, "samples = 3\n");
+	tu_write_text(path, "samples = 3\n");
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "missing `format"));
-	write_text(path, "format = 2\n");
+	tu_write_text(path, "format = 2\n");
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "meta:1: unsupported"));
 	prof_db_close(db);
@@ -701,7 +692,7 @@ static void test_image_id(void **state)
 	assert_int_equal(strlen(id.build_id), 40);
 	assert_true(id.size > 0);
 	snprintf(path, sizeof(path), "%s/not-elf", tmp_root);
-	write_text(path, "#!/bin/sh\n");
+	tu_write_text(path, "#!/bin/sh\n");
 	assert_int_equal(prof_image_id_from_file(&id, path, &err), 0);
 	assert_string_equal(id.build_id, "");
 	assert_int_equal(id.size, 10);

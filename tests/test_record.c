@@ -35,7 +35,7 @@
 #include "tu_run.h"
 #include "../collect/internal.h"
 
-static char ws[256], db[300], errfile[300], twoprocs[PROF_PATH_MAX];
+static char ws[256], db[TU_RUN_NAME], errfile[TU_RUN_NAME], twoprocs[PROF_PATH_MAX];
 static const char *dcpi_bin;
 
 static int setup(void **state)
@@ -44,19 +44,10 @@ static int setup(void **state)
 			    "record");
 }
 
-static int teardown(void **state)
-{
-	tu_rm_tree(ws);
-	return 0;
-}
-
 /* A fresh database directory name for each test. */
 static void new_db(void)
 {
-	static int seq;
-
-	snprintf(db, sizeof(db), "%s/db%d", ws, seq);
-	snprintf(errfile, sizeof(errfile), "%s/err%d", ws, seq++);
+	tu_run_names(ws, db, errfile, NULL, NULL);
 }
 
 struct run {
@@ -107,36 +98,17 @@ static void read_latest(struct prof_profile **p, size_t *n, struct prof_epoch_me
 	prof_db_close(d);
 }
 
-
-
-
-/*
- * proc_a does three times proc_b's work.  A sample lands in a or b with
- * probability 3/4 and 1/4 (skid across their few boundary instructions is
- * negligible), so a/(a+b) is binomial: within 5 sigma plus 1% of 0.75.
- */
-static void check_ratio(const struct prof_profile *w, double *share)
+/* read_latest, and the profile of the image whose path ends in suffix
+ * (there must be one). */
+static const struct prof_profile *latest_of(struct prof_profile **p, size_t *n,
+					    struct prof_epoch_meta *m, const char *suffix)
 {
-	uint64_t alo, ahi, blo, bhi, a, b;
-	double n, p, sigma;
+	const struct prof_profile *w;
 
-	sym_range(twoprocs, "proc_a", &alo, &ahi);
-	sym_range(twoprocs, "proc_b", &blo, &bhi);
-	a = count_in(w, alo, ahi);
-	b = count_in(w, blo, bhi);
-	n = (double)(a + b);
-	assert_true(n >= 100);
-	p = (double)a / n;
-	sigma = sqrt(0.75 * 0.25 / n);
-	print_message("twoprocs: proc_a %llu proc_b %llu share %.4f (sigma %.4f), "
-		      "%.1f%% of the image's %llu samples\n", (unsigned long long)a,
-		      (unsigned long long)b, p, sigma, 100.0 * n / (double)w->total,
-		      (unsigned long long)w->total);
-	if (fabs(p - 0.75) > 5 * sigma + 0.01)
-		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
-	/* nearly all of the image's time is in the two loops */
-	assert_true(n >= 0.95 * (double)w->total);
-	*share = p;
+	read_latest(p, n, m);
+	w = find_image(*p, *n, suffix);
+	assert_non_null(w);
+	return w;
 }
 
 /*
@@ -158,15 +130,6 @@ static void check_calibration(const struct prof_epoch_meta *m, double period_ns)
 	assert_non_null(strstr(m->settings, "tsc_per_ns="));
 }
 
-static uint64_t sum_totals(const struct prof_profile *p, size_t n)
-{
-	uint64_t t = 0;
-
-	for (size_t i = 0; i < n; i++)
-		t += p[i].total;
-	return t;
-}
-
 static void test_twoprocs_ratio(void **state)
 {
 	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--", twoprocs, NULL };
@@ -174,17 +137,15 @@ static void test_twoprocs_ratio(void **state)
 	struct prof_profile *p;
 	const struct prof_profile *w;
 	struct run r;
-	double share, worth;
+	double worth;
 	size_t n;
 
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
 	assert_string_equal(r.err, "");		/* -q: not even the fallback note */
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/twoprocs");
-	assert_non_null(w);
-	check_ratio(w, &share);
+	w = latest_of(&p, &n, &m, "/workloads/twoprocs");
+	tu_check_twoprocs(twoprocs, w, "twoprocs");
 	/* the default: cycles with a PMU, else cpu-clock every 250 us */
 	if (!strcmp(w->event, "cpu-clock")) {
 		assert_string_equal(w->period_unit, "ns");
@@ -206,7 +167,7 @@ static void test_twoprocs_ratio(void **state)
 	}
 	assert_int_equal(m.calibrated, 1);
 	assert_non_null(strstr(m.settings, "inherit=1"));
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	assert_true(m.lost_samples * 100 <= m.samples);
 	assert_true(m.start_ns > 0 && m.end_ns > m.start_ns);
 	assert_true(m.end_ns - m.start_ns < 60ULL * 1000000000ULL);
@@ -295,21 +256,18 @@ static void test_follows_children(void **state)
 	struct prof_profile *p;
 	const struct prof_profile *w;
 	struct run r;
-	double share;
 	size_t n;
 
 	snprintf(cmd, sizeof(cmd), "'%s' 40 1000000; true", twoprocs);
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/twoprocs");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/workloads/twoprocs");
 	assert_string_equal(w->event, "task-clock");
 	assert_true(w->period >= 100000 * 15 / 16 - 1 && w->period <= 100000 + 1);
 	assert_non_null(strstr(m.settings, "event=task-clock period=100000ns"));
 	assert_true(w->total >= 0.8 * (double)m.samples);
-	check_ratio(w, &share);
+	tu_check_twoprocs(twoprocs, w, "twoprocs");
 	prof_profiles_free(p, n);
 }
 
@@ -320,7 +278,7 @@ static void test_follows_children(void **state)
  */
 static void test_dlopen(void **state)
 {
-	char src[400], lib[400], cmd[1200], dlopener[PROF_PATH_MAX];
+	char lib[400], dlopener[PROF_PATH_MAX];
 	char *argv[] = { (char *)dcpi_bin, "record", "--db", db, "-q", "--no-calibrate", "--",
 			 dlopener, lib, "0.4", NULL };
 	struct prof_epoch_meta m;
@@ -328,26 +286,13 @@ static void test_dlopen(void **state)
 	const struct prof_profile *w;
 	uint64_t lo, hi;
 	struct run r;
-	FILE *f;
 	size_t n;
 
-	snprintf(dlopener, sizeof(dlopener), "%s/workloads/dlopener", getenv("DCPI_BUILD"));
-	snprintf(src, sizeof(src), "%s/hot.c", ws);
-	snprintf(lib, sizeof(lib), "%s/libhot.so", ws);
-	f = fopen(src, "w");
-	assert_non_null(f);
-	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
-		"\tfor (unsigned long i = 0; i < n; i++)\n"
-		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cc -O2 -g -shared -fPIC -o '%s' '%s'", lib, src);
-	assert_int_equal(system(cmd), 0);
+	tu_hot_lib(ws, "-O2 -g", lib, sizeof(lib), dlopener, sizeof(dlopener));
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/libhot.so");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/libhot.so");
 	sym_range(lib, "hot_in_lib", &lo, &hi);
 	/* nearly all the time is in the library's one hot procedure */
 	assert_true(w->total >= 0.8 * (double)m.samples);
@@ -372,12 +317,10 @@ static void test_interrupt(void **state)
 	run_argv(argv, 400, &r);
 	assert_int_equal(exit_code(&r), 128 + SIGINT);
 	assert_true(r.cpu < 5);		/* stopped long before its 9 s of work */
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/twoprocs");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/workloads/twoprocs");
 	print_message("interrupt: %llu samples after %.3f s CPU\n",
 		      (unsigned long long)m.samples, r.cpu);
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	/* however little CPU a loaded machine gave it, every sample is kept (the
 	 * meta == profiles check above).  r.cpu is dcpi record's CPU as well as
 	 * the command's: startup, path-sample spool, writing the epoch, tens of
@@ -422,21 +365,7 @@ static int run_out(char *const argv[], char *out, size_t len, double *secs)
 	pid_t pid;
 
 	snprintf(path, sizeof(path), "%s/out", ws);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		setpgid(0, 0);
-		if (o < 0 || e < 0)
-			_exit(99);
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(98);
-	}
-	setpgid(pid, pid);
+	pid = tu_spawn(argv, path, errfile, TU_SPAWN_GROUP);
 	do {
 		struct timespec ts = { 0, 10000000L };
 
@@ -508,7 +437,6 @@ static void test_two_events(void **state)
 	struct prof_epoch_meta m;
 	struct prof_profile *p;
 	struct run r;
-	double share;
 	size_t n;
 
 	new_db();
@@ -529,14 +457,14 @@ static void test_two_events(void **state)
 	assert_non_null(pt);
 	print_message("two events: cpu-clock %llu, task-clock %llu samples\n",
 		      (unsigned long long)pc->total, (unsigned long long)pt->total);
-	check_ratio(pc, &share);
-	check_ratio(pt, &share);
+	tu_check_twoprocs(twoprocs, pc, "twoprocs");
+	tu_check_twoprocs(twoprocs, pt, "twoprocs");
 	/* both clocks count the same time */
 	assert_true(pc->total > 0.6 * (double)pt->total && pc->total < 1.6 * (double)pt->total);
 	assert_non_null(strstr(m.settings, "event=cpu-clock,task-clock "));
 	assert_non_null(strstr(m.settings, "event:cpu-clock enabled="));
 	assert_non_null(strstr(m.settings, "event:task-clock enabled="));
-	assert_true(m.samples == sum_totals(p, n));
+	assert_true(m.samples == tu_sum_totals(p, n));
 	prof_profiles_free(p, n);
 }
 
@@ -559,9 +487,7 @@ static double oneperiod_share(const char *extra, uint64_t *nsamples)
 	new_db();
 	run_argv(argv, 0, &r);
 	assert_int_equal(exit_code(&r), 0);
-	read_latest(&p, &n, &m);
-	w = find_image(p, n, "/workloads/oneperiod");
-	assert_non_null(w);
+	w = latest_of(&p, &n, &m, "/workloads/oneperiod");
 	sym_range(wl, "part_a", &alo, &ahi);
 	sym_range(wl, "part_b", &blo, &bhi);
 	a = count_in(w, alo, ahi);
@@ -815,5 +741,5 @@ int main(void)
 		cmocka_unit_test(test_jit_map),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

@@ -30,11 +30,7 @@ static void make_db(const char *name, uint64_t a, uint64_t b)
 	uint64_t lo, hi;
 	char path[256], epoch[64];
 
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, wl, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cpu-clock");
-	snprintf(p.period_unit, sizeof(p.period_unit), "ns");
-	p.period = 250000;
+	tu_profile_of(&p, wl, "cpu-clock", 250000, "ns");
 	sym_range(wl, "proc_a", &lo, &hi);
 	if (a)
 		assert_int_equal(prof_profile_add(&p, lo, a), 0);
@@ -77,7 +73,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
+	tu_rm_unless_kept(dir);
 	return 0;
 }
 
@@ -171,10 +167,7 @@ static void test_merge(void **state)
 	uint64_t a = 0;
 
 	(void)state;
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	assert_int_equal(tu_sh("%s merge %s/r1 %s/r2 %s/r3 -o %s/m1 2> /dev/null", bin, dir, dir,
 			       dir, dir), 0);
 	assert_int_equal(tu_sh("%s merge %s/r3 %s/r1 %s/r2 -o %s/m2 2> /dev/null", bin, dir, dir,
@@ -199,10 +192,7 @@ static void test_commands(void **state)
 	const char *bin = getenv("DCPI_BIN");
 
 	(void)state;
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	assert_int_equal(tu_sh("%s stats %s/r1 %s/r2 %s/r3 --json > %s/s.json", bin, dir, dir, dir,
 			       dir), 0);
 	assert_int_equal(tu_sh("grep -q '\"name\": \"proc_a\".*\"sum\": 300, .*\"sd\": 20,' %s/s.json",
@@ -236,10 +226,7 @@ static void test_list(void **state)
 	FILE *f;
 
 	(void)state;
-	if (!bin || !build) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin && build);
 	snprintf(cul, sizeof(cul), "%s/workloads/culprits", build);
 	assert_int_equal(tu_sh("%s record --no-paths --db %s/lrec -- %s chase 300000 > /dev/null "
 			       "2>&1", bin, dir, cul), 0);
@@ -308,10 +295,7 @@ static void test_cfg_annotated(void **state)
 	size_t n;
 
 	(void)state;
-	if (!bin || !build) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin && build);
 	if (tu_sh("test -d %s/drec", dir))
 		assert_int_equal(tu_sh("%s record --no-paths --db %s/drec -- %s/workloads/demo_work 1 "
 				       "> /dev/null 2>&1", bin, dir, build), 0);
@@ -405,10 +389,7 @@ static void test_export_pprof(void **state)
 	int got;
 
 	(void)state;
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
+	tu_need_run(bin != NULL);
 	assert_int_equal(tu_sh("%s export --pprof --db %s/r1 -o %s/r1.pb.gz 2> /dev/null", bin,
 			       dir, dir), 0);
 	snprintf(path, sizeof(path), "%s/r1.pb.gz", dir);

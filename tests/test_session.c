@@ -27,6 +27,8 @@
 #include "dcpi/profile.h"
 #include "../collect/internal.h"
 #include "../report/internal.h"
+#include "testutil.h"
+#include "tu_perf.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER)
@@ -40,68 +42,25 @@ static char tmpdir[256];
 
 static int setup(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "%s/dcpi-test-session-XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[512];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) ? -1 : 0;
+	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "session");
 }
 
 /* --- records, byte by byte ---------------------------------------------------- */
 
-struct pbuf {
-	uint8_t b[1 << 16];
-	size_t n;
-	uint64_t time;		/* of the next record */
-};
-
-static void put(struct pbuf *p, const void *v, size_t n)
-{
-	assert_true(p->n + n <= sizeof(p->b));
-	memcpy(p->b + p->n, v, n);
-	p->n += n;
-}
-
-static void put64(struct pbuf *p, uint64_t v)
-{
-	put(p, &v, 8);
-}
-
-static void put32(struct pbuf *p, uint32_t v)
-{
-	put(p, &v, 4);
-}
-
-static void put_hdr(struct pbuf *p, uint32_t type, uint16_t misc, size_t size)
-{
-	struct perf_event_header h = { type, misc, (uint16_t)size };
-
-	put(p, &h, sizeof(h));
-}
-
 /* The sample_id every other record ends with (sample_id_all): tid, time, id. */
-static void put_id(struct pbuf *p, uint32_t pid)
+static void put_id(struct tu_pbuf *p, uint32_t pid)
 {
-	put32(p, pid), put32(p, pid);
-	put64(p, p->time++);
-	put64(p, ID_CPU);
+	tu_put32(p, pid), tu_put32(p, pid);
+	tu_put64(p, p->time++);
+	tu_put64(p, ID_CPU);
 }
 
-static void put_name(struct pbuf *p, const char *s, size_t padded)
+static void put_name(struct tu_pbuf *p, const char *s, size_t padded)
 {
 	char z[8] = { 0 };
 
-	put(p, s, strlen(s));
-	put(p, z, padded - strlen(s));
+	tu_put(p, s, strlen(s));
+	tu_put(p, z, padded - strlen(s));
 }
 
 static size_t pad8(const char *s)
@@ -111,51 +70,52 @@ static size_t pad8(const char *s)
 
 /* A sample as the sampler asks for it: id, ip, pid/tid, time, period, the
  * user registers' abi and the flags register (IF, not TF). */
-static void rec_sample(struct pbuf *p, uint16_t misc, uint64_t id, uint64_t ip, uint32_t pid,
+static void rec_sample(struct tu_pbuf *p, uint16_t misc, uint64_t id, uint64_t ip, uint32_t pid,
 		       uint32_t tid)
 {
-	put_hdr(p, PERF_RECORD_SAMPLE, misc, 8 + 7 * 8);
-	put64(p, id), put64(p, ip);
-	put32(p, pid), put32(p, tid);
-	put64(p, p->time++), put64(p, PERIOD);
-	put64(p, PERF_SAMPLE_REGS_ABI_64), put64(p, 0x202);
+	tu_put_hdr(p, PERF_RECORD_SAMPLE, misc, 8 + 7 * 8);
+	tu_put64(p, id), tu_put64(p, ip);
+	tu_put32(p, pid), tu_put32(p, tid);
+	tu_put64(p, p->time++), tu_put64(p, PERIOD);
+	tu_put64(p, PERF_SAMPLE_REGS_ABI_64), tu_put64(p, 0x202);
 }
 
-static void rec_mmap(struct pbuf *p, int v2, uint32_t pid, uint64_t start, uint64_t len,
+static void rec_mmap(struct tu_pbuf *p, int v2, uint32_t pid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, const char *name)
 {
-	put_hdr(p, v2 ? PERF_RECORD_MMAP2 : PERF_RECORD_MMAP, PERF_RECORD_MISC_USER,
-		8 + 32 + (v2 ? 32 : 0) + pad8(name) + 24);
-	put32(p, pid), put32(p, pid);
-	put64(p, start), put64(p, len), put64(p, pgoff);
+	tu_put_hdr(p, v2 ? PERF_RECORD_MMAP2 : PERF_RECORD_MMAP, PERF_RECORD_MISC_USER,
+		   8 + 32 + (v2 ? 32 : 0) + pad8(name) + 24);
+	tu_put32(p, pid), tu_put32(p, pid);
+	tu_put64(p, start), tu_put64(p, len), tu_put64(p, pgoff);
 	if (v2) {
-		put64(p, 8), put64(p, 1234), put64(p, 0);	/* maj/min, ino, generation */
-		put32(p, 5), put32(p, 2);			/* PROT_READ|EXEC, MAP_PRIVATE */
+		/* maj/min, ino, generation */
+		tu_put64(p, 8), tu_put64(p, 1234), tu_put64(p, 0);
+		tu_put32(p, 5), tu_put32(p, 2);			/* PROT_READ|EXEC, MAP_PRIVATE */
 	}
 	put_name(p, name, pad8(name));
 	put_id(p, pid);
 }
 
-static void rec_comm_exec(struct pbuf *p, uint32_t pid, const char *comm)
+static void rec_comm_exec(struct tu_pbuf *p, uint32_t pid, const char *comm)
 {
-	put_hdr(p, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 8 + 8 + pad8(comm) + 24);
-	put32(p, pid), put32(p, pid);
+	tu_put_hdr(p, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 8 + 8 + pad8(comm) + 24);
+	tu_put32(p, pid), tu_put32(p, pid);
 	put_name(p, comm, pad8(comm));
 	put_id(p, pid);
 }
 
-static void rec_task(struct pbuf *p, uint32_t type, uint32_t pid, uint32_t ppid)
+static void rec_task(struct tu_pbuf *p, uint32_t type, uint32_t pid, uint32_t ppid)
 {
-	put_hdr(p, type, 0, 8 + 24 + 24);
-	put32(p, pid), put32(p, ppid), put32(p, pid), put32(p, ppid);
-	put64(p, p->time);
+	tu_put_hdr(p, type, 0, 8 + 24 + 24);
+	tu_put32(p, pid), tu_put32(p, ppid), tu_put32(p, pid), tu_put32(p, ppid);
+	tu_put64(p, p->time);
 	put_id(p, pid);
 }
 
-static void rec_lost(struct pbuf *p, uint64_t lost)
+static void rec_lost(struct tu_pbuf *p, uint64_t lost)
 {
-	put_hdr(p, PERF_RECORD_LOST, 0, 8 + 16 + 24);
-	put64(p, ID_CPU), put64(p, lost);
+	tu_put_hdr(p, PERF_RECORD_LOST, 0, 8 + 16 + 24);
+	tu_put64(p, ID_CPU), tu_put64(p, lost);
 	put_id(p, 0);
 }
 
@@ -165,7 +125,7 @@ static void rec_lost(struct pbuf *p, uint64_t lost)
  * and of an id no counter has; a fork whose child inherits the maps, then
  * execs (its old addresses map to nothing); lost samples; a thread.
  */
-static void script(struct pbuf *p, const char *exe, const char *lib)
+static void script(struct tu_pbuf *p, const char *exe, const char *lib)
 {
 	rec_comm_exec(p, 100, "prog");
 	rec_mmap(p, 1, 100, 0x400000, 0x20000, 0x1000, exe);
@@ -233,20 +193,15 @@ static void live_write(struct session *s, const char *dbdir, char *epoch, size_t
 
 static void perf_attr(struct perf_event_attr *a, uint64_t config)
 {
-	memset(a, 0, sizeof(*a));
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = config;
-	a->size = sizeof(*a);
-	a->sample_period = PERIOD;
-	a->sample_type = ST;
+	tu_sw_attr(a, config, PERIOD, ST);
 	a->sample_regs_user = 1ull << FLAGS_REG;
 	a->sample_id_all = 1;
 }
 
 /* Header, two attributes with their ids, then the records of data. */
-static void perf_file(const char *path, const struct pbuf *data)
+static void perf_file(const char *path, const struct tu_pbuf *data)
 {
-	struct pbuf *p = calloc(1, sizeof(*p));
+	struct tu_pbuf *p = calloc(1, sizeof(*p));
 	struct perf_event_attr a[2];
 	size_t asz = sizeof(a[0]) + 16, ids_at = 104 + 2 * asz, data_at = ids_at + 16;
 	FILE *f;
@@ -254,20 +209,20 @@ static void perf_file(const char *path, const struct pbuf *data)
 	assert_non_null(p);
 	perf_attr(&a[0], PERF_COUNT_SW_CPU_CLOCK);
 	perf_attr(&a[1], PERF_COUNT_SW_TASK_CLOCK);
-	put(p, "PERFILE2", 8);
-	put64(p, 104), put64(p, asz);
-	put64(p, 104), put64(p, 2 * asz);
-	put64(p, data_at), put64(p, data->n);
-	put64(p, 0), put64(p, 0);
+	tu_put(p, "PERFILE2", 8);
+	tu_put64(p, 104), tu_put64(p, asz);
+	tu_put64(p, 104), tu_put64(p, 2 * asz);
+	tu_put64(p, data_at), tu_put64(p, data->n);
+	tu_put64(p, 0), tu_put64(p, 0);
 	for (int i = 0; i < 4; i++)
-		put64(p, 0);			/* no features */
+		tu_put64(p, 0);			/* no features */
 	for (int i = 0; i < 2; i++) {
-		put(p, &a[i], sizeof(a[i]));
-		put64(p, ids_at + 8 * (size_t)i), put64(p, 8);
+		tu_put(p, &a[i], sizeof(a[i]));
+		tu_put64(p, ids_at + 8 * (size_t)i), tu_put64(p, 8);
 	}
-	put64(p, ID_CPU), put64(p, ID_TASK);
+	tu_put64(p, ID_CPU), tu_put64(p, ID_TASK);
 	assert_int_equal(p->n, data_at);
-	put(p, data->b, data->n);
+	tu_put(p, data->b, data->n);
 	f = fopen(path, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(p->b, 1, p->n, f), p->n);
@@ -329,7 +284,7 @@ static void read_epoch(const char *dbdir, const char *epoch, struct prof_profile
  * records say. */
 static void test_live_and_file_agree(void **state)
 {
-	struct pbuf *p = calloc(1, sizeof(*p));
+	struct tu_pbuf *p = calloc(1, sizeof(*p));
 	char exe[4096], lib[600], data[600], ldb[600], fdb[600], epoch[64];
 	struct collect_opts o;
 	struct smp_counter k[2];
@@ -390,7 +345,7 @@ static void test_live_and_file_agree(void **state)
  * on the live path and in a file, never a read past its end. */
 static void test_record_lies_about_size(void **state)
 {
-	struct pbuf *p = calloc(1, sizeof(*p));
+	struct tu_pbuf *p = calloc(1, sizeof(*p));
 	char data[600], dbdir[600], want[128];
 	struct collect_opts o;
 	struct smp_counter k[2];
@@ -404,9 +359,9 @@ static void test_record_lies_about_size(void **state)
 	assert_non_null(p);
 	rec_comm_exec(p, 100, "prog");
 	bad = p->n;
-	put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 8 + 24);	/* id, ip, tid */
-	put64(p, ID_CPU), put64(p, 0x400010);
-	put32(p, 100), put32(p, 100);
+	tu_put_hdr(p, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 8 + 24);	/* id, ip, tid */
+	tu_put64(p, ID_CPU), tu_put64(p, 0x400010);
+	tu_put32(p, 100), tu_put32(p, 100);
 	live_session(&s, &o, k);
 	assert_int_equal(sess_feed(&s, p->b, p->n, &err), -EINVAL);
 	print_message("%s\n", err.msg);
@@ -429,9 +384,9 @@ static void test_record_lies_about_size(void **state)
 
 	/* an MMAP2 too short for its file name */
 	p->n = 0;
-	put_hdr(p, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 8 + 40);
+	tu_put_hdr(p, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, 8 + 40);
 	for (int i = 0; i < 5; i++)
-		put64(p, 0);
+		tu_put64(p, 0);
 	live_session(&s, &o, k);
 	assert_int_equal(sess_feed(&s, p->b, p->n, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "PERF_RECORD_MMAP2 at offset 0"));
@@ -530,5 +485,5 @@ int main(void)
 		cmocka_unit_test(test_jitmap_trust),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
 }

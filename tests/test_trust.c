@@ -72,10 +72,8 @@ static void run(const char *extra, const char *args, const char *wl, const char 
 	assert_non_null(f);
 	fputs(checker, f);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "python3 %s/check.py %s/calc.json %s %.0f", dir, dir, at,
-		 exact);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("python3 %s/check.py %s/calc.json %s %.0f", dir, dir, at,
+		     exact);
 	assert_non_null(fgets(line, sizeof(line), f));
 	print_message("%s", line);
 	assert_non_null(fgets(line, sizeof(line), f));
@@ -88,13 +86,9 @@ static void run(const char *extra, const char *args, const char *wl, const char 
  * address of the load, from objdump (not from dcpi). */
 static void walk_loop(char *out, size_t len)
 {
-	char cmd[4096];
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn %s/workloads/chase | "
-		 "awk '/<walk>:/{w=1} w && /mov +\\(/{print $1; exit}' | tr -d :", build);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	FILE *f = tu_popen("objdump -d --no-show-raw-insn %s/workloads/chase | "
+			   "awk '/<walk>:/{w=1} w && /mov +\\(/{print $1; exit}' | tr -d :",
+			   build);
 	assert_non_null(fgets(out, (int)len, f));
 	out[strcspn(out, "\n")] = 0;
 	pclose(f);
@@ -147,17 +141,15 @@ static void test_chase_256m(void **state)
 
 static void test_random_branch(void **state)
 {
-	char at[64], cause[64], cmd[4096];
+	char at[64], cause[64];
 	double x, lo, hi, share, n = 20000000;
 	FILE *f;
 
 	(void)state;
 	if (!bin || !build)
 		skip();
-	snprintf(cmd, sizeof(cmd), "nm %s/workloads/culprits | awk '$3 == \"cul_branch_jcc\""
-		 "{print \"0x\" $1}'", build);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("nm %s/workloads/culprits | awk '$3 == \"cul_branch_jcc\""
+		     "{print \"0x\" $1}'", build);
 	assert_non_null(fgets(at, sizeof(at), f));
 	pclose(f);
 	at[strcspn(at, "\n")] = 0;

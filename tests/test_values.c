@@ -911,10 +911,7 @@ static void test_epoch(void **state)
 	val_profiles_free(v, n);
 	assert_int_equal(val_epoch_merge(db, e1, db, e1, &err), -EINVAL);
 	snprintf(path, sizeof(path), "%s/%s/ffff.values", prof_db_path(db), e1);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("DCPIVALS but not really", f);
-	fclose(f);
+	tu_write_text(path, "DCPIVALS but not really");
 	/* skipped with a note, listed as damaged; a merge refuses it */
 	assert_int_equal(val_epoch_read(db, e1, &v, &n, &err), 0);
 	assert_int_equal(n, m);

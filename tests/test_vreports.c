@@ -24,9 +24,9 @@
 #include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_vals.h"
 
-static char dir[64], wl[1024], other[1024];
-static const char *bin;
+static struct tu_vals t;
 
 /* Offsets used, found from the image */
 static struct {
@@ -56,38 +56,19 @@ static void find_offsets(void)
 	struct dcpi_err err;
 	struct image *img;
 
-	assert_int_equal(img_open(wl, 0, &img, &err), 0);
+	assert_int_equal(img_open(t.wl, 0, &img, &err), 0);
 	off.a_insn = insn_off(img, "proc_a", 2, &off.a_entry);
 	off.b_insn = insn_off(img, "proc_b", 2, &off.b_entry);
 	off.main_site = insn_off(img, "main", 3, NULL);
 	off.main_ret1 = insn_off(img, "main", 5, NULL);
 	off.main_ret2 = insn_off(img, "main", 7, NULL);
 	img_close(img);
-	assert_int_equal(img_open(other, 0, &img, &err), 0);
+	assert_int_equal(img_open(t.other, 0, &img, &err), 0);
 	insn_off(img, "mix_chain", 0, &off.other_entry);
 	img_close(img);
 }
 
-/*
- * Offer n values to the (offset, kind) list: value a with probability pa,
- * else b with probability pb, else one of `spread` others (1000 + i).
- */
-static void feed(struct val_profile *vp, struct val_rng *r, uint64_t o, uint32_t kind,
-		 size_t n, uint64_t a, double pa, uint64_t b, double pb, unsigned spread)
-{
-	struct val_hotlist *h = val_profile_list(vp, o, kind);
-
-	assert_non_null(h);
-	for (size_t i = 0; i < n; i++) {
-		double u = val_rng_unit(r);
-		uint64_t v = u < pa ? a : u < pa + pb ? b : 1000 + val_rng_next(r) % spread;
-
-		val_hotlist_add(h, v, r);
-	}
-	vp->samples += n;
-}
-
-static void write_values(struct prof_db *db, const char *epoch)
+static void write_values(struct prof_db *db, const char *epoch, const char *image)
 {
 	struct val_rng r = { 12345 };
 	struct prof_image_id oid;
@@ -96,27 +77,27 @@ static void write_values(struct prof_db *db, const char *epoch)
 	int tag;
 
 	val_profile_init(&vp);
-	assert_int_equal(prof_image_id_from_file(&vp.image, wl, &err), 0);
-	assert_int_equal(prof_image_id_from_file(&oid, other, &err), 0);
+	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
+	assert_int_equal(prof_image_id_from_file(&oid, t.other, &err), 0);
 	tag = val_profile_image_tag(&vp, &oid);
 	assert_true(tag == 1);
 	/* proc_a's hot instruction: result invariant (0.95), load semi (0.6) */
-	feed(&vp, &r, off.a_insn, VAL_RESULT, 1000, 5, 0.95, 0, 0, 4);
-	feed(&vp, &r, off.a_insn, VAL_LOAD, 1000, 42, 0.6, 0, 0, 8);
+	tu_val_feed(&vp, &r, off.a_insn, VAL_RESULT, 1000, 5, 0.95, 0, 0, 4);
+	tu_val_feed(&vp, &r, off.a_insn, VAL_LOAD, 1000, 42, 0.6, 0, 0, 8);
 	/* proc_b's: variant, over 200 values */
-	feed(&vp, &r, off.b_insn, VAL_RESULT, 2000, 7, 0.0, 0, 0, 200);
+	tu_val_feed(&vp, &r, off.b_insn, VAL_RESULT, 2000, 7, 0.0, 0, 0, 200);
 	/* entries: proc_a's arg0 3 (0.97), arg1 always 1000000; proc_b's arg0 7
 	 * (0.55) seen more often than any of proc_a's, yet proc_a comes first */
-	feed(&vp, &r, off.a_entry, VAL_ARG0, 1000, 3, 0.97, 0, 0, 4);
-	feed(&vp, &r, off.a_entry, VAL_ARG0 + 1, 1000, 1000000, 1.0, 0, 0, 1);
-	feed(&vp, &r, off.a_entry, VAL_CALLSITE, 1000, VAL_CODE(0, off.main_ret1), 0.7,
-	     VAL_CODE(0, off.main_ret2), 0.3, 1);
-	feed(&vp, &r, off.b_entry, VAL_ARG0, 5000, 7, 0.55, 0, 0, 12);
-	feed(&vp, &r, off.b_entry, VAL_CALLSITE, 5000, VAL_CODE(0, off.main_ret2), 1.0, 0, 0,
-	     1);
+	tu_val_feed(&vp, &r, off.a_entry, VAL_ARG0, 1000, 3, 0.97, 0, 0, 4);
+	tu_val_feed(&vp, &r, off.a_entry, VAL_ARG0 + 1, 1000, 1000000, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.a_entry, VAL_CALLSITE, 1000, VAL_CODE(0, off.main_ret1), 0.7,
+		    VAL_CODE(0, off.main_ret2), 0.3, 1);
+	tu_val_feed(&vp, &r, off.b_entry, VAL_ARG0, 5000, 7, 0.55, 0, 0, 12);
+	tu_val_feed(&vp, &r, off.b_entry, VAL_CALLSITE, 5000, VAL_CODE(0, off.main_ret2), 1.0,
+		    0, 0, 1);
 	/* an indirect site in main: proc_a 0.7, demo_work's mix_chain 0.2, no image 0.1 */
-	feed(&vp, &r, off.main_site, VAL_TARGET, 1000, VAL_CODE(0, off.a_entry), 0.7,
-	     VAL_CODE(tag, off.other_entry), 0.2, 1);
+	tu_val_feed(&vp, &r, off.main_site, VAL_TARGET, 1000, VAL_CODE(0, off.a_entry), 0.7,
+		    VAL_CODE(tag, off.other_entry), 0.2, 1);
 	/* (spread 1: the rest is 1000, remapped to VAL_CODE_NONE below) */
 	{
 		struct val_hotlist *h = val_profile_list(&vp, off.main_site, VAL_TARGET);
@@ -135,52 +116,22 @@ static void write_values(struct prof_db *db, const char *epoch)
 static void make_db(const char *name, int values)
 {
 	const struct tu_at at[] = { { off.a_insn, 300 }, { off.b_insn, 100 } };
-	struct prof_db *db;
-	char path[256], epoch[64];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	tu_cycles_db(path, wl, at, 2, &db, epoch, sizeof(epoch));
-	if (values)
-		write_values(db, epoch);
-	prof_db_close(db);
+	tu_vals_db(t.dir, name, t.wl, at, 2, values ? write_values : NULL);
 }
 
 static int setup(void **state)
 {
-	(void)state;
-	bin = getenv("DCPI_BIN");
-	tu_build_file(wl, sizeof(wl), "workloads/twoprocs");
-	tu_build_file(other, sizeof(other), "workloads/demo_work");
-	return tu_workspace(dir, sizeof(dir), "vreports");
+	return tu_vals_setup(state, &t, "workloads/twoprocs", "workloads/demo_work", "vreports");
 }
-
-static int teardown(void **state)
-{
-	(void)state;
-	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
-	return 0;
-}
-
-static int have_db;
 
 static void need_db(void)
 {
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
-	if (!have_db) {
-		find_offsets();
-		make_db("db", 1);
-		make_db("novals", 0);
-		have_db = 1;
-	}
-}
-
-/* Run `dcpi ARGS --json` and the python check (d: the parsed JSON). */
-static void check_json(const char *args, const char *py)
-{
-	tu_check_json(bin, dir, args, py);
+	if (!tu_vals_to_make(&t))
+		return;
+	find_offsets();
+	make_db("db", 1);
+	make_db("novals", 0);
 }
 
 static void test_classify(void **state)
@@ -196,113 +147,99 @@ static void test_classify(void **state)
 
 static void test_vlist(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "vlist --db %s/db proc_a", dir);
-	check_json(args,
-		   "ins = d['instructions']\n"
-		   "assert d['procedure'] == 'proc_a' and d['samples'] == 300, d\n"
-		   "assert d['cycles'] == 300000, d['cycles']\n"
-		   "hot = [i for i in ins if i['samples'] == 300]\n"
-		   "assert len(hot) == 1, ins\n"
-		   "ls = {l['kind']: l for l in hot[0]['lists']}\n"
-		   "r, ld = ls['result'], ls['load']\n"
-		   "assert r['values'][0]['text'] == '5', r\n"
-		   "assert abs(r['top_share'] - 0.95) < 0.03, r\n"
-		   "assert r['class'] == 'invariant' and r['distinct'] == 5, r\n"
-		   "assert ld['values'][0]['text'] == '42' and abs(ld['top_share'] - 0.6) < 0.05\n"
-		   "assert ld['class'] == 'semi-invariant' and len(ld['values']) == 4, ld\n"
-		   "assert hot[0]['text'], hot\n"
-		   "ent = [i for i in ins if any(l['kind'] == 'arg0' for l in i['lists'])]\n"
-		   "assert len(ent) == 1 and ent[0]['samples'] == 0, ins");
-	snprintf(args, sizeof(args), "vlist --db %s/db proc_b", dir);
-	check_json(args,
-		   "r = [l for i in d['instructions'] for l in i['lists']\n"
-		   "     if l['kind'] == 'result']\n"
-		   "assert len(r) == 1 and r[0]['class'] == 'variant', r\n"
-		   "assert r[0]['top_share'] < 0.1 and r[0]['seen'] == 2000, r");
+	tu_vcheck(&t, "vlist", "db proc_a",
+		  "ins = d['instructions']\n"
+		  "assert d['procedure'] == 'proc_a' and d['samples'] == 300, d\n"
+		  "assert d['cycles'] == 300000, d['cycles']\n"
+		  "hot = [i for i in ins if i['samples'] == 300]\n"
+		  "assert len(hot) == 1, ins\n"
+		  "ls = {l['kind']: l for l in hot[0]['lists']}\n"
+		  "r, ld = ls['result'], ls['load']\n"
+		  "assert r['values'][0]['text'] == '5', r\n"
+		  "assert abs(r['top_share'] - 0.95) < 0.03, r\n"
+		  "assert r['class'] == 'invariant' and r['distinct'] == 5, r\n"
+		  "assert ld['values'][0]['text'] == '42' and abs(ld['top_share'] - 0.6) < 0.05\n"
+		  "assert ld['class'] == 'semi-invariant' and len(ld['values']) == 4, ld\n"
+		  "assert hot[0]['text'], hot\n"
+		  "ent = [i for i in ins if any(l['kind'] == 'arg0' for l in i['lists'])]\n"
+		  "assert len(ent) == 1 and ent[0]['samples'] == 0, ins");
+	tu_vcheck(&t, "vlist", "db proc_b",
+		  "r = [l for i in d['instructions'] for l in i['lists']\n"
+		  "     if l['kind'] == 'result']\n"
+		  "assert len(r) == 1 and r[0]['class'] == 'variant', r\n"
+		  "assert r[0]['top_share'] < 0.1 and r[0]['seen'] == 2000, r");
 	/* the DCPI name, as text */
 	assert_int_equal(tu_sh("%s/dcpivlist --db %s/db proc_a > %s/vlist.txt && "
 			       "grep -q 'result .* invariant .*5 (9[4-6]\\.[0-9]%%)' %s/vlist.txt "
 			       "&& "
-			       "grep -q 'semi-invariant' %s/vlist.txt", getenv("DCPI_BUILD"), dir,
-			       dir, dir, dir), 0);
+			       "grep -q 'semi-invariant' %s/vlist.txt", getenv("DCPI_BUILD"),
+			       t.dir, t.dir, t.dir, t.dir), 0);
 }
 
 static void test_vargs(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "vargs --db %s/db", dir);
-	check_json(args,
-		   "ps = d['procedures']\n"
-		   "assert [p['name'] for p in ps] == ['proc_a', 'proc_b'], ps\n"
-		   "a, b = ps\n"
-		   "assert a['samples'] == 300 and b['samples'] == 100 and b['calls'] == 5000\n"
-		   "args = {x['arg']: x for x in a['args']}\n"
-		   "assert args[0]['values'][0]['text'] == '3', args\n"
-		   "assert abs(args[0]['top_share'] - 0.97) < 0.02 and args[0]['class'] == "
-		   "'invariant'\n"
-		   "assert args[1]['values'][0]['value'] == hex(1000000) and args[1]['top_share'] "
-		   "== 1\n"
-		   "cs = a['callsites']\n"
-		   "assert cs[0]['text'].startswith('main+0x'), cs\n"
-		   "assert abs(cs[0]['share'] - 0.7) < 0.04, cs\n"
-		   "assert cs[1]['text'].startswith('main+0x'), cs\n"
-		   "assert cs[0]['text'] != cs[1]['text'], cs\n"
-		   "b0 = b['args'][0]\n"
-		   "assert b0['class'] == 'semi-invariant', b0\n"
-		   "assert abs(b0['top_share'] - 0.55) < 0.04, b0\n"
-		   "assert b['callsites'][0]['share'] == 1, b");
-	snprintf(args, sizeof(args), "vargs --db %s/db proc_b", dir);
-	check_json(args, "assert [p['name'] for p in d['procedures']] == ['proc_b'], d");
+	tu_vcheck(&t, "vargs", "db",
+		  "ps = d['procedures']\n"
+		  "assert [p['name'] for p in ps] == ['proc_a', 'proc_b'], ps\n"
+		  "a, b = ps\n"
+		  "assert a['samples'] == 300 and b['samples'] == 100 and b['calls'] == 5000\n"
+		  "args = {x['arg']: x for x in a['args']}\n"
+		  "assert args[0]['values'][0]['text'] == '3', args\n"
+		  "assert abs(args[0]['top_share'] - 0.97) < 0.02 and args[0]['class'] == "
+		  "'invariant'\n"
+		  "assert args[1]['values'][0]['value'] == hex(1000000) and args[1]['top_share'] "
+		  "== 1\n"
+		  "cs = a['callsites']\n"
+		  "assert cs[0]['text'].startswith('main+0x'), cs\n"
+		  "assert abs(cs[0]['share'] - 0.7) < 0.04, cs\n"
+		  "assert cs[1]['text'].startswith('main+0x'), cs\n"
+		  "assert cs[0]['text'] != cs[1]['text'], cs\n"
+		  "b0 = b['args'][0]\n"
+		  "assert b0['class'] == 'semi-invariant', b0\n"
+		  "assert abs(b0['top_share'] - 0.55) < 0.04, b0\n"
+		  "assert b['callsites'][0]['share'] == 1, b");
+	tu_vcheck(&t, "vargs", "db proc_b",
+		  "assert [p['name'] for p in d['procedures']] == ['proc_b'], d");
 	/* twoprocs has DWARF: proc_a(x, n) names its registers */
 	assert_int_equal(tu_sh("%s/dcpivargs --db %s/db | grep -q '  n (rsi) *1000000 .*100.0%%  "
-			       "invariant'", getenv("DCPI_BUILD"), dir), 0);
+			       "invariant'", getenv("DCPI_BUILD"), t.dir), 0);
 }
 
 static void test_vcg(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "vcg --db %s/db", dir);
-	check_json(args,
-		   "s = d['sites']\n"
-		   "assert len(s) == 1 and s[0]['site'].startswith('main+0x'), s\n"
-		   "assert s[0]['samples'] == 0 and s[0]['cycles'] == 0, s\n"
-		   "t = s[0]['values']\n"
-		   "assert t[0]['text'] == 'proc_a' and abs(t[0]['share'] - 0.7) < 0.04, t\n"
-		   "assert t[1]['text'] == 'mix_chain (demo_work)', t\n"
-		   "assert t[1]['image'].endswith('/demo_work'), t\n"
-		   "assert abs(t[1]['share'] - 0.2) < 0.04, t\n"
-		   "assert t[2]['text'] == '[no image]' and t[2]['image'] is None, t");
-	snprintf(args, sizeof(args), "vcg --db %s/db proc_a", dir);
-	check_json(args, "assert d['sites'] == [], d");
+	tu_vcheck(&t, "vcg", "db",
+		  "s = d['sites']\n"
+		  "assert len(s) == 1 and s[0]['site'].startswith('main+0x'), s\n"
+		  "assert s[0]['samples'] == 0 and s[0]['cycles'] == 0, s\n"
+		  "t = s[0]['values']\n"
+		  "assert t[0]['text'] == 'proc_a' and abs(t[0]['share'] - 0.7) < 0.04, t\n"
+		  "assert t[1]['text'] == 'mix_chain (demo_work)', t\n"
+		  "assert t[1]['image'].endswith('/demo_work'), t\n"
+		  "assert abs(t[1]['share'] - 0.2) < 0.04, t\n"
+		  "assert t[2]['text'] == '[no image]' and t[2]['image'] is None, t");
+	tu_vcheck(&t, "vcg", "db proc_a", "assert d['sites'] == [], d");
 }
 
 static void test_vblks(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "vblks --db %s/db proc_a", dir);
-	check_json(args,
-		   "bs = d['blocks']\n"
-		   "assert len(bs) >= 2, bs\n"
-		   "hot = [b for b in bs if b['samples'] == 300]\n"
-		   "assert len(hot) == 1, bs\n"
-		   "h = hot[0]\n"
-		   "assert h['invariant'] >= 1 and h['semi_invariant'] >= 1, h\n"
-		   "assert h['top'][0]['class'] == 'invariant', h\n"
-		   "assert sum(b['with_values'] for b in bs) == 2, bs\n"
-		   "assert sum(b['lists'] for b in bs) == 5, bs");
+	tu_vcheck(&t, "vblks", "db proc_a",
+		  "bs = d['blocks']\n"
+		  "assert len(bs) >= 2, bs\n"
+		  "hot = [b for b in bs if b['samples'] == 300]\n"
+		  "assert len(hot) == 1, bs\n"
+		  "h = hot[0]\n"
+		  "assert h['invariant'] >= 1 and h['semi_invariant'] >= 1, h\n"
+		  "assert h['top'][0]['class'] == 'invariant', h\n"
+		  "assert sum(b['with_values'] for b in bs) == 2, bs\n"
+		  "assert sum(b['lists'] for b in bs) == 5, bs");
 }
 
 static void test_errors(void **state)
@@ -312,19 +249,19 @@ static void test_errors(void **state)
 	(void)state;
 	need_db();
 	assert_int_not_equal(tu_sh("%s vlist --db %s/novals proc_a > /dev/null 2> %s/err.txt",
-				   bin, dir, dir), 0);
+				   t.bin, t.dir, t.dir), 0);
 	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
-			       "record --values' %s/err.txt", dir, dir), 0);
+			       "record --values' %s/err.txt", t.dir, t.dir), 0);
 	assert_int_not_equal(tu_sh("%s vlist --db %s/db no_such_proc > /dev/null 2> %s/err.txt",
-				   bin, dir, dir), 0);
-	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", dir), 0);
+				   t.bin, t.dir, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t.dir), 0);
 	/* a .values file cut short: the error names it */
 	assert_int_equal(tu_sh("cp -r %s/db %s/bad && f=$(ls %s/bad/*/*.values) && "
-			       "head -c 40 $f > $f.t && mv $f.t $f", dir, dir, dir), 0);
-	snprintf(cmd, sizeof(cmd), "%s vargs --db %s/bad > /dev/null 2> %s/err.txt", bin, dir,
-		 dir);
+			       "head -c 40 $f > $f.t && mv $f.t $f", t.dir, t.dir, t.dir), 0);
+	snprintf(cmd, sizeof(cmd), "%s vargs --db %s/bad > /dev/null 2> %s/err.txt", t.bin, t.dir,
+		 t.dir);
 	assert_int_not_equal(tu_sh("%s", cmd), 0);
-	assert_int_equal(tu_sh("grep -q '%s/bad/.*\\.values' %s/err.txt", dir, dir), 0);
+	assert_int_equal(tu_sh("grep -q '%s/bad/.*\\.values' %s/err.txt", t.dir, t.dir), 0);
 }
 
 int main(void)
@@ -338,5 +275,5 @@ int main(void)
 		cmocka_unit_test(test_errors),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
 }

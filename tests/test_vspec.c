@@ -26,9 +26,10 @@
 #include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_vals.h"
 
-static char dir[64], wl[1024], copy[128], other[1024];
-static const char *bin;
+static struct tu_vals t;
+static char copy[128];
 
 /* Offsets in valloop, found from its code */
 static struct {
@@ -70,29 +71,13 @@ static void find_offsets(void)
 	struct image *img;
 	uint64_t main_entry;
 
-	assert_int_equal(img_open(wl, 0, &img, &err), 0);
+	assert_int_equal(img_open(t.wl, 0, &img, &err), 0);
 	find_in(img, "vl_scale", CFG_I_LOAD, &off.scale, &off.scale_load, NULL);
 	find_in(img, "vl_walk", CFG_I_LOAD, &off.walk, &off.walk_load, &off.walk_next);
 	find_in(img, "vl_add", 0, &off.add, NULL, NULL);
 	find_in(img, "vl_sub", 0, &off.sub, NULL, NULL);
 	find_in(img, "main", CFG_I_CALL | CFG_I_INDIRECT, &main_entry, &off.site, NULL);
 	img_close(img);
-}
-
-/* Offer n values to (o, kind): a with probability pa, else one of spread
- * others (1000 + i). */
-static void feed(struct val_profile *vp, struct val_rng *r, uint64_t o, uint32_t kind,
-		 size_t n, uint64_t a, double pa, unsigned spread)
-{
-	struct val_hotlist *h = val_profile_list(vp, o, kind);
-
-	assert_non_null(h);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = val_rng_unit(r) < pa ? a : 1000 + val_rng_next(r) % spread;
-
-		val_hotlist_add(h, v, r);
-	}
-	vp->samples += n;
 }
 
 static void write_values(struct prof_db *db, const char *epoch, const char *image)
@@ -105,19 +90,20 @@ static void write_values(struct prof_db *db, const char *epoch, const char *imag
 	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
 	/* vl_walk(a, n): n is always 64 (read: test %rsi); a always the same
 	 * address (an object fixed for the run: no clone for it) */
-	feed(&vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 1);
-	feed(&vp, &r, off.walk, VAL_ARG0, 500, 0x555555558040, 1.0, 1);
-	feed(&vp, &r, off.walk_load, VAL_STRIDE, 500, 8, 1.0, 1);
+	tu_val_feed(&vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.walk, VAL_ARG0, 500, 0x555555558040, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.walk_load, VAL_STRIDE, 500, 8, 1.0, 0, 0, 1);
 	/* vl_scale(k, x): k 7 three times in four; x variant; rdx and rcx, which
 	 * it never touches, invariant garbage; its load of vl_mode always 5,
 	 * at stride 0 (one address) */
-	feed(&vp, &r, off.scale, VAL_ARG0, 1000, 7, 0.75, 3);
-	feed(&vp, &r, off.scale, VAL_ARG0 + 1, 1000, 0, 0.0, 500);
-	feed(&vp, &r, off.scale, VAL_ARG0 + 2, 1000, 0x7fffffffe000, 1.0, 1);
-	feed(&vp, &r, off.scale, VAL_ARG0 + 3, 1000, 17, 1.0, 1);
-	feed(&vp, &r, off.scale, VAL_CALLSITE, 1000, VAL_CODE(0, off.site + 2), 1.0, 1);
-	feed(&vp, &r, off.scale_load, VAL_LOAD, 1000, 5, 1.0, 1);
-	feed(&vp, &r, off.scale_load, VAL_STRIDE, 1000, 0, 1.0, 1);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0, 1000, 7, 0.75, 0, 0, 3);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 1, 1000, 0, 0.0, 0, 0, 500);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 2, 1000, 0x7fffffffe000, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 3, 1000, 17, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.scale, VAL_CALLSITE, 1000, VAL_CODE(0, off.site + 2), 1.0, 0, 0,
+		    1);
+	tu_val_feed(&vp, &r, off.scale_load, VAL_LOAD, 1000, 5, 1.0, 0, 0, 1);
+	tu_val_feed(&vp, &r, off.scale_load, VAL_STRIDE, 1000, 0, 1.0, 0, 0, 1);
 	/* main's indirect call: vl_add 80%, vl_sub 20% */
 	{
 		struct val_hotlist *h = val_profile_list(&vp, off.site, VAL_TARGET);
@@ -126,7 +112,7 @@ static void write_values(struct prof_db *db, const char *epoch, const char *imag
 			val_hotlist_add(h, VAL_CODE(0, i % 5 ? off.add : off.sub), &r);
 	}
 	/* vl_add(a, b): a invariant but seen 10 times only */
-	feed(&vp, &r, off.add, VAL_ARG0, 10, 3, 1.0, 1);
+	tu_val_feed(&vp, &r, off.add, VAL_ARG0, 10, 3, 1.0, 0, 0, 1);
 	assert_int_equal(val_profile_normalize(&vp), 0);
 	assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
 	val_profile_free(&vp);
@@ -137,127 +123,92 @@ static void make_db(const char *name, const char *image, int values)
 {
 	const struct tu_at at[] = { { off.walk_load, 400 }, { off.walk_next, 100 },
 				    { off.scale_load, 200 }, { off.site, 100 } };
-	struct prof_db *db;
-	char path[256], epoch[64];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	tu_cycles_db(path, image, at, 4, &db, epoch, sizeof(epoch));
-	if (values)
-		write_values(db, epoch, image);
-	prof_db_close(db);
+	tu_vals_db(t.dir, name, image, at, 4, values ? write_values : NULL);
 }
 
 static int setup(void **state)
 {
-	(void)state;
-	bin = getenv("DCPI_BIN");
-	tu_build_file(wl, sizeof(wl), "workloads/valloop");
-	tu_build_file(other, sizeof(other), "workloads/twoprocs");
-	return tu_workspace(dir, sizeof(dir), "vspec");
+	return tu_vals_setup(state, &t, "workloads/valloop", "workloads/twoprocs", "vspec");
 }
-
-static int teardown(void **state)
-{
-	(void)state;
-	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
-	return 0;
-}
-
-static int have_db;
 
 static void need_db(void)
 {
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
-	if (have_db)
+	if (!tu_vals_to_make(&t))
 		return;
 	find_offsets();
-	make_db("db", wl, 1);
-	make_db("novals", wl, 0);
+	make_db("db", t.wl, 1);
+	make_db("novals", t.wl, 0);
 	/* profiled from a copy that is then replaced: its code cannot be read */
-	snprintf(copy, sizeof(copy), "%s/valloop-copy", dir);
-	assert_int_equal(tu_sh("cp %s %s", wl, copy), 0);
+	snprintf(copy, sizeof(copy), "%s/valloop-copy", t.dir);
+	assert_int_equal(tu_sh("cp %s %s", t.wl, copy), 0);
 	make_db("gone", copy, 1);
-	assert_int_equal(tu_sh("cp %s %s", other, copy), 0);
-	have_db = 1;
-}
-
-/* Run `dcpi ARGS --json` and the python check (d: the parsed JSON). */
-static void check_json(const char *args, const char *py)
-{
-	tu_check_json(bin, dir, args, py);
+	assert_int_equal(tu_sh("cp %s %s", t.other, copy), 0);
 }
 
 static void test_candidates(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "specialize --db %s/db", dir);
-	check_json(args,
-		   "e = d['entries']\n"
-		   "assert d['min_seen'] == 20, d\n"
-		   "got = [(x['kind'], x['procedure'], x.get('argument')) for x in e]\n"
-		   "assert got == [('argument', 'vl_walk', 'arg0'), ('argument', 'vl_walk', 'arg1'),\n"
-		   "               ('stride', 'vl_walk', None),\n"
-		   "               ('load', 'vl_scale', None), ('argument', 'vl_scale', 'arg0'),\n"
-		   "               ('target', 'main', None)], got\n"
-		   "st = [x['at_stake'] for x in e]\n"
-		   "assert st == sorted(st, reverse=True), st\n"
-		   "p, w, s, l, a, t = e\n"
-		   "assert p['value'] == '0x555555558040' and p['class'] == 'invariant', p\n"
-		   "assert p['name'] == 'a' and w['name'] == 'n' and a['name'] == 'k', e\n"
-		   "assert p['suggestion'].startswith('a is the same address (0x555555558040) "
-		   "in every call of vl_walk sampled: an object fixed for the run'), p\n"
-		   "assert w['at_stake'] == 500000 and w['samples'] == 500, w\n"
-		   "assert w['cycles'] == 500000 and w['at_stake_unit'] == 'cycles', w\n"
-		   "assert w['register'] == 'rsi' and w['arguments_checked'] is True, w\n"
-		   "assert w['value'] == '0x40' and w['value_text'] == '64', w\n"
-		   "assert w['class'] == 'invariant' and w['share'] == 1 and w['seen'] == 500\n"
-		   "assert w['suggestion'] == 'clone vl_walk for n == 64 "
-		   "(constant-propagate it)', w\n"
-		   "assert w['offset'].startswith('0x') and w['image'].endswith('/valloop'), w\n"
-		   "assert w['call_sites'] == [], w\n"
-		   "assert s['value'] == '0x8' and s['value_text'] == '+8', s\n"
-		   "assert s['at_stake'] == 400000 and s['samples'] == 400, s\n"
-		   "assert 'prefetch' in s['suggestion'] and '+8' in s['suggestion'], s\n"
-		   "assert l['value_text'] == '5' and l['at_stake'] == 200000, l\n"
-		   "assert l['suggestion'].startswith('the load at vl_scale+0x'), l\n"
-		   "assert 'always reads 5 (100.0%)' in l['suggestion'] and not l['stack'], l\n"
-		   "assert l['site'].startswith('vl_scale+0x'), l\n"
-		   "assert a['register'] == 'rdi' and a['value_text'] == '7', a\n"
-		   "assert a['class'] == 'semi-invariant' and abs(a['share'] - 0.75) < 0.04, a\n"
-		   "assert abs(a['at_stake'] - 200000 * a['share']) < 1e-6, a\n"
-		   "assert a['samples'] == 200, a\n"
-		   "assert a['suggestion'] == 'guard: if (k == 7) a specialized copy, "
-		   "else the general one', a\n"
-		   "cs = a['call_sites']\n"
-		   "assert len(cs) == 1 and cs[0]['site'].startswith('main+0x'), cs\n"
-		   "assert cs[0]['share'] == 1, cs\n"
-		   "assert t['value_text'] == 'vl_add' and abs(t['share'] - 0.8) < 1e-9, t\n"
-		   "assert t['class'] == 'semi-invariant' and t['jump'] is False, t\n"
-		   "assert abs(t['at_stake'] - 80000) < 1e-6 and t['samples'] == 100, t\n"
-		   "assert t['suggestion'] == 'promote: compare the target with vl_add and "
-		   "call vl_add directly (inline it)', t\n"
-		   "for x in e:\n"
-		   "    for k in ('kind', 'procedure', 'image', 'offset', 'value', 'value_text',\n"
-		   "              'share', 'class', 'seen', 'samples', 'cycles', 'at_stake',\n"
-		   "              'suggestion'):\n"
-		   "        assert k in x, (k, x)");
+	tu_vcheck(&t, "specialize", "db",
+		  "e = d['entries']\n"
+		  "assert d['min_seen'] == 20, d\n"
+		  "got = [(x['kind'], x['procedure'], x.get('argument')) for x in e]\n"
+		  "assert got == [('argument', 'vl_walk', 'arg0'), ('argument', 'vl_walk', 'arg1'),\n"
+		  "               ('stride', 'vl_walk', None),\n"
+		  "               ('load', 'vl_scale', None), ('argument', 'vl_scale', 'arg0'),\n"
+		  "               ('target', 'main', None)], got\n"
+		  "st = [x['at_stake'] for x in e]\n"
+		  "assert st == sorted(st, reverse=True), st\n"
+		  "p, w, s, l, a, t = e\n"
+		  "assert p['value'] == '0x555555558040' and p['class'] == 'invariant', p\n"
+		  "assert p['name'] == 'a' and w['name'] == 'n' and a['name'] == 'k', e\n"
+		  "assert p['suggestion'].startswith('a is the same address (0x555555558040) "
+		  "in every call of vl_walk sampled: an object fixed for the run'), p\n"
+		  "assert w['at_stake'] == 500000 and w['samples'] == 500, w\n"
+		  "assert w['cycles'] == 500000 and w['at_stake_unit'] == 'cycles', w\n"
+		  "assert w['register'] == 'rsi' and w['arguments_checked'] is True, w\n"
+		  "assert w['value'] == '0x40' and w['value_text'] == '64', w\n"
+		  "assert w['class'] == 'invariant' and w['share'] == 1 and w['seen'] == 500\n"
+		  "assert w['suggestion'] == 'clone vl_walk for n == 64 "
+		  "(constant-propagate it)', w\n"
+		  "assert w['offset'].startswith('0x') and w['image'].endswith('/valloop'), w\n"
+		  "assert w['call_sites'] == [], w\n"
+		  "assert s['value'] == '0x8' and s['value_text'] == '+8', s\n"
+		  "assert s['at_stake'] == 400000 and s['samples'] == 400, s\n"
+		  "assert 'prefetch' in s['suggestion'] and '+8' in s['suggestion'], s\n"
+		  "assert l['value_text'] == '5' and l['at_stake'] == 200000, l\n"
+		  "assert l['suggestion'].startswith('the load at vl_scale+0x'), l\n"
+		  "assert 'always reads 5 (100.0%)' in l['suggestion'] and not l['stack'], l\n"
+		  "assert l['site'].startswith('vl_scale+0x'), l\n"
+		  "assert a['register'] == 'rdi' and a['value_text'] == '7', a\n"
+		  "assert a['class'] == 'semi-invariant' and abs(a['share'] - 0.75) < 0.04, a\n"
+		  "assert abs(a['at_stake'] - 200000 * a['share']) < 1e-6, a\n"
+		  "assert a['samples'] == 200, a\n"
+		  "assert a['suggestion'] == 'guard: if (k == 7) a specialized copy, "
+		  "else the general one', a\n"
+		  "cs = a['call_sites']\n"
+		  "assert len(cs) == 1 and cs[0]['site'].startswith('main+0x'), cs\n"
+		  "assert cs[0]['share'] == 1, cs\n"
+		  "assert t['value_text'] == 'vl_add' and abs(t['share'] - 0.8) < 1e-9, t\n"
+		  "assert t['class'] == 'semi-invariant' and t['jump'] is False, t\n"
+		  "assert abs(t['at_stake'] - 80000) < 1e-6 and t['samples'] == 100, t\n"
+		  "assert t['suggestion'] == 'promote: compare the target with vl_add and "
+		  "call vl_add directly (inline it)', t\n"
+		  "for x in e:\n"
+		  "    for k in ('kind', 'procedure', 'image', 'offset', 'value', 'value_text',\n"
+		  "              'share', 'class', 'seen', 'samples', 'cycles', 'at_stake',\n"
+		  "              'suggestion'):\n"
+		  "        assert k in x, (k, x)");
 	/* under --min-seen 5, vl_add's arg0 (10 values) comes in */
-	snprintf(args, sizeof(args), "specialize --db %s/db --min-seen 5", dir);
-	check_json(args,
-		   "x = [x for x in d['entries'] if x['procedure'] == 'vl_add']\n"
-		   "assert len(x) == 1 and x[0]['argument'] == 'arg0', x\n"
-		   "assert x[0]['seen'] == 10 and x[0]['at_stake'] == 0, x");
+	tu_vcheck(&t, "specialize", "db --min-seen 5",
+		  "x = [x for x in d['entries'] if x['procedure'] == 'vl_add']\n"
+		  "assert len(x) == 1 and x[0]['argument'] == 'arg0', x\n"
+		  "assert x[0]['seen'] == 10 and x[0]['at_stake'] == 0, x");
 	/* PROC */
-	snprintf(args, sizeof(args), "specialize --db %s/db vl_scale", dir);
-	check_json(args,
-		   "got = [(x['kind'], x.get('argument')) for x in d['entries']]\n"
-		   "assert got == [('load', None), ('argument', 'arg0')], got");
+	tu_vcheck(&t, "specialize", "db vl_scale",
+		  "got = [(x['kind'], x.get('argument')) for x in d['entries']]\n"
+		  "assert got == [('load', None), ('argument', 'arg0')], got");
 }
 
 static void test_text(void **state)
@@ -267,8 +218,8 @@ static void test_text(void **state)
 
 	(void)state;
 	need_db();
-	snprintf(path, sizeof(path), "%s/spec.txt", dir);
-	assert_int_equal(tu_sh("%s specialize --db %s/db > %s", bin, dir, path), 0);
+	snprintf(path, sizeof(path), "%s/spec.txt", t.dir);
+	assert_int_equal(tu_sh("%s specialize --db %s/db > %s", t.bin, t.dir, path), 0);
 	txt = path;
 	/* valloop has DWARF: the arguments are named after the parameters */
 	assert_int_equal(tu_sh("grep -q '^2\\. argument  vl_walk n (rsi) = 64  100.0%% "
@@ -280,27 +231,24 @@ static void test_text(void **state)
 			       txt), 0);
 	assert_int_equal(tu_sh("! grep -q 'rdx\\|rcx\\|vl_add a (' %s", txt), 0);
 	/* --min-seen is specialize's alone */
-	assert_int_not_equal(tu_sh("%s vargs --db %s/db --min-seen 3 2> /dev/null", bin, dir),
+	assert_int_not_equal(tu_sh("%s vargs --db %s/db --min-seen 3 2> /dev/null", t.bin, t.dir),
 			     0);
-	assert_int_not_equal(tu_sh("%s specialize --db %s/db --min-seen x 2> /dev/null", bin,
-				   dir), 0);
+	assert_int_not_equal(tu_sh("%s specialize --db %s/db --min-seen x 2> /dev/null", t.bin,
+				   t.dir), 0);
 }
 
 static void test_unchecked(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "specialize --db %s/gone", dir);
-	check_json(args,
-		   "a = [x for x in d['entries'] if x['kind'] == 'argument']\n"
-		   "assert a and all(x['arguments_checked'] is False for x in a), a\n"
-		   "regs = sorted(x['register'] for x in a)\n"
-		   "assert regs == ['rcx', 'rdi', 'rdi', 'rdx', 'rsi'], regs");
-	assert_int_equal(tu_sh("grep -q 'no longer the profiled image' %s/err.txt", dir), 0);
+	tu_vcheck(&t, "specialize", "gone",
+		  "a = [x for x in d['entries'] if x['kind'] == 'argument']\n"
+		  "assert a and all(x['arguments_checked'] is False for x in a), a\n"
+		  "regs = sorted(x['register'] for x in a)\n"
+		  "assert regs == ['rcx', 'rdi', 'rdi', 'rdx', 'rsi'], regs");
+	assert_int_equal(tu_sh("grep -q 'no longer the profiled image' %s/err.txt", t.dir), 0);
 	assert_int_equal(tu_sh("%s specialize --db %s/gone 2> /dev/null | grep -q "
-			       "'arguments not checked'", bin, dir), 0);
+			       "'arguments not checked'", t.bin, t.dir), 0);
 }
 
 static void test_errors(void **state)
@@ -308,12 +256,12 @@ static void test_errors(void **state)
 	(void)state;
 	need_db();
 	assert_int_not_equal(tu_sh("%s specialize --db %s/novals > /dev/null 2> %s/err.txt",
-				   bin, dir, dir), 0);
+				   t.bin, t.dir, t.dir), 0);
 	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
-			       "record --values' %s/err.txt", dir, dir), 0);
+			       "record --values' %s/err.txt", t.dir, t.dir), 0);
 	assert_int_not_equal(tu_sh("%s specialize --db %s/db no_such_proc > /dev/null "
-				   "2> %s/err.txt", bin, dir, dir), 0);
-	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", dir), 0);
+				   "2> %s/err.txt", t.bin, t.dir, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t.dir), 0);
 }
 
 int main(void)
@@ -325,5 +273,5 @@ int main(void)
 		cmocka_unit_test(test_errors),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
 }

@@ -35,6 +35,60 @@ static inline int tu_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* popen of a shell command built printf-style, for reading; never NULL. */
+static inline FILE *tu_popen(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline FILE *tu_popen(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	return f;
+}
+
+/* The output of the shell command cmd, its first len - 1 bytes, in out; the
+ * command's wait status. */
+static inline int tu_sh_out(const char *cmd, char *out, size_t len)
+{
+	FILE *p = tu_popen("%s", cmd);
+	size_t n = fread(out, 1, len - 1, p);
+
+	out[n] = '\0';
+	return pclose(p);
+}
+
+/* The first line of the output of the shell command cmd, without its
+ * newline, in line (unchanged when there is none). */
+static inline void tu_sh_line(const char *cmd, char *line, size_t len)
+{
+	FILE *p = tu_popen("%s", cmd);
+
+	if (fgets(line, (int)len, p))
+		line[strcspn(line, "\n")] = '\0';
+	pclose(p);
+}
+
+/* Skip the test, saying why, when tests/run.sh did not set what it needs
+ * (set: whether DCPI_BIN, and what else the test reads, are there). */
+static inline void tu_need_run(int set)
+{
+	if (!set) {
+		print_message("DCPI_BIN unset: run through tests/run.sh\n");
+		skip();
+	}
+}
+
+/* Remove a test program's workspace dir, unless KEEP is set (to look in it). */
+static inline void tu_rm_unless_kept(const char *dir)
+{
+	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
+}
+
 /*
  * A new empty folder for one test program: mkdtemp of
  * "$TMPDIR/dcpi-test-<name>-XXXXXX" ("/tmp" when TMPDIR is unset or empty).
@@ -56,6 +110,35 @@ static inline int tu_workspace(char *out, size_t len, const char *name)
 		return -1;
 	}
 	return mkdtemp(out) ? 0 : -1;
+}
+
+/* For a cmocka group setup: the workspace of tu_workspace in dir, which
+ * *state names for tu_ws_teardown.  0, or -1 with errno. */
+static inline int tu_ws_setup(void **state, char *dir, size_t len, const char *name)
+{
+	*state = dir;
+	return tu_workspace(dir, len, name);
+}
+
+/* The group teardown: the workspace *state names removed, with all in it. */
+static inline int tu_ws_teardown(void **state)
+{
+	const char *dir = *state;
+
+	if (!dir || !*dir)
+		return 0;
+	return tu_sh("rm -rf '%s'", dir) ? -1 : 0;
+}
+
+/* dir/name, in the next of eight buffers: eight can be in use at once. */
+static inline char *tu_in(const char *dir, const char *name)
+{
+	static char buf[8][PROF_PATH_MAX];
+	static int k;
+
+	k = (k + 1) % 8;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+	return buf[k];
 }
 
 /* Marsaglia's xorshift64, one fixed sequence per test program. */
@@ -90,14 +173,11 @@ static inline const struct prof_profile *find_image(const struct prof_profile *p
  * of it (sym.constprop.0) too.  The last one nm lists; there must be one. */
 static inline uint64_t tu_nm_addr(const char *file, const char *sym, int clones)
 {
-	char cmd[PROF_PATH_MAX + 64], buf[512];
+	char buf[512];
 	size_t len = strlen(sym);
 	uint64_t a = 0;
-	FILE *p;
+	FILE *p = tu_popen("nm '%s'", file);
 
-	snprintf(cmd, sizeof(cmd), "nm '%s'", file);
-	p = popen(cmd, "r");
-	assert_non_null(p);
 	while (fgets(buf, sizeof(buf), p)) {
 		unsigned long long v;
 		char type, name[256];
@@ -116,14 +196,11 @@ static inline uint64_t tu_nm_addr(const char *file, const char *sym, int clones)
  * when nm gives none), from nm -S and readelf -l. */
 static inline uint64_t tu_sym_off(const char *file, const char *sym, uint64_t *size)
 {
-	char cmd[PROF_PATH_MAX + 64], line[512];
+	char line[512];
 	unsigned long long va = 0, sz = 0, off, vaddr, pa, filesz;
 	int found = 0;
-	FILE *f;
+	FILE *f = tu_popen("nm -S --defined-only '%s'", file);
 
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (!found && fgets(line, sizeof(line), f)) {
 		char name[256], type;
 
@@ -136,9 +213,7 @@ static inline uint64_t tu_sym_off(const char *file, const char *sym, uint64_t *s
 	assert_true(found);
 	if (size)
 		*size = sz;
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
-	f = popen(cmd, "r");
-	assert_non_null(f);
+	f = tu_popen("readelf -lW '%s'", file);
 	found = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx", &off, &vaddr, &pa,
@@ -174,6 +249,16 @@ static inline uint64_t count_in(const struct prof_profile *p, uint64_t lo, uint6
 	return c;
 }
 
+/* The samples of the n profiles p, all told. */
+static inline uint64_t tu_sum_totals(const struct prof_profile *p, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		t += p[i].total;
+	return t;
+}
+
 /*
  * Normalize p and write it, then free it, as a new epoch of the database at
  * dir (created if absent).  With db, the database stays open in *db and the
@@ -199,6 +284,32 @@ static inline void tu_write_epoch(const char *dir, struct prof_profile *p, struc
 		prof_db_close(d);
 }
 
+/* p, new and empty: a profile of the file image for event, one sample every
+ * period units ("events", "ns"). */
+static inline void tu_profile_of(struct prof_profile *p, const char *image, const char *event,
+				 uint64_t period, const char *unit)
+{
+	struct dcpi_err err = { 0 };
+
+	prof_profile_init(p);
+	assert_int_equal(prof_image_id_from_file(&p->image, image, &err), 0);
+	snprintf(p->event, sizeof(p->event), "%s", event);
+	snprintf(p->period_unit, sizeof(p->period_unit), "%s", unit);
+	p->period = period;
+}
+
+/* The image bin, open in *img, and the CFG of its procedure proc in *cfg. */
+static inline void tu_proc_cfg(const char *bin, const char *proc, struct image **img,
+			       struct cfg **cfg)
+{
+	const struct img_proc *ip;
+	struct dcpi_err err;
+
+	assert_int_equal(img_open(bin, 0, img, &err), 0);
+	assert_int_equal(img_proc_find(*img, proc, &ip, &err), 0);
+	assert_int_equal(cfg_build(*img, ip, cfg, &err), 0);
+}
+
 /* One place of a profile and its samples. */
 struct tu_at {
 	uint64_t offset, count;
@@ -212,14 +323,9 @@ struct tu_at {
 static inline void tu_cycles_db(const char *dir, const char *image, const struct tu_at *at,
 				size_t n, struct prof_db **db, char *epoch, size_t len)
 {
-	struct dcpi_err err = { 0 };
 	struct prof_profile p;
 
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, image, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cycles");
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	p.period = 1000;
+	tu_profile_of(&p, image, "cycles", 1000, "events");
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(prof_profile_add(&p, at[i].offset, at[i].count), 0);
 	tu_write_epoch(dir, &p, db, epoch, len);
@@ -233,18 +339,10 @@ static inline void tu_exact_db(const char *dir, const char *bin, const char *pro
 {
 	struct prof_profile p;
 	struct image *img;
-	const struct img_proc *ip;
 	struct cfg *cfg;
-	struct dcpi_err err;
 
-	assert_int_equal(img_open(bin, 0, &img, &err), 0);
-	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
-	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
-	snprintf(p.event, sizeof(p.event), "callgrind-Ir");
-	p.period = 1;
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
+	tu_proc_cfg(bin, proc, &img, &cfg);
+	tu_profile_of(&p, bin, "callgrind-Ir", 1, "events");
 	for (size_t b = 0; b < cfg->nblocks; b++)
 		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
 			int d = cfg->blocks[b].loop_depth > 2 ? 2 : cfg->blocks[b].loop_depth;
@@ -271,20 +369,12 @@ static inline uint64_t tu_stalled_db(const char *dir, const char *bin, const cha
 {
 	struct prof_profile p;
 	struct image *img;
-	const struct img_proc *ip;
 	struct cfg *cfg;
-	struct dcpi_err err;
 	uint64_t load = 0;
 	int after = 0;
 
-	assert_int_equal(img_open(bin, 0, &img, &err), 0);
-	assert_int_equal(img_proc_find(img, proc, &ip, &err), 0);
-	assert_int_equal(cfg_build(img, ip, &cfg, &err), 0);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, bin, &err), 0);
-	snprintf(p.event, sizeof(p.event), "cycles");
-	snprintf(p.period_unit, sizeof(p.period_unit), "events");
-	p.period = 1000;
+	tu_proc_cfg(bin, proc, &img, &cfg);
+	tu_profile_of(&p, bin, "cycles", 1000, "events");
 	for (size_t b = 0; b < cfg->nblocks; b++)
 		for (uint32_t j = 0; j < cfg->blocks[b].n; j++) {
 			const struct cfg_insn *in = &cfg->insns[cfg->blocks[b].first + j];

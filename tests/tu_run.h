@@ -1,8 +1,9 @@
 /*
  * tests/tu_run.h - what the tests that run the dcpi binary share: their
  * setup (DCPI_BIN, a workload of DCPI_BUILD, a workspace), the removal of
- * that workspace, starting a program with its output sent to files,
- * reading a file back, and checking `dcpi ... --json` with python3.
+ * that workspace, the names of each run's files in it, starting a program
+ * with its output sent to files, reading a file back, a library for
+ * workloads/dlopener to load, and checking `dcpi ... --json` with python3.
  * Header-only: each test is one binary.  Include after <cmocka.h>.
  */
 #ifndef DCPI_TU_RUN_H
@@ -10,6 +11,7 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,9 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
+
+/* The workspace of tu_run_setup, which tu_run_teardown removes. */
+static const char *tu_run_ws;
 
 /*
  * *bin from DCPI_BIN, wl the workload DCPI_BUILD/workloads/<workload>, ws
@@ -35,6 +40,7 @@ static inline int tu_run_setup(const char **bin, char *wl, size_t wl_len, const 
 		return -1;
 	}
 	snprintf(wl, wl_len, "%s/workloads/%s", build, workload);
+	tu_run_ws = ws;
 	return tu_workspace(ws, ws_len, name);
 }
 
@@ -59,6 +65,32 @@ static inline int tu_rm_one(const char *path, const struct stat *sb, int flag,
 static inline void tu_rm_tree(const char *ws)
 {
 	nftw(ws, tu_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A cmocka group teardown: tu_run_setup's workspace removed. */
+static inline int tu_run_teardown(void **state)
+{
+	(void)state;
+	if (tu_run_ws && *tu_run_ws)
+		tu_rm_tree(tu_run_ws);
+	return 0;
+}
+
+/* Each TU_RUN_NAME bytes: the names of the next run's files in ws. */
+#define TU_RUN_NAME 300
+
+/* The next run's database ws/db<n> in db, its stderr file ws/err<n> in err
+ * and, unless other is NULL, ws/<other_name><n> in other. */
+static inline void tu_run_names(const char *ws, char *db, char *err, char *other,
+				const char *other_name)
+{
+	static int seq;
+
+	snprintf(db, TU_RUN_NAME, "%s/db%d", ws, seq);
+	snprintf(err, TU_RUN_NAME, "%s/err%d", ws, seq);
+	if (other)
+		snprintf(other, TU_RUN_NAME, "%s/%s%d", ws, other_name, seq);
+	seq++;
 }
 
 enum {
@@ -112,6 +144,61 @@ static inline long tu_slurp(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 	fclose(f);
 	return (long)n;
+}
+
+/*
+ * twoprocs' proc_a does three times proc_b's work.  A sample of the
+ * workload twoprocs' profile w lands in a or b with probability 3/4 and 1/4
+ * (skid across their few boundary instructions is negligible), so
+ * a/(a+b) is binomial: within 5 sigma plus 1% of 0.75, and nearly all of
+ * the image's time is in the two loops.  The share; the counts printed
+ * after what.
+ */
+static inline double tu_check_twoprocs(const char *twoprocs, const struct prof_profile *w,
+				       const char *what)
+{
+	uint64_t alo, ahi, blo, bhi, a, b;
+	double n, p, sigma;
+
+	sym_range(twoprocs, "proc_a", &alo, &ahi);
+	sym_range(twoprocs, "proc_b", &blo, &bhi);
+	a = count_in(w, alo, ahi);
+	b = count_in(w, blo, bhi);
+	n = (double)(a + b);
+	p = n ? (double)a / n : 0;
+	sigma = n ? sqrt(0.75 * 0.25 / n) : 0;
+	print_message("%s: proc_a %llu proc_b %llu share %.4f (sigma %.4f), "
+		      "%.1f%% of the image's %llu samples\n", what, (unsigned long long)a,
+		      (unsigned long long)b, p, sigma,
+		      w->total ? 100.0 * n / (double)w->total : 0, (unsigned long long)w->total);
+	assert_true(n >= 100);
+	if (fabs(p - 0.75) > 5 * sigma + 0.01)
+		fail_msg("proc_a share %.4f, expected 0.75 +- %.4f", p, 5 * sigma + 0.01);
+	assert_true(n >= 0.95 * (double)w->total);
+	return p;
+}
+
+/*
+ * Build ws/libhot.so (its name into lib, len bytes) with cc and cflags from
+ * one procedure that loops n times, hot_in_lib(n), for workloads/dlopener
+ * (its path into dlopener, dlopener_len bytes) to map after its start.
+ */
+static inline void tu_hot_lib(const char *ws, const char *cflags, char *lib, size_t len,
+			      char *dlopener, size_t dlopener_len)
+{
+	char src[400];
+	FILE *f;
+
+	tu_build_file(dlopener, dlopener_len, "workloads/dlopener");
+	snprintf(src, sizeof(src), "%s/hot.c", ws);
+	snprintf(lib, len, "%s/libhot.so", ws);
+	f = fopen(src, "w");
+	assert_non_null(f);
+	fprintf(f, "unsigned long hot_in_lib(unsigned long n)\n{\n\tunsigned long x = n;\n"
+		"\tfor (unsigned long i = 0; i < n; i++)\n"
+		"\t\tx = x * 2862933555777941757ul + 3037000493ul;\n\treturn x;\n}\n");
+	fclose(f);
+	assert_int_equal(tu_sh("cc %s -shared -fPIC -o '%s' '%s'", cflags, lib, src), 0);
 }
 
 /*

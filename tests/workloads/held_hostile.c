@@ -33,6 +33,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "own_trap.h"
+
 static volatile uint64_t sink;
 
 static uint64_t spin(uint64_t n, uint64_t seed)
@@ -129,15 +131,9 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
 
 static int mode_trap(void)
 {
-	struct sigaction sa, old;
 	int expect = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTRAP, &sa, NULL) || sigaction(SIGTRAP, NULL, &old) ||
-	    old.sa_sigaction != on_trap)
+	if (own_trap(on_trap))
 		return 107;
 	for (int i = 0; i < 64 * 4096; i++) {
 		sink = spin(1024, (uint64_t)i);

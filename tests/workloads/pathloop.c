@@ -37,6 +37,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "own_trap.h"
+
 unsigned long pl_loop(unsigned long n, unsigned long seed);
 void pl_copy(void *dst, const void *src, unsigned long n);
 
@@ -145,15 +147,9 @@ static void on_prof(int sig)
 
 static int mode_trap(void)
 {
-	struct sigaction sa, old;
 	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_trap;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTRAP, &sa, NULL) || sigaction(SIGTRAP, NULL, &old) ||
-	    old.sa_sigaction != on_trap)
+	if (own_trap(on_trap))
 		return 4;	/* the program must see its own handler */
 	signal(SIGPROF, on_prof);
 	setitimer(ITIMER_PROF, &it, NULL);

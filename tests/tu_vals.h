@@ -1,0 +1,105 @@
+/*
+ * tests/tu_vals.h - what the tests of the value reports share
+ * (test_vreports.c, test_vspec.c): hotlists fed a known stream, and a
+ * database of a cycles profile with value profiles beside it.  Header-only;
+ * include after <cmocka.h>.
+ */
+#ifndef DCPI_TU_VALS_H
+#define DCPI_TU_VALS_H
+
+#include <stdio.h>
+
+#include "dcpi/profile.h"
+#include "dcpi/values.h"
+#include "testutil.h"
+#include "tu_run.h"
+
+/* A value-report test program's fixture: dcpi (DCPI_BIN), the image the
+ * values are of (wl), another one (other), the workspace (dir), and whether
+ * its databases are made. */
+struct tu_vals {
+	const char *bin;
+	char dir[64], wl[1024], other[1024];
+	int have_db;
+};
+
+/* A cmocka group setup's part: t (in *state) with the workloads wl and
+ * other of the build and a new workspace named after name; 0, or -1 with
+ * errno. */
+static inline int tu_vals_setup(void **state, struct tu_vals *t, const char *wl,
+				const char *other, const char *name)
+{
+	*state = t;
+	t->bin = getenv("DCPI_BIN");
+	tu_build_file(t->wl, sizeof(t->wl), wl);
+	tu_build_file(t->other, sizeof(t->other), other);
+	return tu_workspace(t->dir, sizeof(t->dir), name);
+}
+
+/* The group teardown: the workspace of the fixture in *state removed,
+ * unless KEEP is set. */
+static inline int tu_vals_teardown(void **state)
+{
+	tu_rm_unless_kept(((struct tu_vals *)*state)->dir);
+	return 0;
+}
+
+/* Whether t's databases are to be made now, by the caller (once, by the
+ * first test that needs them); the test is skipped without tests/run.sh. */
+static inline int tu_vals_to_make(struct tu_vals *t)
+{
+	tu_need_run(t->bin != NULL);
+	return !t->have_db++;
+}
+
+/* Run `dcpi CMD --db DIR/DB --json` (db: the database's name in t's
+ * workspace and any further arguments) and the python check py on it. */
+static inline void tu_vcheck(const struct tu_vals *t, const char *cmd, const char *db,
+			     const char *py)
+{
+	char args[512];
+
+	snprintf(args, sizeof(args), "%s --db %s/%s", cmd, t->dir, db);
+	tu_check_json(t->bin, t->dir, args, py);
+}
+
+/*
+ * Offer n values to the (offset o, kind) list: value a with probability pa,
+ * else b with probability pb, else one of `spread` others (1000 + i).
+ */
+static inline void tu_val_feed(struct val_profile *vp, struct val_rng *r, uint64_t o,
+			       uint32_t kind, size_t n, uint64_t a, double pa, uint64_t b,
+			       double pb, unsigned spread)
+{
+	struct val_hotlist *h = val_profile_list(vp, o, kind);
+
+	assert_non_null(h);
+	for (size_t i = 0; i < n; i++) {
+		double u = val_rng_unit(r);
+		uint64_t v = u < pa ? a : u < pa + pb ? b : 1000 + val_rng_next(r) % spread;
+
+		val_hotlist_add(h, v, r);
+	}
+	vp->samples += n;
+}
+
+/* Write the value profiles of image into epoch of db. */
+typedef void (*tu_write_values)(struct prof_db *db, const char *epoch, const char *image);
+
+/* A database at dir/name whose one epoch holds a cycles profile of image
+ * with the n samples at (testutil.h's tu_cycles_db) and, unless values is
+ * NULL, the value profiles it writes. */
+static inline void tu_vals_db(const char *dir, const char *name, const char *image,
+			      const struct tu_at *at, size_t n, tu_write_values values)
+{
+	struct prof_db *db;
+	char path[256], epoch[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	tu_cycles_db(path, image, at, n, &db, epoch, sizeof(epoch));
+	if (values)
+		values(db, epoch, image);
+	prof_db_close(db);
+}
+
+#endif /* DCPI_TU_VALS_H */
