@@ -1,19 +1,21 @@
 /*
  * tools/cmd_prof.c - dcpiprof: samples per procedure (or per image), DCPI fig. 1.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/callgraph.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
 #include "dcpi/timeline.h"
 #include "tools.h"
 
 struct prof_args {
-	const char *db, *epoch, *event, *time;
-	int by_image, json, phases;
+	const char *db, *epoch, *event, *time, *split;
+	int by_image, json, phases, callees;
 	long limit, phase;
 };
 
@@ -27,7 +29,10 @@ static const char prof_usage[] =
 	"      --json         machine-readable output\n"
 	"      --phases       the epoch's phases: time ranges and top procedures\n"
 	"      --time A-B     only the samples from A to B seconds into the epoch\n"
-	"      --phase N      only the samples of phase N (as --phases numbers them)\n";
+	"      --phase N      only the samples of phase N (as --phases numbers them)\n"
+	"      --callers PROC PROC's samples (on the stack) by caller (record -g;\n"
+	"                     docs/callgraph.md)\n"
+	"      --callees PROC the same by callee\n";
 
 static void print_json(const struct rep_table *t, const struct prof_args *a,
 		       const char *epoch, size_t nrows, const struct prof_db *db)
@@ -149,6 +154,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "phases", no_argument, NULL, 'P' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "phase", required_argument, NULL, 'N' },
+		{ "callers", required_argument, NULL, 'C' },
+		{ "callees", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +184,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			if (*end || a->phase < 1)
 				return tool_fail("--phase: '%s' is not a phase number", optarg);
 			break;
+		case 'C': a->split = optarg; a->callees = 0; break;
+		case 'L': a->split = optarg; a->callees = 1; break;
 		case 'h': tool_usage(stdout, prof_usage); return -1;
 		default: tool_usage(stderr, prof_usage); return 1;
 		}
@@ -185,7 +194,33 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (a->time && a->phase)
 		return tool_fail("--time and --phase: give one");
+	if (a->split && (a->time || a->phase || a->phases || a->by_image))
+		return tool_fail("--callers and --callees take the whole epoch, per procedure");
 	return 0;
+}
+
+/* --callers / --callees (report/callers.c). */
+static int split(struct prof_db *db, const char *epoch, const struct prof_args *a,
+		 struct dcpi_err *err)
+{
+	struct cg_profile *p;
+	struct cg_split s;
+	size_t n;
+	int rc = rep_cg_load(db, epoch, &p, &n, err);
+
+	if (!rc && !n)
+		rc = dcpi_errf(err, -ENODATA, "%s: epoch %s holds no call graphs (record with -g)",
+			       prof_db_path(db), epoch);
+	if (!rc)
+		rc = rep_cg_split(p, n, a->split, a->event, a->callees, &s, err);
+	if (!rc) {
+		if (a->limit >= 0 && (size_t)a->limit < s.n)
+			s.n = (size_t)a->limit;
+		rep_cg_split_print(stdout, &s, a->json);
+		rep_cg_split_free(&s);
+	}
+	cg_profiles_free(p, n);
+	return rc;
 }
 
 /* --phases, or the profiles cut to --time / --phase (report/phases.c). */
@@ -239,6 +274,11 @@ int cmd_prof(int argc, char **argv)
 		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
+	if (rc == 0 && a.split) {
+		if (split(db, epoch, &a, &err) < 0)
+			rc = tool_fail("%s", err.msg);
+		goto out;
+	}
 	if (rc == 0 && (a.phases || a.time || a.phase)) {
 		int done = 0;
 

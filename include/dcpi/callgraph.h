@@ -20,6 +20,7 @@
 #define DCPI_CALLGRAPH_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "dcpi/profile.h"
@@ -87,5 +88,72 @@ int cg_epoch_read(struct prof_db *db, const char *epoch, struct cg_profile **out
 void cg_profiles_free(struct cg_profile *p, size_t n);
 int cg_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
 		   const char *src_epoch, struct dcpi_err *err);
+
+/*
+ * The collector's stack table (collect/callchain.c), for `dcpi record -g`,
+ * dcpid -g and the perf.data importer: each sample's call chain, as the
+ * kernel gives it (PERF_SAMPLE_CALLCHAIN: PERF_CONTEXT_* markers between
+ * the kernel's and the user's addresses), placed in images through the
+ * process's maps at the time of the sample and counted per (event, stack);
+ * kernel frames are dropped, a chain is cut at its first unmapped caller.
+ * Flushed as one call-graph profile per leaf image into an epoch.
+ */
+struct maps;
+struct cg_table;
+
+struct cg_table_stats {
+	uint64_t samples;	/* chains added */
+	uint64_t stacks;	/* distinct (event, stack) held */
+	uint64_t no_user;	/* chains without a user frame in a known image: dropped */
+	uint64_t cut;		/* chains cut at an unmapped caller */
+};
+
+int cg_table_new(struct cg_table **t, struct dcpi_err *err);
+void cg_table_free(struct cg_table *t);
+/* chain: nr little-endian u64s as in the sample record. */
+int cg_table_add(struct cg_table *t, struct maps *m, uint32_t pid, unsigned event,
+		 const uint8_t *chain, uint64_t nr, struct dcpi_err *err);
+/* Every held stack into epoch, as call-graph profiles (merged with what is
+ * there); events[i] names event index i.  cg_table_clear empties it. */
+int cg_table_flush(struct cg_table *t, const struct maps *m, const char *const *events,
+		   unsigned nevents, struct prof_db *db, const char *epoch,
+		   struct dcpi_err *err);
+void cg_table_clear(struct cg_table *t);
+void cg_table_stats(const struct cg_table *t, struct cg_table_stats *st);
+
+/*
+ * Callers and callees (report/callers.c; docs/callgraph.md): over the
+ * stacks of one event, the samples in which procedure PROC (img_proc_find's
+ * spec, "IMAGE:" allowed) is on the stack (its inclusive samples), split by
+ * the procedure that called it (the frame above its outermost occurrence;
+ * "[root]" when it is the outermost frame) or by the one it called (the
+ * frame below; "[self]" when it is the leaf).  Frames are named by their
+ * procedure, "IMAGE+0xOFFSET" when the image or the symbol is missing.
+ */
+struct cg_row {
+	char name[256];
+	char image[PROF_PATH_MAX];
+	uint64_t samples;
+};
+
+struct cg_split {
+	char proc[256];
+	char event[CG_EVENT_MAX];
+	int callees;		/* rows are callees, not callers */
+	uint64_t total;		/* samples with proc on the stack */
+	uint64_t all;		/* every stack's samples of the event */
+	struct cg_row *rows;	/* most samples first */
+	size_t n;
+};
+
+/* The call-graph profiles of epoch used (a name or "all": merged). */
+int rep_cg_load(struct prof_db *db, const char *used, struct cg_profile **out, size_t *n,
+		struct dcpi_err *err);
+/* event NULL: the first event (by name) of the profiles. -ENOENT when no
+ * image has proc, -ENODATA when there are no stacks. */
+int rep_cg_split(const struct cg_profile *p, size_t n, const char *proc, const char *event,
+		 int callees, struct cg_split *out, struct dcpi_err *err);
+void rep_cg_split_free(struct cg_split *s);
+void rep_cg_split_print(FILE *f, const struct cg_split *s, int json);
 
 #endif
