@@ -244,6 +244,79 @@ static void test_record_callers(void **state)
 	tu_check_json(bin, ws, args, py);
 }
 
+/* The pprof export of the same recording: each path to leaf a sample of
+ * its frames, its share within 2 points of the truth (callgrind's
+ * inclusive counts: main>a>leaf 30%, main>a>mid>leaf 20%, main>b>leaf 10%,
+ * main>b>mid>leaf 40%).  The profile.proto is read by a few lines of
+ * python: varints and length-delimited fields. */
+static const char pprof_py[] =
+	"import gzip, sys\n"
+	"b = gzip.open(sys.argv[1]).read()\n"
+	"def vi(b, i):\n"
+	"    r = s = 0\n"
+	"    while True:\n"
+	"        c = b[i]; i += 1; r |= (c & 0x7f) << s; s += 7\n"
+	"        if c < 0x80: return r, i\n"
+	"def fields(b):\n"
+	"    i = 0\n"
+	"    while i < len(b):\n"
+	"        k, i = vi(b, i)\n"
+	"        if k & 7 == 0: v, i = vi(b, i)\n"
+	"        else:\n"
+	"            n, i = vi(b, i); v = b[i:i + n]; i += n\n"
+	"        yield k >> 3, v\n"
+	"def ints(v):\n"
+	"    if isinstance(v, int): return [v]\n"
+	"    out, i = [], 0\n"
+	"    while i < len(v):\n"
+	"        x, i = vi(v, i); out.append(x)\n"
+	"    return out\n"
+	"st, fn, loc, smp = [], {}, {}, []\n"
+	"for f, v in fields(b):\n"
+	"    if f == 6: st.append(v.decode())\n"
+	"    elif f == 5: d = dict(fields(v)); fn[d[1]] = d[2]\n"
+	"    elif f == 4:\n"
+	"        lines = [dict(fields(x)) for g, x in fields(v) if g == 4]\n"
+	"        loc[dict(fields(v))[1]] = lines[-1][1]\n"
+	"    elif f == 2:\n"
+	"        ids, vals = [], []\n"
+	"        for g, x in fields(v):\n"
+	"            if g == 1: ids += ints(x)\n"
+	"            if g == 2: vals += ints(x)\n"
+	"        smp.append((ids, sum(vals)))\n"
+	"paths = {}\n"
+	"for ids, n in smp:\n"
+	"    names = [st[fn[loc[i]]] for i in ids]\n"
+	"    if names[0] != 'leaf': continue\n"
+	"    k = '>'.join(x for x in reversed(names) if x in ('main', 'a', 'b', 'mid', 'leaf'))\n"
+	"    paths[k] = paths.get(k, 0) + n\n"
+	"tot = sum(paths.values())\n"
+	"s = {k: 100 * v / tot for k, v in paths.items()}\n"
+	"print(s, file=sys.stderr)\n"
+	"want = {'main>a>leaf': 30, 'main>a>mid>leaf': 20, 'main>b>leaf': 10,\n"
+	"        'main>b>mid>leaf': 40}\n"
+	"assert tot > 1000, tot\n"
+	"for k, v in want.items():\n"
+	"    assert abs(s.get(k, 0) - v) <= 2, (k, s.get(k), v)\n";
+
+static void test_pprof_stacks(void **state)
+{
+	char path[PROF_PATH_MAX];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/pprof.py", ws);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(pprof_py, f);
+	fclose(f);
+	if (tu_sh("cd %s && %s export --pprof --db db -o p.pb.gz 2> exp.err && "
+		  "python3 pprof.py p.pb.gz", ws, bin)) {
+		tu_sh("cat %s/exp.err >&2", ws);
+		fail_msg("pprof export: paths not within 2 points");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_epoch),
 		cmocka_unit_test(test_record_callers),
+		cmocka_unit_test(test_pprof_stacks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -156,4 +156,11 @@ int rep_cg_split(const struct cg_profile *p, size_t n, const char *proc, const c
 void rep_cg_split_free(struct cg_split *s);
 void rep_cg_split_print(FILE *f, const struct cg_split *s, int json);
 
+/* rep_pprof (report/pprof.c) with the stacks of cg as samples of several
+ * frames; a location's samples on no stack stay one-frame samples. */
+struct prof_epoch_meta;
+int rep_pprof_cg(const struct prof_profile *p, size_t np, const struct cg_profile *cg,
+		 size_t ncg, const struct prof_epoch_meta *meta, uint8_t **out, size_t *outlen,
+		 struct dcpi_err *err);
+
 #endif
