@@ -190,8 +190,8 @@ static int by_leaf(const void *x, const void *y, void *arg)
 }
 
 /* One entry into p (the profile of its leaf's image). */
-static int entry_into(const struct cg_table *t, const struct maps *m, const struct cc_entry *e,
-		      int event, struct cg_profile *p)
+static int entry_into(const struct cg_table *t, cg_image_fn image_id, void *ctx,
+		      const struct cc_entry *e, int event, struct cg_profile *p)
 {
 	struct cg_frame fr[CG_DEPTH_MAX];
 	int tag;
@@ -199,7 +199,7 @@ static int entry_into(const struct cg_table *t, const struct maps *m, const stru
 	for (uint32_t d = 0; d < e->depth; d++) {
 		const struct cc_frame *c = &t->f[e->first + d];
 
-		tag = cg_profile_tag(p, maps_image(m, c->image));
+		tag = cg_profile_tag(p, image_id(ctx, c->image));
 		if (tag < 0)
 			return tag;
 		fr[d] = (struct cg_frame){ (uint32_t)tag, c->offset };
@@ -208,23 +208,24 @@ static int entry_into(const struct cg_table *t, const struct maps *m, const stru
 }
 
 /* The entries ord[lo..hi), all of one leaf image, as one profile. */
-static int flush_image(const struct cg_table *t, const struct maps *m, const size_t *ord,
-		       size_t lo, size_t hi, const char *const *events, unsigned nevents,
-		       struct prof_db *db, const char *epoch, struct dcpi_err *err)
+static int flush_image(const struct cg_table *t, cg_image_fn image_id, void *ctx,
+		       const size_t *ord, size_t lo, size_t hi, const char *const *events,
+		       unsigned nevents, struct prof_db *db, const char *epoch,
+		       struct dcpi_err *err)
 {
 	struct cg_profile p;
 	int ev[CG_EVENTS_MAX];
 	int rc = 0;
 
 	cg_profile_init(&p);
-	p.image = *maps_image(m, t->f[t->e[ord[lo]].first].image);
+	p.image = *image_id(ctx, t->f[t->e[ord[lo]].first].image);
 	for (unsigned i = 0; i < nevents && i < CG_EVENTS_MAX && !rc; i++)
 		if ((ev[i] = cg_profile_event(&p, events[i])) < 0)
 			rc = ev[i];
 	for (size_t i = lo; i < hi && !rc; i++) {
-		if (t->e[ord[i]].event >= nevents)
+		if (t->e[ord[i]].event >= nevents || t->e[ord[i]].event >= CG_EVENTS_MAX)
 			continue;
-		rc = entry_into(t, m, &t->e[ord[i]], ev[t->e[ord[i]].event], &p);
+		rc = entry_into(t, image_id, ctx, &t->e[ord[i]], ev[t->e[ord[i]].event], &p);
 	}
 	if (!rc)
 		rc = cg_normalize(&p);
@@ -237,9 +238,9 @@ static int flush_image(const struct cg_table *t, const struct maps *m, const siz
 	return rc;
 }
 
-int cg_table_flush(struct cg_table *t, const struct maps *m, const char *const *events,
-		   unsigned nevents, struct prof_db *db, const char *epoch,
-		   struct dcpi_err *err)
+int cg_table_flush(struct cg_table *t, cg_image_fn image_id, void *ctx,
+		   const char *const *events, unsigned nevents, struct prof_db *db,
+		   const char *epoch, struct dcpi_err *err)
 {
 	size_t *ord, lo = 0;
 	int rc = 0;
@@ -256,7 +257,7 @@ int cg_table_flush(struct cg_table *t, const struct maps *m, const char *const *
 
 		while (hi < t->n && !by_leaf(&ord[lo], &ord[hi], t))
 			hi++;
-		rc = flush_image(t, m, ord, lo, hi, events, nevents, db, epoch, err);
+		rc = flush_image(t, image_id, ctx, ord, lo, hi, events, nevents, db, epoch, err);
 		lo = hi;
 	}
 	free(ord);

@@ -387,7 +387,7 @@ int sess_write(struct session *s, struct prof_db *db, const char *epoch,
 	if (!ret)
 		ret = agg_flush(s->agg, &k, db, epoch, &out, err);
 	if (!ret && s->cg)
-		ret = cg_table_flush(s->cg, s->maps, names, s->nev, db, epoch, err);
+		ret = cg_table_flush(s->cg, sess_image_id, s->maps, names, s->nev, db, epoch, err);
 	*written = ret ? 0 : out.samples;
 	return ret;
 }

@@ -317,6 +317,38 @@ static void test_pprof_stacks(void **state)
 	}
 }
 
+/* perf record -g's perf.data imports with its stacks: the callers of leaf
+ * and mid as from dcpi record (skipped without perf). */
+static void test_import_perf(void **state)
+{
+	char args[2 * PROF_PATH_MAX], py[1024];
+	static const char share[] =
+		"s = {r['name']: 100 * r['share'] for r in d['callers']}\n"
+		"print(s, file=sys.stderr)\n"
+		"want = %s\n"
+		"assert d['samples'] > 1000, d['samples']\n"
+		"for k, v in want.items():\n"
+		"    assert abs(s.get(k, 0) - v) <= 2, (k, s.get(k), v)\n";
+
+	(void)state;
+	if (tu_sh("perf --version > /dev/null 2>&1")) {
+		skip();
+		return;
+	}
+	if (tu_sh("cd %s && perf record -q -N -e cpu-clock -g -o perf.data -- %s 200 "
+		  "> perf.out 2> perf.err && %s import --db idb perf.data > imp.out 2> imp.err",
+		  ws, wl, bin)) {
+		tu_sh("cat %s/perf.err %s/imp.err >&2", ws, ws);
+		fail_msg("perf record -g or dcpi import failed");
+	}
+	snprintf(args, sizeof(args), "prof --db %s/idb --callers leaf", ws);
+	snprintf(py, sizeof(py), share, "{'a': 30, 'b': 10, 'mid': 60}");
+	tu_check_json(bin, ws, args, py);
+	snprintf(args, sizeof(args), "prof --db %s/idb --callers mid", ws);
+	snprintf(py, sizeof(py), share, "{'a': 100 / 3, 'b': 200 / 3}");
+	tu_check_json(bin, ws, args, py);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_epoch),
 		cmocka_unit_test(test_record_callers),
 		cmocka_unit_test(test_pprof_stacks),
+		cmocka_unit_test(test_import_perf),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

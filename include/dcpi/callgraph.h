@@ -114,10 +114,12 @@ void cg_table_free(struct cg_table *t);
 int cg_table_add(struct cg_table *t, struct maps *m, uint32_t pid, unsigned event,
 		 const uint8_t *chain, uint64_t nr, struct dcpi_err *err);
 /* Every held stack into epoch, as call-graph profiles (merged with what is
- * there); events[i] names event index i.  cg_table_clear empties it. */
-int cg_table_flush(struct cg_table *t, const struct maps *m, const char *const *events,
-		   unsigned nevents, struct prof_db *db, const char *epoch,
-		   struct dcpi_err *err);
+ * there); image_id(ctx, i) is the identity of the maps' image i (copied at
+ * once), events[i] names event index i.  cg_table_clear empties it. */
+typedef const struct prof_image_id *(*cg_image_fn)(void *ctx, uint32_t image);
+int cg_table_flush(struct cg_table *t, cg_image_fn image_id, void *ctx,
+		   const char *const *events, unsigned nevents, struct prof_db *db,
+		   const char *epoch, struct dcpi_err *err);
 void cg_table_clear(struct cg_table *t);
 void cg_table_stats(const struct cg_table *t, struct cg_table_stats *st);
 
