@@ -4,7 +4,7 @@
  * bytes) and its checks; `dcpi record -g` on tests/workloads/calltree.c,
  * whose call tree is known, with `dcpiprof --callers/--callees` giving
  * each path's share within 2 points of the truth; stacks in the pprof
- * export; perf.data callchains kept by `dcpi import`.
+ * export; perf.data callchains kept by `dcpi import`; `dcpi merge` of both.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -347,6 +347,15 @@ static void test_import_perf(void **state)
 	snprintf(args, sizeof(args), "prof --db %s/idb --callers mid", ws);
 	snprintf(py, sizeof(py), share, "{'a': 100 / 3, 'b': 200 / 3}");
 	tu_check_json(bin, ws, args, py);
+	/* dcpi merge keeps the stacks of both: leaf is on every one of them */
+	if (tu_sh("cd %s && %s merge -o mdb db idb > m.out 2> m.err && %s prof --db mdb "
+		  "--epoch all --callers leaf --json > m.json && %s prof --db db --callers leaf "
+		  "--json > a.json && %s prof --db idb --callers leaf --json > b.json && "
+		  "python3 -c 'import json; m, a, b = (json.load(open(f)) for f in "
+		  "(\"m.json\", \"a.json\", \"b.json\")); "
+		  "assert m[\"samples\"] == a[\"samples\"] + b[\"samples\"], "
+		  "(m[\"samples\"], a[\"samples\"], b[\"samples\"])'", ws, bin, bin, bin, bin))
+		fail_msg("dcpi merge: the merged stacks are not the sum of both");
 }
 
 int main(void)
