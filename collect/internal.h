@@ -70,6 +70,7 @@ struct smp_config {
 	int kernel;		/* sample kernel code too */
 	int randomize;		/* redraw periods in smp_randomize() */
 	uint64_t seed;
+	int callchain;		/* PERF_SAMPLE_CALLCHAIN, user frames only */
 };
 
 struct sampler {
@@ -223,6 +224,7 @@ struct session {
 	struct perf_decoder dec;	/* the rings' records (perf_session.c) */
 	struct agg *agg;		/* (image, event, offset) counts */
 	struct hashtab *ht;	/* first-level (pid, pc, event) counts (hashtab.h) */
+	struct cg_table *cg;	/* call chains (callchain.c); NULL without -g */
 	uint64_t ht_samples, ht_entries;	/* into the table, out of it */
 	uint64_t ev_samples[COLLECT_MAX_EVENTS], period_sum[COLLECT_MAX_EVENTS];
 	uint64_t samples, unknown, lost, throttled, self;

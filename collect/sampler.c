@@ -233,6 +233,10 @@ static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
 			period = rnd_period(&s->rnd, period);
 		smp_attr_init(&a, ev, period, c->freq);
 		attr_regs(&a, !!(s->sample_type & PERF_SAMPLE_REGS_USER));
+		if (s->sample_type & PERF_SAMPLE_CALLCHAIN) {	/* user frames: callchain.c */
+			a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+			a.exclude_callchain_kernel = 1;
+		}
 		a.watermark = 1;
 		a.wakeup_watermark = (uint32_t)(c->pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 		a.exclude_kernel = !s->kernel;
@@ -314,7 +318,7 @@ int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err
 		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
-	s->sample_type = SMP_SAMPLE_TYPE | SMP_REGS;
+	s->sample_type = SMP_SAMPLE_TYPE | SMP_REGS | (c->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
 	for (int i = 0; i < ncpu; i++) {
 		int nctr = s->nctr;
 

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <linux/perf_event.h>
 
+#include "dcpi/callgraph.h"
 #include "dcpi/perf_records.h"
 #include "internal.h"
 #include "hashtab.h"
@@ -74,6 +75,7 @@ int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *
 	s->cfg.randomize = !o->fixed_period && !o->freq;
 	rnd_init(&s->cal_rnd, o->seed);
 	s->cfg.seed = s->cal_rnd.seed;	/* the sampler's draws, reproducible */
+	s->cfg.callchain = o->callchain;
 	s->cal_rnd.s[0] ^= 0x5bd1e995;	/* but not the same sequence */
 	ret = maps_new(&s->maps, err);
 	if (!ret)
@@ -83,6 +85,8 @@ int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *
 			     &s->ht, err);
 	if (!ret)
 		ret = ssl_init(&s->sl, o->no_slices ? 0 : SLICE_DEFAULT_NS, err);
+	if (!ret && o->callchain)
+		ret = cg_table_new(&s->cg, err);
 	if (!ret)
 		maps_set_jit(s->maps, 1);
 	return ret;
@@ -95,6 +99,7 @@ void sess_free(struct session *s)
 	smp_batch_free(&s->batch);
 	ssl_free(&s->sl);
 	agg_free(s->agg);
+	cg_table_free(s->cg);
 	maps_free(s->maps);
 	if (s->ht)
 		ht_free(s->ht);
@@ -202,6 +207,12 @@ static int on_sample(void *ctx, const struct perf_sample *ps, struct dcpi_err *e
 		return 0;
 	}
 	if (s->sl.slice_ns && (ret = slice_at(s, sm.time, err)))
+		return ret;
+	/* user-mode samples only: a kernel sample's user chain would give
+	 * its time to the user pc that entered the kernel (callchain.c) */
+	if (s->cg && sm.user && ps->nr_callchain &&
+	    (ret = cg_table_add(s->cg, s->maps, sm.pid, sm.ev, ps->callchain, ps->nr_callchain,
+				err)))
 		return ret;
 	s->ev_samples[sm.ev]++;
 	s->period_sum[sm.ev] += sm.period;
@@ -355,12 +366,13 @@ int sess_write(struct session *s, struct prof_db *db, const char *epoch,
 	       uint64_t *written, struct dcpi_err *err)
 {
 	struct agg_event ev[COLLECT_MAX_EVENTS];
+	const char *names[COLLECT_MAX_EVENTS];
 	struct agg_sink k = { ev, s->nev, sess_image_id, NULL, s->maps };
 	struct agg_flushed out;
 	int ret;
 
 	for (unsigned i = 0; i < s->nev; i++) {
-		ev[i].name = s->ev[i]->name;
+		ev[i].name = names[i] = s->ev[i]->name;
 		ev[i].unit = s->ev[i]->unit;
 		if (s->ev_samples[i])	/* the mean of the periods actually used */
 			ev[i].period = (double)s->period_sum[i] / (double)s->ev_samples[i];
@@ -374,6 +386,8 @@ int sess_write(struct session *s, struct prof_db *db, const char *epoch,
 		ret = ssl_write(&s->sl, s->ev[0]->name, sess_image_id, s->maps, db, epoch, err);
 	if (!ret)
 		ret = agg_flush(s->agg, &k, db, epoch, &out, err);
+	if (!ret && s->cg)
+		ret = cg_table_flush(s->cg, sess_image_id, s->maps, names, s->nev, db, epoch, err);
 	*written = ret ? 0 : out.samples;
 	return ret;
 }
@@ -382,6 +396,8 @@ void sess_clear(struct session *s)
 {
 	ssl_clear(&s->sl);
 	agg_clear(s->agg);
+	if (s->cg)
+		cg_table_clear(s->cg);
 	for (unsigned i = 0; i < s->nev; i++) {
 		s->ev_samples[i] = 0;
 		s->period_sum[i] = 0;
@@ -456,6 +472,13 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		append(buf, len, " stepped=%" PRIu64, s->stepped);
 	if (maps_jit_refused(s->maps, &why))
 		append(buf, len, " jit_refused=%u (%s)", maps_jit_refused(s->maps, &why), why);
+	if (s->cg) {
+		struct cg_table_stats st;
+
+		cg_table_stats(s->cg, &st);
+		append(buf, len, " call-graph=fp chains=%" PRIu64 " no_user=%" PRIu64 " cut=%"
+		       PRIu64, st.samples, st.no_user, st.cut);
+	}
 	if (s->ht_samples)
 		append(buf, len, " table=%s:%" PRIu64 "/%" PRIu64, ht_policy_name(HT_DEFAULT_POLICY),
 		       s->ht_entries, s->ht_samples);

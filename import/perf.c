@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 
 #include "dcpi/safefile.h"
+#include "dcpi/callgraph.h"
 #include "dcpi/cfg.h"
 #include "dcpi/paths.h"
 #include "dcpi/collect.h"
@@ -141,6 +142,7 @@ struct pf {
 	struct imp_lbr_info lbri;
 	uint32_t br_attr;		/* the attribute with branch stacks */
 	uint64_t dups;			/* stacks whose duplicated top entry was dropped */
+	struct cg_table *cg;		/* call chains (perf record -g; callgraph.h) */
 };
 
 /* [off, off + size) inside the file? */
@@ -697,6 +699,9 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 	pf_sample_time(f, s->time);
 	f->st->samples++;
 	ret = imp_table_add(f->tab, image, s->attr, offset, 1, err);
+	if (!ret && s->nr_callchain && sp == MAPS_USER && image != MAPS_UNKNOWN)
+		ret = cg_table_add(f->cg, f->maps, s->pid, s->attr, s->callchain, s->nr_callchain,
+				   err);
 	if (!ret && s->bnr && sp == MAPS_USER) {
 		ret = pf_do_branches(f, s, err);
 		if (ret == -ENOMEM)
@@ -1159,6 +1164,17 @@ static double nominal_ghz(const char *s)
 	return 0;
 }
 
+/* The samples' call chains, one call-graph profile per leaf image. */
+static int pf_write_cg(struct pf *f, struct prof_db *db, struct dcpi_err *err)
+{
+	const char *names[CG_EVENTS_MAX];
+	size_t n = f->nattrs < CG_EVENTS_MAX ? f->nattrs : CG_EVENTS_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		names[i] = f->events[i].name;
+	return cg_table_flush(f->cg, pf_image_id, f, names, (unsigned)n, db, f->st->epoch, err);
+}
+
 static int pf_write_meta(struct pf *f, struct prof_db *db, struct dcpi_err *err)
 {
 	struct prof_epoch_meta *m = &f->meta;
@@ -1208,6 +1224,7 @@ static void pf_free(struct pf *f)
 	free(f->code);
 	maps_free(f->maps);
 	imp_table_free(f->tab);
+	cg_table_free(f->cg);
 	imp_lbr_free(f->lbr);
 	free(f->img);
 	free((void *)f->buf);
@@ -1261,6 +1278,8 @@ int import_perf_opts(const char *path, const struct import_opts *o, struct prof_
 		maps_set_offline(f.maps, 1);
 	if (!ret)
 		ret = imp_table_new(&f.tab, err);
+	if (!ret)
+		ret = cg_table_new(&f.cg, err);
 	if (!ret && imp_lbr_new(&f.lbr))
 		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	tool = pf_tool;
@@ -1281,6 +1300,8 @@ int import_perf_opts(const char *path, const struct import_opts *o, struct prof_
 	if (!ret)
 		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events, f.nattrs, db,
 				      st->epoch, st, err);
+	if (!ret)
+		ret = pf_write_cg(&f, db, err);
 	if (!ret)
 		ret = pf_write_paths(&f, db, err);
 	if (!ret)

@@ -8,7 +8,12 @@
  * address the virtual address in the image, its lines the procedure and,
  * where DWARF has them, the source line and the inlined subroutines
  * (innermost first, as pprof wants them); one function per (name, file);
- * one mapping per image with its build-id.  The protobuf is written by hand
+ * one mapping per image with its build-id.  With call graphs (record -g,
+ * include/dcpi/callgraph.h) each stack is a sample whose location_ids are
+ * its frames, leaf first, so flame graphs and `go tool pprof -top -cum`
+ * see the calls; a location's samples not on any stack (kernel samples,
+ * chains without a user frame) stay a one-frame sample, so totals hold.
+ * The protobuf is written by hand
  * (varints and length-delimited fields: profile.proto's field numbers) and
  * compressed with zlib's gzip wrapper.
  */
@@ -17,6 +22,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "dcpi/callgraph.h"
 #include "dcpi/image.h"
 #include "dcpi/report.h"
 
@@ -224,13 +230,156 @@ static int gather(const struct prof_profile *p, size_t np, size_t i, char **evs,
 		for (size_t e = 0; e < p[j].n && k < nev; e++)
 			t[(*n)++] = (struct triple){ p[j].e[e].offset, p[j].e[e].count, k };
 	}
-	qsort(t, *n, sizeof(*t), by_off);
 	return 0;
+}
+
+/* Appended to tr: every frame of the stacks in image id (count 0, event
+ * 2 * nev: a location only), and every leaf count (event nev + k: on a
+ * stack, so not a one-frame sample). */
+static int gather_cg(const struct cg_profile *cg, size_t ncg, const struct prof_image_id *id,
+		     char **evs, size_t nev, struct triple **tr, size_t *n)
+{
+	size_t nf = 0;
+	struct triple *t;
+
+	for (size_t i = 0; i < ncg; i++)
+		nf += cg[i].nf;
+	if (!nf)
+		return 0;
+	if (!(t = realloc(*tr, (*n + nf) * sizeof(*t))))
+		return -ENOMEM;
+	*tr = t;
+	for (size_t i = 0; i < ncg; i++) {
+		const struct cg_profile *c = &cg[i];
+
+		for (size_t j = 0; j < c->n; j++) {
+			const struct cg_stack *st = &c->s[j];
+			size_t k;
+
+			for (k = 0; k < nev && strcmp(evs[k], c->events[st->event]); k++)
+				;
+			for (uint32_t d = 0; d < st->depth; d++) {
+				const struct cg_frame *f = &c->f[st->first + d];
+
+				if (!prof_image_id_equal(cg_profile_image(c, f->tag), id))
+					continue;
+				(*tr)[(*n)++] = (struct triple){ f->offset, d || k == nev ? 0 :
+								 st->count, d || k == nev ?
+								 2 * nev : nev + k };
+			}
+		}
+	}
+	return 0;
+}
+
+/* (image, offset) -> location id, filled image by image in offset order. */
+struct loc {
+	size_t img;
+	uint64_t off, id;
+};
+
+struct locs {
+	struct loc *v;
+	size_t n, cap;
+};
+
+static uint64_t loc_find(const struct locs *l, size_t img, uint64_t off)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct loc *m = &l->v[mid];
+
+		if (m->img < img || (m->img == img && m->off < off))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->n && l->v[lo].img == img && l->v[lo].off == off ? l->v[lo].id : 0;
+}
+
+/* p's profiles (shallow copies) and an empty one for each image only the
+ * stacks name, so that every frame has a mapping. */
+static int with_cg_images(const struct prof_profile *p, size_t np, const struct cg_profile *cg,
+			  size_t ncg, struct prof_profile **out, size_t *n)
+{
+	struct prof_profile *v = malloc((np ? np : 1) * sizeof(*v));
+	size_t cap = np ? np : 1;
+
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, p, np * sizeof(*v));
+	*n = np;
+	for (size_t i = 0; i < ncg; i++)
+		for (uint32_t t = 0; t <= cg[i].nimgs; t++) {
+			const struct prof_image_id *id = cg_profile_image(&cg[i], t);
+			size_t k;
+
+			for (k = 0; k < *n && !prof_image_id_equal(&v[k].image, id); k++)
+				;
+			if (k < *n)
+				continue;
+			if (dcpi_grow((void **)&v, &cap, *n + 1, sizeof(*v))) {
+				free(v);
+				return -ENOMEM;
+			}
+			memset(&v[*n], 0, sizeof(*v));
+			v[(*n)++].image = *id;
+		}
+	*out = v;
+	return 0;
+}
+
+/* Each stack as a sample: its frames' locations, leaf first. */
+static void put_stacks(struct buf *pb, struct buf *m, struct buf *tmp,
+		       const struct cg_profile *cg, size_t ncg, const struct prof_profile *p2,
+		       const struct img_order *order, size_t nimg, const struct locs *locs,
+		       char **evs, size_t nev)
+{
+	for (size_t i = 0; i < ncg; i++) {
+		const struct cg_profile *c = &cg[i];
+
+		for (size_t j = 0; j < c->n; j++) {
+			const struct cg_stack *st = &c->s[j];
+			size_t k;
+
+			for (k = 0; k < nev && strcmp(evs[k], c->events[st->event]); k++)
+				;
+			if (k == nev)
+				continue;
+			for (uint32_t d = 0; d < st->depth; d++) {
+				const struct cg_frame *f = &c->f[st->first + d];
+				const struct prof_image_id *id = cg_profile_image(c, f->tag);
+				size_t oi;
+
+				for (oi = 0; oi < nimg &&
+				     !prof_image_id_equal(&p2[order[oi].first].image, id); oi++)
+					;
+				varint(tmp, loc_find(locs, oi, f->offset));
+			}
+			field_msg(m, 1, tmp);
+			for (size_t e = 0; e < nev; e++)
+				varint(tmp, e == k ? st->count : 0);
+			field_msg(m, 2, tmp);
+			field_msg(pb, 2, m);
+		}
+	}
 }
 
 int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_meta *meta,
 	      uint8_t **out, size_t *outlen, struct dcpi_err *err)
 {
+	return rep_pprof_cg(p, np, NULL, 0, meta, out, outlen, err);
+}
+
+int rep_pprof_cg(const struct prof_profile *p, size_t np, const struct cg_profile *cg,
+		 size_t ncg, const struct prof_epoch_meta *meta, uint8_t **out, size_t *outlen,
+		 struct dcpi_err *err)
+{
+	struct prof_profile *p2 = NULL;
+	struct locs locs = { 0 };
+	size_t np2 = 0;
 	struct buf pb = { 0 }, m = { 0 }, line = { 0 }, fn = { 0 };
 	struct strs st = { 0 };
 	struct funcs fs = { 0 };
@@ -256,9 +405,11 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 	if (!nev)
 		return dcpi_errf(err, -ENODATA, "no samples to export");
 	str_id(&st, "");	/* string_table[0] is "" */
-	vals = calloc(nev, sizeof(*vals));
-	if (!vals)
+	vals = calloc(2 * nev, sizeof(*vals));
+	if (!vals || with_cg_images(p, np, cg, ncg, &p2, &np2) < 0) {
+		free(vals);
 		return dcpi_errf(err, -ENOMEM, "out of memory");
+	}
 	/* sample_type 1: ValueType{type 1, unit 2} */
 	for (size_t k = 0; k < nev; k++) {
 		field_int(&m, 1, (uint64_t)str_id(&st, evs[k]));
@@ -267,7 +418,7 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 	}
 	/* images, the most sampled first (pprof takes the first mapping for the
 	 * main binary): the first profile of each identity stands for it */
-	if (image_order(p, np, &order, &nimg) < 0) {
+	if (image_order(p2, np2, &order, &nimg) < 0) {
 		rc = dcpi_errf(err, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -278,7 +429,7 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 		size_t mapping;
 
 		mapping = ++nmap;
-		if (img_open(p[i].image.path, 0, &img, NULL) < 0)
+		if (img_open(p2[i].image.path, 0, &img, NULL) < 0)
 			img = NULL;
 		dwarf = img && img_has_dwarf(img);
 		/* Mapping: id 1, start 2, limit 3, offset 4, filename 5, build_id 6,
@@ -286,8 +437,8 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 		 * has_inline_frames 10 */
 		field_int(&m, 1, mapping);
 		field_int(&m, 3, UINT64_MAX >> 1);
-		field_int(&m, 5, (uint64_t)str_id(&st, p[i].image.path));
-		field_int(&m, 6, (uint64_t)str_id(&st, p[i].image.build_id));
+		field_int(&m, 5, (uint64_t)str_id(&st, p2[i].image.path));
+		field_int(&m, 6, (uint64_t)str_id(&st, p2[i].image.build_id));
 		field_int(&m, 7, img != NULL);
 		field_int(&m, 8, dwarf);
 		field_int(&m, 9, dwarf);
@@ -295,12 +446,14 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 		field_msg(&pb, 3, &m);
 		/* every offset of every profile of this image, with a count per
 		 * event: gathered, sorted by offset, one location each */
-		if (gather(p, np, i, evs, nev, &tr, &ntr) < 0) {
+		if (gather(p2, np2, i, evs, nev, &tr, &ntr) < 0 ||
+		    gather_cg(cg, ncg, &p2[i].image, evs, nev, &tr, &ntr) < 0) {
 			if (img)
 				img_close(img);
 			rc = dcpi_errf(err, -ENOMEM, "out of memory");
 			goto out;
 		}
+		qsort(tr, ntr, sizeof(*tr), by_off);
 		for (size_t t = 0; t < ntr;) {
 			uint64_t off = tr[t].off, va = off;
 			const struct img_proc *pr = NULL;
@@ -309,9 +462,12 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 			const char *file;
 			size_t ninl = 0;
 
-			memset(vals, 0, nev * sizeof(*vals));
+			int flat = 0;
+
+			memset(vals, 0, 2 * nev * sizeof(*vals));
 			for (; t < ntr && tr[t].off == off; t++)
-				vals[tr[t].ev] += tr[t].count;
+				if (tr[t].ev < 2 * nev)
+					vals[tr[t].ev] += tr[t].count;
 			if (img && img_offset_to_vaddr(img, off, &va) == 0)
 				pr = img_proc_at(img, va);
 			if (!(dwarf && img_line_at(img, va, &ln) == 0))
@@ -331,10 +487,21 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 				field_msg(&m, 4, &line);
 			}
 			field_int(&line, 1, func_id(&fs, &st, &pb, &fn,
-						     pr ? pr->name : p[i].image.path, file, 0));
+						     pr ? pr->name : p2[i].image.path, file, 0));
 			field_int(&line, 2, ninl ? inl[0].call_line : ln.line);
 			field_msg(&m, 4, &line);
 			field_msg(&pb, 4, &m);
+			if (dcpi_grow((void **)&locs.v, &locs.cap, locs.n + 1, sizeof(*locs.v)))
+				pb.oom = 1;
+			else
+				locs.v[locs.n++] = (struct loc){ oi, off, nloc };
+			/* what no stack holds: a one-frame sample */
+			for (size_t k = 0; k < nev; k++) {
+				vals[k] -= vals[nev + k] < vals[k] ? vals[nev + k] : vals[k];
+				flat |= vals[k] != 0;
+			}
+			if (!flat)
+				continue;
 			/* Sample: location_id 1, value 2 (packed) */
 			field_int(&m, 1, nloc);
 			for (size_t k = 0; k < nev; k++)
@@ -345,6 +512,7 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
 		if (img)
 			img_close(img);
 	}
+	put_stacks(&pb, &m, &line, cg, ncg, p2, order, nimg, &locs, evs, nev);
 	if (meta) {
 		field_int(&pb, 9, meta->start_ns);
 		field_int(&pb, 10, meta->end_ns > meta->start_ns ? meta->end_ns - meta->start_ns : 0);
@@ -402,5 +570,7 @@ out:
 	free(vals);
 	free(tr);
 	free(order);
+	free(p2);
+	free(locs.v);
 	return rc;
 }

@@ -52,6 +52,7 @@ static void usage(FILE *f)
 		"                        default cycles, or cpu-clock without a PMU\n"
 		"  -c, --count N         sample every N events (ns for the clocks)\n"
 		"  -F, --freq HZ         sample HZ times a second instead\n"
+		"  -g, --call-graph fp   user call chains by frame pointers\n"
 		"      --db DIR          database (default $DCPIDB, then ./dcpidb)\n"
 		"      --flush SECONDS   merge into the epoch this often (default 60)\n"
 		"      --duration SECONDS  stop after this long (default: at SIGINT/SIGTERM)\n"

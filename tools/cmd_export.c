@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/callgraph.h"
 #include "dcpi/optimize.h"
 #include "dcpi/report.h"
 #include "tools.h"
@@ -35,7 +36,8 @@ int cmd_export(int argc, char **argv)
 	struct prof_db *d = NULL;
 	char used[256];
 	uint8_t *buf = NULL;
-	size_t n = 0, len = 0;
+	struct cg_profile *cg = NULL;	/* stacks, with record -g */
+	size_t n = 0, len = 0, ncg = 0;
 	int c, pprof = 0, rc = 0, have_meta;
 
 	optind = 1;
@@ -66,7 +68,8 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	have_meta = strcmp(used, "all") && prof_epoch_meta_read(d, used, &meta, &err) == 0;
-	if (rep_pprof(p, n, have_meta ? &meta : NULL, &buf, &len, &err) < 0 ||
+	if (rep_cg_load(d, used, &cg, &ncg, &err) < 0 ||
+	    rep_pprof_cg(p, n, cg, ncg, have_meta ? &meta : NULL, &buf, &len, &err) < 0 ||
 	    opt_write_file(out, buf, len, &err) < 0) {
 		rc = tool_fail("%s", err.msg);
 		goto out;
@@ -77,6 +80,7 @@ int cmd_export(int argc, char **argv)
 out:
 	free(buf);
 	prof_profiles_free(p, n);
+	cg_profiles_free(cg, ncg);
 	if (d)
 		prof_db_close(d);
 	return rc;

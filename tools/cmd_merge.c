@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/callgraph.h"
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
 #include "dcpi/data.h"
@@ -39,6 +40,8 @@ static int merge_epoch(struct prof_db *out, const char *epoch, struct prof_db *i
 		rc = slice_epoch_merge(out, epoch, in, src, err);
 	if (rc >= 0)
 		rc = data_epoch_merge(out, epoch, in, src, err);
+	if (rc >= 0)
+		rc = cg_epoch_merge(out, epoch, in, src, err);
 	return rc;
 }
 

@@ -4,11 +4,13 @@
  * (image, event, offset) over every host's committed epochs (fleet/pull.c,
  * fleet_aggregate) and nothing is written locally (docs/fleet.md).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/callgraph.h"
 #include "dcpi/fleet.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
@@ -16,10 +18,10 @@
 #include "tools.h"
 
 struct prof_args {
-	const char *db, *epoch, *event, *time;
+	const char *db, *epoch, *event, *time, *split;
 	const char *from;		/* a fleet's URL instead of a database */
 	struct fleet_query_spec q;
-	int by_image, json, phases;
+	int by_image, json, phases, callees;
 	long limit, phase;
 };
 
@@ -34,6 +36,9 @@ static const char prof_usage[] =
 	"      --phases       the epoch's phases: time ranges and top procedures\n"
 	"      --time A-B     only the samples from A to B seconds into the epoch\n"
 	"      --phase N      only the samples of phase N (as --phases numbers them)\n"
+	"      --callers PROC PROC's samples (on the stack) by caller (record -g;\n"
+	"                     docs/callgraph.md)\n"
+	"      --callees PROC the same by callee\n"
 	"      --from URL     the fleet's samples, summed in its ClickHouse server\n"
 	"                     (clickhouse://HOST[:PORT]/DATABASE), every image or one:\n"
 	"      --build-id ID, --image NAME, --hosts GLOB  (as dcpi pull's)\n";
@@ -162,6 +167,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "build-id", required_argument, NULL, 'b' },
 		{ "image", required_argument, NULL, 'I' },
 		{ "hosts", required_argument, NULL, 'H' },
+		{ "callers", required_argument, NULL, 'C' },
+		{ "callees", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -194,6 +201,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		case 'b': a->q.build_id = optarg; break;
 		case 'I': a->q.image = optarg; break;
 		case 'H': a->q.hosts = optarg; break;
+		case 'C': a->split = optarg; a->callees = 0; break;
+		case 'L': a->split = optarg; a->callees = 1; break;
 		case 'h': tool_usage(stdout, prof_usage); return -1;
 		default: tool_usage(stderr, prof_usage); return 1;
 		}
@@ -208,6 +217,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		return tool_fail("--from reads a fleet, not a database (--db, --epoch)");
 	if (a->from && (a->phases || a->time || a->phase))
 		return tool_fail("--from sums a fleet: it keeps no time slices (--phases, --time, --phase)");
+	if (a->split && (a->time || a->phase || a->phases || a->by_image || a->from))
+		return tool_fail("--callers and --callees take the whole epoch of a database, per procedure");
 	return 0;
 }
 
@@ -233,6 +244,12 @@ int cmd_prof(int argc, char **argv)
 		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
+	if (rc == 0 && a.split) {
+		if (rep_cg_callers(stdout, db, epoch, a.split, a.event, a.callees, a.limit, a.json,
+				   &err) < 0)
+			rc = tool_fail("%s", err.msg);
+		goto out;
+	}
 	if (rc == 0 && (a.phases || a.time || a.phase)) {
 		size_t dropped = 0;
 		int done = 0;

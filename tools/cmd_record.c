@@ -50,6 +50,8 @@ static void usage(FILE *f)
 		"      --seed N       seed of the random periods (default: random)\n"
 		"      --no-calibrate skip the known-cycle calibration loops\n"
 		"      --no-slices    keep no 100 ms time slices, detect no phases\n"
+		"  -g, --call-graph fp  user call chains by frame pointers\n"
+		"                     (docs/callgraph.md)\n"
 		"      --paths RATE:K path samples: RATE bursts per second of each\n"
 		"                     thread's CPU time, K single steps each\n"
 		"                     (default %u:%u; docs/paths.md)\n"

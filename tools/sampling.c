@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sampling.h"
 #include "tools.h"
@@ -50,6 +51,15 @@ int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
 		return 1;
 	case TOOL_NO_SLICES:
 		o->no_slices = 1;
+		return 1;
+	case 'g':
+		o->callchain = 1;
+		return 1;
+	case TOOL_CALL_GRAPH:
+		o->callchain = 1;
+		if (strcmp(arg, "fp"))
+			*status = tool_fail("--call-graph %s: only fp (frame pointers) is "
+					    "supported; dwarf unwinding is not yet", arg);
 		return 1;
 	}
 	return 0;

@@ -1,6 +1,7 @@
 /*
  * tools/sampling.h - the sampling options dcpi record and dcpid share:
- * -e/--event, -c/--count, -F/--freq, --fixed-period, --seed, --no-calibrate.
+ * -e/--event, -c/--count, -F/--freq, --fixed-period, --seed, --no-calibrate,
+ * -g/--call-graph.
  */
 #ifndef DCPI_TOOLS_SAMPLING_H
 #define DCPI_TOOLS_SAMPLING_H
@@ -17,10 +18,13 @@
 	{ "fixed-period", no_argument, NULL, 'P' }, \
 	{ "seed", required_argument, NULL, 'S' }, \
 	{ "no-calibrate", no_argument, NULL, 'N' }, \
-	{ "no-slices", no_argument, NULL, TOOL_NO_SLICES }
+	{ "no-slices", no_argument, NULL, TOOL_NO_SLICES }, \
+	{ "call-graph", required_argument, NULL, TOOL_CALL_GRAPH }
 /* --no-slices: no time slices, no phases (include/dcpi/slices.h) */
 #define TOOL_NO_SLICES 0x3a0
-#define TOOL_SAMPLING_SHORTOPTS "e:c:F:"
+/* -g, --call-graph fp: user call chains (docs/callgraph.md) */
+#define TOOL_CALL_GRAPH 0x3a1
+#define TOOL_SAMPLING_SHORTOPTS "e:c:F:g"
 
 /* A positive decimal number; -EINVAL otherwise. */
 int tool_parse_u64(const char *s, uint64_t *out);

@@ -104,6 +104,8 @@ struct collect_opts {
 	int values, latency;
 	/* Keep no time slices (include/dcpi/slices.h) and detect no phases. */
 	int no_slices;
+	/* User call chains by frame pointers (docs/callgraph.md). */
+	int callchain;
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
