@@ -369,9 +369,21 @@ static void test_off(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(tu_sh("%s record --no-calibrate --db %s/off -- %s 1000000 > /dev/null "
-			       "2>&1", bin, dir, prog), 0);
+	/* value samples come with path samples by default; --no-values and
+	 * --no-paths each turn them off */
+	assert_int_equal(tu_sh("%s record --no-calibrate --paths 250:32 --db %s/on -- %s 20000000 "
+			       "> /dev/null 2>&1", bin, dir, prog), 0);
+	read_values("on", &v, &n, &p);
+	assert_int_equal(n, 1);
+	val_profiles_free(v, n);
+	assert_int_equal(tu_sh("%s record --no-calibrate --no-values --db %s/off -- %s 1000000 "
+			       "> /dev/null 2>&1", bin, dir, prog), 0);
 	read_values("off", &v, &n, &p);
+	assert_int_equal(n, 0);
+	val_profiles_free(v, n);
+	assert_int_equal(tu_sh("%s record --no-calibrate --no-paths --db %s/nop -- %s 1000000 "
+			       "> /dev/null 2>&1", bin, dir, prog), 0);
+	read_values("nop", &v, &n, &p);
 	assert_int_equal(n, 0);
 	val_profiles_free(v, n);
 	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --no-paths --db %s/bad -- "
