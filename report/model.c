@@ -156,3 +156,42 @@ void rep_model_show(FILE *f, const struct model *m, int auto_chosen)
 		show_class(f, m, c);
 }
 
+/* What `dcpi calibrate` measured (estimate/calibrate/): per loop, where its
+ * samples land, and the machine's figures; the file it went to. */
+void rep_calibration_text(FILE *f, const struct est_calibration *cal, const char *path)
+{
+	fprintf(f, "calibration of model %s, event %s, 1 sample = %.0f cycles\n", cal->model,
+	       cal->event, cal->cycles_per_sample);
+	fprintf(f, "%-10s %7s %8s %8s %6s  %-29s %6s %6s %6s %5s\n", "loop", "samples", "cyc/it",
+	       "model/it", "used", "lands k later: 0    1    2    3    4", "cross", "head",
+	       "headEx", "fit");
+	for (size_t l = 0; l < cal->nloops; l++) {
+		const struct est_calib_loop *lp = &cal->loops[l];
+
+		fprintf(f, "%-10s %7.0f %8.2f %8.2f %6s  %15s", lp->name, lp->samples, lp->cyc_iter,
+		       lp->model_iter, lp->used ? "yes" : "no", "");
+		for (int k = 0; k <= EST_CALIB_K; k++)
+			fprintf(f, "%4.0f%%", 100 * lp->attrib[k]);
+		fprintf(f, " %5.1f%% %5.1f%% %5.1f%% %4.0f%%\n", 100 * lp->cross,
+		       100 * lp->head_samples, 100 * lp->head_insns, 100 * (1 - lp->residual));
+	}
+	fprintf(f, "%-10s %42s", "machine", "");
+	for (int k = 0; k <= EST_CALIB_K; k++)
+		fprintf(f, "%4.0f%%", 100 * cal->attrib[k]);
+	fprintf(f, " %5.1f%% %5.1f%% %5.1f%%\n", 100 * cal->cross, 100 * cal->head_samples,
+	       100 * cal->head_insns);
+	fprintf(f, "block-leading instructions: %.1f%% of the executed instructions, %.1f%% of "
+	       "the samples\n", 100 * cal->head_insns, 100 * cal->head_samples);
+	fprintf(f, "samples in another block than the model places their cycles: %.1f%%\n",
+	       100 * cal->block_tv);
+	fprintf(f, "skid window: %d instruction%s, %.0f%% of their samples from the block before\n",
+	       cal->skid, cal->skid > 1 ? "s" : "", 100 * cal->skid_share);
+	if (cal->exposure > 0)
+		fprintf(f, "after a missing load: the timer shows %.2f of its waiter's cycles "
+		       "(sk_miss; estimate/destall.c's f, %.2f when not measured)\n",
+		       cal->exposure, EST_STALL_EXPOSURE);
+	else
+		fprintf(f, "after a missing load: not measured (no loop missed), f = %.2f\n",
+		       EST_STALL_EXPOSURE);
+	fprintf(f, "written to %s\n", path);
+}

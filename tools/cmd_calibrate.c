@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dcpi/calibrate.h"
+#include "dcpi/report.h"
 #include "tools.h"
 
 struct cal_args {
@@ -144,45 +145,6 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 	return 0;
 }
 
-static void summary(const struct est_calibration *cal, const char *path)
-{
-
-	printf("calibration of model %s, event %s, 1 sample = %.0f cycles\n", cal->model,
-	       cal->event, cal->cycles_per_sample);
-	printf("%-10s %7s %8s %8s %6s  %-29s %6s %6s %6s %5s\n", "loop", "samples", "cyc/it",
-	       "model/it", "used", "lands k later: 0    1    2    3    4", "cross", "head",
-	       "headEx", "fit");
-	for (size_t l = 0; l < cal->nloops; l++) {
-		const struct est_calib_loop *lp = &cal->loops[l];
-
-		printf("%-10s %7.0f %8.2f %8.2f %6s  %15s", lp->name, lp->samples, lp->cyc_iter,
-		       lp->model_iter, lp->used ? "yes" : "no", "");
-		for (int k = 0; k <= EST_CALIB_K; k++)
-			printf("%4.0f%%", 100 * lp->attrib[k]);
-		printf(" %5.1f%% %5.1f%% %5.1f%% %4.0f%%\n", 100 * lp->cross,
-		       100 * lp->head_samples, 100 * lp->head_insns, 100 * (1 - lp->residual));
-	}
-	printf("%-10s %42s", "machine", "");
-	for (int k = 0; k <= EST_CALIB_K; k++)
-		printf("%4.0f%%", 100 * cal->attrib[k]);
-	printf(" %5.1f%% %5.1f%% %5.1f%%\n", 100 * cal->cross, 100 * cal->head_samples,
-	       100 * cal->head_insns);
-	printf("block-leading instructions: %.1f%% of the executed instructions, %.1f%% of "
-	       "the samples\n", 100 * cal->head_insns, 100 * cal->head_samples);
-	printf("samples in another block than the model places their cycles: %.1f%%\n",
-	       100 * cal->block_tv);
-	printf("skid window: %d instruction%s, %.0f%% of their samples from the block before\n",
-	       cal->skid, cal->skid > 1 ? "s" : "", 100 * cal->skid_share);
-	if (cal->exposure > 0)
-		printf("after a missing load: the timer shows %.2f of its waiter's cycles "
-		       "(sk_miss; estimate/destall.c's f, %.2f when not measured)\n",
-		       cal->exposure, EST_STALL_EXPOSURE);
-	else
-		printf("after a missing load: not measured (no loop missed), f = %.2f\n",
-		       EST_STALL_EXPOSURE);
-	printf("written to %s\n", path);
-}
-
 /* Progress lines on stderr, unless --quiet. */
 static void note(void *arg, const char *msg)
 {
@@ -291,7 +253,7 @@ static int skid(struct cal_args *a, const struct model *fitted)
 	else if (!store(a, &s.cal, path, sizeof(path)))
 		rc = 0;
 	if (!rc && !a->quiet)
-		summary(&s.cal, path);
+		rep_calibration_text(stdout, &s.cal, path);
 	if (s.scratch[0] && a->keep)
 		fprintf(stderr, "%s: scratch kept in %s\n", tool_name, s.scratch);
 	est_calib_skid_clean(&s, a->keep);

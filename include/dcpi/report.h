@@ -256,6 +256,8 @@ int rep_calc_static(FILE *f, const struct rep_calc *c, struct dcpi_err *err);
 int rep_model_block(FILE *f, const struct model *m, const struct cfg_insn *insns, size_t n,
 		    int json, int *first, struct dcpi_err *err);
 void rep_model_show(FILE *f, const struct model *m, int auto_chosen);
+/* dcpi calibrate's summary of cal, written to path (report/model.c). */
+void rep_calibration_text(FILE *f, const struct est_calibration *cal, const char *path);
 /* dcpilist of the same analysis (report/list.c). */
 void rep_calc_list(FILE *f, const struct rep_calc *c, int json);
 /* s as a JSON string (quoted, escaped): every --json output uses it. */
