@@ -4,7 +4,8 @@
  * (tests/workloads/chase, its loop runs STEPS times) over an L2-sized and a
  * DRAM-sized ring, and a loop branching on a random bit
  * (tests/workloads/culprits branch N, N iterations).  Every count's 90%
- * interval must hold the exact one, the chase's point within 25% (the
+ * interval must hold the exact one, the chase's point within 25% where the
+ * region is in L2 or past the L3 (the
  * windows alone said 120 times; its load feeds itself, so its walk is
  * replayed on this machine over the region its addresses span,
  * docs/estimate.md "Replayed loads"), and the summary must name the
@@ -15,12 +16,15 @@
  */
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -97,18 +101,41 @@ static void walk_loop(char *out, size_t len)
 	out[0] = '0', out[1] = 'x';
 }
 
-static void chase(const char *extra, double bytes, double steps, double min_share)
+/* A process spinning on the other vCPU while the chase is recorded and its
+ * walk replayed (a busy sibling), or none (0). */
+static pid_t spinner(int on)
+{
+	pid_t pid;
+
+	if (!on)
+		return 0;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		for (volatile unsigned long i = 0;; i++)
+			;
+	return pid;
+}
+
+static void chase(const char *extra, double bytes, double steps, double tol, int busy,
+		  double min_share)
 {
 	char at[64], cause[64], args[128];
 	double x, lo, hi, share;
+	pid_t spin;
 
 	if (!bin || !build)
 		skip();
 	walk_loop(at, sizeof(at));
 	snprintf(args, sizeof(args), "%.0f %.0f", bytes, steps);
+	spin = spinner(busy);
 	run(extra, args, "chase", "walk", at, steps, &x, &lo, &hi, cause, &share);
+	if (spin > 0) {
+		kill(spin, SIGKILL);
+		waitpid(spin, NULL, 0);
+	}
 	assert_true(lo <= steps && steps <= hi);
-	assert_true(x > steps / 1.25 && x < steps * 1.25);
+	assert_true(x > steps / tol && x < steps * tol);
 	assert_string_equal(cause, "D-cache");
 	assert_true(share >= min_share);
 }
@@ -121,22 +148,24 @@ static void chase(const char *extra, double bytes, double steps, double min_shar
 static void test_chase_l2(void **state)
 {
 	(void)state;
-	chase("", 262144, 100000000, 0.3);
+	chase("", 262144, 100000000, 1.25, 0, 0.3);
 }
 
-/* 16 MB: mostly a DRAM miss a step (the L3 is shared with the machine's
- * other tenants). */
-static void test_chase_dram(void **state)
+/* 16 MB, inside the 32 MB L3 these VMs share with other tenants: how much of
+ * the region the L3 holds changes between the run and the replay right after
+ * it (0.77 - 1.47 of the exact count seen here, docs/estimate.md "Replayed
+ * loads"): the interval must hold the count, the point within a factor 1.6. */
+static void test_chase_l3(void **state)
 {
 	(void)state;
-	chase("-F 20000", 16777216, 5000000, 0.8);
+	chase("-F 20000", 16777216, 5000000, 1.6, 0, 0.8);
 }
 
-/* 256 MB: a DRAM miss and a TLB miss a step. */
+/* 256 MB: a DRAM miss and a TLB miss a step, with the other vCPU busy. */
 static void test_chase_256m(void **state)
 {
 	(void)state;
-	chase("-F 20000", 268435456, 3000000, 0.8);
+	chase("-F 20000", 268435456, 3000000, 1.25, 1, 0.8);
 }
 
 static void test_random_branch(void **state)
@@ -162,7 +191,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chase_l2),
-		cmocka_unit_test(test_chase_dram),
+		cmocka_unit_test(test_chase_l3),
 		cmocka_unit_test(test_chase_256m),
 		cmocka_unit_test(test_random_branch),
 	};
