@@ -128,7 +128,10 @@ static void test_file_round_trip(void **state)
 	cal.loops[0].head_from_pred = 0.5, cal.loops[0].head_insns = 0.2;
 	snprintf(cal.loops[1].name, sizeof(cal.loops[1].name), "sk_branch");
 	cal.loops[1].samples = 900, cal.loops[1].attrib[0] = 1;
+	/* a loop that misses names the exposure, sample-weighted, used or not */
+	cal.loops[1].exposure = 0.9;
 	est_calib_combine(&cal);
+	assert_true(fabs(cal.exposure - 0.9) < 1e-9);
 	assert_true(fabs(cal.attrib[1] - 0.75) < 1e-9);	/* the unused loop left out */
 	assert_int_equal(cal.skid, 2);			/* 25% still reaches position 1 */
 	assert_true(fabs(cal.skid_share - 0.5) < 1e-9);
@@ -149,6 +152,11 @@ static void test_file_round_trip(void **state)
 	est_opts_calibrated(&o, &back);
 	assert_int_equal(o.skid, 2);
 	assert_true(fabs(o.skid_share - 0.5) < 1e-4);
+	assert_true(fabs(back.exposure - 0.9) < 1e-4);	/* stall_exposure */
+	assert_true(fabs(o.stall_exposure - 0.9) < 1e-4);
+	o.stall_exposure = -1;			/* destalling off stays off */
+	est_opts_calibrated(&o, &back);
+	assert_true(o.stall_exposure < 0);
 	/* a later version is refused, not misread */
 	fp = fopen(path, "w");
 	assert_non_null(fp);

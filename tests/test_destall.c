@@ -128,6 +128,26 @@ static void test_no_waiter(void **state)
 	cfg_free(cfg);
 }
 
+/* dcpi calibrate's f: the witness's samples against exact executions.  The
+ * chase above, 2e7 exact steps: 18 witness samples of 807469 cycles for the
+ * add's one cycle an iteration show 0.73 of it; no waiter, no f. */
+static void test_exposure_measured(void **state)
+{
+	const struct model *m = model_by_name("zen4");
+	struct cfg *cfg = build(chase, sizeof(chase));
+	double s[5] = { 0, 15316, 18, 0, 0 }, e[5] = { 2e7, 2e7, 2e7, 2e7, 0 }, f;
+
+	(void)state;
+	f = est_exposure_measured(cfg, m, e, s, 807469);
+	assert_true(fabs(f - 18 * 807469.0 / 2e7) < 0.01);
+	s[2] = 36;	/* twice the witness: twice the exposure */
+	assert_true(fabs(est_exposure_measured(cfg, m, e, s, 807469) / f - 2) < 1e-6);
+	cfg_free(cfg);
+	cfg = build(nowait, sizeof(nowait));
+	assert_true(est_exposure_measured(cfg, m, e, s, 807469) == 0);
+	cfg_free(cfg);
+}
+
 static void test_poisson_limits(void **state)
 {
 	(void)state;
@@ -147,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_chase),
 		cmocka_unit_test(test_no_stall),
 		cmocka_unit_test(test_no_waiter),
+		cmocka_unit_test(test_exposure_measured),
 		cmocka_unit_test(test_poisson_limits),
 	};
 
