@@ -61,10 +61,16 @@ int imp_epoch_begin(struct prof_db *db, struct import_stats *st, struct dcpi_err
 int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st, int ret,
 		  struct dcpi_err *err);
 
+/* Import a perf.data image in memory (buf, taken and freed): the perf.data
+ * reader's work after reading path (import/perfscript.c builds one). */
+int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import_opts *o,
+		 struct prof_db *db, struct import_stats *st, struct dcpi_err *err);
+
 /* The formats' probes (import.c's table): 1 when head (the file's first n
  * bytes, NUL-terminated) is theirs, 0 when not, < 0 theirs but unreadable. */
 int imp_probe_perf(const char *head, size_t n, const char *path, struct dcpi_err *err);
 int imp_probe_callgrind(const char *head, size_t n, const char *path, struct dcpi_err *err);
+int imp_probe_perfscript(const char *head, size_t n, const char *path, struct dcpi_err *err);
 
 /* Branch-record counts per image (import/lbr.c): kind 'r' a range
  * (begin, end), 'b' a taken branch (from, to). */

@@ -339,6 +339,13 @@ static int pf_feat_build_id(struct pf *f, const uint8_t *p, size_t size,
 		size_t idlen = (misc & PERF_RECORD_MISC_EXT_RESERVED) ? p[at + 32] : 20;
 		char name[PROF_PATH_MAX];
 
+		/* no size (older perf): a shorter id (8-byte xxHash, 16-byte md5)
+		 * padded with zeros to 20, which perf's dso__build_id_equal allows;
+		 * four zero bytes or more end no SHA-1 in practice */
+		if (!(misc & PERF_RECORD_MISC_EXT_RESERVED) && !memcmp(p + at + 28, "\0\0\0\0", 4))
+			while (idlen && !p[at + 12 + idlen - 1])
+				idlen--;
+
 		if (rsize < 36 || rsize > size - at)
 			return dcpi_errf(err, -EINVAL, "%s: bad build-id record at offset %zu",
 					 f->path, (size_t)(p - f->buf) + at);
@@ -1263,20 +1270,30 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 int import_perf_opts(const char *path, const struct import_opts *o, struct prof_db *db,
 		     struct import_stats *st, struct dcpi_err *err)
 {
-	struct perf_tool tool;
-	struct pf f;
 	uint8_t *buf;
+	size_t len;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	memset(&f, 0, sizeof(f));
 	st->kind = IMPORT_PERF;
+	ret = imp_read_file(path, &buf, &len, err);
+	if (ret)
+		return ret;
+	return imp_perf_buf(path, buf, len, o, db, st, err);
+}
+
+int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import_opts *o,
+		 struct prof_db *db, struct import_stats *st, struct dcpi_err *err)
+{
+	struct perf_tool tool;
+	struct pf f;
+	int ret;
+
+	memset(&f, 0, sizeof(f));
 	f.path = path;
 	f.st = st;
 	f.opts = o;
-	ret = imp_read_file(path, &buf, &f.len, err);
-	if (ret)
-		return ret;
+	f.len = len;
 	f.buf = buf;
 	ret = pf_read_header(&f, err);
 	if (!ret)
