@@ -57,6 +57,7 @@ struct ps_buf {
 struct ps {
 	const char *path;
 	struct ps_buf out;		/* the data section */
+	struct ps_buf pre;		/* mappings made for --binary: first */
 	char event[PROF_EVENT_MAX];
 	uint64_t samples, mmaps;
 	uint64_t pending[PS_MAX_CHAIN];	/* address-only lines not yet placed */
@@ -106,27 +107,33 @@ static void ps_hdr(struct ps_buf *b, uint32_t type, uint16_t misc, size_t size)
 }
 
 /* One MMAP2 record of pid PS_PID (data mappings flagged as such). */
-static void ps_mmap(struct ps *s, uint64_t start, uint64_t len, uint64_t pgoff, int exec,
-		    const char *name)
+static void ps_mmap_to(struct ps *s, struct ps_buf *b, uint64_t start, uint64_t len,
+		       uint64_t pgoff, int exec, const char *name)
 {
 	size_t nlen = strlen(name) + 1, pad = (8 - nlen % 8) % 8;
 	static const uint8_t zero[8];
 
-	ps_hdr(&s->out, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER |
+	ps_hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER |
 	       (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA), 8 + 64 + nlen + pad);
-	ps_u32(&s->out, PS_PID);
-	ps_u32(&s->out, PS_PID);
-	ps_u64(&s->out, start);
-	ps_u64(&s->out, len);
-	ps_u64(&s->out, pgoff);
-	ps_u64(&s->out, 0);			/* maj, min */
-	ps_u64(&s->out, 0);			/* ino */
-	ps_u64(&s->out, 0);			/* ino_generation */
-	ps_u32(&s->out, exec ? 5 : 1);		/* PROT_READ | PROT_EXEC */
-	ps_u32(&s->out, 2);			/* MAP_PRIVATE */
-	ps_put(&s->out, name, nlen);
-	ps_put(&s->out, zero, pad);
+	ps_u32(b, PS_PID);
+	ps_u32(b, PS_PID);
+	ps_u64(b, start);
+	ps_u64(b, len);
+	ps_u64(b, pgoff);
+	ps_u64(b, 0);			/* maj, min */
+	ps_u64(b, 0);			/* ino */
+	ps_u64(b, 0);			/* ino_generation */
+	ps_u32(b, exec ? 5 : 1);		/* PROT_READ | PROT_EXEC */
+	ps_u32(b, 2);			/* MAP_PRIVATE */
+	ps_put(b, name, nlen);
+	ps_put(b, zero, pad);
 	s->mmaps++;
+}
+
+static void ps_mmap(struct ps *s, uint64_t start, uint64_t len, uint64_t pgoff, int exec,
+		    const char *name)
+{
+	ps_mmap_to(s, &s->out, start, len, pgoff, exec, name);
 }
 
 /* One SAMPLE: ip, pid/tid, n entries of s->br. */
@@ -270,7 +277,7 @@ static int ps_binary_maps(struct ps *s, const struct import_opts *o, struct dcpi
 
 			memcpy(&ph, b + eh->e_phoff + k * sizeof(ph), sizeof(ph));
 			if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-				ps_mmap(s, ph.p_vaddr & ~0xfffull,
+				ps_mmap_to(s, &s->pre, ph.p_vaddr & ~0xfffull,
 					ph.p_memsz + (ph.p_vaddr & 0xfff),
 					ph.p_offset & ~0xfffull, 1, bin);
 		}
@@ -317,7 +324,7 @@ static int ps_perf_data(struct ps *s, uint8_t **out, size_t *len, struct dcpi_er
 	struct perf_event_attr a;
 	struct ps_buf b = { 0 };
 	size_t asz = sizeof(a) + 16, aoff = PS_HEADER_SIZE, doff = aoff + asz;
-	size_t foff = doff + s->out.n, nlen = strlen(s->event) + 1;
+	size_t foff = doff + s->pre.n + s->out.n, nlen = strlen(s->event) + 1;
 	size_t npad = (nlen + 7) / 8 * 8;
 	uint64_t feat[4] = { 0 };
 	static const uint8_t zero[8];
@@ -337,13 +344,15 @@ static int ps_perf_data(struct ps *s, uint8_t **out, size_t *len, struct dcpi_er
 	ps_u64(&b, aoff);
 	ps_u64(&b, asz);
 	ps_u64(&b, doff);
-	ps_u64(&b, s->out.n);
+	ps_u64(&b, s->pre.n + s->out.n);
 	ps_u64(&b, 0);			/* event types: none */
 	ps_u64(&b, 0);
 	ps_put(&b, feat, sizeof(feat));
 	ps_put(&b, &a, sizeof(a));
 	ps_u64(&b, 0);			/* no ids */
 	ps_u64(&b, 0);
+	if (s->pre.n)
+		ps_put(&b, s->pre.p, s->pre.n);
 	if (s->out.n)
 		ps_put(&b, s->out.p, s->out.n);
 	if (s->event[0]) {
@@ -357,7 +366,7 @@ static int ps_perf_data(struct ps *s, uint8_t **out, size_t *len, struct dcpi_er
 		ps_put(&b, s->event, nlen);
 		ps_put(&b, zero, npad - nlen);
 	}
-	if (b.oom || s->out.oom) {
+	if (b.oom || s->out.oom || s->pre.oom) {
 		free(b.p);
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", s->path);
 	}
@@ -414,6 +423,7 @@ int import_perfscript_opts(const char *path, const struct import_opts *o, struct
 		ret = ps_perf_data(s, &pd, &pdlen, err);
 	free(text);
 	free(s->out.p);
+	free(s->pre.p);
 	free(s);
 	if (ret)
 		return ret;
