@@ -36,9 +36,15 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dcpi/hwsample.h"
+#include "dcpi/perf_records.h"
+#include "dcpi/values.h"
+#include "internal.h"
 
 #define IBS_NREGS 7
 
@@ -233,5 +239,195 @@ int hw_ibs_op_decode(const uint8_t *raw, size_t n, struct hw_sample *s, struct d
 		s->br_target = br;
 	}
 	ibs_mem(s, r, caps);
+	return 0;
+}
+
+/* --- measured samples into the epoch (import/perf.c calls these) --------------- */
+
+/*
+ * Each decoded sample counts at its instruction (the IP the tag names, so
+ * no skid: IBS tags the op itself, PEBS reports the instruction that
+ * retired) under events that follow the file's own: "<p>-op" every sample,
+ * "<p>-dc-miss", "<p>-l2-miss", "<p>-dram" (local or remote DRAM),
+ * "<p>-mispredict", "<p>-dc-miss-latency" (the sum of the measured miss
+ * latencies, cycles) and "<p>-tag-to-ret" (cycles from tag to retire), p
+ * "ibs" or "pebs".  With the attribute's period, est_events_for scales them
+ * to events and cycles of the run.  The data address of each sample is a
+ * value sample (VAL_ADDR) of the instruction, and the data source of a miss
+ * a VAL_LATENCY one.
+ */
+enum { HW_EV_OP, HW_EV_DC_MISS, HW_EV_L2_MISS, HW_EV_DRAM, HW_EV_MISPREDICT, HW_EV_LAT,
+       HW_EV_TAG, HW_EV_N };
+
+static const char *const hw_ev_names[HW_EV_N] = {
+	"op", "dc-miss", "l2-miss", "dram", "mispredict", "dc-miss-latency", "tag-to-ret",
+};
+
+struct imp_hw {
+	uint32_t attr[2];		/* the attribute of each kind, +1 (0: none) */
+	uint64_t used[2], invalid[2], bad[2], addrs;
+	char why[2][160];		/* the first bad sample's reason */
+	struct val_profile *vals;	/* by image */
+	size_t nvals;
+	struct val_rng rng;
+};
+
+int imp_hw_new(struct imp_hw **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	(*out)->rng.s = 0x1b5;
+	return 0;
+}
+
+void imp_hw_free(struct imp_hw *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->nvals; i++)
+		val_profile_free(&h->vals[i]);
+	free(h->vals);
+	free(h);
+}
+
+int imp_hw_kind(const char *event, uint64_t sample_type)
+{
+	if (!strncmp(event, "ibs_op", 6) && (sample_type & PERF_SAMPLE_RAW))
+		return IMP_HW_IBS;
+	if ((sample_type & PERF_SAMPLE_DATA_SRC) &&
+	    (sample_type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)))
+		return IMP_HW_PEBS;
+	return 0;
+}
+
+void imp_hw_events(const struct imp_hw *h, const struct imp_event *file, struct imp_event *ev)
+{
+	for (int k = 0; k < 2; k++)
+		for (int e = 0; e < HW_EV_N; e++) {
+			struct imp_event *x = &ev[k * HW_EV_N + e];
+
+			snprintf(x->name, sizeof(x->name), "%s-%s", k ? "pebs" : "ibs",
+				 hw_ev_names[e]);
+			x->period = h->attr[k] ? file[h->attr[k] - 1].period : 0;
+			snprintf(x->unit, sizeof(x->unit), "events");
+		}
+}
+
+static struct val_profile *hw_vals(struct imp_hw *h, uint32_t image)
+{
+	if (image >= h->nvals) {
+		size_t n = (size_t)image + 8;
+		struct val_profile *v = realloc(h->vals, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = h->nvals; i < n; i++)
+			val_profile_init(&v[i]);
+		h->vals = v;
+		h->nvals = n;
+	}
+	return &h->vals[image];
+}
+
+static int hw_values(struct imp_hw *h, uint32_t image, uint64_t offset,
+		     const struct hw_sample *s)
+{
+	static const int level[HW_SRC_N] = {
+		[HW_SRC_L1] = VAL_L1 + 1, [HW_SRC_LFB] = VAL_L2 + 1, [HW_SRC_L2] = VAL_L2 + 1,
+		[HW_SRC_L3] = VAL_L3 + 1, [HW_SRC_NEAR_CACHE] = VAL_L3 + 1,
+		[HW_SRC_FAR_CACHE] = VAL_DRAM + 1, [HW_SRC_DRAM] = VAL_DRAM + 1,
+		[HW_SRC_REMOTE_DRAM] = VAL_DRAM + 1, [HW_SRC_PMEM] = VAL_DRAM + 1,
+		[HW_SRC_EXT_MEM] = VAL_DRAM + 1, [HW_SRC_PEER_MEM] = VAL_DRAM + 1,
+	};
+	struct val_profile *p = hw_vals(h, image);
+	struct val_hotlist *l;
+
+	if (!p)
+		return -ENOMEM;
+	p->samples++;
+	if (s->flags & HW_ADDR) {
+		if (!(l = val_profile_list(p, offset, VAL_ADDR)))
+			return -ENOMEM;
+		val_hotlist_add(l, s->addr, &h->rng);
+		h->addrs++;
+	}
+	if (level[s->src]) {
+		if (!(l = val_profile_list(p, offset, VAL_LATENCY)))
+			return -ENOMEM;
+		val_hotlist_add(l, (uint64_t)(level[s->src] - 1), &h->rng);
+	}
+	return 0;
+}
+
+int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, uint32_t attr,
+	       uint32_t image, uint64_t offset, const struct perf_sample *ps,
+	       struct dcpi_err *err)
+{
+	struct dcpi_err e = { 0 };
+	struct hw_sample s;
+	uint32_t ev = base + (kind == IMP_HW_PEBS ? HW_EV_N : 0);
+	int k = kind == IMP_HW_PEBS, rc;
+	const uint64_t add[HW_EV_N] = { 1, 0, 0, 0, 0, 0, 0 };
+	uint64_t v[HW_EV_N];
+
+	h->attr[k] = attr + 1;
+	if (kind == IMP_HW_IBS)
+		rc = hw_ibs_op_decode(ps->raw, ps->raw_size, &s, &e);
+	else
+		rc = hw_pebs_decode(ps->ip, ps->addr, ps->weight,
+				    (ps->sample_type & PERF_SAMPLE_WEIGHT_STRUCT) != 0,
+				    ps->data_src, &s, &e);
+	if (rc || !(s.flags & HW_IP)) {
+		h->invalid[k] += rc == 1 || (!rc && !(s.flags & HW_IP));
+		if (rc < 0 && !h->bad[k]++)
+			snprintf(h->why[k], sizeof(h->why[k]), "%.150s", e.msg);
+		return 0;
+	}
+	h->used[k]++;
+	memcpy(v, add, sizeof(v));
+	v[HW_EV_DC_MISS] = (s.flags & HW_DC_MISS) != 0;
+	v[HW_EV_L2_MISS] = (s.flags & HW_L2_MISS) != 0;
+	v[HW_EV_DRAM] = s.src == HW_SRC_DRAM || s.src == HW_SRC_REMOTE_DRAM;
+	v[HW_EV_MISPREDICT] = (s.flags & HW_MISPREDICT) != 0;
+	v[HW_EV_LAT] = (s.flags & HW_LAT) && (s.flags & HW_DC_MISS) ? s.lat : 0;
+	v[HW_EV_TAG] = s.tag_to_ret;
+	for (int e2 = 0; e2 < HW_EV_N; e2++)
+		if (v[e2] && (rc = imp_table_add(t, image, ev + (uint32_t)e2, offset, v[e2], err)))
+			return rc;
+	rc = hw_values(h, image, offset, &s);
+	return rc ? dcpi_errf(err, rc, "measured samples: out of memory") : 0;
+}
+
+int imp_hw_write(struct imp_hw *h, imp_image_fn image_id, void *ctx, struct prof_db *db,
+		 const char *epoch, char *note, size_t nlen, struct dcpi_err *err)
+{
+	size_t w = strlen(note);
+
+	for (size_t i = 0; i < h->nvals; i++) {
+		struct val_profile *p = &h->vals[i];
+		int rc;
+
+		if (!p->nlists)
+			continue;
+		p->image = *image_id(ctx, (uint32_t)i);
+		rc = val_profile_normalize(p);
+		if (rc < 0)
+			return dcpi_errf(err, rc, "measured samples: out of memory");
+		rc = val_epoch_write(db, epoch, p, err);
+		if (rc < 0)
+			return rc;
+	}
+	for (int k = 0; k < 2 && w < nlen; k++) {
+		if (!h->used[k] && !h->invalid[k] && !h->bad[k])
+			continue;
+		w += (size_t)snprintf(note + w, nlen - w, "%s%s: %" PRIu64 " samples measured, %"
+				      PRIu64 " not valid, %" PRIu64 " rejected%s%s", w ? "; " : "",
+				      k ? "PEBS memory" : "IBS op", h->used[k], h->invalid[k],
+				      h->bad[k], h->bad[k] ? " (first: " : "",
+				      h->bad[k] ? h->why[k] : "");
+		if (h->bad[k] && w < nlen)
+			w += (size_t)snprintf(note + w, nlen - w, ")");
+	}
 	return 0;
 }

@@ -89,4 +89,26 @@ int imp_lbr_write(struct imp_lbr *t, imp_image_fn image_id, void *ctx,
 		  const struct imp_lbr_info *in, struct prof_db *db, const char *epoch,
 		  size_t *nimages, struct dcpi_err *err);
 
+/*
+ * Measured samples (import/ibs.c): IBS op raw records and PEBS memory
+ * samples of an attribute become per-instruction events numbered from
+ * base (IMP_HW_NEVENTS of them, after the file's own: imp_hw_events names
+ * them, with the periods of file's attributes), and their data addresses
+ * value samples, written by imp_hw_write (the note says what was used).
+ */
+#define IMP_HW_IBS 1
+#define IMP_HW_PEBS 2
+#define IMP_HW_NEVENTS 14
+struct imp_hw;
+struct perf_sample;
+int imp_hw_new(struct imp_hw **out);
+void imp_hw_free(struct imp_hw *h);
+int imp_hw_kind(const char *event, uint64_t sample_type);
+void imp_hw_events(const struct imp_hw *h, const struct imp_event *file, struct imp_event *ev);
+int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, uint32_t attr,
+	       uint32_t image, uint64_t offset, const struct perf_sample *ps,
+	       struct dcpi_err *err);
+int imp_hw_write(struct imp_hw *h, imp_image_fn image_id, void *ctx, struct prof_db *db,
+		 const char *epoch, char *note, size_t nlen, struct dcpi_err *err);
+
 #endif /* DCPI_COLLECT_IMPORT_INTERNAL_H */

@@ -140,6 +140,9 @@ struct pf {
 	struct imp_lbr_info lbri;
 	uint32_t br_attr;		/* the attribute with branch stacks */
 	uint64_t dups;			/* stacks whose duplicated top entry was dropped */
+	/* IBS op and PEBS memory samples (import/ibs.c): kind per attribute */
+	struct imp_hw *hw;
+	int *hw_kind;
 };
 
 static uint16_t rd16(const uint8_t *p)
@@ -246,7 +249,7 @@ static int pf_read_attrs(struct pf *f, struct dcpi_err *err)
 				 size, attr_size);
 	f->nattrs = size / attr_size;
 	f->attrs = calloc(f->nattrs, sizeof(*f->attrs));
-	f->events = calloc(f->nattrs, sizeof(*f->events));
+	f->events = calloc(f->nattrs + IMP_HW_NEVENTS, sizeof(*f->events));
 	if (!f->attrs || !f->events)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
 	for (size_t i = 0; i < f->nattrs; i++) {
@@ -734,6 +737,9 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 	pf_sample_time(f, s->time);
 	f->st->samples++;
 	ret = imp_table_add(f->tab, image, s->attr, offset, 1, err);
+	if (!ret && f->hw_kind[s->attr] && image != MAPS_UNKNOWN)
+		ret = imp_hw_add(f->hw, f->tab, (uint32_t)f->nattrs, f->hw_kind[s->attr], s->attr,
+				 image, offset, s, err);
 	if (!ret && s->bnr && sp == MAPS_USER) {
 		ret = pf_do_branches(f, s, err);
 		if (ret == -ENOMEM)
@@ -1161,6 +1167,17 @@ static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image)
 	return &f->id_tmp;
 }
 
+/* Which attributes carry IBS op or PEBS memory samples. */
+static int pf_hw_init(struct pf *f, struct dcpi_err *err)
+{
+	f->hw_kind = calloc(f->nattrs, sizeof(*f->hw_kind));
+	if (!f->hw_kind || imp_hw_new(&f->hw))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+	for (size_t i = 0; i < f->nattrs; i++)
+		f->hw_kind[i] = imp_hw_kind(f->events[i].name, f->attrs[i].a.sample_type);
+	return 0;
+}
+
 static void pf_finish_events(struct pf *f)
 {
 	for (size_t i = 0; i < f->nattrs; i++) {
@@ -1176,6 +1193,7 @@ static void pf_finish_events(struct pf *f)
 			 a->type == PERF_TYPE_SOFTWARE && a->config <= PERF_COUNT_SW_TASK_CLOCK ?
 			 "ns" : "events");
 	}
+	imp_hw_events(f->hw, f->events, f->events + f->nattrs);
 }
 
 /* "Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz" -> 2.4; 0 when absent. */
@@ -1244,6 +1262,8 @@ static void pf_free(struct pf *f)
 	maps_free(f->maps);
 	imp_table_free(f->tab);
 	imp_lbr_free(f->lbr);
+	imp_hw_free(f->hw);
+	free(f->hw_kind);
 	free(f->img);
 	free((void *)f->buf);
 }
@@ -1301,6 +1321,8 @@ int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import
 	if (!ret)
 		ret = pf_index(&f, err);
 	if (!ret)
+		ret = pf_hw_init(&f, err);
+	if (!ret)
 		ret = maps_new(&f.maps, err);
 	if (!ret)
 		maps_set_offline(f.maps, 1);
@@ -1324,12 +1346,19 @@ int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import
 	}
 	ret = imp_epoch_begin(db, st, err);
 	if (!ret)
-		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events, f.nattrs, db,
-				      st->epoch, st, err);
+		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events,
+				      f.nattrs + IMP_HW_NEVENTS, db, st->epoch, st, err);
 	if (!ret)
 		ret = pf_write_paths(&f, db, err);
 	if (!ret)
 		ret = pf_write_lbr(&f, db, err);
+	if (!ret) {
+		char hw[512] = "";
+
+		ret = imp_hw_write(f.hw, pf_image_id, &f, db, st->epoch, hw, sizeof(hw), err);
+		if (!ret && hw[0])
+			pf_note(&f, "%s", hw);
+	}
 	if (!ret)
 		pf_note_missing(&f);
 	if (!ret)
