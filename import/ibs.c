@@ -250,17 +250,19 @@ int hw_ibs_op_decode(const uint8_t *raw, size_t n, struct hw_sample *s, struct d
  * retired) under events that follow the file's own: "<p>-op" every sample,
  * "<p>-dc-miss", "<p>-l2-miss", "<p>-dram" (local or remote DRAM),
  * "<p>-mispredict", "<p>-dc-miss-latency" (the sum of the measured miss
- * latencies, cycles) and "<p>-tag-to-ret" (cycles from tag to retire), p
- * "ibs" or "pebs".  With the attribute's period, est_events_for scales them
+ * latencies, cycles), "<p>-tag-to-ret" (cycles from tag to retire) and
+ * "<p>-comp-to-ret" (from completion to retire: the retire wait), p "ibs"
+ * or "pebs" (PEBS has no tag or completion times).  With the attribute's period, est_events_for scales them
  * to events and cycles of the run.  The data address of each sample is a
  * value sample (VAL_ADDR) of the instruction, and the data source of a miss
  * a VAL_LATENCY one.
  */
 enum { HW_EV_OP, HW_EV_DC_MISS, HW_EV_L2_MISS, HW_EV_DRAM, HW_EV_MISPREDICT, HW_EV_LAT,
-       HW_EV_TAG, HW_EV_N };
+       HW_EV_TAG, HW_EV_COMP, HW_EV_N };
 
 static const char *const hw_ev_names[HW_EV_N] = {
 	"op", "dc-miss", "l2-miss", "dram", "mispredict", "dc-miss-latency", "tag-to-ret",
+	"comp-to-ret",
 };
 
 struct imp_hw {
@@ -368,7 +370,7 @@ int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, u
 	struct hw_sample s;
 	uint32_t ev = base + (kind == IMP_HW_PEBS ? HW_EV_N : 0);
 	int k = kind == IMP_HW_PEBS, rc;
-	const uint64_t add[HW_EV_N] = { 1, 0, 0, 0, 0, 0, 0 };
+	const uint64_t add[HW_EV_N] = { 1 };
 	uint64_t v[HW_EV_N];
 
 	h->attr[k] = attr + 1;
@@ -392,6 +394,7 @@ int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, u
 	v[HW_EV_MISPREDICT] = (s.flags & HW_MISPREDICT) != 0;
 	v[HW_EV_LAT] = (s.flags & HW_LAT) && (s.flags & HW_DC_MISS) ? s.lat : 0;
 	v[HW_EV_TAG] = s.tag_to_ret;
+	v[HW_EV_COMP] = s.comp_to_ret;
 	for (int e2 = 0; e2 < HW_EV_N; e2++)
 		if (v[e2] && (rc = imp_table_add(t, image, ev + (uint32_t)e2, offset, v[e2], err)))
 			return rc;

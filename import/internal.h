@@ -98,7 +98,7 @@ int imp_lbr_write(struct imp_lbr *t, imp_image_fn image_id, void *ctx,
  */
 #define IMP_HW_IBS 1
 #define IMP_HW_PEBS 2
-#define IMP_HW_NEVENTS 14
+#define IMP_HW_NEVENTS 16
 struct imp_hw;
 struct perf_sample;
 int imp_hw_new(struct imp_hw **out);
