@@ -740,7 +740,9 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 	if (!ret && f->hw_kind[s->attr] && image != MAPS_UNKNOWN)
 		ret = imp_hw_add(f->hw, f->tab, (uint32_t)f->nattrs, f->hw_kind[s->attr], s->attr,
 				 image, offset, s, err);
-	if (!ret && s->bnr && sp == MAPS_USER) {
+	/* a stack sampled in the kernel still holds the user's branches
+	 * (llvm-profgen and AutoFDO read them too) */
+	if (!ret && s->bnr) {
 		ret = pf_do_branches(f, s, err);
 		if (ret == -ENOMEM)
 			return dcpi_errf(err, ret, "%s: out of memory for branch stacks", f->path);
