@@ -1028,7 +1028,8 @@ static int pf_write_lbr(struct pf *f, struct prof_db *db, struct dcpi_err *err)
 	if (!f->stacks)
 		return 0;
 	in->period = f->events[f->br_attr].period;
-	in->taken = pf_counts_taken(&f->events[f->br_attr], &f->attrs[f->br_attr].a);
+	in->taken = in->period > 0 &&
+		    pf_counts_taken(&f->events[f->br_attr], &f->attrs[f->br_attr].a);
 	snprintf(in->event, sizeof(in->event), "%s", f->events[f->br_attr].name);
 	for (char *c = in->event; *c; c++)
 		if (*c == ' ')

@@ -109,7 +109,7 @@ static void check_counts(const char *db)
 			       off_top, off_br, db), 0);
 	assert_int_equal(tu_sh("grep -q '^b %" PRIx64 " %" PRIx64 " 8$' '%s'/*/*.lbr-counts",
 			       off_br, off_top, db), 0);
-	assert_int_equal(tu_sh("grep -q '^stacks 2 entries 8 slots 6 period 0 taken [01] ' "
+	assert_int_equal(tu_sh("grep -q '^stacks 2 entries 8 slots 6 period 0 taken 0 ' "
 			       "'%s'/*/*.lbr-counts", db), 0);
 }
 
@@ -152,7 +152,7 @@ static void test_mmap_lines(void **state)
 	assert_int_equal(tu_sh("grep -q '3 samples (0 in no image' '%s'", out), 0);
 	assert_int_equal(tu_sh("grep -q '2 branch stacks: .* 6 of 6 straight-line ranges "
 			       "decoded' '%s'", out), 0);
-	assert_int_equal(tu_sh("grep -q '(br_inst_retired.near_taken every 0' '%s'", out), 0);
+	assert_int_equal(tu_sh("grep -q '(br_inst_retired.near_taken every 0; not taken branches: counts relative)' '%s'", out), 0);
 	check_counts(db);
 }
 
