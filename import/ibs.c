@@ -212,7 +212,8 @@ int hw_ibs_op_decode(const uint8_t *raw, size_t n, struct hw_sample *s, struct d
 				 "an IBS record", caps);
 	if (n != want)
 		return dcpi_errf(err, -EINVAL, "IBS op raw data of %zu bytes, capabilities %#x "
-				 "say %zu: %s", n, caps, want, n < want ? "truncated" : "too long");
+				 "say %zu: %s", n, caps, want,
+				 n < want ? "truncated" : "too long");
 	for (int i = 0; i < IBS_NREGS; i++)
 		r[i] = rd64(raw + 4 + 8 * i);
 	if (has_br)
@@ -252,10 +253,10 @@ int hw_ibs_op_decode(const uint8_t *raw, size_t n, struct hw_sample *s, struct d
  * "<p>-mispredict", "<p>-dc-miss-latency" (the sum of the measured miss
  * latencies, cycles), "<p>-tag-to-ret" (cycles from tag to retire) and
  * "<p>-comp-to-ret" (from completion to retire: the retire wait), p "ibs"
- * or "pebs" (PEBS has no tag or completion times).  With the attribute's period, est_events_for scales them
- * to events and cycles of the run.  The data address of each sample is a
- * value sample (VAL_ADDR) of the instruction, and the data source of a miss
- * a VAL_LATENCY one.
+ * or "pebs" (PEBS has no tag or completion times).  With the attribute's
+ * period, est_events_for scales them to events and cycles of the run.  The
+ * data address of each sample is a value sample (VAL_ADDR) of the
+ * instruction, and the data source of a miss a VAL_LATENCY one.
  */
 enum { HW_EV_OP, HW_EV_DC_MISS, HW_EV_L2_MISS, HW_EV_DRAM, HW_EV_MISPREDICT, HW_EV_LAT,
        HW_EV_TAG, HW_EV_COMP, HW_EV_N };

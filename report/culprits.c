@@ -110,8 +110,8 @@ void rep_stalls_text(FILE *f, const char *what, const struct rep_stalls *t)
 			t->share[c] * pct);
 	}
 	if (t->measured_n[CUL_EV_DMISS] > 0)
-		fprintf(f, "*** D-cache misses measured (IBS op / PEBS samples): %.4g, %.0f cycles "
-			"each (mean measured latency), %.0f%% from DRAM\n",
+		fprintf(f, "*** D-cache misses measured (IBS op / PEBS samples): %.4g, "
+			"%.0f cycles each (mean measured latency), %.0f%% from DRAM\n",
 			t->measured_n[CUL_EV_DMISS],
 			t->measured_cycles[CUL_EV_DMISS] / t->measured_n[CUL_EV_DMISS],
 			100 * t->measured_dram / t->measured_n[CUL_EV_DMISS]);

@@ -92,7 +92,8 @@ static void test_dram_load(void **state)
 	assert_int_equal(s.tag_to_ret, 480);
 	assert_int_equal(s.comp_to_ret, 12);
 	assert_true(s.flags & HW_TIMES);
-	assert_int_equal(s.flags & (HW_LOAD | HW_STORE | HW_DC_MISS | HW_L2_MISS | HW_LAT | HW_ADDR),
+	assert_int_equal(s.flags & (HW_LOAD | HW_STORE | HW_DC_MISS | HW_L2_MISS | HW_LAT |
+				    HW_ADDR),
 			 HW_LOAD | HW_DC_MISS | HW_L2_MISS | HW_LAT | HW_ADDR);
 	assert_int_equal(s.lat, 412);
 	assert_int_equal(s.src, HW_SRC_DRAM);

@@ -331,7 +331,8 @@ static void test_chase_summary(void **state)
 	snprintf(out, sizeof(out), "%s/out.txt", dir);
 	assert_int_equal(tu_sh("'%s' import --db '%s/db' '%s' >'%s' 2>&1", dcpi, dir, data, out),
 			 0);
-	assert_int_equal(tu_sh("grep -q 'PEBS memory: 40 samples measured, 0 not valid, 0 rejected' "
+	assert_int_equal(tu_sh("grep -q 'PEBS memory: 40 samples measured, 0 not valid, "
+			       "0 rejected' "
 			       "'%s'", out), 0);
 	assert_int_equal(tu_sh("ls '%s'/db/*/*.pebs-dc-miss-latency.prof '%s'/db/*/*.values "
 			       ">/dev/null", dir, dir), 0);

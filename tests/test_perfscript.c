@@ -152,7 +152,8 @@ static void test_mmap_lines(void **state)
 	assert_int_equal(tu_sh("grep -q '3 samples (0 in no image' '%s'", out), 0);
 	assert_int_equal(tu_sh("grep -q '2 branch stacks: .* 6 of 6 straight-line ranges "
 			       "decoded' '%s'", out), 0);
-	assert_int_equal(tu_sh("grep -q '(br_inst_retired.near_taken every 0; not taken branches: counts relative)' '%s'", out), 0);
+	assert_int_equal(tu_sh("grep -q '(br_inst_retired.near_taken every 0; not taken "
+			       "branches: counts relative)' '%s'", out), 0);
 	check_counts(db);
 }
 
@@ -217,11 +218,13 @@ static void test_peer_recording(void **state)
 	snprintf(w, sizeof(w), "%s/peer", tmpdir);
 	assert_int_equal(tu_sh("mkdir '%s' && cp '%s/propeller_sample_1.bin' "
 			       "'%s/propeller_sample_1.bin.gen' && cd '%s' && perf script -i "
-			       "'%s/propeller_sample_1.perfdata1' -F ip,brstack --show-mmap-events "
+			       "'%s/propeller_sample_1.perfdata1' -F ip,brstack "
+			       "--show-mmap-events "
 			       ">ps.perfscript 2>/dev/null", w, dir, w, w, dir), 0);
 	assert_int_equal(tu_sh("cd '%s' && '%s' import -q --db t ps.perfscript --binary "
 			       "propeller_sample_1.bin.gen && '%s' import -q --db d "
-			       "'%s/propeller_sample_1.perfdata1' --binary propeller_sample_1.bin.gen",
+			       "'%s/propeller_sample_1.perfdata1' "
+			       "--binary propeller_sample_1.bin.gen",
 			       w, dcpi, dcpi, dir), 0);
 	assert_int_equal(tu_sh("cd '%s' && grep '^[rb] ' t/*/*.lbr-counts >t.txt && "
 			       "grep '^[rb] ' d/*/*.lbr-counts >d.txt && cmp -s t.txt d.txt && "
