@@ -613,6 +613,8 @@ static void apply_events(const struct ctx *c, struct cul_stall *s)
 			if (n <= 0)
 				continue;	/* innocent */
 			u.bound = n * c->in->event_cost[ev];
+			if (c->in->measured_cycles[ev] && c->in->measured_cycles[ev][u.insn] > 0)
+				u.bound = c->in->measured_cycles[ev][u.insn];	/* measured */
 			/* rank by what the events can explain of this stall */
 			u.score = cause_weight[u.cause] / (1.0 + u.distance) *
 				  (0.5 + fmin(1.0, u.bound / (s->cycles > 0 ? s->cycles : 1)));
@@ -705,6 +707,21 @@ static void summarize(struct cul_result *r)
 	}
 }
 
+/* The measured evidence over the procedure, for the summary. */
+static void measured(const struct cul_input *in, struct cul_summary *m)
+{
+	for (int ev = 0; ev < CUL_NEVENTS; ev++) {
+		if (!in->measured_cycles[ev])
+			continue;
+		for (size_t i = 0; i < in->cfg->ninsns; i++) {
+			m->measured_n[ev] += in->events[ev] ? in->events[ev][i] : 0;
+			m->measured_cycles[ev] += in->measured_cycles[ev][i];
+		}
+	}
+	for (size_t i = 0; in->dram_misses && i < in->cfg->ninsns; i++)
+		m->measured_dram += in->dram_misses[i];
+}
+
 int cul_analyze(const struct cul_input *in, struct cul_result *out, struct dcpi_err *err)
 {
 	const struct cfg *cfg = in->cfg;
@@ -749,6 +766,7 @@ int cul_analyze(const struct cul_input *in, struct cul_result *out, struct dcpi_
 	}
 	qsort(out->stalls, out->nstalls, sizeof(*out->stalls), by_cycles);
 	summarize(out);
+	measured(in, &out->sum);
 	free(c.blk);
 	return 0;
 }

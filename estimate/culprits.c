@@ -9,6 +9,9 @@
  * them) and a PMU's miss events (sampled: a sample lands up to `skid`
  * instructions after the instruction that missed, so it is charged back to
  * the nearest load or branch within that distance, in the same block).
+ * IBS op and PEBS samples (import/ibs.c) tag the instruction itself: their
+ * counts are charged where they are, and their measured latencies bound
+ * the D-cache cause in cycles (the ProfileMe way: measured, not inferred).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,19 +21,38 @@
 #include "dcpi/culprit.h"
 #include "dcpi/estimate.h"
 
+enum { EV_COUNT, EV_CYCLES, EV_DRAM };
+
 static const struct {
 	const char *name;
 	enum cul_event ev;
 	int sampled;		/* a PMU's: may land after the instruction */
+	int role;		/* EV_COUNT events, EV_CYCLES their measured cycles,
+				 * EV_DRAM the misses served from DRAM */
 } ev_map[] = {
-	{ "callgrind-D1mr", CUL_EV_DMISS, 0 },
-	{ "callgrind-I1mr", CUL_EV_IMISS, 0 },
-	{ "callgrind-Bcm", CUL_EV_MISPREDICT, 0 },
-	{ "callgrind-Bim", CUL_EV_MISPREDICT, 0 },
-	{ "L1-dcache-load-misses", CUL_EV_DMISS, 1 },
-	{ "L1-icache-load-misses", CUL_EV_IMISS, 1 },
-	{ "branch-misses", CUL_EV_MISPREDICT, 1 },
+	{ "callgrind-D1mr", CUL_EV_DMISS, 0, EV_COUNT },
+	{ "callgrind-I1mr", CUL_EV_IMISS, 0, EV_COUNT },
+	{ "callgrind-Bcm", CUL_EV_MISPREDICT, 0, EV_COUNT },
+	{ "callgrind-Bim", CUL_EV_MISPREDICT, 0, EV_COUNT },
+	{ "L1-dcache-load-misses", CUL_EV_DMISS, 1, EV_COUNT },
+	{ "L1-icache-load-misses", CUL_EV_IMISS, 1, EV_COUNT },
+	{ "branch-misses", CUL_EV_MISPREDICT, 1, EV_COUNT },
+	{ "ibs-dc-miss", CUL_EV_DMISS, 0, EV_COUNT },
+	{ "ibs-dc-miss-latency", CUL_EV_DMISS, 0, EV_CYCLES },
+	{ "ibs-dram", CUL_EV_DMISS, 0, EV_DRAM },
+	{ "ibs-mispredict", CUL_EV_MISPREDICT, 0, EV_COUNT },
+	{ "pebs-dc-miss", CUL_EV_DMISS, 0, EV_COUNT },
+	{ "pebs-dc-miss-latency", CUL_EV_DMISS, 0, EV_CYCLES },
+	{ "pebs-dram", CUL_EV_DMISS, 0, EV_DRAM },
 };
+
+static int ev_role(const char *event)
+{
+	for (size_t k = 0; k < sizeof(ev_map) / sizeof(ev_map[0]); k++)
+		if (!strcmp(event, ev_map[k].name))
+			return ev_map[k].role;
+	return -1;
+}
 
 void est_events_free(struct est_events *e)
 {
@@ -246,6 +268,7 @@ int est_culprits(const struct cfg *cfg, const struct est_result *r,
 {
 	struct cul_input in;
 	double *dyn = NULL, *exec = NULL, *ee = NULL, *ep = NULL, *evs[CUL_NEVENTS] = { 0 };
+	double *cyc[CUL_NEVENTS] = { 0 }, *dram = NULL;
 	int rc = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -268,6 +291,15 @@ int est_culprits(const struct cfg *cfg, const struct est_result *r,
 
 		if (c < 0 || !ev[k].counts)
 			continue;
+		if (ev_role(ev[k].event) != EV_COUNT) {
+			double **to = ev_role(ev[k].event) == EV_CYCLES ? &cyc[c] : &dram;
+
+			if (!*to && !(*to = calloc(cfg->ninsns + 1, sizeof(double))))
+				goto nomem;
+			for (size_t i = 0; i < cfg->ninsns; i++)
+				(*to)[i] += ev[k].counts[i];
+			continue;
+		}
 		if (!evs[c] && !(evs[c] = calloc(cfg->ninsns + 1, sizeof(double))))
 			goto nomem;
 		if (sampled)
@@ -283,15 +315,21 @@ int est_culprits(const struct cfg *cfg, const struct est_result *r,
 	in.edge_exec = ee;
 	in.edge_prob = ep;
 	in.skid = skid;
-	for (int c = 0; c < CUL_NEVENTS; c++)
+	for (int c = 0; c < CUL_NEVENTS; c++) {
 		in.events[c] = evs[c];
+		in.measured_cycles[c] = cyc[c];
+	}
+	in.dram_misses = dram;
 	rc = cul_analyze(&in, out, err);
 	goto done;
 nomem:
 	rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
 done:
-	for (int c = 0; c < CUL_NEVENTS; c++)
+	for (int c = 0; c < CUL_NEVENTS; c++) {
 		free(evs[c]);
+		free(cyc[c]);
+	}
+	free(dram);
 	free(dyn);
 	free(exec);
 	free(ee);

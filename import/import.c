@@ -37,6 +37,8 @@ static const struct importer {
 	{ IMPORT_PERF, "perf.data (PERFILE2 magic)", imp_probe_perf, import_perf },
 	{ IMPORT_CALLGRIND, "callgrind output ('# callgrind format' or 'events:' header)",
 	  imp_probe_callgrind, import_callgrind },
+	{ IMPORT_PERFSCRIPT, "perf script branch stacks ('0xFROM/0xTO/...' entries)",
+	  imp_probe_perfscript, import_perfscript },
 };
 #define NIMPORTERS (sizeof(importers) / sizeof(importers[0]))
 
@@ -94,6 +96,8 @@ int import_file_opts(const char *path, const struct import_opts *o, struct prof_
 		return rc;
 	if (which->kind == IMPORT_PERF)
 		return import_perf_opts(path, o, db, st, err);
+	if (which->kind == IMPORT_PERFSCRIPT)
+		return import_perfscript_opts(path, o, db, st, err);
 	return which->read(path, db, st, err);
 }
 

@@ -61,10 +61,16 @@ int imp_epoch_begin(struct prof_db *db, struct import_stats *st, struct dcpi_err
 int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st, int ret,
 		  struct dcpi_err *err);
 
+/* Import a perf.data image in memory (buf, taken and freed): the perf.data
+ * reader's work after reading path (import/perfscript.c builds one). */
+int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import_opts *o,
+		 struct prof_db *db, struct import_stats *st, struct dcpi_err *err);
+
 /* The formats' probes (import.c's table): 1 when head (the file's first n
  * bytes, NUL-terminated) is theirs, 0 when not, < 0 theirs but unreadable. */
 int imp_probe_perf(const char *head, size_t n, const char *path, struct dcpi_err *err);
 int imp_probe_callgrind(const char *head, size_t n, const char *path, struct dcpi_err *err);
+int imp_probe_perfscript(const char *head, size_t n, const char *path, struct dcpi_err *err);
 
 /* Branch-record counts per image (import/lbr.c): kind 'r' a range
  * (begin, end), 'b' a taken branch (from, to). */
@@ -82,5 +88,27 @@ int imp_lbr_add(struct imp_lbr *t, uint32_t image, int kind, uint64_t a, uint64_
 int imp_lbr_write(struct imp_lbr *t, imp_image_fn image_id, void *ctx,
 		  const struct imp_lbr_info *in, struct prof_db *db, const char *epoch,
 		  size_t *nimages, struct dcpi_err *err);
+
+/*
+ * Measured samples (import/ibs.c): IBS op raw records and PEBS memory
+ * samples of an attribute become per-instruction events numbered from
+ * base (IMP_HW_NEVENTS of them, after the file's own: imp_hw_events names
+ * them, with the periods of file's attributes), and their data addresses
+ * value samples, written by imp_hw_write (the note says what was used).
+ */
+#define IMP_HW_IBS 1
+#define IMP_HW_PEBS 2
+#define IMP_HW_NEVENTS 16
+struct imp_hw;
+struct perf_sample;
+int imp_hw_new(struct imp_hw **out);
+void imp_hw_free(struct imp_hw *h);
+int imp_hw_kind(const char *event, uint64_t sample_type);
+void imp_hw_events(const struct imp_hw *h, const struct imp_event *file, struct imp_event *ev);
+int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, uint32_t attr,
+	       uint32_t image, uint64_t offset, const struct perf_sample *ps,
+	       struct dcpi_err *err);
+int imp_hw_write(struct imp_hw *h, imp_image_fn image_id, void *ctx, struct prof_db *db,
+		 const char *epoch, char *note, size_t nlen, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_IMPORT_INTERNAL_H */

@@ -143,6 +143,9 @@ struct pf {
 	uint32_t br_attr;		/* the attribute with branch stacks */
 	uint64_t dups;			/* stacks whose duplicated top entry was dropped */
 	struct cg_table *cg;		/* call chains (perf record -g; callgraph.h) */
+	/* IBS op and PEBS memory samples (import/ibs.c): kind per attribute */
+	struct imp_hw *hw;
+	int *hw_kind;
 };
 
 /* [off, off + size) inside the file? */
@@ -218,7 +221,7 @@ static int pf_read_attrs(struct pf *f, struct dcpi_err *err)
 				 size, attr_size);
 	f->nattrs = size / attr_size;
 	f->attrs = calloc(f->nattrs, sizeof(*f->attrs));
-	f->events = calloc(f->nattrs, sizeof(*f->events));
+	f->events = calloc(f->nattrs + IMP_HW_NEVENTS, sizeof(*f->events));
 	if (!f->attrs || !f->events)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
 	for (size_t i = 0; i < f->nattrs; i++) {
@@ -310,6 +313,13 @@ static int pf_feat_build_id(struct pf *f, const uint8_t *p, size_t size,
 		uint16_t misc = dcpi_get_le16(p + at + 4), rsize = dcpi_get_le16(p + at + 6);
 		size_t idlen = (misc & PERF_RECORD_MISC_EXT_RESERVED) ? p[at + 32] : 20;
 		char name[PROF_PATH_MAX];
+
+		/* no size (older perf): a shorter id (8-byte xxHash, 16-byte md5)
+		 * padded with zeros to 20, which perf's dso__build_id_equal allows;
+		 * four zero bytes or more end no SHA-1 in practice */
+		if (!(misc & PERF_RECORD_MISC_EXT_RESERVED) && !memcmp(p + at + 28, "\0\0\0\0", 4))
+			while (idlen && !p[at + 12 + idlen - 1])
+				idlen--;
 
 		if (rsize < 36 || rsize > size - at)
 			return dcpi_errf(err, -EINVAL, "%s: bad build-id record at offset %zu",
@@ -702,7 +712,12 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 	if (!ret && s->nr_callchain && sp == MAPS_USER && image != MAPS_UNKNOWN)
 		ret = cg_table_add(f->cg, f->maps, s->pid, s->attr, s->callchain, s->nr_callchain,
 				   err);
-	if (!ret && s->bnr && sp == MAPS_USER) {
+	if (!ret && f->hw_kind[s->attr] && image != MAPS_UNKNOWN)
+		ret = imp_hw_add(f->hw, f->tab, (uint32_t)f->nattrs, f->hw_kind[s->attr], s->attr,
+				 image, offset, s, err);
+	/* a stack sampled in the kernel still holds the user's branches
+	 * (llvm-profgen and AutoFDO read them too) */
+	if (!ret && s->bnr) {
 		ret = pf_do_branches(f, s, err);
 		if (ret == -ENOMEM)
 			return dcpi_errf(err, ret, "%s: out of memory for branch stacks", f->path);
@@ -990,7 +1005,8 @@ static int pf_write_lbr(struct pf *f, struct prof_db *db, struct dcpi_err *err)
 	if (!f->stacks)
 		return 0;
 	in->period = f->events[f->br_attr].period;
-	in->taken = pf_counts_taken(&f->events[f->br_attr], &f->attrs[f->br_attr].a);
+	in->taken = in->period > 0 &&
+		    pf_counts_taken(&f->events[f->br_attr], &f->attrs[f->br_attr].a);
 	snprintf(in->event, sizeof(in->event), "%s", f->events[f->br_attr].name);
 	for (char *c = in->event; *c; c++)
 		if (*c == ' ')
@@ -1131,6 +1147,17 @@ static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image)
 	return &f->id_tmp;
 }
 
+/* Which attributes carry IBS op or PEBS memory samples. */
+static int pf_hw_init(struct pf *f, struct dcpi_err *err)
+{
+	f->hw_kind = calloc(f->nattrs, sizeof(*f->hw_kind));
+	if (!f->hw_kind || imp_hw_new(&f->hw))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+	for (size_t i = 0; i < f->nattrs; i++)
+		f->hw_kind[i] = imp_hw_kind(f->events[i].name, f->attrs[i].a.sample_type);
+	return 0;
+}
+
 static void pf_finish_events(struct pf *f)
 {
 	for (size_t i = 0; i < f->nattrs; i++) {
@@ -1146,6 +1173,7 @@ static void pf_finish_events(struct pf *f)
 			 a->type == PERF_TYPE_SOFTWARE && a->config <= PERF_COUNT_SW_TASK_CLOCK ?
 			 "ns" : "events");
 	}
+	imp_hw_events(f->hw, f->events, f->events + f->nattrs);
 }
 
 /* "Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz" -> 2.4; 0 when absent. */
@@ -1226,6 +1254,8 @@ static void pf_free(struct pf *f)
 	imp_table_free(f->tab);
 	cg_table_free(f->cg);
 	imp_lbr_free(f->lbr);
+	imp_hw_free(f->hw);
+	free(f->hw_kind);
 	free(f->img);
 	free((void *)f->buf);
 }
@@ -1252,26 +1282,38 @@ int import_perf(const char *path, struct prof_db *db, struct import_stats *st,
 int import_perf_opts(const char *path, const struct import_opts *o, struct prof_db *db,
 		     struct import_stats *st, struct dcpi_err *err)
 {
-	struct perf_tool tool;
-	struct pf f;
 	uint8_t *buf;
+	size_t len;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	memset(&f, 0, sizeof(f));
 	st->kind = IMPORT_PERF;
+	ret = imp_read_file(path, &buf, &len, err);
+	if (ret)
+		return ret;
+	return imp_perf_buf(path, buf, len, o, db, st, err);
+}
+
+int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import_opts *o,
+		 struct prof_db *db, struct import_stats *st, struct dcpi_err *err)
+{
+	struct perf_tool tool;
+	struct pf f;
+	int ret;
+
+	memset(&f, 0, sizeof(f));
 	f.path = path;
 	f.st = st;
 	f.opts = o;
-	ret = imp_read_file(path, &buf, &f.len, err);
-	if (ret)
-		return ret;
+	f.len = len;
 	f.buf = buf;
 	ret = pf_read_header(&f, err);
 	if (!ret)
 		ret = pf_decoder(&f, err);
 	if (!ret)
 		ret = pf_index(&f, err);
+	if (!ret)
+		ret = pf_hw_init(&f, err);
 	if (!ret)
 		ret = maps_new(&f.maps, err);
 	if (!ret)
@@ -1298,14 +1340,21 @@ int import_perf_opts(const char *path, const struct import_opts *o, struct prof_
 	}
 	ret = imp_epoch_begin(db, st, err);
 	if (!ret)
-		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events, f.nattrs, db,
-				      st->epoch, st, err);
+		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events,
+				      f.nattrs + IMP_HW_NEVENTS, db, st->epoch, st, err);
 	if (!ret)
 		ret = pf_write_cg(&f, db, err);
 	if (!ret)
 		ret = pf_write_paths(&f, db, err);
 	if (!ret)
 		ret = pf_write_lbr(&f, db, err);
+	if (!ret) {
+		char hw[512] = "";
+
+		ret = imp_hw_write(f.hw, pf_image_id, &f, db, st->epoch, hw, sizeof(hw), err);
+		if (!ret && hw[0])
+			pf_note(&f, "%s", hw);
+	}
 	if (!ret)
 		pf_note_missing(&f);
 	if (!ret)

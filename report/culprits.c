@@ -85,6 +85,11 @@ void rep_stalls_add(struct rep_stalls *t, const struct cfg *cfg, const struct es
 		t->max[c] += m->max[c];
 		t->share[c] += m->share[c];
 	}
+	for (int e = 0; e < CUL_NEVENTS; e++) {
+		t->measured_n[e] += m->measured_n[e];
+		t->measured_cycles[e] += m->measured_cycles[e];
+	}
+	t->measured_dram += m->measured_dram;
 	t->procs++;
 }
 
@@ -104,6 +109,12 @@ void rep_stalls_text(FILE *f, const char *what, const struct rep_stalls *t)
 			cul_cause_name((enum cul_cause)c), t->min[c] * pct, t->max[c] * pct,
 			t->share[c] * pct);
 	}
+	if (t->measured_n[CUL_EV_DMISS] > 0)
+		fprintf(f, "*** D-cache misses measured (IBS op / PEBS samples): %.4g, "
+			"%.0f cycles each (mean measured latency), %.0f%% from DRAM\n",
+			t->measured_n[CUL_EV_DMISS],
+			t->measured_cycles[CUL_EV_DMISS] / t->measured_n[CUL_EV_DMISS],
+			100 * t->measured_dram / t->measured_n[CUL_EV_DMISS]);
 	fprintf(f, "*** Static stalls (the model's best case), by reason:\n");
 	for (int k = 1; k < MODEL_R_COUNT; k++)
 		if (t->by_reason[k] > 0)

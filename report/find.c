@@ -28,11 +28,12 @@ int rep_still_profiled(const struct prof_image_id *id, const struct image *img)
 	return (uint64_t)st.st_size == id->size && (int64_t)st.st_mtime == id->mtime;
 }
 
-/* Has an earlier profile of p named the same file? */
-static int seen_path(const struct prof_profile *p, size_t i)
+/* Has an earlier profile of p (of event, when given) named the same file? */
+static int seen_path(const struct prof_profile *p, size_t i, const char *event)
 {
 	for (size_t k = 0; k < i; k++)
-		if (!strcmp(p[k].image.path, p[i].image.path))
+		if ((!event || !strcmp(p[k].event, event)) &&
+		    !strcmp(p[k].image.path, p[i].image.path))
 			return 1;
 	return 0;
 }
@@ -186,7 +187,7 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 		uint64_t s;
 
 		if ((event && strcmp(p[i].event, event)) || p[i].image.path[0] == '[' ||
-		    !p[i].image.path[0] || seen_path(p, i) || !image_named(&p[i], spec))
+		    !p[i].image.path[0] || seen_path(p, i, event) || !image_named(&p[i], spec))
 			continue;
 		if (img_open(p[i].image.path, img_flags, &im, NULL) < 0)
 			continue;

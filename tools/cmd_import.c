@@ -31,7 +31,7 @@ static const char import_usage[] =
 
 static void print_stats(const char *path, const struct import_stats *st)
 {
-	if (st->kind == IMPORT_PERF)
+	if (st->kind == IMPORT_PERF || st->kind == IMPORT_PERFSCRIPT)
 		printf("%s: %" PRIu64 " samples (%" PRIu64 " in no image, %" PRIu64
 		       " lost by the kernel) into %" PRIu64 " profiles of %" PRIu64
 		       " images, epoch %s\n", path, st->samples, st->unknown_samples, st->lost,

@@ -55,6 +55,12 @@ struct cul_input {
 	const double *edge_prob;	/* per edge: share of its source's departures,
 					 * or NULL (then every branch is uncertain) */
 	const double *events[CUL_NEVENTS];	/* per instruction, or NULL */
+	/* measured by samples that tag the instruction (IBS op, PEBS): per
+	 * instruction the cycles its events cost over the run, which bound
+	 * the cause in place of event_cost (NULL: not measured), and of its
+	 * D-cache misses those served from DRAM */
+	const double *measured_cycles[CUL_NEVENTS];
+	const double *dram_misses;
 	double event_cost[CUL_NEVENTS];	/* cycles one event can cost at most */
 	int skid;			/* a sample lands this many instructions after
 					 * the instruction that waits (0 .. 4) */
@@ -92,6 +98,9 @@ struct cul_summary {
 	 * causes in proportion to their scores (bounded; what no bound covers
 	 * is unexplained); shares add up to dynamic */
 	double share[CUL_NCAUSES + 1];
+	/* measured events of the procedure (IBS op, PEBS), their cycles, and
+	 * the D-cache misses served from DRAM: the ProfileMe evidence */
+	double measured_n[CUL_NEVENTS], measured_cycles[CUL_NEVENTS], measured_dram;
 };
 
 struct cul_result {

@@ -26,6 +26,7 @@ enum import_kind {
 	IMPORT_UNKNOWN,
 	IMPORT_PERF,		/* "PERFILE2" */
 	IMPORT_CALLGRIND,	/* "# callgrind format" or an "events:" header */
+	IMPORT_PERFSCRIPT,	/* perf script -F ip,brstack text (import/perfscript.c) */
 };
 
 struct import_stats {
@@ -76,6 +77,11 @@ int import_file_opts(const char *path, const struct import_opts *o, struct prof_
 		     struct import_stats *st, struct dcpi_err *err);
 int import_perf_opts(const char *path, const struct import_opts *o, struct prof_db *db,
 		     struct import_stats *st, struct dcpi_err *err);
+/* perf script's branch-stack text (docs/import.md "perf script text"). */
+int import_perfscript(const char *path, struct prof_db *db, struct import_stats *st,
+		      struct dcpi_err *err);
+int import_perfscript_opts(const char *path, const struct import_opts *o, struct prof_db *db,
+			   struct import_stats *st, struct dcpi_err *err);
 
 /*
  * Branch-record counts of one image (perf record -b; import/lbr.c,

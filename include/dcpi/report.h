@@ -81,6 +81,7 @@ struct rep_stalls {
 	double cycles, best, dynamic;
 	double min[CUL_NCAUSES + 1], max[CUL_NCAUSES + 1], share[CUL_NCAUSES + 1];
 	double by_reason[16];		/* enum model_reason */
+	double measured_n[CUL_NEVENTS], measured_cycles[CUL_NEVENTS], measured_dram;
 };
 void rep_stalls_add(struct rep_stalls *t, const struct cfg *cfg, const struct est_result *r,
 		    const struct cul_result *cr);
