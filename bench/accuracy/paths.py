@@ -4,7 +4,7 @@ figs. 8 and 9 against callgrind's exact counts, on the recordings of
 bench/accuracy/run.sh.
 
 usage: paths.py --bin BUILD_DIR --work WORKDIR [--sim STEPS_PER_SAMPLE]
-                [--rules] [--holdout "bc sha256sum"] [--json OUT] WORKLOAD...
+                [--rules] [--holdout "bc sha256sum perl sort"] [--json OUT] WORKLOAD...
 
 Per workload the same hot procedures as compare.py (90% of the samples, at
 most 20, at least 30 samples each).  For each: dcpicalc --no-paths (window
@@ -192,7 +192,7 @@ def main():
     ap.add_argument("--sim", type=float, default=0)
     ap.add_argument("--rules", default="", help='"all" or names, e.g. "sum windows+reg"')
     ap.add_argument("--prior", default=None, help="--prior W for every dcpicalc with paths")
-    ap.add_argument("--holdout", default="bc sha256sum")
+    ap.add_argument("--holdout", default="bc sha256sum perl sort")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rec", default="rec", help="the recording's directory in WORKDIR/WL")
     ap.add_argument("--json")
