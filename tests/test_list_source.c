@@ -39,7 +39,7 @@ static const char hot_c[] =
 /* ws/src/hot.c compiled (DWARF 4, so any valgrind reads it too) into ws/prog. */
 static void build_prog(const char *ws)
 {
-	char path[512];
+	char path[600];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/src", ws);
@@ -55,7 +55,7 @@ static void build_prog(const char *ws)
 static void test_source_lines(void **state)
 {
 	const char *bin;
-	char wl[512], ws[512], prog[600], db[600], cmd[2048], out[65536], path[700];
+	char wl[512], ws[512], prog[600], db[600], cmd[4096], out[65536], path[700];
 	struct prof_db *d;
 	char epoch[64];
 	uint64_t size, off;

@@ -208,7 +208,7 @@ static inline void tu_hot_lib(const char *ws, const char *cflags, char *lib, siz
 static inline void tu_check_json(const char *bin, const char *dir, const char *args,
 				 const char *py)
 {
-	char path[PROF_PATH_MAX];
+	char path[PROF_PATH_MAX + 16];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/check.py", dir);
