@@ -43,27 +43,12 @@ void cg_profile_free(struct cg_profile *p)
 
 int cg_profile_tag(struct cg_profile *p, const struct prof_image_id *id)
 {
-	struct prof_image_id *v;
-
-	if (prof_image_id_equal(&p->image, id))
-		return 0;
-	for (size_t i = 0; i < p->nimgs; i++)
-		if (prof_image_id_equal(&p->imgs[i], id))
-			return (int)i + 1;
-	if (p->nimgs >= CG_IMGS_MAX)
-		return -EOVERFLOW;
-	if (!(v = realloc(p->imgs, (p->nimgs + 1) * sizeof(*v))))
-		return -ENOMEM;
-	p->imgs = v;
-	p->imgs[p->nimgs++] = *id;
-	return (int)p->nimgs;
+	return kind_image_tag(&p->image, &p->imgs, &p->nimgs, CG_IMGS_MAX, id);
 }
 
 const struct prof_image_id *cg_profile_image(const struct cg_profile *p, uint32_t tag)
 {
-	if (!tag)
-		return &p->image;
-	return tag <= p->nimgs ? &p->imgs[tag - 1] : NULL;
+	return kind_image_of(&p->image, p->imgs, p->nimgs, tag);
 }
 
 int cg_profile_event(struct cg_profile *p, const char *name)

@@ -68,48 +68,17 @@ static int share_cmp(const void *x, const void *y)
 
 int data_profile_tag(struct data_profile *p, const struct prof_image_id *id)
 {
-	struct prof_image_id *v;
-
-	if (prof_image_id_equal(&p->image, id))
-		return 0;
-	for (size_t i = 0; i < p->nimgs; i++)
-		if (prof_image_id_equal(&p->imgs[i], id))
-			return (int)i + 1;
-	if (p->nimgs >= DATA_IMGS_MAX)
-		return -EOVERFLOW;
-	if (!(v = realloc(p->imgs, (p->nimgs + 1) * sizeof(*v))))
-		return -ENOMEM;
-	p->imgs = v;
-	p->imgs[p->nimgs++] = *id;
-	return (int)p->nimgs;
+	return kind_image_tag(&p->image, &p->imgs, &p->nimgs, DATA_IMGS_MAX, id);
 }
 
 const struct prof_image_id *data_profile_image(const struct data_profile *p, uint32_t tag)
 {
-	if (!tag)
-		return &p->image;
-	return tag <= p->nimgs ? &p->imgs[tag - 1] : NULL;
-}
-
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(nv = realloc(*v, c * size)))
-		return -ENOMEM;
-	*v = nv;
-	*cap = c;
-	return 0;
+	return kind_image_of(&p->image, p->imgs, p->nimgs, tag);
 }
 
 int data_profile_add(struct data_profile *p, const struct data_entry *e)
 {
-	if (grow((void **)&p->e, &p->cap, p->n + 1, sizeof(*p->e)))
+	if (dcpi_grow((void **)&p->e, &p->cap, p->n + 1, sizeof(*p->e)))
 		return -ENOMEM;
 	p->e[p->n++] = *e;
 	return 0;
@@ -117,7 +86,7 @@ int data_profile_add(struct data_profile *p, const struct data_entry *e)
 
 int data_profile_share(struct data_profile *p, const struct data_share *s)
 {
-	if (grow((void **)&p->s, &p->caps, p->ns + 1, sizeof(*p->s)))
+	if (dcpi_grow((void **)&p->s, &p->caps, p->ns + 1, sizeof(*p->s)))
 		return -ENOMEM;
 	p->s[p->ns++] = *s;
 	return 0;

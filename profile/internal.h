@@ -194,6 +194,14 @@ int kind_next(struct kind_cursor *c, uint64_t *v);
 const char *kind_get_string(struct kind_cursor *c, char *out, size_t cap);
 /* What every file requires of an image identity: NULL, or why not. */
 const char *kind_check_id(const struct prof_image_id *id);
+/* A profile's table of the images its records name (call graphs' frames,
+ * data profiles' objects): the tag of id, 0 for the profile's own image,
+ * 1.. for imgs[0..n), added when absent; -EOVERFLOW past max, -ENOMEM.
+ * kind_image_of: the image of a tag, NULL when none. */
+int kind_image_tag(const struct prof_image_id *own, struct prof_image_id **imgs, size_t *n,
+		   size_t max, const struct prof_image_id *id);
+const struct prof_image_id *kind_image_of(const struct prof_image_id *own,
+					  const struct prof_image_id *imgs, size_t n, uint32_t tag);
 /* Order identities by (path, size, mtime), so that keeping the smaller on
  * a merge is commutative and associative (profile.c). */
 int prof_image_id_cmp(const struct prof_image_id *a, const struct prof_image_id *b);

@@ -354,3 +354,30 @@ int kind_epoch_merge(const struct prof_kind *k, struct prof_db *dst, const char 
 	kind_free_all(k, v, n);
 	return rc;
 }
+
+int kind_image_tag(const struct prof_image_id *own, struct prof_image_id **imgs, size_t *n,
+		   size_t max, const struct prof_image_id *id)
+{
+	struct prof_image_id *v;
+
+	if (prof_image_id_equal(own, id))
+		return 0;
+	for (size_t i = 0; i < *n; i++)
+		if (prof_image_id_equal(&(*imgs)[i], id))
+			return (int)i + 1;
+	if (*n >= max)
+		return -EOVERFLOW;
+	if (!(v = realloc(*imgs, (*n + 1) * sizeof(*v))))
+		return -ENOMEM;
+	*imgs = v;
+	v[(*n)++] = *id;
+	return (int)*n;
+}
+
+const struct prof_image_id *kind_image_of(const struct prof_image_id *own,
+					  const struct prof_image_id *imgs, size_t n, uint32_t tag)
+{
+	if (!tag)
+		return own;
+	return tag <= n ? &imgs[tag - 1] : NULL;
+}
