@@ -40,14 +40,10 @@ static int cmp_u64(const void *a, const void *b)
 
 #define GPRS 0xffffull	/* rax .. r15: the registers an address is made of */
 
-/* The block of instruction i. */
-static uint32_t block_of(const struct cfg *cfg, uint32_t i)
+/* The block of instruction i, -1 when none (padding). */
+static int block_of(const struct cfg *cfg, uint32_t i)
 {
-	uint32_t b = 0;
-
-	while (b + 1 < cfg->nblocks && i >= cfg->blocks[b].first + cfg->blocks[b].n)
-		b++;
-	return b;
+	return cfg_block_at(cfg, cfg->insns[i].addr);
 }
 
 /*
@@ -63,7 +59,8 @@ int est_replay_self_fed(const struct cfg *cfg, uint32_t i)
 {
 	const struct cfg_insn *in = &cfg->insns[i];
 	uint64_t addr = 0, fed = in->regs_written & GPRS;
-	uint32_t b, first, n;
+	uint32_t first, n;
+	int b;
 
 	if (!(in->flags & CFG_I_LOAD) || in->nmem != 1 || in->mem.rip_relative ||
 	    in->mem.segment)
@@ -75,7 +72,7 @@ int est_replay_self_fed(const struct cfg *cfg, uint32_t i)
 	if (fed & addr)
 		return 1;
 	b = block_of(cfg, i);
-	if (!cfg_self_loop(cfg, b))
+	if (b < 0 || !cfg_self_loop(cfg, (size_t)b))
 		return 0;
 	first = cfg->blocks[b].first, n = cfg->blocks[b].n;
 	for (uint32_t k = 1; k < n && fed; k++) {	/* round the loop back to i */
@@ -167,8 +164,8 @@ static int walk_of(struct est_walks *c, uint64_t bytes, uint32_t elem, struct sb
 	return 0;
 }
 
-/* The region a load's addresses span, 0 below MIN_BYTES. */
-static uint64_t region_of(const struct val_hotlist *h, uint32_t *elem, size_t *used)
+/* The region a load's sampled addresses span (est_replay_footprint). */
+static uint64_t footprint_of(const struct val_hotlist *h, uint32_t *elem, size_t *used)
 {
 	uint64_t addr[VAL_N], bytes;
 
@@ -176,6 +173,14 @@ static uint64_t region_of(const struct val_hotlist *h, uint32_t *elem, size_t *u
 		addr[k] = h->t[k].value;
 	qsort(addr, h->n, sizeof(addr[0]), cmp_u64);
 	est_replay_footprint(addr, h->n, &bytes, elem, used);
+	return bytes;
+}
+
+/* ... 0 below MIN_BYTES: a region that stays in L1 or L2. */
+static uint64_t region_of(const struct val_hotlist *h, uint32_t *elem, size_t *used)
+{
+	uint64_t bytes = footprint_of(h, elem, used);
+
 	return bytes < MIN_BYTES ? 0 : bytes;
 }
 
@@ -183,9 +188,9 @@ static uint64_t region_of(const struct val_hotlist *h, uint32_t *elem, size_t *u
  * skid), else the load. */
 static uint32_t shown_on(const struct cfg *cfg, uint32_t i)
 {
-	const struct cfg_block *bl = &cfg->blocks[block_of(cfg, i)];
+	int b = block_of(cfg, i);
 
-	return i + 1 < bl->first + bl->n ? i + 1 : i;
+	return b >= 0 && i + 1 < cfg->blocks[b].first + cfg->blocks[b].n ? i + 1 : i;
 }
 
 static int replay_one(struct est_input *in, const struct cfg *cfg, uint32_t i,
@@ -250,7 +255,7 @@ void est_replay_regions(const struct image *img, const struct val_profile *vp,
 			struct est_analysis *a)
 {
 	const struct cfg *cfg = a->cfg;
-	uint64_t off0, addr[VAL_N], bytes;
+	uint64_t off0;
 	uint32_t elem;
 	size_t used;
 
@@ -264,11 +269,7 @@ void est_replay_regions(const struct image *img, const struct val_profile *vp,
 		h = val_profile_find(vp, off0 + (cfg->insns[i].addr - cfg->start), VAL_ADDR);
 		if (!h)
 			continue;
-		for (uint32_t k = 0; k < h->n; k++)
-			addr[k] = h->t[k].value;
-		qsort(addr, h->n, sizeof(addr[0]), cmp_u64);
-		est_replay_footprint(addr, h->n, &bytes, &elem, &used);
-		a->r.insns[i].region = (double)bytes;
+		a->r.insns[i].region = (double)footprint_of(h, &elem, &used);
 	}
 }
 
