@@ -374,7 +374,10 @@ static void test_off(void **state)
 	assert_int_equal(tu_sh("%s record --no-calibrate --paths 250:32 --db %s/on -- %s 20000000 "
 			       "> /dev/null 2>&1", bin, dir, prog), 0);
 	read_values("on", &v, &n, &p);
-	assert_int_equal(n, 1);
+	/* the program's own image; a burst may also end in libc or ld.so */
+	assert_true(n >= 1);
+	assert_non_null(p);
+	assert_true(p->samples > 0);
 	val_profiles_free(v, n);
 	assert_int_equal(tu_sh("%s record --no-calibrate --no-values --db %s/off -- %s 1000000 "
 			       "> /dev/null 2>&1", bin, dir, prog), 0);
