@@ -26,6 +26,9 @@
  * its other instructions say, so the interval reaches down to that, and
  * down to 0 where nothing else has a best case and the pile sits on or
  * after a load.
+ * And the block's own evidence: its samples at its best case, which the
+ * interval always holds (own_evidence: where the count was set elsewhere and
+ * the two disagree, the truth has lain on either side).
  * Exact counts (--exact) have the point interval.  Words: high when the
  * interval is within 15% either way, medium within 50%, low beyond.
  */
@@ -180,6 +183,35 @@ static void cross_check(const struct est_result *r, size_t b, double h, double *
 }
 
 /*
+ * What block b's own samples say of its count: its samples at its best case
+ * (and a replayed walk's cycles), each side at its Poisson 90% bound, read
+ * both where they landed and where the windows put them (one instruction
+ * earlier: a block's first instruction shows the cycles of the one before
+ * it, often another block's), since the machine's skid is a spread of both.  The count may have been set elsewhere (the class's cluster, the
+ * flow solver, the paths' shape); where the two disagree the truth has lain
+ * on either side: the block's samples over-read its count when it stalls
+ * without a witness (a miss, a mispredict), the count set elsewhere is wrong
+ * when the flow or the cluster is (a loop whose body the solver pulled
+ * towards its entry).  The interval holds both (docs/estimate.md
+ * "Intervals"); of a block stalled by its witness (destall.c) the samples
+ * bound the count from above only (the witness's estimate of the miss was
+ * 30x low on gzip's longest-match loop).
+ */
+static void own_evidence(const struct est_result *r, size_t b, double *lo, double *hi)
+{
+	const struct est_block *eb = &r->blocks[b];
+	double m = eb->best + eb->replay, cps = r->cycles_per_sample, w;
+	double s_lo = fmin(eb->samples, eb->window_samples);
+	double s_hi = fmax(eb->samples, eb->window_samples);
+
+	if (!(s_hi > 0) || !(m > 0) || !(cps > 0))
+		return;
+	*hi = fmax(*hi, est_poisson_upper(s_hi, Z90) * cps / m);
+	if (!stalled(r, b, &w))	/* a witnessed stall over-reads them */
+		*lo = fmin(*lo, (s_lo > 0 ? est_poisson_lower(s_lo, Z90) : 0) * cps / m);
+}
+
+/*
  * Each block's floor: its own pile's, and that of any block whose pile could
  * have set the procedure's scale: one holding more than a quarter-quantile
  * rule leaves to the others (SCALE_HOLD of the window samples), which lowers
@@ -253,6 +285,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		eb->hi = x * exp(h);
 		if (eb->replay > 0)
 			cross_check(r, b, h, &eb->lo, &eb->hi);
+		own_evidence(r, b, &eb->lo, &eb->hi);
 		if (cfg->blocks[b].cls >= 0 &&
 		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
 			eb->lo = 0;

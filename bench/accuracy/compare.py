@@ -212,6 +212,9 @@ def edge_exact(blocks_last, edges, jumps, ir, d):
 # samples whose exact count lies inside the block's stated 90% interval:
 # (label, workload or "all") -> [samples, inside]
 COVER = defaultdict(lambda: [0.0, 0.0])
+# one row per (method, block with samples): what the interval rested on and where the exact count
+# fell (accuracy.json "intervals"; for studying the interval, never read by the tools)
+BLOCK_ROWS = []
 
 
 def analyse_proc(binp, wdir, row, jumps_by_img, stats, per_wl, overall, per_conf, cats, procs_out,
@@ -309,6 +312,18 @@ def analyse_proc(binp, wdir, row, jumps_by_img, stats, per_wl, overall, per_conf
             cls_S[c] = cls_S.get(c, 0) + b.get("samples", 0)
             if ex_b > 0 and b.get("best_cycles", 0) > 0 and b.get("samples", 0) > 0:
                 cls_r.setdefault(c, []).append(b["samples"] * cps / (b["best_cycles"] * ex_b))
+        if label in MAIN:
+            for k, b in enumerate(blocks):
+                bs = sum(i["samples"] for i in insns if blk_of.get(i["offset"]) == k)
+                if bs > 0 and "interval" in b:
+                    row = {kk: b.get(kk) for kk in ("start", "executions", "interval",
+                                                    "confidence", "samples", "best_cycles",
+                                                    "actual_cpi", "best_cpi", "class",
+                                                    "class_source", "source", "observed",
+                                                    "best_source")}
+                    row.update(method=label, workload=wl, procedure=name, weight=bs,
+                               exact=ir.get(int(b["start"], 16) + d, 0), cps=cps)
+                    BLOCK_ROWS.append(row)
         acc_p = Acc()
         for ins in insns:
             s = ins["samples"]
@@ -563,7 +578,7 @@ def main():
                        "overall": {m: overall[m].pct() for m in MAIN},
                        "edges": {m: overall[(m, "edge")].pct() for m in MAIN},
                        "categories": {m: dict(cats[m]) for m in MAIN},
-                       "stats": dict(stats)}, f, indent=1)
+                       "stats": dict(stats), "intervals": BLOCK_ROWS}, f, indent=1)
     return 0
 
 

@@ -109,6 +109,44 @@ def oracle_factor(est, ir):
     return 1.0
 
 
+def blocks_of(est):
+    """Each sampled instruction's block (its JSON record), by address."""
+    spans = [(int(b["start"], 16), int(b["end"], 16), b) for b in est["blocks"]]
+    out = {}
+    for ins in est["instructions"]:
+        a = int(ins["address"], 16)
+        for lo, hi, b in spans:
+            if lo <= a < hi:
+                out[ins["offset"]] = b
+                break
+    return out
+
+
+def cover(est, ir, acc, rows=None, tag=None):
+    """Interval calibration: acc.add(0 inside / 1 outside, samples) per instruction against its
+    block's stated 90% interval; rows (if given) get one record per sampled block."""
+    blk = blocks_of(est)
+    seen = {}
+    for ins in est["instructions"]:
+        b = blk.get(ins["offset"])
+        if ins["samples"] <= 0 or b is None or "interval" not in b:
+            continue
+        lo, hi = b["interval"]
+        ex = ir.get(ins["offset"], 0)
+        acc.add(0 if lo <= ex <= hi else 1, ins["samples"])
+        if rows is not None:
+            r = seen.get(b["start"])
+            if r is None:
+                r = dict(tag, start=b["start"], executions=b["executions"], interval=b["interval"],
+                         confidence=b.get("confidence"), block_samples=b.get("samples"),
+                         best_cycles=b.get("best_cycles"), class_source=b.get("class_source"),
+                         source=b.get("source"), observed=b.get("observed"),
+                         best_source=b.get("best_source"), exact=ex, weight=0)
+                seen[b["start"]] = r
+                rows.append(r)
+            r["weight"] += ins["samples"]
+
+
 def score(est, ir, ex_edges, acc8, acc9, f=1.0):
     for ins in est["instructions"]:
         s = ins["samples"]
@@ -219,7 +257,7 @@ def main():
                 break
             cov += s
             todo.append((wl, r, jumps))
-    factors = []
+    factors, block_rows = [], []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         futs = [ex.submit(one_proc, a, wl, r, j, 1000 + k) for k, (wl, r, j) in enumerate(todo)]
         for (wl, r, _), f in zip(todo, futs):
@@ -240,6 +278,11 @@ def main():
                     score(est, ir, ex_edges, acc[(key, label, 8)], acc[(key, label, 9)])
                     score(est, ir, ex_edges, acc[(key, label + "@oracle", 8)],
                           acc[(key, label + "@oracle", 9)], f)
+                for key in (wl, hold, "ALL"):
+                    cover(est, ir, acc[(key, label, "cover")],
+                          block_rows if key == "ALL" else None,
+                          {"workload": wl, "procedure": r["name"], "config": label,
+                           "cps": est.get("cycles_per_sample")})
                 used = est.get("paths") and est["paths"].get("used")
                 acc[(wl, label, "used")].add(0 if used else 1, r["samples"].get("cpu-clock", 0))
     labels = [lab for lab, _ in configs(a.rules)]
@@ -260,6 +303,16 @@ def main():
             cells.append("%s  %5.1f" % (compare.fmt3(p8), p9[1]) if acc[(wl, lab, 8)].w
                          else "%-34s" % "-")
         P("%-10s | " % wl + " | ".join("%-34s" % c for c in cells))
+    P("Interval calibration: share of samples whose exact count lies inside the block's "
+      "stated 90% interval (right as often as it claims: 85-95%)")
+    for wl in keys:
+        cells = []
+        for lab in labels[:len(configs(a.rules))]:
+            c = acc[(wl, lab, "cover")]
+            inside = 100.0 * c.within[0] / c.w if c.w else float("nan")
+            out.setdefault(wl, {}).setdefault(lab, {})["inside"] = inside
+            cells.append("%-34s" % ("%5.1f%% of %d" % (inside, c.w) if c.w else "-"))
+        P("%-10s | " % wl + " | ".join(cells))
     P("@oracle: each procedure's counts times the one factor an oracle would choose (the "
       "median of exact / estimate over its samples): the shape alone, the scale perfect")
     P("tuned on: %s; not tuned on (holdout): %s" % (
@@ -267,7 +320,8 @@ def main():
         " ".join(w for w in a.workloads if w in a.holdout.split())))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"figures": out, "procedures": factors}, f, indent=1)
+            json.dump({"figures": out, "procedures": factors, "intervals": block_rows}, f,
+                      indent=1)
     return 0
 
 
