@@ -173,9 +173,14 @@ static int pull_kind(struct fleet_conn *c, const struct fleet_query_spec *q,
 		return dcpi_errf(err, -ENOMEM, "out of memory");
 	rc = select_rows(c, q, k, &ans, err);
 	s = ans;
-	while (!rc && s && fleet_next_row(&s, f, KIND_MAXF) == 9 + k->nfields) {
+	while (!rc && s && *s) {
 		struct prof_image_id id;
 
+		if (fleet_next_row(&s, f, KIND_MAXF) != 9 + k->nfields) {
+			rc = dcpi_errf(err, -EPROTO, "%s: a row of %s does not have the %d fields "
+				       "this dcpi reads", fleet_db(c), k->table, 9 + k->nfields);
+			break;
+		}
 		snprintf(cur, sizeof(cur), "%s\t%s\t%s\t%s\t%s\t%s\t%s", f[0], f[1], f[2], f[3],
 			 f[4], f[5], f[6]);
 		if (!open || strcmp(cur, last)) {
