@@ -71,8 +71,8 @@ static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
 		fleet_sb_printf(sb, "%s", no_image);
 		key(sb, &e->k);
 		fleet_sb_printf(sb, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-				"\t%" PRIu64 "\t0\t0\t0\t0\t0\t0\n", e->insn, e->accesses, e->loads,
-				e->stores, e->mask, e->size);
+				"\t%" PRIu64 "\t0\t0\t0\t0\t0\t0\n", e->insn, e->accesses,
+				e->loads, e->stores, e->mask, e->size);
 	}
 	for (size_t i = 0; i < p->ns && !sb->err; i++) {
 		const struct data_share *s = &p->s[i];

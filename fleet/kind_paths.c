@@ -72,11 +72,13 @@ static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
 		p->flags = (uint32_t)fleet_u64(f[1]);
 		p->bursts = fleet_u64(f[2]);
 	} else if (rec == REC_EDGE) {
-		rc = dcpi_grow((void **)&p->edges, &p->cap_edges, p->nedges + 1, sizeof(*p->edges));
+		rc = dcpi_grow((void **)&p->edges, &p->cap_edges, p->nedges + 1,
+			       sizeof(*p->edges));
 		if (!rc)
 			p->edges[p->nedges++] = (struct path_edge){ a, b, n };
 	} else if (rec == REC_STEP) {
-		rc = dcpi_grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1, sizeof(*p->steps));
+		rc = dcpi_grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1,
+			       sizeof(*p->steps));
 		if (!rc)
 			p->steps[p->nsteps++] = (struct path_step){ a, n };
 	} else {

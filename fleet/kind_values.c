@@ -88,8 +88,8 @@ static int add_list(struct val_profile *p, char **f, struct dcpi_err *err)
 	int nv = fleet_u64_array(f[12], vals, VAL_N), nc = fleet_u64_array(f[13], cnts, VAL_N);
 
 	if (nv < 0 || nv != nc)
-		return dcpi_errf(err, -EPROTO, "%s: a value list's tuples do not read back (%s, %s)",
-				 p->image.path, f[12], f[13]);
+		return dcpi_errf(err, -EPROTO, "%s: a value list's tuples do not read back "
+				 "(%s, %s)", p->image.path, f[12], f[13]);
 	if (dcpi_grow((void **)&p->lists, &p->cap_lists, p->nlists + 1, sizeof(*p->lists)))
 		return dcpi_errf(err, -ENOMEM, "out of memory");
 	h = &p->lists[p->nlists++];

@@ -98,9 +98,11 @@ int fleet_init(struct fleet_conn *c, const char *cluster, struct dcpi_err *err)
 	if (!rc)
 		rc = make_table(c, cluster, "epochs", epochs_cols, epochs_engine, err);
 	for (int i = 0; i < 3 && !rc; i++) {
+		const char *name = fleet_kinds[i]->table;
+
 		fleet_kind_cols(&sb, fleet_kinds[i]);
 		rc = sb.err ? dcpi_errf(err, -ENOMEM, "out of memory") :
-			      make_table(c, cluster, fleet_kinds[i]->table, sb.p, kind_engine, err);
+			      make_table(c, cluster, name, sb.p, kind_engine, err);
 		sb.n = 0;
 	}
 	if (!rc) {

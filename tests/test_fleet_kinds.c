@@ -263,10 +263,11 @@ static void add_uncommitted(const char *db, const char *table)
 
 /*
  * Four hosts of two epochs, every kind, each pushed twice, and every row
- * again as an uncommitted version: the pull of the build-id holds the .prof, the metadata and one .paths, .values and .data
- * file, each equal to dcpi merge's byte for byte.  Merged the other way
- * round, the value file comes out otherwise (printed, not asserted): the
- * pull's (host, epoch) order is what makes it equal.
+ * again as an uncommitted version: the pull of the build-id holds the
+ * .prof, the metadata and one .paths, .values and .data file, each equal
+ * to dcpi merge's byte for byte.  Merged the other way round, the value
+ * file comes out otherwise (printed, not asserted): the pull's (host,
+ * epoch) order is what makes it equal.
  */
 static void test_kinds_pull_equals_merge(void **state)
 {
@@ -286,9 +287,9 @@ static void test_kinds_pull_equals_merge(void **state)
 	}
 	assert_int_equal(tu_sh("'%s' push --to %s --init 2>/dev/null", bin, url_of("kinds")), 0);
 	for (int twice = 0; twice < 2; twice++)
-		assert_int_equal(tu_sh("for d in %s; do '%s' push --to %s --db \"$d\" --host "
-				       "\"$(basename \"$d\")\" 2>/dev/null || exit 1; done", list, bin,
-				       url_of("kinds")), 0);
+		assert_int_equal(tu_sh("for d in %s; do '%s' push --to %s --db \"$d\" "
+				       "--host \"$(basename \"$d\")\" 2>/dev/null || exit 1; done",
+				       list, bin, url_of("kinds")), 0);
 	/* rows of a push cut before its commit are invisible */
 	add_uncommitted("kinds", "paths");
 	add_uncommitted("kinds", "value_lists");
@@ -326,8 +327,8 @@ static void test_old_schema(void **state)
 	assert_int_equal(tu_sh("curl -sf 'http://127.0.0.1:%d/' --data-binary 'DROP TABLE "
 			       "old.schema' && curl -sf 'http://127.0.0.1:%d/' --data-binary "
 			       "'CREATE TABLE old.schema (version UInt32) ENGINE = TinyLog' && "
-			       "curl -sf 'http://127.0.0.1:%d/' --data-binary 'INSERT INTO old.schema "
-			       "VALUES (1)'", srv.http, srv.http, srv.http), 0);
+			       "curl -sf 'http://127.0.0.1:%d/' --data-binary 'INSERT INTO "
+			       "old.schema VALUES (1)'", srv.http, srv.http, srv.http), 0);
 	f = tu_popen("'%s' push --to %s --db '%s' 2>&1; echo rc=$?", bin, url_of("old"), dir);
 	assert_non_null(f);
 	n = fread(out, 1, sizeof(out) - 1, f);
@@ -349,7 +350,8 @@ static void test_old_schema(void **state)
 static long long fleet_total(const char *args)
 {
 	FILE *f = tu_popen("'%s' prof --from %s -i --json %s 2>/dev/null | python3 -c "
-			   "\"import json, sys; print(json.load(sys.stdin)['total']['cpu-clock'])\"",
+			   "\"import json, sys; "
+			   "print(json.load(sys.stdin)['total']['cpu-clock'])\"",
 			   bin, url_of("since"), args);
 	long long v = -1;
 
@@ -363,8 +365,9 @@ static long long fleet_total(const char *args)
 /*
  * One host, two epochs a day apart (300 samples each): dcpiprof --from with
  * --since between them counts the second only, --until between them the
- * first only, both around them both; a bad time is refused as dcpi pull
- * refuses it.
+ * first only, both around them both; dcpi pull --since between them gives
+ * the second epoch's path, value and data files as they are; a bad time is
+ * refused as dcpi pull refuses it.
  */
 static void test_prof_since_until(void **state)
 {
@@ -375,8 +378,8 @@ static void test_prof_since_until(void **state)
 	snprintf(dir, sizeof(dir), "%s/since", ws);
 	make_host(dir, 0, 2);
 	assert_int_equal(tu_sh("'%s' push --to %s --init 2>/dev/null && '%s' push --to %s --db "
-			       "'%s' 2>/dev/null", bin, url_of("since"), bin, url_of("since"), dir),
-			 0);
+			       "'%s' 2>/dev/null", bin, url_of("since"), bin, url_of("since"),
+			       dir), 0);
 	snprintf(mid, sizeof(mid), "%llu", (unsigned long long)((T0 + DAY / 2) / 1000000000ull));
 	assert_int_equal(fleet_total(""), 600);
 	{
@@ -390,9 +393,16 @@ static void test_prof_since_until(void **state)
 				 600);
 		assert_int_equal(fleet_total("--since 2023-11-15T12:00:00"), 300);
 	}
+	/* dcpi pull --since the same: the second epoch's files of every kind */
+	assert_int_equal(tu_sh("'%s' pull --from %s --build-id " BID " --since %s -o "
+			       "'%s/since.pulled' 2>/dev/null && cd '%s/since.pulled'/0* && "
+			       "test $(ls | wc -l) -eq 5 && for f in *.paths *.values *.data; do "
+			       "cmp \"$f\" '%s'/00000002/\"$f\" || exit 1; done", bin,
+			       url_of("since"), mid, ws, ws, dir), 0);
 	assert_int_equal(tu_sh("'%s' prof --from %s --since yesterday 2>&1 | grep -q "
-			       "'yesterday: not a time (seconds, or YYYY-MM-DD\\[THH:MM:SS\\])' && "
-			       "'%s' pull --from %s --image appd --since yesterday -o '%s/x' 2>&1 | "
+			       "'yesterday: not a time (seconds, or "
+			       "YYYY-MM-DD\\[THH:MM:SS\\])' && '%s' pull --from %s "
+			       "--image appd --since yesterday -o '%s/x' 2>&1 | "
 			       "grep -q 'yesterday: not a time'", bin, url_of("since"), bin,
 			       url_of("since"), ws), 0);
 }

@@ -222,7 +222,7 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		return tool_fail("--time and --phase: give one");
 	if (!a->from && (a->q.build_id || a->q.image || a->q.hosts || a->q.since_ns ||
 			 a->q.until_ns))
-		return tool_fail("--build-id, --image, --hosts, --since, --until read a fleet (--from)");
+		return tool_fail("--build-id, --image, --hosts, --since, --until need --from");
 	if (a->from && (a->db || a->epoch))
 		return tool_fail("--from reads a fleet, not a database (--db, --epoch)");
 	if (a->from && (a->phases || a->time || a->phase))
