@@ -37,7 +37,7 @@ static int pull(const char *url, const struct fleet_query_spec *q, const char *d
 		rc = tool_fail("%s (nothing written)", err.msg);
 	else
 		fprintf(stderr, "%s: %zu epoch%s of %zu host%s, %zu profile%s, %llu samples, "
-			"%zu path, %zu value and %zu data profiles into %s/%s\n", tool_name,
+			"%zu path, %zu value and %zu data profiles merged into %s/%s\n", tool_name,
 			st.epochs, st.epochs == 1 ? "" : "s", st.hosts, st.hosts == 1 ? "" : "s",
 			st.profiles, st.profiles == 1 ? "" : "s", (unsigned long long)st.samples,
 			st.paths, st.values, st.data, dst, epoch);
