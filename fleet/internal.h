@@ -7,7 +7,11 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+#include "dcpi/fleet.h"
+#include "dcpi/profile.h"
 
 struct fleet_sb {
 	char *p;
@@ -38,5 +42,83 @@ static inline double fleet_bitsd(unsigned long long u)
 
 	return x.d;
 }
+
+/* Fields of one answer row (TabSeparated, unescaped in place) into f[0..max);
+ * their count, 0 at the end of the answer. */
+int fleet_next_row(char **s, char **f, int max);
+
+/* The WHERE of the committed rows q selects in a table keyed as samples is
+ * (host, epoch, start_ns, end_ns, version, build_id, path): fleet/pull.c. */
+void fleet_where(struct fleet_sb *sb, const char *db, const struct fleet_query_spec *q);
+
+/* What every row of a pushed epoch starts with (fleet/push.c). */
+struct fleet_key {
+	const char *host, *epoch;
+	uint64_t start_ns, end_ns, version;
+	char day[16];
+};
+
+void fleet_key_cols(struct fleet_sb *sb, const struct fleet_key *k);
+/* build_id, path, size, mtime of id, each followed by a tab. */
+void fleet_image_cols(struct fleet_sb *sb, const struct prof_image_id *id);
+void fleet_image_of(char **f, struct prof_image_id *id);
+
+/*
+ * A kind of per-image profile beside the samples (paths, values, data:
+ * fleet/kind_*.c), in its own table.  Its columns follow the key and the
+ * image: rec (which record of the profile a row is: 0 its header, then the
+ * kind's own) and ord (the record's place in the profile's file), then the
+ * kind's.  A pull rebuilds each (host, epoch, image)'s profile as the
+ * host's file held it and merges them in (host, epoch) order, through the
+ * kind's epoch write, as dcpi merge does (fleet/kinds.c).
+ */
+struct fleet_kind {
+	const char *table;
+	const char *cols;	/* the kind's columns, SQL types */
+	const char *fields;	/* their names, as selected */
+	int nfields;
+	size_t size;		/* of one profile */
+	int (*read)(struct prof_db *db, const char *epoch, void **v, size_t *n,
+		    struct dcpi_err *err);
+	void (*free_all)(void *v, size_t n);
+	uint64_t (*weight)(const void *p);	/* its share of the epoch's version */
+	/* p's rows, each after the key's and the image's columns */
+	void (*rows)(struct fleet_sb *sb, const struct fleet_key *k, const void *p);
+	void (*init)(void *p, const struct prof_image_id *id);
+	/* one row (rec, ord, then the kind's fields) into p */
+	int (*row)(void *p, unsigned rec, char **f, struct dcpi_err *err);
+	int (*write)(struct prof_db *out, const char *epoch, void *p, struct dcpi_err *err);
+	void (*free)(void *p);
+};
+
+extern const struct fleet_kind fleet_kind_paths, fleet_kind_values, fleet_kind_data;
+extern const struct fleet_kind *const fleet_kinds[3];
+
+/* The CREATE columns of kind k's table. */
+void fleet_kind_cols(struct fleet_sb *sb, const struct fleet_kind *k);
+/* The profiles of every kind of epoch: their weight is added to *version. */
+struct fleet_kind_set {
+	void *v[3];
+	size_t n[3];
+};
+int fleet_kinds_read(struct prof_db *db, const char *epoch, struct fleet_kind_set *ks,
+		     uint64_t *version, struct dcpi_err *err);
+void fleet_kinds_free(struct fleet_kind_set *ks);
+/* Insert ks's rows, kind by kind; *rows counts them. */
+int fleet_kinds_insert(struct fleet_conn *c, const struct fleet_key *k,
+		       const struct fleet_kind_set *ks, uint64_t *rows, struct dcpi_err *err);
+/* Every kind's profiles q selects into epoch of out (its transaction
+ * open); n[i]: the profiles of fleet_kinds[i] written. */
+int fleet_kinds_pull(struct fleet_conn *c, const struct fleet_query_spec *q,
+		     struct prof_db *out, const char *epoch, size_t *n, struct dcpi_err *err);
+
+/* A number of a field; an array field "[1,2,3]" into v (at most max), its length
+ * or -1 when it is not one. */
+static inline uint64_t fleet_u64(const char *s)
+{
+	return strtoull(s, NULL, 10);
+}
+
+int fleet_u64_array(const char *s, uint64_t *v, int max);
 
 #endif /* DCPI_FLEET_INTERNAL_H */

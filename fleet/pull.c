@@ -26,18 +26,6 @@ struct pull {
 	struct fleet_pull_stats *st;
 };
 
-/* Split the next line of *s into fields; their count (0 at the end). */
-static int next_row(char **s, char **f)
-{
-	int k = 0, eol = 0;
-
-	if (!**s)
-		return 0;
-	while (!eol && k < MAXF)
-		*s = fleet_tsv_field(*s, &f[k++], &eol);
-	return k;
-}
-
 /* LIKE pattern of a shell glob: * and ? become % and _, the rest literal. */
 static void glob_like(struct fleet_sb *sb, const char *g)
 {
@@ -59,8 +47,7 @@ static void glob_like(struct fleet_sb *sb, const char *g)
 	fleet_sb_free(&t);
 }
 
-/* The WHERE of the committed sample rows the spec selects. */
-static void where(struct fleet_sb *sb, const char *db, const struct fleet_query_spec *q)
+void fleet_where(struct fleet_sb *sb, const char *db, const struct fleet_query_spec *q)
 {
 	fleet_sb_printf(sb, " WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT host, epoch, "
 			"start_ns, max(version) FROM %s.epochs GROUP BY host, epoch, start_ns)",
@@ -96,7 +83,7 @@ static void rows_from(struct fleet_sb *sb, const char *db, const struct fleet_qu
 	fleet_sb_printf(sb, " FROM (SELECT DISTINCT host, epoch, start_ns, version, build_id, "
 			"path, size, mtime, event, period_bits, period_unit, cpu_bits, offset, "
 			"count FROM %s.samples", db);
-	where(sb, db, q);
+	fleet_where(sb, db, q);
 	fleet_sb_printf(sb, ")");
 }
 
@@ -105,15 +92,6 @@ static int ask(struct pull *pl, struct fleet_sb *sb, char **out, struct dcpi_err
 	if (sb->err)
 		return dcpi_errf(err, -ENOMEM, "out of memory");
 	return fleet_query(pl->c, sb->p, NULL, 0, out, err);
-}
-
-static void image_of(char **f, struct prof_image_id *id)
-{
-	memset(id, 0, sizeof(*id));
-	snprintf(id->build_id, sizeof(id->build_id), "%s", f[0]);
-	snprintf(id->path, sizeof(id->path), "%s", f[1]);
-	id->size = strtoull(f[2], NULL, 10);
-	id->mtime = strtoll(f[3], NULL, 10);
 }
 
 static struct prof_profile *find(struct pull *pl, const struct prof_image_id *id,
@@ -133,7 +111,7 @@ static int add_header(struct pull *pl, char **f, struct dcpi_err *err)
 	int rc;
 
 	prof_profile_init(&sh);
-	image_of(f + 3, &sh.image);
+	fleet_image_of(f + 3, &sh.image);
 	snprintf(sh.event, sizeof(sh.event), "%s", f[7]);
 	sh.period = fleet_bitsd(strtoull(f[8], NULL, 10));
 	snprintf(sh.period_unit, sizeof(sh.period_unit), "%s", f[9]);
@@ -173,7 +151,7 @@ static int headers(struct pull *pl, const struct fleet_query_spec *q, struct dcp
 			"event ORDER BY host, epoch, start_ns, build_id, path, size, mtime, event");
 	rc = ask(pl, &sb, &ans, err);
 	s = ans;
-	while (!rc && s && next_row(&s, f) == 12)
+	while (!rc && s && fleet_next_row(&s, f, MAXF) == 12)
 		rc = add_header(pl, f, err);
 	for (size_t i = 0; i < pl->n; i++) {
 		free(pl->p[i].e);
@@ -202,8 +180,8 @@ static int entries(struct pull *pl, const struct fleet_query_spec *q, struct dcp
 	fleet_sb_printf(&sb, " GROUP BY build_id, p, sz, mt, event, offset");
 	rc = ask(pl, &sb, &ans, err);
 	s = ans;
-	while (!rc && s && next_row(&s, f) == 7) {
-		image_of(f, &id);
+	while (!rc && s && fleet_next_row(&s, f, MAXF) == 7) {
+		fleet_image_of(f, &id);
 		if (!d || !prof_image_id_equal(&d->image, &id) || strcmp(d->event, f[4]))
 			d = find(pl, &id, f[4]);
 		if (!d) {
@@ -260,11 +238,11 @@ static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_
 			"settings, lost_samples, samples, dropped_samples, failed_flushes, end_ns "
 			"FROM %s.epochs WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT DISTINCT "
 			"host, epoch, start_ns, version FROM %s.samples", db, db);
-	where(&sb, db, q);
+	fleet_where(&sb, db, q);
 	fleet_sb_printf(&sb, ") ORDER BY host, epoch, start_ns");
 	rc = ask(pl, &sb, &ans, err);
 	s = ans;
-	while (!rc && s && next_row(&s, f) == 18) {
+	while (!rc && s && fleet_next_row(&s, f, MAXF) == 18) {
 		char key[600];
 
 		/* a commit row sent twice (its answer lost) is one epoch */
@@ -300,9 +278,11 @@ static int count_hosts(struct pull *pl, const struct fleet_query_spec *q, struct
 	return rc;
 }
 
-static int write_epoch(struct pull *pl, struct prof_db *out, const struct prof_epoch_meta *m,
-		       int has_meta, char *epoch, size_t len, struct dcpi_err *err)
+static int write_epoch(struct pull *pl, const struct fleet_query_spec *q, struct prof_db *out,
+		       const struct prof_epoch_meta *m, int has_meta, char *epoch, size_t len,
+		       struct dcpi_err *err)
 {
+	size_t nk[3] = { 0 };
 	int rc = prof_db_epoch_new(out, epoch, len, err);
 
 	if (rc < 0)
@@ -313,7 +293,12 @@ static int write_epoch(struct pull *pl, struct prof_db *out, const struct prof_e
 	if (!rc && has_meta)
 		rc = prof_epoch_meta_write(out, epoch, m, err);
 	if (!rc)
+		rc = fleet_kinds_pull(pl->c, q, out, epoch, nk, err);
+	if (!rc)
 		rc = prof_epoch_commit(out, err);
+	pl->st->paths = nk[0];
+	pl->st->values = nk[1];
+	pl->st->data = nk[2];
 	if (rc) {
 		prof_epoch_abort(out);
 		prof_db_epoch_drop_empty(out, epoch);
@@ -386,7 +371,7 @@ int fleet_pull(struct fleet_conn *c, const struct fleet_query_spec *q, struct pr
 	}
 	rc = fleet_aggregate(c, q, &pl.p, &pl.n, &m, &has_meta, st, err);
 	if (!rc)
-		rc = write_epoch(&pl, out, &m, has_meta, epoch, len, err);
+		rc = write_epoch(&pl, q, out, &m, has_meta, epoch, len, err);
 	if (rc)
 		st->profiles = 0;
 	prof_profiles_free(pl.p, pl.n);

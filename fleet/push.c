@@ -1,7 +1,9 @@
 /*
  * fleet/push.c - epochs of a database into the fleet's tables (docs/fleet.md,
- * "Idempotence").  An epoch's version is its sample total: it only grows
- * while the epoch is written.  Its rows go first, tagged (host, epoch,
+ * "Idempotence").  An epoch's version is its sample total plus its path
+ * bursts, value samples and data accesses (fleet/kinds.c): it only grows
+ * while the epoch is written.  Its rows go first (samples, then the paths,
+ * values and data of fleet/kinds.c), tagged (host, epoch,
  * start, version), then its row in epochs, which commits them: a reader
  * counts the rows of an epoch's newest committed version only, each key
  * once, so a push cut short and sent again, or sent twice, counts once.
@@ -18,12 +20,6 @@
 #include "dcpi/profile.h"
 #include "internal.h"
 
-struct epoch_key {
-	const char *host, *epoch;
-	uint64_t start_ns, end_ns, version;
-	char day[16];
-};
-
 static void day_of(uint64_t ns, char *out, size_t len)
 {
 	time_t t = (time_t)(ns / 1000000000u);
@@ -33,7 +29,7 @@ static void day_of(uint64_t ns, char *out, size_t len)
 	strftime(out, len, "%Y-%m-%d", &tm);
 }
 
-static void key_prefix(struct fleet_sb *sb, const struct epoch_key *k)
+void fleet_key_cols(struct fleet_sb *sb, const struct fleet_key *k)
 {
 	fleet_sb_printf(sb, "%s\t", k->day);
 	fleet_sb_tsv(sb, k->host);
@@ -43,15 +39,12 @@ static void key_prefix(struct fleet_sb *sb, const struct epoch_key *k)
 			k->version);
 }
 
-static void sample_rows(struct fleet_sb *sb, const struct epoch_key *k,
+static void sample_rows(struct fleet_sb *sb, const struct fleet_key *k,
 			const struct prof_profile *p)
 {
 	for (size_t i = 0; i < p->n && !sb->err; i++) {
-		key_prefix(sb, k);
-		fleet_sb_tsv(sb, p->image.build_id);
-		fleet_sb_printf(sb, "\t");
-		fleet_sb_tsv(sb, p->image.path);
-		fleet_sb_printf(sb, "\t%" PRIu64 "\t%" PRId64 "\t", p->image.size, p->image.mtime);
+		fleet_key_cols(sb, k);
+		fleet_image_cols(sb, &p->image);
 		fleet_sb_tsv(sb, p->event);
 		fleet_sb_printf(sb, "\t%.17g\t%llu\t", p->period, fleet_dbits(p->period));
 		fleet_sb_tsv(sb, p->period_unit);
@@ -60,13 +53,13 @@ static void sample_rows(struct fleet_sb *sb, const struct epoch_key *k,
 	}
 }
 
-static void epoch_row(struct fleet_sb *sb, const struct epoch_key *k,
+static void epoch_row(struct fleet_sb *sb, const struct fleet_key *k,
 		      const struct prof_epoch_meta *m, int has_meta, uint64_t rows)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	key_prefix(sb, k);
+	fleet_key_cols(sb, k);
 	fleet_sb_printf(sb, "%" PRIu64 "\t%d\t",
 			(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, has_meta);
 	fleet_sb_tsv(sb, m->cpu_vendor);
@@ -92,7 +85,7 @@ static int insert(struct fleet_conn *c, const char *table, struct fleet_sb *sb,
 }
 
 /* 1 when this version of the epoch is committed on the server. */
-static int is_pushed(struct fleet_conn *c, const struct epoch_key *k, struct dcpi_err *err)
+static int is_pushed(struct fleet_conn *c, const struct fleet_key *k, struct dcpi_err *err)
 {
 	struct fleet_sb sb = { 0 };
 	char *v = NULL;
@@ -113,9 +106,9 @@ static int is_pushed(struct fleet_conn *c, const struct epoch_key *k, struct dcp
 	return rc;
 }
 
-static int send_epoch(struct fleet_conn *c, struct epoch_key *k, struct prof_profile *v,
-		      size_t n, const struct prof_epoch_meta *m, int has_meta,
-		      struct fleet_push_stats *st, struct dcpi_err *err)
+static int send_epoch(struct fleet_conn *c, struct fleet_key *k, struct prof_profile *v,
+		      size_t n, const struct fleet_kind_set *ks, const struct prof_epoch_meta *m,
+		      int has_meta, struct fleet_push_stats *st, struct dcpi_err *err)
 {
 	struct fleet_sb sb = { 0 };
 	uint64_t rows = 0;
@@ -134,6 +127,8 @@ static int send_epoch(struct fleet_conn *c, struct epoch_key *k, struct prof_pro
 	if (!rc && rows)
 		rc = insert(c, "samples", &sb, err);
 	sb.n = 0;
+	if (!rc)
+		rc = fleet_kinds_insert(c, k, ks, &st->kind_rows, err);
 	if (!rc) {
 		epoch_row(&sb, k, m, has_meta, rows);
 		rc = insert(c, "epochs", &sb, err);
@@ -141,7 +136,8 @@ static int send_epoch(struct fleet_conn *c, struct epoch_key *k, struct prof_pro
 	if (!rc) {
 		st->epochs++;
 		st->rows += rows;
-		st->samples += k->version;
+		for (size_t i = 0; i < n; i++)
+			st->samples += v[i].total;
 	}
 out:
 	fleet_sb_free(&sb);
@@ -155,13 +151,18 @@ static int push_epoch(struct fleet_conn *c, struct prof_db *db, const char *host
 	size_t n = 0, damaged = prof_db_damaged(db, &dmg);
 	struct prof_profile *v = NULL;
 	struct prof_epoch_meta m;
-	struct epoch_key k = { .host = host, .epoch = epoch };
+	struct fleet_key k = { .host = host, .epoch = epoch };
+	struct fleet_kind_set ks = { 0 };
 	int rc, has_meta = 1;
 
 	memset(&m, 0, sizeof(m));
 	rc = prof_epoch_read(db, epoch, &v, &n, err);
 	if (rc < 0)
 		return rc;
+	/* the version: samples, and the other kinds' counts, which only grow too */
+	rc = fleet_kinds_read(db, epoch, &ks, &k.version, err);
+	if (rc < 0)
+		goto out;
 	if (prof_db_damaged(db, &dmg) != damaged) {
 		rc = dcpi_errf(err, -EIO, "%s: a damaged profile is not pushed (the fleet would "
 			       "lack its samples): remove or repair it", dmg[damaged]);
@@ -181,8 +182,9 @@ static int push_epoch(struct fleet_conn *c, struct prof_db *db, const char *host
 	k.start_ns = m.start_ns;
 	k.end_ns = m.end_ns;
 	day_of(m.start_ns, k.day, sizeof(k.day));
-	rc = send_epoch(c, &k, v, n, &m, has_meta, st, err);
+	rc = send_epoch(c, &k, v, n, &ks, &m, has_meta, st, err);
 out:
+	fleet_kinds_free(&ks);
 	prof_profiles_free(v, n);
 	return rc;
 }

@@ -2,8 +2,11 @@
  * fleet/schema.c - the tables a fleet pushes into (docs/fleet.md, "Schema"):
  * samples, one row per (host, epoch, version, image, event, offset); epochs,
  * one row per pushed epoch version, written last, so that its row commits
- * the push; schema, the version of this layout.  MergeTree family,
- * partitioned by day, samples ordered by build-id and offset.
+ * the push; paths, value_lists and data_lines, the records of the other
+ * kinds of profile (fleet/kinds.c); schema, the version of this layout.
+ * MergeTree family, partitioned by day, samples ordered by build-id and
+ * offset.  Version 2 added the three kinds' tables: --init on a version 1
+ * database adds them and raises its version.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +34,10 @@ static const char epochs_cols[] =
 static const char epochs_engine[] =
 	"ReplacingMergeTree(pushed_ns) PARTITION BY day ORDER BY (host, epoch, start_ns, "
 	"version)";
+
+static const char kind_engine[] =
+	"ReplacingMergeTree PARTITION BY day ORDER BY (build_id, host, epoch, start_ns, "
+	"version, path, size, mtime, rec, ord)";
 
 static int run(struct fleet_conn *c, struct fleet_sb *sb, struct dcpi_err *err)
 {
@@ -90,17 +97,26 @@ int fleet_init(struct fleet_conn *c, const char *cluster, struct dcpi_err *err)
 		rc = make_table(c, cluster, "samples", samples_cols, samples_engine, err);
 	if (!rc)
 		rc = make_table(c, cluster, "epochs", epochs_cols, epochs_engine, err);
+	for (int i = 0; i < 3 && !rc; i++) {
+		const char *name = fleet_kinds[i]->table;
+
+		fleet_kind_cols(&sb, fleet_kinds[i]);
+		rc = sb.err ? dcpi_errf(err, -ENOMEM, "out of memory") :
+			      make_table(c, cluster, name, sb.p, kind_engine, err);
+		sb.n = 0;
+	}
 	if (!rc) {
 		fleet_sb_printf(&sb, "CREATE TABLE IF NOT EXISTS %s.schema (version UInt32) "
 				"ENGINE = TinyLog", fleet_db(c));
 		rc = run(c, &sb, err);
 	}
 	if (!rc) {
-		fleet_sb_printf(&sb, "SELECT count() FROM %s.schema", fleet_db(c));
+		fleet_sb_printf(&sb, "SELECT max(version) FROM %s.schema", fleet_db(c));
 		rc = fleet_query(c, sb.p, NULL, 0, &v, err);
 		sb.n = 0;
 	}
-	if (!rc && atoi(v) == 0) {
+	/* none yet, or an older one whose tables are all there now */
+	if (!rc && atoi(v) < FLEET_SCHEMA_VERSION) {
 		fleet_sb_printf(&sb, "INSERT INTO %s.schema VALUES (%d)", fleet_db(c),
 				FLEET_SCHEMA_VERSION);
 		rc = run(c, &sb, err);
@@ -127,7 +143,9 @@ int fleet_check_schema(struct fleet_conn *c, struct dcpi_err *err)
 	free(v);
 	if (have != FLEET_SCHEMA_VERSION)
 		return dcpi_errf(err, -EPROTO, "database %s holds dcpi schema version %d; this "
-				 "dcpi reads and writes version %d", fleet_db(c), have,
-				 FLEET_SCHEMA_VERSION);
+				 "dcpi reads and writes version %d%s", fleet_db(c), have,
+				 FLEET_SCHEMA_VERSION, have < FLEET_SCHEMA_VERSION ?
+				 " ('dcpi push --init' upgrades it: it adds the tables of path, "
+				 "value and data profiles)" : "");
 	return 0;
 }

@@ -41,7 +41,7 @@ static const char prof_usage[] =
 	"      --callees PROC the same by callee\n"
 	"      --from URL     the fleet's samples, summed in its ClickHouse server\n"
 	"                     (clickhouse://HOST[:PORT]/DATABASE), every image or one:\n"
-	"      --build-id ID, --image NAME, --hosts GLOB  (as dcpi pull's)\n";
+	"      --build-id ID, --image NAME, --hosts GLOB, --since T, --until T (as pull's)\n";
 
 static void print_json(const struct rep_table *t, const struct prof_args *a,
 		       const char *epoch, size_t nrows, const struct prof_db *db)
@@ -167,11 +167,14 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "build-id", required_argument, NULL, 'b' },
 		{ "image", required_argument, NULL, 'I' },
 		{ "hosts", required_argument, NULL, 'H' },
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
 		{ "callers", required_argument, NULL, 'C' },
 		{ "callees", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct dcpi_err err = { 0 };
 	char *end;
 	int c;
 
@@ -201,6 +204,12 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		case 'b': a->q.build_id = optarg; break;
 		case 'I': a->q.image = optarg; break;
 		case 'H': a->q.hosts = optarg; break;
+		case 's':
+		case 'u':
+			if (fleet_time_parse(optarg, c == 's' ? &a->q.since_ns : &a->q.until_ns,
+					     &err) < 0)
+				return tool_fail("%s", err.msg);
+			break;
 		case 'C': a->split = optarg; a->callees = 0; break;
 		case 'L': a->split = optarg; a->callees = 1; break;
 		case 'h': tool_usage(stdout, prof_usage); return -1;
@@ -211,8 +220,9 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (a->time && a->phase)
 		return tool_fail("--time and --phase: give one");
-	if (!a->from && (a->q.build_id || a->q.image || a->q.hosts))
-		return tool_fail("--build-id, --image and --hosts select from a fleet (--from)");
+	if (!a->from && (a->q.build_id || a->q.image || a->q.hosts || a->q.since_ns ||
+			 a->q.until_ns))
+		return tool_fail("--build-id, --image, --hosts, --since, --until need --from");
 	if (a->from && (a->db || a->epoch))
 		return tool_fail("--from reads a fleet, not a database (--db, --epoch)");
 	if (a->from && (a->phases || a->time || a->phase))

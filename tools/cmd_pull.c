@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dcpi/fleet.h"
 #include "dcpi/profile.h"
@@ -19,24 +18,6 @@ static const char pull_usage[] =
 	"  writes the fleet's aggregate of the image (every host's committed epochs,\n"
 	"  each counted once) as one new epoch of DB. T: seconds since 1970, or\n"
 	"  YYYY-MM-DD[THH:MM:SS] in UTC. GLOB: a shell pattern of host names.\n";
-
-/* ns since the Unix epoch, 0 on a bad time. */
-static uint64_t parse_time(const char *s)
-{
-	struct tm tm;
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (*s && !*end)
-		return (uint64_t)v * 1000000000u;
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (end && *end == 'T')
-		end = strptime(end + 1, "%H:%M:%S", &tm);
-	if (!end || *end)
-		return 0;
-	return (uint64_t)timegm(&tm) * 1000000000u;
-}
 
 static int pull(const char *url, const struct fleet_query_spec *q, const char *dst)
 {
@@ -55,10 +36,11 @@ static int pull(const char *url, const struct fleet_query_spec *q, const char *d
 	    fleet_pull(c, q, out, epoch, sizeof(epoch), &st, &err) < 0)
 		rc = tool_fail("%s (nothing written)", err.msg);
 	else
-		fprintf(stderr, "%s: %zu epoch%s of %zu host%s, %zu profile%s, %llu samples "
-			"into %s/%s\n", tool_name, st.epochs, st.epochs == 1 ? "" : "s", st.hosts,
-			st.hosts == 1 ? "" : "s", st.profiles, st.profiles == 1 ? "" : "s",
-			(unsigned long long)st.samples, dst, epoch);
+		fprintf(stderr, "%s: %zu epoch%s of %zu host%s, %zu profile%s, %llu samples, "
+			"%zu path, %zu value and %zu data profiles merged into %s/%s\n", tool_name,
+			st.epochs, st.epochs == 1 ? "" : "s", st.hosts, st.hosts == 1 ? "" : "s",
+			st.profiles, st.profiles == 1 ? "" : "s", (unsigned long long)st.samples,
+			st.paths, st.values, st.data, dst, epoch);
 	prof_db_close(out);
 	fleet_close(c);
 	return rc;
@@ -78,6 +60,7 @@ int cmd_pull(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fleet_query_spec q = { 0 };
+	struct dcpi_err err = { 0 };
 	const char *url = NULL, *dst = NULL;
 	int ch;
 
@@ -91,10 +74,9 @@ int cmd_pull(int argc, char **argv)
 		case 'o': dst = optarg; break;
 		case 's':
 		case 'u':
-			if (!parse_time(optarg))
-				return tool_fail("%s: not a time (seconds, or YYYY-MM-DD"
-						 "[THH:MM:SS])", optarg);
-			*(ch == 's' ? &q.since_ns : &q.until_ns) = parse_time(optarg);
+			if (fleet_time_parse(optarg, ch == 's' ? &q.since_ns : &q.until_ns,
+					     &err) < 0)
+				return tool_fail("%s", err.msg);
 			break;
 		case 'h': printf(pull_usage); return 0;
 		default: fprintf(stderr, pull_usage); return 1;

@@ -43,9 +43,11 @@ static int push_db(struct fleet_conn *c, const char *dir, const char *host, cons
 		rc = tool_fail("%s (%zu epoch%s pushed before; nothing is lost: push again)",
 			       err.msg, st.epochs, st.epochs == 1 ? "" : "s");
 	else
-		fprintf(stderr, "%s: %zu epoch%s pushed (%llu rows, %llu samples), %zu already "
-			"there\n", tool_name, st.epochs, st.epochs == 1 ? "" : "s",
-			(unsigned long long)st.rows, (unsigned long long)st.samples, st.skipped);
+		fprintf(stderr, "%s: %zu epoch%s pushed (%llu rows, %llu samples, %llu rows of "
+			"paths, values and data), %zu already there\n", tool_name, st.epochs,
+			st.epochs == 1 ? "" : "s", (unsigned long long)st.rows,
+			(unsigned long long)st.samples, (unsigned long long)st.kind_rows,
+			st.skipped);
 	tool_db_notes(db);
 	prof_db_close(db);
 	return rc;

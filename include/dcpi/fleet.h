@@ -16,7 +16,7 @@
 
 #include "dcpi/util.h"
 
-#define FLEET_SCHEMA_VERSION 1
+#define FLEET_SCHEMA_VERSION 2
 
 struct prof_db;
 struct fleet_conn;	/* one server and database, over HTTP */
@@ -58,6 +58,7 @@ struct fleet_push_stats {
 	size_t skipped;		/* already on the server, the same version */
 	uint64_t rows;		/* sample rows sent */
 	uint64_t samples;	/* their counts */
+	uint64_t kind_rows;	/* rows of path, value and data profiles sent */
 };
 
 /*
@@ -87,11 +88,16 @@ struct fleet_query_spec {
 	const char *hosts;
 };
 
+/* T of --since and --until: seconds since 1970 or YYYY-MM-DD[THH:MM:SS] (UTC),
+ * into ns since 1970 (fleet/since.c); a bad one is -EINVAL, saying so. */
+int fleet_time_parse(const char *s, uint64_t *ns, struct dcpi_err *err);
+
 struct fleet_pull_stats {
 	size_t epochs;		/* (host, epoch) pairs aggregated */
 	size_t hosts;
 	size_t profiles;	/* (image, event) profiles written */
 	uint64_t samples;
+	size_t paths, values, data;	/* path, value and data profiles merged in */
 };
 
 /* The aggregate of the matching epochs into a new epoch of out (its name to

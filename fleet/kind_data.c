@@ -1,0 +1,184 @@
+/*
+ * fleet/kind_data.c - data profiles (include/dcpi/data.h) in the fleet's
+ * table data_lines: a header row (rec 0: window_ns), one row per image of
+ * the tags (rec 1: tag_*, ord the tag less one), one per (line,
+ * instruction) entry (rec 2: space, tag, base, line, insn, accesses, loads,
+ * stores, mask, block_size) and one per shared line (rec 3: the key, seen,
+ * true_w, false_w, true_mask, mask_a, mask_b), ord their place in the file
+ * (fleet/kinds.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dcpi/data.h"
+#include "internal.h"
+
+enum { REC_HEAD = 0, REC_IMAGE = 1, REC_ENTRY = 2, REC_SHARE = 3 };
+
+static int read_all(struct prof_db *db, const char *epoch, void **v, size_t *n,
+		    struct dcpi_err *err)
+{
+	return data_epoch_read(db, epoch, (struct data_profile **)v, n, err);
+}
+
+static void free_all(void *v, size_t n)
+{
+	data_profiles_free(v, n);
+}
+
+static uint64_t weight(const void *v)
+{
+	const struct data_profile *p = v;
+	uint64_t w = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		w += p->e[i].accesses;
+	return w;
+}
+
+static void head(struct fleet_sb *sb, const struct fleet_key *k, const struct data_profile *p,
+		 unsigned rec, size_t ord)
+{
+	fleet_key_cols(sb, k);
+	fleet_image_cols(sb, &p->image);
+	fleet_sb_printf(sb, "%u\t%zu\t%" PRIu64 "\t", rec, ord, p->window_ns);
+}
+
+static void key(struct fleet_sb *sb, const struct data_key *k)
+{
+	fleet_sb_printf(sb, "%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t", k->space,
+			k->tag, k->base, k->line);
+}
+
+static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
+{
+	static const char no_image[] = "\t\t0\t0\t", no_key[] = "0\t0\t0\t0\t";
+	const struct data_profile *p = v;
+
+	head(sb, k, p, REC_HEAD, 0);
+	fleet_sb_printf(sb, "%s%s0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n", no_image, no_key);
+	for (size_t i = 0; i < p->nimgs && !sb->err; i++) {
+		head(sb, k, p, REC_IMAGE, i);
+		fleet_image_cols(sb, &p->imgs[i]);
+		fleet_sb_printf(sb, "%s0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n", no_key);
+	}
+	for (size_t i = 0; i < p->n && !sb->err; i++) {
+		const struct data_entry *e = &p->e[i];
+
+		head(sb, k, p, REC_ENTRY, i);
+		fleet_sb_printf(sb, "%s", no_image);
+		key(sb, &e->k);
+		fleet_sb_printf(sb, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+				"\t%" PRIu64 "\t0\t0\t0\t0\t0\t0\n", e->insn, e->accesses,
+				e->loads, e->stores, e->mask, e->size);
+	}
+	for (size_t i = 0; i < p->ns && !sb->err; i++) {
+		const struct data_share *s = &p->s[i];
+
+		head(sb, k, p, REC_SHARE, i);
+		fleet_sb_printf(sb, "%s", no_image);
+		key(sb, &s->k);
+		fleet_sb_printf(sb, "0\t0\t0\t0\t0\t0\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
+				PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", s->seen, s->true_w,
+				s->false_w, s->true_mask, s->mask_a, s->mask_b);
+	}
+}
+
+static void init(void *v, const struct prof_image_id *id)
+{
+	struct data_profile *p = v;
+
+	data_profile_init(p);
+	p->image = *id;
+}
+
+static void key_of(char **f, struct data_key *k)
+{
+	k->space = (uint32_t)fleet_u64(f[0]);
+	k->tag = (uint32_t)fleet_u64(f[1]);
+	k->base = fleet_u64(f[2]);
+	k->line = fleet_u64(f[3]);
+}
+
+/* window_ns, tag_build_id, tag_path, tag_size, tag_mtime, space, tag, base, line,
+ * insn, accesses, loads, stores, mask, block_size, seen, true_w, false_w,
+ * true_mask, mask_a, mask_b */
+static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
+{
+	struct data_profile *p = v;
+	struct prof_image_id id;
+	struct data_entry e = { 0 };
+	struct data_share s = { 0 };
+	int rc = 0;
+
+	switch (rec) {
+	case REC_HEAD:
+		p->window_ns = fleet_u64(f[0]);
+		return 0;
+	case REC_IMAGE:
+		fleet_image_of(f + 1, &id);
+		rc = data_profile_tag(p, &id);
+		if (rc >= 0 && (size_t)rc != p->nimgs)
+			return dcpi_errf(err, -EPROTO, "%s: data image %s listed twice",
+					 p->image.path, id.path);
+		break;
+	case REC_ENTRY:
+		key_of(f + 5, &e.k);
+		e.insn = fleet_u64(f[9]);
+		e.accesses = fleet_u64(f[10]);
+		e.loads = fleet_u64(f[11]);
+		e.stores = fleet_u64(f[12]);
+		e.mask = fleet_u64(f[13]);
+		e.size = fleet_u64(f[14]);
+		rc = data_profile_add(p, &e);
+		break;
+	case REC_SHARE:
+		key_of(f + 5, &s.k);
+		s.seen = fleet_u64(f[15]);
+		s.true_w = fleet_u64(f[16]);
+		s.false_w = fleet_u64(f[17]);
+		s.true_mask = fleet_u64(f[18]);
+		s.mask_a = fleet_u64(f[19]);
+		s.mask_b = fleet_u64(f[20]);
+		rc = data_profile_share(p, &s);
+		break;
+	default:
+		return dcpi_errf(err, -EPROTO, "%s: data_lines row of unknown record %u",
+				 p->image.path, rec);
+	}
+	return rc < 0 ? dcpi_errf(err, rc, "out of memory") : 0;
+}
+
+static int write(struct prof_db *out, const char *epoch, void *v, struct dcpi_err *err)
+{
+	return data_epoch_write(out, epoch, v, err);
+}
+
+static void free_one(void *v)
+{
+	data_profile_free(v);
+}
+
+const struct fleet_kind fleet_kind_data = {
+	.table = "data_lines",
+	.cols = "window_ns UInt64, tag_build_id String, tag_path String, tag_size UInt64, "
+		"tag_mtime Int64, space UInt32, tag UInt32, base UInt64, line UInt64, "
+		"insn UInt64, accesses UInt64, loads UInt64, stores UInt64, mask UInt64, "
+		"block_size UInt64, seen UInt64, true_w UInt64, false_w UInt64, "
+		"true_mask UInt64, mask_a UInt64, mask_b UInt64",
+	.fields = "window_ns, tag_build_id, tag_path, tag_size, tag_mtime, space, tag, base, "
+		  "line, insn, accesses, loads, stores, mask, block_size, seen, true_w, "
+		  "false_w, true_mask, mask_a, mask_b",
+	.nfields = 21,
+	.size = sizeof(struct data_profile),
+	.read = read_all,
+	.free_all = free_all,
+	.weight = weight,
+	.rows = rows,
+	.init = init,
+	.row = add_row,
+	.write = write,
+	.free = free_one,
+};

@@ -1,0 +1,116 @@
+/*
+ * fleet/kind_paths.c - path profiles (include/dcpi/paths.h) in the fleet's
+ * table paths: a header row (rec 0: source, flags, bursts), one row per
+ * transition (rec 1: from_off, to_off, count) and one per step (rec 2:
+ * from_off is the offset), ord their place in the file (fleet/kinds.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dcpi/paths.h"
+#include "internal.h"
+
+enum { REC_HEAD = 0, REC_EDGE = 1, REC_STEP = 2 };
+
+static int read_all(struct prof_db *db, const char *epoch, void **v, size_t *n,
+		    struct dcpi_err *err)
+{
+	return path_epoch_read(db, epoch, (struct path_profile **)v, n, err);
+}
+
+static void free_all(void *v, size_t n)
+{
+	path_profiles_free(v, n);
+}
+
+static uint64_t weight(const void *v)
+{
+	return ((const struct path_profile *)v)->bursts;
+}
+
+static void row(struct fleet_sb *sb, const struct fleet_key *k, const struct path_profile *p,
+		unsigned rec, size_t ord, uint64_t from, uint64_t to, uint64_t count)
+{
+	fleet_key_cols(sb, k);
+	fleet_image_cols(sb, &p->image);
+	fleet_sb_printf(sb, "%u\t%zu\t", rec, ord);
+	fleet_sb_tsv(sb, p->source);
+	fleet_sb_printf(sb, "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+			p->flags, p->bursts, from, to, count);
+}
+
+static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
+{
+	const struct path_profile *p = v;
+
+	row(sb, k, p, REC_HEAD, 0, 0, 0, 0);
+	for (size_t i = 0; i < p->nedges && !sb->err; i++)
+		row(sb, k, p, REC_EDGE, i, p->edges[i].from, p->edges[i].to, p->edges[i].count);
+	for (size_t i = 0; i < p->nsteps && !sb->err; i++)
+		row(sb, k, p, REC_STEP, i, p->steps[i].offset, 0, p->steps[i].count);
+}
+
+static void init(void *v, const struct prof_image_id *id)
+{
+	struct path_profile *p = v;
+
+	path_profile_init(p);
+	p->image = *id;
+}
+
+/* source, flags, bursts, from_off, to_off, count */
+static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
+{
+	struct path_profile *p = v;
+	uint64_t a = fleet_u64(f[3]), b = fleet_u64(f[4]), n = fleet_u64(f[5]);
+	int rc = 0;
+
+	if (rec == REC_HEAD) {
+		snprintf(p->source, sizeof(p->source), "%s", f[0]);
+		p->flags = (uint32_t)fleet_u64(f[1]);
+		p->bursts = fleet_u64(f[2]);
+	} else if (rec == REC_EDGE) {
+		rc = dcpi_grow((void **)&p->edges, &p->cap_edges, p->nedges + 1,
+			       sizeof(*p->edges));
+		if (!rc)
+			p->edges[p->nedges++] = (struct path_edge){ a, b, n };
+	} else if (rec == REC_STEP) {
+		rc = dcpi_grow((void **)&p->steps, &p->cap_steps, p->nsteps + 1,
+			       sizeof(*p->steps));
+		if (!rc)
+			p->steps[p->nsteps++] = (struct path_step){ a, n };
+	} else {
+		return dcpi_errf(err, -EPROTO, "%s: paths row of unknown record %u", p->image.path,
+				 rec);
+	}
+	return rc ? dcpi_errf(err, rc, "out of memory") : 0;
+}
+
+static int write(struct prof_db *out, const char *epoch, void *v, struct dcpi_err *err)
+{
+	return path_epoch_write(out, epoch, v, err);
+}
+
+static void free_one(void *v)
+{
+	path_profile_free(v);
+}
+
+const struct fleet_kind fleet_kind_paths = {
+	.table = "paths",
+	.cols = "source String, flags UInt32, bursts UInt64, from_off UInt64, to_off UInt64, "
+		"count UInt64",
+	.fields = "source, flags, bursts, from_off, to_off, count",
+	.nfields = 6,
+	.size = sizeof(struct path_profile),
+	.read = read_all,
+	.free_all = free_all,
+	.weight = weight,
+	.rows = rows,
+	.init = init,
+	.row = add_row,
+	.write = write,
+	.free = free_one,
+};
