@@ -703,6 +703,9 @@ static void test_phase_paths(void **state)
 	/* the arms' split is the phase's: "then" one in eight */
 	assert_true(fabs(got[0][0] / (got[0][0] + got[0][1]) - th / (th + el)) < 0.05);
 	assert_true(fabs(got[0][0] / th - 1) < fabs(got[1][0] / th - 1));
+	/* dcpi merge carries the path slices */
+	assert_int_equal(tu_sh("%s merge %s/db -o %s/m >/dev/null 2>&1 && ls %s/m/*/*.pslices "
+			       ">/dev/null", bin, ws, ws, ws), 0);
 	tu_rm_tree(ws);
 }
 
