@@ -17,7 +17,10 @@
  * count in the time slice of its start, the record's time (pathrt.c takes
  * CLOCK_MONOTONIC when the burst starts), into one struct pslice_profile
  * per image (include/dcpi/slices.h), so that --time and --phase can cut
- * the paths as they cut the PC samples.
+ * the paths as they cut the PC samples.  With values too, each slice's
+ * value samples go through a vals_acc of their own (values_spool.c), and
+ * its profiles into one struct vslice_profile per image: a hotlist cannot
+ * be cut by time once made.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +50,11 @@ struct acc {
 	size_t ntids, cap_tids;
 	struct paths_stats *st;
 	struct vals_acc *va;		/* value samples wanted, or NULL */
+	const struct lat_table *lat;	/* its latency table, or NULL */
+	struct vals_acc *vs;		/* want_ps: the values of slice vs_slice */
+	uint64_t vs_slice;
+	struct vslice_profile *vsl;	/* the slices' values, one per image */
+	size_t nvsl, cap_vsl;
 };
 
 static int acc_grow(struct acc *a, size_t n)
@@ -163,6 +171,54 @@ static int replay_maps(struct acc *a, char *text, size_t len, struct dcpi_err *e
 	return 0;
 }
 
+/* The current slice's value profiles into a->vsl. */
+static int flush_values(struct acc *a, struct dcpi_err *err)
+{
+	struct vals_stats st = { 0 };
+	struct val_profile *v = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (!a->vs)
+		return 0;
+	ret = vals_finish(a->vs, a->maps, &v, &n, &st, err);
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct vslice_profile *q = NULL;
+
+		for (size_t j = 0; j < a->nvsl && !q; j++)
+			if (prof_image_id_equal(&a->vsl[j].image, &v[i].image))
+				q = &a->vsl[j];
+		if (!q && (q = dcpi_append((void **)&a->vsl, &a->nvsl, &a->cap_vsl,
+					   sizeof(*a->vsl)))) {
+			vslice_profile_init(q);
+			q->image = v[i].image;
+			q->slice_ns = SLICE_DEFAULT_NS;
+		}
+		ret = q ? vslice_add(q, a->vs_slice, &v[i], err) :
+		      dcpi_errf(err, -ENOMEM, "value slices: out of memory");
+	}
+	val_profiles_free(v, n);
+	vals_acc_free(a->vs);
+	a->vs = NULL;
+	return ret;
+}
+
+/* One burst's values again, into the accumulator of its slice. */
+static int slice_values(struct acc *a, const uint64_t *pc, const uint32_t *img,
+			const uint64_t *off, const struct prt_regs *regs, size_t n,
+			struct dcpi_err *err)
+{
+	int ret = a->vs && a->vs_slice != a->slice ? flush_values(a, err) : 0;
+
+	if (!ret && !a->vs) {
+		ret = vals_acc_new(&a->vs, err);
+		if (!ret && a->lat && a->lat->ok)
+			vals_acc_latency(a->vs, a->lat);
+		a->vs_slice = a->slice;
+	}
+	return ret ? ret : vals_burst(a->vs, a->maps, a->pid, pc, img, off, regs, n, err);
+}
+
 static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *regs, size_t n,
 		     struct dcpi_err *err)
 {
@@ -201,6 +257,8 @@ static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *r
 	}
 	if (!ret && regs && a->va)
 		ret = vals_burst(a->va, a->maps, a->pid, pc, img, off, regs, n, err);
+	if (!ret && regs && a->va && a->want_ps)
+		ret = slice_values(a, pc, img, off, regs, n, err);
 	if (ret == -ENOMEM || ret == -EOVERFLOW)
 		return dcpi_errf(err, ret, "path samples: %s", strerror(-ret));
 	return ret;
@@ -369,12 +427,20 @@ static int acc_write_slices(struct acc *a, struct prof_db *db, const char *epoch
 			return dcpi_errf(err, -EOVERFLOW, "path slices: counts overflow");
 		ret = pslice_epoch_write(db, epoch, q, err);
 	}
+	if (!ret)
+		ret = flush_values(a, err);
+	for (size_t i = 0; i < a->nvsl && !ret; i++)
+		ret = vslice_epoch_write(db, epoch, &a->vsl[i], err);
 	return ret;
 }
 
 static void acc_free(struct acc *a)
 {
 	vals_acc_free(a->va);
+	vals_acc_free(a->vs);
+	for (size_t i = 0; i < a->nvsl; i++)
+		vslice_profile_free(&a->vsl[i]);
+	free(a->vsl);
 	path_profiles_free(a->img, a->nimg);
 	for (size_t i = 0; a->ps && i < a->nimg; i++)
 		pslice_profile_free(&a->ps[i]);
@@ -407,6 +473,7 @@ static int spool_read(const char *dir, struct path_profile **out, size_t *n,
 		ret = vals_acc_new(&a.va, err);
 	if (!ret && a.va && lat && lat->ok)
 		vals_acc_latency(a.va, lat);
+	a.lat = lat;
 	if (!ret) {
 		maps_set_offline(a.maps, 1);
 		ret = list_spools(dir, &names, &nn, err);

@@ -649,7 +649,7 @@ static void branch_truth(const char *path, uint64_t first, uint64_t end, uint64_
  */
 static void test_phase_paths(void **state)
 {
-	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[1024];
+	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[PATH_MAX + 1024];
 	char tpath[PATH_MAX + 8], cpath[PATH_MAX + 8];
 	const char *bin;
 	struct truth t[8];
@@ -709,6 +709,115 @@ static void test_phase_paths(void **state)
 	tu_rm_tree(ws);
 }
 
+/* The program's own profile of each kind in epoch 00000001 of db. */
+static void own_slices(const char *db, struct pslice_profile *ps, struct vslice_profile *vs,
+		       struct val_profile *whole)
+{
+	struct pslice_profile *p = NULL;
+	struct vslice_profile *v = NULL;
+	struct val_profile *w = NULL;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	size_t np = 0, nv = 0, nw = 0, i;
+
+	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
+	assert_int_equal(pslice_epoch_read(pdb, "00000001", &p, &np, &err), 0);
+	assert_int_equal(vslice_epoch_read(pdb, "00000001", &v, &nv, &err), 0);
+	assert_int_equal(val_epoch_read(pdb, "00000001", &w, &nw, &err), 0);
+	for (i = 0; i < np && !strstr(p[i].image.path, "workloads/phases"); i++)
+		;
+	assert_true(i < np);
+	*ps = p[i];
+	pslice_profile_init(&p[i]);
+	for (i = 0; i < nv && !prof_image_id_equal(&v[i].image, &ps->image); i++)
+		;
+	assert_true(i < nv);
+	*vs = v[i];
+	vslice_profile_init(&v[i]);
+	for (i = 0; i < nw && !prof_image_id_equal(&w[i].image, &ps->image); i++)
+		;
+	assert_true(i < nw);
+	*whole = w[i];
+	val_profile_init(&w[i]);
+	pslice_profiles_free(p, np);
+	vslice_profiles_free(v, nv);
+	val_profiles_free(w, nw);
+	prof_db_close(pdb);
+}
+
+/* Each list of vals at an instruction some step of paths executed. */
+static unsigned lists_outside(const struct val_profile *vals, const struct path_profile *paths)
+{
+	unsigned out = 0;
+
+	for (size_t i = 0; i < vals->nlists; i++)
+		out += !path_profile_step(paths, vals->lists[i].offset);
+	return out;
+}
+
+/*
+ * Value samples by slice (profile/vslices.c): D-B-E recorded with values;
+ * the slices' value samples add up to the epoch's; the B phase's window
+ * holds values at instructions its own bursts stepped only (its paths'
+ * steps), and fewer lists than the epoch (D and E's phase_branch is cut
+ * out); a value-slice file survives its bytes.
+ */
+static void test_value_slices(void **state)
+{
+	char wl[PATH_MAX], ws[PATH_MAX], tpath[PATH_MAX + 8], db[PATH_MAX + 8];
+	const char *bin;
+	struct truth t[8];
+	struct pslice_profile ps;
+	struct vslice_profile vs, back;
+	struct val_profile whole, vw;
+	struct path_profile pw;
+	struct dcpi_err err = { 0 };
+	uint64_t first = 0, end = 0, slice_ns = 0, sum = 0;
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasev"),
+			 0);
+	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
+	snprintf(db, sizeof(db), "%s/db", ws);
+	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --paths 1000:32 "
+			       "--db %s -- %s D:800,B:800,E:800 >/dev/null 2>&1", tpath, bin, db,
+			       wl), 0);
+	assert_int_equal(read_truth(tpath, t, 8), 3);
+	assert_true(phase_slices(db, &t[1], &first, &end, &slice_ns) > 0);
+	own_slices(db, &ps, &vs, &whole);
+	for (size_t i = 0; i < vs.n; i++)
+		sum += vs.s[i].v.samples;
+	assert_int_equal(sum, whole.samples);
+	assert_int_equal(vslice_window(&vs, first, end, &vw, &err), 0);
+	assert_int_equal(pslice_window(&ps, first, end, &pw), 0);
+	printf("# B phase (slices %" PRIu64 "-%" PRIu64 "): %zu value lists of the epoch's %zu, "
+	       "%" PRIu64 " samples of %" PRIu64 "\n", first, end, vw.nlists, whole.nlists,
+	       vw.samples, whole.samples);
+	assert_true(vw.nlists > 0 && vw.nlists < whole.nlists);
+	assert_int_equal(lists_outside(&vw, &pw), 0);
+	assert_true(vw.samples > 0 && vw.samples < whole.samples);
+	/* bytes */
+	assert_int_equal(vslice_encode(&vs, &buf, &len, &err), 0);
+	assert_int_equal(vslice_decode(buf, len, "x", &back, &err), 0);
+	assert_int_equal(back.n, vs.n);
+	for (size_t i = 0; i < vs.n; i++)
+		assert_int_equal(back.s[i].v.nlists, vs.s[i].v.nlists);
+	vslice_profile_free(&back);
+	buf[len / 2] ^= 1;
+	assert_true(vslice_decode(buf, len, "x", &back, &err) < 0);
+	for (size_t cut = 0; cut < len; cut += len / 64 + 1)
+		assert_true(vslice_decode(buf, cut, "x", &back, &err) < 0);
+	free(buf);
+	path_profile_free(&pw);
+	val_profile_free(&vw);
+	val_profile_free(&whole);
+	vslice_profile_free(&vs);
+	pslice_profile_free(&ps);
+	tu_rm_tree(ws);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -722,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_analysis_phase),
 		cmocka_unit_test(test_pslices_bytes),
 		cmocka_unit_test(test_phase_paths),
+		cmocka_unit_test(test_value_slices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,9 +61,9 @@ struct est_analysis_opts {
 					 * two databases times with one cache */
 	/* windowed: the samples of the epoch's time slices [slice_from,
 	 * slice_to) only (--time, --phase; include/dcpi/slices.h): profiles of
-	 * another event than the slices' are left out.  Path samples too, from
-	 * the epoch's path slices (the whole epoch's when it has none); value
-	 * samples stay the whole epoch's (they keep no time). */
+	 * another event than the slices' are left out.  Path and value samples
+	 * too, from the epoch's path and value slices (the whole epoch's when
+	 * it has none). */
 	int windowed;
 	uint64_t slice_from, slice_to;
 };

@@ -18,6 +18,7 @@
 
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "dcpi/values.h"
 
 #define SLICE_DEFAULT_NS 100000000ULL	/* 100 ms */
 
@@ -157,5 +158,57 @@ int pslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof
 			struct dcpi_err *err);
 int pslice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
 		       const char *src_epoch, struct dcpi_err *err);
+
+/*
+ * Value samples by time slice: "<key>.vslices" beside the epoch's
+ * "<key>.values" (docs/phases.md, "Value samples in time", and its
+ * "Value-slice files").  A hotlist cannot be cut by time once made, so the
+ * collector keeps one value profile per slice (the bursts that started in
+ * it), bounded by the slice's samples; a window's values are the merge of
+ * its slices' profiles (val_profile_merge).
+ */
+struct vslice {
+	uint64_t slice;
+	struct val_profile v;	/* the slice's values; its image is the file's */
+};
+
+struct vslice_profile {
+	struct prof_image_id image;
+	uint64_t slice_ns;
+	struct vslice *s;	/* sorted by slice, no duplicates */
+	size_t n, cap;
+};
+
+void vslice_profile_init(struct vslice_profile *p);
+void vslice_profile_free(struct vslice_profile *p);
+/* Merge v (of p's image) into slice's profile. */
+int vslice_add(struct vslice_profile *p, uint64_t slice, const struct val_profile *v,
+	       struct dcpi_err *err);
+/* dst += src: the same image and width (-EINVAL otherwise). */
+int vslice_profile_merge(struct vslice_profile *dst, const struct vslice_profile *src,
+			 struct dcpi_err *err);
+/* The values of slices [from, to) into out (initialized here; free with
+ * val_profile_free), normalized. */
+int vslice_window(const struct vslice_profile *p, uint64_t from, uint64_t to,
+		  struct val_profile *out, struct dcpi_err *err);
+int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
+		  struct dcpi_err *err);
+int vslice_decode(const uint8_t *buf, size_t len, const char *name,
+		  struct vslice_profile *p, struct dcpi_err *err);
+int vslice_file_write(const char *path, const struct vslice_profile *p, struct dcpi_err *err);
+int vslice_file_read(const char *path, struct vslice_profile *p, struct dcpi_err *err);
+int vslice_file_merge(const char *path, const struct vslice_profile *p, struct dcpi_err *err);
+int vslice_epoch_write(struct prof_db *db, const char *epoch, const struct vslice_profile *p,
+		       struct dcpi_err *err);
+int vslice_epoch_read(struct prof_db *db, const char *epoch, struct vslice_profile **out,
+		      size_t *n, struct dcpi_err *err);
+void vslice_profiles_free(struct vslice_profile *p, size_t n);
+int vslice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
+		       const char *src_epoch, struct dcpi_err *err);
+/* As pslice_epoch_window, for the values: 1, or 0 when the epoch keeps no
+ * value slices. */
+int vslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+			uint64_t from, uint64_t to, struct val_profile *out,
+			struct dcpi_err *err);
 
 #endif /* DCPI_SLICES_H */
