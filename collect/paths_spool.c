@@ -426,6 +426,7 @@ static int acc_write_slices(struct acc *a, struct prof_db *db, const char *epoch
 		if (pslice_normalize(q))
 			return dcpi_errf(err, -EOVERFLOW, "path slices: counts overflow");
 		ret = pslice_epoch_write(db, epoch, q, err);
+		pslice_profile_free(q);	/* acc_finish forgets a->nimg */
 	}
 	if (!ret)
 		ret = flush_values(a, err);

@@ -640,6 +640,19 @@ static void branch_truth(const char *path, uint64_t first, uint64_t end, uint64_
 	fclose(f);
 }
 
+/* The two counts the check of test_phase_paths wrote. */
+static void read_got(const char *ws, double got[2])
+{
+	char path[PATH_MAX + 8];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/got", ws);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lf %lf", &got[0], &got[1]), 2);
+	fclose(f);
+}
+
 /*
  * dcpicalc --phase N phase_branch, N the E phase of D-B-E: phase_branch's
  * test is true 7 times in 8 in D and 1 in 8 in E.  With the phase's own
@@ -679,21 +692,16 @@ static void test_phase_paths(void **state)
 		snprintf(args, sizeof(args), "calc --no-calibrate --no-measure --db %s/%s "
 			 "--phase %ld phase_branch", ws, k ? "old" : "db", ph);
 		snprintf(py, sizeof(py),
-			 "b = {int(x['start'], 16) & 0xfff: x['executions'] for x in d['blocks']}\n"
-			 "i = {int(x['address'], 16) & 0xfff: x['text'] for x in d['instructions']}\n"
+			 "b = {int(x['start'], 16) & 0xfff: x['executions']\n"
+			 "     for x in d['blocks']}\n"
+			 "i = {int(x['address'], 16) & 0xfff: x['text']\n"
+			 "     for x in d['instructions']}\n"
 			 "th = [b[a] for a in b if i.get(a, '').startswith('imul')]\n"
 			 "el = [b[a] for a in b if any(i.get(a + o, '').startswith('div')\n"
 			 "                              for o in range(0, 16))]\n"
 			 "open('%s/got', 'w').write('%%r %%r' %% (th[0], el[0]))\n", ws);
 		tu_check_json(bin, ws, args, py);
-		snprintf(tpath, sizeof(tpath), "%s/got", ws);
-		{
-			FILE *f = fopen(tpath, "r");
-
-			assert_non_null(f);
-			assert_int_equal(fscanf(f, "%lf %lf", &got[k][0], &got[k][1]), 2);
-			fclose(f);
-		}
+		read_got(ws, got[k]);
 	}
 	printf("# D-B-E, --phase %ld (slices %" PRIu64 "-%" PRIu64 "), phase_branch's arms: exact "
 	       "%.0f / %.0f; with the phase's paths %.0f / %.0f (%+.1f%% / %+.1f%%); with the "
