@@ -753,6 +753,30 @@ static void own_slices(const char *db, struct pslice_profile *ps, struct vslice_
 	prof_db_close(pdb);
 }
 
+/* The epoch's path profile of ps's image equals ps summed over every slice. */
+static void check_paths_sum(const char *db, const struct pslice_profile *ps)
+{
+	struct path_profile *p = NULL, all;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	size_t n = 0, i;
+
+	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
+	assert_int_equal(path_epoch_read(pdb, "00000001", &p, &n, &err), 0);
+	for (i = 0; i < n && !prof_image_id_equal(&p[i].image, &ps->image); i++)
+		;
+	assert_true(i < n);
+	assert_int_equal(pslice_window(ps, 0, UINT64_MAX, &all), 0);
+	assert_int_equal(all.bursts, p[i].bursts);
+	assert_int_equal(all.nedges, p[i].nedges);
+	assert_int_equal(all.nsteps, p[i].nsteps);
+	assert_memory_equal(all.edges, p[i].edges, all.nedges * sizeof(*all.edges));
+	assert_memory_equal(all.steps, p[i].steps, all.nsteps * sizeof(*all.steps));
+	path_profile_free(&all);
+	path_profiles_free(p, n);
+	prof_db_close(pdb);
+}
+
 /* Each list of vals at an instruction some step of paths executed. */
 static unsigned lists_outside(const struct val_profile *vals, const struct path_profile *paths)
 {
@@ -765,7 +789,8 @@ static unsigned lists_outside(const struct val_profile *vals, const struct path_
 
 /*
  * Value samples by slice (profile/vslices.c): D-B-E recorded with values;
- * the slices' value samples add up to the epoch's; the B phase's window
+ * the path slices add up to the epoch's paths and the value slices'
+ * samples to the epoch's values' samples; the B phase's window
  * holds values at instructions its own bursts stepped only (its paths'
  * steps), and fewer lists than the epoch (D and E's phase_branch is cut
  * out); a value-slice file survives its bytes.
@@ -795,6 +820,7 @@ static void test_value_slices(void **state)
 	assert_int_equal(read_truth(tpath, t, 8), 3);
 	assert_true(phase_slices(db, &t[1], &first, &end, &slice_ns) > 0);
 	own_slices(db, &ps, &vs, &whole);
+	check_paths_sum(db, &ps);
 	for (size_t i = 0; i < vs.n; i++)
 		sum += vs.s[i].v.samples;
 	assert_int_equal(sum, whole.samples);
