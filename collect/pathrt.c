@@ -91,6 +91,7 @@ struct prt_thread {
 	int armed;
 	int stopped;		/* never stepped again (stop_thread) */
 	unsigned n, left;	/* pcs recorded, traps left */
+	uint64_t t0;		/* CLOCK_MONOTONIC when the burst started */
 	timer_t timer;
 	uint64_t rnd;
 	struct prt_burst b;
@@ -421,6 +422,7 @@ static void burst_end(struct prt_thread *t, uint32_t flags)
 		return;
 	check_maps(t);
 	fill_header(&t->b.h, vlen ? PRT_VBURST : PRT_BURST, len + vlen, flags);
+	t->b.h.time_ns = t->t0;	/* the sample's time, as the time slices use */
 	if (!spool_ok()) {
 		spool_open();
 		if (lock_maps()) {
@@ -742,6 +744,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 	if (at_syscall((uint64_t)r[REG_RIP]))
 		goto out;
 	t->active = 1;
+	t->t0 = now_ns();
 	t->n = 1;
 	t->left = g.k + 64;	/* a rep-prefixed instruction traps per iteration */
 	t->b.pc[0] = (uint64_t)r[REG_RIP];

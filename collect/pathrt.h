@@ -67,7 +67,7 @@ struct prt_rec {
 	uint32_t len;		/* bytes of the record including this header */
 	uint32_t pid, tid;
 	uint32_t flags;
-	uint64_t time_ns;	/* CLOCK_MONOTONIC at the end of the burst */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC: a burst's start, a MAPS record's write */
 };
 
 struct prt_alloc {

@@ -81,5 +81,10 @@ int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
 			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
 			    const struct lat_table *lat, struct dcpi_err *err);
+/* Both into epoch of db (values when asked), and the paths by time slice
+ * ("<key>.pslices", include/dcpi/slices.h). */
+int paths_spool_write(const char *dir, struct prof_db *db, const char *epoch, int values,
+		      const struct lat_table *lat, struct paths_stats *st,
+		      struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_PATHS_H */

@@ -148,28 +148,16 @@ void paths_child_env(const struct paths_run *r)
 int paths_collect(struct paths_run *r, struct prof_db *db, const char *epoch,
 		  struct paths_stats *st, struct dcpi_err *err)
 {
-	struct path_profile *v;
-	struct val_profile *vv = NULL;
-	size_t n, vn = 0;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
 	if (!r->on)
 		return 0;
-	if (r->values)
-		ret = paths_spool_read_values(r->dir, &v, &n, st, &vv, &vn, &r->lat, err);
-	else
-		ret = paths_spool_read(r->dir, &v, &n, st, err);
-	for (size_t i = 0; i < n && !ret; i++)
-		ret = path_epoch_write(db, epoch, &v[i], err);
-	for (size_t i = 0; i < vn && !ret; i++)
-		ret = val_epoch_write(db, epoch, &vv[i], err);
+	ret = paths_spool_write(r->dir, db, epoch, r->values, &r->lat, st, err);
 	/* data profiles from the same steps (docs/data.md); DCPI_DATA=0: not
 	 * (bench/bench_data.sh measures what they cost) */
 	if (!ret && r->values && !(getenv("DCPI_DATA") && !strcmp(getenv("DCPI_DATA"), "0")))
 		ret = data_spool_collect(r->dir, db, epoch, &st->data, err);
-	path_profiles_free(v, n);
-	val_profiles_free(vv, vn);
 	return ret;
 }
 

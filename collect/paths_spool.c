@@ -12,6 +12,15 @@
  * entered.  pcs in no image (anonymous memory) are left out.  A record
  * that is malformed or cut short (the process died during the write) is
  * counted and ends that file; nothing else is trusted either.
+ *
+ * With path slices wanted (paths_spool_write), every burst's records also
+ * count in the time slice of its start, the record's time (pathrt.c takes
+ * CLOCK_MONOTONIC when the burst starts), into one struct pslice_profile
+ * per image (include/dcpi/slices.h), so that --time and --phase can cut
+ * the paths as they cut the PC samples.  With values too, each slice's
+ * value samples go through a vals_acc of their own (values_spool.c), and
+ * its profiles into one struct vslice_profile per image: a hotlist cannot
+ * be cut by time once made.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/slices.h"
 #include "internal.h"
 #include "pathrt.h"
 #include "paths.h"
@@ -30,29 +40,58 @@
 struct acc {
 	struct maps *maps;
 	struct path_profile *img;	/* by image index of maps */
+	struct pslice_profile *ps;	/* the same by time slice, when want_ps */
+	int want_ps;
 	size_t nimg;
+	uint64_t slice;			/* the current burst's time slice */
 	uint32_t pid;			/* pseudo-pid of the current snapshot */
 	uint32_t next_pid;
 	uint64_t *tids;			/* (pid << 32 | tid), for the thread count */
 	size_t ntids, cap_tids;
 	struct paths_stats *st;
 	struct vals_acc *va;		/* value samples wanted, or NULL */
+	const struct lat_table *lat;	/* its latency table, or NULL */
+	struct vals_acc *vs;		/* want_ps: the values of slice vs_slice */
+	uint64_t vs_slice;
+	struct vslice_profile *vsl;	/* the slices' values, one per image */
+	size_t nvsl, cap_vsl;
 };
+
+static int acc_grow(struct acc *a, size_t n)
+{
+	struct path_profile *v = realloc(a->img, n * sizeof(*v));
+	struct pslice_profile *w;
+
+	if (!v)
+		return -ENOMEM;
+	a->img = v;
+	for (size_t i = a->nimg; i < n; i++)
+		path_profile_init(&v[i]);
+	if (a->want_ps) {
+		if (!(w = realloc(a->ps, n * sizeof(*w))))
+			return -ENOMEM;
+		a->ps = w;
+		for (size_t i = a->nimg; i < n; i++)
+			pslice_profile_init(&w[i]);
+	}
+	a->nimg = n;
+	return 0;
+}
 
 static struct path_profile *acc_image(struct acc *a, uint32_t image)
 {
-	if (image >= a->nimg) {
-		size_t n = image + 16;
-		struct path_profile *v = realloc(a->img, n * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		for (size_t i = a->nimg; i < n; i++)
-			path_profile_init(&v[i]);
-		a->img = v;
-		a->nimg = n;
-	}
+	if (image >= a->nimg && acc_grow(a, (size_t)image + 16))
+		return NULL;
 	return &a->img[image];
+}
+
+/* The image's path slices (a->ps wanted and acc_image called), squashed
+ * now and then so that memory stays bounded on long runs. */
+static int acc_slices_room(struct pslice_profile *q)
+{
+	if ((q->n >= (1u << 20) && q->n == q->cap) || (q->ns >= (1u << 20) && q->ns == q->caps))
+		return pslice_normalize(q);
+	return 0;
 }
 
 /* Keep memory bounded on long runs: squash duplicates now and then. */
@@ -65,6 +104,9 @@ static int acc_edge(struct acc *a, uint32_t image, uint64_t from, uint64_t to)
 	if (p->nedges >= (1u << 20) && p->nedges == p->cap_edges &&
 	    path_profile_normalize(p))
 		return -EOVERFLOW;
+	if (a->ps && (acc_slices_room(&a->ps[image]) ||
+		      pslice_add_edge(&a->ps[image], a->slice, from, to, 1)))
+		return -ENOMEM;
 	return path_profile_add_edge(p, from, to, 1);
 }
 
@@ -77,6 +119,9 @@ static int acc_step(struct acc *a, uint32_t image, uint64_t off)
 	if (p->nsteps >= (1u << 20) && p->nsteps == p->cap_steps &&
 	    path_profile_normalize(p))
 		return -EOVERFLOW;
+	if (a->ps && (acc_slices_room(&a->ps[image]) ||
+		      pslice_add_step(&a->ps[image], a->slice, off, 1)))
+		return -ENOMEM;
 	return path_profile_add_step(p, off, 1);
 }
 
@@ -126,6 +171,54 @@ static int replay_maps(struct acc *a, char *text, size_t len, struct dcpi_err *e
 	return 0;
 }
 
+/* The current slice's value profiles into a->vsl. */
+static int flush_values(struct acc *a, struct dcpi_err *err)
+{
+	struct vals_stats st = { 0 };
+	struct val_profile *v = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (!a->vs)
+		return 0;
+	ret = vals_finish(a->vs, a->maps, &v, &n, &st, err);
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct vslice_profile *q = NULL;
+
+		for (size_t j = 0; j < a->nvsl && !q; j++)
+			if (prof_image_id_equal(&a->vsl[j].image, &v[i].image))
+				q = &a->vsl[j];
+		if (!q && (q = dcpi_append((void **)&a->vsl, &a->nvsl, &a->cap_vsl,
+					   sizeof(*a->vsl)))) {
+			vslice_profile_init(q);
+			q->image = v[i].image;
+			q->slice_ns = SLICE_DEFAULT_NS;
+		}
+		ret = q ? vslice_add(q, a->vs_slice, &v[i], err) :
+		      dcpi_errf(err, -ENOMEM, "value slices: out of memory");
+	}
+	val_profiles_free(v, n);
+	vals_acc_free(a->vs);
+	a->vs = NULL;
+	return ret;
+}
+
+/* One burst's values again, into the accumulator of its slice. */
+static int slice_values(struct acc *a, const uint64_t *pc, const uint32_t *img,
+			const uint64_t *off, const struct prt_regs *regs, size_t n,
+			struct dcpi_err *err)
+{
+	int ret = a->vs && a->vs_slice != a->slice ? flush_values(a, err) : 0;
+
+	if (!ret && !a->vs) {
+		ret = vals_acc_new(&a->vs, err);
+		if (!ret && a->lat && a->lat->ok)
+			vals_acc_latency(a->vs, a->lat);
+		a->vs_slice = a->slice;
+	}
+	return ret ? ret : vals_burst(a->vs, a->maps, a->pid, pc, img, off, regs, n, err);
+}
+
 static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *regs, size_t n,
 		     struct dcpi_err *err)
 {
@@ -157,10 +250,15 @@ static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *r
 		if (!ret && y != MAPS_UNKNOWN)
 			ret = acc_edge(a, y, PATH_ELSEWHERE, off[i]);
 	}
-	for (j = 0; j < nt && !ret; j++)
+	for (j = 0; j < nt && !ret; j++) {
 		a->img[touched[j]].bursts++;
+		if (a->ps && pslice_add_burst(&a->ps[touched[j]], a->slice, 1))
+			ret = -ENOMEM;
+	}
 	if (!ret && regs && a->va)
 		ret = vals_burst(a->va, a->maps, a->pid, pc, img, off, regs, n, err);
+	if (!ret && regs && a->va && a->want_ps)
+		ret = slice_values(a, pc, img, off, regs, n, err);
 	if (ret == -ENOMEM || ret == -EOVERFLOW)
 		return dcpi_errf(err, ret, "path samples: %s", strerror(-ret));
 	return ret;
@@ -205,6 +303,7 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		a->st->steps += npc;
 		a->st->cut += !!(h.flags & PRT_F_CUT);
 		a->st->lost += !!(h.flags & PRT_F_LOST);
+		a->slice = h.time_ns / SLICE_DEFAULT_NS;
 		if (a->pid)
 			ret = burst_pcs(a, (const uint64_t *)buf,
 					h.type == PRT_VBURST ?
@@ -309,11 +408,56 @@ int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 	return paths_spool_read_values(dir, out, n, st, NULL, NULL, NULL, err);
 }
 
-int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
-			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
-			    const struct lat_table *lat, struct dcpi_err *err)
+/* Each image's path slices into the epoch (before acc_finish moves the
+ * profiles: a->ps is indexed by the maps' images). */
+static int acc_write_slices(struct acc *a, struct prof_db *db, const char *epoch,
+			    struct dcpi_err *err)
 {
-	struct acc a = { .st = st };
+	int ret = 0;
+
+	for (size_t i = 0; i < a->nimg && a->ps && !ret; i++) {
+		struct pslice_profile *q = &a->ps[i];
+
+		if (!q->n && !q->ns)
+			continue;
+		q->image = *maps_image(a->maps, (uint32_t)i);
+		snprintf(q->source, sizeof(q->source), "%s", PATHS_SOURCE);
+		q->slice_ns = SLICE_DEFAULT_NS;
+		if (pslice_normalize(q))
+			return dcpi_errf(err, -EOVERFLOW, "path slices: counts overflow");
+		ret = pslice_epoch_write(db, epoch, q, err);
+		pslice_profile_free(q);	/* acc_finish forgets a->nimg */
+	}
+	if (!ret)
+		ret = flush_values(a, err);
+	for (size_t i = 0; i < a->nvsl && !ret; i++)
+		ret = vslice_epoch_write(db, epoch, &a->vsl[i], err);
+	return ret;
+}
+
+static void acc_free(struct acc *a)
+{
+	vals_acc_free(a->va);
+	vals_acc_free(a->vs);
+	for (size_t i = 0; i < a->nvsl; i++)
+		vslice_profile_free(&a->vsl[i]);
+	free(a->vsl);
+	path_profiles_free(a->img, a->nimg);
+	for (size_t i = 0; a->ps && i < a->nimg; i++)
+		pslice_profile_free(&a->ps[i]);
+	free(a->ps);
+	free(a->tids);
+	maps_free(a->maps);
+}
+
+/* The spool files of dir into profiles; with db, the path slices written
+ * into its epoch on the way. */
+static int spool_read(const char *dir, struct path_profile **out, size_t *n,
+		      struct paths_stats *st, struct val_profile **vout, size_t *vn,
+		      const struct lat_table *lat, struct prof_db *db, const char *epoch,
+		      struct dcpi_err *err)
+{
+	struct acc a = { .st = st, .want_ps = !!db };
 	char **names = NULL, path[PATH_MAX + 256];
 	size_t nn = 0;
 	int ret;
@@ -330,6 +474,7 @@ int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *
 		ret = vals_acc_new(&a.va, err);
 	if (!ret && a.va && lat && lat->ok)
 		vals_acc_latency(a.va, lat);
+	a.lat = lat;
 	if (!ret) {
 		maps_set_offline(a.maps, 1);
 		ret = list_spools(dir, &names, &nn, err);
@@ -338,16 +483,41 @@ int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		ret = replay_file(&a, path, err);
 	}
+	if (!ret && db)
+		ret = acc_write_slices(&a, db, epoch, err);
 	if (!ret)
 		ret = acc_finish(&a, out, n, err);
 	if (!ret && a.va)
 		ret = vals_finish(a.va, a.maps, vout, vn, &st->values, err);
-	vals_acc_free(a.va);
-	path_profiles_free(a.img, a.nimg);
+	acc_free(&a);
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);
 	free(names);
-	free(a.tids);
-	maps_free(a.maps);
+	return ret;
+}
+
+int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
+			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
+			    const struct lat_table *lat, struct dcpi_err *err)
+{
+	return spool_read(dir, out, n, st, vout, vn, lat, NULL, NULL, err);
+}
+
+int paths_spool_write(const char *dir, struct prof_db *db, const char *epoch, int values,
+		      const struct lat_table *lat, struct paths_stats *st,
+		      struct dcpi_err *err)
+{
+	struct path_profile *v = NULL;
+	struct val_profile *vv = NULL;
+	size_t n = 0, vn = 0;
+	int ret = spool_read(dir, &v, &n, st, values ? &vv : NULL, values ? &vn : NULL, lat,
+			     db, epoch, err);
+
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = path_epoch_write(db, epoch, &v[i], err);
+	for (size_t i = 0; i < vn && !ret; i++)
+		ret = val_epoch_write(db, epoch, &vv[i], err);
+	path_profiles_free(v, n);
+	val_profiles_free(vv, vn);
 	return ret;
 }

@@ -246,10 +246,20 @@ static int each_epoch(struct est_input *in, const struct prof_image_id *id, epoc
 static int paths_of_epoch(struct est_input *in, const char *epoch,
 			  const struct prof_image_id *id, struct dcpi_err *err)
 {
-	struct path_profile *pp = NULL;
+	struct path_profile *pp = NULL, w;
 	size_t n = 0;
-	int rc = path_epoch_read(in->db, epoch, &pp, &n, err);
+	int rc = in->o.windowed ? pslice_epoch_window(in->db, epoch, id, in->o.slice_from,
+						      in->o.slice_to, &w, err) : 0;
 
+	if (rc > 0) {		/* the window's own paths (include/dcpi/slices.h) */
+		in->pp = w;
+		in->have_pp = w.nedges > 0;
+		return 0;
+	}
+	if (rc == 0 && in->o.windowed && !strstr(in->note, "no path slices"))
+		note(in, "paths: the whole epoch's (it keeps no path slices)");
+	if (rc == 0)
+		rc = path_epoch_read(in->db, epoch, &pp, &n, err);
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		if (!prof_image_id_equal(&pp[i].image, id))
 			continue;
@@ -302,10 +312,18 @@ static int image_paths(struct est_input *in, const struct prof_image_id *id,
 static int values_of_epoch(struct est_input *in, const char *epoch,
 			   const struct prof_image_id *id, struct dcpi_err *err)
 {
-	struct val_profile *vp = NULL;
+	struct val_profile *vp = NULL, w;
 	size_t n = 0;
-	int rc = val_epoch_read(in->db, epoch, &vp, &n, err);
+	int rc = in->o.windowed ? vslice_epoch_window(in->db, epoch, id, in->o.slice_from,
+						      in->o.slice_to, &w, err) : 0;
 
+	if (rc > 0) {		/* the window's own values (include/dcpi/slices.h) */
+		in->vp = w;
+		in->have_vp = w.nlists > 0;
+		return 0;
+	}
+	if (rc == 0)
+		rc = val_epoch_read(in->db, epoch, &vp, &n, err);
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		if (!prof_image_id_equal(&vp[i].image, id))
 			continue;

@@ -3,7 +3,10 @@
  * synthetic interval counts, the time-slice profile kind of profile/
  * slices.c (bytes, merge, damage), and `dcpi record` on tests/workloads/
  * phases.c (A-B-A, the workload's own timestamps as truth, ten runs, half
- * of them beside a busy second vCPU), read back by dcpiprof --phases.
+ * of them beside a busy second vCPU), read back by dcpiprof --phases; the
+ * path-slice kind (profile/pslices.c) and dcpicalc --phase N on one
+ * procedure whose branch goes one way in one phase and the other way in
+ * another (D-B-E), against its exact counts by construction.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -505,6 +508,350 @@ static void test_analysis_phase(void **state)
 	tu_rm_tree(ws);
 }
 
+/* --- paths by time slice (profile/pslices.c) -------------------------------- */
+
+static void pslice_fill(struct pslice_profile *p, uint64_t seed)
+{
+	pslice_profile_init(p);
+	snprintf(p->image.path, sizeof(p->image.path), "/bin/x");
+	snprintf(p->image.build_id, sizeof(p->image.build_id), "00ff");
+	snprintf(p->source, sizeof(p->source), "tf-step");
+	p->slice_ns = SLICE_DEFAULT_NS;
+	for (unsigned i = 0; i < 200; i++) {
+		uint64_t r = tu_rng() ^ seed, k = 1000 + r % 7, f = 0x400 + (r >> 8) % 64;
+
+		assert_int_equal(pslice_add_edge(p, k, f, r % 5 ? f + 4 : PATH_ELSEWHERE, 1), 0);
+		assert_int_equal(pslice_add_edge(p, k, PATH_ELSEWHERE, f, 1), 0);
+		assert_int_equal(pslice_add_step(p, k, f, 2), 0);
+		assert_int_equal(pslice_add_burst(p, k, 1), 0);
+	}
+	assert_int_equal(pslice_normalize(p), 0);
+}
+
+/* Bytes round-trip; a window is the sum of its slices (all of them: the
+ * epoch's paths); merging adds; a flipped byte or a cut file is refused. */
+static void test_pslices_bytes(void **state)
+{
+	struct pslice_profile p, q, m;
+	struct path_profile w, w1, w2;
+	struct dcpi_err err = { 0 };
+	uint8_t *buf, *buf2;
+	size_t len, len2;
+
+	(void)state;
+	pslice_fill(&p, 1);
+	assert_int_equal(pslice_encode(&p, &buf, &len, &err), 0);
+	assert_int_equal(pslice_decode(buf, len, "x", &q, &err), 0);
+	assert_int_equal(q.n, p.n);
+	assert_int_equal(q.ns, p.ns);
+	assert_int_equal(q.nb, p.nb);
+	assert_memory_equal(q.e, p.e, p.n * sizeof(*p.e));
+	assert_memory_equal(q.s, p.s, p.ns * sizeof(*p.s));
+	assert_memory_equal(q.b, p.b, p.nb * sizeof(*p.b));
+	/* slices [1000, 1003) and [1003, 1007) add up to the whole */
+	assert_int_equal(pslice_window(&p, 1000, 1003, &w1), 0);
+	assert_int_equal(pslice_window(&p, 1003, 1007, &w2), 0);
+	assert_int_equal(pslice_window(&p, 0, UINT64_MAX, &w), 0);
+	assert_int_equal(w.bursts, 200);
+	assert_int_equal(w1.bursts + w2.bursts, 200);
+	assert_true(w1.bursts > 0 && w2.bursts > 0);
+	assert_int_equal(path_profile_merge(&w1, &w2, &err), 0);
+	assert_int_equal(w1.nedges, w.nedges);
+	assert_memory_equal(w1.edges, w.edges, w.nedges * sizeof(*w.edges));
+	assert_memory_equal(w1.steps, w.steps, w.nsteps * sizeof(*w.steps));
+	/* merge: p + p doubles every count */
+	pslice_profile_init(&m);
+	m.image = p.image;
+	memcpy(m.source, p.source, sizeof(m.source));
+	m.slice_ns = p.slice_ns;
+	assert_int_equal(pslice_profile_merge(&m, &q, &err), 0);
+	assert_int_equal(pslice_profile_merge(&m, &p, &err), 0);
+	assert_int_equal(m.n, p.n);
+	for (size_t i = 0; i < m.n; i++)
+		assert_int_equal(m.e[i].count, 2 * p.e[i].count);
+	m.slice_ns = 1;
+	assert_int_equal(pslice_profile_merge(&m, &q, &err), -EINVAL);
+	/* damage */
+	pslice_profile_free(&q);
+	buf[len - 3] ^= 0x40;
+	assert_true(pslice_decode(buf, len, "x", &q, &err) < 0);
+	assert_int_equal(pslice_encode(&p, &buf2, &len2, &err), 0);
+	for (size_t cut = 0; cut < len2; cut += 7)
+		assert_true(pslice_decode(buf2, cut, "x", &q, &err) < 0);
+	free(buf);
+	free(buf2);
+	path_profile_free(&w);
+	path_profile_free(&w1);
+	path_profile_free(&w2);
+	pslice_profile_free(&p);
+	pslice_profile_free(&q);
+	pslice_profile_free(&m);
+}
+
+/* The phase holding the middle of truth b: its number (1-based) and its
+ * slices [*first, *end). */
+static long phase_slices(const char *db, const struct truth *b, uint64_t *first, uint64_t *end,
+			 uint64_t *slice_ns)
+{
+	uint64_t mid = (b->start + b->end) / 2;
+	struct rep_slices s;
+	struct rep_phase *ph;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	size_t n;
+	long k = 0;
+
+	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
+	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
+	assert_int_equal(rep_phases(&s, SLICE_RULE_INVERSION, &ph, &n, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		if (mid / s.slice_ns >= ph[i].first && mid / s.slice_ns < ph[i].end) {
+			k = (long)i + 1;
+			*first = ph[i].first;
+			*end = ph[i].end;
+		}
+	*slice_ns = s.slice_ns;
+	free(ph);
+	rep_slices_free(&s);
+	prof_db_close(pdb);
+	return k;
+}
+
+/* phase_branch's exact counts in slices [first, end): "then" arm, "else"
+ * arm (tests/workloads/phases.c, DCPI_PHASES_CALLS). */
+static void branch_truth(const char *path, uint64_t first, uint64_t end, uint64_t slice_ns,
+			 double *then_n, double *else_n)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long t, per;
+	char name[8];
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "BRANCH_N %llu", &per), 1);
+	*then_n = *else_n = 0;
+	while (fscanf(f, "%7s %llu", name, &t) == 2) {
+		unsigned k = name[0] == 'D' ? 7 : 1;
+
+		if (t / slice_ns < first || t / slice_ns >= end)
+			continue;
+		*then_n += (double)(per * k / 8);
+		*else_n += (double)(per * (8 - k) / 8);
+	}
+	fclose(f);
+}
+
+/* The two counts the check of test_phase_paths wrote. */
+static void read_got(const char *ws, double got[2])
+{
+	char path[PATH_MAX + 8];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/got", ws);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lf %lf", &got[0], &got[1]), 2);
+	fclose(f);
+}
+
+/*
+ * dcpicalc --phase N phase_branch, N the E phase of D-B-E: phase_branch's
+ * test is true 7 times in 8 in D and 1 in 8 in E.  With the phase's own
+ * paths the arms' split is E's; with the whole epoch's (the database
+ * without its .pslices files, as an older one) it is D's and E's mixed.
+ * Prints both errors against the exact counts of the phase's slices.
+ */
+static void test_phase_paths(void **state)
+{
+	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[PATH_MAX + 1024];
+	char tpath[PATH_MAX + 8], cpath[PATH_MAX + 8];
+	const char *bin;
+	struct truth t[8];
+	uint64_t first = 0, end = 0, slice_ns = 0;
+	double th, el, got[2][2];
+	long ph;
+
+	(void)state;
+	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasep"),
+			 0);
+	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
+	snprintf(cpath, sizeof(cpath), "%s/calls", ws);
+	/* calibrated (counts, not cycles); as many bursts as the timer gives */
+	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s DCPI_PHASES_CALLS=%s %s record --paths 1000:32 "
+			       "--no-values --db %s/db -- %s D:1000,B:600,E:1000 >/dev/null 2>&1",
+			       tpath, cpath, bin, ws, wl), 0);
+	assert_int_equal(read_truth(tpath, t, 8), 3);
+	snprintf(args, sizeof(args), "%s/db", ws);
+	ph = phase_slices(args, &t[2], &first, &end, &slice_ns);
+	assert_true(ph > 0);
+	branch_truth(cpath, first, end, slice_ns, &th, &el);
+	assert_true(th > 0 && el > 6 * th);
+	/* the old way: a copy of the database without its path slices */
+	assert_int_equal(tu_sh("cp -r %s/db %s/old && rm %s/old/00000001/*.pslices", ws, ws, ws),
+			 0);
+	for (int k = 0; k < 2; k++) {
+		snprintf(args, sizeof(args), "calc --no-calibrate --no-measure --db %s/%s "
+			 "--phase %ld phase_branch", ws, k ? "old" : "db", ph);
+		snprintf(py, sizeof(py),
+			 "b = {int(x['start'], 16) & 0xfff: x['executions']\n"
+			 "     for x in d['blocks']}\n"
+			 "i = {int(x['address'], 16) & 0xfff: x['text']\n"
+			 "     for x in d['instructions']}\n"
+			 "th = [b[a] for a in b if i.get(a, '').startswith('imul')]\n"
+			 "el = [b[a] for a in b if any(i.get(a + o, '').startswith('div')\n"
+			 "                              for o in range(0, 16))]\n"
+			 "open('%s/got', 'w').write('%%r %%r' %% (th[0], el[0]))\n", ws);
+		tu_check_json(bin, ws, args, py);
+		read_got(ws, got[k]);
+	}
+	printf("# D-B-E, --phase %ld (slices %" PRIu64 "-%" PRIu64 "), phase_branch's arms: exact "
+	       "%.0f / %.0f; with the phase's paths %.0f / %.0f (%+.1f%% / %+.1f%%); with the "
+	       "epoch's %.0f / %.0f (%+.1f%% / %+.1f%%)\n", ph, first, end, th, el, got[0][0],
+	       got[0][1], 100 * (got[0][0] / th - 1), 100 * (got[0][1] / el - 1), got[1][0],
+	       got[1][1], 100 * (got[1][0] / th - 1), 100 * (got[1][1] / el - 1));
+	/* the arms' split is the phase's: "then" one in eight */
+	assert_true(fabs(got[0][0] / (got[0][0] + got[0][1]) - th / (th + el)) < 0.05);
+	assert_true(fabs(got[0][0] / th - 1) < fabs(got[1][0] / th - 1));
+	/* dcpi merge carries the path slices */
+	assert_int_equal(tu_sh("%s merge %s/db -o %s/m >/dev/null 2>&1 && ls %s/m/*/*.pslices "
+			       ">/dev/null", bin, ws, ws, ws), 0);
+	tu_rm_tree(ws);
+}
+
+/* The program's own profile of each kind in epoch 00000001 of db. */
+static void own_slices(const char *db, struct pslice_profile *ps, struct vslice_profile *vs,
+		       struct val_profile *whole)
+{
+	struct pslice_profile *p = NULL;
+	struct vslice_profile *v = NULL;
+	struct val_profile *w = NULL;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	size_t np = 0, nv = 0, nw = 0, i;
+
+	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
+	assert_int_equal(pslice_epoch_read(pdb, "00000001", &p, &np, &err), 0);
+	assert_int_equal(vslice_epoch_read(pdb, "00000001", &v, &nv, &err), 0);
+	assert_int_equal(val_epoch_read(pdb, "00000001", &w, &nw, &err), 0);
+	for (i = 0; i < np && !strstr(p[i].image.path, "workloads/phases"); i++)
+		;
+	assert_true(i < np);
+	*ps = p[i];
+	pslice_profile_init(&p[i]);
+	for (i = 0; i < nv && !prof_image_id_equal(&v[i].image, &ps->image); i++)
+		;
+	assert_true(i < nv);
+	*vs = v[i];
+	vslice_profile_init(&v[i]);
+	for (i = 0; i < nw && !prof_image_id_equal(&w[i].image, &ps->image); i++)
+		;
+	assert_true(i < nw);
+	*whole = w[i];
+	val_profile_init(&w[i]);
+	pslice_profiles_free(p, np);
+	vslice_profiles_free(v, nv);
+	val_profiles_free(w, nw);
+	prof_db_close(pdb);
+}
+
+/* The epoch's path profile of ps's image equals ps summed over every slice. */
+static void check_paths_sum(const char *db, const struct pslice_profile *ps)
+{
+	struct path_profile *p = NULL, all;
+	struct prof_db *pdb;
+	struct dcpi_err err = { 0 };
+	size_t n = 0, i;
+
+	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
+	assert_int_equal(path_epoch_read(pdb, "00000001", &p, &n, &err), 0);
+	for (i = 0; i < n && !prof_image_id_equal(&p[i].image, &ps->image); i++)
+		;
+	assert_true(i < n);
+	assert_int_equal(pslice_window(ps, 0, UINT64_MAX, &all), 0);
+	assert_int_equal(all.bursts, p[i].bursts);
+	assert_int_equal(all.nedges, p[i].nedges);
+	assert_int_equal(all.nsteps, p[i].nsteps);
+	assert_memory_equal(all.edges, p[i].edges, all.nedges * sizeof(*all.edges));
+	assert_memory_equal(all.steps, p[i].steps, all.nsteps * sizeof(*all.steps));
+	path_profile_free(&all);
+	path_profiles_free(p, n);
+	prof_db_close(pdb);
+}
+
+/* Each list of vals at an instruction some step of paths executed. */
+static unsigned lists_outside(const struct val_profile *vals, const struct path_profile *paths)
+{
+	unsigned out = 0;
+
+	for (size_t i = 0; i < vals->nlists; i++)
+		out += !path_profile_step(paths, vals->lists[i].offset);
+	return out;
+}
+
+/*
+ * Value samples by slice (profile/vslices.c): D-B-E recorded with values;
+ * the path slices add up to the epoch's paths and the value slices'
+ * samples to the epoch's values' samples; the B phase's window
+ * holds values at instructions its own bursts stepped only (its paths'
+ * steps), and fewer lists than the epoch (D and E's phase_branch is cut
+ * out); a value-slice file survives its bytes.
+ */
+static void test_value_slices(void **state)
+{
+	char wl[PATH_MAX], ws[PATH_MAX], tpath[PATH_MAX + 8], db[PATH_MAX + 8];
+	const char *bin;
+	struct truth t[8];
+	struct pslice_profile ps;
+	struct vslice_profile vs, back;
+	struct val_profile whole, vw;
+	struct path_profile pw;
+	struct dcpi_err err = { 0 };
+	uint64_t first = 0, end = 0, slice_ns = 0, sum = 0;
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasev"),
+			 0);
+	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
+	snprintf(db, sizeof(db), "%s/db", ws);
+	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --paths 1000:32 "
+			       "--db %s -- %s D:800,B:800,E:800 >/dev/null 2>&1", tpath, bin, db,
+			       wl), 0);
+	assert_int_equal(read_truth(tpath, t, 8), 3);
+	assert_true(phase_slices(db, &t[1], &first, &end, &slice_ns) > 0);
+	own_slices(db, &ps, &vs, &whole);
+	check_paths_sum(db, &ps);
+	for (size_t i = 0; i < vs.n; i++)
+		sum += vs.s[i].v.samples;
+	assert_int_equal(sum, whole.samples);
+	assert_int_equal(vslice_window(&vs, first, end, &vw, &err), 0);
+	assert_int_equal(pslice_window(&ps, first, end, &pw), 0);
+	printf("# B phase (slices %" PRIu64 "-%" PRIu64 "): %zu value lists of the epoch's %zu, "
+	       "%" PRIu64 " samples of %" PRIu64 "\n", first, end, vw.nlists, whole.nlists,
+	       vw.samples, whole.samples);
+	assert_true(vw.nlists > 0 && vw.nlists < whole.nlists);
+	assert_int_equal(lists_outside(&vw, &pw), 0);
+	assert_true(vw.samples > 0 && vw.samples < whole.samples);
+	/* bytes */
+	assert_int_equal(vslice_encode(&vs, &buf, &len, &err), 0);
+	assert_int_equal(vslice_decode(buf, len, "x", &back, &err), 0);
+	assert_int_equal(back.n, vs.n);
+	for (size_t i = 0; i < vs.n; i++)
+		assert_int_equal(back.s[i].v.nlists, vs.s[i].v.nlists);
+	vslice_profile_free(&back);
+	buf[len / 2] ^= 1;
+	assert_true(vslice_decode(buf, len, "x", &back, &err) < 0);
+	for (size_t cut = 0; cut < len; cut += len / 64 + 1)
+		assert_true(vslice_decode(buf, cut, "x", &back, &err) < 0);
+	free(buf);
+	path_profile_free(&pw);
+	val_profile_free(&vw);
+	val_profile_free(&whole);
+	vslice_profile_free(&vs);
+	pslice_profile_free(&ps);
+	tu_rm_tree(ws);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +863,9 @@ int main(void)
 		cmocka_unit_test(test_record_aba),
 		cmocka_unit_test(test_prof_phases),
 		cmocka_unit_test(test_analysis_phase),
+		cmocka_unit_test(test_pslices_bytes),
+		cmocka_unit_test(test_phase_paths),
+		cmocka_unit_test(test_value_slices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

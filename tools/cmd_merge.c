@@ -39,6 +39,10 @@ static int merge_epoch(struct prof_db *out, const char *epoch, struct prof_db *i
 	if (rc >= 0)
 		rc = slice_epoch_merge(out, epoch, in, src, err);
 	if (rc >= 0)
+		rc = pslice_epoch_merge(out, epoch, in, src, err);
+	if (rc >= 0)
+		rc = vslice_epoch_merge(out, epoch, in, src, err);
+	if (rc >= 0)
 		rc = data_epoch_merge(out, epoch, in, src, err);
 	if (rc >= 0)
 		rc = cg_epoch_merge(out, epoch, in, src, err);

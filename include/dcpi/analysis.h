@@ -62,7 +62,8 @@ struct est_analysis_opts {
 	/* windowed: the samples of the epoch's time slices [slice_from,
 	 * slice_to) only (--time, --phase; include/dcpi/slices.h): profiles of
 	 * another event than the slices' are left out.  Path and value samples
-	 * stay the whole epoch's (they keep no time). */
+	 * too, from the epoch's path and value slices (the whole epoch's when
+	 * it has none). */
 	int windowed;
 	uint64_t slice_from, slice_to;
 };

@@ -16,7 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "dcpi/values.h"
 
 #define SLICE_DEFAULT_NS 100000000ULL	/* 100 ms */
 
@@ -88,5 +90,125 @@ int slice_window(const struct slice_profile *sp, size_t nsp, uint64_t from, uint
 		 size_t *nout, size_t *dropped, struct dcpi_err *err);
 int slice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
 		      const char *src_epoch, struct dcpi_err *err);
+
+/*
+ * Path samples by time slice: "<key>.pslices" beside the epoch's "<key>.paths"
+ * (docs/phases.md, "Path samples in time", and its "Path-slice files" for
+ * the bytes).  Each burst counts in the slice of its start
+ * (CLOCK_MONOTONIC, the clock of the time slices' samples): its transitions,
+ * its steps and the burst itself.  Summed over every slice they are the
+ * epoch's path profile; over slices [from, to) the paths of that window.
+ * An epoch without the file (older databases) has only the whole epoch's.
+ */
+struct slice_edge {
+	uint64_t slice;
+	uint64_t from, to;	/* as struct path_edge */
+	uint64_t count;
+};
+
+struct pslice_profile {
+	struct prof_image_id image;
+	char source[PROF_EVENT_MAX];	/* as struct path_profile */
+	uint32_t flags;
+	uint64_t slice_ns;
+	struct slice_edge *e;	/* sorted by (slice, from, to), no duplicates */
+	size_t n, cap;
+	struct slice_entry *s;	/* steps: sorted by (slice, offset) */
+	size_t ns, caps;
+	struct slice_entry *b;	/* bursts per slice (offset 0), sorted by slice */
+	size_t nb, capb;
+};
+
+void pslice_profile_init(struct pslice_profile *p);
+void pslice_profile_free(struct pslice_profile *p);
+int pslice_add_edge(struct pslice_profile *p, uint64_t slice, uint64_t from, uint64_t to,
+		    uint64_t count);
+int pslice_add_step(struct pslice_profile *p, uint64_t slice, uint64_t offset, uint64_t count);
+int pslice_add_burst(struct pslice_profile *p, uint64_t slice, uint64_t count);
+/* Sort, sum duplicates (-EOVERFLOW when a count would wrap). */
+int pslice_normalize(struct pslice_profile *p);
+/* dst += src: the same image, source, flags and width (-EINVAL otherwise). */
+int pslice_profile_merge(struct pslice_profile *dst, const struct pslice_profile *src,
+			 struct dcpi_err *err);
+/* The path profile of slices [from, to) into out (initialized here; free
+ * with path_profile_free): image, source and flags of p. */
+int pslice_window(const struct pslice_profile *p, uint64_t from, uint64_t to,
+		  struct path_profile *out);
+
+int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
+		  struct dcpi_err *err);
+int pslice_decode(const uint8_t *buf, size_t len, const char *name,
+		  struct pslice_profile *p, struct dcpi_err *err);
+int pslice_file_write(const char *path, const struct pslice_profile *p, struct dcpi_err *err);
+int pslice_file_read(const char *path, struct pslice_profile *p, struct dcpi_err *err);
+int pslice_file_merge(const char *path, const struct pslice_profile *p, struct dcpi_err *err);
+/* Merge one image's path slices into the epoch's "<key>.pslices". */
+int pslice_epoch_write(struct prof_db *db, const char *epoch, const struct pslice_profile *p,
+		       struct dcpi_err *err);
+/* Every image's path slices of an epoch; none (an older database): *n = 0. */
+int pslice_epoch_read(struct prof_db *db, const char *epoch, struct pslice_profile **out,
+		      size_t *n, struct dcpi_err *err);
+void pslice_profiles_free(struct pslice_profile *p, size_t n);
+/* The paths of image id in slices [from, to) of the epoch into out (free
+ * with path_profile_free; no records when the image had no burst there):
+ * 1, or 0 when the epoch keeps no path slices at all (recorded before them,
+ * or imported: only the whole epoch's paths say anything). */
+int pslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+			uint64_t from, uint64_t to, struct path_profile *out,
+			struct dcpi_err *err);
+int pslice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
+		       const char *src_epoch, struct dcpi_err *err);
+
+/*
+ * Value samples by time slice: "<key>.vslices" beside the epoch's
+ * "<key>.values" (docs/phases.md, "Value samples in time", and its
+ * "Value-slice files").  A hotlist cannot be cut by time once made, so the
+ * collector keeps one value profile per slice (the bursts that started in
+ * it), bounded by the slice's samples; a window's values are the merge of
+ * its slices' profiles (val_profile_merge).
+ */
+struct vslice {
+	uint64_t slice;
+	struct val_profile v;	/* the slice's values; its image is the file's */
+};
+
+struct vslice_profile {
+	struct prof_image_id image;
+	uint64_t slice_ns;
+	struct vslice *s;	/* sorted by slice, no duplicates */
+	size_t n, cap;
+};
+
+void vslice_profile_init(struct vslice_profile *p);
+void vslice_profile_free(struct vslice_profile *p);
+/* Merge v (of p's image) into slice's profile. */
+int vslice_add(struct vslice_profile *p, uint64_t slice, const struct val_profile *v,
+	       struct dcpi_err *err);
+/* dst += src: the same image and width (-EINVAL otherwise). */
+int vslice_profile_merge(struct vslice_profile *dst, const struct vslice_profile *src,
+			 struct dcpi_err *err);
+/* The values of slices [from, to) into out (initialized here; free with
+ * val_profile_free), normalized. */
+int vslice_window(const struct vslice_profile *p, uint64_t from, uint64_t to,
+		  struct val_profile *out, struct dcpi_err *err);
+int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
+		  struct dcpi_err *err);
+int vslice_decode(const uint8_t *buf, size_t len, const char *name,
+		  struct vslice_profile *p, struct dcpi_err *err);
+int vslice_file_write(const char *path, const struct vslice_profile *p, struct dcpi_err *err);
+int vslice_file_read(const char *path, struct vslice_profile *p, struct dcpi_err *err);
+int vslice_file_merge(const char *path, const struct vslice_profile *p, struct dcpi_err *err);
+int vslice_epoch_write(struct prof_db *db, const char *epoch, const struct vslice_profile *p,
+		       struct dcpi_err *err);
+int vslice_epoch_read(struct prof_db *db, const char *epoch, struct vslice_profile **out,
+		      size_t *n, struct dcpi_err *err);
+void vslice_profiles_free(struct vslice_profile *p, size_t n);
+int vslice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
+		       const char *src_epoch, struct dcpi_err *err);
+/* As pslice_epoch_window, for the values: 1, or 0 when the epoch keeps no
+ * value slices. */
+int vslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+			uint64_t from, uint64_t to, struct val_profile *out,
+			struct dcpi_err *err);
 
 #endif /* DCPI_SLICES_H */

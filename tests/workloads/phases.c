@@ -7,9 +7,18 @@
  *     A  integer mixing in registers (phase_alu)
  *     B  a dependent pointer chase over 16 MB (phase_chase)
  *     C  a floating-point recurrence over a 64 KB array (phase_fp)
+ *     D  phase_branch with its test true 7 times in 8
+ *     E  the same procedure with its test true 1 time in 8: one procedure
+ *        whose block counts differ by phase (docs/phases.md, "Path samples
+ *        in time")
  *
  * With DCPI_PHASES_OUT set, the truth goes to that file: one line per phase,
- * "NAME START_NS END_NS", CLOCK_MONOTONIC, written at the end.
+ * "NAME START_NS END_NS", CLOCK_MONOTONIC, written at the end.  With
+ * DCPI_PHASES_CALLS set, the exact counts by construction: the first line
+ * "BRANCH_N 20000" (iterations per call of phase_branch, a multiple of 8),
+ * then one line per call of phase_branch, "NAME START_NS": a call in phase
+ * D (E) runs the "then" arm BRANCH_N * 7 / 8 (1 / 8) times, the "else" arm
+ * the rest.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,8 +29,14 @@
 #define CHASE_N (16u << 20) / sizeof(uint32_t)
 #define FP_N 8192
 #define MAX_PHASES 64
+#define BRANCH_N 20000u
+#define MAX_CALLS (1u << 20)
 
 static volatile uint64_t sink;
+static volatile unsigned branch_k;	/* read at each call: no clone per phase */
+static uint64_t *call_ns;		/* DCPI_PHASES_CALLS: each call's start */
+static char *call_name;
+static unsigned ncalls;
 
 static uint64_t now_ns(void)
 {
@@ -62,6 +77,20 @@ static double phase_fp(double *v, unsigned n)
 	return s;
 }
 
+/* (i & 7) < k: "then" (a multiply), else a division; both kept as branches
+ * (a division is never if-converted). */
+static __attribute__((noinline, noclone)) uint64_t phase_branch(uint64_t x, unsigned n,
+								 unsigned k)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if ((i & 7) < k)
+			x = x * 0x9E3779B97F4A7C15ULL + i;
+		else
+			x = x / (i | 3) + 0x2545F4914F6CDD1DULL;
+	}
+	return x;
+}
+
 /* A single cycle through all of next, in random order (Sattolo). */
 static uint32_t *chase_make(void)
 {
@@ -86,6 +115,28 @@ static uint32_t *chase_make(void)
 	return v;
 }
 
+static uint64_t branch_call(char name, uint64_t x)
+{
+	branch_k = name == 'D' ? 7 : 1;
+	if (call_ns && ncalls < MAX_CALLS) {
+		call_name[ncalls] = name;
+		call_ns[ncalls++] = now_ns();
+	}
+	return phase_branch(x, BRANCH_N, branch_k);
+}
+
+static void write_calls(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return;
+	fprintf(f, "BRANCH_N %u\n", BRANCH_N);
+	for (unsigned i = 0; i < ncalls; i++)
+		fprintf(f, "%c %llu\n", call_name[i], (unsigned long long)call_ns[i]);
+	fclose(f);
+}
+
 struct phase {
 	char name;
 	unsigned ms;
@@ -104,8 +155,10 @@ static void run(struct phase *p, const uint32_t *next, double *fp)
 			x = phase_alu(x, 20000);
 		else if (p->name == 'B')
 			at = phase_chase(next, at, 2000);
-		else
+		else if (p->name == 'C')
 			x += (uint64_t)phase_fp(fp, 20000);
+		else
+			x = branch_call(p->name, x);
 	}
 	p->end = now_ns();
 	sink = x + at;
@@ -118,7 +171,7 @@ static int parse(const char *spec, struct phase *ph)
 	while (*spec && n < MAX_PHASES) {
 		char *end;
 
-		if (!strchr("ABC", spec[0]) || spec[1] != ':')
+		if (!strchr("ABCDE", spec[0]) || spec[1] != ':')
 			return -1;
 		ph[n].name = spec[0];
 		ph[n].ms = (unsigned)strtoul(spec + 2, &end, 10);
@@ -133,16 +186,19 @@ static int parse(const char *spec, struct phase *ph)
 int main(int argc, char **argv)
 {
 	struct phase ph[MAX_PHASES];
-	const char *out = getenv("DCPI_PHASES_OUT");
+	const char *out = getenv("DCPI_PHASES_OUT"), *calls = getenv("DCPI_PHASES_CALLS");
 	int n = parse(argc > 1 ? argv[1] : "A:800,B:800,A:800", ph);
 	uint32_t *next = chase_make();
 	double *fp = calloc(FP_N, sizeof(*fp));
 	FILE *f;
 
 	if (n <= 0 || !next || !fp) {
-		fprintf(stderr, "usage: phases [A|B|C:MS,...]\n");
+		fprintf(stderr, "usage: phases [A|B|C|D|E:MS,...]\n");
 		return 2;
 	}
+	if (calls && (!(call_ns = malloc(MAX_CALLS * sizeof(*call_ns))) ||
+		      !(call_name = malloc(MAX_CALLS))))
+		return 2;
 	for (int i = 0; i < n; i++)
 		run(&ph[i], next, fp);
 	if (out && (f = fopen(out, "w"))) {
@@ -151,6 +207,10 @@ int main(int argc, char **argv)
 				(unsigned long long)ph[i].end);
 		fclose(f);
 	}
+	if (calls)
+		write_calls(calls);
+	free(call_ns);
+	free(call_name);
 	free(next);
 	free(fp);
 	return 0;
