@@ -1,13 +1,17 @@
 /*
  * load.c - the profiles a report reads: one epoch, the newest, or all of
- * them merged (profiles of the same image and event add up).
+ * them merged (profiles of the same image and event add up); and the names
+ * of the kernel's pseudo-image, "[kernel.kallsyms]" (offsets are kernel
+ * addresses), from /proc/kallsyms (image/kallsyms.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/kallsyms.h"
 #include "dcpi/report.h"
+#include "internal.h"
 
 /* Move src's profiles into the set (out, n), merging equal (image, event). */
 static int merge_into(struct prof_profile **out, size_t *n, struct prof_profile *src,
@@ -111,4 +115,35 @@ int rep_load_table(const char *dbdir, const char *epoch, struct rep_table *t, ch
 	if (db)
 		prof_db_close(db);
 	return rc;
+}
+
+int rep_is_kernel_path(const char *path)
+{
+	return !strcmp(path, KSYMS_IMAGE);
+}
+
+/* The kernel's procedures as a symbol map of raw addresses, as a perf
+ * map's (report/jitmap.c); $DCPI_KALLSYMS names another file (tests). */
+int rep_kernel_syms_load(struct rep_jitmap *m, struct dcpi_err *err)
+{
+	struct ksyms k;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = ksyms_load(getenv("DCPI_KALLSYMS"), &k, err);
+	if (rc < 0)
+		return rc;
+	m->e = malloc((k.n ? k.n : 1) * sizeof(*m->e));
+	if (!m->e) {
+		ksyms_free(&k);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", KSYMS_IMAGE);
+	}
+	for (size_t i = 0; i < k.n; i++) {	/* the names move over */
+		m->e[i].start = k.e[i].start;
+		m->e[i].size = k.e[i].size;
+		m->e[i].name = k.e[i].name;
+	}
+	m->n = m->cap = k.n;
+	free(k.e);
+	return 0;
 }
