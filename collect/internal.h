@@ -57,7 +57,9 @@ struct smp_counter {
 	int fd;
 	int cpu;
 	unsigned ev;		/* index into smp_config.events */
+	pid_t tid;		/* the thread attached to (attach.c), else 0 */
 	uint64_t id;
+	uint64_t seen;		/* smp_read_counts: its thread's largest enabled */
 };
 
 struct smp_config {
@@ -71,6 +73,10 @@ struct smp_config {
 	int randomize;		/* redraw periods in smp_randomize() */
 	uint64_t seed;
 	int callchain;		/* PERF_SAMPLE_CALLCHAIN, user frames only */
+	/* Attach (collect/attach.c): one counter per thread and CPU, no
+	 * inherit, enabled at once; smp_add_thread adds threads after. */
+	const pid_t *tids;
+	size_t ntids;
 };
 
 struct sampler {
@@ -78,7 +84,7 @@ struct sampler {
 	struct pollfd *pfd;
 	int n;
 	struct smp_counter *ctr;	/* sorted by id once open */
-	int nctr;
+	int nctr, ctr_cap;
 	uint64_t sample_type;
 	struct smp_config cfg;
 	struct rnd rnd;
@@ -124,6 +130,9 @@ struct smp_count {
  */
 int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err);
 void smp_close(struct sampler *s);
+/* Attach: open every event on thread tid too, on every CPU's ring;
+ * -ESRCH when it has exited (err says so). */
+int smp_add_thread(struct sampler *s, pid_t tid, struct dcpi_err *err);
 /* Draw a new random period for every counter (no-op unless randomize). */
 int smp_randomize(struct sampler *s, struct dcpi_err *err);
 /* Sum each event's counters: out[0..nevents). */
@@ -263,5 +272,12 @@ void sess_held(const struct session *s, uint64_t *entries, uint64_t *samples);
 /* The settings line of the epoch metadata; fills meta's calibration. */
 void sess_describe(const struct session *s, char *buf, size_t len,
 		   struct prof_epoch_meta *meta);
+
+/* --- record.c ---------------------------------------------------------------- */
+
+/* The session's tables and meta as a new epoch (attach.c writes its own so). */
+struct collect_result;
+int rec_write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_meta *meta,
+		    struct collect_result *res, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_INTERNAL_H */
