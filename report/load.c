@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/image.h"
 #include "dcpi/kallsyms.h"
 #include "dcpi/report.h"
 #include "internal.h"
@@ -146,4 +147,33 @@ int rep_kernel_syms_load(struct rep_jitmap *m, struct dcpi_err *err)
 	m->n = m->cap = k.n;
 	free(k.e);
 	return 0;
+}
+
+/* name (or "[kernel.kallsyms]:name") is a kernel procedure with samples in p:
+ * -ENOENT saying why no analysis reads it, else 0. */
+int rep_kernel_proc_note(const struct prof_profile *p, size_t n, const char *spec,
+			 struct dcpi_err *err)
+{
+	struct rep_jitmap m;
+	struct dcpi_err ierr = { 0 };
+	char want[PROF_PATH_MAX];
+	const char *name = spec;
+	size_t i;
+	int found = 0;
+
+	for (i = 0; i < n && !rep_is_kernel_path(p[i].image.path); i++)
+		;
+	if (i == n || img_spec_split(spec, want, sizeof(want), &name) < 0 ||
+	    (name != spec && !rep_is_kernel_path(want)))
+		return 0;
+	if (rep_kernel_syms_load(&m, &ierr) < 0)
+		return 0;
+	for (size_t k = 0; k < m.n && !found; k++)
+		found = !strcmp(m.e[k].name, name);
+	rep_jitmap_free(&m);
+	if (!found)
+		return 0;
+	return dcpi_errf(err, -ENOENT, "%s: a kernel procedure (%s): its samples are in "
+			 "dcpiprof, but its instructions cannot be analysed: no kernel image "
+			 "(vmlinux with debug info) is read", name, KSYMS_IMAGE);
 }
