@@ -323,6 +323,7 @@ static int run(struct attach *at, struct prof_db *db, struct collect_result *res
 	int ret;
 
 	ret = find_targets(at, err);
+	at->s.cfg.kernel = !at->s.opts->no_kernel;	/* calibrated as it samples */
 	if (!ret)
 		ret = sess_calibrate(&at->s, err);
 	if (ret)

@@ -57,8 +57,8 @@ struct smp_counter {
 	int fd;
 	int cpu;
 	unsigned ev;		/* index into smp_config.events */
-	pid_t tid;		/* the thread attached to (attach.c), else 0 */
 	uint64_t id;
+	pid_t tid;		/* the thread attached to (attach.c), else 0 */
 	uint64_t seen;		/* smp_read_counts: its thread's largest enabled */
 };
 

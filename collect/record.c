@@ -383,6 +383,7 @@ static int run(struct session *s, char *const argv[], struct prof_db *db,
 	int go = -1, errp = -1, ret, e;
 	pid_t child = -1;
 
+	s->cfg.kernel = !s->opts->no_kernel;	/* calibrated as it samples */
 	ret = sess_calibrate(s, err);
 	if (ret)
 		return ret;

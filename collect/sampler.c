@@ -57,7 +57,9 @@
  * session leaves these samples out and counts them (settings "stepped=");
  * there are few, 0.05-0.2% of the samples at 250 bursts of 64 steps per CPU
  * second (docs/paths.md), as nearly all of a step's cost is in the kernel.
- * Kernels that refuse the register (EINVAL) get the plain sample type and
+ * Now that kernel code is sampled too, a kernel sample whose user flags
+ * hold TF is that cost (the trap, the signal's delivery) and is left out
+ * the same way.  Kernels that refuse the register (EINVAL) get the plain sample type and
  * keep every sample.
  */
 #define SMP_X86_FLAGS 9		/* PERF_REG_X86_FLAGS (asm/perf_regs.h) */
