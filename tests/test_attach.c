@@ -11,8 +11,9 @@
  *   - `dcpi record -p PID --duration S` on workloads/twoprocs, started
  *     beforehand, gives the profile of a recording from the start: the same
  *     top procedures, shares within 3 points;
- *   - -p PID -- CMD stops when CMD exits, -t TID samples that thread, and
- *     recording ends by itself when the program exits.
+ *   - -p PID -- CMD stops when CMD exits; threads the program starts after
+ *     -p are sampled too (workloads/latethreads); -t TID samples that
+ *     thread, and recording ends by itself when it exits.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -243,7 +244,7 @@ static void test_attach_shape(void **state)
 	assert_int_equal(rb1, 1);
 	assert_true(fabs(a0 - a1) <= 3.0);
 	assert_true(fabs(b0 - b1) <= 3.0);
-	assert_true(att.events[0].total > 1000);	/* about a second of samples */
+	assert_true(att.events[0].total > 200);	/* up to 4000 on an idle CPU */
 	rep_free(&from);
 	rep_free(&att);
 }
@@ -273,6 +274,34 @@ static void test_attach_command(void **state)
 	load(db, &t);
 	share_of(&t, "proc_a", NULL, &rank);
 	assert_int_equal(rank, 0);
+	rep_free(&t);
+}
+
+/* Threads started after attaching are followed (/proc/PID/task). */
+static void test_attach_new_threads(void **state)
+{
+	char db[TU_RUN_NAME], err[TU_RUN_NAME], latethreads[256];
+	struct rep_table t;
+	double early, late;
+	int re, rl, rc;
+	pid_t pid;
+
+	(void)state;
+	tu_build_file(latethreads, sizeof(latethreads), "workloads/latethreads");
+	pid = start(latethreads, "1.5");
+	usleep(200000);
+	tu_run_names(ws, db, err, NULL, NULL);
+	rc = run("%s record -q --db %s -p %d --duration 2 2>%s", bin, db, (int)pid, err);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(rc, 0);
+	load(db, &t);
+	early = share_of(&t, "early_work", NULL, &re);
+	late = share_of(&t, "late_work", NULL, &rl);
+	print_message("early_work %.1f%%, late_work (two threads started later) %.1f%%\n",
+		      early, late);
+	assert_true(re >= 0);
+	assert_int_equal(rl, 0);
+	assert_true(late > 40.0);
 	rep_free(&t);
 }
 
@@ -314,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_named),
 		cmocka_unit_test(test_attach_shape),
 		cmocka_unit_test(test_attach_command),
+		cmocka_unit_test(test_attach_new_threads),
 		cmocka_unit_test(test_attach_until_exit),
 	};
 
