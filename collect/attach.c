@@ -4,14 +4,18 @@
  * write one epoch as collect_record does (DCPI paper sec. 4: the daemon
  * samples whatever runs; this is the same for a chosen few processes).
  *
- * perf_event cannot inherit into threads that exist already, so each
- * thread gets its own counters, one per CPU, writing into that CPU's ring
- * (collect/sampler.c, smp_config.tids).  With -p the process's threads are
- * read from /proc/PID/task at the start and again every ATTACH_SCAN_MS, and
- * every new one gets counters too (a thread is unsampled for at most that
- * long after it starts); processes the targets fork are not followed.  With
- * -t only the threads named are sampled.  The mappings come from
- * /proc/PID/maps at the start and from MMAP2 records after.
+ * A running program's threads get counters of their own, one per CPU,
+ * writing into that CPU's ring (collect/sampler.c, smp_config.tids), read
+ * from /proc/PID/task.  With -p the counters are inherited (attr.inherit):
+ * perf_event copies a thread's counters into every thread and process it
+ * starts after they were opened, so threads that live a millisecond are
+ * sampled from their first instruction, which no look at /proc every few
+ * milliseconds could do (tests/workloads/latethreads.c "churn": 6x the
+ * samples).  The one gap is a thread started while the counters are being
+ * opened, before its creator's were: it is not sampled.  With -t only the
+ * threads named are sampled (no inherit).  The mappings come from
+ * /proc/PID/maps at the start and from MMAP2 records after (and FORK
+ * records for the processes the targets start).
  *
  * Recording stops after the duration, when the trailing command (`-p PID
  * -- sleep 5`, run unsampled) exits, on SIGINT/SIGTERM, or when every target
@@ -34,12 +38,12 @@
 #include "internal.h"
 
 #define ATTACH_POLL_MS 50
-#define ATTACH_SCAN_MS 20
+#define ATTACH_CHECK_MS 20	/* how often the targets' lives are checked */
 
 struct attach {
 	struct session s;
 	const struct collect_attach_opts *a;
-	pid_t *tids;		/* every thread given counters */
+	pid_t *tids;		/* the threads found at the start */
 	size_t ntids, cap;
 	pid_t *procs;		/* the processes the targets belong to */
 	size_t nprocs;
@@ -117,10 +121,7 @@ static int remember(struct attach *at, pid_t tid)
 	return 0;
 }
 
-/*
- * The threads of process pid not yet known: remembered, and given counters
- * when the sampler is open.  A thread that exits meanwhile is skipped.
- */
+/* The threads of process pid not yet known, remembered. */
 static int scan_threads(struct attach *at, pid_t pid, struct dcpi_err *err)
 {
 	char path[64];
@@ -138,15 +139,7 @@ static int scan_threads(struct attach *at, pid_t pid, struct dcpi_err *err)
 
 		if (*end || tid <= 0 || known(at, (pid_t)tid))
 			continue;
-		if (at->s.open) {
-			ret = smp_add_thread(&at->s.smp, (pid_t)tid, err);
-			if (ret == -ESRCH) {
-				dcpi_err_clear(err);
-				ret = 0;
-				continue;
-			}
-		}
-		if (!ret && remember(at, (pid_t)tid))
+		if (remember(at, (pid_t)tid))
 			ret = dcpi_errf(err, -ENOMEM, "threads of %d: out of memory", (int)pid);
 	}
 	closedir(d);
@@ -190,24 +183,19 @@ static int find_targets(struct attach *at, struct dcpi_err *err)
 	return ret;
 }
 
-/* -p: threads started since the last look; 1 while a target lives. */
-static int rescan(struct attach *at, struct dcpi_err *err, int *ret)
+/* 1 while a target lives. */
+static int targets_live(const struct attach *at)
 {
-	int live = 0;
-
-	*ret = 0;
 	if (at->a->threads) {
 		for (size_t i = 0; i < at->a->nids; i++)
-			live |= alive(at->a->ids[i]);
-		return live;
+			if (alive(at->a->ids[i]))
+				return 1;
+		return 0;
 	}
-	for (size_t i = 0; i < at->nprocs && !*ret; i++) {
-		if (!alive(at->procs[i]))
-			continue;
-		live = 1;
-		*ret = scan_threads(at, at->procs[i], err);
-	}
-	return live;
+	for (size_t i = 0; i < at->nprocs; i++)
+		if (alive(at->procs[i]))
+			return 1;
+	return 0;
 }
 
 /* The trailing command, unsampled and without the path runtime. */
@@ -271,7 +259,7 @@ static int should_stop(struct attach *at, uint64_t deadline)
 static int follow(struct attach *at, struct dcpi_err *err)
 {
 	const struct collect_attach_opts *a = at->a;
-	uint64_t deadline = 0, scanned = 0;
+	uint64_t deadline = 0, checked = 0;
 	int poll_ms = at->s.cfg.randomize ? SESS_RANDOM_MS : ATTACH_POLL_MS;
 	int ret = 0;
 
@@ -286,10 +274,10 @@ static int follow(struct attach *at, struct dcpi_err *err)
 		ret = sess_drain(&at->s, err);
 		if (ret || should_stop(at, deadline))
 			break;
-		if (now_ns() - scanned >= ATTACH_SCAN_MS * 1000000ULL) {
-			scanned = now_ns();
-			if (!rescan(at, err, &ret))
-				break;	/* every target has exited */
+		if (now_ns() - checked >= ATTACH_CHECK_MS * 1000000ULL) {
+			checked = now_ns();
+			if (!targets_live(at))
+				break;
 		}
 	}
 	if (!ret)	/* what the last wait let in */
@@ -313,7 +301,8 @@ static void describe_targets(const struct attach *at, char *buf, size_t len)
 		snprintf(buf + l, len - l, "%s%d", i ? "," : "", at->a->ids[i]);
 	}
 	l = strlen(buf);
-	snprintf(buf + l, len - l, " threads=%zu", at->ntids);
+	snprintf(buf + l, len - l, " threads=%zu%s", at->ntids,
+		 at->a->threads ? "" : "+inherited");
 }
 
 static int run(struct attach *at, struct prof_db *db, struct collect_result *res,
@@ -323,29 +312,28 @@ static int run(struct attach *at, struct prof_db *db, struct collect_result *res
 	int ret;
 
 	ret = find_targets(at, err);
-	at->s.cfg.kernel = !at->s.opts->no_kernel;	/* calibrated as it samples */
-	if (!ret)
-		ret = sess_calibrate(&at->s, err);
 	if (ret)
 		return ret;
 	at->s.cfg.tids = at->tids;
 	at->s.cfg.ntids = at->ntids;
+	at->s.cfg.attach_inherit = !at->a->threads;
 	ret = sess_open(&at->s, at->procs[0], !at->s.opts->no_kernel, err);
 	if (ret)
 		return ret;
 	memset(&meta, 0, sizeof(meta));
 	prof_meta_this_machine(&meta);
 	meta.start_ns = dcpi_wall_ns();
-	if (!at->a->threads)	/* threads started while we opened */
-		rescan(at, err, &ret);
-	if (!ret && at->a->argv && at->a->argv[0])
+	if (at->a->argv && at->a->argv[0])
 		ret = start_command(at, err);
 	if (!ret)
 		ret = follow(at, err);
 	meta.end_ns = dcpi_wall_ns();
 	if (!ret)
 		ret = sess_read_counts(&at->s, err);
-	if (!ret)
+	/* Both calibration runs after: the targets run meanwhile either way,
+	 * and the user asked to attach now, not in a second (record.c runs
+	 * one before the command starts and one after it ends). */
+	for (int i = 0; i < 2 && !ret; i++)
 		ret = sess_calibrate(&at->s, err);
 	sess_describe(&at->s, res->settings, sizeof(res->settings), &meta);
 	describe_targets(at, res->settings, sizeof(res->settings));

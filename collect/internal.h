@@ -73,10 +73,19 @@ struct smp_config {
 	int randomize;		/* redraw periods in smp_randomize() */
 	uint64_t seed;
 	int callchain;		/* PERF_SAMPLE_CALLCHAIN, user frames only */
-	/* Attach (collect/attach.c): one counter per thread and CPU, no
-	 * inherit, enabled at once; smp_add_thread adds threads after. */
+	/* Attach (collect/attach.c): one counter per thread and CPU, enabled
+	 * at once, inherited by the threads and processes they start when
+	 * attach_inherit. */
 	const pid_t *tids;
 	size_t ntids;
+	int attach_inherit;
+};
+
+/* Counts of one event summed over its counters (PERF_FORMAT_TOTAL_TIME_*):
+ * running < enabled when the PMU multiplexed it; value * enabled / running
+ * estimates the full count. */
+struct smp_count {
+	uint64_t value, enabled, running;
 };
 
 struct sampler {
@@ -116,12 +125,6 @@ struct smp_sample {
 	int stepped;		/* taken in a path burst: user flags hold TF */
 };
 
-/* Counts of one event summed over its counters (PERF_FORMAT_TOTAL_TIME_*):
- * running < enabled when the PMU multiplexed it; value * enabled / running
- * estimates the full count. */
-struct smp_count {
-	uint64_t value, enabled, running;
-};
 
 /*
  * Open every event of c on every online CPU.  A command (pid > 0) gets
@@ -130,9 +133,6 @@ struct smp_count {
  */
 int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err);
 void smp_close(struct sampler *s);
-/* Attach: open every event on thread tid too, on every CPU's ring;
- * -ESRCH when it has exited (err says so). */
-int smp_add_thread(struct sampler *s, pid_t tid, struct dcpi_err *err);
 /* Draw a new random period for every counter (no-op unless randomize). */
 int smp_randomize(struct sampler *s, struct dcpi_err *err);
 /* Sum each event's counters: out[0..nevents). */

@@ -238,8 +238,8 @@ static void attr_mode(struct perf_event_attr *a, const struct smp_config *c)
 		a->enable_on_exec = 0;
 		a->disabled = 0;
 		a->exclude_idle = 1;
-	} else if (c->ntids) {	/* attach: this thread alone, start now */
-		a->inherit = 0;
+	} else if (c->ntids) {	/* attach: this thread (and its new ones), now */
+		a->inherit = !!c->attach_inherit;
 		a->enable_on_exec = 0;
 		a->disabled = 0;
 	}
@@ -412,16 +412,6 @@ int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err
 fail:
 	free(cpus);
 	smp_close(s);
-	return ret;
-}
-
-int smp_add_thread(struct sampler *s, pid_t tid, struct dcpi_err *err)
-{
-	int ret = 0;
-
-	for (int i = 0; i < s->n && !ret; i++)
-		ret = open_on(s, &s->rings[i], tid, err);
-	dcpi_qsort(s->ctr, (size_t)s->nctr, sizeof(*s->ctr), ctr_cmp);
 	return ret;
 }
 

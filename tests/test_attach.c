@@ -277,20 +277,32 @@ static void test_attach_command(void **state)
 	rep_free(&t);
 }
 
-/* Threads started after attaching are followed (/proc/PID/task). */
+/* The CPU seconds latethreads printed in out ("cpu S"), or -1. */
+static double cpu_of(const char *out)
+{
+	char buf[4096], *p;
+	double s = -1;
+
+	if (tu_slurp(out, buf, sizeof(buf)) > 0 && (p = strstr(buf, "cpu ")))
+		s = atof(p + 4);
+	return s;
+}
+
+/* Threads started after attaching are sampled too, however short. */
 static void test_attach_new_threads(void **state)
 {
-	char db[TU_RUN_NAME], err[TU_RUN_NAME], latethreads[256];
+	char db[TU_RUN_NAME], err[TU_RUN_NAME], out[TU_RUN_NAME], latethreads[256];
+	char *argv[] = { latethreads, "1.5", NULL, NULL };
 	struct rep_table t;
-	double early, late;
+	double early, late, cpu, seen;
 	int re, rl, rc;
 	pid_t pid;
 
 	(void)state;
 	tu_build_file(latethreads, sizeof(latethreads), "workloads/latethreads");
-	pid = start(latethreads, "1.5");
+	tu_run_names(ws, db, err, out, "out");
+	pid = tu_spawn(argv, out, tu_in(ws, "bg.err"), 0);
 	usleep(200000);
-	tu_run_names(ws, db, err, NULL, NULL);
 	rc = run("%s record -q --db %s -p %d --duration 2 2>%s", bin, db, (int)pid, err);
 	waitpid(pid, NULL, 0);
 	assert_int_equal(rc, 0);
@@ -302,6 +314,26 @@ static void test_attach_new_threads(void **state)
 	assert_true(re >= 0);
 	assert_int_equal(rl, 0);
 	assert_true(late > 40.0);
+	rep_free(&t);
+
+	/* a thread of 2 ms after another, until the program ends: their time
+	 * is in the samples (a look at /proc every 20 ms saw one in ten) */
+	argv[1] = "1";
+	argv[2] = "churn";
+	tu_run_names(ws, db, err, out, "out");
+	pid = tu_spawn(argv, out, tu_in(ws, "bg.err"), 0);
+	usleep(100000);
+	rc = run("%s record -q --no-calibrate --db %s -p %d 2>%s", bin, db, (int)pid, err);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(rc, 0);
+	load(db, &t);
+	cpu = cpu_of(out);
+	seen = (double)t.events[0].total * t.events[0].period * 1e-9;
+	share_of(&t, "late_work", NULL, &rl);
+	print_message("churn: %.2f s of CPU, %.2f s in samples\n", cpu, seen);
+	assert_true(cpu > 0.1);
+	assert_true(rl >= 0);
+	assert_true(seen > 0.6 * cpu);
 	rep_free(&t);
 }
 
