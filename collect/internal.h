@@ -58,8 +58,6 @@ struct smp_counter {
 	int cpu;
 	unsigned ev;		/* index into smp_config.events */
 	uint64_t id;
-	pid_t tid;		/* the thread attached to (attach.c), else 0 */
-	uint64_t seen;		/* smp_read_counts: its thread's largest enabled */
 };
 
 struct smp_config {
@@ -79,13 +77,6 @@ struct smp_config {
 	const pid_t *tids;
 	size_t ntids;
 	int attach_inherit;
-};
-
-/* Counts of one event summed over its counters (PERF_FORMAT_TOTAL_TIME_*):
- * running < enabled when the PMU multiplexed it; value * enabled / running
- * estimates the full count. */
-struct smp_count {
-	uint64_t value, enabled, running;
 };
 
 struct sampler {
@@ -125,6 +116,12 @@ struct smp_sample {
 	int stepped;		/* taken in a path burst: user flags hold TF */
 };
 
+/* Counts of one event summed over its counters (PERF_FORMAT_TOTAL_TIME_*):
+ * running < enabled when the PMU multiplexed it; value * enabled / running
+ * estimates the full count. */
+struct smp_count {
+	uint64_t value, enabled, running;
+};
 
 /*
  * Open every event of c on every online CPU.  A command (pid > 0) gets

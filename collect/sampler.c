@@ -297,7 +297,6 @@ static int open_on(struct sampler *s, struct smp_ring *r, pid_t pid, struct dcpi
 		k->fd = (int)fd;
 		k->cpu = r->cpu;
 		k->ev = e;
-		k->tid = c->ntids ? pid : 0;
 		s->nctr++;
 		if (ioctl(k->fd, PERF_EVENT_IOC_ID, &k->id))
 			return dcpi_errf(err, -errno, "%s: PERF_EVENT_IOC_ID: %s", ev->name,
@@ -430,24 +429,6 @@ int smp_randomize(struct sampler *s, struct dcpi_err *err)
 	return 0;
 }
 
-/*
- * Attached threads: each thread's counters are enabled while it runs (the
- * command's rule above), so an event's time is the sum over threads of
- * each one's largest enabled.  What counter i adds to that sum, given its
- * enabled: the increase of its thread's largest so far (i in id order).
- */
-static uint64_t thread_enabled(struct sampler *s, int i, uint64_t en)
-{
-	const struct smp_counter *k = &s->ctr[i];
-	uint64_t best = 0;
-
-	for (int j = 0; j < i; j++)
-		if (s->ctr[j].tid == k->tid && s->ctr[j].ev == k->ev && s->ctr[j].seen > best)
-			best = s->ctr[j].seen;
-	s->ctr[i].seen = en > best ? en : best;
-	return en > best ? en - best : 0;
-}
-
 int smp_read_counts(struct sampler *s, struct smp_count *out, struct dcpi_err *err)
 {
 	memset(out, 0, s->cfg.nevents * sizeof(*out));
@@ -464,8 +445,8 @@ int smp_read_counts(struct sampler *s, struct smp_count *out, struct dcpi_err *e
 		/* A command's counter on each CPU is enabled whenever the command
 		 * runs anywhere and running only while it runs on that CPU: the
 		 * command's time is one counter's enabled, not their sum. */
-		if (s->cfg.ntids)
-			c->enabled += thread_enabled(s, i, v[1]);
+		if (s->cfg.ntids)	/* attached threads: one counter of each */
+			c->enabled += s->ctr[i].cpu == s->rings[0].cpu ? v[1] : 0;
 		else if (s->cfg.pid >= 0)
 			c->enabled = v[1] > c->enabled ? v[1] : c->enabled;
 		else
