@@ -9,7 +9,10 @@
  * steps per burst, --no-paths turns them off.  Every step is a value sample
  * too (docs/values.md: registers, addresses, at no measurable cost), which
  * the analysis uses to replay the walks of loads that miss
- * (estimate/replay.c); --no-values turns that off.
+ * (estimate/replay.c); --no-values turns that off.  Kernel code is sampled
+ * too where the kernel allows (--no-kernel: not).  -p/-t attach to running
+ * processes or threads instead of running CMD (collect/attach.c): time
+ * samples only, until --duration, CMD's end, SIGINT or theirs.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -9,7 +9,8 @@
  * per-(image, event) counts keyed by file offset (sec. 4.3.1) and flushes
  * them as one epoch of profiles (sec. 4.3.3).
  *
- * Two drivers use them: collect_record() follows one command, and
+ * Three drivers use them: collect_record() follows one command,
+ * collect_attach() processes already running, and
  * collect_daemon() (dcpid) samples every process on every CPU until stopped,
  * flushing into the current epoch every few seconds (sec. 4.3).  Both draw
  * each event's period at random below the nominal one (sec. 4.1.1) and
