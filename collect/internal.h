@@ -71,6 +71,12 @@ struct smp_config {
 	int randomize;		/* redraw periods in smp_randomize() */
 	uint64_t seed;
 	int callchain;		/* PERF_SAMPLE_CALLCHAIN, user frames only */
+	/* Attach (collect/attach.c): one counter per thread and CPU, enabled
+	 * at once, inherited by the threads and processes they start when
+	 * attach_inherit. */
+	const pid_t *tids;
+	size_t ntids;
+	int attach_inherit;
 };
 
 struct sampler {
@@ -78,7 +84,7 @@ struct sampler {
 	struct pollfd *pfd;
 	int n;
 	struct smp_counter *ctr;	/* sorted by id once open */
-	int nctr;
+	int nctr, ctr_cap;
 	uint64_t sample_type;
 	struct smp_config cfg;
 	struct rnd rnd;
@@ -263,5 +269,12 @@ void sess_held(const struct session *s, uint64_t *entries, uint64_t *samples);
 /* The settings line of the epoch metadata; fills meta's calibration. */
 void sess_describe(const struct session *s, char *buf, size_t len,
 		   struct prof_epoch_meta *meta);
+
+/* --- record.c ---------------------------------------------------------------- */
+
+/* The session's tables and meta as a new epoch (attach.c writes its own so). */
+struct collect_result;
+int rec_write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_meta *meta,
+		    struct collect_result *res, struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_INTERNAL_H */

@@ -566,3 +566,12 @@ int maps_scan_all(struct maps *m, struct dcpi_err *err)
 	closedir(d);
 	return ret;
 }
+
+int maps_scan_pid(struct maps *m, uint32_t pid, struct dcpi_err *err)
+{
+	struct proc *p = proc_get(m, pid);
+
+	if (!p || scan_proc(m, p))
+		return dcpi_errf(err, -ENOMEM, "/proc/%" PRIu32 "/maps: out of memory", pid);
+	return 0;
+}

@@ -232,7 +232,7 @@ static int follow(struct session *s, pid_t child, int *status, struct dcpi_err *
 	return ret;
 }
 
-static int write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_meta *meta,
+int rec_write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_meta *meta,
 		       struct collect_result *res, struct dcpi_err *err)
 {
 	uint64_t written = 0, entries = 0, held = 0;
@@ -383,13 +383,14 @@ static int run(struct session *s, char *const argv[], struct prof_db *db,
 	int go = -1, errp = -1, ret, e;
 	pid_t child = -1;
 
+	s->cfg.kernel = !s->opts->no_kernel;	/* calibrated as it samples */
 	ret = sess_calibrate(s, err);
 	if (ret)
 		return ret;
 	ret = spawn(argv, pr, &child, &go, &errp, err);
 	if (ret)
 		return ret;
-	ret = sess_open(s, child, 0, err);
+	ret = sess_open(s, child, !s->opts->no_kernel, err);
 	if (ret) {
 		close(go);	/* the child reads EOF and exits */
 		close(errp);
@@ -414,7 +415,7 @@ static int run(struct session *s, char *const argv[], struct prof_db *db,
 		ret = sess_calibrate(s, err);
 	sess_describe(s, res->settings, sizeof(res->settings), &meta);
 	if (!ret)
-		ret = write_epoch(s, db, &meta, res, err);
+		ret = rec_write_epoch(s, db, &meta, res, err);
 	if (!ret)
 		ret = write_paths(pr, db, &meta, res, err);
 	return ret;

@@ -57,7 +57,9 @@
  * session leaves these samples out and counts them (settings "stepped=");
  * there are few, 0.05-0.2% of the samples at 250 bursts of 64 steps per CPU
  * second (docs/paths.md), as nearly all of a step's cost is in the kernel.
- * Kernels that refuse the register (EINVAL) get the plain sample type and
+ * Now that kernel code is sampled too, a kernel sample whose user flags
+ * hold TF is that cost (the trap, the signal's delivery) and is left out
+ * the same way.  Kernels that refuse the register (EINVAL) get the plain sample type and
  * keep every sample.
  */
 #define SMP_X86_FLAGS 9		/* PERF_REG_X86_FLAGS (asm/perf_regs.h) */
@@ -213,22 +215,55 @@ static uint64_t config_period(const struct smp_config *c, const struct collect_e
 	return c->period ? c->period : ev->default_period;
 }
 
-/* Open every event on one CPU; the first owns the ring.  1: CPU offline. */
-static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
+static int ctr_reserve(struct sampler *s)
+{
+	struct smp_counter *k;
+	int cap;
+
+	if (s->nctr < s->ctr_cap)
+		return 0;
+	cap = s->ctr_cap ? 2 * s->ctr_cap : 16;
+	k = realloc(s->ctr, (size_t)cap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	s->ctr = k;
+	s->ctr_cap = cap;
+	return 0;
+}
+
+static void attr_mode(struct perf_event_attr *a, const struct smp_config *c)
+{
+	if (c->pid < 0) {	/* system-wide: no inherit, start now */
+		a->inherit = 0;
+		a->enable_on_exec = 0;
+		a->disabled = 0;
+		a->exclude_idle = 1;
+	} else if (c->ntids) {	/* attach: this thread (and its new ones), now */
+		a->inherit = !!c->attach_inherit;
+		a->enable_on_exec = 0;
+		a->disabled = 0;
+	}
+}
+
+/*
+ * Open every event for pid on ring r's CPU: the ring's first counter owns
+ * it (maps it), the others write into it.  1: the CPU is offline; -ESRCH:
+ * the thread has exited.
+ */
+static int open_on(struct sampler *s, struct smp_ring *r, pid_t pid, struct dcpi_err *err)
 {
 	const struct smp_config *c = &s->cfg;
-	struct smp_ring *r = &s->rings[s->n];
 	struct perf_event_attr a;
-	int ret;
 
-	r->fd = -1;
-	r->cpu = cpu;
 	for (unsigned e = 0; e < c->nevents; e++) {
 		const struct collect_event *ev = c->events[e];
 		uint64_t period = config_period(c, ev);
-		struct smp_counter *k = &s->ctr[s->nctr];
+		struct smp_counter *k;
 		long fd;
 
+		if (ctr_reserve(s))
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", ev->name);
+		k = &s->ctr[s->nctr];
 		if (c->randomize && !c->freq)
 			period = rnd_period(&s->rnd, period);
 		smp_attr_init(&a, ev, period, c->freq);
@@ -240,45 +275,77 @@ static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
 		a.watermark = 1;
 		a.wakeup_watermark = (uint32_t)(c->pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 		a.exclude_kernel = !s->kernel;
-		if (c->pid < 0) {	/* system-wide: no inherit, start now */
-			a.inherit = 0;
-			a.enable_on_exec = 0;
-			a.disabled = 0;
-			a.exclude_idle = 1;
-		}
+		attr_mode(&a, c);
 		if (e) {		/* side-band records once per CPU is enough */
 			a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
 		}
-		fd = smp_perf_open(&a, c->pid, cpu);
+		fd = smp_perf_open(&a, pid, r->cpu);
 		if (fd < 0 && errno == EINVAL && !s->nctr &&
 		    (s->sample_type & PERF_SAMPLE_REGS_USER)) {
 			/* no user registers in samples here: the plain type */
 			s->sample_type &= ~(uint64_t)PERF_SAMPLE_REGS_USER;
 			attr_regs(&a, 0);
-			fd = smp_perf_open(&a, c->pid, cpu);
+			fd = smp_perf_open(&a, pid, r->cpu);
 		}
 		if (fd < 0) {
-			if (errno == ENODEV && !e)	/* went offline since we looked */
+			if (errno == ENODEV && r->fd < 0)	/* went offline since we looked */
 				return 1;
+			if (errno == ESRCH && c->ntids)
+				return dcpi_errf(err, -ESRCH, "thread %d has exited", (int)pid);
 			return smp_open_error(err, errno, ev->name);
 		}
 		k->fd = (int)fd;
-		k->cpu = cpu;
+		k->cpu = r->cpu;
 		k->ev = e;
 		s->nctr++;
 		if (ioctl(k->fd, PERF_EVENT_IOC_ID, &k->id))
 			return dcpi_errf(err, -errno, "%s: PERF_EVENT_IOC_ID: %s", ev->name,
 					 strerror(errno));
-		if (!e) {
+		if (r->fd < 0) {
+			int ret;
+
 			r->fd = k->fd;
 			ret = map_ring(r, c->pages, ev->name, err);
 			if (ret)
 				return ret;
 		} else if (ioctl(k->fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
 			return dcpi_errf(err, -errno, "%s: sharing cpu %d's ring: %s", ev->name,
-					 cpu, strerror(errno));
+					 r->cpu, strerror(errno));
 		}
 	}
+	return 0;
+}
+
+/* Every thread attached to, on r's CPU; the ones gone since are skipped. */
+static int open_threads(struct sampler *s, struct smp_ring *r, struct dcpi_err *err)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < s->cfg.ntids; i++) {
+		ret = open_on(s, r, s->cfg.tids[i], err);
+		if (ret == -ESRCH) {
+			dcpi_err_clear(err);
+			ret = 0;
+		}
+		if (ret)
+			return ret;
+	}
+	if (r->fd < 0)
+		return dcpi_errf(err, -ESRCH, "no thread left to attach to: all have exited");
+	return 0;
+}
+
+/* Open every event on one CPU; the first owns the ring.  1: CPU offline. */
+static int open_cpu(struct sampler *s, int cpu, struct dcpi_err *err)
+{
+	struct smp_ring *r = &s->rings[s->n];
+	int ret;
+
+	r->fd = -1;
+	r->cpu = cpu;
+	ret = s->cfg.ntids ? open_threads(s, r, err) : open_on(s, r, s->cfg.pid, err);
+	if (ret)
+		return ret;
 	s->pfd[s->n].fd = r->fd;
 	s->pfd[s->n].events = POLLIN;
 	s->n++;
@@ -313,8 +380,7 @@ int smp_open(struct sampler *s, const struct smp_config *c, struct dcpi_err *err
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 	s->rings = calloc((size_t)ncpu, sizeof(*s->rings));
 	s->pfd = calloc((size_t)ncpu, sizeof(*s->pfd));
-	s->ctr = calloc((size_t)ncpu * c->nevents, sizeof(*s->ctr));
-	if (!s->rings || !s->pfd || !s->ctr) {
+	if (!s->rings || !s->pfd) {
 		ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
@@ -379,7 +445,9 @@ int smp_read_counts(struct sampler *s, struct smp_count *out, struct dcpi_err *e
 		/* A command's counter on each CPU is enabled whenever the command
 		 * runs anywhere and running only while it runs on that CPU: the
 		 * command's time is one counter's enabled, not their sum. */
-		if (s->cfg.pid >= 0)
+		if (s->cfg.ntids)	/* attached threads: one counter of each */
+			c->enabled += s->ctr[i].cpu == s->rings[0].cpu ? v[1] : 0;
+		else if (s->cfg.pid >= 0)
 			c->enabled = v[1] > c->enabled ? v[1] : c->enabled;
 		else
 			c->enabled += v[1];
@@ -581,7 +649,9 @@ void smp_sample_from(const struct perf_sample *ps, struct smp_sample *out)
 	out->stepped = 0;
 	if (ps->regs_abi && ps->nregs_user) {	/* the one register: flags */
 		memcpy(&flags, ps->regs_user, 8);
-		out->stepped = out->user && (flags & SMP_TF);
+		/* a kernel sample of a stepped thread is the step's trap and
+		 * signal delivery: the runtime's cost too */
+		out->stepped = !!(flags & SMP_TF);
 	}
 }
 

@@ -226,6 +226,8 @@ int rep_find_proc(const struct prof_profile *p, size_t n, const char *event, con
 		return dcpi_errf(err, -EEXIST, "%s: in several images (%s): give --image FILE "
 				 "or IMAGE:%s", spec, list, name);
 	}
+	if (!nfound && rep_kernel_proc_note(p, n, spec, err) < 0)
+		return -ENOENT;
 	if (!nfound)
 		return not_found(spec, near, err);
 	dcpi_err_clear(err);

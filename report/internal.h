@@ -24,6 +24,15 @@ int rep_is_jitmap_path(const char *path);
 int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err);
 long rep_jitmap_find(const struct rep_jitmap *m, uint64_t pc);
 void rep_jitmap_free(struct rep_jitmap *m);
+/* Is path the kernel's pseudo-image?  Its procedures from /proc/kallsyms,
+ * as a perf map's (report/load.c). */
+int rep_is_kernel_path(const char *path);
+int rep_kernel_syms_load(struct rep_jitmap *m, struct dcpi_err *err);
+struct prof_profile;
+/* spec names a kernel procedure with samples in p: -ENOENT and why no
+ * analysis reads it; else 0. */
+int rep_kernel_proc_note(const struct prof_profile *p, size_t n, const char *spec,
+			 struct dcpi_err *err);
 
 struct prof_image_id;
 struct image;

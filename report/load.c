@@ -1,13 +1,18 @@
 /*
  * load.c - the profiles a report reads: one epoch, the newest, or all of
- * them merged (profiles of the same image and event add up).
+ * them merged (profiles of the same image and event add up); and the names
+ * of the kernel's pseudo-image, "[kernel.kallsyms]" (offsets are kernel
+ * addresses), from /proc/kallsyms (image/kallsyms.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/image.h"
+#include "dcpi/kallsyms.h"
 #include "dcpi/report.h"
+#include "internal.h"
 
 /* Move src's profiles into the set (out, n), merging equal (image, event). */
 static int merge_into(struct prof_profile **out, size_t *n, struct prof_profile *src,
@@ -111,4 +116,64 @@ int rep_load_table(const char *dbdir, const char *epoch, struct rep_table *t, ch
 	if (db)
 		prof_db_close(db);
 	return rc;
+}
+
+int rep_is_kernel_path(const char *path)
+{
+	return !strcmp(path, KSYMS_IMAGE);
+}
+
+/* The kernel's procedures as a symbol map of raw addresses, as a perf
+ * map's (report/jitmap.c); $DCPI_KALLSYMS names another file (tests). */
+int rep_kernel_syms_load(struct rep_jitmap *m, struct dcpi_err *err)
+{
+	struct ksyms k;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = ksyms_load(getenv("DCPI_KALLSYMS"), &k, err);
+	if (rc < 0)
+		return rc;
+	m->e = malloc((k.n ? k.n : 1) * sizeof(*m->e));
+	if (!m->e) {
+		ksyms_free(&k);
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", KSYMS_IMAGE);
+	}
+	for (size_t i = 0; i < k.n; i++) {	/* the names move over */
+		m->e[i].start = k.e[i].start;
+		m->e[i].size = k.e[i].size;
+		m->e[i].name = k.e[i].name;
+	}
+	m->n = m->cap = k.n;
+	free(k.e);
+	return 0;
+}
+
+/* name (or "[kernel.kallsyms]:name") is a kernel procedure with samples in p:
+ * -ENOENT saying why no analysis reads it, else 0. */
+int rep_kernel_proc_note(const struct prof_profile *p, size_t n, const char *spec,
+			 struct dcpi_err *err)
+{
+	struct rep_jitmap m;
+	struct dcpi_err ierr = { 0 };
+	char want[PROF_PATH_MAX];
+	const char *name = spec;
+	size_t i;
+	int found = 0;
+
+	for (i = 0; i < n && !rep_is_kernel_path(p[i].image.path); i++)
+		;
+	if (i == n || img_spec_split(spec, want, sizeof(want), &name) < 0 ||
+	    (name != spec && !rep_is_kernel_path(want)))
+		return 0;
+	if (rep_kernel_syms_load(&m, &ierr) < 0)
+		return 0;
+	for (size_t k = 0; k < m.n && !found; k++)
+		found = !strcmp(m.e[k].name, name);
+	rep_jitmap_free(&m);
+	if (!found)
+		return 0;
+	return dcpi_errf(err, -ENOENT, "%s: a kernel procedure (%s): its samples are in "
+			 "dcpiprof, but its instructions cannot be analysed: no kernel image "
+			 "(vmlinux with debug info) is read", name, KSYMS_IMAGE);
 }

@@ -24,6 +24,7 @@
 
 #include "dcpi/callgraph.h"
 #include "dcpi/image.h"
+#include "dcpi/kallsyms.h"
 #include "dcpi/report.h"
 
 struct buf {
@@ -425,12 +426,18 @@ int rep_pprof_cg(const struct prof_profile *p, size_t np, const struct cg_profil
 	for (size_t oi = 0; oi < nimg; oi++) {
 		size_t i = order[oi].first;
 		struct image *img = NULL;
+		struct ksyms ks = { 0 };
 		int dwarf;
 		size_t mapping;
+		long ki;
 
 		mapping = ++nmap;
 		if (img_open(p2[i].image.path, 0, &img, NULL) < 0)
 			img = NULL;
+		/* kernel samples: named from /proc/kallsyms, as dcpiprof names them */
+		if (!strcmp(p2[i].image.path, KSYMS_IMAGE) &&
+		    ksyms_load(getenv("DCPI_KALLSYMS"), &ks, NULL) < 0)
+			memset(&ks, 0, sizeof(ks));
 		dwarf = img && img_has_dwarf(img);
 		/* Mapping: id 1, start 2, limit 3, offset 4, filename 5, build_id 6,
 		 * has_functions 7, has_filenames 8, has_line_numbers 9,
@@ -486,8 +493,9 @@ int rep_pprof_cg(const struct prof_profile *p, size_t np, const struct cg_profil
 				field_int(&line, 2, k == ninl ? ln.line : inl[k].call_line);
 				field_msg(&m, 4, &line);
 			}
-			field_int(&line, 1, func_id(&fs, &st, &pb, &fn,
-						     pr ? pr->name : p2[i].image.path, file, 0));
+			ki = pr ? -1 : ksyms_find(&ks, off);
+			field_int(&line, 1, func_id(&fs, &st, &pb, &fn, pr ? pr->name : ki >= 0 ?
+						     ks.e[ki].name : p2[i].image.path, file, 0));
 			field_int(&line, 2, ninl ? inl[0].call_line : ln.line);
 			field_msg(&m, 4, &line);
 			field_msg(&pb, 4, &m);
@@ -511,6 +519,7 @@ int rep_pprof_cg(const struct prof_profile *p, size_t np, const struct cg_profil
 		}
 		if (img)
 			img_close(img);
+		ksyms_free(&ks);
 	}
 	put_stacks(&pb, &m, &line, cg, ncg, p2, order, nimg, &locs, evs, nev);
 	if (meta) {

@@ -109,12 +109,14 @@ static struct rep_image *image_find(struct rep_state *s, const struct prof_image
 	memset(ri, 0, sizeof(*ri));
 	ri->id = id;
 	ri->nslots = 1;
-	if (rep_is_jitmap_path(id->path)) {
-		if (rep_jitmap_load(id->path, &ri->jit, &ierr) < 0 &&
+	if (rep_is_jitmap_path(id->path) || rep_is_kernel_path(id->path)) {
+		rc = rep_is_kernel_path(id->path) ? rep_kernel_syms_load(&ri->jit, &ierr) :
+		     rep_jitmap_load(id->path, &ri->jit, &ierr);
+		if (rc < 0 &&
 		    (!(ri->why = strdup(ierr.msg)) || add_note(s->t, ri->why) < 0))
 			goto nomem;
 		ri->nslots = ri->jit.n + 1;
-	/* "[unknown]", "[vdso]", "[kernel.kallsyms]": no file to open */
+	/* "[unknown]", "[vdso]": no file to open */
 	} else if (id->path[0] != '[') {
 		rc = img_open(id->path, IMG_NO_DWARF, &ri->img, &ierr);
 		if (rc < 0) {

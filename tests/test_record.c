@@ -642,8 +642,12 @@ static void test_stepped_samples(void **state)
 	mk_sample(rec, PERF_RECORD_MISC_USER, 1, 2, 0x202);	/* IF only */
 	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
 	assert_false(sm.stepped);
-	/* in the kernel the user flags say nothing of where the sample is */
+	/* in the kernel with TF in the user flags: the step's trap and signal
+	 * (record samples the kernel too), the runtime's cost as well */
 	mk_sample(rec, PERF_RECORD_MISC_KERNEL, 1, 2, 0x302);
+	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
+	assert_true(sm.stepped);
+	mk_sample(rec, PERF_RECORD_MISC_KERNEL, 1, 2, 0x202);
 	assert_int_equal(smp_parse_sample(&s, rec, &sm), 0);
 	assert_false(sm.stepped);
 	/* abi NONE (a kernel thread): no register follows */

@@ -9,11 +9,15 @@
  * steps per burst, --no-paths turns them off.  Every step is a value sample
  * too (docs/values.md: registers, addresses, at no measurable cost), which
  * the analysis uses to replay the walks of loads that miss
- * (estimate/replay.c); --no-values turns that off.
+ * (estimate/replay.c); --no-values turns that off.  Kernel code is sampled
+ * too where the kernel allows (--no-kernel: not).  -p/-t attach to running
+ * processes or threads instead of running CMD (collect/attach.c): time
+ * samples only, until --duration, CMD's end, SIGINT or theirs.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +45,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: dcpi record [options] [--] CMD [ARGS]\n"
+		"       dcpi record [options] -p PID|-t TID [--duration S] [-- CMD [ARGS]]\n"
 		"  -e, --event LIST   comma-separated, of %s;\n"
 		"                     default cycles, or cpu-clock without a PMU\n"
 		"  -c, --count N      sample every N events (ns for the clocks);\n"
@@ -63,6 +68,12 @@ static void usage(FILE *f)
 		"                     address before it runs (experimental: an\n"
 		"                     out-of-order core has usually fetched the line\n"
 		"                     already; docs/values.md)\n"
+		"      --no-kernel    user code only (by default kernel code too where\n"
+		"                     perf_event_paranoid allows, as [kernel.kallsyms])\n"
+		"  -p, --pid PID[,PID...]  attach to running processes and their threads\n"
+		"  -t, --tid TID[,TID...]  attach to these threads only\n"
+		"      --duration S   with -p/-t: stop after S seconds (else when CMD,\n"
+		"                     if given, exits, on SIGINT, or when they exit)\n"
 		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
 		"  -q, --quiet        no summary line\n",
 		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS,
@@ -145,6 +156,70 @@ static void replay_now(const char *dir, const char *epoch, int quiet)
 		prof_db_close(db);
 }
 
+#define ATTACH_MAX 256
+
+/* -p LIST, -t LIST, --duration S into a. */
+static int attach_option(int c, const char *arg, struct collect_attach_opts *a)
+{
+	static int ids[ATTACH_MAX];
+	char *end;
+
+	if (c == 'R') {
+		a->duration_seconds = strtod(arg, &end);
+		if (end == arg || *end || !(a->duration_seconds > 0))
+			return tool_fail("--duration %s: want a number of seconds above 0", arg);
+		return 0;
+	}
+	if (a->nids && a->threads != (c == 't'))
+		return tool_fail("-p and -t: give one or the other");
+	a->threads = c == 't';
+	a->ids = ids;
+	for (const char *p = arg; *p; p = *end ? end + 1 : end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v <= 0 || v > INT32_MAX || (*end && *end != ','))
+			return tool_fail("-%c %s: want ids separated by commas", c, arg);
+		if (a->nids == ATTACH_MAX)
+			return tool_fail("-%c: more than %d ids", c, ATTACH_MAX);
+		ids[a->nids++] = (int)v;
+	}
+	return 0;
+}
+
+/* -p/-t: time samples of running threads (collect/attach.c); CMD, if any,
+ * only says how long. */
+static int record_attached(struct collect_opts *o, struct collect_attach_opts *a,
+			   char *const *cmd, const char *db, int quiet)
+{
+	struct collect_result res;
+	struct dcpi_err err = { 0 };
+
+	if (!a->nids)
+		return tool_fail("--duration needs -p or -t");
+	if (o->latency)
+		return tool_fail("--latency needs the program started by "
+				 "dcpi record (drop -p/-t)");
+	if (o->paths_rate)
+		fprintf(stderr, "%s: note: path and value samples need the program started by "
+			"dcpi record; -%c records PC samples only\n", tool_name,
+			a->threads ? 't' : 'p');
+	o->paths_rate = o->paths_steps = 0;
+	o->values = 0;
+	a->argv = cmd[0] ? cmd : NULL;
+	o->db_dir = tool_db_dir(db);
+	if (check_db(o->db_dir))
+		return 1;
+	o->pending_signal = &pending_signal;
+	catch_signals();
+	if (collect_attach(o, a, &res, &err))
+		return tool_fail("%s", err.msg);
+	if (!quiet)
+		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
+			(unsigned long long)res.samples, (unsigned long long)res.lost,
+			o->events[0]->name, o->db_dir, res.epoch);
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -155,11 +230,16 @@ int cmd_record(int argc, char **argv)
 		{ "values", no_argument, NULL, 'V' },
 		{ "no-values", no_argument, NULL, 'W' },
 		{ "latency", no_argument, NULL, 'L' },
+		{ "no-kernel", no_argument, NULL, 'K' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "duration", required_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct collect_opts opts = { 0 };
+	struct collect_attach_opts at = { 0 };
 	struct collect_result res;
 	struct dcpi_err err = { 0 };
 	const char *event = NULL, *db = NULL;
@@ -168,7 +248,7 @@ int cmd_record(int argc, char **argv)
 	opts.paths_rate = PATHS_DEFAULT_RATE;
 	opts.paths_steps = PATHS_DEFAULT_STEPS;
 
-	while ((c = tool_getopt(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "qh", longopts,
+	while ((c = tool_getopt(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "p:t:qh", longopts,
 				NULL)) != -1) {
 		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
 			if (ret)
@@ -193,6 +273,15 @@ int cmd_record(int argc, char **argv)
 		case 'L':
 			opts.latency = 1;
 			break;
+		case 'K':
+			opts.no_kernel = 1;
+			break;
+		case 'p':
+		case 't':
+		case 'R':
+			if (attach_option(c, optarg, &at))
+				return 1;
+			break;
 		case 'D':
 			db = optarg;
 			break;
@@ -207,12 +296,14 @@ int cmd_record(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc && !at.nids) {
 		usage(stderr);
 		return tool_fail("no command to run");
 	}
 	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
+	if (at.nids || at.duration_seconds > 0)
+		return record_attached(&opts, &at, argv + optind, db, quiet);
 	/* values ride on path steps: on with them unless asked otherwise */
 	opts.values = values < 0 ? opts.paths_rate > 0 : values;
 	if (opts.latency && !opts.values)

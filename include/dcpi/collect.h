@@ -9,7 +9,8 @@
  * per-(image, event) counts keyed by file offset (sec. 4.3.1) and flushes
  * them as one epoch of profiles (sec. 4.3.3).
  *
- * Two drivers use them: collect_record() follows one command, and
+ * Three drivers use them: collect_record() follows one command,
+ * collect_attach() processes already running, and
  * collect_daemon() (dcpid) samples every process on every CPU until stopped,
  * flushing into the current epoch every few seconds (sec. 4.3).  Both draw
  * each event's period at random below the nominal one (sec. 4.1.1) and
@@ -106,6 +107,10 @@ struct collect_opts {
 	int no_slices;
 	/* User call chains by frame pointers (docs/callgraph.md). */
 	int callchain;
+	/* Kernel code is sampled too (image "[kernel.kallsyms]", named from
+	 * /proc/kallsyms by the reports) when perf_event_paranoid lets this
+	 * user; no_kernel leaves it out (exclude_kernel). */
+	int no_kernel;
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
@@ -174,6 +179,32 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 		   struct collect_result *res, struct dcpi_err *err);
 
 /*
+ * What collect_attach() follows: running processes (every thread, those
+ * they start after too) or only the threads named; until duration_seconds
+ * (0: no limit), until argv (when not NULL; run as a plain child, not
+ * sampled, as perf's `-p PID -- sleep 5`) exits, until *pending_signal, or
+ * until every target has exited.
+ */
+struct collect_attach_opts {
+	const int *ids;		/* pids, or tids with threads */
+	size_t nids;
+	int threads;		/* ids are threads (-t), not processes (-p) */
+	double duration_seconds;
+	char *const *argv;
+};
+
+/*
+ * Sample running processes or threads (collect/attach.c): one counter per
+ * thread and CPU, new threads found in /proc/PID/task as they appear,
+ * mappings from /proc/PID/maps at the start and MMAP2 records after.
+ * Time samples (and -g call chains) only: the path and value runtime is
+ * preloaded at exec and cannot be put into a running process safely.
+ * Writes one new epoch like collect_record (res->status is 0).
+ */
+int collect_attach(const struct collect_opts *opts, const struct collect_attach_opts *a,
+		   struct collect_result *res, struct dcpi_err *err);
+
+/*
  * Sample every process on every CPU (pid -1, one counter and ring per CPU
  * per event), user code and, when perf_event_paranoid and kptr_restrict
  * allow, kernel code (image "[kernel.kallsyms]", offset = address).  Runs
@@ -213,6 +244,8 @@ const struct prof_image_id *maps_image(const struct maps *m, uint32_t image);
 int maps_intern(struct maps *m, const char *path, uint32_t *image, struct dcpi_err *err);
 /* Read /proc/PID/maps of every live process now (the daemon's start). */
 int maps_scan_all(struct maps *m, struct dcpi_err *err);
+/* ... of one process now (attaching to it); a process gone is no error. */
+int maps_scan_pid(struct maps *m, uint32_t pid, struct dcpi_err *err);
 /*
  * JIT code: when on, a pc in anonymous memory of a process that has a
  * /tmp/perf-PID.map resolves to the pseudo-image of that path, offset = pc.
