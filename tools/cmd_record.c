@@ -22,6 +22,7 @@
 #include "dcpi/analysis.h"
 #include "dcpi/collect.h"
 #include "dcpi/profile.h"
+#include "dcpi/report.h"
 #include "sampling.h"
 #include "tools.h"
 
@@ -63,6 +64,8 @@ static void usage(FILE *f)
 		"                     address before it runs (experimental: an\n"
 		"                     out-of-order core has usually fetched the line\n"
 		"                     already; docs/values.md)\n"
+		"      --plan FILE|auto  spend the value samples where the marking plan\n"
+		"                     says (auto: the newest epoch's; docs/values.md)\n"
 		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
 		"  -q, --quiet        no summary line\n",
 		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS,
@@ -155,6 +158,7 @@ int cmd_record(int argc, char **argv)
 		{ "values", no_argument, NULL, 'V' },
 		{ "no-values", no_argument, NULL, 'W' },
 		{ "latency", no_argument, NULL, 'L' },
+		{ "plan", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -162,7 +166,9 @@ int cmd_record(int argc, char **argv)
 	struct collect_opts opts = { 0 };
 	struct collect_result res;
 	struct dcpi_err err = { 0 };
-	const char *event = NULL, *db = NULL;
+	const char *event = NULL, *db = NULL, *plan = NULL;
+	char plan_file[4096];
+	size_t nmarks;
 	int quiet = 0, values = -1, c, ret;
 
 	opts.paths_rate = PATHS_DEFAULT_RATE;
@@ -192,6 +198,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'L':
 			opts.latency = 1;
+			break;
+		case 'M':
+			plan = optarg;
 			break;
 		case 'D':
 			db = optarg;
@@ -223,6 +232,10 @@ int cmd_record(int argc, char **argv)
 	opts.db_dir = tool_db_dir(db);
 	if (check_db(opts.db_dir))
 		return 1;
+	if (plan && (!opts.values || collect_plan_resolve(opts.db_dir, plan, plan_file,
+							   sizeof(plan_file), &err)))
+		return tool_fail("%s", opts.values ? err.msg : "--plan needs value samples");
+	opts.plan = plan ? plan_file : NULL;
 	opts.pending_signal = &pending_signal;
 	catch_signals();
 	ret = collect_record(&opts, argv + optind, &res, &err);
@@ -262,6 +275,14 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
 			opts.events[0]->name, opts.db_dir, res.epoch);
+	if (!quiet && plan)
+		fprintf(stderr, "%s: plan %s: %llu procedures marked (%llu dropped), %llu calls "
+			"caught at their entries\n", tool_name, plan_file,
+			(unsigned long long)res.plan_marks, (unsigned long long)res.plan_dropped,
+			(unsigned long long)res.plan_calls);
+	if (opts.values && res.values_samples &&
+	    rep_plan_write(opts.db_dir, res.epoch, &nmarks, &err))	/* the next run's plan */
+		fprintf(stderr, "%s: note: no plan written: %s\n", tool_name, err.msg);
 	if (opts.values && res.values_samples && !getenv("DCPI_NO_REPLAY"))
 		replay_now(opts.db_dir, res.epoch, quiet);
 	return exit_status(res.status);
