@@ -9,9 +9,7 @@
  *   - load: a load's value list in the same state, in a procedure with at
  *     least REP_PLAN_HOT_LOAD of its image's samples;
  *   - hot: a procedure with at least REP_PLAN_HOT of its image's samples.
- * A share from few values is not yet a share: the binomial's need is taken
- * at Agresti and Coull's adjusted share (x + 2) / (n + 4), so one call seen
- * with 7 does not count as "7 in 100% of calls, known".
+ * The binomial's need is taken at the adjusted share (val_share_adjusted).
  * Seed 001's focused sampling: spend the sampling budget where a question
  * is open, not where time happens to go.
  */
@@ -69,7 +67,7 @@ static struct pmark *mark_of(struct pplan *pl, const struct rv_ctx *c, size_t i,
 
 static double adjusted(const struct val_hotlist *h)
 {
-	return (rv_top_share(h) * (double)h->seen + 2) / ((double)h->seen + 4);
+	return val_share_adjusted(rv_top_share(h), h->seen);
 }
 
 /* Calls an entry's arguments still need: the most any argument the

@@ -208,4 +208,12 @@ static inline uint64_t val_calls_needed(double p, double points)
 	return k < n || !k ? k + 1 : k;
 }
 
+/* A share from few values is not yet a share: Agresti and Coull's adjusted
+ * (x + 2) / (n + 4), so that one call seen with 7 does not read as "7 in
+ * 100% of calls, known" when the need is computed. */
+static inline double val_share_adjusted(double share, uint64_t seen)
+{
+	return (share * (double)seen + 2) / ((double)seen + 4);
+}
+
 #endif /* DCPI_VALUES_H */
