@@ -988,7 +988,8 @@ static void plan_load(const char *file)
 	if (fd < 0)
 		return;
 	while (used < sizeof(buf) - 1 &&
-	       ((r = read(fd, buf + used, sizeof(buf) - 1 - used)) > 0 || (r < 0 && errno == EINTR)))
+	       ((r = read(fd, buf + used, sizeof(buf) - 1 - used)) > 0 ||
+		(r < 0 && errno == EINTR)))
 		used += r > 0 ? (size_t)r : 0;
 	close(fd);
 	buf[used] = '\0';
@@ -1672,8 +1673,8 @@ __attribute__((constructor)) static void prt_start(void)
 	if (g.values && getenv(PRT_ENV_PLAN)) {
 		plan_load(getenv(PRT_ENV_PLAN));
 		g.burst_ns = g.period_ns;
-		if (g.plan)	/* ticks PRT_PLAN_TICKS times a burst period */
-			g.period_ns = g.period_ns / PRT_PLAN_TICKS ? g.period_ns / PRT_PLAN_TICKS : 1;
+		if (g.plan && g.period_ns >= PRT_PLAN_TICKS)	/* PRT_PLAN_TICKS a period */
+			g.period_ns /= PRT_PLAN_TICKS;
 	}
 	if (g.sig < SIGRTMIN || g.sig > SIGRTMAX || started_traced())
 		return;

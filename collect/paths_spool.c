@@ -203,8 +203,8 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		}
 		if (h.type == PRT_ARGS) {	/* a marked entry's call (values_spool.c) */
 			if (a->pid && a->va)
-				ret = vals_args(a->va, a->maps, a->pid, (const struct prt_args *)buf,
-						err);
+				ret = vals_args(a->va, a->maps, a->pid,
+						(const struct prt_args *)buf, err);
 			continue;
 		}
 		npc = h.type == PRT_VBURST ? body / vrec : body / 8;

@@ -111,7 +111,8 @@ int plan_runtime_file(const char *plan, const char *spool_dir, char *out, size_t
 	memset(info, 0, sizeof(*info));
 	if (!(f = fopen(plan, "re")))
 		return dcpi_errf(err, -errno, "%s: %s", plan, strerror(errno));
-	if (!fgets(line, sizeof(line), f) || strncmp(line, VAL_PLAN_MAGIC "\n", sizeof(VAL_PLAN_MAGIC))) {
+	if (!fgets(line, sizeof(line), f) ||
+	    strncmp(line, VAL_PLAN_MAGIC "\n", sizeof(VAL_PLAN_MAGIC))) {
 		fclose(f);
 		return dcpi_errf(err, -EINVAL, "%s: not a marking plan (no \"%s\" line)", plan,
 				 VAL_PLAN_MAGIC);

@@ -12,9 +12,16 @@
  *     and how many +-3 points need (the binomial at the adjusted share);
  *   - test_plan_changed: a plan whose image has another build-id marks
  *     nothing, and the run says so; --plan without value samples, or auto
- *     with no plan in the database, is refused.
+ *     with no plan in the database, is refused;
+ *   - test_plan_robust: tests/workloads/pathloop.c with pl_loop marked for
+ *     its arguments, in the modes where the breakpoint meets something:
+ *     the program's own int3 and SIGTRAP handler (trap), SIGTRAP blocked
+ *     around other code (block), threads (no breakpoint is armed while the
+ *     process has more than one), fork: each exits as it does alone, and
+ *     calls are caught in trap and block.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,9 +125,9 @@ static void test_plan_auto(void **state)
 	double got, truth;
 
 	(void)state;
-	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths " RATE " --db %s/db -- "
-			       "%s " ITERS " " SEED " 80 > %s/out1 2> %s/err1", bin, dir, prog, dir,
-			       dir), 0);
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths " RATE
+			       " --db %s/db -- %s " ITERS " " SEED " 80 > %s/out1 2> %s/err1",
+			       bin, dir, prog, dir, dir), 0);
 	/* the analysis left a plan marking vl_scale for its arguments */
 	assert_int_equal(tu_sh("grep -q '^dcpi-plan 1$' %s/db/00000001/plan.txt", dir), 0);
 	assert_int_equal(tu_sh("grep -Eq '^proc 0 %" PRIx64 " [0-9a-f]+ [a-z,]*args[a-z,]* "
@@ -129,7 +136,8 @@ static void test_plan_auto(void **state)
 			       "--db %s/db -- %s " ITERS " " SEED " 80 > %s/out2 2> %s/err2", bin,
 			       dir, prog, dir, dir), 0);
 	assert_int_equal(tu_sh("grep -q 'plan %s/db/00000001/plan.txt: [1-9][0-9]* procedures "
-			       "marked (0 dropped), [1-9][0-9]* calls caught' %s/err2", dir, dir), 0);
+			       "marked (0 dropped), [1-9][0-9]* calls caught' %s/err2", dir, dir),
+			 0);
 	read_truth("out2");
 	truth = (double)k7 / (double)calls;
 	got = arg0_share("db", "00000002", &seen);
@@ -172,16 +180,55 @@ static void test_plan_changed(void **state)
 	(void)state;
 	assert_int_equal(tu_sh("sed 's/^image 0 [0-9a-f]* /image 0 0123abcd /' "
 			       "%s/db/00000001/plan.txt > %s/other.txt", dir, dir), 0);
-	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan %s/other.txt --db %s/db2 "
-			       "-- %s 1000000 > /dev/null 2> %s/err3", bin, dir, dir, prog, dir), 0);
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan %s/other.txt "
+			       "--db %s/db2 -- %s 1000000 > /dev/null 2> %s/err3", bin, dir, dir,
+			       prog, dir), 0);
 	assert_int_equal(tu_sh("grep -q ': 0 procedures marked ([1-9][0-9]* dropped), 0 calls' "
 			       "%s/err3", dir), 0);
-	assert_int_not_equal(tu_sh("%s record --no-calibrate --no-values --plan auto --db %s/db -- "
-				   "%s 1000 > /dev/null 2> %s/err4", bin, dir, prog, dir), 0);
+	assert_int_not_equal(tu_sh("%s record --no-calibrate --no-values --plan auto "
+				   "--db %s/db -- %s 1000 > /dev/null 2> %s/err4", bin, dir, prog,
+				   dir), 0);
 	assert_int_equal(tu_sh("grep -q 'plan needs value samples' %s/err4", dir), 0);
-	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --plan auto --db %s/empty -- "
-				   "%s 1000 > /dev/null 2> %s/err5", bin, dir, prog, dir), 0);
+	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --plan auto "
+				   "--db %s/empty -- %s 1000 > /dev/null 2> %s/err5", bin, dir, prog,
+				   dir), 0);
 	assert_int_equal(tu_sh("grep -q 'no epoch of .* has a plan' %s/err5", dir), 0);
+}
+
+static void test_plan_robust(void **state)
+{
+	static const struct {
+		const char *mode;
+		int caught;	/* calls must be caught */
+	} modes[] = { { "trap", 1 }, { "block", 1 }, { "threads", 0 }, { "fork", 0 } };
+	char pl[PATH_MAX], plan[600];
+	struct image *pimg = NULL;
+	struct dcpi_err err = { 0 };
+	const struct img_proc *p;
+	uint64_t off;
+	FILE *f;
+
+	(void)state;
+	snprintf(pl, sizeof(pl), "%s/workloads/pathloop", build);
+	assert_int_equal(img_open(pl, IMG_NO_DWARF, &pimg, &err), 0);
+	assert_non_null(p = img_proc_by_name(pimg, "pl_loop"));
+	assert_int_equal(img_vaddr_to_offset(pimg, p->addr, &off), 0);
+	snprintf(plan, sizeof(plan), "%s/pathloop.plan", dir);
+	assert_non_null(f = fopen(plan, "w"));
+	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " hot,args pl_loop\n",
+		VAL_PLAN_MAGIC, img_build_id(pimg)[0] ? img_build_id(pimg) : "-", pl, off,
+		p->size);
+	fclose(f);
+	img_close(pimg);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		print_message("pathloop %s\n", modes[i].mode);
+		assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 1000:32 "
+				       "--plan %s --db %s/robust -- %s %s 100000000 > /dev/null "
+				       "2> %s/rerr", bin, plan, dir, pl, modes[i].mode, dir), 0);
+		assert_int_equal(tu_sh("grep -q ': 1 procedures marked (0 dropped), %s calls' "
+				       "%s/rerr", modes[i].caught ? "[1-9][0-9]*" : "[0-9]*", dir),
+				 0);
+	}
 }
 
 int main(void)
@@ -190,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_plan_auto),
 		cmocka_unit_test(test_needed),
 		cmocka_unit_test(test_plan_changed),
+		cmocka_unit_test(test_plan_robust),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
