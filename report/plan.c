@@ -38,9 +38,18 @@ struct pmark {
 	char name[256];
 };
 
+/* A load whose value is an open question (its procedure is marked too). */
+struct pload {
+	size_t image;
+	uint64_t off;
+	char site[256];
+};
+
 struct pplan {
 	struct pmark *m;
 	size_t n, cap;
+	struct pload *l;
+	size_t nl, capl;
 };
 
 /* The mark of procedure p of image i, added when new. */
@@ -136,6 +145,16 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 		if (!(m = mark_of(pl, &c, i, p)))
 			return -ENOMEM;
 		m->why |= why;
+		if (why == WHY_LOAD) {
+			struct pload *l = dcpi_append((void **)&pl->l, &pl->nl, &pl->capl,
+						      sizeof(*l));
+
+			if (!l)
+				return -ENOMEM;
+			l->image = i;
+			l->off = h->offset;
+			rv_place(&c, h->offset, l->site, sizeof(l->site));
+		}
 	}
 	return 0;
 }
@@ -168,6 +187,9 @@ static char *plan_text(const struct rep_vals *v, const struct pplan *pl, size_t 
 		fprintf(f, "proc %zu %" PRIx64 " %" PRIx64 " %s %s\n", pl->m[k].image,
 			pl->m[k].off, pl->m[k].size, why, pl->m[k].name);
 	}
+	for (size_t k = 0; k < pl->nl; k++)
+		fprintf(f, "load %zu %" PRIx64 " load %s\n", pl->l[k].image, pl->l[k].off,
+			pl->l[k].site);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -201,6 +223,7 @@ int rep_plan_write(const char *dbdir, const char *epoch, size_t *nmarks, struct 
 		*nmarks = pl.n;
 	free(text);
 	free(pl.m);
+	free(pl.l);
 	rep_vals_close(v);
 	return rc;
 }

@@ -190,8 +190,8 @@ static void test_plan_changed(void **state)
 				   dir), 0);
 	assert_int_equal(tu_sh("grep -q 'plan needs value samples' %s/err4", dir), 0);
 	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --plan auto "
-				   "--db %s/empty -- %s 1000 > /dev/null 2> %s/err5", bin, dir, prog,
-				   dir), 0);
+				   "--db %s/empty -- %s 1000 > /dev/null 2> %s/err5", bin, dir,
+				   prog, dir), 0);
 	assert_int_equal(tu_sh("grep -q 'no epoch of .* has a plan' %s/err5", dir), 0);
 }
 

@@ -187,7 +187,8 @@ int val_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *
  *   dcpi-plan 1
  *   image N BUILD-ID|- PATH
  *   proc N OFFSET SIZE WHY NAME      (hex file offset and size)
- *   load N OFFSET WHY SITE
+ *   load N OFFSET WHY SITE           (a load's file offset; its procedure
+ *                                     is marked too, and is what record uses)
  * N numbers the image lines from 0; WHY is a comma list of hot (a share of
  * the time), args (an argument's share not yet known to within
  * VAL_PLAN_POINTS) and load (the same for a load's value).  Lines starting
