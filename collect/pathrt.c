@@ -856,6 +856,19 @@ static void bp_expire(struct prt_thread *t)
 	}
 }
 
+/* No more breakpoints in this process, and the armed one out: a tracer
+ * would take its SIGTRAP (and might drop it), a handler that took SIGTRAP
+ * over would get it. */
+static void bp_disable(void)
+{
+	int armed = BP_ARMED;
+
+	g.bp_off = 1;
+	if (__atomic_compare_exchange_n(&g.bp_state, &armed, BP_BUSY, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED))
+		bp_remove();
+}
+
 /* Budget earned since the thread's last tick, in 1/1024 steps: K steps per
  * burst period of its CPU time, whatever the ticks (a CPU-time timer fires
  * at most once a kernel tick). */
@@ -1033,6 +1046,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	if (!handler_ours(SIGTRAP)) {
 		stop_thread(t, r, "the program replaced the SIGTRAP handler");
+		bp_disable();
 		goto out;
 	}
 	timer_next(t);
@@ -1351,8 +1365,10 @@ static long raw_sigaction(int sig, const struct prt_ksigaction *ka, struct prt_k
  * it is): each of our signals and steps would be a stop for its tracer. */
 static void traced_now(void)
 {
-	if (g.on)
-		stop_thread(&t_self, NULL, "the program asked to be traced (PTRACE_TRACEME)");
+	if (!g.on)
+		return;
+	stop_thread(&t_self, NULL, "the program asked to be traced (PTRACE_TRACEME)");
+	bp_disable();
 }
 
 typedef long (*prt_ptrace_fn)(enum __ptrace_request, pid_t, void *, void *);

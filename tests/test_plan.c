@@ -128,9 +128,10 @@ static void test_plan_auto(void **state)
 	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths " RATE
 			       " --db %s/db -- %s " ITERS " " SEED " 80 > %s/out1 2> %s/err1",
 			       bin, dir, prog, dir, dir), 0);
-	/* the analysis left a plan marking vl_scale for its arguments */
+	/* the analysis left a plan marking vl_scale for its arguments (valloop
+	 * need not be image 0: a burst may end in libc or ld.so) */
 	assert_int_equal(tu_sh("grep -q '^dcpi-plan 1$' %s/db/00000001/plan.txt", dir), 0);
-	assert_int_equal(tu_sh("grep -Eq '^proc 0 %" PRIx64 " [0-9a-f]+ [a-z,]*args[a-z,]* "
+	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ [a-z,]*args[a-z,]* "
 			       "vl_scale$' %s/db/00000001/plan.txt", off_of("vl_scale"), dir), 0);
 	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths " RATE " --plan auto "
 			       "--db %s/db -- %s " ITERS " " SEED " 80 > %s/out2 2> %s/err2", bin,
@@ -178,7 +179,8 @@ static void test_needed(void **state)
 static void test_plan_changed(void **state)
 {
 	(void)state;
-	assert_int_equal(tu_sh("sed 's/^image 0 [0-9a-f]* /image 0 0123abcd /' "
+	/* every image of the plan rebuilt since */
+	assert_int_equal(tu_sh("sed 's/^image \\([0-9]*\\) [0-9a-f-]* /image \\1 0123abcd /' "
 			       "%s/db/00000001/plan.txt > %s/other.txt", dir, dir), 0);
 	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan %s/other.txt "
 			       "--db %s/db2 -- %s 1000000 > /dev/null 2> %s/err3", bin, dir, dir,
