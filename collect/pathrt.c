@@ -88,6 +88,11 @@ struct prt_burst {
 
 struct prt_thread {
 	int active;		/* a burst is being stepped */
+	int bp_step;		/* the breakpoint goes back in at the next step */
+	int bp_tf;		/* ... a step we asked for (not a burst's) */
+	long credit;		/* plan: bursts' budget in 1/1024 steps */
+	long bp_credit;		/* plan: the breakpoint's, the same */
+	uint64_t cpu_ns;	/* plan: the thread's CPU time when last earned */
 	int armed;
 	int stopped;		/* never stepped again (stop_thread) */
 	unsigned n, left;	/* pcs recorded, traps left */
@@ -101,7 +106,19 @@ struct prt_thread {
 struct prt_range {
 	uint64_t lo, hi;
 	int readable;		/* 0: execute-only (protection keys, vsyscall) */
+	int writable;		/* rwx: never patched (a JIT's own code) */
 };
+
+/* A procedure of the marking plan (pathrt.h), and where it is mapped now. */
+struct prt_mark {
+	uint64_t off, size;
+	uint32_t flags;		/* PRT_PLAN_* */
+	uint32_t path;		/* into g.mpaths */
+	uint64_t lo;		/* its entry's address; 0: not mapped (yet) */
+};
+
+/* The one breakpoint of a process (docs/values.md, "Marking plan"). */
+enum { BP_IDLE, BP_BUSY, BP_ARMED };
 
 static struct {
 	int on;
@@ -128,6 +145,16 @@ static struct {
 	size_t ndranges;			/* readable mappings, sorted */
 	struct prt_range dranges[PRT_DRANGES];
 	uint64_t maps_ns;
+	/* the marking plan, and its breakpoint */
+	int plan, plan_bp;	/* plan_bp: some mark wants its entry's calls */
+	uint64_t burst_ns;	/* plan: the burst period (the timer's is shorter) */
+	size_t nmarks;
+	struct prt_mark marks[PRT_PLAN_MAX];
+	char mpaths[32768];
+	int threads;		/* threads started through pthread_create, alive */
+	int bp_state, bp_chain, bp_off;	/* bp_off: breakpoints refused (a note) */
+	uint64_t bp_addr, bp_page, bp_ns;
+	uint8_t bp_orig;
 	char mbuf[PRT_MAPS_BUF];
 	char line[4096];
 } g;	/* zero: in .bss, so the file stays small; fd set in prt_start */
@@ -285,6 +312,18 @@ static void put_hex(char **p, uint64_t v)
 		*(*p)++ = tmp[--n];
 }
 
+/* The marks of the executable mapping [lo, hi) of path at file offset off:
+ * where their entries are now. */
+static void plan_place(uint64_t lo, uint64_t hi, uint64_t off, const char *path)
+{
+	for (size_t i = 0; i < g.nmarks; i++) {
+		struct prt_mark *m = &g.marks[i];
+
+		if (m->off >= off && m->off - off < hi - lo && !strcmp(g.mpaths + m->path, path))
+			__atomic_store_n(&m->lo, lo + (m->off - off), __ATOMIC_RELAXED);
+	}
+}
+
 /* One line of /proc/self/maps: remember executable ranges, and put the
  * named ones in the record as "start end offset path". */
 static void maps_line(const char *s, char **out, char *end)
@@ -318,8 +357,10 @@ static void maps_line(const char *s, char **out, char *end)
 	if (g.nranges < PRT_RANGES) {
 		g.ranges[g.nranges].lo = lo;
 		g.ranges[g.nranges].hi = hi;
+		g.ranges[g.nranges].writable = perm[1] == 'w';
 		g.ranges[g.nranges++].readable = perm[0] == 'r';
 	}
+	plan_place(lo, hi, off, path);
 	pl = strlen(path);
 	if (!pl || (path[0] != '/' && strcmp(path, "[vdso]")) || *out + pl + 60 > end)
 		return;
@@ -349,6 +390,8 @@ static void maps_snapshot(void)
 		return;
 	g.nranges = 0;
 	g.ndranges = 0;
+	for (size_t i = 0; i < g.nmarks; i++)
+		__atomic_store_n(&g.marks[i].lo, 0, __ATOMIC_RELAXED);
 	while ((r = read(fd, chunk, sizeof(chunk))) > 0 || (r < 0 && errno == EINTR)) {
 		for (ssize_t i = 0; i < r; i++) {
 			if (chunk[i] != '\n') {
@@ -447,17 +490,22 @@ static void burst_end(struct prt_thread *t, uint32_t flags)
 static uint64_t latency_of(uint64_t pc, const uint64_t *r);
 
 /* The integer registers of a context in the instruction set's order. */
-static void save_regs(struct prt_thread *t, unsigned i, const greg_t *r)
+static void copy_regs(uint64_t *out, const greg_t *r)
 {
 	static const int order[PRT_NREGS] = {
 		REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
 		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
 	};
 
+	for (int k = 0; k < PRT_NREGS; k++)
+		out[k] = (uint64_t)r[order[k]];
+}
+
+static void save_regs(struct prt_thread *t, unsigned i, const greg_t *r)
+{
 	if (!t->regs || i >= PRT_KMAX)
 		return;
-	for (int k = 0; k < PRT_NREGS; k++)
-		t->regs[i].r[k] = (uint64_t)r[order[k]];
+	copy_regs(t->regs[i].r, r);
 	/* the burst's first instruction gives no values (values_spool.c) */
 	t->regs[i].lat = i && g.values == 2 ? latency_of((uint64_t)r[REG_RIP], t->regs[i].r) : 0;
 }
@@ -714,6 +762,276 @@ static void chain(struct sigaction *sa, int sig, siginfo_t *si, void *ucv)
 		act.sa_handler(sig);
 }
 
+/* --- the marking plan: bursts where it says, and its one breakpoint ------------ */
+
+/* The mark whose procedure holds pc, or NULL. */
+static const struct prt_mark *mark_at(uint64_t pc)
+{
+	for (size_t i = 0; i < g.nmarks; i++) {
+		uint64_t lo = __atomic_load_n(&g.marks[i].lo, __ATOMIC_RELAXED);
+
+		if (lo && pc >= lo && pc - lo < g.marks[i].size)
+			return &g.marks[i];
+	}
+	return NULL;
+}
+
+/* The mapping of addr we know: r-x, so it may be patched and put back so. */
+static int patchable(uint64_t addr)
+{
+	for (size_t i = 0; i < g.nranges && i < PRT_RANGES; i++)
+		if (addr >= g.ranges[i].lo && addr < g.ranges[i].hi)
+			return g.ranges[i].readable && !g.ranges[i].writable;
+	return 0;
+}
+
+static void bp_protect(uint64_t page)
+{
+	mprotect((void *)(uintptr_t)page, 4096, PROT_READ | PROT_EXEC);
+}
+
+/* Take the breakpoint out (its owner, state BUSY): the byte back, the page
+ * back to r-x, the state idle. */
+static void bp_remove(void)
+{
+	__atomic_store_n((uint8_t *)(uintptr_t)g.bp_addr, g.bp_orig, __ATOMIC_SEQ_CST);
+	bp_protect(g.bp_page);
+	__atomic_store_n(&g.bp_state, BP_IDLE, __ATOMIC_RELEASE);
+}
+
+/*
+ * Arm the breakpoint at m's entry for its next PRT_PLAN_CHAIN calls: int3
+ * patched into the first byte, the page made writable until the chain ends.
+ * Only in a process whose only thread is this one (a thread that called the
+ * entry with SIGTRAP blocked would be killed by the int3, as by any
+ * breakpoint; threads we did not see start are still handled in on_trap).
+ * Under the maps lock, so m->lo is the entry of the mapping as read.
+ */
+static int bp_arm(const struct prt_mark *m, int calls)
+{
+	uint64_t addr;
+	int ok = 0, idle = BP_IDLE;
+
+	if (__atomic_load_n(&g.threads, __ATOMIC_RELAXED) || g.bp_off || !lock_maps())
+		return 0;
+	addr = m->lo;
+	if (addr && patchable(addr) && readable(addr, 1) && !at_syscall(addr) &&
+	    *(const uint8_t *)(uintptr_t)addr != 0xcc &&
+	    __atomic_compare_exchange_n(&g.bp_state, &idle, BP_BUSY, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		uint64_t page = addr & ~4095ULL;
+
+		if (mprotect((void *)(uintptr_t)page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC)) {
+			g.bp_off = 1;
+			__atomic_store_n(&g.bp_state, BP_IDLE, __ATOMIC_RELEASE);
+			note("breakpoints off in process", (long)getpid(),
+			     "mprotect refused to make code writable");
+		} else {
+			g.bp_addr = addr;
+			g.bp_page = page;
+			g.bp_orig = *(const uint8_t *)(uintptr_t)addr;
+			g.bp_chain = calls;
+			g.bp_ns = now_ns();
+			__atomic_store_n((uint8_t *)(uintptr_t)addr, 0xcc, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&g.bp_state, BP_ARMED, __ATOMIC_RELEASE);
+			ok = 1;
+		}
+	}
+	unlock_maps();
+	return ok;
+}
+
+/* A breakpoint armed for longer than PRT_PLAN_ARM_NS (its procedure is no
+ * longer called) is taken out, so another can be armed; the captures it did
+ * not make go back to t's budget. */
+static void bp_expire(struct prt_thread *t)
+{
+	int armed = BP_ARMED;
+
+	if (__atomic_load_n(&g.bp_state, __ATOMIC_ACQUIRE) != BP_ARMED ||
+	    now_ns() - g.bp_ns < PRT_PLAN_ARM_NS)
+		return;
+	if (__atomic_compare_exchange_n(&g.bp_state, &armed, BP_BUSY, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		t->bp_credit += (long)g.bp_chain * PRT_PLAN_COST * 1024;
+		bp_remove();
+	}
+}
+
+/* No more breakpoints in this process, and the armed one out: a tracer
+ * would take its SIGTRAP (and might drop it), a handler that took SIGTRAP
+ * over would get it. */
+static void bp_disable(void)
+{
+	int armed = BP_ARMED;
+
+	g.bp_off = 1;
+	if (__atomic_compare_exchange_n(&g.bp_state, &armed, BP_BUSY, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED))
+		bp_remove();
+}
+
+/* Budget earned since the thread's last tick, in 1/1024 steps: K steps per
+ * burst period of its CPU time, whatever the ticks (a CPU-time timer fires
+ * at most once a kernel tick). */
+static long plan_earned(struct prt_thread *t)
+{
+	struct timespec ts;
+	uint64_t cpu, e = 0;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	cpu = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (cpu > t->cpu_ns)
+		e = (cpu - t->cpu_ns) * g.k * 1024 / g.burst_ns;
+	t->cpu_ns = cpu;
+	return e > (uint64_t)PRT_PLAN_CHAIN * 65536 ? PRT_PLAN_CHAIN * 65536L : (long)e;
+}
+
+/*
+ * One timer tick with a plan: 1 when a burst starts here.  While the plan
+ * has entries to breakpoint, half the budget earned goes to their captures
+ * (what their account cannot hold goes to bursts); a tick in such an entry's
+ * procedure arms the breakpoint for as many calls as that account pays.
+ * Bursts start in marked code whenever their account allows, elsewhere only
+ * when it is full (one a burst period, as without a plan, when marked code
+ * takes none).
+ */
+static int plan_tick(struct prt_thread *t, uint64_t pc)
+{
+	long burst = (long)g.k * 1024, call = PRT_PLAN_COST * 1024;
+	long bp_cap = call * PRT_PLAN_CHAIN, e = plan_earned(t), calls;
+	const struct prt_mark *m;
+
+	if (g.plan_bp) {
+		long h = e / 2 < bp_cap - t->bp_credit ? e / 2 : bp_cap - t->bp_credit;
+
+		t->bp_credit += h;
+		e -= h;
+	}
+	t->credit = t->credit + e > 2 * burst ? 2 * burst : t->credit + e;
+	bp_expire(t);
+	m = mark_at(pc);
+	calls = t->bp_credit / call < PRT_PLAN_CHAIN ? t->bp_credit / call : PRT_PLAN_CHAIN;
+	if (m && (m->flags & PRT_PLAN_BP) && calls >= PRT_PLAN_CHAIN_MIN && bp_arm(m, (int)calls))
+		t->bp_credit -= calls * call;
+	if (t->credit < (m ? burst : 2 * burst))
+		return 0;
+	t->credit -= burst;
+	return 1;
+}
+
+/* The call at the breakpoint, as a PRT_ARGS record: r before the entry ran,
+ * the return address at rsp (the stack is mapped: the call just wrote it). */
+static void bp_record(const greg_t *r)
+{
+	struct {
+		struct prt_rec h;
+		struct prt_args a;
+	} rec;
+	copy_regs(rec.a.regs.r, r);
+	rec.a.regs.lat = 0;
+	rec.a.pc = g.bp_addr;
+	rec.a.ret = *(const uint64_t *)(uintptr_t)r[REG_RSP];
+	fill_header(&rec.h, PRT_ARGS, sizeof(rec), 0);
+	if (spool_ok())
+		write_all(g.fd, &rec, sizeof(rec));
+}
+
+/*
+ * A SIGTRAP from an int3 (SI_KERNEL, rip after it) at the breakpoint's
+ * address: 1 when it was ours.  The first thread to take it (ARMED to BUSY)
+ * records the call, puts the byte back and runs the instruction; while the
+ * chain lasts it steps that one instruction (TF) and bp_step puts the int3
+ * back.  Any other thread that ran the int3 meanwhile runs the instruction
+ * again from its start (it finds the byte restored, or traps once more).
+ */
+static int bp_hit(struct prt_thread *t, greg_t *r)
+{
+	uint64_t addr = (uint64_t)r[REG_RIP] - 1;
+	int armed = BP_ARMED;
+
+	if (!g.bp_addr || addr != g.bp_addr)
+		return 0;
+	if (!__atomic_compare_exchange_n(&g.bp_state, &armed, BP_BUSY, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED)) {
+		if (armed == BP_IDLE && *(const uint8_t *)(uintptr_t)addr == 0xcc)
+			return 0;	/* the program's own int3 */
+		r[REG_RIP] = (greg_t)addr;
+		return 1;
+	}
+	bp_record(r);
+	__atomic_store_n((uint8_t *)(uintptr_t)addr, g.bp_orig, __ATOMIC_SEQ_CST);
+	r[REG_RIP] = (greg_t)addr;
+	if (--g.bp_chain > 0) {
+		t->bp_step = 1;
+		if (!((uint64_t)r[REG_EFL] & TF)) {
+			t->bp_tf = 1;
+			r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] | TF);
+		}
+		return 1;
+	}
+	bp_protect(g.bp_page);
+	__atomic_store_n(&g.bp_state, BP_IDLE, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* The step after a capture: the int3 back in for the next call.  1 when
+ * the step was ours alone (not a burst's). */
+static int bp_step(struct prt_thread *t, greg_t *r)
+{
+	int ours = t->bp_tf;
+
+	t->bp_step = 0;
+	t->bp_tf = 0;
+	__atomic_store_n((uint8_t *)(uintptr_t)g.bp_addr, 0xcc, __ATOMIC_SEQ_CST);
+	g.bp_ns = now_ns();
+	__atomic_store_n(&g.bp_state, BP_ARMED, __ATOMIC_RELEASE);
+	if (ours && !t->active)
+		r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] & ~TF);
+	return ours && !t->active;
+}
+
+/* The runtime's plan file: "<off> <size> <flags> <path>" lines (pathrt.h).
+ * Read once at start, before any handler runs. */
+static void plan_load(const char *file)
+{
+	static char buf[65536];
+	size_t used = 0, pl = 0;
+	ssize_t r;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while (used < sizeof(buf) - 1 &&
+	       ((r = read(fd, buf + used, sizeof(buf) - 1 - used)) > 0 ||
+		(r < 0 && errno == EINTR)))
+		used += r > 0 ? (size_t)r : 0;
+	close(fd);
+	buf[used] = '\0';
+	for (char *s = buf, *e; *s && g.nmarks < PRT_PLAN_MAX; s = e + 1) {
+		struct prt_mark *m = &g.marks[g.nmarks];
+		uint64_t flags;
+		size_t l;
+		const char *q;
+
+		if (!(e = strchr(s, '\n')))
+			break;
+		*e = '\0';
+		if (!(q = get_hex(s, &m->off)) || *q++ != ' ' || !(q = get_hex(q, &m->size)) ||
+		    *q++ != ' ' || !(q = get_hex(q, &flags)) || *q++ != ' ' || *q != '/' ||
+		    pl + (l = strlen(q)) + 1 > sizeof(g.mpaths))
+			continue;
+		memcpy(g.mpaths + pl, q, l + 1);
+		m->path = (uint32_t)pl;
+		m->flags = (uint32_t)flags;
+		m->lo = 0;
+		g.plan_bp |= !!(flags & PRT_PLAN_BP);
+		pl += l + 1;
+		g.nmarks++;
+	}
+	g.plan = g.nmarks > 0;
+}
+
 static void on_timer(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -730,6 +1048,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	if (!handler_ours(SIGTRAP)) {
 		stop_thread(t, r, "the program replaced the SIGTRAP handler");
+		bp_disable();
 		goto out;
 	}
 	timer_next(t);
@@ -742,6 +1061,8 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	refresh_maps((uint64_t)r[REG_RIP]);
 	if (at_syscall((uint64_t)r[REG_RIP]))
+		goto out;
+	if (g.plan && !plan_tick(t, (uint64_t)r[REG_RIP]))
 		goto out;
 	t->active = 1;
 	t->t0 = now_ns();
@@ -762,6 +1083,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	uint64_t pc = (uint64_t)r[REG_RIP];
 	int saved = errno;
 
+	if (si->si_code == TRAP_TRACE && t->bp_step && bp_step(t, r))
+		goto out;
+	if (si->si_code == SI_KERNEL && g.plan && bp_hit(t, r))
+		goto out;
 	if (si->si_code == TRAP_TRACE && t->active) {
 		if (pc != t->b.pc[t->n - 1]) {
 			save_regs(t, t->n, r);
@@ -780,6 +1105,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	} else {
 		chain(&g.user_trap, sig, si, ucv);
 	}
+out:
 	errno = saved;
 }
 
@@ -1042,8 +1368,10 @@ static long raw_sigaction(int sig, const struct prt_ksigaction *ka, struct prt_k
  * it is): each of our signals and steps would be a stop for its tracer. */
 static void traced_now(void)
 {
-	if (g.on)
-		stop_thread(&t_self, NULL, "the program asked to be traced (PTRACE_TRACEME)");
+	if (!g.on)
+		return;
+	stop_thread(&t_self, NULL, "the program asked to be traced (PTRACE_TRACEME)");
+	bp_disable();
 }
 
 typedef long (*prt_ptrace_fn)(enum __ptrace_request, pid_t, void *, void *);
@@ -1137,6 +1465,7 @@ static void thread_gone(void *v)
 	struct prt_thread *t = &t_self;
 
 	(void)v;
+	__atomic_sub_fetch(&g.threads, 1, __ATOMIC_RELAXED);
 	if (t->armed) {
 		timer_delete(t->timer);
 		t->armed = 0;
@@ -1153,8 +1482,8 @@ static void *thread_start(void *v)
 
 	free(v);
 	arm_thread(&t_self);
-	if (t_self.armed)
-		pthread_setspecific(g.key, &g);
+	__atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);	/* no breakpoints now */
+	pthread_setspecific(g.key, &g);
 	return s.fn(s.arg);
 }
 
@@ -1183,6 +1512,7 @@ static void on_fork_child(void)
 	t->n = 0;
 	t->armed = 0;		/* POSIX timers are not inherited */
 	t->stopped = 0;		/* nor being traced; a replaced handler is seen again */
+	g.threads = 0;		/* the child has this thread alone */
 	if (g.fd >= 0)
 		close(g.fd);
 	spool_open();
@@ -1359,6 +1689,12 @@ __attribute__((constructor)) static void prt_start(void)
 	memcpy(g.dir, dir, strlen(dir) + 1);
 	g.values = values && (!strcmp(values, "1") || !strcmp(values, "2")) ? values[0] - '0' : 0;
 	g.sig = sig ? atoi(sig) : SIGRTMAX - 3;
+	if (g.values && getenv(PRT_ENV_PLAN)) {
+		plan_load(getenv(PRT_ENV_PLAN));
+		g.burst_ns = g.period_ns;
+		if (g.plan && g.period_ns >= PRT_PLAN_TICKS)	/* PRT_PLAN_TICKS a period */
+			g.period_ns /= PRT_PLAN_TICKS;
+	}
 	if (g.sig < SIGRTMIN || g.sig > SIGRTMAX || started_traced())
 		return;
 	spool_open();

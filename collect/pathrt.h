@@ -34,6 +34,7 @@
 #define PRT_ENV_VALUES	"DCPI_VALUES"		/* "1": register files with the pcs,
 						 * "2": and latency probes */
 #define PRT_ENV_HEAP	"DCPI_HEAP_MIN"		/* smallest block recorded, bytes */
+#define PRT_ENV_PLAN	"DCPI_PLAN"		/* the marking plan, as below */
 #define PRT_LIB_NAME	"libdcpi-paths.so"
 #define PRT_TMP_PREFIX	"dcpi-paths-"	/* dcpi record's directory for the spool and
 					 * its copy of the runtime (paths_run.c) */
@@ -44,8 +45,33 @@
 #define PRT_VBURST	3u
 #define PRT_ALLOC	4u			/* in "<pid>.heap": struct prt_alloc */
 #define PRT_FREE	5u			/* the same, size and caller 0 */
+#define PRT_ARGS	6u			/* struct prt_args: a marked entry's call */
 #define PRT_KMAX	256			/* most steps in a burst */
 #define PRT_REC_MAX	(1u << 20)		/* a reader refuses larger records */
+
+/*
+ * The marking plan (docs/values.md, "Marking plan"), as dcpi record hands it
+ * to the runtime: a text file (PRT_PLAN_NAME in the spool directory, named
+ * by DCPI_PLAN), one marked procedure a line,
+ *   "<file offset hex> <size hex> <flags hex> <image path>\n"
+ * at most PRT_PLAN_MAX lines.  With a plan the timer ticks PRT_PLAN_TICKS
+ * times a burst period and each tick earns K / PRT_PLAN_TICKS steps of
+ * budget: a burst costs K steps, a breakpoint's capture PRT_PLAN_COST.  A
+ * tick in marked code starts a burst whenever the budget allows, elsewhere
+ * with probability 1 / PRT_PLAN_TICKS; a tick in a procedure marked
+ * PRT_PLAN_BP arms a breakpoint at its entry for its next calls, as many as
+ * the budget pays for (PRT_PLAN_CHAIN_MIN to PRT_PLAN_CHAIN), each written
+ * as a PRT_ARGS record.
+ */
+#define PRT_PLAN_NAME	"plan.rt"
+#define PRT_PLAN_MAX	256
+#define PRT_PLAN_HOT	1u	/* bursts preferred */
+#define PRT_PLAN_BP	2u	/* and a breakpoint at the entry (arguments) */
+#define PRT_PLAN_TICKS	4	/* CPU-time timers fire at most once a kernel tick */
+#define PRT_PLAN_COST	2	/* steps a capture costs (int3 + one step: 13 us) */
+#define PRT_PLAN_CHAIN	256	/* most captures one arming buys */
+#define PRT_PLAN_CHAIN_MIN 4
+#define PRT_PLAN_ARM_NS	5000000ULL	/* armed longer: taken out at the next tick */
 
 /* Flags of a burst record. */
 #define PRT_F_CUT	1u	/* ended early: a syscall or the trap budget */
@@ -68,6 +94,14 @@ struct prt_rec {
 	uint32_t pid, tid;
 	uint32_t flags;
 	uint64_t time_ns;	/* CLOCK_MONOTONIC: a burst's start, a MAPS record's write */
+};
+
+/* A call of a marked procedure, caught at its entry's breakpoint: the
+ * entry's address, the return address (the word at rsp) and the registers
+ * before the entry's first instruction ran. */
+struct prt_args {
+	uint64_t pc, ret;
+	struct prt_regs regs;
 };
 
 struct prt_alloc {

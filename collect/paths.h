@@ -26,6 +26,7 @@ struct paths_run {
 	char rate[32];			/* "RATE:K" */
 	int values;			/* registers too: value samples */
 	int latency;			/* and latency probes (docs/values.md) */
+	char plan[PATH_MAX];		/* the runtime's plan file (collect/plan.c), or "" */
 	struct lat_table lat;		/* values: this machine's load latencies */
 };
 

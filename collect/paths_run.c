@@ -135,6 +135,10 @@ void paths_child_env(const struct paths_run *r)
 		setenv(PRT_ENV_VALUES, r->latency ? "2" : "1", 1);
 	else
 		unsetenv(PRT_ENV_VALUES);
+	if (r->plan[0])
+		setenv(PRT_ENV_PLAN, r->plan, 1);
+	else
+		unsetenv(PRT_ENV_PLAN);
 	setenv("LD_PRELOAD", r->preload, 1);
 	/* A program built with -fsanitize=address refuses to start when a
 	 * preloaded library comes before its runtime; that check only. */

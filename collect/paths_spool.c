@@ -283,7 +283,9 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		if (h.magic != PRT_MAGIC || h.len < sizeof(h) || h.len > PRT_REC_MAX ||
 		    (h.type == PRT_BURST && (body % 8 || body / 8 > PRT_KMAX)) ||
 		    (h.type == PRT_VBURST && (body % vrec || body / vrec > PRT_KMAX)) ||
-		    (h.type != PRT_BURST && h.type != PRT_VBURST && h.type != PRT_MAPS) ||
+		    (h.type == PRT_ARGS && body != sizeof(struct prt_args)) ||
+		    (h.type != PRT_BURST && h.type != PRT_VBURST && h.type != PRT_MAPS &&
+		     h.type != PRT_ARGS) ||
 		    !(nb = realloc(buf, body + 1))) {
 			a->st->bad++;
 			break;
@@ -295,6 +297,12 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		}
 		if (h.type == PRT_MAPS) {
 			ret = replay_maps(a, (char *)buf, body, err);
+			continue;
+		}
+		if (h.type == PRT_ARGS) {	/* a marked entry's call (values_spool.c) */
+			if (a->pid && a->va)
+				ret = vals_args(a->va, a->maps, a->pid,
+						(const struct prt_args *)buf, err);
 			continue;
 		}
 		npc = h.type == PRT_VBURST ? body / vrec : body / 8;
@@ -472,6 +480,8 @@ static int spool_read(const char *dir, struct path_profile **out, size_t *n,
 	ret = maps_new(&a.maps, err);
 	if (!ret && vout)
 		ret = vals_acc_new(&a.va, err);
+	if (!ret && a.va)
+		ret = vals_acc_plan(a.va, dir, err);
 	if (!ret && a.va && lat && lat->ok)
 		vals_acc_latency(a.va, lat);
 	a.lat = lat;

@@ -31,6 +31,7 @@
 
 #include "internal.h"
 #include "paths.h"
+#include "plan.h"
 
 #define RECORD_POLL_MS 50
 #define TRACE_POLL_MS 1		/* a traced command waits for us at each stop */
@@ -358,6 +359,7 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	res->values_samples = st.values.samples;
 	res->values_values = st.values.values;
 	res->values_images = st.values.images;
+	res->plan_calls = st.values.calls;
 	snprintf(res->settings + l, sizeof(res->settings) - l, " paths=%s bursts=%" PRIu64
 		 " steps=%" PRIu64 " cut=%" PRIu64 " lost=%" PRIu64 " spools=%" PRIu64
 		 " threads=%" PRIu64 "%s", pr->rate, st.bursts, st.steps, st.cut, st.lost,
@@ -366,6 +368,10 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	if (pr->values)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " values=%" PRIu64
 			 " value-images=%" PRIu64, st.values.samples, st.values.images);
+	l = strlen(res->settings);
+	if (pr->plan[0])
+		snprintf(res->settings + l, sizeof(res->settings) - l, " plan=%" PRIu64
+			 " plan-calls=%" PRIu64, res->plan_marks, st.values.calls);
 	l = strlen(res->settings);
 	if (pr->latency)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " latency-samples=%" PRIu64
@@ -446,6 +452,8 @@ int collect_record(const struct collect_opts *opts, char *const argv[],
 		pr.latency = opts->values && opts->latency;
 		if (!ret && pr.latency)
 			ret = lat_calibrate(&pr.lat, err);
+		if (!ret && pr.on && pr.values && opts->plan)
+			ret = plan_prepare_run(&pr, opts->plan, res, err);
 		if (ret == -ENOENT) {	/* no runtime: time samples as usual */
 			snprintf(res->paths_note, sizeof(res->paths_note), "%s", err->msg);
 			dcpi_err_clear(err);

@@ -32,8 +32,15 @@
  * which execution it is depends on how long executions take (a load that
  * misses is more likely to be there), while the steps after it follow the
  * program's execution order.
+ *
+ * With a marking plan (docs/values.md, "Marking plan") the runtime also
+ * catches calls at the entries it marks with a breakpoint (PRT_ARGS): those
+ * give the entries' arguments and call sites, one per call, and the bursts'
+ * steps through the same entries are left out, as their calls are weighted
+ * by the time the bursts start in.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +64,13 @@ enum {
 	VI_ENTRY = 1u << 6,
 	VI_CALL = 1u << 7,
 	VI_DECODED = 1u << 8,	/* looked at; without it the slot is empty */
+	VI_PLANNED = 1u << 9,	/* an entry the plan breakpoints: no burst args */
+};
+
+/* An entry the runtime's plan breakpoints (pathrt.h, PRT_PLAN_BP). */
+struct vmark {
+	uint64_t off;
+	char *path;
 };
 
 /* What the values of one instruction need of its decoding. */
@@ -86,6 +100,9 @@ struct vals_acc {
 	struct val_rng rng;
 	uint64_t samples, values, undecoded, latency;
 	struct lat_table lat;		/* ok 0: latency samples left out */
+	struct vmark *marks;
+	size_t nmarks, capmarks;
+	uint64_t calls;			/* PRT_ARGS records taken */
 };
 
 int vals_acc_new(struct vals_acc **out, struct dcpi_err *err)
@@ -122,6 +139,9 @@ void vals_acc_free(struct vals_acc *v)
 		img_close(v->im[i].img);
 	free(v->im);
 	free(v->tab);
+	for (size_t i = 0; i < v->nmarks; i++)
+		free(v->marks[i].path);
+	free(v->marks);
 	free(v);
 }
 
@@ -308,6 +328,44 @@ static struct image *image_of(struct vals_acc *v, struct maps *m, uint32_t image
 	return im->img;
 }
 
+static int marked(const struct vals_acc *v, const char *path, uint64_t off)
+{
+	for (size_t i = 0; i < v->nmarks; i++)
+		if (v->marks[i].off == off && !strcmp(v->marks[i].path, path))
+			return 1;
+	return 0;
+}
+
+int vals_acc_plan(struct vals_acc *v, const char *dir, struct dcpi_err *err)
+{
+	char path[PATH_MAX + 64], line[PATH_MAX + 128];
+	unsigned long long off, size, flags;
+	int pos, ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, PRT_PLAN_NAME);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		struct vmark *mk;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx %llx %llx %n", &off, &size, &flags, &pos) != 3 ||
+		    !(flags & PRT_PLAN_BP))
+			continue;
+		if (!(mk = dcpi_append((void **)&v->marks, &v->nmarks, &v->capmarks,
+				       sizeof(*mk))) || !(mk->path = strdup(line + pos))) {
+			if (mk)
+				v->nmarks--;
+			ret = dcpi_errf(err, -ENOMEM, "value samples: out of memory");
+		}
+		if (!ret)
+			mk->off = off;
+	}
+	fclose(f);
+	return ret;
+}
+
 /* The decoding of (image, off); NULL when it cannot be decoded. */
 static const struct vinsn *insn_at(struct vals_acc *v, struct maps *m, uint32_t image,
 				   uint64_t off)
@@ -342,8 +400,13 @@ static const struct vinsn *insn_at(struct vals_acc *v, struct maps *m, uint32_t 
 	proc = img_proc_at(img, vaddr);
 	v->tab[s].vaddr = vaddr;
 	classify(&v->tab[s], &in, proc && proc->addr == vaddr);
+	if ((v->tab[s].flags & VI_ENTRY) && marked(v, maps_image(m, image)->path, off))
+		v->tab[s].flags |= VI_PLANNED;
 	return &v->tab[s];
 }
+
+/* The System V argument registers, in CFG_R_* (= struct prt_regs) order. */
+static const int argreg[6] = { CFG_R_RDI, CFG_R_RSI, CFG_R_RDX, CFG_R_RCX, CFG_R_R8, CFG_R_R9 };
 
 static uint64_t width(uint64_t x, unsigned bytes)
 {
@@ -386,8 +449,6 @@ int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t 
 	       const uint32_t *img, const uint64_t *off, const struct prt_regs *regs,
 	       size_t n, struct dcpi_err *err)
 {
-	static const int argreg[6] = { CFG_R_RDI, CFG_R_RSI, CFG_R_RDX, CFG_R_RCX,
-				       CFG_R_R8, CFG_R_R9 };
 	/* copies: a later lookup may grow (move) the table */
 	struct vinsn ins[PRT_KMAX];
 	uint64_t ea[PRT_KMAX];
@@ -419,7 +480,7 @@ int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t 
 			continue;
 		v->samples++;
 		v->prof[im].samples++;
-		if (vi->flags & VI_ENTRY) {
+		if ((vi->flags & (VI_ENTRY | VI_PLANNED)) == VI_ENTRY) {
 			for (int k = 0; k < 6 && !ret; k++)
 				ret = add(v, im, o, VAL_ARG0 + (uint32_t)k, b[argreg[k]]);
 			if (!ret && ins[i - 1].size && (ins[i - 1].flags & VI_CALL)) {
@@ -474,6 +535,29 @@ int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t 
 	return ret;
 }
 
+int vals_args(struct vals_acc *v, struct maps *m, uint32_t pid, const struct prt_args *a,
+	      struct dcpi_err *err)
+{
+	uint32_t im;
+	uint64_t off, x;
+	int ret = maps_resolve(m, pid, a->pc, &im, &off, err);
+
+	if (ret || im == MAPS_UNKNOWN)
+		return ret;
+	if (grow_images(v, im))
+		return dcpi_errf(err, -ENOMEM, "value samples: out of memory");
+	v->calls++;
+	for (int k = 0; k < 6 && !ret; k++)
+		ret = add(v, im, off, VAL_ARG0 + (uint32_t)k, a->regs.r[argreg[k]]);
+	if (!ret)
+		ret = code_value(v, m, pid, im, a->ret, &x, err);
+	if (!ret)
+		ret = add(v, im, off, VAL_CALLSITE, x);
+	if (ret == -ENOMEM)
+		return dcpi_errf(err, ret, "value samples: out of memory");
+	return ret;
+}
+
 int vals_finish(struct vals_acc *v, struct maps *m, struct val_profile **out, size_t *n,
 		struct vals_stats *st, struct dcpi_err *err)
 {
@@ -485,6 +569,7 @@ int vals_finish(struct vals_acc *v, struct maps *m, struct val_profile **out, si
 	st->values = v->values;
 	st->undecoded = v->undecoded;
 	st->latency = v->latency;
+	st->calls = v->calls;
 	for (size_t i = 0; i < v->nprof; i++) {
 		struct val_profile *p = &v->prof[i];
 

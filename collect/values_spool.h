@@ -22,6 +22,7 @@ struct vals_stats {
 	uint64_t undecoded;	/* instructions whose bytes could not be read */
 	uint64_t images;	/* value profiles made */
 	uint64_t latency;	/* loads with a latency sample */
+	uint64_t calls;		/* calls caught at a marked entry (PRT_ARGS) */
 };
 
 int vals_acc_new(struct vals_acc **out, struct dcpi_err *err);
@@ -34,6 +35,13 @@ void vals_acc_latency(struct vals_acc *v, const struct lat_table *t);
 int vals_burst(struct vals_acc *v, struct maps *m, uint32_t pid, const uint64_t *pc,
 	       const uint32_t *img, const uint64_t *off, const struct prt_regs *regs,
 	       size_t n, struct dcpi_err *err);
+/* The marking plan the runtime had (PRT_PLAN_NAME in the spool directory
+ * dir; none: nothing to do): the arguments of an entry it breakpoints come
+ * from its PRT_ARGS records alone, not from bursts (docs/values.md). */
+int vals_acc_plan(struct vals_acc *v, const char *dir, struct dcpi_err *err);
+/* One call caught at a marked entry: its arguments and call site. */
+int vals_args(struct vals_acc *v, struct maps *m, uint32_t pid, const struct prt_args *a,
+	      struct dcpi_err *err);
 /* The value profiles, one per image that had values (free with
  * val_profiles_free). */
 int vals_finish(struct vals_acc *v, struct maps *m, struct val_profile **out, size_t *n,

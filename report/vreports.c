@@ -344,8 +344,12 @@ static void params_json(FILE *f, const struct rv_args *a)
 	fprintf(f, "]");
 }
 
+static uint64_t vproc_needed(const struct vproc *e, double *share);
+
 static void vargs_json_one(FILE *f, const struct vproc *e)
 {
+	double share = 0;
+
 	fprintf(f, "\n  {\"name\": ");
 	rep_json_str(f, e->name);
 	fprintf(f, ", \"image\": ");
@@ -353,7 +357,8 @@ static void vargs_json_one(FILE *f, const struct vproc *e)
 	fprintf(f, ", \"offset\": \"0x%" PRIx64 "\", ", e->off);
 	time_json(f, &e->t);
 	params_json(f, &e->args);
-	fprintf(f, ", \"calls\": %" PRIu64 ", \"args\": [", vproc_calls(e));
+	fprintf(f, ", \"calls\": %" PRIu64 ", \"calls_needed\": %" PRIu64 ", \"args\": [",
+		vproc_calls(e), vproc_needed(e, &share));
 	for (int a = 0, first = 1; a < 6; a++) {
 		const struct val_hotlist *h = e->arg[a];
 		char label[192], nm[128];
@@ -410,13 +415,40 @@ static void vargs_text_unsampled(FILE *f, const struct rv_args *a, size_t i, int
 		fprintf(f, "  %-16s %s: xmm registers are not sampled\n", label, p->type);
 }
 
+/* The calls the entry's most invariant argument (of those it takes) needs
+ * for its top share within +-VAL_PLAN_POINTS (include/dcpi/values.h), and
+ * that share; 0 without arguments. */
+static uint64_t vproc_needed(const struct vproc *e, double *share)
+{
+	const struct val_hotlist *best = NULL;
+
+	for (int a = 0; a < 6; a++) {
+		const struct val_hotlist *h = e->arg[a];
+
+		if (h && h->n && rv_arg_label(&e->args, a, NULL, 0, NULL, 0) &&
+		    (!best || rv_top_share(h) > rv_top_share(best)))
+			best = h;
+	}
+	if (!best)
+		return 0;
+	*share = rv_top_share(best);
+	return val_calls_needed(val_share_adjusted(*share, best->seen), VAL_PLAN_POINTS);
+}
+
 static void vargs_text_one(FILE *f, const struct vproc *e)
 {
 	const struct rv_args *args = &e->args;
+	uint64_t need, calls = vproc_calls(e);
+	double share = 0;
 
 	fprintf(f, "%s (%s): ", e->name, e->c.vp->image.path);
 	time_text(f, &e->t);
-	fprintf(f, ", %" PRIu64 " calls sampled\n", vproc_calls(e));
+	fprintf(f, ", %" PRIu64 " calls sampled\n", calls);
+	if ((need = vproc_needed(e, &share)) > calls)	/* docs/values.md, "Marking plan" */
+		fprintf(f, "  %" PRIu64 " calls seen; for +-%.0f points at %.0f%% about %" PRIu64
+			" calls are needed%s\n", calls, 100 * VAL_PLAN_POINTS, 100 * share, need,
+			strstr(e->c.v->meta.settings, " plan=") ? "" :
+			" (dcpi record --values --plan auto spends the samples there)");
 	if (!args->dwarf)
 		fprintf(f, "  (no DWARF: all six argument registers)\n");
 	for (size_t i = 0; args->dwarf && i < args->n; i++) {

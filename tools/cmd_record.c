@@ -26,20 +26,15 @@
 #include "dcpi/analysis.h"
 #include "dcpi/collect.h"
 #include "dcpi/profile.h"
+#include "dcpi/report.h"
 #include "sampling.h"
 #include "tools.h"
+#include "record.h"
 
 /* Bursts per CPU second : steps.  The bench (bench/bench_paths.sh) holds
  * this within 2% of --no-paths on a CPU-bound program (docs/paths.md). */
 #define PATHS_DEFAULT_RATE 25
 #define PATHS_DEFAULT_STEPS 32
-
-static volatile sig_atomic_t pending_signal;
-
-static void on_signal(int sig)
-{
-	pending_signal = sig;
-}
 
 static void usage(FILE *f)
 {
@@ -74,21 +69,12 @@ static void usage(FILE *f)
 		"  -t, --tid TID[,TID...]  attach to these threads only\n"
 		"      --duration S   with -p/-t: stop after S seconds (else when CMD,\n"
 		"                     if given, exits, on SIGINT, or when they exit)\n"
+		"      --plan FILE|auto  spend the value samples where the marking plan\n"
+		"                     says (auto: the newest epoch's; docs/values.md)\n"
 		"      --db DIR       database (default $DCPIDB, then ./dcpidb)\n"
 		"  -q, --quiet        no summary line\n",
 		collect_event_names(), COLLECT_CYCLES_PERIOD, COLLECT_CLOCK_PERIOD_NS,
 		PATHS_DEFAULT_RATE, PATHS_DEFAULT_STEPS);
-}
-
-static void catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 }
 
 /* "RATE:K" */
@@ -108,19 +94,6 @@ static int parse_paths(const char *arg, struct collect_opts *o)
 	o->paths_rate = (unsigned)rate;
 	o->paths_steps = (unsigned)k;
 	return 0;
-}
-
-/* The database must take an epoch before the command runs, not after. */
-static int check_db(const char *dir)
-{
-	struct dcpi_err err = { 0 };
-	struct prof_db *db = NULL;
-	int rc = prof_db_open(dir, PROF_DB_CREATE, &db, &err);
-
-	if (!rc)
-		rc = prof_db_check_writable(db, &err);
-	prof_db_close(db);
-	return rc ? tool_fail("%s (the command was not run)", err.msg) : 0;
 }
 
 static int exit_status(int status)
@@ -156,70 +129,6 @@ static void replay_now(const char *dir, const char *epoch, int quiet)
 		prof_db_close(db);
 }
 
-#define ATTACH_MAX 256
-
-/* -p LIST, -t LIST, --duration S into a. */
-static int attach_option(int c, const char *arg, struct collect_attach_opts *a)
-{
-	static int ids[ATTACH_MAX];
-	char *end;
-
-	if (c == 'R') {
-		a->duration_seconds = strtod(arg, &end);
-		if (end == arg || *end || !(a->duration_seconds > 0))
-			return tool_fail("--duration %s: want a number of seconds above 0", arg);
-		return 0;
-	}
-	if (a->nids && a->threads != (c == 't'))
-		return tool_fail("-p and -t: give one or the other");
-	a->threads = c == 't';
-	a->ids = ids;
-	for (const char *p = arg; *p; p = *end ? end + 1 : end) {
-		long v = strtol(p, &end, 10);
-
-		if (end == p || v <= 0 || v > INT32_MAX || (*end && *end != ','))
-			return tool_fail("-%c %s: want ids separated by commas", c, arg);
-		if (a->nids == ATTACH_MAX)
-			return tool_fail("-%c: more than %d ids", c, ATTACH_MAX);
-		ids[a->nids++] = (int)v;
-	}
-	return 0;
-}
-
-/* -p/-t: time samples of running threads (collect/attach.c); CMD, if any,
- * only says how long. */
-static int record_attached(struct collect_opts *o, struct collect_attach_opts *a,
-			   char *const *cmd, const char *db, int quiet)
-{
-	struct collect_result res;
-	struct dcpi_err err = { 0 };
-
-	if (!a->nids)
-		return tool_fail("--duration needs -p or -t");
-	if (o->latency)
-		return tool_fail("--latency needs the program started by "
-				 "dcpi record (drop -p/-t)");
-	if (o->paths_rate)
-		fprintf(stderr, "%s: note: path and value samples need the program started by "
-			"dcpi record; -%c records PC samples only\n", tool_name,
-			a->threads ? 't' : 'p');
-	o->paths_rate = o->paths_steps = 0;
-	o->values = 0;
-	a->argv = cmd[0] ? cmd : NULL;
-	o->db_dir = tool_db_dir(db);
-	if (check_db(o->db_dir))
-		return 1;
-	o->pending_signal = &pending_signal;
-	catch_signals();
-	if (collect_attach(o, a, &res, &err))
-		return tool_fail("%s", err.msg);
-	if (!quiet)
-		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
-			(unsigned long long)res.samples, (unsigned long long)res.lost,
-			o->events[0]->name, o->db_dir, res.epoch);
-	return 0;
-}
-
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -234,6 +143,7 @@ int cmd_record(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'R' },
+		{ "plan", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -242,7 +152,9 @@ int cmd_record(int argc, char **argv)
 	struct collect_attach_opts at = { 0 };
 	struct collect_result res;
 	struct dcpi_err err = { 0 };
-	const char *event = NULL, *db = NULL;
+	const char *event = NULL, *db = NULL, *plan = NULL;
+	char plan_file[4096];
+	size_t nmarks;
 	int quiet = 0, values = -1, c, ret;
 
 	opts.paths_rate = PATHS_DEFAULT_RATE;
@@ -279,8 +191,11 @@ int cmd_record(int argc, char **argv)
 		case 'p':
 		case 't':
 		case 'R':
-			if (attach_option(c, optarg, &at))
+			if (record_attach_option(c, optarg, &at))
 				return 1;
+			break;
+		case 'M':
+			plan = optarg;
 			break;
 		case 'D':
 			db = optarg;
@@ -302,6 +217,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
+	if ((at.nids || at.duration_seconds > 0) && plan)
+		return tool_fail("--plan needs the program started by dcpi record (drop -p/-t)");
 	if (at.nids || at.duration_seconds > 0)
 		return record_attached(&opts, &at, argv + optind, db, quiet);
 	/* values ride on path steps: on with them unless asked otherwise */
@@ -312,10 +229,14 @@ int cmd_record(int argc, char **argv)
 		return tool_fail("--values needs path samples (they carry the values): "
 				 "drop --no-paths");
 	opts.db_dir = tool_db_dir(db);
-	if (check_db(opts.db_dir))
+	if (record_check_db(opts.db_dir))
 		return 1;
-	opts.pending_signal = &pending_signal;
-	catch_signals();
+	if (plan && (!opts.values || collect_plan_resolve(opts.db_dir, plan, plan_file,
+							   sizeof(plan_file), &err)))
+		return tool_fail("%s", opts.values ? err.msg : "--plan needs value samples");
+	opts.plan = plan ? plan_file : NULL;
+	opts.pending_signal = &record_pending_signal;
+	record_catch_signals();
 	ret = collect_record(&opts, argv + optind, &res, &err);
 	if (ret && res.exec_errno) {
 		tool_fail("%s", err.msg);
@@ -353,6 +274,14 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
 			opts.events[0]->name, opts.db_dir, res.epoch);
+	if (!quiet && plan)
+		fprintf(stderr, "%s: plan %s: %llu procedures marked (%llu dropped), %llu calls "
+			"caught at their entries\n", tool_name, plan_file,
+			(unsigned long long)res.plan_marks, (unsigned long long)res.plan_dropped,
+			(unsigned long long)res.plan_calls);
+	if (opts.values && res.values_samples &&
+	    rep_plan_write(opts.db_dir, res.epoch, &nmarks, &err))	/* the next run's plan */
+		fprintf(stderr, "%s: note: no plan written: %s\n", tool_name, err.msg);
 	if (opts.values && res.values_samples && !getenv("DCPI_NO_REPLAY"))
 		replay_now(opts.db_dir, res.epoch, quiet);
 	return exit_status(res.status);

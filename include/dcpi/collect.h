@@ -103,6 +103,9 @@ struct collect_opts {
 	 * latency: also a timed re-load of each decoded load's address
 	 * (docs/values.md says what it can and cannot see). */
 	int values, latency;
+	/* The marking plan file (docs/values.md, "Marking plan"; with values),
+	 * as collect_plan_resolve found it, or NULL. */
+	const char *plan;
 	/* Keep no time slices (include/dcpi/slices.h) and detect no phases. */
 	int no_slices;
 	/* User call chains by frame pointers (docs/callgraph.md). */
@@ -166,7 +169,15 @@ struct collect_result {
 	/* Value samples: instructions seen with their registers, values given
 	 * to hotlists, images with a value profile. */
 	uint64_t values_samples, values_values, values_images;
+	/* The plan: procedures marked (with a breakpoint), dropped (their image
+	 * changed), and calls caught at the breakpoints. */
+	uint64_t plan_marks, plan_breakpoints, plan_dropped, plan_calls;
 };
+
+/* The plan file of `--plan spec`: spec itself, or for "auto" the plan.txt
+ * of dbdir's newest epoch that has one (-ENOENT: none). */
+int collect_plan_resolve(const char *dbdir, const char *spec, char *path, size_t len,
+			 struct dcpi_err *err);
 
 /*
  * Run argv[0] with argv (searched in PATH) under sampling and write one new

@@ -345,6 +345,9 @@ struct rep_vals;
 int rep_vals_open(const char *dbdir, const char *epoch, struct rep_vals **out,
 		  struct dcpi_err *err);
 void rep_vals_close(struct rep_vals *v);
+/* The marking plan of epoch (report/plan.c; docs/values.md, "Marking plan")
+ * into DB/EPOCH/plan.txt; *nmarks: the procedures it marks. */
+int rep_plan_write(const char *dbdir, const char *epoch, size_t *nmarks, struct dcpi_err *err);
 /* The database (for its notes: images that could not be opened, ...). */
 struct prof_db *rep_vals_db(struct rep_vals *v);
 /* Per instruction of proc with values: time, text, kind, values, class. */

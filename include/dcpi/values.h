@@ -179,4 +179,42 @@ void val_profiles_free(struct val_profile *p, size_t n);
 int val_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
 		    const char *src_epoch, struct dcpi_err *err);
 
+/*
+ * The marking plan (docs/values.md, "Marking plan"): "plan.txt" in an
+ * epoch, text, written by the analysis after a record with value samples
+ * (report/plan.c) and read by `dcpi record --plan FILE|auto`
+ * (collect/plan.c):
+ *   dcpi-plan 1
+ *   image N BUILD-ID|- PATH
+ *   proc N OFFSET SIZE WHY NAME      (hex file offset and size)
+ *   load N OFFSET WHY SITE           (a load's file offset; its procedure
+ *                                     is marked too, and is what record uses)
+ * N numbers the image lines from 0; WHY is a comma list of hot (a share of
+ * the time), args (an argument's share not yet known to within
+ * VAL_PLAN_POINTS) and load (the same for a load's value).  Lines starting
+ * with '#' are comments.
+ */
+#define VAL_PLAN_FILE	"plan.txt"
+#define VAL_PLAN_MAGIC	"dcpi-plan 1"
+#define VAL_PLAN_POINTS	0.03	/* the share wanted to within 3 points ... */
+#define VAL_PLAN_Z	1.96	/* ... at 95% confidence */
+
+/* Calls (values) a share near p needs for a 95% interval of +-points: the
+ * binomial's n = z^2 p (1 - p) / points^2, rounded up (at least 1). */
+static inline uint64_t val_calls_needed(double p, double points)
+{
+	double n = VAL_PLAN_Z * VAL_PLAN_Z * p * (1 - p) / (points * points);
+	uint64_t k = (uint64_t)n;
+
+	return k < n || !k ? k + 1 : k;
+}
+
+/* A share from few values is not yet a share: Agresti and Coull's adjusted
+ * (x + 2) / (n + 4), so that one call seen with 7 does not read as "7 in
+ * 100% of calls, known" when the need is computed. */
+static inline double val_share_adjusted(double share, uint64_t seen)
+{
+	return (share * (double)seen + 2) / ((double)seen + 4);
+}
+
 #endif /* DCPI_VALUES_H */

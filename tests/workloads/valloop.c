@@ -11,8 +11,10 @@
  *   - every 16th iteration, vl_walk sums 64 longs of an array (a load with
  *     a constant stride of 8 bytes).
  * It prints the exact counts: "calls C k7 K7 add A sub S walks W".
+ * SEED (default 12345) starts the LCG; with PCT, k is 7 in PCT of 100
+ * residues of the draw instead of 3 in 4 (tests/test_plan.c: 80).
  *
- * usage: valloop N
+ * usage: valloop N [SEED [PCT]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,9 @@ __attribute__((noinline)) long vl_walk(const long *a, long n)
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000000;
-	unsigned long x = 12345, k7 = 0, adds = 0, walks = 0;
+	unsigned long x = argc > 2 ? strtoul(argv[2], NULL, 10) : 12345, k7 = 0, adds = 0;
+	unsigned long walks = 0;
+	unsigned pct = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 0;
 	long acc = 0;
 
 	for (int i = 0; i < 64; i++)
@@ -63,7 +67,7 @@ int main(int argc, char **argv)
 		 * make the calls with k != 7 slower to reach, and bursts, which
 		 * start in proportion to time, would see them more often than
 		 * they run (docs/values.md, the phase bias) */
-		other = -(unsigned)((r & 3) == 0);
+		other = pct ? -(unsigned)((r >> 12) % 100 >= pct) : -(unsigned)((r & 3) == 0);
 		k = (7 & ~other) | ((1 + (r >> 2) % 3) & other);
 		k7 += k == 7;
 		acc += vl_scale(k, (long)i);

@@ -1,0 +1,229 @@
+/*
+ * report/plan.c - the marking plan (docs/values.md, "Marking plan"; the
+ * format in include/dcpi/values.h): from one epoch's value and sample
+ * profiles, the procedures where more value samples are worth their cost,
+ * written as plan.txt into the epoch for `dcpi record --plan`:
+ *   - args: an entry whose arguments were seen fewer times than the
+ *     binomial needs for +-VAL_PLAN_POINTS at its top share
+ *     (val_calls_needed, over the arguments the procedure takes);
+ *   - load: a load's value list in the same state, in a procedure with at
+ *     least REP_PLAN_HOT_LOAD of its image's samples;
+ *   - hot: a procedure with at least REP_PLAN_HOT of its image's samples.
+ * The binomial's need is taken at the adjusted share (val_share_adjusted).
+ * Seed 001's focused sampling: spend the sampling budget where a question
+ * is open, not where time happens to go.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcpi/image.h"
+#include "dcpi/report.h"
+#include "dcpi/safefile.h"
+#include "dcpi/values.h"
+#include "internal.h"
+
+#define REP_PLAN_HOT 0.05
+#define REP_PLAN_HOT_LOAD 0.02
+
+enum { WHY_HOT = 1, WHY_ARGS = 2, WHY_LOAD = 4 };
+
+struct pmark {
+	size_t image;		/* index into the value profiles */
+	const struct img_proc *p;
+	uint64_t off, size;	/* the entry's file offset, the procedure's bytes */
+	unsigned why;
+	char name[256];
+};
+
+/* A load whose value is an open question (its procedure is marked too). */
+struct pload {
+	size_t image;
+	uint64_t off;
+	char site[256];
+};
+
+struct pplan {
+	struct pmark *m;
+	size_t n, cap;
+	struct pload *l;
+	size_t nl, capl;
+};
+
+/* The mark of procedure p of image i, added when new. */
+static struct pmark *mark_of(struct pplan *pl, const struct rv_ctx *c, size_t i,
+			     const struct img_proc *p)
+{
+	struct pmark *m;
+	uint64_t lo, hi;
+
+	for (size_t k = 0; k < pl->n; k++)
+		if (pl->m[k].image == i && pl->m[k].p == p)
+			return &pl->m[k];
+	if (rv_proc_range(c, p, &lo, &hi) || !(m = dcpi_append((void **)&pl->m, &pl->n,
+							      &pl->cap, sizeof(*m))))
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	m->image = i;
+	m->p = p;
+	m->off = lo;
+	m->size = hi - lo;
+	rv_place(c, lo, m->name, sizeof(m->name));
+	return m;
+}
+
+static double adjusted(const struct val_hotlist *h)
+{
+	return val_share_adjusted(rv_top_share(h), h->seen);
+}
+
+/* Calls an entry's arguments still need: the most any argument the
+ * procedure takes needs, less those seen; 0 when all are known well. */
+static uint64_t args_open(const struct rv_ctx *c, const struct val_profile *vp, uint64_t off)
+{
+	struct rv_args a;
+	uint64_t open = 0;
+
+	rv_args(c, off, &a);
+	for (int r = 0; r < 6; r++) {
+		const struct val_hotlist *h = val_profile_find(vp, off, VAL_ARG0 + (uint32_t)r);
+		uint64_t need;
+
+		if (!h || !h->n || !rv_arg_label(&a, r, NULL, 0, NULL, 0))
+			continue;
+		need = val_calls_needed(adjusted(h), VAL_PLAN_POINTS);
+		if (need > h->seen && need - h->seen > open)
+			open = need - h->seen;
+	}
+	return open;
+}
+
+/* One image's marks. */
+static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
+{
+	const struct val_profile *vp = &v->vp[i];
+	struct rv_ctx c;
+	struct pmark *m;
+	struct rv_time t;
+	uint64_t lo, hi, va;
+
+	rv_image_ctx(v, vp, &c);
+	if (!c.img)
+		return 0;	/* its code cannot be read: nothing to place */
+	for (size_t k = 0; c.prof && c.prof->total && k < img_nprocs(c.img); k++) {
+		const struct img_proc *p = img_proc(c.img, k);
+
+		if (rv_proc_range(&c, p, &lo, &hi))
+			continue;
+		rv_time(&c, lo, hi, &t);
+		if (t.samples >= REP_PLAN_HOT * (double)c.prof->total) {
+			if (!(m = mark_of(pl, &c, i, p)))
+				return -ENOMEM;
+			m->why |= WHY_HOT;
+		}
+	}
+	for (size_t k = 0; k < vp->nlists; k++) {
+		const struct val_hotlist *h = &vp->lists[k];
+		const struct img_proc *p = rv_proc_at(&c, h->offset, &va);
+		unsigned why = 0;
+
+		if (!p)
+			continue;
+		if (h->kind == VAL_ARG0 && p->addr == va && args_open(&c, vp, h->offset))
+			why = WHY_ARGS;
+		if (h->kind == VAL_LOAD && h->n && c.prof && c.prof->total &&
+		    h->seen < val_calls_needed(adjusted(h), VAL_PLAN_POINTS) &&
+		    !rv_proc_range(&c, p, &lo, &hi)) {
+			rv_time(&c, lo, hi, &t);
+			if (t.samples >= REP_PLAN_HOT_LOAD * (double)c.prof->total)
+				why = WHY_LOAD;
+		}
+		if (!why)
+			continue;
+		if (!(m = mark_of(pl, &c, i, p)))
+			return -ENOMEM;
+		m->why |= why;
+		if (why == WHY_LOAD) {
+			struct pload *l = dcpi_append((void **)&pl->l, &pl->nl, &pl->capl,
+						      sizeof(*l));
+
+			if (!l)
+				return -ENOMEM;
+			l->image = i;
+			l->off = h->offset;
+			rv_place(&c, h->offset, l->site, sizeof(l->site));
+		}
+	}
+	return 0;
+}
+
+static void why_text(unsigned why, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s", why & WHY_HOT ? "hot" : "",
+		 (why & WHY_HOT) && (why & (WHY_ARGS | WHY_LOAD)) ? "," : "",
+		 why & WHY_ARGS ? "args" : "", (why & WHY_ARGS) && (why & WHY_LOAD) ? "," : "",
+		 why & WHY_LOAD ? "load" : "");
+}
+
+/* The plan as text (include/dcpi/values.h); NULL when out of memory. */
+static char *plan_text(const struct rep_vals *v, const struct pplan *pl, size_t *len)
+{
+	char *buf = NULL, why[32];
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%s\n# epoch %s: procedures where value samples are wanted "
+		"(docs/values.md, \"Marking plan\")\n", VAL_PLAN_MAGIC, v->epoch);
+	for (size_t i = 0; i < v->nvp; i++) {
+		const struct prof_image_id *id = &v->vp[i].image;
+
+		fprintf(f, "image %zu %s %s\n", i, id->build_id[0] ? id->build_id : "-", id->path);
+	}
+	for (size_t k = 0; k < pl->n; k++) {
+		why_text(pl->m[k].why, why, sizeof(why));
+		fprintf(f, "proc %zu %" PRIx64 " %" PRIx64 " %s %s\n", pl->m[k].image,
+			pl->m[k].off, pl->m[k].size, why, pl->m[k].name);
+	}
+	for (size_t k = 0; k < pl->nl; k++)
+		fprintf(f, "load %zu %" PRIx64 " load %s\n", pl->l[k].image, pl->l[k].off,
+			pl->l[k].site);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int rep_plan_write(const char *dbdir, const char *epoch, size_t *nmarks, struct dcpi_err *err)
+{
+	struct rep_vals *v = NULL;
+	struct pplan pl = { 0 };
+	char path[4096], *text = NULL;
+	size_t len = 0;
+	int rc = rep_vals_open(dbdir, epoch, &v, err);
+
+	*nmarks = 0;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < v->nvp && !rc; i++)
+		rc = plan_image(v, i, &pl);
+	if (!rc && !(text = plan_text(v, &pl, &len)))
+		rc = -ENOMEM;
+	if (rc)
+		rc = dcpi_errf(err, rc, "plan: out of memory");
+	else if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", prof_db_path(v->db),
+				  v->epoch, VAL_PLAN_FILE) >= sizeof(path))
+		rc = dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", dbdir);
+	else
+		rc = dcpi_write_file(path, text, len, 0644, err);
+	if (!rc)
+		*nmarks = pl.n;
+	free(text);
+	free(pl.m);
+	free(pl.l);
+	rep_vals_close(v);
+	return rc;
+}

@@ -1,0 +1,246 @@
+/*
+ * test_plan.c - the marking plan (docs/values.md, "Marking plan"), end to
+ * end on tests/workloads/valloop.c, seeded, with k = 7 in 80 of 100
+ * residues: the workload prints how many of its calls of vl_scale(k, x) had
+ * k = 7, so the truth is exact.
+ *   - test_plan_auto: `dcpi record --values` leaves a plan (plan.txt) that
+ *     marks vl_scale for its arguments; `dcpi record --values --plan auto`
+ *     catches vl_scale's calls at a breakpoint on its entry, and the share
+ *     of arg0 = 7 is within 3 points of the truth, from at least 1,500
+ *     calls;
+ *   - test_needed: without a plan dcpivargs says how many calls were seen
+ *     and how many +-3 points need (the binomial at the adjusted share);
+ *   - test_plan_changed: a plan whose image has another build-id marks
+ *     nothing, and the run says so; --plan without value samples, or auto
+ *     with no plan in the database, is refused;
+ *   - test_plan_robust: tests/workloads/pathloop.c with pl_loop marked for
+ *     its arguments, in the modes where the breakpoint meets something:
+ *     the program's own int3 and SIGTRAP handler (trap), SIGTRAP blocked
+ *     around other code (block), threads (no breakpoint is armed while the
+ *     process has more than one), fork: each exits as it does alone, and
+ *     calls are caught in trap and block.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dcpi/image.h"
+#include "dcpi/profile.h"
+#include "dcpi/values.h"
+#include "testutil.h"
+
+/* ~0.5 s of CPU here; the rate buys 2,000 to 3,000 captures of vl_scale */
+#define ITERS "50000000"
+#define SEED "4242"
+#define RATE "2000:32"
+
+static const char *bin, *build;
+static char dir[256], prog[512];
+static struct image *img;
+static unsigned long calls, k7;
+
+static int setup(void **state)
+{
+	struct dcpi_err err = { 0 };
+
+	(void)state;
+	bin = getenv("DCPI_BIN");
+	build = getenv("DCPI_BUILD");
+	if (!bin || !build || tu_workspace(dir, sizeof(dir), "plan"))
+		return -1;
+	snprintf(prog, sizeof(prog), "%s/workloads/valloop", build);
+	return img_open(prog, IMG_NO_DWARF, &img, &err);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	img_close(img);
+	tu_sh("rm -rf %s", dir);
+	return 0;
+}
+
+static uint64_t off_of(const char *name)
+{
+	const struct img_proc *p = img_proc_by_name(img, name);
+	uint64_t off;
+
+	assert_non_null(p);
+	assert_int_equal(img_vaddr_to_offset(img, p->addr, &off), 0);
+	return off;
+}
+
+/* The workload's own counts, from its output file. */
+static void read_truth(const char *out)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, out);
+	assert_non_null(f = fopen(path, "r"));
+	assert_int_equal(fscanf(f, "calls %lu k7 %lu", &calls, &k7), 2);
+	fclose(f);
+	assert_true(calls > 0);
+}
+
+/* vl_scale's arg0 list in epoch of db: the share of 7 and the calls seen. */
+static double arg0_share(const char *db, const char *epoch, uint64_t *seen)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	struct val_profile *v;
+	const struct val_hotlist *h = NULL;
+	char path[600];
+	double share = 0;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, db);
+	assert_int_equal(prof_db_open(path, 0, &d, &err), 0);
+	assert_int_equal(val_epoch_read(d, epoch, &v, &n, &err), 0);
+	prof_db_close(d);
+	for (size_t i = 0; i < n && !h; i++)
+		if (strstr(v[i].image.path, "/valloop"))
+			h = val_profile_find(&v[i], off_of("vl_scale"), VAL_ARG0);
+	assert_non_null(h);
+	*seen = h->seen;
+	for (uint32_t i = 0; i < h->n; i++)
+		if (h->t[i].value == 7)
+			share = val_hotlist_share(h, i);
+	val_profiles_free(v, n);
+	return share;
+}
+
+static void test_plan_auto(void **state)
+{
+	uint64_t seen;
+	double got, truth;
+
+	(void)state;
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths " RATE
+			       " --db %s/db -- %s " ITERS " " SEED " 80 > %s/out1 2> %s/err1",
+			       bin, dir, prog, dir, dir), 0);
+	/* the analysis left a plan marking vl_scale for its arguments (valloop
+	 * need not be image 0: a burst may end in libc or ld.so) */
+	assert_int_equal(tu_sh("grep -q '^dcpi-plan 1$' %s/db/00000001/plan.txt", dir), 0);
+	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ [a-z,]*args[a-z,]* "
+			       "vl_scale$' %s/db/00000001/plan.txt", off_of("vl_scale"), dir), 0);
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths " RATE " --plan auto "
+			       "--db %s/db -- %s " ITERS " " SEED " 80 > %s/out2 2> %s/err2", bin,
+			       dir, prog, dir, dir), 0);
+	assert_int_equal(tu_sh("grep -q 'plan %s/db/00000001/plan.txt: [1-9][0-9]* procedures "
+			       "marked (0 dropped), [1-9][0-9]* calls caught' %s/err2", dir, dir),
+			 0);
+	read_truth("out2");
+	truth = (double)k7 / (double)calls;
+	got = arg0_share("db", "00000002", &seen);
+	print_message("vl_scale arg0 = 7: %.4f from %" PRIu64 " calls, truth %.4f\n", got, seen,
+		      truth);
+	assert_true(seen >= 1500);
+	assert_true(fabs(got - truth) <= 0.03);
+	/* the epoch says it had a plan, and how many calls it caught */
+	assert_int_equal(tu_sh("grep -q 'plan=[1-9][0-9]* plan-calls=[1-9]' %s/db/00000002/meta",
+			       dir), 0);
+}
+
+static void test_needed(void **state)
+{
+	char cmd[1200], line[512];
+	unsigned long seen, need, pct;
+	uint64_t lseen;
+	double share;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s vargs --db %s/db --epoch 00000001 vl_scale | "
+		 "grep 'calls seen'", bin, dir);
+	tu_sh_line(cmd, line, sizeof(line));
+	print_message("%s\n", line);
+	assert_int_equal(sscanf(line, " %lu calls seen; for +-3 points at %lu%% about %lu calls "
+				"are needed", &seen, &pct, &need), 3);
+	assert_non_null(strstr(line, "--plan auto"));
+	share = arg0_share("db", "00000001", &lseen);
+	assert_int_equal(seen, lseen);
+	assert_int_equal(pct, (unsigned long)lround(100 * share));
+	assert_int_equal(need, val_calls_needed(val_share_adjusted(share, lseen), 0.03));
+	assert_true(need > seen);
+	/* the binomial itself: 80% +-3 points at 95% needs 683 */
+	assert_int_equal(val_calls_needed(0.8, 0.03), 683);
+	assert_int_equal(val_calls_needed(0.5, 0.03), 1068);
+}
+
+static void test_plan_changed(void **state)
+{
+	(void)state;
+	/* every image of the plan rebuilt since */
+	assert_int_equal(tu_sh("sed 's/^image \\([0-9]*\\) [0-9a-f-]* /image \\1 0123abcd /' "
+			       "%s/db/00000001/plan.txt > %s/other.txt", dir, dir), 0);
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan %s/other.txt "
+			       "--db %s/db2 -- %s 1000000 > /dev/null 2> %s/err3", bin, dir, dir,
+			       prog, dir), 0);
+	assert_int_equal(tu_sh("grep -q ': 0 procedures marked ([1-9][0-9]* dropped), 0 calls' "
+			       "%s/err3", dir), 0);
+	assert_int_not_equal(tu_sh("%s record --no-calibrate --no-values --plan auto "
+				   "--db %s/db -- %s 1000 > /dev/null 2> %s/err4", bin, dir, prog,
+				   dir), 0);
+	assert_int_equal(tu_sh("grep -q 'plan needs value samples' %s/err4", dir), 0);
+	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --plan auto "
+				   "--db %s/empty -- %s 1000 > /dev/null 2> %s/err5", bin, dir,
+				   prog, dir), 0);
+	assert_int_equal(tu_sh("grep -q 'no epoch of .* has a plan' %s/err5", dir), 0);
+}
+
+static void test_plan_robust(void **state)
+{
+	static const struct {
+		const char *mode;
+		int caught;	/* calls must be caught */
+	} modes[] = { { "trap", 1 }, { "block", 1 }, { "threads", 0 }, { "fork", 0 } };
+	char pl[PATH_MAX], plan[600];
+	struct image *pimg = NULL;
+	struct dcpi_err err = { 0 };
+	const struct img_proc *p;
+	uint64_t off;
+	FILE *f;
+
+	(void)state;
+	snprintf(pl, sizeof(pl), "%s/workloads/pathloop", build);
+	assert_int_equal(img_open(pl, IMG_NO_DWARF, &pimg, &err), 0);
+	assert_non_null(p = img_proc_by_name(pimg, "pl_loop"));
+	assert_int_equal(img_vaddr_to_offset(pimg, p->addr, &off), 0);
+	snprintf(plan, sizeof(plan), "%s/pathloop.plan", dir);
+	assert_non_null(f = fopen(plan, "w"));
+	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " hot,args pl_loop\n",
+		VAL_PLAN_MAGIC, img_build_id(pimg)[0] ? img_build_id(pimg) : "-", pl, off,
+		p->size);
+	fclose(f);
+	img_close(pimg);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		print_message("pathloop %s\n", modes[i].mode);
+		assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 1000:32 "
+				       "--plan %s --db %s/robust -- %s %s 100000000 > /dev/null "
+				       "2> %s/rerr", bin, plan, dir, pl, modes[i].mode, dir), 0);
+		assert_int_equal(tu_sh("grep -q ': 1 procedures marked (0 dropped), %s calls' "
+				       "%s/rerr", modes[i].caught ? "[1-9][0-9]*" : "[0-9]*", dir),
+				 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_auto),
+		cmocka_unit_test(test_needed),
+		cmocka_unit_test(test_plan_changed),
+		cmocka_unit_test(test_plan_robust),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
