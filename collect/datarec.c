@@ -19,10 +19,15 @@
  *          the allocation's call site (image, file offset);
  *   anon   anything else, by address.
  * A string instruction (movs, stos, lods; cmps and scas once) is one
- * access per element: a rep-prefixed one moves rcx elements (its registers
- * are those before the first iteration; the direction flag is taken as
- * clear), counted on every 64-byte line it touches, up to STRING_MAX bytes
- * a side: memcpy's `rep movsb` was otherwise one byte, or nothing.
+ * access per element it moved while stepped: a rep-prefixed one traps
+ * after every iteration (pathrt.c records its pc once), so its iterations
+ * are units stepped like instructions: rcx before it less rcx at the next
+ * step, or, when the trap budget (K + 64 traps, K the longest burst not
+ * cut) ended the burst in it, what was left of the budget; the iterations
+ * after the timer landed in one count too.  Counting every element of a
+ * long copy instead made one rare 128 KB memcpy outweigh the rest of a
+ * profile (and capping a burst at K - 1 units skewed memobj's sites, whose
+ * loop is longer than that).  The direction flag is taken as clear.
  * Sharing: every non-stack access also goes into a list (process, line
  * address, window, thread, bytes read, bytes written); sorted, each
  * (line, window) with a thread that wrote and another that touched the
@@ -46,7 +51,7 @@
 #define STACK_ABOVE (1ULL << 20)
 #define HEAP_SCAN 64			/* blocks looked at below an address */
 #define NORM_EVERY 65536
-#define STRING_MAX (16ULL << 20)	/* bytes of one string instruction counted */
+#define TRAP_SLACK 64			/* traps beyond K in a burst (pathrt.c) */
 
 enum { DI_LOAD = 1, DI_STORE = 2, DI_DECODED = 4 };
 /* String instructions: which index registers they read and write through. */
@@ -97,6 +102,7 @@ struct drec {
 	struct dacc *acc;
 	size_t nacc, capacc;
 	struct data_rec_stats *st;
+	size_t k;		/* steps of the longest burst not cut: K */
 };
 
 static int grow(void **v, size_t *cap, size_t need, size_t size)
@@ -423,12 +429,9 @@ static int string_side(struct drec *d, const struct prt_rec *h, uint32_t image,
 		       const struct dinsn *di, uint64_t a, uint64_t count, int flags,
 		       uint64_t rsp)
 {
-	uint64_t len = count * di->elem, end;
+	uint64_t end = a + count * di->elem;
 	int rc = 0;
 
-	if (count > STRING_MAX / di->elem)
-		len = STRING_MAX / di->elem * di->elem;
-	end = a + len;
 	while (a < end && !rc) {
 		uint64_t next = (a | 63) + 1, stop = next < end ? next : end;
 		uint64_t n = (stop - a + di->elem - 1) / di->elem;
@@ -440,9 +443,8 @@ static int string_side(struct drec *d, const struct prt_rec *h, uint32_t image,
 }
 
 static int string_access(struct drec *d, const struct prt_rec *h, uint32_t image,
-			 const struct dinsn *di, const uint64_t *r)
+			 const struct dinsn *di, const uint64_t *r, uint64_t count)
 {
-	uint64_t count = di->str & STR_REP_COUNT ? r[CFG_R_RCX] : 1;
 	int rc = 0;
 
 	if (!count)
@@ -456,13 +458,13 @@ static int string_access(struct drec *d, const struct prt_rec *h, uint32_t image
 }
 
 static int data_access(struct drec *d, const struct prt_rec *h, uint32_t image,
-		  const struct dinsn *di, uint64_t pc, const uint64_t *r)
+		  const struct dinsn *di, uint64_t pc, const uint64_t *r, uint64_t count)
 {
 	const struct cfg_mem *m = &di->mem;
 	uint64_t a = m->rip_relative ? (uint64_t)m->disp + (pc - di->vaddr) : (uint64_t)m->disp;
 
 	if (di->str)
-		return string_access(d, h, image, di, r);
+		return string_access(d, h, image, di, r, count);
 	if (!m->rip_relative && m->base != CFG_REG_NONE && m->base < 16)
 		a += r[m->base];
 	if (m->index != CFG_REG_NONE && m->index < 16)
@@ -470,15 +472,35 @@ static int data_access(struct drec *d, const struct prt_rec *h, uint32_t image,
 	return line_access(d, h, image, di, a, m->size, 1, (int)di->flags, r[CFG_R_RSP]);
 }
 
+/* Iterations step i's rep string instruction ran stepped, traps the
+ * traps taken up to the one that recorded it (none for step 0). */
+static uint64_t rep_iterations(const struct drec *d, const struct prt_rec *h,
+			       const struct prt_regs *regs, size_t i, size_t n, uint64_t traps)
+{
+	uint64_t budget = (d->k > n ? d->k : n) + TRAP_SLACK, rcx = regs[i].r[CFG_R_RCX];
+
+	if (i + 1 < n) {
+		uint64_t next = regs[i + 1].r[CFG_R_RCX];
+
+		return next < rcx && rcx - next <= budget ? rcx - next : 1;
+	}
+	if (!(h->flags & PRT_F_CUT) || traps >= budget)
+		return 1;
+	return budget - traps < rcx ? budget - traps : rcx;
+}
+
 static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
 		 const struct prt_regs *regs, size_t n, struct dcpi_err *err)
 {
+	uint64_t traps = 0;	/* taken up to the one recording step i */
 	int rc = 0;
 
-	for (size_t i = 0; i < n && !rc; i++) {
+	if (!h->flags && n > d->k)
+		d->k = n;
+	for (size_t i = 0; i < n && !rc; i++, traps++) {
 		const struct dinsn *di;
 		uint32_t image;
-		uint64_t off;
+		uint64_t off, iters = 1;
 
 		rc = maps_resolve(d->maps, d->spid, pc[i], &image, &off, err);
 		if (rc || image == MAPS_UNKNOWN)
@@ -486,8 +508,13 @@ static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
 		if (room_images(d, image) || !(di = insn_at(d, image, off)))
 			return -ENOMEM;
 		rc = learn_bias(d, image, pc[i], di);
-		if (!rc && i && di->ok)
-			rc = data_access(d, h, image, di, pc[i], regs[i].r);
+		if (di->str & STR_REP_COUNT)
+			iters = rep_iterations(d, h, regs, i, n, traps);
+		traps += iters - 1;	/* the repeats */
+		if (!i)			/* the timer landed in it: not its own */
+			iters--;
+		if (!rc && iters && di->ok)
+			rc = data_access(d, h, image, di, pc[i], regs[i].r, iters);
 	}
 	return rc;
 }
