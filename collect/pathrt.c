@@ -1231,7 +1231,8 @@ static void heap_record(uint32_t type, const void *p, size_t size, const void *c
  * threshold alone lost it (docs/data.md, "Accuracy").  heap_site holds the
  * call sites seen (full: no more small blocks), heap_small the small blocks
  * recorded (a freed one becomes 1), so that their free is recorded as well.
- * At most one small block per site: the tables never fill past half.
+ * One small block per site, ever (a realloc'ed one is not followed): the
+ * tables never fill past half, so a free's lookup ends at an empty slot.
  */
 #define HEAP_SITES 4096			/* a power of two */
 static uintptr_t heap_site[HEAP_SITES];
@@ -1296,26 +1297,10 @@ static int heap_small_freed(const void *p)
 	return 0;
 }
 
-/* 1 when p was a small block recorded (its site's, kept by a realloc). */
-static int heap_freed(void *p)
+static void heap_freed(void *p)
 {
-	int small;
-
-	if (!p || !g.heap_min)
-		return 0;
-	small = heap_small_freed(p);
-	if (small || malloc_usable_size(p) >= g.heap_min)
+	if (p && g.heap_min && (heap_small_freed(p) || malloc_usable_size(p) >= g.heap_min))
 		heap_record(PRT_FREE, p, 0, NULL);
-	return small;
-}
-
-/* The new block of a small recorded block realloc'ed: still recorded. */
-static int heap_small_again(const void *p)
-{
-	if (!heap_claim(heap_small, 2 * HEAP_SITES, (uintptr_t)p, 1))
-		return 0;
-	__atomic_add_fetch(&heap_nsmall, 1, __ATOMIC_RELAXED);
-	return 1;
 }
 
 /* Is the block p of n bytes from caller recorded? */
@@ -1347,17 +1332,18 @@ PRT_EXPORT void *calloc(size_t n, size_t size)
 PRT_EXPORT void *realloc(void *old, size_t n)
 {
 	const void *caller = __builtin_return_address(0);
-	int small = heap_freed(old);
-	void *p = __libc_realloc(old, n);
+	void *p;
 
-	if (p && small && n < g.heap_min ? heap_small_again(p) : heap_keep(p, n, caller))
+	heap_freed(old);
+	p = __libc_realloc(old, n);
+	if (heap_keep(p, n, caller))
 		heap_record(PRT_ALLOC, p, n, caller);
 	return p;
 }
 
 PRT_EXPORT void free(void *p)
 {
-	(void)heap_freed(p);
+	heap_freed(p);
 	__libc_free(p);
 }
 
