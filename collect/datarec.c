@@ -18,6 +18,16 @@
  *          bytes or more, "<pid>.heap"), live at the burst's time: keyed by
  *          the allocation's call site (image, file offset);
  *   anon   anything else, by address.
+ * A string instruction (movs, stos, lods; cmps and scas once) is one
+ * access per element it moved while stepped: a rep-prefixed one traps
+ * after every iteration (pathrt.c records its pc once), so its iterations
+ * are units stepped like instructions: rcx before it less rcx at the next
+ * step, or, when the trap budget (K + 64 traps, K the longest burst not
+ * cut) ended the burst in it, what was left of the budget; the iterations
+ * after the timer landed in one count too.  Counting every element of a
+ * long copy instead made one rare 128 KB memcpy outweigh the rest of a
+ * profile (and capping a burst at K - 1 units skewed memobj's sites, whose
+ * loop is longer than that).  The direction flag is taken as clear.
  * Sharing: every non-stack access also goes into a list (process, line
  * address, window, thread, bytes read, bytes written); sorted, each
  * (line, window) with a thread that wrote and another that touched the
@@ -41,14 +51,18 @@
 #define STACK_ABOVE (1ULL << 20)
 #define HEAP_SCAN 64			/* blocks looked at below an address */
 #define NORM_EVERY 65536
+#define TRAP_SLACK 64			/* traps beyond K in a burst (pathrt.c) */
 
 enum { DI_LOAD = 1, DI_STORE = 2, DI_DECODED = 4 };
+/* String instructions: which index registers they read and write through. */
+enum { STR_SRC_LOAD = 1, STR_DST_LOAD = 2, STR_DST_STORE = 4, STR_REP_COUNT = 8 };
 
 struct dinsn {			/* what an access needs of its instruction */
 	uint32_t img, flags;
 	uint64_t off, vaddr;
 	struct cfg_mem mem;
 	uint8_t ok;
+	uint8_t str, elem;	/* STR_* of a string instruction, element bytes */
 };
 
 struct dimg {
@@ -88,6 +102,7 @@ struct drec {
 	struct dacc *acc;
 	size_t nacc, capacc;
 	struct data_rec_stats *st;
+	size_t k;		/* steps of the longest burst not cut: K */
 };
 
 static int grow(void **v, size_t *cap, size_t need, size_t size)
@@ -171,6 +186,43 @@ static int rehash(struct drec *d)
 	return 0;
 }
 
+/* movs, stos, lods, cmps, scas (prefixes 66, REX, rep; no segment or
+ * address size): di->str and di->elem; 0 for anything else. */
+static int string_op(const struct cfg_insn *in, struct dinsn *di)
+{
+	static const uint8_t how[6] = {
+		STR_SRC_LOAD | STR_DST_STORE | STR_REP_COUNT,	/* a4 movs */
+		STR_SRC_LOAD | STR_DST_LOAD,			/* a6 cmps */
+		0,						/* a8 test */
+		STR_DST_STORE | STR_REP_COUNT,			/* aa stos */
+		STR_SRC_LOAD | STR_REP_COUNT,			/* ac lods */
+		STR_DST_LOAD,					/* ae scas */
+	};
+	unsigned rep = 0, o16 = 0, w = 0;
+
+	for (size_t i = 0; i < in->size; i++) {
+		uint8_t b = in->bytes[i];
+
+		if (b == 0xf2 || b == 0xf3)
+			rep = 1;
+		else if (b == 0x66)
+			o16 = 1;
+		else if (b >= 0x40 && b <= 0x4f)
+			w = b & 8;
+		else if (b < 0xa4 || b > 0xaf || !how[(b - 0xa4) / 2])
+			return 0;
+		else {
+			di->str = how[(b - 0xa4) / 2];
+			if (!rep)
+				di->str &= (uint8_t)~STR_REP_COUNT;
+			di->elem = b & 1 ? (w ? 8 : o16 ? 2 : 4) : 1;
+			di->ok = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void decode(struct drec *d, struct dinsn *di)
 {
 	struct image *img = image_of(d, di->img);
@@ -180,7 +232,8 @@ static void decode(struct drec *d, struct dinsn *di)
 
 	if (!img || img_offset_to_vaddr(img, di->off, &di->vaddr) ||
 	    !(bytes = img_bytes(img, di->vaddr, &avail)) || !avail ||
-	    cfg_decode_one(bytes, avail < 15 ? avail : 15, di->vaddr, &in))
+	    cfg_decode_one(bytes, avail < 15 ? avail : 15, di->vaddr, &in) ||
+	    string_op(&in, di))
 		return;
 	if (in.nmem != 1 || (in.flags & (CFG_I_LEA | CFG_I_NOP)) || in.mem.segment)
 		return;
@@ -340,27 +393,23 @@ static uint64_t byte_mask(uint64_t a, unsigned size)
 	return ((1ULL << n) - 1) << o;
 }
 
-static int data_access(struct drec *d, const struct prt_rec *h, uint32_t image,
-		  const struct dinsn *di, uint64_t pc, const uint64_t *r)
+/* n accesses of the instruction di (a load, a store or both) to the bytes
+ * [a, a + len) of one line. */
+static int line_access(struct drec *d, const struct prt_rec *h, uint32_t image,
+		       const struct dinsn *di, uint64_t a, unsigned len, uint64_t n, int flags,
+		       uint64_t rsp)
 {
-	const struct cfg_mem *m = &di->mem;
-	struct data_entry e = { .insn = di->off, .accesses = 1 };
+	struct data_entry e = { .insn = di->off, .accesses = n };
 	struct data_profile *p = &d->prof[image];
-	uint64_t a = m->rip_relative ? (uint64_t)m->disp + (pc - di->vaddr) : (uint64_t)m->disp;
-	int rc;
+	int rc = place(d, image, h->pid, h->time_ns, a, rsp, &e.k, &e.size);
 
-	if (!m->rip_relative && m->base != CFG_REG_NONE && m->base < 16)
-		a += r[m->base];
-	if (m->index != CFG_REG_NONE && m->index < 16)
-		a += r[m->index] * m->scale;
-	rc = place(d, image, h->pid, h->time_ns, a, r[4], &e.k, &e.size);
 	if (rc)
 		return rc;
-	e.loads = !!(di->flags & DI_LOAD);
-	e.stores = !!(di->flags & DI_STORE);
-	e.mask = byte_mask(a, m->size);
-	d->st->accesses++;
-	d->st->space[e.k.space]++;
+	e.loads = flags & DI_LOAD ? n : 0;
+	e.stores = flags & DI_STORE ? n : 0;
+	e.mask = byte_mask(a, len);
+	d->st->accesses += n;
+	d->st->space[e.k.space] += n;
 	if (data_profile_add(p, &e))
 		return -ENOMEM;
 	if (p->n >= NORM_EVERY && !(p->n % NORM_EVERY) && data_normalize(p))
@@ -375,15 +424,83 @@ static int data_access(struct drec *d, const struct prt_rec *h, uint32_t image,
 	return 0;
 }
 
-static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
-		 const struct prt_regs *regs, size_t n, struct dcpi_err *err)
+/* A string instruction's side at a: count elements, line by line. */
+static int string_side(struct drec *d, const struct prt_rec *h, uint32_t image,
+		       const struct dinsn *di, uint64_t a, uint64_t count, int flags,
+		       uint64_t rsp)
+{
+	uint64_t end = a + count * di->elem;
+	int rc = 0;
+
+	while (a < end && !rc) {
+		uint64_t next = (a | 63) + 1, stop = next < end ? next : end;
+		uint64_t n = (stop - a + di->elem - 1) / di->elem;
+
+		rc = line_access(d, h, image, di, a, (unsigned)(stop - a), n, flags, rsp);
+		a = stop;
+	}
+	return rc;
+}
+
+static int string_access(struct drec *d, const struct prt_rec *h, uint32_t image,
+			 const struct dinsn *di, const uint64_t *r, uint64_t count)
 {
 	int rc = 0;
 
-	for (size_t i = 0; i < n && !rc; i++) {
+	if (!count)
+		return 0;
+	if (di->str & STR_SRC_LOAD)
+		rc = string_side(d, h, image, di, r[CFG_R_RSI], count, DI_LOAD, r[CFG_R_RSP]);
+	if (!rc && (di->str & (STR_DST_LOAD | STR_DST_STORE)))
+		rc = string_side(d, h, image, di, r[CFG_R_RDI], count,
+				 di->str & STR_DST_STORE ? DI_STORE : DI_LOAD, r[CFG_R_RSP]);
+	return rc;
+}
+
+static int data_access(struct drec *d, const struct prt_rec *h, uint32_t image,
+		  const struct dinsn *di, uint64_t pc, const uint64_t *r, uint64_t count)
+{
+	const struct cfg_mem *m = &di->mem;
+	uint64_t a = m->rip_relative ? (uint64_t)m->disp + (pc - di->vaddr) : (uint64_t)m->disp;
+
+	if (di->str)
+		return string_access(d, h, image, di, r, count);
+	if (!m->rip_relative && m->base != CFG_REG_NONE && m->base < 16)
+		a += r[m->base];
+	if (m->index != CFG_REG_NONE && m->index < 16)
+		a += r[m->index] * m->scale;
+	return line_access(d, h, image, di, a, m->size, 1, (int)di->flags, r[CFG_R_RSP]);
+}
+
+/* Iterations step i's rep string instruction ran stepped, traps the
+ * traps taken up to the one that recorded it (none for step 0). */
+static uint64_t rep_iterations(const struct drec *d, const struct prt_rec *h,
+			       const struct prt_regs *regs, size_t i, size_t n, uint64_t traps)
+{
+	uint64_t budget = (d->k > n ? d->k : n) + TRAP_SLACK, rcx = regs[i].r[CFG_R_RCX];
+
+	if (i + 1 < n) {
+		uint64_t next = regs[i + 1].r[CFG_R_RCX];
+
+		return next < rcx && rcx - next <= budget ? rcx - next : 1;
+	}
+	if (!(h->flags & PRT_F_CUT) || traps >= budget)
+		return 1;
+	return budget - traps < rcx ? budget - traps : rcx;
+}
+
+static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
+		 const struct prt_regs *regs, size_t n, struct dcpi_err *err)
+{
+	uint64_t traps = 0;	/* taken up to the one recording step i */
+	int rc = 0;
+
+	if (!h->flags && n > d->k)
+		d->k = n;
+	for (size_t i = 0; i < n && !rc; i++, traps++) {
 		const struct dinsn *di;
 		uint32_t image;
-		uint64_t off;
+		uint64_t off, iters = 1;
 
 		rc = maps_resolve(d->maps, d->spid, pc[i], &image, &off, err);
 		if (rc || image == MAPS_UNKNOWN)
@@ -391,8 +508,13 @@ static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
 		if (room_images(d, image) || !(di = insn_at(d, image, off)))
 			return -ENOMEM;
 		rc = learn_bias(d, image, pc[i], di);
-		if (!rc && i && di->ok)
-			rc = data_access(d, h, image, di, pc[i], regs[i].r);
+		if (di->str & STR_REP_COUNT)
+			iters = rep_iterations(d, h, regs, i, n, traps);
+		traps += iters - 1;	/* the repeats */
+		if (!i)			/* the timer landed in it: not its own */
+			iters--;
+		if (!rc && iters && di->ok)
+			rc = data_access(d, h, image, di, pc[i], regs[i].r, iters);
 	}
 	return rc;
 }

@@ -1557,38 +1557,120 @@ static void heap_record(uint32_t type, const void *p, size_t size, const void *c
 	write_all(fd, &r, sizeof(r));
 }
 
+/*
+ * Blocks under heap_min are recorded too when they are the first block
+ * allocated at their call site: a site's one small long-lived object (a
+ * context struct, a state) is often among the hottest data, and a size
+ * threshold alone lost it (docs/data.md, "Accuracy").  heap_site holds the
+ * call sites seen (full: no more small blocks), heap_small the small blocks
+ * recorded (a freed one becomes 1), so that their free is recorded as well.
+ * One small block per site, ever (a realloc'ed one is not followed): the
+ * tables never fill past half, so a free's lookup ends at an empty slot.
+ */
+#define HEAP_SITES 4096			/* a power of two */
+static uintptr_t heap_site[HEAP_SITES];
+static uintptr_t heap_small[2 * HEAP_SITES];
+static unsigned heap_nsmall;
+
+static size_t heap_hash(uintptr_t x, size_t cap)
+{
+	x ^= x >> 17;
+	x *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(x >> 29) & (cap - 1);
+}
+
+/* Claims a slot of v in tab (cap slots) unless there: 1 when claimed. */
+static int heap_claim(uintptr_t *tab, size_t cap, uintptr_t v, int dup_ok)
+{
+	size_t s = heap_hash(v, cap);
+
+	for (size_t n = 0; n < cap; n++, s = (s + 1) & (cap - 1)) {
+		uintptr_t cur = __atomic_load_n(&tab[s], __ATOMIC_RELAXED);
+
+		if (cur == v && !dup_ok)
+			return 0;
+		if (!cur && __atomic_compare_exchange_n(&tab[s], &cur, v, 0, __ATOMIC_ACQ_REL,
+							 __ATOMIC_RELAXED))
+			return 1;
+		if (cur == v && !dup_ok)
+			return 0;
+	}
+	return 0;
+}
+
+/* A small block p from caller: recorded when caller is a new site. */
+static int heap_first_of_site(const void *p, const void *caller)
+{
+	if (!heap_claim(heap_site, HEAP_SITES, (uintptr_t)caller, 0) ||
+	    !heap_claim(heap_small, 2 * HEAP_SITES, (uintptr_t)p, 1))
+		return 0;
+	__atomic_add_fetch(&heap_nsmall, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* Was p a recorded small block?  It is forgotten. */
+static int heap_small_freed(const void *p)
+{
+	size_t s = heap_hash((uintptr_t)p, 2 * HEAP_SITES);
+
+	if (!__atomic_load_n(&heap_nsmall, __ATOMIC_RELAXED))
+		return 0;
+	for (size_t n = 0; n < 2 * HEAP_SITES; n++, s = (s + 1) & (2 * HEAP_SITES - 1)) {
+		uintptr_t cur = __atomic_load_n(&heap_small[s], __ATOMIC_ACQUIRE);
+
+		if (!cur)
+			return 0;
+		if (cur == (uintptr_t)p &&
+		    __atomic_compare_exchange_n(&heap_small[s], &cur, 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			__atomic_sub_fetch(&heap_nsmall, 1, __ATOMIC_RELAXED);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void heap_freed(void *p)
 {
-	if (p && g.heap_min && malloc_usable_size(p) >= g.heap_min)
+	if (p && g.heap_min && (heap_small_freed(p) || malloc_usable_size(p) >= g.heap_min))
 		heap_record(PRT_FREE, p, 0, NULL);
+}
+
+/* Is the block p of n bytes from caller recorded? */
+static int heap_keep(const void *p, size_t n, const void *caller)
+{
+	return p && g.heap_min && (n >= g.heap_min || heap_first_of_site(p, caller));
 }
 
 PRT_EXPORT void *malloc(size_t n)
 {
 	void *p = __libc_malloc(n);
+	const void *caller = __builtin_return_address(0);
 
-	if (p && g.heap_min && n >= g.heap_min)
-		heap_record(PRT_ALLOC, p, n, __builtin_return_address(0));
+	if (heap_keep(p, n, caller))
+		heap_record(PRT_ALLOC, p, n, caller);
 	return p;
 }
 
 PRT_EXPORT void *calloc(size_t n, size_t size)
 {
 	void *p = __libc_calloc(n, size);
+	const void *caller = __builtin_return_address(0);
 
-	if (p && g.heap_min && n * size >= g.heap_min)
-		heap_record(PRT_ALLOC, p, n * size, __builtin_return_address(0));
+	if (heap_keep(p, n * size, caller))
+		heap_record(PRT_ALLOC, p, n * size, caller);
 	return p;
 }
 
 PRT_EXPORT void *realloc(void *old, size_t n)
 {
+	const void *caller = __builtin_return_address(0);
 	void *p;
 
 	heap_freed(old);
 	p = __libc_realloc(old, n);
-	if (p && g.heap_min && n >= g.heap_min)
-		heap_record(PRT_ALLOC, p, n, __builtin_return_address(0));
+	if (heap_keep(p, n, caller))
+		heap_record(PRT_ALLOC, p, n, caller);
 	return p;
 }
 

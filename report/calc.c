@@ -13,6 +13,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/culprit.h"
+#include "dcpi/data.h"
 #include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/model.h"
@@ -229,6 +230,35 @@ static void json_paths(FILE *f, const struct rep_calc *c)
 	fprintf(f, "}},\n");
 }
 
+/* The object the instruction's sampled accesses fell in (anonymous memory
+ * is none), from the data profiles (report/mem.c); NULL when none. */
+static const struct rep_mem_insn *object_of_insn(const struct rep_calc *c,
+						  const struct cfg_insn *in)
+{
+	const struct rep_mem_insn *o;
+	uint64_t off;
+
+	if (!c->nobjs || img_vaddr_to_offset(c->img, in->addr, &off))
+		return NULL;
+	o = rep_mem_insn_find(c->objs, c->nobjs, off);
+	return o && o->accesses && strcmp(o->kind, "anon") ? o : NULL;
+}
+
+static void json_object(FILE *f, const struct rep_calc *c, const struct cfg_insn *in)
+{
+	const struct rep_mem_insn *o = object_of_insn(c, in);
+
+	fprintf(f, ", \"object\": ");
+	if (!o) {
+		fprintf(f, "null");
+		return;
+	}
+	fprintf(f, "{\"name\": ");
+	rep_json_str(f, o->object);
+	fprintf(f, ", \"kind\": \"%s\", \"share\": %.4f, \"accesses\": %llu}", o->kind,
+		(double)o->in_object / o->accesses, (unsigned long long)o->accesses);
+}
+
 void rep_calc_json(FILE *f, const struct rep_calc *c)
 {
 	const struct cfg *cfg = c->cfg;
@@ -284,6 +314,7 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 			else
 				fprintf(f, "null");
 			rep_culprit_json(f, cfg, cul_stall_of(&c->cul, i));
+			json_object(f, c, in);
 			fprintf(f, "}");
 			first = 0;
 		}
@@ -450,6 +481,7 @@ static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last,
 		char text[CFG_TEXT_MAX];
 		const struct cfg_insn *in = &c->cfg->insns[i];
 		const struct est_insn *ei = &c->r.insns[i];
+		const struct rep_mem_insn *o;
 
 		print_source(f, c, in->addr, last, len);
 		print_bubbles(f, c, i);
@@ -461,6 +493,8 @@ static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last,
 			fprintf(f, " %9s", "-");
 		if (ei->culprit >= 0 && ei->reason != MODEL_R_NONE)
 			fprintf(f, " %llx", (unsigned long long)c->cfg->insns[ei->culprit].addr);
+		if ((o = object_of_insn(c, in)))
+			fprintf(f, "  -> %s, %.0f%%", o->object, 100.0 * o->in_object / o->accesses);
 		fprintf(f, "\n");
 	}
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dcpi/cfg.h"
 #include "dcpi/data.h"
 #include "dcpi/image.h"
 #include "dcpi/report.h"
@@ -52,6 +53,7 @@ struct mobj {
 	const char *kind;
 	uint64_t start;			/* link vaddr of the symbol, or 0 */
 	uint64_t accesses, loads, stores, size;
+	uint64_t bytes;			/* accesses x their operand's size */
 	struct minsn *ins;
 	size_t nins;
 };
@@ -202,6 +204,24 @@ static void section_name(const struct mimg *im, uint64_t va, char *out, size_t l
 	snprintf(out, len, "data+0x%" PRIx64, va);
 }
 
+/* Bytes one execution of the instruction at file offset off of path reads
+ * or writes (its memory operand's size; 1 when unknown). */
+static unsigned access_size(struct mem *m, const char *path, uint64_t off)
+{
+	struct mimg *im = image_named(m, path);
+	const uint8_t *bytes;
+	struct cfg_insn in;
+	size_t avail = 0;
+	uint64_t va;
+
+	if (!im || !im->img || img_offset_to_vaddr(im->img, off, &va) ||
+	    !(bytes = img_bytes(im->img, va, &avail)) || !avail ||
+	    cfg_decode_one(bytes, avail < 15 ? avail : 15, va, &in) || !in.nmem ||
+	    !in.mem.size)
+		return 1;
+	return in.mem.size;
+}
+
 /* Name, kind, image and start of the object of key k (of profile p,
  * accessed by the instruction at insn). */
 static void object_of(struct mem *m, const struct data_profile *p, const struct data_key *k,
@@ -308,6 +328,7 @@ static int add_entry(struct mem *m, const struct data_profile *p, const struct d
 	if (!(t = object_find(m, &o, &idx)))
 		return -ENOMEM;
 	t->accesses += e->accesses;
+	t->bytes += e->accesses * access_size(m, p->image.path, e->insn);
 	t->loads += e->loads;
 	t->stores += e->stores;
 	if (e->size > t->size)
@@ -512,9 +533,9 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 		fprintf(f, ", \"kind\": \"%s\", \"image\": ", o->kind);
 		json_str(f, o->image);
 		fprintf(f, ", \"accesses\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"stores\": %"
-			PRIu64 ", \"share\": %.4f, \"size\": %" PRIu64 ", \"instructions\": [",
-			o->accesses, o->loads, o->stores, (double)o->accesses / m->accesses,
-			o->size);
+			PRIu64 ", \"share\": %.4f, \"size\": %" PRIu64 ", \"bytes\": %" PRIu64
+			", \"instructions\": [", o->accesses, o->loads, o->stores,
+			(double)o->accesses / m->accesses, o->size, o->bytes);
 		for (size_t j = 0; j < o->nins && j < INSNS_KEPT; j++) {
 			fprintf(f, "%s{\"site\": ", j ? ", " : "");
 			json_str(f, o->ins[j].site);
@@ -672,4 +693,102 @@ int rep_mem(FILE *f, const char *dbdir, const struct rep_mem_opts *o, struct dcp
 	data_profiles_free(p, n);
 	prof_db_close(db);
 	return free_mem(&m, rc < 0 ? rc : 0);
+}
+
+/* --- the object of each instruction, for dcpicalc ------------------------ */
+
+struct iobj {
+	uint64_t insn, accesses;
+	const char *kind;
+	char name[NAME_MAX_LEN];
+};
+
+static int iobj_cmp(const void *x, const void *y)
+{
+	const struct iobj *a = x, *b = y;
+
+	if (a->insn != b->insn)
+		return a->insn < b->insn ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* v[0..n) sorted by (insn, name): per insn, the name with most accesses. */
+static int insn_best(const struct iobj *v, size_t n, struct rep_mem_insn **out, size_t *nout,
+		     struct dcpi_err *err)
+{
+	struct rep_mem_insn *r = calloc(n ? n : 1, sizeof(*r)), *cur = NULL;
+
+	if (!r)
+		return dcpi_errf(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t run = 0;
+
+		if (!cur || cur->insn != v[i].insn) {
+			cur = &r[(*nout)++];
+			cur->insn = v[i].insn;
+		}
+		for (; j < n && v[j].insn == v[i].insn && !strcmp(v[j].name, v[i].name); j++)
+			run += v[j].accesses;
+		cur->accesses += run;
+		if (run > cur->in_object) {
+			cur->in_object = run;
+			cur->kind = v[i].kind;
+			snprintf(cur->object, sizeof(cur->object), "%s", v[i].name);
+		}
+		i = j;
+	}
+	*out = r;
+	return 0;
+}
+
+int rep_mem_insn_objects(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+			 struct rep_mem_insn **out, size_t *n, struct dcpi_err *err)
+{
+	struct mem m = { 0 };
+	struct data_profile *p = NULL, *mine = NULL;
+	struct iobj *v = NULL;
+	size_t np = 0;
+	int rc = read_epochs(db, epoch, &p, &np, err);
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; rc >= 0 && i < np; i++)
+		if (prof_image_id_equal(&p[i].image, id))
+			mine = &p[i];
+	if (rc < 0 || !mine)
+		goto out;
+	if (!(v = calloc(mine->n ? mine->n : 1, sizeof(*v)))) {
+		rc = dcpi_errf(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t j = 0; j < mine->n; j++) {
+		struct mobj o;
+
+		object_of(&m, mine, &mine->e[j].k, mine->e[j].insn, &o);
+		v[j] = (struct iobj){ mine->e[j].insn, mine->e[j].accesses, o.kind, "" };
+		snprintf(v[j].name, sizeof(v[j].name), "%s", o.name);
+	}
+	qsort(v, mine->n, sizeof(*v), iobj_cmp);
+	rc = insn_best(v, mine->n, out, n, err);
+out:
+	free(v);
+	data_profiles_free(p, np);
+	return free_mem(&m, rc < 0 ? rc : 0);
+}
+
+const struct rep_mem_insn *rep_mem_insn_find(const struct rep_mem_insn *v, size_t n,
+					     uint64_t insn)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v[mid].insn < insn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].insn == insn ? &v[lo] : NULL;
 }

@@ -8,7 +8,12 @@
  * table as their exact counts do (printed by the workload, 5:3:2 by
  * construction) with shares within 5 points; two threads on neighbouring
  * counters of one line are false sharing, the padded layout shows none,
- * one counter of both threads is true sharing.
+ * one counter of both threads is true sharing.  `memobj sites`: three heap
+ * call sites (a 2 KB context under the runtime's size threshold, a table, a
+ * buffer per thread filled by `rep movsb`) get their bytes' shares and
+ * ranking as constructed and, where valgrind is installed, as DHAT counts
+ * them (bench/data/dhat_compare.py).  dcpicalc names the object of each
+ * load in memobj's objects().
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "dcpi/data.h"
@@ -219,6 +225,78 @@ static void test_true_sharing(void **state)
 	sharing("true", "shared", "true");
 }
 
+/*
+ * Heap sites by bytes (accesses times their size, as DHAT counts): the
+ * context (2 KB, first block of its site), the table and the per-thread
+ * buffers (written by rep movsb) at 18%, 45%, 36% by construction.
+ */
+static void test_sites(void **state)
+{
+	char args[600], cmd[3000];
+
+	(void)state;
+	if (tu_sh("%s record --no-calibrate --paths 1000:64 --db %s/sites -- %s sites 40000000 "
+		  "> %s/sites.out 2> %s/sites.err", bin, ws, wl, ws, ws)) {
+		tu_sh("cat %s/sites.err >&2", ws);
+		fail_msg("dcpi record sites failed");
+	}
+	snprintf(args, sizeof(args), "mem --db %s/sites --top 100", ws);
+	tu_check_json(bin, ws, args,
+		"exact = {}\n"
+		"for l in open(sys.argv[1].replace('out.json', 'sites.out')):\n"
+		"    k, v = l.split(); exact[k] = int(v)\n"
+		"tot = sum(exact.values())\n"
+		"by_size = {2048: 'ctx', 65536: 'table', 8192: 'buf'}\n"
+		"got = {}\n"
+		"for o in d['objects']:\n"
+		"    if o['kind'] == 'heap' and o['size'] in by_size:\n"
+		"        got[by_size[o['size']]] = o['bytes']\n"
+		"assert len(got) == 3, got\n"
+		"gt = sum(got.values())\n"
+		"for k in exact:\n"
+		"    e, g = 100.0 * exact[k] / tot, 100.0 * got[k] / gt\n"
+		"    print(k, 'exact %.1f%% dcpi %.1f%%' % (e, g), file=sys.stderr)\n"
+		"    assert abs(e - g) <= 5, (k, e, g)\n"
+		"assert sorted(got, key=lambda k: -got[k]) == ['table', 'buf', 'ctx'], got\n");
+	if (tu_sh("command -v valgrind > /dev/null")) {
+		fprintf(stderr, "valgrind not installed: no DHAT comparison\n");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "valgrind --tool=dhat --dhat-out-file=%s/sites.dhat %s sites "
+		 "200000 > /dev/null 2> %s/dhat.err && python3 %s/bench/data/dhat_compare.py "
+		 "--dhat %s/sites.dhat --db %s/sites --image %s --dcpi %s --top 3 >&2",
+		 ws, wl, ws, getenv("DCPI_SRC") ? getenv("DCPI_SRC") : ".", ws, ws, wl, bin);
+	assert_int_equal(tu_sh("%s", cmd), 0);
+}
+
+/* dcpicalc names the object of each load of objects(): hot_a five times,
+ * hot_b three, the heap table twice, in the text and in --json. */
+static void test_calc_objects(void **state)
+{
+	char args[600], db[300];
+
+	(void)state;
+	snprintf(db, sizeof(db), "%s/obj", ws);
+	if (access(db, F_OK))
+		record("obj", "objects 2");
+	snprintf(args, sizeof(args), "calc --db %s objects", db);
+	tu_check_json(bin, ws, args,
+		"n = {}\n"
+		"for i in d['instructions']:\n"
+		"    o = i['object']\n"
+		"    if o is None: continue\n"
+		"    k = o['name'] if o['kind'] != 'heap' else 'heap'\n"
+		"    assert o['share'] >= 0.9 and o['accesses'] > 0, i\n"
+		"    if k != 'heap' or 'at main' in o['name']: n[k] = n.get(k, 0) + 1\n"
+		"print(n, file=sys.stderr)\n"
+		"assert n.get('hot_a') == 5 and n.get('hot_b') == 3 and n.get('heap') == 2, n\n");
+	assert_int_equal(tu_sh("%s calc --db %s objects > %s/calc.txt 2>&1 && "
+			       "test $(grep -c -- '-> hot_a, ' %s/calc.txt) = 5 && "
+			       "test $(grep -c -- '-> hot_b, ' %s/calc.txt) = 3 && "
+			       "test $(grep -c -- '-> heap block allocated at main' %s/calc.txt) = 2",
+			       bin, db, ws, ws, ws, ws), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +306,8 @@ int main(void)
 		cmocka_unit_test(test_false_sharing),
 		cmocka_unit_test(test_padded),
 		cmocka_unit_test(test_true_sharing),
+		cmocka_unit_test(test_sites),
+		cmocka_unit_test(test_calc_objects),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

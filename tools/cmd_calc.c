@@ -13,6 +13,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/culprit.h"
 #include "dcpi/model.h"
+#include "dcpi/data.h"
 #include "dcpi/report.h"
 #include "tools.h"
 
@@ -145,6 +146,8 @@ int cmd_calc(int argc, char **argv)
 	struct tool_proc t;
 	struct calc_args a;
 	struct rep_calc v;
+	struct rep_mem_insn *objs = NULL;
+	struct dcpi_err err = { 0 };
 	int rc;
 
 	memset(&t, 0, sizeof(t));
@@ -165,6 +168,9 @@ int cmd_calc(int argc, char **argv)
 		     tool_fail("%s: every procedure at once is for --summary", t.spec);
 	} else if (!(rc = tool_proc_analyze(&t))) {
 		tool_proc_view(&t, a.all, a.json, &v);
+		if (rep_mem_insn_objects(t.db, t.epoch, &t.prof->image, &objs, &v.nobjs,
+					 &err) >= 0)
+			v.objs = objs;	/* else no object column: the data profiles are optional */
 		if (a.json)
 			rep_calc_json(stdout, &v);
 		else if (a.summary)
@@ -174,6 +180,7 @@ int cmd_calc(int argc, char **argv)
 			rep_calc_text(stdout, &v);
 	}
 out:
+	free(objs);
 	tool_proc_close(&t);
 	return rc;
 }

@@ -129,4 +129,23 @@ struct rep_mem_opts {
 };
 int rep_mem(FILE *f, const char *dbdir, const struct rep_mem_opts *o, struct dcpi_err *err);
 
+/*
+ * What dcpicalc prints beside an instruction (report/calc.c): for each
+ * instruction of image id whose accesses the data profiles of epoch saw,
+ * the object most of them touched (named as `dcpi mem` names it), sorted by
+ * insn.  No data profile of the image: *n = 0 and 0.
+ */
+struct rep_mem_insn {
+	uint64_t insn;			/* the instruction's file offset */
+	uint64_t accesses;		/* its sampled accesses */
+	uint64_t in_object;		/* of them in the object */
+	char object[256];
+	const char *kind;		/* global, section, heap, stack, anon */
+};
+int rep_mem_insn_objects(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+			 struct rep_mem_insn **out, size_t *n, struct dcpi_err *err);
+/* The entry of insn in v[0..n) (sorted), else NULL. */
+const struct rep_mem_insn *rep_mem_insn_find(const struct rep_mem_insn *v, size_t n,
+					     uint64_t insn);
+
 #endif /* DCPI_DATA_H */

@@ -212,6 +212,7 @@ int rep_pprof(const struct prof_profile *p, size_t np, const struct prof_epoch_m
  * tools/cmd_calc.c made it (shallow copies: the tool owns and frees them), shown
  * as the paper's fig. 2 (text), as JSON, or as the model's static schedule.
  */
+struct rep_mem_insn;
 struct rep_calc {
 	struct {
 		int all, json, skid_given;
@@ -243,6 +244,9 @@ struct rep_calc {
 	size_t nreplays;
 	const char *const *source_dirs;		/* dcpilist --source-dir, in order */
 	size_t nsource_dirs;
+	const struct rep_mem_insn *objs;	/* the object each instruction touched
+						 * (include/dcpi/data.h); may be NULL */
+	size_t nobjs;
 };
 /* The view of one analysis (borrowing from in and an): everything but the
  * caller's own (all, json, epoch, db, prof, img, proc). */

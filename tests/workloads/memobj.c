@@ -11,6 +11,13 @@
  *                            one 64-byte line (pair.a, pair.b): false sharing
  *   memobj padded SECONDS    the same counters 64 bytes apart (padded)
  *   memobj true SECONDS      both threads increment one counter (shared.n)
+ *   memobj sites ROUNDS      heap blocks of three call sites, two threads of
+ *                            ROUNDS rounds: each round loads 4 longs of a
+ *                            2 KB context (a block under the runtime's 4 KB
+ *                            threshold, the only one of its site), 2 longs of
+ *                            a 64 KB table, and copies 64 bytes of the table
+ *                            into its thread's 8 KB buffer with `rep movsb`;
+ *                            prints the exact bytes per site (32:80:64)
  * Times are CPU seconds of the main loop, checked every 4096 rounds.
  */
 #include <pthread.h>
@@ -113,6 +120,67 @@ static void *worker_atomic(void *arg)
 	return NULL;
 }
 
+#define CTX_N 256		/* longs: 2 KB */
+#define BUF_N 8192		/* bytes */
+
+struct sites {
+	volatile long *ctx, *table;
+	unsigned long rounds, seed;
+	long sum;
+};
+
+static void copy64(volatile char *dst, volatile const long *src)
+{
+	size_t n = 64;
+
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+static void *sites_worker(void *arg)
+{
+	struct sites *s = arg;
+	volatile char *buf = malloc(BUF_N);	/* one site, a block per thread */
+	unsigned long x = s->seed;
+
+	if (!buf)
+		return NULL;
+	for (unsigned long r = 0; r < s->rounds; r++) {
+		unsigned i;
+
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		i = (unsigned)(x >> 33);
+		s->sum += s->ctx[i % CTX_N] + s->ctx[(i + 1) % CTX_N] +
+			  s->ctx[(i + 2) % CTX_N] + s->ctx[(i + 3) % CTX_N];
+		s->sum += s->table[(i + 4) % TABLE_N] + s->table[(i + 5) % TABLE_N];
+		copy64(buf + (i % (BUF_N / 64)) * 64, s->table + (i % (TABLE_N / 8)) * 8);
+	}
+	free((void *)buf);
+	return NULL;
+}
+
+static int sites(unsigned long rounds)
+{
+	volatile long *ctx = calloc(CTX_N, sizeof(*ctx));
+	struct sites s[2];
+	pthread_t t[2];
+
+	table = calloc(TABLE_N, sizeof(*table));
+	if (!ctx || !table)
+		return 1;
+	for (int k = 0; k < 2; k++) {
+		s[k] = (struct sites){ ctx, table, rounds, 12345 + 777 * (unsigned long)k, 0 };
+		if (pthread_create(&t[k], NULL, sites_worker, &s[k]))
+			return 1;
+	}
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	printf("ctx %lu\ntable %lu\nbuf %lu\n", 2 * 32 * rounds, 2 * 80 * rounds,
+	       2 * 64 * rounds);
+	free((void *)ctx);
+	free((void *)table);
+	return 0;
+}
+
 static int two(void *(*fn)(void *), volatile long *a, volatile long *b)
 {
 	pthread_t t[2];
@@ -145,6 +213,8 @@ int main(int argc, char **argv)
 		return two(worker, &padded.a, &padded.b);
 	if (!strcmp(mode, "true"))
 		return two(worker_atomic, &shared.n, &shared.n);
-	fprintf(stderr, "usage: memobj objects|false|padded|true [SECONDS]\n");
+	if (!strcmp(mode, "sites"))
+		return sites(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
+	fprintf(stderr, "usage: memobj objects|false|padded|true [SECONDS] | sites [ROUNDS]\n");
 	return 2;
 }
