@@ -227,28 +227,6 @@ nomem:
 	return dcpi_errf(err, -ENOMEM, "out of memory");
 }
 
-static int by_range(const void *a, const void *b)
-{
-	const struct rep_stat_row *x = a, *y = b;
-
-	if (x->range != y->range)
-		return x->range < y->range ? 1 : -1;
-	if (x->sum != y->sum)
-		return x->sum < y->sum ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-static int by_evidence(const void *a, const void *b)
-{
-	const struct rep_stat_row *x = a, *y = b;
-
-	if (x->range_lo != y->range_lo)
-		return x->range_lo < y->range_lo ? 1 : -1;
-	if (x->sum != y->sum)
-		return x->sum < y->sum ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
 static int by_sum(const void *a, const void *b)
 {
 	const struct rep_stat_row *x = a, *y = b;
@@ -256,6 +234,26 @@ static int by_sum(const void *a, const void *b)
 	if (x->sum != y->sum)
 		return x->sum < y->sum ? 1 : -1;
 	return strcmp(x->name, y->name);
+}
+
+/* By range, then as by_sum. */
+static int by_range(const void *a, const void *b)
+{
+	const struct rep_stat_row *x = a, *y = b;
+
+	if (x->range != y->range)
+		return x->range < y->range ? 1 : -1;
+	return by_sum(a, b);
+}
+
+/* By the range's lower bound, then as by_sum. */
+static int by_evidence(const void *a, const void *b)
+{
+	const struct rep_stat_row *x = a, *y = b;
+
+	if (x->range_lo != y->range_lo)
+		return x->range_lo < y->range_lo ? 1 : -1;
+	return by_sum(a, b);
 }
 
 void rep_stats_sort(struct rep_stats *s, int order)
