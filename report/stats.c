@@ -294,6 +294,15 @@ void rep_stats_text(FILE *f, const struct rep_stats *s, const char *const *label
 	fprintf(f, "(beyond%%: the range less each end's 99%% sampling error, what ranks)\n");
 }
 
+/* The opening of JSON row i of a procedures list: its name and image. */
+static void json_row_open(FILE *f, size_t i, const char *name, const char *image)
+{
+	fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+	rep_json_str(f, name);
+	fprintf(f, ", \"image\": ");
+	rep_json_str(f, image);
+}
+
 void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *labels,
 		    size_t limit)
 {
@@ -307,10 +316,7 @@ void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *label
 	for (size_t i = 0; i < s->nrows && (!limit || i < limit); i++) {
 		const struct rep_stat_row *r = &s->rows[i];
 
-		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		rep_json_str(f, r->name);
-		fprintf(f, ", \"image\": ");
-		rep_json_str(f, r->image);
+		json_row_open(f, i, r->name, r->image);
 		fprintf(f, ", \"range\": %.6g, \"range_lo\": %.6g, \"sum\": %.17g, "
 			"\"sum_share\": %.6g, \"n\": %zu, \"mean\": %.17g, \"sd\": %.17g, "
 			"\"min\": %.17g, \"max\": %.17g, \"samples\": [", r->range, r->range_lo,
@@ -687,10 +693,7 @@ void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char
 	for (size_t i = 0; i < d->nrows && (!limit || i < limit); i++) {
 		const struct rep_diff_row *r = &d->rows[i];
 
-		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		rep_json_str(f, r->name);
-		fprintf(f, ", \"image\": ");
-		rep_json_str(f, r->image);
+		json_row_open(f, i, r->name, r->image);
 		fprintf(f, ", \"before\": %llu, \"after\": %llu, \"before_share\": %.6g, "
 			"\"after_share\": %.6g, \"change\": %.6g, \"z\": %.4g, \"p\": %.4g, "
 			"\"tested\": %s, \"significant\": %s",
