@@ -118,18 +118,6 @@ static inline uint32_t ht_reduce(uint64_t hash, uint32_t n)
 	return (uint32_t)(((hash >> 32) * n) >> 32);
 }
 
-static int ovf_grow(struct hashtab *h)
-{
-	size_t n = h->ovf_alloc * 2;
-	struct ht_entry *e = realloc(h->ovf, n * sizeof(*e));
-
-	if (!e)
-		return -ENOMEM;
-	h->ovf = e;
-	h->ovf_alloc = n;
-	return 0;
-}
-
 /* The entry a slot or node holds: its pc and its word (struct ht_slot). */
 static inline struct ht_entry ht_entry_of(uint64_t pc, uint64_t w)
 {
@@ -140,7 +128,8 @@ static inline struct ht_entry ht_entry_of(uint64_t pc, uint64_t w)
 /* Move one entry to the overflow buffer; -ENOMEM if it has no room. */
 static inline int ovf_push(struct hashtab *h, uint64_t pc, uint64_t w)
 {
-	if (unlikely(h->ovf_n == h->ovf_alloc) && ovf_grow(h))
+	if (unlikely(h->ovf_n == h->ovf_alloc) &&
+	    dcpi_grow((void **)&h->ovf, &h->ovf_alloc, h->ovf_n + 1, sizeof(*h->ovf)))
 		return -ENOMEM;
 	h->ovf[h->ovf_n++] = ht_entry_of(pc, w);
 	h->st.evictions++;
