@@ -62,16 +62,9 @@ static int sampled_procs(const struct image *img, const struct prof_profile *p,
 			ps[np - 1].samples += (double)p->e[i].count;
 			continue;
 		}
-		if (np == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			void *q = realloc(ps, nc * sizeof(*ps));
-
-			if (!q) {
-				free(ps);
-				return -ENOMEM;
-			}
-			ps = q;
-			cap = nc;
+		if (dcpi_grow((void **)&ps, &cap, np + 1, sizeof(*ps))) {
+			free(ps);
+			return -ENOMEM;
 		}
 		ps[np].proc = pr;
 		ps[np++].samples = (double)p->e[i].count;
