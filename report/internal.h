@@ -104,6 +104,11 @@ void rv_list_json(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, 
 void rv_list_text(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, size_t top);
 int rv_find_proc(struct rep_vals *v, const char *spec, size_t *which,
 		 const struct img_proc **proc, struct dcpi_err *err);
+/* rv_find_proc, then the procedure's image context in c and its file
+ * offsets [lo, hi); -ENOENT when it is in no loadable segment. */
+int rv_find_proc_range(struct rep_vals *v, const char *spec, size_t *which,
+		       const struct img_proc **proc, struct rv_ctx *c, uint64_t *lo,
+		       uint64_t *hi, struct dcpi_err *err);
 void rv_json_head(FILE *f, const struct rep_vals *v);
 
 /* What DWARF says a procedure's argument registers hold (report/vreports.c,

@@ -155,14 +155,10 @@ int rep_vlist(FILE *f, struct rep_vals *v, const char *proc, int json, struct dc
 	struct rv_ctx c;
 	uint64_t lo, hi;
 	size_t which, a, b;
-	int rc = rv_find_proc(v, proc, &which, &p, err);
+	int rc = rv_find_proc_range(v, proc, &which, &p, &c, &lo, &hi, err);
 
 	if (rc < 0)
 		return rc;
-	rv_image_ctx(v, &v->vp[which], &c);
-	if (rv_proc_range(&c, p, &lo, &hi) < 0)
-		return dcpi_errf(err, -ENOENT, "%s: not in a loadable segment of %s", p->name,
-				 c.vp->image.path);
 	rv_time(&c, lo, hi, &pt);
 	lists_in(c.vp, lo, hi, &a, &b);
 	if (json)
@@ -591,12 +587,8 @@ int rep_vcg(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi
 	if (proc) {
 		struct rv_ctx c;
 
-		if ((rc = rv_find_proc(v, proc, &which, &p, err)) < 0)
+		if ((rc = rv_find_proc_range(v, proc, &which, &p, &c, &lo, &hi, err)) < 0)
 			return rc;
-		rv_image_ctx(v, &v->vp[which], &c);
-		if (rv_proc_range(&c, p, &lo, &hi) < 0)
-			return dcpi_errf(err, -ENOENT, "%s: not in a loadable segment of %s",
-					 p->name, c.vp->image.path);
 	}
 	if (vcg_collect(v, proc != NULL, which, lo, hi, &s, &n) < 0) {
 		free(s);
