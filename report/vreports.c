@@ -75,14 +75,20 @@ static void lists_in(const struct val_profile *vp, uint64_t lo, uint64_t hi, siz
 
 /* ---- dcpivlist ------------------------------------------------------------ */
 
-static void vlist_json(FILE *f, const struct rv_ctx *c, const struct img_proc *p, size_t a,
-		       size_t b, const struct rv_time *pt)
+/* The JSON head of a report on one procedure: rv_json_head, its name, its image. */
+static void proc_json_head(FILE *f, const struct rv_ctx *c, const struct img_proc *p)
 {
 	rv_json_head(f, c->v);
 	fprintf(f, ", \"procedure\": ");
 	rep_json_str(f, p->name);
 	fprintf(f, ", \"image\": ");
 	rep_json_str(f, c->vp->image.path);
+}
+
+static void vlist_json(FILE *f, const struct rv_ctx *c, const struct img_proc *p, size_t a,
+		       size_t b, const struct rv_time *pt)
+{
+	proc_json_head(f, c, p);
 	fprintf(f, ", \"address\": \"0x%" PRIx64 "\", ", p->addr);
 	time_json(f, pt);
 	fprintf(f, ", \"instructions\": [");
@@ -698,11 +704,7 @@ static void vblks_print(FILE *f, const struct rv_ctx *c, const struct img_proc *
 			const struct cfg *cfg, int json)
 {
 	if (json) {
-		rv_json_head(f, c->v);
-		fprintf(f, ", \"procedure\": ");
-		rep_json_str(f, p->name);
-		fprintf(f, ", \"image\": ");
-		rep_json_str(f, c->vp->image.path);
+		proc_json_head(f, c, p);
 		fprintf(f, ", \"blocks\": [");
 	} else {
 		fprintf(f, "dcpivblks %s in %s\nepoch %s, event %s\n", p->name,
