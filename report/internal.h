@@ -41,6 +41,10 @@ typedef struct Agraph_s Agraph_t;
 /* The cluster of loop l (nested in its parents' clusters), made on first
  * use: report/cfgplain.c, for both CFG renderers. */
 Agraph_t *rep_loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, int l);
+/* Graph g of the procedure name to f as DOT (format "dot") or laid out and
+ * rendered by graphviz in format, then g closed: report/cfgplain.c, for both. */
+int rep_graph_write(Agraph_t *g, const char *name, const char *format, FILE *f,
+		    struct dcpi_err *err);
 
 /*
  * The value reports' shared pieces (report/values.c for report/vreports.c).
