@@ -623,9 +623,10 @@ static int ceq_check(const struct cfg_graph *g, struct dcpi_err *err)
 	return 0;
 }
 
-/* Lay the arrays out in a: counting, then carving (graph.h). */
-static void ceq_layout(struct ceq *c, struct cfg_arena *a)
+/* Lay the arrays of c (a struct ceq) out in a: counting, then carving (graph.h). */
+static void ceq_layout(void *obj, struct cfg_arena *a)
 {
+	struct ceq *c = obj;
 	size_t n = c->n, ne = c->ne, nbr = ne + 4 * n + 1;
 
 	c->lo = cfg_arena_take(a, n, sizeof(uint32_t));
@@ -641,17 +642,6 @@ static void ceq_layout(struct ceq *c, struct cfg_arena *a)
 	c->br = cfg_arena_take(a, nbr, sizeof(struct ceq_br));
 	c->cls = cfg_arena_take(a, nbr, sizeof(int));
 	c->map = cfg_arena_take(a, nbr, sizeof(int));
-}
-
-/* Every working array, its contents undefined, from s (graph.h). */
-static int ceq_alloc(struct ceq *c, struct cfg_scratch *s)
-{
-	c->mem.dirty = 1;
-	ceq_layout(c, &c->mem);
-	if (cfg_arena_start(&c->mem, s) < 0)
-		return -ENOMEM;
-	ceq_layout(c, &c->mem);
-	return c->mem.failed ? -ENOMEM : 0;
 }
 
 /*
@@ -703,7 +693,8 @@ int cfg_cycle_equiv_with(const struct cfg_graph *g, int *node_class, int *edge_c
 	c.n = g->nnodes;
 	c.ne = g->nedges;
 	c.capbase = c.ne + 2 * c.n + 1;
-	if (ceq_alloc(&c, s ? s : &own)) {
+	/* every working array, its contents undefined */
+	if (cfg_arena_lay_out_dirty(&c.mem, s ? s : &own, ceq_layout, &c)) {
 		ret = dcpi_errf(err, -ENOMEM, "cycle equivalence: %u nodes, %u edges: "
 				"out of memory", g->nnodes, g->nedges);
 		goto out;

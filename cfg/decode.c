@@ -87,30 +87,34 @@ static const struct {
 	{ X86_REG_FPSW, CFG_R_X87 },
 };
 
+/* Runs of capstone registers numbered in order: first..last fold onto to
+ * plus the distance from first (x87 and MMX, when step is 0, onto to alone). */
+static const struct {
+	x86_reg first, last;
+	enum cfg_reg to;
+	int step;
+} reg_runs[] = {
+	{ X86_REG_R8, X86_REG_R15, CFG_R_R8, 1 },
+	{ X86_REG_R8B, X86_REG_R15B, CFG_R_R8, 1 },
+	{ X86_REG_R8D, X86_REG_R15D, CFG_R_R8, 1 },
+	{ X86_REG_R8W, X86_REG_R15W, CFG_R_R8, 1 },
+	{ X86_REG_XMM0, X86_REG_XMM31, CFG_R_VEC0, 1 },
+	{ X86_REG_YMM0, X86_REG_YMM31, CFG_R_VEC0, 1 },
+	{ X86_REG_ZMM0, X86_REG_ZMM31, CFG_R_VEC0, 1 },
+	{ X86_REG_K0, X86_REG_K7, CFG_R_K0, 1 },
+	{ X86_REG_ST0, X86_REG_ST7, CFG_R_X87, 0 },
+	{ X86_REG_MM0, X86_REG_MM7, CFG_R_X87, 0 },
+	{ X86_REG_FP0, X86_REG_FP7, CFG_R_X87, 0 },
+};
+
 /* Fold a capstone register onto enum cfg_reg; -1 for none (riz, eiz). */
 static int fold_reg_slow(unsigned r)
 {
 	if (r == X86_REG_INVALID || r == X86_REG_RIZ || r == X86_REG_EIZ)
 		return -1;
-	if (r >= X86_REG_R8 && r <= X86_REG_R15)
-		return CFG_R_R8 + (r - X86_REG_R8);
-	if (r >= X86_REG_R8B && r <= X86_REG_R15B)
-		return CFG_R_R8 + (r - X86_REG_R8B);
-	if (r >= X86_REG_R8D && r <= X86_REG_R15D)
-		return CFG_R_R8 + (r - X86_REG_R8D);
-	if (r >= X86_REG_R8W && r <= X86_REG_R15W)
-		return CFG_R_R8 + (r - X86_REG_R8W);
-	if (r >= X86_REG_XMM0 && r <= X86_REG_XMM31)
-		return CFG_R_VEC0 + (r - X86_REG_XMM0);
-	if (r >= X86_REG_YMM0 && r <= X86_REG_YMM31)
-		return CFG_R_VEC0 + (r - X86_REG_YMM0);
-	if (r >= X86_REG_ZMM0 && r <= X86_REG_ZMM31)
-		return CFG_R_VEC0 + (r - X86_REG_ZMM0);
-	if (r >= X86_REG_K0 && r <= X86_REG_K7)
-		return CFG_R_K0 + (r - X86_REG_K0);
-	if ((r >= X86_REG_ST0 && r <= X86_REG_ST7) || (r >= X86_REG_MM0 && r <= X86_REG_MM7) ||
-	    (r >= X86_REG_FP0 && r <= X86_REG_FP7))
-		return CFG_R_X87;
+	for (size_t i = 0; i < sizeof(reg_runs) / sizeof(reg_runs[0]); i++)
+		if (r >= reg_runs[i].first && r <= reg_runs[i].last)
+			return (int)reg_runs[i].to + reg_runs[i].step * (int)(r - reg_runs[i].first);
 	for (size_t i = 0; i < sizeof(gpr_map) / sizeof(gpr_map[0]); i++)
 		if (gpr_map[i].reg == r)
 			return gpr_map[i].to;

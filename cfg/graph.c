@@ -79,6 +79,17 @@ int cfg_arena_start(struct cfg_arena *a, struct cfg_scratch *s)
 	return 0;
 }
 
+int cfg_arena_lay_out_dirty(struct cfg_arena *a, struct cfg_scratch *s,
+			    void (*layout)(void *obj, struct cfg_arena *a), void *obj)
+{
+	a->dirty = 1;
+	layout(obj, a);
+	if (cfg_arena_start(a, s) < 0)
+		return -ENOMEM;
+	layout(obj, a);
+	return a->failed ? -ENOMEM : 0;
+}
+
 void cfg_arena_end(struct cfg_arena *a)
 {
 	for (int i = 0; i < a->nparts; i++)

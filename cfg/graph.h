@@ -74,6 +74,10 @@ static inline void *cfg_arena_take(struct cfg_arena *a, size_t n, size_t size)
 }
 int cfg_arena_start(struct cfg_arena *a, struct cfg_scratch *s);
 void cfg_arena_end(struct cfg_arena *a);
+/* Both passes of layout(obj, a) with the memory from s between them, the
+ * arrays not zeroed (dirty): 0 or -ENOMEM. */
+int cfg_arena_lay_out_dirty(struct cfg_arena *a, struct cfg_scratch *s,
+			    void (*layout)(void *obj, struct cfg_arena *a), void *obj);
 
 /* cfg_cycle_equiv and cfg_find_loops with their working memory from s (NULL:
  * their own, freed on return). */

@@ -401,9 +401,10 @@ static int lp_sort(struct lp *p)
 	return 0;
 }
 
-/* Lay the arrays out in a: counting, then carving (graph.h). */
-static void lp_layout(struct lp *p, struct cfg_arena *a)
+/* Lay the arrays of p (a struct lp) out in a: counting, then carving (graph.h). */
+static void lp_layout(void *obj, struct cfg_arena *a)
 {
+	struct lp *p = obj;
 	size_t nn = p->g->nnodes, ne = p->g->nedges;
 
 	p->succ_off = cfg_arena_take(a, nn + 2, sizeof(uint32_t));
@@ -419,17 +420,6 @@ static void lp_layout(struct lp *p, struct cfg_arena *a)
 	p->entry = cfg_arena_take(a, nn, 1);
 	p->loopc = cfg_arena_take(a, nn, sizeof(uint32_t));
 	p->mark = cfg_arena_take(a, nn, sizeof(uint32_t));
-}
-
-/* Every working array from s (graph.h), contents undefined. */
-static int lp_alloc(struct lp *p, struct cfg_scratch *s)
-{
-	p->mem.dirty = 1;
-	lp_layout(p, &p->mem);
-	if (cfg_arena_start(&p->mem, s) < 0)
-		return -ENOMEM;
-	lp_layout(p, &p->mem);
-	return p->mem.failed ? -ENOMEM : 0;
 }
 
 /* Tags, marks and entries, once there is a loop. */
@@ -549,7 +539,8 @@ int cfg_find_loops_with(const struct cfg_graph *g, struct cfg_loop **loops, size
 		*nloops = 0;
 		return 0;
 	}
-	ret = lp_alloc(&p, s ? s : &own);
+	/* every working array, its contents undefined */
+	ret = cfg_arena_lay_out_dirty(&p.mem, s ? s : &own, lp_layout, &p);
 	if (ret)
 		goto fail;
 	bad = lp_succ(&p, shape & LP_SORTED);

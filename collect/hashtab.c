@@ -118,31 +118,20 @@ static inline uint32_t ht_reduce(uint64_t hash, uint32_t n)
 	return (uint32_t)(((hash >> 32) * n) >> 32);
 }
 
-static int ovf_grow(struct hashtab *h)
+/* The entry a slot or node holds: its pc and its word (struct ht_slot). */
+static inline struct ht_entry ht_entry_of(uint64_t pc, uint64_t w)
 {
-	size_t n = h->ovf_alloc * 2;
-	struct ht_entry *e = realloc(h->ovf, n * sizeof(*e));
-
-	if (!e)
-		return -ENOMEM;
-	h->ovf = e;
-	h->ovf_alloc = n;
-	return 0;
+	return (struct ht_entry){ .pc = pc, .pid = (uint32_t)w, .event = (uint16_t)(w >> 32),
+				  .count = w >> 48 };
 }
 
 /* Move one entry to the overflow buffer; -ENOMEM if it has no room. */
-static inline int ovf_push(struct hashtab *h, uint64_t pc, uint64_t w, uint64_t count)
+static inline int ovf_push(struct hashtab *h, uint64_t pc, uint64_t w)
 {
-	struct ht_entry *e;
-
-	if (unlikely(h->ovf_n == h->ovf_alloc) && ovf_grow(h))
+	if (unlikely(h->ovf_n == h->ovf_alloc) &&
+	    dcpi_grow((void **)&h->ovf, &h->ovf_alloc, h->ovf_n + 1, sizeof(*h->ovf)))
 		return -ENOMEM;
-	e = &h->ovf[h->ovf_n++];
-	e->pc = pc;
-	e->pid = (uint32_t)w;
-	e->event = (uint16_t)(w >> 32);
-	e->pad = 0;
-	e->count = count;
+	h->ovf[h->ovf_n++] = ht_entry_of(pc, w);
 	h->st.evictions++;
 	return 0;
 }
@@ -166,7 +155,7 @@ static inline int count_hit(struct hashtab *h, uint64_t pc, uint64_t *w)
 {
 	h->st.hits++;
 	if (unlikely((*w >> 48) == CNT_MAX)) {
-		if (ovf_push(h, pc, *w, CNT_MAX))
+		if (ovf_push(h, pc, *w))
 			return ht_lose(h);
 		*w = (*w & KEY_MASK) | CNT_ONE;
 		return ht_status(h);
@@ -201,13 +190,13 @@ nway_add(struct hashtab *h, uint64_t pc, uint64_t tag, unsigned ways, int swap)
 	h->st.misses++;
 	if (swap) {
 		if ((b[ways - 1].w >> 48) != 0 &&
-		    ovf_push(h, b[ways - 1].pc, b[ways - 1].w, b[ways - 1].w >> 48))
+		    ovf_push(h, b[ways - 1].pc, b[ways - 1].w))
 			return ht_lose(h);
 		memmove(b + 1, b, (ways - 1) * sizeof(*b));
 		victim = 0;
 	} else if (victim == ways) {
 		victim = h->rr;
-		if (ovf_push(h, b[victim].pc, b[victim].w, b[victim].w >> 48))
+		if (ovf_push(h, b[victim].pc, b[victim].w))
 			return ht_lose(h);
 		h->rr = victim + 1 == ways ? 0 : victim + 1;
 	}
@@ -216,25 +205,34 @@ nway_add(struct hashtab *h, uint64_t pc, uint64_t tag, unsigned ways, int swap)
 	return ht_status(h);
 }
 
+/* Hand a full slot's entry to fn and empty the slot; fn's nonzero stops it. */
+static int slot_drain(struct hashtab *h, struct ht_slot *s,
+		      int (*fn)(void *, const struct ht_entry *), void *arg)
+{
+	struct ht_entry e = ht_entry_of(s->pc, s->w);
+	int r = fn(arg, &e);
+
+	if (r)
+		return r;
+	h->st.entries_out++;
+	s->pc = 0;
+	s->w = 0;
+	return 0;
+}
+
 /* Empty each bucket from its last way, so a stopped drain leaves prefixes. */
 static int nway_drain(struct hashtab *h, int (*fn)(void *, const struct ht_entry *), void *arg)
 {
 	for (size_t b = 0; b < h->nbuckets; b++) {
 		for (unsigned i = h->ways; i-- > 0;) {
 			struct ht_slot *s = &h->slots[b * h->ways + i];
-			struct ht_entry e;
 			int r;
 
 			if ((s->w >> 48) == 0)
 				continue;
-			e = (struct ht_entry){ .pc = s->pc, .pid = (uint32_t)s->w,
-					       .event = (uint16_t)(s->w >> 32), .count = s->w >> 48 };
-			r = fn(arg, &e);
+			r = slot_drain(h, s, fn, arg);
 			if (r)
 				return r;
-			h->st.entries_out++;
-			s->pc = 0;
-			s->w = 0;
 		}
 	}
 	return 0;
@@ -312,7 +310,7 @@ static int sort_steal(struct hashtab *h, uint32_t *out)
 	uint32_t *p = &h->heads[ht_reduce(ht_hash(v->pc, v->w & KEY_MASK), h->nbuckets)];
 
 	h->clock = n + 1 == h->nnodes ? 0 : n + 1;
-	if (ovf_push(h, v->pc, v->w, v->w >> 48))
+	if (ovf_push(h, v->pc, v->w))
 		return -ENOMEM;
 	while (*p != n)
 		p = &h->nodes[*p].next;
@@ -343,7 +341,7 @@ static int sort_add(struct hashtab *h, uint64_t pc, uint64_t tag)
 		h->free_list = h->nodes[n].next;
 	} else if (tail_link) {
 		n = *tail_link;
-		if (ovf_push(h, h->nodes[n].pc, h->nodes[n].w, h->nodes[n].w >> 48))
+		if (ovf_push(h, h->nodes[n].pc, h->nodes[n].w))
 			return ht_lose(h);
 		*tail_link = NIL;
 		depth--;
@@ -366,8 +364,7 @@ static int sort_drain(struct hashtab *h, int (*fn)(void *, const struct ht_entry
 
 		while ((n = h->heads[b]) != NIL) {
 			struct ht_node *v = &h->nodes[n];
-			struct ht_entry e = { .pc = v->pc, .pid = (uint32_t)v->w,
-					      .event = (uint16_t)(v->w >> 32), .count = v->w >> 48 };
+			struct ht_entry e = ht_entry_of(v->pc, v->w);
 			int r = fn(arg, &e);
 
 			if (r)
@@ -449,7 +446,7 @@ static int open_evict(struct hashtab *h, uint64_t pc, uint64_t tag)
 	while ((h->slots[j].w >> 48) == 0)
 		j = (j + 1) & mask;
 	s = &h->slots[j];
-	if (ovf_push(h, s->pc, s->w, s->w >> 48))
+	if (ovf_push(h, s->pc, s->w))
 		return -ENOMEM;
 	open_delete(h, j);
 	return 0;
@@ -479,23 +476,17 @@ static int open_drain(struct hashtab *h, int (*fn)(void *, const struct ht_entry
 {
 	for (size_t i = 0; i < h->nslots; i++) {
 		struct ht_slot *s = &h->slots[i];
-		struct ht_entry e;
 		int r;
 
 		if ((s->w >> 48) == 0)
 			continue;
-		e = (struct ht_entry){ .pc = s->pc, .pid = (uint32_t)s->w,
-				       .event = (uint16_t)(s->w >> 32), .count = s->w >> 48 };
-		r = fn(arg, &e);
+		r = slot_drain(h, s, fn, arg);
 		if (r) {
 			/* Holes break probe chains: rebuild what is left (or keep it,
 			 * which could only split a key into two entries, not lose it). */
 			open_rehash(h, h->log2);
 			return r;
 		}
-		h->st.entries_out++;
-		s->pc = 0;
-		s->w = 0;
 		h->used--;
 	}
 	return 0;

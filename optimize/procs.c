@@ -62,16 +62,9 @@ static int sampled_procs(const struct image *img, const struct prof_profile *p,
 			ps[np - 1].samples += (double)p->e[i].count;
 			continue;
 		}
-		if (np == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			void *q = realloc(ps, nc * sizeof(*ps));
-
-			if (!q) {
-				free(ps);
-				return -ENOMEM;
-			}
-			ps = q;
-			cap = nc;
+		if (dcpi_grow((void **)&ps, &cap, np + 1, sizeof(*ps))) {
+			free(ps);
+			return -ENOMEM;
 		}
 		ps[np].proc = pr;
 		ps[np++].samples = (double)p->e[i].count;
@@ -152,19 +145,9 @@ void opt_buf_put(struct opt_buf *b, const void *data, size_t len)
 {
 	if (b->oom)
 		return;
-	if (b->len + len + 1 > b->cap) {
-		size_t nc = b->cap ? b->cap : 4096;
-		char *q;
-
-		while (nc < b->len + len + 1)
-			nc *= 2;
-		q = realloc(b->s, nc);
-		if (!q) {
-			b->oom = 1;
-			return;
-		}
-		b->s = q;
-		b->cap = nc;
+	if (dcpi_grow((void **)&b->s, &b->cap, b->len + len + 1, 1)) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->s + b->len, data, len);
 	b->len += len;

@@ -422,24 +422,27 @@ oom:
 	return dcpi_errf(err, -ENOMEM, "%s: out of memory", img_path(img));
 }
 
+/* LLVM's order of a function's lines: line offset, then discriminator. */
+static int cmp_line(uint32_t xoff, uint32_t xdiscr, uint32_t yoff, uint32_t ydiscr)
+{
+	if (xoff != yoff)
+		return xoff < yoff ? -1 : 1;
+	return xdiscr < ydiscr ? -1 : xdiscr > ydiscr;
+}
+
 static int cmp_loc(const void *a, const void *b)
 {
 	const struct opt_loc *x = a, *y = b;
 
-	if (x->offset != y->offset)
-		return x->offset < y->offset ? -1 : 1;
-	return x->discr < y->discr ? -1 : x->discr > y->discr;
+	return cmp_line(x->offset, x->discr, y->offset, y->discr);
 }
 
 static int cmp_call(const void *a, const void *b)
 {
 	const struct opt_callsite *x = a, *y = b;
+	int c = cmp_line(x->offset, x->discr, y->offset, y->discr);
 
-	if (x->offset != y->offset)
-		return x->offset < y->offset ? -1 : 1;
-	if (x->discr != y->discr)
-		return x->discr < y->discr ? -1 : 1;
-	return strcmp(x->callee->name, y->callee->name);
+	return c ? c : strcmp(x->callee->name, y->callee->name);
 }
 
 static int cmp_target(const void *a, const void *b)

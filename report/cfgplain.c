@@ -148,32 +148,39 @@ fail:
 	return NULL;
 }
 
-int rep_cfg_plain(const struct cfg *cfg, const char *format, FILE *f, struct dcpi_err *err)
+int rep_graph_write(Agraph_t *g, const char *name, const char *format, FILE *f,
+		    struct dcpi_err *err)
 {
 	GVC_t *gvc = NULL;
-	Agraph_t *g = make_graph(cfg);
 	int rc = 0;
 
-	if (!g)
-		return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
 	if (!strcmp(format, "dot")) {
 		if (agwrite(g, f) == EOF)
-			rc = dcpi_errf(err, -EIO, "%s: write failed", cfg->name);
+			rc = dcpi_errf(err, -EIO, "%s: write failed", name);
 		goto out;
 	}
 	gvc = gvContext();
 	if (!gvc || gvLayout(gvc, g, "dot") != 0) {
-		rc = dcpi_errf(err, -EINVAL, "%s: graphviz layout failed", cfg->name);
+		rc = dcpi_errf(err, -EINVAL, "%s: graphviz layout failed", name);
 		goto out;
 	}
 	if (gvRender(gvc, g, format, f) != 0)
-		rc = dcpi_errf(err, -EINVAL, "%s: graphviz cannot render %s", cfg->name, format);
+		rc = dcpi_errf(err, -EINVAL, "%s: graphviz cannot render %s", name, format);
 	gvFreeLayout(gvc, g);
 out:
 	agclose(g);
 	if (gvc)
 		gvFreeContext(gvc);
 	return rc;
+}
+
+int rep_cfg_plain(const struct cfg *cfg, const char *format, FILE *f, struct dcpi_err *err)
+{
+	Agraph_t *g = make_graph(cfg);
+
+	if (!g)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+	return rep_graph_write(g, cfg->name, format, f, err);
 }
 
 static void json_block(FILE *f, const struct cfg *cfg, const struct cfg_block *b)

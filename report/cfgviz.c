@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
 
 #include "dcpi/cfg.h"
 #include "dcpi/culprit.h"
@@ -516,31 +515,11 @@ int rep_cfg_render(const struct cfg *cfg, const struct rep_cfg_heat *h, const ch
 		   FILE *f, struct dcpi_err *err)
 {
 	Agraph_t *g;
-	GVC_t *gvc;
-	int rc = 0;
 
 	if (h && !(h->hot > 0 && h->hot <= 1))
 		return dcpi_errf(err, -EINVAL, "hot share %g is not in (0, 1]", h->hot);
 	g = make_graph(cfg, h);
 	if (!g)
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
-	if (!strcmp(format, "dot")) {
-		if (agwrite(g, f) == EOF)
-			rc = dcpi_errf(err, -EIO, "%s: write failed", cfg->name);
-		agclose(g);
-		return rc;
-	}
-	gvc = gvContext();
-	if (!gvc || gvLayout(gvc, g, "dot") != 0) {
-		rc = dcpi_errf(err, -EINVAL, "%s: graphviz layout failed", cfg->name);
-	} else {
-		if (gvRender(gvc, g, format, f) != 0)
-			rc = dcpi_errf(err, -EINVAL, "%s: graphviz cannot render %s", cfg->name,
-				       format);
-		gvFreeLayout(gvc, g);
-	}
-	agclose(g);
-	if (gvc)
-		gvFreeContext(gvc);
-	return rc;
+	return rep_graph_write(g, cfg->name, format, f, err);
 }

@@ -50,6 +50,10 @@ typedef struct Agraph_s Agraph_t;
 /* The cluster of loop l (nested in its parents' clusters), made on first
  * use: report/cfgplain.c, for both CFG renderers. */
 Agraph_t *rep_loop_graph(Agraph_t *root, Agraph_t **sub, const struct cfg *cfg, int l);
+/* Graph g of the procedure name to f as DOT (format "dot") or laid out and
+ * rendered by graphviz in format, then g closed: report/cfgplain.c, for both. */
+int rep_graph_write(Agraph_t *g, const char *name, const char *format, FILE *f,
+		    struct dcpi_err *err);
 
 /*
  * The value reports' shared pieces (report/values.c for report/vreports.c).
@@ -113,6 +117,11 @@ void rv_list_json(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, 
 void rv_list_text(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h, size_t top);
 int rv_find_proc(struct rep_vals *v, const char *spec, size_t *which,
 		 const struct img_proc **proc, struct dcpi_err *err);
+/* rv_find_proc, then the procedure's image context in c and its file
+ * offsets [lo, hi); -ENOENT when it is in no loadable segment. */
+int rv_find_proc_range(struct rep_vals *v, const char *spec, size_t *which,
+		       const struct img_proc **proc, struct rv_ctx *c, uint64_t *lo,
+		       uint64_t *hi, struct dcpi_err *err);
 void rv_json_head(FILE *f, const struct rep_vals *v);
 
 /* What DWARF says a procedure's argument registers hold (report/vreports.c,

@@ -58,15 +58,8 @@ static int jit_add(struct rep_jitmap *m, uint64_t start, uint64_t size, const ch
 {
 	struct rep_jit_sym *v;
 
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-
-		v = realloc(m->e, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->e = v;
-		m->cap = cap;
-	}
+	if (dcpi_grow((void **)&m->e, &m->cap, m->n + 1, sizeof(*m->e)))
+		return -ENOMEM;
 	v = &m->e[m->n];
 	v->start = start;
 	v->size = size;

@@ -37,19 +37,9 @@ static void put(struct buf *b, const void *d, size_t len)
 {
 	if (b->oom)
 		return;
-	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		uint8_t *p;
-
-		while (cap < b->n + len)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (dcpi_grow((void **)&b->p, &b->cap, b->n + len, 1)) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->p + b->n, d, len);
 	b->n += len;
@@ -199,6 +189,16 @@ struct triple {
 	size_t ev;
 };
 
+/* The index of event name in evs[0..nev), nev when it is not there. */
+static size_t event_index(char **evs, size_t nev, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < nev && strcmp(evs[k], name); k++)
+		;
+	return k;
+}
+
 static int by_off(const void *a, const void *b)
 {
 	const struct triple *x = a, *y = b;
@@ -226,8 +226,7 @@ static int gather(const struct prof_profile *p, size_t np, size_t i, char **evs,
 
 		if (!same_image(&p[j], &p[i]))
 			continue;
-		for (k = 0; k < nev && strcmp(evs[k], p[j].event); k++)
-			;
+		k = event_index(evs, nev, p[j].event);
 		for (size_t e = 0; e < p[j].n && k < nev; e++)
 			t[(*n)++] = (struct triple){ p[j].e[e].offset, p[j].e[e].count, k };
 	}
@@ -255,10 +254,8 @@ static int gather_cg(const struct cg_profile *cg, size_t ncg, const struct prof_
 
 		for (size_t j = 0; j < c->n; j++) {
 			const struct cg_stack *st = &c->s[j];
-			size_t k;
+			size_t k = event_index(evs, nev, c->events[st->event]);
 
-			for (k = 0; k < nev && strcmp(evs[k], c->events[st->event]); k++)
-				;
 			for (uint32_t d = 0; d < st->depth; d++) {
 				const struct cg_frame *f = &c->f[st->first + d];
 
@@ -343,10 +340,8 @@ static void put_stacks(struct buf *pb, struct buf *m, struct buf *tmp,
 
 		for (size_t j = 0; j < c->n; j++) {
 			const struct cg_stack *st = &c->s[j];
-			size_t k;
+			size_t k = event_index(evs, nev, c->events[st->event]);
 
-			for (k = 0; k < nev && strcmp(evs[k], c->events[st->event]); k++)
-				;
 			if (k == nev)
 				continue;
 			for (uint32_t d = 0; d < st->depth; d++) {
@@ -394,15 +389,9 @@ int rep_pprof_cg(const struct prof_profile *p, size_t np, const struct cg_profil
 
 	*out = NULL;
 	*outlen = 0;
-	for (size_t i = 0; i < np; i++) {
-		size_t k;
-
-		for (k = 0; k < nev; k++)
-			if (!strcmp(evs[k], p[i].event))
-				break;
-		if (k == nev && nev < 64)
+	for (size_t i = 0; i < np; i++)
+		if (event_index(evs, nev, p[i].event) == nev && nev < 64)
 			evs[nev++] = (char *)p[i].event;
-	}
 	if (!nev)
 		return dcpi_errf(err, -ENODATA, "no samples to export");
 	str_id(&st, "");	/* string_table[0] is "" */

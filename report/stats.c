@@ -227,28 +227,6 @@ nomem:
 	return dcpi_errf(err, -ENOMEM, "out of memory");
 }
 
-static int by_range(const void *a, const void *b)
-{
-	const struct rep_stat_row *x = a, *y = b;
-
-	if (x->range != y->range)
-		return x->range < y->range ? 1 : -1;
-	if (x->sum != y->sum)
-		return x->sum < y->sum ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-static int by_evidence(const void *a, const void *b)
-{
-	const struct rep_stat_row *x = a, *y = b;
-
-	if (x->range_lo != y->range_lo)
-		return x->range_lo < y->range_lo ? 1 : -1;
-	if (x->sum != y->sum)
-		return x->sum < y->sum ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
 static int by_sum(const void *a, const void *b)
 {
 	const struct rep_stat_row *x = a, *y = b;
@@ -256,6 +234,26 @@ static int by_sum(const void *a, const void *b)
 	if (x->sum != y->sum)
 		return x->sum < y->sum ? 1 : -1;
 	return strcmp(x->name, y->name);
+}
+
+/* By range, then as by_sum. */
+static int by_range(const void *a, const void *b)
+{
+	const struct rep_stat_row *x = a, *y = b;
+
+	if (x->range != y->range)
+		return x->range < y->range ? 1 : -1;
+	return by_sum(a, b);
+}
+
+/* By the range's lower bound, then as by_sum. */
+static int by_evidence(const void *a, const void *b)
+{
+	const struct rep_stat_row *x = a, *y = b;
+
+	if (x->range_lo != y->range_lo)
+		return x->range_lo < y->range_lo ? 1 : -1;
+	return by_sum(a, b);
 }
 
 void rep_stats_sort(struct rep_stats *s, int order)
@@ -296,6 +294,15 @@ void rep_stats_text(FILE *f, const struct rep_stats *s, const char *const *label
 	fprintf(f, "(beyond%%: the range less each end's 99%% sampling error, what ranks)\n");
 }
 
+/* The opening of JSON row i of a procedures list: its name and image. */
+static void json_row_open(FILE *f, size_t i, const char *name, const char *image)
+{
+	fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+	rep_json_str(f, name);
+	fprintf(f, ", \"image\": ");
+	rep_json_str(f, image);
+}
+
 void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *labels,
 		    size_t limit)
 {
@@ -309,10 +316,7 @@ void rep_stats_json(FILE *f, const struct rep_stats *s, const char *const *label
 	for (size_t i = 0; i < s->nrows && (!limit || i < limit); i++) {
 		const struct rep_stat_row *r = &s->rows[i];
 
-		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		rep_json_str(f, r->name);
-		fprintf(f, ", \"image\": ");
-		rep_json_str(f, r->image);
+		json_row_open(f, i, r->name, r->image);
 		fprintf(f, ", \"range\": %.6g, \"range_lo\": %.6g, \"sum\": %.17g, "
 			"\"sum_share\": %.6g, \"n\": %zu, \"mean\": %.17g, \"sd\": %.17g, "
 			"\"min\": %.17g, \"max\": %.17g, \"samples\": [", r->range, r->range_lo,
@@ -689,10 +693,7 @@ void rep_diff_json(FILE *f, const struct rep_diff *d, const char *la, const char
 	for (size_t i = 0; i < d->nrows && (!limit || i < limit); i++) {
 		const struct rep_diff_row *r = &d->rows[i];
 
-		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-		rep_json_str(f, r->name);
-		fprintf(f, ", \"image\": ");
-		rep_json_str(f, r->image);
+		json_row_open(f, i, r->name, r->image);
 		fprintf(f, ", \"before\": %llu, \"after\": %llu, \"before_share\": %.6g, "
 			"\"after_share\": %.6g, \"change\": %.6g, \"z\": %.4g, \"p\": %.4g, "
 			"\"tested\": %s, \"significant\": %s",

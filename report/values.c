@@ -480,6 +480,21 @@ int rv_proc_range(const struct rv_ctx *c, const struct img_proc *p, uint64_t *lo
 	return 0;
 }
 
+int rv_find_proc_range(struct rep_vals *v, const char *spec, size_t *which,
+		       const struct img_proc **proc, struct rv_ctx *c, uint64_t *lo,
+		       uint64_t *hi, struct dcpi_err *err)
+{
+	int rc = rv_find_proc(v, spec, which, proc, err);
+
+	if (rc < 0)
+		return rc;
+	rv_image_ctx(v, &v->vp[*which], c);
+	if (rv_proc_range(c, *proc, lo, hi) < 0)
+		return dcpi_errf(err, -ENOENT, "%s: not in a loadable segment of %s",
+				 (*proc)->name, c->vp->image.path);
+	return 0;
+}
+
 /* The header every report's JSON opens with. */
 void rv_json_head(FILE *f, const struct rep_vals *v)
 {

@@ -75,14 +75,20 @@ static void lists_in(const struct val_profile *vp, uint64_t lo, uint64_t hi, siz
 
 /* ---- dcpivlist ------------------------------------------------------------ */
 
-static void vlist_json(FILE *f, const struct rv_ctx *c, const struct img_proc *p, size_t a,
-		       size_t b, const struct rv_time *pt)
+/* The JSON head of a report on one procedure: rv_json_head, its name, its image. */
+static void proc_json_head(FILE *f, const struct rv_ctx *c, const struct img_proc *p)
 {
 	rv_json_head(f, c->v);
 	fprintf(f, ", \"procedure\": ");
 	rep_json_str(f, p->name);
 	fprintf(f, ", \"image\": ");
 	rep_json_str(f, c->vp->image.path);
+}
+
+static void vlist_json(FILE *f, const struct rv_ctx *c, const struct img_proc *p, size_t a,
+		       size_t b, const struct rv_time *pt)
+{
+	proc_json_head(f, c, p);
 	fprintf(f, ", \"address\": \"0x%" PRIx64 "\", ", p->addr);
 	time_json(f, pt);
 	fprintf(f, ", \"instructions\": [");
@@ -155,14 +161,10 @@ int rep_vlist(FILE *f, struct rep_vals *v, const char *proc, int json, struct dc
 	struct rv_ctx c;
 	uint64_t lo, hi;
 	size_t which, a, b;
-	int rc = rv_find_proc(v, proc, &which, &p, err);
+	int rc = rv_find_proc_range(v, proc, &which, &p, &c, &lo, &hi, err);
 
 	if (rc < 0)
 		return rc;
-	rv_image_ctx(v, &v->vp[which], &c);
-	if (rv_proc_range(&c, p, &lo, &hi) < 0)
-		return dcpi_errf(err, -ENOENT, "%s: not in a loadable segment of %s", p->name,
-				 c.vp->image.path);
 	rv_time(&c, lo, hi, &pt);
 	lists_in(c.vp, lo, hi, &a, &b);
 	if (json)
@@ -623,12 +625,8 @@ int rep_vcg(FILE *f, struct rep_vals *v, const char *proc, int json, struct dcpi
 	if (proc) {
 		struct rv_ctx c;
 
-		if ((rc = rv_find_proc(v, proc, &which, &p, err)) < 0)
+		if ((rc = rv_find_proc_range(v, proc, &which, &p, &c, &lo, &hi, err)) < 0)
 			return rc;
-		rv_image_ctx(v, &v->vp[which], &c);
-		if (rv_proc_range(&c, p, &lo, &hi) < 0)
-			return dcpi_errf(err, -ENOENT, "%s: not in a loadable segment of %s",
-					 p->name, c.vp->image.path);
 	}
 	if (vcg_collect(v, proc != NULL, which, lo, hi, &s, &n) < 0) {
 		free(s);
@@ -738,11 +736,7 @@ static void vblks_print(FILE *f, const struct rv_ctx *c, const struct img_proc *
 			const struct cfg *cfg, int json)
 {
 	if (json) {
-		rv_json_head(f, c->v);
-		fprintf(f, ", \"procedure\": ");
-		rep_json_str(f, p->name);
-		fprintf(f, ", \"image\": ");
-		rep_json_str(f, c->vp->image.path);
+		proc_json_head(f, c, p);
 		fprintf(f, ", \"blocks\": [");
 	} else {
 		fprintf(f, "dcpivblks %s in %s\nepoch %s, event %s\n", p->name,

@@ -455,12 +455,8 @@ int rep_vspecialize(FILE *f, struct rep_vals *v, const char *proc, int json, uns
 	if (proc) {
 		struct rv_ctx c;
 
-		if ((rc = rv_find_proc(v, proc, &which, &p, err)) < 0)
+		if ((rc = rv_find_proc_range(v, proc, &which, &p, &c, &lo, &hi, err)) < 0)
 			return rc;
-		rv_image_ctx(v, &v->vp[which], &c);
-		if (rv_proc_range(&c, p, &lo, &hi) < 0)
-			return dcpi_errf(err, -ENOENT, "%s: not in a loadable segment of %s",
-					 p->name, c.vp->image.path);
 	}
 	for (size_t i = 0; i < v->nvp; i++) {
 		if (proc && i != which)

@@ -155,30 +155,35 @@ __attribute__((noinline, noclone)) static uint64_t sk_miss(uint64_t n, const uin
 	return p + a + b;
 }
 
-/* One random cycle through n words (Sattolo), for sk_miss; NULL without memory. */
-static uint64_t *miss_ring(size_t n, uint64_t x)
+/* r[0..n) as one random cycle of 0..n-1 (Sattolo), from the generator state *x. */
+static void random_cycle(uint64_t *r, size_t n, uint64_t *x)
 {
-	uint64_t *r = malloc(n * sizeof(*r));
-
-	if (!r)
-		return NULL;
 	for (size_t i = 0; i < n; i++)
 		r[i] = i;
 	for (size_t i = n - 1; i > 0; i--) {
 		size_t j;
 		uint64_t t;
 
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		j = (size_t)((x >> 33) % i);
+		*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+		j = (size_t)((*x >> 33) % i);
 		t = r[i], r[i] = r[j], r[j] = t;
 	}
+}
+
+/* One random cycle through n words, for sk_miss; NULL without memory. */
+static uint64_t *miss_ring(size_t n, uint64_t x)
+{
+	uint64_t *r = malloc(n * sizeof(*r));
+
+	if (r)
+		random_cycle(r, n, &x);
 	return r;
 }
 
 int cmd_skidloops(int argc, char **argv)
 {
 	uint64_t scale = argc > 1 ? strtoull(argv[1], NULL, 10) : 1, n, x = 1;
-	uint32_t perm[CHASE];
+	uint64_t perm[CHASE];
 	uint64_t *big;
 
 	if (!scale)
@@ -188,15 +193,7 @@ int cmd_skidloops(int argc, char **argv)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		table[i] = (uint8_t)(x >> 56);
 	}
-	for (uint32_t i = 0; i < CHASE; i++)
-		perm[i] = i;
-	for (uint32_t i = CHASE - 1; i > 0; i--) {
-		uint32_t j, t;
-
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		j = (uint32_t)((x >> 33) % i);
-		t = perm[i], perm[i] = perm[j], perm[j] = t;
-	}
+	random_cycle(perm, CHASE, &x);
 	for (uint32_t i = 0; i < CHASE; i++)
 		ring[perm[i]] = perm[(i + 1) % CHASE];
 	n = scale * TABLE;

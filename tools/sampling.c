@@ -23,6 +23,14 @@ int tool_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Option opt's positive number arg in *out, else a message and *status. */
+static int positive_option(const char *opt, const char *arg, uint64_t *out, int *status)
+{
+	if (tool_parse_u64(arg, out))
+		*status = tool_fail("%s %s: not a positive number", opt, arg);
+	return 1;
+}
+
 int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
 			 const char **events, int *status)
 {
@@ -32,20 +40,14 @@ int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
 		*events = arg;
 		return 1;
 	case 'c':
-		if (tool_parse_u64(arg, &o->period))
-			*status = tool_fail("--count %s: not a positive number", arg);
-		return 1;
+		return positive_option("--count", arg, &o->period, status);
 	case 'F':
-		if (tool_parse_u64(arg, &o->freq))
-			*status = tool_fail("--freq %s: not a positive number", arg);
-		return 1;
+		return positive_option("--freq", arg, &o->freq, status);
 	case 'P':
 		o->fixed_period = 1;
 		return 1;
 	case 'S':
-		if (tool_parse_u64(arg, &o->seed))
-			*status = tool_fail("--seed %s: not a positive number", arg);
-		return 1;
+		return positive_option("--seed", arg, &o->seed, status);
 	case 'N':
 		o->no_calibrate = 1;
 		return 1;

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "dcpi/cfg.h"
+#include "dcpi/safefile.h"
 #include "dcpi/sandbox.h"
 
 #define SBX_HIDDEN __attribute__((visibility("hidden")))
@@ -1111,23 +1112,6 @@ static int sbx_child_setup(int cpu)
 	return 0;
 }
 
-static int sbx_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The child: bodies todo[0..ntodo), one message each, then exit. */
 static void __attribute__((noreturn))
 sbx_child(int fd, const uint8_t *const *bodies, const size_t *lens, const uint32_t *todo,
@@ -1157,7 +1141,7 @@ sbx_child(int fd, const uint8_t *const *bodies, const size_t *lens, const uint32
 					 "ran past the time limit");
 			}
 		}
-		if (sbx_write_all(fd, &m, sizeof(m)))
+		if (dcpi_write_full(fd, &m, sizeof(m)))
 			_exit(1);
 	}
 	_exit(0);
