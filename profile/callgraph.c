@@ -434,8 +434,9 @@ static const char *decode_body(struct kind_cursor *c, void *v)
 }
 
 static const struct kind_format cg_format = {
-	CG_MAGIC, "a dcpi call-graph profile", "call-graph profile", CG_HDR_SIZE, CG_VERSION,
-	COFF_ISIZE, check, encoded_size, put_body, decode_body,
+	.magic = CG_MAGIC, .what = "a dcpi call-graph profile", .noun = "call-graph profile",
+	.hdr_size = CG_HDR_SIZE, .version = CG_VERSION, .off_image = COFF_ISIZE,
+	.check = check, .size = encoded_size, .put = put_body, .get = decode_body,
 };
 
 int cg_encode(const struct cg_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)

@@ -405,8 +405,9 @@ static const char *decode_body(struct kind_cursor *c, void *v)
 }
 
 static const struct kind_format data_format = {
-	DATA_MAGIC, "a dcpi data profile", "data profile", DATA_HDR_SIZE, DATA_VERSION,
-	DOFF_ISIZE, check, encoded_size, put_body, decode_body,
+	.magic = DATA_MAGIC, .what = "a dcpi data profile", .noun = "data profile",
+	.hdr_size = DATA_HDR_SIZE, .version = DATA_VERSION, .off_image = DOFF_ISIZE,
+	.check = check, .size = encoded_size, .put = put_body, .get = decode_body,
 };
 
 int data_encode(const struct data_profile *p, uint8_t **buf, size_t *len,

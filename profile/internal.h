@@ -245,6 +245,12 @@ struct kind_format {
 	size_t (*put)(const void *p, uint8_t *b, size_t pos);
 	const char *(*get)(struct kind_cursor *c, void *p);
 };
+/* The header with the image's size and mtime into the size bytes at b
+ * (the kind's own fields, the CRC: the caller's). */
+void kind_put_head(const struct kind_format *f, uint8_t *b, size_t size,
+		   const struct prof_image_id *id);
+/* The encoder's end: b sealed (kind_seal) and handed over as *buf, *len; 0. */
+int kind_sealed(uint8_t *b, size_t size, uint8_t **buf, size_t *len);
 /* The header of c's bytes checked (errors naming name), the image's size
  * and mtime into id, c at the end of the header: 0 or -EINVAL. */
 int kind_decode_head(const struct kind_format *f, struct kind_cursor *c, const char *name,

@@ -486,6 +486,22 @@ int kind_images_order(const struct prof_image_id *own, struct prof_image_id **im
 	return rc;
 }
 
+void kind_put_head(const struct kind_format *f, uint8_t *b, size_t size,
+		   const struct prof_image_id *id)
+{
+	kind_put_header(b, f->magic, f->version, size);
+	put64(b + f->off_image, id->size);
+	put64(b + f->off_image + 8, (uint64_t)id->mtime);
+}
+
+int kind_sealed(uint8_t *b, size_t size, uint8_t **buf, size_t *len)
+{
+	kind_seal(b, size);
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
 int kind_decode_head(const struct kind_format *f, struct kind_cursor *c, const char *name,
 		     struct prof_image_id *id, struct dcpi_err *err)
 {
@@ -536,9 +552,7 @@ int kind_encode(const struct kind_format *f, const void *p, const struct prof_im
 	size = f->size(p);
 	if (!(b = calloc(1, size)))
 		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory", id->path, f->noun);
-	kind_put_header(b, f->magic, f->version, size);
-	put64(b + f->off_image, id->size);
-	put64(b + f->off_image + 8, (uint64_t)id->mtime);
+	kind_put_head(f, b, size, id);
 	pos = kind_put_string(b, f->hdr_size, id->build_id);
 	pos = kind_put_string(b, pos, id->path);
 	pos = f->put(p, b, pos);
@@ -547,8 +561,5 @@ int kind_encode(const struct kind_format *f, const void *p, const struct prof_im
 		return dcpi_errf(err, -EIO, "%s: %s: encoded %zu bytes of %zu", id->path, f->noun,
 				 pos, size);
 	}
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
+	return kind_sealed(b, size, buf, len);
 }
