@@ -12,20 +12,6 @@
 
 #include "dcpi/slices.h"
 
-static void decode_once(const uint8_t *buf, size_t len)
-{
-	struct dcpi_err err = { 0 };
-	struct slice_profile p;
-	uint8_t *again;
-	size_t alen;
-
-	if (slice_decode(buf, len, "fuzz.slices", &p, &err) == 0) {
-		/* Non-minimal varints decode, so compare sizes, not bytes. */
-		if (slice_encode(&p, &again, &alen, &err) != 0 || alen > len)
-			abort();
-		free(again);
-	}
-	slice_profile_free(&p);
-}
-
 #include "harness.h"
+
+FUZZ_KIND(slice, slice_profile, "fuzz.slices", fuzz_nothing_more)

@@ -403,6 +403,17 @@ static int dw_debug_ranges(struct img_dwarf *d, Dwarf_Die die, Dwarf_Attribute a
 	return rc;
 }
 
+/* die's attribute name into *at (dwarf_dealloc_attribute it): 1; 0 when die
+ * has none; -1 on a libdwarf error. */
+static int dw_attr(Dwarf_Die die, Dwarf_Half name, Dwarf_Attribute *at, Dwarf_Error *e)
+{
+	int res = dwarf_attr(die, name, at, e);
+
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
+	return res == DW_DLV_OK ? 1 : -1;
+}
+
 /* The DIE's pc ranges: low_pc/high_pc (high as address or offset) or ranges.
  * Returns 0 with rs->n == 0 when it has none; -1 on a libdwarf error. */
 static int dw_die_ranges(struct img_dwarf *d, Dwarf_Die die, const struct dw_cu *cu,
@@ -428,11 +439,9 @@ static int dw_die_ranges(struct img_dwarf *d, Dwarf_Die die, const struct dw_cu 
 			hi += lo;
 		return dw_add_range(rs, lo, hi);
 	}
-	res = dwarf_attr(die, DW_AT_ranges, &at, e);
-	if (res == DW_DLV_ERROR)
-		return -1;
-	if (res == DW_DLV_NO_ENTRY)
-		return 0;
+	res = dw_attr(die, DW_AT_ranges, &at, e);
+	if (res <= 0)
+		return res;
 	if (dwarf_whatform(at, &form, e) != DW_DLV_OK) {
 		dwarf_dealloc_attribute(at);
 		return -1;
@@ -471,11 +480,9 @@ static int dw_udata(Dwarf_Die die, Dwarf_Half name, uint32_t *v, Dwarf_Error *e)
 	Dwarf_Unsigned u;
 	int res;
 
-	res = dwarf_attr(die, name, &at, e);
-	if (res == DW_DLV_NO_ENTRY)
-		return 0;
-	if (res == DW_DLV_ERROR)
-		return -1;
+	res = dw_attr(die, name, &at, e);
+	if (res <= 0)
+		return res;
 	res = dw_formudata(at, &u, e);
 	dwarf_dealloc_attribute(at);
 	if (res == DW_DLV_ERROR)
@@ -485,29 +492,34 @@ static int dw_udata(Dwarf_Die die, Dwarf_Half name, uint32_t *v, Dwarf_Error *e)
 	return 0;
 }
 
-/* The DIE that at (abstract_origin or specification) refers to, or NULL. */
-static int dw_origin(struct img_dwarf *d, Dwarf_Die die, Dwarf_Die *out, Dwarf_Error *e)
+/* The DIE that die's reference attribute name points to; NULL when absent. */
+static int dw_ref(struct img_dwarf *d, Dwarf_Die die, Dwarf_Half name, Dwarf_Die *out,
+		  Dwarf_Error *e)
 {
-	static const Dwarf_Half refs[] = { DW_AT_abstract_origin, DW_AT_specification };
 	Dwarf_Attribute at;
 	Dwarf_Off off;
 	int res;
 
 	*out = NULL;
-	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
-		res = dwarf_attr(die, refs[i], &at, e);
-		if (res == DW_DLV_ERROR)
+	res = dw_attr(die, name, &at, e);
+	if (res <= 0)
+		return res;
+	res = dwarf_global_formref(at, &off, e);
+	dwarf_dealloc_attribute(at);
+	if (res != DW_DLV_OK)
+		return -1;
+	return dwarf_offdie_b(d->dbg, off, 1, out, e) == DW_DLV_OK ? 0 : -1;
+}
+
+/* The DIE that die's abstract_origin or else specification refers to, or NULL. */
+static int dw_origin(struct img_dwarf *d, Dwarf_Die die, Dwarf_Die *out, Dwarf_Error *e)
+{
+	static const Dwarf_Half refs[] = { DW_AT_abstract_origin, DW_AT_specification };
+
+	*out = NULL;
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]) && !*out; i++)
+		if (dw_ref(d, die, refs[i], out, e))
 			return -1;
-		if (res == DW_DLV_NO_ENTRY)
-			continue;
-		res = dwarf_global_formref(at, &off, e);
-		dwarf_dealloc_attribute(at);
-		if (res != DW_DLV_OK)
-			return -1;
-		if (dwarf_offdie_b(d->dbg, off, 1, out, e) != DW_DLV_OK)
-			return -1;
-		return 0;
-	}
 	return 0;
 }
 
@@ -1007,26 +1019,6 @@ struct dw_type {
 /* Typedef chains, nesting and origins are bounded: a corrupt file may loop. */
 #define DW_TYPE_HOPS 16
 
-/* The DIE that die's reference attribute name points to; NULL when absent. */
-static int dw_ref(struct img_dwarf *d, Dwarf_Die die, Dwarf_Half name, Dwarf_Die *out,
-		  Dwarf_Error *e)
-{
-	Dwarf_Attribute at;
-	Dwarf_Off off;
-	int res;
-
-	*out = NULL;
-	res = dwarf_attr(die, name, &at, e);
-	if (res == DW_DLV_NO_ENTRY)
-		return 0;
-	if (res == DW_DLV_ERROR)
-		return -1;
-	res = dwarf_global_formref(at, &off, e);
-	dwarf_dealloc_attribute(at);
-	if (res != DW_DLV_OK)
-		return -1;
-	return dwarf_offdie_b(d->dbg, off, 1, out, e) == DW_DLV_OK ? 0 : -1;
-}
 
 /* DW_AT_type of die, or of its abstract origin or specification (a concrete
  * copy of an inline procedure carries no type of its own); NULL: void. */

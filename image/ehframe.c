@@ -103,13 +103,58 @@ static int img_rd_sleb(struct img_cur *c, int64_t *v)
 	return 0;
 }
 
+/* A little-endian field of 2, 4 or 8 bytes as a number, sign-extended when
+ * sign. */
+static int img_rd_word(struct img_cur *c, size_t n, int sign, uint64_t *v)
+{
+	uint8_t b[8];
+	uint64_t u = 0;
+
+	if (img_rd_bytes(c, b, n))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		u |= (uint64_t)b[i] << (8 * i);
+	if (sign && n == 2)
+		u = (uint64_t)(int64_t)(int16_t)u;
+	else if (sign && n == 4)
+		u = (uint64_t)(int64_t)(int32_t)u;
+	*v = u;
+	return 0;
+}
+
+/* The value of a pointer's format (the low nibble of its encoding; absptr
+ * is 8 bytes, as on x86-64). */
+static int img_rd_value(struct img_cur *c, uint8_t format, uint64_t *v)
+{
+	int64_t s;
+
+	switch (format) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return img_rd_word(c, 8, 0, v);
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return img_rd_word(c, 2, format == DW_EH_PE_sdata2, v);
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return img_rd_word(c, 4, format == DW_EH_PE_sdata4, v);
+	case DW_EH_PE_uleb128:
+		return img_rd_uleb(c, v);
+	case DW_EH_PE_sleb128:
+		if (img_rd_sleb(c, &s))
+			return -1;
+		*v = (uint64_t)s;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 /* Read a pointer in encoding enc. */
 static int img_rd_ptr(const struct img_ehf *t, struct img_cur *c, uint8_t enc, uint64_t *v)
 {
 	uint64_t here, val = 0;
-	uint16_t u16;
-	uint32_t u32;
-	int64_t s;
 
 	if (enc == DW_EH_PE_omit)
 		return -1;
@@ -122,48 +167,8 @@ static int img_rd_ptr(const struct img_ehf *t, struct img_cur *c, uint8_t enc, u
 		c->p += pad;
 	}
 	here = t->addr + (uint64_t)(c->p - t->start);
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-		if (img_rd_bytes(c, &val, 8))
-			return -1;
-		break;
-	case DW_EH_PE_sdata8:
-		if (img_rd_bytes(c, &val, 8))
-			return -1;
-		break;
-	case DW_EH_PE_uleb128:
-		if (img_rd_uleb(c, &val))
-			return -1;
-		break;
-	case DW_EH_PE_udata2:
-		if (img_rd_bytes(c, &u16, 2))
-			return -1;
-		val = u16;
-		break;
-	case DW_EH_PE_sdata2:
-		if (img_rd_bytes(c, &u16, 2))
-			return -1;
-		val = (uint64_t)(int64_t)(int16_t)u16;
-		break;
-	case DW_EH_PE_udata4:
-		if (img_rd_bytes(c, &u32, 4))
-			return -1;
-		val = u32;
-		break;
-	case DW_EH_PE_sdata4:
-		if (img_rd_bytes(c, &u32, 4))
-			return -1;
-		val = (uint64_t)(int64_t)(int32_t)u32;
-		break;
-	case DW_EH_PE_sleb128:
-		if (img_rd_sleb(c, &s))
-			return -1;
-		val = (uint64_t)s;
-		break;
-	default:
+	if (img_rd_value(c, enc & 0x0f, &val))
 		return -1;
-	}
 	switch (enc & 0x70) {
 	case 0:
 	case DW_EH_PE_aligned:

@@ -322,32 +322,29 @@ static int img_load_build_id(struct image *img, struct dcpi_err *err)
 	return 0;
 }
 
+/* Separate debug symbols (debugsyms.c) when the file has none of its own. */
+static int img_load_separate(struct image *img, struct dcpi_err *err)
+{
+	if (!img->stripped || (img->flags & IMG_NO_DEBUG_SYMS))
+		return 0;
+	return img_syms_separate(img, err);
+}
+
+/* In order: procedures from the symbols, PLT stubs, then .eh_frame's FDEs
+ * where the symbols left gaps (the candidates finished before and after). */
+static int (*const img_load_steps[])(struct image *img, struct dcpi_err *err) = {
+	img_load_ident, img_load_sections, img_load_segments, img_load_build_id,
+	img_syms_load, img_load_separate, img_plt_load, img_procs_finish,
+	img_ehframe_load, img_procs_finish, img_procs_name,
+};
+
 static int img_load(struct image *img, struct dcpi_err *err)
 {
-	int rc;
+	int rc = 0;
 
 	img->stripped = 1;
-	rc = img_load_ident(img, err);
-	if (!rc)
-		rc = img_load_sections(img, err);
-	if (!rc)
-		rc = img_load_segments(img, err);
-	if (!rc)
-		rc = img_load_build_id(img, err);
-	if (!rc)
-		rc = img_syms_load(img, err);
-	if (!rc && img->stripped && !(img->flags & IMG_NO_DEBUG_SYMS))
-		rc = img_syms_separate(img, err);
-	if (!rc)
-		rc = img_plt_load(img, err);
-	if (!rc)
-		rc = img_procs_finish(img, err);
-	if (!rc)
-		rc = img_ehframe_load(img, err);
-	if (!rc)
-		rc = img_procs_finish(img, err);
-	if (!rc)
-		rc = img_procs_name(img, err);
+	for (size_t i = 0; i < sizeof(img_load_steps) / sizeof(img_load_steps[0]) && !rc; i++)
+		rc = img_load_steps[i](img, err);
 	free(img->cands);
 	img->cands = NULL;
 	img->ncands = img->capcands = 0;

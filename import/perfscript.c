@@ -48,16 +48,10 @@
 #define PS_MAX_CHAIN 1024
 #define PS_KERNEL_MIN 0xffff800000000000ull
 
-struct ps_buf {
-	uint8_t *p;
-	size_t n, cap;
-	int oom;
-};
-
 struct ps {
 	const char *path;
-	struct ps_buf out;		/* the data section */
-	struct ps_buf pre;		/* mappings made for --binary: first */
+	struct dcpi_buf out;		/* the data section */
+	struct dcpi_buf pre;		/* mappings made for --binary: first */
 	char event[PROF_EVENT_MAX];
 	uint64_t samples, mmaps;
 	uint64_t pending[PS_MAX_CHAIN];	/* address-only lines not yet placed */
@@ -65,49 +59,27 @@ struct ps {
 	uint64_t br[3 * PS_MAX_ENTRIES];
 };
 
-static void ps_put(struct ps_buf *b, const void *v, size_t n)
+static void ps_u64(struct dcpi_buf *b, uint64_t v)
 {
-	if (b->oom)
-		return;
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 1 << 16;
-		uint8_t *p;
-
-		while (cap < b->n + n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, v, n);
-	b->n += n;
+	dcpi_buf_put(b, &v, 8);
 }
 
-static void ps_u64(struct ps_buf *b, uint64_t v)
+static void ps_u32(struct dcpi_buf *b, uint32_t v)
 {
-	ps_put(b, &v, 8);
+	dcpi_buf_put(b, &v, 4);
 }
 
-static void ps_u32(struct ps_buf *b, uint32_t v)
-{
-	ps_put(b, &v, 4);
-}
-
-static void ps_hdr(struct ps_buf *b, uint32_t type, uint16_t misc, size_t size)
+static void ps_hdr(struct dcpi_buf *b, uint32_t type, uint16_t misc, size_t size)
 {
 	uint16_t m = misc, s = (uint16_t)size;
 
 	ps_u32(b, type);
-	ps_put(b, &m, 2);
-	ps_put(b, &s, 2);
+	dcpi_buf_put(b, &m, 2);
+	dcpi_buf_put(b, &s, 2);
 }
 
 /* One MMAP2 record of pid PS_PID (data mappings flagged as such). */
-static void ps_mmap_to(struct ps *s, struct ps_buf *b, uint64_t start, uint64_t len,
+static void ps_mmap_to(struct ps *s, struct dcpi_buf *b, uint64_t start, uint64_t len,
 		       uint64_t pgoff, int exec, const char *name)
 {
 	size_t nlen = strlen(name) + 1, pad = (8 - nlen % 8) % 8;
@@ -125,8 +97,8 @@ static void ps_mmap_to(struct ps *s, struct ps_buf *b, uint64_t start, uint64_t 
 	ps_u64(b, 0);			/* ino_generation */
 	ps_u32(b, exec ? 5 : 1);		/* PROT_READ | PROT_EXEC */
 	ps_u32(b, 2);			/* MAP_PRIVATE */
-	ps_put(b, name, nlen);
-	ps_put(b, zero, pad);
+	dcpi_buf_put(b, name, nlen);
+	dcpi_buf_put(b, zero, pad);
 	s->mmaps++;
 }
 
@@ -146,7 +118,7 @@ static void ps_sample(struct ps *s, uint64_t ip, size_t n)
 	ps_u32(&s->out, PS_PID);
 	ps_u32(&s->out, PS_PID);
 	ps_u64(&s->out, n);
-	ps_put(&s->out, s->br, 24 * n);
+	dcpi_buf_put(&s->out, s->br, 24 * n);
 	s->samples++;
 }
 
@@ -322,7 +294,7 @@ static int ps_parse(struct ps *s, char *text, const struct import_opts *o,
 static int ps_perf_data(struct ps *s, uint8_t **out, size_t *len, struct dcpi_err *err)
 {
 	struct perf_event_attr a;
-	struct ps_buf b = { 0 };
+	struct dcpi_buf b = { 0 };
 	size_t asz = sizeof(a) + 16, aoff = PS_HEADER_SIZE, doff = aoff + asz;
 	size_t foff = doff + s->pre.n + s->out.n, nlen = strlen(s->event) + 1;
 	size_t npad = (nlen + 7) / 8 * 8;
@@ -338,7 +310,7 @@ static int ps_perf_data(struct ps *s, uint8_t **out, size_t *len, struct dcpi_er
 	a.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER;
 	if (s->event[0])
 		feat[0] = 1ull << PS_FEAT_EVENT_DESC;
-	ps_put(&b, "PERFILE2", 8);
+	dcpi_buf_put(&b, "PERFILE2", 8);
 	ps_u64(&b, PS_HEADER_SIZE);
 	ps_u64(&b, asz);
 	ps_u64(&b, aoff);
@@ -347,24 +319,24 @@ static int ps_perf_data(struct ps *s, uint8_t **out, size_t *len, struct dcpi_er
 	ps_u64(&b, s->pre.n + s->out.n);
 	ps_u64(&b, 0);			/* event types: none */
 	ps_u64(&b, 0);
-	ps_put(&b, feat, sizeof(feat));
-	ps_put(&b, &a, sizeof(a));
+	dcpi_buf_put(&b, feat, sizeof(feat));
+	dcpi_buf_put(&b, &a, sizeof(a));
 	ps_u64(&b, 0);			/* no ids */
 	ps_u64(&b, 0);
 	if (s->pre.n)
-		ps_put(&b, s->pre.p, s->pre.n);
+		dcpi_buf_put(&b, s->pre.p, s->pre.n);
 	if (s->out.n)
-		ps_put(&b, s->out.p, s->out.n);
+		dcpi_buf_put(&b, s->out.p, s->out.n);
 	if (s->event[0]) {
 		ps_u64(&b, foff + 16);
 		ps_u64(&b, 8 + sizeof(a) + 4 + 4 + npad);
 		ps_u32(&b, 1);
 		ps_u32(&b, sizeof(a));
-		ps_put(&b, &a, sizeof(a));
+		dcpi_buf_put(&b, &a, sizeof(a));
 		ps_u32(&b, 0);		/* ids */
 		ps_u32(&b, (uint32_t)npad);
-		ps_put(&b, s->event, nlen);
-		ps_put(&b, zero, npad - nlen);
+		dcpi_buf_put(&b, s->event, nlen);
+		dcpi_buf_put(&b, zero, npad - nlen);
 	}
 	if (b.oom || s->out.oom || s->pre.oom) {
 		free(b.p);

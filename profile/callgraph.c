@@ -110,13 +110,6 @@ static int stack_cmp(const void *x, const void *y, void *arg)
 	return a->depth < b->depth ? -1 : a->depth > b->depth;
 }
 
-static int id_cmp_idx(const void *x, const void *y, void *arg)
-{
-	const struct prof_image_id *v = arg;
-
-	return prof_image_id_cmp(&v[*(const uint32_t *)x], &v[*(const uint32_t *)y]);
-}
-
 static int ev_cmp_idx(const void *x, const void *y, void *arg)
 {
 	const char (*v)[CG_EVENT_MAX] = arg;
@@ -138,41 +131,12 @@ static uint32_t *sorted_order(size_t n, int (*cmp)(const void *, const void *, v
 	return ord;
 }
 
-/* The image table in prof_image_id_cmp order (duplicates and the own
- * image folded), the frames' tags renumbered. */
-static int order_images(struct cg_profile *p)
+static void retag_frames(void *v, const uint32_t *map)
 {
-	uint32_t *ord, *map = malloc((p->nimgs + 1) * sizeof(*map));
-	struct prof_image_id *v = malloc((p->nimgs ? p->nimgs : 1) * sizeof(*v));
-	size_t k = 0;
+	struct cg_profile *p = v;
 
-	ord = sorted_order(p->nimgs, id_cmp_idx, p->imgs);
-	if (!ord || !map || !v) {
-		free(ord);
-		free(map);
-		free(v);
-		return -ENOMEM;
-	}
-	map[0] = 0;
-	for (size_t i = 0; i < p->nimgs; i++) {
-		const struct prof_image_id *id = &p->imgs[ord[i]];
-
-		if (prof_image_id_equal(id, &p->image)) {
-			map[ord[i] + 1] = 0;
-			continue;
-		}
-		if (!k || !prof_image_id_equal(&v[k - 1], id))
-			v[k++] = *id;
-		map[ord[i] + 1] = (uint32_t)k;
-	}
 	for (size_t i = 0; i < p->nf; i++)
 		p->f[i].tag = map[p->f[i].tag];
-	free(p->imgs);
-	free(ord);
-	free(map);
-	p->imgs = v;
-	p->nimgs = k;
-	return 0;
 }
 
 /* Events by name (add keeps them distinct), the stacks' indexes renumbered. */
@@ -230,7 +194,7 @@ static int order_stacks(struct cg_profile *p)
 
 int cg_normalize(struct cg_profile *p)
 {
-	int rc = order_images(p);
+	int rc = kind_images_order(&p->image, &p->imgs, &p->nimgs, retag_frames, p);
 
 	if (!rc)
 		rc = order_events(p);
@@ -286,12 +250,6 @@ int cg_profile_merge(struct cg_profile *dst, const struct cg_profile *src,
 
 /* --- codec ---------------------------------------------------------------- */
 
-static size_t id_len(const struct prof_image_id *id)
-{
-	return varint_len(id->size) + varint_len((uint64_t)id->mtime) +
-	       kind_string_len(id->build_id) + kind_string_len(id->path);
-}
-
 /*
  * Frame i > 0 of a stack is stored as its tag and its offset as a zigzag
  * delta from frame i - 1 when the tags are equal (callers in the same
@@ -314,15 +272,16 @@ static uint64_t frame_word(const struct cg_frame *f, size_t i)
 	return f[i].offset;
 }
 
-static size_t encoded_size(const struct cg_profile *p)
+static size_t encoded_size(const void *v)
 {
+	const struct cg_profile *p = v;
 	size_t size = CG_HDR_SIZE + kind_string_len(p->image.build_id) +
 		      kind_string_len(p->image.path);
 
 	for (size_t i = 0; i < p->nevents; i++)
 		size += kind_string_len(p->events[i]);
 	for (size_t i = 0; i < p->nimgs; i++)
-		size += id_len(&p->imgs[i]);
+		size += kind_id_len(&p->imgs[i]);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct cg_stack *s = &p->s[i];
 		const struct cg_frame *f = p->f + s->first;
@@ -354,8 +313,9 @@ static const char *stack_why(const struct cg_profile *p, size_t i)
 	return NULL;
 }
 
-static const char *check(const struct cg_profile *p)
+static const char *check(const void *v)
 {
+	const struct cg_profile *p = v;
 	const char *why = kind_check_id(&p->image);
 
 	if (why)
@@ -376,90 +336,30 @@ static const char *check(const struct cg_profile *p)
 	return NULL;
 }
 
-static size_t put_v(uint8_t *b, size_t pos, uint64_t v)
+static size_t put_body(const void *v, uint8_t *b, size_t pos)
 {
-	return pos + dcpi_varint_put(b + pos, v);
-}
+	const struct cg_profile *p = v;
 
-static size_t put_body(const struct cg_profile *p, uint8_t *b, size_t pos)
-{
-	for (size_t i = 0; i < p->nevents; i++)
-		pos = kind_put_string(b, pos, p->events[i]);
-	for (size_t i = 0; i < p->nimgs; i++) {
-		pos = put_v(b, pos, p->imgs[i].size);
-		pos = put_v(b, pos, (uint64_t)p->imgs[i].mtime);
-		pos = kind_put_string(b, pos, p->imgs[i].build_id);
-		pos = kind_put_string(b, pos, p->imgs[i].path);
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		const struct cg_stack *s = &p->s[i];
-		const struct cg_frame *f = p->f + s->first;
-
-		pos = put_v(b, pos, s->event);
-		pos = put_v(b, pos, s->count);
-		pos = put_v(b, pos, s->depth);
-		for (uint32_t d = 0; d < s->depth; d++) {
-			pos = put_v(b, pos, f[d].tag);
-			pos = put_v(b, pos, frame_word(f, d));
-		}
-	}
-	return pos;
-}
-
-int cg_encode(const struct cg_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
-{
-	const char *why = check(p);
-	size_t size, pos;
-	uint8_t *b;
-
-	*buf = NULL;
-	*len = 0;
-	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: call-graph profile: cannot encode: %s",
-				 p->image.path, why);
-	size = encoded_size(p);
-	if (!(b = calloc(1, size)))
-		return dcpi_errf(err, -ENOMEM, "%s: call-graph profile: out of memory",
-				 p->image.path);
-	kind_put_header(b, CG_MAGIC, CG_VERSION, size);
 	put64(b + COFF_N, p->n);
 	put64(b + COFF_NF, p->nf);
 	put64(b + COFF_NIMGS, p->nimgs);
 	put64(b + COFF_NEV, p->nevents);
-	put64(b + COFF_ISIZE, p->image.size);
-	put64(b + COFF_MTIME, (uint64_t)p->image.mtime);
-	pos = kind_put_string(b, CG_HDR_SIZE, p->image.build_id);
-	pos = kind_put_string(b, pos, p->image.path);
-	pos = put_body(p, b, pos);
-	if (pos != size) {
-		free(b);
-		return dcpi_errf(err, -EIO, "%s: call-graph profile: encoded %zu bytes of %zu",
-				 p->image.path, pos, size);
+	for (size_t i = 0; i < p->nevents; i++)
+		pos = kind_put_string(b, pos, p->events[i]);
+	pos = kind_put_ids(b, pos, p->imgs, p->nimgs);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct cg_stack *s = &p->s[i];
+		const struct cg_frame *f = p->f + s->first;
+
+		pos = kind_put_varint(b, pos, s->event);
+		pos = kind_put_varint(b, pos, s->count);
+		pos = kind_put_varint(b, pos, s->depth);
+		for (uint32_t d = 0; d < s->depth; d++) {
+			pos = kind_put_varint(b, pos, f[d].tag);
+			pos = kind_put_varint(b, pos, frame_word(f, d));
+		}
 	}
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
-}
-
-static const char *get_images(struct kind_cursor *c, struct cg_profile *p, uint64_t n)
-{
-	const char *why;
-	uint64_t v[2];
-
-	for (uint64_t i = 0; i < n; i++) {
-		struct prof_image_id *id = &p->imgs[i];
-
-		if (!kind_next(c, &v[0]) || !kind_next(c, &v[1]))
-			return "image table truncated";
-		id->size = v[0];
-		id->mtime = (int64_t)v[1];
-		if ((why = kind_get_string(c, id->build_id, sizeof(id->build_id))) ||
-		    (why = kind_get_string(c, id->path, sizeof(id->path))))
-			return why;
-		p->nimgs = (size_t)i + 1;
-	}
-	return NULL;
+	return pos;
 }
 
 static const char *get_frames(struct kind_cursor *c, struct cg_profile *p, struct cg_stack *s)
@@ -502,8 +402,9 @@ static const char *get_stacks(struct kind_cursor *c, struct cg_profile *p, uint6
 
 /* Counts from the header, bounded by the body: an image takes at least 4
  * bytes, an event 2, a stack 3, a frame 2. */
-static const char *decode_body(struct kind_cursor *c, struct cg_profile *p)
+static const char *decode_body(struct kind_cursor *c, void *v)
 {
+	struct cg_profile *p = v;
 	uint64_t n = get64(c->buf + COFF_N), nf = get64(c->buf + COFF_NF);
 	uint64_t ni = get64(c->buf + COFF_NIMGS), ne = get64(c->buf + COFF_NEV);
 	size_t body = c->size - c->pos;
@@ -524,40 +425,35 @@ static const char *decode_body(struct kind_cursor *c, struct cg_profile *p)
 			return why;
 		p->nevents = (size_t)i + 1;
 	}
-	if ((why = get_images(c, p, ni)) || (why = get_stacks(c, p, n, nf)))
+	if ((why = kind_get_ids(c, p->imgs, ni, &p->nimgs)) ||
+	    (why = get_stacks(c, p, n, nf)))
 		return why;
 	if (c->pos != c->size)
 		return "garbage after the stacks";
 	return check(p);
 }
 
+static const struct kind_format cg_format = {
+	.magic = CG_MAGIC, .what = "a dcpi call-graph profile", .noun = "call-graph profile",
+	.hdr_size = CG_HDR_SIZE, .version = CG_VERSION, .off_image = COFF_ISIZE,
+	.check = check, .size = encoded_size, .put = put_body, .get = decode_body,
+};
+
+int cg_encode(const struct cg_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
+{
+	return kind_encode(&cg_format, p, &p->image, buf, len, err);
+}
+
 int cg_decode(const uint8_t *buf, size_t len, const char *name, struct cg_profile *p,
 	      struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, CG_HDR_SIZE };
-	const char *why;
 	int rc;
 
 	cg_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, CG_MAGIC, "a dcpi call-graph profile",
-			       CG_HDR_SIZE, CG_VERSION, err);
+	rc = kind_decode(&cg_format, buf, len, name, p, &p->image, err);
 	if (rc)
-		return rc;
-	p->image.size = get64(buf + COFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + COFF_MTIME);
-	why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id));
-	if (!why)
-		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
-	if (!why)
-		why = decode_body(&c, p);
-	if (why) {
-		rc = !strcmp(why, "out of memory") ? -ENOMEM : -EINVAL;
 		cg_profile_free(p);
-		return dcpi_errf(err, rc, "%s: %s", name, why);
-	}
-	return 0;
+	return rc;
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

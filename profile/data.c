@@ -112,65 +112,22 @@ static void share_sum(struct data_share *d, const struct data_share *s)
 	d->mask_b |= s->mask_b;
 }
 
-static int id_cmp_idx(const void *x, const void *y, void *arg)
+static void retag_keys(void *v, const uint32_t *map)
 {
-	const struct prof_image_id *v = arg;
+	struct data_profile *p = v;
 
-	return prof_image_id_cmp(&v[*(const uint32_t *)x], &v[*(const uint32_t *)y]);
-}
-
-/* The image table in prof_image_id_cmp order, so that merges in any order
- * give the same bytes; tags follow. */
-static int order_images(struct data_profile *p)
-{
-	uint32_t *ord, *map;
-	struct prof_image_id *v;
-	size_t k = 0;
-
-	if (!p->nimgs)
-		return 0;
-	ord = malloc(p->nimgs * sizeof(*ord));
-	map = malloc((p->nimgs + 1) * sizeof(*map));
-	v = malloc(p->nimgs * sizeof(*v));
-	if (!ord || !map || !v) {
-		free(ord);
-		free(map);
-		free(v);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < p->nimgs; i++)
-		ord[i] = (uint32_t)i;
-	qsort_r(ord, p->nimgs, sizeof(*ord), id_cmp_idx, p->imgs);
-	map[0] = 0;
-	for (size_t i = 0; i < p->nimgs; i++) {
-		const struct prof_image_id *id = &p->imgs[ord[i]];
-
-		if (prof_image_id_equal(id, &p->image)) {
-			map[ord[i] + 1] = 0;
-			continue;
-		}
-		if (!k || !prof_image_id_equal(&v[k - 1], id))
-			v[k++] = *id;
-		map[ord[i] + 1] = (uint32_t)k;
-	}
 	for (size_t i = 0; i < p->n; i++)
 		if (p->e[i].k.space == DATA_IMAGE || p->e[i].k.space == DATA_HEAP)
 			p->e[i].k.tag = map[p->e[i].k.tag];
 	for (size_t i = 0; i < p->ns; i++)
 		if (p->s[i].k.space == DATA_IMAGE || p->s[i].k.space == DATA_HEAP)
 			p->s[i].k.tag = map[p->s[i].k.tag];
-	free(p->imgs);
-	free(ord);
-	free(map);
-	p->imgs = v;
-	p->nimgs = k;
-	return 0;
 }
 
 int data_normalize(struct data_profile *p)
 {
 	size_t k = 0;
-	int rc = order_images(p);
+	int rc = kind_images_order(&p->image, &p->imgs, &p->nimgs, retag_keys, p);
 
 	if (rc)
 		return rc;
@@ -240,25 +197,20 @@ int data_profile_merge(struct data_profile *dst, const struct data_profile *src,
 
 /* --- codec ---------------------------------------------------------------- */
 
-static size_t id_len(const struct prof_image_id *id)
-{
-	return varint_len(id->size) + varint_len((uint64_t)id->mtime) +
-	       kind_string_len(id->build_id) + kind_string_len(id->path);
-}
-
 static size_t key_len(const struct data_key *k)
 {
 	return varint_len(k->space) + varint_len(k->tag) + varint_len(k->base) +
 	       varint_len(k->line);
 }
 
-static size_t encoded_size(const struct data_profile *p)
+static size_t encoded_size(const void *v)
 {
+	const struct data_profile *p = v;
 	size_t size = DATA_HDR_SIZE + kind_string_len(p->image.build_id) +
 		      kind_string_len(p->image.path);
 
 	for (size_t i = 0; i < p->nimgs; i++)
-		size += id_len(&p->imgs[i]);
+		size += kind_id_len(&p->imgs[i]);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct data_entry *e = &p->e[i];
 
@@ -314,8 +266,9 @@ static const char *share_why(const struct data_profile *p, size_t i)
 	return NULL;
 }
 
-static const char *check(const struct data_profile *p)
+static const char *check(const void *v)
 {
+	const struct data_profile *p = v;
 	const char *why = kind_check_id(&p->image);
 
 	if (why)
@@ -334,86 +287,46 @@ static const char *check(const struct data_profile *p)
 	return NULL;
 }
 
-static size_t put_v(uint8_t *b, size_t pos, uint64_t v)
-{
-	return pos + dcpi_varint_put(b + pos, v);
-}
-
 static size_t put_key(uint8_t *b, size_t pos, const struct data_key *k)
 {
-	pos = put_v(b, pos, k->space);
-	pos = put_v(b, pos, k->tag);
-	pos = put_v(b, pos, k->base);
-	return put_v(b, pos, k->line);
+	pos = kind_put_varint(b, pos, k->space);
+	pos = kind_put_varint(b, pos, k->tag);
+	pos = kind_put_varint(b, pos, k->base);
+	return kind_put_varint(b, pos, k->line);
 }
 
-static size_t put_body(const struct data_profile *p, uint8_t *b, size_t pos)
+static size_t put_body(const void *v, uint8_t *b, size_t pos)
 {
-	for (size_t i = 0; i < p->nimgs; i++) {
-		pos = put_v(b, pos, p->imgs[i].size);
-		pos = put_v(b, pos, (uint64_t)p->imgs[i].mtime);
-		pos = kind_put_string(b, pos, p->imgs[i].build_id);
-		pos = kind_put_string(b, pos, p->imgs[i].path);
-	}
+	const struct data_profile *p = v;
+
+	put64(b + DOFF_N, p->n);
+	put64(b + DOFF_NS, p->ns);
+	put64(b + DOFF_NIMGS, p->nimgs);
+	put64(b + DOFF_WINDOW, p->window_ns);
+	pos = kind_put_ids(b, pos, p->imgs, p->nimgs);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct data_entry *e = &p->e[i];
 
 		pos = put_key(b, pos, &e->k);
-		pos = put_v(b, pos, e->insn);
-		pos = put_v(b, pos, e->accesses);
-		pos = put_v(b, pos, e->loads);
-		pos = put_v(b, pos, e->stores);
-		pos = put_v(b, pos, e->mask);
-		pos = put_v(b, pos, e->size);
+		pos = kind_put_varint(b, pos, e->insn);
+		pos = kind_put_varint(b, pos, e->accesses);
+		pos = kind_put_varint(b, pos, e->loads);
+		pos = kind_put_varint(b, pos, e->stores);
+		pos = kind_put_varint(b, pos, e->mask);
+		pos = kind_put_varint(b, pos, e->size);
 	}
 	for (size_t i = 0; i < p->ns; i++) {
 		const struct data_share *s = &p->s[i];
 
 		pos = put_key(b, pos, &s->k);
-		pos = put_v(b, pos, s->seen);
-		pos = put_v(b, pos, s->true_w);
-		pos = put_v(b, pos, s->false_w);
-		pos = put_v(b, pos, s->true_mask);
-		pos = put_v(b, pos, s->mask_a);
-		pos = put_v(b, pos, s->mask_b);
+		pos = kind_put_varint(b, pos, s->seen);
+		pos = kind_put_varint(b, pos, s->true_w);
+		pos = kind_put_varint(b, pos, s->false_w);
+		pos = kind_put_varint(b, pos, s->true_mask);
+		pos = kind_put_varint(b, pos, s->mask_a);
+		pos = kind_put_varint(b, pos, s->mask_b);
 	}
 	return pos;
-}
-
-int data_encode(const struct data_profile *p, uint8_t **buf, size_t *len,
-		struct dcpi_err *err)
-{
-	const char *why = check(p);
-	size_t size, pos;
-	uint8_t *b;
-
-	*buf = NULL;
-	*len = 0;
-	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: data profile: cannot encode: %s",
-				 p->image.path, why);
-	size = encoded_size(p);
-	if (!(b = calloc(1, size)))
-		return dcpi_errf(err, -ENOMEM, "%s: data profile: out of memory", p->image.path);
-	kind_put_header(b, DATA_MAGIC, DATA_VERSION, size);
-	put64(b + DOFF_N, p->n);
-	put64(b + DOFF_NS, p->ns);
-	put64(b + DOFF_NIMGS, p->nimgs);
-	put64(b + DOFF_WINDOW, p->window_ns);
-	put64(b + DOFF_ISIZE, p->image.size);
-	put64(b + DOFF_MTIME, (uint64_t)p->image.mtime);
-	pos = kind_put_string(b, DATA_HDR_SIZE, p->image.build_id);
-	pos = kind_put_string(b, pos, p->image.path);
-	pos = put_body(p, b, pos);
-	if (pos != size) {
-		free(b);
-		return dcpi_errf(err, -EIO, "%s: data profile: encoded %zu bytes of %zu",
-				 p->image.path, pos, size);
-	}
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
 }
 
 static int next_n(struct kind_cursor *c, uint64_t *v, size_t n)
@@ -432,26 +345,6 @@ static int get_key(struct kind_cursor *c, struct data_key *k)
 		return 0;
 	*k = (struct data_key){ (uint32_t)v[0], (uint32_t)v[1], v[2], v[3] };
 	return 1;
-}
-
-static const char *get_images(struct kind_cursor *c, struct data_profile *p, uint64_t n)
-{
-	const char *why;
-	uint64_t v[2];
-
-	for (uint64_t i = 0; i < n; i++) {
-		struct prof_image_id *id = &p->imgs[i];
-
-		if (!next_n(c, v, 2))
-			return "image table truncated";
-		id->size = v[0];
-		id->mtime = (int64_t)v[1];
-		if ((why = kind_get_string(c, id->build_id, sizeof(id->build_id))) ||
-		    (why = kind_get_string(c, id->path, sizeof(id->path))))
-			return why;
-		p->nimgs = (size_t)i + 1;
-	}
-	return NULL;
 }
 
 static const char *get_records(struct kind_cursor *c, struct data_profile *p, uint64_t n,
@@ -485,13 +378,15 @@ static const char *get_records(struct kind_cursor *c, struct data_profile *p, ui
 
 /* Counts from the header, bounded by the body: an image takes at least 4
  * bytes, an entry 10, a sharing record 10. */
-static const char *decode_body(struct kind_cursor *c, struct data_profile *p)
+static const char *decode_body(struct kind_cursor *c, void *v)
 {
+	struct data_profile *p = v;
 	uint64_t n = get64(c->buf + DOFF_N), ns = get64(c->buf + DOFF_NS);
 	uint64_t ni = get64(c->buf + DOFF_NIMGS);
 	size_t body = c->size - c->pos;
 	const char *why;
 
+	p->window_ns = get64(c->buf + DOFF_WINDOW);
 	if (ni > DATA_IMGS_MAX || ni > body / 4 || n > body / 10 || ns > body / 10 ||
 	    ni * 4 + n * 10 + ns * 10 > body)
 		return "counts in the header do not fit in the file";
@@ -501,41 +396,36 @@ static const char *decode_body(struct kind_cursor *c, struct data_profile *p)
 		return "out of memory";
 	p->cap = (size_t)n;
 	p->caps = (size_t)ns;
-	if ((why = get_images(c, p, ni)) || (why = get_records(c, p, n, ns)))
+	if ((why = kind_get_ids(c, p->imgs, ni, &p->nimgs)) ||
+	    (why = get_records(c, p, n, ns)))
 		return why;
 	if (c->pos != c->size)
 		return "garbage after the records";
 	return check(p);
 }
 
+static const struct kind_format data_format = {
+	.magic = DATA_MAGIC, .what = "a dcpi data profile", .noun = "data profile",
+	.hdr_size = DATA_HDR_SIZE, .version = DATA_VERSION, .off_image = DOFF_ISIZE,
+	.check = check, .size = encoded_size, .put = put_body, .get = decode_body,
+};
+
+int data_encode(const struct data_profile *p, uint8_t **buf, size_t *len,
+		struct dcpi_err *err)
+{
+	return kind_encode(&data_format, p, &p->image, buf, len, err);
+}
+
 int data_decode(const uint8_t *buf, size_t len, const char *name, struct data_profile *p,
 		struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, DATA_HDR_SIZE };
-	const char *why;
 	int rc;
 
 	data_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, DATA_MAGIC, "a dcpi data profile",
-			       DATA_HDR_SIZE, DATA_VERSION, err);
+	rc = kind_decode(&data_format, buf, len, name, p, &p->image, err);
 	if (rc)
-		return rc;
-	p->window_ns = get64(buf + DOFF_WINDOW);
-	p->image.size = get64(buf + DOFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + DOFF_MTIME);
-	why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id));
-	if (!why)
-		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
-	if (!why)
-		why = decode_body(&c, p);
-	if (why) {
-		rc = !strcmp(why, "out of memory") ? -ENOMEM : -EINVAL;
 		data_profile_free(p);
-		return dcpi_errf(err, rc, "%s: %s", name, why);
-	}
-	return 0;
+	return rc;
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

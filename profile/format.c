@@ -39,6 +39,11 @@
 #define OFF_ISIZE 56
 #define OFF_MTIME 64
 
+static const struct kind_format prof_format = {
+	.magic = PROF_MAGIC, .what = "a dcpi profile", .noun = "profile",
+	.hdr_size = PROF_HDR_SIZE, .version = PROF_VERSION, .off_image = OFF_ISIZE,
+};
+
 static const char *prof_strings(const struct prof_profile *p, int i)
 {
 	switch (i) {
@@ -119,13 +124,11 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 	if (!b)
 		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory encoding %zu bytes",
 				 p->image.path, p->event, size);
-	kind_put_header(b, PROF_MAGIC, PROF_VERSION, size);
+	kind_put_head(&prof_format, b, size, &p->image);
 	put64(b + OFF_N, p->n);
 	put64(b + OFF_TOTAL, sum);
 	put64(b + OFF_PERIOD, dbl_bits(p->period));
 	put64(b + OFF_CPU, dbl_bits(p->cycles_per_unit));
-	put64(b + OFF_ISIZE, p->image.size);
-	put64(b + OFF_MTIME, (uint64_t)p->image.mtime);
 	pos = PROF_HDR_SIZE;
 	for (int i = 0; i < 4; i++)
 		pos = kind_put_string(b, pos, prof_strings(p, i));
@@ -133,10 +136,7 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 		pos += dcpi_varint_put(b + pos, p->e[i].offset - (i ? p->e[i - 1].offset : 0));
 		pos += dcpi_varint_put(b + pos, p->e[i].count);
 	}
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
+	return kind_sealed(b, size, buf, len);
 }
 
 static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const char *name,
@@ -196,25 +196,21 @@ static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const cha
 int prof_decode(const uint8_t *buf, size_t len, const char *name,
 		struct prof_profile *p, struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, PROF_HDR_SIZE };
+	struct kind_cursor c = { buf, len, 0 };
 	const char *why;
 	int rc;
 
 	prof_profile_init(p);
 	if (!name)
 		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, PROF_MAGIC, "a dcpi profile", PROF_HDR_SIZE,
-			       PROF_VERSION, err);
+	rc = kind_decode_head(&prof_format, &c, name, &p->image, err);
 	if (rc)
 		return rc;
 	p->period = bits_dbl(get64(buf + OFF_PERIOD));
 	p->cycles_per_unit = bits_dbl(get64(buf + OFF_CPU));
-	p->image.size = get64(buf + OFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + OFF_MTIME);
 	if (!(why = kind_get_string(&c, p->event, sizeof(p->event))) &&
-	    !(why = kind_get_string(&c, p->period_unit, sizeof(p->period_unit))) &&
-	    !(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))))
-		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
+	    !(why = kind_get_string(&c, p->period_unit, sizeof(p->period_unit))))
+		why = kind_get_id_names(&c, &p->image);
 	if (!why)
 		why = prof_check_fields(p);
 	if (why) {

@@ -111,49 +111,53 @@ out:
 	return found;
 }
 
-static int scan_segments(const struct elf_file *f, const uint8_t *eh, char *hex)
+/*
+ * Where the note areas are listed: the program headers (PT_NOTE) and the
+ * section headers (SHT_NOTE).  Each field's offset is [0] in ELFCLASS32,
+ * [1] in ELFCLASS64: in the ELF header, the table's offset, entry size and
+ * entry count; in an entry, its type and the area's offset and size; and
+ * the smallest entry size.  max: the most entries read.
+ */
+struct note_table {
+	uint8_t table[2], entsize[2], num[2];
+	uint8_t type[2], area[2], areasz[2];
+	uint8_t minent[2];
+	uint32_t note;
+	unsigned max;
+};
+
+static const struct note_table segments = {
+	{ 28, 32 }, { 42, 54 }, { 44, 56 }, { 0, 0 }, { 4, 8 }, { 16, 32 }, { 32, 56 },
+	PT_NOTE, PHDR_MAX,
+};
+
+static const struct note_table sections = {
+	{ 32, 40 }, { 46, 58 }, { 48, 60 }, { 4, 4 }, { 16, 24 }, { 20, 32 }, { 40, 64 },
+	SHT_NOTE, UINT16_MAX,
+};
+
+/* An address or offset: 8 bytes in ELFCLASS64, 4 in ELFCLASS32. */
+static uint64_t rd_word(const struct elf_file *f, const uint8_t *p)
 {
-	uint64_t phoff = f->is64 ? rd64(f, eh + 32) : rd32(f, eh + 28);
-	uint16_t phentsize = rd16(f, eh + (f->is64 ? 54 : 42));
-	uint16_t phnum = rd16(f, eh + (f->is64 ? 56 : 44));
-	uint8_t ph[64];
-
-	if (phentsize < (f->is64 ? 56 : 32) || phentsize > sizeof(ph) || phnum > PHDR_MAX)
-		return 0;
-	for (unsigned i = 0; i < phnum; i++) {
-		uint64_t off, sz;
-
-		if (read_at(f, phoff + (uint64_t)i * phentsize, ph, phentsize))
-			return 0;
-		if (rd32(f, ph) != PT_NOTE)
-			continue;
-		off = f->is64 ? rd64(f, ph + 8) : rd32(f, ph + 4);
-		sz = f->is64 ? rd64(f, ph + 32) : rd32(f, ph + 16);
-		if (scan_notes(f, off, sz, hex))
-			return 1;
-	}
-	return 0;
+	return f->is64 ? rd64(f, p) : rd32(f, p);
 }
 
-static int scan_sections(const struct elf_file *f, const uint8_t *eh, char *hex)
+static int scan_table(const struct elf_file *f, const uint8_t *eh, const struct note_table *t,
+		      char *hex)
 {
-	uint64_t shoff = f->is64 ? rd64(f, eh + 40) : rd32(f, eh + 32);
-	uint16_t shentsize = rd16(f, eh + (f->is64 ? 58 : 46));
-	uint16_t shnum = rd16(f, eh + (f->is64 ? 60 : 48));
-	uint8_t sh[64];
+	int k = f->is64;
+	uint64_t off = rd_word(f, eh + t->table[k]);
+	uint16_t entsize = rd16(f, eh + t->entsize[k]);
+	uint16_t num = rd16(f, eh + t->num[k]);
+	uint8_t e[64];
 
-	if (shentsize < (f->is64 ? 64 : 40) || shentsize > sizeof(sh))
+	if (entsize < t->minent[k] || entsize > sizeof(e) || num > t->max)
 		return 0;
-	for (unsigned i = 0; i < shnum; i++) {
-		uint64_t off, sz;
-
-		if (read_at(f, shoff + (uint64_t)i * shentsize, sh, shentsize))
+	for (unsigned i = 0; i < num; i++) {
+		if (read_at(f, off + (uint64_t)i * entsize, e, entsize))
 			return 0;
-		if (rd32(f, sh + 4) != SHT_NOTE)
-			continue;
-		off = f->is64 ? rd64(f, sh + 24) : rd32(f, sh + 16);
-		sz = f->is64 ? rd64(f, sh + 32) : rd32(f, sh + 20);
-		if (scan_notes(f, off, sz, hex))
+		if (rd32(f, e + t->type[k]) == t->note &&
+		    scan_notes(f, rd_word(f, e + t->area[k]), rd_word(f, e + t->areasz[k]), hex))
 			return 1;
 	}
 	return 0;
@@ -175,8 +179,8 @@ static void read_build_id(int fd, uint64_t size, char *hex)
 		return;
 	/* rd16/32/64 assemble bytes little-endian, or big-endian when swap. */
 	f.swap = eh[EI_DATA] == ELFDATA2MSB;
-	if (!scan_segments(&f, eh, hex))
-		scan_sections(&f, eh, hex);
+	if (!scan_table(&f, eh, &segments, hex))
+		scan_table(&f, eh, &sections, hex);
 }
 
 int prof_image_id_from_file(struct prof_image_id *id, const char *path,

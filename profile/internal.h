@@ -202,6 +202,66 @@ int kind_image_tag(const struct prof_image_id *own, struct prof_image_id **imgs,
 		   size_t max, const struct prof_image_id *id);
 const struct prof_image_id *kind_image_of(const struct prof_image_id *own,
 					  const struct prof_image_id *imgs, size_t n, uint32_t tag);
+/* A varint at pos of b: the position after it. */
+size_t kind_put_varint(uint8_t *b, size_t pos, uint64_t v);
+/* Image tables in the files: each identity as its size, mtime, build-id and
+ * path.  kind_id_len: the bytes one takes; kind_get_ids: n of them into v
+ * (*got: how many), NULL or why not; kind_get_id_names: the build-id and
+ * the path alone, as a file's own image follows its header. */
+size_t kind_id_len(const struct prof_image_id *id);
+size_t kind_put_ids(uint8_t *b, size_t pos, const struct prof_image_id *v, size_t n);
+const char *kind_get_ids(struct kind_cursor *c, struct prof_image_id *v, uint64_t n,
+			 size_t *got);
+const char *kind_get_id_names(struct kind_cursor *c, struct prof_image_id *id);
+/* The image table imgs[0..n) in prof_image_id_cmp order, duplicates and
+ * own folded, so that merges in any order give the same bytes; retag(p,
+ * map) renumbers p's tags (old tag t becomes map[t], t in [0, n]).  Nothing
+ * when n is 0; -ENOMEM. */
+int kind_images_order(const struct prof_image_id *own, struct prof_image_id **imgs, size_t *n,
+		      void (*retag)(void *p, const uint32_t *map), void *p);
+
+/*
+ * The layout of a kind's file around its own fields: the header (magic,
+ * version, CRC, size), the image's size and mtime at off_image and
+ * off_image + 8, the header hdr_size bytes long.  what names the file in a
+ * bad-magic error ("a dcpi data profile"), noun the profile in the
+ * others ("data profile").  Kinds whose body follows the image's build-id
+ * and path (call graphs, data profiles) give their callbacks on void
+ * pointers to kind_encode and kind_decode: check (NULL, or why p cannot be
+ * written), size (the bytes of its file), put (its own header fields and
+ * its body from pos: the position after them) and get (its own header
+ * fields from c->buf and the body at c: NULL, or why not; "out of memory"
+ * gives -ENOMEM).
+ */
+struct kind_format {
+	const char *magic;
+	const char *what;
+	const char *noun;
+	size_t hdr_size;
+	uint32_t version;
+	size_t off_image;
+	const char *(*check)(const void *p);
+	size_t (*size)(const void *p);
+	size_t (*put)(const void *p, uint8_t *b, size_t pos);
+	const char *(*get)(struct kind_cursor *c, void *p);
+};
+/* The header with the image's size and mtime into the size bytes at b
+ * (the kind's own fields, the CRC: the caller's). */
+void kind_put_head(const struct kind_format *f, uint8_t *b, size_t size,
+		   const struct prof_image_id *id);
+/* The encoder's end: b sealed (kind_seal) and handed over as *buf, *len; 0. */
+int kind_sealed(uint8_t *b, size_t size, uint8_t **buf, size_t *len);
+/* The header of c's bytes checked (errors naming name), the image's size
+ * and mtime into id, c at the end of the header: 0 or -EINVAL. */
+int kind_decode_head(const struct kind_format *f, struct kind_cursor *c, const char *name,
+		     struct prof_image_id *id, struct dcpi_err *err);
+/* buf into p (initialized by the caller, who frees it on error), its image
+ * into id; name NULL: "(buffer)". */
+int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, const char *name,
+		void *p, struct prof_image_id *id, struct dcpi_err *err);
+/* p, whose image is id, into a malloc'd *buf of *len bytes. */
+int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
+		uint8_t **buf, size_t *len, struct dcpi_err *err);
 /* Order identities by (path, size, mtime), so that keeping the smaller on
  * a merge is commutative and associative (profile.c). */
 int prof_image_id_cmp(const struct prof_image_id *a, const struct prof_image_id *b);

@@ -381,3 +381,185 @@ const struct prof_image_id *kind_image_of(const struct prof_image_id *own,
 		return own;
 	return tag <= n ? &imgs[tag - 1] : NULL;
 }
+
+size_t kind_put_varint(uint8_t *b, size_t pos, uint64_t v)
+{
+	return pos + dcpi_varint_put(b + pos, v);
+}
+
+size_t kind_id_len(const struct prof_image_id *id)
+{
+	return varint_len(id->size) + varint_len((uint64_t)id->mtime) +
+	       kind_string_len(id->build_id) + kind_string_len(id->path);
+}
+
+size_t kind_put_ids(uint8_t *b, size_t pos, const struct prof_image_id *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		pos = kind_put_varint(b, pos, v[i].size);
+		pos = kind_put_varint(b, pos, (uint64_t)v[i].mtime);
+		pos = kind_put_string(b, pos, v[i].build_id);
+		pos = kind_put_string(b, pos, v[i].path);
+	}
+	return pos;
+}
+
+const char *kind_get_id_names(struct kind_cursor *c, struct prof_image_id *id)
+{
+	const char *why = kind_get_string(c, id->build_id, sizeof(id->build_id));
+
+	return why ? why : kind_get_string(c, id->path, sizeof(id->path));
+}
+
+const char *kind_get_ids(struct kind_cursor *c, struct prof_image_id *v, uint64_t n,
+			 size_t *got)
+{
+	const char *why;
+	uint64_t w[2];
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (!kind_next(c, &w[0]) || !kind_next(c, &w[1]))
+			return "image table truncated";
+		v[i].size = w[0];
+		v[i].mtime = (int64_t)w[1];
+		if ((why = kind_get_id_names(c, &v[i])))
+			return why;
+		*got = (size_t)i + 1;
+	}
+	return NULL;
+}
+
+static int id_cmp_idx(const void *x, const void *y, void *arg)
+{
+	const struct prof_image_id *v = arg;
+
+	return prof_image_id_cmp(&v[*(const uint32_t *)x], &v[*(const uint32_t *)y]);
+}
+
+/* map[t]: the new tag of old tag t, for t in [0, n]; v: the folded table. */
+static size_t fold_images(const struct prof_image_id *own, const struct prof_image_id *imgs,
+			  size_t n, const uint32_t *ord, struct prof_image_id *v, uint32_t *map)
+{
+	size_t k = 0;
+
+	map[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_image_id *id = &imgs[ord[i]];
+
+		if (prof_image_id_equal(id, own)) {
+			map[ord[i] + 1] = 0;
+			continue;
+		}
+		if (!k || !prof_image_id_equal(&v[k - 1], id))
+			v[k++] = *id;
+		map[ord[i] + 1] = (uint32_t)k;
+	}
+	return k;
+}
+
+int kind_images_order(const struct prof_image_id *own, struct prof_image_id **imgs, size_t *n,
+		      void (*retag)(void *p, const uint32_t *map), void *p)
+{
+	uint32_t *ord, *map;
+	struct prof_image_id *v;
+	int rc = -ENOMEM;
+
+	if (!*n)
+		return 0;
+	ord = malloc(*n * sizeof(*ord));
+	map = malloc((*n + 1) * sizeof(*map));
+	v = malloc(*n * sizeof(*v));
+	if (ord && map && v) {
+		for (size_t i = 0; i < *n; i++)
+			ord[i] = (uint32_t)i;
+		qsort_r(ord, *n, sizeof(*ord), id_cmp_idx, *imgs);
+		*n = fold_images(own, *imgs, *n, ord, v, map);
+		retag(p, map);
+		free(*imgs);
+		*imgs = v;
+		v = NULL;
+		rc = 0;
+	}
+	free(ord);
+	free(map);
+	free(v);
+	return rc;
+}
+
+void kind_put_head(const struct kind_format *f, uint8_t *b, size_t size,
+		   const struct prof_image_id *id)
+{
+	kind_put_header(b, f->magic, f->version, size);
+	put64(b + f->off_image, id->size);
+	put64(b + f->off_image + 8, (uint64_t)id->mtime);
+}
+
+int kind_sealed(uint8_t *b, size_t size, uint8_t **buf, size_t *len)
+{
+	kind_seal(b, size);
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+int kind_decode_head(const struct kind_format *f, struct kind_cursor *c, const char *name,
+		     struct prof_image_id *id, struct dcpi_err *err)
+{
+	int rc = kind_check_header(c->buf, c->size, name, f->magic, f->what, f->hdr_size,
+				   f->version, err);
+
+	if (rc)
+		return rc;
+	c->pos = f->hdr_size;
+	id->size = get64(c->buf + f->off_image);
+	id->mtime = (int64_t)get64(c->buf + f->off_image + 8);
+	return 0;
+}
+
+int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, const char *name,
+		void *p, struct prof_image_id *id, struct dcpi_err *err)
+{
+	struct kind_cursor c = { buf, len, 0 };
+	const char *why;
+	int rc;
+
+	if (!name)
+		name = "(buffer)";
+	rc = kind_decode_head(f, &c, name, id, err);
+	if (rc)
+		return rc;
+	why = kind_get_id_names(&c, id);
+	if (!why)
+		why = f->get(&c, p);
+	if (!why)
+		return 0;
+	rc = !strcmp(why, "out of memory") ? -ENOMEM : -EINVAL;
+	return dcpi_errf(err, rc, "%s: %s", name, why);
+}
+
+int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
+		uint8_t **buf, size_t *len, struct dcpi_err *err)
+{
+	const char *why = f->check(p);
+	size_t size, pos;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (why)
+		return dcpi_errf(err, -EINVAL, "%s: %s: cannot encode: %s", id->path, f->noun,
+				 why);
+	size = f->size(p);
+	if (!(b = calloc(1, size)))
+		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory", id->path, f->noun);
+	kind_put_head(f, b, size, id);
+	pos = kind_put_string(b, f->hdr_size, id->build_id);
+	pos = kind_put_string(b, pos, id->path);
+	pos = f->put(p, b, pos);
+	if (pos != size) {
+		free(b);
+		return dcpi_errf(err, -EIO, "%s: %s: encoded %zu bytes of %zu", id->path, f->noun,
+				 pos, size);
+	}
+	return kind_sealed(b, size, buf, len);
+}

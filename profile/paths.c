@@ -245,6 +245,11 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 	return from + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
+static const struct kind_format path_format = {
+	.magic = PATH_MAGIC, .what = "a dcpi path profile", .noun = "paths",
+	.hdr_size = PATH_HDR_SIZE, .version = PATH_VERSION, .off_image = POFF_ISIZE,
+};
+
 static const char *path_strings(const struct path_profile *p, int i)
 {
 	switch (i) {
@@ -353,22 +358,17 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 	if (!b)
 		return dcpi_errf(err, -ENOMEM, "%s: paths: out of memory encoding %zu bytes",
 				 p->image.path, size);
-	kind_put_header(b, PATH_MAGIC, PATH_VERSION, size);
+	kind_put_head(&path_format, b, size, &p->image);
 	put64(b + POFF_NEDGES, p->nedges);
 	put64(b + POFF_NSTEPS, p->nsteps);
 	put64(b + POFF_ETOTAL, et);
 	put64(b + POFF_STOTAL, st);
 	put64(b + POFF_BURSTS, p->bursts);
-	put64(b + POFF_ISIZE, p->image.size);
-	put64(b + POFF_MTIME, (uint64_t)p->image.mtime);
 	put32(b + POFF_FLAGS, p->flags);
 	for (int i = 0; i < 3; i++)
 		pos = kind_put_string(b, pos, path_strings(p, i));
 	put_records(p, b, pos);
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
+	return kind_sealed(b, size, buf, len);
 }
 
 static int decode_edges(struct kind_cursor *c, uint64_t n, const char *name,
@@ -474,24 +474,20 @@ static int decode_records(struct kind_cursor *c, const char *name, struct path_p
 int path_decode(const uint8_t *buf, size_t len, const char *name,
 		struct path_profile *p, struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, PATH_HDR_SIZE };
+	struct kind_cursor c = { buf, len, 0 };
 	const char *why;
 	int rc;
 
 	path_profile_init(p);
 	if (!name)
 		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, PATH_MAGIC, "a dcpi path profile", PATH_HDR_SIZE,
-			       PATH_VERSION, err);
+	rc = kind_decode_head(&path_format, &c, name, &p->image, err);
 	if (rc)
 		return rc;
 	p->bursts = get64(buf + POFF_BURSTS);
-	p->image.size = get64(buf + POFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + POFF_MTIME);
 	p->flags = get32(buf + POFF_FLAGS);
-	if (!(why = kind_get_string(&c, p->source, sizeof(p->source))) &&
-	    !(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))))
-		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
+	if (!(why = kind_get_string(&c, p->source, sizeof(p->source))))
+		why = kind_get_id_names(&c, &p->image);
 	if (!why)
 		why = path_check_fields(p);
 	if (why) {

@@ -810,6 +810,11 @@ static const char *check_profile(const struct val_profile *p, char *why, size_t 
 	return NULL;
 }
 
+static const struct kind_format val_format = {
+	.magic = VAL_MAGIC, .what = "a dcpi value profile", .noun = "values",
+	.hdr_size = VAL_HDR_SIZE, .version = VAL_VERSION, .off_image = VOFF_ISIZE,
+};
+
 int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
 	char w[256];
@@ -827,17 +832,12 @@ int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct d
 	if (!b)
 		return dcpi_errf(err, -ENOMEM, "%s: values: out of memory encoding %zu bytes",
 				 p->image.path, size);
-	kind_put_header(b, VAL_MAGIC, VAL_VERSION, size);
+	kind_put_head(&val_format, b, size, &p->image);
 	put64(b + VOFF_NLISTS, p->nlists);
 	put64(b + VOFF_NIMAGES, p->nimages);
 	put64(b + VOFF_SAMPLES, p->samples);
-	put64(b + VOFF_ISIZE, p->image.size);
-	put64(b + VOFF_MTIME, (uint64_t)p->image.mtime);
 	put_body(p, b, VAL_HDR_SIZE);
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
+	return kind_sealed(b, size, buf, len);
 }
 
 static int decode_images(struct kind_cursor *c, uint64_t n, const char *name,
@@ -967,22 +967,18 @@ static int decode_records(struct kind_cursor *c, const char *name, struct val_pr
 int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
 	       struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, VAL_HDR_SIZE };
+	struct kind_cursor c = { buf, len, 0 };
 	const char *why;
 	int rc;
 
 	val_profile_init(p);
 	if (!name)
 		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, VAL_MAGIC, "a dcpi value profile", VAL_HDR_SIZE,
-			       VAL_VERSION, err);
+	rc = kind_decode_head(&val_format, &c, name, &p->image, err);
 	if (rc)
 		return rc;
 	p->samples = get64(buf + VOFF_SAMPLES);
-	p->image.size = get64(buf + VOFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + VOFF_MTIME);
-	if (!(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))) &&
-	    !(why = kind_get_string(&c, p->image.path, sizeof(p->image.path))))
+	if (!(why = kind_get_id_names(&c, &p->image)))
 		why = kind_check_id(&p->image);
 	if (why) {
 		val_profile_init(p);

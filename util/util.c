@@ -169,6 +169,18 @@ int dcpi_grow(void **v, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+void dcpi_buf_put(struct dcpi_buf *b, const void *v, size_t n)
+{
+	if (b->oom || !n)
+		return;
+	if (dcpi_grow((void **)&b->p, &b->cap, b->n + n, 1)) {
+		b->oom = 1;
+		return;
+	}
+	memcpy(b->p + b->n, v, n);
+	b->n += n;
+}
+
 /* The first index whose key is above key (upper) or not below it. */
 static size_t bound(const void *base, size_t n, size_t size, size_t off, uint64_t key,
 		    int upper)

@@ -74,20 +74,11 @@ int cg_profile_merge(struct cg_profile *dst, const struct cg_profile *src,
 		     struct dcpi_err *err);
 uint64_t cg_profile_total(const struct cg_profile *p);
 
-int cg_encode(const struct cg_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err);
-int cg_decode(const uint8_t *buf, size_t len, const char *name, struct cg_profile *p,
-	      struct dcpi_err *err);
-int cg_file_write(const char *path, const struct cg_profile *p, struct dcpi_err *err);
-int cg_file_read(const char *path, struct cg_profile *p, struct dcpi_err *err);
-int cg_file_merge(const char *path, const struct cg_profile *p, struct dcpi_err *err);
-
-int cg_epoch_write(struct prof_db *db, const char *epoch, const struct cg_profile *p,
-		   struct dcpi_err *err);
-int cg_epoch_read(struct prof_db *db, const char *epoch, struct cg_profile **out,
-		  size_t *n, struct dcpi_err *err);
-void cg_profiles_free(struct cg_profile *p, size_t n);
-int cg_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
-		   const char *src_epoch, struct dcpi_err *err);
+/* cg_encode, cg_decode, cg_file_write, cg_file_read, cg_file_merge; files
+ * "<key>.cg": cg_epoch_write, cg_epoch_read, cg_profiles_free, cg_epoch_merge
+ * (include/dcpi/profile.h, PROF_KIND_FILE_DECLARE). */
+PROF_KIND_FILE_DECLARE(cg, cg_profile);
+PROF_KIND_EPOCH_DECLARE(cg, cg_profile);
 
 /*
  * The collector's stack table (collect/callchain.c), for `dcpi record -g`,

@@ -97,21 +97,12 @@ int data_normalize(struct data_profile *p);
 int data_profile_merge(struct data_profile *dst, const struct data_profile *src,
 		       struct dcpi_err *err);
 
-int data_encode(const struct data_profile *p, uint8_t **buf, size_t *len,
-		struct dcpi_err *err);
-int data_decode(const uint8_t *buf, size_t len, const char *name, struct data_profile *p,
-		struct dcpi_err *err);
-int data_file_write(const char *path, const struct data_profile *p, struct dcpi_err *err);
-int data_file_read(const char *path, struct data_profile *p, struct dcpi_err *err);
-int data_file_merge(const char *path, const struct data_profile *p, struct dcpi_err *err);
-
-int data_epoch_write(struct prof_db *db, const char *epoch, const struct data_profile *p,
-		     struct dcpi_err *err);
-int data_epoch_read(struct prof_db *db, const char *epoch, struct data_profile **out,
-		    size_t *n, struct dcpi_err *err);
-void data_profiles_free(struct data_profile *p, size_t n);
-int data_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
-		     const char *src_epoch, struct dcpi_err *err);
+/* data_encode, data_decode, data_file_write, data_file_read,
+ * data_file_merge; files "<key>.data": data_epoch_write, data_epoch_read,
+ * data_profiles_free, data_epoch_merge (include/dcpi/profile.h,
+ * PROF_KIND_FILE_DECLARE). */
+PROF_KIND_FILE_DECLARE(data, data_profile);
+PROF_KIND_EPOCH_DECLARE(data, data_profile);
 
 /*
  * The report of `dcpi mem` / dcpimem (report/mem.c; docs/data.md): objects

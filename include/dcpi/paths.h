@@ -80,30 +80,14 @@ uint64_t path_profile_step(const struct path_profile *p, uint64_t offset);
  * every error message starts with name.
  */
 size_t path_encoded_size(const struct path_profile *p);
-int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
-		struct dcpi_err *err);
-int path_decode(const uint8_t *buf, size_t len, const char *name,
-		struct path_profile *p, struct dcpi_err *err);
-int path_file_write(const char *path, const struct path_profile *p, struct dcpi_err *err);
-int path_file_read(const char *path, struct path_profile *p, struct dcpi_err *err);
+/* path_encode, path_decode, path_file_write, path_file_read, path_file_merge;
+ * path_epoch_write, path_epoch_read, path_profiles_free, path_epoch_merge
+ * (include/dcpi/profile.h, PROF_KIND_FILE_DECLARE). */
+PROF_KIND_FILE_DECLARE(path, path_profile);
+PROF_KIND_EPOCH_DECLARE(path, path_profile);
 /* Transitions from a text file (dcpicalc --path-edges): lines "FROM TO COUNT",
  * FROM and TO hex file offsets or - for elsewhere, COUNT decimal; # comments
  * and blank lines skipped.  Errors name the file and line. */
 int path_text_read(const char *path, struct path_profile *p, struct dcpi_err *err);
-/* Merge p into the file at path (created if absent), atomically, locked. */
-int path_file_merge(const char *path, const struct path_profile *p, struct dcpi_err *err);
-
-/* Merge one image's paths into the epoch's "<key>.paths" file. */
-int path_epoch_write(struct prof_db *db, const char *epoch, const struct path_profile *p,
-		     struct dcpi_err *err);
-/* Every path profile of an epoch (sorted by file name), none: *n = 0.
- * Free with path_profiles_free. */
-int path_epoch_read(struct prof_db *db, const char *epoch, struct path_profile **out,
-		    size_t *n, struct dcpi_err *err);
-void path_profiles_free(struct path_profile *p, size_t n);
-/* Merge the path files of src_epoch of src into dst_epoch of dst (the .prof
- * files and the metadata are prof_epoch_merge's). */
-int path_epoch_merge(struct prof_db *dst, const char *dst_epoch,
-		     struct prof_db *src, const char *src_epoch, struct dcpi_err *err);
 
 #endif /* DCPI_PATHS_H */

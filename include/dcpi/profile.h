@@ -83,19 +83,44 @@ void prof_image_id_unknown(struct prof_image_id *id);
  */
 int prof_image_key(const struct prof_image_id *id, char *out, size_t len);
 
+/*
+ * The functions every profile kind kept in files has (this header's
+ * sample profiles; callgraph.h, data.h, paths.h, values.h), for struct TYPE:
+ *   PFX_encode, PFX_decode: to and from a buffer of a file's bytes (decode
+ *     validates everything, every error names name, "(buffer)" when NULL);
+ *   PFX_file_write: atomically (temporary file, fsync, rename);
+ *   PFX_file_read: read and validate, errors naming the file and the reason;
+ *   PFX_file_merge: p merged into the file at path (created when absent),
+ *     atomically, under a lock on its directory.
+ * And of the per-image kinds kept beside an epoch's sample profiles in a
+ * file "<key><suffix>" each (the key of prof_image_key; profile/kind.c):
+ *   PFX_epoch_write: p merged into its image's file of the epoch;
+ *   PFX_epoch_read: every profile of an epoch, sorted by file name (none:
+ *     *n = 0; damaged files skipped with a note), freed by PFX_profiles_free;
+ *   PFX_epoch_merge: the kind's files of src_epoch of src into dst_epoch of
+ *     dst (the .prof files and the metadata are prof_epoch_merge's).
+ */
+#define PROF_KIND_FILE_DECLARE(pfx, type)						\
+int pfx##_encode(const struct type *p, uint8_t **buf, size_t *len, struct dcpi_err *err); \
+int pfx##_decode(const uint8_t *buf, size_t len, const char *name, struct type *p,	\
+		 struct dcpi_err *err);							\
+int pfx##_file_write(const char *path, const struct type *p, struct dcpi_err *err);	\
+int pfx##_file_read(const char *path, struct type *p, struct dcpi_err *err);		\
+int pfx##_file_merge(const char *path, const struct type *p, struct dcpi_err *err)
+
+#define PROF_KIND_EPOCH_DECLARE(pfx, type)						\
+int pfx##_epoch_write(struct prof_db *db, const char *epoch, const struct type *p,	\
+		      struct dcpi_err *err);						\
+int pfx##_epoch_read(struct prof_db *db, const char *epoch, struct type **out, size_t *n, \
+		     struct dcpi_err *err);						\
+void pfx##_profiles_free(struct type *p, size_t n);					\
+int pfx##_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,	\
+		      const char *src_epoch, struct dcpi_err *err)
+
 /* Bytes the encoded file takes (header included), for bytes-per-entry figures. */
 size_t prof_encoded_size(const struct prof_profile *p);
-/* Encode to / decode from a memory buffer (decode validates everything). */
-int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
-		struct dcpi_err *err);
-int prof_decode(const uint8_t *buf, size_t len, const char *name,
-		struct prof_profile *p, struct dcpi_err *err);
-/* Write atomically (temporary file, fsync, rename). */
-int prof_file_write(const char *path, const struct prof_profile *p, struct dcpi_err *err);
-/* Read and validate; errors name the file and the reason. */
-int prof_file_read(const char *path, struct prof_profile *p, struct dcpi_err *err);
-/* Merge p into the file at path (created if absent), atomically. */
-int prof_file_merge(const char *path, const struct prof_profile *p, struct dcpi_err *err);
+/* prof_encode, prof_decode, prof_file_write, prof_file_read, prof_file_merge */
+PROF_KIND_FILE_DECLARE(prof, prof_profile);
 
 /* Make the size and CRC-32C fields of the len bytes (at least 24) of a
  * profile file of any kind (.prof, .paths, .values) match them: how tests

@@ -52,6 +52,16 @@ void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
  * -ENOMEM with *v and *cap as they were. */
 int dcpi_grow(void **v, size_t *cap, size_t need, size_t size);
 
+/* Bytes appended to a buffer that grows (dcpi_grow) as they come; when an
+ * allocation fails, oom is set and what follows is dropped, for the writer
+ * to check once at the end.  Start from { 0 }; free p. */
+struct dcpi_buf {
+	uint8_t *p;
+	size_t n, cap;
+	int oom;
+};
+void dcpi_buf_put(struct dcpi_buf *b, const void *v, size_t n);
+
 /*
  * Binary search in the array base of n elements of size bytes, sorted by
  * the uint64_t at byte offset off of each (offsetof(struct x, field)):

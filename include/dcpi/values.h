@@ -162,22 +162,11 @@ int val_profile_merge(struct val_profile *dst, const struct val_profile *src,
  * Decode validates everything (every error message starts with name) and
  * never reads outside its buffer (fuzz/fuzz_values.c).
  */
-int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err);
-int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
-	       struct dcpi_err *err);
-int val_file_write(const char *path, const struct val_profile *p, struct dcpi_err *err);
-int val_file_read(const char *path, struct val_profile *p, struct dcpi_err *err);
-/* Merge p into the file at path (created if absent), atomically, locked. */
-int val_file_merge(const char *path, const struct val_profile *p, struct dcpi_err *err);
-
-int val_epoch_write(struct prof_db *db, const char *epoch, const struct val_profile *p,
-		    struct dcpi_err *err);
-/* Every value profile of an epoch (sorted by file name); none: *n = 0. */
-int val_epoch_read(struct prof_db *db, const char *epoch, struct val_profile **out, size_t *n,
-		   struct dcpi_err *err);
-void val_profiles_free(struct val_profile *p, size_t n);
-int val_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
-		    const char *src_epoch, struct dcpi_err *err);
+/* val_encode, val_decode, val_file_write, val_file_read, val_file_merge;
+ * val_epoch_write, val_epoch_read, val_profiles_free, val_epoch_merge
+ * (include/dcpi/profile.h, PROF_KIND_FILE_DECLARE). */
+PROF_KIND_FILE_DECLARE(val, val_profile);
+PROF_KIND_EPOCH_DECLARE(val, val_profile);
 
 /*
  * The marking plan (docs/values.md, "Marking plan"): "plan.txt" in an
