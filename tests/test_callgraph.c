@@ -24,13 +24,6 @@ static int setup(void **state)
 	return tu_run_setup(&bin, wl, sizeof(wl), "calltree", ws, sizeof(ws), "callgraph");
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void make_id(struct prof_image_id *id, const char *path, const char *bid)
 {
 	memset(id, 0, sizeof(*id));
@@ -305,14 +298,10 @@ static const char pprof_py[] =
 static void test_pprof_stacks(void **state)
 {
 	char path[PROF_PATH_MAX];
-	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/pprof.py", ws);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(pprof_py, f);
-	fclose(f);
+	tu_write_text(path, pprof_py);
 	if (tu_sh("cd %s && %s export --pprof --db db -o p.pb.gz 2> exp.err && "
 		  "python3 pprof.py p.pb.gz", ws, bin)) {
 		tu_sh("cat %s/exp.err >&2", ws);
@@ -373,5 +362,5 @@ int main(void)
 		cmocka_unit_test(test_import_perf),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

@@ -284,7 +284,6 @@ static void test_live_and_file_agree(void **state)
 	struct prof_db *db;
 	size_t nl, nf;
 	ssize_t len;
-	FILE *f;
 
 	(void)state;
 	assert_non_null(p);
@@ -292,10 +291,7 @@ static void test_live_and_file_agree(void **state)
 	assert_true(len > 0);
 	exe[len] = '\0';
 	snprintf(lib, sizeof(lib), "%s/lib.bin", tmpdir);
-	f = fopen(lib, "w");
-	assert_non_null(f);
-	fputs("not an ELF: keyed by path, size and mtime\n", f);
-	fclose(f);
+	tu_write_text(lib, "not an ELF: keyed by path, size and mtime\n");
 	script(p, exe, lib);
 
 	live_session(&s, &o, k);
