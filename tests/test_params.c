@@ -119,11 +119,10 @@ static void test_img_params(void **state)
 static uint64_t entry[3];
 
 /* All six argument registers fed at each entry (register r holds 100 + r). */
-static void fill_args(struct val_profile *vp, const char *image)
+static void fill_args(struct val_profile *vp)
 {
 	struct val_rng r = { 777 };
 
-	(void)image;
 	for (size_t i = 0; i < 3; i++) {
 		for (uint32_t a = 0; a < 6; a++) {
 			struct val_hotlist *h = val_profile_list(vp, entry[i], VAL_ARG0 + a);

@@ -65,14 +65,13 @@ static void find_offsets(void)
 	img_close(img);
 }
 
-static void fill_values(struct val_profile *vp, const char *image)
+static void fill_values(struct val_profile *vp)
 {
 	struct val_rng r = { 12345 };
 	struct prof_image_id oid;
 	struct dcpi_err err;
 	int tag;
 
-	(void)image;
 	assert_int_equal(prof_image_id_from_file(&oid, t.other, &err), 0);
 	tag = val_profile_image_tag(vp, &oid);
 	assert_true(tag == 1);

@@ -78,11 +78,10 @@ static void find_offsets(void)
 	img_close(img);
 }
 
-static void fill_values(struct val_profile *vp, const char *image)
+static void fill_values(struct val_profile *vp)
 {
 	struct val_rng r = { 4242 };
 
-	(void)image;
 	/* vl_walk(a, n): n is always 64 (read: test %rsi); a always the same
 	 * address (an object fixed for the run: no clone for it) */
 	tu_val_feed(vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 0, 0, 1);

@@ -86,8 +86,8 @@ static inline void tu_val_feed(struct val_profile *vp, struct val_rng *r, uint64
 	vp->samples += n;
 }
 
-/* Feed the value profile vp of image (its image id set) its hotlists. */
-typedef void (*tu_fill_values)(struct val_profile *vp, const char *image);
+/* Feed the value profile vp (its image id set) its hotlists. */
+typedef void (*tu_fill_values)(struct val_profile *vp);
 
 /* A database at dir/name whose one epoch holds a cycles profile of image
  * with the n samples at (testutil.h's tu_cycles_db) and, unless fill is
@@ -105,7 +105,7 @@ static inline void tu_vals_db(const char *dir, const char *name, const char *ima
 	if (fill) {
 		val_profile_init(&vp);
 		assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
-		fill(&vp, image);
+		fill(&vp);
 		assert_int_equal(val_profile_normalize(&vp), 0);
 		assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
 		val_profile_free(&vp);
