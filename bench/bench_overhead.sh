@@ -25,15 +25,9 @@ fi
 dcpi="$BUILD/dcpi"
 floor="$BUILD/bench/floor"
 wl="$BUILD/workloads"
-tmp=$(mktemp -d /tmp/dcpi-ovh.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-for f in "$dcpi" "$wl/cpubound" "$wl/membound"; do
-	if [ ! -x "$f" ]; then
-		echo "bench_overhead: $f: not built (make all-tests), skipped"
-		exit 0
-	fi
-done
+. bench/lib.sh
+bench_tmp ovh
+bench_need bench_overhead -x "$dcpi" "$wl/cpubound" "$wl/membound"
 mkdir -p "$BUILD/bench"
 $CC -std=gnu11 -O2 -o "$floor" bench/floor.c
 have_perf=0

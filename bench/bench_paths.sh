@@ -19,16 +19,11 @@ set -e
 : "${PATHS_RATES:=50:32 100:32 250:32}"
 dcpi="$BUILD/dcpi"
 cpu="$BUILD/workloads/cpubound"
-tmp=$(mktemp -d /tmp/dcpi-bpaths.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. bench/lib.sh
+bench_tmp bpaths
 
 command -v bash >/dev/null 2>&1 || { echo "bench_paths: needs bash (its time builtin)"; exit 0; }
-for f in "$dcpi" "$cpu" "$BUILD/libdcpi-paths.so"; do
-	if [ ! -e "$f" ]; then
-		echo "bench_paths: $f: not built (make all-tests), skipped"
-		exit 0
-	fi
-done
+bench_need bench_paths -e "$dcpi" "$cpu" "$BUILD/libdcpi-paths.so"
 mkdir -p "$BUILD/bench"
 if $CC -std=gnu11 -O2 -o "$BUILD/bench/step_cost" bench/step_cost.c; then
 	echo "== one single step, least of 5 runs of 20000; load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -114,7 +114,6 @@ static void test_file_round_trip(void **state)
 	struct dcpi_err err = { 0 };
 	struct est_opts o;
 	char dir[256], path[300], dbpath[4200];
-	FILE *fp;
 
 	(void)state;
 	memset(&cal, 0, sizeof(cal));
@@ -158,15 +157,9 @@ static void test_file_round_trip(void **state)
 	est_opts_calibrated(&o, &back);
 	assert_true(o.stall_exposure < 0);
 	/* a later version is refused, not misread */
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs("version 2\nmodel zen4\nskid 1\n", fp);
-	fclose(fp);
+	tu_write_text(path, "version 2\nmodel zen4\nskid 1\n");
 	assert_int_equal(est_calib_read(path, &back, &err), -EINVAL);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs("version 1\nmodel zen4\nskid 9\n", fp);
-	fclose(fp);
+	tu_write_text(path, "version 1\nmodel zen4\nskid 9\n");
 	assert_int_equal(est_calib_read(path, &back, &err), -EINVAL);
 	remove(path);
 	assert_int_equal(est_calib_read(path, &back, &err), -ENOENT);

@@ -24,13 +24,6 @@ static int setup(void **state)
 	return tu_run_setup(&bin, wl, sizeof(wl), "calltree", ws, sizeof(ws), "callgraph");
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tu_rm_tree(ws);
-	return 0;
-}
-
 static void make_id(struct prof_image_id *id, const char *path, const char *bid)
 {
 	memset(id, 0, sizeof(*id));
@@ -212,6 +205,15 @@ static void test_epoch(void **state)
 
 /* The known tree (tests/workloads/calltree.c) recorded with -g: each
  * caller's and callee's share within 2 points of its share of the work. */
+static const struct {
+	const char *list, *proc, *want;	/* --callers or --callees of proc: shares */
+} shares[] = {
+	{ "callers", "leaf", "{'a': 30, 'b': 10, 'mid': 60}" },
+	{ "callers", "mid", "{'a': 100 / 3, 'b': 200 / 3}" },
+	{ "callees", "b", "{'leaf': 20, 'mid': 80}" },
+	{ "callees", "main", "{'a': 50, 'b': 50}" },
+};
+
 static void test_record_callers(void **state)
 {
 	char args[2 * PROF_PATH_MAX];
@@ -230,18 +232,12 @@ static void test_record_callers(void **state)
 		tu_sh("cat %s/rec.err >&2", ws);
 		fail_msg("dcpi record -g failed");
 	}
-	snprintf(args, sizeof(args), "prof --db %s/db --callers leaf", ws);
-	snprintf(py, sizeof(py), share, "callers", "{'a': 30, 'b': 10, 'mid': 60}");
-	tu_check_json(bin, ws, args, py);
-	snprintf(args, sizeof(args), "prof --db %s/db --callers mid", ws);
-	snprintf(py, sizeof(py), share, "callers", "{'a': 100 / 3, 'b': 200 / 3}");
-	tu_check_json(bin, ws, args, py);
-	snprintf(args, sizeof(args), "prof --db %s/db --callees b", ws);
-	snprintf(py, sizeof(py), share, "callees", "{'leaf': 20, 'mid': 80}");
-	tu_check_json(bin, ws, args, py);
-	snprintf(args, sizeof(args), "prof --db %s/db --callees main", ws);
-	snprintf(py, sizeof(py), share, "callees", "{'a': 50, 'b': 50}");
-	tu_check_json(bin, ws, args, py);
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++) {
+		snprintf(args, sizeof(args), "prof --db %s/db --%s %s", ws, shares[i].list,
+			 shares[i].proc);
+		snprintf(py, sizeof(py), share, shares[i].list, shares[i].want);
+		tu_check_json(bin, ws, args, py);
+	}
 }
 
 /* The pprof export of the same recording: each path to leaf a sample of
@@ -302,14 +298,10 @@ static const char pprof_py[] =
 static void test_pprof_stacks(void **state)
 {
 	char path[PROF_PATH_MAX];
-	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/pprof.py", ws);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(pprof_py, f);
-	fclose(f);
+	tu_write_text(path, pprof_py);
 	if (tu_sh("cd %s && %s export --pprof --db db -o p.pb.gz 2> exp.err && "
 		  "python3 pprof.py p.pb.gz", ws, bin)) {
 		tu_sh("cat %s/exp.err >&2", ws);
@@ -370,5 +362,5 @@ int main(void)
 		cmocka_unit_test(test_import_perf),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
 }

@@ -99,86 +99,54 @@ static void test_single_node(void **state)
 	expect(&r, 2, "n0!e0");
 }
 
-/* if/else: entry and join together, each arm with its two edges. */
-static void test_diamond(void **state)
+/* Hand-made graphs and their classes: how many, and which items share one
+ * (expect's spec). */
+static const struct {
+	const char *what;
+	uint32_t nodes, entry, exit, nedges;
+	uint32_t e[7][2];
+	int classes;
+	const char *spec;
+} hand[] = {
+	/* if/else: entry and join together, each arm with its two edges */
+	{ "diamond", 4, 0, 3, 4, { { 0, 1 }, { 0, 2 }, { 1, 3 }, { 2, 3 } },
+	  3, "n0=n3 n1=e0 n1=e2 n2=e1 n2=e3 n0!n1 n0!n2 n1!n2" },
+	/* 1 heads the outer loop, 2 the inner one; 3 latches both */
+	{ "nested loops", 6, 0, 5, 7,
+	  { { 0, 1 }, { 1, 2 }, { 2, 3 }, { 3, 2 }, { 3, 4 }, { 4, 1 }, { 4, 5 } },
+	  5, "n0=n5 n0=e0 n0=e6 "		/* once per run */
+	     "n1=n4 n1=e1 n1=e4 "		/* once per outer iteration */
+	     "n2=n3 n2=e2 "			/* once per inner iteration */
+	     "e3!e5 e3!n0 e3!n1 e3!n2 "		/* the two back edges, each alone */
+	     "e5!n0 e5!n1 e5!n2 n0!n1 n1!n2" },
+	{ "loop with two exits", 4, 0, 3, 5, { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 1, 3 }, { 2, 3 } },
+	  6, "n0=n3 n0=e0 n2=e1 n1!n0 n1!n2 e3!e4" },
+	/* two entries into the cycle 1 <-> 2 */
+	{ "irreducible", 4, 0, 3, 5, { { 0, 1 }, { 0, 2 }, { 1, 2 }, { 2, 1 }, { 2, 3 } },
+	  6, "n0=n3 n0=e4 n1=e2 n1!n2 e0!e1 e3!n1" },
+	/* 1 <-> 2 never reaches the exit 3: DCPI's extension links 1 and 2 to it */
+	{ "infinite loop", 4, 0, 3, 4, { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 0, 3 } },
+	  6, "n0=n3 n2=e1 n1!n2 n1!e0 e0!e3 e2!n1" },
+	/* an idle loop as the whole procedure: the exit is reachable only
+	 * through the internal edges */
+	{ "idle loop", 3, 0, 2, 2, { { 0, 1 }, { 1, 0 } }, 4, "n0!n1 n1=e0 n2!n0 e1!n0" },
+	{ "self loop", 3, 0, 2, 3, { { 0, 1 }, { 1, 1 }, { 1, 2 } },
+	  3, "n0=n2 n0=e0 n0=e2 n1!n0 e1!n1" },
+	/* a conditional branch whose target is its own fall-through */
+	{ "parallel edges", 3, 0, 2, 3, { { 0, 1 }, { 0, 1 }, { 1, 2 } },
+	  3, "n0=n1 n0=n2 n0=e2 e0!e1 e0!n0" },
+};
+
+static void test_hand_graphs(void **state)
 {
-	static const uint32_t e[][2] = { { 0, 1 }, { 0, 2 }, { 1, 3 }, { 2, 3 } };
-	struct run r;
+	for (size_t i = 0; i < sizeof(hand) / sizeof(hand[0]); i++) {
+		struct run r;
 
-	run_pairs(4, 0, 3, e, 4, &r);
-	expect(&r, 3, "n0=n3 n1=e0 n1=e2 n2=e1 n2=e3 n0!n1 n0!n2 n1!n2");
-}
-
-/* 1 heads the outer loop, 2 the inner one; 3 latches both. */
-static void test_nested_loops(void **state)
-{
-	static const uint32_t e[][2] = {
-		{ 0, 1 }, { 1, 2 }, { 2, 3 }, { 3, 2 }, { 3, 4 }, { 4, 1 }, { 4, 5 },
-	};
-	struct run r;
-
-	run_pairs(6, 0, 5, e, 7, &r);
-	expect(&r, 5,
-	       "n0=n5 n0=e0 n0=e6 "		/* once per run */
-	       "n1=n4 n1=e1 n1=e4 "		/* once per outer iteration */
-	       "n2=n3 n2=e2 "			/* once per inner iteration */
-	       "e3!e5 e3!n0 e3!n1 e3!n2 "	/* the two back edges, each alone */
-	       "e5!n0 e5!n1 e5!n2 n0!n1 n1!n2");
-}
-
-static void test_loop_two_exits(void **state)
-{
-	static const uint32_t e[][2] = { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 1, 3 }, { 2, 3 } };
-	struct run r;
-
-	run_pairs(4, 0, 3, e, 5, &r);
-	expect(&r, 6, "n0=n3 n0=e0 n2=e1 n1!n0 n1!n2 e3!e4");
-}
-
-/* Two entries into the cycle 1 <-> 2. */
-static void test_irreducible(void **state)
-{
-	static const uint32_t e[][2] = { { 0, 1 }, { 0, 2 }, { 1, 2 }, { 2, 1 }, { 2, 3 } };
-	struct run r;
-
-	run_pairs(4, 0, 3, e, 5, &r);
-	expect(&r, 6, "n0=n3 n0=e4 n1=e2 n1!n2 e0!e1 e3!n1");
-}
-
-/* 1 <-> 2 never reaches the exit 3: DCPI's extension links 1 and 2 to it. */
-static void test_infinite_loop(void **state)
-{
-	static const uint32_t e[][2] = { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 0, 3 } };
-	struct run r;
-
-	run_pairs(4, 0, 3, e, 4, &r);
-	expect(&r, 6, "n0=n3 n2=e1 n1!n2 n1!e0 e0!e3 e2!n1");
-
-	/* An idle loop as the whole procedure: the exit is reachable only
-	 * through the internal edges. */
-	static const uint32_t f[][2] = { { 0, 1 }, { 1, 0 } };
-
-	run_pairs(3, 0, 2, f, 2, &r);
-	expect(&r, 4, "n0!n1 n1=e0 n2!n0 e1!n0");
-}
-
-static void test_self_loop(void **state)
-{
-	static const uint32_t e[][2] = { { 0, 1 }, { 1, 1 }, { 1, 2 } };
-	struct run r;
-
-	run_pairs(3, 0, 2, e, 3, &r);
-	expect(&r, 3, "n0=n2 n0=e0 n0=e2 n1!n0 e1!n1");
-}
-
-/* A conditional branch whose target is its own fall-through. */
-static void test_parallel_edges(void **state)
-{
-	static const uint32_t e[][2] = { { 0, 1 }, { 0, 1 }, { 1, 2 } };
-	struct run r;
-
-	run_pairs(3, 0, 2, e, 3, &r);
-	expect(&r, 3, "n0=n1 n0=n2 n0=e2 e0!e1 e0!n0");
+		print_message("%s\n", hand[i].what);
+		run_pairs(hand[i].nodes, hand[i].entry, hand[i].exit, hand[i].e, hand[i].nedges,
+			  &r);
+		expect(&r, hand[i].classes, hand[i].spec);
+	}
 }
 
 /* Dead code: every unreachable node and every edge leaving one is alone. */
@@ -935,13 +903,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_straight_line),
 		cmocka_unit_test(test_single_node),
-		cmocka_unit_test(test_diamond),
-		cmocka_unit_test(test_nested_loops),
-		cmocka_unit_test(test_loop_two_exits),
-		cmocka_unit_test(test_irreducible),
-		cmocka_unit_test(test_infinite_loop),
-		cmocka_unit_test(test_self_loop),
-		cmocka_unit_test(test_parallel_edges),
+		cmocka_unit_test(test_hand_graphs),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_random_vs_definition),

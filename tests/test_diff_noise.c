@@ -121,21 +121,41 @@ static int diff_pair(const char *a, const char *b, int e, int *flag_b)
 	return flagged(out, flag_b);
 }
 
+/* How many flags PAIRS pairs of runs get: runs of diffload (a_args) into
+ * database a and (b_args) into b, each pair's epochs diffed; f: pairs with
+ * work_b flagged, with another procedure flagged, with either. */
+struct flags {
+	int b, others, any;
+};
+
+static void diff_runs(const char *a, const char *a_args, const char *b, const char *b_args,
+		      struct flags *f)
+{
+	memset(f, 0, sizeof(*f));
+	for (int e = 1; e <= PAIRS; e++) {
+		int fb, n;
+
+		record(a, a_args);
+		record(b, b_args);
+		n = diff_pair(a, b, e, &fb);
+		assert_true(n >= 0);
+		f->b += fb;
+		f->others += n > 0;
+		f->any += n + fb > 0;
+	}
+}
+
 static void test_identical_runs(void **state)
 {
-	int noisy = 0, fb, n;
+	int noisy, fb;
+	struct flags f;
 	char out[4200];
 
 	(void)state;
 	if (!bin)
 		skip();
-	for (int e = 1; e <= PAIRS; e++) {
-		record("same1", "");
-		record("same2", "");
-		n = diff_pair("same1", "same2", e, &fb);
-		assert_true(n >= 0);
-		noisy += n + fb > 0;
-	}
+	diff_runs("same1", "", "same2", "", &f);
+	noisy = f.any;
 	print_message("identical runs: %d of %d pairs with a significant change\n", noisy, PAIRS);
 	assert_true(noisy <= 1);
 	/* ten epochs a side: phi from their spread, and still no change */
@@ -149,19 +169,15 @@ static void test_identical_runs(void **state)
 
 static void test_slowdown_found(void **state)
 {
-	int found = 0, others = 0, fb, n;
+	struct flags f;
+	int found, others;
 
 	(void)state;
 	if (!bin)
 		skip();
-	for (int e = 1; e <= PAIRS; e++) {
-		record("base", "");
-		record("slow", "100 400000 b 20");
-		n = diff_pair("base", "slow", e, &fb);
-		assert_true(n >= 0);
-		found += fb;
-		others += n > 0;
-	}
+	diff_runs("base", "", "slow", "100 400000 b 20", &f);
+	found = f.b;
+	others = f.others;
 	print_message("20%% slowdown of work_b: found in %d of %d pairs, another procedure "
 		      "flagged in %d\n", found, PAIRS, others);
 	assert_int_equal(found, PAIRS);

@@ -149,6 +149,18 @@ static void test_zen5_to_zen4_noisy(void **state)
 	model_free(m);
 }
 
+/* The value of model m's parameter name, as the model file writes it. */
+static const char *param(const struct model *m, const char *name)
+{
+	static char v[32];
+
+	v[0] = '\0';
+	for (size_t j = 0; j < model_param_count(); j++)
+		if (!strcmp(model_param_name(j), name))
+			model_param_text(m, j, v, sizeof(v));
+	return v;
+}
+
 /*
  * Zen 4's own table with the parameters named in zero set to 0, fitted to
  * Zen 4's figures for the probes of sel (want of them): the machine
@@ -168,94 +180,76 @@ static struct model *refit_zen4(const char *const *sel, size_t want,
 	assert_int_equal(n, want);
 	fake(model_by_name("zen4"), p, n, 0, c);
 	for (int i = 0; zero[i]; i++) {
-		char v[32] = "";
-
 		assert_int_equal(model_set_param(m, zero[i], "0", NULL, &err), 0);
-		for (size_t j = 0; j < model_param_count(); j++)
-			if (!strcmp(model_param_name(j), zero[i]))
-				model_param_text(m, j, v, sizeof(v));
-		assert_string_equal(v, "0");
+		assert_string_equal(param(m, zero[i]), "0");
 	}
 	assert_int_equal(model_fit(m, p, c, n, "2026-11-26", rep, &err), 0);
 	return m;
 }
 
-/* The load-latency extras (complex address, sign extension) start at 0 and
- * come back to Zen 4's 1 and 1 from the chains that show them. */
-static void test_load_extras(void **state)
+/*
+ * Machine parameters of Zen 4's table set to 0 (back's names) and refitted
+ * from the probes of sel (nsel of them): each comes back to its value, its
+ * source naming the probe src, with the fit's error under 0.005; keep: a
+ * parameter the fit leaves as it is; mul_lat: mul's latency, when not 0.
+ */
+static const struct {
+	const char *what;
+	const char *sel[7];
+	size_t nsel;
+	struct {
+		const char *name, *value, *src;
+	} back[2];
+	const char *keep, *keep_value;
+	int mul_lat;
+} refits[] = {
+	/* the load-latency extras (complex address, sign extension) come back
+	 * to Zen 4's 1 and 1 from the chains that show them */
+	{ "load extras",
+	  { "lat.load", "lat.loadop", "lat.cload", "lat.cload_bid", "lat.sxload", "lat.sxload_b" },
+	  6, { { "load_lat_complex", "1", "lat.cload" }, { "load_lat_sext", "1", "lat.sxload" } },
+	  "load_lat", "4", 0 },
+	/* a store of an immediate taking an ALU, from param.st_imm (two such
+	 * stores among six mov $imm,reg: 2.0 cycles, 1.5 without) */
+	{ "store immediate", { "param.st_imm", "tp.alu_fuse" },
+	  2, { { "store_imm_alu", "1", "param.st_imm" } }, NULL, NULL, 0 },
+	/* a multiply's late high half, from param.mul_hi (mul, then its rdx
+	 * moved to rax, four times: 16 cycles, 12 without), beside lat.mul,
+	 * whose chain through rax stays at 3 a link */
+	{ "mul high half", { "param.mul_hi", "lat.mul" },
+	  2, { { "mul_hi_extra", "1", "param.mul_hi" } }, NULL, NULL, 3 },
+	/* the store queue's forwarding time, which memory renaming hides from
+	 * st.reload, from st.fwd_moved */
+	{ "forwarding latency", { "st.reload", "st.fwd_moved", "st.fwd_fail" },
+	  3, { { "store_fwd_lat", "7", "st.fwd_moved" } }, "mem_rename", "1", 0 },
+};
+
+static void test_refit_zen4(void **state)
 {
-	static const char *const sel[] = { "lat.load", "lat.loadop", "lat.cload",
-					   "lat.cload_bid", "lat.sxload", "lat.sxload_b", NULL };
-	static const char *const zero[] = { "load_lat_complex", "load_lat_sext", NULL };
-	struct model_fit_report rep;
-	struct model *m;
-
 	(void)state;
-	m = refit_zen4(sel, 6, zero, &rep);
-	if (m->load_lat_complex != 1 || m->load_lat_sext != 1 || rep.err_after > 0.005)
-		fail_msg("complex %d sext %d error %.4f:\n%s", m->load_lat_complex,
-			 m->load_lat_sext, rep.err_after, rep.log);
-	assert_int_equal(m->load_lat, 4);
-	assert_non_null(strstr(model_param_source(m, "load_lat_complex"), "lat.cload"));
-	assert_non_null(strstr(model_param_source(m, "load_lat_sext"), "lat.sxload"));
-	model_free(m);
-}
+	for (size_t i = 0; i < sizeof(refits) / sizeof(refits[0]); i++) {
+		const char *zero[3] = { 0 };
+		struct model_fit_report rep;
+		struct model *m;
 
-/* A store of an immediate taking an ALU starts at 0 and comes back from
- * param.st_imm (two such stores among six mov $imm,reg: 2.0 cycles, 1.5 without). */
-static void test_store_imm(void **state)
-{
-	static const char *const sel[] = { "param.st_imm", "tp.alu_fuse", NULL };
-	static const char *const zero[] = { "store_imm_alu", NULL };
-	struct model_fit_report rep;
-	struct model *m;
-
-	(void)state;
-	m = refit_zen4(sel, 2, zero, &rep);
-	if (m->store_imm_alu != 1 || rep.err_after > 0.005)
-		fail_msg("store_imm_alu %d error %.4f:\n%s", m->store_imm_alu, rep.err_after,
-			 rep.log);
-	assert_non_null(strstr(model_param_source(m, "store_imm_alu"), "param.st_imm"));
-	model_free(m);
-}
-
-/* A multiply's late high half starts at 0 and comes back from param.mul_hi
- * (mul, then its rdx moved to rax, four times: 16 cycles, 12 without), beside
- * lat.mul, whose chain through rax stays at 3 a link. */
-static void test_mul_hi(void **state)
-{
-	static const char *const sel[] = { "param.mul_hi", "lat.mul", NULL };
-	static const char *const zero[] = { "mul_hi_extra", NULL };
-	struct model_fit_report rep;
-	struct model *m;
-
-	(void)state;
-	m = refit_zen4(sel, 2, zero, &rep);
-	if (m->mul_hi_extra != 1 || rep.err_after > 0.005)
-		fail_msg("mul_hi_extra %d error %.4f:\n%s", m->mul_hi_extra, rep.err_after,
-			 rep.log);
-	assert_non_null(strstr(model_param_source(m, "mul_hi_extra"), "param.mul_hi"));
-	assert_int_equal(model_class_row(m, "mul")->lat, 3);
-	model_free(m);
-}
-
-/* The store queue's forwarding time, which memory renaming hides from
- * st.reload, comes back from st.fwd_moved. */
-static void test_forward_latency(void **state)
-{
-	static const char *const sel[] = { "st.reload", "st.fwd_moved", "st.fwd_fail", NULL };
-	static const char *const zero[] = { "store_fwd_lat", NULL };
-	struct model_fit_report rep;
-	struct model *m;
-
-	(void)state;
-	m = refit_zen4(sel, 3, zero, &rep);
-	if (m->store_fwd_lat != 7 || rep.err_after > 0.005)
-		fail_msg("store_fwd_lat %d error %.4f:\n%s", m->store_fwd_lat, rep.err_after,
-			 rep.log);
-	assert_int_equal(m->mem_rename, 1);
-	assert_non_null(strstr(model_param_source(m, "store_fwd_lat"), "st.fwd_moved"));
-	model_free(m);
+		for (int k = 0; k < 2 && refits[i].back[k].name; k++)
+			zero[k] = refits[i].back[k].name;
+		m = refit_zen4(refits[i].sel, refits[i].nsel, zero, &rep);
+		if (rep.err_after > 0.005)
+			fail_msg("%s: error %.4f:\n%s", refits[i].what, rep.err_after, rep.log);
+		for (int k = 0; k < 2 && zero[k]; k++) {
+			if (strcmp(param(m, zero[k]), refits[i].back[k].value))
+				fail_msg("%s: %s %s:\n%s", refits[i].what, zero[k],
+					 param(m, zero[k]), rep.log);
+			assert_non_null(strstr(model_param_source(m, zero[k]),
+					       refits[i].back[k].src));
+		}
+		if (refits[i].keep)
+			assert_string_equal(param(m, refits[i].keep), refits[i].keep_value);
+		if (refits[i].mul_lat)
+			assert_int_equal(model_class_row(m, "mul")->lat, refits[i].mul_lat);
+		model_free(m);
+	}
 }
 
 /* The whole suite, both ways (skipped under valgrind: seconds natively). */
@@ -351,10 +345,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_zen3_to_zen5),
 		cmocka_unit_test(test_zen5_to_zen4_noisy),
-		cmocka_unit_test(test_load_extras),
-		cmocka_unit_test(test_store_imm),
-		cmocka_unit_test(test_mul_hi),
-		cmocka_unit_test(test_forward_latency),
+		cmocka_unit_test(test_refit_zen4),
 		cmocka_unit_test(test_full_suite),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_probes_data),

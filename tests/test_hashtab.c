@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "dcpi/util.h"
 #include "testutil.h"
 
 #include "../collect/hashtab.h"
@@ -38,11 +39,7 @@ struct bag {
 
 static void bag_put(struct bag *b, uint32_t pid, uint16_t event, uint64_t pc, uint64_t count)
 {
-	if (b->n == b->cap) {
-		b->cap = b->cap ? b->cap * 2 : 1024;
-		b->k = realloc(b->k, b->cap * sizeof(*b->k));
-		assert_non_null(b->k);
-	}
+	assert_int_equal(dcpi_grow((void **)&b->k, &b->cap, b->n + 1, sizeof(*b->k)), 0);
 	b->k[b->n++] = (struct key){ .pc = pc, .pid = pid, .event = event, .count = count };
 }
 

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "tu_perf.h"
 
 #include "dcpi/hwsample.h"
 
@@ -343,217 +344,56 @@ static void test_truncation(void **state)
 
 /* --- an IBS epoch of a pointer chase ---------------------------------------------- */
 
-#define CHASE_LAT 300		/* cycles each measured miss took */
 #define IBS_PERIOD 4000		/* ops per IBS sample */
-#define CYC_PERIOD 100000	/* cycles per cycles sample */
 
-struct buf {
-	uint8_t b[1 << 16];
-	size_t n;
-};
-
-static void put(struct buf *b, const void *v, size_t n)
-{
-	assert_true(b->n + n <= sizeof(b->b));
-	memcpy(b->b + b->n, v, n);
-	b->n += n;
-}
-
-static void p64(struct buf *b, uint64_t v)
-{
-	put(b, &v, 8);
-}
-
-static void p32(struct buf *b, uint32_t v)
-{
-	put(b, &v, 4);
-}
-
-static void hdr(struct buf *b, uint32_t type, uint16_t misc, uint16_t size)
-{
-	p32(b, type);
-	put(b, &misc, 2);
-	put(b, &size, 2);
-}
-
-/* A sample of attribute id (1 cycles, 2 ibs_op) at ip; raw: an IBS record. */
-static void sample(struct buf *d, uint64_t id, uint64_t ip, const struct rec *raw)
+/* An IBS op sample (attribute id 2) at ip: x's raw record. */
+static void ibs_sample(struct tu_pbuf *d, uint64_t ip, const struct rec *x)
 {
 	uint8_t r[4 + 9 * 8];
-	size_t rn = raw ? bytes(raw, r) : 0;
+	size_t rn = bytes(x, r);
 
-	hdr(d, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
-	    (uint16_t)(8 + 8 + 8 + 8 + (raw ? 4 + rn : 0)));
-	p64(d, id);
-	p64(d, ip);
-	p32(d, 7), p32(d, 7);
-	if (raw) {
-		p32(d, (uint32_t)rn);
-		put(d, r, rn);
-	}
+	tu_put_ip_sample(d, 2, ip, 4 + rn);
+	tu_put32(d, (uint32_t)rn);
+	tu_put(d, r, rn);
 }
 
-/* walk's instructions from objdump: *load the chase's load, loop[4] the
- * load and the three after it. */
-static void walk_insns(const char *bin, uint64_t *loop)
+static void chase_perf(const char *bin, struct tu_pbuf *out)
 {
-	char cmd[800], l[512];
-	int in = 0, k = -1;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn '%s'", bin);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(l, sizeof(l), f)) {
-		unsigned long long a;
-
-		if (strstr(l, "<walk>:"))
-			in = 1;
-		else if (in && l[0] == '\n')
-			in = 0;
-		else if (in && sscanf(l, " %llx:", &a) == 1 && k < 3 &&
-			 (k >= 0 || (strstr(l, "mov") && strstr(l, "(%rdi,"))))
-			loop[++k] = a;
-	}
-	pclose(f);
-	assert_int_equal(k, 3);
-}
-
-static size_t chase_perf(const char *bin, uint8_t *out, size_t cap)
-{
-	static struct buf d, b;
+	static struct tu_pbuf d;
 	struct perf_event_attr a[2];
-	uint64_t loop[4], text_va = 0, text_off = 0, text_sz = 0;
-	const size_t asz = sizeof(a[0]) + 16;
-	size_t aoff = 104, ioff = aoff + 2 * asz, doff = ioff + 16, feat;
-	char cmd[800], l[512], name[600];
-	static const char *const names[2] = { "cycles", "ibs_op//" };
-	FILE *f;
+	struct tu_chase c;
 
-	walk_insns(bin, loop);
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", bin);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(l, sizeof(l), f)) {
-		unsigned long long off, va, pa, fs, ms;
-
-		if (sscanf(l, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx", &off, &va, &pa, &fs,
-			   &ms) == 5 && strstr(l, " E "))
-			text_off = off, text_va = va, text_sz = ms;
-	}
-	pclose(f);
-	assert_true(text_sz > 0);
+	tu_chase_find(bin, &c);
 	memset(a, 0, sizeof(a));
-	for (int i = 0; i < 2; i++) {
-		a[i].size = sizeof(a[i]);
-		a[i].sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-				   (i ? PERF_SAMPLE_RAW : 0);
-		a[i].sample_period = i ? IBS_PERIOD : CYC_PERIOD;
-	}
-	a[0].type = PERF_TYPE_HARDWARE;
-	a[0].config = PERF_COUNT_HW_CPU_CYCLES;
 	a[1].type = 11;				/* ibs_op's dynamic PMU type */
+	a[1].sample_type = PERF_SAMPLE_RAW;
+	a[1].sample_period = IBS_PERIOD;
 	d.n = 0;
-	memset(name, 0, sizeof(name));
-	snprintf(name, sizeof(name), "%s", bin);
-	hdr(&d, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
-	    (uint16_t)(8 + 64 + ((strlen(name) + 8) & ~7ul)));
-	p32(&d, 7), p32(&d, 7);
-	p64(&d, text_va & ~0xfffull), p64(&d, text_sz + (text_va & 0xfff)),
-	p64(&d, text_off & ~0xfffull);
-	p64(&d, 0), p64(&d, 0), p64(&d, 0);
-	p32(&d, 5), p32(&d, 2);
-	put(&d, name, (strlen(name) + 8) & ~7ul);
-	/* cycles: the load's wait lands on the add after it */
-	for (int k = 0; k < 400; k++)
-		sample(&d, 1, loop[1], NULL);
-	for (int k = 0; k < 20; k++)
-		sample(&d, 1, loop[k % 3 == 0 ? 0 : k % 3 + 1], NULL);
+	tu_chase_start(&d, bin, &c);
 	/* IBS: 40 tagged ops each; the load missed to DRAM every time */
 	for (int k = 0; k < 160; k++) {
 		struct rec x = { .caps = CAPS_BASE };
 
 		x.r[CTL] = 1ull << 18 | 1ull << 17 | 0x100;
-		x.r[RIP] = loop[k % 4];
-		x.r[DATA] = (k % 4 ? 20ull : (uint64_t)CHASE_LAT + 40) << 16 | 2;
+		x.r[RIP] = c.loop[k % 4];
+		x.r[DATA] = (k % 4 ? 20ull : (uint64_t)TU_CHASE_LAT + 40) << 16 | 2;
 		if (k % 4 == 0) {
 			x.r[DATA2] = 3;
 			x.r[DATA3] = 1ull | 1ull << 7 | 1ull << 17 | 1ull << 20 | 3ull << 22 |
-				     (uint64_t)CHASE_LAT << 32;
+				     (uint64_t)TU_CHASE_LAT << 32;
 			x.r[LIN] = 0x7f1200000000ull + 4096ull * (uint64_t)((k * 7919) % 1000);
 		}
-		sample(&d, 2, loop[k % 4], &x);
+		ibs_sample(&d, c.loop[k % 4], &x);
 	}
-	/* the header, the attributes and their ids, the data, EVENT_DESC */
-	feat = doff + d.n;
-	b.n = 0;
-	put(&b, "PERFILE2", 8);
-	p64(&b, 104), p64(&b, asz), p64(&b, aoff), p64(&b, 2 * asz), p64(&b, doff), p64(&b, d.n);
-	p64(&b, 0), p64(&b, 0);
-	p64(&b, 1ull << 12), p64(&b, 0), p64(&b, 0), p64(&b, 0);
-	for (int i = 0; i < 2; i++) {
-		put(&b, &a[i], sizeof(a[i]));
-		p64(&b, ioff + 8 * (size_t)i), p64(&b, 8);
-	}
-	p64(&b, 1), p64(&b, 2);
-	put(&b, d.b, d.n);
-	p64(&b, feat + 16);
-	p64(&b, 8 + 2 * (sizeof(a[0]) + 4 + 4 + 16 + 8));
-	p32(&b, 2), p32(&b, sizeof(a[0]));
-	for (int i = 0; i < 2; i++) {
-		char nm[16] = { 0 };
-
-		put(&b, &a[i], sizeof(a[i]));
-		p32(&b, 1);
-		p32(&b, 16);
-		snprintf(nm, sizeof(nm), "%s", names[i]);
-		put(&b, nm, 16);
-		p64(&b, (uint64_t)i + 1);
-	}
-	assert_true(b.n <= cap);
-	memcpy(out, b.b, b.n);
-	return b.n;
+	tu_chase_file(out, a, "ibs_op//", &d);
 }
 
 static void test_chase_summary(void **state)
 {
-	const char *src = getenv("DCPI_SRC"), *dcpi = getenv("DCPI_BIN");
-	static uint8_t pd[1 << 16];
-	char dir[256], bin[400], data[400], out[400];
-	size_t n;
-	FILE *f;
-
 	(void)state;
-	if (!dcpi)
-		skip();
-	assert_int_equal(tu_workspace(dir, sizeof(dir), "ibs"), 0);
-	snprintf(bin, sizeof(bin), "%s/chase", dir);
-	assert_int_equal(tu_sh("cc -std=gnu11 -O2 -g -no-pie -o '%s' '%s/tests/workloads/chase.c'",
-			       bin, src ? src : "."), 0);
-	n = chase_perf(bin, pd, sizeof(pd));
-	snprintf(data, sizeof(data), "%s/ibs.data", dir);
-	f = fopen(data, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(pd, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
-	snprintf(out, sizeof(out), "%s/out.txt", dir);
-	assert_int_equal(tu_sh("'%s' import --db '%s/db' '%s' >'%s' 2>&1", dcpi, dir, data, out),
-			 0);
-	assert_int_equal(tu_sh("grep -q 'IBS op: 160 samples measured, 0 not valid, 0 rejected' "
-			       "'%s'", out), 0);
-	assert_int_equal(tu_sh("ls '%s'/db/*/*.ibs-dc-miss-latency.prof '%s'/db/*/*.values "
-			       ">/dev/null", dir, dir), 0);
-	assert_int_equal(tu_sh("'%s' calc --db '%s/db' --summary walk >'%s' 2>&1", dcpi, dir, out),
-			 0);
-	tu_sh("cat '%s'", out);
-	/* the measured line, and the D-cache with the largest likeliest share */
-	assert_int_equal(tu_sh("grep -q 'D-cache misses measured (IBS op / PEBS samples): "
-			       "1.6e+05, %d cycles each (mean measured latency), 100%% from DRAM' "
-			       "'%s'", CHASE_LAT, out), 0);
-	assert_int_equal(tu_sh("awk '/by cause/ { on = 1; next } /^\\*\\*\\*/ { on = 0 } "
-			       "on { s = $NF + 0; if (s > best) { best = s; who = $1 } } "
-			       "END { exit who != \"D-cache\" }' '%s'", out), 0);
-	assert_int_equal(tu_sh("rm -rf '%s'", dir), 0);
+	tu_chase_summary("ibs", chase_perf,
+			 "IBS op: 160 samples measured, 0 not valid, 0 rejected",
+			 "ibs-dc-miss-latency");
 }
 
 int main(void)

@@ -568,14 +568,10 @@ static void test_callgrind_bad_line(void **state)
 	struct import_stats st;
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = fresh_db("cgbad");
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/bad.cg", tmpdir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n"
-	      "ob=(1) /bin/true\nfn=(1) main\n0x10 1 5\n+2 * zz\n", f);
-	fclose(f);
+	tu_write_text(path, "# callgrind format\nversion: 1\npositions: instr line\nevents: Ir\n"
+		      "ob=(1) /bin/true\nfn=(1) main\n0x10 1 5\n+2 * zz\n");
 	assert_int_equal(import_file(path, db, &st, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, path));
 	assert_non_null(strstr(err.msg, "line 8"));

@@ -40,15 +40,11 @@ static const char hot_c[] =
 static void build_prog(const char *ws)
 {
 	char path[600];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/src", ws);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/src/hot.c", ws);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(hot_c, f);
-	fclose(f);
+	tu_write_text(path, hot_c);
 	assert_int_equal(tu_sh("cd %s/src && cc -g -gdwarf-4 -O1 -o ../prog hot.c", ws), 0);
 }
 

@@ -127,25 +127,37 @@ static void test_forms(void **state)
 	img_close(img);
 }
 
-/* The splitting of IMAGE:NAME, "::" and colons inside parameters not counted. */
+/* The splitting of IMAGE:NAME, "::" and colons inside parameters not counted:
+ * whether each spec splits, its image and its name (NULL: not checked). */
+static const struct {
+	const char *spec;
+	int split;
+	const char *im, *name;
+} splits[] = {
+	{ "cc1:bitmap_set_bit", 1, "cc1", "bitmap_set_bit" },
+	{ "ns::f", 0, NULL, "ns::f" },
+	{ "f(std::string)", 0, NULL, NULL },
+	{ "libc.so.6:std::f", 1, "libc.so.6", "std::f" },
+	{ "/usr/bin/x:0x10", 1, NULL, "0x10" },
+	{ "x:", 0, NULL, NULL },
+};
+
 static void test_spec_split(void **state)
 {
 	char im[64];
 	const char *name;
 
 	(void)state;
-	assert_int_equal(img_spec_split("cc1:bitmap_set_bit", im, sizeof(im), &name), 1);
-	assert_string_equal(im, "cc1");
-	assert_string_equal(name, "bitmap_set_bit");
-	assert_int_equal(img_spec_split("ns::f", im, sizeof(im), &name), 0);
-	assert_string_equal(name, "ns::f");
-	assert_int_equal(img_spec_split("f(std::string)", im, sizeof(im), &name), 0);
-	assert_int_equal(img_spec_split("libc.so.6:std::f", im, sizeof(im), &name), 1);
-	assert_string_equal(im, "libc.so.6");
-	assert_string_equal(name, "std::f");
-	assert_int_equal(img_spec_split("/usr/bin/x:0x10", im, sizeof(im), &name), 1);
-	assert_string_equal(name, "0x10");
-	assert_int_equal(img_spec_split("x:", im, sizeof(im), &name), 0);
+	for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+		int rc = img_spec_split(splits[i].spec, im, sizeof(im), &name);
+
+		if (rc != splits[i].split)
+			fail_msg("%s: %d, wanted %d", splits[i].spec, rc, splits[i].split);
+		if (splits[i].im)
+			assert_string_equal(im, splits[i].im);
+		if (splits[i].name)
+			assert_string_equal(name, splits[i].name);
+	}
 }
 
 /* The same rules in every command that takes PROC, on a profile of the workload. */

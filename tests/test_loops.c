@@ -111,31 +111,33 @@ static void test_nested_loops(void **state)
 	cfg_loops_free(f.loops, f.n);
 }
 
-static void test_loop_two_exits(void **state)
+/* Graphs with one loop (exits to the last node): its header and blocks. */
+static const struct {
+	const char *what;
+	uint32_t nodes, nedges;
+	uint32_t e[6][2];
+	int header;
+	uint32_t blocks;
+} one_loop[] = {
+	{ "two exits", 4, 5, { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 1, 3 }, { 2, 3 } }, 1, 0x6 },
+	/* two back edges to 1, a continue and the latch: one loop */
+	{ "shared header", 5, 6,
+	  { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 1, 3 }, { 3, 1 }, { 3, 4 } }, 1, 0xe },
+	{ "self loop", 3, 3, { { 0, 1 }, { 1, 1 }, { 1, 2 } }, 1, 0x2 },
+};
+
+static void test_one_loop(void **state)
 {
-	static const uint32_t e[][2] = { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 1, 3 }, { 2, 3 } };
-	struct found f;
+	for (size_t i = 0; i < sizeof(one_loop) / sizeof(one_loop[0]); i++) {
+		struct found f;
 
-	find(4, e, 5, &f);
-	assert_int_equal(f.n, 1);
-	assert_int_equal(f.loops[0].header, 1);
-	assert_blocks(&f.loops[0], 0x6);
-	cfg_loops_free(f.loops, f.n);
-}
-
-/* Two back edges to 1 (a continue and the latch): one loop. */
-static void test_shared_header(void **state)
-{
-	static const uint32_t e[][2] = {
-		{ 0, 1 }, { 1, 2 }, { 2, 1 }, { 1, 3 }, { 3, 1 }, { 3, 4 },
-	};
-	struct found f;
-
-	find(5, e, 6, &f);
-	assert_int_equal(f.n, 1);
-	assert_int_equal(f.loops[0].header, 1);
-	assert_blocks(&f.loops[0], 0xe);
-	cfg_loops_free(f.loops, f.n);
+		print_message("%s\n", one_loop[i].what);
+		find(one_loop[i].nodes, one_loop[i].e, one_loop[i].nedges, &f);
+		assert_int_equal(f.n, 1);
+		assert_int_equal(f.loops[0].header, one_loop[i].header);
+		assert_blocks(&f.loops[0], one_loop[i].blocks);
+		cfg_loops_free(f.loops, f.n);
+	}
 }
 
 /* The cycle 1 <-> 2 entered at both; 3 a self loop inside it. */
@@ -175,18 +177,6 @@ static void test_irreducible_nested(void **state)
 	assert_int_equal(f.loops[1].header, 2);
 	assert_blocks(&f.loops[1], 0xc);
 	assert_int_equal(f.loops[1].irreducible, 0);
-	cfg_loops_free(f.loops, f.n);
-}
-
-static void test_self_loop(void **state)
-{
-	static const uint32_t e[][2] = { { 0, 1 }, { 1, 1 }, { 1, 2 } };
-	struct found f;
-
-	find(3, e, 3, &f);
-	assert_int_equal(f.n, 1);
-	assert_int_equal(f.loops[0].header, 1);
-	assert_blocks(&f.loops[0], 0x2);
 	cfg_loops_free(f.loops, f.n);
 }
 
@@ -820,11 +810,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_loop),
 		cmocka_unit_test(test_nested_loops),
-		cmocka_unit_test(test_loop_two_exits),
-		cmocka_unit_test(test_shared_header),
+		cmocka_unit_test(test_one_loop),
 		cmocka_unit_test(test_irreducible),
 		cmocka_unit_test(test_irreducible_nested),
-		cmocka_unit_test(test_self_loop),
 		cmocka_unit_test(test_entry_header_and_dead),
 		cmocka_unit_test(test_no_loops_and_errors),
 		cmocka_unit_test(test_dominators_hand),

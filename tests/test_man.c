@@ -18,12 +18,42 @@
 
 #include "testutil.h"
 
+/* A row of `dcpi --help`'s command table: the command's name and its DCPI
+ * name ("" when it has none, or the row's second word is not one). */
+struct command {
+	char name[64], alias[64];
+};
+
+/* The rows of the command table of `bin --help`, at most cap; how many. */
+static size_t commands_of(const char *bin, struct command *c, size_t cap)
+{
+	char line[512];
+	size_t n = 0;
+	FILE *f = tu_popen("%s --help 2>&1", bin);
+
+	while (fgets(line, sizeof(line), f)) {
+		int k;
+
+		if (strncmp(line, "  ", 2))
+			continue;	/* the command table's rows are indented */
+		assert_true(n < cap);
+		k = sscanf(line, "  %63[a-z-] %63s", c[n].name, c[n].alias);
+		if (k < 1)
+			continue;
+		if (k < 2 || strncmp(c[n].alias, "dcpi", 4))
+			c[n].alias[0] = '\0';
+		n++;
+	}
+	pclose(f);
+	return n;
+}
+
 static void test_pages(void **state)
 {
 	const char *bin = getenv("DCPI_BIN"), *src = getenv("DCPI_SRC");
-	char dir[256], line[512];
-	size_t commands = 0;
-	FILE *f;
+	struct command cmds[64];
+	char dir[256];
+	size_t commands;
 
 	(void)state;
 	tu_need_run(bin && src);
@@ -32,22 +62,16 @@ static void test_pages(void **state)
 	assert_int_equal(tu_sh("test -s %s/dcpi.1", dir), 0);
 	assert_int_equal(tu_sh("grep -q '^\\.SH DESCRIPTION$' %s/dcpi.1 && "
 			       "grep -q '^\\.SH EXAMPLES$' %s/dcpi.1", dir, dir), 0);
-	snprintf(line, sizeof(line), "%s --help 2>&1", bin);
-	f = popen(line, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char name[64], alias[64];
-		int n = sscanf(line, "  %63[a-z-] %63s", name, alias);
+	commands = commands_of(bin, cmds, sizeof(cmds) / sizeof(cmds[0]));
+	for (size_t i = 0; i < commands; i++) {
+		const char *name = cmds[i].name, *alias = cmds[i].alias;
 
-		if (strncmp(line, "  ", 2) || n < 1)
-			continue;	/* the command table's rows are indented */
-		commands++;
 		/* a page, valid, whose synopsis is the usage line */
 		assert_int_equal(tu_sh("test -s %s/dcpi-%s.1", dir, name), 0);
 		assert_int_equal(tu_sh("u=$(%s %s --help 2>&1 | head -1 | sed 's/^usage: //' | "
 				       "cut -c1-20); grep -qF \"$u\" %s/dcpi-%s.1", bin, name, dir,
 				       name), 0);
-		if (n == 2 && !strncmp(alias, "dcpi", 4))
+		if (*alias)
 			assert_int_equal(tu_sh("test -s %s/%s.1", dir, alias), 0);
 		/* the prose a perf user reads, written per command (docs/man/NAME.txt) */
 		for (int k = 0; k < 5; k++) {
@@ -63,7 +87,6 @@ static void test_pages(void **state)
 		assert_int_equal(tu_sh("grep -q 'dcpi-%s' %s/dcpi.1 || grep -q 'dcpi\\\\-%s' "
 				       "%s/dcpi.1", name, dir, name, dir), 0);
 	}
-	pclose(f);
 	assert_true(commands >= 15);
 	tu_sh("rm -rf %s", dir);
 }
@@ -76,9 +99,9 @@ static void test_pages(void **state)
 static void test_help_names(void **state)
 {
 	const char *bin = getenv("DCPI_BIN");
-	char dir[256], line[512];
-	size_t rows = 0;
-	FILE *f;
+	struct command cmds[64];
+	char dir[256];
+	size_t rows;
 
 	(void)state;
 	if (!bin) {
@@ -86,27 +109,20 @@ static void test_help_names(void **state)
 		skip();
 	}
 	assert_int_equal(tu_workspace(dir, sizeof(dir), "helpnames"), 0);
-	snprintf(line, sizeof(line), "%s --help 2>&1", bin);
-	f = popen(line, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char name[64], alias[64];
-		int n = sscanf(line, "  %63[a-z-] %63s", name, alias);
+	rows = commands_of(bin, cmds, sizeof(cmds) / sizeof(cmds[0]));
+	for (size_t i = 0; i < rows; i++) {
+		const char *name = cmds[i].name, *alias = cmds[i].alias;
 
-		if (strncmp(line, "  ", 2) || n < 1)
-			continue;
-		rows++;
 		if (tu_sh("%s %s --help 2>&1 | head -1 | grep -q '^usage: dcpi %s '", bin, name,
 			  name))
 			fail_msg("dcpi %s --help does not say 'usage: dcpi %s'", name, name);
-		if (n < 2 || strncmp(alias, "dcpi", 4))
+		if (!*alias)
 			continue;
 		assert_int_equal(tu_sh("ln -s %s %s/%s", bin, dir, alias), 0);
 		if (tu_sh("%s/%s --help 2>&1 | head -1 | grep -q '^usage: %s '", dir, alias,
 			  alias))
 			fail_msg("%s --help does not say 'usage: %s'", alias, alias);
 	}
-	pclose(f);
 	assert_true(rows >= 15);
 	/* one option name, one meaning */
 	assert_int_equal(tu_sh("%s calibrate --help | grep -q -- '--fit-model '", bin), 0);

@@ -129,21 +129,52 @@ static uint64_t check_totals(const struct opt_func *f)
 	return t;
 }
 
-static void test_source_profile(void **state)
-{
-	struct dcpi_err err = { 0 };
+/* What most tests start from: est's analysis, work's profile of one of
+ * the binaries (work_profile), that binary opened, and (fx_build) the
+ * source profile built from them. */
+struct fx {
+	struct opt_est e;
 	struct prof_profile p;
 	struct image *img;
 	struct opt_src *s;
+};
+
+static void fx_open(struct fx *f, const char *name)
+{
+	struct dcpi_err err = { 0 };
+
+	memset(f, 0, sizeof(*f));
+	est(&f->e);
+	work_profile(path(name), &f->p);
+	assert_int_equal(img_open(path(name), 0, &f->img, &err), 0);
+}
+
+/* The source profile of f, discriminators as disc says. */
+static void fx_build(struct fx *f, int disc)
+{
+	struct dcpi_err err = { 0 };
+
+	assert_int_equal(opt_src_build(f->img, &f->p, &f->e, disc, &f->s, &err), 0);
+}
+
+static void fx_close(struct fx *f)
+{
+	opt_src_free(f->s);
+	img_close(f->img);
+	prof_profile_free(&f->p);
+}
+
+static void test_source_profile(void **state)
+{
 	const struct opt_func *w;
-	struct opt_est e;
+	struct opt_src *s;
+	struct fx f;
 	int found_mix = 0;
 
 	(void)state;
-	est(&e);
-	work_profile(path("fb"), &p);
-	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
-	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_LLVM_BASE, &s, &err), 0);
+	fx_open(&f, "fb");
+	fx_build(&f, OPT_D_LLVM_BASE);
+	s = f.s;
 	/* one procedure sampled: one function, named as the symbol */
 	assert_int_equal(s->nprocs, 1);
 	assert_int_equal(s->nfuncs, 1);
@@ -166,58 +197,44 @@ static void test_source_profile(void **state)
 			assert_true(c->locs[k].offset >= 2 && c->locs[k].offset <= 4);
 	}
 	assert_true(found_mix);
-	opt_src_free(s);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 /* --raw-samples: a location's count is its instructions' largest sample
  * count (10 per byte here: a multiple of 10, at most 10 x 15 bytes). */
 static void test_raw_samples(void **state)
 {
-	struct dcpi_err err = { 0 };
-	struct prof_profile p;
-	struct image *img;
-	struct opt_src *s;
-	struct opt_est e;
+	struct fx f;
 
 	(void)state;
-	est(&e);
-	e.raw_samples = 1;
-	work_profile(path("fb"), &p);
-	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
-	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
-	assert_int_equal(s->nfuncs, 1);
-	for (size_t i = 0; i < s->funcs[0]->nlocs; i++) {
-		uint64_t c = s->funcs[0]->locs[i].count;
+	fx_open(&f, "fb");
+	f.e.raw_samples = 1;
+	fx_build(&f, OPT_D_NONE);
+	assert_int_equal(f.s->nfuncs, 1);
+	for (size_t i = 0; i < f.s->funcs[0]->nlocs; i++) {
+		uint64_t c = f.s->funcs[0]->locs[i].count;
 
 		assert_true(c >= 10 && c <= 150 && c % 10 == 0);
 	}
-	opt_src_free(s);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 /* With main sampled too, work's head is the count of main's call to it. */
 static void test_heads_from_calls(void **state)
 {
-	struct dcpi_err err = { 0 };
 	const struct opt_func *w = NULL, *m = NULL;
-	struct prof_profile p;
-	struct image *img;
 	struct opt_src *s;
-	struct opt_est e;
+	struct fx f;
 	uint64_t lo, hi, calls = 0;
 
 	(void)state;
-	est(&e);
-	work_profile(path("fb"), &p);
+	fx_open(&f, "fb");
 	sym_range(path("fb"), "main", &lo, &hi);
 	for (uint64_t o = lo; o < hi; o++)
-		assert_int_equal(prof_profile_add(&p, o, 10), 0);
-	assert_int_equal(prof_profile_normalize(&p), 0);
-	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
-	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
+		assert_int_equal(prof_profile_add(&f.p, o, 10), 0);
+	assert_int_equal(prof_profile_normalize(&f.p), 0);
+	fx_build(&f, OPT_D_NONE);
+	s = f.s;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		if (!strcmp(s->funcs[i]->name, "work"))
 			w = s->funcs[i];
@@ -232,27 +249,22 @@ static void test_heads_from_calls(void **state)
 				calls += m->locs[i].targets[t].count;
 	assert_true(calls > 0);
 	assert_true(w->head == calls);
-	opt_src_free(s);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 static void test_llvm_text(void **state)
 {
 	struct dcpi_err err = { 0 };
-	struct prof_profile p;
-	struct image *img;
 	struct opt_src *s;
-	struct opt_est e;
+	struct fx f;
 	unsigned long long tot, head;
 	char *txt, name[64];
 	size_t len;
 
 	(void)state;
-	est(&e);
-	work_profile(path("fb"), &p);
-	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
-	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_LLVM_BASE, &s, &err), 0);
+	fx_open(&f, "fb");
+	fx_build(&f, OPT_D_LLVM_BASE);
+	s = f.s;
 	assert_int_equal(opt_llvm_text(s, &txt, &len, &err), 0);
 	assert_int_equal(strlen(txt), len);
 	assert_int_equal(sscanf(txt, "%63[^:]:%llu:%llu\n", name, &tot, &head), 3);
@@ -271,9 +283,7 @@ static void test_llvm_text(void **state)
 		print_message("no llvm-profdata-19: structure checks only\n");
 	}
 	free(txt);
-	opt_src_free(s);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 /* The test is skipped where clang-19 is not installed. */
@@ -293,10 +303,7 @@ static void need_clang19(void)
 static void test_llvm_clang_applies(void **state)
 {
 	struct dcpi_err err = { 0 };
-	struct prof_profile p;
-	struct image *img;
-	struct opt_src *s;
-	struct opt_est e;
+	struct fx f;
 	char *txt;
 	size_t len;
 
@@ -304,11 +311,9 @@ static void test_llvm_clang_applies(void **state)
 	need_clang19();
 	assert_int_equal(tu_sh("cd %s && clang-19 -O2 -g -fdebug-info-for-profiling -o fbc fb.c",
 			       tmp), 0);
-	est(&e);
-	work_profile(path("fbc"), &p);
-	assert_int_equal(img_open(path("fbc"), 0, &img, &err), 0);
-	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_LLVM_BASE, &s, &err), 0);
-	assert_int_equal(opt_llvm_text(s, &txt, &len, &err), 0);
+	fx_open(&f, "fbc");
+	fx_build(&f, OPT_D_LLVM_BASE);
+	assert_int_equal(opt_llvm_text(f.s, &txt, &len, &err), 0);
 	assert_int_equal(opt_write_file(path("fbc.prof"), txt, len, &err), 0);
 	assert_int_equal(tu_sh("cd %s && clang-19 -O2 -g -fdebug-info-for-profiling "
 			       "-fprofile-sample-use=fbc.prof -mllvm "
@@ -316,9 +321,7 @@ static void test_llvm_clang_applies(void **state)
 			       "2>&1", tmp), 0);
 	assert_int_not_equal(tu_sh("grep -q 'were applied' %s", path("cov.log")), 0);
 	free(txt);
-	opt_src_free(s);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 /* ---- pseudo probes (clang -fpseudo-probe-for-profiling) ----------------- */
@@ -445,25 +448,21 @@ out:
 static void test_probes_profile(void **state)
 {
 	struct dcpi_err err = { 0 };
-	struct prof_profile p;
-	struct image *img;
 	struct opt_probes pp;
 	struct opt_src *s;
-	struct opt_est e;
+	struct fx f;
 	const struct opt_func *w = NULL;
 	char *txt;
 	size_t len;
 
 	(void)state;
 	build_fbp();
-	est(&e);
-	work_profile(path("fbp"), &p);
-	assert_int_equal(img_open(path("fbp"), 0, &img, &err), 0);
-	assert_int_equal(opt_probes_load(img, &pp, &err), 0);
-	s = opt_src_new(OPT_D_LLVM_BASE);
+	fx_open(&f, "fbp");
+	assert_int_equal(opt_probes_load(f.img, &pp, &err), 0);
+	s = f.s = opt_src_new(OPT_D_LLVM_BASE);
 	assert_non_null(s);
 	s->want_probes = 1;
-	assert_int_equal(opt_src_add(s, img, &p, &e, &err), 0);
+	assert_int_equal(opt_src_add(s, f.img, &f.p, &f.e, &err), 0);
 	assert_int_equal(opt_src_finish(s, &err), 0);
 	assert_int_equal(s->probes, 1);
 	for (size_t i = 0; i < s->nfuncs; i++)
@@ -494,10 +493,8 @@ static void test_probes_profile(void **state)
 			       "-fpseudo-probe-for-profiling -S -emit-llvm -o plain.ll fb.c", tmp), 0);
 	assert_int_not_equal(tu_sh("grep -q 'branch_weights' %s", path("plain.ll")), 0);
 	free(txt);
-	opt_src_free(s);
 	opt_probes_free(&pp);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 /* Corrupt probe sections: a clear error naming the file, never a crash. */
@@ -587,21 +584,16 @@ static uint64_t rd_instance(struct rd *r, uint32_t nnames)
 static void test_gcc_bytes(void **state)
 {
 	struct dcpi_err err = { 0 };
-	struct prof_profile p;
-	struct image *img;
-	struct opt_src *s;
-	struct opt_est e;
+	struct fx f;
 	struct rd r;
 	uint8_t *buf;
 	size_t len;
 	uint32_t nnames, nfuncs;
 
 	(void)state;
-	est(&e);
-	work_profile(path("fb"), &p);
-	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
-	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), 0);
-	assert_int_equal(opt_gcc_bytes(s, &buf, &len, &err), 0);
+	fx_open(&f, "fb");
+	fx_build(&f, OPT_D_NONE);
+	assert_int_equal(opt_gcc_bytes(f.s, &buf, &len, &err), 0);
 	r = (struct rd){ buf, len, 0 };
 	assert_int_equal(rd_u32(&r), 0x67636461);
 	assert_int_equal(rd_u32(&r), 2);
@@ -622,7 +614,7 @@ static void test_gcc_bytes(void **state)
 	assert_int_equal(nfuncs, 1);
 	rd_counter(&r);
 	/* gcc 12 merges discriminators: the total can only shrink */
-	assert_true(rd_instance(&r, nnames) <= s->funcs[0]->total);
+	assert_true(rd_instance(&r, nnames) <= f.s->funcs[0]->total);
 	assert_int_equal(rd_u32(&r), 0xaf000000);
 	assert_int_equal(rd_u32(&r), 0);
 	assert_int_equal(r.at, len);
@@ -632,27 +624,21 @@ static void test_gcc_bytes(void **state)
 			       "-fdump-tree-optimized-blocks-details -c fb.c -o fb_afdo.o", tmp), 0);
 	assert_int_equal(tu_sh("grep -q '(auto FDO)' %s/fb_afdo.c.*optimized", tmp), 0);
 	free(buf);
-	opt_src_free(s);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 static void test_bolt_text(void **state)
 {
 	struct dcpi_err err = { 0 };
-	struct prof_profile p;
-	struct image *img;
-	struct opt_est e;
+	struct fx f;
 	char *txt, *line, *save = NULL;
 	size_t len, n = 0;
 	uint64_t lo, hi;
 
 	(void)state;
-	est(&e);
-	work_profile(path("fb"), &p);
+	fx_open(&f, "fb");
 	sym_range(path("fb"), "work", &lo, &hi);
-	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
-	assert_int_equal(opt_bolt_text(img, &p, &e, &txt, &len, NULL, &err), 0);
+	assert_int_equal(opt_bolt_text(f.img, &f.p, &f.e, &txt, &len, NULL, &err), 0);
 	assert_int_equal(opt_write_file(path("fb.fdata"), txt, len, &err), 0);
 	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char f1[64], f2[64];
@@ -676,8 +662,7 @@ static void test_bolt_text(void **state)
 		print_message("no llvm-bolt-19: structure checks only\n");
 	}
 	free(txt);
-	img_close(img);
-	prof_profile_free(&p);
+	fx_close(&f);
 }
 
 /* A local function is named as BOLT (and perf2bolt) name it: "sq/1". */

@@ -111,15 +111,6 @@ static int same_file(const char *a, const char *b)
 	return tu_sh("cmp -s '%s' '%s'", a, b) == 0;
 }
 
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 static int has_temp(void)
 {
 	return tu_sh("ls -a %s | grep -q '\\.tmp[0-9]*-[0-9]*$'", ws) == 0;
@@ -295,7 +286,7 @@ static void test_symlink_followed(void **state)
 	assert_int_equal(symlink("target", link), 0);
 	for (size_t i = 0; i < nwriters; i++) {
 		print_message("%s -o a link\n", writers[i].name);
-		put(target, OLD);
+		tu_write_text(target, OLD);
 		assert_int_equal(run(&writers[i], NULL, link), 0);
 		assert_int_equal(lstat(link, &st), 0);
 		assert_true(S_ISLNK(st.st_mode));
@@ -329,7 +320,7 @@ static void test_symlink_sticky(void **state)
 	assert_int_equal(symlink(victim, mine), 0);
 	for (size_t i = 0; i < nwriters; i++) {
 		print_message("%s -o another user's link in a sticky folder\n", writers[i].name);
-		put(victim, OLD);
+		tu_write_text(victim, OLD);
 		assert_int_not_equal(run(&writers[i], NULL, link), 0);
 		assert_true(log_has(link));
 		assert_int_equal(lstat(link, &st), 0);
@@ -358,7 +349,7 @@ static void test_other_owner(void **state)
 	}
 	for (size_t i = 0; i < nwriters; i++) {
 		print_message("%s -o a 0600 file of uid %d\n", writers[i].name, NOBODY);
-		put(priv, OLD);
+		tu_write_text(priv, OLD);
 		assert_int_equal(chown(priv, NOBODY, NOBODY), 0);
 		assert_int_equal(chmod(priv, 0600), 0);
 		assert_int_equal(run(&writers[i], NULL, priv), 0);
@@ -386,7 +377,8 @@ static void test_hard_link(void **state)
 		unlink(a);
 		unlink(b);
 		/* longer than any output: what is left past the end is cut */
-		put(a, OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD);
+		tu_write_text(a, OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD OLD
+			      OLD OLD);
 		assert_int_equal(link(a, b), 0);
 		assert_int_equal(run(&writers[i], NULL, a), 0);
 		assert_int_equal(lstat(a, &sa), 0);
@@ -433,7 +425,7 @@ static void test_full_disk(void **state)
 	need_tools();
 	for (size_t i = 0; i < nwriters; i++) {
 		print_message("%s -o FILE on a full disk\n", writers[i].name);
-		put(old, OLD);
+		tu_write_text(old, OLD);
 		assert_int_not_equal(run(&writers[i], fp, old), 0);
 		assert_int_equal(tu_sh("printf '%%s' '" OLD "' | cmp -s - %s", old), 0);
 		assert_int_not_equal(run(&writers[i], fp, fresh), 0);
@@ -529,7 +521,7 @@ static void test_unit_kinds(void **state)
 	assert_int_equal(write_out(dir, &err), -EISDIR);
 	assert_non_null(strstr(err.msg, dir));
 	rmdir(dir);
-	put(a, OLD OLD OLD);
+	tu_write_text(a, OLD OLD OLD);
 	assert_int_equal(link(a, b), 0);
 	assert_int_equal(write_out(a, &err), 0);
 	assert_true(has_text(b));
@@ -574,7 +566,7 @@ static void test_unit_full_disk(void **state)
 	struct dcpi_err err = { 0 };
 
 	(void)state;
-	put(f, OLD);
+	tu_write_text(f, OLD);
 	setenv("DCPI_FAILPOINT", "write:1+:enospc", 1);
 	dcpi_failpoints_init();
 	assert_int_equal(write_out(f, &err), -ENOSPC);
@@ -606,7 +598,7 @@ static void test_unit_owner(void **state)
 	}
 	assert_int_equal(mkdir(dir, 0777), 0);
 	assert_int_equal(chmod(dir, 0777), 0);
-	put(priv, OLD);
+	tu_write_text(priv, OLD);
 	assert_int_equal(chown(priv, NOBODY, NOBODY), 0);
 	assert_int_equal(chmod(priv, 0600), 0);
 	assert_int_equal(write_out(priv, &err), 0);
@@ -615,7 +607,7 @@ static void test_unit_owner(void **state)
 	assert_int_equal(st.st_gid, NOBODY);
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_true(has_text(priv));
-	put(roots, OLD);
+	tu_write_text(roots, OLD);
 	assert_int_equal(chmod(roots, 0644), 0);
 	pid = fork();
 	assert_true(pid >= 0);

@@ -27,31 +27,25 @@
 #include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_vals.h"
 
-static char dir[64], wl[256], nodw[256];
-static const char *bin;
+/* wl: params built with -g; other: without */
+static struct tu_vals t;
 
 static int setup(void **state)
 {
 	const char *src = getenv("DCPI_SRC");
 
-	(void)state;
-	bin = getenv("DCPI_BIN");
-	if (tu_workspace(dir, sizeof(dir), "params"))
+	*state = &t;
+	t.bin = getenv("DCPI_BIN");
+	if (tu_workspace(t.dir, sizeof(t.dir), "params"))
 		return -1;
-	snprintf(wl, sizeof(wl), "%s/params", dir);
-	snprintf(nodw, sizeof(nodw), "%s/params-nodwarf", dir);
+	snprintf(t.wl, sizeof(t.wl), "%s/params", t.dir);
+	snprintf(t.other, sizeof(t.other), "%s/params-nodwarf", t.dir);
 	if (tu_sh("cd %s && gcc -std=gnu11 -g -O1 -fno-inline -o %s %s/tests/workloads/params.c "
-		  "&& gcc -std=gnu11 -O1 -fno-inline -o %s %s/tests/workloads/params.c", dir, wl,
-		  src ? src : ".", nodw, src ? src : "."))
+		  "&& gcc -std=gnu11 -O1 -fno-inline -o %s %s/tests/workloads/params.c", t.dir,
+		  t.wl, src ? src : ".", t.other, src ? src : "."))
 		return -1;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	tu_sh("test -n \"$KEEP\" || rm -rf %s", dir);
 	return 0;
 }
 
@@ -83,6 +77,18 @@ static void describe(struct image *img, const char *proc, char *buf, size_t len)
 	}
 }
 
+/* Each procedure of tests/workloads/params.c and its parameters (describe). */
+static const struct {
+	const char *proc, *want;
+} params[] = {
+	{ "pa_none", "" },
+	{ "pa_two", "k:int:rdi, s:const char *:rsi" },
+	{ "pa_mixed", "k:int:rdi, x:double:xmm0, n:long int:rsi" },
+	{ "pa_small", "v:struct pa_small:rdi rsi, k:int:rdx" },
+	{ "pa_big", "v:struct pa_big:memory, k:int:rdi" },
+	{ "pa_ret", "(sret):struct pa_big *:rdi, k:int:rsi" },
+};
+
 static void test_img_params(void **state)
 {
 	const struct img_param *pa;
@@ -92,44 +98,51 @@ static void test_img_params(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(img_open(wl, 0, &img, &err), 0);
-	describe(img, "pa_none", got, sizeof(got));
-	assert_string_equal(got, "");
-	describe(img, "pa_two", got, sizeof(got));
-	assert_string_equal(got, "k:int:rdi, s:const char *:rsi");
-	describe(img, "pa_mixed", got, sizeof(got));
-	assert_string_equal(got, "k:int:rdi, x:double:xmm0, n:long int:rsi");
-	describe(img, "pa_small", got, sizeof(got));
-	assert_string_equal(got, "v:struct pa_small:rdi rsi, k:int:rdx");
-	describe(img, "pa_big", got, sizeof(got));
-	assert_string_equal(got, "v:struct pa_big:memory, k:int:rdi");
-	describe(img, "pa_ret", got, sizeof(got));
-	assert_string_equal(got, "(sret):struct pa_big *:rdi, k:int:rsi");
+	assert_int_equal(img_open(t.wl, 0, &img, &err), 0);
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		describe(img, params[i].proc, got, sizeof(got));
+		assert_string_equal(got, params[i].want);
+	}
 	assert_int_equal(img_params(img, img_proc_by_name(img, "pa_big")->addr, &pa, &n, NULL),
 			 0);
 	assert_int_equal(pa[0].size, 40);
 	img_close(img);
 	/* no -g: no parameters to give */
-	assert_int_equal(img_open(nodw, 0, &img, &err), 0);
+	assert_int_equal(img_open(t.other, 0, &img, &err), 0);
 	assert_int_equal(img_params(img, img_proc_by_name(img, "pa_two")->addr, &pa, &n, NULL),
 			 -ENOENT);
 	assert_int_equal(n, 0);
 	img_close(img);
 }
 
-/* A database at dir/name over image: samples on each fed procedure, and all
- * six argument registers fed at its entry (register r holds 100 + r). */
+/* The entries of the fed procedures in the image of the database being made. */
+static uint64_t entry[3];
+
+/* All six argument registers fed at each entry (register r holds 100 + r). */
+static void fill_args(struct val_profile *vp)
+{
+	struct val_rng r = { 777 };
+
+	for (size_t i = 0; i < 3; i++) {
+		for (uint32_t a = 0; a < 6; a++) {
+			struct val_hotlist *h = val_profile_list(vp, entry[i], VAL_ARG0 + a);
+
+			assert_non_null(h);
+			for (int k = 0; k < 50; k++)
+				val_hotlist_add(h, 100 + a, &r);
+			vp->samples += 50;
+		}
+	}
+}
+
+/* A database at dir/name over image: samples on each fed procedure, and
+ * fill_args's values. */
 static void make_db(const char *name, const char *image)
 {
 	static const char *const procs[] = { "pa_two", "pa_mixed", "pa_big" };
 	struct tu_at at[3];
-	uint64_t entry[3];
-	struct val_rng r = { 777 };
-	struct val_profile vp;
-	struct prof_db *db;
 	struct dcpi_err err;
 	struct image *img;
-	char path[256], epoch[64];
 
 	assert_int_equal(img_open(image, IMG_NO_DWARF, &img, &err), 0);
 	for (size_t i = 0; i < 3; i++) {
@@ -141,49 +154,24 @@ static void make_db(const char *name, const char *image)
 		at[i].count = 100 * (3 - i);
 	}
 	img_close(img);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	tu_cycles_db(path, image, at, 3, &db, epoch, sizeof(epoch));
-	val_profile_init(&vp);
-	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
-	for (size_t i = 0; i < 3; i++) {
-		for (uint32_t a = 0; a < 6; a++) {
-			struct val_hotlist *h = val_profile_list(&vp, entry[i], VAL_ARG0 + a);
-
-			assert_non_null(h);
-			for (int k = 0; k < 50; k++)
-				val_hotlist_add(h, 100 + a, &r);
-			vp.samples += 50;
-		}
-	}
-	assert_int_equal(val_profile_normalize(&vp), 0);
-	assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
-	val_profile_free(&vp);
-	prof_db_close(db);
+	tu_vals_db(t.dir, name, image, at, 3, fill_args);
 }
-
-static int have_db;
 
 static void need_db(void)
 {
-	if (!bin) {
-		print_message("DCPI_BIN unset: run through tests/run.sh\n");
-		skip();
-	}
-	if (!have_db) {
-		make_db("db", wl);
-		make_db("nodw", nodw);
-		have_db = 1;
-	}
+	if (!tu_vals_to_make(&t))
+		return;
+	make_db("db", t.wl);
+	make_db("nodw", t.other);
 }
 
 static void test_vargs_named(void **state)
 {
-	char args[256];
+	char args[512];
 
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "vargs --db %s/db", dir);
-	tu_check_json(bin, dir, args,
+	tu_vcheck(&t, "vargs", "db",
 		      "ps = {p['name']: p for p in d['procedures']}\n"
 		      "def regs(p): return [(a['name'], a['register'], a['values'][0]['text'])\n"
 		      "                     for a in ps[p]['args']]\n"
@@ -196,28 +184,25 @@ static void test_vargs_named(void **state)
 		      "[('k', 'int', ['rdi']), ('x', 'double', ['xmm0']), ('n', 'long int', ['rsi'])]\n"
 		      "b = ps['pa_big']['parameters']\n"
 		      "assert b[0]['size'] == 40 and b[0]['registers'] == [], b");
-	snprintf(args, sizeof(args), "%s vargs --db %s/db > %s/vargs.txt", bin, dir, dir);
+	snprintf(args, sizeof(args), "%s vargs --db %s/db > %s/vargs.txt", t.bin, t.dir, t.dir);
 	assert_int_equal(tu_sh("%s", args), 0);
-	assert_int_equal(tu_sh("grep -q '^  k (rdi) *100 .*100.0%%  invariant' %s/vargs.txt", dir),
-			 0);
-	assert_int_equal(tu_sh("grep -q '^  s (rsi) *101 ' %s/vargs.txt", dir), 0);
+	assert_int_equal(tu_sh("grep -q '^  k (rdi) *100 .*100.0%%  invariant' %s/vargs.txt",
+			       t.dir), 0);
+	assert_int_equal(tu_sh("grep -q '^  s (rsi) *101 ' %s/vargs.txt", t.dir), 0);
 	assert_int_equal(tu_sh("grep -q '^  x (xmm0) *double: xmm registers are not sampled' "
-			       "%s/vargs.txt", dir), 0);
+			       "%s/vargs.txt", t.dir), 0);
 	assert_int_equal(tu_sh("grep -q '^  v (memory) *struct pa_big, 40 bytes: passed in "
-			       "memory' %s/vargs.txt", dir), 0);
+			       "memory' %s/vargs.txt", t.dir), 0);
 	/* rdx .. r9 hold what callers left: not arguments of these procedures */
 	assert_int_equal(tu_sh("! grep -q 'rdx\\|rcx\\|r8\\|r9\\|arg[0-9]\\|no DWARF' %s/vargs.txt",
-			       dir), 0);
+			       t.dir), 0);
 }
 
 static void test_vargs_nodwarf(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "vargs --db %s/nodw pa_two", dir);
-	tu_check_json(bin, dir, args,
+	tu_vcheck(&t, "vargs", "nodw pa_two",
 		      "p = d['procedures'][0]\n"
 		      "assert p['dwarf'] is False and 'parameters' not in p, p\n"
 		      "assert [a['register'] for a in p['args']] == "
@@ -225,18 +210,15 @@ static void test_vargs_nodwarf(void **state)
 		      "assert all('name' not in a for a in p['args']), p");
 	assert_int_equal(tu_sh("%s vargs --db %s/nodw pa_two > %s/nodw.txt && "
 			       "grep -q '(no DWARF: all six argument registers)' %s/nodw.txt && "
-			       "grep -q '^  arg5 (r9) *105 ' %s/nodw.txt", bin, dir, dir, dir, dir),
-			 0);
+			       "grep -q '^  arg5 (r9) *105 ' %s/nodw.txt", t.bin, t.dir, t.dir,
+			       t.dir, t.dir), 0);
 }
 
 static void test_specialize_named(void **state)
 {
-	char args[256];
-
 	(void)state;
 	need_db();
-	snprintf(args, sizeof(args), "specialize --db %s/db --min-seen 1", dir);
-	tu_check_json(bin, dir, args,
+	tu_vcheck(&t, "specialize", "db --min-seen 1",
 		      "a = [(x['procedure'], x['register'], x['name']) for x in d['entries']\n"
 		      "     if x['kind'] == 'argument']\n"
 		      "assert all(r in ('rdi', 'rsi') for _, r, _ in a), a\n"
@@ -246,7 +228,7 @@ static void test_specialize_named(void **state)
 		      "assert c['suggestion'] == 'clone pa_mixed for n == 101 (constant-propagate "
 		      "it)', c");
 	assert_int_equal(tu_sh("%s specialize --db %s/db --min-seen 1 | grep -q "
-			       "'argument  pa_mixed n (rsi) = 101'", bin, dir), 0);
+			       "'argument  pa_mixed n (rsi) = 101'", t.bin, t.dir), 0);
 }
 
 int main(void)
@@ -258,5 +240,5 @@ int main(void)
 		cmocka_unit_test(test_specialize_named),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
 }

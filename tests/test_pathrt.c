@@ -281,10 +281,7 @@ static void test_spool_reader(void **state)
 
 	/* A garbage file is counted bad, not trusted. */
 	snprintf(path, sizeof(path), "%s/43-0.spool", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("this is not a spool file at all, not even close......", f);
-	fclose(f);
+	tu_write_text(path, "this is not a spool file at all, not even close......");
 	assert_int_equal(paths_spool_read(dir, &v, &n, &st, &err), 0);
 	assert_int_equal(st.files, 2);
 	assert_int_equal(st.bad, 2);

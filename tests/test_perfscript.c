@@ -49,15 +49,6 @@ static const char loop_s[] =
 	"\t.size main, .-main\n"
 	"\t.section .note.GNU-stack,\"\",@progbits\n";
 
-static void put(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-}
-
 static int setup(void **state)
 {
 	const char *d = getenv("DCPI_BIN");
@@ -145,7 +136,7 @@ static void test_mmap_lines(void **state)
 	n += (size_t)snprintf(text + n, sizeof(text) - n, "%s\n", line);
 	assert_true(n < sizeof(text));
 	snprintf(path, sizeof(path), "%s/a.perfscript", tmpdir);
-	put(path, text);
+	tu_write_text(path, text);
 	snprintf(db, sizeof(db), "%s/dba", tmpdir);
 	snprintf(out, sizeof(out), "%s/a.out", tmpdir);
 	assert_int_equal(tu_sh("'%s' import --db '%s' '%s' >'%s' 2>&1", dcpi, db, path, out), 0);
@@ -167,7 +158,7 @@ static void test_binary_linked(void **state)
 	assert_true(stack_line(text, sizeof(text) / 2, " ", va_br, va_top) > 0);
 	stack_line(text + strlen(text), sizeof(text) / 2, " ", va_br, va_top);
 	snprintf(path, sizeof(path), "%s/b.perfscript", tmpdir);
-	put(path, text);
+	tu_write_text(path, text);
 	snprintf(db, sizeof(db), "%s/dbb", tmpdir);
 	assert_int_equal(tu_sh("'%s' import -q --db '%s' --binary '%s' '%s'", dcpi, db, bin,
 			       path), 0);
@@ -186,8 +177,8 @@ static void test_bad_line(void **state)
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/c.perfscript", tmpdir);
-	put(path, " 401000 0x401002/0x401000/P/-/-/1/\n 401000 0x401002/0x401000/P/-/-/1/ "
-		  "garbage\n");
+	tu_write_text(path, " 401000 0x401002/0x401000/P/-/-/1/\n"
+		      " 401000 0x401002/0x401000/P/-/-/1/ garbage\n");
 	snprintf(db, sizeof(db), "%s/dbc", tmpdir);
 	snprintf(out, sizeof(out), "%s/c.out", tmpdir);
 	assert_int_not_equal(tu_sh("'%s' import --db '%s' '%s' >'%s' 2>&1", dcpi, db, path,
@@ -196,7 +187,7 @@ static void test_bad_line(void **state)
 			       "'%s'", out), 0);
 	assert_int_equal(tu_sh("! ls -d '%s'/0* >/dev/null 2>&1", db), 0);
 	/* a mapping line cut short */
-	put(path, "PERF_RECORD_MMAP2 1/1: [0x400000(0x1000) @ 0 fd:01 1 0]\n");
+	tu_write_text(path, "PERF_RECORD_MMAP2 1/1: [0x400000(0x1000) @ 0 fd:01 1 0]\n");
 	assert_int_not_equal(tu_sh("'%s' import --db '%s' '%s' >'%s' 2>&1", dcpi, db, path,
 				   out), 0);
 	assert_int_equal(tu_sh("grep -q 'c.perfscript:1: not a PERF_RECORD_MMAP line' '%s'", out),

@@ -432,6 +432,20 @@ static void test_file_merge(void **state)
 	assert_non_null(strstr(err.msg, "absent.prof"));
 }
 
+/* Epoch e's meta file at path written as text: it does not read, and the
+ * error says want. */
+static void bad_meta(struct prof_db *db, const char *e, const char *path, const char *text,
+		     const char *want)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_epoch_meta r;
+
+	tu_write_text(path, text);
+	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
+	if (!strstr(err.msg, want))
+		fail_msg("%s: wanted \"%s\" in \"%s\"", text, want, err.msg);
+}
+
 static void test_meta(void **state)
 {
 	struct dcpi_err err = { 0 };
@@ -463,21 +477,12 @@ static void test_meta(void **state)
 	tu_write_text(path, "format = 1\n# comment\n\nfuture_key = {whatever}\nlost_samples = 5\n");
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), 0);
 	assert_int_equal(r.lost_samples, 5);
-	tu_write_text(path, "format = 1\nsamples = 3\nthis line is wrong\n");
-	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "meta:3: "));
-	tu_write_text(path, "format = 1\nsamples = -3\n");
-	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "meta:2: expected an unsigned integer"));
-	tu_write_text(path, "format = 1\ncpu_name = \"unterminated\n");
-	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "meta:2: "));
-	tu_write_text(path, "samples = 3\n");
-	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "missing `format"));
-	tu_write_text(path, "format = 2\n");
-	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "meta:1: unsupported"));
+	bad_meta(db, e, path, "format = 1\nsamples = 3\nthis line is wrong\n", "meta:3: ");
+	bad_meta(db, e, path, "format = 1\nsamples = -3\n",
+		 "meta:2: expected an unsigned integer");
+	bad_meta(db, e, path, "format = 1\ncpu_name = \"unterminated\n", "meta:2: ");
+	bad_meta(db, e, path, "samples = 3\n", "missing `format");
+	bad_meta(db, e, path, "format = 2\n", "meta:1: unsupported");
 	prof_db_close(db);
 }
 

@@ -201,27 +201,16 @@ static void perf_attr(struct perf_event_attr *a, uint64_t config)
 /* Header, two attributes with their ids, then the records of data. */
 static void perf_file(const char *path, const struct tu_pbuf *data)
 {
+	static const uint64_t ids[2] = { ID_CPU, ID_TASK };
 	struct tu_pbuf *p = calloc(1, sizeof(*p));
 	struct perf_event_attr a[2];
-	size_t asz = sizeof(a[0]) + 16, ids_at = 104 + 2 * asz, data_at = ids_at + 16;
 	FILE *f;
 
 	assert_non_null(p);
 	perf_attr(&a[0], PERF_COUNT_SW_CPU_CLOCK);
 	perf_attr(&a[1], PERF_COUNT_SW_TASK_CLOCK);
-	tu_put(p, "PERFILE2", 8);
-	tu_put64(p, 104), tu_put64(p, asz);
-	tu_put64(p, 104), tu_put64(p, 2 * asz);
-	tu_put64(p, data_at), tu_put64(p, data->n);
-	tu_put64(p, 0), tu_put64(p, 0);
-	for (int i = 0; i < 4; i++)
-		tu_put64(p, 0);			/* no features */
-	for (int i = 0; i < 2; i++) {
-		tu_put(p, &a[i], sizeof(a[i]));
-		tu_put64(p, ids_at + 8 * (size_t)i), tu_put64(p, 8);
-	}
-	tu_put64(p, ID_CPU), tu_put64(p, ID_TASK);
-	assert_int_equal(p->n, data_at);
+	tu_put_perf_head(p, a, ids, 2, data->n, 0);	/* no features */
+	assert_int_equal(p->n, 104 + 2 * (sizeof(a[0]) + 16) + 16);
 	tu_put(p, data->b, data->n);
 	f = fopen(path, "wb");
 	assert_non_null(f);
@@ -295,7 +284,6 @@ static void test_live_and_file_agree(void **state)
 	struct prof_db *db;
 	size_t nl, nf;
 	ssize_t len;
-	FILE *f;
 
 	(void)state;
 	assert_non_null(p);
@@ -303,10 +291,7 @@ static void test_live_and_file_agree(void **state)
 	assert_true(len > 0);
 	exe[len] = '\0';
 	snprintf(lib, sizeof(lib), "%s/lib.bin", tmpdir);
-	f = fopen(lib, "w");
-	assert_non_null(f);
-	fputs("not an ELF: keyed by path, size and mtime\n", f);
-	fclose(f);
+	tu_write_text(lib, "not an ELF: keyed by path, size and mtime\n");
 	script(p, exe, lib);
 
 	live_session(&s, &o, k);

@@ -713,6 +713,32 @@ static void expect_error(const uint8_t *buf, size_t len, const char *want)
 	val_profile_free(&p);
 }
 
+/* A byte of a valid file changed, the checksum made good again, and the
+ * error that must name it. */
+static const struct {
+	size_t at;
+	uint8_t to;
+	const char *want;
+} resealed[] = {
+	{ LIST0 + 1, 99, "x.values: hotlist 0: kind 99 unknown" },
+	{ LIST0 + 1, 0, "hotlist 0: kind 0 unknown" },
+	{ LIST0 + 4, VAL_N + 1, "x.values: hotlist 0: 65 tuples (at most 64)" },
+	{ LIST0 + 3, 51, "SatCount 51" },
+	{ LIST0 + 2, 3, "mode 3 unknown" },
+	{ LIST0 + 16, 0, "hotlist 1: (0x10, kind 1) duplicate or not sorted" },
+	{ LIST0 + 15, 0, "hotlist 0: tuple 0: zero count" },	/* the count of (5, 3) */
+	{ 24, 200, "do not fit" },				/* nlists */
+};
+
+/* The first list's probability replaced, and the error. */
+static const struct {
+	double p;
+	const char *want;
+} bad_p[] = {
+	{ 0, "hotlist 0: probability 0 outside (0, 1]" },
+	{ 2, "probability 2 outside" },
+};
+
 static void test_corrupt(void **state)
 {
 	uint8_t *buf, *b;
@@ -736,55 +762,25 @@ static void test_corrupt(void **state)
 	memcpy(b, buf, len);
 	b[len] = 0;
 	expect_error(b, len + 1, "trailing garbage");
-	/* Content errors behind a valid checksum. */
-	memcpy(b, buf, len);
-	assert_int_equal(b[LIST0], 0x10);
-	assert_int_equal(b[LIST0 + 1], VAL_RESULT);
-	b[LIST0 + 1] = 99;
-	prof_file_reseal(b, len);
-	expect_error(b, len, "x.values: hotlist 0: kind 99 unknown");
-	memcpy(b, buf, len);
-	b[LIST0 + 1] = 0;
-	prof_file_reseal(b, len);
-	expect_error(b, len, "hotlist 0: kind 0 unknown");
-	memcpy(b, buf, len);
-	b[LIST0 + 4] = VAL_N + 1;
-	prof_file_reseal(b, len);
-	expect_error(b, len, "x.values: hotlist 0: 65 tuples (at most 64)");
-	memcpy(b, buf, len);
-	memset(b + LIST0 + 5, 0, 8);
-	prof_file_reseal(b, len);
-	expect_error(b, len, "hotlist 0: probability 0 outside (0, 1]");
-	memcpy(b, buf, len);
-	{
-		double two = 2;	/* the file is little-endian, as this host */
-
-		memcpy(b + LIST0 + 5, &two, 8);
+	/* Content errors behind a valid checksum: the first list is 0x10, a
+	 * result; list 0: offset, 4 bytes, p, seen 3, (5, 3): 16 bytes; then
+	 * list 1, at 0x10 too. */
+	assert_int_equal(buf[LIST0], 0x10);
+	assert_int_equal(buf[LIST0 + 1], VAL_RESULT);
+	assert_int_equal(buf[LIST0 + 16], 0x10);
+	for (size_t i = 0; i < sizeof(resealed) / sizeof(resealed[0]); i++) {
+		memcpy(b, buf, len);
+		b[resealed[i].at] = resealed[i].to;
+		prof_file_reseal(b, len);
+		expect_error(b, len, resealed[i].want);
 	}
-	prof_file_reseal(b, len);
-	expect_error(b, len, "probability 2 outside");
-	memcpy(b, buf, len);
-	b[LIST0 + 3] = 51;
-	prof_file_reseal(b, len);
-	expect_error(b, len, "SatCount 51");
-	memcpy(b, buf, len);
-	b[LIST0 + 2] = 3;
-	prof_file_reseal(b, len);
-	expect_error(b, len, "mode 3 unknown");
-	/* List 0: offset, 4 bytes, p, seen 3, (5, 3): 16 bytes; then list 1. */
-	memcpy(b, buf, len);
-	assert_int_equal(b[LIST0 + 16], 0x10);
-	b[LIST0 + 16] = 0;
-	prof_file_reseal(b, len);
-	expect_error(b, len, "hotlist 1: (0x10, kind 1) duplicate or not sorted");
-	memcpy(b, buf, len);
-	b[LIST0 + 15] = 0;	/* the count of (5, 3) */
-	prof_file_reseal(b, len);
-	expect_error(b, len, "hotlist 0: tuple 0: zero count");
-	memcpy(b, buf, len);
-	b[24] = 200;	/* nlists */
-	prof_file_reseal(b, len);
-	expect_error(b, len, "do not fit");
+	for (size_t i = 0; i < sizeof(bad_p) / sizeof(bad_p[0]); i++) {
+		memcpy(b, buf, len);
+		/* the file is little-endian, as this host */
+		memcpy(b + LIST0 + 5, &bad_p[i].p, 8);
+		prof_file_reseal(b, len);
+		expect_error(b, len, bad_p[i].want);
+	}
 	free(buf);
 	free(b);
 	/* A tag beyond the table of two images. */

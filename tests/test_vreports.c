@@ -34,19 +34,16 @@ static struct {
 	uint64_t other_entry;	/* mix_chain in demo_work */
 } off;
 
+/* The offset of proc's instruction k, and of its entry when entry is not NULL. */
 static uint64_t insn_off(struct image *img, const char *proc, size_t k, uint64_t *entry)
 {
-	const struct img_proc *p;
-	struct dcpi_err err;
-	struct cfg *cfg;
-	uint64_t o;
+	uint64_t o, e;
+	struct cfg *cfg = tu_img_proc_cfg(img, proc, &e);
 
-	assert_int_equal(img_proc_find(img, proc, &p, &err), 0);
-	assert_int_equal(cfg_build(img, p, &cfg, &err), 0);
 	assert_true(cfg->ninsns > k);
 	assert_int_equal(img_vaddr_to_offset(img, cfg->insns[k].addr, &o), 0);
 	if (entry)
-		assert_int_equal(img_vaddr_to_offset(img, p->addr, entry), 0);
+		*entry = e;
 	cfg_free(cfg);
 	return o;
 }
@@ -68,47 +65,41 @@ static void find_offsets(void)
 	img_close(img);
 }
 
-static void write_values(struct prof_db *db, const char *epoch, const char *image)
+static void fill_values(struct val_profile *vp)
 {
 	struct val_rng r = { 12345 };
 	struct prof_image_id oid;
-	struct val_profile vp;
 	struct dcpi_err err;
 	int tag;
 
-	val_profile_init(&vp);
-	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
 	assert_int_equal(prof_image_id_from_file(&oid, t.other, &err), 0);
-	tag = val_profile_image_tag(&vp, &oid);
+	tag = val_profile_image_tag(vp, &oid);
 	assert_true(tag == 1);
 	/* proc_a's hot instruction: result invariant (0.95), load semi (0.6) */
-	tu_val_feed(&vp, &r, off.a_insn, VAL_RESULT, 1000, 5, 0.95, 0, 0, 4);
-	tu_val_feed(&vp, &r, off.a_insn, VAL_LOAD, 1000, 42, 0.6, 0, 0, 8);
+	tu_val_feed(vp, &r, off.a_insn, VAL_RESULT, 1000, 5, 0.95, 0, 0, 4);
+	tu_val_feed(vp, &r, off.a_insn, VAL_LOAD, 1000, 42, 0.6, 0, 0, 8);
 	/* proc_b's: variant, over 200 values */
-	tu_val_feed(&vp, &r, off.b_insn, VAL_RESULT, 2000, 7, 0.0, 0, 0, 200);
+	tu_val_feed(vp, &r, off.b_insn, VAL_RESULT, 2000, 7, 0.0, 0, 0, 200);
 	/* entries: proc_a's arg0 3 (0.97), arg1 always 1000000; proc_b's arg0 7
 	 * (0.55) seen more often than any of proc_a's, yet proc_a comes first */
-	tu_val_feed(&vp, &r, off.a_entry, VAL_ARG0, 1000, 3, 0.97, 0, 0, 4);
-	tu_val_feed(&vp, &r, off.a_entry, VAL_ARG0 + 1, 1000, 1000000, 1.0, 0, 0, 1);
-	tu_val_feed(&vp, &r, off.a_entry, VAL_CALLSITE, 1000, VAL_CODE(0, off.main_ret1), 0.7,
+	tu_val_feed(vp, &r, off.a_entry, VAL_ARG0, 1000, 3, 0.97, 0, 0, 4);
+	tu_val_feed(vp, &r, off.a_entry, VAL_ARG0 + 1, 1000, 1000000, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.a_entry, VAL_CALLSITE, 1000, VAL_CODE(0, off.main_ret1), 0.7,
 		    VAL_CODE(0, off.main_ret2), 0.3, 1);
-	tu_val_feed(&vp, &r, off.b_entry, VAL_ARG0, 5000, 7, 0.55, 0, 0, 12);
-	tu_val_feed(&vp, &r, off.b_entry, VAL_CALLSITE, 5000, VAL_CODE(0, off.main_ret2), 1.0,
+	tu_val_feed(vp, &r, off.b_entry, VAL_ARG0, 5000, 7, 0.55, 0, 0, 12);
+	tu_val_feed(vp, &r, off.b_entry, VAL_CALLSITE, 5000, VAL_CODE(0, off.main_ret2), 1.0,
 		    0, 0, 1);
 	/* an indirect site in main: proc_a 0.7, demo_work's mix_chain 0.2, no image 0.1 */
-	tu_val_feed(&vp, &r, off.main_site, VAL_TARGET, 1000, VAL_CODE(0, off.a_entry), 0.7,
+	tu_val_feed(vp, &r, off.main_site, VAL_TARGET, 1000, VAL_CODE(0, off.a_entry), 0.7,
 		    VAL_CODE(tag, off.other_entry), 0.2, 1);
 	/* (spread 1: the rest is 1000, remapped to VAL_CODE_NONE below) */
 	{
-		struct val_hotlist *h = val_profile_list(&vp, off.main_site, VAL_TARGET);
+		struct val_hotlist *h = val_profile_list(vp, off.main_site, VAL_TARGET);
 
 		for (uint32_t i = 0; i < h->n; i++)
 			if (h->t[i].value == 1000)
 				h->t[i].value = VAL_CODE_NONE;
 	}
-	assert_int_equal(val_profile_normalize(&vp), 0);
-	assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
-	val_profile_free(&vp);
 }
 
 /* A database at dir/name: 300 samples on proc_a's instruction, 100 on
@@ -117,7 +108,7 @@ static void make_db(const char *name, int values)
 {
 	const struct tu_at at[] = { { off.a_insn, 300 }, { off.b_insn, 100 } };
 
-	tu_vals_db(t.dir, name, t.wl, at, 2, values ? write_values : NULL);
+	tu_vals_db(t.dir, name, t.wl, at, 2, values ? fill_values : NULL);
 }
 
 static int setup(void **state)

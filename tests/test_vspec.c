@@ -38,19 +38,17 @@ static struct {
 	uint64_t add, sub, site;		/* vl_add, vl_sub, main's indirect call */
 } off;
 
-/* The entry of proc and the first instruction with all of flags (0: none). */
+/* The entry of proc and, unless insn is NULL, the first instruction with all
+ * of flags (0: none) and the one after it (next, unless NULL). */
 static void find_in(struct image *img, const char *proc, uint32_t flags, uint64_t *entry,
 		    uint64_t *insn, uint64_t *next)
 {
-	const struct img_proc *p;
-	struct dcpi_err err;
-	struct cfg *cfg;
+	struct cfg *cfg = tu_img_proc_cfg(img, proc, entry);
 
-	assert_int_equal(img_proc_find(img, proc, &p, &err), 0);
-	assert_int_equal(img_vaddr_to_offset(img, p->addr, entry), 0);
-	if (!insn)
+	if (!insn) {
+		cfg_free(cfg);
 		return;
-	assert_int_equal(cfg_build(img, p, &cfg, &err), 0);
+	}
 	for (size_t i = 0; i < cfg->ninsns; i++) {
 		if ((cfg->insns[i].flags & flags) != flags)
 			continue;
@@ -80,42 +78,35 @@ static void find_offsets(void)
 	img_close(img);
 }
 
-static void write_values(struct prof_db *db, const char *epoch, const char *image)
+static void fill_values(struct val_profile *vp)
 {
 	struct val_rng r = { 4242 };
-	struct val_profile vp;
-	struct dcpi_err err;
 
-	val_profile_init(&vp);
-	assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
 	/* vl_walk(a, n): n is always 64 (read: test %rsi); a always the same
 	 * address (an object fixed for the run: no clone for it) */
-	tu_val_feed(&vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 0, 0, 1);
-	tu_val_feed(&vp, &r, off.walk, VAL_ARG0, 500, 0x555555558040, 1.0, 0, 0, 1);
-	tu_val_feed(&vp, &r, off.walk_load, VAL_STRIDE, 500, 8, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.walk, VAL_ARG0 + 1, 500, 64, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.walk, VAL_ARG0, 500, 0x555555558040, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.walk_load, VAL_STRIDE, 500, 8, 1.0, 0, 0, 1);
 	/* vl_scale(k, x): k 7 three times in four; x variant; rdx and rcx, which
 	 * it never touches, invariant garbage; its load of vl_mode always 5,
 	 * at stride 0 (one address) */
-	tu_val_feed(&vp, &r, off.scale, VAL_ARG0, 1000, 7, 0.75, 0, 0, 3);
-	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 1, 1000, 0, 0.0, 0, 0, 500);
-	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 2, 1000, 0x7fffffffe000, 1.0, 0, 0, 1);
-	tu_val_feed(&vp, &r, off.scale, VAL_ARG0 + 3, 1000, 17, 1.0, 0, 0, 1);
-	tu_val_feed(&vp, &r, off.scale, VAL_CALLSITE, 1000, VAL_CODE(0, off.site + 2), 1.0, 0, 0,
+	tu_val_feed(vp, &r, off.scale, VAL_ARG0, 1000, 7, 0.75, 0, 0, 3);
+	tu_val_feed(vp, &r, off.scale, VAL_ARG0 + 1, 1000, 0, 0.0, 0, 0, 500);
+	tu_val_feed(vp, &r, off.scale, VAL_ARG0 + 2, 1000, 0x7fffffffe000, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.scale, VAL_ARG0 + 3, 1000, 17, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.scale, VAL_CALLSITE, 1000, VAL_CODE(0, off.site + 2), 1.0, 0, 0,
 		    1);
-	tu_val_feed(&vp, &r, off.scale_load, VAL_LOAD, 1000, 5, 1.0, 0, 0, 1);
-	tu_val_feed(&vp, &r, off.scale_load, VAL_STRIDE, 1000, 0, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.scale_load, VAL_LOAD, 1000, 5, 1.0, 0, 0, 1);
+	tu_val_feed(vp, &r, off.scale_load, VAL_STRIDE, 1000, 0, 1.0, 0, 0, 1);
 	/* main's indirect call: vl_add 80%, vl_sub 20% */
 	{
-		struct val_hotlist *h = val_profile_list(&vp, off.site, VAL_TARGET);
+		struct val_hotlist *h = val_profile_list(vp, off.site, VAL_TARGET);
 
 		for (int i = 0; i < 1000; i++)
 			val_hotlist_add(h, VAL_CODE(0, i % 5 ? off.add : off.sub), &r);
 	}
 	/* vl_add(a, b): a invariant but seen 10 times only */
-	tu_val_feed(&vp, &r, off.add, VAL_ARG0, 10, 3, 1.0, 0, 0, 1);
-	assert_int_equal(val_profile_normalize(&vp), 0);
-	assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
-	val_profile_free(&vp);
+	tu_val_feed(vp, &r, off.add, VAL_ARG0, 10, 3, 1.0, 0, 0, 1);
 }
 
 /* A database at dir/name for the image at image (a copy of valloop, or it). */
@@ -124,7 +115,7 @@ static void make_db(const char *name, const char *image, int values)
 	const struct tu_at at[] = { { off.walk_load, 400 }, { off.walk_next, 100 },
 				    { off.scale_load, 200 }, { off.site, 100 } };
 
-	tu_vals_db(t.dir, name, image, at, 4, values ? write_values : NULL);
+	tu_vals_db(t.dir, name, image, at, 4, values ? fill_values : NULL);
 }
 
 static int setup(void **state)

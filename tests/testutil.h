@@ -73,6 +73,16 @@ static inline void tu_sh_line(const char *cmd, char *line, size_t len)
 	pclose(p);
 }
 
+/* A file at path holding text. */
+static inline void tu_write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
 /* Skip the test, saying why, when tests/run.sh did not set what it needs
  * (set: whether DCPI_BIN, and what else the test reads, are there). */
 static inline void tu_need_run(int set)

@@ -1,8 +1,8 @@
 /*
  * tu_db.h - what the tests of the profile kinds share (test_profile.c,
- * test_paths.c, test_values.c): a seeded generator, a text file written,
- * image identities, the checks every kind's decoder must pass on a damaged
- * file (profile/kind.c's header), and a temporary directory of databases.
+ * test_paths.c, test_values.c): a seeded generator, image identities, the
+ * checks every kind's decoder must pass on a damaged file (profile/kind.c's
+ * header), and a temporary directory of databases.
  * Include after cmocka.h.
  */
 #ifndef DCPI_TU_DB_H
@@ -30,16 +30,6 @@ static inline uint64_t rng(void)
 	rng_state ^= rng_state << 25;
 	rng_state ^= rng_state >> 27;
 	return rng_state * 2685821657736338717ull;
-}
-
-/* A file at path holding text. */
-static inline void tu_write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
 }
 
 /* Image 0 has a build-id; image n > 0 only a path, size and mtime. */

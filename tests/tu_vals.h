@@ -1,7 +1,8 @@
 /*
  * tests/tu_vals.h - what the tests of the value reports share
- * (test_vreports.c, test_vspec.c): hotlists fed a known stream, and a
- * database of a cycles profile with value profiles beside it.  Header-only;
+ * (test_vreports.c, test_vspec.c): hotlists fed a known stream, a
+ * database of a cycles profile with value profiles beside it, and a
+ * procedure's CFG and entry, where the values go.  Header-only;
  * include after <cmocka.h>.
  */
 #ifndef DCPI_TU_VALS_H
@@ -9,6 +10,8 @@
 
 #include <stdio.h>
 
+#include "dcpi/cfg.h"
+#include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 #include "testutil.h"
@@ -83,23 +86,45 @@ static inline void tu_val_feed(struct val_profile *vp, struct val_rng *r, uint64
 	vp->samples += n;
 }
 
-/* Write the value profiles of image into epoch of db. */
-typedef void (*tu_write_values)(struct prof_db *db, const char *epoch, const char *image);
+/* Feed the value profile vp (its image id set) its hotlists. */
+typedef void (*tu_fill_values)(struct val_profile *vp);
 
 /* A database at dir/name whose one epoch holds a cycles profile of image
- * with the n samples at (testutil.h's tu_cycles_db) and, unless values is
- * NULL, the value profiles it writes. */
+ * with the n samples at (testutil.h's tu_cycles_db) and, unless fill is
+ * NULL, a value profile of image that fill feeds, normalized. */
 static inline void tu_vals_db(const char *dir, const char *name, const char *image,
-			      const struct tu_at *at, size_t n, tu_write_values values)
+			      const struct tu_at *at, size_t n, tu_fill_values fill)
 {
+	struct dcpi_err err = { 0 };
+	struct val_profile vp;
 	struct prof_db *db;
 	char path[256], epoch[64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	tu_cycles_db(path, image, at, n, &db, epoch, sizeof(epoch));
-	if (values)
-		values(db, epoch, image);
+	if (fill) {
+		val_profile_init(&vp);
+		assert_int_equal(prof_image_id_from_file(&vp.image, image, &err), 0);
+		fill(&vp);
+		assert_int_equal(val_profile_normalize(&vp), 0);
+		assert_int_equal(val_epoch_write(db, epoch, &vp, &err), 0);
+		val_profile_free(&vp);
+	}
 	prof_db_close(db);
+}
+
+/* The CFG of procedure proc of img, and the file offset of its entry. */
+static inline struct cfg *tu_img_proc_cfg(struct image *img, const char *proc,
+					  uint64_t *entry)
+{
+	const struct img_proc *p;
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg;
+
+	assert_int_equal(img_proc_find(img, proc, &p, &err), 0);
+	assert_int_equal(img_vaddr_to_offset(img, p->addr, entry), 0);
+	assert_int_equal(cfg_build(img, p, &cfg, &err), 0);
+	return cfg;
 }
 
 #endif /* DCPI_TU_VALS_H */
