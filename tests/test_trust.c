@@ -117,27 +117,49 @@ static pid_t spinner(int on)
 	return pid;
 }
 
-static void chase(const char *extra, double bytes, double steps, double tol, int busy,
-		  double min_share)
-{
-	char at[64], cause[64], args[128];
+struct chase_run {
 	double x, lo, hi, share;
+	char cause[64];
+};
+
+static int by_x(const void *a, const void *b)
+{
+	double d = ((const struct chase_run *)a)->x - ((const struct chase_run *)b)->x;
+
+	return (d > 0) - (d < 0);
+}
+
+/* runs recordings of the chase (odd); the one with the median count is held
+ * to the bounds, and most runs' intervals must hold the exact count. */
+static void chase(const char *extra, double bytes, double steps, double tol, int busy,
+		  double min_share, int runs)
+{
+	struct chase_run r[5], *m;
+	char at[64], args[128];
+	int inside = 0;
 	pid_t spin;
 
 	if (!bin || !build)
 		skip();
+	assert_true(runs >= 1 && runs <= 5 && runs % 2);
 	walk_loop(at, sizeof(at));
 	snprintf(args, sizeof(args), "%.0f %.0f", bytes, steps);
-	spin = spinner(busy);
-	run(extra, args, "chase", "walk", at, steps, &x, &lo, &hi, cause, &share);
-	if (spin > 0) {
-		kill(spin, SIGKILL);
-		waitpid(spin, NULL, 0);
+	for (int k = 0; k < runs; k++) {
+		spin = spinner(busy);
+		run(extra, args, "chase", "walk", at, steps, &r[k].x, &r[k].lo, &r[k].hi,
+		    r[k].cause, &r[k].share);
+		if (spin > 0) {
+			kill(spin, SIGKILL);
+			waitpid(spin, NULL, 0);
+		}
+		inside += r[k].lo <= steps && steps <= r[k].hi;
 	}
-	assert_true(lo <= steps && steps <= hi);
-	assert_true(x > steps / tol && x < steps * tol);
-	assert_string_equal(cause, "D-cache");
-	assert_true(share >= min_share);
+	assert_true(2 * inside > runs);
+	qsort(r, (size_t)runs, sizeof(r[0]), by_x);
+	m = &r[runs / 2];
+	assert_true(m->x > steps / tol && m->x < steps * tol);
+	assert_string_equal(m->cause, "D-cache");
+	assert_true(m->share >= min_share);
 }
 
 /* 256 KB: an L2 miss a step, about 16 cycles, of which the L1 hit's 5 are
@@ -148,7 +170,11 @@ static void chase(const char *extra, double bytes, double steps, double tol, int
 static void test_chase_l2(void **state)
 {
 	(void)state;
-	chase("", 262144, 100000000, 1.25, 0, 0.3);
+	/* One recording's count follows what the machine did between the run
+	 * and the replay right after it, which at an L2 hit's 9 cycles beyond
+	 * the best case moves it most: 0.77x and 1.5x in CI runs, each inside
+	 * its interval.  The median of five is held to 25%. */
+	chase("", 262144, 100000000, 1.25, 0, 0.3, 5);
 }
 
 /* 16 MB, inside the 32 MB L3 these VMs share with other tenants: how much of
@@ -158,14 +184,14 @@ static void test_chase_l2(void **state)
 static void test_chase_l3(void **state)
 {
 	(void)state;
-	chase("-F 20000", 16777216, 5000000, 1.6, 0, 0.8);
+	chase("-F 20000", 16777216, 5000000, 1.6, 0, 0.8, 5);
 }
 
 /* 256 MB: a DRAM miss and a TLB miss a step, with the other vCPU busy. */
 static void test_chase_256m(void **state)
 {
 	(void)state;
-	chase("-F 20000", 268435456, 3000000, 1.25, 1, 0.8);
+	chase("-F 20000", 268435456, 3000000, 1.25, 1, 0.8, 5);
 }
 
 static void test_random_branch(void **state)
