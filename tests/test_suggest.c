@@ -33,7 +33,7 @@ static void test_distance(void **state)
 /* Run prog with args (stderr to ws/err.txt); its status, and err.txt in buf. */
 static int run_err(const char *ws, char *buf, size_t len, const char *prog, const char *args)
 {
-	char cmd[2048], path[512];
+	char cmd[2048], path[600];
 	int rc;
 
 	snprintf(cmd, sizeof(cmd), "%s %s > /dev/null 2> %s/err.txt", prog, args, ws);
