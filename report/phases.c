@@ -166,6 +166,17 @@ int rep_slices_window(const struct rep_slices *s, uint64_t from, uint64_t to,
 	return slice_window(s->p, s->n, from, to, in, nin, out, nout, dropped, err);
 }
 
+void rep_phase_core(const struct rep_phase *ph, size_t i, size_t nph, uint64_t *from,
+		    uint64_t *to)
+{
+	*from = ph[i].first + (i > 0);
+	*to = ph[i].end - (i + 1 < nph);
+	if (*from >= *to) {
+		*from = ph[i].first;
+		*to = ph[i].end;
+	}
+}
+
 int rep_phase_top(const struct rep_slices *s, const struct prof_profile *p, size_t n,
 		  uint64_t from, uint64_t to, struct rep_table *t, struct dcpi_err *err)
 {
@@ -183,16 +194,20 @@ int rep_phase_top(const struct rep_slices *s, const struct prof_profile *p, size
 	return rc;
 }
 
+/* phase i: its range, and the top procedures of its core [from, to) */
 static void print_phase(FILE *f, const struct rep_slices *s, const struct rep_phase *ph,
-			size_t i, const struct rep_table *t, int json, size_t top)
+			size_t i, uint64_t from, uint64_t to, const struct rep_table *t, int json,
+			size_t top)
 {
 	uint64_t tot = t->nevents ? t->events[0].total : 0;
 	size_t nr = t->nevents && t->nrows < top ? t->nrows : t->nevents ? top : 0;
 
 	if (json) {
-		fprintf(f, "%s\n  {\"phase\": %zu, \"start\": %.3f, \"end\": %.3f, \"samples\": %"
-			PRIu64 ", \"top\": [", i ? "," : "", i + 1, rep_slice_seconds(s, ph->first),
-			rep_slice_seconds(s, ph->end), tot);
+		fprintf(f, "%s\n  {\"phase\": %zu, \"start\": %.3f, \"end\": %.3f, "
+			"\"top_start\": %.3f, \"top_end\": %.3f, \"samples\": %" PRIu64
+			", \"top\": [", i ? "," : "", i + 1, rep_slice_seconds(s, ph->first),
+			rep_slice_seconds(s, ph->end), rep_slice_seconds(s, from),
+			rep_slice_seconds(s, to), tot);
 		for (size_t r = 0; r < nr; r++) {
 			fprintf(f, "%s{\"name\": ", r ? ", " : "");
 			rep_json_str(f, t->rows[r].name);
@@ -201,9 +216,13 @@ static void print_phase(FILE *f, const struct rep_slices *s, const struct rep_ph
 		fprintf(f, "]}");
 		return;
 	}
-	fprintf(f, "phase %zu  %8.3f s - %8.3f s  %10" PRIu64 " samples%s\n", i + 1,
+	fprintf(f, "phase %zu  %8.3f s - %8.3f s  %10" PRIu64 " samples%s", i + 1,
 		rep_slice_seconds(s, ph->first), rep_slice_seconds(s, ph->end), tot,
 		ph->rules ? "" : "  (epoch start)");
+	if (from != ph->first || to != ph->end)
+		fprintf(f, "  (top of %.3f-%.3f s: edge slices hold both phases)",
+			rep_slice_seconds(s, from), rep_slice_seconds(s, to));
+	fputc('\n', f);
 	for (size_t r = 0; r < nr; r++)
 		fprintf(f, "    %10" PRIu64 " %6.2f%%  %s\n", t->rows[r].samples[0],
 			tot ? 100.0 * (double)t->rows[r].samples[0] / (double)tot : 0.0,
@@ -229,10 +248,12 @@ int rep_phases_print(FILE *f, const struct rep_slices *s, const struct prof_prof
 	}
 	for (size_t i = 0; i < nph && !rc; i++) {
 		struct rep_table t;
+		uint64_t from, to;
 
-		rc = rep_phase_top(s, p, n, ph[i].first, ph[i].end, &t, err);
+		rep_phase_core(ph, i, nph, &from, &to);
+		rc = rep_phase_top(s, p, n, from, to, &t, err);
 		if (!rc)
-			print_phase(f, s, &ph[i], i, &t, json, top);
+			print_phase(f, s, &ph[i], i, from, to, &t, json, top);
 		rep_free(&t);
 	}
 	if (json && !rc)

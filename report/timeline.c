@@ -241,8 +241,10 @@ static int draw(FILE *f, const struct rep_slices *s, const struct prof_profile *
 	draw_bars(f, s, v, max);
 	for (size_t i = 0; i < nph && !rc; i++) {
 		struct rep_table t;
+		uint64_t from, to;
 
-		rc = rep_phase_top(s, p, n, ph[i].first, ph[i].end, &t, err);
+		rep_phase_core(ph, i, nph, &from, &to);
+		rc = rep_phase_top(s, p, n, from, to, &t, err);
 		if (!rc)
 			draw_phase(f, s, &ph[i], i, &t, top);
 		rep_free(&t);

@@ -5,12 +5,10 @@
  * and read back by dcpiprof --phases.  The boundary's truth is the
  * program's own instrumented times; the phases' top procedures' truth is
  * callgrind's exclusive instruction counts of a smaller run split by
- * --dump-before=compress_phase --dump-before=decompress_phase: each phase's
- * first procedure is the truth's first, the truth's second is among its
- * first three (a phase ends on a 100 ms slice, and the slice holding the
- * boundary brings up to 0.1 s of the next phase: inflate_fast can pass
- * deflate_slow's few percent of the compression).  Figures in
- * docs/phases.md, "A real program".
+ * --dump-before=compress_phase --dump-before=decompress_phase: the top two
+ * of each phase's core (without its edge slices, which hold both phases:
+ * up to 0.1 s of inflate_fast passed deflate_slow's 3% of the compression
+ * before) are the truth's.  Figures in docs/phases.md, "A real program".
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -72,9 +70,7 @@ static const char check_py[] =
 	"    got = [t['name'] for t in p['top'][:2]]\n"
 	"    print('# %s: %.3f-%.3f s, truth %.3f-%.3f s; top 2 %s' % (name, p['start'], p['end'],\n"
 	"          tr[name][0], tr[name][1], got))\n"
-	"    top3 = [t['name'] for t in p['top'][:3]]\n"
-	"    assert got[0] == truth_top[name][0], (name, got, truth_top[name])\n"
-	"    assert truth_top[name][1] in top3, (name, top3, truth_top[name])\n"
+	"    assert set(got) == set(truth_top[name]), (name, got, truth_top[name])\n"
 	"b = ph[1]['start']\n"
 	"assert abs(b - tr['decompress'][0]) <= 0.1, (b, tr)\n";
 

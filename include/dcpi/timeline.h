@@ -64,6 +64,15 @@ int rep_slices_window(const struct rep_slices *s, uint64_t from, uint64_t to,
 int rep_phases_print(FILE *f, const struct rep_slices *s, const struct prof_profile *p,
 		     size_t n, int json, size_t top, struct dcpi_err *err);
 
+/*
+ * The slices [*from, *to) that speak for phase i of ph[0..nph): the phase
+ * without a slice at a boundary with another phase (a change inside a
+ * slice leaves it mixed: 59 samples of the next phase's first procedure
+ * were seen in one), unless that leaves nothing.
+ */
+void rep_phase_core(const struct rep_phase *ph, size_t i, size_t nph, uint64_t *from,
+		    uint64_t *to);
+
 struct rep_table;
 /* The procedures of p restricted to slices [from, to), sorted by samples
  * (rep_summarize's table; rep_free it, also on failure). */
