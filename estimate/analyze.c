@@ -467,7 +467,8 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
 	}
 	if (rc < 0)
 		return rc;
-	est_intervals(a->cfg, &a->r, &a->pinfo, a->have_meas ? &a->meas : NULL, a->exact);
+	est_intervals(a->cfg, &a->r, &a->pinfo, a->have_meas ? &a->meas : NULL, in->model,
+		      a->exact);
 	if (a->lbr)
 		est_lbr_intervals(a->cfg, &a->r, &in->lbr);
 	rc = est_culprits(a->cfg, &a->r, a->ev.list, in->o.no_events ? 0 : a->ev.n, in->skid,

@@ -182,14 +182,78 @@ static void cross_check(const struct est_result *r, size_t b, double h, double *
 	}
 }
 
+#define STALL_REACH 2	/* a stall's samples land on the next instruction
+			 * or the one after (skid, docs/estimate.md
+			 * "Where samples land") */
+
+/* Could load i miss far: may_miss, and not a slot of the stack frame (rsp
+ * and a displacement: a spill or a local, written lately, in L1). */
+static int may_miss_far(const struct cfg *cfg, const struct est_result *r, uint32_t i)
+{
+	const struct cfg_insn *in = &cfg->insns[i];
+
+	if (in->nmem == 1 && in->mem.base == CFG_R_RSP && in->mem.index == CFG_REG_NONE)
+		return 0;
+	return may_miss(cfg, r, i);
+}
+
+/*
+ * Block b's samples that no miss can have put where they are: not within
+ * STALL_REACH instructions after a load that may miss far (of the block, or
+ * at the end of the block laid out before it, whose miss shows on this
+ * one's first instructions).  The cycles behind them are at most the best
+ * case's, so they bound the count from below however long the misses were
+ * (perl's hash chain: 140 cycles an execution against a best case of 4,
+ * every sample after a load).  -1 when no such load is near.
+ */
+static double clean_samples(const struct cfg *cfg, const struct est_result *r, size_t b)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	double clean = 0;
+	int any = 0;
+
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
+		int victim = 0;
+
+		for (uint32_t k = 1; k <= STALL_REACH && k <= i && !victim; k++)
+			victim = may_miss_far(cfg, r, i - k);
+		if (victim)
+			any = 1;
+		else
+			clean += r->insns[i].samples;
+	}
+	return any ? clean : -1;
+}
+
+/* The most block b's closing branch may cost beyond the best case an
+ * execution: taken with probability p, a predictor that learns nothing of
+ * its pattern mispredicts 2p(1 - p) of the time, at the model's penalty. */
+static double branch_allowance(const struct cfg *cfg, const struct est_result *r, size_t b,
+			       const struct model *model)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	double p = 0.5;
+
+	if (!model || !bl->n || !(cfg->insns[bl->first + bl->n - 1].flags & CFG_I_COND))
+		return 0;
+	for (uint32_t k = 0; k < bl->nsucc; k++)
+		if (r->blocks[b].executions > 0 && cfg->edges[bl->succ[k]].kind == CFG_E_TAKEN)
+			p = fmin(fmax(r->edges[bl->succ[k]].prob, 0), 1);
+	return 2 * p * (1 - p) * model->mispredict_penalty;
+}
+
 /*
  * What block b's own samples say of its count: its samples at its best case
  * (and a replayed walk's cycles), each side at its Poisson 90% bound, read
  * both where they landed and where the windows put them (one instruction
  * earlier: a block's first instruction shows the cycles of the one before
- * it, often another block's), since the machine's skid is a spread of both.  The count may have been set elsewhere (the class's cluster, the
- * flow solver, the paths' shape); where the two disagree the truth has lain
- * on either side: the block's samples over-read its count when it stalls
+ * it, often another block's), since the machine's skid is a spread of both.
+ * The low side also allows the block's closing branch its mispredicts
+ * (branch_allowance): a block slowed evenly by the refetch after them shows
+ * no pile, and its samples read as runs (bc's digit loop: 2.8x, "high").
+ * The count may have been set elsewhere (the class's cluster, the flow
+ * solver, the paths' shape); where the two disagree the truth has lain on
+ * either side: the block's samples over-read its count when it stalls
  * without a witness (a miss, a mispredict), the count set elsewhere is wrong
  * when the flow or the cluster is (a loop whose body the solver pulled
  * towards its entry).  The interval holds both (docs/estimate.md
@@ -197,7 +261,8 @@ static void cross_check(const struct est_result *r, size_t b, double h, double *
  * bound the count from above only (the witness's estimate of the miss was
  * 30x low on gzip's longest-match loop).
  */
-static void own_evidence(const struct est_result *r, size_t b, double *lo, double *hi)
+static void own_evidence(const struct cfg *cfg, const struct est_result *r, size_t b,
+			 const struct model *model, double *lo, double *hi)
 {
 	const struct est_block *eb = &r->blocks[b];
 	double m = eb->best + eb->replay, cps = r->cycles_per_sample, w;
@@ -207,8 +272,15 @@ static void own_evidence(const struct est_result *r, size_t b, double *lo, doubl
 	if (!(s_hi > 0) || !(m > 0) || !(cps > 0))
 		return;
 	*hi = fmax(*hi, est_poisson_upper(s_hi, Z90) * cps / m);
-	if (!stalled(r, b, &w))	/* a witnessed stall over-reads them */
-		*lo = fmin(*lo, (s_lo > 0 ? est_poisson_lower(s_lo, Z90) : 0) * cps / m);
+	if (!stalled(r, b, &w))	/* a witnessed stall over-reads them; and the
+				 * branch may have mispredicted */
+		*lo = fmin(*lo, (s_lo > 0 ? est_poisson_lower(s_lo, Z90) : 0) * cps /
+				(m + branch_allowance(cfg, r, b, model)));
+	/* and what it must be however long its loads missed: the samples no
+	 * miss fed cover at most the best case */
+	w = clean_samples(cfg, r, b);
+	if (w >= 0)
+		*lo = fmin(*lo, est_poisson_lower(w, Z90) * cps / m);
 }
 
 /*
@@ -262,7 +334,7 @@ static double shape_h(const struct cfg *cfg, const struct est_result *r,
 }
 
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
-		   const struct est_measurements *meas, int exact)
+		   const struct est_measurements *meas, const struct model *model, int exact)
 {
 	double n, h_best, h_scale;
 	int witnessed;
@@ -285,7 +357,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		eb->hi = x * exp(h);
 		if (eb->replay > 0)
 			cross_check(r, b, h, &eb->lo, &eb->hi);
-		own_evidence(r, b, &eb->lo, &eb->hi);
+		own_evidence(cfg, r, b, model, &eb->lo, &eb->hi);
 		if (cfg->blocks[b].cls >= 0 &&
 		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
 			eb->lo = 0;

@@ -33,7 +33,7 @@ DCPI=$B/dcpi
 # --- tools: probe, install what is missing (Debian package names) ---------
 missing=""
 for t in bzip2:bzip2 gzip:gzip xz:xz-utils sqlite3:sqlite3 valgrind:valgrind python3:python3 \
-	perl:perl-base sort:coreutils; do
+	perl:perl-base sort:coreutils mawk:mawk zstd:zstd; do
 	command -v "${t%%:*}" > /dev/null 2>&1 || missing="$missing ${t#*:}"
 done
 if [ -n "$missing" ]; then
@@ -67,6 +67,10 @@ fi
 # came from them): perl counting words, coreutils sort
 [ -s "$IN/wc.pl" ] || printf '%s\n' 'my %c; while (<>) { $c{$_}++ for split; }' \
 	'print scalar(keys %c), "\n";' > "$IN/wc.pl"
+# two more, added later and never looked at while a rule was set: mawk counting
+# words (its own hash tables), zstd compressing
+[ -s "$IN/wc.awk" ] || echo '{ for (i = 1; i <= NF; i++) c[$i]++ } END { n = 0; for (w in c) n++; print n }' \
+	> "$IN/wc.awk"
 if [ ! -s "$IN/big.txt" ]; then
 	for _ in $(seq 25); do cat "$IN/words.txt"; done > "$IN/big.txt"
 fi
@@ -82,7 +86,9 @@ sqlite3|$IN/script.sql|sqlite3 :memory:
 bc|$IN/pi.bc|bc -l
 sha256sum|/dev/null|sha256sum $IN/big.txt
 perl|/dev/null|perl $IN/wc.pl $IN/words.txt
-sort|/dev/null|sort --parallel=1 -S 64M -k 2 $IN/words.txt"
+sort|/dev/null|sort --parallel=1 -S 64M -k 2 $IN/words.txt
+awk|/dev/null|mawk -f $IN/wc.awk $IN/words.txt
+zstd|/dev/null|zstd -9 -T1 -c $IN/words.txt"
 
 echo "$WL" | {
 	while IFS='|' read -r name stdin cmd; do

@@ -664,12 +664,13 @@ int est_procedure_paths(const struct cfg *cfg, const struct model *model, const 
  * behind it (samples under the scale, best-case spread, a witness's
  * exposure, path observations, a pile of samples on one instruction), and
  * the confidence words from it: high within 15% either way, medium 50%
- * (estimate/interval.c; docs/estimate.md "Intervals").  pi, meas may be
- * NULL; exact: the counts are callgrind's (point intervals).
+ * (estimate/interval.c; docs/estimate.md "Intervals").  pi, meas, model
+ * may be NULL (model: the mispredict penalty a branch may add); exact: the
+ * counts are callgrind's (point intervals).
  */
 struct est_path_info;
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
-		   const struct est_measurements *meas, int exact);
+		   const struct est_measurements *meas, const struct model *model, int exact);
 
 /*
  * Culprits of the estimate's dynamic stalls (culprit.h; estimate/culprits.c):
