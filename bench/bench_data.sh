@@ -14,15 +14,10 @@ set -e
 : "${BUILD:=build}"
 : "${ROUNDS:=9}"
 DCPI="$BUILD/dcpi"
-T=$(mktemp -d "${TMPDIR:-/tmp}/bench-data-XXXXXX")
-trap 'rm -rf "$T"' EXIT INT TERM
-
-for w in memobj membound; do
-	if [ ! -x "$BUILD/workloads/$w" ]; then
-		echo "bench_data: $BUILD/workloads/$w: not built (make $BUILD/workloads/$w)" >&2
-		exit 1
-	fi
-done
+. bench/lib.sh
+bench_tmp data
+T=$tmp
+bench_workloads bench_data memobj membound
 
 # one run: "wall cpu" seconds of dcpi record (children included); $1 on|off
 one() {

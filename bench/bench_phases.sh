@@ -25,15 +25,10 @@ set -e
 : "${CPU_ITERS:=1000000000}"	# cpubound's default, about 1 s bare
 : "${MEM_STEPS:=6000000}"	# membound's default
 DCPI="$BUILD/dcpi"
-T=$(mktemp -d "${TMPDIR:-/tmp}/bench-phases-XXXXXX")
-trap 'rm -rf "$T"' EXIT INT TERM
-
-for w in cpubound membound; do
-	if [ ! -x "$BUILD/workloads/$w" ]; then
-		echo "bench_phases: $BUILD/workloads/$w: not built (make $BUILD/workloads/$w)" >&2
-		exit 1
-	fi
-done
+. bench/lib.sh
+bench_tmp phases
+T=$tmp
+bench_workloads bench_phases cpubound membound
 
 python3 - "$DCPI" "$BUILD/workloads" "$T" "$ROUNDS" "$CPU_ITERS" "$MEM_STEPS" <<'EOF'
 import os, shutil, statistics, subprocess, sys, time

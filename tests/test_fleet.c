@@ -24,8 +24,7 @@
 #include "dcpi/fleet.h"
 #include "dcpi/profile.h"
 #include "testutil.h"
-#include "tu_clickhouse.h"
-#include "tu_run.h"
+#include "tu_fleet.h"
 
 #define BID "f1ee7c0ffee0ddba11ad5eed0123456789abcdef"
 
@@ -117,43 +116,19 @@ static int push_all(const char *url, const char *list)
 	return system(cmd);
 }
 
-/* Every file of a's single epoch is in b's single epoch with the same bytes,
- * and a holds n files. */
-static void assert_epoch_files_equal(const char *a, const char *b, int n)
-{
-	char cmd[8192];
-
-	snprintf(cmd, sizeof(cmd), "cd '%s'/0* && test $(ls | wc -l) -eq %d && for f in *; do "
-		 "cmp -s \"$f\" '%s'/0*/\"$f\" || { echo \"differs: $f\" >&2; exit 1; }; done",
-		 a, n, b);
-	assert_int_equal(system(cmd), 0);
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
-	bin = getenv("DCPI_BIN");
-	if (!bin || tu_workspace(ws, sizeof(ws), "fleet") < 0)
-		return -1;
-	if (!tu_ch_available())
-		return 0;
-	if (tu_ch_prepare(&srv, ws, "ch") < 0 || tu_ch_start(&srv) < 0) {
-		tu_ch_stop(&srv, SIGKILL);
-		return -1;
-	}
-	have_server = 1;
-	return 0;
+	have_server = tu_fleet_setup(&bin, ws, sizeof(ws), "fleet", &srv);
+	return have_server < 0 ? -1 : 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	tu_ch_stop(&srv, SIGTERM);
 	tu_ch_stop(&shard_a, SIGTERM);
 	tu_ch_stop(&shard_b, SIGTERM);
-	if (ws[0])
-		tu_rm_tree(ws);
-	return 0;
+	return tu_fleet_stop(&srv, ws);
 }
 
 #define NEED_SERVER() do { if (!have_server) skip(); } while (0)
@@ -195,7 +170,7 @@ static void test_push_pull_equals_merge(void **state)
 		char merged[600];
 
 		snprintf(merged, sizeof(merged), "%s/eq.merged", ws);
-		assert_epoch_files_equal(list, merged, 2);
+		tu_assert_epoch_files_equal(list, merged, 2);
 	}
 	assert_int_equal(tu_sh("'%s' pull --from %s --image 't\tool' -o '%s/eq.byname' "
 			       "2>/dev/null", bin, url_of(&srv, "eq"), ws), 0);
@@ -204,7 +179,7 @@ static void test_push_pull_equals_merge(void **state)
 
 		snprintf(a, sizeof(a), "%s/eq.byname", ws);
 		snprintf(b, sizeof(b), "%s/eq.merged", ws);
-		assert_epoch_files_equal(a, b, 2);
+		tu_assert_epoch_files_equal(a, b, 2);
 	}
 }
 
@@ -219,7 +194,7 @@ static void assert_pull_equals_merge(const char *url, const char *list, const ch
 	assert_int_equal(tu_sh("'%s' merge %s -o '%s' 2>/dev/null", bin, list, b), 0);
 	assert_int_equal(tu_sh("'%s' pull --from %s --build-id " BID " -o '%s' 2>/dev/null",
 			       bin, url, a), 0);
-	assert_epoch_files_equal(a, b, 2);
+	tu_assert_epoch_files_equal(a, b, 2);
 }
 
 /*

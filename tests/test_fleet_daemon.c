@@ -25,8 +25,7 @@
 
 #include "dcpi/fleet.h"
 #include "dcpi/profile.h"
-#include "tu_clickhouse.h"
-#include "tu_run.h"
+#include "tu_fleet.h"
 
 static char ws[400], wl[600], db[500], url[200];
 static const char *bin;
@@ -51,10 +50,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	tu_ch_stop(&srv, SIGTERM);
-	if (ws[0])
-		tu_rm_tree(ws);
-	return 0;
+	return tu_fleet_stop(&srv, ws);
 }
 
 static char *query(const char *sql)

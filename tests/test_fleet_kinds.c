@@ -28,8 +28,7 @@
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 #include "testutil.h"
-#include "tu_clickhouse.h"
-#include "tu_run.h"
+#include "tu_fleet.h"
 
 #define BID "f1ee7c0ffee0ddba11ad5eed0123456789abcdef"
 #define LIBC "0123456789abcdef0123456789abcdef01234567"
@@ -196,26 +195,14 @@ static const char *url_of(const char *db)
 static int group_setup(void **state)
 {
 	(void)state;
-	bin = getenv("DCPI_BIN");
-	if (!bin || tu_workspace(ws, sizeof(ws), "fleetk") < 0)
-		return -1;
-	if (!tu_ch_available())
-		return 0;
-	if (tu_ch_prepare(&srv, ws, "ch") < 0 || tu_ch_start(&srv) < 0) {
-		tu_ch_stop(&srv, SIGKILL);
-		return -1;
-	}
-	have_server = 1;
-	return 0;
+	have_server = tu_fleet_setup(&bin, ws, sizeof(ws), "fleetk", &srv);
+	return have_server < 0 ? -1 : 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	tu_ch_stop(&srv, SIGTERM);
-	if (ws[0])
-		tu_rm_tree(ws);
-	return 0;
+	return tu_fleet_stop(&srv, ws);
 }
 
 #define NEED_SERVER() do { if (!have_server) skip(); } while (0)

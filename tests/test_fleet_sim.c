@@ -27,8 +27,7 @@
 
 #include "dcpi/fleet.h"
 #include "dcpi/profile.h"
-#include "tu_clickhouse.h"
-#include "tu_run.h"
+#include "tu_fleet.h"
 
 #define HOSTS 20
 #define EPOCHS 3
@@ -79,15 +78,14 @@ static int push_fleet(void)
 
 static int group_setup(void **state)
 {
+	int rc;
+
 	(void)state;
 	if (tu_run_setup(&bin, wl, sizeof(wl), "demo_work", ws, sizeof(ws), "fleet-sim") < 0)
 		return -1;
-	if (!tu_ch_available())
-		return 0;
-	if (tu_ch_prepare(&srv, ws, "ch") < 0 || tu_ch_start(&srv) < 0) {
-		tu_ch_stop(&srv, SIGKILL);
-		return -1;
-	}
+	rc = tu_fleet_start(&srv, ws);
+	if (rc <= 0)
+		return rc;
 	snprintf(url, sizeof(url), "clickhouse://127.0.0.1:%d/sim", srv.http);
 	if (make_fleet() < 0 || push_fleet())
 		return -1;
@@ -98,22 +96,10 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	tu_ch_stop(&srv, SIGTERM);
-	if (ws[0])
-		tu_rm_tree(ws);
-	return 0;
+	return tu_fleet_stop(&srv, ws);
 }
 
 #define NEED_SERVER() do { if (!have_server) skip(); } while (0)
-
-/* Every file of a's single epoch is in b's single epoch with the same bytes,
- * and a holds n files. */
-static void assert_epoch_files_equal(const char *a, const char *b, int n)
-{
-	assert_int_equal(tu_sh("cd '%s'/0* && test $(ls | wc -l) -eq %d && for f in *; do "
-			       "cmp -s \"$f\" '%s'/0*/\"$f\" || { echo \"differs: $f\" >&2; "
-			       "exit 1; }; done", a, n, b), 0);
-}
 
 /* The pulled image equals the merged hosts' files, byte for byte. */
 static void test_sim_pull_equals_merge(void **state)
@@ -128,7 +114,7 @@ static void test_sim_pull_equals_merge(void **state)
 	assert_int_equal(tu_sh("'%s' pull --from %s --image demo_work -o '%s' 2>/dev/null", bin,
 			       url, a), 0);
 	/* demo_work's cpu-clock profile and the metadata */
-	assert_epoch_files_equal(a, b, 2);
+	tu_assert_epoch_files_equal(a, b, 2);
 }
 
 /* dcpiprof ARGS_A and ARGS_B print the same, but for the first line (which

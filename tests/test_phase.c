@@ -23,6 +23,7 @@
 #include "dcpi/slices.h"
 #include "dcpi/timeline.h"
 #include "tu_run.h"
+#include "tu_slices.h"
 
 /* --- the detector ------------------------------------------------------------ */
 
@@ -267,6 +268,19 @@ static int read_truth(const char *path, struct truth *t, int max)
 	return n;
 }
 
+/* dcpi record, with options opts and environment env, of the phases
+ * workload wl running spec, into ws/db; its three phases' truth in t. */
+static void record_phases(const char *bin, const char *wl, const char *ws, const char *env,
+			  const char *opts, const char *spec, struct truth t[8])
+{
+	char tpath[PATH_MAX + 8];
+
+	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
+	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s %s record %s --db %s/db -- %s %s "
+			       ">/dev/null 2>&1", tpath, env, bin, opts, ws, wl, spec), 0);
+	assert_int_equal(read_truth(tpath, t, 8), 3);
+}
+
 /* A process that spins on another CPU until killed. */
 static pid_t spinner(void)
 {
@@ -362,27 +376,17 @@ static void test_record_aba(void **state)
  * workload runs in it; --time and --phase cut the report to it. */
 static void test_prof_phases(void **state)
 {
-	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[2048], tpath[PATH_MAX + 8];
+	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[2048];
 	const char *bin;
 	struct truth t[8];
-	struct rep_slices s;
-	struct prof_db *pdb;
-	struct dcpi_err err = { 0 };
 	double a[3], b[3], t0;
 
 	(void)state;
 	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasep"),
 			 0);
-	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
-	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --db %s/db -- %s "
-			       "A:600,B:600,A:600 >/dev/null 2>&1", tpath, bin, ws, wl), 0);
-	assert_int_equal(read_truth(tpath, t, 8), 3);
+	record_phases(bin, wl, ws, "", "--no-calibrate", "A:600,B:600,A:600", t);
 	snprintf(args, sizeof(args), "%s/db", ws);
-	assert_int_equal(prof_db_open(args, 0, &pdb, &err), 0);
-	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
-	t0 = (double)s.first * (double)s.slice_ns / 1e9;	/* the reports' time 0 */
-	rep_slices_free(&s);
-	prof_db_close(pdb);
+	t0 = tu_first_slice(args);
 	for (int i = 0; i < 3; i++) {
 		a[i] = (double)t[i].start / 1e9 - t0;
 		b[i] = (double)t[i].end / 1e9 - t0;
@@ -413,9 +417,11 @@ static void test_prof_phases(void **state)
 	tu_rm_tree(ws);
 }
 
-/* The number (1-based) of the phase holding the middle of truth b, and
- * the seconds [*lo, *hi) of its slices but the first and the last. */
-static long phase_of(const char *db, const struct truth *b, double *lo, double *hi)
+/* The phase holding the middle of truth b: its number (1-based), its
+ * slices [*first, *end) and, where lo is not NULL, the seconds [*lo, *hi)
+ * of its slices but the first and the last. */
+static long phase_slices(const char *db, const struct truth *b, uint64_t *first, uint64_t *end,
+			 uint64_t *slice_ns, double *lo, double *hi)
 {
 	uint64_t mid = (b->start + b->end) / 2;
 	struct rep_slices s;
@@ -431,12 +437,27 @@ static long phase_of(const char *db, const struct truth *b, double *lo, double *
 	for (size_t i = 0; i < n; i++)
 		if (mid / s.slice_ns >= ph[i].first && mid / s.slice_ns < ph[i].end) {
 			k = (long)i + 1;
-			*lo = rep_slice_seconds(&s, ph[i].first + 1);
-			*hi = rep_slice_seconds(&s, ph[i].end - 1);
+			*first = ph[i].first;
+			*end = ph[i].end;
+			if (lo) {
+				*lo = rep_slice_seconds(&s, ph[i].first + 1);
+				*hi = rep_slice_seconds(&s, ph[i].end - 1);
+			}
 		}
+	*slice_ns = s.slice_ns;
 	free(ph);
 	rep_slices_free(&s);
 	prof_db_close(pdb);
+	return k;
+}
+
+/* The number (1-based) of the phase holding the middle of truth b, and
+ * the seconds [*lo, *hi) of its slices but the first and the last. */
+static long phase_of(const char *db, const struct truth *b, double *lo, double *hi)
+{
+	uint64_t first, end, slice_ns;
+	long k = phase_slices(db, b, &first, &end, &slice_ns, lo, hi);
+
 	assert_true(k > 0 && *hi > *lo);
 	return k;
 }
@@ -454,7 +475,6 @@ static long phase_of(const char *db, const struct truth *b, double *lo, double *
 static void test_analysis_phase(void **state)
 {
 	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[PATH_MAX + 1024];
-	char tpath[PATH_MAX + 8];
 	const char *bin;
 	struct truth t[8];
 	double lo = 0, hi = 0;
@@ -463,10 +483,7 @@ static void test_analysis_phase(void **state)
 	(void)state;
 	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasea"),
 			 0);
-	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
-	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --db %s/db -- %s "
-			       "A:600,B:600,A:600 >/dev/null 2>&1", tpath, bin, ws, wl), 0);
-	assert_int_equal(read_truth(tpath, t, 8), 3);
+	record_phases(bin, wl, ws, "", "--no-calibrate", "A:600,B:600,A:600", t);
 	snprintf(args, sizeof(args), "%s/db", ws);
 	ph = phase_of(args, &t[1], &lo, &hi);
 	assert_int_equal(tu_sh("%s prof --db %s/db --phase %ld --json >%s/prof.json && "
@@ -588,35 +605,6 @@ static void test_pslices_bytes(void **state)
 	pslice_profile_free(&m);
 }
 
-/* The phase holding the middle of truth b: its number (1-based) and its
- * slices [*first, *end). */
-static long phase_slices(const char *db, const struct truth *b, uint64_t *first, uint64_t *end,
-			 uint64_t *slice_ns)
-{
-	uint64_t mid = (b->start + b->end) / 2;
-	struct rep_slices s;
-	struct rep_phase *ph;
-	struct prof_db *pdb;
-	struct dcpi_err err = { 0 };
-	size_t n;
-	long k = 0;
-
-	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
-	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
-	assert_int_equal(rep_phases(&s, SLICE_RULE_INVERSION, &ph, &n, &err), 0);
-	for (size_t i = 0; i < n; i++)
-		if (mid / s.slice_ns >= ph[i].first && mid / s.slice_ns < ph[i].end) {
-			k = (long)i + 1;
-			*first = ph[i].first;
-			*end = ph[i].end;
-		}
-	*slice_ns = s.slice_ns;
-	free(ph);
-	rep_slices_free(&s);
-	prof_db_close(pdb);
-	return k;
-}
-
 /* phase_branch's exact counts in slices [first, end): "then" arm, "else"
  * arm (tests/workloads/phases.c, DCPI_PHASES_CALLS). */
 static void branch_truth(const char *path, uint64_t first, uint64_t end, uint64_t slice_ns,
@@ -663,7 +651,7 @@ static void read_got(const char *ws, double got[2])
 static void test_phase_paths(void **state)
 {
 	char wl[PATH_MAX], ws[PATH_MAX], args[PATH_MAX * 2], py[PATH_MAX + 1024];
-	char tpath[PATH_MAX + 8], cpath[PATH_MAX + 8];
+	char cpath[PATH_MAX + 8], env[PATH_MAX + 32];
 	const char *bin;
 	struct truth t[8];
 	uint64_t first = 0, end = 0, slice_ns = 0;
@@ -673,15 +661,12 @@ static void test_phase_paths(void **state)
 	(void)state;
 	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasep"),
 			 0);
-	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
 	snprintf(cpath, sizeof(cpath), "%s/calls", ws);
+	snprintf(env, sizeof(env), "DCPI_PHASES_CALLS=%s", cpath);
 	/* calibrated (counts, not cycles); as many bursts as the timer gives */
-	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s DCPI_PHASES_CALLS=%s %s record --paths 1000:32 "
-			       "--no-values --db %s/db -- %s D:1000,B:600,E:1000 >/dev/null 2>&1",
-			       tpath, cpath, bin, ws, wl), 0);
-	assert_int_equal(read_truth(tpath, t, 8), 3);
+	record_phases(bin, wl, ws, env, "--paths 1000:32 --no-values", "D:1000,B:600,E:1000", t);
 	snprintf(args, sizeof(args), "%s/db", ws);
-	ph = phase_slices(args, &t[2], &first, &end, &slice_ns);
+	ph = phase_slices(args, &t[2], &first, &end, &slice_ns, NULL, NULL);
 	assert_true(ph > 0);
 	branch_truth(cpath, first, end, slice_ns, &th, &el);
 	assert_true(th > 0 && el > 6 * th);
@@ -797,7 +782,7 @@ static unsigned lists_outside(const struct val_profile *vals, const struct path_
  */
 static void test_value_slices(void **state)
 {
-	char wl[PATH_MAX], ws[PATH_MAX], tpath[PATH_MAX + 8], db[PATH_MAX + 8];
+	char wl[PATH_MAX], ws[PATH_MAX], db[PATH_MAX + 8];
 	const char *bin;
 	struct truth t[8];
 	struct pslice_profile ps;
@@ -812,13 +797,9 @@ static void test_value_slices(void **state)
 	(void)state;
 	assert_int_equal(tu_run_setup(&bin, wl, sizeof(wl), "phases", ws, sizeof(ws), "phasev"),
 			 0);
-	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
 	snprintf(db, sizeof(db), "%s/db", ws);
-	assert_int_equal(tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --paths 1000:32 "
-			       "--db %s -- %s D:800,B:800,E:800 >/dev/null 2>&1", tpath, bin, db,
-			       wl), 0);
-	assert_int_equal(read_truth(tpath, t, 8), 3);
-	assert_true(phase_slices(db, &t[1], &first, &end, &slice_ns) > 0);
+	record_phases(bin, wl, ws, "", "--no-calibrate --paths 1000:32", "D:800,B:800,E:800", t);
+	assert_true(phase_slices(db, &t[1], &first, &end, &slice_ns, NULL, NULL) > 0);
 	own_slices(db, &ps, &vs, &whole);
 	check_paths_sum(db, &ps);
 	for (size_t i = 0; i < vs.n; i++)

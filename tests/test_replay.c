@@ -51,6 +51,13 @@ static size_t draw(uint64_t *a, size_t n, uint64_t base, uint64_t bytes, uint32_
 	return k;
 }
 
+/* est_replay_footprint of the 64 addresses of a, sorted first as it wants. */
+static void footprint64(uint64_t *a, uint64_t *bytes, uint32_t *e, size_t *used)
+{
+	qsort(a, 64, sizeof(a[0]), cmp_u64);
+	est_replay_footprint(a, 64, bytes, e, used);
+}
+
 static void check_region(uint64_t bytes, uint32_t elem, double tol)
 {
 	uint64_t a[64], got;
@@ -59,8 +66,7 @@ static void check_region(uint64_t bytes, uint32_t elem, double tol)
 
 	for (int trial = 0; trial < 20; trial++) {
 		draw(a, 64, 0x7f0000001000ull, bytes, elem);
-		qsort(a, 64, sizeof(a[0]), cmp_u64);
-		est_replay_footprint(a, 64, &got, &e, &used);
+		footprint64(a, &got, &e, &used);
 		assert_int_equal(used, 64);
 		assert_true(e >= elem);	/* a power of 2 dividing every step */
 		assert_in_range((uint64_t)(got * 1000.0 / bytes), (uint64_t)(1000 * (1 - tol)),
@@ -88,12 +94,10 @@ static void test_element(void **state)
 
 	(void)state;
 	draw(a, 64, 0x555500000040ull, 8u << 20, 64);
-	qsort(a, 64, sizeof(a[0]), cmp_u64);
-	est_replay_footprint(a, 64, &bytes, &e, &used);
+	footprint64(a, &bytes, &e, &used);
 	assert_int_equal(e, 64);
 	draw(a, 64, 0x555500000000ull, 8u << 20, 4);
-	qsort(a, 64, sizeof(a[0]), cmp_u64);
-	est_replay_footprint(a, 64, &bytes, &e, &used);
+	footprint64(a, &bytes, &e, &used);
 	assert_int_equal(e, 4);
 }
 
@@ -108,8 +112,7 @@ static void test_two_regions(void **state)
 	(void)state;
 	draw(a, 40, 0x7f1000000000ull, 4u << 20, 4);
 	draw(a + 40, 24, 0x7f5000000000ull, 4u << 20, 4);
-	qsort(a, 64, sizeof(a[0]), cmp_u64);
-	est_replay_footprint(a, 64, &bytes, &e, &used);
+	footprint64(a, &bytes, &e, &used);
 	assert_int_equal(used, 40);
 	assert_true(bytes > (3u << 20) && bytes < (5u << 20));
 	est_replay_footprint(a, 4, &bytes, &e, &used);	/* too few to say */

@@ -17,6 +17,7 @@
 
 #include "dcpi/timeline.h"
 #include "tu_run.h"
+#include "tu_slices.h"
 
 static char ws[PATH_MAX];
 static const char *bin;
@@ -41,22 +42,6 @@ static int read_truth(const char *path, double t0)
 	return n;
 }
 
-/* The reports' time 0: the start of the epoch's first slice. */
-static double first_slice(const char *db)
-{
-	struct rep_slices s;
-	struct prof_db *pdb;
-	struct dcpi_err err = { 0 };
-	double t0;
-
-	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
-	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
-	t0 = (double)s.first * (double)s.slice_ns / 1e9;
-	rep_slices_free(&s);
-	prof_db_close(pdb);
-	return t0;
-}
-
 static int setup(void **state)
 {
 	char wl[PATH_MAX], db[PATH_MAX + 8], tpath[PATH_MAX + 8];
@@ -68,7 +53,7 @@ static int setup(void **state)
 	snprintf(tpath, sizeof(tpath), "%s/truth", ws);
 	if (tu_sh("DCPI_PHASES_OUT=%s %s record --no-calibrate --db %s -- %s A:600,B:600,A:600 "
 		  ">/dev/null 2>%s/record.err", tpath, bin, db, wl, ws) ||
-	    read_truth(tpath, first_slice(db)) != 3) {
+	    read_truth(tpath, tu_first_slice(db)) != 3) {
 		tu_sh("cat %s/record.err >&2", ws);
 		return -1;
 	}

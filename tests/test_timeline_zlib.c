@@ -18,6 +18,7 @@
 
 #include "dcpi/timeline.h"
 #include "tu_run.h"
+#include "tu_slices.h"
 
 /*
  * argv: the --phases JSON, the truth file, t0 (the reports' time 0 in
@@ -74,21 +75,6 @@ static const char check_py[] =
 	"b = ph[1]['start']\n"
 	"assert abs(b - tr['decompress'][0]) <= 0.1, (b, tr)\n";
 
-static double first_slice(const char *db)
-{
-	struct rep_slices s;
-	struct prof_db *pdb;
-	struct dcpi_err err = { 0 };
-	double t0;
-
-	assert_int_equal(prof_db_open(db, 0, &pdb, &err), 0);
-	assert_int_equal(rep_slices_load(pdb, "00000001", &s, &err), 0);
-	t0 = (double)s.first * (double)s.slice_ns / 1e9;
-	rep_slices_free(&s);
-	prof_db_close(pdb);
-	return t0;
-}
-
 static void test_zround(void **state)
 {
 	char wl[PATH_MAX], ws[PATH_MAX], db[PATH_MAX + 8], py[PATH_MAX + 16];
@@ -117,7 +103,7 @@ static void test_zround(void **state)
 	fputs(check_py, f);
 	fclose(f);
 	if (tu_sh("python3 %s %s/phases.json %s/truth %.9f %s/cg.out.1 %s/cg.out.2 %s/cg.out", py,
-		  ws, ws, first_slice(db), ws, ws, ws))
+		  ws, ws, tu_first_slice(db), ws, ws, ws))
 		fail_msg("zround: phases or their top procedures differ from the truth");
 	tu_rm_tree(ws);
 }

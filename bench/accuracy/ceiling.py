@@ -27,13 +27,12 @@ the exact counts (callgrind-Ir on the cg database):
 
 Needs scipy (Debian: python3-scipy); without it only `window` is printed.
 """
-import argparse
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import prof_rows, run_json  # noqa: E402
+from compare import arg_parser, prof_rows, run_json  # noqa: E402
 
 try:
     import numpy as np
@@ -169,12 +168,7 @@ class Share:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--cover", type=float, default=0.9)
-    ap.add_argument("--max-procs", type=int, default=20)
-    ap.add_argument("--min-samples", type=int, default=30)
+    ap = arg_parser()
     ap.add_argument("workloads", nargs="+")
     a = ap.parse_args()
 

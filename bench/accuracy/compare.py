@@ -418,13 +418,20 @@ def fmt3(p):
     return " / ".join("%5.1f" % x if x == x else "  -  " for x in p)
 
 
-def main():
+def arg_parser():
+    """The options compare.py and ceiling.py share: where the build and the
+    recordings are, and which procedures of a recording are compared."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--cover", type=float, default=0.9)
     ap.add_argument("--max-procs", type=int, default=20)
     ap.add_argument("--min-samples", type=int, default=30)
+    return ap
+
+
+def main():
+    ap = arg_parser()
     ap.add_argument("--json")
     ap.add_argument("workloads", nargs="+")
     a = ap.parse_args()

@@ -75,12 +75,19 @@ def spec_of(ins, lst):
     return None
 
 
+def pop_min_seen(args):
+    """--min-seen N taken out of args: N, else 200 (a list seen fewer times is
+    left out)."""
+    if "--min-seen" not in args:
+        return 200
+    i = args.index("--min-seen")
+    n = int(args[i + 1])
+    del args[i:i + 2]
+    return n
+
+
 def sites(args):
-    min_seen = 200
-    if "--min-seen" in args:
-        i = args.index("--min-seen")
-        min_seen = int(args[i + 1])
-        del args[i:i + 2]
+    min_seen = pop_min_seen(args)
     specs = {}
     for ins in load_vlists(args):
         for lst in ins["lists"]:
@@ -95,11 +102,7 @@ def sites(args):
 
 
 def report(args):
-    min_seen = 200
-    if "--min-seen" in args:
-        i = args.index("--min-seen")
-        min_seen = int(args[i + 1])
-        del args[i:i + 2]
+    min_seen = pop_min_seen(args)
     truth = json.load(open(args[-1]))
     rows = []
     for ins in load_vlists(args[1:-1]):

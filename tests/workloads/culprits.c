@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wl_common.h"
+
 uint64_t cul_chase(const uint64_t *start, uint64_t n);
 uint64_t cul_branch(uint64_t n, uint64_t seed);
 uint64_t cul_fwd(uint64_t *slot, uint64_t n);
@@ -106,19 +108,7 @@ static uint64_t *chase_ring(size_t n)
 		free(perm);
 		return NULL;
 	}
-	for (size_t i = 0; i < n; i++)
-		perm[i] = i;
-	for (size_t i = n - 1; i > 0; i--) {
-		size_t j, t;
-
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		j = (size_t)(x % i);
-		t = perm[i];
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
+	WL_SATTOLO(perm, n, x);
 	memset(a, 0, n * 8 * sizeof(*a));
 	for (size_t i = 0; i < n; i++)
 		a[perm[i] * 8] = (uint64_t)(uintptr_t)&a[perm[(i + 1) % n] * 8];

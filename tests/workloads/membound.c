@@ -21,20 +21,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "wl_common.h"
+
 static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
 	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
 }
 
 /* next[i] forms a single cycle through all n slots (Sattolo). */
@@ -45,14 +39,7 @@ static size_t *make_cycle(size_t n)
 
 	if (!next)
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		next[i] = i;
-	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = (size_t)(rng_next(&seed) % i), t = next[i];
-
-		next[i] = next[j];
-		next[j] = t;
-	}
+	WL_SATTOLO(next, n, seed);
 	return next;
 }
 
