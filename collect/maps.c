@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/image.h"
 #include "dcpi/jitmap.h"
 #include "internal.h"
 #include "pathrt.h"
@@ -132,6 +133,10 @@ static int image_add(struct maps *m, const char *path, uint32_t *out)
 		memset(&e->id, 0, sizeof(e->id));
 		snprintf(e->id.path, sizeof(e->id.path), "%s", path);
 	}
+	/* the running kernel's build-id, for finding its vmlinux (image/vmlinux.c);
+	 * an importer replaces it with the recorded one */
+	if (!strcmp(path, MAPS_KERNEL_PATH))
+		img_kernel_build_id(NULL, e->id.build_id, sizeof(e->id.build_id), NULL);
 	m->images[m->nimages] = e;
 	*out = (uint32_t)m->nimages++;
 	return 0;

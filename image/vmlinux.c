@@ -11,10 +11,14 @@
  * The recorded address of _text (perf's kernel MMAP record, or /proc/kallsyms
  * "_text") minus the vmlinux's link-time _text is the slide to take off an
  * address before it is looked up in the file (include/dcpi/image.h).
+ * Reports move a kernel profile's samples that the vmlinux holds to a
+ * profile of the vmlinux file by file offset (img_kernel_profiles), so every
+ * tool names, disassembles and lists them as it does any image's.
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,7 @@
 #include <unistd.h>
 
 #include "dcpi/image.h"
+#include "dcpi/kallsyms.h"
 #include "dcpi/profile.h"
 
 #define NOTES_PATH "/sys/kernel/notes"
@@ -258,4 +263,141 @@ int img_vmlinux_offset(const struct image *vm, uint64_t link_text, uint64_t run_
 		       uint64_t addr, uint64_t *off)
 {
 	return img_vaddr_to_offset(vm, addr - run_text + link_text, off);
+}
+
+/* --- reports: kernel profiles named from a vmlinux ---------------------------- */
+
+struct kvm {
+	struct image *vm;
+	struct prof_image_id id;	/* the vmlinux file's */
+	uint64_t link_text, run_text;
+	uint64_t moved, total;
+	char path[PROF_PATH_MAX], how[128];
+};
+
+static int is_kernel(const struct prof_profile *p)
+{
+	return !strcmp(p->image.path, KSYMS_IMAGE);
+}
+
+/* The vmlinux for the kernel profile k, opened, and this boot's _text. */
+static int kvm_open(struct kvm *v, const struct prof_profile *k,
+		    const struct img_locate_opts *o, struct dcpi_err *err)
+{
+	char bid[PROF_BUILD_ID_MAX] = "", abs[PATH_MAX];
+	int rc;
+
+	snprintf(bid, sizeof(bid), "%s", k->image.build_id);
+	if (!bid[0])
+		img_kernel_build_id(NULL, bid, sizeof(bid), NULL);
+	rc = img_vmlinux_find(bid, o, v->path, sizeof(v->path), v->how, sizeof(v->how), err);
+	if (!rc)
+		rc = ksyms_text(getenv("DCPI_KALLSYMS"), &v->run_text, err);
+	if (!rc)
+		rc = img_open(v->path, IMG_NO_DWARF, &v->vm, err);
+	if (!rc && img_vmlinux_text(v->vm, &v->link_text) < 0)
+		rc = dcpi_errf(err, -EINVAL, "%s: no _text and no .text", v->path);
+	if (!rc && !realpath(v->path, abs))
+		rc = dcpi_errf(err, -errno, "%s: %s", v->path, strerror(errno));
+	if (!rc)
+		rc = prof_image_id_from_file(&v->id, abs, err);
+	return rc;
+}
+
+/* k's samples in the vmlinux into *q (a new profile of it); the rest stay. */
+static int kvm_split(struct kvm *v, struct prof_profile *k, struct prof_profile *q)
+{
+	size_t keep = 0;
+	uint64_t off;
+	int rc = 0;
+
+	prof_profile_init(q);
+	q->image = v->id;
+	memcpy(q->event, k->event, sizeof(q->event));
+	memcpy(q->period_unit, k->period_unit, sizeof(q->period_unit));
+	q->period = k->period;
+	q->cycles_per_unit = k->cycles_per_unit;
+	for (size_t i = 0; i < k->n && !rc; i++) {
+		v->total += k->e[i].count;
+		if (img_vmlinux_offset(v->vm, v->link_text, v->run_text, k->e[i].offset, &off)) {
+			k->e[keep++] = k->e[i];
+			continue;
+		}
+		rc = prof_profile_add(q, off, k->e[i].count);
+		v->moved += k->e[i].count;
+	}
+	k->n = keep;
+	if (!rc)
+		rc = prof_profile_normalize(k);
+	if (!rc)
+		rc = prof_profile_normalize(q);
+	return rc;
+}
+
+/* Split every kernel profile of the n0 first; empty ones dropped. */
+static int kvm_split_all(struct kvm *v, struct prof_profile **p, size_t *n, size_t n0)
+{
+	size_t keep = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n0 && !rc; i++) {
+		struct prof_profile *all;
+
+		if (!is_kernel(&(*p)[i]))
+			continue;
+		all = realloc(*p, (*n + 1) * sizeof(**p));
+		if (!all)
+			return -ENOMEM;
+		*p = all;
+		rc = kvm_split(v, &all[i], &all[*n]);
+		if (rc)
+			prof_profile_free(&all[*n]);
+		else
+			(*n)++;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		if (is_kernel(&(*p)[i]) && !(*p)[i].n) {
+			prof_profile_free(&(*p)[i]);
+			continue;
+		}
+		(*p)[keep++] = (*p)[i];
+	}
+	*n = keep;
+	return rc;
+}
+
+int img_kernel_profiles(struct prof_profile **p, size_t *n, const struct img_locate_opts *o,
+			char *note, size_t nlen, struct dcpi_err *err)
+{
+	struct kvm v = { 0 };
+	struct dcpi_err verr = { 0 };
+	size_t k;
+	int rc;
+
+	if (nlen)
+		note[0] = '\0';
+	for (k = 0; k < *n && !is_kernel(&(*p)[k]); k++)
+		;
+	if (k == *n)
+		return 0;
+	rc = kvm_open(&v, &(*p)[k], o, &verr);
+	if (rc < 0 && o && o->vmlinux) {
+		img_close(v.vm);
+		return dcpi_errf(err, rc, "%s", verr.msg);
+	}
+	if (rc < 0) {
+		snprintf(note, nlen, "kernel: samples named from /proc/kallsyms (%s)", verr.msg);
+		img_close(v.vm);
+		return 0;
+	}
+	rc = kvm_split_all(&v, p, n, *n);
+	if (rc < 0)
+		rc = dcpi_errf(err, rc, "%s: out of memory", v.path);
+	else
+		snprintf(note, nlen, "kernel: %llu of %llu samples named from vmlinux %s (%s; "
+			 "_text at 0x%llx this boot, linked at 0x%llx)",
+			 (unsigned long long)v.moved, (unsigned long long)v.total, v.id.path,
+			 v.how, (unsigned long long)v.run_text, (unsigned long long)v.link_text);
+	img_close(v.vm);
+	return rc;
 }

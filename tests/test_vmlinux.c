@@ -281,12 +281,78 @@ static void test_vmlinux_search(void **state)
 	assert_int_equal(tu_sh("rm -rf '%s/cache'", K.ws), 0);
 }
 
+/* A report tool run on ws/db under HOME=ws and DCPI_KALLSYMS=ws/kallsyms. */
+static int report(const char *cmd, const char *args, const char *out)
+{
+	return tu_sh("HOME='%s' DCPI_KALLSYMS='%s/kallsyms' '%s' %s --db '%s/db' %s >'%s' 2>&1",
+		     K.ws, K.ws, getenv("DCPI_BIN"), cmd, K.ws, args, out);
+}
+
+/* An epoch recorded with its kernel samples by address (as dcpi record keeps
+ * them): the reports' --vmlinux names them from it, the slide from _text in
+ * kallsyms; without one, kallsyms names them and dcpicalc cannot read them;
+ * another kernel's vmlinux is refused. */
+static void test_vmlinux_reports(void **state)
+{
+	char data[400], db[400], out[400], ks[400], other[400], obid[64], arg[600];
+	FILE *f;
+
+	(void)state;
+	write_perf("k.data", K.bid, data, sizeof(data));
+	snprintf(db, sizeof(db), "%s/db", K.ws);
+	snprintf(out, sizeof(out), "%s/out.txt", K.ws);
+	assert_int_equal(import(db, data, "", out), 0);
+	snprintf(ks, sizeof(ks), "%s/kallsyms", K.ws);
+	f = fopen(ks, "w");
+	assert_non_null(f);
+	/* _text local here, so that kallsyms names kern_sum at its address */
+	fprintf(f, "%llx t _text\n%llx T kern_sum\n%llx T kern_idle\n%llx t mod_fn [mod]\n",
+		(unsigned long long)(LINK_TEXT + SLIDE),
+		(unsigned long long)(nm_addr(K.vmlinux, "kern_sum") + SLIDE),
+		(unsigned long long)(K.idle + SLIDE), (unsigned long long)MODULE_IP);
+	assert_int_equal(fclose(f), 0);
+
+	assert_int_equal(report("prof", "", out), 0);
+	tu_sh("cat '%s'", out);
+	assert_int_equal(grep("note: kernel: samples named from /proc/kallsyms (no vmlinux", out),
+			 0);
+	assert_int_equal(tu_sh("grep -q '^ *300 .*kern_sum *\\[kernel.kallsyms\\]' '%s'", out), 0);
+	assert_int_not_equal(report("calc", "kern_sum", out), 0);
+	assert_int_equal(grep("cannot be analysed", out), 0);
+
+	snprintf(arg, sizeof(arg), "--vmlinux '%s'", K.vmlinux);
+	assert_int_equal(report("prof", arg, out), 0);
+	tu_sh("cat '%s'", out);
+	assert_int_equal(grep("note: kernel: 400 of 410 samples named from vmlinux", out), 0);
+	assert_int_equal(grep("_text at 0xffffffff83a00000 this boot, linked at "
+			      "0xffffffff81000000", out), 0);
+	assert_int_equal(tu_sh("grep -q '^ *300 .*kern_sum .*/vmlinux$' '%s'", out), 0);
+	assert_int_equal(tu_sh("grep -q '^ *10 .*mod_fn \\[mod\\] *\\[kernel.kallsyms\\]' '%s'",
+			       out), 0);
+	snprintf(arg, sizeof(arg), "--vmlinux '%s' kern_sum", K.vmlinux);
+	assert_int_equal(report("calc", arg, out), 0);
+	assert_int_equal(grep("imul", out), 0);
+	assert_int_equal(report("list", arg, out), 0);
+	tu_sh("cat '%s'", out);
+	assert_int_equal(grep("kern_hot_line", out), 0);
+
+	build_kernel(K.ws, "other", "void other_fn(void) { }\n", other, sizeof(other), obid,
+		     sizeof(obid));
+	snprintf(arg, sizeof(arg), "--vmlinux '%s'", other);
+	assert_int_not_equal(report("prof", arg, out), 0);
+	tu_sh("cat '%s'", out);
+	assert_int_equal(grep(obid, out), 0);
+	assert_int_equal(grep(K.bid, out), 0);
+	assert_int_equal(grep("refused", out), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vmlinux_names),
 		cmocka_unit_test(test_vmlinux_mismatch),
 		cmocka_unit_test(test_vmlinux_search),
+		cmocka_unit_test(test_vmlinux_reports),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, tu_ws_teardown);

@@ -219,5 +219,19 @@ int img_vmlinux_find(const char *bid, const struct img_locate_opts *o, char *out
 int img_vmlinux_text(const struct image *vm, uint64_t *text);
 int img_vmlinux_offset(const struct image *vm, uint64_t link_text, uint64_t run_text,
 		       uint64_t addr, uint64_t *off);
+/*
+ * Reports: the profiles of the pseudo-image "[kernel.kallsyms]" in (*p, *n)
+ * (samples by runtime address, include/dcpi/kallsyms.h) named from the
+ * kernel's vmlinux: the samples it holds move to profiles of the vmlinux
+ * file (by file offset, so every report reads it as any image), the rest
+ * (modules) stay by address.  The build-id matched is the profile's
+ * (recorded), else the running kernel's; the slide comes from _text in
+ * $DCPI_KALLSYMS, else /proc/kallsyms (this boot's).  note says which was
+ * used ("" when no kernel samples).  0; an error only when o->vmlinux is
+ * set and cannot be used (another kernel's build-id: both named).
+ */
+struct prof_profile;
+int img_kernel_profiles(struct prof_profile **p, size_t *n, const struct img_locate_opts *o,
+			char *note, size_t nlen, struct dcpi_err *err);
 
 #endif /* DCPI_IMAGE_H */
