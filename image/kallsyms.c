@@ -194,7 +194,7 @@ int ksyms_text(const char *path, uint64_t *addr, struct dcpi_err *err)
 			*addr = a, rc = 0;
 	fclose(f);
 	if (rc)
-		return dcpi_errf(err, rc, "%s: no _text at a non-zero address (kernel.kptr_restrict, "
-				 "or not root)", path);
+		return dcpi_errf(err, rc, "%s: no _text at a non-zero address "
+				 "(kernel.kptr_restrict, or not root)", path);
 	return 0;
 }
