@@ -346,6 +346,74 @@ static void test_vmlinux_reports(void **state)
 	assert_int_equal(grep("refused", out), 0);
 }
 
+/* The GNU build-id note among others (the Xen and Linux notes a kernel
+ * has), as /sys/kernel/notes holds them; none: -ENOENT. */
+static void test_kernel_notes(void **state)
+{
+	static const uint8_t notes[] = {
+		6, 0, 0, 0, 4, 0, 0, 0, 1, 1, 0, 0, 'L', 'i', 'n', 'u', 'x', 0, 0, 0,
+		1, 2, 3, 4,
+		4, 0, 0, 0, 8, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+		0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x02, 0x03,
+	};
+	char path[400], bid[80];
+	struct dcpi_err err = { 0 };
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/notes", K.ws);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(notes, 1, sizeof(notes), f), sizeof(notes));
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(img_kernel_build_id(path, bid, sizeof(bid), &err), 0);
+	assert_string_equal(bid, "deadbeef00010203");
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(notes, 1, 24, f), 24);	/* the Linux note only */
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(img_kernel_build_id(path, bid, sizeof(bid), &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no GNU build-id note"));
+}
+
+/* dcpi record keeps the running kernel's build-id with [kernel.kallsyms]:
+ * what a report matches a vmlinux against. */
+static void test_record_kernel_bid(void **state)
+{
+	char bid[80], db[400], epoch[64];
+	struct prof_profile *p = NULL;
+	struct prof_db *d = NULL;
+	struct dcpi_err err = { 0 };
+	size_t n = 0;
+	int found = 0;
+
+	(void)state;
+	if (img_kernel_build_id(NULL, bid, sizeof(bid), &err) < 0 || !getenv("DCPI_BUILD")) {
+		print_message("no running kernel build-id here (%s): skipping\n", err.msg);
+		skip();
+	}
+	snprintf(db, sizeof(db), "%s/recdb", K.ws);
+	if (tu_sh("'%s' record -q --no-paths --db '%s' -- '%s/workloads/sysloop' 1 "
+		  ">/dev/null 2>&1", getenv("DCPI_BIN"), db, getenv("DCPI_BUILD"))) {
+		print_message("dcpi record cannot sample here: skipping\n");
+		skip();
+	}
+	assert_int_equal(prof_db_open(db, 0, &d, &err), 0);
+	assert_int_equal(prof_db_latest_epoch(d, epoch, sizeof(epoch), &err), 0);
+	assert_int_equal(prof_epoch_read(d, epoch, &p, &n, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(p[i].image.path, "[kernel.kallsyms]")) {
+			assert_string_equal(p[i].image.build_id, bid);
+			found = 1;
+		}
+	prof_profiles_free(p, n);
+	prof_db_close(d);
+	if (!found) {
+		print_message("no kernel samples (user-only here): nothing to check\n");
+		skip();
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +421,8 @@ int main(void)
 		cmocka_unit_test(test_vmlinux_mismatch),
 		cmocka_unit_test(test_vmlinux_search),
 		cmocka_unit_test(test_vmlinux_reports),
+		cmocka_unit_test(test_kernel_notes),
+		cmocka_unit_test(test_record_kernel_bid),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, tu_ws_teardown);
