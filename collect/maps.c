@@ -134,7 +134,8 @@ static int image_add(struct maps *m, const char *path, uint32_t *out)
 		snprintf(e->id.path, sizeof(e->id.path), "%s", path);
 	}
 	/* the running kernel's build-id, for finding its vmlinux (image/vmlinux.c);
-	 * an importer replaces it with the recorded one */
+	 * a perf.data's recorded one replaces it (import/perf.c), and one that
+	 * records none is taken as this kernel's, as perf report takes it */
 	if (!strcmp(path, MAPS_KERNEL_PATH))
 		img_kernel_build_id(NULL, e->id.build_id, sizeof(e->id.build_id), NULL);
 	m->images[m->nimages] = e;

@@ -1238,10 +1238,6 @@ static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image)
 	 * the modules' samples left by address must not share its key */
 	if (f->vm_state > 0 && !strcmp(id->path, MAPS_KERNEL_PATH))
 		bid = "";
-	/* nor the running kernel's, which collect/maps.c gives the kernel:
-	 * only the recorded one, when the file has it */
-	else if (!bid && !strcmp(id->path, MAPS_KERNEL_PATH))
-		bid = "";
 	if (!bid || !strcmp(bid, id->build_id))
 		return id;
 	/* the file on disk is not the one recorded (or is gone) */
