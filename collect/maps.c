@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dcpi/image.h"
 #include "dcpi/jitmap.h"
 #include "internal.h"
 #include "pathrt.h"
@@ -132,6 +133,11 @@ static int image_add(struct maps *m, const char *path, uint32_t *out)
 		memset(&e->id, 0, sizeof(e->id));
 		snprintf(e->id.path, sizeof(e->id.path), "%s", path);
 	}
+	/* the running kernel's build-id, for finding its vmlinux (image/vmlinux.c);
+	 * a perf.data's recorded one replaces it (import/perf.c), and one that
+	 * records none is taken as this kernel's, as perf report takes it */
+	if (!strcmp(path, MAPS_KERNEL_PATH))
+		img_kernel_build_id(NULL, e->id.build_id, sizeof(e->id.build_id), NULL);
 	m->images[m->nimages] = e;
 	*out = (uint32_t)m->nimages++;
 	return 0;

@@ -175,3 +175,26 @@ void ksyms_free(struct ksyms *k)
 	free(k->e);
 	memset(k, 0, sizeof(*k));
 }
+
+int ksyms_text(const char *path, uint64_t *addr, struct dcpi_err *err)
+{
+	char line[1024], name[64], type;
+	uint64_t a;
+	FILE *f;
+	int rc = -ENOENT;
+
+	if (!path)
+		path = KSYMS_PATH;
+	f = fopen(path, "re");
+	if (!f)
+		return dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	while (rc && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%" SCNx64 " %c %63s", &a, &type, name) == 3 &&
+		    !strcmp(name, "_text") && a)
+			*addr = a, rc = 0;
+	fclose(f);
+	if (rc)
+		return dcpi_errf(err, rc, "%s: no _text at a non-zero address "
+				 "(kernel.kptr_restrict, or not root)", path);
+	return 0;
+}

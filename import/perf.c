@@ -16,7 +16,11 @@
  * maps through collect/maps.c; every SAMPLE becomes one count at (image,
  * offset) by maps_place, in collect/aggregate.c's table, as in the live
  * session.  Kernel samples go to "[kernel.kallsyms]" keyed by address;
- * samples that map to nothing go to the unknown image.  Build-ids
+ * samples that map to nothing go to the unknown image; with the kernel's
+ * vmlinux (image/vmlinux.c: --vmlinux, or found by the recorded kernel
+ * build-id), the kernel's own samples go to that file by file offset, the
+ * KASLR slide taken off (perf's "[kernel.kallsyms]_text" MMAP record holds
+ * the runtime _text in pgoff), and a module's stay by address.  Build-ids
  * from the header name the images (they describe the files as they were when
  * recorded, so they win over the files on disk now).
  *
@@ -146,6 +150,13 @@ struct pf {
 	/* IBS op and PEBS memory samples (import/ibs.c): kind per attribute */
 	struct imp_hw *hw;
 	int *hw_kind;
+	/* the kernel's vmlinux (pf_kernel_vm) */
+	int vm_state;			/* 0 not tried, 1 in use, -1 none */
+	struct image *vm;
+	uint32_t vm_image;		/* its index in maps */
+	uint64_t vm_text, run_text, vm_samples, kernel_samples;
+	int run_text_set;
+	char vm_how[128], vm_why[DCPI_ERR_MAX];
 };
 
 /* [off, off + size) inside the file? */
@@ -681,6 +692,83 @@ static void pf_sample_time(struct pf *f, uint64_t t)
 		f->last_time = t;
 }
 
+/* The vmlinux of the recorded kernel, opened at its first sample: 0 (also
+ * when there is none: its samples stay by address, and the note says why),
+ * or an error when --vmlinux names another kernel's file. */
+static int pf_kernel_vm(struct pf *f, struct dcpi_err *err)
+{
+	const struct img_locate_opts *o = f->opts ? &f->opts->find : NULL;
+	const char *bid = pf_bid_find(f, MAPS_KERNEL_PATH);
+	char path[PROF_PATH_MAX], abs[PATH_MAX];
+	struct dcpi_err verr = { 0 };
+	int ret;
+
+	f->vm_state = -1;
+	ret = img_vmlinux_find(bid, o, path, sizeof(path), f->vm_how, sizeof(f->vm_how),
+			       &verr);
+	if (ret < 0 && o && o->vmlinux)
+		return dcpi_errf(err, ret, "%s: %s", f->path, verr.msg);
+	if (!ret && img_open(path, IMG_NO_DWARF, &f->vm, &verr) < 0) {
+		if (o && o->vmlinux)
+			return dcpi_errf(err, -EINVAL, "%s: --vmlinux: %s", f->path, verr.msg);
+		ret = -EINVAL;
+	}
+	if (!ret && img_vmlinux_text(f->vm, &f->vm_text) < 0)
+		ret = dcpi_errf(&verr, -EINVAL, "%s: no _text and no .text", path);
+	/* reports open the image by the path its profiles carry */
+	if (!ret && !realpath(path, abs))
+		ret = dcpi_errf(&verr, -errno, "%s: %s", path, strerror(errno));
+	if (!ret && maps_intern(f->maps, abs, &f->vm_image, err) < 0)
+		return -ENOMEM;
+	if (ret < 0) {
+		img_close(f->vm);
+		f->vm = NULL;
+		snprintf(f->vm_why, sizeof(f->vm_why), "%s", verr.msg);
+		return 0;
+	}
+	if (!f->run_text_set)	/* no kernel MMAP record: no slide known */
+		f->run_text = f->vm_text;
+	f->vm_state = 1;
+	return 0;
+}
+
+/* A kernel sample at address *offset: to the vmlinux when it holds it. */
+static int pf_kernel_place(struct pf *f, uint32_t *image, uint64_t *offset,
+			   struct dcpi_err *err)
+{
+	uint64_t off;
+	int ret = f->vm_state ? 0 : pf_kernel_vm(f, err);
+
+	if (ret)
+		return ret;
+	f->kernel_samples++;
+	if (f->vm_state < 0 ||
+	    img_vmlinux_offset(f->vm, f->vm_text, f->run_text, *offset, &off) < 0)
+		return 0;
+	f->vm_samples++;
+	*image = f->vm_image;
+	*offset = off;
+	return 0;
+}
+
+/* Which kernel image the samples went to, for the tool's note. */
+static void pf_note_kernel(struct pf *f)
+{
+	if (!f->kernel_samples)
+		return;
+	if (f->vm_state > 0)
+		pf_note(f, "kernel: %" PRIu64 " of %" PRIu64 " samples named from vmlinux %s "
+			"(%s; _text ran at 0x%" PRIx64 ", linked at 0x%" PRIx64 "%s)%s",
+			f->vm_samples, f->kernel_samples,
+			maps_image(f->maps, f->vm_image)->path, f->vm_how, f->run_text, f->vm_text,
+			f->run_text_set ? "" : ": no kernel MMAP record, no slide assumed",
+			f->vm_samples < f->kernel_samples ?
+			", the rest (modules) by address in " MAPS_KERNEL_PATH : "");
+	else
+		pf_note(f, "kernel: %" PRIu64 " samples by address in %s, named from "
+			"/proc/kallsyms (%s)", f->kernel_samples, MAPS_KERNEL_PATH, f->vm_why);
+}
+
 static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err *err)
 {
 	struct pf *f = ctx;
@@ -698,6 +786,8 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 		f->attrs[s->attr].period_n++;
 	}
 	ret = maps_place(f->maps, s->pid, s->ip, sp, &image, &offset, err);
+	if (!ret && sp == MAPS_KERNEL && image != MAPS_UNKNOWN)
+		ret = pf_kernel_place(f, &image, &offset, err);
 	if (ret)
 		return ret;
 	if (image == MAPS_UNKNOWN)
@@ -1080,6 +1170,12 @@ static int pf_on_mmap(void *ctx, const struct perf_mmap *m, struct dcpi_err *err
 	if (m->build_id && m->filename[0] &&
 	    pf_bid_add(f, m->filename, m->build_id, m->build_id_size))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
+	if (m->pid == UINT32_MAX && !strncmp(m->filename, MAPS_KERNEL_PATH,
+					     strlen(MAPS_KERNEL_PATH)) && !f->run_text_set) {
+		/* "[kernel.kallsyms]_text": pgoff is where _text ran */
+		f->run_text = m->pgoff ? m->pgoff : m->start;
+		f->run_text_set = 1;
+	}
 	if ((m->misc & PERF_RECORD_MISC_MMAP_DATA) || m->pid == UINT32_MAX)
 		return 0;
 	return maps_mmap(f->maps, m->pid, m->start, m->len, m->pgoff, m->filename, err);
@@ -1138,6 +1234,10 @@ static const struct prof_image_id *pf_image_id(void *ctx, uint32_t image)
 	if (image != MAPS_UNKNOWN && pf_locate(f, image))
 		return &f->img[image].id;
 	bid = image == MAPS_UNKNOWN ? NULL : pf_bid_find(f, id->path);
+	/* the kernel's build-id names the vmlinux's profiles, when one is used:
+	 * the modules' samples left by address must not share its key */
+	if (f->vm_state > 0 && !strcmp(id->path, MAPS_KERNEL_PATH))
+		bid = "";
 	if (!bid || !strcmp(bid, id->build_id))
 		return id;
 	/* the file on disk is not the one recorded (or is gone) */
@@ -1257,6 +1357,7 @@ static void pf_free(struct pf *f)
 	imp_hw_free(f->hw);
 	free(f->hw_kind);
 	free(f->img);
+	img_close(f->vm);
 	free((void *)f->buf);
 }
 
@@ -1357,6 +1458,8 @@ int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import
 	}
 	if (!ret)
 		pf_note_missing(&f);
+	if (!ret)
+		pf_note_kernel(&f);
 	if (!ret)
 		ret = pf_write_meta(&f, db, err);
 	ret = imp_epoch_end(db, path, st, ret, err);

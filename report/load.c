@@ -174,6 +174,6 @@ int rep_kernel_proc_note(const struct prof_profile *p, size_t n, const char *spe
 	if (!found)
 		return 0;
 	return dcpi_errf(err, -ENOENT, "%s: a kernel procedure (%s): its samples are in "
-			 "dcpiprof, but its instructions cannot be analysed: no kernel image "
-			 "(vmlinux with debug info) is read", name, KSYMS_IMAGE);
+			 "dcpiprof, but its instructions cannot be analysed without the "
+			 "kernel's vmlinux (--vmlinux FILE)", name, KSYMS_IMAGE);
 }

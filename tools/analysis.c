@@ -56,7 +56,10 @@ const char tool_ana_usage[] =
 	"      --time A-B      only the samples from A to B seconds into the epoch\n"
 	"                      (its time slices; path and value samples stay whole)\n"
 	"      --phase N       only the samples of phase N (as dcpiprof --phases\n"
-	"                      numbers them)\n";
+	"                      numbers them)\n"
+	"      --vmlinux FILE  the kernel's vmlinux, for kernel procedures (refused\n"
+	"                      unless its build-id is the recorded kernel's); without\n"
+	"                      it one is looked for as perf does, else /proc/kallsyms\n";
 
 /* What the analysis is doing that takes time (measuring the model). */
 static void say(void *arg, const char *msg)
@@ -80,6 +83,7 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 	switch (c) {
 	case TA_DB: a->db = arg; return 0;
 	case TA_EPOCH: a->epoch = arg; return 0;
+	case TA_VMLINUX: a->vmlinux = arg; return 0;
 	case TA_IMAGE: a->image = arg; return 0;
 	case 'e': case TA_EVENT: a->event = arg; return 0;
 	case 'm': case TA_MODEL:
@@ -237,6 +241,8 @@ int tool_proc_open(struct tool_proc *t)
 			      &err) < 0)
 		return tool_fail("%s", err.msg);
 	tool_db_notes(t->db);
+	if (tool_kernel_image(&t->p, &t->np, t->a.vmlinux))
+		return 1;
 	if (ana_window(&t->a, t->db, t->epoch))
 		return 1;
 	t->in_open = 1;		/* closed whatever open did */
@@ -292,4 +298,17 @@ void tool_proc_close(struct tool_proc *t)
 	if (t->db)
 		prof_db_close(t->db);
 	memset(t, 0, sizeof(*t));
+}
+
+int tool_kernel_image(struct prof_profile **p, size_t *n, const char *vmlinux)
+{
+	struct img_locate_opts o = { .vmlinux = vmlinux };
+	struct dcpi_err err = { 0 };
+	char note[DCPI_ERR_MAX];
+
+	if (img_kernel_profiles(p, n, &o, note, sizeof(note), &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (note[0])
+		fprintf(stderr, "%s: note: %s\n", tool_name, note);
+	return 0;
 }

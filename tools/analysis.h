@@ -21,7 +21,7 @@ enum {
 	TA_DB = 0x200, TA_EPOCH, TA_IMAGE, TA_EVENT, TA_MODEL, TA_METHOD, TA_WINDOW,
 	TA_SKID, TA_STEADY, TA_CALIB, TA_NO_CALIB, TA_NO_MEASURE, TA_NO_PATHS,
 	TA_PATH_EDGES, TA_SCALE, TA_PRIOR, TA_REGIONS, TA_EXACT, TA_NO_EVENTS, TA_REMEASURE,
-	TA_NO_REPLAY, TA_NO_CALIBRATE, TA_TIME, TA_PHASE,
+	TA_NO_REPLAY, TA_NO_CALIBRATE, TA_TIME, TA_PHASE, TA_VMLINUX,
 };
 
 /* The shared entries of a command's struct option table. */
@@ -49,7 +49,8 @@ enum {
 	{ "exact", required_argument, NULL, TA_EXACT }, \
 	{ "no-events", no_argument, NULL, TA_NO_EVENTS }, \
 	{ "time", required_argument, NULL, TA_TIME }, \
-	{ "phase", required_argument, NULL, TA_PHASE }
+	{ "phase", required_argument, NULL, TA_PHASE }, \
+	{ "vmlinux", required_argument, NULL, TA_VMLINUX }
 
 /* Their usage lines, for a command's --help. */
 extern const char tool_ana_usage[];
@@ -57,6 +58,7 @@ extern const char tool_ana_usage[];
 struct tool_ana_args {
 	const char *db, *epoch, *image, *event, *path_file;
 	const char *time;			/* --time A-B */
+	const char *vmlinux;			/* --vmlinux FILE */
 	long phase;				/* --phase N (0: none) */
 	struct est_analysis_opts o;
 };

@@ -27,6 +27,10 @@ static const char import_usage[] =
 	"      --symfs DIR    look for recorded files under DIR (as perf --symfs)\n"
 	"      --buildid-dir DIR  perf's build-id cache (default $HOME/.debug)\n"
 	"                     profiles name the file where it was found\n"
+	"      --vmlinux FILE the recorded kernel's vmlinux (refused unless its build-id\n"
+	"                     is the recorded kernel's); without it one is looked for\n"
+	"                     as perf does, else kernel samples are named from\n"
+	"                     /proc/kallsyms\n"
 	"  -q, --quiet        print nothing on success\n";
 
 static void print_stats(const char *path, const struct import_stats *st)
@@ -110,6 +114,7 @@ int cmd_import(int argc, char **argv)
 		{ "binary", required_argument, NULL, 'B' },
 		{ "symfs", required_argument, NULL, 'S' },
 		{ "buildid-dir", required_argument, NULL, 'I' },
+		{ "vmlinux", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -146,6 +151,9 @@ int cmd_import(int argc, char **argv)
 			break;
 		case 'I':
 			io.find.buildid_dir = optarg;
+			break;
+		case 'K':
+			io.find.vmlinux = optarg;
 			break;
 		case 'h':
 			fputs(import_usage, stdout);

@@ -19,6 +19,7 @@
 
 struct prof_args {
 	const char *db, *epoch, *event, *time, *split;
+	const char *vmlinux;		/* --vmlinux FILE */
 	const char *from;		/* a fleet's URL instead of a database */
 	struct fleet_query_spec q;
 	int by_image, json, phases, callees;
@@ -39,6 +40,9 @@ static const char prof_usage[] =
 	"      --callers PROC PROC's samples (on the stack) by caller (record -g;\n"
 	"                     docs/callgraph.md)\n"
 	"      --callees PROC the same by callee\n"
+	"      --vmlinux FILE kernel samples named from the kernel's vmlinux (refused\n"
+	"                     unless its build-id is the recorded kernel's); without it\n"
+	"                     one is looked for as perf does, else /proc/kallsyms\n"
 	"      --from URL     the fleet's samples, summed in its ClickHouse server\n"
 	"                     (clickhouse://HOST[:PORT]/DATABASE), every image or one:\n"
 	"      --build-id ID, --image NAME, --hosts GLOB, --since T, --until T (as pull's)\n";
@@ -171,6 +175,7 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "until", required_argument, NULL, 'u' },
 		{ "callers", required_argument, NULL, 'C' },
 		{ "callees", required_argument, NULL, 'L' },
+		{ "vmlinux", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -192,6 +197,7 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			break;
 		case 'd': a->db = optarg; break;
 		case 'E': a->epoch = optarg; break;
+		case 'K': a->vmlinux = optarg; break;
 		case 'j': a->json = 1; break;
 		case 'P': a->phases = 1; break;
 		case 'T': a->time = optarg; break;
@@ -254,6 +260,10 @@ int cmd_prof(int argc, char **argv)
 		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
+	if (rc == 0 && tool_kernel_image(&p, &n, a.vmlinux)) {
+		rc = 1;
+		goto out;
+	}
 	if (rc == 0 && a.split) {
 		if (rep_cg_callers(stdout, db, epoch, a.split, a.event, a.callees, a.limit, a.json,
 				   &err) < 0)

@@ -70,4 +70,10 @@ int tool_suggest(const char *word, const char *const *names, size_t n, const cha
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
 		int *idx);
 
+/* Kernel samples named from a vmlinux (--vmlinux FILE, or found as perf
+ * finds one; img_kernel_profiles), the note saying which was used printed;
+ * 0, or 1 (printed) when FILE cannot be used. */
+struct prof_profile;
+int tool_kernel_image(struct prof_profile **p, size_t *n, const char *vmlinux);
+
 #endif /* DCPI_TOOLS_H */

@@ -187,8 +187,51 @@ struct img_locate_opts {
 	const char *const *binaries;
 	size_t nbinaries;
 	const char *buildid_dir;
+	const char *vmlinux;		/* --vmlinux FILE (img_vmlinux_find) */
 };
 int img_locate(const char *recorded, const char *bid, const struct img_locate_opts *o,
 	       char *out, size_t len, char *how, size_t hlen);
+
+/*
+ * The kernel as an image (image/vmlinux.c): a vmlinux with .symtab and, when
+ * built with debug info, DWARF; kernel samples are runtime addresses.
+ *
+ * img_kernel_build_id: the running kernel's build-id, hex, from the GNU note
+ * of notes (NULL: /sys/kernel/notes).
+ * img_vmlinux_find: the vmlinux of the kernel with build-id bid, as perf
+ * looks for one: o->vmlinux when set (refused, -EINVAL and an error naming
+ * both build-ids, when its build-id is not bid; taken unchecked when bid is
+ * NULL or ""), else, only with that build-id, perf's build-id cache
+ * (o->buildid_dir, NULL: $HOME/.debug) .build-id/xx/rest/vmlinux and /elf,
+ * /usr/lib/debug/.build-id/xx/rest.debug, ./vmlinux, /boot/vmlinux,
+ * /boot/vmlinux-R, /usr/lib/debug/boot/vmlinux-R, /lib/modules/R/build/vmlinux,
+ * /usr/lib/debug/lib/modules/R/vmlinux, /usr/lib/debug/boot/vmlinux-R.debug
+ * (R: uname -r; the system paths under o->symfs when set).  0 with the path
+ * in out and how it was found in how; -ENOENT and why when none is.
+ * img_vmlinux_text: the link-time address of _text (the symbol, else .text).
+ * img_vmlinux_offset: the file offset of the instruction at runtime address
+ * addr of a kernel whose _text ran at run_text (the KASLR slide is
+ * run_text - link_text); -ENOENT when it is not in vm (a module's code).
+ */
+int img_kernel_build_id(const char *notes, char *out, size_t len, struct dcpi_err *err);
+int img_vmlinux_find(const char *bid, const struct img_locate_opts *o, char *out, size_t len,
+		     char *how, size_t hlen, struct dcpi_err *err);
+int img_vmlinux_text(const struct image *vm, uint64_t *text);
+int img_vmlinux_offset(const struct image *vm, uint64_t link_text, uint64_t run_text,
+		       uint64_t addr, uint64_t *off);
+/*
+ * Reports: the profiles of the pseudo-image "[kernel.kallsyms]" in (*p, *n)
+ * (samples by runtime address, include/dcpi/kallsyms.h) named from the
+ * kernel's vmlinux: the samples it holds move to profiles of the vmlinux
+ * file (by file offset, so every report reads it as any image), the rest
+ * (modules) stay by address.  The build-id matched is the profile's
+ * (recorded), else the running kernel's; the slide comes from _text in
+ * $DCPI_KALLSYMS, else /proc/kallsyms (this boot's).  note says which was
+ * used ("" when no kernel samples).  0; an error only when o->vmlinux is
+ * set and cannot be used (another kernel's build-id: both named).
+ */
+struct prof_profile;
+int img_kernel_profiles(struct prof_profile **p, size_t *n, const struct img_locate_opts *o,
+			char *note, size_t nlen, struct dcpi_err *err);
 
 #endif /* DCPI_IMAGE_H */

@@ -40,5 +40,9 @@ int ksyms_load(const char *path, struct ksyms *out, struct dcpi_err *err);
 /* Index of the procedure holding addr, or -1. */
 long ksyms_find(const struct ksyms *k, uint64_t addr);
 void ksyms_free(struct ksyms *k);
+/* The address of _text in path (NULL: /proc/kallsyms): where the kernel's
+ * text runs this boot, KASLR's slide included (image/vmlinux.c).  -ENOENT
+ * when it is absent or reads as 0. */
+int ksyms_text(const char *path, uint64_t *addr, struct dcpi_err *err);
 
 #endif /* DCPI_KALLSYMS_H */
