@@ -81,6 +81,11 @@ struct dblock {
 	uint32_t spid;		/* snapshot the caller was resolved in, 0: not yet */
 };
 
+struct dkio {			/* a PRT_KIO record (collect/pathrt_io.c) */
+	uint32_t pid, out;
+	uint64_t addr, size, t;
+};
+
 struct dacc {
 	uint32_t pid, img;
 	uint64_t line, win, tid, rmask, wmask;
@@ -101,6 +106,8 @@ struct drec {
 	size_t nblk, capblk;
 	struct dacc *acc;
 	size_t nacc, capacc;
+	struct dkio *kio;
+	size_t nkio, capkio;
 	struct data_rec_stats *st;
 	size_t k;		/* steps of the longest burst not cut: K */
 };
@@ -519,6 +526,44 @@ static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
 	return rc;
 }
 
+/* The kernel's transfers of process pid into the blocks live there then,
+ * counted in the profile of the block's call site's image (the mappings
+ * of the process's last snapshot name it when no sample did). */
+static int kio_place(struct drec *d, uint32_t pid)
+{
+	for (size_t i = 0; i < d->nkio; i++) {
+		struct dkio *x = &d->kio[i];
+		struct data_kio e = { .calls = 1 };
+		struct dcpi_err err;
+		struct dblock *b;
+		uint64_t n;
+		int tag;
+
+		if (x->pid != pid || !x->size || !(b = in_heap(d, pid, x->addr, x->t)))
+			continue;
+		n = b->hi - x->addr < x->size ? b->hi - x->addr : x->size;
+		x->size = 0;	/* placed once, whichever spool file of pid comes first */
+		if (!b->spid) {
+			b->spid = d->spid;
+			if (maps_resolve(d->maps, d->spid, b->caller, &b->cimg, &b->coff, &err))
+				b->cimg = MAPS_UNKNOWN;
+		}
+		if (b->cimg == MAPS_UNKNOWN)
+			continue;
+		if (room_images(d, b->cimg))
+			return -ENOMEM;
+		tag = data_profile_tag(&d->prof[b->cimg], maps_image(d->maps, b->cimg));
+		if (tag < 0)
+			return tag;
+		e.k = (struct data_key){ DATA_HEAP, (uint32_t)tag, b->coff, 0 };
+		*(x->out ? &e.out : &e.in) = n;
+		if (data_profile_kio(&d->prof[b->cimg], &e))
+			return -ENOMEM;
+		d->st->kio_bytes += n;
+	}
+	return 0;
+}
+
 /* "start end offset path" lines: the mappings from now on. */
 static int replay_maps(struct drec *d, char *text, size_t len, struct dcpi_err *err)
 {
@@ -548,6 +593,7 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 	size_t vrec = 8 + sizeof(struct prt_regs);
 	uint8_t *buf = NULL, *nb;
 	struct prt_rec h;
+	uint32_t pid = 0;
 	int rc = 0;
 	FILE *f = fopen(path, "re");
 
@@ -563,8 +609,10 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 		buf = nb;
 		if (body && fread(buf, body, 1, f) != 1)
 			break;
-		if (h.type == PRT_MAPS)
+		if (h.type == PRT_MAPS) {
 			rc = replay_maps(d, (char *)buf, body, err);
+			pid = h.pid;
+		}
 		else if (h.type == PRT_VBURST && d->spid && !(body % vrec) &&
 			 body / vrec <= PRT_KMAX)
 			rc = burst(d, &h, (const uint64_t *)buf,
@@ -573,6 +621,8 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 	}
 	free(buf);
 	fclose(f);
+	if (!rc && d->spid)
+		rc = kio_place(d, pid);
 	if (rc == -ENOMEM)
 		return dcpi_errf(err, rc, "data profiles: out of memory");
 	return rc;
@@ -598,6 +648,15 @@ static int read_heap(struct drec *d, const char *path)
 					d->blk[i].t1 = r.h.time_ns;
 					break;
 				}
+			continue;
+		}
+		if (r.h.type == PRT_KIO && r.a.size) {
+			if (grow((void **)&d->kio, &d->capkio, d->nkio + 1, sizeof(*d->kio))) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			d->kio[d->nkio++] = (struct dkio){ r.h.pid, r.a.caller == PRT_KIO_OUT,
+							   r.a.addr, r.a.size, r.h.time_ns };
 			continue;
 		}
 		if (r.h.type != PRT_ALLOC || !r.a.size || r.a.addr + r.a.size < r.a.addr)
@@ -782,6 +841,7 @@ static void drec_free(struct drec *d)
 	free(d->bias);
 	free(d->blk);
 	free(d->acc);
+	free(d->kio);
 	maps_free(d->maps);
 }
 
@@ -794,7 +854,7 @@ static int finish(struct drec *d, struct data_profile **out, size_t *n, struct d
 	for (size_t i = 0; i < d->nim && !rc; i++) {
 		struct data_profile *p = &d->prof[i];
 
-		if (!p->n && !p->ns)
+		if (!p->n && !p->ns && !p->nk)
 			continue;
 		p->image = *maps_image(d->maps, (uint32_t)i);
 		rc = data_normalize(p);

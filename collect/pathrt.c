@@ -1680,6 +1680,14 @@ PRT_EXPORT void free(void *p)
 	__libc_free(p);
 }
 
+/* The kernel moved n bytes at buf (collect/pathrt_io.c): a PRT_KIO record,
+ * unless heap blocks are not recorded or fd is one of ours. */
+void prt_heap_io(const void *buf, size_t n, int fd, int out)
+{
+	if (g.heap_min && fd != g.fd && fd != __atomic_load_n(&g.heap_fd, __ATOMIC_RELAXED))
+		heap_record(PRT_KIO, buf, n, (const void *)(uintptr_t)(out ? PRT_KIO_OUT : 0));
+}
+
 static void heap_start(void)
 {
 	const char *s = getenv(PRT_ENV_HEAP);

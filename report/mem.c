@@ -54,6 +54,7 @@ struct mobj {
 	uint64_t start;			/* link vaddr of the symbol, or 0 */
 	uint64_t accesses, loads, stores, size;
 	uint64_t bytes;			/* accesses x their operand's size */
+	uint64_t kin, kout;		/* bytes the kernel moved in and out, counted */
 	struct minsn *ins;
 	size_t nins;
 };
@@ -72,6 +73,7 @@ struct mem {
 	struct mpage *pg;
 	size_t npg;
 	uint64_t accesses, loads, stores;
+	uint64_t kbytes;		/* kernel transfers, all objects */
 	char epoch[256];
 };
 
@@ -342,6 +344,22 @@ static int add_entry(struct mem *m, const struct data_profile *p, const struct d
 	return add_page(m, idx, e->k.line & ~4095ULL, e->accesses);
 }
 
+/* A site's kernel transfers, counted (collect/pathrt_io.c): beside the
+ * samples, never mixed into their shares. */
+static int add_kio(struct mem *m, const struct data_profile *p, const struct data_kio *x)
+{
+	struct mobj o, *t;
+	size_t idx;
+
+	object_of(m, p, &x->k, 0, &o);
+	if (!(t = object_find(m, &o, &idx)))
+		return -ENOMEM;
+	t->kin += x->in;
+	t->kout += x->out;
+	m->kbytes += x->in + x->out;
+	return 0;
+}
+
 static int obj_cmp(const void *x, const void *y)
 {
 	const struct mobj *a = x, *b = y;
@@ -476,27 +494,33 @@ static void share_insns(struct mem *m, const struct mshare *x, FILE *f, int json
 	}
 }
 
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
 static void print_text(FILE *f, struct mem *m, const size_t *ord, const struct mshare *sh,
 		       size_t nsh, unsigned top)
 {
 	char adv[768], r[160];
 
 	fprintf(f, "Data profile of epoch %s: %" PRIu64 " accesses sampled (%" PRIu64 " loads, %"
-		PRIu64 " stores)\n\nObjects by accesses:\n  share  accesses   loads  stores  "
-		"object [image]\n", m->epoch, m->accesses, m->loads, m->stores);
+		PRIu64 " stores)\n\nObjects by accesses (kernel: bytes read(2) and write(2) "
+		"moved, counted, not in the share):\n  share  accesses   loads  stores      "
+		"kernel  object [image]\n", m->epoch, m->accesses, m->loads, m->stores);
 	for (size_t i = 0; i < m->nobj && i < top; i++) {
 		struct mobj *o = &m->obj[ord[i]];
 
-		fprintf(f, " %5.1f%% %9" PRIu64 " %7" PRIu64 " %7" PRIu64 "  %s (%s) [%s]\n",
-			100.0 * o->accesses / m->accesses, o->accesses, o->loads, o->stores,
-			o->name, o->kind, o->image);
+		fprintf(f, " %5.1f%% %9" PRIu64 " %7" PRIu64 " %7" PRIu64 " %11" PRIu64
+			"  %s (%s) [%s]\n", ratio(o->accesses, m->accesses) * 100, o->accesses,
+			o->loads, o->stores, o->kin + o->kout, o->name, o->kind, o->image);
 		for (size_t j = 0; j < o->nins && j < INSNS_KEPT; j++)
 			fprintf(f, "        %s: %" PRIu64 "\n", o->ins[j].site, o->ins[j].accesses);
 	}
 	fprintf(f, "\nPages by accesses:\n  share  accesses  page  object\n");
 	for (size_t i = 0; i < m->npg && i < top; i++)
 		fprintf(f, " %5.1f%% %9" PRIu64 "  0x%" PRIx64 "  %s\n",
-			100.0 * m->pg[i].accesses / m->accesses, m->pg[i].accesses, m->pg[i].page,
+			ratio(m->pg[i].accesses, m->accesses) * 100, m->pg[i].accesses, m->pg[i].page,
 			m->obj[m->pg[i].obj].name);
 	fprintf(f, "\nShared cache lines (a thread wrote, another touched it, in one %.0f ms "
 		"window):\n", DATA_WINDOW_NS / 1e6);
@@ -523,8 +547,8 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 	fprintf(f, "{\"epoch\": ");
 	json_str(f, m->epoch);
 	fprintf(f, ", \"accesses\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"stores\": %" PRIu64
-		", \"window_ns\": %llu, \"objects\": [", m->accesses, m->loads, m->stores,
-		DATA_WINDOW_NS);
+		", \"window_ns\": %llu, \"kernel_bytes\": %" PRIu64 ", \"objects\": [",
+		m->accesses, m->loads, m->stores, DATA_WINDOW_NS, m->kbytes);
 	for (size_t i = 0; i < m->nobj && i < top; i++) {
 		struct mobj *o = &m->obj[ord[i]];
 
@@ -534,8 +558,9 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 		json_str(f, o->image);
 		fprintf(f, ", \"accesses\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"stores\": %"
 			PRIu64 ", \"share\": %.4f, \"size\": %" PRIu64 ", \"bytes\": %" PRIu64
+			", \"kernel_in\": %" PRIu64 ", \"kernel_out\": %" PRIu64
 			", \"instructions\": [", o->accesses, o->loads, o->stores,
-			(double)o->accesses / m->accesses, o->size, o->bytes);
+			ratio(o->accesses, m->accesses), o->size, o->bytes, o->kin, o->kout);
 		for (size_t j = 0; j < o->nins && j < INSNS_KEPT; j++) {
 			fprintf(f, "%s{\"site\": ", j ? ", " : "");
 			json_str(f, o->ins[j].site);
@@ -640,12 +665,15 @@ static int report(FILE *f, struct mem *m, struct data_profile *p, size_t n,
 	for (size_t i = 0; i < n && !rc; i++)
 		for (size_t j = 0; j < p[i].n && !rc; j++)
 			rc = add_entry(m, &p[i], &p[i].e[j]);
+	for (size_t i = 0; i < n && !rc; i++)
+		for (size_t j = 0; j < p[i].nk && !rc; j++)
+			rc = add_kio(m, &p[i], &p[i].kio[j]);
 	for (size_t i = 0; i < n; i++)
 		nsh += p[i].ns;
 	if (rc || (m->nobj && !(ord = malloc(m->nobj * sizeof(*ord)))) ||
 	    (nsh && !(sh = calloc(nsh, sizeof(*sh)))))
 		return dcpi_errf(err, -ENOMEM, "out of memory");
-	if (!m->accesses) {
+	if (!m->accesses && !m->kbytes) {
 		free(ord);
 		free(sh);
 		return dcpi_errf(err, -ENOENT, "no data samples in epoch %s: record with dcpi "
