@@ -79,6 +79,7 @@ struct dblock {
 	uint32_t pid, cimg;
 	uint64_t lo, hi, t0, t1, caller, coff;
 	uint32_t spid;		/* snapshot the caller was resolved in, 0: not yet */
+	uint32_t weight;	/* blocks of its site it stands for (pathrt.c) */
 };
 
 struct dkio {			/* a PRT_KIO record (collect/pathrt_io.c) */
@@ -355,9 +356,9 @@ static int heap_key(struct drec *d, uint32_t prof, struct dblock *b, uint64_t a,
 }
 
 /* Where address a of step regs, by the accessing instruction in profile
- * prof, lies; *size of a heap block. */
+ * prof, lies; *size of a heap block, *w the blocks it stands for. */
 static int place(struct drec *d, uint32_t prof, uint32_t pid, uint64_t t, uint64_t a,
-		 uint64_t rsp, struct data_key *k, uint64_t *size)
+		 uint64_t rsp, struct data_key *k, uint64_t *size, uint32_t *w)
 {
 	struct dblock *b;
 	uint32_t image;
@@ -365,6 +366,7 @@ static int place(struct drec *d, uint32_t prof, uint32_t pid, uint64_t t, uint64
 	int tag;
 
 	*size = 0;
+	*w = 1;
 	if (a + STACK_BELOW >= rsp && a < rsp + STACK_ABOVE) {
 		int64_t rel = (int64_t)(a - rsp);
 
@@ -384,6 +386,7 @@ static int place(struct drec *d, uint32_t prof, uint32_t pid, uint64_t t, uint64
 
 		if (rc <= 0) {
 			*size = b->hi - b->lo;
+			*w = b->weight;
 			return rc;
 		}
 	}
@@ -406,12 +409,15 @@ static int line_access(struct drec *d, const struct prt_rec *h, uint32_t image,
 		       const struct dinsn *di, uint64_t a, unsigned len, uint64_t n, int flags,
 		       uint64_t rsp)
 {
-	struct data_entry e = { .insn = di->off, .accesses = n };
+	struct data_entry e = { .insn = di->off };
 	struct data_profile *p = &d->prof[image];
-	int rc = place(d, image, h->pid, h->time_ns, a, rsp, &e.k, &e.size);
+	uint32_t w;
+	int rc = place(d, image, h->pid, h->time_ns, a, rsp, &e.k, &e.size, &w);
 
 	if (rc)
 		return rc;
+	n *= w;		/* a sampled block of a busy site stands for w of them */
+	e.accesses = n;
 	e.loads = flags & DI_LOAD ? n : 0;
 	e.stores = flags & DI_STORE ? n : 0;
 	e.mask = byte_mask(a, len);
@@ -556,7 +562,7 @@ static int kio_place(struct drec *d, uint32_t pid)
 		if (tag < 0)
 			return tag;
 		e.k = (struct data_key){ DATA_HEAP, (uint32_t)tag, b->coff, 0 };
-		*(x->out ? &e.out : &e.in) = n;
+		*(x->out ? &e.out : &e.in) = n * b->weight;
 		if (data_profile_kio(&d->prof[b->cimg], &e))
 			return -ENOMEM;
 		d->st->kio_bytes += n;
@@ -668,7 +674,8 @@ static int read_heap(struct drec *d, const char *path)
 		d->blk[d->nblk++] = (struct dblock){ .pid = r.h.pid, .lo = r.a.addr,
 						     .hi = r.a.addr + r.a.size,
 						     .t0 = r.h.time_ns, .t1 = UINT64_MAX,
-						     .caller = r.a.caller };
+						     .caller = r.a.caller,
+						     .weight = r.h.flags ? r.h.flags : 1 };
 	}
 	fclose(f);
 	return 0;
