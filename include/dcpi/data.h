@@ -130,6 +130,11 @@ struct rep_mem_opts {
 	const char *epoch;
 	int json;
 	unsigned top;		/* objects and pages listed (0: 20) */
+	int weighted;		/* each access weighs its instruction's estimated
+				 * executions (report/mem_weight.c): objects by
+				 * weighted bytes */
+	int with_syscalls;	/* weighted, and the kernel's counted bytes added
+				 * to each object's */
 };
 int rep_mem(FILE *f, const char *dbdir, const struct rep_mem_opts *o, struct dcpi_err *err);
 
