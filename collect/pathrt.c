@@ -1564,19 +1564,21 @@ static void heap_record(uint32_t type, const void *p, size_t size, const void *c
  * data, and a size threshold alone lost it (docs/data.md, "Accuracy"); a
  * site's later small blocks (lbzip2's 1 KB sort buckets, one per block
  * compressed) were anonymous when only its first was.  A site's first
- * HEAP_SITE_ALL small blocks are each recorded; after that one in
- * HEAP_SITE_ALL, its record carrying the weight HEAP_SITE_ALL in the
- * header's flags (collect/datarec.c counts its accesses that many times):
- * at most one record per HEAP_SITE_ALL small mallocs of a busy site, so the
- * cost stays bounded (bench/data/heap_small.c measures it).  heap_site
- * holds the call sites seen (full: no more small blocks) and heap_count
- * their small blocks; heap_small the recorded small blocks live, one slot
- * per address hash (taken: that block is not recorded), so a free looks
- * at one slot.
+ * HEAP_SITE_ALL small blocks are each recorded; of its blocks i in
+ * [HEAP_SITE_ALL 2^k, HEAP_SITE_ALL 2^(k+1)) one in 2^(k+1), its record
+ * carrying that weight in the header's flags (collect/datarec.c counts its
+ * accesses that many times): HEAP_SITE_ALL / 2 records per doubling, so a
+ * busy site's records grow with the logarithm of its mallocs and the cost
+ * stays bounded (bench/data/heap_small.c measures it).  heap_site holds
+ * the call sites seen (full: no more small blocks) and heap_count their
+ * small blocks; heap_small the recorded small blocks live, one slot per
+ * address hash (taken: that block is not recorded), so a free looks at one
+ * slot.
  */
 #define HEAP_SITES 4096			/* a power of two */
 #define HEAP_SMALL 16384		/* a power of two */
 #define HEAP_SITE_ALL 64
+#define HEAP_STRIDE_MAX 24		/* weights up to 2^24; later blocks not recorded */
 static uintptr_t heap_site[HEAP_SITES];
 static unsigned long heap_count[HEAP_SITES];
 static uintptr_t heap_small[HEAP_SMALL];
@@ -1606,23 +1608,29 @@ static long heap_site_slot(uintptr_t v)
 	return -1;
 }
 
-/* A small block p from caller: its weight when recorded (1, or
- * HEAP_SITE_ALL for one standing for that many), else 0. */
+/* A small block p from caller: its weight when recorded (the blocks of
+ * its site it stands for), else 0. */
 static uint32_t heap_small_weight(const void *p, const void *caller)
 {
 	long s = heap_site_slot((uintptr_t)caller);
 	unsigned long i;
 	uintptr_t zero = 0;
+	uint32_t w = 1;
 
 	if (s < 0)
 		return 0;
 	i = __atomic_fetch_add(&heap_count[s], 1, __ATOMIC_RELAXED);
-	if (i >= HEAP_SITE_ALL && i % HEAP_SITE_ALL)
-		return 0;
+	if (i >= HEAP_SITE_ALL) {	/* stride 2^(k+1) for i / HEAP_SITE_ALL in [2^k, 2^(k+1)) */
+		unsigned k = 63 - (unsigned)__builtin_clzl(i / HEAP_SITE_ALL);
+
+		if (k >= HEAP_STRIDE_MAX || (i & ((2UL << k) - 1)))
+			return 0;
+		w = 2u << k;
+	}
 	if (!__atomic_compare_exchange_n(&heap_small[heap_hash((uintptr_t)p, HEAP_SMALL)], &zero,
 					 (uintptr_t)p, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return 0;
-	return i < HEAP_SITE_ALL ? 1 : HEAP_SITE_ALL;
+	return w;
 }
 
 /* Was p a recorded small block?  It is forgotten. */
