@@ -10,6 +10,8 @@
  * blocks of five sites, and write(2) took from one, equal in `dcpi mem
  * --json` what the workload's return values say, byte for byte; a site's
  * later small blocks (eight 512-byte blocks one after another) count too.
+ * The weighting by estimated executions (report/mem_weight.c) gives
+ * memobj's objects their constructed 5:3:2.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,6 +141,38 @@ static void test_exact(void **state)
 		"assert d['kernel_bytes'] == sum(i + o for i, o in exact.values()), d['kernel_bytes']\n");
 }
 
+/* memobj objects: every load runs once a round, so weighted by executions
+ * hot_a, hot_b and the table take 5:3:2 of the bytes; --with-syscalls
+ * refuses relative executions (recorded with --no-calibrate). */
+static void test_weighted(void **state)
+{
+	char args[600], memobj[600];
+
+	(void)state;
+	snprintf(memobj, sizeof(memobj), "%.500s/workloads/memobj", getenv("DCPI_BUILD"));
+	if (tu_sh("%s record --no-calibrate --paths 200:64 --db %s/obj -- %s objects 2 "
+		  "> %s/obj.out 2> %s/obj.err", bin, ws, memobj, ws, ws)) {
+		tu_sh("cat %s/obj.err >&2", ws);
+		fail_msg("dcpi record memobj objects failed");
+	}
+	snprintf(args, sizeof(args), "mem --db %s/obj --top 100 --weighted", ws);
+	tu_check_json(bin, ws, args,
+		"assert d['weighting'] == 'executions', d['weighting']\n"
+		"got = {}\n"
+		"for o in d['objects']:\n"
+		"    k = o['name'] if o['kind'] == 'global' else ('table' if o['kind'] == 'heap' "
+		"and o['size'] == 65536 else None)\n"
+		"    if k in ('hot_a', 'hot_b', 'table'): got[k] = got.get(k, 0) + o['weighted_bytes']\n"
+		"assert len(got) == 3, got\n"
+		"t = sum(got.values())\n"
+		"for k, e in (('hot_a', 50), ('hot_b', 30), ('table', 20)):\n"
+		"    print(k, 'weighted %.1f%% exact %d%%' % (100 * got[k] / t, e), file=sys.stderr)\n"
+		"    assert abs(100 * got[k] / t - e) <= 5, (k, got)\n");
+	assert_int_not_equal(tu_sh("%s mem --db %s/obj --with-syscalls > /dev/null 2> %s/ws.err",
+				   bin, ws, ws), 0);
+	assert_int_equal(tu_sh("grep -q 'relative' %s/ws.err", ws), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -151,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_codec),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_weighted),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
