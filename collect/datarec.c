@@ -18,6 +18,10 @@
  *          bytes or more, "<pid>.heap"), live at the burst's time: keyed by
  *          the allocation's call site (image, file offset);
  *   anon   anything else, by address.
+ * A heap block's record may carry a weight (pathrt.c: one small block of a
+ * busy site standing for several): its accesses count that many times.
+ * The kernel's transfers (PRT_KIO, collect/pathrt_io.c) are added to the
+ * block live at their address and time, per allocation site, exactly.
  * A string instruction (movs, stos, lods; cmps and scas once) is one
  * access per element it moved while stepped: a rep-prefixed one traps
  * after every iteration (pathrt.c records its pc once), so its iterations
