@@ -1620,7 +1620,7 @@ static uint32_t heap_small_weight(const void *p, const void *caller)
 	if (s < 0)
 		return 0;
 	i = __atomic_fetch_add(&heap_count[s], 1, __ATOMIC_RELAXED);
-	if (i >= HEAP_SITE_ALL) {	/* stride 2^(k+1) for i / HEAP_SITE_ALL in [2^k, 2^(k+1)) */
+	if (i >= HEAP_SITE_ALL) {	/* one in 2^(k+1): i / HEAP_SITE_ALL in [2^k, 2^(k+1)) */
 		unsigned k = 63 - (unsigned)__builtin_clzl(i / HEAP_SITE_ALL);
 
 		if (k >= HEAP_STRIDE_MAX || (i & ((2UL << k) - 1)))

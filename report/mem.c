@@ -544,8 +544,8 @@ static void print_text(FILE *f, struct mem *m, const size_t *ord, const struct m
 	fprintf(f, "\nPages by accesses:\n  share  accesses  page  object\n");
 	for (size_t i = 0; i < m->npg && i < top; i++)
 		fprintf(f, " %5.1f%% %9" PRIu64 "  0x%" PRIx64 "  %s\n",
-			ratio(m->pg[i].accesses, m->accesses) * 100, m->pg[i].accesses, m->pg[i].page,
-			m->obj[m->pg[i].obj].name);
+			ratio(m->pg[i].accesses, m->accesses) * 100, m->pg[i].accesses,
+			m->pg[i].page, m->obj[m->pg[i].obj].name);
 	fprintf(f, "\nShared cache lines (a thread wrote, another touched it, in one %.0f ms "
 		"window):\n", DATA_WINDOW_NS / 1e6);
 	if (!nsh)

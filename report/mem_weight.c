@@ -105,7 +105,8 @@ static int collect(const struct data_profile *p, size_t pi, struct mem_wt **w, s
 		}
 		if (dcpi_grow((void **)w, cap, *n + 1, sizeof(**w)))
 			return -ENOMEM;
-		(*w)[(*n)++] = (struct mem_wt){ pi, p->e[i].insn, (double)p->e[i].accesses, -1, 0 };
+		(*w)[(*n)++] = (struct mem_wt){ pi, p->e[i].insn, (double)p->e[i].accesses,
+						-1, 0 };
 	}
 	return 0;
 }
@@ -182,7 +183,8 @@ int mem_weights(const char *dbdir, const char *epoch, const struct data_profile 
 	if (rc >= 0 && !(rc = est_input_open(&in, db, dbdir, used, pp, npp, &o, err)))
 		open = 1;
 	for (size_t i = 0; i < np && rc >= 0; i++)
-		rc = collect(&p[i], i, &w, &n, &cap) ? dcpi_errf(err, -ENOMEM, "out of memory") : 0;
+		if (collect(&p[i], i, &w, &n, &cap))
+			rc = dcpi_errf(err, -ENOMEM, "out of memory");
 	if (rc >= 0 && n)
 		qsort(w, n, sizeof(*w), mw_cmp);
 	if (rc >= 0)

@@ -138,7 +138,8 @@ static void test_exact(void **state)
 		"        got[m.group(1)] = (o['kernel_in'], o['kernel_out'])\n"
 		"print('exact', exact, 'counted', got, file=sys.stderr)\n"
 		"assert got == exact, (got, exact)\n"
-		"assert d['kernel_bytes'] == sum(i + o for i, o in exact.values()), d['kernel_bytes']\n");
+		"tot = sum(i + o for i, o in exact.values())\n"
+		"assert d['kernel_bytes'] == tot, d['kernel_bytes']\n");
 }
 
 /* memobj objects: every load runs once a round, so weighted by executions
@@ -162,11 +163,13 @@ static void test_weighted(void **state)
 		"for o in d['objects']:\n"
 		"    k = o['name'] if o['kind'] == 'global' else ('table' if o['kind'] == 'heap' "
 		"and o['size'] == 65536 else None)\n"
-		"    if k in ('hot_a', 'hot_b', 'table'): got[k] = got.get(k, 0) + o['weighted_bytes']\n"
+		"    if k in ('hot_a', 'hot_b', 'table'):\n"
+		"        got[k] = got.get(k, 0) + o['weighted_bytes']\n"
 		"assert len(got) == 3, got\n"
 		"t = sum(got.values())\n"
 		"for k, e in (('hot_a', 50), ('hot_b', 30), ('table', 20)):\n"
-		"    print(k, 'weighted %.1f%% exact %d%%' % (100 * got[k] / t, e), file=sys.stderr)\n"
+		"    print(k, 'weighted %.1f%% exact %d%%' % (100 * got[k] / t, e),\n"
+		"          file=sys.stderr)\n"
 		"    assert abs(100 * got[k] / t - e) <= 5, (k, got)\n");
 	assert_int_not_equal(tu_sh("%s mem --db %s/obj --with-syscalls > /dev/null 2> %s/ws.err",
 				   bin, ws, ws), 0);
