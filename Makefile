@@ -36,7 +36,7 @@ DEP_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldwarf -liberty -lz
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(DEP_CFLAGS) $(CFLAGS)
 
 PARTS     := util profile image collect import cfg culprit estimate optimize report fleet
-LIB_SRCS  := $(filter-out collect/pathrt.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c $(p)/*/*.c)))
+LIB_SRCS  := $(filter-out collect/pathrt.c collect/pathrt_io.c,$(foreach p,$(PARTS),$(wildcard $(p)/*.c $(p)/*/*.c)))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,%,$(wildcard tests/workloads/*.c))
@@ -80,11 +80,11 @@ $(DCPI): $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRCS)) $(LIB)
 
 # The path-sample runtime preloaded into recorded commands (docs/paths.md):
 # alone, position-independent, never sanitized (it runs inside any program).
-$(PATHRT): collect/pathrt.c collect/pathrt.h collect/loadea.h
+$(PATHRT): collect/pathrt.c collect/pathrt_io.c collect/pathrt.h collect/loadea.h
 	@mkdir -p $(dir $@)
 	@$(if $(V),,echo "  SO      $@")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -fvisibility=hidden $(WARN) \
-		-o $@ $< -ldl
+		-o $@ collect/pathrt.c collect/pathrt_io.c -ldl
 
 # ... and carried inside dcpi (collect/paths_blob.c), so a copy of the binary alone has it.
 $(BUILD)/collect/paths_blob.o: $(PATHRT)

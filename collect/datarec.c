@@ -18,6 +18,10 @@
  *          bytes or more, "<pid>.heap"), live at the burst's time: keyed by
  *          the allocation's call site (image, file offset);
  *   anon   anything else, by address.
+ * A heap block's record may carry a weight (pathrt.c: one small block of a
+ * busy site standing for several): its accesses count that many times.
+ * The kernel's transfers (PRT_KIO, collect/pathrt_io.c) are added to the
+ * block live at their address and time, per allocation site, exactly.
  * A string instruction (movs, stos, lods; cmps and scas once) is one
  * access per element it moved while stepped: a rep-prefixed one traps
  * after every iteration (pathrt.c records its pc once), so its iterations
@@ -79,6 +83,12 @@ struct dblock {
 	uint32_t pid, cimg;
 	uint64_t lo, hi, t0, t1, caller, coff;
 	uint32_t spid;		/* snapshot the caller was resolved in, 0: not yet */
+	uint32_t weight;	/* blocks of its site it stands for (pathrt.c) */
+};
+
+struct dkio {			/* a PRT_KIO record (collect/pathrt_io.c) */
+	uint32_t pid, out;
+	uint64_t addr, size, t;
 };
 
 struct dacc {
@@ -101,6 +111,8 @@ struct drec {
 	size_t nblk, capblk;
 	struct dacc *acc;
 	size_t nacc, capacc;
+	struct dkio *kio;
+	size_t nkio, capkio;
 	struct data_rec_stats *st;
 	size_t k;		/* steps of the longest burst not cut: K */
 };
@@ -348,9 +360,9 @@ static int heap_key(struct drec *d, uint32_t prof, struct dblock *b, uint64_t a,
 }
 
 /* Where address a of step regs, by the accessing instruction in profile
- * prof, lies; *size of a heap block. */
+ * prof, lies; *size of a heap block, *w the blocks it stands for. */
 static int place(struct drec *d, uint32_t prof, uint32_t pid, uint64_t t, uint64_t a,
-		 uint64_t rsp, struct data_key *k, uint64_t *size)
+		 uint64_t rsp, struct data_key *k, uint64_t *size, uint32_t *w)
 {
 	struct dblock *b;
 	uint32_t image;
@@ -358,6 +370,7 @@ static int place(struct drec *d, uint32_t prof, uint32_t pid, uint64_t t, uint64
 	int tag;
 
 	*size = 0;
+	*w = 1;
 	if (a + STACK_BELOW >= rsp && a < rsp + STACK_ABOVE) {
 		int64_t rel = (int64_t)(a - rsp);
 
@@ -377,6 +390,7 @@ static int place(struct drec *d, uint32_t prof, uint32_t pid, uint64_t t, uint64
 
 		if (rc <= 0) {
 			*size = b->hi - b->lo;
+			*w = b->weight;
 			return rc;
 		}
 	}
@@ -399,12 +413,15 @@ static int line_access(struct drec *d, const struct prt_rec *h, uint32_t image,
 		       const struct dinsn *di, uint64_t a, unsigned len, uint64_t n, int flags,
 		       uint64_t rsp)
 {
-	struct data_entry e = { .insn = di->off, .accesses = n };
+	struct data_entry e = { .insn = di->off };
 	struct data_profile *p = &d->prof[image];
-	int rc = place(d, image, h->pid, h->time_ns, a, rsp, &e.k, &e.size);
+	uint32_t w;
+	int rc = place(d, image, h->pid, h->time_ns, a, rsp, &e.k, &e.size, &w);
 
 	if (rc)
 		return rc;
+	n *= w;		/* a sampled block of a busy site stands for w of them */
+	e.accesses = n;
 	e.loads = flags & DI_LOAD ? n : 0;
 	e.stores = flags & DI_STORE ? n : 0;
 	e.mask = byte_mask(a, len);
@@ -519,6 +536,44 @@ static int burst(struct drec *d, const struct prt_rec *h, const uint64_t *pc,
 	return rc;
 }
 
+/* The kernel's transfers of process pid into the blocks live there then,
+ * counted in the profile of the block's call site's image (the mappings
+ * of the process's last snapshot name it when no sample did). */
+static int kio_place(struct drec *d, uint32_t pid)
+{
+	for (size_t i = 0; i < d->nkio; i++) {
+		struct dkio *x = &d->kio[i];
+		struct data_kio e = { .calls = 1 };
+		struct dcpi_err err;
+		struct dblock *b;
+		uint64_t n;
+		int tag;
+
+		if (x->pid != pid || !x->size || !(b = in_heap(d, pid, x->addr, x->t)))
+			continue;
+		n = b->hi - x->addr < x->size ? b->hi - x->addr : x->size;
+		x->size = 0;	/* placed once, whichever spool file of pid comes first */
+		if (!b->spid) {
+			b->spid = d->spid;
+			if (maps_resolve(d->maps, d->spid, b->caller, &b->cimg, &b->coff, &err))
+				b->cimg = MAPS_UNKNOWN;
+		}
+		if (b->cimg == MAPS_UNKNOWN)
+			continue;
+		if (room_images(d, b->cimg))
+			return -ENOMEM;
+		tag = data_profile_tag(&d->prof[b->cimg], maps_image(d->maps, b->cimg));
+		if (tag < 0)
+			return tag;
+		e.k = (struct data_key){ DATA_HEAP, (uint32_t)tag, b->coff, 0 };
+		*(x->out ? &e.out : &e.in) = n * b->weight;
+		if (data_profile_kio(&d->prof[b->cimg], &e))
+			return -ENOMEM;
+		d->st->kio_bytes += n;
+	}
+	return 0;
+}
+
 /* "start end offset path" lines: the mappings from now on. */
 static int replay_maps(struct drec *d, char *text, size_t len, struct dcpi_err *err)
 {
@@ -548,6 +603,7 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 	size_t vrec = 8 + sizeof(struct prt_regs);
 	uint8_t *buf = NULL, *nb;
 	struct prt_rec h;
+	uint32_t pid = 0;
 	int rc = 0;
 	FILE *f = fopen(path, "re");
 
@@ -563,8 +619,10 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 		buf = nb;
 		if (body && fread(buf, body, 1, f) != 1)
 			break;
-		if (h.type == PRT_MAPS)
+		if (h.type == PRT_MAPS) {
 			rc = replay_maps(d, (char *)buf, body, err);
+			pid = h.pid;
+		}
 		else if (h.type == PRT_VBURST && d->spid && !(body % vrec) &&
 			 body / vrec <= PRT_KMAX)
 			rc = burst(d, &h, (const uint64_t *)buf,
@@ -573,6 +631,8 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 	}
 	free(buf);
 	fclose(f);
+	if (!rc && d->spid)
+		rc = kio_place(d, pid);
 	if (rc == -ENOMEM)
 		return dcpi_errf(err, rc, "data profiles: out of memory");
 	return rc;
@@ -600,6 +660,15 @@ static int read_heap(struct drec *d, const char *path)
 				}
 			continue;
 		}
+		if (r.h.type == PRT_KIO && r.a.size) {
+			if (grow((void **)&d->kio, &d->capkio, d->nkio + 1, sizeof(*d->kio))) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			d->kio[d->nkio++] = (struct dkio){ r.h.pid, r.a.caller == PRT_KIO_OUT,
+							   r.a.addr, r.a.size, r.h.time_ns };
+			continue;
+		}
 		if (r.h.type != PRT_ALLOC || !r.a.size || r.a.addr + r.a.size < r.a.addr)
 			continue;
 		if (grow((void **)&d->blk, &d->capblk, d->nblk + 1, sizeof(*d->blk))) {
@@ -609,7 +678,8 @@ static int read_heap(struct drec *d, const char *path)
 		d->blk[d->nblk++] = (struct dblock){ .pid = r.h.pid, .lo = r.a.addr,
 						     .hi = r.a.addr + r.a.size,
 						     .t0 = r.h.time_ns, .t1 = UINT64_MAX,
-						     .caller = r.a.caller };
+						     .caller = r.a.caller,
+						     .weight = r.h.flags ? r.h.flags : 1 };
 	}
 	fclose(f);
 	return 0;
@@ -782,6 +852,7 @@ static void drec_free(struct drec *d)
 	free(d->bias);
 	free(d->blk);
 	free(d->acc);
+	free(d->kio);
 	maps_free(d->maps);
 }
 
@@ -794,7 +865,7 @@ static int finish(struct drec *d, struct data_profile **out, size_t *n, struct d
 	for (size_t i = 0; i < d->nim && !rc; i++) {
 		struct data_profile *p = &d->prof[i];
 
-		if (!p->n && !p->ns)
+		if (!p->n && !p->ns && !p->nk)
 			continue;
 		p->image = *maps_image(d->maps, (uint32_t)i);
 		rc = data_normalize(p);

@@ -15,6 +15,7 @@ struct data_rec_stats {
 	uint64_t space[DATA_NSPACES];	/* of them per space */
 	uint64_t blocks;	/* heap blocks the runtime recorded */
 	uint64_t shared;	/* lines shared in at least one window */
+	uint64_t kio_bytes;	/* bytes the kernel moved in or out of recorded blocks */
 	uint64_t profiles;	/* data profiles written */
 };
 

@@ -1529,7 +1529,8 @@ extern void *__libc_realloc(void *p, size_t n);
 extern void __libc_free(void *p);
 
 /* One record in "<pid>.heap", opened again after a fork. */
-static void heap_record(uint32_t type, const void *p, size_t size, const void *caller)
+static void heap_record(uint32_t type, const void *p, size_t size, const void *caller,
+			uint32_t weight)
 {
 	struct {
 		struct prt_rec h;
@@ -1550,7 +1551,7 @@ static void heap_record(uint32_t type, const void *p, size_t size, const void *c
 		g.heap_pid = pid;
 		__atomic_store_n(&g.heap_fd, fd, __ATOMIC_RELEASE);
 	}
-	fill_header(&r.h, type, sizeof(r), 0);
+	fill_header(&r.h, type, sizeof(r), weight > 1 ? weight : 0);
 	r.a.addr = (uint64_t)(uintptr_t)p;
 	r.a.size = size;
 	r.a.caller = (uint64_t)(uintptr_t)caller;
@@ -1558,19 +1559,29 @@ static void heap_record(uint32_t type, const void *p, size_t size, const void *c
 }
 
 /*
- * Blocks under heap_min are recorded too when they are the first block
- * allocated at their call site: a site's one small long-lived object (a
- * context struct, a state) is often among the hottest data, and a size
- * threshold alone lost it (docs/data.md, "Accuracy").  heap_site holds the
- * call sites seen (full: no more small blocks), heap_small the small blocks
- * recorded (a freed one becomes 1), so that their free is recorded as well.
- * One small block per site, ever (a realloc'ed one is not followed): the
- * tables never fill past half, so a free's lookup ends at an empty slot.
+ * Blocks under heap_min are recorded too, by call site: a site's small
+ * long-lived object (a context struct, a state) is often among the hottest
+ * data, and a size threshold alone lost it (docs/data.md, "Accuracy"); a
+ * site's later small blocks (lbzip2's 1 KB sort buckets, one per block
+ * compressed) were anonymous when only its first was.  A site's first
+ * HEAP_SITE_ALL small blocks are each recorded; of its blocks i in
+ * [HEAP_SITE_ALL 2^k, HEAP_SITE_ALL 2^(k+1)) one in 2^(k+1), its record
+ * carrying that weight in the header's flags (collect/datarec.c counts its
+ * accesses that many times): HEAP_SITE_ALL / 2 records per doubling, so a
+ * busy site's records grow with the logarithm of its mallocs and the cost
+ * stays bounded (bench/data/heap_small.c measures it).  heap_site holds
+ * the call sites seen (full: no more small blocks) and heap_count their
+ * small blocks; heap_small the recorded small blocks live, one slot per
+ * address hash (taken: that block is not recorded), so a free looks at one
+ * slot.
  */
 #define HEAP_SITES 4096			/* a power of two */
+#define HEAP_SMALL 16384		/* a power of two */
+#define HEAP_SITE_ALL 64
+#define HEAP_STRIDE_MAX 24		/* weights up to 2^24; later blocks not recorded */
 static uintptr_t heap_site[HEAP_SITES];
-static uintptr_t heap_small[2 * HEAP_SITES];
-static unsigned heap_nsmall;
+static unsigned long heap_count[HEAP_SITES];
+static uintptr_t heap_small[HEAP_SMALL];
 
 static size_t heap_hash(uintptr_t x, size_t cap)
 {
@@ -1579,76 +1590,80 @@ static size_t heap_hash(uintptr_t x, size_t cap)
 	return (size_t)(x >> 29) & (cap - 1);
 }
 
-/* Claims a slot of v in tab (cap slots) unless there: 1 when claimed. */
-static int heap_claim(uintptr_t *tab, size_t cap, uintptr_t v, int dup_ok)
+/* The slot of site v in heap_site, claimed when new; -1 when full. */
+static long heap_site_slot(uintptr_t v)
 {
-	size_t s = heap_hash(v, cap);
+	size_t s = heap_hash(v, HEAP_SITES);
 
-	for (size_t n = 0; n < cap; n++, s = (s + 1) & (cap - 1)) {
-		uintptr_t cur = __atomic_load_n(&tab[s], __ATOMIC_RELAXED);
+	for (size_t n = 0; n < HEAP_SITES; n++, s = (s + 1) & (HEAP_SITES - 1)) {
+		uintptr_t cur = __atomic_load_n(&heap_site[s], __ATOMIC_RELAXED);
 
-		if (cur == v && !dup_ok)
-			return 0;
-		if (!cur && __atomic_compare_exchange_n(&tab[s], &cur, v, 0, __ATOMIC_ACQ_REL,
-							 __ATOMIC_RELAXED))
-			return 1;
-		if (cur == v && !dup_ok)
-			return 0;
+		if (cur == v)
+			return (long)s;
+		if (!cur && (__atomic_compare_exchange_n(&heap_site[s], &cur, v, 0,
+							 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) ||
+			     cur == v))
+			return (long)s;
 	}
-	return 0;
+	return -1;
 }
 
-/* A small block p from caller: recorded when caller is a new site. */
-static int heap_first_of_site(const void *p, const void *caller)
+/* A small block p from caller: its weight when recorded (the blocks of
+ * its site it stands for), else 0. */
+static uint32_t heap_small_weight(const void *p, const void *caller)
 {
-	if (!heap_claim(heap_site, HEAP_SITES, (uintptr_t)caller, 0) ||
-	    !heap_claim(heap_small, 2 * HEAP_SITES, (uintptr_t)p, 1))
+	long s = heap_site_slot((uintptr_t)caller);
+	unsigned long i;
+	uintptr_t zero = 0;
+	uint32_t w = 1;
+
+	if (s < 0)
 		return 0;
-	__atomic_add_fetch(&heap_nsmall, 1, __ATOMIC_RELAXED);
-	return 1;
+	i = __atomic_fetch_add(&heap_count[s], 1, __ATOMIC_RELAXED);
+	if (i >= HEAP_SITE_ALL) {	/* one in 2^(k+1): i / HEAP_SITE_ALL in [2^k, 2^(k+1)) */
+		unsigned k = 63 - (unsigned)__builtin_clzl(i / HEAP_SITE_ALL);
+
+		if (k >= HEAP_STRIDE_MAX || (i & ((2UL << k) - 1)))
+			return 0;
+		w = 2u << k;
+	}
+	if (!__atomic_compare_exchange_n(&heap_small[heap_hash((uintptr_t)p, HEAP_SMALL)], &zero,
+					 (uintptr_t)p, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	return w;
 }
 
 /* Was p a recorded small block?  It is forgotten. */
 static int heap_small_freed(const void *p)
 {
-	size_t s = heap_hash((uintptr_t)p, 2 * HEAP_SITES);
+	uintptr_t *slot = &heap_small[heap_hash((uintptr_t)p, HEAP_SMALL)], cur = (uintptr_t)p;
 
-	if (!__atomic_load_n(&heap_nsmall, __ATOMIC_RELAXED))
-		return 0;
-	for (size_t n = 0; n < 2 * HEAP_SITES; n++, s = (s + 1) & (2 * HEAP_SITES - 1)) {
-		uintptr_t cur = __atomic_load_n(&heap_small[s], __ATOMIC_ACQUIRE);
-
-		if (!cur)
-			return 0;
-		if (cur == (uintptr_t)p &&
-		    __atomic_compare_exchange_n(&heap_small[s], &cur, 1, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			__atomic_sub_fetch(&heap_nsmall, 1, __ATOMIC_RELAXED);
-			return 1;
-		}
-	}
-	return 0;
+	return __atomic_load_n(slot, __ATOMIC_RELAXED) == cur &&
+	       __atomic_compare_exchange_n(slot, &cur, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 static void heap_freed(void *p)
 {
 	if (p && g.heap_min && (heap_small_freed(p) || malloc_usable_size(p) >= g.heap_min))
-		heap_record(PRT_FREE, p, 0, NULL);
+		heap_record(PRT_FREE, p, 0, NULL, 0);
 }
 
-/* Is the block p of n bytes from caller recorded? */
-static int heap_keep(const void *p, size_t n, const void *caller)
+/* Is the block p of n bytes from caller recorded?  Its weight, else 0. */
+static uint32_t heap_keep(const void *p, size_t n, const void *caller)
 {
-	return p && g.heap_min && (n >= g.heap_min || heap_first_of_site(p, caller));
+	if (!p || !g.heap_min)
+		return 0;
+	return n >= g.heap_min ? 1 : heap_small_weight(p, caller);
 }
 
 PRT_EXPORT void *malloc(size_t n)
 {
 	void *p = __libc_malloc(n);
 	const void *caller = __builtin_return_address(0);
+	uint32_t w = heap_keep(p, n, caller);
 
-	if (heap_keep(p, n, caller))
-		heap_record(PRT_ALLOC, p, n, caller);
+	if (w)
+		heap_record(PRT_ALLOC, p, n, caller, w);
 	return p;
 }
 
@@ -1656,21 +1671,23 @@ PRT_EXPORT void *calloc(size_t n, size_t size)
 {
 	void *p = __libc_calloc(n, size);
 	const void *caller = __builtin_return_address(0);
+	uint32_t w = heap_keep(p, n * size, caller);
 
-	if (heap_keep(p, n * size, caller))
-		heap_record(PRT_ALLOC, p, n * size, caller);
+	if (w)
+		heap_record(PRT_ALLOC, p, n * size, caller, w);
 	return p;
 }
 
 PRT_EXPORT void *realloc(void *old, size_t n)
 {
 	const void *caller = __builtin_return_address(0);
+	uint32_t w;
 	void *p;
 
 	heap_freed(old);
 	p = __libc_realloc(old, n);
-	if (heap_keep(p, n, caller))
-		heap_record(PRT_ALLOC, p, n, caller);
+	if ((w = heap_keep(p, n, caller)))
+		heap_record(PRT_ALLOC, p, n, caller, w);
 	return p;
 }
 
@@ -1678,6 +1695,14 @@ PRT_EXPORT void free(void *p)
 {
 	heap_freed(p);
 	__libc_free(p);
+}
+
+/* The kernel moved n bytes at buf (collect/pathrt_io.c): a PRT_KIO record,
+ * unless heap blocks are not recorded or fd is one of ours. */
+void prt_heap_io(const void *buf, size_t n, int fd, int out)
+{
+	if (g.heap_min && fd != g.fd && fd != __atomic_load_n(&g.heap_fd, __ATOMIC_RELAXED))
+		heap_record(PRT_KIO, buf, n, (const void *)(uintptr_t)(out ? PRT_KIO_OUT : 0), 0);
 }
 
 static void heap_start(void)

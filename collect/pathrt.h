@@ -20,7 +20,8 @@
  * record per allocation of at least DCPI_HEAP_MIN bytes (default
  * DATA_HEAP_MIN, include/dcpi/data.h): PRT_ALLOC with a struct prt_alloc
  * (the caller's return address), and PRT_FREE (addr only) when it goes;
- * collect/datarec.c reads them.
+ * and PRT_KIO for each transfer by the kernel into or out of a buffer not
+ * on the stack (collect/pathrt_io.c); collect/datarec.c reads them.
  * Integers are in the machine's byte order: the file never leaves it.
  */
 #ifndef DCPI_COLLECT_PATHRT_H
@@ -46,6 +47,12 @@
 #define PRT_ALLOC	4u			/* in "<pid>.heap": struct prt_alloc */
 #define PRT_FREE	5u			/* the same, size and caller 0 */
 #define PRT_ARGS	6u			/* struct prt_args: a marked entry's call */
+#define PRT_KIO		7u			/* in "<pid>.heap": struct prt_alloc, the
+						 * kernel moved size bytes at addr; caller
+						 * PRT_KIO_IN or PRT_KIO_OUT
+						 * (collect/pathrt_io.c) */
+#define PRT_KIO_IN	0u			/* it wrote them (read) */
+#define PRT_KIO_OUT	1u			/* it read them (write) */
 #define PRT_KMAX	256			/* most steps in a burst */
 #define PRT_REC_MAX	(1u << 20)		/* a reader refuses larger records */
 

@@ -13,7 +13,8 @@
 #include "internal.h"
 
 #define DATA_MAGIC "DCPIDATA"
-#define DATA_VERSION 1u
+#define DATA_VERSION 1u		/* written when no kernel transfers are held */
+#define DATA_VERSION_KIO 2u	/* with them: their count at DOFF_NK */
 #define DOFF_N 24
 #define DOFF_NS 32
 #define DOFF_NIMGS 40
@@ -21,6 +22,8 @@
 #define DOFF_ISIZE 56
 #define DOFF_MTIME 64
 #define DATA_HDR_SIZE 72
+#define DOFF_NK 72
+#define DATA_HDR_SIZE_KIO 80
 #define DATA_IMGS_MAX 4096
 
 void data_profile_init(struct data_profile *p)
@@ -34,6 +37,7 @@ void data_profile_free(struct data_profile *p)
 	free(p->imgs);
 	free(p->e);
 	free(p->s);
+	free(p->kio);
 	data_profile_init(p);
 }
 
@@ -66,6 +70,11 @@ static int share_cmp(const void *x, const void *y)
 			    &((const struct data_share *)y)->k);
 }
 
+static int kio_cmp(const void *x, const void *y)
+{
+	return data_key_cmp(&((const struct data_kio *)x)->k, &((const struct data_kio *)y)->k);
+}
+
 int data_profile_tag(struct data_profile *p, const struct prof_image_id *id)
 {
 	return kind_image_tag(&p->image, &p->imgs, &p->nimgs, DATA_IMGS_MAX, id);
@@ -89,6 +98,14 @@ int data_profile_share(struct data_profile *p, const struct data_share *s)
 	if (dcpi_grow((void **)&p->s, &p->caps, p->ns + 1, sizeof(*p->s)))
 		return -ENOMEM;
 	p->s[p->ns++] = *s;
+	return 0;
+}
+
+int data_profile_kio(struct data_profile *p, const struct data_kio *x)
+{
+	if (dcpi_grow((void **)&p->kio, &p->capk, p->nk + 1, sizeof(*p->kio)))
+		return -ENOMEM;
+	p->kio[p->nk++] = *x;
 	return 0;
 }
 
@@ -122,6 +139,8 @@ static void retag_keys(void *v, const uint32_t *map)
 	for (size_t i = 0; i < p->ns; i++)
 		if (p->s[i].k.space == DATA_IMAGE || p->s[i].k.space == DATA_HEAP)
 			p->s[i].k.tag = map[p->s[i].k.tag];
+	for (size_t i = 0; i < p->nk; i++)
+		p->kio[i].k.tag = map[p->kio[i].k.tag];
 }
 
 int data_normalize(struct data_profile *p)
@@ -150,6 +169,19 @@ int data_normalize(struct data_profile *p)
 			p->s[k++] = p->s[i];
 	}
 	p->ns = k;
+	k = 0;
+	if (p->nk)
+		qsort(p->kio, p->nk, sizeof(*p->kio), kio_cmp);
+	for (size_t i = 0; i < p->nk; i++) {
+		if (k && !kio_cmp(&p->kio[k - 1], &p->kio[i])) {
+			p->kio[k - 1].calls += p->kio[i].calls;
+			p->kio[k - 1].in += p->kio[i].in;
+			p->kio[k - 1].out += p->kio[i].out;
+		} else {
+			p->kio[k++] = p->kio[i];
+		}
+	}
+	p->nk = k;
 	return 0;
 }
 
@@ -188,6 +220,13 @@ int data_profile_merge(struct data_profile *dst, const struct data_profile *src,
 		if (!rc)
 			rc = data_profile_share(dst, &s);
 	}
+	for (size_t i = 0; i < src->nk && !rc; i++) {
+		struct data_kio x = src->kio[i];
+
+		rc = retag(dst, src, &x.k);
+		if (!rc)
+			rc = data_profile_kio(dst, &x);
+	}
 	if (!rc)
 		rc = data_normalize(dst);
 	if (rc)
@@ -206,8 +245,8 @@ static size_t key_len(const struct data_key *k)
 static size_t encoded_size(const void *v)
 {
 	const struct data_profile *p = v;
-	size_t size = DATA_HDR_SIZE + kind_string_len(p->image.build_id) +
-		      kind_string_len(p->image.path);
+	size_t size = (p->nk ? DATA_HDR_SIZE_KIO : DATA_HDR_SIZE) +
+		      kind_string_len(p->image.build_id) + kind_string_len(p->image.path);
 
 	for (size_t i = 0; i < p->nimgs; i++)
 		size += kind_id_len(&p->imgs[i]);
@@ -225,6 +264,9 @@ static size_t encoded_size(const void *v)
 			varint_len(s->false_w) + varint_len(s->true_mask) +
 			varint_len(s->mask_a) + varint_len(s->mask_b);
 	}
+	for (size_t i = 0; i < p->nk; i++)
+		size += key_len(&p->kio[i].k) + varint_len(p->kio[i].calls) +
+			varint_len(p->kio[i].in) + varint_len(p->kio[i].out);
 	return size;
 }
 
@@ -266,6 +308,19 @@ static const char *share_why(const struct data_profile *p, size_t i)
 	return NULL;
 }
 
+static const char *kio_why(const struct data_profile *p, size_t i)
+{
+	const struct data_kio *x = &p->kio[i];
+
+	if (!key_ok(p, &x->k) || x->k.space != DATA_HEAP || x->k.line)
+		return "bad kernel transfer key (not a heap site, or a line)";
+	if (i && kio_cmp(&p->kio[i - 1], x) >= 0)
+		return "kernel transfers not sorted or duplicated";
+	if (!x->calls || (!x->in && !x->out))
+		return "kernel transfer of nothing";
+	return NULL;
+}
+
 static const char *check(const void *v)
 {
 	const struct data_profile *p = v;
@@ -283,6 +338,9 @@ static const char *check(const void *v)
 			return why;
 	for (size_t i = 0; i < p->ns; i++)
 		if ((why = share_why(p, i)))
+			return why;
+	for (size_t i = 0; i < p->nk; i++)
+		if ((why = kio_why(p, i)))
 			return why;
 	return NULL;
 }
@@ -325,6 +383,16 @@ static size_t put_body(const void *v, uint8_t *b, size_t pos)
 		pos = kind_put_varint(b, pos, s->true_mask);
 		pos = kind_put_varint(b, pos, s->mask_a);
 		pos = kind_put_varint(b, pos, s->mask_b);
+	}
+	if (p->nk)
+		put64(b + DOFF_NK, p->nk);
+	for (size_t i = 0; i < p->nk; i++) {
+		const struct data_kio *x = &p->kio[i];
+
+		pos = put_key(b, pos, &x->k);
+		pos = kind_put_varint(b, pos, x->calls);
+		pos = kind_put_varint(b, pos, x->in);
+		pos = kind_put_varint(b, pos, x->out);
 	}
 	return pos;
 }
@@ -373,29 +441,52 @@ static const char *get_records(struct kind_cursor *c, struct data_profile *p, ui
 		*s = (struct data_share){ s->k, v[0], v[1], v[2], v[3], v[4], v[5] };
 		p->ns = (size_t)i + 1;
 	}
+	for (size_t i = 0; i < p->capk; i++) {
+		struct data_kio *x = &p->kio[i];
+
+		if (!get_key(c, &x->k) || !next_n(c, v, 3))
+			return "kernel transfer truncated or overlong varint";
+		x->calls = v[0];
+		x->in = v[1];
+		x->out = v[2];
+		p->nk = i + 1;
+	}
 	return NULL;
 }
 
 /* Counts from the header, bounded by the body: an image takes at least 4
- * bytes, an entry 10, a sharing record 10. */
-static const char *decode_body(struct kind_cursor *c, void *v)
+ * bytes, an entry 10, a sharing record 10, a kernel transfer 7.  Version 2
+ * has the kernel transfers' count at DOFF_NK (at least one). */
+static const char *decode_counts(struct kind_cursor *c, struct data_profile *p, int v2)
 {
-	struct data_profile *p = v;
 	uint64_t n = get64(c->buf + DOFF_N), ns = get64(c->buf + DOFF_NS);
-	uint64_t ni = get64(c->buf + DOFF_NIMGS);
+	uint64_t ni = get64(c->buf + DOFF_NIMGS), nk = v2 ? get64(c->buf + DOFF_NK) : 0;
 	size_t body = c->size - c->pos;
-	const char *why;
 
 	p->window_ns = get64(c->buf + DOFF_WINDOW);
 	if (ni > DATA_IMGS_MAX || ni > body / 4 || n > body / 10 || ns > body / 10 ||
-	    ni * 4 + n * 10 + ns * 10 > body)
+	    nk > body / 7 || ni * 4 + n * 10 + ns * 10 + nk * 7 > body)
 		return "counts in the header do not fit in the file";
+	if (v2 && !nk)
+		return "version 2 without kernel transfers";
 	if ((ni && !(p->imgs = calloc((size_t)ni, sizeof(*p->imgs)))) ||
 	    (n && !(p->e = calloc((size_t)n, sizeof(*p->e)))) ||
-	    (ns && !(p->s = calloc((size_t)ns, sizeof(*p->s)))))
+	    (ns && !(p->s = calloc((size_t)ns, sizeof(*p->s)))) ||
+	    (nk && !(p->kio = calloc((size_t)nk, sizeof(*p->kio)))))
 		return "out of memory";
 	p->cap = (size_t)n;
 	p->caps = (size_t)ns;
+	p->capk = (size_t)nk;
+	p->nimgs = (size_t)ni;	/* kind_get_ids sets it again */
+	return NULL;
+}
+
+static const char *decode_rest(struct kind_cursor *c, struct data_profile *p)
+{
+	uint64_t n = p->cap, ns = p->caps, ni = p->nimgs;
+	const char *why;
+
+	p->nimgs = 0;
 	if ((why = kind_get_ids(c, p->imgs, ni, &p->nimgs)) ||
 	    (why = get_records(c, p, n, ns)))
 		return why;
@@ -404,16 +495,44 @@ static const char *decode_body(struct kind_cursor *c, void *v)
 	return check(p);
 }
 
+static const char *decode_body(struct kind_cursor *c, void *v)
+{
+	const char *why = decode_counts(c, v, 0);
+
+	return why ? why : decode_rest(c, v);
+}
+
+static const char *decode_body_kio(struct kind_cursor *c, void *v)
+{
+	const char *why = decode_counts(c, v, 1);
+
+	return why ? why : decode_rest(c, v);
+}
+
 static const struct kind_format data_format = {
 	.magic = DATA_MAGIC, .what = "a dcpi data profile", .noun = "data profile",
 	.hdr_size = DATA_HDR_SIZE, .version = DATA_VERSION, .off_image = DOFF_ISIZE,
 	.check = check, .size = encoded_size, .put = put_body, .get = decode_body,
 };
 
+/* The same with kernel transfers: version 2, a longer header. */
+static const struct kind_format data_format_kio = {
+	.magic = DATA_MAGIC, .what = "a dcpi data profile", .noun = "data profile",
+	.hdr_size = DATA_HDR_SIZE_KIO, .version = DATA_VERSION_KIO, .off_image = DOFF_ISIZE,
+	.check = check, .size = encoded_size, .put = put_body, .get = decode_body_kio,
+};
+
+/* The format of the file in buf: version 2 has kernel transfers. */
+static const struct kind_format *format_of(const uint8_t *buf, size_t len)
+{
+	return len >= 12 && get32(buf + 8) == DATA_VERSION_KIO ? &data_format_kio : &data_format;
+}
+
 int data_encode(const struct data_profile *p, uint8_t **buf, size_t *len,
 		struct dcpi_err *err)
 {
-	return kind_encode(&data_format, p, &p->image, buf, len, err);
+	return kind_encode(p->nk ? &data_format_kio : &data_format, p, &p->image, buf, len,
+			   err);
 }
 
 int data_decode(const uint8_t *buf, size_t len, const char *name, struct data_profile *p,
@@ -422,7 +541,7 @@ int data_decode(const uint8_t *buf, size_t len, const char *name, struct data_pr
 	int rc;
 
 	data_profile_init(p);
-	rc = kind_decode(&data_format, buf, len, name, p, &p->image, err);
+	rc = kind_decode(format_of(buf, len), buf, len, name, p, &p->image, err);
 	if (rc)
 		data_profile_free(p);
 	return rc;

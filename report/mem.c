@@ -26,6 +26,7 @@
 #include "dcpi/data.h"
 #include "dcpi/image.h"
 #include "dcpi/report.h"
+#include "mem_weight.h"
 
 #define NAME_MAX_LEN 256
 #define INSNS_KEPT 4
@@ -54,6 +55,8 @@ struct mobj {
 	uint64_t start;			/* link vaddr of the symbol, or 0 */
 	uint64_t accesses, loads, stores, size;
 	uint64_t bytes;			/* accesses x their operand's size */
+	uint64_t kin, kout;		/* bytes the kernel moved in and out, counted */
+	double wacc, wbytes;		/* weighted: executions, their bytes (+ kernel's) */
 	struct minsn *ins;
 	size_t nins;
 };
@@ -72,6 +75,9 @@ struct mem {
 	struct mpage *pg;
 	size_t npg;
 	uint64_t accesses, loads, stores;
+	uint64_t kbytes;		/* kernel transfers, all objects */
+	int weighted, with_sys;
+	double wbytes;			/* weighted bytes, all objects */
 	char epoch[256];
 };
 
@@ -318,8 +324,10 @@ static int add_page(struct mem *m, size_t obj, uint64_t page, uint64_t n)
 	return 0;
 }
 
-static int add_entry(struct mem *m, const struct data_profile *p, const struct data_entry *e)
+static int add_entry(struct mem *m, const struct data_profile *p, const struct data_entry *e,
+		     double weight)
 {
+	unsigned size = access_size(m, p->image.path, e->insn);
 	struct mobj o, *t;
 	char site[NAME_MAX_LEN];
 	size_t idx;
@@ -328,7 +336,10 @@ static int add_entry(struct mem *m, const struct data_profile *p, const struct d
 	if (!(t = object_find(m, &o, &idx)))
 		return -ENOMEM;
 	t->accesses += e->accesses;
-	t->bytes += e->accesses * access_size(m, p->image.path, e->insn);
+	t->bytes += e->accesses * size;
+	t->wacc += weight * (double)e->accesses;
+	t->wbytes += weight * (double)e->accesses * size;
+	m->wbytes += weight * (double)e->accesses * size;
 	t->loads += e->loads;
 	t->stores += e->stores;
 	if (e->size > t->size)
@@ -342,10 +353,32 @@ static int add_entry(struct mem *m, const struct data_profile *p, const struct d
 	return add_page(m, idx, e->k.line & ~4095ULL, e->accesses);
 }
 
+/* A site's kernel transfers, counted (collect/pathrt_io.c): beside the
+ * samples, never mixed into their shares. */
+static int add_kio(struct mem *m, const struct data_profile *p, const struct data_kio *x)
+{
+	struct mobj o, *t;
+	size_t idx;
+
+	object_of(m, p, &x->k, 0, &o);
+	if (!(t = object_find(m, &o, &idx)))
+		return -ENOMEM;
+	t->kin += x->in;
+	t->kout += x->out;
+	m->kbytes += x->in + x->out;
+	if (m->with_sys) {
+		t->wbytes += (double)(x->in + x->out);
+		m->wbytes += (double)(x->in + x->out);
+	}
+	return 0;
+}
+
 static int obj_cmp(const void *x, const void *y)
 {
 	const struct mobj *a = x, *b = y;
 
+	if (a->wbytes != b->wbytes)	/* 0 unless weighted */
+		return a->wbytes > b->wbytes ? -1 : 1;
 	if (a->accesses != b->accesses)
 		return a->accesses > b->accesses ? -1 : 1;
 	return strcmp(a->name, b->name);
@@ -476,28 +509,43 @@ static void share_insns(struct mem *m, const struct mshare *x, FILE *f, int json
 	}
 }
 
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
 static void print_text(FILE *f, struct mem *m, const size_t *ord, const struct mshare *sh,
 		       size_t nsh, unsigned top)
 {
 	char adv[768], r[160];
 
+	if (m->weighted)
+		fprintf(f, "Weighted: each sampled access stands for its instruction's estimated "
+			"executions%s (docs/data.md, \"Weighting\").\n", m->with_sys ?
+			"; bytes%+k adds the kernel's counted bytes" : "");
 	fprintf(f, "Data profile of epoch %s: %" PRIu64 " accesses sampled (%" PRIu64 " loads, %"
-		PRIu64 " stores)\n\nObjects by accesses:\n  share  accesses   loads  stores  "
-		"object [image]\n", m->epoch, m->accesses, m->loads, m->stores);
+		PRIu64 " stores)\n\nObjects by accesses (kernel: bytes read(2) and write(2) "
+		"moved, counted%s):\n  share  accesses   loads  stores      kernel  %s"
+		"object [image]\n", m->epoch, m->accesses, m->loads, m->stores,
+		m->with_sys ? "" : ", not in the share",
+		m->weighted ? (m->with_sys ? "bytes%+k  " : "  bytes%  ") : "");
 	for (size_t i = 0; i < m->nobj && i < top; i++) {
 		struct mobj *o = &m->obj[ord[i]];
 
-		fprintf(f, " %5.1f%% %9" PRIu64 " %7" PRIu64 " %7" PRIu64 "  %s (%s) [%s]\n",
-			100.0 * o->accesses / m->accesses, o->accesses, o->loads, o->stores,
-			o->name, o->kind, o->image);
+		fprintf(f, " %5.1f%% %9" PRIu64 " %7" PRIu64 " %7" PRIu64 " %11" PRIu64 "  ",
+			ratio(o->accesses, m->accesses) * 100, o->accesses, o->loads, o->stores,
+			o->kin + o->kout);
+		if (m->weighted)
+			fprintf(f, "%7.1f%%  ", m->wbytes > 0 ? 100 * o->wbytes / m->wbytes : 0.0);
+		fprintf(f, "%s (%s) [%s]\n", o->name, o->kind, o->image);
 		for (size_t j = 0; j < o->nins && j < INSNS_KEPT; j++)
 			fprintf(f, "        %s: %" PRIu64 "\n", o->ins[j].site, o->ins[j].accesses);
 	}
 	fprintf(f, "\nPages by accesses:\n  share  accesses  page  object\n");
 	for (size_t i = 0; i < m->npg && i < top; i++)
 		fprintf(f, " %5.1f%% %9" PRIu64 "  0x%" PRIx64 "  %s\n",
-			100.0 * m->pg[i].accesses / m->accesses, m->pg[i].accesses, m->pg[i].page,
-			m->obj[m->pg[i].obj].name);
+			ratio(m->pg[i].accesses, m->accesses) * 100, m->pg[i].accesses,
+			m->pg[i].page, m->obj[m->pg[i].obj].name);
 	fprintf(f, "\nShared cache lines (a thread wrote, another touched it, in one %.0f ms "
 		"window):\n", DATA_WINDOW_NS / 1e6);
 	if (!nsh)
@@ -523,8 +571,9 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 	fprintf(f, "{\"epoch\": ");
 	json_str(f, m->epoch);
 	fprintf(f, ", \"accesses\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"stores\": %" PRIu64
-		", \"window_ns\": %llu, \"objects\": [", m->accesses, m->loads, m->stores,
-		DATA_WINDOW_NS);
+		", \"window_ns\": %llu, \"kernel_bytes\": %" PRIu64 ", \"weighting\": \"%s\", "
+		"\"objects\": [", m->accesses, m->loads, m->stores, DATA_WINDOW_NS, m->kbytes,
+		m->with_sys ? "executions+kernel" : m->weighted ? "executions" : "appearances");
 	for (size_t i = 0; i < m->nobj && i < top; i++) {
 		struct mobj *o = &m->obj[ord[i]];
 
@@ -534,8 +583,14 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 		json_str(f, o->image);
 		fprintf(f, ", \"accesses\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"stores\": %"
 			PRIu64 ", \"share\": %.4f, \"size\": %" PRIu64 ", \"bytes\": %" PRIu64
-			", \"instructions\": [", o->accesses, o->loads, o->stores,
-			(double)o->accesses / m->accesses, o->size, o->bytes);
+			", \"kernel_in\": %" PRIu64 ", \"kernel_out\": %" PRIu64,
+			o->accesses, o->loads, o->stores, ratio(o->accesses, m->accesses), o->size,
+			o->bytes, o->kin, o->kout);
+		if (m->weighted)
+			fprintf(f, ", \"weighted_accesses\": %.6g, \"weighted_bytes\": %.6g, "
+				"\"weighted_share\": %.4f", o->wacc, o->wbytes,
+				m->wbytes > 0 ? o->wbytes / m->wbytes : 0.0);
+		fprintf(f, ", \"instructions\": [");
 		for (size_t j = 0; j < o->nins && j < INSNS_KEPT; j++) {
 			fprintf(f, "%s{\"site\": ", j ? ", " : "");
 			json_str(f, o->ins[j].site);
@@ -631,21 +686,37 @@ static int ord_cmp(const void *x, const void *y)
 }
 
 static int report(FILE *f, struct mem *m, struct data_profile *p, size_t n,
-		  const struct rep_mem_opts *o, struct dcpi_err *err)
+		  const struct rep_mem_opts *o, const char *dbdir, struct dcpi_err *err)
 {
 	struct mshare *sh = NULL;
-	size_t *ord = NULL, nsh = 0, k = 0;
-	int rc = 0;
+	struct mem_wt *w = NULL;
+	size_t *ord = NULL, nsh = 0, k = 0, nw = 0;
+	int rc = 0, rel = 0;
 
+	m->with_sys = o->with_syscalls;
+	m->weighted = o->weighted || o->with_syscalls;
+	if (m->weighted && (rc = mem_weights(dbdir, m->epoch, p, n, &w, &nw, &rel, err)) < 0)
+		return rc;
+	if (rel && m->with_sys) {
+		free(w);
+		return dcpi_errf(err, -EINVAL, "epoch %s: executions are relative (recorded with "
+				 "--no-calibrate): the kernel's bytes cannot be added to them; "
+				 "--weighted alone compares objects", m->epoch);
+	}
 	for (size_t i = 0; i < n && !rc; i++)
 		for (size_t j = 0; j < p[i].n && !rc; j++)
-			rc = add_entry(m, &p[i], &p[i].e[j]);
+			rc = add_entry(m, &p[i], &p[i].e[j],
+				       m->weighted ? mem_weight_of(w, nw, i, p[i].e[j].insn) : 0);
+	free(w);
+	for (size_t i = 0; i < n && !rc; i++)
+		for (size_t j = 0; j < p[i].nk && !rc; j++)
+			rc = add_kio(m, &p[i], &p[i].kio[j]);
 	for (size_t i = 0; i < n; i++)
 		nsh += p[i].ns;
 	if (rc || (m->nobj && !(ord = malloc(m->nobj * sizeof(*ord)))) ||
 	    (nsh && !(sh = calloc(nsh, sizeof(*sh)))))
 		return dcpi_errf(err, -ENOMEM, "out of memory");
-	if (!m->accesses) {
+	if (!m->accesses && !m->kbytes) {
 		free(ord);
 		free(sh);
 		return dcpi_errf(err, -ENOENT, "no data samples in epoch %s: record with dcpi "
@@ -689,7 +760,7 @@ int rep_mem(FILE *f, const char *dbdir, const struct rep_mem_opts *o, struct dcp
 	if (rc >= 0)
 		rc = read_epochs(db, m.epoch, &p, &n, err);
 	if (rc >= 0)
-		rc = report(f, &m, p, n, o, err);
+		rc = report(f, &m, p, n, o, dbdir, err);
 	data_profiles_free(p, n);
 	prof_db_close(db);
 	return free_mem(&m, rc < 0 ? rc : 0);

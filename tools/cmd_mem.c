@@ -17,6 +17,10 @@ static const char mem_usage[] =
 	"      --epoch E   epoch name, or 'all' (default: the newest)\n"
 	"      --top N     objects and pages listed (default 20)\n"
 	"      --json      machine-readable output\n"
+	"      --weighted  objects by bytes, each sampled access weighing its\n"
+	"                  instruction's estimated executions (the one analysis)\n"
+	"      --with-syscalls  weighted, plus the bytes read(2) and write(2) moved\n"
+	"                  into and out of each heap block, counted exactly\n"
 	"Data samples come with the value samples of `dcpi record` (docs/data.md).\n";
 
 int cmd_mem(int argc, char **argv)
@@ -26,6 +30,8 @@ int cmd_mem(int argc, char **argv)
 		{ "epoch", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "top", required_argument, NULL, 't' },
+		{ "weighted", no_argument, NULL, 'w' },
+		{ "with-syscalls", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -41,6 +47,8 @@ int cmd_mem(int argc, char **argv)
 		case 'd': db = optarg; break;
 		case 'E': o.epoch = optarg; break;
 		case 'j': o.json = 1; break;
+		case 'w': o.weighted = 1; break;
+		case 'S': o.with_syscalls = 1; break;
 		case 't':
 			o.top = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || end == optarg || !o.top)

@@ -7,12 +7,17 @@ the return address of its malloc/calloc/realloc call (collect/pathrt.c), so
 a DHAT stack is keyed by its first frame after the allocator: in the
 program's image as the ELF function symbol and offset of the return address
 (DHAT prints return address - 1; valgrind loads a PIE at --base), elsewhere
-by the function's name alone.  dcpi's share of a site is its sampled bytes
-(each sampled access times its operand's size, `dcpi mem --json` "bytes")
-over all heap sites' bytes: the unit DHAT counts.  The accesses' shares are
-printed beside them.
+by the function's name alone.  dcpi's share of a site is its bytes over all
+heap sites' bytes, the unit DHAT counts, as --mode says (docs/data.md,
+"Weighting"): appearances, each sampled access times its operand's size
+(`dcpi mem --json` "bytes"); weighted, each weighing its instruction's
+estimated executions (`dcpi mem --weighted`, "weighted_bytes");
+with-syscalls, those plus the bytes the kernel moved into and out of the
+site's blocks, counted (`dcpi mem --with-syscalls`: DHAT counts them too).
+The sampled accesses' shares are printed beside them.
 
   dhat_compare.py --dhat OUT.dhat --db DCPIDB --image PROGRAM [--top 5] [--tol 5]
+                  [--mode appearances|weighted|with-syscalls]
 
 Exits 1 when dcpi's top sites are not DHAT's in order or a share of DHAT's
 top is off by more than --tol points (docs/data.md, "A real program").
@@ -94,9 +99,11 @@ def dhat_sites(path, image):
 
 
 def dcpi_sites(args):
+    mode = {'appearances': [], 'weighted': ['--weighted'],
+            'with-syscalls': ['--with-syscalls']}[args.mode]
     out = subprocess.run([args.dcpi, 'mem', '--json', '--top', '1000000', '--epoch',
-                          args.epoch, '--db', args.db], capture_output=True, text=True,
-                         check=True).stdout
+                          args.epoch, '--db', args.db] + mode, capture_output=True,
+                         text=True, check=True).stdout
     d = json.loads(out)
     prog = os.path.basename(args.image)
     by, acc = {}, {}
@@ -105,7 +112,8 @@ def dcpi_sites(args):
             continue
         site = o['name'].split(' at ', 1)[1]
         key = site if o['image'] == prog else site.split('+')[0]
-        by[key] = by.get(key, 0) + o.get('bytes', o['accesses'])
+        v = o.get('weighted_bytes') if mode else o.get('bytes', o['accesses'])
+        by[key] = by.get(key, 0) + v
         acc[key] = acc.get(key, 0) + o['accesses']
     return by, acc
 
@@ -125,6 +133,8 @@ def main():
     ap.add_argument('--epoch', default='all')
     ap.add_argument('--top', type=int, default=5)
     ap.add_argument('--tol', type=float, default=5.0)
+    ap.add_argument('--mode', choices=['appearances', 'weighted', 'with-syscalls'],
+                    default='appearances')
     args = ap.parse_args()
 
     truth = shares(dhat_sites(args.dhat, args.image))

@@ -70,6 +70,16 @@ struct data_share {
 	uint64_t mask_b;	/* and of the other */
 };
 
+/* The kernel's transfers into and out of heap blocks of one allocation
+ * site (collect/pathrt_io.c: read(2) fills a buffer, write(2) reads one),
+ * counted exactly, not sampled: key (DATA_HEAP, tag, base, line 0). */
+struct data_kio {
+	struct data_key k;
+	uint64_t calls;		/* transfers (> 0) */
+	uint64_t in;		/* bytes the kernel wrote into the blocks */
+	uint64_t out;		/* bytes it read from them */
+};
+
 struct data_profile {
 	struct prof_image_id image;
 	uint64_t window_ns;
@@ -79,6 +89,8 @@ struct data_profile {
 	size_t n, cap;
 	struct data_share *s;		/* sorted by key, no duplicates */
 	size_t ns, caps;
+	struct data_kio *kio;		/* sorted by key, no duplicates */
+	size_t nk, capk;
 };
 
 void data_profile_init(struct data_profile *p);
@@ -91,6 +103,7 @@ const struct prof_image_id *data_profile_image(const struct data_profile *p, uin
 /* Add to the entry (k, insn) / the sharing of k (any order; normalize). */
 int data_profile_add(struct data_profile *p, const struct data_entry *e);
 int data_profile_share(struct data_profile *p, const struct data_share *s);
+int data_profile_kio(struct data_profile *p, const struct data_kio *x);
 /* Sort, merge duplicates, order the image table (tags renumbered). */
 int data_normalize(struct data_profile *p);
 /* dst += src: the same image and window (-EINVAL otherwise). */
@@ -117,6 +130,11 @@ struct rep_mem_opts {
 	const char *epoch;
 	int json;
 	unsigned top;		/* objects and pages listed (0: 20) */
+	int weighted;		/* each access weighs its instruction's estimated
+				 * executions (report/mem_weight.c): objects by
+				 * weighted bytes */
+	int with_syscalls;	/* weighted, and the kernel's counted bytes added
+				 * to each object's */
 };
 int rep_mem(FILE *f, const char *dbdir, const struct rep_mem_opts *o, struct dcpi_err *err);
 

@@ -1,0 +1,195 @@
+/*
+ * tests/test_dsys.c - the kernel's transfers into and out of heap blocks,
+ * counted exactly (collect/pathrt_io.c, collect/datarec.c, profile/data.c,
+ * report/mem.c; docs/data.md, "Kernel transfers").
+ *
+ * Unit: a data profile with kernel transfers round-trips (version 2),
+ * rejects damage, merges by summing; one without them is written as
+ * version 1, as before.  End to end on tests/workloads/memobj_io.c: the
+ * bytes read(2), pread(2), readv(2) and fread's direct part put into the
+ * blocks of five sites, and write(2) took from one, equal in `dcpi mem
+ * --json` what the workload's return values say, byte for byte; a site's
+ * later small blocks (eight 512-byte blocks one after another) count too.
+ * The weighting by estimated executions (report/mem_weight.c) gives
+ * memobj's objects their constructed 5:3:2.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dcpi/data.h"
+#include "tu_run.h"
+
+static const char *bin;
+static char wl[512], ws[256];
+
+static void fill(struct data_profile *p, uint64_t seed)
+{
+	struct prof_image_id other = { .path = "/lib/other.so", .size = 7, .mtime = 9 };
+	struct data_entry e = { .k = { DATA_HEAP, 0, 0x40, 64 }, .insn = 0x1000, .accesses = 2,
+				.loads = 2, .mask = 0xff, .size = 8192 };
+
+	data_profile_init(p);
+	snprintf(p->image.path, sizeof(p->image.path), "/bin/prog");
+	p->image.size = 100;
+	p->image.mtime = 5;
+	assert_int_equal(data_profile_add(p, &e), 0);
+	for (uint64_t i = 0; i < 6; i++) {
+		struct data_kio x = { .k = { DATA_HEAP, 0, 0x40 + 0x10 * ((i + seed) % 3), 0 },
+				      .calls = 1, .in = 100 * i + seed, .out = i % 2 };
+
+		if (i % 2)
+			x.k.tag = (uint32_t)data_profile_tag(p, &other);
+		assert_int_equal(data_profile_kio(p, &x), 0);
+	}
+	assert_int_equal(data_normalize(p), 0);
+}
+
+static void test_codec(void **state)
+{
+	struct data_profile p, q;
+	struct dcpi_err err = { 0 };
+	uint8_t *b, *c;
+	size_t n, m;
+
+	(void)state;
+	fill(&p, 1);
+	assert_true(p.nk > 0 && p.nk <= 6);
+	assert_int_equal(data_encode(&p, &b, &n, &err), 0);
+	assert_int_equal(b[8], 2);	/* version 2: kernel transfers held */
+	assert_int_equal(data_decode(b, n, "t", &q, &err), 0);
+	assert_int_equal(q.nk, p.nk);
+	assert_memory_equal(q.kio, p.kio, p.nk * sizeof(*p.kio));
+	assert_int_equal(data_encode(&q, &c, &m, &err), 0);
+	assert_int_equal(m, n);
+	assert_memory_equal(b, c, n);
+	free(c);
+	data_profile_free(&q);
+	for (size_t i = 0; i < n; i++) {	/* every damage is refused */
+		b[i] ^= 0x5a;
+		assert_int_not_equal(data_decode(b, n, "t", &q, &err), 0);
+		b[i] ^= 0x5a;
+	}
+	free(b);
+	p.nk = 0;			/* none: version 1, as before */
+	assert_int_equal(data_encode(&p, &b, &n, &err), 0);
+	assert_int_equal(b[8], 1);
+	assert_int_equal(data_decode(b, n, "t", &q, &err), 0);
+	assert_int_equal(q.nk, 0);
+	free(b);
+	data_profile_free(&q);
+	data_profile_free(&p);
+}
+
+static void test_merge(void **state)
+{
+	struct data_profile a, b, acc;
+	struct dcpi_err err = { 0 };
+	uint64_t in = 0, in_acc = 0;
+
+	(void)state;
+	fill(&a, 1);
+	fill(&b, 2);
+	for (size_t i = 0; i < a.nk; i++)
+		in += a.kio[i].in;
+	for (size_t i = 0; i < b.nk; i++)
+		in += b.kio[i].in;
+	data_profile_init(&acc);
+	acc.image = a.image;
+	assert_int_equal(data_profile_merge(&acc, &a, &err), 0);
+	assert_int_equal(data_profile_merge(&acc, &b, &err), 0);
+	for (size_t i = 0; i < acc.nk; i++)
+		in_acc += acc.kio[i].in;
+	assert_true(acc.nk <= 6);
+	assert_int_equal(in_acc, in);
+	data_profile_free(&a);
+	data_profile_free(&b);
+	data_profile_free(&acc);
+}
+
+/* The counted bytes per site equal the workload's, exactly. */
+static void test_exact(void **state)
+{
+	char args[600];
+
+	(void)state;
+	assert_int_equal(tu_sh("head -c 300000 /dev/urandom > %s/in", ws), 0);
+	if (tu_sh("%s record --no-calibrate --paths 200:16 --db %s/db -- %s %s/in %s/out "
+		  "> %s/io.out 2> %s/io.err", bin, ws, wl, ws, ws, ws, ws)) {
+		tu_sh("cat %s/io.err >&2", ws);
+		fail_msg("dcpi record memobj_io failed");
+	}
+	snprintf(args, sizeof(args), "mem --db %s/db --top 100", ws);
+	tu_check_json(bin, ws, args,
+		"import re\n"
+		"exact = {}\n"
+		"for l in open(sys.argv[1].replace('out.json', 'io.out')):\n"
+		"    k, i, o = l.split(); exact[k] = (int(i), int(o))\n"
+		"got = {}\n"
+		"for o in d['objects']:\n"
+		"    m = re.search(r'allocated at (alloc_[a-e])\\+', o['name'])\n"
+		"    if o['kind'] == 'heap' and m:\n"
+		"        got[m.group(1)] = (o['kernel_in'], o['kernel_out'])\n"
+		"print('exact', exact, 'counted', got, file=sys.stderr)\n"
+		"assert got == exact, (got, exact)\n"
+		"tot = sum(i + o for i, o in exact.values())\n"
+		"assert d['kernel_bytes'] == tot, d['kernel_bytes']\n");
+}
+
+/* memobj objects: every load runs once a round, so weighted by executions
+ * hot_a, hot_b and the table take 5:3:2 of the bytes; --with-syscalls
+ * refuses relative executions (recorded with --no-calibrate). */
+static void test_weighted(void **state)
+{
+	char args[600], memobj[600];
+
+	(void)state;
+	snprintf(memobj, sizeof(memobj), "%.500s/workloads/memobj", getenv("DCPI_BUILD"));
+	if (tu_sh("%s record --no-calibrate --paths 200:64 --db %s/obj -- %s objects 2 "
+		  "> %s/obj.out 2> %s/obj.err", bin, ws, memobj, ws, ws)) {
+		tu_sh("cat %s/obj.err >&2", ws);
+		fail_msg("dcpi record memobj objects failed");
+	}
+	snprintf(args, sizeof(args), "mem --db %s/obj --top 100 --weighted", ws);
+	tu_check_json(bin, ws, args,
+		"assert d['weighting'] == 'executions', d['weighting']\n"
+		"got = {}\n"
+		"for o in d['objects']:\n"
+		"    k = o['name'] if o['kind'] == 'global' else ('table' if o['kind'] == 'heap' "
+		"and o['size'] == 65536 else None)\n"
+		"    if k in ('hot_a', 'hot_b', 'table'):\n"
+		"        got[k] = got.get(k, 0) + o['weighted_bytes']\n"
+		"assert len(got) == 3, got\n"
+		"t = sum(got.values())\n"
+		"for k, e in (('hot_a', 50), ('hot_b', 30), ('table', 20)):\n"
+		"    print(k, 'weighted %.1f%% exact %d%%' % (100 * got[k] / t, e),\n"
+		"          file=sys.stderr)\n"
+		"    assert abs(100 * got[k] / t - e) <= 5, (k, got)\n");
+	assert_int_not_equal(tu_sh("%s mem --db %s/obj --with-syscalls > /dev/null 2> %s/ws.err",
+				   bin, ws, ws), 0);
+	assert_int_equal(tu_sh("grep -q 'relative' %s/ws.err", ws), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return tu_run_setup(&bin, wl, sizeof(wl), "memobj_io", ws, sizeof(ws), "dsys");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_codec),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_weighted),
+	};
+
+	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
+}
