@@ -116,16 +116,13 @@ static void test_merge(void **state)
 /* The counted bytes per site equal the workload's, exactly. */
 static void test_exact(void **state)
 {
-	char args[600];
+	char args[600], cmd[1800];
 
 	(void)state;
 	assert_int_equal(tu_sh("head -c 300000 /dev/urandom > %s/in", ws), 0);
-	if (tu_sh("%s record --no-calibrate --paths 200:16 --db %s/db -- %s %s/in %s/out "
-		  "> %s/io.out 2> %s/io.err", bin, ws, wl, ws, ws, ws, ws)) {
-		tu_sh("cat %s/io.err >&2", ws);
-		fail_msg("dcpi record memobj_io failed");
-	}
-	snprintf(args, sizeof(args), "mem --db %s/db --top 100", ws);
+	snprintf(cmd, sizeof(cmd), "%s %s/in %s/out", wl, ws, ws);
+	tu_record_into(bin, ws, "io", "--paths 200:16", cmd);
+	snprintf(args, sizeof(args), "mem --db %s/io --top 100", ws);
 	tu_check_json(bin, ws, args,
 		"import re\n"
 		"exact = {}\n"
@@ -147,15 +144,12 @@ static void test_exact(void **state)
  * refuses relative executions (recorded with --no-calibrate). */
 static void test_weighted(void **state)
 {
-	char args[600], memobj[600];
+	char args[600], memobj[600], cmd[700];
 
 	(void)state;
 	snprintf(memobj, sizeof(memobj), "%.500s/workloads/memobj", getenv("DCPI_BUILD"));
-	if (tu_sh("%s record --no-calibrate --paths 200:64 --db %s/obj -- %s objects 2 "
-		  "> %s/obj.out 2> %s/obj.err", bin, ws, memobj, ws, ws)) {
-		tu_sh("cat %s/obj.err >&2", ws);
-		fail_msg("dcpi record memobj objects failed");
-	}
+	snprintf(cmd, sizeof(cmd), "%s objects 2", memobj);
+	tu_record_into(bin, ws, "obj", "--paths 200:64", cmd);
 	snprintf(args, sizeof(args), "mem --db %s/obj --top 100 --weighted", ws);
 	tu_check_json(bin, ws, args,
 		"assert d['weighting'] == 'executions', d['weighting']\n"

@@ -144,11 +144,10 @@ static int teardown(void **state)
 
 static void record(const char *db, const char *args)
 {
-	if (tu_sh("%s record --no-calibrate --paths 200:64 --db %s/%s -- %s %s > %s/%s.out "
-		  "2> %s/%s.err", bin, ws, db, wl, args, ws, db, ws, db)) {
-		tu_sh("cat %s/%s.err >&2", ws, db);
-		fail_msg("dcpi record %s failed", args);
-	}
+	char cmd[1200];
+
+	snprintf(cmd, sizeof(cmd), "%s %s", wl, args);
+	tu_record_into(bin, ws, db, "--paths 200:64", cmd);
 }
 
 static void test_objects(void **state)
@@ -235,11 +234,8 @@ static void test_sites(void **state)
 	char args[600], cmd[3000];
 
 	(void)state;
-	if (tu_sh("%s record --no-calibrate --paths 1000:64 --db %s/sites -- %s sites 40000000 "
-		  "> %s/sites.out 2> %s/sites.err", bin, ws, wl, ws, ws)) {
-		tu_sh("cat %s/sites.err >&2", ws);
-		fail_msg("dcpi record sites failed");
-	}
+	snprintf(cmd, sizeof(cmd), "%s sites 40000000", wl);
+	tu_record_into(bin, ws, "sites", "--paths 1000:64", cmd);
 	snprintf(args, sizeof(args), "mem --db %s/sites --top 100", ws);
 	tu_check_json(bin, ws, args,
 		"exact = {}\n"

@@ -223,4 +223,18 @@ static inline void tu_check_json(const char *bin, const char *dir, const char *a
 	}
 }
 
+/*
+ * `bin record --no-calibrate OPTS --db dir/NAME -- CMD`, its output in
+ * dir/NAME.out and dir/NAME.err; a failure shows the errors and fails.
+ */
+static inline void tu_record_into(const char *bin, const char *dir, const char *name,
+				  const char *opts, const char *cmd)
+{
+	if (tu_sh("%s record --no-calibrate %s --db %s/%s -- %s > %s/%s.out 2> %s/%s.err", bin,
+		  opts, dir, name, cmd, dir, name, dir, name)) {
+		tu_sh("cat %s/%s.err >&2", dir, name);
+		fail_msg("dcpi record %s failed", cmd);
+	}
+}
+
 #endif /* DCPI_TU_RUN_H */
