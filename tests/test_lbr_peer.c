@@ -121,6 +121,9 @@ static void test_against_autofdo(void **state)
 	assert_int_equal(tu_sh("grep -q '%zu branch stacks' '%s/import.txt'", stacks, tmpdir), 0);
 	assert_int_equal(tu_sh("grep -q 'found at %s (--binary' '%s/import.txt'", prog, tmpdir),
 			 0);
+	/* every range decoded from the file --binary found */
+	assert_int_equal(tu_sh("grep -qE ' ([0-9]+) of \\1 straight-line ranges decoded' "
+			       "'%s/import.txt'", tmpdir), 0);
 	assert_int_equal(tu_sh("'%s' llvm-prof --db '%s/db' -o '%s/ours.prof' '%s' 2>/dev/null",
 			       dcpi, tmpdir, tmpdir, prog), 0);
 	assert_int_equal(tu_sh("cd '%s' && create_llvm_prof --binary '%s' --profile '%s' "

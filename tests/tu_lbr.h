@@ -84,7 +84,7 @@ static inline void tu_lbr_exec_map(struct tu_lbr *t, pid_t pid, const char *path
 			struct tu_lbr_map *m = &t->other[t->nother++];
 
 			*m = (struct tu_lbr_map){ s, e, off, "" };
-			snprintf(m->name, sizeof(m->name), "%s", name);
+			snprintf(m->name, sizeof(m->name), "%.255s", name);
 		}
 	}
 	fclose(f);
