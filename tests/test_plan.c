@@ -129,7 +129,7 @@ static void test_plan_auto(void **state)
 	/* the analysis left a plan marking vl_scale for its arguments (valloop
 	 * need not be image 0: a burst may end in libc or ld.so) */
 	assert_int_equal(tu_sh("grep -q '^dcpi-plan 1$' %s/db/00000001/plan.txt", dir), 0);
-	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ [a-z,]*args[a-z,]* "
+	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ [a-z,]*args=03[a-z,]* "
 			       "vl_scale$' %s/db/00000001/plan.txt", off_of("vl_scale"), dir), 0);
 	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan auto "
 			       "--db %s/db -- %s " ITERS " " SEED " 80 > %s/out2 2> %s/err2", bin,
