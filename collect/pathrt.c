@@ -123,7 +123,7 @@ struct prt_mark {
 	uint32_t flags;		/* PRT_PLAN_* */
 	uint32_t path;		/* into g.mpaths */
 	uint64_t lo;		/* its entry's address; 0: not mapped (yet) */
-	int live;		/* a tick landed in it, and its last arming caught */
+	int misses;		/* armings in a row that caught no call */
 	int done;		/* its question is closed: never armed again */
 	uint32_t caught;
 	struct prt_vcount vals[6][PRT_PLAN_VALS];
@@ -860,8 +860,8 @@ static int bp_arm(struct prt_mark *m, int calls)
 
 /* A breakpoint armed for longer than PRT_PLAN_ARM_NS (its procedure is no
  * longer called) is taken out, so another can be armed; the captures it did
- * not make go back to t's budget, and an entry not called at all since it
- * was armed is armed again only after a tick in its procedure. */
+ * not make go back to t's budget, and an arming that caught nothing is a
+ * miss (bp_pick). */
 static void bp_expire(struct prt_thread *t)
 {
 	int armed = BP_ARMED;
@@ -873,7 +873,7 @@ static void bp_expire(struct prt_thread *t)
 					__ATOMIC_RELAXED)) {
 		t->bp_credit += (long)g.bp_chain * PRT_PLAN_CAPTURE_NS;
 		if (g.bp_mark->caught == g.bp_caught)
-			g.bp_mark->live = 0;
+			g.bp_mark->misses++;
 		bp_remove();
 	}
 }
@@ -907,15 +907,18 @@ static uint64_t plan_cpu(struct prt_thread *t)
 }
 
 /* The entry to arm at a tick in m (NULL: in no marked procedure): m's when
- * its calls are still wanted, else the next live one in turn. */
+ * its calls are still wanted and it missed fewer than PRT_PLAN_GIVEUP times
+ * in a row, else the next one in turn that missed fewer than
+ * PRT_PLAN_MISSES (an entry called once, main's, is left alone soon). */
 static struct prt_mark *bp_pick(struct prt_mark *m)
 {
-	if (m && (m->flags & PRT_PLAN_BP) && !m->done)
+	if (m && (m->flags & PRT_PLAN_BP) && !m->done && m->misses < PRT_PLAN_GIVEUP)
 		return m;
 	for (size_t i = 0; i < g.nmarks; i++) {
 		struct prt_mark *c = &g.marks[(g.bp_next + i) % g.nmarks];
 
-		if ((c->flags & PRT_PLAN_BP) && c->live && !c->done) {
+		if ((c->flags & PRT_PLAN_BP) && !c->done && c->misses < PRT_PLAN_MISSES &&
+		    __atomic_load_n(&c->lo, __ATOMIC_RELAXED)) {
 			g.bp_next = (size_t)(c - g.marks) + 1;
 			return c;
 		}
@@ -934,8 +937,6 @@ static void plan_captures(struct prt_thread *t, struct prt_mark *m, uint64_t cpu
 	t->bp_credit += (long)(cpu / PRT_PLAN_SHARE);
 	if (t->bp_credit > cap)
 		t->bp_credit = cap;
-	if (m && (m->flags & PRT_PLAN_BP))
-		m->live = 1;
 	bp_expire(t);
 	calls = t->bp_credit / PRT_PLAN_CAPTURE_NS;
 	if (calls < PRT_PLAN_CHAIN_MIN ||
@@ -1023,6 +1024,7 @@ static int bp_count(struct prt_mark *m, const greg_t *r)
 	int open = 0;
 
 	m->caught++;
+	m->misses = 0;
 	for (int k = 0; k < 6; k++) {
 		if (mask && !(mask & (1u << k)))
 			continue;

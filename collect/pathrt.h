@@ -64,12 +64,14 @@
  *     with probability 1 / PRT_PLAN_TICKS;
  *   - captures: 1 / PRT_PLAN_SHARE of the CPU time, a capture (int3, the
  *     handler, the record's write, one step) charged PRT_PLAN_CAPTURE_NS.
- * A procedure marked PRT_PLAN_BP is live from the first tick in it; at
- * every tick the breakpoint is armed at a live entry (the one the tick is
- * in, else the next in turn) for its next calls, as many as the account
- * pays (PRT_PLAN_CHAIN_MIN to PRT_PLAN_CHAIN), each written as a PRT_ARGS
- * record, until the entry's question is closed: each argument register's
- * most frequent value (among the first PRT_PLAN_VALS distinct) known to
+ * At every tick with the breakpoint idle it is armed at the entry of a
+ * procedure marked PRT_PLAN_BP (the one the tick is in, else the next in
+ * turn; an entry whose armings caught nothing PRT_PLAN_MISSES times in a
+ * row only at a tick in it, PRT_PLAN_GIVEUP times: never) for its next
+ * calls, as many as the account pays (PRT_PLAN_CHAIN_MIN to
+ * PRT_PLAN_CHAIN), each written as a PRT_ARGS record, and re-armed so until
+ * the entry's question is closed: each argument register's most frequent
+ * value (among the first PRT_PLAN_VALS distinct) known to
  * +-3 points at z = 3, n >= PRT_PLAN_NEED_K p (1 - p) at the adjusted
  * share p = (x + 2) / (n + 4), and at least PRT_PLAN_MIN_CALLS calls.
  */
@@ -84,6 +86,8 @@
 #define PRT_PLAN_CHAIN	256	/* most captures one arming buys */
 #define PRT_PLAN_CHAIN_MIN 4
 #define PRT_PLAN_ARM_NS	5000000ULL	/* armed longer: taken out at the next tick */
+#define PRT_PLAN_MISSES	2
+#define PRT_PLAN_GIVEUP	8
 #define PRT_PLAN_VALS	8	/* values counted per argument register */
 #define PRT_PLAN_NEED_K	10000	/* z^2 / points^2: z = 3, +-0.03 */
 #define PRT_PLAN_MIN_CALLS 64
