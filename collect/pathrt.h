@@ -81,8 +81,8 @@
 #define PRT_PLAN_BP	2u	/* and a breakpoint at the entry (arguments) */
 #define PRT_PLAN_REGS_SHIFT 8	/* the argument registers it takes, 6 bits */
 #define PRT_PLAN_TICKS	4	/* CPU-time timers fire at most once a kernel tick */
-#define PRT_PLAN_SHARE	16	/* captures spend at most 1/16 of the CPU time */
-#define PRT_PLAN_CAPTURE_NS 13000	/* what one costs here (docs/values.md) */
+#define PRT_PLAN_SHARE	8	/* captures spend at most 1/8 of the CPU time */
+#define PRT_PLAN_CAPTURE_NS 20000	/* what one costs here (docs/values.md) */
 #define PRT_PLAN_CHAIN	256	/* most captures one arming buys */
 #define PRT_PLAN_CHAIN_MIN 4
 #define PRT_PLAN_ARM_NS	5000000ULL	/* armed longer: taken out at the next tick */
