@@ -1040,8 +1040,9 @@ static int bp_count(struct prt_mark *m, const greg_t *r)
  * address: 1 when it was ours.  The first thread to take it (ARMED to BUSY)
  * records and counts the call, puts the byte back and runs the instruction;
  * while the chain lasts and the entry's question is open it steps that one
- * instruction (TF) and bp_step puts the int3 back.  Any other thread that ran the int3 meanwhile runs the instruction
- * again from its start (it finds the byte restored, or traps once more).
+ * instruction (TF) and bp_step puts the int3 back.  Any other thread that
+ * ran the int3 meanwhile runs the instruction again from its start (it
+ * finds the byte restored, or traps once more).
  */
 static int bp_hit(struct prt_thread *t, greg_t *r)
 {

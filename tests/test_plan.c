@@ -3,11 +3,12 @@
  * end on tests/workloads/valloop.c, seeded, with k = 7 in 80 of 100
  * residues: the workload prints how many of its calls of vl_scale(k, x) had
  * k = 7, so the truth is exact.
- *   - test_plan_auto: `dcpi record --values` leaves a plan (plan.txt) that
- *     marks vl_scale for its arguments; `dcpi record --values --plan auto`
- *     catches vl_scale's calls at a breakpoint on its entry, and the share
- *     of arg0 = 7 is within 3 points of the truth, from at least the
- *     calls the plan asked for (val_calls_needed);
+ *   - test_plan_auto, at record's default burst rate: `dcpi record
+ *     --values` leaves a plan (plan.txt) that marks vl_scale for its two
+ *     arguments (args=03); `dcpi record --values --plan auto` catches
+ *     vl_scale's calls at a breakpoint on its entry, re-armed after each,
+ *     and the share of arg0 = 7 is within 3 points of the truth, from at
+ *     least the calls the binomial needs there (val_calls_needed);
  *   - test_needed: without a plan dcpivargs says how many calls were seen
  *     and how many +-3 points need (the binomial at the adjusted share);
  *   - test_plan_changed: a plan whose image has another build-id marks
@@ -143,7 +144,8 @@ static void test_plan_auto(void **state)
 	print_message("vl_scale arg0 = 7: %.4f from %" PRIu64 " calls, truth %.4f\n", got, seen,
 		      truth);
 	/* at least what the plan asked for: the calls a share near the truth
-	 * needs for +-3 points at 95% (683 at 80%; a run catches ~1,000-1,600) */
+	 * needs for +-3 points at 95% (683 at 80%; the runtime stops near 1,600,
+	 * pathrt.h) */
 	assert_true(seen >= val_calls_needed(truth, VAL_PLAN_POINTS));
 	assert_true(fabs(got - truth) <= 0.03);
 	/* the epoch says it had a plan, and how many calls it caught */
