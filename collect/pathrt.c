@@ -815,7 +815,7 @@ static void bp_remove(void)
 }
 
 /*
- * Arm the breakpoint at m's entry for its next calls calls: int3
+ * Arm the breakpoint at m's entry for as many of its next calls as calls: int3
  * patched into the first byte, the page made writable until the chain ends.
  * Only in a process whose only thread is this one (a thread that called the
  * entry with SIGTRAP blocked would be killed by the int3, as by any
@@ -927,8 +927,8 @@ static struct prt_mark *bp_pick(struct prt_mark *m)
 }
 
 /* The captures' account: 1 / PRT_PLAN_SHARE of the CPU time, at most
- * PRT_PLAN_CHAIN captures; at a tick with the breakpoint idle it arms a
- * live entry for as many calls as the account pays. */
+ * PRT_PLAN_CHAIN captures; at a tick with the breakpoint idle it arms an
+ * entry (bp_pick) for as many calls as the account pays. */
 static void plan_captures(struct prt_thread *t, struct prt_mark *m, uint64_t cpu)
 {
 	long cap = (long)PRT_PLAN_CHAIN * PRT_PLAN_CAPTURE_NS, calls;
