@@ -91,7 +91,7 @@ struct prt_thread {
 	int bp_step;		/* the breakpoint goes back in at the next step */
 	int bp_tf;		/* ... a step we asked for (not a burst's) */
 	long credit;		/* plan: bursts' budget in 1/1024 steps */
-	long bp_credit;		/* plan: the breakpoint's, the same */
+	long bp_credit;		/* plan: the captures', in ns of CPU time */
 	uint64_t cpu_ns;	/* plan: the thread's CPU time when last earned */
 	int armed;
 	int stopped;		/* never stepped again (stop_thread) */
@@ -109,12 +109,24 @@ struct prt_range {
 	int writable;		/* rwx: never patched (a JIT's own code) */
 };
 
-/* A procedure of the marking plan (pathrt.h), and where it is mapped now. */
+/* A value of an argument register at a marked entry, and its calls. */
+struct prt_vcount {
+	uint64_t v;
+	uint32_t n;
+};
+
+/* A procedure of the marking plan (pathrt.h), and where it is mapped now;
+ * for an entry with a breakpoint, the calls caught in this process and
+ * their argument registers' values (written by the breakpoint's owner). */
 struct prt_mark {
 	uint64_t off, size;
 	uint32_t flags;		/* PRT_PLAN_* */
 	uint32_t path;		/* into g.mpaths */
 	uint64_t lo;		/* its entry's address; 0: not mapped (yet) */
+	int misses;		/* armings in a row that caught no call */
+	int done;		/* its question is closed: never armed again */
+	uint32_t caught;
+	struct prt_vcount vals[6][PRT_PLAN_VALS];
 };
 
 /* The one breakpoint of a process (docs/values.md, "Marking plan"). */
@@ -153,6 +165,9 @@ static struct {
 	char mpaths[32768];
 	int threads;		/* threads started through pthread_create, alive */
 	int bp_state, bp_chain, bp_off;	/* bp_off: breakpoints refused (a note) */
+	struct prt_mark *bp_mark;	/* the armed entry's */
+	uint32_t bp_caught;		/* its calls when armed */
+	size_t bp_next;			/* the mark to try next (in turn) */
 	uint64_t bp_addr, bp_page, bp_ns;
 	uint8_t bp_orig;
 	char mbuf[PRT_MAPS_BUF];
@@ -765,7 +780,7 @@ static void chain(struct sigaction *sa, int sig, siginfo_t *si, void *ucv)
 /* --- the marking plan: bursts where it says, and its one breakpoint ------------ */
 
 /* The mark whose procedure holds pc, or NULL. */
-static const struct prt_mark *mark_at(uint64_t pc)
+static struct prt_mark *mark_at(uint64_t pc)
 {
 	for (size_t i = 0; i < g.nmarks; i++) {
 		uint64_t lo = __atomic_load_n(&g.marks[i].lo, __ATOMIC_RELAXED);
@@ -800,14 +815,14 @@ static void bp_remove(void)
 }
 
 /*
- * Arm the breakpoint at m's entry for its next PRT_PLAN_CHAIN calls: int3
+ * Arm the breakpoint at m's entry for as many of its next calls as calls: int3
  * patched into the first byte, the page made writable until the chain ends.
  * Only in a process whose only thread is this one (a thread that called the
  * entry with SIGTRAP blocked would be killed by the int3, as by any
  * breakpoint; threads we did not see start are still handled in on_trap).
  * Under the maps lock, so m->lo is the entry of the mapping as read.
  */
-static int bp_arm(const struct prt_mark *m, int calls)
+static int bp_arm(struct prt_mark *m, int calls)
 {
 	uint64_t addr;
 	int ok = 0, idle = BP_IDLE;
@@ -831,6 +846,8 @@ static int bp_arm(const struct prt_mark *m, int calls)
 			g.bp_page = page;
 			g.bp_orig = *(const uint8_t *)(uintptr_t)addr;
 			g.bp_chain = calls;
+			g.bp_mark = m;
+			g.bp_caught = m->caught;
 			g.bp_ns = now_ns();
 			__atomic_store_n((uint8_t *)(uintptr_t)addr, 0xcc, __ATOMIC_SEQ_CST);
 			__atomic_store_n(&g.bp_state, BP_ARMED, __ATOMIC_RELEASE);
@@ -843,7 +860,8 @@ static int bp_arm(const struct prt_mark *m, int calls)
 
 /* A breakpoint armed for longer than PRT_PLAN_ARM_NS (its procedure is no
  * longer called) is taken out, so another can be armed; the captures it did
- * not make go back to t's budget. */
+ * not make go back to t's budget, and an arming that caught nothing is a
+ * miss (bp_pick). */
 static void bp_expire(struct prt_thread *t)
 {
 	int armed = BP_ARMED;
@@ -853,7 +871,9 @@ static void bp_expire(struct prt_thread *t)
 		return;
 	if (__atomic_compare_exchange_n(&g.bp_state, &armed, BP_BUSY, 0, __ATOMIC_ACQUIRE,
 					__ATOMIC_RELAXED)) {
-		t->bp_credit += (long)g.bp_chain * PRT_PLAN_COST * 1024;
+		t->bp_credit += (long)g.bp_chain * PRT_PLAN_CAPTURE_NS;
+		if (g.bp_mark->caught == g.bp_caught)
+			g.bp_mark->misses++;
 		bp_remove();
 	}
 }
@@ -871,49 +891,78 @@ static void bp_disable(void)
 		bp_remove();
 }
 
-/* Budget earned since the thread's last tick, in 1/1024 steps: K steps per
- * burst period of its CPU time, whatever the ticks (a CPU-time timer fires
- * at most once a kernel tick). */
-static long plan_earned(struct prt_thread *t)
+/* The thread's CPU time since its last tick, in ns (a CPU-time timer fires
+ * at most once a kernel tick, so the budgets are earned from this). */
+static uint64_t plan_cpu(struct prt_thread *t)
 {
 	struct timespec ts;
-	uint64_t cpu, e = 0;
+	uint64_t cpu, d = 0;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	cpu = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (cpu > t->cpu_ns)
-		e = (cpu - t->cpu_ns) * g.k * 1024 / g.burst_ns;
+		d = cpu - t->cpu_ns;
 	t->cpu_ns = cpu;
-	return e > (uint64_t)PRT_PLAN_CHAIN * 65536 ? PRT_PLAN_CHAIN * 65536L : (long)e;
+	return d < 1000000000ULL ? d : 1000000000ULL;
+}
+
+/* The entry to arm at a tick in m (NULL: in no marked procedure): m's when
+ * its calls are still wanted and it missed fewer than PRT_PLAN_GIVEUP times
+ * in a row, else the next one in turn that missed fewer than
+ * PRT_PLAN_MISSES (an entry called once, main's, is left alone soon). */
+static struct prt_mark *bp_pick(struct prt_mark *m)
+{
+	if (m && (m->flags & PRT_PLAN_BP) && !m->done && m->misses < PRT_PLAN_GIVEUP)
+		return m;
+	for (size_t i = 0; i < g.nmarks; i++) {
+		struct prt_mark *c = &g.marks[(g.bp_next + i) % g.nmarks];
+
+		if ((c->flags & PRT_PLAN_BP) && !c->done && c->misses < PRT_PLAN_MISSES &&
+		    __atomic_load_n(&c->lo, __ATOMIC_RELAXED)) {
+			g.bp_next = (size_t)(c - g.marks) + 1;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* The captures' account: 1 / PRT_PLAN_SHARE of the CPU time, at most
+ * PRT_PLAN_CHAIN captures; at a tick with the breakpoint idle it arms an
+ * entry (bp_pick) for as many calls as the account pays. */
+static void plan_captures(struct prt_thread *t, struct prt_mark *m, uint64_t cpu)
+{
+	long cap = (long)PRT_PLAN_CHAIN * PRT_PLAN_CAPTURE_NS, calls;
+	struct prt_mark *b;
+
+	t->bp_credit += (long)(cpu / PRT_PLAN_SHARE);
+	if (t->bp_credit > cap)
+		t->bp_credit = cap;
+	bp_expire(t);
+	calls = t->bp_credit / PRT_PLAN_CAPTURE_NS;
+	if (calls < PRT_PLAN_CHAIN_MIN ||
+	    __atomic_load_n(&g.bp_state, __ATOMIC_ACQUIRE) != BP_IDLE || !(b = bp_pick(m)))
+		return;
+	if (bp_arm(b, (int)calls))
+		t->bp_credit -= calls * PRT_PLAN_CAPTURE_NS;
 }
 
 /*
- * One timer tick with a plan: 1 when a burst starts here.  While the plan
- * has entries to breakpoint, half the budget earned goes to their captures
- * (what their account cannot hold goes to bursts); a tick in such an entry's
- * procedure arms the breakpoint for as many calls as that account pays.
- * Bursts start in marked code whenever their account allows, elsewhere only
- * when it is full (one a burst period, as without a plan, when marked code
- * takes none).
+ * One timer tick with a plan: 1 when a burst starts here.  Bursts earn K
+ * steps a burst period of CPU time, as without a plan, and start in marked
+ * code whenever their account allows, elsewhere only when it is full (one
+ * a burst period when marked code takes none).  The breakpoint's captures
+ * have their own account (plan_captures).
  */
 static int plan_tick(struct prt_thread *t, uint64_t pc)
 {
-	long burst = (long)g.k * 1024, call = PRT_PLAN_COST * 1024;
-	long bp_cap = call * PRT_PLAN_CHAIN, e = plan_earned(t), calls;
-	const struct prt_mark *m;
+	long burst = (long)g.k * 1024;
+	uint64_t cpu = plan_cpu(t);
+	long e = (long)(cpu * g.k * 1024 / g.burst_ns);
+	struct prt_mark *m = mark_at(pc);
 
-	if (g.plan_bp) {
-		long h = e / 2 < bp_cap - t->bp_credit ? e / 2 : bp_cap - t->bp_credit;
-
-		t->bp_credit += h;
-		e -= h;
-	}
 	t->credit = t->credit + e > 2 * burst ? 2 * burst : t->credit + e;
-	bp_expire(t);
-	m = mark_at(pc);
-	calls = t->bp_credit / call < PRT_PLAN_CHAIN ? t->bp_credit / call : PRT_PLAN_CHAIN;
-	if (m && (m->flags & PRT_PLAN_BP) && calls >= PRT_PLAN_CHAIN_MIN && bp_arm(m, (int)calls))
-		t->bp_credit -= calls * call;
+	if (g.plan_bp)
+		plan_captures(t, m, cpu);
 	if (t->credit < (m ? burst : 2 * burst))
 		return 0;
 	t->credit -= burst;
@@ -937,18 +986,68 @@ static void bp_record(const greg_t *r)
 		write_all(g.fd, &rec, sizeof(rec));
 }
 
+/* Add v to a register's value counts; the most calls of one value. */
+static uint32_t vcount_add(struct prt_vcount *c, uint64_t v)
+{
+	uint32_t top = 0;
+	int added = 0;
+
+	for (int i = 0; i < PRT_PLAN_VALS; i++) {
+		if (!added && (!c[i].n || c[i].v == v)) {
+			c[i].v = v;
+			c[i].n++;
+			added = 1;
+		}
+		if (c[i].n > top)
+			top = c[i].n;
+	}
+	return top;
+}
+
+/* x calls of n with one value: is its share known well enough (pathrt.h:
+ * n >= PRT_PLAN_NEED_K p (1 - p) at p = (x + 2) / (n + 4))? */
+static int share_known(uint64_t x, uint64_t n)
+{
+	uint64_t xa = x + 2, na = n + 4;
+
+	if (n >= PRT_PLAN_NEED_K / 4)
+		return 1;	/* the most any share needs, at p = 1/2 */
+	return n * na * na >= (uint64_t)PRT_PLAN_NEED_K * xa * (na - xa);
+}
+
+/* Count the call at m's entry (registers r); 1 when m's question is now
+ * closed: every argument register it takes known well enough. */
+static int bp_count(struct prt_mark *m, const greg_t *r)
+{
+	static const int regs[6] = { REG_RDI, REG_RSI, REG_RDX, REG_RCX, REG_R8, REG_R9 };
+	uint32_t mask = (m->flags >> PRT_PLAN_REGS_SHIFT) & 63u;
+	int open = 0;
+
+	m->caught++;
+	m->misses = 0;
+	for (int k = 0; k < 6; k++) {
+		if (mask && !(mask & (1u << k)))
+			continue;
+		open |= !share_known(vcount_add(m->vals[k], (uint64_t)r[regs[k]]), m->caught);
+	}
+	if (!open && m->caught >= PRT_PLAN_MIN_CALLS)
+		m->done = 1;
+	return m->done;
+}
+
 /*
  * A SIGTRAP from an int3 (SI_KERNEL, rip after it) at the breakpoint's
  * address: 1 when it was ours.  The first thread to take it (ARMED to BUSY)
- * records the call, puts the byte back and runs the instruction; while the
- * chain lasts it steps that one instruction (TF) and bp_step puts the int3
- * back.  Any other thread that ran the int3 meanwhile runs the instruction
- * again from its start (it finds the byte restored, or traps once more).
+ * records and counts the call, puts the byte back and runs the instruction;
+ * while the chain lasts and the entry's question is open it steps that one
+ * instruction (TF) and bp_step puts the int3 back.  Any other thread that
+ * ran the int3 meanwhile runs the instruction again from its start (it
+ * finds the byte restored, or traps once more).
  */
 static int bp_hit(struct prt_thread *t, greg_t *r)
 {
 	uint64_t addr = (uint64_t)r[REG_RIP] - 1;
-	int armed = BP_ARMED;
+	int armed = BP_ARMED, done;
 
 	if (!g.bp_addr || addr != g.bp_addr)
 		return 0;
@@ -960,9 +1059,10 @@ static int bp_hit(struct prt_thread *t, greg_t *r)
 		return 1;
 	}
 	bp_record(r);
+	done = bp_count(g.bp_mark, r);
 	__atomic_store_n((uint8_t *)(uintptr_t)addr, g.bp_orig, __ATOMIC_SEQ_CST);
 	r[REG_RIP] = (greg_t)addr;
-	if (--g.bp_chain > 0) {
+	if (--g.bp_chain > 0 && !done) {
 		t->bp_step = 1;
 		if (!((uint64_t)r[REG_EFL] & TF)) {
 			t->bp_tf = 1;
@@ -970,6 +1070,7 @@ static int bp_hit(struct prt_thread *t, greg_t *r)
 		}
 		return 1;
 	}
+	t->bp_credit += (long)g.bp_chain * PRT_PLAN_CAPTURE_NS;	/* unspent */
 	bp_protect(g.bp_page);
 	__atomic_store_n(&g.bp_state, BP_IDLE, __ATOMIC_RELEASE);
 	return 1;

@@ -61,24 +61,43 @@
  * to the runtime: a text file (PRT_PLAN_NAME in the spool directory, named
  * by DCPI_PLAN), one marked procedure a line,
  *   "<file offset hex> <size hex> <flags hex> <image path>\n"
- * at most PRT_PLAN_MAX lines.  With a plan the timer ticks PRT_PLAN_TICKS
- * times a burst period and each tick earns K / PRT_PLAN_TICKS steps of
- * budget: a burst costs K steps, a breakpoint's capture PRT_PLAN_COST.  A
- * tick in marked code starts a burst whenever the budget allows, elsewhere
- * with probability 1 / PRT_PLAN_TICKS; a tick in a procedure marked
- * PRT_PLAN_BP arms a breakpoint at its entry for its next calls, as many as
- * the budget pays for (PRT_PLAN_CHAIN_MIN to PRT_PLAN_CHAIN), each written
- * as a PRT_ARGS record.
+ * at most PRT_PLAN_MAX lines; flags PRT_PLAN_HOT, PRT_PLAN_BP and, from bit
+ * PRT_PLAN_REGS_SHIFT, the argument registers the entry takes (bit r for
+ * rdi, rsi, rdx, rcx, r8, r9; none: all six).  With a plan the timer ticks
+ * PRT_PLAN_TICKS times a burst period, and two accounts are earned from the
+ * thread's CPU time:
+ *   - bursts: K / PRT_PLAN_TICKS steps a tick, as without a plan; a tick in
+ *     marked code starts a burst whenever the account allows, elsewhere
+ *     with probability 1 / PRT_PLAN_TICKS;
+ *   - captures: 1 / PRT_PLAN_SHARE of the CPU time, a capture (int3, the
+ *     handler, the record's write, one step) charged PRT_PLAN_CAPTURE_NS.
+ * At every tick with the breakpoint idle it is armed at the entry of a
+ * procedure marked PRT_PLAN_BP (the one the tick is in, else the next in
+ * turn; an entry whose armings caught nothing PRT_PLAN_MISSES times in a
+ * row only at a tick in it, PRT_PLAN_GIVEUP times: never) for its next
+ * calls, as many as the account pays (PRT_PLAN_CHAIN_MIN to
+ * PRT_PLAN_CHAIN), each written as a PRT_ARGS record, and re-armed so until
+ * the entry's question is closed: each argument register's most frequent
+ * value (among the first PRT_PLAN_VALS distinct) known to
+ * +-3 points at z = 3, n >= PRT_PLAN_NEED_K p (1 - p) at the adjusted
+ * share p = (x + 2) / (n + 4), and at least PRT_PLAN_MIN_CALLS calls.
  */
 #define PRT_PLAN_NAME	"plan.rt"
 #define PRT_PLAN_MAX	256
 #define PRT_PLAN_HOT	1u	/* bursts preferred */
 #define PRT_PLAN_BP	2u	/* and a breakpoint at the entry (arguments) */
+#define PRT_PLAN_REGS_SHIFT 8	/* the argument registers it takes, 6 bits */
 #define PRT_PLAN_TICKS	4	/* CPU-time timers fire at most once a kernel tick */
-#define PRT_PLAN_COST	2	/* steps a capture costs (int3 + one step: 13 us) */
+#define PRT_PLAN_SHARE	8	/* captures spend at most 1/8 of the CPU time */
+#define PRT_PLAN_CAPTURE_NS 20000	/* what one costs here (docs/values.md) */
 #define PRT_PLAN_CHAIN	256	/* most captures one arming buys */
 #define PRT_PLAN_CHAIN_MIN 4
 #define PRT_PLAN_ARM_NS	5000000ULL	/* armed longer: taken out at the next tick */
+#define PRT_PLAN_MISSES	2
+#define PRT_PLAN_GIVEUP	8
+#define PRT_PLAN_VALS	8	/* values counted per argument register */
+#define PRT_PLAN_NEED_K	10000	/* z^2 / points^2: z = 3, +-0.03 */
+#define PRT_PLAN_MIN_CALLS 64
 
 /* Flags of a burst record. */
 #define PRT_F_CUT	1u	/* ended early: a syscall or the trap budget */

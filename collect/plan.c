@@ -73,6 +73,20 @@ struct plan_img {
 	int ok;
 };
 
+/* The runtime's flags for the args of WHY: the breakpoint, and the argument
+ * registers from "args=MASK" (none: all six). */
+static unsigned args_flags(const char *why)
+{
+	const char *a = strstr(why, "args");
+	unsigned long mask = 0;
+
+	if (!a)
+		return 0;
+	if (a[4] == '=')
+		mask = strtoul(a + 5, NULL, 16) & 63ul;
+	return PRT_PLAN_BP | (unsigned)mask << PRT_PLAN_REGS_SHIFT;
+}
+
 /* One "proc" line into the runtime's file. */
 static void proc_line(FILE *out, const char *line, const struct plan_img *im, size_t nim,
 		      struct plan_info *info)
@@ -93,8 +107,7 @@ static void proc_line(FILE *out, const char *line, const struct plan_img *im, si
 		info->dropped++;
 		return;
 	}
-	fprintf(out, "%llx %llx %x %s\n", off, size,
-		PRT_PLAN_HOT | (strstr(why, "args") ? PRT_PLAN_BP : 0u), im[i].path);
+	fprintf(out, "%llx %llx %x %s\n", off, size, PRT_PLAN_HOT | args_flags(why), im[i].path);
 	info->marks++;
 	info->breakpoints += !!strstr(why, "args");
 }

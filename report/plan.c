@@ -5,7 +5,8 @@
  * written as plan.txt into the epoch for `dcpi record --plan`:
  *   - args: an entry whose arguments were seen fewer times than the
  *     binomial needs for +-VAL_PLAN_POINTS at its top share
- *     (val_calls_needed, over the arguments the procedure takes);
+ *     (val_calls_needed, over the arguments the procedure takes, which
+ *     the plan names for the runtime: args=MASK);
  *   - load: a load's value list in the same state, in a procedure with at
  *     least REP_PLAN_HOT_LOAD of its image's samples;
  *   - hot: a procedure with at least REP_PLAN_HOT of its image's samples.
@@ -35,6 +36,7 @@ struct pmark {
 	const struct img_proc *p;
 	uint64_t off, size;	/* the entry's file offset, the procedure's bytes */
 	unsigned why;
+	unsigned regs;		/* args: the argument registers it takes, bit r for rdi..r9 */
 	char name[256];
 };
 
@@ -80,18 +82,24 @@ static double adjusted(const struct val_hotlist *h)
 }
 
 /* Calls an entry's arguments still need: the most any argument the
- * procedure takes needs, less those seen; 0 when all are known well. */
-static uint64_t args_open(const struct rv_ctx *c, const struct val_profile *vp, uint64_t off)
+ * procedure takes needs, less those seen; 0 when all are known well.
+ * regs gets the registers it takes. */
+static uint64_t args_open(const struct rv_ctx *c, const struct val_profile *vp, uint64_t off,
+			  unsigned *regs)
 {
 	struct rv_args a;
 	uint64_t open = 0;
 
 	rv_args(c, off, &a);
+	*regs = 0;
 	for (int r = 0; r < 6; r++) {
 		const struct val_hotlist *h = val_profile_find(vp, off, VAL_ARG0 + (uint32_t)r);
 		uint64_t need;
 
-		if (!h || !h->n || !rv_arg_label(&a, r, NULL, 0, NULL, 0))
+		if (!rv_arg_label(&a, r, NULL, 0, NULL, 0))
+			continue;
+		*regs |= 1u << r;
+		if (!h || !h->n)
 			continue;
 		need = val_calls_needed(adjusted(h), VAL_PLAN_POINTS);
 		if (need > h->seen && need - h->seen > open)
@@ -127,11 +135,11 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 	for (size_t k = 0; k < vp->nlists; k++) {
 		const struct val_hotlist *h = &vp->lists[k];
 		const struct img_proc *p = rv_proc_at(&c, h->offset, &va);
-		unsigned why = 0;
+		unsigned why = 0, regs = 0;
 
 		if (!p)
 			continue;
-		if (h->kind == VAL_ARG0 && p->addr == va && args_open(&c, vp, h->offset))
+		if (h->kind == VAL_ARG0 && p->addr == va && args_open(&c, vp, h->offset, &regs))
 			why = WHY_ARGS;
 		if (h->kind == VAL_LOAD && h->n && c.prof && c.prof->total &&
 		    h->seen < val_calls_needed(adjusted(h), VAL_PLAN_POINTS) &&
@@ -145,6 +153,8 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 		if (!(m = mark_of(pl, &c, i, p)))
 			return -ENOMEM;
 		m->why |= why;
+		if (why == WHY_ARGS)
+			m->regs = regs;
 		if (why == WHY_LOAD) {
 			struct pload *l = dcpi_append((void **)&pl->l, &pl->nl, &pl->capl,
 						      sizeof(*l));
@@ -159,12 +169,16 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 	return 0;
 }
 
-static void why_text(unsigned why, char *buf, size_t len)
+static void why_text(const struct pmark *m, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s", why & WHY_HOT ? "hot" : "",
-		 (why & WHY_HOT) && (why & (WHY_ARGS | WHY_LOAD)) ? "," : "",
-		 why & WHY_ARGS ? "args" : "", (why & WHY_ARGS) && (why & WHY_LOAD) ? "," : "",
-		 why & WHY_LOAD ? "load" : "");
+	char args[16];
+
+	snprintf(args, sizeof(args), "args=%02x", m->regs);
+	snprintf(buf, len, "%s%s%s%s%s", m->why & WHY_HOT ? "hot" : "",
+		 (m->why & WHY_HOT) && (m->why & (WHY_ARGS | WHY_LOAD)) ? "," : "",
+		 m->why & WHY_ARGS ? args : "",
+		 (m->why & WHY_ARGS) && (m->why & WHY_LOAD) ? "," : "",
+		 m->why & WHY_LOAD ? "load" : "");
 }
 
 /* The plan as text (include/dcpi/values.h); NULL when out of memory. */
@@ -183,7 +197,7 @@ static char *plan_text(const struct rep_vals *v, const struct pplan *pl, size_t 
 		fprintf(f, "image %zu %s %s\n", i, id->build_id[0] ? id->build_id : "-", id->path);
 	}
 	for (size_t k = 0; k < pl->n; k++) {
-		why_text(pl->m[k].why, why, sizeof(why));
+		why_text(&pl->m[k], why, sizeof(why));
 		fprintf(f, "proc %zu %" PRIx64 " %" PRIx64 " %s %s\n", pl->m[k].image,
 			pl->m[k].off, pl->m[k].size, why, pl->m[k].name);
 	}

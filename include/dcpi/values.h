@@ -179,9 +179,10 @@ PROF_KIND_EPOCH_DECLARE(val, val_profile);
  *   load N OFFSET WHY SITE           (a load's file offset; its procedure
  *                                     is marked too, and is what record uses)
  * N numbers the image lines from 0; WHY is a comma list of hot (a share of
- * the time), args (an argument's share not yet known to within
- * VAL_PLAN_POINTS) and load (the same for a load's value).  Lines starting
- * with '#' are comments.
+ * the time), args=MASK (an argument's share not yet known to within
+ * VAL_PLAN_POINTS; MASK, hex, the argument registers the entry takes, bit r
+ * for rdi, rsi, rdx, rcx, r8, r9; plain "args" or 00: all six) and load
+ * (the same for a load's value).  Lines starting with '#' are comments.
  */
 #define VAL_PLAN_FILE	"plan.txt"
 #define VAL_PLAN_MAGIC	"dcpi-plan 1"
