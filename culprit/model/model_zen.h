@@ -16,8 +16,8 @@
 #define FSHUF	(B(FP1) | B(FP2))
 
 /*
- * The Zen struct model fields: retiring 8 a cycle, move elimination, 4-cycle integer and 7-cycle FP
- * loads, 4-cycle L1, 400-cycle memory, 40-cycle TLB misses, 13-cycle
+ * The Zen struct model fields: retiring 8 a cycle, move elimination,
+ * 4-cycle integer and 7-cycle FP loads, 4-cycle L1, 400-cycle memory, 40-cycle TLB misses, 13-cycle
  * mispredictions, and these Zen 4 measurements (docs/models.md; dcpi
  * calibrate measures them on other cores): an index scaled by 2-8 or base +
  * index + disp, and movsx/movsxd loads, one cycle more each (lat.cload,
