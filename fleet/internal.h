@@ -61,6 +61,10 @@ struct fleet_key {
 void fleet_key_cols(struct fleet_sb *sb, const struct fleet_key *k);
 /* build_id, path, size, mtime of id, each followed by a tab. */
 void fleet_image_cols(struct fleet_sb *sb, const struct prof_image_id *id);
+/* The columns every kind's row starts with: k's, id's, rec and ord, each
+ * followed by a tab. */
+void fleet_row_start(struct fleet_sb *sb, const struct fleet_key *k,
+		     const struct prof_image_id *id, unsigned rec, size_t ord);
 void fleet_image_of(char **f, struct prof_image_id *id);
 
 /*
@@ -90,6 +94,42 @@ struct fleet_kind {
 	int (*write)(struct prof_db *out, const char *epoch, void *p, struct dcpi_err *err);
 	void (*free)(void *p);
 };
+
+/*
+ * A fleet kind's glue over the profile kind PFX of struct TYPE (its
+ * PFX_epoch_read, PFX_profiles_free, PFX_epoch_write of
+ * include/dcpi/profile.h PROF_KIND_EPOCH_DECLARE, and TYPE_init,
+ * TYPE_free): static read_all, free_all, init, write and free_one, and
+ * FLEET_KIND_OPS(TYPE) to name them in its struct fleet_kind.
+ */
+#define FLEET_KIND_GLUE(pfx, type)							\
+static int read_all(struct prof_db *db, const char *epoch, void **v, size_t *n,		\
+		    struct dcpi_err *err)						\
+{											\
+	return pfx##_epoch_read(db, epoch, (struct type **)v, n, err);			\
+}											\
+static void free_all(void *v, size_t n)							\
+{											\
+	pfx##_profiles_free(v, n);							\
+}											\
+static void init(void *v, const struct prof_image_id *id)				\
+{											\
+	struct type *p = v;								\
+											\
+	type##_init(p);									\
+	p->image = *id;									\
+}											\
+static int write(struct prof_db *out, const char *epoch, void *v, struct dcpi_err *err)	\
+{											\
+	return pfx##_epoch_write(out, epoch, v, err);					\
+}											\
+static void free_one(void *v)								\
+{											\
+	type##_free(v);									\
+}
+#define FLEET_KIND_OPS(type)								\
+	.size = sizeof(struct type), .read = read_all, .free_all = free_all,		\
+	.init = init, .write = write, .free = free_one
 
 extern const struct fleet_kind fleet_kind_paths, fleet_kind_values, fleet_kind_data;
 extern const struct fleet_kind *const fleet_kinds[3];

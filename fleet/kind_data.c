@@ -15,18 +15,9 @@
 #include "dcpi/data.h"
 #include "internal.h"
 
+FLEET_KIND_GLUE(data, data_profile)
+
 enum { REC_HEAD = 0, REC_IMAGE = 1, REC_ENTRY = 2, REC_SHARE = 3 };
-
-static int read_all(struct prof_db *db, const char *epoch, void **v, size_t *n,
-		    struct dcpi_err *err)
-{
-	return data_epoch_read(db, epoch, (struct data_profile **)v, n, err);
-}
-
-static void free_all(void *v, size_t n)
-{
-	data_profiles_free(v, n);
-}
 
 static uint64_t weight(const void *v)
 {
@@ -41,9 +32,8 @@ static uint64_t weight(const void *v)
 static void head(struct fleet_sb *sb, const struct fleet_key *k, const struct data_profile *p,
 		 unsigned rec, size_t ord)
 {
-	fleet_key_cols(sb, k);
-	fleet_image_cols(sb, &p->image);
-	fleet_sb_printf(sb, "%u\t%zu\t%" PRIu64 "\t", rec, ord, p->window_ns);
+	fleet_row_start(sb, k, &p->image, rec, ord);
+	fleet_sb_printf(sb, "%" PRIu64 "\t", p->window_ns);
 }
 
 static void key(struct fleet_sb *sb, const struct data_key *k)
@@ -84,14 +74,6 @@ static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
 				PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", s->seen, s->true_w,
 				s->false_w, s->true_mask, s->mask_a, s->mask_b);
 	}
-}
-
-static void init(void *v, const struct prof_image_id *id)
-{
-	struct data_profile *p = v;
-
-	data_profile_init(p);
-	p->image = *id;
 }
 
 static void key_of(char **f, struct data_key *k)
@@ -151,16 +133,6 @@ static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
 	return rc < 0 ? dcpi_errf(err, rc, "out of memory") : 0;
 }
 
-static int write(struct prof_db *out, const char *epoch, void *v, struct dcpi_err *err)
-{
-	return data_epoch_write(out, epoch, v, err);
-}
-
-static void free_one(void *v)
-{
-	data_profile_free(v);
-}
-
 const struct fleet_kind fleet_kind_data = {
 	.table = "data_lines",
 	.cols = "window_ns UInt64, tag_build_id String, tag_path String, tag_size UInt64, "
@@ -172,13 +144,8 @@ const struct fleet_kind fleet_kind_data = {
 		  "line, insn, accesses, loads, stores, mask, block_size, seen, true_w, "
 		  "false_w, true_mask, mask_a, mask_b",
 	.nfields = 21,
-	.size = sizeof(struct data_profile),
-	.read = read_all,
-	.free_all = free_all,
+	FLEET_KIND_OPS(data_profile),
 	.weight = weight,
 	.rows = rows,
-	.init = init,
 	.row = add_row,
-	.write = write,
-	.free = free_one,
 };

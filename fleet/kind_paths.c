@@ -12,18 +12,9 @@
 #include "dcpi/paths.h"
 #include "internal.h"
 
+FLEET_KIND_GLUE(path, path_profile)
+
 enum { REC_HEAD = 0, REC_EDGE = 1, REC_STEP = 2 };
-
-static int read_all(struct prof_db *db, const char *epoch, void **v, size_t *n,
-		    struct dcpi_err *err)
-{
-	return path_epoch_read(db, epoch, (struct path_profile **)v, n, err);
-}
-
-static void free_all(void *v, size_t n)
-{
-	path_profiles_free(v, n);
-}
 
 static uint64_t weight(const void *v)
 {
@@ -33,9 +24,7 @@ static uint64_t weight(const void *v)
 static void row(struct fleet_sb *sb, const struct fleet_key *k, const struct path_profile *p,
 		unsigned rec, size_t ord, uint64_t from, uint64_t to, uint64_t count)
 {
-	fleet_key_cols(sb, k);
-	fleet_image_cols(sb, &p->image);
-	fleet_sb_printf(sb, "%u\t%zu\t", rec, ord);
+	fleet_row_start(sb, k, &p->image, rec, ord);
 	fleet_sb_tsv(sb, p->source);
 	fleet_sb_printf(sb, "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
 			p->flags, p->bursts, from, to, count);
@@ -50,14 +39,6 @@ static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
 		row(sb, k, p, REC_EDGE, i, p->edges[i].from, p->edges[i].to, p->edges[i].count);
 	for (size_t i = 0; i < p->nsteps && !sb->err; i++)
 		row(sb, k, p, REC_STEP, i, p->steps[i].offset, 0, p->steps[i].count);
-}
-
-static void init(void *v, const struct prof_image_id *id)
-{
-	struct path_profile *p = v;
-
-	path_profile_init(p);
-	p->image = *id;
 }
 
 /* source, flags, bursts, from_off, to_off, count */
@@ -88,29 +69,14 @@ static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
 	return rc ? dcpi_errf(err, rc, "out of memory") : 0;
 }
 
-static int write(struct prof_db *out, const char *epoch, void *v, struct dcpi_err *err)
-{
-	return path_epoch_write(out, epoch, v, err);
-}
-
-static void free_one(void *v)
-{
-	path_profile_free(v);
-}
-
 const struct fleet_kind fleet_kind_paths = {
 	.table = "paths",
 	.cols = "source String, flags UInt32, bursts UInt64, from_off UInt64, to_off UInt64, "
 		"count UInt64",
 	.fields = "source, flags, bursts, from_off, to_off, count",
 	.nfields = 6,
-	.size = sizeof(struct path_profile),
-	.read = read_all,
-	.free_all = free_all,
+	FLEET_KIND_OPS(path_profile),
 	.weight = weight,
 	.rows = rows,
-	.init = init,
 	.row = add_row,
-	.write = write,
-	.free = free_one,
 };

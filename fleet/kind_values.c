@@ -15,18 +15,9 @@
 #include "dcpi/values.h"
 #include "internal.h"
 
+FLEET_KIND_GLUE(val, val_profile)
+
 enum { REC_HEAD = 0, REC_IMAGE = 1, REC_LIST = 2 };
-
-static int read_all(struct prof_db *db, const char *epoch, void **v, size_t *n,
-		    struct dcpi_err *err)
-{
-	return val_epoch_read(db, epoch, (struct val_profile **)v, n, err);
-}
-
-static void free_all(void *v, size_t n)
-{
-	val_profiles_free(v, n);
-}
 
 static uint64_t weight(const void *v)
 {
@@ -36,9 +27,8 @@ static uint64_t weight(const void *v)
 static void head(struct fleet_sb *sb, const struct fleet_key *k, const struct val_profile *p,
 		 unsigned rec, size_t ord)
 {
-	fleet_key_cols(sb, k);
-	fleet_image_cols(sb, &p->image);
-	fleet_sb_printf(sb, "%u\t%zu\t%" PRIu64 "\t", rec, ord, p->samples);
+	fleet_row_start(sb, k, &p->image, rec, ord);
+	fleet_sb_printf(sb, "%" PRIu64 "\t", p->samples);
 }
 
 static void list_row(struct fleet_sb *sb, const struct val_hotlist *h)
@@ -71,14 +61,6 @@ static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
 		head(sb, k, p, REC_LIST, i);
 		list_row(sb, &p->lists[i]);
 	}
-}
-
-static void init(void *v, const struct prof_image_id *id)
-{
-	struct val_profile *p = v;
-
-	val_profile_init(p);
-	p->image = *id;
 }
 
 static int add_list(struct val_profile *p, char **f, struct dcpi_err *err)
@@ -129,16 +111,6 @@ static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
 			 rec);
 }
 
-static int write(struct prof_db *out, const char *epoch, void *v, struct dcpi_err *err)
-{
-	return val_epoch_write(out, epoch, v, err);
-}
-
-static void free_one(void *v)
-{
-	val_profile_free(v);
-}
-
 const struct fleet_kind fleet_kind_values = {
 	.table = "value_lists",
 	.cols = "samples UInt64, tag_build_id String, tag_path String, tag_size UInt64, "
@@ -148,13 +120,8 @@ const struct fleet_kind fleet_kind_values = {
 	.fields = "samples, tag_build_id, tag_path, tag_size, tag_mtime, offset, kind, mode, "
 		  "sat, p, p_bits, seen, tuple_values, tuple_counts",
 	.nfields = 14,
-	.size = sizeof(struct val_profile),
-	.read = read_all,
-	.free_all = free_all,
+	FLEET_KIND_OPS(val_profile),
 	.weight = weight,
 	.rows = rows,
-	.init = init,
 	.row = add_row,
-	.write = write,
-	.free = free_one,
 };

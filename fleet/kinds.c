@@ -53,6 +53,14 @@ void fleet_image_cols(struct fleet_sb *sb, const struct prof_image_id *id)
 	fleet_sb_printf(sb, "\t%" PRIu64 "\t%" PRId64 "\t", id->size, id->mtime);
 }
 
+void fleet_row_start(struct fleet_sb *sb, const struct fleet_key *k,
+		     const struct prof_image_id *id, unsigned rec, size_t ord)
+{
+	fleet_key_cols(sb, k);
+	fleet_image_cols(sb, id);
+	fleet_sb_printf(sb, "%u\t%zu\t", rec, ord);
+}
+
 void fleet_image_of(char **f, struct prof_image_id *id)
 {
 	memset(id, 0, sizeof(*id));

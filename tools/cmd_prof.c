@@ -47,114 +47,6 @@ static const char prof_usage[] =
 	"                     (clickhouse://HOST[:PORT]/DATABASE), every image or one:\n"
 	"      --build-id ID, --image NAME, --hosts GLOB, --since T, --until T (as pull's)\n";
 
-static void print_json(const struct rep_table *t, const struct prof_args *a,
-		       const char *epoch, size_t nrows, const struct prof_db *db)
-{
-	printf("{\"epoch\": ");
-	tool_json_str(stdout, epoch);
-	printf(", \"events\": [");
-	for (size_t e = 0; e < t->nevents; e++) {
-		printf(e ? ", " : "");
-		tool_json_str(stdout, t->events[e].name);
-	}
-	printf("], \"total\": {");
-	for (size_t e = 0; e < t->nevents; e++) {
-		printf(e ? ", " : "");
-		tool_json_str(stdout, t->events[e].name);
-		printf(": %llu", (unsigned long long)t->events[e].total);
-	}
-	printf("}, \"period\": {");
-	for (size_t e = 0; e < t->nevents; e++) {
-		printf(e ? ", " : "");
-		tool_json_str(stdout, t->events[e].name);
-		printf(": {\"mean\": %.17g, \"unit\": ", t->events[e].period);
-		tool_json_str(stdout, t->events[e].period_unit);
-		printf("}");
-	}
-	printf("}, \"%s\": [", a->by_image ? "images" : "procedures");
-	for (size_t r = 0; r < nrows; r++) {
-		const struct rep_row *row = &t->rows[r];
-
-		printf(r ? ",\n  {" : "\n  {");
-		if (!a->by_image) {
-			printf("\"name\": ");
-			tool_json_str(stdout, row->name);
-			printf(", \"address\": \"0x%llx\", ", (unsigned long long)row->addr);
-		}
-		printf("\"image\": ");
-		tool_json_str(stdout, row->image);
-		printf(", \"samples\": {");
-		for (size_t e = 0; e < t->nevents; e++) {
-			printf(e ? ", " : "");
-			tool_json_str(stdout, t->events[e].name);
-			printf(": %llu", (unsigned long long)row->samples[e]);
-		}
-		printf("}}");
-	}
-	printf("\n], ");
-	rep_json_damaged(stdout, db);
-	printf(", \"notes\": [");
-	for (size_t i = 0; i < t->nnotes; i++) {
-		printf(i ? ", " : "");
-		tool_json_str(stdout, t->notes[i]);
-	}
-	printf("]}\n");
-}
-
-static double pct(uint64_t n, uint64_t total)
-{
-	return total ? 100.0 * (double)n / (double)total : 0.0;
-}
-
-static void print_text(const struct rep_table *t, const struct prof_args *a,
-		       const char *dbdir, const char *epoch, size_t nrows, size_t ev)
-{
-	int width = 9;
-	uint64_t cum = 0;
-
-	for (size_t r = 0; r < nrows; r++) {
-		int len = (int)strlen(t->rows[r].name);
-
-		if (!a->by_image && len > width)
-			width = len > 48 ? 48 : len;
-	}
-	printf("Database %s, epoch %s\n", dbdir, epoch);
-	printf("Total samples for event type");
-	for (size_t e = 0; e < t->nevents; e++)
-		printf("%s %s = %llu", e ? "," : "", t->events[e].name,
-		       (unsigned long long)t->events[e].total);
-	printf("\nSampling period:");
-	for (size_t e = 0; e < t->nevents; e++)
-		printf("%s %s every %.0f %s", e ? "," : "", t->events[e].name,
-		       t->events[e].period, t->events[e].period_unit);
-	printf("\nThe counts given below are the number of samples for each listed event type.\n");
-	printf("===============================================================================\n");
-	printf("%12s %7s %7s", t->events[ev].name, "%", "cum%");
-	for (size_t e = 0; e < t->nevents; e++)
-		if (e != ev)
-			printf(" %12s %7s", t->events[e].name, "%");
-	if (a->by_image)
-		printf("  image\n");
-	else
-		printf("  %-*s  image\n", width, "procedure");
-	for (size_t r = 0; r < nrows; r++) {
-		const struct rep_row *row = &t->rows[r];
-		uint64_t tot = t->events[ev].total;
-
-		cum += row->samples[ev];
-		printf("%12llu %6.2f%% %6.2f%%", (unsigned long long)row->samples[ev],
-		       pct(row->samples[ev], tot), pct(cum, tot));
-		for (size_t e = 0; e < t->nevents; e++)
-			if (e != ev)
-				printf(" %12llu %6.2f%%", (unsigned long long)row->samples[e],
-				       pct(row->samples[e], t->events[e].total));
-		if (a->by_image)
-			printf("  %s\n", row->image);
-		else
-			printf("  %-*s  %s\n", width, row->name, row->image);
-	}
-}
-
 static int parse_args(int argc, char **argv, struct prof_args *a)
 {
 	static const struct option opts[] = {
@@ -299,9 +191,10 @@ int cmd_prof(int argc, char **argv)
 	rep_sort(&t, (size_t)ev);
 	nrows = a.limit >= 0 && (size_t)a.limit < t.nrows ? (size_t)a.limit : t.nrows;
 	if (a.json)
-		print_json(&t, &a, epoch, nrows, db);
+		rep_prof_json(stdout, &t, a.by_image, epoch, nrows, db);
 	else
-		print_text(&t, &a, a.from ? a.from : tool_db_dir(a.db), epoch, nrows, (size_t)ev);
+		rep_prof_text(stdout, &t, a.by_image, a.from ? a.from : tool_db_dir(a.db), epoch,
+			      nrows, (size_t)ev);
 	for (size_t i = 0; !a.json && i < t.nnotes; i++)
 		fprintf(stderr, "%s: note: %s\n", tool_name, t.notes[i]);
 	rc = 0;

@@ -38,6 +38,12 @@ static uint8_t table[TABLE];
 static uint64_t ring[CHASE];
 static volatile uint64_t sink;
 
+/* The end of every loop: count n down, back to label 1. */
+#define SK_LOOP_END	"sub $1, %[n]\n\t" "jnz 1b\n\t"
+/* Three cheap independent ops after the expensive one (where samples that skid
+ * land), then the loop's end. */
+#define SK_CHEAP_TAIL	"add $1, %[a]\n\t" "add $3, %[b]\n\t" "xor %[a], %[b]\n\t" SK_LOOP_END
+
 __attribute__((noinline, noclone)) static uint64_t sk_imul(uint64_t n, uint64_t x)
 {
 	uint64_t a = 0, b = 0, k = 0x9e3779b97f4a7c15ull;
@@ -45,11 +51,7 @@ __attribute__((noinline, noclone)) static uint64_t sk_imul(uint64_t n, uint64_t 
 	__asm__ volatile("1:\n\t"
 			 "imul %[k], %[x]\n\t"
 			 "imul %[k], %[x]\n\t"
-			 "add $1, %[a]\n\t"
-			 "add $3, %[b]\n\t"
-			 "xor %[a], %[b]\n\t"
-			 "sub $1, %[n]\n\t"
-			 "jnz 1b\n\t"
+			 SK_CHEAP_TAIL
 			 : [x] "+r"(x), [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
 			 : [k] "r"(k)
 			 : "cc");
@@ -62,11 +64,7 @@ __attribute__((noinline, noclone)) static uint64_t sk_load(uint64_t n, const uin
 
 	__asm__ volatile("1:\n\t"
 			 "mov (%[r],%[p],8), %[p]\n\t"
-			 "add $1, %[a]\n\t"
-			 "add $3, %[b]\n\t"
-			 "xor %[a], %[b]\n\t"
-			 "sub $1, %[n]\n\t"
-			 "jnz 1b\n\t"
+			 SK_CHEAP_TAIL
 			 : [p] "+r"(p), [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
 			 : [r] "r"(r)
 			 : "cc", "memory");
@@ -81,11 +79,7 @@ __attribute__((noinline, noclone)) static uint64_t sk_div(uint64_t n, uint64_t x
 			 "xor %%edx, %%edx\n\t"
 			 "div %[d]\n\t"
 			 "add %[big], %%rax\n\t"
-			 "add $1, %[a]\n\t"
-			 "add $3, %[b]\n\t"
-			 "xor %[a], %[b]\n\t"
-			 "sub $1, %[n]\n\t"
-			 "jnz 1b\n\t"
+			 SK_CHEAP_TAIL
 			 : "+a"(x), [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
 			 : [d] "r"(d), [big] "r"(0x7000000000000000ull)
 			 : "cc", "rdx");
@@ -106,8 +100,7 @@ __attribute__((noinline, noclone)) static uint64_t sk_alt(uint64_t n, uint64_t x
 			 "xor %[a], %[b]\n\t"
 			 "2:\n\t"
 			 "add $5, %[b]\n\t"
-			 "sub $1, %[n]\n\t"
-			 "jnz 1b\n\t"
+			 SK_LOOP_END
 			 : [x] "+r"(x), [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
 			 : [k] "r"(k)
 			 : "cc");
@@ -131,8 +124,7 @@ __attribute__((noinline, noclone)) static uint64_t sk_branch(uint64_t n, const u
 			 "3:\n\t"
 			 "add $1, %[i]\n\t"
 			 "and $0xffff, %[i]\n\t"
-			 "sub $1, %[n]\n\t"
-			 "jnz 1b\n\t"
+			 SK_LOOP_END
 			 : [i] "+r"(i), [a] "+r"(a), [b] "+r"(b), [n] "+r"(n), [c] "=&r"(c)
 			 : [t] "r"(t)
 			 : "cc", "memory");
@@ -147,8 +139,7 @@ __attribute__((noinline, noclone)) static uint64_t sk_miss(uint64_t n, const uin
 			 "mov (%[r],%[p],8), %[p]\n\t"
 			 "add %[p], %[a]\n\t"
 			 "add $3, %[b]\n\t"
-			 "sub $1, %[n]\n\t"
-			 "jnz 1b\n\t"
+			 SK_LOOP_END
 			 : [p] "+r"(p), [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
 			 : [r] "r"(r)
 			 : "cc", "memory");

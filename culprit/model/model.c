@@ -88,12 +88,13 @@ void model_tables_expand(const struct model_cpu *cpu, struct model_class *out,
 {
 	struct model_class v[MC_COUNT];
 	int on[MC_COUNT];
-	size_t n = 0;
+	size_t n = 0, nbase;
+	const struct model_base_row *base = model_base_rows(&nbase);
 
 	for (int c = 0; c < MC_COUNT; c++)
 		class_values(cpu, c, &v[c], &on[c]);
-	for (size_t i = 0; i < model_base_nrows; i++) {
-		const struct model_base_row *r = &model_base_rows[i];
+	for (size_t i = 0; i < nbase; i++) {
+		const struct model_base_row *r = &base[i];
 
 		if (!on[r->cls])
 			continue;

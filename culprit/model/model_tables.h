@@ -67,6 +67,16 @@ struct model_base_row {
 	uint8_t cls;			/* enum model_cls */
 };
 
+/* Rows that differ only in their mnemonic pattern, written once (model_base.c). */
+#define MODEL_BASE_GROUP 12
+struct model_base_group {
+	const char *patterns[MODEL_BASE_GROUP];	/* tried in this order; NULL ends */
+	uint8_t forms;
+	uint16_t min_vec, max_vec;
+	uint32_t need, avoid;
+	uint8_t cls;			/* enum model_cls */
+};
+
 /*
  * One CPU's difference from the base class: each field is V(value), or 0 to
  * keep the base's.  on = 1 turns an optional class on.
@@ -112,32 +122,20 @@ struct model_cpu {
 #define MODEL_DELTA .delta = delta, .ndelta = sizeof(delta) / sizeof(delta[0])
 
 /*
- * What the AMD Zen models (model_zen3.c, model_zen4.c, model_zen5.c) share:
- * retiring 8 a cycle, move elimination, 4-cycle integer and 7-cycle FP
- * loads, 4-cycle L1, 400-cycle memory, 40-cycle TLB misses, 13-cycle
- * mispredictions, and these Zen 4 measurements (docs/models.md; dcpi
- * calibrate measures them on other cores): an index scaled by 2-8 or base +
- * index + disp, and movsx/movsxd loads, one cycle more each (lat.cload,
- * lat.sxload: 5.0 per load, 6.0 for both, "Load latency"); movl $imm,mem
- * takes an ALU for its data (param.st_imm 2.12 cycles, the same from
- * registers 1.50, "Stores of an immediate"); mul and one-operand imul give
- * rax in 3 cycles, rdx in 4 (param.mul_hi, "The high half of a multiply").
+ * What the 4-wide models (model_generic.c, model_skylake.c) share: 4-wide
+ * dispatch and retire, two load ports and one store-data port, 5-cycle loads
+ * and L1, a 14-cycle L2, 15 cycles for a failed store forwarding, no memory
+ * renaming and one taken branch a cycle (docs/models.md).
  */
-#define MODEL_ZEN									\
-	.retire_width = 8, MODEL_PORTS(AGU, AGU, STD), .load_lat = 4, .load_lat_fp = 7,	\
-	.load_lat_complex = 1, .load_lat_sext = 1, .store_imm_alu = 1, .mul_hi_extra = 1,	\
-	.move_elim = 1, .l1_lat = 4, .dram_lat = 400, .tlb_miss_lat = 40,		\
-	.mispredict_penalty = 13
-/* The Zen units: shifts, setcc/cmov and lea on any ALU but what differs,
- * (u)comis and conversions on the FP adders, xmm->gpr on the FP stores. */
-#define MODEL_ZEN_UNITS(shift, flagrd)							\
-	MODEL_UNITS(shift, flagrd, ALU, FANY, FADD, FADD),				\
-	[MODEL_U_VEC2GPR] = B(FST0) | B(FST1)
+#define MODEL_4WIDE									\
+	.dispatch_width = 4, .retire_width = 4, MODEL_PORTS(LDP, STA, STD),		\
+	.load_lat = 5, .store_fwd_fail = 15, .mem_rename = 0, .taken_per_cycle = 1,	\
+	.l1_lat = 5, .l2_lat = 14
 
 extern const struct model_base_class model_base_classes[MC_COUNT];
-extern const struct model_base_row model_base_rows[];
-extern const size_t model_base_nrows;
 #define MODEL_BASE_MAXROWS 176
+/* The base rows, in the order they are tried; *n of them. */
+const struct model_base_row *model_base_rows(size_t *n);
 
 extern const struct model_cpu model_cpu_zen5, model_cpu_zen4, model_cpu_zen3,
 	model_cpu_skylake, model_cpu_generic;

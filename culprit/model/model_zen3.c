@@ -12,16 +12,11 @@ enum {
 	FP0, FP1, FP2, FP3, FST0, FST1, DIV, FDIV, NPORTS
 };
 
-#define B(p)	(1u << (p))
+#include "model_zen.h"
+
 #define ALU	(B(ALU0) | B(ALU1) | B(ALU2) | B(ALU3))
 #define BR	(B(ALU0) | B(ALU3))
-#define MUL	B(ALU1)
 #define AGU	(B(AGU0) | B(AGU1) | B(AGU2))
-#define STD	(B(STD0) | B(STD1))
-#define FMA	(B(FP0) | B(FP1))
-#define FADD	(B(FP2) | B(FP3))
-#define FANY	(B(FP0) | B(FP1) | B(FP2) | B(FP3))
-#define FSHUF	(B(FP1) | B(FP2))
 
 static const char *const port_names[NPORTS] = {
 	"alu0", "alu1", "alu2", "alu3", "agu0", "agu1", "agu2", "std0", "std1",

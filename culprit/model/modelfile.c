@@ -333,7 +333,8 @@ static int use_class(struct model *m, int c, struct dcpi_err *err)
 	const struct model_base_class *b = &model_base_classes[c];
 	struct model_class v = { 0 }, rows[MODEL_BASE_MAXROWS];
 	uint32_t ports = model_unit_ports(model_base(m), b->unit);
-	size_t n = 0;
+	size_t n = 0, nbase;
+	const struct model_base_row *base = model_base_rows(&nbase);
 
 	if (c == MC_UNKNOWN)
 		return dcpi_errf(err, -EINVAL, "class %s: always used", b->name);
@@ -350,8 +351,8 @@ static int use_class(struct model *m, int c, struct dcpi_err *err)
 	v.lat = b->lat, v.uops = b->uops, v.busy = b->busy, v.kind = b->kind;
 	v.ports = ports;
 	v.name = b->name;
-	for (size_t i = 0; i < model_base_nrows; i++) {
-		const struct model_base_row *r = &model_base_rows[i];
+	for (size_t i = 0; i < nbase; i++) {
+		const struct model_base_row *r = &base[i];
 		const struct model_class *have = r->cls == c ? &v :
 			model_class_row(m, model_base_classes[r->cls].name);
 

@@ -59,6 +59,14 @@ void rep_free(struct rep_table *t);
 /* Order of events for display and choice: cycles, cpu-clock, task-clock, rest. */
 int rep_event_rank(const char *event);
 
+/* The first nrows rows of t as dcpiprof prints them, sorted by event ev
+ * (report/proftable.c); where names the database (or the fleet). */
+void rep_prof_text(FILE *f, const struct rep_table *t, int by_image, const char *where,
+		   const char *epoch, size_t nrows, size_t ev);
+/* The same as one JSON object, with db's damaged files (rep_json_damaged). */
+void rep_prof_json(FILE *f, const struct rep_table *t, int by_image, const char *epoch,
+		   size_t nrows, const struct prof_db *db);
+
 /*
  * Culprits of dynamic stalls as dcpicalc prints them (report/culprits.c;
  * docs/culprits.md).
