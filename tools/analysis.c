@@ -57,9 +57,8 @@ const char tool_ana_usage[] =
 	"                      (its time slices; path and value samples stay whole)\n"
 	"      --phase N       only the samples of phase N (as dcpiprof --phases\n"
 	"                      numbers them)\n"
-	"      --vmlinux FILE  the kernel's vmlinux, for kernel procedures (refused\n"
-	"                      unless its build-id is the recorded kernel's); without\n"
-	"                      it one is looked for as perf does, else /proc/kallsyms\n";
+	"      --vmlinux FILE  the kernel's vmlinux (of the recorded build-id); else\n"
+	"                      found as perf finds it, else /proc/kallsyms names\n";
 
 /* What the analysis is doing that takes time (measuring the model). */
 static void say(void *arg, const char *msg)
@@ -298,17 +297,4 @@ void tool_proc_close(struct tool_proc *t)
 	if (t->db)
 		prof_db_close(t->db);
 	memset(t, 0, sizeof(*t));
-}
-
-int tool_kernel_image(struct prof_profile **p, size_t *n, const char *vmlinux)
-{
-	struct img_locate_opts o = { .vmlinux = vmlinux };
-	struct dcpi_err err = { 0 };
-	char note[DCPI_ERR_MAX];
-
-	if (img_kernel_profiles(p, n, &o, note, sizeof(note), &err) < 0)
-		return tool_fail("%s", err.msg);
-	if (note[0])
-		fprintf(stderr, "%s: note: %s\n", tool_name, note);
-	return 0;
 }

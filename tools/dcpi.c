@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "tools.h"
 
@@ -197,4 +198,17 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return run(&commands[i], argc - 1, argv + 1, commands[i].name);
 	return no_command("dcpi", argv[1], 0);
+}
+
+int tool_kernel_image(struct prof_profile **p, size_t *n, const char *vmlinux)
+{
+	struct img_locate_opts o = { .vmlinux = vmlinux };
+	struct dcpi_err err = { 0 };
+	char note[DCPI_ERR_MAX];
+
+	if (img_kernel_profiles(p, n, &o, note, sizeof(note), &err) < 0)
+		return tool_fail("%s", err.msg);
+	if (note[0])
+		fprintf(stderr, "%s: note: %s\n", tool_name, note);
+	return 0;
 }
