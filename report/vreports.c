@@ -446,11 +446,16 @@ static void vargs_text_one(FILE *f, const struct vproc *e)
 	fprintf(f, "%s (%s): ", e->name, e->c.vp->image.path);
 	time_text(f, &e->t);
 	fprintf(f, ", %" PRIu64 " calls sampled\n", calls);
-	if ((need = vproc_needed(e, &share)) > calls)	/* docs/values.md, "Marking plan" */
+	if ((need = vproc_needed(e, &share)) > calls) {	/* docs/values.md, "Marking plan" */
 		fprintf(f, "  %" PRIu64 " calls seen; for +-%.0f points at %.0f%% about %" PRIu64
-			" calls are needed%s\n", calls, 100 * VAL_PLAN_POINTS, 100 * share, need,
-			strstr(e->c.v->meta.settings, " plan=") ? "" :
-			" (dcpi record --values --plan auto spends the samples there)");
+			" calls are needed", calls, 100 * VAL_PLAN_POINTS, 100 * share, need);
+		/* calls seen grow with the bursts: the rate that would see them */
+		if (!strstr(e->c.v->meta.settings, " plan="))
+			fprintf(f, " (dcpi record --values --plan auto spends the samples there; "
+				"without a plan, about %" PRIu64 "x this run's burst rate, --paths)",
+				calls ? (need + calls - 1) / calls : need);
+		fputc('\n', f);
+	}
 	if (!args->dwarf)
 		fprintf(f, "  (no DWARF: all six argument registers)\n");
 	for (size_t i = 0; args->dwarf && i < args->n; i++) {

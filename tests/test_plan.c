@@ -10,7 +10,8 @@
  *     and the share of arg0 = 7 is within 3 points of the truth, from at
  *     least the calls the binomial needs there (val_calls_needed);
  *   - test_needed: without a plan dcpivargs says how many calls were seen
- *     and how many +-3 points need (the binomial at the adjusted share);
+ *     and how many +-3 points need (the binomial at the adjusted share),
+ *     and the burst rate that would see them;
  *   - test_plan_changed: a plan whose image has another build-id marks
  *     nothing, and the run says so; --plan without value samples, or auto
  *     with no plan in the database, is refused;
@@ -181,6 +182,13 @@ static void test_needed(void **state)
 	assert_int_equal(pct, (unsigned long)lround(100 * share));
 	assert_int_equal(need, val_calls_needed(val_share_adjusted(share, lseen), 0.03));
 	assert_true(need > seen);
+	{	/* and the burst rate that would see them: need / seen, rounded up */
+		char want[64];
+
+		snprintf(want, sizeof(want), "about %lux this run's burst rate",
+			 (need + seen - 1) / seen);
+		assert_non_null(strstr(line, want));
+	}
 	/* the binomial itself: 80% +-3 points at 95% needs 683 */
 	assert_int_equal(val_calls_needed(0.8, 0.03), 683);
 	assert_int_equal(val_calls_needed(0.5, 0.03), 1068);
