@@ -68,8 +68,7 @@ static int waits_on_load(const struct cfg *cfg, const int *reason, const int *cu
 	 * local) was written lately and hits L1: its waiter witnesses no miss
 	 * (xz's match finder: the pile after a heap load of the block before
 	 * read as a stack load's miss, 6.7x) */
-	if (cfg->insns[c].nmem == 1 && cfg->insns[c].mem.base == CFG_R_RSP &&
-	    cfg->insns[c].mem.index == CFG_REG_NONE)
+	if (cfg_insn_stack_slot(&cfg->insns[c]))
 		return 0;
 	*j = (uint32_t)c;
 	return 1;

@@ -190,11 +190,7 @@ static void cross_check(const struct est_result *r, size_t b, double h, double *
  * and a displacement: a spill or a local, written lately, in L1). */
 static int may_miss_far(const struct cfg *cfg, const struct est_result *r, uint32_t i)
 {
-	const struct cfg_insn *in = &cfg->insns[i];
-
-	if (in->nmem == 1 && in->mem.base == CFG_R_RSP && in->mem.index == CFG_REG_NONE)
-		return 0;
-	return may_miss(cfg, r, i);
+	return !cfg_insn_stack_slot(&cfg->insns[i]) && may_miss(cfg, r, i);
 }
 
 /*

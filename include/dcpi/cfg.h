@@ -282,4 +282,12 @@ int cfg_find_loops(const struct cfg_graph *g, struct cfg_loop **loops, size_t *n
 		   int *node_loop, int *node_depth, struct dcpi_err *err);
 void cfg_loops_free(struct cfg_loop *loops, size_t nloops);
 
+/* A load from a slot of the stack frame (rsp and a displacement: a spill or
+ * a local, written lately): it hits L1, so it witnesses no miss
+ * (estimate/destall.c) and is not taken for one (estimate/interval.c). */
+static inline int cfg_insn_stack_slot(const struct cfg_insn *in)
+{
+	return in->nmem == 1 && in->mem.base == CFG_R_RSP && in->mem.index == CFG_REG_NONE;
+}
+
 #endif /* DCPI_CFG_H */
