@@ -129,6 +129,7 @@ static int epoch_make(struct daemon *dm, struct dcpi_err *err)
 static int flush_once(struct daemon *dm, struct dcpi_err *err)
 {
 	struct prof_epoch_meta m = dm->meta;
+	char hwnote[1024];
 	uint64_t n = 0;
 	int ret = epoch_make(dm, err);
 
@@ -137,6 +138,15 @@ static int flush_once(struct daemon *dm, struct dcpi_err *err)
 	ret = prof_epoch_begin(dm->db, dm->res->epoch, err);
 	if (!ret)
 		ret = sess_write(&dm->s, dm->db, dm->res->epoch, &n, err);
+	if (!ret && dm->s.hw) {		/* this interval's branch stacks, IBS */
+		uint64_t hw = 0;
+
+		sess_hw_import(&dm->s, dm->db, dm->res->epoch, hwnote, sizeof(hwnote), &hw);
+		dm->res->hw_samples += hw;
+		if (strstr(hwnote, "not imported"))
+			note(dm, "%s", hwnote);
+		ret = sess_hw_restart(&dm->s, err);
+	}
 	m.samples += n;
 	m.lost_samples = dm->s.lost - dm->lost_at_start;
 	m.end_ns = dcpi_wall_ns();

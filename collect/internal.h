@@ -18,6 +18,7 @@
 #ifndef DCPI_COLLECT_INTERNAL_H
 #define DCPI_COLLECT_INTERNAL_H
 
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +81,7 @@ struct smp_config {
 };
 
 struct sampler {
+	struct perf_event_attr attr[COLLECT_MAX_EVENTS];	/* as opened */
 	struct smp_ring *rings;
 	struct pollfd *pfd;
 	int n;
@@ -242,6 +244,9 @@ struct session {
 	int calibrated;
 	uint64_t randomized_ns;
 	struct sess_slices sl;		/* time slices, phases (phase.c) */
+	struct hw_spool *hw;		/* hardware evidence (hwspool.c), or NULL */
+	int tee;			/* the record just delivered goes to hw */
+	uint32_t tee_pid;		/* its process */
 };
 
 int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *err);
@@ -264,11 +269,49 @@ int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
 int sess_write(struct session *s, struct prof_db *db, const char *epoch,
 	       uint64_t *written, struct dcpi_err *err);
 void sess_clear(struct session *s);
+/* The hardware evidence into epoch (inside the caller's transaction),
+ * through opts->hw_import; what it did into note.  A failed import is a
+ * note, the file kept beside the database, never an error that loses the
+ * epoch: returns 0. */
+int sess_hw_import(struct session *s, struct prof_db *db, const char *epoch, char *note,
+		   size_t len, uint64_t *samples);
+/* A new file for the next epoch's evidence (dcpid: after each flush). */
+int sess_hw_restart(struct session *s, struct dcpi_err *err);
 /* Distinct entries and samples the tables hold, not yet written. */
 void sess_held(const struct session *s, uint64_t *entries, uint64_t *samples);
 /* The settings line of the epoch metadata; fills meta's calibration. */
 void sess_describe(const struct session *s, char *buf, size_t len,
 		   struct prof_epoch_meta *meta);
+/* printf at the end of buf's string, cut at len. */
+void col_appendf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* --- hwspool.c: hardware evidence as a perf.data ------------------------------ */
+
+struct hw_spool;
+struct hws_event {
+	struct perf_event_attr attr;
+	const char *name;
+	const uint64_t *ids;
+	size_t nids;
+};
+
+/* A new file in dir (O_EXCL, a temporary name); -errno with err filled. */
+int hws_open(struct hw_spool **out, const char *dir, struct dcpi_err *err);
+int hws_add(struct hw_spool *h, const void *rec, size_t size, struct dcpi_err *err);
+/* Write the attributes, names and ids of the n events and the header. */
+int hws_finish(struct hw_spool *h, const struct hws_event *ev, unsigned n, const char *vendor,
+	       struct dcpi_err *err);
+/* pid's mappings are in the file (its MMAP2, COMM or FORK went in). */
+int hws_seen(struct hw_spool *h, uint32_t pid, struct dcpi_err *err);
+/* Unless seen: pid's executable mappings from /proc/PID/maps as MMAP2
+ * records (a process running before the recording: attach, dcpid), with
+ * the sample_id of counter id. */
+int hws_synth(struct hw_spool *h, uint32_t pid, uint64_t id, struct dcpi_err *err);
+const char *hws_path(const struct hw_spool *h);
+uint64_t hws_samples(const struct hw_spool *h);
+/* Close; remove: unlink the file (it was ours: hws_open created it). */
+void hws_free(struct hw_spool *h, int remove);
 
 /* --- record.c ---------------------------------------------------------------- */
 

@@ -245,6 +245,9 @@ int rec_write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_met
 		ret = prof_epoch_begin(db, res->epoch, err);
 	if (!ret)
 		ret = sess_flush(s, db, res->epoch, &written, err);
+	if (!ret)
+		ret = sess_hw_import(s, db, res->epoch, res->hw_note, sizeof(res->hw_note),
+				     &res->hw_samples);
 	meta->samples = written;
 	meta->lost_samples = s->lost;
 	snprintf(meta->settings, sizeof(meta->settings), "%s", res->settings);

@@ -266,7 +266,7 @@ static int open_on(struct sampler *s, struct smp_ring *r, pid_t pid, struct dcpi
 		k = &s->ctr[s->nctr];
 		if (c->randomize && !c->freq)
 			period = rnd_period(&s->rnd, period);
-		smp_attr_init(&a, ev, period, c->freq);
+		collect_event_attr(&a, ev, period, c->freq, s->kernel);
 		attr_regs(&a, !!(s->sample_type & PERF_SAMPLE_REGS_USER));
 		if (s->sample_type & PERF_SAMPLE_CALLCHAIN) {	/* user frames: callchain.c */
 			a.sample_type |= PERF_SAMPLE_CALLCHAIN;
@@ -279,7 +279,13 @@ static int open_on(struct sampler *s, struct smp_ring *r, pid_t pid, struct dcpi
 		if (e) {		/* side-band records once per CPU is enough */
 			a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
 		}
-		fd = smp_perf_open(&a, pid, r->cpu);
+		if (ev->flags & COLLECT_EV_CPU_WIDE) {	/* every process: the import
+							 * keeps the command's */
+			if (c->ntids && pid != c->tids[0])
+				continue;
+			a.inherit = a.enable_on_exec = a.disabled = 0;
+		}
+		fd = smp_perf_open(&a, ev->flags & COLLECT_EV_CPU_WIDE ? -1 : pid, r->cpu);
 		if (fd < 0 && errno == EINVAL && !s->nctr &&
 		    (s->sample_type & PERF_SAMPLE_REGS_USER)) {
 			/* no user registers in samples here: the plain type */
@@ -294,6 +300,7 @@ static int open_on(struct sampler *s, struct smp_ring *r, pid_t pid, struct dcpi
 				return dcpi_errf(err, -ESRCH, "thread %d has exited", (int)pid);
 			return smp_open_error(err, errno, ev->name);
 		}
+		s->attr[e] = a;
 		k->fd = (int)fd;
 		k->cpu = r->cpu;
 		k->ev = e;
@@ -618,8 +625,16 @@ void smp_decoder(const struct sampler *s, struct perf_rec_attr attrs[COLLECT_MAX
 		 struct perf_decoder *d)
 {
 	for (unsigned i = 0; i < COLLECT_MAX_EVENTS; i++) {
+		const struct collect_event *ev = i < s->cfg.nevents ? s->cfg.events[i] : NULL;
+
 		memset(&attrs[i], 0, sizeof(attrs[i]));
 		attrs[i].sample_type = s->sample_type;
+		if (ev && (ev->flags & COLLECT_EV_BRANCHES)) {
+			attrs[i].sample_type |= PERF_SAMPLE_BRANCH_STACK;
+			attrs[i].branch_sample_type = PERF_SAMPLE_BRANCH_ANY;
+		}
+		if (ev && (ev->flags & COLLECT_EV_RAW))
+			attrs[i].sample_type |= PERF_SAMPLE_RAW;
 		attrs[i].regs_user = (s->sample_type & PERF_SAMPLE_REGS_USER) ?
 				     1ULL << SMP_X86_FLAGS : 0;
 		attrs[i].read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |

@@ -94,6 +94,8 @@ int sess_init(struct session *s, const struct collect_opts *o, struct dcpi_err *
 
 void sess_free(struct session *s)
 {
+	hws_free(s->hw, 1);
+	s->hw = NULL;
 	if (s->open)
 		smp_close(&s->smp);
 	smp_batch_free(&s->batch);
@@ -121,6 +123,15 @@ int sess_calibrate(struct session *s, struct dcpi_err *err)
 	return ret;
 }
 
+/* Does an event carry hardware evidence (collect/pmu.c)? */
+static int sess_hw_events(const struct session *s)
+{
+	for (unsigned e = 0; e < s->nev; e++)
+		if (s->ev[e]->flags & COLLECT_EV_HW_EVIDENCE)
+			return 1;
+	return 0;
+}
+
 int sess_open(struct session *s, pid_t pid, int kernel, struct dcpi_err *err)
 {
 	int ret;
@@ -135,6 +146,8 @@ int sess_open(struct session *s, pid_t pid, int kernel, struct dcpi_err *err)
 		s->randomized_ns = mono_ns();
 		smp_decoder(&s->smp, s->rattr, &s->dec);
 	}
+	if (!ret)
+		ret = sess_hw_restart(s, err);
 	return ret;
 }
 
@@ -206,6 +219,8 @@ static int on_sample(void *ctx, const struct perf_sample *ps, struct dcpi_err *e
 		s->stepped++;
 		return 0;
 	}
+	s->tee = (s->ev[ps->attr]->flags & COLLECT_EV_HW_EVIDENCE) != 0;
+	s->tee_pid = ps->pid;
 	if (s->sl.slice_ns && (ret = slice_at(s, sm.time, err)))
 		return ret;
 	/* user-mode samples only: a kernel sample's user chain would give
@@ -284,6 +299,52 @@ static int on_throttle(void *ctx, const struct perf_throttle *t, struct dcpi_err
 	return 0;
 }
 
+/* What the importer needs beside the evidence samples: the processes and
+ * their mappings (tools/perf's side-band records), and what was lost. */
+static int side_band(uint32_t type)
+{
+	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
+	       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
+	       type == PERF_RECORD_EXIT || type == PERF_RECORD_LOST;
+}
+
+/* The id the first event's counters carry (side-band records name it). */
+static uint64_t sess_hw_id(const struct session *s)
+{
+	for (int k = 0; k < s->smp.nctr; k++)
+		if (s->smp.ctr[k].ev == 0)
+			return s->smp.ctr[k].id;
+	return 0;
+}
+
+/* One record to the callbacks, and to the hardware evidence when it is. */
+static int deliver(struct session *s, const struct perf_tool *t, const uint8_t *rec,
+		   size_t off, struct dcpi_err *err)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	int ret;
+
+	s->tee = 0;
+	ret = perf_rec_deliver(&s->dec, t, rec, off, err);
+	if (ret || !s->hw)
+		return ret;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (!s->tee)
+			return 0;
+		/* a process that ran before the counters: its maps from /proc */
+		ret = hws_synth(s->hw, s->tee_pid, sess_hw_id(s), err);
+	} else if (!side_band(h->type)) {
+		return 0;
+	} else if (h->type != PERF_RECORD_EXIT && h->type != PERF_RECORD_LOST &&
+		   h->size >= 12) {
+		uint32_t pid;
+
+		memcpy(&pid, rec + 8, 4);
+		ret = hws_seen(s->hw, pid, err);
+	}
+	return ret ? ret : hws_add(s->hw, rec, h->size, err);
+}
+
 static const struct perf_tool sess_tool = {
 	.sample = on_sample, .mmap = on_mmap, .comm = on_comm, .fork = on_fork,
 	.exit = on_task_exit, .lost = on_lost, .throttle = on_throttle,
@@ -313,7 +374,7 @@ int sess_feed(struct session *s, const uint8_t *buf, size_t len, struct dcpi_err
 		    size > len - at)
 			return dcpi_errf(err, -EINVAL, "records: the one at offset %zu is cut "
 					 "short", at);
-		ret = perf_rec_deliver(&s->dec, &t, buf + at, at, err);
+		ret = deliver(s, &t, buf + at, at, err);
 		at += size;
 	}
 	return ret ? ret : end_batch(s, err);
@@ -333,8 +394,7 @@ int sess_drain(struct session *s, struct dcpi_err *err)
 	if (!ret)
 		ret = smp_drain(&s->smp, &s->batch, err);
 	for (size_t i = 0; i < s->batch.n && !ret; i++)
-		ret = perf_rec_deliver(&s->dec, &t, s->batch.buf + s->batch.r[i].off,
-				       s->batch.r[i].off, err);
+		ret = deliver(s, &t, s->batch.buf + s->batch.r[i].off, s->batch.r[i].off, err);
 	if (!ret)
 		return end_batch(s, err);
 	maps_reap(s->maps);
@@ -420,10 +480,7 @@ int sess_flush(struct session *s, struct prof_db *db, const char *epoch,
 	return ret;
 }
 
-static void append(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void append(char *buf, size_t len, const char *fmt, ...)
+void col_appendf(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t n = strlen(buf);
 	va_list ap;
@@ -442,49 +499,51 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 	const char *why;
 
 	buf[0] = '\0';
-	append(buf, len, "event=");
+	col_appendf(buf, len, "event=");
 	for (unsigned i = 0; i < s->nev; i++)
-		append(buf, len, "%s%s", i ? "," : "", s->ev[i]->name);
+		col_appendf(buf, len, "%s%s", i ? "," : "", s->ev[i]->name);
 	if (s->cfg.freq)
-		append(buf, len, " freq=%" PRIu64 "Hz", s->cfg.freq);
+		col_appendf(buf, len, " freq=%" PRIu64 "Hz", s->cfg.freq);
 	else
-		append(buf, len, " period=%" PRIu64 "%s", s->cfg.period ? s->cfg.period :
+		col_appendf(buf, len, " period=%" PRIu64 "%s", s->cfg.period ? s->cfg.period :
 		       ev->default_period, ev->unit);
-	append(buf, len, s->cfg.pid < 0 ? " system-wide" : " inherit=1");
-	append(buf, len, s->kernel ? " user+kernel" : " user-only");
-	append(buf, len, " rings=%d", s->nrings);
+	col_appendf(buf, len, s->cfg.pid < 0 ? " system-wide" : " inherit=1");
+	col_appendf(buf, len, s->kernel ? " user+kernel" : " user-only");
+	col_appendf(buf, len, " rings=%d", s->nrings);
 	if (s->cfg.randomize)
-		append(buf, len, " random=15/16 every=%dms seed=%" PRIu64, SESS_RANDOM_MS,
+		col_appendf(buf, len, " random=15/16 every=%dms seed=%" PRIu64, SESS_RANDOM_MS,
 		       s->cfg.seed);
 	else if (!s->cfg.freq)
-		append(buf, len, " fixed-period");
+		col_appendf(buf, len, " fixed-period");
 	if (s->calibrated)
-		append(buf, len, " calibrated cycles_per_sample=%.1f cycles_per_ns=%.4f "
+		col_appendf(buf, len, " calibrated cycles_per_sample=%.1f cycles_per_ns=%.4f "
 		       "tsc_per_ns=%.4f cal_samples=%" PRIu64, s->cal.cycles_per_sample,
 		       s->cal.cycles_per_ns, s->cal.tsc_per_ns, s->cal.samples);
 	else
-		append(buf, len, " uncalibrated");
+		col_appendf(buf, len, " uncalibrated");
 	if (s->throttled)
-		append(buf, len, " throttled=%" PRIu64, s->throttled);
+		col_appendf(buf, len, " throttled=%" PRIu64, s->throttled);
 	if (s->self)
-		append(buf, len, " self=%" PRIu64, s->self);
+		col_appendf(buf, len, " self=%" PRIu64, s->self);
 	if (s->stepped)
-		append(buf, len, " stepped=%" PRIu64, s->stepped);
+		col_appendf(buf, len, " stepped=%" PRIu64, s->stepped);
 	if (maps_jit_refused(s->maps, &why))
-		append(buf, len, " jit_refused=%u (%s)", maps_jit_refused(s->maps, &why), why);
+		col_appendf(buf, len, " jit_refused=%u (%s)", maps_jit_refused(s->maps, &why), why);
 	if (s->cg) {
 		struct cg_table_stats st;
 
 		cg_table_stats(s->cg, &st);
-		append(buf, len, " call-graph=fp chains=%" PRIu64 " no_user=%" PRIu64 " cut=%"
+		col_appendf(buf, len, " call-graph=fp chains=%" PRIu64 " no_user=%" PRIu64 " cut=%"
 		       PRIu64, st.samples, st.no_user, st.cut);
 	}
 	if (s->ht_samples)
-		append(buf, len, " table=%s:%" PRIu64 "/%" PRIu64, ht_policy_name(HT_DEFAULT_POLICY),
+		col_appendf(buf, len, " table=%s:%" PRIu64 "/%" PRIu64, ht_policy_name(HT_DEFAULT_POLICY),
 		       s->ht_entries, s->ht_samples);
 	for (unsigned i = 0; i < s->nev; i++)
-		append(buf, len, " event:%s enabled=%" PRIu64 " running=%" PRIu64,
+		col_appendf(buf, len, " event:%s enabled=%" PRIu64 " running=%" PRIu64,
 		       s->ev[i]->name, s->counts[i].enabled, s->counts[i].running);
+	if (s->opts->pmu)	/* what the machine offered and what was taken */
+		col_appendf(buf, len, " [%s]", s->opts->pmu);
 	if (meta && s->calibrated) {
 		meta->calibrated = 1;
 		meta->cycles_per_sample = s->cal.cycles_per_sample;
@@ -492,4 +551,79 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 	} else if (meta && s->cal.cycles_per_ns > 0) {
 		meta->cycles_per_ns = s->cal.cycles_per_ns;
 	}
+}
+
+/* The events as opened, with their counters' ids, for the file's header. */
+static int hw_events(const struct session *s, struct hws_event *ev, uint64_t **ids)
+{
+	const struct sampler *m = &s->smp;
+
+	for (unsigned e = 0; e < s->nev; e++) {
+		ev[e].attr = m->attr[e];
+		ev[e].name = s->ev[e]->name;
+		ids[e] = calloc((size_t)m->nctr + 1, sizeof(uint64_t));
+		if (!ids[e])
+			return -ENOMEM;
+		ev[e].nids = 0;
+		for (int k = 0; k < m->nctr; k++)
+			if (m->ctr[k].ev == e)
+				ids[e][ev[e].nids++] = m->ctr[k].id;
+		ev[e].ids = ids[e];
+	}
+	return 0;
+}
+
+/* A failed import: the file kept as dir/hw-EPOCH.perf.data (a new name,
+ * link(2) never replaces one), and the note says where. */
+static void hw_keep(struct session *s, const char *epoch, char *note, size_t len,
+		    const char *why)
+{
+	const char *dir = s->opts->hw_spool_dir ? s->opts->hw_spool_dir : s->opts->db_dir;
+	char kept[512];
+
+	snprintf(kept, sizeof(kept), "%s/hw-%s.perf.data", dir, epoch);
+	if (link(hws_path(s->hw), kept))
+		snprintf(kept, sizeof(kept), "nowhere (%s)", strerror(errno));
+	snprintf(note, len, "hardware evidence not imported: %.300s; the perf.data is kept "
+		 "in %s (dcpi import can read it)", why, kept);
+}
+
+int sess_hw_import(struct session *s, struct prof_db *db, const char *epoch, char *note,
+		   size_t len, uint64_t *samples)
+{
+	struct hws_event ev[COLLECT_MAX_EVENTS];
+	uint64_t *ids[COLLECT_MAX_EVENTS] = { 0 };
+	struct dcpi_err e2 = { 0 };
+	int ret;
+
+	note[0] = '\0';
+	if (!s->hw)
+		return 0;
+	*samples = hws_samples(s->hw);
+	ret = hw_events(s, ev, ids);
+	if (ret)
+		dcpi_errf(&e2, ret, "out of memory");
+	if (!ret)
+		ret = hws_finish(s->hw, ev, s->nev, s->opts->hw_vendor ? s->opts->hw_vendor : "",
+				 &e2);
+	if (!ret && *samples)
+		ret = s->opts->hw_import(hws_path(s->hw), db, epoch, note, len, &e2);
+	else if (!ret)
+		snprintf(note, len, "no hardware evidence samples (branch stacks, IBS) in this "
+			 "run");
+	if (ret)
+		hw_keep(s, epoch, note, len, e2.msg);
+	for (unsigned e = 0; e < s->nev; e++)
+		free(ids[e]);
+	hws_free(s->hw, 1);
+	s->hw = NULL;
+	return 0;
+}
+
+int sess_hw_restart(struct session *s, struct dcpi_err *err)
+{
+	if (s->hw || !s->opts->hw_import || !sess_hw_events(s))
+		return 0;
+	return hws_open(&s->hw, s->opts->hw_spool_dir ? s->opts->hw_spool_dir : s->opts->db_dir,
+			err);
 }

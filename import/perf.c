@@ -149,6 +149,8 @@ struct pf {
 	struct cg_table *cg;		/* call chains (perf record -g; callgraph.h) */
 	/* IBS op and PEBS memory samples (import/ibs.c): kind per attribute */
 	struct imp_hw *hw;
+	int hw_only;		/* import_opts.into_epoch: branch records and
+				 * IBS/PEBS only, into an epoch being written */
 	int *hw_kind;
 	/* the kernel's vmlinux (pf_kernel_vm) */
 	int vm_state;			/* 0 not tried, 1 in use, -1 none */
@@ -798,8 +800,9 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", f->path);
 	pf_sample_time(f, s->time);
 	f->st->samples++;
-	ret = imp_table_add(f->tab, image, s->attr, offset, 1, err);
-	if (!ret && s->nr_callchain && sp == MAPS_USER && image != MAPS_UNKNOWN)
+	/* into a live epoch: its pc samples are the collector's already */
+	ret = f->hw_only ? 0 : imp_table_add(f->tab, image, s->attr, offset, 1, err);
+	if (!ret && !f->hw_only && s->nr_callchain && sp == MAPS_USER && image != MAPS_UNKNOWN)
 		ret = cg_table_add(f->cg, f->maps, s->pid, s->attr, s->callchain, s->nr_callchain,
 				   err);
 	if (!ret && f->hw_kind[s->attr] && image != MAPS_UNKNOWN)
@@ -1070,7 +1073,9 @@ static int pf_write_paths(struct pf *f, struct prof_db *db, struct dcpi_err *err
 		ret = path_profile_normalize(p);
 		if (ret < 0)
 			return dcpi_errf(err, ret, "%s: out of memory", f->path);
-		ret = path_epoch_write(db, f->st->epoch, p, err);
+		/* into a live epoch: its path files are the runtime's (the
+		 * counts are in the branch-record file, pf_write_lbr) */
+		ret = f->hw_only ? 0 : path_epoch_write(db, f->st->epoch, p, err);
 		if (ret < 0)
 			return ret;
 		edges += p->nedges;
@@ -1408,6 +1413,7 @@ int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import
 	f.opts = o;
 	f.len = len;
 	f.buf = buf;
+	f.hw_only = o && o->into_epoch;
 	ret = pf_read_header(&f, err);
 	if (!ret)
 		ret = pf_decoder(&f, err);
@@ -1439,11 +1445,14 @@ int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import
 				st->truncated ? " (" : "", st->truncated ? "truncated)" : "");
 		goto out;
 	}
-	ret = imp_epoch_begin(db, st, err);
+	if (f.hw_only)
+		snprintf(st->epoch, sizeof(st->epoch), "%s", o->into_epoch);
+	else
+		ret = imp_epoch_begin(db, st, err);
 	if (!ret)
 		ret = imp_table_flush(f.tab, pf_image_id, NULL, &f, f.events,
 				      f.nattrs + IMP_HW_NEVENTS, db, st->epoch, st, err);
-	if (!ret)
+	if (!ret && !f.hw_only)
 		ret = pf_write_cg(&f, db, err);
 	if (!ret)
 		ret = pf_write_paths(&f, db, err);
@@ -1460,6 +1469,8 @@ int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import
 		pf_note_missing(&f);
 	if (!ret)
 		pf_note_kernel(&f);
+	if (f.hw_only)
+		goto out;	/* the collector writes the meta and commits */
 	if (!ret)
 		ret = pf_write_meta(&f, db, err);
 	ret = imp_epoch_end(db, path, st, ret, err);

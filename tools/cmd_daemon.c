@@ -160,6 +160,7 @@ int cmd_daemon(int argc, char **argv)
 	}
 	if (optind < argc)
 		return tool_fail("%s: unexpected argument", argv[optind]);
+	opts.hw_import = tool_hw_import;	/* each flush's branch stacks, IBS */
 	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
 	opts.db_dir = tool_db_dir(db);
@@ -183,5 +184,8 @@ int cmd_daemon(int argc, char **argv)
 			(unsigned long long)res.flushes,
 			res.kernel ? "user and kernel" : "user only", opts.db_dir,
 			res.epochs ? res.epoch : "(none: nothing sampled)");
+	if (!quiet && res.hw_samples)
+		fprintf(stderr, "%s: %llu branch-stack and IBS samples imported as counts\n",
+			tool_name, (unsigned long long)res.hw_samples);
 	return 0;
 }

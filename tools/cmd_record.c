@@ -215,6 +215,7 @@ int cmd_record(int argc, char **argv)
 		usage(stderr);
 		return tool_fail("no command to run");
 	}
+	opts.hw_import = tool_hw_import;	/* branch stacks, IBS: into the epoch */
 	if (tool_sampling_finish(&opts, event, quiet))
 		return 1;
 	if ((at.nids || at.duration_seconds > 0) && plan)
@@ -274,6 +275,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "%s: %llu samples (%llu lost) of %s into %s/%s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
 			opts.events[0]->name, opts.db_dir, res.epoch);
+	if (!quiet && res.hw_note[0])
+		fprintf(stderr, "%s: %s\n", tool_name, res.hw_note);
 	if (!quiet && plan)
 		fprintf(stderr, "%s: plan %s: %llu procedures marked (%llu dropped), %llu calls "
 			"caught at their entries\n", tool_name, plan_file,

@@ -70,7 +70,6 @@ int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
 int tool_sampling_finish(struct collect_opts *o, const char *events, int quiet)
 {
 	struct dcpi_err err = { 0 };
-	int ret;
 
 	if (o->period && o->freq)
 		return tool_fail("--count and --freq: give one or the other");
@@ -79,12 +78,5 @@ int tool_sampling_finish(struct collect_opts *o, const char *events, int quiet)
 			return tool_fail("%s", err.msg);
 		return 0;
 	}
-	ret = collect_event_default(&o->events[0], &err);
-	if (ret < 0)
-		return tool_fail("%s", err.msg);
-	if (ret && !quiet)
-		fprintf(stderr, "%s: note: cycles is not supported on this machine "
-			"(no hardware PMU); sampling cpu-clock\n", tool_name);
-	o->nevents = 1;
-	return 0;
+	return tool_pmu_events(o, quiet);
 }

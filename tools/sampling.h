@@ -42,4 +42,11 @@ int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
  * Returns 0, or 1 after printing why. */
 int tool_sampling_finish(struct collect_opts *o, const char *events, int quiet);
 
+/* tools/hw_evidence.c: the default events from what the PMU offers (branch
+ * stacks and IBS only when o->hw_import is set), said on stderr unless
+ * quiet; the importer dcpi record and dcpid give the collector. */
+int tool_pmu_events(struct collect_opts *o, int quiet);
+int tool_hw_import(const char *perf_data, struct prof_db *db, const char *epoch, char *note,
+		   size_t len, struct dcpi_err *err);
+
 #endif /* DCPI_TOOLS_SAMPLING_H */

@@ -36,7 +36,21 @@ struct collect_event {
 	uint64_t config;	/* PERF_COUNT_* */
 	const char *unit;	/* what a period counts: "ns" or "events" */
 	uint64_t default_period;
+	unsigned flags;		/* COLLECT_EV_*: what a sample carries beyond the pc */
 };
+
+/*
+ * Hardware evidence (collect/pmu.c): a sample that carries the last taken
+ * branches (Intel LBR, AMD BRS / LbrExtV2), or the PMU's raw record (AMD
+ * IBS op); an event the kernel takes only per CPU, not per task (the
+ * collector then opens it on every CPU for every process and the import
+ * keeps the command's).  Samples of such events are kept as a perf.data
+ * (collect/hwspool.c) and imported into the epoch (collect_opts.hw_import).
+ */
+#define COLLECT_EV_BRANCHES	1u
+#define COLLECT_EV_RAW		2u
+#define COLLECT_EV_CPU_WIDE	4u
+#define COLLECT_EV_HW_EVIDENCE	(COLLECT_EV_BRANCHES | COLLECT_EV_RAW)
 
 #define COLLECT_MAX_EVENTS 8
 
@@ -66,6 +80,55 @@ int collect_event_default(const struct collect_event **out, struct dcpi_err *err
 /* "cycles,branch-misses" -> out[0..*n); unknown or repeated names are errors. */
 int collect_events_parse(const char *list, const struct collect_event **out,
 			 unsigned *n, struct dcpi_err *err);
+
+/*
+ * What this machine's PMU offers (collect/pmu.c, docs/collect.md "Hardware
+ * evidence"), found from sysfs and /proc/cpuinfo under a root ("/" on the
+ * machine, a constructed tree in tests) and confirmed by opening each event
+ * through open (perf_event_open; a stand-in in tests).
+ */
+struct perf_event_attr;
+typedef long (*collect_open_fn)(struct perf_event_attr *a, int pid, int cpu, void *arg);
+
+struct collect_pmu {
+	char vendor[16];		/* "AMD", "Intel" or "" */
+	int hardware;			/* cycles and instructions can be sampled */
+	unsigned branch_depth;		/* caps/branches: stack entries, 0 = none */
+	char branch_kind[8];		/* "lbr", "brs", "lbrv2" or "" */
+	int branches;			/* the taken-branch event with stacks opened */
+	int ibs_op_type;		/* the ibs_op PMU's type, -1 = none */
+	int ibs;			/* ibs_op opened */
+	int ibs_cpu_wide;		/* only per CPU (the kernel refused per task) */
+	/* the events that carry them, made for this machine */
+	struct collect_event branch_ev, ibs_ev;
+	char why[256];			/* what was not taken and why, for the settings */
+};
+
+/* Find and confirm what root's machine offers; 0 even when it is nothing
+ * (a VM: hardware 0).  open NULL = perf_event_open. */
+int collect_pmu_detect(const char *root, collect_open_fn open, void *arg,
+		       struct collect_pmu *p, struct dcpi_err *err);
+/* The events a recording takes by default on p's machine: cycles,
+ * instructions, the taken branches with their stacks, ibs_op; cpu-clock
+ * alone without a PMU.  *n <= COLLECT_MAX_EVENTS. */
+void collect_pmu_events(const struct collect_pmu *p, const struct collect_event **out,
+			unsigned *n);
+/* One line: what was taken ("cycles, instructions, branch stacks (lbr, 32
+ * entries), ibs_op") or "no PMU (cpu-clock)", and what was not and why. */
+void collect_pmu_describe(const struct collect_pmu *p, char *buf, size_t len);
+/* The attribute the collector opens for ev (shared by the sampler, the
+ * probe and the tests): kernel = kernel code sampled too. */
+void collect_event_attr(struct perf_event_attr *a, const struct collect_event *ev,
+			uint64_t period, uint64_t freq, int kernel);
+
+struct prof_db;
+
+/* Hardware evidence into the epoch being written: the tool gives the
+ * importer (tools/cmd_record.c: import_perf_opts into an open epoch);
+ * note gets what it did, for the tool to print. */
+typedef int (*collect_hw_import_fn)(const char *perf_data, struct prof_db *db,
+				    const char *epoch, char *note, size_t len,
+				    struct dcpi_err *err);
 
 struct collect_opts {
 	const struct collect_event *event;	/* one event, when nevents is 0 */
@@ -114,6 +177,13 @@ struct collect_opts {
 	 * /proc/kallsyms by the reports) when perf_event_paranoid lets this
 	 * user; no_kernel leaves it out (exclude_kernel). */
 	int no_kernel;
+	/* Samples of COLLECT_EV_HW_EVIDENCE events: kept as a perf.data in
+	 * hw_spool_dir (NULL: the database's folder) and given to hw_import
+	 * before the epoch commits; without hw_import they are only counted. */
+	collect_hw_import_fn hw_import;
+	const char *hw_spool_dir;
+	const char *hw_vendor;	/* collect_pmu.vendor: the file's CPUID */
+	const char *pmu;	/* collect_pmu_describe's line, for the settings */
 };
 
 /* What collect_daemon() does beyond collect_opts (pending_signal is unused:
@@ -146,6 +216,7 @@ struct collect_daemon_result {
 				 * last flush failed) */
 	unsigned epochs;	/* epochs written */
 	int kernel;		/* kernel code was sampled */
+	uint64_t hw_samples;	/* branch stacks and IBS samples imported */
 	char epoch[64];		/* the last epoch */
 };
 
@@ -172,6 +243,10 @@ struct collect_result {
 	/* The plan: procedures marked (with a breakpoint), dropped (their image
 	 * changed), and calls caught at the breakpoints. */
 	uint64_t plan_marks, plan_breakpoints, plan_dropped, plan_calls;
+	/* Hardware evidence: samples kept for the import, what it said (or
+	 * why it failed, and where the perf.data was left). */
+	uint64_t hw_samples;
+	char hw_note[1024];
 };
 
 /* The plan file of `--plan spec`: spec itself, or for "auto" the plan.txt

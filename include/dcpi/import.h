@@ -72,6 +72,11 @@ int import_file(const char *path, struct prof_db *db, struct import_stats *st,
  */
 struct import_opts {
 	struct img_locate_opts find;
+	/* Add only the branch records and the IBS/PEBS samples into this
+	 * epoch, which the caller has begun and will commit (the live
+	 * collector's hardware evidence, collect/hwspool.c); NULL: a new
+	 * epoch of everything. */
+	const char *into_epoch;
 };
 int import_file_opts(const char *path, const struct import_opts *o, struct prof_db *db,
 		     struct import_stats *st, struct dcpi_err *err);
