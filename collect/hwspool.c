@@ -121,6 +121,13 @@ static int seen_add(struct hw_spool *h, uint32_t pid)
 	return 0;
 }
 
+int hws_has(const struct hw_spool *h, uint32_t pid)
+{
+	size_t at;
+
+	return seen_pos(h, pid, &at);
+}
+
 int hws_seen(struct hw_spool *h, uint32_t pid, struct dcpi_err *err)
 {
 	if (seen_add(h, pid))

@@ -237,6 +237,7 @@ struct session {
 	uint64_t ev_samples[COLLECT_MAX_EVENTS], period_sum[COLLECT_MAX_EVENTS];
 	uint64_t samples, unknown, lost, throttled, self;
 	uint64_t stepped;	/* taken inside path bursts, left out */
+	uint64_t foreign;	/* a per-CPU event's samples of other processes */
 	uint32_t self_pid;		/* samples of this pid are left out; 0 = none */
 	struct smp_count counts[COLLECT_MAX_EVENTS];
 	struct cal_result cal;
@@ -302,8 +303,10 @@ int hws_add(struct hw_spool *h, const void *rec, size_t size, struct dcpi_err *e
 /* Write the attributes, names and ids of the n events and the header. */
 int hws_finish(struct hw_spool *h, const struct hws_event *ev, unsigned n, const char *vendor,
 	       struct dcpi_err *err);
-/* pid's mappings are in the file (its MMAP2, COMM or FORK went in). */
+/* pid's mappings are in the file (its MMAP2, COMM or FORK went in);
+ * hws_has: are they? */
 int hws_seen(struct hw_spool *h, uint32_t pid, struct dcpi_err *err);
+int hws_has(const struct hw_spool *h, uint32_t pid);
 /* Unless seen: pid's executable mappings from /proc/PID/maps as MMAP2
  * records (a process running before the recording: attach, dcpid), with
  * the sample_id of counter id. */

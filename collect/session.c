@@ -200,6 +200,24 @@ static int slice_at(struct session *s, uint64_t t, struct dcpi_err *err)
 	return ret ? ret : ssl_end(&s->sl, s->agg, k, err);
 }
 
+/*
+ * Is pid one of the recording's?  An event the kernel takes only per CPU
+ * (IBS on some kernels, COLLECT_EV_CPU_WIDE) samples every process: the
+ * command's are those whose side-band the per-task counters gave (their
+ * exec, fork, mappings: hwspool.c's set), the attached ones' their threads.
+ */
+static int sess_ours(const struct session *s, uint32_t pid)
+{
+	if (s->cfg.pid < 0)
+		return 1;	/* system-wide: every process is */
+	if (s->hw && hws_has(s->hw, pid))
+		return 1;
+	for (size_t i = 0; i < s->cfg.ntids; i++)
+		if ((uint32_t)s->cfg.tids[i] == pid)
+			return 1;
+	return 0;
+}
+
 /* --- the records' callbacks (include/dcpi/perf_records.h) ------------------ */
 
 static int on_sample(void *ctx, const struct perf_sample *ps, struct dcpi_err *err)
@@ -217,6 +235,10 @@ static int on_sample(void *ctx, const struct perf_sample *ps, struct dcpi_err *e
 	}
 	if (sm.stepped) {	/* inside a path burst: the runtime's, not the program's */
 		s->stepped++;
+		return 0;
+	}
+	if ((s->ev[ps->attr]->flags & COLLECT_EV_CPU_WIDE) && !sess_ours(s, sm.pid)) {
+		s->foreign++;
 		return 0;
 	}
 	s->tee = (s->ev[ps->attr]->flags & COLLECT_EV_HW_EVIDENCE) != 0;
@@ -527,6 +549,8 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		col_appendf(buf, len, " self=%" PRIu64, s->self);
 	if (s->stepped)
 		col_appendf(buf, len, " stepped=%" PRIu64, s->stepped);
+	if (s->foreign)
+		col_appendf(buf, len, " other_processes=%" PRIu64, s->foreign);
 	if (maps_jit_refused(s->maps, &why))
 		col_appendf(buf, len, " jit_refused=%u (%s)", maps_jit_refused(s->maps, &why), why);
 	if (s->cg) {
