@@ -649,6 +649,31 @@ static void test_import_fails(void **state)
 	import_fails = 0;
 }
 
+/* -e names the PMU's events too; where they are not offered (this VM), the
+ * command says so and runs nothing, and an unknown name lists them. */
+static void test_events_named(void **state)
+{
+	const char *dcpi = getenv("DCPI_BIN");
+	char cmd[PATH_MAX * 2], text[4096];
+	struct stat sb;
+
+	(void)state;
+	if (!dcpi)
+		skip();
+	snprintf(cmd, sizeof(cmd), "'%s' record -e nope -- true 2>&1", dcpi);
+	assert_int_not_equal(tu_sh_out(cmd, text, sizeof(text)), 0);
+	assert_non_null(strstr(text, "nope: unknown event"));
+	assert_non_null(strstr(text, "branches-taken, ibs_op"));
+	if (!stat("/sys/bus/event_source/devices/cpu", &sb))
+		return;		/* a PMU: whether it offers them is the machine's */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' record -e cpu-clock,branches-taken -- true 2>&1",
+		 tmpdir, dcpi);
+	assert_int_not_equal(tu_sh_out(cmd, text, sizeof(text)), 0);
+	assert_non_null(strstr(text, "branches-taken: not offered on this machine"));
+	snprintf(cmd, sizeof(cmd), "%s/dcpidb", tmpdir);
+	assert_int_not_equal(stat(cmd, &sb), 0);	/* nothing recorded */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_live_ibs),
 		cmocka_unit_test(test_live_synth),
 		cmocka_unit_test(test_import_fails),
+		cmocka_unit_test(test_events_named),
 	};
 
 	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);

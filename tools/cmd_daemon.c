@@ -49,7 +49,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s [options]   (or %s)\n"
 		"  -e, --event LIST      comma-separated, of %s;\n"
-		"                        default cycles, or cpu-clock without a PMU\n"
+		"                        (and branches-taken, ibs_op where the PMU offers them);\n"
+		"                        default cycles, instructions and those, else cpu-clock\n"
 		"  -c, --count N         sample every N events (ns for the clocks)\n"
 		"  -F, --freq HZ         sample HZ times a second instead\n"
 		"  -g, --call-graph fp   user call chains by frame pointers\n"

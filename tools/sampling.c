@@ -69,14 +69,10 @@ int tool_sampling_option(int c, const char *arg, struct collect_opts *o,
 
 int tool_sampling_finish(struct collect_opts *o, const char *events, int quiet)
 {
-	struct dcpi_err err = { 0 };
 
 	if (o->period && o->freq)
 		return tool_fail("--count and --freq: give one or the other");
-	if (events) {
-		if (collect_events_parse(events, o->events, &o->nevents, &err))
-			return tool_fail("%s", err.msg);
-		return 0;
-	}
+	if (events)
+		return tool_events_parse(o, events);
 	return tool_pmu_events(o, quiet);
 }

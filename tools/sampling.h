@@ -46,6 +46,9 @@ int tool_sampling_finish(struct collect_opts *o, const char *events, int quiet);
  * stacks and IBS only when o->hw_import is set), said on stderr unless
  * quiet; the importer dcpi record and dcpid give the collector. */
 int tool_pmu_events(struct collect_opts *o, int quiet);
+/* -e's list into o: the named events and the PMU's (branches-taken,
+ * ibs_op) where offered; 0, or 1 after printing why not. */
+int tool_events_parse(struct collect_opts *o, const char *list);
 int tool_hw_import(const char *perf_data, struct prof_db *db, const char *epoch, char *note,
 		   size_t len, struct dcpi_err *err);
 
