@@ -46,20 +46,121 @@ static int block_of(const struct cfg *cfg, uint32_t i)
 	return cfg_block_at(cfg, cfg->insns[i].addr);
 }
 
+/* Registers a call leaves as they were (the SysV ABI's callee-saved). */
+#define KEPT_BY_CALL (CFG_RBIT(CFG_R_RBX) | CFG_RBIT(CFG_R_RSP) | CFG_RBIT(CFG_R_RBP) | \
+		      CFG_RBIT(CFG_R_R12) | CFG_RBIT(CFG_R_R13) | CFG_RBIT(CFG_R_R14) | \
+		      CFG_RBIT(CFG_R_R15))
+#define MAX_LOOP_BLOCKS 64	/* loops followed round; larger ones are not */
+
+/* Does instruction j read a register of fed (as an operand or in its
+ * address)? */
+static int reads_fed(const struct cfg_insn *j, uint64_t fed)
+{
+	if (j->flags & CFG_I_ZERO_IDIOM)
+		return 0;
+	if (j->regs_read & GPRS & fed)
+		return 1;
+	return j->nmem && ((j->mem.base != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.base))) ||
+			   (j->mem.index != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.index))));
+}
+
+/* The registers fed by the load after instructions [from, to): one that
+ * reads a fed register feeds what it writes; one that writes a register
+ * from others only clears it; a call keeps only the callee-saved ones. */
+static uint64_t carry(const struct cfg *cfg, uint32_t from, uint32_t to, uint64_t fed)
+{
+	for (uint32_t k = from; k < to && fed; k++) {
+		const struct cfg_insn *j = &cfg->insns[k];
+
+		if (j->flags & CFG_I_CALL)
+			fed &= KEPT_BY_CALL;
+		else if (reads_fed(j, fed))
+			fed |= j->regs_written & GPRS;
+		else
+			fed &= ~(j->regs_written & GPRS);
+	}
+	return fed;
+}
+
+/* Index of block c among loop lp's blocks, -1 when not in it. */
+static int loop_index(const struct cfg_loop *lp, uint32_t c)
+{
+	for (uint32_t k = 0; k < lp->nblocks; k++)
+		if (lp->blocks[k] == c)
+			return (int)k;
+	return -1;
+}
+
+/* What every path into loop block k from inside the loop carries: the
+ * meet (intersection) of its in-loop predecessors' out[]. */
+static uint64_t carried_in(const struct cfg *cfg, const struct cfg_loop *lp, uint32_t k,
+			   const uint64_t *out)
+{
+	const struct cfg_block *bl = &cfg->blocks[lp->blocks[k]];
+	uint64_t in = GPRS;
+	int any = 0;
+
+	for (uint32_t e = 0; e < bl->npred; e++) {
+		int p = loop_index(lp, cfg->edges[bl->pred[e]].from);
+
+		if (p >= 0)
+			in &= out[p], any = 1;
+	}
+	return any ? in : 0;
+}
+
+/*
+ * Must the registers fed after load i (in block b, whose innermost loop is
+ * lp) reach i's address again round the loop, on every path?  A forward
+ * dataflow over the loop's blocks from i's own block, meeting paths by
+ * intersection, so that a register one branch of an if overwrites from
+ * elsewhere does not count (conservative: a chain claimed is a chain on
+ * every path).
+ */
+static int fed_round_loop(const struct cfg *cfg, uint32_t i, int b, uint64_t fed, uint64_t addr)
+{
+	const struct cfg_loop *lp;
+	const struct cfg_block *bb = &cfg->blocks[b];
+	uint64_t out[MAX_LOOP_BLOCKS];
+	int kb, changed = 1;
+
+	if (bb->loop < 0 || (size_t)bb->loop >= cfg->nloops)
+		return 0;
+	lp = &cfg->loops[bb->loop];
+	kb = loop_index(lp, (uint32_t)b);
+	if (kb < 0 || lp->nblocks > MAX_LOOP_BLOCKS)
+		return 0;
+	for (uint32_t k = 0; k < lp->nblocks; k++)
+		out[k] = GPRS;		/* top: nothing yet known to clear */
+	out[kb] = carry(cfg, i + 1, bb->first + bb->n, fed);
+	for (uint32_t round = 0; changed && round <= lp->nblocks + 1; round++) {
+		changed = 0;
+		for (uint32_t k = 0; k < lp->nblocks; k++) {
+			const struct cfg_block *bl = &cfg->blocks[lp->blocks[k]];
+			uint64_t o;
+
+			if ((int)k == kb)
+				continue;
+			o = carry(cfg, bl->first, bl->first + bl->n, carried_in(cfg, lp, k, out));
+			changed |= o != out[k];
+			out[k] = o;
+		}
+	}
+	return (carry(cfg, bb->first, i, carried_in(cfg, lp, (uint32_t)kb, out)) & addr) != 0;
+}
+
 /*
  * Is load i fed by its own result: does its address, the next time round its
  * loop, depend on the value it loads?  Its base or index register is one it
- * writes (i = next[i], p = p->next), or, in a block that loops on itself, a
- * register computed from it on the way round (p = p->next through another
- * register, a load of a field then of the next node).  An instruction that
- * reads a register so fed feeds what it writes; one that writes a register
- * from others only clears it.
+ * writes (i = next[i], p = p->next), or a register computed from it on the
+ * way round its innermost loop, through however many blocks (p = p->next
+ * through another register, a load of a field then of the next node, a
+ * chain carried past an if inside the loop: gzip's hash chain).
  */
 int est_replay_self_fed(const struct cfg *cfg, uint32_t i)
 {
 	const struct cfg_insn *in = &cfg->insns[i];
 	uint64_t addr = 0, fed = in->regs_written & GPRS;
-	uint32_t first, n;
 	int b;
 
 	if (!(in->flags & CFG_I_LOAD) || in->nmem != 1 || in->mem.rip_relative ||
@@ -72,21 +173,7 @@ int est_replay_self_fed(const struct cfg *cfg, uint32_t i)
 	if (fed & addr)
 		return 1;
 	b = block_of(cfg, i);
-	if (b < 0 || !cfg_self_loop(cfg, (size_t)b))
-		return 0;
-	first = cfg->blocks[b].first, n = cfg->blocks[b].n;
-	for (uint32_t k = 1; k < n && fed; k++) {	/* round the loop back to i */
-		const struct cfg_insn *j = &cfg->insns[first + (i - first + k) % n];
-		uint64_t w = j->regs_written & GPRS;
-
-		if ((j->regs_read & GPRS & fed) ||
-		    (j->nmem && ((j->mem.base != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.base))) ||
-				 (j->mem.index != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.index))))))
-			fed |= w;
-		else
-			fed &= ~w;
-	}
-	return (fed & addr) != 0;
+	return b >= 0 && fed_round_loop(cfg, i, b, fed, addr);
 }
 
 /*
