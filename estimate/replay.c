@@ -2,7 +2,7 @@
  * replay.c - loads that walk memory, replayed on this machine (docs/estimate.md
  * "Replayed loads").
  *
- * A load whose address register is its own destination (i = next[i],
+ * A load whose address comes from its own last value (i = next[i],
  * p = p->next) cannot issue before the previous step's data arrives: each
  * execution costs the latency of the region it walks, not the L1 hit the
  * best case assumes.  The samples such a loop receives are that latency,
@@ -12,9 +12,10 @@
  * their common alignment the element's.  culprit/sandbox/replay.c walks a
  * region of that size on this machine; what a step costs beyond an L1 hit is
  * added to the expected cycles the windows divide by (est_opts.expect_extra),
- * so the count comes from all the loop's samples.  The best case stays what
- * it is: the culprits see the measured miss as the block's dynamic stall,
- * and name it (D-cache).
+ * so the count comes from all the loop's samples; a chain round several
+ * blocks shares the step among the blocks every iteration passes
+ * (share_round).  The best case stays what it is: the culprits see the
+ * measured miss as the block's dynamic stall, and name it (D-cache).
  */
 #include <errno.h>
 #include <math.h>
@@ -300,7 +301,8 @@ static uint32_t shown_on(const struct cfg *cfg, uint32_t i)
 	return b >= 0 && i + 1 < cfg->blocks[b].first + cfg->blocks[b].n ? i + 1 : i;
 }
 
-/* Successors of loop block k (index in lp): -1 for those outside it. */
+/* Push loop block k's successors in lp not seen yet; 1 when one of them is
+ * block kb (back at the load's block). */
 static int pushed_round(const struct cfg *cfg, const struct cfg_loop *lp, uint32_t k, int kb,
 			uint8_t *seen, uint32_t *stack, uint32_t *n)
 {
