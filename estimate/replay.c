@@ -2,7 +2,7 @@
  * replay.c - loads that walk memory, replayed on this machine (docs/estimate.md
  * "Replayed loads").
  *
- * A load whose address register is its own destination (i = next[i],
+ * A load whose address comes from its own last value (i = next[i],
  * p = p->next) cannot issue before the previous step's data arrives: each
  * execution costs the latency of the region it walks, not the L1 hit the
  * best case assumes.  The samples such a loop receives are that latency,
@@ -12,23 +12,26 @@
  * their common alignment the element's.  culprit/sandbox/replay.c walks a
  * region of that size on this machine; what a step costs beyond an L1 hit is
  * added to the expected cycles the windows divide by (est_opts.expect_extra),
- * so the count comes from all the loop's samples.  The best case stays what
- * it is: the culprits see the measured miss as the block's dynamic stall,
- * and name it (D-cache).
+ * so the count comes from all the loop's samples; a chain round several
+ * blocks shares the step among the blocks every iteration passes
+ * (share_round).  The best case stays what it is: the culprits see the
+ * measured miss as the block's dynamic stall, and name it (D-cache).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dcpi/analysis.h"
+#include "dcpi/model.h"
 #include "dcpi/sandbox.h"
 #include "dcpi/values.h"
 
 #define MIN_ADDRS	16		/* addresses a footprint is estimated from */
-#define MIN_BYTES	EST_RESIDENT_BYTES
-#define GAP_SPLIT	20		/* a gap this many median gaps apart: another
+#define L1D_BYTES	(32u << 10)	/* when sysconf does not say */
+#define GAP_SPLIT	20		/* a gap this many typical gaps apart: another
 					 * region (another process's addresses) */
 
 static int cmp_u64(const void *a, const void *b)
@@ -46,20 +49,121 @@ static int block_of(const struct cfg *cfg, uint32_t i)
 	return cfg_block_at(cfg, cfg->insns[i].addr);
 }
 
+/* Registers a call leaves as they were (the SysV ABI's callee-saved). */
+#define KEPT_BY_CALL (CFG_RBIT(CFG_R_RBX) | CFG_RBIT(CFG_R_RSP) | CFG_RBIT(CFG_R_RBP) | \
+		      CFG_RBIT(CFG_R_R12) | CFG_RBIT(CFG_R_R13) | CFG_RBIT(CFG_R_R14) | \
+		      CFG_RBIT(CFG_R_R15))
+#define MAX_LOOP_BLOCKS 64	/* loops followed round; larger ones are not */
+
+/* Does instruction j read a register of fed (as an operand or in its
+ * address)? */
+static int reads_fed(const struct cfg_insn *j, uint64_t fed)
+{
+	if (j->flags & CFG_I_ZERO_IDIOM)
+		return 0;
+	if (j->regs_read & GPRS & fed)
+		return 1;
+	return j->nmem && ((j->mem.base != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.base))) ||
+			   (j->mem.index != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.index))));
+}
+
+/* The registers fed by the load after instructions [from, to): one that
+ * reads a fed register feeds what it writes; one that writes a register
+ * from others only clears it; a call keeps only the callee-saved ones. */
+static uint64_t carry(const struct cfg *cfg, uint32_t from, uint32_t to, uint64_t fed)
+{
+	for (uint32_t k = from; k < to && fed; k++) {
+		const struct cfg_insn *j = &cfg->insns[k];
+
+		if (j->flags & CFG_I_CALL)
+			fed &= KEPT_BY_CALL;
+		else if (reads_fed(j, fed))
+			fed |= j->regs_written & GPRS;
+		else
+			fed &= ~(j->regs_written & GPRS);
+	}
+	return fed;
+}
+
+/* Index of block c among loop lp's blocks, -1 when not in it. */
+static int loop_index(const struct cfg_loop *lp, uint32_t c)
+{
+	for (uint32_t k = 0; k < lp->nblocks; k++)
+		if (lp->blocks[k] == c)
+			return (int)k;
+	return -1;
+}
+
+/* What every path into loop block k from inside the loop carries: the
+ * meet (intersection) of its in-loop predecessors' out[]. */
+static uint64_t carried_in(const struct cfg *cfg, const struct cfg_loop *lp, uint32_t k,
+			   const uint64_t *out)
+{
+	const struct cfg_block *bl = &cfg->blocks[lp->blocks[k]];
+	uint64_t in = GPRS;
+	int any = 0;
+
+	for (uint32_t e = 0; e < bl->npred; e++) {
+		int p = loop_index(lp, cfg->edges[bl->pred[e]].from);
+
+		if (p >= 0)
+			in &= out[p], any = 1;
+	}
+	return any ? in : 0;
+}
+
+/*
+ * Must the registers fed after load i (in block b, whose innermost loop is
+ * lp) reach i's address again round the loop, on every path?  A forward
+ * dataflow over the loop's blocks from i's own block, meeting paths by
+ * intersection, so that a register one branch of an if overwrites from
+ * elsewhere does not count (conservative: a chain claimed is a chain on
+ * every path).
+ */
+static int fed_round_loop(const struct cfg *cfg, uint32_t i, int b, uint64_t fed, uint64_t addr)
+{
+	const struct cfg_loop *lp;
+	const struct cfg_block *bb = &cfg->blocks[b];
+	uint64_t out[MAX_LOOP_BLOCKS];
+	int kb, changed = 1;
+
+	if (bb->loop < 0 || (size_t)bb->loop >= cfg->nloops)
+		return 0;
+	lp = &cfg->loops[bb->loop];
+	kb = loop_index(lp, (uint32_t)b);
+	if (kb < 0 || lp->nblocks > MAX_LOOP_BLOCKS)
+		return 0;
+	for (uint32_t k = 0; k < lp->nblocks; k++)
+		out[k] = GPRS;		/* top: nothing yet known to clear */
+	out[kb] = carry(cfg, i + 1, bb->first + bb->n, fed);
+	for (uint32_t round = 0; changed && round <= lp->nblocks + 1; round++) {
+		changed = 0;
+		for (uint32_t k = 0; k < lp->nblocks; k++) {
+			const struct cfg_block *bl = &cfg->blocks[lp->blocks[k]];
+			uint64_t o;
+
+			if ((int)k == kb)
+				continue;
+			o = carry(cfg, bl->first, bl->first + bl->n, carried_in(cfg, lp, k, out));
+			changed |= o != out[k];
+			out[k] = o;
+		}
+	}
+	return (carry(cfg, bb->first, i, carried_in(cfg, lp, (uint32_t)kb, out)) & addr) != 0;
+}
+
 /*
  * Is load i fed by its own result: does its address, the next time round its
- * loop, depend on the value it loads?  Its base or index register is one it
- * writes (i = next[i], p = p->next), or, in a block that loops on itself, a
- * register computed from it on the way round (p = p->next through another
- * register, a load of a field then of the next node).  An instruction that
- * reads a register so fed feeds what it writes; one that writes a register
- * from others only clears it.
+ * loop, depend on the value it loads?  The register it writes, or one
+ * computed from it, reaches its base or index register round its innermost
+ * loop, through however many blocks (i = next[i], p = p->next through
+ * another register, a load of a field then of the next node, a chain
+ * carried past an if inside the loop).
  */
 int est_replay_self_fed(const struct cfg *cfg, uint32_t i)
 {
 	const struct cfg_insn *in = &cfg->insns[i];
 	uint64_t addr = 0, fed = in->regs_written & GPRS;
-	uint32_t first, n;
 	int b;
 
 	if (!(in->flags & CFG_I_LOAD) || in->nmem != 1 || in->mem.rip_relative ||
@@ -69,38 +173,30 @@ int est_replay_self_fed(const struct cfg *cfg, uint32_t i)
 		addr |= CFG_RBIT(in->mem.base);
 	if (in->mem.index != CFG_REG_NONE)
 		addr |= CFG_RBIT(in->mem.index);
-	if (fed & addr)
-		return 1;
+	/* not merely its destination among its address registers: xz's match
+	 * finder loads buf[r8] into r8, whose next value comes from elsewhere */
 	b = block_of(cfg, i);
-	if (b < 0 || !cfg_self_loop(cfg, (size_t)b))
-		return 0;
-	first = cfg->blocks[b].first, n = cfg->blocks[b].n;
-	for (uint32_t k = 1; k < n && fed; k++) {	/* round the loop back to i */
-		const struct cfg_insn *j = &cfg->insns[first + (i - first + k) % n];
-		uint64_t w = j->regs_written & GPRS;
-
-		if ((j->regs_read & GPRS & fed) ||
-		    (j->nmem && ((j->mem.base != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.base))) ||
-				 (j->mem.index != CFG_REG_NONE && (fed & CFG_RBIT(j->mem.index))))))
-			fed |= w;
-		else
-			fed &= ~w;
-	}
-	return (fed & addr) != 0;
+	return b >= 0 && fed_round_loop(cfg, i, b, fed, addr);
 }
 
 /*
  * The region n sorted addresses a[] were drawn from: uniform draws from a
  * region of F bytes span F (n - 1) / (n + 1) on average, so F is the span
  * times (n + 1) / (n - 1), over the largest run of addresses without a gap
- * of GAP_SPLIT median gaps.  The element: the largest power of 2 (4 to
+ * of GAP_SPLIT typical gaps.  The typical gap is the mean of the smaller
+ * 90% of them, not their median: a hash chain's addresses come in clusters
+ * near recent positions (gzip's prev[], 64 KB: 36 addresses over 58 KB,
+ * half the gaps under 320 bytes, four over 20 times that, so the median
+ * cut it to 22 addresses over 18 KB), while uniform draws' largest gap is
+ * about ln(n) mean gaps and two processes' heaps are terabytes apart.
+ * The element: the largest power of 2 (4 to
  * 4096) dividing every difference.
  */
 void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem,
 			  size_t *used)
 {
-	uint64_t *gap, med, all = 0;
-	size_t best = 0, bstart = 0, start = 0;
+	uint64_t *gap, typ, sum = 0, all = 0;
+	size_t best = 0, bstart = 0, start = 0, ntyp = n > 1 ? ((n - 1) * 9 + 9) / 10 : 0;
 
 	*bytes = 0, *elem = 0, *used = 0;
 	if (n < MIN_ADDRS / 2 || !(gap = malloc(n * sizeof(*gap))))
@@ -108,10 +204,12 @@ void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t
 	for (size_t k = 1; k < n; k++)
 		gap[k - 1] = a[k] - a[k - 1];
 	qsort(gap, n - 1, sizeof(*gap), cmp_u64);
-	med = gap[(n - 1) / 2];
+	for (size_t k = 0; k < ntyp; k++)
+		sum += gap[k];
+	typ = sum / ntyp;
 	free(gap);
 	for (size_t k = 1; k <= n; k++)
-		if (k == n || a[k] - a[k - 1] > GAP_SPLIT * (med ? med : 1)) {
+		if (k == n || a[k] - a[k - 1] > GAP_SPLIT * (typ ? typ : 1)) {
 			if (k - start > best)
 				best = k - start, bstart = start;
 			start = k;
@@ -176,12 +274,22 @@ static uint64_t footprint_of(const struct val_hotlist *h, uint32_t *elem, size_t
 	return bytes;
 }
 
-/* ... 0 below MIN_BYTES: a region that stays in L1 or L2. */
+/* The L1 data cache's size: regions within it are the best case's hits. */
+static uint64_t l1d_bytes(void)
+{
+	long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+
+	return v > 0 ? (uint64_t)v : L1D_BYTES;
+}
+
+/* ... 0 for a region within L1.  Past L1 the walk is timed, whatever the
+ * region: one that stays in L2 costs what its timing says (gzip's 64 KB
+ * hash chain, L2 hits; EST_RESIDENT_BYTES left it out). */
 static uint64_t region_of(const struct val_hotlist *h, uint32_t *elem, size_t *used)
 {
 	uint64_t bytes = footprint_of(h, elem, used);
 
-	return bytes < MIN_BYTES ? 0 : bytes;
+	return bytes <= l1d_bytes() ? 0 : bytes;
 }
 
 /* The instruction a load's miss shows on: the next one of its block (the
@@ -191,6 +299,186 @@ static uint32_t shown_on(const struct cfg *cfg, uint32_t i)
 	int b = block_of(cfg, i);
 
 	return b >= 0 && i + 1 < cfg->blocks[b].first + cfg->blocks[b].n ? i + 1 : i;
+}
+
+/* Push loop block k's successors in lp not seen yet; 1 when one of them is
+ * block kb (back at the load's block). */
+static int pushed_round(const struct cfg *cfg, const struct cfg_loop *lp, uint32_t k, int kb,
+			uint8_t *seen, uint32_t *stack, uint32_t *n)
+{
+	const struct cfg_block *bl = &cfg->blocks[lp->blocks[k]];
+
+	for (uint32_t e = 0; e < bl->nsucc; e++) {
+		int j = loop_index(lp, cfg->edges[bl->succ[e]].to);
+
+		if (j == kb)
+			return 1;	/* back at b */
+		if (j >= 0 && !seen[j])
+			seen[j] = 1, stack[(*n)++] = (uint32_t)j;
+	}
+	return 0;
+}
+
+/* Does every way round loop lp from block kb back to it pass block kc? */
+static int on_every_round(const struct cfg *cfg, const struct cfg_loop *lp, int kb, int kc)
+{
+	uint8_t seen[MAX_LOOP_BLOCKS] = { 0 };
+	uint32_t stack[MAX_LOOP_BLOCKS], n = 0;
+
+	if (kc == kb)
+		return 1;
+	seen[kc] = seen[kb] = 1;
+	if (pushed_round(cfg, lp, (uint32_t)kb, kb, seen, stack, &n))
+		return 0;
+	while (n)
+		if (pushed_round(cfg, lp, stack[--n], kb, seen, stack, &n))
+			return 0;
+	return 1;
+}
+
+/* The round of load r's loop: the blocks every iteration passes (of that
+ * loop itself, not of one nested in it); in[] marks them by block. */
+static size_t round_blocks(const struct cfg *cfg, uint32_t load, uint8_t *in)
+{
+	int b = block_of(cfg, load), kb;
+	const struct cfg_loop *lp;
+	size_t n = 0;
+
+	if (b < 0 || cfg->blocks[b].loop < 0 || (size_t)cfg->blocks[b].loop >= cfg->nloops)
+		return 0;
+	lp = &cfg->loops[cfg->blocks[b].loop];
+	kb = loop_index(lp, (uint32_t)b);
+	if (kb < 0 || lp->nblocks > MAX_LOOP_BLOCKS)
+		return 0;
+	for (uint32_t k = 0; k < lp->nblocks; k++) {
+		uint32_t c = lp->blocks[k];
+
+		if (cfg->blocks[c].loop == cfg->blocks[b].loop && cfg->blocks[c].n &&
+		    on_every_round(cfg, lp, kb, (int)k))
+			in[c] = 1, n++;
+	}
+	return n;
+}
+
+/* Best cases per instruction as the windows will have them: the model's,
+ * scaled to the blocks' measured cycles (estimate/measured.c). */
+static int best_cases(struct est_input *in, const struct cfg *cfg, const struct est_analysis *a,
+		      double *m, struct dcpi_err *err)
+{
+	size_t n = cfg->ninsns + 1;
+	int *reason = calloc(n, sizeof(*reason)), *culprit = calloc(n, sizeof(*culprit));
+	int rc = -ENOMEM;
+
+	if (!reason || !culprit) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+		goto out;
+	}
+	rc = est_model_m(cfg, in->model, in->o.opts.steady, m, reason, culprit, err);
+	if (rc >= 0 && a->have_meas)
+		est_apply_measured(cfg, &a->meas, a->s, m);
+out:
+	free(reason);
+	free(culprit);
+	return rc;
+}
+
+/* The instruction of block c with the most samples: where its stall shows. */
+static uint32_t pile_of(const struct cfg *cfg, const double *s, uint32_t c)
+{
+	const struct cfg_block *bl = &cfg->blocks[c];
+	uint32_t top = bl->first;
+
+	for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
+		if (s[i] > s[top])
+			top = i;
+	return top;
+}
+
+/*
+ * What one step of the chain takes: the walk's cycles beyond an L1 hit, the
+ * hit itself (the model's load-to-use), and a cycle for each instruction of
+ * the round that writes one of the load's address registers (and $0x7fff,
+ * mov %rbx,%rax): the round cannot run faster.  The rest of its body runs
+ * in the chain's shadow, out of order, as long as it is shorter.
+ */
+static double chain_cycles(const struct model *model, const struct cfg *cfg,
+			   const struct est_replay *r, const uint8_t *round)
+{
+	const struct cfg_insn *ld = &cfg->insns[r->insn];
+	uint64_t addr = 0;
+	double c = r->extra;
+
+	if (ld->mem.base != CFG_REG_NONE)
+		addr |= CFG_RBIT(ld->mem.base);
+	if (ld->mem.index != CFG_REG_NONE)
+		addr |= CFG_RBIT(ld->mem.index);
+	if (model)
+		c += model->load_lat + (ld->mem.index != CFG_REG_NONE &&
+					(ld->mem.scale > 1 || ld->mem.disp) ?
+					model->load_lat_complex : 0);
+	for (uint32_t b = 0; b < cfg->nblocks; b++)
+		for (uint32_t i = cfg->blocks[b].first; round[b] && i < cfg->blocks[b].first +
+		     cfg->blocks[b].n; i++)
+			if (i != r->insn && (cfg->insns[i].regs_written & addr))
+				c += 1;
+	return c;
+}
+
+/*
+ * Where a replayed step's cycles are expected.  A chain round one block
+ * (a self loop): on the instruction its miss shows on.  A chain round a
+ * loop of several blocks stalls wherever an instruction waits on the
+ * step's data, in any block of the round (gzip's longest match: the cmp
+ * after the chain load and the branch after the window load it feeds,
+ * blocks apart).  The round runs once an iteration, in C = the larger of
+ * its blocks' best cases M and the chain's step (chain_cycles), so
+ * x = T / C samples' worth (T the round's samples), and each block of the
+ * round is expected to take its share S_c C / T: the extra it shows,
+ * beyond its best case, is set on its most sampled instruction.
+ */
+static int share_round(struct est_input *in, const struct cfg *cfg, const struct est_replay *r,
+		       struct est_analysis *a, struct dcpi_err *err)
+{
+	uint8_t *round = calloc(cfg->nblocks + 1, 1);
+	double *m = NULL, t = 0, mb = 0, c;
+	int rc = 0;
+
+	if (!round)
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+	if (round_blocks(cfg, r->insn, round) < 2) {
+		a->extra[r->shown] += r->extra;
+		goto out;
+	}
+	m = calloc(cfg->ninsns + 1, sizeof(*m));
+	if (!m) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+		goto out;
+	}
+	rc = best_cases(in, cfg, a, m, err);
+	if (rc < 0)
+		goto out;
+	for (uint32_t b = 0; b < cfg->nblocks; b++)
+		for (uint32_t i = cfg->blocks[b].first; round[b] && i < cfg->blocks[b].first +
+		     cfg->blocks[b].n; i++)
+			t += a->s[i], mb += m[i];
+	if (!(t > 0)) {
+		a->extra[r->shown] += r->extra;
+		goto out;
+	}
+	c = fmax(mb, chain_cycles(in->model, cfg, r, round));
+	for (uint32_t b = 0; b < cfg->nblocks; b++) {
+		double sb = 0, bb = 0;
+
+		for (uint32_t i = cfg->blocks[b].first; round[b] && i < cfg->blocks[b].first +
+		     cfg->blocks[b].n; i++)
+			sb += a->s[i], bb += m[i];
+		if (round[b] && sb * c / t > bb)
+			a->extra[pile_of(cfg, a->s, b)] += sb * c / t - bb;
+	}
+out:
+	free(m);
+	free(round);
+	return rc;
 }
 
 static int replay_one(struct est_input *in, const struct cfg *cfg, uint32_t i,
@@ -220,8 +508,7 @@ static int replay_one(struct est_input *in, const struct cfg *cfg, uint32_t i,
 	*r = (struct est_replay){ .insn = i, .shown = shown_on(cfg, i), .addrs = used,
 				  .bytes = bytes, .elem = elem, .walk = w,
 				  .extra = w.cycles - w.l1_cycles };
-	a->extra[r->shown] += r->extra;
-	return 0;
+	return share_round(in, cfg, r, a, err);
 }
 
 int est_replay_loads(struct est_input *in, const struct image *img, const struct val_profile *vp,

@@ -3,7 +3,9 @@
  * here and checked against counts known by construction: a pointer chase
  * (tests/workloads/chase, its loop runs STEPS times) over an L2-sized and a
  * DRAM-sized ring, and a loop branching on a random bit
- * (tests/workloads/culprits branch N, N iterations).  Every count's 90%
+ * (tests/workloads/culprits branch N, N iterations), and a chase whose next
+ * index is carried round a loop of four blocks (tests/workloads/chase_if).
+ * Every count's 90%
  * interval must hold the exact one, the chase's point within 25% where the
  * region is in L2, a factor 1.4 past the L3 beside a busy vCPU (the
  * windows alone said 120 times; its load feeds itself, so its walk is
@@ -46,7 +48,8 @@ static const char checker[] =
 	"print('# %s: %.4g executions (90%%: %.4g - %.4g, %s), exact %.4g; %s %.1f%%' % (\n"
 	"      d['procedure'], b['executions'], lo, hi, b['confidence'], exact, cause,\n"
 	"      100 * share))\n"
-	"print(b['executions'], lo, hi, cause.replace(' ', '_'), share)\n";
+	"print(b['executions'], lo, hi, cause.replace(' ', '_'), share,\n"
+	"      len(b.get('replayed', [])))\n";
 
 static int setup(void **state)
 {
@@ -61,7 +64,7 @@ static int setup(void **state)
  * hottest loop load (walk's first loop instruction) when sym is NULL. */
 static void run(const char *extra, const char *args, const char *wl, const char *proc,
 		const char *at, double exact, double *x, double *lo, double *hi, char *cause,
-		double *share)
+		double *share, int *replayed)
 {
 	char dir[4096], line[512], cmd[9000];
 	FILE *f;
@@ -81,18 +84,19 @@ static void run(const char *extra, const char *args, const char *wl, const char 
 	assert_non_null(fgets(line, sizeof(line), f));
 	print_message("%s", line);
 	assert_non_null(fgets(line, sizeof(line), f));
-	assert_int_equal(sscanf(line, "%lf %lf %lf %63s %lf", x, lo, hi, cause, share), 5);
+	assert_int_equal(sscanf(line, "%lf %lf %lf %63s %lf %d", x, lo, hi, cause, share,
+				replayed), 6);
 	assert_int_equal(pclose(f), 0);
 	tu_sh("rm -rf '%s'", dir);
 }
 
-/* walk's loop: the instruction after `xor %edx,%edx; nopl` ... found as the
- * address of the load, from objdump (not from dcpi). */
-static void walk_loop(char *out, size_t len)
+/* The loop of procedure fn in workload wl: the address of its first load
+ * (mov (...)), from objdump (not from dcpi). */
+static void walk_loop(const char *wl, const char *fn, char *out, size_t len)
 {
-	FILE *f = tu_popen("objdump -d --no-show-raw-insn %s/workloads/chase | "
-			   "awk '/<walk>:/{w=1} w && /mov +\\(/{print $1; exit}' | tr -d :",
-			   build);
+	FILE *f = tu_popen("objdump -d --no-show-raw-insn %s/workloads/%s | "
+			   "awk '/<%s>:/{w=1} w && /mov +\\(/{print $1; exit}' | tr -d :",
+			   build, wl, fn);
 	assert_non_null(fgets(out, (int)len, f));
 	out[strcspn(out, "\n")] = 0;
 	pclose(f);
@@ -120,6 +124,7 @@ static pid_t spinner(int on)
 struct chase_run {
 	double x, lo, hi, share;
 	char cause[64];
+	int replayed;
 };
 
 static int by_x(const void *a, const void *b)
@@ -129,10 +134,11 @@ static int by_x(const void *a, const void *b)
 	return (d > 0) - (d < 0);
 }
 
-/* runs recordings of the chase (odd); the one with the median count is held
+/* runs recordings of chase-like workload wl (odd) whose procedure fn walks:
+ * the load must be replayed in each, the one with the median count is held
  * to the bounds, and most runs' intervals must hold the exact count. */
-static void chase(const char *extra, double bytes, double steps, double tol, int busy,
-		  double min_share, int runs)
+static void chase_of(const char *wl, const char *fn, const char *extra, double bytes,
+		     double steps, double tol, int busy, double min_share, int runs)
 {
 	struct chase_run r[5], *m;
 	char at[64], args[128];
@@ -142,12 +148,13 @@ static void chase(const char *extra, double bytes, double steps, double tol, int
 	if (!bin || !build)
 		skip();
 	assert_true(runs >= 1 && runs <= 5 && runs % 2);
-	walk_loop(at, sizeof(at));
+	walk_loop(wl, fn, at, sizeof(at));
 	snprintf(args, sizeof(args), "%.0f %.0f", bytes, steps);
 	for (int k = 0; k < runs; k++) {
 		spin = spinner(busy);
-		run(extra, args, "chase", "walk", at, steps, &r[k].x, &r[k].lo, &r[k].hi,
-		    r[k].cause, &r[k].share);
+		run(extra, args, wl, fn, at, steps, &r[k].x, &r[k].lo, &r[k].hi,
+		    r[k].cause, &r[k].share, &r[k].replayed);
+		assert_true(r[k].replayed > 0);
 		if (spin > 0) {
 			kill(spin, SIGKILL);
 			waitpid(spin, NULL, 0);
@@ -160,6 +167,12 @@ static void chase(const char *extra, double bytes, double steps, double tol, int
 	assert_true(m->x > steps / tol && m->x < steps * tol);
 	assert_string_equal(m->cause, "D-cache");
 	assert_true(m->share >= min_share);
+}
+
+static void chase(const char *extra, double bytes, double steps, double tol, int busy,
+		  double min_share, int runs)
+{
+	chase_of("chase", "walk", extra, bytes, steps, tol, busy, min_share, runs);
 }
 
 /* 256 KB: an L2 miss a step, about 16 cycles, of which the L1 hit's 5 are
@@ -199,9 +212,28 @@ static void test_chase_256m(void **state)
 	chase("-F 20000", 268435456, 3000000, 1.4, 1, 0.8, 5);
 }
 
+/* 64 MB, the next index carried round four blocks (an if inside the loop,
+ * tests/workloads/chase_if.c): the chain is found round the loop and its
+ * walk replayed in every recording (unreplayed, the windows count the miss
+ * as runs: 100 times over), the loop counted from the samples of the
+ * blocks every iteration passes (estimate/replay.c share_round).  The aim
+ * was 25%; with four other engineers' builds on the two vCPUs (load 4-6)
+ * the walk timed after each run read 556 to 1466 cycles a step where the
+ * runs took 600-680, and three recordings read 0.56, 0.73 and 1.05 of the
+ * exact count (the single-block chase over 64 MB beside them: 0.46, 0.92,
+ * 1.12), so the median of three is held to a factor 1.6, as the 16 MB
+ * chase is, and the interval to the truth (docs/estimate.md "Replayed
+ * loads"). */
+static void test_chase_if(void **state)
+{
+	(void)state;
+	chase_of("chase_if", "walk_if", "-F 20000", 67108864, 2000000, 1.6, 0, 0.7, 3);
+}
+
 static void test_random_branch(void **state)
 {
 	char at[64], cause[64];
+	int replayed;
 	double x, lo, hi, share, n = 20000000;
 	FILE *f;
 
@@ -213,7 +245,8 @@ static void test_random_branch(void **state)
 	assert_non_null(fgets(at, sizeof(at), f));
 	pclose(f);
 	at[strcspn(at, "\n")] = 0;
-	run("", "branch 20000000", "culprits", "cul_branch", at, n, &x, &lo, &hi, cause, &share);
+	run("", "branch 20000000", "culprits", "cul_branch", at, n, &x, &lo, &hi, cause, &share,
+	    &replayed);
 	assert_true(lo <= n && n <= hi);
 	assert_string_equal(cause, "branch_mispredict");
 }
@@ -224,8 +257,11 @@ int main(void)
 		cmocka_unit_test(test_chase_l2),
 		cmocka_unit_test(test_chase_l3),
 		cmocka_unit_test(test_chase_256m),
+		cmocka_unit_test(test_chase_if),
 		cmocka_unit_test(test_random_branch),
 	};
 
+	if (getenv("DCPI_TEST_FILTER"))	/* one of them: test_chase_if */
+		cmocka_set_test_filter(getenv("DCPI_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

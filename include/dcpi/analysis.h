@@ -195,9 +195,11 @@ void est_analysis_free(struct est_analysis *a);
  * past L1 (estimate/replay.c): fills a->replays and a->extra. */
 int est_replay_loads(struct est_input *in, const struct image *img, const struct val_profile *vp,
 		     struct est_analysis *a, struct dcpi_err *err);
-/* Its parts: is load i fed by its own result (its address register is one it
- * writes, or one computed from it round a loop on itself)?  The region n sorted distinct addresses were drawn from (0
- * when fewer than 8 agree), its elements' size, the addresses used. */
+/* Its parts: is load i fed by its own result (a register it writes, or one
+ * computed from it, reaches its address round its innermost loop on every
+ * path, through however many blocks)?  The region n sorted distinct
+ * addresses were drawn from (0 when fewer than 8 agree), its elements'
+ * size, the addresses used. */
 int est_replay_self_fed(const struct cfg *cfg, uint32_t i);
 /* Each sampled load's region (a->r.insns[i].region), for the intervals. */
 void est_replay_regions(const struct image *img, const struct val_profile *vp,
