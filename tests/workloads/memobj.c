@@ -22,6 +22,11 @@
  *                            sites) ROUNDS x 8 times each; the second is
  *                            created with every signal blocked, as xz's
  *                            mythread_create does: 50% each by construction
+ *   memobj rmw ROUNDS        each round adds 1 to a long of one 64 KB table in
+ *                            place (`addq $1, (m)`: read and written) and loads
+ *                            a long of another (two call sites): 16 and 8
+ *                            bytes a round, 2:1 by construction (DHAT counts
+ *                            a read and a write)
  * Times are CPU seconds of the main loop, checked every 4096 rounds.
  */
 #include <pthread.h>
@@ -237,6 +242,29 @@ static int masked(unsigned long rounds)
 	return 0;
 }
 
+/* One read-modify-write of a long of rw, one load of a long of ro, a round. */
+static int rmw(unsigned long rounds)
+{
+	long *rw = calloc(TABLE_N, sizeof(long));
+	volatile long *ro = calloc(TABLE_N, sizeof(long));
+	unsigned long x = 2463534242UL;
+	long sum = 0;
+
+	if (!rw || !ro)
+		return 1;
+	for (unsigned long r = 0; r < rounds; r++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		__asm__ volatile("addq $1, %0" : "+m"(rw[x % TABLE_N]));
+		sum += ro[(x >> 20) % TABLE_N];
+	}
+	printf("rw %lu\nro %lu\n", 16 * rounds, 8 * rounds);
+	free(rw);
+	free((void *)ro);
+	return sum != 0;
+}
+
 static int two(void *(*fn)(void *), volatile long *a, volatile long *b)
 {
 	pthread_t t[2];
@@ -273,7 +301,9 @@ int main(int argc, char **argv)
 		return sites(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
 	if (!strcmp(mode, "masked"))
 		return masked(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
+	if (!strcmp(mode, "rmw"))
+		return rmw(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
 	fprintf(stderr, "usage: memobj objects|false|padded|true [SECONDS] | "
-		"sites|masked [ROUNDS]\n");
+		"sites|masked|rmw [ROUNDS]\n");
 	return 2;
 }
