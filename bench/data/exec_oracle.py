@@ -32,6 +32,7 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True		# no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dhat_compare  # noqa: E402
 
