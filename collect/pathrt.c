@@ -41,7 +41,8 @@
  *  - a burst that lost TF without us (popf, a handler that longjmps out)
  *    is written, flagged, at the thread's next timer signal;
  *  - threads: pthread_create is wrapped so each new thread arms its timer
- *    (deleted at thread exit by a key destructor); fork: the child opens a
+ *    (deleted at thread exit by a key destructor) and, when it was created
+ *    with every signal blocked, unblocks SIGTRAP and ours; fork: the child opens a
  *    new spool file and re-arms; exec: LD_PRELOAD carries the runtime over;
  *  - the spool descriptor is checked (fstat) before each write, so a
  *    program that closes descriptors it does not know cannot make us write
@@ -1577,11 +1578,29 @@ static void thread_gone(void *v)
 	}
 }
 
+/* A thread created with every signal blocked (xz's mythread_create blocks
+ * them all around pthread_create) would never take our timer signal, and
+ * with SIGTRAP blocked no burst may start in it: when it blocks our own
+ * realtime signal, which no program knows, the block was a blanket one, and
+ * the thread gets SIGTRAP and ours back; every other signal stays blocked. */
+static void unblock_ours(void)
+{
+	sigset_t cur, set;
+
+	if (pthread_sigmask(SIG_BLOCK, NULL, &cur) || sigismember(&cur, g.sig) != 1)
+		return;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTRAP);
+	sigaddset(&set, g.sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
 static void *thread_start(void *v)
 {
 	struct prt_start s = *(struct prt_start *)v;
 
 	free(v);
+	unblock_ours();
 	arm_thread(&t_self);
 	__atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);	/* no breakpoints now */
 	pthread_setspecific(g.key, &g);

@@ -29,7 +29,7 @@
 #include "mem_weight.h"
 
 #define NAME_MAX_LEN 256
-#define INSNS_KEPT 4
+#define INSNS_SHOWN 4		/* per object, unless --insns */
 
 struct msym {
 	uint64_t addr, size;
@@ -45,7 +45,7 @@ struct mimg {			/* an image opened to name things */
 
 struct minsn {
 	char site[NAME_MAX_LEN];
-	uint64_t accesses;
+	uint64_t accesses, bytes;
 };
 
 struct mobj {
@@ -78,6 +78,7 @@ struct mem {
 	uint64_t kbytes;		/* kernel transfers, all objects */
 	int weighted, with_sys;
 	double wbytes;			/* weighted bytes, all objects */
+	unsigned insns;			/* instructions listed per object */
 	char epoch[256];
 };
 
@@ -291,19 +292,21 @@ static struct mobj *object_find(struct mem *m, const struct mobj *o, size_t *idx
 	return &m->obj[m->nobj++];
 }
 
-static int add_insn(struct mobj *o, const char *site, uint64_t n)
+static int add_insn(struct mobj *o, const char *site, uint64_t n, uint64_t bytes)
 {
 	struct minsn *v;
 
 	for (size_t i = 0; i < o->nins; i++)
 		if (!strcmp(o->ins[i].site, site)) {
 			o->ins[i].accesses += n;
+			o->ins[i].bytes += bytes;
 			return 0;
 		}
 	if (!(v = realloc(o->ins, (o->nins + 1) * sizeof(*v))))
 		return -ENOMEM;
 	o->ins = v;
 	snprintf(o->ins[o->nins].site, sizeof(o->ins[0].site), "%s", site);
+	o->ins[o->nins].bytes = bytes;
 	o->ins[o->nins++].accesses = n;
 	return 0;
 }
@@ -324,10 +327,20 @@ static int add_page(struct mem *m, size_t obj, uint64_t page, uint64_t n)
 	return 0;
 }
 
+/* The bytes an entry's accesses moved: a read-modify-write (`add $1, (m)`)
+ * reads its operand and writes it back, two transfers of its size, as
+ * valgrind's DHAT counts it; a load or a store one. */
+static uint64_t entry_bytes(const struct data_entry *e, unsigned size)
+{
+	uint64_t moves = e->loads + e->stores;
+
+	return (moves > e->accesses ? moves : e->accesses) * size;
+}
+
 static int add_entry(struct mem *m, const struct data_profile *p, const struct data_entry *e,
 		     double weight)
 {
-	unsigned size = access_size(m, p->image.path, e->insn);
+	uint64_t bytes = entry_bytes(e, access_size(m, p->image.path, e->insn));
 	struct mobj o, *t;
 	char site[NAME_MAX_LEN];
 	size_t idx;
@@ -336,10 +349,10 @@ static int add_entry(struct mem *m, const struct data_profile *p, const struct d
 	if (!(t = object_find(m, &o, &idx)))
 		return -ENOMEM;
 	t->accesses += e->accesses;
-	t->bytes += e->accesses * size;
+	t->bytes += bytes;
 	t->wacc += weight * (double)e->accesses;
-	t->wbytes += weight * (double)e->accesses * size;
-	m->wbytes += weight * (double)e->accesses * size;
+	t->wbytes += weight * (double)bytes;
+	m->wbytes += weight * (double)bytes;
 	t->loads += e->loads;
 	t->stores += e->stores;
 	if (e->size > t->size)
@@ -348,7 +361,7 @@ static int add_entry(struct mem *m, const struct data_profile *p, const struct d
 	m->loads += e->loads;
 	m->stores += e->stores;
 	site_name(m, p->image.path, e->insn, site, sizeof(site));
-	if (add_insn(t, site, e->accesses))
+	if (add_insn(t, site, e->accesses, bytes))
 		return -ENOMEM;
 	return add_page(m, idx, e->k.line & ~4095ULL, e->accesses);
 }
@@ -538,7 +551,7 @@ static void print_text(FILE *f, struct mem *m, const size_t *ord, const struct m
 		if (m->weighted)
 			fprintf(f, "%7.1f%%  ", m->wbytes > 0 ? 100 * o->wbytes / m->wbytes : 0.0);
 		fprintf(f, "%s (%s) [%s]\n", o->name, o->kind, o->image);
-		for (size_t j = 0; j < o->nins && j < INSNS_KEPT; j++)
+		for (size_t j = 0; j < o->nins && j < m->insns; j++)
 			fprintf(f, "        %s: %" PRIu64 "\n", o->ins[j].site, o->ins[j].accesses);
 	}
 	fprintf(f, "\nPages by accesses:\n  share  accesses  page  object\n");
@@ -591,10 +604,11 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 				"\"weighted_share\": %.4f", o->wacc, o->wbytes,
 				m->wbytes > 0 ? o->wbytes / m->wbytes : 0.0);
 		fprintf(f, ", \"instructions\": [");
-		for (size_t j = 0; j < o->nins && j < INSNS_KEPT; j++) {
+		for (size_t j = 0; j < o->nins && j < m->insns; j++) {
 			fprintf(f, "%s{\"site\": ", j ? ", " : "");
 			json_str(f, o->ins[j].site);
-			fprintf(f, ", \"accesses\": %" PRIu64 "}", o->ins[j].accesses);
+			fprintf(f, ", \"accesses\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
+				o->ins[j].accesses, o->ins[j].bytes);
 		}
 		fprintf(f, "]}");
 	}
@@ -731,6 +745,7 @@ static int report(FILE *f, struct mem *m, struct data_profile *p, size_t n,
 			qsort(m->obj[i].ins, m->obj[i].nins, sizeof(*m->obj[i].ins), ins_cmp);
 	}
 	sort_ctx = m;
+	m->insns = o->insns ? o->insns : INSNS_SHOWN;
 	qsort(ord, m->nobj, sizeof(*ord), ord_cmp);
 	if (m->npg)
 		qsort(m->pg, m->npg, sizeof(*m->pg), pg_cmp);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "dcpi/data.h"
+#include "tu_mem.h"
 #include "tu_run.h"
 
 static const char *bin;
@@ -35,10 +36,7 @@ static void fill(struct data_profile *p, uint64_t seed)
 	struct data_entry e = { .k = { DATA_HEAP, 0, 0x40, 64 }, .insn = 0x1000, .accesses = 2,
 				.loads = 2, .mask = 0xff, .size = 8192 };
 
-	data_profile_init(p);
-	snprintf(p->image.path, sizeof(p->image.path), "/bin/prog");
-	p->image.size = 100;
-	p->image.mtime = 5;
+	tu_mem_prog(p);
 	assert_int_equal(data_profile_add(p, &e), 0);
 	for (uint64_t i = 0; i < 6; i++) {
 		struct data_kio x = { .k = { DATA_HEAP, 0, 0x40 + 0x10 * ((i + seed) % 3), 0 },
@@ -54,35 +52,15 @@ static void fill(struct data_profile *p, uint64_t seed)
 static void test_codec(void **state)
 {
 	struct data_profile p, q;
-	struct dcpi_err err = { 0 };
-	uint8_t *b, *c;
-	size_t n, m;
 
 	(void)state;
 	fill(&p, 1);
 	assert_true(p.nk > 0 && p.nk <= 6);
-	assert_int_equal(data_encode(&p, &b, &n, &err), 0);
-	assert_int_equal(b[8], 2);	/* version 2: kernel transfers held */
-	assert_int_equal(data_decode(b, n, "t", &q, &err), 0);
-	assert_int_equal(q.nk, p.nk);
-	assert_memory_equal(q.kio, p.kio, p.nk * sizeof(*p.kio));
-	assert_int_equal(data_encode(&q, &c, &m, &err), 0);
-	assert_int_equal(m, n);
-	assert_memory_equal(b, c, n);
-	free(c);
+	tu_mem_roundtrip(&p, &q, 2, 1);	/* version 2: kernel transfers held */
 	data_profile_free(&q);
-	for (size_t i = 0; i < n; i++) {	/* every damage is refused */
-		b[i] ^= 0x5a;
-		assert_int_not_equal(data_decode(b, n, "t", &q, &err), 0);
-		b[i] ^= 0x5a;
-	}
-	free(b);
 	p.nk = 0;			/* none: version 1, as before */
-	assert_int_equal(data_encode(&p, &b, &n, &err), 0);
-	assert_int_equal(b[8], 1);
-	assert_int_equal(data_decode(b, n, "t", &q, &err), 0);
+	tu_mem_roundtrip(&p, &q, 1, 1);
 	assert_int_equal(q.nk, 0);
-	free(b);
 	data_profile_free(&q);
 	data_profile_free(&p);
 }

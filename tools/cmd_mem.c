@@ -16,6 +16,7 @@ static const char mem_usage[] =
 	"      --db DIR    profile database (default $DCPIDB, then ./dcpidb)\n"
 	"      --epoch E   epoch name, or 'all' (default: the newest)\n"
 	"      --top N     objects and pages listed (default 20)\n"
+	"      --insns N   busiest instructions listed per object (default 4)\n"
 	"      --json      machine-readable output\n"
 	"      --weighted  objects by bytes, each sampled access weighing its\n"
 	"                  instruction's estimated executions (the one analysis)\n"
@@ -30,6 +31,7 @@ int cmd_mem(int argc, char **argv)
 		{ "epoch", required_argument, NULL, 'E' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "top", required_argument, NULL, 't' },
+		{ "insns", required_argument, NULL, 'i' },
 		{ "weighted", no_argument, NULL, 'w' },
 		{ "with-syscalls", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -53,6 +55,11 @@ int cmd_mem(int argc, char **argv)
 			o.top = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || end == optarg || !o.top)
 				return tool_fail("--top: '%s' is not a positive count", optarg);
+			break;
+		case 'i':
+			o.insns = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || end == optarg || !o.insns)
+				return tool_fail("--insns: '%s' is not a positive count", optarg);
 			break;
 		case 'h': tool_usage(stdout, mem_usage); return 0;
 		default: tool_usage(stderr, mem_usage); return 1;

@@ -9,8 +9,8 @@ program's image as the ELF function symbol and offset of the return address
 (DHAT prints return address - 1; valgrind loads a PIE at --base), elsewhere
 by the function's name alone.  dcpi's share of a site is its bytes over all
 heap sites' bytes, the unit DHAT counts, as --mode says (docs/data.md,
-"Weighting"): appearances, each sampled access times its operand's size
-(`dcpi mem --json` "bytes"); weighted, each weighing its instruction's
+"Weighting"): appearances, each sampled access times its operand's size,
+a read-modify-write twice (`dcpi mem --json` "bytes"); weighted, each weighing its instruction's
 estimated executions (`dcpi mem --weighted`, "weighted_bytes");
 with-syscalls, those plus the bytes the kernel moved into and out of the
 site's blocks, counted (`dcpi mem --with-syscalls`: DHAT counts them too).

@@ -135,6 +135,7 @@ struct rep_mem_opts {
 				 * weighted bytes */
 	int with_syscalls;	/* weighted, and the kernel's counted bytes added
 				 * to each object's */
+	unsigned insns;		/* busiest instructions listed per object (0: 4) */
 };
 int rep_mem(FILE *f, const char *dbdir, const struct rep_mem_opts *o, struct dcpi_err *err);
 

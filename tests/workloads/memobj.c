@@ -18,9 +18,19 @@
  *                            a 64 KB table, and copies 64 bytes of the table
  *                            into its thread's 8 KB buffer with `rep movsb`;
  *                            prints the exact bytes per site (32:80:64)
+ *   memobj masked ROUNDS     two threads load their own 64 KB table (two call
+ *                            sites) ROUNDS x 8 times each; the second is
+ *                            created with every signal blocked, as xz's
+ *                            mythread_create does: 50% each by construction
+ *   memobj rmw ROUNDS        each round adds 1 to a long of one 64 KB table in
+ *                            place (`addq $1, (m)`: read and written) and loads
+ *                            a long of another (two call sites): 16 and 8
+ *                            bytes a round, 2:1 by construction (DHAT counts
+ *                            a read and a write)
  * Times are CPU seconds of the main loop, checked every 4096 rounds.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +191,80 @@ static int sites(unsigned long rounds)
 	return 0;
 }
 
+struct masked {
+	volatile long *table;
+	unsigned long rounds;
+	long sum;
+};
+
+static void *masked_worker(void *arg)
+{
+	struct masked *m = arg;
+	unsigned long x = 88172645463325252UL;
+	long sum = 0;
+
+	for (unsigned long r = 0; r < m->rounds; r++) {
+		unsigned i;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		i = (unsigned)x;
+		for (unsigned k = 0; k < 8; k++)
+			sum += m->table[(i + 64 * k) % TABLE_N];
+	}
+	m->sum = sum;
+	return NULL;
+}
+
+/* The first thread as usual, the second created with all signals blocked
+ * (the creator's mask restored after); each loads its own table. */
+static int masked(unsigned long rounds)
+{
+	struct masked m[2] = { { calloc(TABLE_N, sizeof(long)), rounds, 0 },
+			       { NULL, rounds, 0 } };
+	sigset_t all, old;
+	pthread_t t[2];
+
+	m[1].table = calloc(TABLE_N, sizeof(long));
+	if (!m[0].table || !m[1].table || pthread_create(&t[0], NULL, masked_worker, &m[0]))
+		return 1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t[1], NULL, masked_worker, &m[1]))
+		return 1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	printf("open %lu\nmasked %lu\n", 8 * rounds, 8 * rounds);
+	free((void *)m[0].table);
+	free((void *)m[1].table);
+	return 0;
+}
+
+/* One read-modify-write of a long of rw, one load of a long of ro, a round. */
+static int rmw(unsigned long rounds)
+{
+	long *rw = calloc(TABLE_N, sizeof(long));
+	volatile long *ro = calloc(TABLE_N, sizeof(long));
+	unsigned long x = 2463534242UL;
+	long sum = 0;
+
+	if (!rw || !ro)
+		return 1;
+	for (unsigned long r = 0; r < rounds; r++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		__asm__ volatile("addq $1, %0" : "+m"(rw[x % TABLE_N]));
+		sum += ro[(x >> 20) % TABLE_N];
+	}
+	printf("rw %lu\nro %lu\n", 16 * rounds, 8 * rounds);
+	free(rw);
+	free((void *)ro);
+	return sum != 0;
+}
+
 static int two(void *(*fn)(void *), volatile long *a, volatile long *b)
 {
 	pthread_t t[2];
@@ -215,6 +299,11 @@ int main(int argc, char **argv)
 		return two(worker_atomic, &shared.n, &shared.n);
 	if (!strcmp(mode, "sites"))
 		return sites(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
-	fprintf(stderr, "usage: memobj objects|false|padded|true [SECONDS] | sites [ROUNDS]\n");
+	if (!strcmp(mode, "masked"))
+		return masked(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
+	if (!strcmp(mode, "rmw"))
+		return rmw(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
+	fprintf(stderr, "usage: memobj objects|false|padded|true [SECONDS] | "
+		"sites|masked|rmw [ROUNDS]\n");
 	return 2;
 }
