@@ -21,6 +21,7 @@
 #include "dcpi/model.h"
 #include "loop_if.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 /* Samples of E x M moved k instructions on along the executed path. */
 static void shifted(const struct cfg *cfg, const double *e, const double *m, int k, double *s)
@@ -333,14 +334,8 @@ static void test_refit(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fit_known_skid),
-		cmocka_unit_test(test_file_round_trip),
-		cmocka_unit_test(test_installed_binary),
-		cmocka_unit_test(test_refit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_fit_known_skid),
+	cmocka_unit_test(test_file_round_trip),
+	cmocka_unit_test(test_installed_binary),
+	cmocka_unit_test(test_refit))

@@ -24,6 +24,7 @@
 #include "dcpi/profile.h"
 
 #include "../cfg/internal.h"		/* cfg_dec_calls, cfg_build_rounds */
+#include "tu_main.h"
 
 #define R(r) CFG_RBIT(CFG_R_##r)
 
@@ -983,33 +984,27 @@ static void test_tool_json_svg(void **state)
 	assert_int_not_equal(tu_sh("%s cfg --image %s no_such_proc 2>/dev/null", dcpi, bin), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode_add),
-		cmocka_unit_test(test_decode_text),
-		cmocka_unit_test(test_decode_text_flags),
-		cmocka_unit_test(test_decode_memo),
-		cmocka_unit_test(test_decode_load),
-		cmocka_unit_test(test_decode_store_rip),
-		cmocka_unit_test(test_decode_vector_store),
-		cmocka_unit_test(test_decode_errata),
-		cmocka_unit_test(test_decode_write_mask),
-		cmocka_unit_test(test_decode_call),
-		cmocka_unit_test(test_decode_branches),
-		cmocka_unit_test(test_decode_idioms),
-		cmocka_unit_test(test_build_bytes_loop),
-		cmocka_unit_test(test_build_overlapping_gap),
-		cmocka_unit_test(test_build_sweep_linear),
-		cmocka_unit_test(test_build_random_bytes),
-		cmocka_unit_test(test_jump_tables),
-		cmocka_unit_test(test_structure_and_boundaries),
-		cmocka_unit_test(test_callgrind_jumps),
-		cmocka_unit_test(test_noreturn),
-		cmocka_unit_test(test_tool_json_svg),
-		cmocka_unit_test(test_jump_table_forms),
-		cmocka_unit_test(test_tool_db_lookup),
-	};
-
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
-}
+TU_MAIN(setup_all, teardown_all,
+	cmocka_unit_test(test_decode_add),
+	cmocka_unit_test(test_decode_text),
+	cmocka_unit_test(test_decode_text_flags),
+	cmocka_unit_test(test_decode_memo),
+	cmocka_unit_test(test_decode_load),
+	cmocka_unit_test(test_decode_store_rip),
+	cmocka_unit_test(test_decode_vector_store),
+	cmocka_unit_test(test_decode_errata),
+	cmocka_unit_test(test_decode_write_mask),
+	cmocka_unit_test(test_decode_call),
+	cmocka_unit_test(test_decode_branches),
+	cmocka_unit_test(test_decode_idioms),
+	cmocka_unit_test(test_build_bytes_loop),
+	cmocka_unit_test(test_build_overlapping_gap),
+	cmocka_unit_test(test_build_sweep_linear),
+	cmocka_unit_test(test_build_random_bytes),
+	cmocka_unit_test(test_jump_tables),
+	cmocka_unit_test(test_structure_and_boundaries),
+	cmocka_unit_test(test_callgrind_jumps),
+	cmocka_unit_test(test_noreturn),
+	cmocka_unit_test(test_tool_json_svg),
+	cmocka_unit_test(test_jump_table_forms),
+	cmocka_unit_test(test_tool_db_lookup))

@@ -20,6 +20,7 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define BASE 0x1000
 
@@ -613,23 +614,17 @@ static void test_bad_input(void **state)
 	assert_string_equal(cul_cause_name(CUL_UNEXPLAINED), "unexplained");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pointer_chase),
-		cmocka_unit_test(test_unpredictable_branch),
-		cmocka_unit_test(test_store_forwarding),
-		cmocka_unit_test(test_divide_chain),
-		cmocka_unit_test(test_icache_line),
-		cmocka_unit_test(test_events_clear_and_bound),
-		cmocka_unit_test(test_summary_ranges),
-		cmocka_unit_test(test_from_estimate),
-		cmocka_unit_test(test_stride),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_recorded_chase),
-		cmocka_unit_test(test_recorded_branch),
-		cmocka_unit_test(test_recorded_fwd),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_pointer_chase),
+	cmocka_unit_test(test_unpredictable_branch),
+	cmocka_unit_test(test_store_forwarding),
+	cmocka_unit_test(test_divide_chain),
+	cmocka_unit_test(test_icache_line),
+	cmocka_unit_test(test_events_clear_and_bound),
+	cmocka_unit_test(test_summary_ranges),
+	cmocka_unit_test(test_from_estimate),
+	cmocka_unit_test(test_stride),
+	cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_recorded_chase),
+	cmocka_unit_test(test_recorded_branch),
+	cmocka_unit_test(test_recorded_fwd))

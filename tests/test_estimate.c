@@ -20,6 +20,7 @@
 #include "dcpi/model.h"
 #include "loop_if.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define NB 6
 #define CPS 1000.0
@@ -597,20 +598,14 @@ static void test_end_to_end(void **state)
 	tu_sh("rm -rf %s", tmp);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_shape, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_recover_counts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_skid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_propagate_fills, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_negative, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_confidence_flow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_confidence_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zero_sample_bound, setup, teardown),
-		cmocka_unit_test(test_cluster_rule),
-		cmocka_unit_test(test_end_to_end),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test_setup_teardown(test_shape, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_recover_counts, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_skid, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_propagate_fills, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_no_negative, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_confidence_flow, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_confidence_order, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_zero_sample_bound, setup, teardown),
+	cmocka_unit_test(test_cluster_rule),
+	cmocka_unit_test(test_end_to_end))

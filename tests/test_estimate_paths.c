@@ -27,6 +27,7 @@
 #include "dcpi/model.h"
 #include "dcpi/paths.h"
 #include "loop_if.h"
+#include "tu_main.h"
 
 #define CPS 1000.0
 #define MAXE 64
@@ -485,16 +486,10 @@ static void test_dcpicalc_json(void **state)
 	tu_sh("rm -rf %s", tmp);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_obs_and_probs),
-		cmocka_unit_test(test_shape_exact),
-		cmocka_unit_test(test_counts_recovered),
-		cmocka_unit_test(test_absent_is_old),
-		cmocka_unit_test(test_degenerate),
-		cmocka_unit_test(test_dcpicalc_json),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_obs_and_probs),
+	cmocka_unit_test(test_shape_exact),
+	cmocka_unit_test(test_counts_recovered),
+	cmocka_unit_test(test_absent_is_old),
+	cmocka_unit_test(test_degenerate),
+	cmocka_unit_test(test_dcpicalc_json))

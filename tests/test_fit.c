@@ -20,6 +20,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
 #include "dcpi/sandbox.h"
+#include "tu_main.h"
 
 static double steady(const struct model *m, const struct model_probe *p)
 {
@@ -340,16 +341,10 @@ static void test_probes_data(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zen3_to_zen5),
-		cmocka_unit_test(test_zen5_to_zen4_noisy),
-		cmocka_unit_test(test_refit_zen4),
-		cmocka_unit_test(test_full_suite),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_probes_data),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_zen3_to_zen5),
+	cmocka_unit_test(test_zen5_to_zen4_noisy),
+	cmocka_unit_test(test_refit_zen4),
+	cmocka_unit_test(test_full_suite),
+	cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_probes_data))

@@ -27,6 +27,7 @@
 #include "tu_perf.h"
 
 #include "dcpi/hwsample.h"
+#include "tu_main.h"
 
 #define CAPS_BASE (HW_IBS_CAPS_AVAIL | HW_IBS_CAPS_OPSAM | HW_IBS_CAPS_RIPINVALIDCHK)
 
@@ -396,19 +397,13 @@ static void test_chase_summary(void **state)
 			 "ibs-dc-miss-latency");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dram_load),
-		cmocka_unit_test(test_reserved_bits),
-		cmocka_unit_test(test_capability_bits),
-		cmocka_unit_test(test_not_valid),
-		cmocka_unit_test(test_branches),
-		cmocka_unit_test(test_data_sources),
-		cmocka_unit_test(test_widths_tlb),
-		cmocka_unit_test(test_truncation),
-		cmocka_unit_test(test_chase_summary),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_dram_load),
+	cmocka_unit_test(test_reserved_bits),
+	cmocka_unit_test(test_capability_bits),
+	cmocka_unit_test(test_not_valid),
+	cmocka_unit_test(test_branches),
+	cmocka_unit_test(test_data_sources),
+	cmocka_unit_test(test_widths_tlb),
+	cmocka_unit_test(test_truncation),
+	cmocka_unit_test(test_chase_summary))

@@ -34,6 +34,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "dcpi/import.h"
+#include "tu_main.h"
 
 #define LW_N "60000"		/* lw_hot's iterations */
 #define PERIOD 200
@@ -190,12 +191,6 @@ static void test_counts_exact(void **state)
 	print_message("lw_hot: %zu lines within 10%% of create_llvm_prof's\n", n);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_images_elsewhere),
-		cmocka_unit_test(test_counts_exact),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_images_elsewhere),
+	cmocka_unit_test(test_counts_exact))

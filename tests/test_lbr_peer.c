@@ -26,6 +26,7 @@
 
 #include "testutil.h"
 #include "tu_lbr.h"
+#include "tu_main.h"
 
 #define ENOUGH_SRC "/usr/share/doc/zlib1g-dev/examples/enough.c"
 /* 25 symbols, root 6, lengths to 10: 0.36 M instructions of its own, ~10 s stepped */
@@ -160,11 +161,5 @@ static void test_against_autofdo(void **state)
 	print_message("%s: %zu lines within 10%% of callgrind's exact counts\n", hot, n);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_against_autofdo),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_against_autofdo))

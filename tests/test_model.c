@@ -21,6 +21,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 /* Loop bodies; each ends in dec %rcx; jne back to its start. */
 
@@ -804,34 +805,28 @@ static void test_tool_json(void **state)
 	assert_int_not_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zen5_measured_loops),
-		cmocka_unit_test(test_zen4_measured),
-		cmocka_unit_test(test_divide),
-		cmocka_unit_test(test_zero_idiom),
-		cmocka_unit_test(test_no_memory_renaming),
-		cmocka_unit_test(test_chain_culprits),
-		cmocka_unit_test(test_preceding),
-		cmocka_unit_test(test_unknown_forms),
-		cmocka_unit_test(test_zen4_stores),
-		cmocka_unit_test(test_zen4_load_latency),
-		cmocka_unit_test(test_zen4_multiply),
-		cmocka_unit_test(test_zen4_divide_precision),
-		cmocka_unit_test(test_partial_register),
-		cmocka_unit_test(test_zen4_bmi_madd),
-		cmocka_unit_test(test_store_imm_size),
-		cmocka_unit_test(test_loop_lines),
-		cmocka_unit_test(test_loop_line_bytes_of),
-		cmocka_unit_test(test_forward_by_value),
-		cmocka_unit_test(test_cross_domain_convert),
-		cmocka_unit_test(test_zen4_measured_forms),
-		cmocka_unit_test(test_vector_load_coverage),
-		cmocka_unit_test(test_selection),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_tool_json),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_zen5_measured_loops),
+	cmocka_unit_test(test_zen4_measured),
+	cmocka_unit_test(test_divide),
+	cmocka_unit_test(test_zero_idiom),
+	cmocka_unit_test(test_no_memory_renaming),
+	cmocka_unit_test(test_chain_culprits),
+	cmocka_unit_test(test_preceding),
+	cmocka_unit_test(test_unknown_forms),
+	cmocka_unit_test(test_zen4_stores),
+	cmocka_unit_test(test_zen4_load_latency),
+	cmocka_unit_test(test_zen4_multiply),
+	cmocka_unit_test(test_zen4_divide_precision),
+	cmocka_unit_test(test_partial_register),
+	cmocka_unit_test(test_zen4_bmi_madd),
+	cmocka_unit_test(test_store_imm_size),
+	cmocka_unit_test(test_loop_lines),
+	cmocka_unit_test(test_loop_line_bytes_of),
+	cmocka_unit_test(test_forward_by_value),
+	cmocka_unit_test(test_cross_domain_convert),
+	cmocka_unit_test(test_zen4_measured_forms),
+	cmocka_unit_test(test_vector_load_coverage),
+	cmocka_unit_test(test_selection),
+	cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_tool_json))

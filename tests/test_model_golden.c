@@ -25,6 +25,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
+#include "tu_main.h"
 
 static const char *const golden_models[] = { "zen5", "zen4", "zen3", "skylake", "generic" };
 #define NGM (sizeof(golden_models) / sizeof(golden_models[0]))
@@ -192,11 +193,5 @@ static void test_golden(void **state)
 	fclose(f);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_golden))

@@ -42,6 +42,7 @@
 #include "../collect/paths.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_main.h"
 
 #define RATE "--paths=250:32"	/* the kernel's tick caps CPU timers near 250/s */
 #define K 32
@@ -805,28 +806,22 @@ static void test_bad_options(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spool_reader),
-		cmocka_unit_test(test_branch_ratio),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_fork_exec),
-		cmocka_unit_test(test_own_handlers),
-		cmocka_unit_test(test_blocked_signals),
-		cmocka_unit_test(test_signals_in_burst),
-		cmocka_unit_test(test_rep_and_syscalls),
-		cmocka_unit_test(test_crash),
-		cmocka_unit_test(test_values_robust),
-		cmocka_unit_test(test_static_and_off),
-		cmocka_unit_test(test_dlopen),
-		cmocka_unit_test(test_asan_program),
-		cmocka_unit_test(test_handler_entry_points),
-		cmocka_unit_test(test_handler_taken_over),
-		cmocka_unit_test(test_blocking_trap),
-		cmocka_unit_test(test_traceme),
-		cmocka_unit_test(test_bad_options),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_spool_reader),
+	cmocka_unit_test(test_branch_ratio),
+	cmocka_unit_test(test_threads),
+	cmocka_unit_test(test_fork_exec),
+	cmocka_unit_test(test_own_handlers),
+	cmocka_unit_test(test_blocked_signals),
+	cmocka_unit_test(test_signals_in_burst),
+	cmocka_unit_test(test_rep_and_syscalls),
+	cmocka_unit_test(test_crash),
+	cmocka_unit_test(test_values_robust),
+	cmocka_unit_test(test_static_and_off),
+	cmocka_unit_test(test_dlopen),
+	cmocka_unit_test(test_asan_program),
+	cmocka_unit_test(test_handler_entry_points),
+	cmocka_unit_test(test_handler_taken_over),
+	cmocka_unit_test(test_blocking_trap),
+	cmocka_unit_test(test_traceme),
+	cmocka_unit_test(test_bad_options))

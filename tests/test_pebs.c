@@ -20,6 +20,7 @@
 #include "tu_perf.h"
 
 #include "dcpi/hwsample.h"
+#include "tu_main.h"
 
 #define OP(x) ((uint64_t)(x))
 #define LVL(x) ((uint64_t)(x) << 5)
@@ -180,15 +181,9 @@ static void test_chase_summary(void **state)
 			 "pebs-dc-miss-latency");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dram_load),
-		cmocka_unit_test(test_levels),
-		cmocka_unit_test(test_weights),
-		cmocka_unit_test(test_reserved),
-		cmocka_unit_test(test_chase_summary),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_dram_load),
+	cmocka_unit_test(test_levels),
+	cmocka_unit_test(test_weights),
+	cmocka_unit_test(test_reserved),
+	cmocka_unit_test(test_chase_summary))

@@ -39,6 +39,7 @@
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 /* ~0.5 s of CPU here, at record's default burst rate */
 #define ITERS "50000000"
@@ -251,14 +252,8 @@ static void test_plan_robust(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_auto),
-		cmocka_unit_test(test_needed),
-		cmocka_unit_test(test_plan_changed),
-		cmocka_unit_test(test_plan_robust),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_plan_auto),
+	cmocka_unit_test(test_needed),
+	cmocka_unit_test(test_plan_changed),
+	cmocka_unit_test(test_plan_robust))

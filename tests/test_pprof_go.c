@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "tu_run.h"
+#include "tu_main.h"
 
 static const char *bin;
 static char ws[400], wl[600], wl2[600];
@@ -120,11 +121,5 @@ static void test_pprof_top_equals_dcpiprof(void **state)
 	compare("all");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pprof_top_equals_dcpiprof),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+TU_MAIN(group_setup, group_teardown,
+	cmocka_unit_test(test_pprof_top_equals_dcpiprof))

@@ -18,6 +18,7 @@
 #include "dcpi/timeline.h"
 #include "tu_run.h"
 #include "tu_slices.h"
+#include "tu_main.h"
 
 static char ws[PATH_MAX];
 static const char *bin;
@@ -226,12 +227,6 @@ static void test_outputs(void **state)
 			       ws, ws, ws, ws), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_browser),
-		cmocka_unit_test(test_outputs),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_browser),
+	cmocka_unit_test(test_outputs))

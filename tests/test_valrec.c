@@ -36,6 +36,7 @@
 #include "../collect/pathrt.h"
 #include "../collect/paths.h"
 #include "../collect/values_spool.h"
+#include "tu_main.h"
 
 static const char *bin, *build;
 static char dir[256];
@@ -394,13 +395,7 @@ static void test_off(void **state)
 	assert_int_equal(tu_sh("grep -q 'values needs path samples' %s/bad.err", dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spool_values),
-		cmocka_unit_test(test_valloop),
-		cmocka_unit_test(test_off),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_spool_values),
+	cmocka_unit_test(test_valloop),
+	cmocka_unit_test(test_off))

@@ -25,6 +25,7 @@
 #include "testutil.h"
 #include "tu_run.h"
 #include "tu_vals.h"
+#include "tu_main.h"
 
 static struct tu_vals t;
 
@@ -255,16 +256,10 @@ static void test_errors(void **state)
 	assert_int_equal(tu_sh("grep -q '%s/bad/.*\\.values' %s/err.txt", t.dir, t.dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify),
-		cmocka_unit_test(test_vlist),
-		cmocka_unit_test(test_vargs),
-		cmocka_unit_test(test_vcg),
-		cmocka_unit_test(test_vblks),
-		cmocka_unit_test(test_errors),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
-}
+TU_MAIN(setup, tu_vals_teardown,
+	cmocka_unit_test(test_classify),
+	cmocka_unit_test(test_vlist),
+	cmocka_unit_test(test_vargs),
+	cmocka_unit_test(test_vcg),
+	cmocka_unit_test(test_vblks),
+	cmocka_unit_test(test_errors))

@@ -27,6 +27,7 @@
 #include "testutil.h"
 #include "tu_run.h"
 #include "tu_vals.h"
+#include "tu_main.h"
 
 static struct tu_vals t;
 static char copy[128];
@@ -255,14 +256,8 @@ static void test_errors(void **state)
 	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t.dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_candidates),
-		cmocka_unit_test(test_text),
-		cmocka_unit_test(test_unchecked),
-		cmocka_unit_test(test_errors),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
-}
+TU_MAIN(setup, tu_vals_teardown,
+	cmocka_unit_test(test_candidates),
+	cmocka_unit_test(test_text),
+	cmocka_unit_test(test_unchecked),
+	cmocka_unit_test(test_errors))
