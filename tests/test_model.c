@@ -159,6 +159,20 @@ static void schedule(const char *model, const uint8_t *bytes, size_t len,
 	assert_int_equal(b->n, n);
 }
 
+/* Instruction k of bytes decoded at 0, a copy (its mnemonic is shared). */
+static struct cfg_insn insn_of(const uint8_t *bytes, size_t len, size_t k)
+{
+	struct dcpi_err err = { 0 };
+	struct cfg_insn *insns, in;
+	size_t n;
+
+	assert_int_equal(cfg_decode(bytes, len, 0, &insns, &n, &err), 0);
+	assert_true(k < n);
+	in = insns[k];
+	free(insns);
+	return in;
+}
+
 /* Steady-state cycles per iteration of a loop body under a model. */
 static double steady(const char *model, const uint8_t *bytes, size_t len)
 {
@@ -191,18 +205,14 @@ static double steady(const char *model, const uint8_t *bytes, size_t len)
  */
 static void test_zen4_stores(void **state)
 {
-	struct cfg_insn *insns;
-	size_t n;
-	struct dcpi_err err = { 0 };
+	struct cfg_insn st = insn_of(z4_st16_1line4, 4, 0);
 	int known;
 
 	(void)state;
 	/* capstone reads an AVX store's memory operand as a source: still a store */
-	assert_int_equal(cfg_decode(z4_st16_1line4, 4, 0, &insns, &n, &err), 0);
-	assert_int_equal(insns[0].form, CFG_F_STORE);
-	model_classify(model_by_name("zen4"), &insns[0], &known);
+	assert_int_equal(st.form, CFG_F_STORE);
+	model_classify(model_by_name("zen4"), &st, &known);
 	assert_int_equal(known, 1);
-	free(insns);
 }
 
 /*
@@ -257,18 +267,13 @@ static const uint8_t div10[] = { 0x89, 0xc2, 0x48, 0x83, 0xc5, 0x01, 0x45, 0x89,
 
 static void test_zen4_multiply(void **state)
 {
-	struct cfg_insn *insns;
-	size_t n;
-	struct dcpi_err err = { 0 };
+	struct cfg_insn imul1 = insn_of(imul1_rdx, sizeof(imul1_rdx), 1);
+	struct cfg_insn imul2 = insn_of(div10, sizeof(div10), 3);
 
 	(void)state;
 	/* one-operand imul is a widening multiply, two-operand imul is not */
-	assert_int_equal(cfg_decode(imul1_rdx, sizeof(imul1_rdx), 0, &insns, &n, &err), 0);
-	assert_true(model_traits(&insns[1]) & MODEL_T_WIDE);
-	free(insns);
-	assert_int_equal(cfg_decode(div10, sizeof(div10), 0, &insns, &n, &err), 0);
-	assert_false(model_traits(&insns[3]) & MODEL_T_WIDE);
-	free(insns);
+	assert_true(model_traits(&imul1) & MODEL_T_WIDE);
+	assert_false(model_traits(&imul2) & MODEL_T_WIDE);
 	/* the Skylake table does not charge the high half (not measured) */
 	assert_true(steady("skylake", mul_rdx, sizeof(mul_rdx)) ==
 		    steady("skylake", mul_rax, sizeof(mul_rax)));
@@ -306,15 +311,10 @@ static const uint8_t setc_movzx[] = { 0x0f, 0x92, 0xc0, 0x0f, 0xb6, 0xc0 };
 
 static void test_partial_register(void **state)
 {
-	struct cfg_insn *insns;
-	size_t n;
-	struct dcpi_err err = { 0 };
-
 	(void)state;
-	assert_int_equal(cfg_decode(setc_movzx, sizeof(setc_movzx), 0, &insns, &n, &err), 0);
-	assert_true(insns[0].flags & CFG_I_PARTIAL);	/* setc %al */
-	assert_false(insns[1].flags & CFG_I_PARTIAL);	/* movzbl writes all of eax */
-	free(insns);
+	/* setc %al keeps the rest of eax; movzbl writes all of it */
+	assert_true(insn_of(setc_movzx, sizeof(setc_movzx), 0).flags & CFG_I_PARTIAL);
+	assert_false(insn_of(setc_movzx, sizeof(setc_movzx), 1).flags & CFG_I_PARTIAL);
 }
 
 /* Forms that fell in the wrong class, measured on Zen 4 2026-11-26: blsr a
@@ -448,17 +448,14 @@ static const uint8_t cvt_to_gpr[] = { 0xf2, 0x0f, 0x2a, 0xc0, 0x66, 0x48, 0x0f, 
 
 static void test_cross_domain_convert(void **state)
 {
-	struct cfg_insn *insns;
-	size_t n;
-	int known;
-
 	(void)state;
-	assert_int_equal(cfg_decode(cvt_round, sizeof(cvt_round), 0, &insns, &n, NULL), 0);
-	assert_string_equal(model_classify(model_by_name("zen4"), &insns[0], &known)->name,
-			    "fcvt_x");
-	assert_string_equal(model_classify(model_by_name("zen4"), &insns[1], &known)->name,
-			    "fcvt_x");
-	free(insns);
+	for (size_t k = 0; k < 2; k++) {
+		struct cfg_insn cvt = insn_of(cvt_round, sizeof(cvt_round), k);
+		int known;
+
+		assert_string_equal(model_classify(model_by_name("zen4"), &cvt, &known)->name,
+				    "fcvt_x");
+	}
 }
 
 static void test_divide(void **state)
