@@ -49,17 +49,7 @@
 static struct tu_image t;
 static unsigned long calls, k7;
 
-static int setup(void **state)
-{
-	(void)state;
-	return tu_image_setup(&t, "plan", "workloads/valloop");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tu_image_teardown(&t);
-}
+TU_IMAGE_GROUP(t, "plan", "workloads/valloop")
 
 /* The workload's own counts, from its output file. */
 static void read_truth(const char *out)

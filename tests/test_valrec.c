@@ -41,17 +41,7 @@
 
 static struct tu_image t;
 
-static int setup(void **state)
-{
-	(void)state;
-	return tu_image_setup(&t, "valrec", "workloads/valloop");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return tu_image_teardown(&t);
-}
+TU_IMAGE_GROUP(t, "valrec", "workloads/valloop")
 
 /* The value profile of valloop in the latest epoch of db. */
 static void read_values(const char *db, struct val_profile **v, size_t *n,

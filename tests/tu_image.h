@@ -44,6 +44,21 @@ static inline int tu_image_teardown(struct tu_image *t)
 	return 0;
 }
 
+/* The static group setup and teardown (named setup and teardown) of a test
+ * file whose fixture is t, its workspace named after name. */
+#define TU_IMAGE_GROUP(t, name, workload)				\
+static int setup(void **state)						\
+{									\
+	(void)state;							\
+	return tu_image_setup(&(t), name, workload);			\
+}									\
+									\
+static int teardown(void **state)					\
+{									\
+	(void)state;							\
+	return tu_image_teardown(&(t));					\
+}
+
 /* File offset of procedure name's first instruction in t's image, plus
  * delta bytes. */
 static inline uint64_t tu_image_off(const struct tu_image *t, const char *name, uint64_t delta)
