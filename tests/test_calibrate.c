@@ -75,8 +75,7 @@ static void test_fit_known_skid(void **state)
 
 	(void)state;
 	assert_non_null(model);
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &cfg, &err),
-			 0);
+	cfg = loop_if_cfg(0x1000);
 	e = calloc(cfg->ninsns, sizeof(double));
 	m = calloc(cfg->ninsns, sizeof(double));
 	s = calloc(cfg->ninsns, sizeof(double));

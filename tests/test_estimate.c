@@ -38,8 +38,7 @@ static int setup(void **state)
 	struct dcpi_err err = { 0 };
 
 	assert_non_null(f);
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &f->cfg,
-					 &err), 0);
+	f->cfg = loop_if_cfg(0x1000);
 	f->model = model_by_name("zen4");
 	assert_non_null(f->model);
 	f->m = calloc(f->cfg->ninsns, sizeof(double));

@@ -46,11 +46,8 @@ static uint32_t blk(const struct cfg *cfg, uint64_t start)
 
 static struct cfg *build_loop_if(void)
 {
-	struct cfg *cfg = NULL;
-	struct dcpi_err err = { 0 };
+	struct cfg *cfg = loop_if_cfg(0x1000);
 
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &cfg, &err),
-			 0);
 	assert_int_equal(cfg->nloops, 1);
 	return cfg;
 }
@@ -611,8 +608,7 @@ static void test_front_end_floor(void **state)
 	assert_int_equal(est_path_lines(cfg, sky, path, 2), 0);
 	assert_int_equal(est_path_lines(cfg, NULL, path, 2), 0);
 	/* loop_if moved to 0x1030: B, then D falling into E, cross 0x1040 */
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1030, "loop_if", &lif, &err),
-			 0);
+	lif = loop_if_cfg(0x1030);
 	path[0] = blk(lif, 0x1034);
 	path[1] = blk(lif, 0x103e);
 	path[2] = blk(lif, 0x1041);
