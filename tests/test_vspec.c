@@ -247,13 +247,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	need_db();
-	assert_int_not_equal(tu_sh("%s specialize --db %s/novals > /dev/null 2> %s/err.txt",
-				   t.bin, t.dir, t.dir), 0);
-	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
-			       "record --values' %s/err.txt", t.dir, t.dir), 0);
-	assert_int_not_equal(tu_sh("%s specialize --db %s/db no_such_proc > /dev/null "
-				   "2> %s/err.txt", t.bin, t.dir, t.dir), 0);
-	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t.dir), 0);
+	tu_vals_errors(&t, "specialize", "");
 }
 
 TU_MAIN(setup, tu_vals_teardown,
