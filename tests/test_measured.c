@@ -31,6 +31,8 @@
 #include "dcpi/profile.h"
 #include "loop_if.h"
 #include "testutil.h"
+#include "tu_main.h"
+#include "tu_sbx.h"
 
 static int under_valgrind;
 
@@ -84,6 +86,7 @@ static char tmpdir[64];
 
 static int make_dir(void **state)
 {
+	under_valgrind = tu_sbx_unusable("cycle assertions");
 	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "measured");
 }
 
@@ -658,22 +661,12 @@ static void test_front_end_floor(void **state)
 	cfg_free(cfg);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bodies),
-		cmocka_unit_test(test_measure_and_cache),
-		cmocka_unit_test(test_path_samples),
-		cmocka_unit_test(test_bad_cache),
-		cmocka_unit_test(test_noisy_cache),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_procedure_with_measurements),
-		cmocka_unit_test(test_front_end_floor),
-	};
-	char why[128];
-
-	under_valgrind = !sbx_usable(why, sizeof(why));
-	if (under_valgrind)
-		printf("# %s: cycle assertions skipped, statuses checked\n", why);
-	return cmocka_run_group_tests(tests, make_dir, tu_ws_teardown);
-}
+TU_MAIN(make_dir, tu_ws_teardown,
+	cmocka_unit_test(test_bodies),
+	cmocka_unit_test(test_measure_and_cache),
+	cmocka_unit_test(test_path_samples),
+	cmocka_unit_test(test_bad_cache),
+	cmocka_unit_test(test_noisy_cache),
+	cmocka_unit_test(test_refusals),
+	cmocka_unit_test(test_procedure_with_measurements),
+	cmocka_unit_test(test_front_end_floor))
