@@ -61,14 +61,6 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int group_teardown(void **state)
-{
-	(void)state;
-	if (ws[0])
-		tu_rm_tree(ws);
-	return 0;
-}
-
 /* `go tool pprof -top` of file into out, Go's state kept inside ws. */
 static int pprof_top(const char *file, const char *out)
 {
@@ -121,5 +113,5 @@ static void test_pprof_top_equals_dcpiprof(void **state)
 	compare("all");
 }
 
-TU_MAIN(group_setup, group_teardown,
+TU_MAIN(group_setup, tu_run_teardown,
 	cmocka_unit_test(test_pprof_top_equals_dcpiprof))

@@ -61,14 +61,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	if (ws[0])
-		tu_rm_tree(ws);
-	return 0;
-}
-
 /* The browser: chromium (Debian's package, scripts/deps.sh), else NULL. */
 static const char *browser(void)
 {
@@ -227,6 +219,6 @@ static void test_outputs(void **state)
 			       ws, ws, ws, ws), 0);
 }
 
-TU_MAIN(setup, teardown,
+TU_MAIN(setup, tu_run_teardown,
 	cmocka_unit_test(test_browser),
 	cmocka_unit_test(test_outputs))
