@@ -35,6 +35,7 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
+#include "../tests/tu_hex.h"
 
 struct body {
 	char name[160];
@@ -203,21 +204,6 @@ static const char *find_artefact(const struct body *b)
 	return NULL;
 }
 
-static int parse_hex(const char *s, uint8_t *b, size_t max)
-{
-	size_t n = 0;
-	unsigned v;
-	int k;
-
-	while (n < max && sscanf(s, "%2x%n", &v, &k) == 1) {
-		b[n++] = (uint8_t)v;
-		s += k;
-		while (*s == ' ')
-			s++;
-	}
-	return (int)n;
-}
-
 /* The col-th tab-separated field of line (0-based), NUL-terminated in place. */
 static char *field(char *line, int col)
 {
@@ -279,7 +265,7 @@ static int load_file(const char *path, const char *refcol, struct body **bv, siz
 
 		if (!name || !hex || name[0] == '#' || !strcmp(name, "name"))
 			continue;
-		len = parse_hex(hex, bytes, sizeof(bytes));
+		len = (int)tu_parse_hex(hex, bytes, sizeof(bytes));
 		if (len <= 0)
 			continue;
 		if (*nb == *cap) {

@@ -8,11 +8,15 @@
  * D: 7.5e5  xor %rcx,%rax
  * E: 1e6    lea (%rax,%rax,2),%rax; add $1,%rcx; cmp $1000,%rcx; jne B
  * F: 1000   ret
+ *
+ * Include after <cmocka.h> (loop_if_cfg asserts).
  */
 #ifndef DCPI_TESTS_LOOP_IF_H
 #define DCPI_TESTS_LOOP_IF_H
 
 #include <stdint.h>
+
+#include "dcpi/cfg.h"
 
 static const uint8_t loop_if[] = {
 	0x31, 0xc0, 0x31, 0xc9,
@@ -25,5 +29,15 @@ static const uint8_t loop_if[] = {
 };
 static const uint64_t block_start[] = { 0x1000, 0x1004, 0x1009, 0x100e, 0x1011, 0x1022 };
 static const double block_count[] = { 1000, 1e6, 2.5e5, 7.5e5, 1e6, 1000 };
+
+/* loop_if's CFG, its first byte at address at (0x1000 for the counts above). */
+static inline struct cfg *loop_if_cfg(uint64_t at)
+{
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg = NULL;
+
+	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), at, "loop_if", &cfg, &err), 0);
+	return cfg;
+}
 
 #endif

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "tu_main.h"
 
 static char dir[4096];
 static const char *bin, *src;
@@ -108,14 +109,8 @@ static void test_auto_model(void **state)
 			       "! grep -q measuring b.log && cmp -s a.txt b.txt", dir, dir, bin), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tools_agree),
-		cmocka_unit_test(test_repeatable),
-		cmocka_unit_test(test_own_usage),
-		cmocka_unit_test(test_auto_model),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_tools_agree),
+	cmocka_unit_test(test_repeatable),
+	cmocka_unit_test(test_own_usage),
+	cmocka_unit_test(test_auto_model))

@@ -33,6 +33,7 @@
 #include "dcpi/kallsyms.h"
 #include "dcpi/report.h"
 #include "tu_run.h"
+#include "tu_main.h"
 
 static const char *bin;
 static char ws[256], sysloop[256], twoprocs[256];
@@ -368,16 +369,10 @@ static void test_attach_until_exit(void **state)
 				 (int)pid, err), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kallsyms_parse),
-		cmocka_unit_test(test_kernel_named),
-		cmocka_unit_test(test_attach_shape),
-		cmocka_unit_test(test_attach_command),
-		cmocka_unit_test(test_attach_new_threads),
-		cmocka_unit_test(test_attach_until_exit),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_kallsyms_parse),
+	cmocka_unit_test(test_kernel_named),
+	cmocka_unit_test(test_attach_shape),
+	cmocka_unit_test(test_attach_command),
+	cmocka_unit_test(test_attach_new_threads),
+	cmocka_unit_test(test_attach_until_exit))

@@ -25,6 +25,7 @@
 
 #include "../bench/culprits/bpsim/bp_pred.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define FILLER_PC 0x1001u	/* filler k at FILLER_PC + 8k: low 7 bits odd */
 
@@ -332,18 +333,12 @@ static void test_valgrind_tool(void **state)
 	assert_int_equal(tu_sh("rm -rf %s", dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_periodic),
-		cmocka_unit_test(test_random),
-		cmocka_unit_test(test_loop_exit),
-		cmocka_unit_test(test_correlated),
-		cmocka_unit_test(test_indirect),
-		cmocka_unit_test(test_bimodal_exact),
-		cmocka_unit_test(test_names_and_budget),
-		cmocka_unit_test(test_valgrind_tool),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_periodic),
+	cmocka_unit_test(test_random),
+	cmocka_unit_test(test_loop_exit),
+	cmocka_unit_test(test_correlated),
+	cmocka_unit_test(test_indirect),
+	cmocka_unit_test(test_bimodal_exact),
+	cmocka_unit_test(test_names_and_budget),
+	cmocka_unit_test(test_valgrind_tool))

@@ -21,6 +21,7 @@
 #include "dcpi/model.h"
 #include "loop_if.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 /* Samples of E x M moved k instructions on along the executed path. */
 static void shifted(const struct cfg *cfg, const double *e, const double *m, int k, double *s)
@@ -74,8 +75,7 @@ static void test_fit_known_skid(void **state)
 
 	(void)state;
 	assert_non_null(model);
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &cfg, &err),
-			 0);
+	cfg = loop_if_cfg(0x1000);
 	e = calloc(cfg->ninsns, sizeof(double));
 	m = calloc(cfg->ninsns, sizeof(double));
 	s = calloc(cfg->ninsns, sizeof(double));
@@ -333,14 +333,8 @@ static void test_refit(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fit_known_skid),
-		cmocka_unit_test(test_file_round_trip),
-		cmocka_unit_test(test_installed_binary),
-		cmocka_unit_test(test_refit),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_fit_known_skid),
+	cmocka_unit_test(test_file_round_trip),
+	cmocka_unit_test(test_installed_binary),
+	cmocka_unit_test(test_refit))

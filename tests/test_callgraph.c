@@ -14,6 +14,7 @@
 
 #include "dcpi/callgraph.h"
 #include "tu_run.h"
+#include "tu_main.h"
 
 static const char *bin;
 static char wl[PROF_PATH_MAX], ws[512];
@@ -350,17 +351,11 @@ static void test_import_perf(void **state)
 		fail_msg("dcpi merge: the merged stacks are not the sum of both");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_codec),
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_decode_rejects),
-		cmocka_unit_test(test_epoch),
-		cmocka_unit_test(test_record_callers),
-		cmocka_unit_test(test_pprof_stacks),
-		cmocka_unit_test(test_import_perf),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_codec),
+	cmocka_unit_test(test_merge),
+	cmocka_unit_test(test_decode_rejects),
+	cmocka_unit_test(test_epoch),
+	cmocka_unit_test(test_record_callers),
+	cmocka_unit_test(test_pprof_stacks),
+	cmocka_unit_test(test_import_perf))

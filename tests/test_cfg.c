@@ -24,6 +24,7 @@
 #include "dcpi/profile.h"
 
 #include "../cfg/internal.h"		/* cfg_dec_calls, cfg_build_rounds */
+#include "tu_main.h"
 
 #define R(r) CFG_RBIT(CFG_R_##r)
 
@@ -146,6 +147,60 @@ static const uint8_t *proc_code(const struct image *img, size_t i, size_t *len)
 	return b;
 }
 
+/* Called at each instruction start of a procedure p whose code is b (avail
+ * bytes), off into it; returns how many bytes on the next one starts. */
+typedef size_t (*libc_each)(void *ctx, const struct img_proc *p, const uint8_t *b,
+			    size_t avail, size_t off);
+
+/* each at every instruction of libc's procedures, of every step-th one; 0,
+ * or -1 (said) when libc does not open here. */
+static int libc_walk(size_t step, libc_each each, void *ctx)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct dcpi_err err = { 0 };
+	struct image *img;
+
+	if (img_open(path, IMG_NO_DWARF, &img, &err)) {
+		print_message("%s: %s (skipped)\n", path, err.msg);
+		return -1;
+	}
+	for (size_t i = 0; i < img_nprocs(img); i += step) {
+		const struct img_proc *p = img_proc(img, i);
+		size_t avail = 0, off = 0;
+		const uint8_t *b = proc_code(img, i, &avail);
+
+		while (b && off < avail)
+			off += each(ctx, p, b, avail, off);
+	}
+	img_close(img);
+	return 0;
+}
+
+/* Instructions decoded, those with an immediate, those with %cl first. */
+struct flag_counts {
+	size_t n, imm, cl;
+};
+
+static size_t check_text_flags(void *ctx, const struct img_proc *p, const uint8_t *b,
+			       size_t avail, size_t off)
+{
+	struct flag_counts *k = ctx;
+	struct cfg_insn in;
+	char t[CFG_TEXT_MAX];
+	size_t len = avail - off < 15 ? avail - off : 15;
+
+	if (cfg_decode_one(b + off, len, p->addr + off, &in) < 0)
+		return 1;
+	cfg_insn_text(&in, t, sizeof(t));
+	if (!!(in.flags & CFG_I_IMM) != !!strchr(t, '$') ||
+	    !!(in.flags & CFG_I_CL) != !!strstr(t, "%cl,"))
+		fail_msg("%s+0x%zx %s: flags %#x", p->name, off, t, in.flags);
+	k->imm += !!(in.flags & CFG_I_IMM);
+	k->cl += !!(in.flags & CFG_I_CL);
+	k->n++;
+	return in.size;
+}
+
 /*
  * CFG_I_IMM and CFG_I_CL come from capstone's operands, standing for what the
  * model's classes once read in the text ("$", "%cl,"): held against the text
@@ -153,48 +208,16 @@ static const uint8_t *proc_code(const struct image *img, size_t i, size_t *len)
  */
 static void test_decode_text_flags(void **state)
 {
-	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
 	size_t step = getenv("TEST_WRAPPER") && *getenv("TEST_WRAPPER") ? 8 : 1;
-	size_t n = 0, imm = 0, cl = 0;
-	struct dcpi_err err = { 0 };
-	struct image *img;
+	struct flag_counts k = { 0 };
 
 	(void)state;
-	if (img_open(path, IMG_NO_DWARF, &img, &err)) {
-		print_message("%s: %s (skipped)\n", path, err.msg);
+	if (libc_walk(step, check_text_flags, &k))
 		return;
-	}
-	for (size_t i = 0; i < img_nprocs(img); i += step) {
-		const struct img_proc *p = img_proc(img, i);
-		size_t avail = 0, off = 0;
-		const uint8_t *b = proc_code(img, i, &avail);
-
-		if (!b)
-			continue;
-		while (off < avail) {
-			struct cfg_insn in;
-			char t[CFG_TEXT_MAX];
-			size_t len = avail - off < 15 ? avail - off : 15;
-
-			if (cfg_decode_one(b + off, len, p->addr + off, &in) < 0) {
-				off++;
-				continue;
-			}
-			cfg_insn_text(&in, t, sizeof(t));
-			if (!!(in.flags & CFG_I_IMM) != !!strchr(t, '$') ||
-			    !!(in.flags & CFG_I_CL) != !!strstr(t, "%cl,"))
-				fail_msg("%s+0x%zx %s: flags %#x", p->name, off, t, in.flags);
-			imm += !!(in.flags & CFG_I_IMM);
-			cl += !!(in.flags & CFG_I_CL);
-			n++;
-			off += in.size;
-		}
-	}
-	img_close(img);
-	print_message("%zu instructions: %zu with an immediate, %zu with %%cl first\n", n, imm,
-		      cl);
-	assert_true(n > 20000 / step);
-	assert_true(imm > 1000 / step && cl > 10 / step);
+	print_message("%zu instructions: %zu with an immediate, %zu with %%cl first\n", k.n,
+		      k.imm, k.cl);
+	assert_true(k.n > 20000 / step);
+	assert_true(k.imm > 1000 / step && k.cl > 10 / step);
 }
 
 /* Every field of two decodes, the same? */
@@ -213,6 +236,31 @@ static int same_insn(const struct cfg_insn *a, const struct cfg_insn *b)
 			     a->mem.disp == b->mem.disp));
 }
 
+/* The memo's handle, and how many decodes went through it. */
+struct memo_walk {
+	struct cfg_dec *dec;
+	size_t n;
+};
+
+static size_t check_memo(void *ctx, const struct img_proc *p, const uint8_t *bytes,
+			 size_t avail, size_t off)
+{
+	struct memo_walk *w = ctx;
+	struct cfg_insn a, b;
+	int ra = cfg_dec_insn(w->dec, bytes + off, avail - off, p->addr + off, &a);
+	int rb = cfg_decode_one(bytes + off, avail - off, p->addr + off, &b);
+
+	assert_int_equal(ra, rb);
+	if (!same_insn(&a, &b)) {
+		char t[CFG_TEXT_MAX];
+
+		fail_msg("%s+0x%zx %s: the memo's decode differs", p->name, off,
+			 cfg_insn_text(&b, t, sizeof(t)));
+	}
+	w->n++;
+	return ra < 0 ? 1 : a.size;
+}
+
 /*
  * The decoder's memo (decode.c) gives what capstone would: every instruction
  * of libc's procedures through one handle (memo on after its first
@@ -221,7 +269,6 @@ static int same_insn(const struct cfg_insn *a, const struct cfg_insn *b)
  */
 static void test_decode_memo(void **state)
 {
-	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
 	const uint8_t rip[] = { 0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00 };	/* mov 0x10(%rip) */
 	const uint8_t jmp[] = { 0xeb, 0x10 };
 	const uint8_t mov[] = { 0x48, 0x89, 0xe5 };
@@ -230,8 +277,7 @@ static void test_decode_memo(void **state)
 	struct dcpi_err err = { 0 };
 	struct cfg_insn a, b;
 	struct cfg_dec *dec;
-	struct image *img;
-	size_t n = 0;
+	struct memo_walk w = { 0 };
 
 	(void)state;
 	assert_int_equal(cfg_dec_open(&dec, &err), 0);
@@ -246,37 +292,14 @@ static void test_decode_memo(void **state)
 	}
 	assert_true(cfg_dec_memo_hits - h0 > 0);	/* the mov, not the other two */
 	assert_true(cfg_dec_calls - c0 >= 2 * 5000);
-	if (img_open(path, IMG_NO_DWARF, &img, &err)) {
-		print_message("%s: %s (skipped)\n", path, err.msg);
+	h0 = cfg_dec_memo_hits;
+	w.dec = dec;
+	if (libc_walk(step, check_memo, &w)) {
 		cfg_dec_close(dec);
 		return;
 	}
-	h0 = cfg_dec_memo_hits;
-	for (size_t i = 0; i < img_nprocs(img); i += step) {
-		const struct img_proc *p = img_proc(img, i);
-		size_t avail = 0, off = 0;
-		const uint8_t *bytes = proc_code(img, i, &avail);
-
-		if (!bytes)
-			continue;
-		while (off < avail) {
-			int ra = cfg_dec_insn(dec, bytes + off, avail - off, p->addr + off, &a);
-			int rb = cfg_decode_one(bytes + off, avail - off, p->addr + off, &b);
-
-			assert_int_equal(ra, rb);
-			if (!same_insn(&a, &b)) {
-				char t[CFG_TEXT_MAX];
-
-				fail_msg("%s+0x%zx %s: the memo's decode differs", p->name, off,
-					 cfg_insn_text(&b, t, sizeof(t)));
-			}
-			off += ra < 0 ? 1 : a.size;
-			n++;
-		}
-	}
-	print_message("%zu decodes, %lu from the memo\n", n, cfg_dec_memo_hits - h0);
-	assert_true(cfg_dec_memo_hits - h0 > n / 5);
-	img_close(img);
+	print_message("%zu decodes, %lu from the memo\n", w.n, cfg_dec_memo_hits - h0);
+	assert_true(cfg_dec_memo_hits - h0 > w.n / 5);
 	cfg_dec_close(dec);
 	/* DCPI_DECODE_MEMO=0: every decode by capstone */
 	setenv("DCPI_DECODE_MEMO", "0", 1);
@@ -983,33 +1006,27 @@ static void test_tool_json_svg(void **state)
 	assert_int_not_equal(tu_sh("%s cfg --image %s no_such_proc 2>/dev/null", dcpi, bin), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode_add),
-		cmocka_unit_test(test_decode_text),
-		cmocka_unit_test(test_decode_text_flags),
-		cmocka_unit_test(test_decode_memo),
-		cmocka_unit_test(test_decode_load),
-		cmocka_unit_test(test_decode_store_rip),
-		cmocka_unit_test(test_decode_vector_store),
-		cmocka_unit_test(test_decode_errata),
-		cmocka_unit_test(test_decode_write_mask),
-		cmocka_unit_test(test_decode_call),
-		cmocka_unit_test(test_decode_branches),
-		cmocka_unit_test(test_decode_idioms),
-		cmocka_unit_test(test_build_bytes_loop),
-		cmocka_unit_test(test_build_overlapping_gap),
-		cmocka_unit_test(test_build_sweep_linear),
-		cmocka_unit_test(test_build_random_bytes),
-		cmocka_unit_test(test_jump_tables),
-		cmocka_unit_test(test_structure_and_boundaries),
-		cmocka_unit_test(test_callgrind_jumps),
-		cmocka_unit_test(test_noreturn),
-		cmocka_unit_test(test_tool_json_svg),
-		cmocka_unit_test(test_jump_table_forms),
-		cmocka_unit_test(test_tool_db_lookup),
-	};
-
-	return cmocka_run_group_tests(tests, setup_all, teardown_all);
-}
+TU_MAIN(setup_all, teardown_all,
+	cmocka_unit_test(test_decode_add),
+	cmocka_unit_test(test_decode_text),
+	cmocka_unit_test(test_decode_text_flags),
+	cmocka_unit_test(test_decode_memo),
+	cmocka_unit_test(test_decode_load),
+	cmocka_unit_test(test_decode_store_rip),
+	cmocka_unit_test(test_decode_vector_store),
+	cmocka_unit_test(test_decode_errata),
+	cmocka_unit_test(test_decode_write_mask),
+	cmocka_unit_test(test_decode_call),
+	cmocka_unit_test(test_decode_branches),
+	cmocka_unit_test(test_decode_idioms),
+	cmocka_unit_test(test_build_bytes_loop),
+	cmocka_unit_test(test_build_overlapping_gap),
+	cmocka_unit_test(test_build_sweep_linear),
+	cmocka_unit_test(test_build_random_bytes),
+	cmocka_unit_test(test_jump_tables),
+	cmocka_unit_test(test_structure_and_boundaries),
+	cmocka_unit_test(test_callgrind_jumps),
+	cmocka_unit_test(test_noreturn),
+	cmocka_unit_test(test_tool_json_svg),
+	cmocka_unit_test(test_jump_table_forms),
+	cmocka_unit_test(test_tool_db_lookup))

@@ -33,6 +33,7 @@
 #include "dcpi/image.h"
 
 #include "../cfg/internal.h"		/* cfg_dec_calls */
+#include "tu_main.h"
 
 static const struct {
 	const char *name, *path;
@@ -272,12 +273,6 @@ static void test_build_all(void **state)
 		build_all_golden(&r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden_digests),
-		cmocka_unit_test(test_build_all),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_golden_digests),
+	cmocka_unit_test(test_build_all))

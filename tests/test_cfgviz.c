@@ -20,6 +20,7 @@
 #include <graphviz/cgraph.h>
 
 #include "testutil.h"
+#include "tu_main.h"
 
 static char dir[64];
 static const char *bin;
@@ -585,15 +586,9 @@ static void test_bad_hot(void **state)
 			       bin, dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all),
-		cmocka_unit_test(test_hot),
-		cmocka_unit_test(test_paths),
-		cmocka_unit_test(test_render),
-		cmocka_unit_test(test_bad_hot),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_all),
+	cmocka_unit_test(test_hot),
+	cmocka_unit_test(test_paths),
+	cmocka_unit_test(test_render),
+	cmocka_unit_test(test_bad_hot))

@@ -20,6 +20,7 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define BASE 0x1000
 
@@ -131,6 +132,13 @@ static const struct cul_stall *run(struct fx *f, uint64_t stalled)
 	return s;
 }
 
+/* The stall at off of f, its dynamic cycles there set to cycles first. */
+static const struct cul_stall *stall_at(struct fx *f, uint64_t off, double cycles)
+{
+	f->dyn[at(f, off)] = cycles;
+	return run(f, off);
+}
+
 /* The first suspect of s: cause c at the instruction at off of f. */
 static void top_is(const struct fx *f, const struct cul_stall *s, enum cul_cause c,
 		   uint64_t off)
@@ -157,16 +165,14 @@ static void test_pointer_chase(void **state)
 	(void)state;
 	fx_build(&f, chase, sizeof(chase));
 	loop_probs(&f);
-	f.dyn[at(&f, 0x5)] = 150000;
-	s = run(&f, 0x5);
+	s = stall_at(&f, 0x5, 150000);
 	assert_true(s->nsuspects >= 1);
 	top_is(&f, s, CUL_DCACHE, 0x2);
 	assert_false(has(s, CUL_MISPREDICT, -1));	/* the loop branch is predictable */
 	assert_false(has(s, CUL_LONG_LAT, -1));
 	/* two instructions later (skid 2, the cmp) it is still the load */
 	f.dyn[at(&f, 0x5)] = 0;
-	f.dyn[at(&f, 0x9)] = 150000;
-	s = run(&f, 0x9);
+	s = stall_at(&f, 0x9, 150000);
 	top_is(&f, s, CUL_DCACHE, 0x2);
 	/* with skid 0 the cmp does not read the load's result: not the load */
 	f.in.skid = 0;
@@ -192,8 +198,7 @@ static void test_unpredictable_branch(void **state)
 
 	/* in the flush's shadow: the join block's first instructions, two
 	 * blocks after the branch, still wait for the refetch */
-	f.dyn[at(&f, 0x16)] = 9000;	/* add $1,%rcx after the join */
-	s = run(&f, 0x16);
+	s = stall_at(&f, 0x16, 9000);	/* add $1,%rcx after the join */
 	assert_true(has(s, CUL_MISPREDICT, at(&f, 0xa)));
 
 	/* a branch that nearly always goes one way is proven innocent */
@@ -220,8 +225,7 @@ static void test_store_forwarding(void **state)
 
 	(void)state;
 	fx_build(&f, fwd, sizeof(fwd));
-	f.dyn[at(&f, 0x7)] = 12000;	/* add %rax,%rsi after the load */
-	s = run(&f, 0x7);
+	s = stall_at(&f, 0x7, 12000);	/* add %rax,%rsi after the load */
 	top_is(&f, s, CUL_STORE_FWD, 0x2);
 	assert_true(has(s, CUL_DCACHE, at(&f, 0x4)));	/* still a suspect */
 	fx_free(&f);
@@ -235,8 +239,7 @@ static void test_store_forwarding(void **state)
 					 * REX: use the load's own width */
 		same[3] = 0x90;
 		fx_build(&f, same, sizeof(same));
-		f.dyn[at(&f, 0x7)] = 12000;
-		s = run(&f, 0x7);
+		s = stall_at(&f, 0x7, 12000);
 		assert_false(has(s, CUL_STORE_FWD, -1));
 		assert_int_equal(s->sus[0].cause, CUL_DCACHE);
 		fx_free(&f);
@@ -251,8 +254,7 @@ static void test_divide_chain(void **state)
 
 	(void)state;
 	fx_build(&f, divc, sizeof(divc));
-	f.dyn[at(&f, 0xa)] = 30000;	/* add $3,%rax reads the quotient */
-	s = run(&f, 0xa);
+	s = stall_at(&f, 0xa, 30000);	/* add $3,%rax reads the quotient */
 	top_is(&f, s, CUL_LONG_LAT, 0x7);
 	assert_false(has(s, CUL_DCACHE, -1));
 	fx_free(&f);
@@ -494,39 +496,36 @@ static int have_tools(void)
 	return 1;
 }
 
-/* A pointer chase through 64 MB: the load is named first. */
-static void test_recorded_chase(void **state)
+/* Record mode n times: the top stall's first culprit is cause, on the
+ * workload's symbol sym. */
+static void recorded_top(const char *mode, double n, const char *sym, const char *cause)
 {
 	char want[32];
 	struct top t;
 
-	(void)state;
 	if (!have_tools())
 		skip();
-	recorded("chase", 2000000, &t, NULL, NULL, NULL);
-	sym_addr(workload(), "cul_chase_load", want, sizeof(want));
-	print_message("chase: top stall %.3g cycles, %s on %s (load at %s)\n", t.dyn, t.cause,
-		      t.addr, want);
+	recorded(mode, n, &t, NULL, NULL, NULL);
+	sym_addr(workload(), sym, want, sizeof(want));
+	print_message("%s: top stall %.3g cycles, %s on %s (%s at %s)\n", mode, t.dyn, t.cause,
+		      t.addr, sym, want);
 	assert_true(t.dyn > 0);
-	assert_string_equal(t.cause, "D-cache");
+	assert_string_equal(t.cause, cause);
 	assert_string_equal(t.addr, want);
+}
+
+/* A pointer chase through 64 MB: the load is named first. */
+static void test_recorded_chase(void **state)
+{
+	(void)state;
+	recorded_top("chase", 2000000, "cul_chase_load", "D-cache");
 }
 
 /* A branch on a random bit: the jcc is named first. */
 static void test_recorded_branch(void **state)
 {
-	char want[32];
-	struct top t;
-
 	(void)state;
-	if (!have_tools())
-		skip();
-	recorded("branch", 20000000, &t, NULL, NULL, NULL);
-	sym_addr(workload(), "cul_branch_jcc", want, sizeof(want));
-	print_message("branch: top stall %.3g cycles, %s on %s (jcc at %s)\n", t.dyn, t.cause,
-		      t.addr, want);
-	assert_string_equal(t.cause, "branch mispredict");
-	assert_string_equal(t.addr, want);
+	recorded_top("branch", 20000000, "cul_branch_jcc", "branch mispredict");
 }
 
 /* A 4-byte store under an 8-byte load: the model's static stall names the
@@ -564,28 +563,29 @@ static void test_stride(void **state)
 		0x48, 0x8b, 0x07, 0xa8, 0x01, 0x74, 0x04, 0x48, 0x83, 0xc7, 0x40, 0x48, 0xff,
 		0xc9, 0x75, 0xf0, 0xc3,
 	};
-	struct fx f;
-	int64_t st;
+	static const struct {
+		const uint8_t *code;
+		size_t len;
+		uint64_t off;
+		int64_t stride;
+	} cases[] = {
+		{ s1, sizeof(s1), 0, 4160 },
+		{ s1, sizeof(s1), 0xa, 0 },		/* no memory operand */
+		{ s2, sizeof(s2), 0, 8 },
+		{ s3, sizeof(s3), 0, 0 },
+		{ chase, sizeof(chase), 2, 0 },		/* the chase loads its own address */
+	};
 
 	(void)state;
-	fx_build(&f, s1, sizeof(s1));
-	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0), &st), 0);
-	assert_int_equal(st, 4160);
-	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0xa), &st), 0);
-	assert_int_equal(st, 0);	/* no memory operand */
-	fx_free(&f);
-	fx_build(&f, s2, sizeof(s2));
-	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0), &st), 0);
-	assert_int_equal(st, 8);
-	fx_free(&f);
-	fx_build(&f, s3, sizeof(s3));
-	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 0), &st), 0);
-	assert_int_equal(st, 0);
-	fx_free(&f);
-	fx_build(&f, chase, sizeof(chase));
-	assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, 2), &st), 0);
-	assert_int_equal(st, 0);	/* the chase loads its own address */
-	fx_free(&f);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct fx f;
+		int64_t st;
+
+		fx_build(&f, cases[k].code, cases[k].len);
+		assert_int_equal(cul_stride(f.cfg, (uint32_t)at(&f, cases[k].off), &st), 0);
+		assert_int_equal(st, cases[k].stride);
+		fx_free(&f);
+	}
 }
 
 static void test_bad_input(void **state)
@@ -613,23 +613,17 @@ static void test_bad_input(void **state)
 	assert_string_equal(cul_cause_name(CUL_UNEXPLAINED), "unexplained");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pointer_chase),
-		cmocka_unit_test(test_unpredictable_branch),
-		cmocka_unit_test(test_store_forwarding),
-		cmocka_unit_test(test_divide_chain),
-		cmocka_unit_test(test_icache_line),
-		cmocka_unit_test(test_events_clear_and_bound),
-		cmocka_unit_test(test_summary_ranges),
-		cmocka_unit_test(test_from_estimate),
-		cmocka_unit_test(test_stride),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_recorded_chase),
-		cmocka_unit_test(test_recorded_branch),
-		cmocka_unit_test(test_recorded_fwd),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_pointer_chase),
+	cmocka_unit_test(test_unpredictable_branch),
+	cmocka_unit_test(test_store_forwarding),
+	cmocka_unit_test(test_divide_chain),
+	cmocka_unit_test(test_icache_line),
+	cmocka_unit_test(test_events_clear_and_bound),
+	cmocka_unit_test(test_summary_ranges),
+	cmocka_unit_test(test_from_estimate),
+	cmocka_unit_test(test_stride),
+	cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_recorded_chase),
+	cmocka_unit_test(test_recorded_branch),
+	cmocka_unit_test(test_recorded_fwd))

@@ -16,6 +16,7 @@
 
 #include "dcpi/cfg.h"
 #include "graph_ref.h"
+#include "tu_main.h"
 
 #define MAXN 12
 #define MAXE 40
@@ -898,19 +899,13 @@ static void test_large_diamonds(void **state)
 	free(ec);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_straight_line),
-		cmocka_unit_test(test_single_node),
-		cmocka_unit_test(test_hand_graphs),
-		cmocka_unit_test(test_unreachable),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_random_vs_definition),
-		cmocka_unit_test(test_random_vs_reference),
-		cmocka_unit_test(test_large_chain),
-		cmocka_unit_test(test_large_diamonds),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_straight_line),
+	cmocka_unit_test(test_single_node),
+	cmocka_unit_test(test_hand_graphs),
+	cmocka_unit_test(test_unreachable),
+	cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_random_vs_definition),
+	cmocka_unit_test(test_random_vs_reference),
+	cmocka_unit_test(test_large_chain),
+	cmocka_unit_test(test_large_diamonds))

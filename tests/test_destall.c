@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "dcpi/estimate.h"
+#include "tu_main.h"
 
 /* walk: mov (%rdi,%rdx,4),%edx; add %rdx,%rcx; sub $1,%rax; jae walk; ret */
 static const uint8_t chase[] = {
@@ -161,15 +162,9 @@ static void test_poisson_limits(void **state)
 	assert_true(fabs(est_poisson_lower(20, 1.645) - 13.25) < 0.2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_chase),
-		cmocka_unit_test(test_no_stall),
-		cmocka_unit_test(test_no_waiter),
-		cmocka_unit_test(test_exposure_measured),
-		cmocka_unit_test(test_poisson_limits),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_chase),
+	cmocka_unit_test(test_no_stall),
+	cmocka_unit_test(test_no_waiter),
+	cmocka_unit_test(test_exposure_measured),
+	cmocka_unit_test(test_poisson_limits))

@@ -28,6 +28,7 @@
 
 #include "dcpi/report.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define PAIRS 10
 /* user code only: the kernel's share of a run (softirqs, page faults) follows
@@ -261,14 +262,8 @@ static void test_overdispersed_numbers(void **state)
 		free(t[k].events);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_identical_runs),
-		cmocka_unit_test(test_slowdown_found),
-		cmocka_unit_test(test_stats_rank),
-		cmocka_unit_test(test_overdispersed_numbers),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_identical_runs),
+	cmocka_unit_test(test_slowdown_found),
+	cmocka_unit_test(test_stats_rank),
+	cmocka_unit_test(test_overdispersed_numbers))

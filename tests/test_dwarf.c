@@ -22,6 +22,7 @@
 
 #include "../image/dwarf.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define MAX_FRAMES 8
 
@@ -422,18 +423,12 @@ static int setup(void **state)
 	return tu_ws_setup(state, tmp_dir, sizeof(tmp_dir), "dwarf");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lines_dwarf5),
-		cmocka_unit_test(test_lines_dwarf4),
-		cmocka_unit_test(test_lines_clang),
-		cmocka_unit_test(test_lines_llvm),
-		cmocka_unit_test(test_decl_line),
-		cmocka_unit_test(test_outside),
-		cmocka_unit_test(test_no_debug),
-		cmocka_unit_test(test_corrupt),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_lines_dwarf5),
+	cmocka_unit_test(test_lines_dwarf4),
+	cmocka_unit_test(test_lines_clang),
+	cmocka_unit_test(test_lines_llvm),
+	cmocka_unit_test(test_decl_line),
+	cmocka_unit_test(test_outside),
+	cmocka_unit_test(test_no_debug),
+	cmocka_unit_test(test_corrupt))

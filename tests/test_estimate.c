@@ -20,6 +20,7 @@
 #include "dcpi/model.h"
 #include "loop_if.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define NB 6
 #define CPS 1000.0
@@ -37,8 +38,7 @@ static int setup(void **state)
 	struct dcpi_err err = { 0 };
 
 	assert_non_null(f);
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &f->cfg,
-					 &err), 0);
+	f->cfg = loop_if_cfg(0x1000);
 	f->model = model_by_name("zen4");
 	assert_non_null(f->model);
 	f->m = calloc(f->cfg->ninsns, sizeof(double));
@@ -597,20 +597,14 @@ static void test_end_to_end(void **state)
 	tu_sh("rm -rf %s", tmp);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_shape, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_recover_counts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_skid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_propagate_fills, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_negative, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_confidence_flow, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_confidence_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_zero_sample_bound, setup, teardown),
-		cmocka_unit_test(test_cluster_rule),
-		cmocka_unit_test(test_end_to_end),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test_setup_teardown(test_shape, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_recover_counts, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_skid, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_propagate_fills, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_no_negative, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_confidence_flow, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_confidence_order, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_zero_sample_bound, setup, teardown),
+	cmocka_unit_test(test_cluster_rule),
+	cmocka_unit_test(test_end_to_end))

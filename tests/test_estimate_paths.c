@@ -27,6 +27,7 @@
 #include "dcpi/model.h"
 #include "dcpi/paths.h"
 #include "loop_if.h"
+#include "tu_main.h"
 
 #define CPS 1000.0
 #define MAXE 64
@@ -159,46 +160,98 @@ static long edge_of(const struct cfg *cfg, uint64_t from, uint64_t to)
 	return -1;
 }
 
-static void build(struct cfg **cfg, const struct model **model)
+/* The tests' fixture: loop_if built, the zen4 model, perfect samples, and
+ * the path samples of a simulated run (sim, pp, obs) once lif_paths ran. */
+struct lif {
+	struct sim s;
+	struct path_profile pp;
+	struct est_path_obs obs;
+	const struct model *model;
+	struct cfg *cfg;
+	double *smp;
+};
+
+static struct lif *lif_new(void)
+{
+	struct lif *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->cfg = loop_if_cfg(0x1000);
+	f->model = model_by_name("zen4");
+	assert_non_null(f->model);
+	f->smp = calloc(f->cfg->ninsns, sizeof(double));
+	assert_non_null(f->smp);
+	perfect_samples(f->cfg, f->model, f->smp);
+	return f;
+}
+
+/* The transitions of f's simulated run so far, observed on f's CFG. */
+static void lif_obs(struct lif *f)
 {
 	struct dcpi_err err = { 0 };
 
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", cfg, &err),
-			 0);
-	*model = model_by_name("zen4");
-	assert_non_null(*model);
+	profile_of(&f->s, &f->pp);
+	assert_int_equal(est_path_obs_at(f->cfg, 0x1000, &f->pp, &f->obs, &err), 0);
+}
+
+/* Path samples of a run simulated from seed rng (simulate's arguments). */
+static void lif_paths(struct lif *f, uint32_t rng, int calls, int iters, uint32_t every, int k)
+{
+	f->s.rng = rng;
+	simulate(&f->s, calls, iters, every, k);
+	lif_obs(f);
+}
+
+static void lif_free(struct lif *f)
+{
+	free(f->smp);
+	cfg_free(f->cfg);
+	free(f);
+}
+
+/* Edge probabilities, block counts and edge counts of cfg for
+ * est_path_shape, zeroed. */
+struct flow {
+	double *prob, *x, *y;
+};
+
+static void flow_new(struct flow *w, const struct cfg *cfg)
+{
+	w->prob = calloc(cfg->nedges + 1, sizeof(double));
+	w->x = calloc(cfg->nblocks, sizeof(double));
+	w->y = calloc(cfg->nedges + 1, sizeof(double));
+	assert_true(w->prob && w->x && w->y);
+}
+
+static void flow_free(struct flow *w)
+{
+	free(w->prob);
+	free(w->x);
+	free(w->y);
 }
 
 /* The transitions land on the right edges; the branch ratios come back. */
 static void test_obs_and_probs(void **state)
 {
-	struct sim *s = calloc(1, sizeof(*s));
-	struct path_profile pp;
-	struct est_path_obs obs;
-	struct dcpi_err err = { 0 };
-	const struct model *model;
-	struct cfg *cfg;
+	struct lif *f = lif_new();
+	struct cfg *cfg = f->cfg;
+	const struct est_path_obs *obs = &f->obs;
 	double *prob;
 	long bd, bc, eb, ef;
 	double n;
 
 	(void)state;
-	assert_non_null(s);
-	s->rng = 12345;
-	build(&cfg, &model);
-	simulate(s, 60, 1000, 2000, 32);
-	profile_of(s, &pp);
-	assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
-	assert_true(obs.transitions > 1000);
-	assert_true(obs.unmatched == 0);
+	lif_paths(f, 12345, 60, 1000, 2000, 32);
+	assert_true(obs->transitions > 1000);
+	assert_true(obs->unmatched == 0);
 	bd = edge_of(cfg, 0x1004, 0x100e), bc = edge_of(cfg, 0x1004, 0x1009);
 	eb = edge_of(cfg, 0x1011, 0x1004), ef = edge_of(cfg, 0x1011, 0x1022);
 	assert_true(bd >= 0 && bc >= 0 && eb >= 0 && ef >= 0);
-	n = obs.edge[bd] + obs.edge[bc];
+	n = obs->edge[bd] + obs->edge[bc];
 	assert_true(n > 500);
 	prob = calloc(cfg->nedges + 1, sizeof(double));
 	assert_non_null(prob);
-	est_path_probs(cfg, &obs, 2, prob);
+	est_path_probs(cfg, obs, 2, prob);
 	/* binomial: 0.75 within 4 standard deviations */
 	assert_true(fabs(prob[bd] - 0.75) < 4 * sqrt(0.75 * 0.25 / n) + 2 / n);
 	assert_true(fabs(prob[bd] + prob[bc] - 1) < 1e-12);
@@ -208,26 +261,23 @@ static void test_obs_and_probs(void **state)
 	assert_true(prob[eb] > 0.85 && prob[eb] < 0.9);
 	assert_true(fabs(prob[bd] - 0.5) < 1e-12);
 	free(prob);
-	est_path_obs_free(&obs);
-	cfg_free(cfg);
-	free(s);
+	est_path_obs_free(&f->obs);
+	lif_free(f);
 }
 
 /* The shape solves the flow equations: exact probabilities give the exact
  * relative counts, loop included. */
 static void test_shape_exact(void **state)
 {
-	const struct model *model;
 	struct dcpi_err err = { 0 };
-	struct cfg *cfg;
+	struct lif *f = lif_new();
+	struct cfg *cfg = f->cfg;
+	struct flow w;
 	double *prob, *x, *y;
 
 	(void)state;
-	build(&cfg, &model);
-	prob = calloc(cfg->nedges + 1, sizeof(double));
-	x = calloc(cfg->nblocks, sizeof(double));
-	y = calloc(cfg->nedges + 1, sizeof(double));
-	assert_true(prob && x && y);
+	flow_new(&w, cfg);
+	prob = w.prob, x = w.x, y = w.y;
 	est_path_prior(cfg, prob);
 	prob[edge_of(cfg, 0x1004, 0x100e)] = 0.75;
 	prob[edge_of(cfg, 0x1004, 0x1009)] = 0.25;
@@ -238,43 +288,30 @@ static void test_shape_exact(void **state)
 		assert_true(fabs(x[block_of(cfg, block_start[k])] - block_count[k] / 1000) <
 			    1e-6 * block_count[k]);
 	assert_true(fabs(y[edge_of(cfg, 0x1004, 0x1009)] - 250) < 1e-3);
-	free(prob);
-	free(x);
-	free(y);
-	cfg_free(cfg);
+	flow_free(&w);
+	lif_free(f);
 }
 
 /* End to end: simulated bursts + perfect samples: every block of the loop
  * within 5% (the if's rarer arm 10%), edges too. */
 static void test_counts_recovered(void **state)
 {
-	struct sim *s = calloc(1, sizeof(*s));
-	struct path_profile pp;
-	struct est_path_obs obs;
+	struct lif *f = lif_new();
 	struct est_path_info info;
 	struct est_path_opts po;
 	struct est_opts o;
 	struct est_result r;
 	struct dcpi_err err = { 0 };
-	const struct model *model;
-	struct cfg *cfg;
-	double *smp;
+	const struct model *model = f->model;
+	struct cfg *cfg = f->cfg;
 
 	(void)state;
-	assert_non_null(s);
-	s->rng = 777;
-	build(&cfg, &model);
-	simulate(s, 50, 1000, 1000, 32);
-	profile_of(s, &pp);
-	smp = calloc(cfg->ninsns, sizeof(double));
-	assert_non_null(smp);
-	perfect_samples(cfg, model, smp);
-	assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
+	lif_paths(f, 777, 50, 1000, 1000, 32);
 	est_opts_default(&o);
 	est_path_opts_default(&po);
 	for (int rule = 0; rule < EST_SCALE_NRULES; rule++) {
 		po.rule = (enum est_scale_rule)rule;
-		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, &po, &obs, &r,
+		assert_int_equal(est_procedure_paths(cfg, model, f->smp, CPS, &o, &po, &f->obs, &r,
 						     &info, &err), 0);
 		assert_true(info.used);
 		for (int k = 1; k < 5; k++) {
@@ -293,32 +330,23 @@ static void test_counts_recovered(void **state)
 		est_result_free(&r);
 		est_path_info_free(&info);
 	}
-	est_path_obs_free(&obs);
-	free(smp);
-	cfg_free(cfg);
-	free(s);
+	est_path_obs_free(&f->obs);
+	lif_free(f);
 }
 
 /* Without path data (none, or too few transitions) nothing changes. */
 static void test_absent_is_old(void **state)
 {
-	struct sim *s = calloc(1, sizeof(*s));
-	struct path_profile pp;
-	struct est_path_obs obs;
+	struct lif *f = lif_new();
 	struct est_path_info info;
 	struct est_opts o;
 	struct est_result a, b;
 	struct dcpi_err err = { 0 };
-	const struct model *model;
-	struct cfg *cfg;
-	double *smp;
+	const struct model *model = f->model;
+	struct cfg *cfg = f->cfg;
+	double *smp = f->smp;
 
 	(void)state;
-	assert_non_null(s);
-	build(&cfg, &model);
-	smp = calloc(cfg->ninsns, sizeof(double));
-	assert_non_null(smp);
-	perfect_samples(cfg, model, smp);
 	for (size_t i = 0; i < cfg->ninsns; i++)
 		smp[i] *= 1 + 0.3 * (double)(i % 3);	/* stalls: windows err */
 	est_opts_default(&o);
@@ -327,12 +355,11 @@ static void test_absent_is_old(void **state)
 		const struct est_path_obs *po = NULL;
 
 		if (variant > 0) {
-			s->rng = 99, s->n = 0;
+			f->s.rng = 99, f->s.n = 0;
 			if (variant == 2)
-				simulate(s, 1, 1000, 100000, 4);	/* a handful */
-			profile_of(s, &pp);
-			assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
-			po = &obs;
+				simulate(&f->s, 1, 1000, 100000, 4);	/* a handful */
+			lif_obs(f);
+			po = &f->obs;
 		}
 		assert_int_equal(est_procedure_paths(cfg, model, smp, CPS, &o, NULL, po, &b, &info,
 						     &err), 0);
@@ -346,12 +373,10 @@ static void test_absent_is_old(void **state)
 		est_result_free(&b);
 		est_path_info_free(&info);
 		if (po)
-			est_path_obs_free(&obs);
+			est_path_obs_free(&f->obs);
 	}
 	est_result_free(&a);
-	free(smp);
-	cfg_free(cfg);
-	free(s);
+	lif_free(f);
 }
 
 /* A loop nothing leaves (jmp to itself after a body), a loop whose exit was
@@ -375,7 +400,8 @@ static void test_degenerate(void **state)
 	struct dcpi_err err = { 0 };
 	const struct model *model = model_by_name("zen4");
 	struct cfg *cfg;
-	double smp[3] = { 0, 40, 60 }, *prob, *x, *y;
+	double smp[3] = { 0, 40, 60 };
+	struct flow w;
 
 	(void)state;
 	assert_int_equal(cfg_build_bytes(spin, sizeof(spin), 0x1000, "spin", &cfg, &err), 0);
@@ -383,16 +409,13 @@ static void test_degenerate(void **state)
 	pp.edges = ed, pp.nedges = 3, pp.bursts = 20;
 	assert_int_equal(est_path_obs_at(cfg, 0x1000, &pp, &obs, &err), 0);
 	assert_true(obs.transitions == 500 && obs.unmatched == 7 && obs.entries == 1);
-	prob = calloc(cfg->nedges + 1, sizeof(double));
-	x = calloc(cfg->nblocks, sizeof(double));
-	y = calloc(cfg->nedges + 1, sizeof(double));
-	assert_true(prob && x && y);
-	for (int w = 0; w < 2; w++) {
-		est_path_probs(cfg, &obs, w ? 2 : 0, prob);
-		assert_int_equal(est_path_shape(cfg, prob, x, y, &err), 0);
+	flow_new(&w, cfg);
+	for (int weight = 0; weight < 2; weight++) {
+		est_path_probs(cfg, &obs, weight ? 2 : 0, w.prob);
+		assert_int_equal(est_path_shape(cfg, w.prob, w.x, w.y, &err), 0);
 		for (size_t b = 0; b < cfg->nblocks; b++)
-			assert_true(isfinite(x[b]) && x[b] >= 0);
-		assert_true(x[block_of(cfg, 0x1002)] > 1000);
+			assert_true(isfinite(w.x[b]) && w.x[b] >= 0);
+		assert_true(w.x[block_of(cfg, 0x1002)] > 1000);
 	}
 	assert_int_equal(cfg->ninsns, 3);
 	est_opts_default(&o);
@@ -412,9 +435,7 @@ static void test_degenerate(void **state)
 	est_result_free(&r);
 	est_path_info_free(&info);
 	est_path_obs_free(&obs);
-	free(prob);
-	free(x);
-	free(y);
+	flow_free(&w);
 	cfg_free(cfg);
 }
 
@@ -485,16 +506,10 @@ static void test_dcpicalc_json(void **state)
 	tu_sh("rm -rf %s", tmp);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_obs_and_probs),
-		cmocka_unit_test(test_shape_exact),
-		cmocka_unit_test(test_counts_recovered),
-		cmocka_unit_test(test_absent_is_old),
-		cmocka_unit_test(test_degenerate),
-		cmocka_unit_test(test_dcpicalc_json),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_obs_and_probs),
+	cmocka_unit_test(test_shape_exact),
+	cmocka_unit_test(test_counts_recovered),
+	cmocka_unit_test(test_absent_is_old),
+	cmocka_unit_test(test_degenerate),
+	cmocka_unit_test(test_dcpicalc_json))

@@ -20,6 +20,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
 #include "dcpi/sandbox.h"
+#include "tu_main.h"
 
 static double steady(const struct model *m, const struct model_probe *p)
 {
@@ -74,81 +75,6 @@ static void assert_class(const struct model *m, const char *cls, unsigned lat, u
 		fail_msg("%s: lat %u busy %u, want %u %u", cls, r->lat, r->busy, lat, busy);
 }
 
-/* A small suite, so that the test stays quick under valgrind. */
-static const char *const small[] = {
-	"fe.zero12", "fe.movrr12", "lat.alu_fuse", "tp.alu_fuse", "tp.load", "lat.load",
-	"lat.fadd", "tp.fadd", "lat.idiv64", "lat.div32", "st.reload", "mix.fadd_fmul",
-	"tp.shift", "mix.add_shift", "lat.imul", "tp.imul", NULL
-};
-
-/* zen3's table, fitted to Zen 5 timings: more ALUs and load ports, 8-wide,
- * memory renaming, 2-cycle FP add. */
-static void test_zen3_to_zen5(void **state)
-{
-	struct model_probe p[256];
-	struct model_fit_report rep;
-	struct dcpi_err err = { 0 };
-	const struct model *z5 = model_by_name("zen5");
-	struct model *m = model_copy(model_by_name("zen3"), "fit", &err);
-	size_t n = pick(small, p);
-	double c[256];
-	char v[256];
-
-	(void)state;
-	assert_non_null(m);
-	assert_int_equal(n, 16);
-	fake(z5, p, n, 0, c);
-	assert_int_equal(model_fit(m, p, c, n, "2026-11-23", &rep, &err), 0);
-	assert_int_equal(rep.nused, n);
-	assert_true(rep.err_before > 0.05);
-	if (rep.err_after > 0.005)
-		fail_msg("error after %.4f:\n%s", rep.err_after, rep.log);
-	assert_int_equal(__builtin_popcount(m->alu_ports), 6);
-	assert_int_equal(__builtin_popcount(m->load_ports), 4);
-	assert_int_equal(m->dispatch_width, 8);
-	assert_int_equal(m->mem_rename, 1);
-	assert_class(m, "fadd", 2, 1);
-	assert_class(m, "imul", 3, 1);
-	for (size_t i = 0; i < n; i++)
-		assert_true(steady(m, &p[i]) > c[i] * 0.995 && steady(m, &p[i]) < c[i] * 1.005);
-	/* sources: measured values name their probe, the rest stay shipped */
-	assert_non_null(strstr(model_class_source(m, "fadd", "lat"),
-			       "measured 2026-11-23 by probe lat.fadd"));
-	assert_string_equal(model_class_source(m, "fdiv", "lat"), "shipped");
-	assert_non_null(strstr(model_param_source(m, "dispatch_width"), "fe.zero12"));
-	model_ports_text(m, m->alu_ports, v, sizeof(v));
-	assert_string_equal(v, "alu0,alu1,alu2,alu3,alu4,alu5");
-	assert_non_null(strstr(rep.log, "fadd lat 3 -> 2"));
-	model_free(m);
-}
-
-/* zen5's table fitted to Zen 4 timings with 3% noise: 6-wide, 4 ALUs,
- * 3-cycle FP add, the Zen 4 divider. */
-static void test_zen5_to_zen4_noisy(void **state)
-{
-	struct model_probe p[256];
-	struct model_fit_report rep;
-	struct dcpi_err err = { 0 };
-	const struct model *z4 = model_by_name("zen4");
-	struct model *m = model_copy(model_by_name("zen5"), "fit", &err);
-	size_t n = pick(small, p);
-	double c[256];
-
-	(void)state;
-	fake(z4, p, n, 0.03, c);
-	assert_int_equal(model_fit(m, p, c, n, "d", &rep, &err), 0);
-	if (rep.err_after > 0.03)
-		fail_msg("error after %.4f:\n%s", rep.err_after, rep.log);
-	assert_int_equal(m->dispatch_width, 6);
-	assert_int_equal(__builtin_popcount(model_class_row(m, "alu_fuse")->ports), 4);
-	assert_class(m, "fadd", 3, 1);
-	if (model_class_row(m, "idiv64")->lat != 8)
-		fail_msg("%s", rep.log);
-	assert_class(m, "idiv64", 8, 8);
-	assert_class(m, "div32", 12, 12);
-	model_free(m);
-}
-
 /* The value of model m's parameter name, as the model file writes it. */
 static const char *param(const struct model *m, const char *name)
 {
@@ -161,30 +87,98 @@ static const char *param(const struct model *m, const char *name)
 	return v;
 }
 
+/* A fit and what it was given: the probes, their figures, and its report. */
+struct fit {
+	struct model_probe p[256];
+	double c[256];
+	size_t n;
+	struct model_fit_report rep;
+};
+
 /*
- * Zen 4's own table with the parameters named in zero set to 0, fitted to
- * Zen 4's figures for the probes of sel (want of them): the machine
- * parameters those probes govern must come back.  The fitted model, with
- * the fit's report in *rep.
+ * The table of model from (a copy), its parameters named in zero set to 0
+ * (zero NULL-terminated, or NULL), fitted on date to the figures of model
+ * to (fake's, with noise) for the probes of sel: the fitted model.
  */
-static struct model *refit_zen4(const char *const *sel, size_t want,
-				const char *const *zero, struct model_fit_report *rep)
+static struct model *fit(struct fit *f, const char *from, const char *to,
+			 const char *const *sel, double noise, const char *const *zero,
+			 const char *date)
 {
-	struct model_probe p[16];
 	struct dcpi_err err = { 0 };
-	struct model *m = model_copy(model_by_name("zen4"), "fit", &err);
-	size_t n = pick(sel, p);
-	double c[16];
+	struct model *m = model_copy(model_by_name(from), "fit", &err);
 
 	assert_non_null(m);
-	assert_int_equal(n, want);
-	fake(model_by_name("zen4"), p, n, 0, c);
-	for (int i = 0; zero[i]; i++) {
+	f->n = pick(sel, f->p);
+	fake(model_by_name(to), f->p, f->n, noise, f->c);
+	for (int i = 0; zero && zero[i]; i++) {
 		assert_int_equal(model_set_param(m, zero[i], "0", NULL, &err), 0);
 		assert_string_equal(param(m, zero[i]), "0");
 	}
-	assert_int_equal(model_fit(m, p, c, n, "2026-11-26", rep, &err), 0);
+	assert_int_equal(model_fit(m, f->p, f->c, f->n, date, &f->rep, &err), 0);
 	return m;
+}
+
+/* A small suite, so that the test stays quick under valgrind. */
+static const char *const small[] = {
+	"fe.zero12", "fe.movrr12", "lat.alu_fuse", "tp.alu_fuse", "tp.load", "lat.load",
+	"lat.fadd", "tp.fadd", "lat.idiv64", "lat.div32", "st.reload", "mix.fadd_fmul",
+	"tp.shift", "mix.add_shift", "lat.imul", "tp.imul", NULL
+};
+
+/* zen3's table, fitted to Zen 5 timings: more ALUs and load ports, 8-wide,
+ * memory renaming, 2-cycle FP add. */
+static void test_zen3_to_zen5(void **state)
+{
+	static struct fit f;
+	struct model *m = fit(&f, "zen3", "zen5", small, 0, NULL, "2026-11-23");
+	const struct model_fit_report *rep = &f.rep;
+	char v[256];
+
+	(void)state;
+	assert_int_equal(f.n, 16);
+	assert_int_equal(rep->nused, f.n);
+	assert_true(rep->err_before > 0.05);
+	if (rep->err_after > 0.005)
+		fail_msg("error after %.4f:\n%s", rep->err_after, rep->log);
+	assert_int_equal(__builtin_popcount(m->alu_ports), 6);
+	assert_int_equal(__builtin_popcount(m->load_ports), 4);
+	assert_int_equal(m->dispatch_width, 8);
+	assert_int_equal(m->mem_rename, 1);
+	assert_class(m, "fadd", 2, 1);
+	assert_class(m, "imul", 3, 1);
+	for (size_t i = 0; i < f.n; i++)
+		assert_true(steady(m, &f.p[i]) > f.c[i] * 0.995 &&
+			    steady(m, &f.p[i]) < f.c[i] * 1.005);
+	/* sources: measured values name their probe, the rest stay shipped */
+	assert_non_null(strstr(model_class_source(m, "fadd", "lat"),
+			       "measured 2026-11-23 by probe lat.fadd"));
+	assert_string_equal(model_class_source(m, "fdiv", "lat"), "shipped");
+	assert_non_null(strstr(model_param_source(m, "dispatch_width"), "fe.zero12"));
+	model_ports_text(m, m->alu_ports, v, sizeof(v));
+	assert_string_equal(v, "alu0,alu1,alu2,alu3,alu4,alu5");
+	assert_non_null(strstr(rep->log, "fadd lat 3 -> 2"));
+	model_free(m);
+}
+
+/* zen5's table fitted to Zen 4 timings with 3% noise: 6-wide, 4 ALUs,
+ * 3-cycle FP add, the Zen 4 divider. */
+static void test_zen5_to_zen4_noisy(void **state)
+{
+	static struct fit f;
+	struct model *m = fit(&f, "zen5", "zen4", small, 0.03, NULL, "d");
+	const struct model_fit_report *rep = &f.rep;
+
+	(void)state;
+	if (rep->err_after > 0.03)
+		fail_msg("error after %.4f:\n%s", rep->err_after, rep->log);
+	assert_int_equal(m->dispatch_width, 6);
+	assert_int_equal(__builtin_popcount(model_class_row(m, "alu_fuse")->ports), 4);
+	assert_class(m, "fadd", 3, 1);
+	if (model_class_row(m, "idiv64")->lat != 8)
+		fail_msg("%s", rep->log);
+	assert_class(m, "idiv64", 8, 8);
+	assert_class(m, "div32", 12, 12);
+	model_free(m);
 }
 
 /*
@@ -229,18 +223,22 @@ static void test_refit_zen4(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(refits) / sizeof(refits[0]); i++) {
 		const char *zero[3] = { 0 };
-		struct model_fit_report rep;
+		static struct fit f;
+		struct model_fit_report *rep = &f.rep;
 		struct model *m;
 
 		for (int k = 0; k < 2 && refits[i].back[k].name; k++)
 			zero[k] = refits[i].back[k].name;
-		m = refit_zen4(refits[i].sel, refits[i].nsel, zero, &rep);
-		if (rep.err_after > 0.005)
-			fail_msg("%s: error %.4f:\n%s", refits[i].what, rep.err_after, rep.log);
+		/* Zen 4's own table: the machine parameters the probes govern
+		 * must come back */
+		m = fit(&f, "zen4", "zen4", refits[i].sel, 0, zero, "2026-11-26");
+		assert_int_equal(f.n, refits[i].nsel);
+		if (rep->err_after > 0.005)
+			fail_msg("%s: error %.4f:\n%s", refits[i].what, rep->err_after, rep->log);
 		for (int k = 0; k < 2 && zero[k]; k++) {
 			if (strcmp(param(m, zero[k]), refits[i].back[k].value))
 				fail_msg("%s: %s %s:\n%s", refits[i].what, zero[k],
-					 param(m, zero[k]), rep.log);
+					 param(m, zero[k]), rep->log);
 			assert_non_null(strstr(model_param_source(m, zero[k]),
 					       refits[i].back[k].src));
 		}
@@ -256,11 +254,7 @@ static void test_refit_zen4(void **state)
 static void test_full_suite(void **state)
 {
 	const struct model_probe *all;
-	struct model_probe p[256];
-	struct model_fit_report rep;
-	struct dcpi_err err = { 0 };
-	size_t n = pick(NULL, p);
-	double c[256];
+	static struct fit f;
 	char why[128];
 
 	(void)state;
@@ -268,16 +262,15 @@ static void test_full_suite(void **state)
 		skip();
 		return;
 	}
-	assert_int_equal(n, model_probes(&all));
-	assert_true(n > 80 && n <= 256);
 	for (int dir = 0; dir < 2; dir++) {
-		struct model *m = model_copy(model_by_name(dir ? "zen5" : "zen3"), "fit", &err);
+		struct model *m = fit(&f, dir ? "zen5" : "zen3", dir ? "zen4" : "zen5", NULL, 0,
+				      NULL, "d");
 
-		fake(model_by_name(dir ? "zen4" : "zen5"), p, n, 0, c);
-		assert_int_equal(model_fit(m, p, c, n, "d", &rep, &err), 0);
+		assert_int_equal(f.n, model_probes(&all));
+		assert_true(f.n > 80 && f.n <= 256);
 		/* classes zen5's table lacks (Zen 4's pclmul, lock ...) are turned on */
-		if (rep.err_after > (dir ? 0.001 : 0.02))
-			fail_msg("%d: error after %.4f:\n%s", dir, rep.err_after, rep.log);
+		if (f.rep.err_after > (dir ? 0.001 : 0.02))
+			fail_msg("%d: error after %.4f:\n%s", dir, f.rep.err_after, f.rep.log);
 		if (dir) {
 			/* Zen 4's store commit, vector store data port, 256-bit pipes
 			 * and free one-byte nops, none of them in zen5's table: the
@@ -340,16 +333,10 @@ static void test_probes_data(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zen3_to_zen5),
-		cmocka_unit_test(test_zen5_to_zen4_noisy),
-		cmocka_unit_test(test_refit_zen4),
-		cmocka_unit_test(test_full_suite),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_probes_data),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_zen3_to_zen5),
+	cmocka_unit_test(test_zen5_to_zen4_noisy),
+	cmocka_unit_test(test_refit_zen4),
+	cmocka_unit_test(test_full_suite),
+	cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_probes_data))

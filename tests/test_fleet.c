@@ -25,6 +25,7 @@
 #include "dcpi/profile.h"
 #include "testutil.h"
 #include "tu_fleet.h"
+#include "tu_main.h"
 
 #define BID "f1ee7c0ffee0ddba11ad5eed0123456789abcdef"
 
@@ -444,15 +445,9 @@ static void test_two_shards(void **state)
 	assert_true(ok);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_push_pull_equals_merge),
-		cmocka_unit_test(test_partial_push_counted_once),
-		cmocka_unit_test(test_kill_mid_push),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_two_shards),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+TU_MAIN(group_setup, group_teardown,
+	cmocka_unit_test(test_push_pull_equals_merge),
+	cmocka_unit_test(test_partial_push_counted_once),
+	cmocka_unit_test(test_kill_mid_push),
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_two_shards))

@@ -26,6 +26,7 @@
 #include "dcpi/fleet.h"
 #include "dcpi/profile.h"
 #include "tu_fleet.h"
+#include "tu_main.h"
 
 static char ws[400], wl[600], db[500], url[200];
 static const char *bin;
@@ -200,11 +201,5 @@ static void test_push_queue_in_order(void **state)
 	free(fleet);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_push_queue_in_order),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+TU_MAIN(group_setup, group_teardown,
+	cmocka_unit_test(test_push_queue_in_order))

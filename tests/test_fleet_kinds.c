@@ -29,6 +29,7 @@
 #include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_fleet.h"
+#include "tu_main.h"
 
 #define BID "f1ee7c0ffee0ddba11ad5eed0123456789abcdef"
 #define LIBC "0123456789abcdef0123456789abcdef01234567"
@@ -394,13 +395,7 @@ static void test_prof_since_until(void **state)
 			       url_of("since"), ws), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kinds_pull_equals_merge),
-		cmocka_unit_test(test_old_schema),
-		cmocka_unit_test(test_prof_since_until),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+TU_MAIN(group_setup, group_teardown,
+	cmocka_unit_test(test_kinds_pull_equals_merge),
+	cmocka_unit_test(test_old_schema),
+	cmocka_unit_test(test_prof_since_until))

@@ -28,6 +28,7 @@
 #include "dcpi/fleet.h"
 #include "dcpi/profile.h"
 #include "tu_fleet.h"
+#include "tu_main.h"
 
 #define HOSTS 20
 #define EPOCHS 3
@@ -164,12 +165,6 @@ static void test_prof_from_fleet(void **state)
 	assert_prof_same(a, b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sim_pull_equals_merge),
-		cmocka_unit_test(test_prof_from_fleet),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+TU_MAIN(group_setup, group_teardown,
+	cmocka_unit_test(test_sim_pull_equals_merge),
+	cmocka_unit_test(test_prof_from_fleet))

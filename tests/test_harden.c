@@ -38,6 +38,7 @@
 #include "dcpi/safefile.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_main.h"
 
 #define TEST_TIMEOUT 60		/* seconds: any test longer than this hangs */
 #define NPROF 4			/* profiles one simulated flush writes */
@@ -1417,42 +1418,36 @@ static void test_daemon_fifo_image(void **state)
 	unlink(img);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		TU_EACH(test_failpoints),
-		TU_EACH(test_kill_at_each_step),
-		TU_EACH(test_enospc_eio_each_write),
-		TU_EACH(test_corrupt_live_file),
-		TU_EACH(test_fifos_do_not_hang),
-		TU_EACH(test_symlinked_epoch),
-		TU_EACH(test_symlinks_at_names),
-		TU_EACH(test_modes_whatever_umask),
-		TU_EACH(test_strict_modes),
-		TU_EACH(test_empty_epochs_skipped),
-		TU_EACH(test_bad_meta_is_an_error),
-		TU_EACH(test_perf_map_rules),
-		TU_EACH(test_tools_fifo_in_db),
-		TU_EACH(test_tools_messages),
-		TU_EACH(test_record_enospc),
-		TU_EACH(test_merge_all_or_nothing),
-		TU_EACH(test_merge_self),
-		TU_EACH(test_merge_refusals),
-		TU_EACH(test_import_enospc),
-		TU_EACH(test_empty_epoch_every_tool),
-		TU_EACH(test_damaged_file_reports),
-		TU_EACH(test_damaged_paths_reports),
-		TU_EACH(test_record_unwritable_first),
-		TU_EACH(test_diff_names_path),
-		TU_EACH(test_error_paths_no_leak),
-		TU_EACH(test_daemon_pidfile),
-		TU_EACH(test_daemon_strict),
-		TU_EACH(test_daemon_survives_enospc),
-		TU_EACH(test_daemon_drops_past_bound),
-		TU_EACH(test_daemon_kill_in_flush),
-		TU_EACH(test_daemon_corrupt_live),
-		TU_EACH(test_daemon_fifo_image),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	TU_EACH(test_failpoints),
+	TU_EACH(test_kill_at_each_step),
+	TU_EACH(test_enospc_eio_each_write),
+	TU_EACH(test_corrupt_live_file),
+	TU_EACH(test_fifos_do_not_hang),
+	TU_EACH(test_symlinked_epoch),
+	TU_EACH(test_symlinks_at_names),
+	TU_EACH(test_modes_whatever_umask),
+	TU_EACH(test_strict_modes),
+	TU_EACH(test_empty_epochs_skipped),
+	TU_EACH(test_bad_meta_is_an_error),
+	TU_EACH(test_perf_map_rules),
+	TU_EACH(test_tools_fifo_in_db),
+	TU_EACH(test_tools_messages),
+	TU_EACH(test_record_enospc),
+	TU_EACH(test_merge_all_or_nothing),
+	TU_EACH(test_merge_self),
+	TU_EACH(test_merge_refusals),
+	TU_EACH(test_import_enospc),
+	TU_EACH(test_empty_epoch_every_tool),
+	TU_EACH(test_damaged_file_reports),
+	TU_EACH(test_damaged_paths_reports),
+	TU_EACH(test_record_unwritable_first),
+	TU_EACH(test_diff_names_path),
+	TU_EACH(test_error_paths_no_leak),
+	TU_EACH(test_daemon_pidfile),
+	TU_EACH(test_daemon_strict),
+	TU_EACH(test_daemon_survives_enospc),
+	TU_EACH(test_daemon_drops_past_bound),
+	TU_EACH(test_daemon_kill_in_flush),
+	TU_EACH(test_daemon_corrupt_live),
+	TU_EACH(test_daemon_fifo_image))

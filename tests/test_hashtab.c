@@ -22,6 +22,7 @@
 #include "testutil.h"
 
 #include "../collect/hashtab.h"
+#include "tu_main.h"
 
 struct key {
 	uint64_t pc;
@@ -384,18 +385,12 @@ static void test_bad_args(void **state)
 	ht_free(NULL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_bad_args),
-		cmocka_unit_test(test_zipf),
-		cmocka_unit_test(test_one_bucket),
-		cmocka_unit_test(test_more_keys_than_entries),
-		cmocka_unit_test(test_count_saturates),
-		cmocka_unit_test(test_overflow_signal),
-		cmocka_unit_test(test_drain_stops),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_names),
+	cmocka_unit_test(test_bad_args),
+	cmocka_unit_test(test_zipf),
+	cmocka_unit_test(test_one_bucket),
+	cmocka_unit_test(test_more_keys_than_entries),
+	cmocka_unit_test(test_count_saturates),
+	cmocka_unit_test(test_overflow_signal),
+	cmocka_unit_test(test_drain_stops))

@@ -27,6 +27,7 @@
 #include "tu_perf.h"
 
 #include "dcpi/hwsample.h"
+#include "tu_main.h"
 
 #define CAPS_BASE (HW_IBS_CAPS_AVAIL | HW_IBS_CAPS_OPSAM | HW_IBS_CAPS_RIPINVALIDCHK)
 
@@ -357,25 +358,14 @@ static void ibs_sample(struct tu_pbuf *d, uint64_t ip, const struct rec *x)
 	tu_put(d, r, rn);
 }
 
-static void chase_perf(const char *bin, struct tu_pbuf *out)
+/* IBS: 40 tagged ops each; the load missed to DRAM every time */
+static void chase_ibs(struct tu_pbuf *d, const struct tu_chase *c)
 {
-	static struct tu_pbuf d;
-	struct perf_event_attr a[2];
-	struct tu_chase c;
-
-	tu_chase_find(bin, &c);
-	memset(a, 0, sizeof(a));
-	a[1].type = 11;				/* ibs_op's dynamic PMU type */
-	a[1].sample_type = PERF_SAMPLE_RAW;
-	a[1].sample_period = IBS_PERIOD;
-	d.n = 0;
-	tu_chase_start(&d, bin, &c);
-	/* IBS: 40 tagged ops each; the load missed to DRAM every time */
 	for (int k = 0; k < 160; k++) {
 		struct rec x = { .caps = CAPS_BASE };
 
 		x.r[CTL] = 1ull << 18 | 1ull << 17 | 0x100;
-		x.r[RIP] = c.loop[k % 4];
+		x.r[RIP] = c->loop[k % 4];
 		x.r[DATA] = (k % 4 ? 20ull : (uint64_t)TU_CHASE_LAT + 40) << 16 | 2;
 		if (k % 4 == 0) {
 			x.r[DATA2] = 3;
@@ -383,32 +373,32 @@ static void chase_perf(const char *bin, struct tu_pbuf *out)
 				     (uint64_t)TU_CHASE_LAT << 32;
 			x.r[LIN] = 0x7f1200000000ull + 4096ull * (uint64_t)((k * 7919) % 1000);
 		}
-		ibs_sample(&d, c.loop[k % 4], &x);
+		ibs_sample(d, c->loop[k % 4], &x);
 	}
-	tu_chase_file(out, a, "ibs_op//", &d);
 }
 
 static void test_chase_summary(void **state)
 {
+	static const struct tu_chase_event ibs = {
+		.attr = { .type = 11,		/* ibs_op's dynamic PMU type */
+			  .sample_type = PERF_SAMPLE_RAW, .sample_period = IBS_PERIOD },
+		.name = "ibs_op//",
+		.samples = chase_ibs,
+	};
+
 	(void)state;
-	tu_chase_summary("ibs", chase_perf,
+	tu_chase_summary("ibs", &ibs,
 			 "IBS op: 160 samples measured, 0 not valid, 0 rejected",
 			 "ibs-dc-miss-latency");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dram_load),
-		cmocka_unit_test(test_reserved_bits),
-		cmocka_unit_test(test_capability_bits),
-		cmocka_unit_test(test_not_valid),
-		cmocka_unit_test(test_branches),
-		cmocka_unit_test(test_data_sources),
-		cmocka_unit_test(test_widths_tlb),
-		cmocka_unit_test(test_truncation),
-		cmocka_unit_test(test_chase_summary),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_dram_load),
+	cmocka_unit_test(test_reserved_bits),
+	cmocka_unit_test(test_capability_bits),
+	cmocka_unit_test(test_not_valid),
+	cmocka_unit_test(test_branches),
+	cmocka_unit_test(test_data_sources),
+	cmocka_unit_test(test_widths_tlb),
+	cmocka_unit_test(test_truncation),
+	cmocka_unit_test(test_chase_summary))

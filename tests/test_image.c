@@ -25,6 +25,7 @@
 
 #include "dcpi/image.h"
 #include "dcpi/util.h"
+#include "tu_main.h"
 
 static char tmp[256];
 static char src[1024];
@@ -696,24 +697,18 @@ static void test_alias_order(void **state)
 	img_close(img);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_symbols_pie),
-		cmocka_unit_test(test_symbols_nopie_and_so),
-		cmocka_unit_test(test_stripped_eh_frame),
-		cmocka_unit_test(test_segments),
-		cmocka_unit_test(test_read_bytes),
-		cmocka_unit_test(test_plt),
-		cmocka_unit_test(test_build_id),
-		cmocka_unit_test(test_demangle),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_proc_at),
-		cmocka_unit_test(test_open_mem),
-		cmocka_unit_test(test_debuglink),
-		cmocka_unit_test(test_debug_symbols),
-		cmocka_unit_test(test_alias_order),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_symbols_pie),
+	cmocka_unit_test(test_symbols_nopie_and_so),
+	cmocka_unit_test(test_stripped_eh_frame),
+	cmocka_unit_test(test_segments),
+	cmocka_unit_test(test_read_bytes),
+	cmocka_unit_test(test_plt),
+	cmocka_unit_test(test_build_id),
+	cmocka_unit_test(test_demangle),
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_proc_at),
+	cmocka_unit_test(test_open_mem),
+	cmocka_unit_test(test_debuglink),
+	cmocka_unit_test(test_debug_symbols),
+	cmocka_unit_test(test_alias_order))

@@ -25,6 +25,7 @@
 #include "dcpi/import.h"
 #include "dcpi/paths.h"
 #include "dcpi/profile.h"
+#include "tu_main.h"
 
 struct named_count {
 	char name[256];
@@ -804,20 +805,14 @@ static void test_perf_implausible_fields(void **state)
 	free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_perf_bad_magic),
-		cmocka_unit_test(test_callgrind_bad_line),
-		cmocka_unit_test(test_callgrind_exact),
-		cmocka_unit_test(test_perf_matches_report),
-		cmocka_unit_test(test_perf_truncated),
-		cmocka_unit_test(test_perf_cut_before_samples),
-		cmocka_unit_test(test_perf_names_as_report),
-		cmocka_unit_test(test_perf_calibrated_at_import),
-		cmocka_unit_test(test_perf_branch_stacks),
-		cmocka_unit_test(test_perf_implausible_fields),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_perf_bad_magic),
+	cmocka_unit_test(test_callgrind_bad_line),
+	cmocka_unit_test(test_callgrind_exact),
+	cmocka_unit_test(test_perf_matches_report),
+	cmocka_unit_test(test_perf_truncated),
+	cmocka_unit_test(test_perf_cut_before_samples),
+	cmocka_unit_test(test_perf_names_as_report),
+	cmocka_unit_test(test_perf_calibrated_at_import),
+	cmocka_unit_test(test_perf_branch_stacks),
+	cmocka_unit_test(test_perf_implausible_fields))

@@ -34,6 +34,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "dcpi/import.h"
+#include "tu_main.h"
 
 #define LW_N "60000"		/* lw_hot's iterations */
 #define PERIOD 200
@@ -131,7 +132,6 @@ static void test_counts_exact(void **state)
 	char data[700], out[700];
 	static struct tu_sprof lbr, exact, peer;
 	size_t stacks, n;
-	double scale;
 	const char *hot = "lw_hot";
 
 	(void)state;
@@ -145,25 +145,17 @@ static void test_counts_exact(void **state)
 	assert_int_equal(tu_sh("grep -q 'counts: branch records of 3 images (raw-4-20c4 every "
 			       "200)' '%s'", out), 0);
 	tu_lbr_perf_script(data, stacks);
-	assert_int_equal(tu_sh("cd '%s' && valgrind -q --tool=callgrind --dump-instr=yes "
-			       "--collect-jumps=yes --callgrind-out-file=cg.out '%s' " LW_N
-			       " >/dev/null 2>&1", tmpdir, work), 0);
-	assert_int_equal(tu_sh("'%s' import -q --db '%s/cgdb' '%s/cg.out'", dcpi, tmpdir, tmpdir),
-			 0);
+	tu_lbr_exact(dcpi, tmpdir, work, LW_N, &exact);
 	assert_int_equal(tu_sh("'%s' llvm-prof --db '%s/db' -o '%s/lbr.prof' '%s' 2>'%s'", dcpi,
 			       tmpdir, tmpdir, work, out), 0);
 	assert_int_equal(tu_sh("grep -q 'counts: branch records (%zu stacks)' '%s'", stacks, out),
 			 0);
 	assert_int_equal(tu_sh("grep -q uncalibrated '%s'", out), 256);
-	assert_int_equal(tu_sh("'%s' llvm-prof --db '%s/db' --exact '%s/cgdb' -o '%s/exact.prof' "
-			       "'%s' 2>/dev/null", dcpi, tmpdir, tmpdir, tmpdir, work), 0);
 	assert_int_equal(tu_sh("'%s' calc --db '%s/db' '%s' 2>/dev/null | grep -q "
 			       "'^counts: branch records (%zu stacks)$'", dcpi, tmpdir, hot, stacks),
 			 0);
 	snprintf(out, sizeof(out), "%s/lbr.prof", tmpdir);
 	tu_read_prof(out, &lbr);
-	snprintf(out, sizeof(out), "%s/exact.prof", tmpdir);
-	tu_read_prof(out, &exact);
 	n = tu_compare_lines(&lbr, &exact, hot, 1, 0.10);
 	assert_true(n >= 5);
 	print_message("lw_hot: %zu lines within 10%% of callgrind's exact counts\n", n);
@@ -177,25 +169,11 @@ static void test_counts_exact(void **state)
 			       "--out '%s/peer.prof' >/dev/null 2>&1", work, data, tmpdir), 0);
 	snprintf(out, sizeof(out), "%s/peer.prof", tmpdir);
 	tu_read_prof(out, &peer);
-	/* AutoFDO's counts are occurrences; ours executions: one scale.  Before
-	 * the kernel's MMAP came first in the file it wrote no function (tu_lbr.h) */
-	assert_true(tu_sprof_sum(&lbr) > 0);
-	assert_true(tu_sprof_sum(&peer) > 0);
-	scale = tu_sprof_sum(&peer) / tu_sprof_sum(&lbr);
-	n = tu_compare_totals(&lbr, &peer, scale, 0.05);
-	assert_true(n >= 2);
-	print_message("%zu procedures with >= 1%% within 5%% of create_llvm_prof's\n", n);
-	n = tu_compare_lines(&lbr, &peer, hot, scale, 0.10);
-	assert_true(n >= 5);
-	print_message("lw_hot: %zu lines within 10%% of create_llvm_prof's\n", n);
+	/* before the kernel's MMAP came first in the file it wrote no function
+	 * (tu_lbr.h) */
+	tu_lbr_against_peer(&lbr, &peer, hot);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_images_elsewhere),
-		cmocka_unit_test(test_counts_exact),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_images_elsewhere),
+	cmocka_unit_test(test_counts_exact))

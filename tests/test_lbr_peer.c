@@ -26,6 +26,7 @@
 
 #include "testutil.h"
 #include "tu_lbr.h"
+#include "tu_main.h"
 
 #define ENOUGH_SRC "/usr/share/doc/zlib1g-dev/examples/enough.c"
 /* 25 symbols, root 6, lengths to 10: 0.36 M instructions of its own, ~10 s stepped */
@@ -105,7 +106,6 @@ static void test_against_autofdo(void **state)
 	char data[700], path[700];
 	const char *hot;
 	size_t stacks, n;
-	double scale;
 
 	(void)state;
 	if (missing) {
@@ -129,42 +129,18 @@ static void test_against_autofdo(void **state)
 	assert_int_equal(tu_sh("cd '%s' && create_llvm_prof --binary '%s' --profile '%s' "
 			       "--format=text --out peer.prof >peer.log 2>&1", tmpdir, prog, data),
 			 0);
-	assert_int_equal(tu_sh("cd '%s' && valgrind -q --tool=callgrind --dump-instr=yes "
-			       "--collect-jumps=yes --callgrind-out-file=cg.out '%s' " ARGS_TEXT
-			       " >/dev/null 2>&1", tmpdir, prog), 0);
-	assert_int_equal(tu_sh("'%s' import -q --db '%s/cgdb' '%s/cg.out'", dcpi, tmpdir, tmpdir),
-			 0);
-	assert_int_equal(tu_sh("'%s' llvm-prof --db '%s/db' --exact '%s/cgdb' -o '%s/exact.prof' "
-			       "'%s' 2>/dev/null", dcpi, tmpdir, tmpdir, tmpdir, prog), 0);
+	tu_lbr_exact(dcpi, tmpdir, prog, ARGS_TEXT, &exact);
 	snprintf(path, sizeof(path), "%s/ours.prof", tmpdir);
 	tu_read_prof(path, &ours);
 	snprintf(path, sizeof(path), "%s/peer.prof", tmpdir);
 	tu_read_prof(path, &peer);
-	snprintf(path, sizeof(path), "%s/exact.prof", tmpdir);
-	tu_read_prof(path, &exact);
 
-	/* AutoFDO's counts are range occurrences, ours executions: one scale */
-	assert_true(tu_sprof_sum(&ours) > 0);
-	assert_true(tu_sprof_sum(&peer) > 0);
-	scale = tu_sprof_sum(&peer) / tu_sprof_sum(&ours);
-	n = tu_compare_totals(&ours, &peer, scale, 0.05);
-	assert_true(n >= 2);
 	hot = hottest(&peer);
-	print_message("%zu procedures with >= 1%% within 5%% of create_llvm_prof's; hottest %s\n",
-		      n, hot);
-	n = tu_compare_lines(&ours, &peer, hot, scale, 0.10);
-	assert_true(n >= 5);
-	print_message("%s: %zu lines within 10%% of create_llvm_prof's\n", hot, n);
+	tu_lbr_against_peer(&ours, &peer, hot);
 	n = tu_compare_lines(&ours, &exact, hot, 1, 0.10);
 	assert_true(n >= 5);
 	print_message("%s: %zu lines within 10%% of callgrind's exact counts\n", hot, n);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_against_autofdo),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_against_autofdo))

@@ -18,6 +18,7 @@
 
 #include "dcpi/report.h"
 #include "tu_run.h"
+#include "tu_main.h"
 
 static const char hot_c[] =
 	"#include <stdlib.h>\n"
@@ -187,12 +188,6 @@ static void test_bare_address(void **state)
 	tu_rm_tree(ws);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_source_lines),
-		cmocka_unit_test(test_bare_address),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_source_lines),
+	cmocka_unit_test(test_bare_address))

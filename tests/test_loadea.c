@@ -21,6 +21,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "../collect/loadea.h"
+#include "tu_main.h"
 
 struct tally {
 	size_t insns, accepted, movloads, movaccepted;
@@ -173,12 +174,6 @@ static void test_refusals(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_against_capstone),
-		cmocka_unit_test(test_refusals),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_against_capstone),
+	cmocka_unit_test(test_refusals))

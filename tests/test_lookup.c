@@ -22,6 +22,7 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "dcpi/report.h"
+#include "tu_main.h"
 
 static char tmp[128];
 static char bin[256];
@@ -199,13 +200,7 @@ static void test_tools(void **state)
 	assert_int_equal(tu_sh("grep -q 'geo::scale(int)' %s", out), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spec_split),
-		cmocka_unit_test(test_forms),
-		cmocka_unit_test(test_tools),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_spec_split),
+	cmocka_unit_test(test_forms),
+	cmocka_unit_test(test_tools))

@@ -18,6 +18,7 @@
 
 #include "dcpi/cfg.h"
 #include "graph_ref.h"
+#include "tu_main.h"
 
 #define MAXN 14
 #define MAXE 48
@@ -805,21 +806,15 @@ static void test_large(void **state)
 	free(nd);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_single_loop),
-		cmocka_unit_test(test_nested_loops),
-		cmocka_unit_test(test_one_loop),
-		cmocka_unit_test(test_irreducible),
-		cmocka_unit_test(test_irreducible_nested),
-		cmocka_unit_test(test_entry_header_and_dead),
-		cmocka_unit_test(test_no_loops_and_errors),
-		cmocka_unit_test(test_dominators_hand),
-		cmocka_unit_test(test_random_graphs),
-		cmocka_unit_test(test_random_vs_definition),
-		cmocka_unit_test(test_large),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_single_loop),
+	cmocka_unit_test(test_nested_loops),
+	cmocka_unit_test(test_one_loop),
+	cmocka_unit_test(test_irreducible),
+	cmocka_unit_test(test_irreducible_nested),
+	cmocka_unit_test(test_entry_header_and_dead),
+	cmocka_unit_test(test_no_loops_and_errors),
+	cmocka_unit_test(test_dominators_hand),
+	cmocka_unit_test(test_random_graphs),
+	cmocka_unit_test(test_random_vs_definition),
+	cmocka_unit_test(test_large))

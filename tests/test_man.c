@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "tu_main.h"
 
 /* A row of `dcpi --help`'s command table: the command's name and its DCPI
  * name ("" when it has none, or the row's second word is not one). */
@@ -135,12 +136,6 @@ static void test_help_names(void **state)
 	tu_sh("rm -rf %s", dir);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pages),
-		cmocka_unit_test(test_help_names),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_pages),
+	cmocka_unit_test(test_help_names))

@@ -31,6 +31,8 @@
 #include "dcpi/profile.h"
 #include "loop_if.h"
 #include "testutil.h"
+#include "tu_main.h"
+#include "tu_sbx.h"
 
 static int under_valgrind;
 
@@ -46,11 +48,8 @@ static uint32_t blk(const struct cfg *cfg, uint64_t start)
 
 static struct cfg *build_loop_if(void)
 {
-	struct cfg *cfg = NULL;
-	struct dcpi_err err = { 0 };
+	struct cfg *cfg = loop_if_cfg(0x1000);
 
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1000, "loop_if", &cfg, &err),
-			 0);
 	assert_int_equal(cfg->nloops, 1);
 	return cfg;
 }
@@ -87,6 +86,7 @@ static char tmpdir[64];
 
 static int make_dir(void **state)
 {
+	under_valgrind = tu_sbx_unusable("cycle assertions");
 	return tu_ws_setup(state, tmpdir, sizeof(tmpdir), "measured");
 }
 
@@ -611,8 +611,7 @@ static void test_front_end_floor(void **state)
 	assert_int_equal(est_path_lines(cfg, sky, path, 2), 0);
 	assert_int_equal(est_path_lines(cfg, NULL, path, 2), 0);
 	/* loop_if moved to 0x1030: B, then D falling into E, cross 0x1040 */
-	assert_int_equal(cfg_build_bytes(loop_if, sizeof(loop_if), 0x1030, "loop_if", &lif, &err),
-			 0);
+	lif = loop_if_cfg(0x1030);
 	path[0] = blk(lif, 0x1034);
 	path[1] = blk(lif, 0x103e);
 	path[2] = blk(lif, 0x1041);
@@ -662,22 +661,12 @@ static void test_front_end_floor(void **state)
 	cfg_free(cfg);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bodies),
-		cmocka_unit_test(test_measure_and_cache),
-		cmocka_unit_test(test_path_samples),
-		cmocka_unit_test(test_bad_cache),
-		cmocka_unit_test(test_noisy_cache),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_procedure_with_measurements),
-		cmocka_unit_test(test_front_end_floor),
-	};
-	char why[128];
-
-	under_valgrind = !sbx_usable(why, sizeof(why));
-	if (under_valgrind)
-		printf("# %s: cycle assertions skipped, statuses checked\n", why);
-	return cmocka_run_group_tests(tests, make_dir, tu_ws_teardown);
-}
+TU_MAIN(make_dir, tu_ws_teardown,
+	cmocka_unit_test(test_bodies),
+	cmocka_unit_test(test_measure_and_cache),
+	cmocka_unit_test(test_path_samples),
+	cmocka_unit_test(test_bad_cache),
+	cmocka_unit_test(test_noisy_cache),
+	cmocka_unit_test(test_refusals),
+	cmocka_unit_test(test_procedure_with_measurements),
+	cmocka_unit_test(test_front_end_floor))

@@ -25,6 +25,8 @@
 
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
+#include "tu_hex.h"
+#include "tu_main.h"
 
 static const char *const golden_models[] = { "zen5", "zen4", "zen3", "skylake", "generic" };
 #define NGM (sizeof(golden_models) / sizeof(golden_models[0]))
@@ -86,19 +88,6 @@ static int golden_line(const struct model *m, const uint8_t *bytes, size_t len,
 	return 0;
 }
 
-static size_t parse_hex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	unsigned v;
-	int k;
-
-	while (n < max && sscanf(s, " %2x%n", &v, &k) == 1) {
-		out[n++] = (uint8_t)v;
-		s += k;
-	}
-	return n;
-}
-
 /* The golden line of one body: "name hex zen5 zen4 zen3 skylake generic". */
 static void body_line(const char *name, const uint8_t *bytes, size_t len, char *out,
 		      size_t outlen)
@@ -130,7 +119,7 @@ static void write_bodies(const char *path, FILE *w)
 		hex = tab + 1;
 		if ((tab = strchr(hex, '\t')))
 			*tab = 0;
-		body_line(line, bytes, parse_hex(hex, bytes, sizeof(bytes)), got, sizeof(got));
+		body_line(line, bytes, tu_parse_hex(hex, bytes, sizeof(bytes)), got, sizeof(got));
 		fprintf(w, "%s\n", got);
 	}
 	fclose(f);
@@ -192,11 +181,5 @@ static void test_golden(void **state)
 	fclose(f);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_golden))

@@ -21,6 +21,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/model.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 /* addsd %xmm1,%xmm0 chain; 4 independent adds; imul chain */
 static const uint8_t fadd_chain[] = { 0xf2, 0x0f, 0x58, 0xc1 };
@@ -296,14 +297,8 @@ static void test_this_cpu(void **state)
 	assert_non_null(strstr(out, "\"steady_cycles\": 3.000"));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_paths),
-		cmocka_unit_test(test_this_cpu),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_round_trip),
+	cmocka_unit_test(test_bad_input),
+	cmocka_unit_test(test_paths),
+	cmocka_unit_test(test_this_cpu))

@@ -23,6 +23,7 @@
 #include "dcpi/optimize.h"
 #include "../optimize/internal.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 /* Line numbers below are the test's expectations: keep them in step. */
 static const char src_text[] =
@@ -856,27 +857,21 @@ static void test_discriminators(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_base_name),
-		cmocka_unit_test(test_discriminators),
-		cmocka_unit_test(test_md5),
-		cmocka_unit_test(test_probes_decode),
-		cmocka_unit_test(test_probes_profile),
-		cmocka_unit_test(test_probes_corrupt),
-		cmocka_unit_test(test_source_profile),
-		cmocka_unit_test(test_raw_samples),
-		cmocka_unit_test(test_heads_from_calls),
-		cmocka_unit_test(test_llvm_text),
-		cmocka_unit_test(test_llvm_clang_applies),
-		cmocka_unit_test(test_gcc_bytes),
-		cmocka_unit_test(test_bolt_text),
-		cmocka_unit_test(test_bolt_local),
-		cmocka_unit_test(test_no_dwarf),
-		cmocka_unit_test(test_no_samples),
-		cmocka_unit_test(test_commands),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_base_name),
+	cmocka_unit_test(test_discriminators),
+	cmocka_unit_test(test_md5),
+	cmocka_unit_test(test_probes_decode),
+	cmocka_unit_test(test_probes_profile),
+	cmocka_unit_test(test_probes_corrupt),
+	cmocka_unit_test(test_source_profile),
+	cmocka_unit_test(test_raw_samples),
+	cmocka_unit_test(test_heads_from_calls),
+	cmocka_unit_test(test_llvm_text),
+	cmocka_unit_test(test_llvm_clang_applies),
+	cmocka_unit_test(test_gcc_bytes),
+	cmocka_unit_test(test_bolt_text),
+	cmocka_unit_test(test_bolt_local),
+	cmocka_unit_test(test_no_dwarf),
+	cmocka_unit_test(test_no_samples),
+	cmocka_unit_test(test_commands))

@@ -28,6 +28,7 @@
 #include "testutil.h"
 #include "tu_run.h"
 #include "tu_vals.h"
+#include "tu_main.h"
 
 /* wl: params built with -g; other: without */
 static struct tu_vals t;
@@ -231,14 +232,8 @@ static void test_specialize_named(void **state)
 			       "'argument  pa_mixed n (rsi) = 101'", t.bin, t.dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_img_params),
-		cmocka_unit_test(test_vargs_named),
-		cmocka_unit_test(test_vargs_nodwarf),
-		cmocka_unit_test(test_specialize_named),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
-}
+TU_MAIN(setup, tu_vals_teardown,
+	cmocka_unit_test(test_img_params),
+	cmocka_unit_test(test_vargs_named),
+	cmocka_unit_test(test_vargs_nodwarf),
+	cmocka_unit_test(test_specialize_named))

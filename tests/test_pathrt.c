@@ -42,6 +42,7 @@
 #include "../collect/paths.h"
 #include "testutil.h"
 #include "tu_run.h"
+#include "tu_main.h"
 
 #define RATE "--paths=250:32"	/* the kernel's tick caps CPU timers near 250/s */
 #define K 32
@@ -340,15 +341,22 @@ static void check_branch(const struct run *r, double want, uint64_t min_obs)
 	assert_true(path_profile_step(p, br) <= obs + p->bursts);
 }
 
-static void test_branch_ratio(void **state)
+/* pathloop MODE N recorded at RATE into r; it exits 0. */
+static void record_ok(struct run *r, const char *mode, const char *n)
 {
 	static const char *const opts[] = { RATE, NULL };
-	const char *argv[] = { pathloop, "branch", "300000000", NULL };
+	const char *argv[] = { pathloop, mode, n, NULL };
+
+	record(r, opts, argv);
+	assert_int_equal(exit_code(r), 0);
+}
+
+static void test_branch_ratio(void **state)
+{
 	uint64_t f, n;
 	struct run r;
 
-	record(&r, opts, argv);
-	assert_int_equal(exit_code(&r), 0);
+	record_ok(&r, "branch", "300000000");
 	truth(&r, &f, &n);
 	assert_int_equal(n, 300000000);
 	assert_true(setting(&r, "bursts") > 50);
@@ -360,13 +368,10 @@ static void test_branch_ratio(void **state)
 
 static void test_threads(void **state)
 {
-	static const char *const opts[] = { RATE, NULL };
-	const char *argv[] = { pathloop, "threads", "40000000", NULL };
 	uint64_t f, n;
 	struct run r;
 
-	record(&r, opts, argv);
-	assert_int_equal(exit_code(&r), 0);
+	record_ok(&r, "threads", "40000000");
 	truth(&r, &f, &n);
 	assert_int_equal(n, 4 * 40000000ull);
 	assert_true(setting(&r, "threads") >= 4);
@@ -410,12 +415,9 @@ static void test_fork_exec(void **state)
  * SIGPROF handler ran, sigaction returned its own handler. */
 static void test_own_handlers(void **state)
 {
-	static const char *const opts[] = { RATE, NULL };
-	const char *argv[] = { pathloop, "trap", "50000000", NULL };
 	struct run r;
 
-	record(&r, opts, argv);
-	assert_int_equal(exit_code(&r), 0);
+	record_ok(&r, "trap", "50000000");
 	assert_true(setting(&r, "bursts") > 10);
 	assert_non_null(strstr(r.out, "int3 "));
 	run_free(&r);
@@ -423,12 +425,9 @@ static void test_own_handlers(void **state)
 
 static void test_blocked_signals(void **state)
 {
-	static const char *const opts[] = { RATE, NULL };
-	const char *argv[] = { pathloop, "block", "100000000", NULL };
 	struct run r;
 
-	record(&r, opts, argv);
-	assert_int_equal(exit_code(&r), 0);
+	record_ok(&r, "block", "100000000");
 	assert_true(setting(&r, "bursts") > 10);
 	run_free(&r);
 }
@@ -437,15 +436,12 @@ static void test_blocked_signals(void **state)
  * the handler is never stepped and bursts keep their length. */
 static void test_signals_in_burst(void **state)
 {
-	static const char *const opts[] = { RATE, NULL };
-	const char *argv[] = { pathloop, "signals", "150000000", NULL };
 	const struct path_profile *p;
 	uint64_t lo, size, in = 0;
 	long bursts, steps;
 	struct run r;
 
-	record(&r, opts, argv);
-	assert_int_equal(exit_code(&r), 0);
+	record_ok(&r, "signals", "150000000");
 	p = image(&r, "/pathloop");
 	assert_non_null(p);
 	lo = tu_sym_off(pathloop, "on_alarm", &size);
@@ -464,16 +460,13 @@ static void test_signals_in_burst(void **state)
 
 static void test_rep_and_syscalls(void **state)
 {
-	static const char *const opts[] = { RATE, NULL };
-	const char *rep_argv[] = { pathloop, "rep", "100000000", NULL };
 	const char *sys_argv[] = { pathloop, "syscalls", "2000000", NULL };
 	static const char *const sys_opts[] = { "--paths=250:36", NULL };
 	const struct path_profile *p;
 	uint64_t rep = tu_sym_off(pathloop, "pl_rep", NULL);
 	struct run r;
 
-	record(&r, opts, rep_argv);
-	assert_int_equal(exit_code(&r), 0);
+	record_ok(&r, "rep", "100000000");
 	p = image(&r, "/pathloop");
 	assert_non_null(p);
 	assert_true(path_profile_step(p, rep) > 0);
@@ -805,28 +798,22 @@ static void test_bad_options(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spool_reader),
-		cmocka_unit_test(test_branch_ratio),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_fork_exec),
-		cmocka_unit_test(test_own_handlers),
-		cmocka_unit_test(test_blocked_signals),
-		cmocka_unit_test(test_signals_in_burst),
-		cmocka_unit_test(test_rep_and_syscalls),
-		cmocka_unit_test(test_crash),
-		cmocka_unit_test(test_values_robust),
-		cmocka_unit_test(test_static_and_off),
-		cmocka_unit_test(test_dlopen),
-		cmocka_unit_test(test_asan_program),
-		cmocka_unit_test(test_handler_entry_points),
-		cmocka_unit_test(test_handler_taken_over),
-		cmocka_unit_test(test_blocking_trap),
-		cmocka_unit_test(test_traceme),
-		cmocka_unit_test(test_bad_options),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_spool_reader),
+	cmocka_unit_test(test_branch_ratio),
+	cmocka_unit_test(test_threads),
+	cmocka_unit_test(test_fork_exec),
+	cmocka_unit_test(test_own_handlers),
+	cmocka_unit_test(test_blocked_signals),
+	cmocka_unit_test(test_signals_in_burst),
+	cmocka_unit_test(test_rep_and_syscalls),
+	cmocka_unit_test(test_crash),
+	cmocka_unit_test(test_values_robust),
+	cmocka_unit_test(test_static_and_off),
+	cmocka_unit_test(test_dlopen),
+	cmocka_unit_test(test_asan_program),
+	cmocka_unit_test(test_handler_entry_points),
+	cmocka_unit_test(test_handler_taken_over),
+	cmocka_unit_test(test_blocking_trap),
+	cmocka_unit_test(test_traceme),
+	cmocka_unit_test(test_bad_options))

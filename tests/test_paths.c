@@ -22,6 +22,7 @@
 #include "dcpi/paths.h"
 #include "testutil.h"
 #include "tu_db.h"
+#include "tu_main.h"
 
 /* A random path profile: walks of short jumps, some leaving the image. */
 static void make_paths(struct path_profile *p, int image, size_t n, uint64_t span)
@@ -432,19 +433,13 @@ static void test_epoch(void **state)
 	prof_db_close(db2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_normalize),
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_size),
-		cmocka_unit_test(test_corrupt_every_bit),
-		cmocka_unit_test(test_truncate_and_append),
-		cmocka_unit_test(test_semantic_errors),
-		cmocka_unit_test(test_encode_rejects),
-		cmocka_unit_test(test_merge_laws),
-		cmocka_unit_test(test_epoch),
-	};
-
-	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
-}
+TU_MAIN(setup_tmp, teardown_tmp,
+	cmocka_unit_test(test_normalize),
+	cmocka_unit_test(test_roundtrip),
+	cmocka_unit_test(test_size),
+	cmocka_unit_test(test_corrupt_every_bit),
+	cmocka_unit_test(test_truncate_and_append),
+	cmocka_unit_test(test_semantic_errors),
+	cmocka_unit_test(test_encode_rejects),
+	cmocka_unit_test(test_merge_laws),
+	cmocka_unit_test(test_epoch))

@@ -20,6 +20,7 @@
 #include "tu_perf.h"
 
 #include "dcpi/hwsample.h"
+#include "tu_main.h"
 
 #define OP(x) ((uint64_t)(x))
 #define LVL(x) ((uint64_t)(x) << 5)
@@ -146,49 +147,40 @@ static void test_reserved(void **state)
 
 #define MEM_PERIOD 4000		/* loads per mem-loads sample */
 
-static void chase_perf(const char *bin, struct tu_pbuf *out)
+/* mem-loads (id 2): 40 samples of the load, each from local DRAM, with
+ * ADDR, WEIGHT and DATA_SRC */
+static void chase_mem_loads(struct tu_pbuf *d, const struct tu_chase *c)
 {
-	static struct tu_pbuf d;
-	struct perf_event_attr a[2];
-	struct tu_chase c;
-
-	tu_chase_find(bin, &c);
-	memset(a, 0, sizeof(a));
-	a[1].type = PERF_TYPE_RAW;
-	a[1].config = 0x1cd;			/* MEM_TRANS_RETIRED.LOAD_LATENCY */
-	a[1].precise_ip = 2;
-	a[1].sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC;
-	a[1].sample_period = MEM_PERIOD;
-	d.n = 0;
-	tu_chase_start(&d, bin, &c);
-	/* mem-loads (id 2): 40 samples of the load, each from local DRAM, with
-	 * ADDR, WEIGHT and DATA_SRC */
 	for (int k = 0; k < 40; k++) {
-		tu_put_ip_sample(&d, 2, c.loop[0], 24);
-		tu_put64(&d, 0x7f1200000000ull + 4096ull * (uint64_t)((k * 7919) % 1000));
-		tu_put64(&d, TU_CHASE_LAT);
-		tu_put64(&d, DS_DRAM);
+		tu_put_ip_sample(d, 2, c->loop[0], 24);
+		tu_put64(d, 0x7f1200000000ull + 4096ull * (uint64_t)((k * 7919) % 1000));
+		tu_put64(d, TU_CHASE_LAT);
+		tu_put64(d, DS_DRAM);
 	}
-	tu_chase_file(out, a, "cpu/mem-loads/P", &d);
 }
 
 static void test_chase_summary(void **state)
 {
+	static const struct tu_chase_event mem_loads = {
+		.attr = { .type = PERF_TYPE_RAW,
+			  .config = 0x1cd,	/* MEM_TRANS_RETIRED.LOAD_LATENCY */
+			  .precise_ip = 2,
+			  .sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT |
+					 PERF_SAMPLE_DATA_SRC,
+			  .sample_period = MEM_PERIOD },
+		.name = "cpu/mem-loads/P",
+		.samples = chase_mem_loads,
+	};
+
 	(void)state;
-	tu_chase_summary("pebs", chase_perf,
+	tu_chase_summary("pebs", &mem_loads,
 			 "PEBS memory: 40 samples measured, 0 not valid, 0 rejected",
 			 "pebs-dc-miss-latency");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dram_load),
-		cmocka_unit_test(test_levels),
-		cmocka_unit_test(test_weights),
-		cmocka_unit_test(test_reserved),
-		cmocka_unit_test(test_chase_summary),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_dram_load),
+	cmocka_unit_test(test_levels),
+	cmocka_unit_test(test_weights),
+	cmocka_unit_test(test_reserved),
+	cmocka_unit_test(test_chase_summary))

@@ -30,6 +30,7 @@
 #include "testutil.h"
 
 #include "dcpi/import.h"
+#include "tu_main.h"
 
 static char tmpdir[256], bin[600], dcpi[600];
 static uint64_t va_top, va_br, off_top, off_br;
@@ -235,14 +236,8 @@ static void test_peer_recording(void **state)
 			       "bad++ } exit !(m >= 10 && !bad) }' t.txt peer.raw", w), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mmap_lines),
-		cmocka_unit_test(test_binary_linked),
-		cmocka_unit_test(test_bad_line),
-		cmocka_unit_test(test_peer_recording),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_mmap_lines),
+	cmocka_unit_test(test_binary_linked),
+	cmocka_unit_test(test_bad_line),
+	cmocka_unit_test(test_peer_recording))

@@ -24,6 +24,7 @@
 #include "dcpi/timeline.h"
 #include "tu_run.h"
 #include "tu_slices.h"
+#include "tu_main.h"
 
 /* --- the detector ------------------------------------------------------------ */
 
@@ -834,21 +835,15 @@ static void test_value_slices(void **state)
 	tu_rm_tree(ws);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_detect_aba),
-		cmocka_unit_test(test_detect_mixed),
-		cmocka_unit_test(test_detect_steady),
-		cmocka_unit_test(test_slices_bytes),
-		cmocka_unit_test(test_slices_merge),
-		cmocka_unit_test(test_record_aba),
-		cmocka_unit_test(test_prof_phases),
-		cmocka_unit_test(test_analysis_phase),
-		cmocka_unit_test(test_pslices_bytes),
-		cmocka_unit_test(test_phase_paths),
-		cmocka_unit_test(test_value_slices),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_detect_aba),
+	cmocka_unit_test(test_detect_mixed),
+	cmocka_unit_test(test_detect_steady),
+	cmocka_unit_test(test_slices_bytes),
+	cmocka_unit_test(test_slices_merge),
+	cmocka_unit_test(test_record_aba),
+	cmocka_unit_test(test_prof_phases),
+	cmocka_unit_test(test_analysis_phase),
+	cmocka_unit_test(test_pslices_bytes),
+	cmocka_unit_test(test_phase_paths),
+	cmocka_unit_test(test_value_slices))

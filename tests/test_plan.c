@@ -39,46 +39,17 @@
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 #include "testutil.h"
+#include "tu_image.h"
+#include "tu_main.h"
 
 /* ~0.5 s of CPU here, at record's default burst rate */
 #define ITERS "50000000"
 #define SEED "4242"
 
-static const char *bin, *build;
-static char dir[256], prog[512];
-static struct image *img;
+static struct tu_image t;
 static unsigned long calls, k7;
 
-static int setup(void **state)
-{
-	struct dcpi_err err = { 0 };
-
-	(void)state;
-	bin = getenv("DCPI_BIN");
-	build = getenv("DCPI_BUILD");
-	if (!bin || !build || tu_workspace(dir, sizeof(dir), "plan"))
-		return -1;
-	snprintf(prog, sizeof(prog), "%s/workloads/valloop", build);
-	return img_open(prog, IMG_NO_DWARF, &img, &err);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	img_close(img);
-	tu_sh("rm -rf %s", dir);
-	return 0;
-}
-
-static uint64_t off_of(const char *name)
-{
-	const struct img_proc *p = img_proc_by_name(img, name);
-	uint64_t off;
-
-	assert_non_null(p);
-	assert_int_equal(img_vaddr_to_offset(img, p->addr, &off), 0);
-	return off;
-}
+TU_IMAGE_GROUP(t, "plan", "workloads/valloop")
 
 /* The workload's own counts, from its output file. */
 static void read_truth(const char *out)
@@ -86,7 +57,7 @@ static void read_truth(const char *out)
 	char path[600];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, out);
+	snprintf(path, sizeof(path), "%s/%s", t.dir, out);
 	assert_non_null(f = fopen(path, "r"));
 	assert_int_equal(fscanf(f, "calls %lu k7 %lu", &calls, &k7), 2);
 	fclose(f);
@@ -104,13 +75,13 @@ static double arg0_share(const char *db, const char *epoch, const char *proc, ui
 	double share = 0;
 	size_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, db);
+	snprintf(path, sizeof(path), "%s/%s", t.dir, db);
 	assert_int_equal(prof_db_open(path, 0, &d, &err), 0);
 	assert_int_equal(val_epoch_read(d, epoch, &v, &n, &err), 0);
 	prof_db_close(d);
 	for (size_t i = 0; i < n && !h; i++)
 		if (strstr(v[i].image.path, "/valloop"))
-			h = val_profile_find(&v[i], off_of(proc), VAL_ARG0);
+			h = val_profile_find(&v[i], tu_image_off(&t, proc, 0), VAL_ARG0);
 	assert_non_null(h);
 	*seen = h->seen;
 	for (uint32_t i = 0; i < h->n; i++)
@@ -126,19 +97,21 @@ static void test_plan_auto(void **state)
 	double got, truth;
 
 	(void)state;
-	assert_int_equal(tu_sh("%s record --no-calibrate --values --db %s/db -- %s " ITERS " "
-			       SEED " 80 > %s/out1 2> %s/err1", bin, dir, prog, dir, dir), 0);
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --db %s/db -- %s " ITERS
+			       " " SEED " 80 > %s/out1 2> %s/err1", t.bin, t.dir, t.prog, t.dir,
+			       t.dir), 0);
 	/* the analysis left a plan marking vl_scale for its arguments (valloop
 	 * need not be image 0: a burst may end in libc or ld.so) */
-	assert_int_equal(tu_sh("grep -q '^dcpi-plan 1$' %s/db/00000001/plan.txt", dir), 0);
-	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ [a-z,]*args=03[a-z,]* "
-			       "vl_scale$' %s/db/00000001/plan.txt", off_of("vl_scale"), dir), 0);
+	assert_int_equal(tu_sh("grep -q '^dcpi-plan 1$' %s/db/00000001/plan.txt", t.dir), 0);
+	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ "
+			       "[a-z,]*args=03[a-z,]* vl_scale$' %s/db/00000001/plan.txt",
+			       tu_image_off(&t, "vl_scale", 0), t.dir), 0);
 	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan auto "
-			       "--db %s/db -- %s " ITERS " " SEED " 80 > %s/out2 2> %s/err2", bin,
-			       dir, prog, dir, dir), 0);
+			       "--db %s/db -- %s " ITERS " " SEED " 80 > %s/out2 2> %s/err2",
+			       t.bin, t.dir, t.prog, t.dir, t.dir), 0);
 	assert_int_equal(tu_sh("grep -q 'plan %s/db/00000001/plan.txt: [1-9][0-9]* procedures "
-			       "marked (0 dropped), [1-9][0-9]* calls caught' %s/err2", dir, dir),
-			 0);
+			       "marked (0 dropped), [1-9][0-9]* calls caught' %s/err2", t.dir,
+			       t.dir), 0);
 	read_truth("out2");
 	truth = (double)k7 / (double)calls;
 	got = arg0_share("db", "00000002", "vl_scale", &seen);
@@ -152,14 +125,14 @@ static void test_plan_auto(void **state)
 	/* vl_add's two arguments vary (an accumulator, a draw): when the plan
 	 * marked it, the runtime knows that after some 64-200 calls and
 	 * stops, where the plan's need from a few calls was ~1,000 */
-	if (!tu_sh("grep -Eq '[ ,]args=03[a-z,]* vl_add$' %s/db/00000001/plan.txt", dir)) {
+	if (!tu_sh("grep -Eq '[ ,]args=03[a-z,]* vl_add$' %s/db/00000001/plan.txt", t.dir)) {
 		arg0_share("db", "00000002", "vl_add", &seen);
 		print_message("vl_add: %" PRIu64 " calls\n", seen);
 		assert_true(seen >= 64 && seen < val_calls_needed(truth, VAL_PLAN_POINTS));
 	}
 	/* the epoch says it had a plan, and how many calls it caught */
 	assert_int_equal(tu_sh("grep -q 'plan=[1-9][0-9]* plan-calls=[1-9]' %s/db/00000002/meta",
-			       dir), 0);
+			       t.dir), 0);
 }
 
 static void test_needed(void **state)
@@ -171,7 +144,7 @@ static void test_needed(void **state)
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "%s vargs --db %s/db --epoch 00000001 vl_scale | "
-		 "grep 'calls seen'", bin, dir);
+		 "grep 'calls seen'", t.bin, t.dir);
 	tu_sh_line(cmd, line, sizeof(line));
 	print_message("%s\n", line);
 	assert_int_equal(sscanf(line, " %lu calls seen; for +-3 points at %lu%% about %lu calls "
@@ -199,20 +172,20 @@ static void test_plan_changed(void **state)
 	(void)state;
 	/* every image of the plan rebuilt since */
 	assert_int_equal(tu_sh("sed 's/^image \\([0-9]*\\) [0-9a-f-]* /image \\1 0123abcd /' "
-			       "%s/db/00000001/plan.txt > %s/other.txt", dir, dir), 0);
+			       "%s/db/00000001/plan.txt > %s/other.txt", t.dir, t.dir), 0);
 	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan %s/other.txt "
-			       "--db %s/db2 -- %s 1000000 > /dev/null 2> %s/err3", bin, dir, dir,
-			       prog, dir), 0);
+			       "--db %s/db2 -- %s 1000000 > /dev/null 2> %s/err3", t.bin, t.dir,
+			       t.dir, t.prog, t.dir), 0);
 	assert_int_equal(tu_sh("grep -q ': 0 procedures marked ([1-9][0-9]* dropped), 0 calls' "
-			       "%s/err3", dir), 0);
+			       "%s/err3", t.dir), 0);
 	assert_int_not_equal(tu_sh("%s record --no-calibrate --no-values --plan auto "
-				   "--db %s/db -- %s 1000 > /dev/null 2> %s/err4", bin, dir, prog,
-				   dir), 0);
-	assert_int_equal(tu_sh("grep -q 'plan needs value samples' %s/err4", dir), 0);
+				   "--db %s/db -- %s 1000 > /dev/null 2> %s/err4", t.bin, t.dir,
+				   t.prog, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q 'plan needs value samples' %s/err4", t.dir), 0);
 	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --plan auto "
-				   "--db %s/empty -- %s 1000 > /dev/null 2> %s/err5", bin, dir,
-				   prog, dir), 0);
-	assert_int_equal(tu_sh("grep -q 'no epoch of .* has a plan' %s/err5", dir), 0);
+				   "--db %s/empty -- %s 1000 > /dev/null 2> %s/err5", t.bin, t.dir,
+				   t.prog, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q 'no epoch of .* has a plan' %s/err5", t.dir), 0);
 }
 
 static void test_plan_robust(void **state)
@@ -229,11 +202,11 @@ static void test_plan_robust(void **state)
 	FILE *f;
 
 	(void)state;
-	snprintf(pl, sizeof(pl), "%s/workloads/pathloop", build);
+	snprintf(pl, sizeof(pl), "%s/workloads/pathloop", t.build);
 	assert_int_equal(img_open(pl, IMG_NO_DWARF, &pimg, &err), 0);
 	assert_non_null(p = img_proc_by_name(pimg, "pl_loop"));
 	assert_int_equal(img_vaddr_to_offset(pimg, p->addr, &off), 0);
-	snprintf(plan, sizeof(plan), "%s/pathloop.plan", dir);
+	snprintf(plan, sizeof(plan), "%s/pathloop.plan", t.dir);
 	assert_non_null(f = fopen(plan, "w"));
 	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " hot,args pl_loop\n",
 		VAL_PLAN_MAGIC, img_build_id(pimg)[0] ? img_build_id(pimg) : "-", pl, off,
@@ -244,21 +217,16 @@ static void test_plan_robust(void **state)
 		print_message("pathloop %s\n", modes[i].mode);
 		assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 1000:32 "
 				       "--plan %s --db %s/robust -- %s %s 100000000 > /dev/null "
-				       "2> %s/rerr", bin, plan, dir, pl, modes[i].mode, dir), 0);
-		assert_int_equal(tu_sh("grep -q ': 1 procedures marked (0 dropped), %s calls' "
-				       "%s/rerr", modes[i].caught ? "[1-9][0-9]*" : "[0-9]*", dir),
+				       "2> %s/rerr", t.bin, plan, t.dir, pl, modes[i].mode, t.dir),
 				 0);
+		assert_int_equal(tu_sh("grep -q ': 1 procedures marked (0 dropped), %s calls' "
+				       "%s/rerr", modes[i].caught ? "[1-9][0-9]*" : "[0-9]*",
+				       t.dir), 0);
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_auto),
-		cmocka_unit_test(test_needed),
-		cmocka_unit_test(test_plan_changed),
-		cmocka_unit_test(test_plan_robust),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_plan_auto),
+	cmocka_unit_test(test_needed),
+	cmocka_unit_test(test_plan_changed),
+	cmocka_unit_test(test_plan_robust))

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "tu_run.h"
+#include "tu_main.h"
 
 static const char *bin;
 static char ws[400], wl[600], wl2[600];
@@ -57,14 +58,6 @@ static int group_setup(void **state)
 	if (tu_run_setup(&bin, wl, sizeof(wl), "demo_work", ws, sizeof(ws), "pprof-go") < 0)
 		return -1;
 	tu_build_file(wl2, sizeof(wl2), "workloads/cpubound");
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	if (ws[0])
-		tu_rm_tree(ws);
 	return 0;
 }
 
@@ -120,11 +113,5 @@ static void test_pprof_top_equals_dcpiprof(void **state)
 	compare("all");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pprof_top_equals_dcpiprof),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+TU_MAIN(group_setup, tu_run_teardown,
+	cmocka_unit_test(test_pprof_top_equals_dcpiprof))

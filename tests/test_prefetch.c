@@ -27,6 +27,7 @@
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 #define RECORDS 20000
 #define PASSES 2000
@@ -205,14 +206,8 @@ static void test_bad_options(void **state)
 	assert_int_not_equal(tu_sh("%s prefetch-hints --db %s/rec 2> /dev/null", bin, dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hint_from_exact_counts),
-		cmocka_unit_test(test_clang_applies),
-		cmocka_unit_test(test_no_hint_below_share),
-		cmocka_unit_test(test_bad_options),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_hint_from_exact_counts),
+	cmocka_unit_test(test_clang_applies),
+	cmocka_unit_test(test_no_hint_below_share),
+	cmocka_unit_test(test_bad_options))

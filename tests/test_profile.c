@@ -21,6 +21,7 @@
 
 #include "dcpi/profile.h"
 #include "tu_db.h"
+#include "tu_main.h"
 
 /* Geometric count >= 1 with success probability 1/2^k per trial. */
 static uint64_t rng_geometric(unsigned k)
@@ -783,28 +784,22 @@ static void test_epoch_write_file(void **state)
 	prof_db_close(db);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_leb128),
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_normalize),
-		cmocka_unit_test(test_bytes_per_entry),
-		cmocka_unit_test(test_corrupt_every_byte),
-		cmocka_unit_test(test_truncate_and_append),
-		cmocka_unit_test(test_semantic_errors),
-		cmocka_unit_test(test_encode_rejects),
-		cmocka_unit_test(test_db_missing),
-		cmocka_unit_test(test_db_roundtrip),
-		cmocka_unit_test(test_file_merge),
-		cmocka_unit_test(test_meta),
-		cmocka_unit_test(test_merge_laws),
-		cmocka_unit_test(test_merge_mismatch),
-		cmocka_unit_test(test_epoch_merge_laws),
-		cmocka_unit_test(test_image_id),
-		cmocka_unit_test(test_unknown_image_db),
-		cmocka_unit_test(test_epoch_write_file),
-	};
-
-	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
-}
+TU_MAIN(setup_tmp, teardown_tmp,
+	cmocka_unit_test(test_leb128),
+	cmocka_unit_test(test_roundtrip),
+	cmocka_unit_test(test_normalize),
+	cmocka_unit_test(test_bytes_per_entry),
+	cmocka_unit_test(test_corrupt_every_byte),
+	cmocka_unit_test(test_truncate_and_append),
+	cmocka_unit_test(test_semantic_errors),
+	cmocka_unit_test(test_encode_rejects),
+	cmocka_unit_test(test_db_missing),
+	cmocka_unit_test(test_db_roundtrip),
+	cmocka_unit_test(test_file_merge),
+	cmocka_unit_test(test_meta),
+	cmocka_unit_test(test_merge_laws),
+	cmocka_unit_test(test_merge_mismatch),
+	cmocka_unit_test(test_epoch_merge_laws),
+	cmocka_unit_test(test_image_id),
+	cmocka_unit_test(test_unknown_image_db),
+	cmocka_unit_test(test_epoch_write_file))

@@ -18,6 +18,7 @@
 
 #include "dcpi/report.h"
 #include "testutil.h"
+#include "tu_main.h"
 
 static char dir[64], wl[1024];
 
@@ -425,17 +426,11 @@ static void test_export_pprof(void **state)
 				       "grep -q 'proc_a'", dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stats),
-		cmocka_unit_test(test_diff),
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_commands),
-		cmocka_unit_test(test_list),
-		cmocka_unit_test(test_cfg_annotated),
-		cmocka_unit_test(test_export_pprof),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_stats),
+	cmocka_unit_test(test_diff),
+	cmocka_unit_test(test_merge),
+	cmocka_unit_test(test_commands),
+	cmocka_unit_test(test_list),
+	cmocka_unit_test(test_cfg_annotated),
+	cmocka_unit_test(test_export_pprof))

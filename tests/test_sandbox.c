@@ -19,6 +19,8 @@
 #include <cmocka.h>
 
 #include "dcpi/sandbox.h"
+#include "tu_main.h"
+#include "tu_sbx.h"
 
 static int under_valgrind;
 
@@ -450,27 +452,24 @@ static void test_usable(void **state)
 	}
 }
 
-int main(void)
+static int setup(void **state)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_chain_vs_independent),
-		cmocka_unit_test(test_memory_body),
-		cmocka_unit_test(test_random_mem),
-		cmocka_unit_test(test_wind_distinct),
-		cmocka_unit_test(test_wind_walk),
-		cmocka_unit_test(test_faults),
-		cmocka_unit_test(test_child_restart),
-		cmocka_unit_test(test_timeout),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_internal_branches),
-		cmocka_unit_test(test_empty_batch),
-		cmocka_unit_test(test_huge),
-		cmocka_unit_test(test_usable),
-	};
-	char why[128];
-
-	under_valgrind = !sbx_usable(why, sizeof(why));
-	if (under_valgrind)
-		printf("# %s: timing assertions skipped, statuses checked\n", why);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	(void)state;
+	under_valgrind = tu_sbx_unusable("timing assertions");
+	return 0;
 }
+
+TU_MAIN(setup, NULL,
+	cmocka_unit_test(test_chain_vs_independent),
+	cmocka_unit_test(test_memory_body),
+	cmocka_unit_test(test_random_mem),
+	cmocka_unit_test(test_wind_distinct),
+	cmocka_unit_test(test_wind_walk),
+	cmocka_unit_test(test_faults),
+	cmocka_unit_test(test_child_restart),
+	cmocka_unit_test(test_timeout),
+	cmocka_unit_test(test_refusals),
+	cmocka_unit_test(test_internal_branches),
+	cmocka_unit_test(test_empty_batch),
+	cmocka_unit_test(test_huge),
+	cmocka_unit_test(test_usable))

@@ -17,6 +17,7 @@
 
 #include "dcpi/report.h"
 #include "tu_run.h"
+#include "tu_main.h"
 
 static void test_distance(void **state)
 {
@@ -133,13 +134,7 @@ static void test_procedures(void **state)
 	tu_rm_tree(ws);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_distance),
-		cmocka_unit_test(test_commands_and_options),
-		cmocka_unit_test(test_procedures),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_distance),
+	cmocka_unit_test(test_commands_and_options),
+	cmocka_unit_test(test_procedures))

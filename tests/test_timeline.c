@@ -18,6 +18,7 @@
 #include "dcpi/timeline.h"
 #include "tu_run.h"
 #include "tu_slices.h"
+#include "tu_main.h"
 
 static char ws[PATH_MAX];
 static const char *bin;
@@ -57,14 +58,6 @@ static int setup(void **state)
 		tu_sh("cat %s/record.err >&2", ws);
 		return -1;
 	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	if (ws[0])
-		tu_rm_tree(ws);
 	return 0;
 }
 
@@ -226,12 +219,6 @@ static void test_outputs(void **state)
 			       ws, ws, ws, ws), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_browser),
-		cmocka_unit_test(test_outputs),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_browser),
+	cmocka_unit_test(test_outputs))

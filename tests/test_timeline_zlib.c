@@ -19,6 +19,7 @@
 #include "dcpi/timeline.h"
 #include "tu_run.h"
 #include "tu_slices.h"
+#include "tu_main.h"
 
 /*
  * argv: the --phases JSON, the truth file, t0 (the reports' time 0 in
@@ -108,11 +109,5 @@ static void test_zround(void **state)
 	tu_rm_tree(ws);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zround),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_zround))

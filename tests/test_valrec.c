@@ -33,46 +33,15 @@
 #include "dcpi/profile.h"
 #include "dcpi/values.h"
 #include "testutil.h"
+#include "tu_image.h"
 #include "../collect/pathrt.h"
 #include "../collect/paths.h"
 #include "../collect/values_spool.h"
+#include "tu_main.h"
 
-static const char *bin, *build;
-static char dir[256];
-static char prog[512];
-static struct image *img;
+static struct tu_image t;
 
-static int setup(void **state)
-{
-	struct dcpi_err err = { 0 };
-
-	(void)state;
-	bin = getenv("DCPI_BIN");
-	build = getenv("DCPI_BUILD");
-	if (!bin || !build || tu_workspace(dir, sizeof(dir), "valrec"))
-		return -1;
-	snprintf(prog, sizeof(prog), "%s/workloads/valloop", build);
-	return img_open(prog, IMG_NO_DWARF, &img, &err);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	img_close(img);
-	tu_sh("rm -rf %s", dir);
-	return 0;
-}
-
-/* File offset of procedure name's first instruction, plus delta bytes. */
-static uint64_t off_of(const char *name, uint64_t delta)
-{
-	const struct img_proc *p = img_proc_by_name(img, name);
-	uint64_t off;
-
-	assert_non_null(p);
-	assert_int_equal(img_vaddr_to_offset(img, p->addr + delta, &off), 0);
-	return off;
-}
+TU_IMAGE_GROUP(t, "valrec", "workloads/valloop")
 
 /* The value profile of valloop in the latest epoch of db. */
 static void read_values(const char *db, struct val_profile **v, size_t *n,
@@ -82,7 +51,7 @@ static void read_values(const char *db, struct val_profile **v, size_t *n,
 	struct prof_db *d;
 	char path[600], epoch[64];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, db);
+	snprintf(path, sizeof(path), "%s/%s", t.dir, db);
 	assert_int_equal(prof_db_open(path, 0, &d, &err), 0);
 	assert_int_equal(prof_db_latest_epoch(d, epoch, sizeof(epoch), &err), 0);
 	assert_int_equal(val_epoch_read(d, epoch, v, n, &err), 0);
@@ -137,39 +106,39 @@ static void test_valloop(void **state)
 
 	(void)state;
 	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 250:128 --db %s/db "
-			       "-- %s 60000000 > %s/out 2> %s/err", bin, dir, prog, dir, dir),
-			 0);
-	snprintf(out, sizeof(out), "%s/out", dir);
+			       "-- %s 60000000 > %s/out 2> %s/err", t.bin, t.dir, t.prog, t.dir,
+			       t.dir), 0);
+	snprintf(out, sizeof(out), "%s/out", t.dir);
 	f = fopen(out, "r");
 	assert_non_null(f);
 	assert_int_equal(fscanf(f, "calls %lu k7 %lu add %lu sub %lu walks %lu", &calls, &k7,
 				&adds, &subs, &walks), 5);
 	fclose(f);
-	assert_int_equal(tu_sh("grep -q 'value samples' %s/err", dir), 0);
+	assert_int_equal(tu_sh("grep -q 'value samples' %s/err", t.dir), 0);
 	read_values("db", &v, &n, &p);
 	assert_non_null(p);
 	assert_true(p->samples > 1000);
 
 	/* vl_scale(k, x): k = 7 in k7 / calls */
-	got = share(p, off_of("vl_scale", 0), VAL_ARG0, 7, &seen);
+	got = share(p, tu_image_off(&t, "vl_scale", 0), VAL_ARG0, 7, &seen);
 	near("vl_scale arg0 = 7", got, (double)k7 / (double)calls, seen);
 	/* its call site: a return address inside main */
-	h = val_profile_find(p, off_of("vl_scale", 0), VAL_CALLSITE);
+	h = val_profile_find(p, tu_image_off(&t, "vl_scale", 0), VAL_CALLSITE);
 	assert_non_null(h);
-	main_lo = off_of("main", 0);
-	main_hi = main_lo + img_proc_by_name(img, "main")->size;
+	main_lo = tu_image_off(&t, "main", 0);
+	main_hi = main_lo + img_proc_by_name(t.img, "main")->size;
 	assert_true(h->t[0].value >= main_lo && h->t[0].value < main_hi);
 	assert_true(val_hotlist_share(h, 0) > 0.95);
 
 	/* the load of vl_mode in vl_scale (the instruction reading memory) */
 	{
-		const struct img_proc *sc = img_proc_by_name(img, "vl_scale");
-		const struct img_proc *mode = img_proc_by_name(img, "vl_mode");
+		const struct img_proc *sc = img_proc_by_name(t.img, "vl_scale");
+		const struct img_proc *mode = img_proc_by_name(t.img, "vl_mode");
 		int found = 0;
 
 		(void)mode;
 		for (uint64_t d = 0; d < sc->size; d++) {
-			uint64_t o = off_of("vl_scale", d);
+			uint64_t o = tu_image_off(&t, "vl_scale", d);
 
 			if (!(h = val_profile_find(p, o, VAL_LOAD)))
 				continue;
@@ -185,7 +154,8 @@ static void test_valloop(void **state)
 
 	/* the indirect call in main: vl_add adds / calls, vl_sub the rest */
 	{
-		uint64_t lo = main_lo, add = off_of("vl_add", 0), sub = off_of("vl_sub", 0);
+		uint64_t lo = main_lo, add = tu_image_off(&t, "vl_add", 0);
+		uint64_t sub = tu_image_off(&t, "vl_sub", 0);
 		int found = 0;
 
 		for (uint64_t o = lo; o < main_hi; o++) {
@@ -202,11 +172,11 @@ static void test_valloop(void **state)
 
 	/* vl_walk: its load strides by 8; its loop branch is taken 63 in 64 */
 	{
-		const struct img_proc *w = img_proc_by_name(img, "vl_walk");
+		const struct img_proc *w = img_proc_by_name(t.img, "vl_walk");
 		int branches = 0;
 
 		for (uint64_t d = 0; d < w->size; d++) {
-			uint64_t o = off_of("vl_walk", d);
+			uint64_t o = tu_image_off(&t, "vl_walk", d);
 
 			if ((h = val_profile_find(p, o, VAL_STRIDE)) && h->seen >= 30) {
 				walk_load = o;
@@ -228,13 +198,13 @@ static void test_valloop(void **state)
 /* The instructions of procedure name (cfg_decode; free *out). */
 static void decode_proc(const char *name, struct cfg_insn **out, size_t *n)
 {
-	const struct img_proc *p = img_proc_by_name(img, name);
+	const struct img_proc *p = img_proc_by_name(t.img, name);
 	struct dcpi_err err = { 0 };
 	size_t avail = 0;
 	const uint8_t *b;
 
 	assert_non_null(p);
-	b = img_bytes(img, p->addr, &avail);
+	b = img_bytes(t.img, p->addr, &avail);
 	assert_non_null(b);
 	assert_true(avail >= p->size);
 	assert_int_equal(cfg_decode(b, p->size, p->addr, out, n, &err), 0);
@@ -262,7 +232,7 @@ static void test_spool_values(void **state)
 	struct cfg_insn *mn, *sc;
 	size_t nm, ns, nv = 0, np = 0;
 	const struct cfg_insn *call = NULL, *ld = NULL, *after = NULL;
-	const struct img_proc *scale = img_proc_by_name(img, "vl_scale");
+	const struct img_proc *scale = img_proc_by_name(t.img, "vl_scale");
 	uint64_t pcs[4], off;
 	struct prt_regs regs[4];
 	struct val_profile *v = NULL;
@@ -288,13 +258,13 @@ static void test_spool_values(void **state)
 	assert_non_null(call);
 	assert_non_null(ld);
 	/* file offsets: the whole file mapped at B, so pc = B + offset */
-	assert_int_equal(img_vaddr_to_offset(img, call->addr, &off), 0);
+	assert_int_equal(img_vaddr_to_offset(t.img, call->addr, &off), 0);
 	pcs[0] = B + off;
-	assert_int_equal(img_vaddr_to_offset(img, scale->addr, &off), 0);
+	assert_int_equal(img_vaddr_to_offset(t.img, scale->addr, &off), 0);
 	pcs[1] = B + off;
-	assert_int_equal(img_vaddr_to_offset(img, ld->addr, &off), 0);
+	assert_int_equal(img_vaddr_to_offset(t.img, ld->addr, &off), 0);
 	pcs[2] = B + off;
-	assert_int_equal(img_vaddr_to_offset(img, after->addr, &off), 0);
+	assert_int_equal(img_vaddr_to_offset(t.img, after->addr, &off), 0);
 	pcs[3] = B + off;
 	memset(regs, 0, sizeof(regs));
 	regs[1].r[7] = 7;		/* rdi */
@@ -305,13 +275,13 @@ static void test_spool_values(void **state)
 	regs[3].r[0] = 5;		/* rax after the load */
 	memcpy(body, pcs, sizeof(pcs));
 	memcpy(body + sizeof(pcs), regs, sizeof(regs));
-	snprintf(path, sizeof(path), "%s/spool", dir);
+	snprintf(path, sizeof(path), "%s/spool", t.dir);
 	assert_int_equal(tu_sh("mkdir -p %s", path), 0);
-	snprintf(path, sizeof(path), "%s/spool/42-0.spool", dir);
+	snprintf(path, sizeof(path), "%s/spool/42-0.spool", t.dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	snprintf(maps, sizeof(maps), "%llx %llx 0 %s\n", (unsigned long long)B,
-		 (unsigned long long)B + 0x100000, prog);
+		 (unsigned long long)B + 0x100000, t.prog);
 	put(f, PRT_MAPS, maps, strlen(maps));
 	put(f, PRT_VBURST, body, sizeof(body));
 	/* a second burst starting at the load, which runs again at step 2: its
@@ -324,7 +294,7 @@ static void test_spool_values(void **state)
 		put(f, PRT_VBURST, body, sizeof(body));
 	}
 	fclose(f);
-	snprintf(path, sizeof(path), "%s/spool", dir);
+	snprintf(path, sizeof(path), "%s/spool", t.dir);
 	assert_int_equal(paths_spool_read_values(path, &pp, &np, &st, &v, &nv, NULL, &err), 0);
 	for (size_t i = 0; i < nv; i++)
 		if (strstr(v[i].image.path, "/valloop"))
@@ -372,7 +342,7 @@ static void test_off(void **state)
 	/* value samples come with path samples by default; --no-values and
 	 * --no-paths each turn them off */
 	assert_int_equal(tu_sh("%s record --no-calibrate --paths 250:32 --db %s/on -- %s 20000000 "
-			       "> /dev/null 2>&1", bin, dir, prog), 0);
+			       "> /dev/null 2>&1", t.bin, t.dir, t.prog), 0);
 	read_values("on", &v, &n, &p);
 	/* the program's own image; a burst may also end in libc or ld.so */
 	assert_true(n >= 1);
@@ -380,27 +350,22 @@ static void test_off(void **state)
 	assert_true(p->samples > 0);
 	val_profiles_free(v, n);
 	assert_int_equal(tu_sh("%s record --no-calibrate --no-values --db %s/off -- %s 1000000 "
-			       "> /dev/null 2>&1", bin, dir, prog), 0);
+			       "> /dev/null 2>&1", t.bin, t.dir, t.prog), 0);
 	read_values("off", &v, &n, &p);
 	assert_int_equal(n, 0);
 	val_profiles_free(v, n);
 	assert_int_equal(tu_sh("%s record --no-calibrate --no-paths --db %s/nop -- %s 1000000 "
-			       "> /dev/null 2>&1", bin, dir, prog), 0);
+			       "> /dev/null 2>&1", t.bin, t.dir, t.prog), 0);
 	read_values("nop", &v, &n, &p);
 	assert_int_equal(n, 0);
 	val_profiles_free(v, n);
 	assert_int_not_equal(tu_sh("%s record --no-calibrate --values --no-paths --db %s/bad -- "
-				   "%s 1000 > /dev/null 2> %s/bad.err", bin, dir, prog, dir), 0);
-	assert_int_equal(tu_sh("grep -q 'values needs path samples' %s/bad.err", dir), 0);
+				   "%s 1000 > /dev/null 2> %s/bad.err", t.bin, t.dir, t.prog,
+				   t.dir), 0);
+	assert_int_equal(tu_sh("grep -q 'values needs path samples' %s/bad.err", t.dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_spool_values),
-		cmocka_unit_test(test_valloop),
-		cmocka_unit_test(test_off),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_spool_values),
+	cmocka_unit_test(test_valloop),
+	cmocka_unit_test(test_off))

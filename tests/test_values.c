@@ -25,6 +25,7 @@
 #include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_db.h"
+#include "tu_main.h"
 
 /* --- streams with known distributions ------------------------------------ */
 
@@ -921,24 +922,18 @@ static void test_epoch(void **state)
 	prof_db_close(db2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_accuracy),
-		cmocka_unit_test(test_accuracy_ss),
-		cmocka_unit_test(test_unbiased),
-		cmocka_unit_test(test_seed_example),
-		cmocka_unit_test(test_satcount),
-		cmocka_unit_test(test_switch_keeps_estimates),
-		cmocka_unit_test(test_merge_vs_one),
-		cmocka_unit_test(test_merge_profiles),
-		cmocka_unit_test(test_tags),
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_corrupt),
-		cmocka_unit_test(test_encode_rejects),
-		cmocka_unit_test(test_files),
-		cmocka_unit_test(test_epoch),
-	};
-
-	return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
-}
+TU_MAIN(setup_tmp, teardown_tmp,
+	cmocka_unit_test(test_accuracy),
+	cmocka_unit_test(test_accuracy_ss),
+	cmocka_unit_test(test_unbiased),
+	cmocka_unit_test(test_seed_example),
+	cmocka_unit_test(test_satcount),
+	cmocka_unit_test(test_switch_keeps_estimates),
+	cmocka_unit_test(test_merge_vs_one),
+	cmocka_unit_test(test_merge_profiles),
+	cmocka_unit_test(test_tags),
+	cmocka_unit_test(test_roundtrip),
+	cmocka_unit_test(test_corrupt),
+	cmocka_unit_test(test_encode_rejects),
+	cmocka_unit_test(test_files),
+	cmocka_unit_test(test_epoch))

@@ -22,6 +22,7 @@
 
 #include "testutil.h"
 #include "tu_perf.h"
+#include "tu_main.h"
 
 #define LINK_TEXT 0xffffffff81000000ull
 #define SLIDE 0x2a00000ull		/* the KASLR slide the perf.data records */
@@ -414,16 +415,10 @@ static void test_record_kernel_bid(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_vmlinux_names),
-		cmocka_unit_test(test_vmlinux_mismatch),
-		cmocka_unit_test(test_vmlinux_search),
-		cmocka_unit_test(test_vmlinux_reports),
-		cmocka_unit_test(test_kernel_notes),
-		cmocka_unit_test(test_record_kernel_bid),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, tu_ws_teardown);
-}
+TU_MAIN(group_setup, tu_ws_teardown,
+	cmocka_unit_test(test_vmlinux_names),
+	cmocka_unit_test(test_vmlinux_mismatch),
+	cmocka_unit_test(test_vmlinux_search),
+	cmocka_unit_test(test_vmlinux_reports),
+	cmocka_unit_test(test_kernel_notes),
+	cmocka_unit_test(test_record_kernel_bid))

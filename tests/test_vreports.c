@@ -25,6 +25,7 @@
 #include "testutil.h"
 #include "tu_run.h"
 #include "tu_vals.h"
+#include "tu_main.h"
 
 static struct tu_vals t;
 
@@ -239,13 +240,7 @@ static void test_errors(void **state)
 
 	(void)state;
 	need_db();
-	assert_int_not_equal(tu_sh("%s vlist --db %s/novals proc_a > /dev/null 2> %s/err.txt",
-				   t.bin, t.dir, t.dir), 0);
-	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
-			       "record --values' %s/err.txt", t.dir, t.dir), 0);
-	assert_int_not_equal(tu_sh("%s vlist --db %s/db no_such_proc > /dev/null 2> %s/err.txt",
-				   t.bin, t.dir, t.dir), 0);
-	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t.dir), 0);
+	tu_vals_errors(&t, "vlist", "proc_a");
 	/* a .values file cut short: the error names it */
 	assert_int_equal(tu_sh("cp -r %s/db %s/bad && f=$(ls %s/bad/*/*.values) && "
 			       "head -c 40 $f > $f.t && mv $f.t $f", t.dir, t.dir, t.dir), 0);
@@ -255,16 +250,10 @@ static void test_errors(void **state)
 	assert_int_equal(tu_sh("grep -q '%s/bad/.*\\.values' %s/err.txt", t.dir, t.dir), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify),
-		cmocka_unit_test(test_vlist),
-		cmocka_unit_test(test_vargs),
-		cmocka_unit_test(test_vcg),
-		cmocka_unit_test(test_vblks),
-		cmocka_unit_test(test_errors),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
-}
+TU_MAIN(setup, tu_vals_teardown,
+	cmocka_unit_test(test_classify),
+	cmocka_unit_test(test_vlist),
+	cmocka_unit_test(test_vargs),
+	cmocka_unit_test(test_vcg),
+	cmocka_unit_test(test_vblks),
+	cmocka_unit_test(test_errors))

@@ -27,6 +27,7 @@
 #include "testutil.h"
 #include "tu_run.h"
 #include "tu_vals.h"
+#include "tu_main.h"
 
 static struct tu_vals t;
 static char copy[128];
@@ -246,23 +247,11 @@ static void test_errors(void **state)
 {
 	(void)state;
 	need_db();
-	assert_int_not_equal(tu_sh("%s specialize --db %s/novals > /dev/null 2> %s/err.txt",
-				   t.bin, t.dir, t.dir), 0);
-	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
-			       "record --values' %s/err.txt", t.dir, t.dir), 0);
-	assert_int_not_equal(tu_sh("%s specialize --db %s/db no_such_proc > /dev/null "
-				   "2> %s/err.txt", t.bin, t.dir, t.dir), 0);
-	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t.dir), 0);
+	tu_vals_errors(&t, "specialize", "");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_candidates),
-		cmocka_unit_test(test_text),
-		cmocka_unit_test(test_unchecked),
-		cmocka_unit_test(test_errors),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_vals_teardown);
-}
+TU_MAIN(setup, tu_vals_teardown,
+	cmocka_unit_test(test_candidates),
+	cmocka_unit_test(test_text),
+	cmocka_unit_test(test_unchecked),
+	cmocka_unit_test(test_errors))

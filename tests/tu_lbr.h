@@ -533,4 +533,47 @@ static inline size_t tu_compare_totals(const struct tu_sprof *got, const struct 
 	return n;
 }
 
+/*
+ * The exact counts of prog run with args under callgrind in dir: imported
+ * into dir/cgdb, written by dcpi llvm-prof --exact over dir/db as
+ * dir/exact.prof, and read into exact.
+ */
+static inline void tu_lbr_exact(const char *dcpi, const char *dir, const char *prog,
+				const char *args, struct tu_sprof *exact)
+{
+	char path[700];
+
+	assert_int_equal(tu_sh("cd '%s' && valgrind -q --tool=callgrind --dump-instr=yes "
+			       "--collect-jumps=yes --callgrind-out-file=cg.out '%s' %s"
+			       " >/dev/null 2>&1", dir, prog, args), 0);
+	assert_int_equal(tu_sh("'%s' import -q --db '%s/cgdb' '%s/cg.out'", dcpi, dir, dir), 0);
+	assert_int_equal(tu_sh("'%s' llvm-prof --db '%s/db' --exact '%s/cgdb' -o '%s/exact.prof' "
+			       "'%s' 2>/dev/null", dcpi, dir, dir, dir, prog), 0);
+	snprintf(path, sizeof(path), "%s/exact.prof", dir);
+	tu_read_prof(path, exact);
+}
+
+/*
+ * Our profile against create_llvm_prof's (peer) of the same perf.data:
+ * AutoFDO's counts are range occurrences, ours executions, so one scale;
+ * then at least two procedures' totals within 5% and five of hot's lines
+ * within 10%.
+ */
+static inline void tu_lbr_against_peer(const struct tu_sprof *ours, const struct tu_sprof *peer,
+				       const char *hot)
+{
+	double scale;
+	size_t n;
+
+	assert_true(tu_sprof_sum(ours) > 0);
+	assert_true(tu_sprof_sum(peer) > 0);
+	scale = tu_sprof_sum(peer) / tu_sprof_sum(ours);
+	n = tu_compare_totals(ours, peer, scale, 0.05);
+	assert_true(n >= 2);
+	print_message("%zu procedures with >= 1%% within 5%% of create_llvm_prof's\n", n);
+	n = tu_compare_lines(ours, peer, hot, scale, 0.10);
+	assert_true(n >= 5);
+	print_message("%s: %zu lines within 10%% of create_llvm_prof's\n", hot, n);
+}
+
 #endif

@@ -205,12 +205,37 @@ static inline void tu_chase_file(struct tu_pbuf *out, struct perf_event_attr *a,
 	tu_put_event_desc(out, a, names, ids, 2);
 }
 
-/* Build the chase in a workspace named kind, write its perf.data with
- * write_perf, import it (the importer must say `imported`), and check that
+/* A measuring event of the chase's perf.data: its attribute (id 2; size,
+ * identifier, IP and TID are added), its name, and what writes its samples
+ * after the cycles samples. */
+struct tu_chase_event {
+	struct perf_event_attr attr;
+	const char *name;
+	void (*samples)(struct tu_pbuf *d, const struct tu_chase *c);
+};
+
+/* The chase bin's perf.data into out: cycles, and the samples of m. */
+static inline void tu_chase_perf(const char *bin, const struct tu_chase_event *m,
+				 struct tu_pbuf *out)
+{
+	static struct tu_pbuf d;
+	struct perf_event_attr a[2];
+	struct tu_chase c;
+
+	tu_chase_find(bin, &c);
+	memset(a, 0, sizeof(a));
+	a[1] = m->attr;
+	d.n = 0;
+	tu_chase_start(&d, bin, &c);
+	m->samples(&d, &c);
+	tu_chase_file(out, a, m->name, &d);
+}
+
+/* Build the chase in a workspace named kind, write its perf.data with the
+ * measuring event m (tu_chase_perf), import it (the importer must say `imported`), and check that
  * `dcpicalc --summary walk` puts the stall on the D-cache, measured, DRAM,
  * at TU_CHASE_LAT; prof is the measured latency profile's event name. */
-static inline void tu_chase_summary(const char *kind,
-				    void (*write_perf)(const char *bin, struct tu_pbuf *out),
+static inline void tu_chase_summary(const char *kind, const struct tu_chase_event *m,
 				    const char *imported, const char *prof)
 {
 	const char *src = getenv("DCPI_SRC"), *dcpi = getenv("DCPI_BIN");
@@ -224,7 +249,7 @@ static inline void tu_chase_summary(const char *kind,
 	snprintf(bin, sizeof(bin), "%s/chase", dir);
 	assert_int_equal(tu_sh("cc -std=gnu11 -O2 -g -no-pie -o '%s' '%s/tests/workloads/chase.c'",
 			       bin, src ? src : "."), 0);
-	write_perf(bin, &pd);
+	tu_chase_perf(bin, m, &pd);
 	snprintf(data, sizeof(data), "%s/%s.data", dir, kind);
 	f = fopen(data, "wb");
 	assert_non_null(f);

@@ -66,6 +66,20 @@ static inline void tu_vcheck(const struct tu_vals *t, const char *cmd, const cha
 	tu_check_json(t->bin, t->dir, args, py);
 }
 
+/* dcpi CMD fails on t's database without values (novals; the further
+ * arguments args) saying how to record them, and on the database db with an
+ * unknown procedure, naming it. */
+static inline void tu_vals_errors(const struct tu_vals *t, const char *cmd, const char *args)
+{
+	assert_int_not_equal(tu_sh("%s %s --db %s/novals %s > /dev/null 2> %s/err.txt", t->bin,
+				   cmd, t->dir, args, t->dir), 0);
+	assert_int_equal(tu_sh("grep -q 'no value samples in %s/novals/.*: record with dcpi "
+			       "record --values' %s/err.txt", t->dir, t->dir), 0);
+	assert_int_not_equal(tu_sh("%s %s --db %s/db no_such_proc > /dev/null 2> %s/err.txt",
+				   t->bin, cmd, t->dir, t->dir), 0);
+	assert_int_equal(tu_sh("grep -q no_such_proc %s/err.txt", t->dir), 0);
+}
+
 /*
  * Offer n values to the (offset o, kind) list: value a with probability pa,
  * else b with probability pb, else one of `spread` others (1000 + i).

@@ -23,29 +23,18 @@
 		}							\
 	} while (0)
 
-__attribute__((noinline)) unsigned long work_a(unsigned long x, unsigned long n)
-{
-	CHAIN(x, n);
-	return x;
-}
+/* One procedure of the four: its own symbol, the same code. */
+#define WORK(name)							\
+	__attribute__((noinline)) unsigned long name(unsigned long x, unsigned long n) \
+	{								\
+		CHAIN(x, n);						\
+		return x;						\
+	}
 
-__attribute__((noinline)) unsigned long work_b(unsigned long x, unsigned long n)
-{
-	CHAIN(x, n);
-	return x;
-}
-
-__attribute__((noinline)) unsigned long work_c(unsigned long x, unsigned long n)
-{
-	CHAIN(x, n);
-	return x;
-}
-
-__attribute__((noinline)) unsigned long work_d(unsigned long x, unsigned long n)
-{
-	CHAIN(x, n);
-	return x;
-}
+WORK(work_a)
+WORK(work_b)
+WORK(work_c)
+WORK(work_d)
 
 int main(int argc, char **argv)
 {

@@ -186,29 +186,39 @@ static void tage_decay(struct bp_tage *t)
 			t->tab[i][k].u >>= 1;
 }
 
+/* Of n tagged tables, the provider (the longest history that hits) and
+ * the alternate (the next longest that hits); -1 where there is none. */
+static void tage_hits(const int *hit, int n, int *provider, int *alt)
+{
+	*provider = *alt = -1;
+	for (int i = n - 1; i >= 0; i--) {
+		if (!hit[i])
+			continue;
+		if (*provider < 0) {
+			*provider = i;
+		} else {
+			*alt = i;
+			break;
+		}
+	}
+}
+
 static int tage_cond(struct bp_tage *t, uint64_t pc, int taken)
 {
 	uint32_t idx[BP_NTAB];
 	uint16_t tag[BP_NTAB];
+	int hit[BP_NTAB];
 	uint32_t bidx = (uint32_t)(pc & ((1u << BP_BASE_LOG) - 1));
-	int provider = -1, alt = -1, pred, alt_pred, prov_pred = 0, weak_new = 0;
+	int provider, alt, pred, alt_pred, prov_pred = 0, weak_new = 0;
 	struct bp_tentry *e = 0;
 
 	taken = taken != 0;
 	for (int i = BP_NTAB - 1; i >= 0; i--) {
 		idx[i] = tage_index(t, pc, (unsigned)i);
 		tag[i] = tage_tag(t, pc, (unsigned)i);
+		hit[i] = t->tab[i][idx[i]].tag == tag[i];
 	}
-	for (int i = BP_NTAB - 1; i >= 0; i--) {
-		if (t->tab[i][idx[i]].tag != tag[i])
-			continue;
-		if (provider < 0) {
-			provider = i;
-		} else {
-			alt = i;
-			break;
-		}
-	}
+	tage_hits(hit, BP_NTAB, &provider, &alt);
 	alt_pred = alt >= 0 ? t->tab[alt][idx[alt]].ctr >= 0 : t->base[bidx] >= 2;
 	pred = alt_pred;
 	if (provider >= 0) {
@@ -278,24 +288,17 @@ static int tage_ind(struct bp_tage *t, uint64_t pc, uint64_t target)
 {
 	uint32_t idx[BP_NITAB];
 	uint16_t tag[BP_NITAB];
+	int hit[BP_NITAB];
 	uint64_t *btb = &t->btb[pc & ((1u << BP_BTB_LOG) - 1)];
 	uint64_t pred, alt_target;
-	int provider = -1, alt = -1;
+	int provider, alt;
 
 	for (int i = 0; i < BP_NITAB; i++) {
 		idx[i] = ind_index(t, pc, (unsigned)i);
 		tag[i] = ind_tag(t, pc, (unsigned)i);
+		hit[i] = t->itab[i][idx[i]].tag == tag[i] && t->itab[i][idx[i]].target;
 	}
-	for (int i = BP_NITAB - 1; i >= 0; i--) {
-		if (t->itab[i][idx[i]].tag != tag[i] || !t->itab[i][idx[i]].target)
-			continue;
-		if (provider < 0) {
-			provider = i;
-		} else {
-			alt = i;
-			break;
-		}
-	}
+	tage_hits(hit, BP_NITAB, &provider, &alt);
 	alt_target = alt >= 0 ? t->itab[alt][idx[alt]].target : *btb;
 	pred = alt_target;
 	if (provider >= 0) {

@@ -1,0 +1,18 @@
+/*
+ * tests/tu_main.h - the main() every test binary had written out: its
+ * cmocka tests, run as one group between a setup and a teardown (either
+ * may be NULL).  Include after <cmocka.h>.
+ */
+#ifndef DCPI_TU_MAIN_H
+#define DCPI_TU_MAIN_H
+
+/* TU_MAIN(setup, teardown, cmocka_unit_test(test_a), ...) defines main(). */
+#define TU_MAIN(setup, teardown, ...)						\
+int main(void)									\
+{										\
+	const struct CMUnitTest tests[] = { __VA_ARGS__ };			\
+										\
+	return cmocka_run_group_tests(tests, setup, teardown);			\
+}
+
+#endif
