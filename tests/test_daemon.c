@@ -27,6 +27,7 @@
 
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_main.h"
 #include "tu_run.h"
 
 static char ws[256], twoprocs[PROF_PATH_MAX];
@@ -274,14 +275,8 @@ static void test_daemon_bad_options(void **state)
 	assert_int_not_equal(wait_exit(start(argv2)), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_daemon_bad_options),
-		cmocka_unit_test(test_daemon_twoprocs),
-		cmocka_unit_test(test_daemon_preexisting),
-		cmocka_unit_test(test_daemon_signals),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_daemon_bad_options),
+	cmocka_unit_test(test_daemon_twoprocs),
+	cmocka_unit_test(test_daemon_preexisting),
+	cmocka_unit_test(test_daemon_signals))

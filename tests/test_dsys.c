@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "dcpi/data.h"
+#include "tu_main.h"
 #include "tu_mem.h"
 #include "tu_run.h"
 
@@ -154,14 +155,8 @@ static int setup(void **state)
 	return tu_run_setup(&bin, wl, sizeof(wl), "memobj_io", ws, sizeof(ws), "dsys");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_codec),
-		cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_exact),
-		cmocka_unit_test(test_weighted),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_codec),
+	cmocka_unit_test(test_merge),
+	cmocka_unit_test(test_exact),
+	cmocka_unit_test(test_weighted))

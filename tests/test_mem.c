@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "dcpi/data.h"
+#include "tu_main.h"
 #include "tu_mem.h"
 #include "tu_run.h"
 
@@ -340,20 +341,14 @@ static void test_calc_objects(void **state)
 			       bin, db, ws, ws, ws, ws), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_codec),
-		cmocka_unit_test(test_merge_order),
-		cmocka_unit_test(test_objects),
-		cmocka_unit_test(test_false_sharing),
-		cmocka_unit_test(test_padded),
-		cmocka_unit_test(test_true_sharing),
-		cmocka_unit_test(test_sites),
-		cmocka_unit_test(test_calc_objects),
-		cmocka_unit_test(test_masked_thread),
-		cmocka_unit_test(test_rmw),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_codec),
+	cmocka_unit_test(test_merge_order),
+	cmocka_unit_test(test_objects),
+	cmocka_unit_test(test_false_sharing),
+	cmocka_unit_test(test_padded),
+	cmocka_unit_test(test_true_sharing),
+	cmocka_unit_test(test_sites),
+	cmocka_unit_test(test_calc_objects),
+	cmocka_unit_test(test_masked_thread),
+	cmocka_unit_test(test_rmw))

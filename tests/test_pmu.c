@@ -27,6 +27,7 @@
 #include "dcpi/profile.h"
 #include "../collect/internal.h"
 #include "testutil.h"
+#include "tu_main.h"
 #include "tu_perf.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -674,18 +675,12 @@ static void test_events_named(void **state)
 	assert_int_not_equal(stat(cmd, &sb), 0);	/* nothing recorded */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_no_pmu),
-		cmocka_unit_test(test_intel_lbr),
-		cmocka_unit_test(test_amd_brs_ibs),
-		cmocka_unit_test(test_live_branches),
-		cmocka_unit_test(test_live_ibs),
-		cmocka_unit_test(test_live_synth),
-		cmocka_unit_test(test_import_fails),
-		cmocka_unit_test(test_events_named),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_no_pmu),
+	cmocka_unit_test(test_intel_lbr),
+	cmocka_unit_test(test_amd_brs_ibs),
+	cmocka_unit_test(test_live_branches),
+	cmocka_unit_test(test_live_ibs),
+	cmocka_unit_test(test_live_synth),
+	cmocka_unit_test(test_import_fails),
+	cmocka_unit_test(test_events_named))

@@ -32,6 +32,7 @@
 
 #include "dcpi/profile.h"
 #include "testutil.h"
+#include "tu_main.h"
 #include "tu_run.h"
 #include "../collect/internal.h"
 
@@ -724,26 +725,20 @@ static void test_maps(void **state)
 	maps_free(m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_maps),
-		cmocka_unit_test(test_twoprocs_ratio),
-		cmocka_unit_test(test_exit_status),
-		cmocka_unit_test(test_crash_status),
-		cmocka_unit_test(test_exec_failure),
-		cmocka_unit_test(test_dlopen),
-		cmocka_unit_test(test_bad_options),
-		cmocka_unit_test(test_follows_children),
-		cmocka_unit_test(test_interrupt),
-		cmocka_unit_test(test_traced_command),
-		cmocka_unit_test(test_event_table),
-		cmocka_unit_test(test_random_periods_unit),
-		cmocka_unit_test(test_stepped_samples),
-		cmocka_unit_test(test_two_events),
-		cmocka_unit_test(test_random_period),
-		cmocka_unit_test(test_jit_map),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_run_teardown);
-}
+TU_MAIN(setup, tu_run_teardown,
+	cmocka_unit_test(test_maps),
+	cmocka_unit_test(test_twoprocs_ratio),
+	cmocka_unit_test(test_exit_status),
+	cmocka_unit_test(test_crash_status),
+	cmocka_unit_test(test_exec_failure),
+	cmocka_unit_test(test_dlopen),
+	cmocka_unit_test(test_bad_options),
+	cmocka_unit_test(test_follows_children),
+	cmocka_unit_test(test_interrupt),
+	cmocka_unit_test(test_traced_command),
+	cmocka_unit_test(test_event_table),
+	cmocka_unit_test(test_random_periods_unit),
+	cmocka_unit_test(test_stepped_samples),
+	cmocka_unit_test(test_two_events),
+	cmocka_unit_test(test_random_period),
+	cmocka_unit_test(test_jit_map))

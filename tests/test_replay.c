@@ -18,6 +18,7 @@
 #include "dcpi/analysis.h"
 #include "dcpi/cfg.h"
 #include "dcpi/sandbox.h"
+#include "tu_main.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -238,16 +239,10 @@ static void test_walk_order(void **state)
 	assert_true(big.cycles > 2 * small.cycles);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_footprint),
-		cmocka_unit_test(test_element),
-		cmocka_unit_test(test_two_regions),
-		cmocka_unit_test(test_self_fed),
-		cmocka_unit_test(test_fed_round_blocks),
-		cmocka_unit_test(test_walk_order),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_footprint),
+	cmocka_unit_test(test_element),
+	cmocka_unit_test(test_two_regions),
+	cmocka_unit_test(test_self_fed),
+	cmocka_unit_test(test_fed_round_blocks),
+	cmocka_unit_test(test_walk_order))

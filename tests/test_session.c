@@ -28,6 +28,7 @@
 #include "../collect/internal.h"
 #include "../report/internal.h"
 #include "testutil.h"
+#include "tu_main.h"
 #include "tu_perf.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -462,13 +463,7 @@ static void test_jitmap_trust(void **state)
 	assert_int_equal(jitmap_check(&st, 65533, path, NULL), -EPERM);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_live_and_file_agree),
-		cmocka_unit_test(test_record_lies_about_size),
-		cmocka_unit_test(test_jitmap_trust),
-	};
-
-	return cmocka_run_group_tests(tests, setup, tu_ws_teardown);
-}
+TU_MAIN(setup, tu_ws_teardown,
+	cmocka_unit_test(test_live_and_file_agree),
+	cmocka_unit_test(test_record_lies_about_size),
+	cmocka_unit_test(test_jitmap_trust))
