@@ -117,22 +117,6 @@ struct drec {
 	size_t k;		/* steps of the longest burst not cut: K */
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(nv = realloc(*v, c * size)))
-		return -ENOMEM;
-	*v = nv;
-	*cap = c;
-	return 0;
-}
-
 static int room_images(struct drec *d, uint32_t image)
 {
 	size_t n = (size_t)image + 16;
@@ -279,7 +263,8 @@ static int learn_bias(struct drec *d, uint32_t image, uint64_t pc, const struct 
 	for (size_t i = d->nbias; i-- > 0 && d->bias[i].spid == d->spid;)
 		if (d->bias[i].image == image)
 			return 0;
-	if (!di->vaddr || grow((void **)&d->bias, &d->capbias, d->nbias + 1, sizeof(*d->bias)))
+	if (!di->vaddr ||
+	    dcpi_grow((void **)&d->bias, &d->capbias, d->nbias + 1, sizeof(*d->bias)))
 		return di->vaddr ? -ENOMEM : 0;
 	d->bias[d->nbias++] = (struct dbias){ d->spid, image, pc - di->vaddr };
 	return 0;
@@ -433,7 +418,7 @@ static int line_access(struct drec *d, const struct prt_rec *h, uint32_t image,
 		return -ENOMEM;
 	if (e.k.space == DATA_STACK)
 		return 0;
-	if (grow((void **)&d->acc, &d->capacc, d->nacc + 1, sizeof(*d->acc)))
+	if (dcpi_grow((void **)&d->acc, &d->capacc, d->nacc + 1, sizeof(*d->acc)))
 		return -ENOMEM;
 	d->acc[d->nacc++] = (struct dacc){ h->pid, image, a & ~63ULL, h->time_ns / DATA_WINDOW_NS,
 					   (uint64_t)h->pid << 32 | h->tid,
@@ -661,7 +646,8 @@ static int read_heap(struct drec *d, const char *path)
 			continue;
 		}
 		if (r.h.type == PRT_KIO && r.a.size) {
-			if (grow((void **)&d->kio, &d->capkio, d->nkio + 1, sizeof(*d->kio))) {
+			if (dcpi_grow((void **)&d->kio, &d->capkio, d->nkio + 1,
+				      sizeof(*d->kio))) {
 				fclose(f);
 				return -ENOMEM;
 			}
@@ -671,7 +657,7 @@ static int read_heap(struct drec *d, const char *path)
 		}
 		if (r.h.type != PRT_ALLOC || !r.a.size || r.a.addr + r.a.size < r.a.addr)
 			continue;
-		if (grow((void **)&d->blk, &d->capblk, d->nblk + 1, sizeof(*d->blk))) {
+		if (dcpi_grow((void **)&d->blk, &d->capblk, d->nblk + 1, sizeof(*d->blk))) {
 			fclose(f);
 			return -ENOMEM;
 		}
