@@ -50,6 +50,7 @@
 #include "dcpi/image.h"
 #include "datarec.h"
 #include "pathrt.h"
+#include "spool_maps.h"
 
 #define STACK_BELOW 128			/* the red zone */
 #define STACK_ABOVE (1ULL << 20)
@@ -559,29 +560,6 @@ static int kio_place(struct drec *d, uint32_t pid)
 	return 0;
 }
 
-/* "start end offset path" lines: the mappings from now on. */
-static int replay_maps(struct drec *d, char *text, size_t len, struct dcpi_err *err)
-{
-	char *line = text, *end = text + len;
-
-	d->spid = ++d->next_spid;
-	while (line < end) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		uint64_t lo, hi, off;
-		int name = 0, rc;
-
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
-			   &name) == 3 && name && hi > lo &&
-		    (rc = maps_mmap(d->maps, d->spid, lo, hi - lo, off, line + name, err)))
-			return rc;
-		line = nl + 1;
-	}
-	return 0;
-}
-
 /* One spool file; a bad record ends it, as in paths_spool.c. */
 static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 {
@@ -605,7 +583,8 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 		if (body && fread(buf, body, 1, f) != 1)
 			break;
 		if (h.type == PRT_MAPS) {
-			rc = replay_maps(d, (char *)buf, body, err);
+			d->spid = ++d->next_spid;	/* its mappings from now on */
+			rc = maps_replay_text(d->maps, d->spid, (char *)buf, body, err);
 			pid = h.pid;
 		}
 		else if (h.type == PRT_VBURST && d->spid && !(body % vrec) &&

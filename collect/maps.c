@@ -37,6 +37,7 @@
 #include "dcpi/jitmap.h"
 #include "internal.h"
 #include "pathrt.h"
+#include "spool_maps.h"
 
 #define JIT_RECHECK 256
 
@@ -343,6 +344,28 @@ int maps_mmap(struct maps *m, uint32_t pid, uint64_t start, uint64_t len,
 
 	if (!p || add_map(m, p, start, len, pgoff, filename))
 		return dcpi_errf(err, -ENOMEM, "maps of pid %" PRIu32 ": out of memory", pid);
+	return 0;
+}
+
+int maps_replay_text(struct maps *m, uint32_t pid, char *text, size_t len,
+		     struct dcpi_err *err)
+{
+	char *line = text, *end = text + len;
+
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		uint64_t lo, hi, off;
+		int name = 0, rc;
+
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
+			   &name) == 3 && name && hi > lo &&
+		    (rc = maps_mmap(m, pid, lo, hi - lo, off, line + name, err)))
+			return rc;
+		line = nl + 1;
+	}
 	return 0;
 }
 

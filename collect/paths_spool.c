@@ -32,6 +32,7 @@
 #include "dcpi/slices.h"
 #include "internal.h"
 #include "pathrt.h"
+#include "spool_maps.h"
 #include "paths.h"
 #include "values_spool.h"
 
@@ -143,32 +144,6 @@ static void note_thread(struct acc *a, uint32_t pid, uint32_t tid)
 	}
 	a->tids[a->ntids++] = key;
 	a->st->threads++;
-}
-
-/* "start end offset path" lines: the mappings from now on. */
-static int replay_maps(struct acc *a, char *text, size_t len, struct dcpi_err *err)
-{
-	char *line = text, *end = text + len;
-
-	a->pid = ++a->next_pid;
-	while (line < end) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		uint64_t lo, hi, off;
-		int name = 0;
-
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
-			   &name) == 3 && name && hi > lo) {
-			int ret = maps_mmap(a->maps, a->pid, lo, hi - lo, off, line + name, err);
-
-			if (ret)
-				return ret;
-		}
-		line = nl + 1;
-	}
-	return 0;
 }
 
 /* The current slice's value profiles into a->vsl. */
@@ -296,7 +271,8 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 			break;
 		}
 		if (h.type == PRT_MAPS) {
-			ret = replay_maps(a, (char *)buf, body, err);
+			a->pid = ++a->next_pid;		/* its mappings from now on */
+			ret = maps_replay_text(a->maps, a->pid, (char *)buf, body, err);
 			continue;
 		}
 		if (h.type == PRT_ARGS) {	/* a marked entry's call (values_spool.c) */
