@@ -132,9 +132,7 @@ void vals_acc_free(struct vals_acc *v)
 {
 	if (!v)
 		return;
-	for (size_t i = 0; i < v->nprof; i++)
-		val_profile_free(&v->prof[i]);
-	free(v->prof);
+	val_profiles_free(v->prof, v->nprof);
 	for (size_t i = 0; i < v->nim; i++)
 		img_close(v->im[i].img);
 	free(v->im);
