@@ -243,7 +243,8 @@ static int each_epoch(struct est_input *in, const struct prof_image_id *id, epoc
 }
 
 /*
- * pfx##_of_epoch, the epoch_fn that adds the pfx profiles (struct type) of
+ * pfx##_reset, in->f emptied for another image; and pfx##_of_epoch, the
+ * epoch_fn that adds the pfx profiles (struct type) of
  * image id in one epoch to in->f (in->have: one is there), the same way for
  * the path and the value samples: a window's own profile from its slices
  * (win##_epoch_window, include/dcpi/slices.h; in->have when its member nz is
@@ -251,6 +252,12 @@ static int each_epoch(struct est_input *in, const struct prof_image_id *id, epoc
  * said once), its image's taken or merged in.
  */
 #define OF_EPOCH(pfx, type, win, f, have, nz, nowin)					\
+static void pfx##_reset(struct est_input *in)						\
+{											\
+	type##_free(&in->f);								\
+	type##_init(&in->f);								\
+	in->have = 0;									\
+}											\
 static int pfx##_of_epoch(struct est_input *in, const char *epoch,			\
 			  const struct prof_image_id *id, struct dcpi_err *err)		\
 {											\
@@ -288,15 +295,24 @@ OF_EPOCH(path, path_profile, pslice, pp, have_pp, nedges,
 	 "paths: the whole epoch's (it keeps no path slices)")
 OF_EPOCH(val, val_profile, vslice, vp, have_vp, nlists, "")
 
-/* 1 when *cur is not image id's (or nothing is *loaded): then it is marked
- * as id's, for the caller to read; 0 when it is. */
-static int new_image(int *loaded, struct prof_image_id *cur, const struct prof_image_id *id)
+/* What fn reads for image id over the epochs (each_epoch), unless *cur is
+ * id's already (and *loaded): then 0; else, after reset, 1 when read, an
+ * error (and *loaded cleared, for the next call to try again) when not. */
+static int read_once(struct est_input *in, const struct prof_image_id *id, int *loaded,
+		     struct prof_image_id *cur, void (*reset)(struct est_input *in),
+		     epoch_fn fn, struct dcpi_err *err)
 {
+	int rc;
+
 	if (*loaded && prof_image_id_equal(cur, id))
 		return 0;
 	*cur = *id;
 	*loaded = 1;
-	return 1;
+	reset(in);
+	rc = each_epoch(in, id, fn, err);
+	if (rc < 0)
+		*loaded = 0;
+	return rc < 0 ? rc : 1;
 }
 
 /* The image's path samples: the epoch's (every epoch's, merged, for "all"),
@@ -315,16 +331,9 @@ static int image_paths(struct est_input *in, const struct prof_image_id *id,
 	}
 	if (!in->db)
 		return 0;
-	if (new_image(&in->pp_loaded, &in->pp_image, id)) {
-		path_profile_free(&in->pp);
-		path_profile_init(&in->pp);
-		in->have_pp = 0;
-		rc = each_epoch(in, id, path_of_epoch, err);
-		if (rc < 0) {
-			in->pp_loaded = 0;
-			return rc;
-		}
-	}
+	rc = read_once(in, id, &in->pp_loaded, &in->pp_image, path_reset, path_of_epoch, err);
+	if (rc < 0)
+		return rc;
 	*out = in->have_pp ? &in->pp : NULL;
 	return 0;
 }
@@ -339,19 +348,14 @@ static int image_values(struct est_input *in, const struct prof_image_id *id,
 	*out = NULL;
 	if (in->o.no_replay || !in->db)
 		return 0;
-	if (new_image(&in->vp_loaded, &in->vp_image, id)) {
-		val_profile_free(&in->vp);
-		val_profile_init(&in->vp);
-		in->have_vp = 0;
-		rc = each_epoch(in, id, val_of_epoch, err);
-		/* sorted for val_profile_find */
-		if (rc >= 0 && in->have_vp && val_profile_normalize(&in->vp) < 0)
-			rc = dcpi_errf(err, -ENOMEM, "values: out of memory");
-		if (rc < 0) {
-			in->vp_loaded = 0;
-			return rc;
-		}
+	rc = read_once(in, id, &in->vp_loaded, &in->vp_image, val_reset, val_of_epoch, err);
+	/* sorted for val_profile_find */
+	if (rc > 0 && in->have_vp && val_profile_normalize(&in->vp) < 0) {
+		in->vp_loaded = 0;
+		rc = dcpi_errf(err, -ENOMEM, "values: out of memory");
 	}
+	if (rc < 0)
+		return rc;
 	*out = in->have_vp ? &in->vp : NULL;
 	return 0;
 }
@@ -364,6 +368,11 @@ static int lbr_of_epoch(struct est_input *in, const char *epoch, const struct pr
 	return import_read_lbr(in->db, epoch, id, &in->lbr, err);
 }
 
+static void lbr_reset(struct est_input *in)
+{
+	import_lbr_free(&in->lbr);
+}
+
 static int lbr_counts(struct est_input *in, const struct image *img, struct est_analysis *a,
 		      struct dcpi_err *err)
 {
@@ -372,14 +381,9 @@ static int lbr_counts(struct est_input *in, const struct image *img, struct est_
 
 	if (in->o.no_paths || in->o.paths || !in->db)
 		return 0;
-	if (new_image(&in->lbr_loaded, &in->lbr_image, id)) {
-		import_lbr_free(&in->lbr);
-		rc = each_epoch(in, id, lbr_of_epoch, err);
-		if (rc < 0) {
-			in->lbr_loaded = 0;
-			return rc;
-		}
-	}
+	rc = read_once(in, id, &in->lbr_loaded, &in->lbr_image, lbr_reset, lbr_of_epoch, err);
+	if (rc < 0)
+		return rc;
 	rc = est_lbr_use(a->cfg, img, &in->lbr, &a->r, &a->lbr_dropped);
 	if (rc < 0)
 		return dcpi_errf(err, rc, "%s: out of memory", a->proc->name);
