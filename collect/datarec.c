@@ -49,6 +49,7 @@
 #include "dcpi/collect.h"
 #include "dcpi/image.h"
 #include "datarec.h"
+#include "insn_cache.h"
 #include "pathrt.h"
 #include "spool_maps.h"
 
@@ -58,7 +59,7 @@
 #define NORM_EVERY 65536
 #define TRAP_SLACK 64			/* traps beyond K in a burst (pathrt.c) */
 
-enum { DI_LOAD = 1, DI_STORE = 2, DI_DECODED = 4 };
+enum { DI_LOAD = 1, DI_STORE = 2 };
 /* String instructions: which index registers they read and write through. */
 enum { STR_SRC_LOAD = 1, STR_DST_LOAD = 2, STR_DST_STORE = 4, STR_REP_COUNT = 8 };
 
@@ -104,8 +105,7 @@ struct drec {
 	struct dimg *im;
 	struct data_profile *prof;
 	size_t nim;
-	struct dinsn *tab;
-	size_t cap, used;
+	struct insn_cache ins;		/* of struct dinsn */
 	struct dbias *bias;
 	size_t nbias, capbias;
 	struct dblock *blk;
@@ -153,34 +153,6 @@ static struct image *image_of(struct drec *d, uint32_t image)
 			img_open(id->path, IMG_NO_DWARF, &im->img, &e);
 	}
 	return im->img;
-}
-
-static size_t slot_of(const struct drec *d, uint32_t img, uint64_t off)
-{
-	uint64_t h = (off * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)img * 0xc2b2ae3d27d4eb4fULL);
-	size_t s = (size_t)(h ^ (h >> 29)) & (d->cap - 1);
-
-	while ((d->tab[s].flags & DI_DECODED) && (d->tab[s].img != img || d->tab[s].off != off))
-		s = (s + 1) & (d->cap - 1);
-	return s;
-}
-
-static int rehash(struct drec *d)
-{
-	struct dinsn *old = d->tab;
-	size_t ocap = d->cap;
-
-	d->cap = ocap ? 2 * ocap : 4096;
-	if (!(d->tab = calloc(d->cap, sizeof(*d->tab)))) {
-		d->tab = old;
-		d->cap = ocap;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].flags & DI_DECODED)
-			d->tab[slot_of(d, old[i].img, old[i].off)] = old[i];
-	free(old);
-	return 0;
 }
 
 /* movs, stos, lods, cmps, scas (prefixes 66, REX, rep; no segment or
@@ -245,17 +217,14 @@ static void decode(struct drec *d, struct dinsn *di)
 /* The decoding of (img, off); NULL on memory exhaustion. */
 static const struct dinsn *insn_at(struct drec *d, uint32_t img, uint64_t off)
 {
-	size_t s;
+	int fresh;
+	struct dinsn *di = insn_cache_get(&d->ins, img, off, &fresh);
 
-	if (2 * (d->used + 1) > d->cap && rehash(d))
-		return NULL;
-	s = slot_of(d, img, off);
-	if (d->tab[s].flags & DI_DECODED)
-		return &d->tab[s];
-	d->used++;
-	d->tab[s] = (struct dinsn){ .img = img, .off = off, .flags = DI_DECODED };
-	decode(d, &d->tab[s]);
-	return &d->tab[s];
+	if (di && fresh) {
+		*di = (struct dinsn){ .img = img, .off = off };
+		decode(d, di);
+	}
+	return di;
 }
 
 /* pc - link vaddr of image in the current snapshot, learnt once. */
@@ -813,7 +782,7 @@ static void drec_free(struct drec *d)
 	}
 	free(d->im);
 	free(d->prof);
-	free(d->tab);
+	insn_cache_free(&d->ins);
 	free(d->bias);
 	free(d->blk);
 	free(d->acc);
@@ -861,7 +830,7 @@ static int finish(struct drec *d, struct data_profile **out, size_t *n, struct d
 int data_spool_read(const char *dir, struct data_profile **out, size_t *n,
 		    struct data_rec_stats *st, struct dcpi_err *err)
 {
-	struct drec d = { .st = st };
+	struct drec d = { .st = st, .ins = { .size = sizeof(struct dinsn) } };
 	int rc;
 
 	*out = NULL;
