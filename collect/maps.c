@@ -38,6 +38,7 @@
 #include "internal.h"
 #include "pathrt.h"
 #include "spool_maps.h"
+#include "slots.h"
 
 #define JIT_RECHECK 256
 
@@ -85,24 +86,15 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+static uint64_t image_hash(const void *m, size_t i)
+{
+	return hash_str(((const struct maps *)m)->images[i]->path);
+}
+
+/* The images by path (image 0, unknown, is not in it). */
 static int hash_grow(struct maps *m)
 {
-	size_t cap = m->hash_cap ? 2 * m->hash_cap : 64;
-	uint32_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (size_t i = 1; i < m->nimages; i++) {
-		size_t j = hash_str(m->images[i]->path) & (cap - 1);
-
-		while (h[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = (uint32_t)i + 1;
-	}
-	free(m->hash);
-	m->hash = h;
-	m->hash_cap = cap;
-	return 0;
+	return slots_grow(&m->hash, &m->hash_cap, 64, 1, m->nimages, image_hash, m);
 }
 
 /* A new image entry; its identity comes from the file, or from the path
