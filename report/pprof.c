@@ -88,8 +88,9 @@ struct funcs {
 	size_t n, cap;
 };
 
-static uint64_t func_id(struct funcs *fs, struct strs *st, struct dcpi_buf *out, struct dcpi_buf *tmp,
-			const char *name, const char *file, unsigned start_line)
+static uint64_t func_id(struct funcs *fs, struct strs *st, struct dcpi_buf *out,
+			struct dcpi_buf *tmp, const char *name, const char *file,
+			unsigned start_line)
 {
 	struct func *f;
 
