@@ -23,6 +23,7 @@
 
 #include "dcpi/callgraph.h"
 #include "dcpi/collect.h"
+#include "slots.h"
 
 struct cc_frame {
 	uint32_t image;		/* maps' image index */
@@ -83,24 +84,14 @@ static uint64_t stack_hash(unsigned event, const struct cc_frame *f, uint32_t de
 	return h;
 }
 
+static uint64_t entry_hash(const void *t, size_t i)
+{
+	return ((const struct cg_table *)t)->e[i].hash;
+}
+
 static int rehash(struct cg_table *t)
 {
-	size_t ns = t->nslot ? t->nslot * 2 : 1024;
-	uint32_t *s = calloc(ns, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t k = t->e[i].hash & (ns - 1);
-
-		while (s[k])
-			k = (k + 1) & (ns - 1);
-		s[k] = (uint32_t)i + 1;
-	}
-	free(t->slot);
-	t->slot = s;
-	t->nslot = ns;
-	return 0;
+	return slots_grow(&t->slot, &t->nslot, 1024, 0, t->n, entry_hash, t);
 }
 
 static int same(const struct cg_table *t, const struct cc_entry *e, unsigned event,

@@ -49,7 +49,9 @@
 #include "dcpi/collect.h"
 #include "dcpi/image.h"
 #include "datarec.h"
+#include "insn_cache.h"
 #include "pathrt.h"
+#include "spool_maps.h"
 
 #define STACK_BELOW 128			/* the red zone */
 #define STACK_ABOVE (1ULL << 20)
@@ -57,7 +59,7 @@
 #define NORM_EVERY 65536
 #define TRAP_SLACK 64			/* traps beyond K in a burst (pathrt.c) */
 
-enum { DI_LOAD = 1, DI_STORE = 2, DI_DECODED = 4 };
+enum { DI_LOAD = 1, DI_STORE = 2 };
 /* String instructions: which index registers they read and write through. */
 enum { STR_SRC_LOAD = 1, STR_DST_LOAD = 2, STR_DST_STORE = 4, STR_REP_COUNT = 8 };
 
@@ -103,8 +105,7 @@ struct drec {
 	struct dimg *im;
 	struct data_profile *prof;
 	size_t nim;
-	struct dinsn *tab;
-	size_t cap, used;
+	struct insn_cache ins;		/* of struct dinsn */
 	struct dbias *bias;
 	size_t nbias, capbias;
 	struct dblock *blk;
@@ -116,22 +117,6 @@ struct drec {
 	struct data_rec_stats *st;
 	size_t k;		/* steps of the longest burst not cut: K */
 };
-
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(nv = realloc(*v, c * size)))
-		return -ENOMEM;
-	*v = nv;
-	*cap = c;
-	return 0;
-}
 
 static int room_images(struct drec *d, uint32_t image)
 {
@@ -168,34 +153,6 @@ static struct image *image_of(struct drec *d, uint32_t image)
 			img_open(id->path, IMG_NO_DWARF, &im->img, &e);
 	}
 	return im->img;
-}
-
-static size_t slot_of(const struct drec *d, uint32_t img, uint64_t off)
-{
-	uint64_t h = (off * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)img * 0xc2b2ae3d27d4eb4fULL);
-	size_t s = (size_t)(h ^ (h >> 29)) & (d->cap - 1);
-
-	while ((d->tab[s].flags & DI_DECODED) && (d->tab[s].img != img || d->tab[s].off != off))
-		s = (s + 1) & (d->cap - 1);
-	return s;
-}
-
-static int rehash(struct drec *d)
-{
-	struct dinsn *old = d->tab;
-	size_t ocap = d->cap;
-
-	d->cap = ocap ? 2 * ocap : 4096;
-	if (!(d->tab = calloc(d->cap, sizeof(*d->tab)))) {
-		d->tab = old;
-		d->cap = ocap;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].flags & DI_DECODED)
-			d->tab[slot_of(d, old[i].img, old[i].off)] = old[i];
-	free(old);
-	return 0;
 }
 
 /* movs, stos, lods, cmps, scas (prefixes 66, REX, rep; no segment or
@@ -260,17 +217,14 @@ static void decode(struct drec *d, struct dinsn *di)
 /* The decoding of (img, off); NULL on memory exhaustion. */
 static const struct dinsn *insn_at(struct drec *d, uint32_t img, uint64_t off)
 {
-	size_t s;
+	int fresh;
+	struct dinsn *di = insn_cache_get(&d->ins, img, off, &fresh);
 
-	if (2 * (d->used + 1) > d->cap && rehash(d))
-		return NULL;
-	s = slot_of(d, img, off);
-	if (d->tab[s].flags & DI_DECODED)
-		return &d->tab[s];
-	d->used++;
-	d->tab[s] = (struct dinsn){ .img = img, .off = off, .flags = DI_DECODED };
-	decode(d, &d->tab[s]);
-	return &d->tab[s];
+	if (di && fresh) {
+		*di = (struct dinsn){ .img = img, .off = off };
+		decode(d, di);
+	}
+	return di;
 }
 
 /* pc - link vaddr of image in the current snapshot, learnt once. */
@@ -279,7 +233,8 @@ static int learn_bias(struct drec *d, uint32_t image, uint64_t pc, const struct 
 	for (size_t i = d->nbias; i-- > 0 && d->bias[i].spid == d->spid;)
 		if (d->bias[i].image == image)
 			return 0;
-	if (!di->vaddr || grow((void **)&d->bias, &d->capbias, d->nbias + 1, sizeof(*d->bias)))
+	if (!di->vaddr ||
+	    dcpi_grow((void **)&d->bias, &d->capbias, d->nbias + 1, sizeof(*d->bias)))
 		return di->vaddr ? -ENOMEM : 0;
 	d->bias[d->nbias++] = (struct dbias){ d->spid, image, pc - di->vaddr };
 	return 0;
@@ -433,7 +388,7 @@ static int line_access(struct drec *d, const struct prt_rec *h, uint32_t image,
 		return -ENOMEM;
 	if (e.k.space == DATA_STACK)
 		return 0;
-	if (grow((void **)&d->acc, &d->capacc, d->nacc + 1, sizeof(*d->acc)))
+	if (dcpi_grow((void **)&d->acc, &d->capacc, d->nacc + 1, sizeof(*d->acc)))
 		return -ENOMEM;
 	d->acc[d->nacc++] = (struct dacc){ h->pid, image, a & ~63ULL, h->time_ns / DATA_WINDOW_NS,
 					   (uint64_t)h->pid << 32 | h->tid,
@@ -574,29 +529,6 @@ static int kio_place(struct drec *d, uint32_t pid)
 	return 0;
 }
 
-/* "start end offset path" lines: the mappings from now on. */
-static int replay_maps(struct drec *d, char *text, size_t len, struct dcpi_err *err)
-{
-	char *line = text, *end = text + len;
-
-	d->spid = ++d->next_spid;
-	while (line < end) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		uint64_t lo, hi, off;
-		int name = 0, rc;
-
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
-			   &name) == 3 && name && hi > lo &&
-		    (rc = maps_mmap(d->maps, d->spid, lo, hi - lo, off, line + name, err)))
-			return rc;
-		line = nl + 1;
-	}
-	return 0;
-}
-
 /* One spool file; a bad record ends it, as in paths_spool.c. */
 static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 {
@@ -620,7 +552,8 @@ static int replay_file(struct drec *d, const char *path, struct dcpi_err *err)
 		if (body && fread(buf, body, 1, f) != 1)
 			break;
 		if (h.type == PRT_MAPS) {
-			rc = replay_maps(d, (char *)buf, body, err);
+			d->spid = ++d->next_spid;	/* its mappings from now on */
+			rc = maps_replay_text(d->maps, d->spid, (char *)buf, body, err);
 			pid = h.pid;
 		}
 		else if (h.type == PRT_VBURST && d->spid && !(body % vrec) &&
@@ -661,7 +594,8 @@ static int read_heap(struct drec *d, const char *path)
 			continue;
 		}
 		if (r.h.type == PRT_KIO && r.a.size) {
-			if (grow((void **)&d->kio, &d->capkio, d->nkio + 1, sizeof(*d->kio))) {
+			if (dcpi_grow((void **)&d->kio, &d->capkio, d->nkio + 1,
+				      sizeof(*d->kio))) {
 				fclose(f);
 				return -ENOMEM;
 			}
@@ -671,7 +605,7 @@ static int read_heap(struct drec *d, const char *path)
 		}
 		if (r.h.type != PRT_ALLOC || !r.a.size || r.a.addr + r.a.size < r.a.addr)
 			continue;
-		if (grow((void **)&d->blk, &d->capblk, d->nblk + 1, sizeof(*d->blk))) {
+		if (dcpi_grow((void **)&d->blk, &d->capblk, d->nblk + 1, sizeof(*d->blk))) {
 			fclose(f);
 			return -ENOMEM;
 		}
@@ -848,7 +782,7 @@ static void drec_free(struct drec *d)
 	}
 	free(d->im);
 	free(d->prof);
-	free(d->tab);
+	insn_cache_free(&d->ins);
 	free(d->bias);
 	free(d->blk);
 	free(d->acc);
@@ -896,7 +830,7 @@ static int finish(struct drec *d, struct data_profile **out, size_t *n, struct d
 int data_spool_read(const char *dir, struct data_profile **out, size_t *n,
 		    struct data_rec_stats *st, struct dcpi_err *err)
 {
-	struct drec d = { .st = st };
+	struct drec d = { .st = st, .ins = { .size = sizeof(struct dinsn) } };
 	int rc;
 
 	*out = NULL;

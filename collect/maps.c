@@ -37,6 +37,8 @@
 #include "dcpi/jitmap.h"
 #include "internal.h"
 #include "pathrt.h"
+#include "spool_maps.h"
+#include "slots.h"
 
 #define JIT_RECHECK 256
 
@@ -84,24 +86,15 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+static uint64_t image_hash(const void *m, size_t i)
+{
+	return hash_str(((const struct maps *)m)->images[i]->path);
+}
+
+/* The images by path (image 0, unknown, is not in it). */
 static int hash_grow(struct maps *m)
 {
-	size_t cap = m->hash_cap ? 2 * m->hash_cap : 64;
-	uint32_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (size_t i = 1; i < m->nimages; i++) {
-		size_t j = hash_str(m->images[i]->path) & (cap - 1);
-
-		while (h[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = (uint32_t)i + 1;
-	}
-	free(m->hash);
-	m->hash = h;
-	m->hash_cap = cap;
-	return 0;
+	return slots_grow(&m->hash, &m->hash_cap, 64, 1, m->nimages, image_hash, m);
 }
 
 /* A new image entry; its identity comes from the file, or from the path
@@ -343,6 +336,28 @@ int maps_mmap(struct maps *m, uint32_t pid, uint64_t start, uint64_t len,
 
 	if (!p || add_map(m, p, start, len, pgoff, filename))
 		return dcpi_errf(err, -ENOMEM, "maps of pid %" PRIu32 ": out of memory", pid);
+	return 0;
+}
+
+int maps_replay_text(struct maps *m, uint32_t pid, char *text, size_t len,
+		     struct dcpi_err *err)
+{
+	char *line = text, *end = text + len;
+
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		uint64_t lo, hi, off;
+		int name = 0, rc;
+
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
+			   &name) == 3 && name && hi > lo &&
+		    (rc = maps_mmap(m, pid, lo, hi - lo, off, line + name, err)))
+			return rc;
+		line = nl + 1;
+	}
 	return 0;
 }
 

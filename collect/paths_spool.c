@@ -32,6 +32,7 @@
 #include "dcpi/slices.h"
 #include "internal.h"
 #include "pathrt.h"
+#include "spool_maps.h"
 #include "paths.h"
 #include "values_spool.h"
 
@@ -94,35 +95,26 @@ static int acc_slices_room(struct pslice_profile *q)
 	return 0;
 }
 
-/* Keep memory bounded on long runs: squash duplicates now and then. */
-static int acc_edge(struct acc *a, uint32_t image, uint64_t from, uint64_t to)
+/* One path record of image into its path profile and, when wanted, its path
+ * slices: a step at from (step set), else an edge from -> to.  Memory stays
+ * bounded on long runs: duplicates are squashed now and then. */
+static int acc_add(struct acc *a, uint32_t image, int step, uint64_t from, uint64_t to)
 {
 	struct path_profile *p = acc_image(a, image);
+	struct pslice_profile *q;
+	size_t n, cap;
 
 	if (!p)
 		return -ENOMEM;
-	if (p->nedges >= (1u << 20) && p->nedges == p->cap_edges &&
-	    path_profile_normalize(p))
+	n = step ? p->nsteps : p->nedges;
+	cap = step ? p->cap_steps : p->cap_edges;
+	if (n >= (1u << 20) && n == cap && path_profile_normalize(p))
 		return -EOVERFLOW;
-	if (a->ps && (acc_slices_room(&a->ps[image]) ||
-		      pslice_add_edge(&a->ps[image], a->slice, from, to, 1)))
+	q = a->ps ? &a->ps[image] : NULL;
+	if (q && (acc_slices_room(q) || (step ? pslice_add_step(q, a->slice, from, 1) :
+					  pslice_add_edge(q, a->slice, from, to, 1))))
 		return -ENOMEM;
-	return path_profile_add_edge(p, from, to, 1);
-}
-
-static int acc_step(struct acc *a, uint32_t image, uint64_t off)
-{
-	struct path_profile *p = acc_image(a, image);
-
-	if (!p)
-		return -ENOMEM;
-	if (p->nsteps >= (1u << 20) && p->nsteps == p->cap_steps &&
-	    path_profile_normalize(p))
-		return -EOVERFLOW;
-	if (a->ps && (acc_slices_room(&a->ps[image]) ||
-		      pslice_add_step(&a->ps[image], a->slice, off, 1)))
-		return -ENOMEM;
-	return path_profile_add_step(p, off, 1);
+	return step ? path_profile_add_step(p, from, 1) : path_profile_add_edge(p, from, to, 1);
 }
 
 static void note_thread(struct acc *a, uint32_t pid, uint32_t tid)
@@ -143,32 +135,6 @@ static void note_thread(struct acc *a, uint32_t pid, uint32_t tid)
 	}
 	a->tids[a->ntids++] = key;
 	a->st->threads++;
-}
-
-/* "start end offset path" lines: the mappings from now on. */
-static int replay_maps(struct acc *a, char *text, size_t len, struct dcpi_err *err)
-{
-	char *line = text, *end = text + len;
-
-	a->pid = ++a->next_pid;
-	while (line < end) {
-		char *nl = memchr(line, '\n', (size_t)(end - line));
-		uint64_t lo, hi, off;
-		int name = 0;
-
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %n", &lo, &hi, &off,
-			   &name) == 3 && name && hi > lo) {
-			int ret = maps_mmap(a->maps, a->pid, lo, hi - lo, off, line + name, err);
-
-			if (ret)
-				return ret;
-		}
-		line = nl + 1;
-	}
-	return 0;
 }
 
 /* The current slice's value profiles into a->vsl. */
@@ -231,7 +197,7 @@ static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *r
 		ret = maps_resolve(a->maps, a->pid, pc[i], &img[i], &off[i], err);
 		if (ret || img[i] == MAPS_UNKNOWN)
 			continue;
-		ret = acc_step(a, img[i], off[i]);
+		ret = acc_add(a, img[i], 1, off[i], 0);
 		j = 0;
 		while (j < nt && touched[j] != img[i])
 			j++;
@@ -242,13 +208,13 @@ static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *r
 		uint32_t x = img[i - 1], y = img[i];
 
 		if (x == y && x != MAPS_UNKNOWN) {
-			ret = acc_edge(a, x, off[i - 1], off[i]);
+			ret = acc_add(a, x, 0, off[i - 1], off[i]);
 			continue;
 		}
 		if (x != MAPS_UNKNOWN)
-			ret = acc_edge(a, x, off[i - 1], PATH_ELSEWHERE);
+			ret = acc_add(a, x, 0, off[i - 1], PATH_ELSEWHERE);
 		if (!ret && y != MAPS_UNKNOWN)
-			ret = acc_edge(a, y, PATH_ELSEWHERE, off[i]);
+			ret = acc_add(a, y, 0, PATH_ELSEWHERE, off[i]);
 	}
 	for (j = 0; j < nt && !ret; j++) {
 		a->img[touched[j]].bursts++;
@@ -296,7 +262,8 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 			break;
 		}
 		if (h.type == PRT_MAPS) {
-			ret = replay_maps(a, (char *)buf, body, err);
+			a->pid = ++a->next_pid;		/* its mappings from now on */
+			ret = maps_replay_text(a->maps, a->pid, (char *)buf, body, err);
 			continue;
 		}
 		if (h.type == PRT_ARGS) {	/* a marked entry's call (values_spool.c) */

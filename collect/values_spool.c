@@ -53,6 +53,7 @@
 #include "latency.h"
 #include "pathrt.h"
 #include "values_spool.h"
+#include "insn_cache.h"
 
 enum {
 	VI_RESULT = 1u << 0,
@@ -63,7 +64,6 @@ enum {
 	VI_TARGET = 1u << 5,
 	VI_ENTRY = 1u << 6,
 	VI_CALL = 1u << 7,
-	VI_DECODED = 1u << 8,	/* looked at; without it the slot is empty */
 	VI_PLANNED = 1u << 9,	/* an entry the plan breakpoints: no burst args */
 };
 
@@ -95,8 +95,7 @@ struct vals_acc {
 	size_t nprof;
 	struct vimage *im;
 	size_t nim;
-	struct vinsn *tab;		/* open addressing on (img, off) */
-	size_t cap, used;
+	struct insn_cache ins;		/* of struct vinsn */
 	struct val_rng rng;
 	uint64_t samples, values, undecoded, latency;
 	struct lat_table lat;		/* ok 0: latency samples left out */
@@ -112,12 +111,7 @@ int vals_acc_new(struct vals_acc **out, struct dcpi_err *err)
 	*out = NULL;
 	if (!v)
 		return dcpi_errf(err, -ENOMEM, "value samples: out of memory");
-	v->cap = 4096;
-	v->tab = calloc(v->cap, sizeof(*v->tab));
-	if (!v->tab) {
-		free(v);
-		return dcpi_errf(err, -ENOMEM, "value samples: out of memory");
-	}
+	v->ins.size = sizeof(struct vinsn);
 	v->rng.s = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
 	*out = v;
 	return 0;
@@ -132,13 +126,11 @@ void vals_acc_free(struct vals_acc *v)
 {
 	if (!v)
 		return;
-	for (size_t i = 0; i < v->nprof; i++)
-		val_profile_free(&v->prof[i]);
-	free(v->prof);
+	val_profiles_free(v->prof, v->nprof);
 	for (size_t i = 0; i < v->nim; i++)
 		img_close(v->im[i].img);
 	free(v->im);
-	free(v->tab);
+	insn_cache_free(&v->ins);
 	for (size_t i = 0; i < v->nmarks; i++)
 		free(v->marks[i].path);
 	free(v->marks);
@@ -172,35 +164,6 @@ static int grow_images(struct vals_acc *v, uint32_t image)
 		memset(v->im + v->nim, 0, (n - v->nim) * sizeof(*im));
 		v->nim = n;
 	}
-	return 0;
-}
-
-/* The slot holding (img, off), or the empty one where it goes. */
-static size_t slot_of(const struct vals_acc *v, uint32_t img, uint64_t off)
-{
-	uint64_t h = (off * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)img * 0xc2b2ae3d27d4eb4fULL);
-	size_t s = (size_t)(h ^ (h >> 29)) & (v->cap - 1);
-
-	while ((v->tab[s].flags & VI_DECODED) && (v->tab[s].img != img || v->tab[s].off != off))
-		s = (s + 1) & (v->cap - 1);
-	return s;
-}
-
-static int rehash(struct vals_acc *v)
-{
-	struct vinsn *old = v->tab;
-	size_t ocap = v->cap;
-
-	v->tab = calloc(2 * ocap, sizeof(*v->tab));
-	if (!v->tab) {
-		v->tab = old;
-		return -ENOMEM;
-	}
-	v->cap = 2 * ocap;
-	for (size_t i = 0; i < ocap; i++)
-		if (old[i].flags & VI_DECODED)
-			v->tab[slot_of(v, old[i].img, old[i].off)] = old[i];
-	free(old);
 	return 0;
 }
 
@@ -265,7 +228,7 @@ static void classify(struct vinsn *vi, const struct cfg_insn *in, int entry)
 
 	vi->size = in->size;
 	vi->dst = vi->src = 0xff;
-	vi->flags = VI_DECODED | (entry ? VI_ENTRY : 0);
+	vi->flags = entry ? VI_ENTRY : 0;
 	if (in->flags & (CFG_I_INVALID | CFG_I_NOP))
 		return;
 	ops = strchr(cfg_insn_text(in, text, sizeof(text)), ' ');
@@ -374,22 +337,16 @@ static const struct vinsn *insn_at(struct vals_acc *v, struct maps *m, uint32_t 
 	struct image *img;
 	const struct img_proc *proc;
 	const uint8_t *bytes;
-	size_t s, avail = 0;
+	size_t avail = 0;
 	uint64_t vaddr;
+	int fresh;
+	struct vinsn *vi = insn_cache_get(&v->ins, image, off, &fresh);
 
-	s = slot_of(v, image, off);
-	if (v->tab[s].flags & VI_DECODED)
-		return v->tab[s].size ? &v->tab[s] : NULL;
-	if (2 * (v->used + 1) > v->cap) {
-		if (rehash(v))
-			return NULL;
-		s = slot_of(v, image, off);
-	}
-	v->used++;
-	v->tab[s].img = image;
-	v->tab[s].off = off;
-	v->tab[s].flags = VI_DECODED;
-	v->tab[s].size = 0;		/* cannot be decoded, until shown otherwise */
+	if (!vi || !fresh)
+		return vi && vi->size ? vi : NULL;
+	vi->img = image;
+	vi->off = off;
+	vi->size = 0;		/* cannot be decoded, until shown otherwise */
 	img = image_of(v, m, image);
 	if (!img || img_offset_to_vaddr(img, off, &vaddr) ||
 	    !(bytes = img_bytes(img, vaddr, &avail)) || !avail ||
@@ -398,11 +355,11 @@ static const struct vinsn *insn_at(struct vals_acc *v, struct maps *m, uint32_t 
 		return NULL;
 	}
 	proc = img_proc_at(img, vaddr);
-	v->tab[s].vaddr = vaddr;
-	classify(&v->tab[s], &in, proc && proc->addr == vaddr);
-	if ((v->tab[s].flags & VI_ENTRY) && marked(v, maps_image(m, image)->path, off))
-		v->tab[s].flags |= VI_PLANNED;
-	return &v->tab[s];
+	vi->vaddr = vaddr;
+	classify(vi, &in, proc && proc->addr == vaddr);
+	if ((vi->flags & VI_ENTRY) && marked(v, maps_image(m, image)->path, off))
+		vi->flags |= VI_PLANNED;
+	return vi;
 }
 
 /* The System V argument registers, in CFG_R_* (= struct prt_regs) order. */

@@ -242,38 +242,77 @@ static int each_epoch(struct est_input *in, const struct prof_image_id *id, epoc
 	return rc;
 }
 
-/* Add the path samples of image id in one epoch to in->pp. */
-static int paths_of_epoch(struct est_input *in, const char *epoch,
-			  const struct prof_image_id *id, struct dcpi_err *err)
-{
-	struct path_profile *pp = NULL, w;
-	size_t n = 0;
-	int rc = in->o.windowed ? pslice_epoch_window(in->db, epoch, id, in->o.slice_from,
-						      in->o.slice_to, &w, err) : 0;
+/*
+ * pfx##_reset, in->f emptied for another image; and pfx##_of_epoch, the
+ * epoch_fn that adds the pfx profiles (struct type) of
+ * image id in one epoch to in->f (in->have: one is there), the same way for
+ * the path and the value samples: a window's own profile from its slices
+ * (win##_epoch_window, include/dcpi/slices.h; in->have when its member nz is
+ * not 0), else the epoch's whole profile (then the note nowin, unless "",
+ * said once), its image's taken or merged in.
+ */
+#define OF_EPOCH(pfx, type, win, f, have, nz, nowin)					\
+static void pfx##_reset(struct est_input *in)						\
+{											\
+	type##_free(&in->f);								\
+	type##_init(&in->f);								\
+	in->have = 0;									\
+}											\
+static int pfx##_of_epoch(struct est_input *in, const char *epoch,			\
+			  const struct prof_image_id *id, struct dcpi_err *err)		\
+{											\
+	struct type *v = NULL, w;							\
+	size_t n = 0;									\
+	int rc = in->o.windowed ? win##_epoch_window(in->db, epoch, id, in->o.slice_from, \
+						     in->o.slice_to, &w, err) : 0;	\
+											\
+	if (rc > 0) {									\
+		in->f = w;								\
+		in->have = w.nz > 0;							\
+		return 0;								\
+	}										\
+	if (rc == 0 && in->o.windowed && *(nowin) && !strstr(in->note, (nowin)))	\
+		note(in, (nowin));							\
+	if (rc == 0)									\
+		rc = pfx##_epoch_read(in->db, epoch, &v, &n, err);			\
+	for (size_t i = 0; rc >= 0 && i < n; i++) {					\
+		if (!prof_image_id_equal(&v[i].image, id))				\
+			continue;							\
+		if (!in->have) {							\
+			type##_free(&in->f);						\
+			in->f = v[i];							\
+			type##_init(&v[i]);						\
+			in->have = 1;							\
+		} else {								\
+			rc = type##_merge(&in->f, &v[i], err);				\
+		}									\
+	}										\
+	pfx##_profiles_free(v, n);							\
+	return rc;									\
+}
 
-	if (rc > 0) {		/* the window's own paths (include/dcpi/slices.h) */
-		in->pp = w;
-		in->have_pp = w.nedges > 0;
+OF_EPOCH(path, path_profile, pslice, pp, have_pp, nedges,
+	 "paths: the whole epoch's (it keeps no path slices)")
+OF_EPOCH(val, val_profile, vslice, vp, have_vp, nlists, "")
+
+/* What fn reads for image id over the epochs (each_epoch), unless *cur is
+ * id's already (and *loaded): then 0; else, after reset, 1 when read, an
+ * error (and *loaded cleared, for the next call to try again) when not. */
+static int read_once(struct est_input *in, const struct prof_image_id *id, int *loaded,
+		     struct prof_image_id *cur, void (*reset)(struct est_input *in),
+		     epoch_fn fn, struct dcpi_err *err)
+{
+	int rc;
+
+	if (*loaded && prof_image_id_equal(cur, id))
 		return 0;
-	}
-	if (rc == 0 && in->o.windowed && !strstr(in->note, "no path slices"))
-		note(in, "paths: the whole epoch's (it keeps no path slices)");
-	if (rc == 0)
-		rc = path_epoch_read(in->db, epoch, &pp, &n, err);
-	for (size_t i = 0; rc >= 0 && i < n; i++) {
-		if (!prof_image_id_equal(&pp[i].image, id))
-			continue;
-		if (!in->have_pp) {
-			path_profile_free(&in->pp);
-			in->pp = pp[i];
-			path_profile_init(&pp[i]);
-			in->have_pp = 1;
-		} else {
-			rc = path_profile_merge(&in->pp, &pp[i], err);
-		}
-	}
-	path_profiles_free(pp, n);
-	return rc;
+	*cur = *id;
+	*loaded = 1;
+	reset(in);
+	rc = each_epoch(in, id, fn, err);
+	if (rc < 0)
+		*loaded = 0;
+	return rc < 0 ? rc : 1;
 }
 
 /* The image's path samples: the epoch's (every epoch's, merged, for "all"),
@@ -292,52 +331,11 @@ static int image_paths(struct est_input *in, const struct prof_image_id *id,
 	}
 	if (!in->db)
 		return 0;
-	if (!in->pp_loaded || !prof_image_id_equal(&in->pp_image, id)) {
-		path_profile_free(&in->pp);
-		path_profile_init(&in->pp);
-		in->have_pp = 0;
-		in->pp_image = *id;
-		in->pp_loaded = 1;
-		rc = each_epoch(in, id, paths_of_epoch, err);
-		if (rc < 0) {
-			in->pp_loaded = 0;
-			return rc;
-		}
-	}
+	rc = read_once(in, id, &in->pp_loaded, &in->pp_image, path_reset, path_of_epoch, err);
+	if (rc < 0)
+		return rc;
 	*out = in->have_pp ? &in->pp : NULL;
 	return 0;
-}
-
-/* Add the value samples of image id in one epoch to in->vp. */
-static int values_of_epoch(struct est_input *in, const char *epoch,
-			   const struct prof_image_id *id, struct dcpi_err *err)
-{
-	struct val_profile *vp = NULL, w;
-	size_t n = 0;
-	int rc = in->o.windowed ? vslice_epoch_window(in->db, epoch, id, in->o.slice_from,
-						      in->o.slice_to, &w, err) : 0;
-
-	if (rc > 0) {		/* the window's own values (include/dcpi/slices.h) */
-		in->vp = w;
-		in->have_vp = w.nlists > 0;
-		return 0;
-	}
-	if (rc == 0)
-		rc = val_epoch_read(in->db, epoch, &vp, &n, err);
-	for (size_t i = 0; rc >= 0 && i < n; i++) {
-		if (!prof_image_id_equal(&vp[i].image, id))
-			continue;
-		if (!in->have_vp) {
-			val_profile_free(&in->vp);
-			in->vp = vp[i];
-			val_profile_init(&vp[i]);
-			in->have_vp = 1;
-		} else {
-			rc = val_profile_merge(&in->vp, &vp[i], err);
-		}
-	}
-	val_profiles_free(vp, n);
-	return rc;
 }
 
 /* The image's value samples (every epoch's for "all"), read once per image:
@@ -350,21 +348,14 @@ static int image_values(struct est_input *in, const struct prof_image_id *id,
 	*out = NULL;
 	if (in->o.no_replay || !in->db)
 		return 0;
-	if (!in->vp_loaded || !prof_image_id_equal(&in->vp_image, id)) {
-		val_profile_free(&in->vp);
-		val_profile_init(&in->vp);
-		in->have_vp = 0;
-		in->vp_image = *id;
-		in->vp_loaded = 1;
-		rc = each_epoch(in, id, values_of_epoch, err);
-		/* sorted for val_profile_find */
-		if (rc >= 0 && in->have_vp && val_profile_normalize(&in->vp) < 0)
-			rc = dcpi_errf(err, -ENOMEM, "values: out of memory");
-		if (rc < 0) {
-			in->vp_loaded = 0;
-			return rc;
-		}
+	rc = read_once(in, id, &in->vp_loaded, &in->vp_image, val_reset, val_of_epoch, err);
+	/* sorted for val_profile_find */
+	if (rc > 0 && in->have_vp && val_profile_normalize(&in->vp) < 0) {
+		in->vp_loaded = 0;
+		rc = dcpi_errf(err, -ENOMEM, "values: out of memory");
 	}
+	if (rc < 0)
+		return rc;
 	*out = in->have_vp ? &in->vp : NULL;
 	return 0;
 }
@@ -377,6 +368,11 @@ static int lbr_of_epoch(struct est_input *in, const char *epoch, const struct pr
 	return import_read_lbr(in->db, epoch, id, &in->lbr, err);
 }
 
+static void lbr_reset(struct est_input *in)
+{
+	import_lbr_free(&in->lbr);
+}
+
 static int lbr_counts(struct est_input *in, const struct image *img, struct est_analysis *a,
 		      struct dcpi_err *err)
 {
@@ -385,16 +381,9 @@ static int lbr_counts(struct est_input *in, const struct image *img, struct est_
 
 	if (in->o.no_paths || in->o.paths || !in->db)
 		return 0;
-	if (!in->lbr_loaded || !prof_image_id_equal(&in->lbr_image, id)) {
-		import_lbr_free(&in->lbr);
-		in->lbr_image = *id;
-		in->lbr_loaded = 1;
-		rc = each_epoch(in, id, lbr_of_epoch, err);
-		if (rc < 0) {
-			in->lbr_loaded = 0;
-			return rc;
-		}
-	}
+	rc = read_once(in, id, &in->lbr_loaded, &in->lbr_image, lbr_reset, lbr_of_epoch, err);
+	if (rc < 0)
+		return rc;
 	rc = est_lbr_use(a->cfg, img, &in->lbr, &a->r, &a->lbr_dropped);
 	if (rc < 0)
 		return dcpi_errf(err, rc, "%s: out of memory", a->proc->name);

@@ -327,15 +327,8 @@ static int mc_add(struct mc_cache *c, const struct mc_entry *e)
 	struct mc_entry *old = mc_find(c, e->cpu, e->fnv, e->crc, e->len);
 
 	if (!old) {
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? 2 * c->cap : 64;
-			struct mc_entry *ne = realloc(c->e, cap * sizeof(*ne));
-
-			if (!ne)
-				return -ENOMEM;
-			c->e = ne;
-			c->cap = cap;
-		}
+		if (dcpi_grow((void **)&c->e, &c->cap, c->n + 1, sizeof(*c->e)))
+			return -ENOMEM;
 		old = &c->e[c->n++];
 	}
 	*old = *e;

@@ -71,28 +71,26 @@ static void class_set(struct prop *p, int c, double v)
 	p->changed = 1;
 }
 
-static void block_set(struct prop *p, size_t b, double v)
+/* Set a block's or an edge's count *slot (of class c, -1: none) to v, not
+ * below 0: through its class when it has one. */
+static void member_set(struct prop *p, int c, double *slot, double v)
 {
-	int c = p->cfg->blocks[b].cls;
-
 	if (v < 0)
 		v = 0;
 	if (c >= 0 && c < p->cfg->nclasses)
 		class_set(p, c, v);
 	else
-		p->x[b] = v, p->changed = 1;
+		*slot = v, p->changed = 1;
+}
+
+static void block_set(struct prop *p, size_t b, double v)
+{
+	member_set(p, p->cfg->blocks[b].cls, &p->x[b], v);
 }
 
 static void edge_set(struct prop *p, size_t e, double v)
 {
-	int c = e < p->cfg->nedges ? p->cfg->edges[e].cls : -1;
-
-	if (v < 0)
-		v = 0;
-	if (c >= 0 && c < p->cfg->nclasses)
-		class_set(p, c, v);
-	else
-		p->y[e] = v, p->changed = 1;
+	member_set(p, e < p->cfg->nedges ? p->cfg->edges[e].cls : -1, &p->y[e], v);
 }
 
 /* One side of block b: edges list (plus the virtual edge when virt). */

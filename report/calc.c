@@ -65,6 +65,14 @@ void rep_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void rep_json_str_or_null(FILE *f, const char *s)
+{
+	if (s)
+		rep_json_str(f, s);
+	else
+		fprintf(f, "null");
+}
+
 static int block_hot(const struct rep_calc *c, size_t b)
 {
 	const struct est_block *eb = &c->r.blocks[b];
@@ -85,16 +93,26 @@ static int in_block(const struct cfg *cfg, size_t b, uint32_t i)
 	return i >= cfg->blocks[b].first && i < cfg->blocks[b].first + cfg->blocks[b].n;
 }
 
+/* The next of the replays (estimate/replay.c) from *k on whose load shows in
+ * block b, *k moved past it; NULL when none is left. */
+static const struct est_replay *next_replay(const struct rep_calc *c, size_t b, size_t *k)
+{
+	while (*k < c->nreplays) {
+		const struct est_replay *rp = &c->replays[(*k)++];
+
+		if (in_block(c->cfg, b, rp->shown))
+			return rp;
+	}
+	return NULL;
+}
+
 /* "replayed": the loads of block b replayed (estimate/replay.c). */
 static void json_replays(FILE *f, const struct rep_calc *c, size_t b)
 {
+	const struct est_replay *rp;
 	int first = 1;
 
-	for (size_t k = 0; k < c->nreplays; k++) {
-		const struct est_replay *rp = &c->replays[k];
-
-		if (!in_block(c->cfg, b, rp->shown))
-			continue;
+	for (size_t k = 0; (rp = next_replay(c, b, &k));) {
 		fprintf(f, "%s{\"load\": \"0x%llx\", \"bytes\": %llu, \"element\": %u, "
 			"\"addresses\": %zu, \"cycles\": %.6g, \"l1_cycles\": %.6g, "
 			"\"extra\": %.6g, \"spread\": %.4g}", first ? ", \"replayed\": [" : ", ",
@@ -277,10 +295,7 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 		rep_json_str(f, c->meas_why);
 	}
 	fprintf(f, ", \"calibration\": ");
-	if (c->have_cal)
-		rep_json_str(f, c->cal_path);
-	else
-		fprintf(f, "null");
+	rep_json_str_or_null(f, c->have_cal ? c->cal_path : NULL);
 	fprintf(f, ", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
 	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
 	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n",
@@ -422,17 +437,14 @@ static void print_loops(FILE *f, const struct rep_calc *c)
 /* A block whose load walked a region timed here (estimate/replay.c). */
 static void print_replays(FILE *f, const struct rep_calc *c, size_t b)
 {
-	for (size_t k = 0; k < c->nreplays; k++) {
-		const struct est_replay *rp = &c->replays[k];
+	const struct est_replay *rp;
 
-		if (!in_block(c->cfg, b, rp->shown))
-			continue;
+	for (size_t k = 0; (rp = next_replay(c, b, &k));)
 		fprintf(f, "*** Replayed: the load at %llx walks %.3g MB (%u-byte elements, from "
 			"%zu addresses); that walk timed here: %.1f cycles a step, %.1f beyond an "
 			"L1 hit (spread %.0f%%), expected with the best case\n",
 			(unsigned long long)c->cfg->insns[rp->insn].addr, rp->bytes / 1048576.0,
 			rp->elem, rp->addrs, rp->walk.cycles, rp->extra, 100 * rp->walk.spread);
-	}
 }
 
 /* A block counted from the instruction after a stalled load's waiter. */

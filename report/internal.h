@@ -45,6 +45,8 @@ int rep_still_profiled(const struct prof_image_id *id, const struct image *img);
 struct rep_calc;
 /* The JSON fields a procedure's report opens with (report/calc.c). */
 void rep_calc_json_head(FILE *f, const struct rep_calc *c);
+/* s as a JSON string (rep_json_str), or null when s is NULL (report/calc.c). */
+void rep_json_str_or_null(FILE *f, const char *s);
 struct cfg;
 typedef struct Agraph_s Agraph_t;
 /* The cluster of loop l (nested in its parents' clusters), made on first

@@ -264,15 +264,9 @@ static void list_json(FILE *f, const struct cfg *cfg, struct image *img,
 		fprintf(f, "%s\n  {\"source\": ", first ? "" : ",");
 		rep_json_str(f, w.src);
 		fprintf(f, ", \"text\": ");
-		if (t)
-			rep_json_str(f, t);
-		else
-			fprintf(f, "null");
+		rep_json_str_or_null(f, t);
 		fprintf(f, ", \"inlined\": ");
-		if (w.inl)
-			rep_json_str(f, w.inl);
-		else
-			fprintf(f, "null");
+		rep_json_str_or_null(f, w.inl);
 		fprintf(f, ", \"samples\": %.17g, \"executions\": %.17g, \"cycles\": %.17g, "
 			"\"cpi\": %.6g, \"instructions\": [", s, x, cyc, cpi);
 		for (size_t k = i; k < end; k++) {

@@ -27,54 +27,29 @@
 #include "dcpi/kallsyms.h"
 #include "dcpi/report.h"
 
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-	int oom;
-};
-
-static void put(struct buf *b, const void *d, size_t len)
-{
-	if (b->oom)
-		return;
-	if (dcpi_grow((void **)&b->p, &b->cap, b->n + len, 1)) {
-		b->oom = 1;
-		return;
-	}
-	memcpy(b->p + b->n, d, len);
-	b->n += len;
-}
-
-static void varint(struct buf *b, uint64_t v)
+/* A varint (protobuf's base-128, util.c's) into b. */
+static void varint(struct dcpi_buf *b, uint64_t v)
 {
 	uint8_t t[10];
-	size_t n = 0;
 
-	do {
-		t[n] = v & 0x7f;
-		v >>= 7;
-		if (v)
-			t[n] |= 0x80;
-		n++;
-	} while (v);
-	put(b, t, n);
+	dcpi_buf_put(b, t, dcpi_varint_put(t, v));
 }
 
-static void field_int(struct buf *b, unsigned f, uint64_t v)
+static void field_int(struct dcpi_buf *b, unsigned f, uint64_t v)
 {
 	varint(b, (uint64_t)f << 3);
 	varint(b, v);
 }
 
-static void field_bytes(struct buf *b, unsigned f, const void *d, size_t len)
+static void field_bytes(struct dcpi_buf *b, unsigned f, const void *d, size_t len)
 {
 	varint(b, (uint64_t)f << 3 | 2);
 	varint(b, len);
-	put(b, d, len);
+	dcpi_buf_put(b, d, len);
 }
 
 /* A message in its own buffer, then into b as field f. */
-static void field_msg(struct buf *b, unsigned f, struct buf *m)
+static void field_msg(struct dcpi_buf *b, unsigned f, struct dcpi_buf *m)
 {
 	if (m->oom)
 		b->oom = 1;
@@ -113,8 +88,9 @@ struct funcs {
 	size_t n, cap;
 };
 
-static uint64_t func_id(struct funcs *fs, struct strs *st, struct buf *out, struct buf *tmp,
-			const char *name, const char *file, unsigned start_line)
+static uint64_t func_id(struct funcs *fs, struct strs *st, struct dcpi_buf *out,
+			struct dcpi_buf *tmp, const char *name, const char *file,
+			unsigned start_line)
 {
 	struct func *f;
 
@@ -330,7 +306,7 @@ static int with_cg_images(const struct prof_profile *p, size_t np, const struct 
 }
 
 /* Each stack as a sample: its frames' locations, leaf first. */
-static void put_stacks(struct buf *pb, struct buf *m, struct buf *tmp,
+static void put_stacks(struct dcpi_buf *pb, struct dcpi_buf *m, struct dcpi_buf *tmp,
 		       const struct cg_profile *cg, size_t ncg, const struct prof_profile *p2,
 		       const struct img_order *order, size_t nimg, const struct locs *locs,
 		       char **evs, size_t nev)
@@ -376,7 +352,7 @@ int rep_pprof_cg(const struct prof_profile *p, size_t np, const struct cg_profil
 	struct prof_profile *p2 = NULL;
 	struct locs locs = { 0 };
 	size_t np2 = 0;
-	struct buf pb = { 0 }, m = { 0 }, line = { 0 }, fn = { 0 };
+	struct dcpi_buf pb = { 0 }, m = { 0 }, line = { 0 }, fn = { 0 };
 	struct strs st = { 0 };
 	struct funcs fs = { 0 };
 	char *evs[64];

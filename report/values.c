@@ -393,10 +393,7 @@ void rv_value_json(FILE *f, const struct rv_ctx *c, const struct val_hotlist *h,
 	rep_json_str(f, text);
 	if (h->kind == VAL_TARGET || h->kind == VAL_CALLSITE) {
 		fprintf(f, ", \"image\": ");
-		if (path)
-			rep_json_str(f, path);
-		else
-			fprintf(f, "null");
+		rep_json_str_or_null(f, path);
 	}
 	fprintf(f, ", \"share\": %.6g, \"count\": %.6g}", val_hotlist_share(h, i),
 		val_hotlist_estimate(h, i));
@@ -501,10 +498,7 @@ void rv_json_head(FILE *f, const struct rep_vals *v)
 	fprintf(f, "{\"epoch\": ");
 	rep_json_str(f, v->epoch);
 	fprintf(f, ", \"event\": ");
-	if (v->event)
-		rep_json_str(f, v->event);
-	else
-		fprintf(f, "null");
+	rep_json_str_or_null(f, v->event);
 	fprintf(f, ", \"invariant\": %g, \"semi_invariant\": %g", REP_VAL_INVARIANT,
 		REP_VAL_SEMI_INVARIANT);
 }

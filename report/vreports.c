@@ -577,21 +577,31 @@ static int vcg_collect(struct rep_vals *v, int want, size_t which, uint64_t lo, 
 	return 0;
 }
 
-static void vcg_json_one(FILE *f, const struct vsite *s)
-{
+/* What a call site is named by in both forms: its place, address and text. */
+struct vsite_name {
 	char place[256], text[CFG_TEXT_MAX];
 	uint64_t va;
+};
 
-	rv_proc_at(&s->c, s->h->offset, &va);
-	rv_place(&s->c, s->h->offset, place, sizeof(place));
-	insn_text(&s->c, s->h->offset, text, sizeof(text));
+static void vsite_name(const struct vsite *s, struct vsite_name *n)
+{
+	rv_proc_at(&s->c, s->h->offset, &n->va);
+	rv_place(&s->c, s->h->offset, n->place, sizeof(n->place));
+	insn_text(&s->c, s->h->offset, n->text, sizeof(n->text));
+}
+
+static void vcg_json_one(FILE *f, const struct vsite *s)
+{
+	struct vsite_name n;
+
+	vsite_name(s, &n);
 	fprintf(f, "\n  {\"site\": ");
-	rep_json_str(f, place);
+	rep_json_str(f, n.place);
 	fprintf(f, ", \"image\": ");
 	rep_json_str(f, s->c.vp->image.path);
 	fprintf(f, ", \"address\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\", \"text\": ",
-		va, s->h->offset);
-	rep_json_str(f, text);
+		n.va, s->h->offset);
+	rep_json_str(f, n.text);
 	fprintf(f, ", ");
 	time_json(f, &s->t);
 	fprintf(f, ", ");
@@ -601,13 +611,11 @@ static void vcg_json_one(FILE *f, const struct vsite *s)
 
 static void vcg_text_one(FILE *f, const struct vsite *s)
 {
-	char place[256], text[CFG_TEXT_MAX];
-	uint64_t va;
+	struct vsite_name n;
 
-	rv_proc_at(&s->c, s->h->offset, &va);
-	rv_place(&s->c, s->h->offset, place, sizeof(place));
-	insn_text(&s->c, s->h->offset, text, sizeof(text));
-	fprintf(f, "\n%s (0x%" PRIx64 " in %s)  %s\n  ", place, va, s->c.vp->image.path, text);
+	vsite_name(s, &n);
+	fprintf(f, "\n%s (0x%" PRIx64 " in %s)  %s\n  ", n.place, n.va, s->c.vp->image.path,
+		n.text);
 	time_text(f, &s->t);
 	fprintf(f, ", %" PRIu64 " targets sampled, %s\n", s->h->seen,
 		rep_val_class_name(rep_val_classify(rv_top_share(s->h))));

@@ -369,10 +369,7 @@ static void entry_json(FILE *f, const struct vs_entry *x)
 	if (h->kind == VAL_TARGET) {
 		fprintf(f, ", \"jump\": %s", x->jump ? "true" : "false");
 		fprintf(f, ", \"value_image\": ");
-		if (path)
-			rep_json_str(f, path);
-		else
-			fprintf(f, "null");
+		rep_json_str_or_null(f, path);
 	}
 	fprintf(f, ", \"share\": %.6g, \"class\": \"%s\", \"seen\": %" PRIu64, x->share,
 		rep_val_class_name(rep_val_classify(x->share)), h->seen);

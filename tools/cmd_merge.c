@@ -26,26 +26,19 @@ static const char merge_usage[] =
 	"  empty or a database, and no input). All or nothing: on any error (a\n"
 	"  damaged profile, a full disk) OUT is left as it was.\n";
 
-/* Every kind of profile of epoch src of in into epoch of out. */
+/* Every kind of profile of epoch src of in into epoch of out, in this order. */
 static int merge_epoch(struct prof_db *out, const char *epoch, struct prof_db *in,
 		       const char *src, struct dcpi_err *err)
 {
-	int rc = prof_epoch_merge(out, epoch, in, src, err);
+	static int (*const kinds[])(struct prof_db *, const char *, struct prof_db *,
+				    const char *, struct dcpi_err *) = {
+		prof_epoch_merge, path_epoch_merge, val_epoch_merge, slice_epoch_merge,
+		pslice_epoch_merge, vslice_epoch_merge, data_epoch_merge, cg_epoch_merge,
+	};
+	int rc = 0;
 
-	if (rc >= 0)
-		rc = path_epoch_merge(out, epoch, in, src, err);
-	if (rc >= 0)
-		rc = val_epoch_merge(out, epoch, in, src, err);
-	if (rc >= 0)
-		rc = slice_epoch_merge(out, epoch, in, src, err);
-	if (rc >= 0)
-		rc = pslice_epoch_merge(out, epoch, in, src, err);
-	if (rc >= 0)
-		rc = vslice_epoch_merge(out, epoch, in, src, err);
-	if (rc >= 0)
-		rc = data_epoch_merge(out, epoch, in, src, err);
-	if (rc >= 0)
-		rc = cg_epoch_merge(out, epoch, in, src, err);
+	for (size_t k = 0; rc >= 0 && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		rc = kinds[k](out, epoch, in, src, err);
 	return rc;
 }
 

@@ -57,11 +57,4 @@ struct model model_generic = {
 	.mispredict_penalty = 15,
 };
 
-const struct model_cpu model_cpu_generic = {
-	.m = &model_generic,
-	.units = {
-		MODEL_UNITS(ALU, ALU, ALU, FANY, FADD, FADD),
-		[U(VEC2GPR)] = B(FP0),
-	},
-	MODEL_DELTA,
-};
+MODEL_CPU(generic, MODEL_UNITS(ALU, ALU, ALU, FANY, FADD, FADD), [U(VEC2GPR)] = B(FP0));

@@ -77,11 +77,5 @@ struct model model_skylake = {
 	.mispredict_penalty = 16,
 };
 
-const struct model_cpu model_cpu_skylake = {
-	.m = &model_skylake,
-	.units = {
-		MODEL_UNITS(ALU, SHIFT, LEA, B(P0) | B(P5), B(P0), FANY),
-		[U(VZU)] = ALU, [U(VEC2GPR)] = B(P0), [U(PCLMUL)] = B(P5),
-	},
-	MODEL_DELTA,
-};
+MODEL_CPU(skylake, MODEL_UNITS(ALU, SHIFT, LEA, B(P0) | B(P5), B(P0), FANY),
+	  [U(VZU)] = ALU, [U(VEC2GPR)] = B(P0), [U(PCLMUL)] = B(P5));

@@ -121,6 +121,14 @@ struct model_cpu {
 /* MODEL_DELTA, its struct model_cpu's delta[] and ndelta. */
 #define MODEL_DELTA .delta = delta, .ndelta = sizeof(delta) / sizeof(delta[0])
 
+/* MODEL_CPU(x, unit sets...), what ties a CPU's file together: model_cpu_x,
+ * with the scalars of its struct model model_x, those .units (MODEL_UNITS
+ * and the rest) and its delta[] (MODEL_DELTA). */
+#define MODEL_CPU(x, ...)								\
+	const struct model_cpu model_cpu_##x = {					\
+		.m = &model_##x, .units = { __VA_ARGS__ }, MODEL_DELTA,			\
+	}
+
 /*
  * What the 4-wide models (model_generic.c, model_skylake.c) share: 4-wide
  * dispatch and retire, two load ports and one store-data port, 5-cycle loads

@@ -47,8 +47,4 @@ struct model model_zen3 = {
 	.l3_lat = 46,
 };
 
-const struct model_cpu model_cpu_zen3 = {
-	.m = &model_zen3,
-	.units = { MODEL_ZEN_UNITS(ALU, ALU) },
-	MODEL_DELTA,
-};
+MODEL_CPU(zen3, MODEL_ZEN_UNITS(ALU, ALU));

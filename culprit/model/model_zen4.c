@@ -109,11 +109,5 @@ struct model model_zen4 = {
 	.store_pair_bytes = 32,
 };
 
-const struct model_cpu model_cpu_zen4 = {
-	.m = &model_zen4,
-	.units = {
-		MODEL_ZEN_UNITS(SHIFT, FLAGRD),
-		[U(LOCK)] = B(LOCK), [U(VZU)] = B(FP0), [U(PCLMUL)] = FMA,
-	},
-	MODEL_DELTA,
-};
+MODEL_CPU(zen4, MODEL_ZEN_UNITS(SHIFT, FLAGRD),
+	  [U(LOCK)] = B(LOCK), [U(VZU)] = B(FP0), [U(PCLMUL)] = FMA);

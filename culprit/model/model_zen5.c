@@ -51,8 +51,4 @@ struct model model_zen5 = {
 	.l3_lat = 50,
 };
 
-const struct model_cpu model_cpu_zen5 = {
-	.m = &model_zen5,
-	.units = { MODEL_ZEN_UNITS(ALU, ALU) },
-	MODEL_DELTA,
-};
+MODEL_CPU(zen5, MODEL_ZEN_UNITS(ALU, ALU));
