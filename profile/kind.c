@@ -537,6 +537,33 @@ int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, con
 	return dcpi_errf(err, rc, "%s: %s", name, why);
 }
 
+int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t len,
+		      const char *name, void *p, struct prof_image_id *id,
+		      struct dcpi_err *err)
+{
+	struct kind_cursor c = { buf, len, 0 };
+	const char *why;
+	int rc;
+
+	f->kind->init(p);
+	if (!name)
+		name = "(buffer)";
+	rc = kind_decode_head(f, &c, name, id, err);
+	if (rc)
+		return rc;
+	why = f->head(&c, p);
+	if (why) {
+		f->kind->init(p);
+		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
+	}
+	rc = f->body(&c, name, p, err);
+	if (rc) {
+		f->kind->free(p);
+		f->kind->init(p);
+	}
+	return rc;
+}
+
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err)
 {

@@ -245,10 +245,8 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 	return from + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
-static const struct kind_format path_format = {
-	.magic = PATH_MAGIC, .what = "a dcpi path profile", .noun = "paths",
-	.hdr_size = PATH_HDR_SIZE, .version = PATH_VERSION, .off_image = POFF_ISIZE,
-};
+PROF_KIND_FORMAT(path, PATH_MAGIC, "a dcpi path profile",
+		 "paths", PATH_HDR_SIZE, PATH_VERSION, POFF_ISIZE);
 
 static const char *path_strings(const struct path_profile *p, int i)
 {
@@ -443,9 +441,10 @@ static int decode_steps(struct kind_cursor *c, uint64_t n, const char *name,
 }
 
 /* Allocate for the counts the header declares, bounded by the body. */
-static int decode_records(struct kind_cursor *c, const char *name, struct path_profile *p,
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
 			  struct dcpi_err *err)
 {
+	struct path_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
 	size_t body = c->size - c->pos;
 	int rc;
@@ -471,35 +470,23 @@ static int decode_records(struct kind_cursor *c, const char *name, struct path_p
 	return rc;
 }
 
+/* The bursts and flags, the source, the image's build-id and path. */
+static const char *decode_head(struct kind_cursor *c, void *v)
+{
+	struct path_profile *p = v;
+	const char *why = kind_get_string(c, p->source, sizeof(p->source));
+
+	p->bursts = get64(c->buf + POFF_BURSTS);
+	p->flags = get32(c->buf + POFF_FLAGS);
+	if (!why)
+		why = kind_get_id_names(c, &p->image);
+	return why ? why : path_check_fields(p);
+}
+
 int path_decode(const uint8_t *buf, size_t len, const char *name,
 		struct path_profile *p, struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, 0 };
-	const char *why;
-	int rc;
-
-	path_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_decode_head(&path_format, &c, name, &p->image, err);
-	if (rc)
-		return rc;
-	p->bursts = get64(buf + POFF_BURSTS);
-	p->flags = get32(buf + POFF_FLAGS);
-	if (!(why = kind_get_string(&c, p->source, sizeof(p->source))))
-		why = kind_get_id_names(&c, &p->image);
-	if (!why)
-		why = path_check_fields(p);
-	if (why) {
-		path_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_records(&c, name, p, err);
-	if (rc) {
-		path_profile_free(p);
-		path_profile_init(p);
-	}
-	return rc;
+	return kind_decode_parts(&path_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

@@ -29,6 +29,9 @@
 #define POFF_FLAGS	72
 #define PSL_HDR_SIZE	76
 
+PROF_KIND_FORMAT(pslice, PSL_MAGIC, "a dcpi path-slice profile",
+		 "path slices", PSL_HDR_SIZE, PSL_VERSION, POFF_ISIZE);
+
 void pslice_profile_init(struct pslice_profile *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -329,21 +332,16 @@ int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
 	if (!(b = calloc(1, size)))
 		return dcpi_errf(err, -ENOMEM, "%s: path slices: out of memory encoding %zu "
 				 "bytes", p->image.path, size);
-	kind_put_header(b, PSL_MAGIC, PSL_VERSION, size);
+	kind_put_head(&pslice_format, b, size, &p->image);
 	put64(b + POFF_NEDGES, p->n);
 	put64(b + POFF_NSTEPS, p->ns);
 	put64(b + POFF_NBURSTS, p->nb);
 	put64(b + POFF_WIDTH, p->slice_ns);
-	put64(b + POFF_ISIZE, p->image.size);
-	put64(b + POFF_MTIME, (uint64_t)p->image.mtime);
 	put32(b + POFF_FLAGS, p->flags);
 	for (int i = 0; i < 3; i++)
 		pos = kind_put_string(b, pos, psl_strings(p, i));
 	walk_records(p, b, pos);
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
+	return kind_sealed(b, size, buf, len);
 }
 
 static int decode_edges(struct kind_cursor *c, uint64_t n, const char *name,
@@ -399,9 +397,10 @@ static int decode_entries(struct kind_cursor *c, uint64_t n, int with_offset,
 
 /* Allocate what the header declares, bounded by the body (an edge takes at
  * least 4 bytes, a step 3, a burst 2). */
-static int decode_records(struct kind_cursor *c, const char *name, struct pslice_profile *p,
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
 			  struct dcpi_err *err)
 {
+	struct pslice_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
 	uint64_t nb = get64(c->buf + POFF_NBURSTS);
 	size_t body = c->size - c->pos;
@@ -429,37 +428,23 @@ static int decode_records(struct kind_cursor *c, const char *name, struct pslice
 	return rc;
 }
 
+/* The width and flags, the source, the image's build-id and path. */
+static const char *decode_head(struct kind_cursor *c, void *v)
+{
+	struct pslice_profile *p = v;
+	const char *why = kind_get_string(c, p->source, sizeof(p->source));
+
+	p->slice_ns = get64(c->buf + POFF_WIDTH);
+	p->flags = get32(c->buf + POFF_FLAGS);
+	if (!why)
+		why = kind_get_id_names(c, &p->image);
+	return why ? why : check_fields(p);
+}
+
 int pslice_decode(const uint8_t *buf, size_t len, const char *name,
 		  struct pslice_profile *p, struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, PSL_HDR_SIZE };
-	const char *why;
-	int rc;
-
-	pslice_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, PSL_MAGIC, "a dcpi path-slice profile",
-			       PSL_HDR_SIZE, PSL_VERSION, err);
-	if (rc)
-		return rc;
-	p->slice_ns = get64(buf + POFF_WIDTH);
-	p->image.size = get64(buf + POFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + POFF_MTIME);
-	p->flags = get32(buf + POFF_FLAGS);
-	if (!(why = kind_get_string(&c, p->source, sizeof(p->source))) &&
-	    !(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))))
-		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
-	if (!why)
-		why = check_fields(p);
-	if (why) {
-		pslice_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_records(&c, name, p, err);
-	if (rc)
-		pslice_profile_free(p);
-	return rc;
+	return kind_decode_parts(&pslice_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

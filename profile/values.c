@@ -810,10 +810,8 @@ static const char *check_profile(const struct val_profile *p, char *why, size_t 
 	return NULL;
 }
 
-static const struct kind_format val_format = {
-	.magic = VAL_MAGIC, .what = "a dcpi value profile", .noun = "values",
-	.hdr_size = VAL_HDR_SIZE, .version = VAL_VERSION, .off_image = VOFF_ISIZE,
-};
+PROF_KIND_FORMAT(val, VAL_MAGIC, "a dcpi value profile",
+		 "values", VAL_HDR_SIZE, VAL_VERSION, VOFF_ISIZE);
 
 int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
@@ -936,9 +934,10 @@ static int decode_lists(struct kind_cursor *c, uint64_t n, const char *name,
 }
 
 /* Allocate for the counts the header declares, bounded by the body. */
-static int decode_records(struct kind_cursor *c, const char *name, struct val_profile *p,
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
 			  struct dcpi_err *err)
 {
+	struct val_profile *p = v;
 	uint64_t ni = get64(c->buf + VOFF_NIMAGES), nl = get64(c->buf + VOFF_NLISTS);
 	size_t body = c->size - c->pos;
 	int rc;
@@ -964,30 +963,20 @@ static int decode_records(struct kind_cursor *c, const char *name, struct val_pr
 	return rc;
 }
 
+/* The samples, the image's build-id and path. */
+static const char *decode_head(struct kind_cursor *c, void *v)
+{
+	struct val_profile *p = v;
+	const char *why = kind_get_id_names(c, &p->image);
+
+	p->samples = get64(c->buf + VOFF_SAMPLES);
+	return why ? why : kind_check_id(&p->image);
+}
+
 int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
 	       struct dcpi_err *err)
 {
-	struct kind_cursor c = { buf, len, 0 };
-	const char *why;
-	int rc;
-
-	val_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_decode_head(&val_format, &c, name, &p->image, err);
-	if (rc)
-		return rc;
-	p->samples = get64(buf + VOFF_SAMPLES);
-	if (!(why = kind_get_id_names(&c, &p->image)))
-		why = kind_check_id(&p->image);
-	if (why) {
-		val_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_records(&c, name, p, err);
-	if (rc)
-		val_profile_free(p);
-	return rc;
+	return kind_decode_parts(&val_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
