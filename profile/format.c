@@ -39,7 +39,7 @@
 #define OFF_ISIZE 56
 #define OFF_MTIME 64
 
-PROF_KIND_FORMAT(prof, PROF_MAGIC, "a dcpi profile",
+PROF_KIND_FORMAT(prof, prof_profile, PROF_MAGIC, "a dcpi profile",
 		 "profile", PROF_HDR_SIZE, PROF_VERSION, OFF_ISIZE);
 
 static const char *prof_strings(const struct prof_profile *p, int i)
@@ -206,12 +206,6 @@ static const char *decode_head(struct kind_cursor *c, void *v)
 	if (!why && !(why = kind_get_string(c, p->period_unit, sizeof(p->period_unit))))
 		why = kind_get_id_names(c, &p->image);
 	return why ? why : prof_check_fields(p);
-}
-
-int prof_decode(const uint8_t *buf, size_t len, const char *name,
-		struct prof_profile *p, struct dcpi_err *err)
-{
-	return kind_decode_parts(&prof_format, buf, len, name, p, &p->image, err);
 }
 
 int prof_read_all(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err)

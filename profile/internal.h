@@ -268,9 +268,10 @@ int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, con
 /*
  * The struct kind_format PFX_format of a kind decoded by kind_decode_parts:
  * its struct prof_kind PFX_kind (PROF_KIND_DEFINE, later in the file), its
- * static decode_head and decode_body (the callbacks head and body above).
+ * static decode_head and decode_body (the callbacks head and body above);
+ * and its PFX_decode (include/dcpi/profile.h) through them.
  */
-#define PROF_KIND_FORMAT(pfx, magic_, what_, noun_, hdr, ver, off)			\
+#define PROF_KIND_FORMAT(pfx, type, magic_, what_, noun_, hdr, ver, off)		\
 static const struct prof_kind pfx##_kind;						\
 static const char *decode_head(struct kind_cursor *c, void *v);				\
 static int decode_body(struct kind_cursor *c, const char *name, void *v,		\
@@ -278,6 +279,11 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,		\
 static const struct kind_format pfx##_format = {					\
 	.magic = magic_, .what = what_, .noun = noun_, .hdr_size = hdr, .version = ver,	\
 	.off_image = off, .kind = &pfx##_kind, .head = decode_head, .body = decode_body,	\
+};											\
+int pfx##_decode(const uint8_t *buf, size_t len, const char *name, struct type *p,	\
+		 struct dcpi_err *err)							\
+{											\
+	return kind_decode_parts(&pfx##_format, buf, len, name, p, &p->image, err);	\
 }
 /* buf into p through f's head and body, its image into id; p initialized
  * first, and again (freed) on error; name NULL: "(buffer)". */

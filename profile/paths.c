@@ -245,7 +245,7 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 	return from + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
-PROF_KIND_FORMAT(path, PATH_MAGIC, "a dcpi path profile",
+PROF_KIND_FORMAT(path, path_profile, PATH_MAGIC, "a dcpi path profile",
 		 "paths", PATH_HDR_SIZE, PATH_VERSION, POFF_ISIZE);
 
 static const char *path_strings(const struct path_profile *p, int i)
@@ -481,12 +481,6 @@ static const char *decode_head(struct kind_cursor *c, void *v)
 	if (!why)
 		why = kind_get_id_names(c, &p->image);
 	return why ? why : path_check_fields(p);
-}
-
-int path_decode(const uint8_t *buf, size_t len, const char *name,
-		struct path_profile *p, struct dcpi_err *err)
-{
-	return kind_decode_parts(&path_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

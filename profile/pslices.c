@@ -29,7 +29,7 @@
 #define POFF_FLAGS	72
 #define PSL_HDR_SIZE	76
 
-PROF_KIND_FORMAT(pslice, PSL_MAGIC, "a dcpi path-slice profile",
+PROF_KIND_FORMAT(pslice, pslice_profile, PSL_MAGIC, "a dcpi path-slice profile",
 		 "path slices", PSL_HDR_SIZE, PSL_VERSION, POFF_ISIZE);
 
 void pslice_profile_init(struct pslice_profile *p)
@@ -439,12 +439,6 @@ static const char *decode_head(struct kind_cursor *c, void *v)
 	if (!why)
 		why = kind_get_id_names(c, &p->image);
 	return why ? why : check_fields(p);
-}
-
-int pslice_decode(const uint8_t *buf, size_t len, const char *name,
-		  struct pslice_profile *p, struct dcpi_err *err)
-{
-	return kind_decode_parts(&pslice_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

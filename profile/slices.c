@@ -27,7 +27,7 @@
 #define SOFF_MTIME	64
 #define SLICE_HDR_SIZE	72
 
-PROF_KIND_FORMAT(slice, SLICE_MAGIC, "a dcpi time-slice profile",
+PROF_KIND_FORMAT(slice, slice_profile, SLICE_MAGIC, "a dcpi time-slice profile",
 		 "slices", SLICE_HDR_SIZE, SLICE_VERSION, SOFF_ISIZE);
 
 void slice_profile_init(struct slice_profile *p)
@@ -327,12 +327,6 @@ static const char *decode_head(struct kind_cursor *c, void *v)
 	if (!why)
 		why = kind_get_string(c, p->event, sizeof(p->event));
 	return why ? why : check_fields(p);
-}
-
-int slice_decode(const uint8_t *buf, size_t len, const char *name,
-		 struct slice_profile *p, struct dcpi_err *err)
-{
-	return kind_decode_parts(&slice_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- a time window over an epoch's profiles ------------------------------ */

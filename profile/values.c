@@ -810,7 +810,7 @@ static const char *check_profile(const struct val_profile *p, char *why, size_t 
 	return NULL;
 }
 
-PROF_KIND_FORMAT(val, VAL_MAGIC, "a dcpi value profile",
+PROF_KIND_FORMAT(val, val_profile, VAL_MAGIC, "a dcpi value profile",
 		 "values", VAL_HDR_SIZE, VAL_VERSION, VOFF_ISIZE);
 
 int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
@@ -971,12 +971,6 @@ static const char *decode_head(struct kind_cursor *c, void *v)
 
 	p->samples = get64(c->buf + VOFF_SAMPLES);
 	return why ? why : kind_check_id(&p->image);
-}
-
-int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
-	       struct dcpi_err *err)
-{
-	return kind_decode_parts(&val_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

@@ -27,7 +27,7 @@
 #define VOFF_MTIME	48
 #define VSL_HDR_SIZE	56
 
-PROF_KIND_FORMAT(vslice, VSL_MAGIC, "a dcpi value-slice profile",
+PROF_KIND_FORMAT(vslice, vslice_profile, VSL_MAGIC, "a dcpi value-slice profile",
 		 "value slices", VSL_HDR_SIZE, VSL_VERSION, VOFF_ISIZE);
 
 void vslice_profile_init(struct vslice_profile *p)
@@ -236,12 +236,6 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 		rc = dcpi_errf(err, -EINVAL, "%s: %zu bytes of garbage after the slices", name,
 			       c->size - c->pos);
 	return rc;
-}
-
-int vslice_decode(const uint8_t *buf, size_t len, const char *name,
-		  struct vslice_profile *p, struct dcpi_err *err)
-{
-	return kind_decode_parts(&vslice_format, buf, len, name, p, &p->image, err);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
