@@ -267,7 +267,7 @@ static int jump_cmp(const void *x, const void *y)
 static int jumps_parse(char *text, const char *path, struct import_jump **out, size_t *n,
 		       struct dcpi_err *err)
 {
-	struct import_jump *v = NULL, *nv;
+	struct import_jump *v = NULL;
 	size_t k = 0, cap = 0;
 	unsigned long line = 0;
 	char *save = NULL;
@@ -291,14 +291,9 @@ static int jumps_parse(char *text, const char *path, struct import_jump **out, s
 					 line);
 		}
 		j.conditional = kind == 'c';
-		if (k == cap) {
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
-			}
-			v = nv;
+		if (dcpi_grow((void **)&v, &cap, k + 1, sizeof(*v))) {
+			free(v);
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 		}
 		v[k++] = j;
 	}

@@ -286,15 +286,8 @@ static int pf_bid_add(struct pf *f, const char *path, const uint8_t *id, size_t 
 	for (size_t i = 0; i < f->nbids; i++)
 		if (!strcmp(f->bids[i].path, path))
 			return 0;
-	if (f->nbids == f->bids_cap) {
-		size_t cap = f->bids_cap ? 2 * f->bids_cap : 16;
-
-		b = realloc(f->bids, cap * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		f->bids = b;
-		f->bids_cap = cap;
-	}
+	if (dcpi_grow((void **)&f->bids, &f->bids_cap, f->nbids + 1, sizeof(*f->bids)))
+		return -ENOMEM;
 	b = &f->bids[f->nbids];
 	b->path = strdup(path);
 	if (!b->path)
@@ -577,16 +570,9 @@ static int pf_rec_cmp(const void *x, const void *y)
 static int pf_rec_push(struct pf *f, size_t at, uint64_t t, size_t *cap,
 		       struct dcpi_err *err)
 {
-	if (f->nrecs == *cap) {
-		struct pf_rec *r;
-
-		*cap = *cap ? 2 * *cap : 1024;
-		r = realloc(f->recs, *cap * sizeof(*r));
-		if (!r)
-			return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu records",
-					 f->path, f->nrecs);
-		f->recs = r;
-	}
+	if (dcpi_grow((void **)&f->recs, cap, f->nrecs + 1, sizeof(*f->recs)))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu records", f->path,
+				 f->nrecs);
 	f->recs[f->nrecs].time = t;
 	f->recs[f->nrecs++].off = at;
 	return 0;
@@ -635,16 +621,8 @@ static int pf_do_branches(struct pf *f, const struct perf_sample *s, struct dcpi
 
 static struct pf_img *pf_img_of(struct pf *f, uint32_t image)
 {
-	if (image >= f->nimg) {
-		size_t n = (size_t)image + 16;
-		struct pf_img *v = realloc(f->img, n * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		memset(v + f->nimg, 0, (n - f->nimg) * sizeof(*v));
-		f->img = v;
-		f->nimg = n;
-	}
+	if (dcpi_grow_zero((void **)&f->img, &f->nimg, (size_t)image + 1, sizeof(*f->img)))
+		return NULL;
 	return &f->img[image];
 }
 

@@ -51,6 +51,8 @@ void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
  * doubled from 16 as needed; the new elements are not cleared): 0, or
  * -ENOMEM with *v and *cap as they were. */
 int dcpi_grow(void **v, size_t *cap, size_t need, size_t size);
+/* As dcpi_grow, the new elements (from *cap to the new *cap) cleared. */
+int dcpi_grow_zero(void **v, size_t *cap, size_t need, size_t size);
 
 /* Bytes appended to a buffer that grows (dcpi_grow) as they come; when an
  * allocation fails, oom is set and what follows is dropped, for the writer
