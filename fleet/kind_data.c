@@ -70,7 +70,8 @@ static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
 	}
 	for (size_t i = 0; i < p->n && !sb->err; i++) {
 		const struct data_entry *e = &p->e[i];
-		uint64_t c[NCOLS] = { e->insn, e->accesses, e->loads, e->stores, e->mask, e->size };
+		uint64_t c[NCOLS] = { e->insn, e->accesses, e->loads, e->stores, e->mask,
+				      e->size };
 
 		head(sb, k, p, REC_ENTRY, i);
 		fleet_sb_printf(sb, "%s", no_image);

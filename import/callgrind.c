@@ -183,7 +183,8 @@ static int cg_ob(struct cg *c, char *arg, uint32_t *obj, struct dcpi_err *err)
 
 	if (cg_name_parse(arg, &id, &name))
 		return cg_bad(c, err, "bad name", arg);
-	if (id && dcpi_grow_zero((void **)&c->ob_ids, &c->ob_cap, (size_t)id + 1, sizeof(uint32_t)))
+	if (id && dcpi_grow_zero((void **)&c->ob_ids, &c->ob_cap, (size_t)id + 1,
+				 sizeof(uint32_t)))
 		return cg_nomem(c, err);
 	if (id && c->ob_ids[id] && (!name || !strcmp(name, c->objs[c->ob_ids[id] - 1].path))) {
 		*obj = c->ob_ids[id] - 1;
@@ -515,9 +516,7 @@ static int fa_cmp(const void *x, const void *y)
 {
 	const struct cg_fnaddr *a = x, *b = y;
 
-	if (a->obj != b->obj)
-		return a->obj < b->obj ? -1 : 1;
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
+	return dcpi_cmp_keys((uint64_t[]){ a->obj, a->addr }, (uint64_t[]){ b->obj, b->addr }, 2);
 }
 
 /* The load bias of object i: the most common (lowest address of a function
@@ -605,13 +604,10 @@ static int cgj_cmp(const void *x, const void *y)
 {
 	const struct cg_jump *a = x, *b = y;
 
-	if (a->obj != b->obj)
-		return a->obj < b->obj ? -1 : 1;
-	if (a->j.from != b->j.from)
-		return a->j.from < b->j.from ? -1 : 1;
-	if (a->j.to != b->j.to)
-		return a->j.to < b->j.to ? -1 : 1;
-	return a->j.conditional - b->j.conditional;
+	uint64_t ca = (uint64_t)a->j.conditional, cb = (uint64_t)b->j.conditional;
+
+	return dcpi_cmp_keys((uint64_t[]){ a->obj, a->j.from, a->j.to, ca },
+			     (uint64_t[]){ b->obj, b->j.from, b->j.to, cb }, 4);
 }
 
 /* Translate, merge and write the n jumps of one object. */

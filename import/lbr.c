@@ -117,13 +117,8 @@ static int slot_cmp(const void *x, const void *y)
 {
 	const struct lbr_slot *p = x, *q = y;
 
-	if (p->image != q->image)
-		return p->image < q->image ? -1 : 1;
-	if (p->kind != q->kind)
-		return p->kind < q->kind ? -1 : 1;
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
+	return dcpi_cmp_keys((uint64_t[]){ p->image, p->kind, p->a, p->b },
+			     (uint64_t[]){ q->image, q->kind, q->a, q->b }, 4);
 }
 
 int import_lbr_name(const struct prof_image_id *id, char *out, size_t len)
@@ -264,18 +259,15 @@ static int range_cmp(const void *x, const void *y)
 {
 	const struct import_lbr_range *a = x, *b = y;
 
-	if (a->begin != b->begin)
-		return a->begin < b->begin ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
+	return dcpi_cmp_keys((uint64_t[]){ a->begin, a->end }, (uint64_t[]){ b->begin, b->end },
+			     2);
 }
 
 static int branch_cmp(const void *x, const void *y)
 {
 	const struct import_lbr_branch *a = x, *b = y;
 
-	if (a->from != b->from)
-		return a->from < b->from ? -1 : 1;
-	return a->to < b->to ? -1 : a->to > b->to;
+	return dcpi_cmp_keys((uint64_t[]){ a->from, a->to }, (uint64_t[]){ b->from, b->to }, 2);
 }
 
 static int lbr_parse(char *text, const char *path, struct import_lbr *l,

@@ -86,9 +86,7 @@ int path_profile_add_step(struct path_profile *p, uint64_t offset, uint64_t coun
 
 static int edge_cmp(const struct path_edge *x, const struct path_edge *y)
 {
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	return (x->to > y->to) - (x->to < y->to);
+	return dcpi_cmp_keys((uint64_t[]){ x->from, x->to }, (uint64_t[]){ y->from, y->to }, 2);
 }
 
 static int cmp_edge(const void *a, const void *b)

@@ -87,20 +87,16 @@ static int edge_cmp(const void *x, const void *y)
 {
 	const struct slice_edge *a = x, *b = y;
 
-	if (a->slice != b->slice)
-		return a->slice < b->slice ? -1 : 1;
-	if (a->from != b->from)
-		return a->from < b->from ? -1 : 1;
-	return (a->to > b->to) - (a->to < b->to);
+	return dcpi_cmp_keys((uint64_t[]){ a->slice, a->from, a->to },
+			     (uint64_t[]){ b->slice, b->from, b->to }, 3);
 }
 
 static int entry_cmp(const void *x, const void *y)
 {
 	const struct slice_entry *a = x, *b = y;
 
-	if (a->slice != b->slice)
-		return a->slice < b->slice ? -1 : 1;
-	return (a->offset > b->offset) - (a->offset < b->offset);
+	return dcpi_cmp_keys((uint64_t[]){ a->slice, a->offset },
+			     (uint64_t[]){ b->slice, b->offset }, 2);
 }
 
 static int squash_edges(struct pslice_profile *p)

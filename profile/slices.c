@@ -77,9 +77,8 @@ static int entry_cmp(const void *x, const void *y)
 {
 	const struct slice_entry *a = x, *b = y;
 
-	if (a->slice != b->slice)
-		return a->slice < b->slice ? -1 : 1;
-	return a->offset < b->offset ? -1 : a->offset > b->offset;
+	return dcpi_cmp_keys((uint64_t[]){ a->slice, a->offset },
+			     (uint64_t[]){ b->slice, b->offset }, 2);
 }
 
 static int bound_cmp(const void *x, const void *y)

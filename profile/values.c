@@ -505,9 +505,8 @@ static int index_build(struct val_profile *p, size_t want)
 
 static int list_cmp(const struct val_hotlist *x, const struct val_hotlist *y)
 {
-	if (x->offset != y->offset)
-		return x->offset < y->offset ? -1 : 1;
-	return (x->kind > y->kind) - (x->kind < y->kind);
+	return dcpi_cmp_keys((uint64_t[]){ x->offset, x->kind },
+			     (uint64_t[]){ y->offset, y->kind }, 2);
 }
 
 static int cmp_list(const void *a, const void *b)
