@@ -255,6 +255,13 @@ struct kind_format {
  * (the kind's own fields, the CRC: the caller's). */
 void kind_put_head(const struct kind_format *f, uint8_t *b, size_t size,
 		   const struct prof_image_id *id);
+/* The encoder's errors, naming id's path and f's noun: why p cannot be
+ * encoded (-EINVAL); kind_alloc: b, size zeroed bytes with the head
+ * (kind_put_head) written, or -ENOMEM. */
+int kind_cannot(const struct kind_format *f, const struct prof_image_id *id, const char *why,
+		struct dcpi_err *err);
+int kind_alloc(const struct kind_format *f, const struct prof_image_id *id, size_t size,
+	       uint8_t **b, struct dcpi_err *err);
 /* The encoder's end: b sealed (kind_seal) and handed over as *buf, *len; 0. */
 int kind_sealed(uint8_t *b, size_t size, uint8_t **buf, size_t *len);
 /* The header of c's bytes checked (errors naming name), the image's size

@@ -347,14 +347,10 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 	if (!why)
 		why = path_check_records(p, &et, &st);
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: paths: cannot encode: %s", p->image.path,
-				 why);
+		return kind_cannot(&path_format, &p->image, why, err);
 	size = path_encoded_size(p);
-	b = calloc(1, size);
-	if (!b)
-		return dcpi_errf(err, -ENOMEM, "%s: paths: out of memory encoding %zu bytes",
-				 p->image.path, size);
-	kind_put_head(&path_format, b, size, &p->image);
+	if (kind_alloc(&path_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + POFF_NEDGES, p->nedges);
 	put64(b + POFF_NSTEPS, p->nsteps);
 	put64(b + POFF_ETOTAL, et);

@@ -320,15 +320,12 @@ int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
 	if (!why)
 		why = check_records(p);
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: path slices: cannot encode: %s",
-				 p->image.path, why);
+		return kind_cannot(&pslice_format, &p->image, why, err);
 	for (int i = 0; i < 3; i++)
 		size += kind_string_len(psl_strings(p, i));
 	size = walk_records(p, NULL, size);
-	if (!(b = calloc(1, size)))
-		return dcpi_errf(err, -ENOMEM, "%s: path slices: out of memory encoding %zu "
-				 "bytes", p->image.path, size);
-	kind_put_head(&pslice_format, b, size, &p->image);
+	if (kind_alloc(&pslice_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + POFF_NEDGES, p->n);
 	put64(b + POFF_NSTEPS, p->ns);
 	put64(b + POFF_NBURSTS, p->nb);

@@ -212,13 +212,10 @@ int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 	if (!why)
 		why = check_records(p, &total);
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: slices: cannot encode: %s", p->image.path,
-				 why);
+		return kind_cannot(&slice_format, &p->image, why, err);
 	size = encoded_size(p);
-	if (!(b = calloc(1, size)))
-		return dcpi_errf(err, -ENOMEM, "%s: slices: out of memory encoding %zu bytes",
-				 p->image.path, size);
-	kind_put_head(&slice_format, b, size, &p->image);
+	if (kind_alloc(&slice_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + SOFF_NENTRIES, p->n);
 	put64(b + SOFF_NBOUNDS, p->nb);
 	put64(b + SOFF_TOTAL, total);

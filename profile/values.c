@@ -822,14 +822,10 @@ int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct d
 	*buf = NULL;
 	*len = 0;
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: values: cannot encode: %s", p->image.path,
-				 why);
+		return kind_cannot(&val_format, &p->image, why, err);
 	size = val_encoded_size(p);
-	b = calloc(1, size);
-	if (!b)
-		return dcpi_errf(err, -ENOMEM, "%s: values: out of memory encoding %zu bytes",
-				 p->image.path, size);
-	kind_put_head(&val_format, b, size, &p->image);
+	if (kind_alloc(&val_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + VOFF_NLISTS, p->nlists);
 	put64(b + VOFF_NIMAGES, p->nimages);
 	put64(b + VOFF_SAMPLES, p->samples);

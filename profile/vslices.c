@@ -139,8 +139,7 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 	*buf = NULL;
 	*len = 0;
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: value slices: cannot encode: %s",
-				 p->image.path, why);
+		return kind_cannot(&vslice_format, &p->image, why, err);
 	if (p->n && (!(vb = calloc(p->n, sizeof(*vb))) || !(vl = calloc(p->n, sizeof(*vl))))) {
 		free(vb);
 		return dcpi_errf(err, -ENOMEM, "%s: value slices: out of memory", p->image.path);
@@ -152,11 +151,9 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 	for (size_t i = 0; !rc && i < p->n; i++)
 		size += varint_len(p->s[i].slice - (i ? p->s[i - 1].slice : 0)) +
 			varint_len(vl[i]) + vl[i];
-	if (!rc && !(b = calloc(1, size)))
-		rc = dcpi_errf(err, -ENOMEM, "%s: value slices: out of memory encoding %zu "
-			       "bytes", p->image.path, size);
+	if (!rc)
+		rc = kind_alloc(&vslice_format, &p->image, size, &b, err);
 	if (!rc) {
-		kind_put_head(&vslice_format, b, size, &p->image);
 		put64(b + VOFF_NSLICES, p->n);
 		put64(b + VOFF_WIDTH, p->slice_ns);
 		pos = kind_put_string(b, pos, p->image.build_id);
