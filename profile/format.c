@@ -138,7 +138,7 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 }
 
 static int decode_body(struct kind_cursor *cur, const char *name, void *v,
-			  struct dcpi_err *err)
+		       struct dcpi_err *err)
 {
 	struct prof_profile *p = v;
 	const uint8_t *buf = cur->buf;

@@ -436,7 +436,7 @@ static int decode_steps(struct kind_cursor *c, uint64_t n, const char *name,
 
 /* Allocate for the counts the header declares, bounded by the body. */
 static int decode_body(struct kind_cursor *c, const char *name, void *v,
-			  struct dcpi_err *err)
+		       struct dcpi_err *err)
 {
 	struct path_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);

@@ -391,7 +391,7 @@ static int decode_entries(struct kind_cursor *c, uint64_t n, int with_offset,
 /* Allocate what the header declares, bounded by the body (an edge takes at
  * least 4 bytes, a step 3, a burst 2). */
 static int decode_body(struct kind_cursor *c, const char *name, void *v,
-			  struct dcpi_err *err)
+		       struct dcpi_err *err)
 {
 	struct pslice_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);

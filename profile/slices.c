@@ -285,7 +285,7 @@ static int decode_bounds(struct kind_cursor *c, uint64_t n, const char *name,
 /* Allocate what the header declares, bounded by the body (an entry takes at
  * least 3 bytes, a boundary 2). */
 static int decode_body(struct kind_cursor *c, const char *name, void *v,
-			  struct dcpi_err *err)
+		       struct dcpi_err *err)
 {
 	struct slice_profile *p = v;
 	uint64_t ne = get64(c->buf + SOFF_NENTRIES), nb = get64(c->buf + SOFF_NBOUNDS);

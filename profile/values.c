@@ -930,7 +930,7 @@ static int decode_lists(struct kind_cursor *c, uint64_t n, const char *name,
 
 /* Allocate for the counts the header declares, bounded by the body. */
 static int decode_body(struct kind_cursor *c, const char *name, void *v,
-			  struct dcpi_err *err)
+		       struct dcpi_err *err)
 {
 	struct val_profile *p = v;
 	uint64_t ni = get64(c->buf + VOFF_NIMAGES), nl = get64(c->buf + VOFF_NLISTS);
