@@ -123,11 +123,7 @@ static int slot_cmp(const void *x, const void *y)
 
 int import_lbr_name(const struct prof_image_id *id, char *out, size_t len)
 {
-	char key[PROF_BUILD_ID_MAX + 8];
-
-	if (prof_image_key(id, key, sizeof(key)) < 0)
-		return -ENAMETOOLONG;
-	return (size_t)snprintf(out, len, "%s.lbr-counts", key) >= len ? -ENAMETOOLONG : 0;
+	return imp_epoch_name(id, ".lbr-counts", out, len);
 }
 
 static void put_off(FILE *mf, uint64_t v)
@@ -322,12 +318,10 @@ static int lbr_parse(char *text, const char *path, struct import_lbr *l,
 int import_read_lbr(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 		    struct import_lbr *out, struct dcpi_err *err)
 {
-	char name[NAME_MAX + 1], path[PATH_MAX], *text;
+	char path[PATH_MAX], *text;
 	int ret;
 
-	if (import_lbr_name(id, name, sizeof(name)))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: counts file name too long", id->path);
-	ret = imp_read_epoch_text(db, epoch, name, &text, path, sizeof(path), err);
+	ret = imp_read_epoch_text(db, epoch, id, ".lbr-counts", &text, path, sizeof(path), err);
 	if (ret)
 		return ret > 0 ? 0 : ret;
 	ret = lbr_parse(text, path, out, err);
