@@ -14,17 +14,13 @@
 #include <curl/curl.h>
 
 #include "dcpi/fleet.h"
+#include "internal.h"
 
 struct fleet_conn {
 	struct fleet_url url;
 	char base[400];		/* http://host:port/ */
 	char version[32];
 	CURL *curl;
-};
-
-struct buf {
-	char *p;
-	size_t n, cap;
 };
 
 static int parse_port(const char *s, size_t k, unsigned *port)
@@ -86,21 +82,11 @@ int fleet_url_parse(const char *s, struct fleet_url *u, struct dcpi_err *err)
 
 static size_t on_data(char *p, size_t size, size_t nmemb, void *arg)
 {
-	struct buf *b = arg;
+	struct fleet_sb *b = arg;
 	size_t k = size * nmemb;
 
-	if (b->n + k + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *q;
-
-		while (cap < b->n + k + 1)
-			cap *= 2;
-		q = realloc(b->p, cap);
-		if (!q)
-			return 0;
-		b->p = q;
-		b->cap = cap;
-	}
+	if (fleet_sb_reserve(b, k))
+		return 0;
 	memcpy(b->p + b->n, p, k);
 	b->n += k;
 	b->p[b->n] = '\0';
@@ -120,7 +106,7 @@ static void trim_answer(char *s)
 int fleet_query(struct fleet_conn *c, const char *sql, const void *body, size_t len,
 		char **out, struct dcpi_err *err)
 {
-	struct buf b = { 0 };
+	struct fleet_sb b = { 0 };
 	char *q = curl_easy_escape(c->curl, sql, 0), *url = NULL;
 	long code = 0;
 	CURLcode cc;

@@ -100,7 +100,8 @@ struct fleet_kind {
  * PFX_epoch_read, PFX_profiles_free, PFX_epoch_write of
  * include/dcpi/profile.h PROF_KIND_EPOCH_DECLARE, and TYPE_init,
  * TYPE_free): static read_all, free_all, init, write and free_one, and
- * FLEET_KIND_OPS(TYPE) to name them in its struct fleet_kind.
+ * FLEET_KIND_OPS(TYPE) to name them in its struct fleet_kind, with the
+ * kind's own static weight, rows and add_row (its row).
  */
 #define FLEET_KIND_GLUE(pfx, type)							\
 static int read_all(struct prof_db *db, const char *epoch, void **v, size_t *n,		\
@@ -129,7 +130,8 @@ static void free_one(void *v)								\
 }
 #define FLEET_KIND_OPS(type)								\
 	.size = sizeof(struct type), .read = read_all, .free_all = free_all,		\
-	.init = init, .write = write, .free = free_one
+	.init = init, .write = write, .free = free_one, .weight = weight, .rows = rows,	\
+	.row = add_row
 
 extern const struct fleet_kind fleet_kind_paths, fleet_kind_values, fleet_kind_data;
 extern const struct fleet_kind *const fleet_kinds[3];

@@ -19,6 +19,10 @@ FLEET_KIND_GLUE(data, data_profile)
 
 enum { REC_HEAD = 0, REC_IMAGE = 1, REC_ENTRY = 2, REC_SHARE = 3 };
 
+/* The columns after the key, insn .. block_size then seen .. mask_b: an
+ * entry's six first, a share's six last, 0 in the other's. */
+enum { NCOLS = 12, COL_SHARE = 6, F_COLS = 9 };
+
 static uint64_t weight(const void *v)
 {
 	const struct data_profile *p = v;
@@ -42,37 +46,47 @@ static void key(struct fleet_sb *sb, const struct data_key *k)
 			k->tag, k->base, k->line);
 }
 
+/* The NCOLS columns, the row's last. */
+static void cols(struct fleet_sb *sb, const uint64_t *c)
+{
+	for (int i = 0; i < NCOLS; i++)
+		fleet_sb_printf(sb, "%" PRIu64 "%c", c[i], i + 1 < NCOLS ? '\t' : '\n');
+}
+
 static void rows(struct fleet_sb *sb, const struct fleet_key *k, const void *v)
 {
 	static const char no_image[] = "\t\t0\t0\t", no_key[] = "0\t0\t0\t0\t";
+	static const uint64_t none[NCOLS];
 	const struct data_profile *p = v;
 
 	head(sb, k, p, REC_HEAD, 0);
-	fleet_sb_printf(sb, "%s%s0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n", no_image, no_key);
+	fleet_sb_printf(sb, "%s%s", no_image, no_key);
+	cols(sb, none);
 	for (size_t i = 0; i < p->nimgs && !sb->err; i++) {
 		head(sb, k, p, REC_IMAGE, i);
 		fleet_image_cols(sb, &p->imgs[i]);
-		fleet_sb_printf(sb, "%s0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n", no_key);
+		fleet_sb_printf(sb, "%s", no_key);
+		cols(sb, none);
 	}
 	for (size_t i = 0; i < p->n && !sb->err; i++) {
 		const struct data_entry *e = &p->e[i];
+		uint64_t c[NCOLS] = { e->insn, e->accesses, e->loads, e->stores, e->mask,
+				      e->size };
 
 		head(sb, k, p, REC_ENTRY, i);
 		fleet_sb_printf(sb, "%s", no_image);
 		key(sb, &e->k);
-		fleet_sb_printf(sb, "%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-				"\t%" PRIu64 "\t0\t0\t0\t0\t0\t0\n", e->insn, e->accesses,
-				e->loads, e->stores, e->mask, e->size);
+		cols(sb, c);
 	}
 	for (size_t i = 0; i < p->ns && !sb->err; i++) {
 		const struct data_share *s = &p->s[i];
+		uint64_t c[NCOLS] = { [COL_SHARE] = s->seen, s->true_w, s->false_w, s->true_mask,
+				      s->mask_a, s->mask_b };
 
 		head(sb, k, p, REC_SHARE, i);
 		fleet_sb_printf(sb, "%s", no_image);
 		key(sb, &s->k);
-		fleet_sb_printf(sb, "0\t0\t0\t0\t0\t0\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%"
-				PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n", s->seen, s->true_w,
-				s->false_w, s->true_mask, s->mask_a, s->mask_b);
+		cols(sb, c);
 	}
 }
 
@@ -91,9 +105,14 @@ static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
 {
 	struct data_profile *p = v;
 	struct prof_image_id id;
-	struct data_entry e = { 0 };
-	struct data_share s = { 0 };
+	struct data_entry e;
+	struct data_share s;
+	uint64_t c[NCOLS];
+	const uint64_t *sh = c + COL_SHARE;
 	int rc = 0;
+
+	for (int i = 0; i < NCOLS; i++)
+		c[i] = fleet_u64(f[F_COLS + i]);
 
 	switch (rec) {
 	case REC_HEAD:
@@ -107,23 +126,15 @@ static int add_row(void *v, unsigned rec, char **f, struct dcpi_err *err)
 					 p->image.path, id.path);
 		break;
 	case REC_ENTRY:
+		e = (struct data_entry){ .insn = c[0], .accesses = c[1], .loads = c[2],
+					 .stores = c[3], .mask = c[4], .size = c[5] };
 		key_of(f + 5, &e.k);
-		e.insn = fleet_u64(f[9]);
-		e.accesses = fleet_u64(f[10]);
-		e.loads = fleet_u64(f[11]);
-		e.stores = fleet_u64(f[12]);
-		e.mask = fleet_u64(f[13]);
-		e.size = fleet_u64(f[14]);
 		rc = data_profile_add(p, &e);
 		break;
 	case REC_SHARE:
+		s = (struct data_share){ .seen = sh[0], .true_w = sh[1], .false_w = sh[2],
+					 .true_mask = sh[3], .mask_a = sh[4], .mask_b = sh[5] };
 		key_of(f + 5, &s.k);
-		s.seen = fleet_u64(f[15]);
-		s.true_w = fleet_u64(f[16]);
-		s.false_w = fleet_u64(f[17]);
-		s.true_mask = fleet_u64(f[18]);
-		s.mask_a = fleet_u64(f[19]);
-		s.mask_b = fleet_u64(f[20]);
 		rc = data_profile_share(p, &s);
 		break;
 	default:
@@ -145,7 +156,4 @@ const struct fleet_kind fleet_kind_data = {
 		  "false_w, true_mask, mask_a, mask_b",
 	.nfields = 21,
 	FLEET_KIND_OPS(data_profile),
-	.weight = weight,
-	.rows = rows,
-	.row = add_row,
 };

@@ -76,7 +76,4 @@ const struct fleet_kind fleet_kind_paths = {
 	.fields = "source, flags, bursts, from_off, to_off, count",
 	.nfields = 6,
 	FLEET_KIND_OPS(path_profile),
-	.weight = weight,
-	.rows = rows,
-	.row = add_row,
 };

@@ -121,7 +121,4 @@ const struct fleet_kind fleet_kind_values = {
 		  "sat, p, p_bits, seen, tuple_values, tuple_counts",
 	.nfields = 14,
 	FLEET_KIND_OPS(val_profile),
-	.weight = weight,
-	.rows = rows,
-	.row = add_row,
 };

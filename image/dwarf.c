@@ -782,20 +782,15 @@ static int dw_cmp_proc(const void *a, const void *b)
 {
 	const struct dw_proc *x = a, *y = b;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
+	return dcpi_cmp_keys((uint64_t[]){ x->lo, x->hi }, (uint64_t[]){ y->lo, y->hi }, 2);
 }
 
 static int dw_cmp_inl(const void *a, const void *b)
 {
 	const struct dw_inl *x = a, *y = b;
 
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
+	return dcpi_cmp_keys((uint64_t[]){ x->proc, x->lo, x->depth },
+			     (uint64_t[]){ y->proc, y->lo, y->depth }, 3);
 }
 
 /* Sort everything and index each subprogram's inline ranges. */

@@ -83,24 +83,6 @@ struct cg {
 	struct import_stats *st;
 };
 
-static int cg_grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * size, 0, (c - *cap) * size);
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static int cg_bad(struct cg *c, struct dcpi_err *err, const char *why, const char *line)
 {
 	return dcpi_errf(err, -EINVAL, "%s: line %lu: %s: '%.60s'", c->path, c->lineno, why,
@@ -143,7 +125,7 @@ static const char *cg_pool_add(struct cg *c, const char *s)
 {
 	char *d;
 
-	if (cg_grow((void **)&c->pool, &c->pool_cap, c->npool + 1, sizeof(*c->pool)))
+	if (dcpi_grow_zero((void **)&c->pool, &c->pool_cap, c->npool + 1, sizeof(*c->pool)))
 		return NULL;
 	d = strdup(s);
 	if (d)
@@ -163,7 +145,7 @@ static int cg_fn(struct cg *c, char *arg, const char **out, struct dcpi_err *err
 		*out = cg_pool_add(c, name);
 		return *out ? 0 : cg_nomem(c, err);
 	}
-	if (cg_grow((void **)&c->fn_names, &c->fn_cap, (size_t)id + 1, sizeof(char *)))
+	if (dcpi_grow_zero((void **)&c->fn_names, &c->fn_cap, (size_t)id + 1, sizeof(char *)))
 		return cg_nomem(c, err);
 	if (name && !c->fn_names[id]) {
 		c->fn_names[id] = strdup(name);
@@ -184,7 +166,7 @@ static int cg_obj_intern(struct cg *c, const char *path, uint32_t *out)
 			return 0;
 		}
 	}
-	if (cg_grow((void **)&c->objs, &c->objs_cap, c->nobjs + 1, sizeof(*c->objs)))
+	if (dcpi_grow_zero((void **)&c->objs, &c->objs_cap, c->nobjs + 1, sizeof(*c->objs)))
 		return -ENOMEM;
 	c->objs[c->nobjs].path = strdup(path);
 	if (!c->objs[c->nobjs].path)
@@ -201,7 +183,8 @@ static int cg_ob(struct cg *c, char *arg, uint32_t *obj, struct dcpi_err *err)
 
 	if (cg_name_parse(arg, &id, &name))
 		return cg_bad(c, err, "bad name", arg);
-	if (id && cg_grow((void **)&c->ob_ids, &c->ob_cap, (size_t)id + 1, sizeof(uint32_t)))
+	if (id && dcpi_grow_zero((void **)&c->ob_ids, &c->ob_cap, (size_t)id + 1,
+				 sizeof(uint32_t)))
 		return cg_nomem(c, err);
 	if (id && c->ob_ids[id] && (!name || !strcmp(name, c->objs[c->ob_ids[id] - 1].path))) {
 		*obj = c->ob_ids[id] - 1;
@@ -302,7 +285,7 @@ static int cg_fa_note(struct cg *c, uint64_t addr)
 	struct cg_fnaddr *f;
 
 	if (!c->cur_fa) {
-		if (cg_grow((void **)&c->fa, &c->fa_cap, c->nfa + 1, sizeof(*c->fa)))
+		if (dcpi_grow_zero((void **)&c->fa, &c->fa_cap, c->nfa + 1, sizeof(*c->fa)))
 			return -ENOMEM;
 		f = &c->fa[c->nfa++];
 		f->obj = (uint32_t)c->cur_obj;
@@ -320,7 +303,7 @@ static int cg_jump_add(struct cg *c, uint64_t from)
 {
 	struct cg_jump *j;
 
-	if (cg_grow((void **)&c->jumps, &c->jumps_cap, c->njumps + 1, sizeof(*c->jumps)))
+	if (dcpi_grow_zero((void **)&c->jumps, &c->jumps_cap, c->njumps + 1, sizeof(*c->jumps)))
 		return -ENOMEM;
 	j = &c->jumps[c->njumps++];
 	j->obj = (uint32_t)c->cur_obj;
@@ -533,9 +516,7 @@ static int fa_cmp(const void *x, const void *y)
 {
 	const struct cg_fnaddr *a = x, *b = y;
 
-	if (a->obj != b->obj)
-		return a->obj < b->obj ? -1 : 1;
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
+	return dcpi_cmp_keys((uint64_t[]){ a->obj, a->addr }, (uint64_t[]){ b->obj, b->addr }, 2);
 }
 
 /* The load bias of object i: the most common (lowest address of a function
@@ -623,13 +604,10 @@ static int cgj_cmp(const void *x, const void *y)
 {
 	const struct cg_jump *a = x, *b = y;
 
-	if (a->obj != b->obj)
-		return a->obj < b->obj ? -1 : 1;
-	if (a->j.from != b->j.from)
-		return a->j.from < b->j.from ? -1 : 1;
-	if (a->j.to != b->j.to)
-		return a->j.to < b->j.to ? -1 : 1;
-	return a->j.conditional - b->j.conditional;
+	uint64_t ca = (uint64_t)a->j.conditional, cb = (uint64_t)b->j.conditional;
+
+	return dcpi_cmp_keys((uint64_t[]){ a->obj, a->j.from, a->j.to, ca },
+			     (uint64_t[]){ b->obj, b->j.from, b->j.to, cb }, 4);
 }
 
 /* Translate, merge and write the n jumps of one object. */

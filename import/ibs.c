@@ -319,17 +319,9 @@ void imp_hw_events(const struct imp_hw *h, const struct imp_event *file, struct 
 
 static struct val_profile *hw_vals(struct imp_hw *h, uint32_t image)
 {
-	if (image >= h->nvals) {
-		size_t n = (size_t)image + 8;
-		struct val_profile *v = realloc(h->vals, n * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		for (size_t i = h->nvals; i < n; i++)
-			val_profile_init(&v[i]);
-		h->vals = v;
-		h->nvals = n;
-	}
+	/* a zeroed profile is an initialized one (val_profile_init) */
+	if (dcpi_grow_zero((void **)&h->vals, &h->nvals, (size_t)image + 1, sizeof(*h->vals)))
+		return NULL;
 	return &h->vals[image];
 }
 

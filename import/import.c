@@ -245,13 +245,18 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 /* --- jump edges ---------------------------------------------------------------- */
 
 /* Named by the same key as the image's profile files. */
-int import_jumps_name(const struct prof_image_id *id, char *out, size_t len)
+int imp_epoch_name(const struct prof_image_id *id, const char *suffix, char *out, size_t len)
 {
 	char key[PROF_BUILD_ID_MAX + 8];
 
 	if (prof_image_key(id, key, sizeof(key)) < 0)
 		return -ENAMETOOLONG;
-	return (size_t)snprintf(out, len, "%s.callgrind-jumps", key) >= len ? -ENAMETOOLONG : 0;
+	return (size_t)snprintf(out, len, "%s%s", key, suffix) >= len ? -ENAMETOOLONG : 0;
+}
+
+int import_jumps_name(const struct prof_image_id *id, char *out, size_t len)
+{
+	return imp_epoch_name(id, ".callgrind-jumps", out, len);
 }
 
 static int jump_cmp(const void *x, const void *y)
@@ -267,7 +272,7 @@ static int jump_cmp(const void *x, const void *y)
 static int jumps_parse(char *text, const char *path, struct import_jump **out, size_t *n,
 		       struct dcpi_err *err)
 {
-	struct import_jump *v = NULL, *nv;
+	struct import_jump *v = NULL;
 	size_t k = 0, cap = 0;
 	unsigned long line = 0;
 	char *save = NULL;
@@ -291,14 +296,9 @@ static int jumps_parse(char *text, const char *path, struct import_jump **out, s
 					 line);
 		}
 		j.conditional = kind == 'c';
-		if (k == cap) {
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
-			}
-			v = nv;
+		if (dcpi_grow((void **)&v, &cap, k + 1, sizeof(*v))) {
+			free(v);
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 		}
 		v[k++] = j;
 	}
@@ -308,14 +308,19 @@ static int jumps_parse(char *text, const char *path, struct import_jump **out, s
 	return 0;
 }
 
-int imp_read_epoch_text(struct prof_db *db, const char *epoch, const char *name,
-			char **text, char *path, size_t plen, struct dcpi_err *err)
+int imp_read_epoch_text(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+			const char *suffix, char **text, char *path, size_t plen,
+			struct dcpi_err *err)
 {
+	char name[NAME_MAX + 1];
 	uint8_t *buf;
 	size_t len;
 	int ret;
 
 	*text = NULL;
+	if (imp_epoch_name(id, suffix, name, sizeof(name)))
+		return dcpi_errf(err, -ENAMETOOLONG, "%s: %s file name too long", id->path,
+				 suffix + 1);
 	if (!epoch[0] || strchr(epoch, '/') ||
 	    (size_t)snprintf(path, plen, "%s/%s/%s", prof_db_path(db), epoch, name) >= plen)
 		return dcpi_errf(err, -EINVAL, "%s: bad epoch name '%.64s'", prof_db_path(db),
@@ -336,14 +341,13 @@ int imp_read_epoch_text(struct prof_db *db, const char *epoch, const char *name,
 int import_read_jumps(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 		      struct import_jump **out, size_t *n, struct dcpi_err *err)
 {
-	char name[NAME_MAX + 1], path[PATH_MAX], *text;
+	char path[PATH_MAX], *text;
 	int ret;
 
 	*out = NULL;
 	*n = 0;
-	if (import_jumps_name(id, name, sizeof(name)))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: jumps file name too long", id->path);
-	ret = imp_read_epoch_text(db, epoch, name, &text, path, sizeof(path), err);
+	ret = imp_read_epoch_text(db, epoch, id, ".callgrind-jumps", &text, path, sizeof(path),
+				  err);
 	if (ret)
 		return ret > 0 ? 0 : ret;
 	ret = jumps_parse(text, path, out, n, err);

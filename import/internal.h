@@ -44,11 +44,15 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 
 /* Read all of path into a malloc'd buffer (NUL-terminated). */
 int imp_read_file(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err);
-/* The text file name of the database's epoch into a NUL-terminated malloc'd
- * *text (its path into path): 0, 1 when there is none, or a negative errno
- * (a NUL byte in it is one). */
-int imp_read_epoch_text(struct prof_db *db, const char *epoch, const char *name,
-			char **text, char *path, size_t plen, struct dcpi_err *err);
+/* The name "<key><suffix>" of image id's file in an epoch (the key of
+ * prof_image_key) into out: 0 or -ENAMETOOLONG. */
+int imp_epoch_name(const struct prof_image_id *id, const char *suffix, char *out, size_t len);
+/* Image id's text file "<key><suffix>" of the database's epoch into a
+ * NUL-terminated malloc'd *text (its path into path, plen bytes): 0, 1
+ * when there is none, or a negative errno (a NUL byte in it is one). */
+int imp_read_epoch_text(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
+			const char *suffix, char **text, char *path, size_t plen,
+			struct dcpi_err *err);
 
 /*
  * An import is one transaction on a new epoch (docs/profile-format.md,

@@ -117,22 +117,13 @@ static int slot_cmp(const void *x, const void *y)
 {
 	const struct lbr_slot *p = x, *q = y;
 
-	if (p->image != q->image)
-		return p->image < q->image ? -1 : 1;
-	if (p->kind != q->kind)
-		return p->kind < q->kind ? -1 : 1;
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
+	return dcpi_cmp_keys((uint64_t[]){ p->image, p->kind, p->a, p->b },
+			     (uint64_t[]){ q->image, q->kind, q->a, q->b }, 4);
 }
 
 int import_lbr_name(const struct prof_image_id *id, char *out, size_t len)
 {
-	char key[PROF_BUILD_ID_MAX + 8];
-
-	if (prof_image_key(id, key, sizeof(key)) < 0)
-		return -ENAMETOOLONG;
-	return (size_t)snprintf(out, len, "%s.lbr-counts", key) >= len ? -ENAMETOOLONG : 0;
+	return imp_epoch_name(id, ".lbr-counts", out, len);
 }
 
 static void put_off(FILE *mf, uint64_t v)
@@ -264,18 +255,15 @@ static int range_cmp(const void *x, const void *y)
 {
 	const struct import_lbr_range *a = x, *b = y;
 
-	if (a->begin != b->begin)
-		return a->begin < b->begin ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
+	return dcpi_cmp_keys((uint64_t[]){ a->begin, a->end }, (uint64_t[]){ b->begin, b->end },
+			     2);
 }
 
 static int branch_cmp(const void *x, const void *y)
 {
 	const struct import_lbr_branch *a = x, *b = y;
 
-	if (a->from != b->from)
-		return a->from < b->from ? -1 : 1;
-	return a->to < b->to ? -1 : a->to > b->to;
+	return dcpi_cmp_keys((uint64_t[]){ a->from, a->to }, (uint64_t[]){ b->from, b->to }, 2);
 }
 
 static int lbr_parse(char *text, const char *path, struct import_lbr *l,
@@ -330,12 +318,10 @@ static int lbr_parse(char *text, const char *path, struct import_lbr *l,
 int import_read_lbr(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 		    struct import_lbr *out, struct dcpi_err *err)
 {
-	char name[NAME_MAX + 1], path[PATH_MAX], *text;
+	char path[PATH_MAX], *text;
 	int ret;
 
-	if (import_lbr_name(id, name, sizeof(name)))
-		return dcpi_errf(err, -ENAMETOOLONG, "%s: counts file name too long", id->path);
-	ret = imp_read_epoch_text(db, epoch, name, &text, path, sizeof(path), err);
+	ret = imp_read_epoch_text(db, epoch, id, ".lbr-counts", &text, path, sizeof(path), err);
 	if (ret)
 		return ret > 0 ? 0 : ret;
 	ret = lbr_parse(text, path, out, err);

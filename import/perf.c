@@ -288,15 +288,8 @@ static int pf_bid_add(struct pf *f, const char *path, const uint8_t *id, size_t 
 	for (size_t i = 0; i < f->nbids; i++)
 		if (!strcmp(f->bids[i].path, path))
 			return 0;
-	if (f->nbids == f->bids_cap) {
-		size_t cap = f->bids_cap ? 2 * f->bids_cap : 16;
-
-		b = realloc(f->bids, cap * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		f->bids = b;
-		f->bids_cap = cap;
-	}
+	if (dcpi_grow((void **)&f->bids, &f->bids_cap, f->nbids + 1, sizeof(*f->bids)))
+		return -ENOMEM;
 	b = &f->bids[f->nbids];
 	b->path = strdup(path);
 	if (!b->path)
@@ -579,16 +572,9 @@ static int pf_rec_cmp(const void *x, const void *y)
 static int pf_rec_push(struct pf *f, size_t at, uint64_t t, size_t *cap,
 		       struct dcpi_err *err)
 {
-	if (f->nrecs == *cap) {
-		struct pf_rec *r;
-
-		*cap = *cap ? 2 * *cap : 1024;
-		r = realloc(f->recs, *cap * sizeof(*r));
-		if (!r)
-			return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu records",
-					 f->path, f->nrecs);
-		f->recs = r;
-	}
+	if (dcpi_grow((void **)&f->recs, cap, f->nrecs + 1, sizeof(*f->recs)))
+		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %zu records", f->path,
+				 f->nrecs);
 	f->recs[f->nrecs].time = t;
 	f->recs[f->nrecs++].off = at;
 	return 0;
@@ -637,16 +623,8 @@ static int pf_do_branches(struct pf *f, const struct perf_sample *s, struct dcpi
 
 static struct pf_img *pf_img_of(struct pf *f, uint32_t image)
 {
-	if (image >= f->nimg) {
-		size_t n = (size_t)image + 16;
-		struct pf_img *v = realloc(f->img, n * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		memset(v + f->nimg, 0, (n - f->nimg) * sizeof(*v));
-		f->img = v;
-		f->nimg = n;
-	}
+	if (dcpi_grow_zero((void **)&f->img, &f->nimg, (size_t)image + 1, sizeof(*f->img)))
+		return NULL;
 	return &f->img[image];
 }
 
@@ -873,26 +851,42 @@ static int pf_br_resolve(struct pf *f, uint32_t pid, uint64_t va, uint32_t *imag
 	return *image == MAPS_UNKNOWN;
 }
 
+/* A branch's two ends through pf_br_resolve: fr and tr its answers (0:
+ * in image fi at offset fo, ti at to). */
+struct pf_br {
+	uint32_t fi, ti;
+	uint64_t fo, to;
+	int fr, tr;
+};
+
+/* 0, or pf_br_resolve's error. */
+static int pf_br_ends(struct pf *f, uint32_t pid, uint64_t from, uint64_t to,
+		      struct pf_br *b, struct dcpi_err *err)
+{
+	b->fo = b->to = 0;
+	b->fr = pf_br_resolve(f, pid, from, &b->fi, &b->fo, err);
+	b->tr = b->fr < 0 ? b->fr : pf_br_resolve(f, pid, to, &b->ti, &b->to, err);
+	return b->fr < 0 ? b->fr : (b->tr < 0 ? b->tr : 0);
+}
+
 static int pf_br_taken(struct pf *f, uint32_t pid, uint64_t from, uint64_t to,
 		       struct dcpi_err *err)
 {
-	uint32_t fi, ti;
-	uint64_t fo = 0, to_off = 0;
-	int fr = pf_br_resolve(f, pid, from, &fi, &fo, err);
-	int tr = fr < 0 ? fr : pf_br_resolve(f, pid, to, &ti, &to_off, err);
+	struct pf_br b;
+	int rc = pf_br_ends(f, pid, from, to, &b, err);
 	struct path_profile *p;
 
-	if (fr < 0 || tr < 0)
-		return fr < 0 ? fr : tr;
-	if (!fr) {
-		p = pf_paths_of(f, fi);
-		if (!p || path_profile_add_edge(p, fo, !tr && ti == fi ? to_off : PATH_ELSEWHERE,
-						1) < 0)
+	if (rc)
+		return rc;
+	if (!b.fr) {
+		p = pf_paths_of(f, b.fi);
+		if (!p || path_profile_add_edge(p, b.fo, !b.tr && b.ti == b.fi ? b.to :
+						PATH_ELSEWHERE, 1) < 0)
 			return -ENOMEM;
 	}
-	if (!tr && (fr || ti != fi)) {
-		p = pf_paths_of(f, ti);
-		if (!p || path_profile_add_edge(p, PATH_ELSEWHERE, to_off, 1) < 0)
+	if (!b.tr && (b.fr || b.ti != b.fi)) {
+		p = pf_paths_of(f, b.ti);
+		if (!p || path_profile_add_edge(p, PATH_ELSEWHERE, b.to, 1) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -978,18 +972,16 @@ static int pf_counts_taken(const struct imp_event *ev, const struct perf_event_a
 static int pf_lbr_branch(struct pf *f, uint32_t pid, uint64_t from, uint64_t to,
 			 struct dcpi_err *err)
 {
-	uint32_t fi, ti;
-	uint64_t fo = 0, too = 0;
-	int fr = pf_br_resolve(f, pid, from, &fi, &fo, err);
-	int tr = fr < 0 ? fr : pf_br_resolve(f, pid, to, &ti, &too, err);
+	struct pf_br b;
+	int rc = pf_br_ends(f, pid, from, to, &b, err);
 
-	if (fr < 0 || tr < 0)
-		return fr < 0 ? fr : tr;
-	if (!fr && !tr && fi == ti)
-		return imp_lbr_add(f->lbr, fi, 'b', fo, too);
-	if (!fr && imp_lbr_add(f->lbr, fi, 'b', fo, IMPORT_LBR_OUTSIDE))
+	if (rc)
+		return rc;
+	if (!b.fr && !b.tr && b.fi == b.ti)
+		return imp_lbr_add(f->lbr, b.fi, 'b', b.fo, b.to);
+	if (!b.fr && imp_lbr_add(f->lbr, b.fi, 'b', b.fo, IMPORT_LBR_OUTSIDE))
 		return -ENOMEM;
-	if (!tr && imp_lbr_add(f->lbr, ti, 'b', IMPORT_LBR_OUTSIDE, too))
+	if (!b.tr && imp_lbr_add(f->lbr, b.ti, 'b', IMPORT_LBR_OUTSIDE, b.to))
 		return -ENOMEM;
 	return 0;
 }

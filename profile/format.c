@@ -39,10 +39,8 @@
 #define OFF_ISIZE 56
 #define OFF_MTIME 64
 
-static const struct kind_format prof_format = {
-	.magic = PROF_MAGIC, .what = "a dcpi profile", .noun = "profile",
-	.hdr_size = PROF_HDR_SIZE, .version = PROF_VERSION, .off_image = OFF_ISIZE,
-};
+PROF_KIND_FORMAT(prof, prof_profile, PROF_MAGIC, "a dcpi profile",
+		 "profile", PROF_HDR_SIZE, PROF_VERSION, OFF_ISIZE);
 
 static const char *prof_strings(const struct prof_profile *p, int i)
 {
@@ -139,9 +137,12 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 	return kind_sealed(b, size, buf, len);
 }
 
-static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const char *name,
-			  struct prof_profile *p, struct dcpi_err *err)
+static int decode_body(struct kind_cursor *cur, const char *name, void *v,
+		       struct dcpi_err *err)
 {
+	struct prof_profile *p = v;
+	const uint8_t *buf = cur->buf;
+	size_t size = cur->size, pos = cur->pos;
 	uint64_t n = get64(buf + OFF_N), total = get64(buf + OFF_TOTAL);
 	uint64_t off = 0, sum = 0;
 
@@ -193,36 +194,18 @@ static int decode_entries(const uint8_t *buf, size_t size, size_t pos, const cha
 	return 0;
 }
 
-int prof_decode(const uint8_t *buf, size_t len, const char *name,
-		struct prof_profile *p, struct dcpi_err *err)
+/* The period, the cycles per unit, the event, the period's unit, the
+ * image's build-id and path. */
+static const char *decode_head(struct kind_cursor *c, void *v)
 {
-	struct kind_cursor c = { buf, len, 0 };
-	const char *why;
-	int rc;
+	struct prof_profile *p = v;
+	const char *why = kind_get_string(c, p->event, sizeof(p->event));
 
-	prof_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_decode_head(&prof_format, &c, name, &p->image, err);
-	if (rc)
-		return rc;
-	p->period = bits_dbl(get64(buf + OFF_PERIOD));
-	p->cycles_per_unit = bits_dbl(get64(buf + OFF_CPU));
-	if (!(why = kind_get_string(&c, p->event, sizeof(p->event))) &&
-	    !(why = kind_get_string(&c, p->period_unit, sizeof(p->period_unit))))
-		why = kind_get_id_names(&c, &p->image);
-	if (!why)
-		why = prof_check_fields(p);
-	if (why) {
-		prof_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_entries(buf, len, c.pos, name, p, err);
-	if (rc) {
-		prof_profile_free(p);
-		prof_profile_init(p);
-	}
-	return rc;
+	p->period = bits_dbl(get64(c->buf + OFF_PERIOD));
+	p->cycles_per_unit = bits_dbl(get64(c->buf + OFF_CPU));
+	if (!why && !(why = kind_get_string(c, p->period_unit, sizeof(p->period_unit))))
+		why = kind_get_id_names(c, &p->image);
+	return why ? why : prof_check_fields(p);
 }
 
 int prof_read_all(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err)

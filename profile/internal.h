@@ -231,7 +231,10 @@ int kind_images_order(const struct prof_image_id *own, struct prof_image_id **im
  * written), size (the bytes of its file), put (its own header fields and
  * its body from pos: the position after them) and get (its own header
  * fields from c->buf and the body at c: NULL, or why not; "out of memory"
- * gives -ENOMEM).
+ * gives -ENOMEM).  Kinds with their own strings give kind_decode_parts
+ * their kind (its init and free), head (their header fields and strings
+ * from c, checked: NULL, or why the header is bad) and body (the records
+ * at c: 0 or a negative errno, errors naming name).
  */
 struct kind_format {
 	const char *magic;
@@ -244,11 +247,21 @@ struct kind_format {
 	size_t (*size)(const void *p);
 	size_t (*put)(const void *p, uint8_t *b, size_t pos);
 	const char *(*get)(struct kind_cursor *c, void *p);
+	const struct prof_kind *kind;
+	const char *(*head)(struct kind_cursor *c, void *p);
+	int (*body)(struct kind_cursor *c, const char *name, void *p, struct dcpi_err *err);
 };
 /* The header with the image's size and mtime into the size bytes at b
  * (the kind's own fields, the CRC: the caller's). */
 void kind_put_head(const struct kind_format *f, uint8_t *b, size_t size,
 		   const struct prof_image_id *id);
+/* The encoder's errors, naming id's path and f's noun: why p cannot be
+ * encoded (-EINVAL); kind_alloc: b, size zeroed bytes with the head
+ * (kind_put_head) written, or -ENOMEM. */
+int kind_cannot(const struct kind_format *f, const struct prof_image_id *id, const char *why,
+		struct dcpi_err *err);
+int kind_alloc(const struct kind_format *f, const struct prof_image_id *id, size_t size,
+	       uint8_t **b, struct dcpi_err *err);
 /* The encoder's end: b sealed (kind_seal) and handed over as *buf, *len; 0. */
 int kind_sealed(uint8_t *b, size_t size, uint8_t **buf, size_t *len);
 /* The header of c's bytes checked (errors naming name), the image's size
@@ -259,6 +272,31 @@ int kind_decode_head(const struct kind_format *f, struct kind_cursor *c, const c
  * into id; name NULL: "(buffer)". */
 int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, const char *name,
 		void *p, struct prof_image_id *id, struct dcpi_err *err);
+/*
+ * The struct kind_format PFX_format of a kind decoded by kind_decode_parts:
+ * its struct prof_kind PFX_kind (PROF_KIND_DEFINE, later in the file), its
+ * static decode_head and decode_body (the callbacks head and body above);
+ * and its PFX_decode (include/dcpi/profile.h) through them.
+ */
+#define PROF_KIND_FORMAT(pfx, type, magic_, what_, noun_, hdr, ver, off)		\
+static const struct prof_kind pfx##_kind;						\
+static const char *decode_head(struct kind_cursor *c, void *v);				\
+static int decode_body(struct kind_cursor *c, const char *name, void *v,		\
+		       struct dcpi_err *err);						\
+static const struct kind_format pfx##_format = {					\
+	.magic = magic_, .what = what_, .noun = noun_, .hdr_size = hdr, .version = ver,	\
+	.off_image = off, .kind = &pfx##_kind, .head = decode_head, .body = decode_body,	\
+};											\
+int pfx##_decode(const uint8_t *buf, size_t len, const char *name, struct type *p,	\
+		 struct dcpi_err *err)							\
+{											\
+	return kind_decode_parts(&pfx##_format, buf, len, name, p, &p->image, err);	\
+}
+/* buf into p through f's head and body, its image into id; p initialized
+ * first, and again (freed) on error; name NULL: "(buffer)". */
+int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t len,
+		      const char *name, void *p, struct prof_image_id *id,
+		      struct dcpi_err *err);
 /* p, whose image is id, into a malloc'd *buf of *len bytes. */
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err);

@@ -494,6 +494,23 @@ void kind_put_head(const struct kind_format *f, uint8_t *b, size_t size,
 	put64(b + f->off_image + 8, (uint64_t)id->mtime);
 }
 
+int kind_cannot(const struct kind_format *f, const struct prof_image_id *id, const char *why,
+		struct dcpi_err *err)
+{
+	return dcpi_errf(err, -EINVAL, "%s: %s: cannot encode: %s", id->path, f->noun, why);
+}
+
+int kind_alloc(const struct kind_format *f, const struct prof_image_id *id, size_t size,
+	       uint8_t **b, struct dcpi_err *err)
+{
+	*b = calloc(1, size);
+	if (!*b)
+		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory encoding %zu bytes",
+				 id->path, f->noun, size);
+	kind_put_head(f, *b, size, id);
+	return 0;
+}
+
 int kind_sealed(uint8_t *b, size_t size, uint8_t **buf, size_t *len)
 {
 	kind_seal(b, size);
@@ -537,6 +554,33 @@ int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, con
 	return dcpi_errf(err, rc, "%s: %s", name, why);
 }
 
+int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t len,
+		      const char *name, void *p, struct prof_image_id *id,
+		      struct dcpi_err *err)
+{
+	struct kind_cursor c = { buf, len, 0 };
+	const char *why;
+	int rc;
+
+	f->kind->init(p);
+	if (!name)
+		name = "(buffer)";
+	rc = kind_decode_head(f, &c, name, id, err);
+	if (rc)
+		return rc;
+	why = f->head(&c, p);
+	if (why) {
+		f->kind->init(p);
+		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
+	}
+	rc = f->body(&c, name, p, err);
+	if (rc) {
+		f->kind->free(p);
+		f->kind->init(p);
+	}
+	return rc;
+}
+
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
@@ -547,12 +591,10 @@ int kind_encode(const struct kind_format *f, const void *p, const struct prof_im
 	*buf = NULL;
 	*len = 0;
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: %s: cannot encode: %s", id->path, f->noun,
-				 why);
+		return kind_cannot(f, id, why, err);
 	size = f->size(p);
-	if (!(b = calloc(1, size)))
-		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory", id->path, f->noun);
-	kind_put_head(f, b, size, id);
+	if (kind_alloc(f, id, size, &b, err))
+		return -ENOMEM;
 	pos = kind_put_string(b, f->hdr_size, id->build_id);
 	pos = kind_put_string(b, pos, id->path);
 	pos = f->put(p, b, pos);

@@ -388,13 +388,9 @@ static int cpu_cmp(const struct prof_epoch_meta *a, const struct prof_epoch_meta
 
 	if (c)
 		return c;
-	if (a->cpu_family != b->cpu_family)
-		return a->cpu_family < b->cpu_family ? -1 : 1;
-	if (a->cpu_model != b->cpu_model)
-		return a->cpu_model < b->cpu_model ? -1 : 1;
-	if (a->cpu_stepping != b->cpu_stepping)
-		return a->cpu_stepping < b->cpu_stepping ? -1 : 1;
-	return strcmp(a->cpu_name, b->cpu_name);
+	c = dcpi_cmp_keys((uint64_t[]){ a->cpu_family, a->cpu_model, a->cpu_stepping },
+			  (uint64_t[]){ b->cpu_family, b->cpu_model, b->cpu_stepping }, 3);
+	return c ? c : strcmp(a->cpu_name, b->cpu_name);
 }
 
 /*

@@ -86,9 +86,7 @@ int path_profile_add_step(struct path_profile *p, uint64_t offset, uint64_t coun
 
 static int edge_cmp(const struct path_edge *x, const struct path_edge *y)
 {
-	if (x->from != y->from)
-		return x->from < y->from ? -1 : 1;
-	return (x->to > y->to) - (x->to < y->to);
+	return dcpi_cmp_keys((uint64_t[]){ x->from, x->to }, (uint64_t[]){ y->from, y->to }, 2);
 }
 
 static int cmp_edge(const void *a, const void *b)
@@ -245,10 +243,8 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 	return from + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
-static const struct kind_format path_format = {
-	.magic = PATH_MAGIC, .what = "a dcpi path profile", .noun = "paths",
-	.hdr_size = PATH_HDR_SIZE, .version = PATH_VERSION, .off_image = POFF_ISIZE,
-};
+PROF_KIND_FORMAT(path, path_profile, PATH_MAGIC, "a dcpi path profile",
+		 "paths", PATH_HDR_SIZE, PATH_VERSION, POFF_ISIZE);
 
 static const char *path_strings(const struct path_profile *p, int i)
 {
@@ -351,14 +347,10 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 	if (!why)
 		why = path_check_records(p, &et, &st);
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: paths: cannot encode: %s", p->image.path,
-				 why);
+		return kind_cannot(&path_format, &p->image, why, err);
 	size = path_encoded_size(p);
-	b = calloc(1, size);
-	if (!b)
-		return dcpi_errf(err, -ENOMEM, "%s: paths: out of memory encoding %zu bytes",
-				 p->image.path, size);
-	kind_put_head(&path_format, b, size, &p->image);
+	if (kind_alloc(&path_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + POFF_NEDGES, p->nedges);
 	put64(b + POFF_NSTEPS, p->nsteps);
 	put64(b + POFF_ETOTAL, et);
@@ -443,9 +435,10 @@ static int decode_steps(struct kind_cursor *c, uint64_t n, const char *name,
 }
 
 /* Allocate for the counts the header declares, bounded by the body. */
-static int decode_records(struct kind_cursor *c, const char *name, struct path_profile *p,
-			  struct dcpi_err *err)
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
+		       struct dcpi_err *err)
 {
+	struct path_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
 	size_t body = c->size - c->pos;
 	int rc;
@@ -471,35 +464,17 @@ static int decode_records(struct kind_cursor *c, const char *name, struct path_p
 	return rc;
 }
 
-int path_decode(const uint8_t *buf, size_t len, const char *name,
-		struct path_profile *p, struct dcpi_err *err)
+/* The bursts and flags, the source, the image's build-id and path. */
+static const char *decode_head(struct kind_cursor *c, void *v)
 {
-	struct kind_cursor c = { buf, len, 0 };
-	const char *why;
-	int rc;
+	struct path_profile *p = v;
+	const char *why = kind_get_string(c, p->source, sizeof(p->source));
 
-	path_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_decode_head(&path_format, &c, name, &p->image, err);
-	if (rc)
-		return rc;
-	p->bursts = get64(buf + POFF_BURSTS);
-	p->flags = get32(buf + POFF_FLAGS);
-	if (!(why = kind_get_string(&c, p->source, sizeof(p->source))))
-		why = kind_get_id_names(&c, &p->image);
+	p->bursts = get64(c->buf + POFF_BURSTS);
+	p->flags = get32(c->buf + POFF_FLAGS);
 	if (!why)
-		why = path_check_fields(p);
-	if (why) {
-		path_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_records(&c, name, p, err);
-	if (rc) {
-		path_profile_free(p);
-		path_profile_init(p);
-	}
-	return rc;
+		why = kind_get_id_names(c, &p->image);
+	return why ? why : path_check_fields(p);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

@@ -29,6 +29,9 @@
 #define POFF_FLAGS	72
 #define PSL_HDR_SIZE	76
 
+PROF_KIND_FORMAT(pslice, pslice_profile, PSL_MAGIC, "a dcpi path-slice profile",
+		 "path slices", PSL_HDR_SIZE, PSL_VERSION, POFF_ISIZE);
+
 void pslice_profile_init(struct pslice_profile *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -84,20 +87,16 @@ static int edge_cmp(const void *x, const void *y)
 {
 	const struct slice_edge *a = x, *b = y;
 
-	if (a->slice != b->slice)
-		return a->slice < b->slice ? -1 : 1;
-	if (a->from != b->from)
-		return a->from < b->from ? -1 : 1;
-	return (a->to > b->to) - (a->to < b->to);
+	return dcpi_cmp_keys((uint64_t[]){ a->slice, a->from, a->to },
+			     (uint64_t[]){ b->slice, b->from, b->to }, 3);
 }
 
 static int entry_cmp(const void *x, const void *y)
 {
 	const struct slice_entry *a = x, *b = y;
 
-	if (a->slice != b->slice)
-		return a->slice < b->slice ? -1 : 1;
-	return (a->offset > b->offset) - (a->offset < b->offset);
+	return dcpi_cmp_keys((uint64_t[]){ a->slice, a->offset },
+			     (uint64_t[]){ b->slice, b->offset }, 2);
 }
 
 static int squash_edges(struct pslice_profile *p)
@@ -321,29 +320,21 @@ int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
 	if (!why)
 		why = check_records(p);
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: path slices: cannot encode: %s",
-				 p->image.path, why);
+		return kind_cannot(&pslice_format, &p->image, why, err);
 	for (int i = 0; i < 3; i++)
 		size += kind_string_len(psl_strings(p, i));
 	size = walk_records(p, NULL, size);
-	if (!(b = calloc(1, size)))
-		return dcpi_errf(err, -ENOMEM, "%s: path slices: out of memory encoding %zu "
-				 "bytes", p->image.path, size);
-	kind_put_header(b, PSL_MAGIC, PSL_VERSION, size);
+	if (kind_alloc(&pslice_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + POFF_NEDGES, p->n);
 	put64(b + POFF_NSTEPS, p->ns);
 	put64(b + POFF_NBURSTS, p->nb);
 	put64(b + POFF_WIDTH, p->slice_ns);
-	put64(b + POFF_ISIZE, p->image.size);
-	put64(b + POFF_MTIME, (uint64_t)p->image.mtime);
 	put32(b + POFF_FLAGS, p->flags);
 	for (int i = 0; i < 3; i++)
 		pos = kind_put_string(b, pos, psl_strings(p, i));
 	walk_records(p, b, pos);
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
+	return kind_sealed(b, size, buf, len);
 }
 
 static int decode_edges(struct kind_cursor *c, uint64_t n, const char *name,
@@ -399,9 +390,10 @@ static int decode_entries(struct kind_cursor *c, uint64_t n, int with_offset,
 
 /* Allocate what the header declares, bounded by the body (an edge takes at
  * least 4 bytes, a step 3, a burst 2). */
-static int decode_records(struct kind_cursor *c, const char *name, struct pslice_profile *p,
-			  struct dcpi_err *err)
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
+		       struct dcpi_err *err)
 {
+	struct pslice_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
 	uint64_t nb = get64(c->buf + POFF_NBURSTS);
 	size_t body = c->size - c->pos;
@@ -429,37 +421,17 @@ static int decode_records(struct kind_cursor *c, const char *name, struct pslice
 	return rc;
 }
 
-int pslice_decode(const uint8_t *buf, size_t len, const char *name,
-		  struct pslice_profile *p, struct dcpi_err *err)
+/* The width and flags, the source, the image's build-id and path. */
+static const char *decode_head(struct kind_cursor *c, void *v)
 {
-	struct kind_cursor c = { buf, len, PSL_HDR_SIZE };
-	const char *why;
-	int rc;
+	struct pslice_profile *p = v;
+	const char *why = kind_get_string(c, p->source, sizeof(p->source));
 
-	pslice_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, PSL_MAGIC, "a dcpi path-slice profile",
-			       PSL_HDR_SIZE, PSL_VERSION, err);
-	if (rc)
-		return rc;
-	p->slice_ns = get64(buf + POFF_WIDTH);
-	p->image.size = get64(buf + POFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + POFF_MTIME);
-	p->flags = get32(buf + POFF_FLAGS);
-	if (!(why = kind_get_string(&c, p->source, sizeof(p->source))) &&
-	    !(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))))
-		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
+	p->slice_ns = get64(c->buf + POFF_WIDTH);
+	p->flags = get32(c->buf + POFF_FLAGS);
 	if (!why)
-		why = check_fields(p);
-	if (why) {
-		pslice_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_records(&c, name, p, err);
-	if (rc)
-		pslice_profile_free(p);
-	return rc;
+		why = kind_get_id_names(c, &p->image);
+	return why ? why : check_fields(p);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

@@ -27,6 +27,9 @@
 #define SOFF_MTIME	64
 #define SLICE_HDR_SIZE	72
 
+PROF_KIND_FORMAT(slice, slice_profile, SLICE_MAGIC, "a dcpi time-slice profile",
+		 "slices", SLICE_HDR_SIZE, SLICE_VERSION, SOFF_ISIZE);
+
 void slice_profile_init(struct slice_profile *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -74,9 +77,8 @@ static int entry_cmp(const void *x, const void *y)
 {
 	const struct slice_entry *a = x, *b = y;
 
-	if (a->slice != b->slice)
-		return a->slice < b->slice ? -1 : 1;
-	return a->offset < b->offset ? -1 : a->offset > b->offset;
+	return dcpi_cmp_keys((uint64_t[]){ a->slice, a->offset },
+			     (uint64_t[]){ b->slice, b->offset }, 2);
 }
 
 static int bound_cmp(const void *x, const void *y)
@@ -210,19 +212,14 @@ int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 	if (!why)
 		why = check_records(p, &total);
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: slices: cannot encode: %s", p->image.path,
-				 why);
+		return kind_cannot(&slice_format, &p->image, why, err);
 	size = encoded_size(p);
-	if (!(b = calloc(1, size)))
-		return dcpi_errf(err, -ENOMEM, "%s: slices: out of memory encoding %zu bytes",
-				 p->image.path, size);
-	kind_put_header(b, SLICE_MAGIC, SLICE_VERSION, size);
+	if (kind_alloc(&slice_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + SOFF_NENTRIES, p->n);
 	put64(b + SOFF_NBOUNDS, p->nb);
 	put64(b + SOFF_TOTAL, total);
 	put64(b + SOFF_WIDTH, p->slice_ns);
-	put64(b + SOFF_ISIZE, p->image.size);
-	put64(b + SOFF_MTIME, (uint64_t)p->image.mtime);
 	for (int i = 0; i < 3; i++)
 		pos = kind_put_string(b, pos, slice_strings(p, i));
 	for (size_t i = 0; i < p->n; i++) {
@@ -236,10 +233,7 @@ int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 		pos += dcpi_varint_put(b + pos, p->b[i].slice - (i ? p->b[i - 1].slice : 0));
 		pos += dcpi_varint_put(b + pos, p->b[i].rules);
 	}
-	kind_seal(b, size);
-	*buf = b;
-	*len = size;
-	return 0;
+	return kind_sealed(b, size, buf, len);
 }
 
 static int decode_entries(struct kind_cursor *c, uint64_t n, const char *name,
@@ -290,9 +284,10 @@ static int decode_bounds(struct kind_cursor *c, uint64_t n, const char *name,
 
 /* Allocate what the header declares, bounded by the body (an entry takes at
  * least 3 bytes, a boundary 2). */
-static int decode_records(struct kind_cursor *c, const char *name, struct slice_profile *p,
-			  struct dcpi_err *err)
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
+		       struct dcpi_err *err)
 {
+	struct slice_profile *p = v;
 	uint64_t ne = get64(c->buf + SOFF_NENTRIES), nb = get64(c->buf + SOFF_NBOUNDS);
 	uint64_t total = get64(c->buf + SOFF_TOTAL);
 	size_t body = c->size - c->pos;
@@ -318,36 +313,16 @@ static int decode_records(struct kind_cursor *c, const char *name, struct slice_
 	return rc;
 }
 
-int slice_decode(const uint8_t *buf, size_t len, const char *name,
-		 struct slice_profile *p, struct dcpi_err *err)
+/* The width, the image's build-id and path, the event. */
+static const char *decode_head(struct kind_cursor *c, void *v)
 {
-	struct kind_cursor c = { buf, len, SLICE_HDR_SIZE };
-	const char *why;
-	int rc;
+	struct slice_profile *p = v;
+	const char *why = kind_get_id_names(c, &p->image);
 
-	slice_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, SLICE_MAGIC, "a dcpi time-slice profile",
-			       SLICE_HDR_SIZE, SLICE_VERSION, err);
-	if (rc)
-		return rc;
-	p->slice_ns = get64(buf + SOFF_WIDTH);
-	p->image.size = get64(buf + SOFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + SOFF_MTIME);
-	if (!(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))) &&
-	    !(why = kind_get_string(&c, p->image.path, sizeof(p->image.path))))
-		why = kind_get_string(&c, p->event, sizeof(p->event));
+	p->slice_ns = get64(c->buf + SOFF_WIDTH);
 	if (!why)
-		why = check_fields(p);
-	if (why) {
-		slice_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_records(&c, name, p, err);
-	if (rc)
-		slice_profile_free(p);
-	return rc;
+		why = kind_get_string(c, p->event, sizeof(p->event));
+	return why ? why : check_fields(p);
 }
 
 /* --- a time window over an epoch's profiles ------------------------------ */

@@ -505,9 +505,8 @@ static int index_build(struct val_profile *p, size_t want)
 
 static int list_cmp(const struct val_hotlist *x, const struct val_hotlist *y)
 {
-	if (x->offset != y->offset)
-		return x->offset < y->offset ? -1 : 1;
-	return (x->kind > y->kind) - (x->kind < y->kind);
+	return dcpi_cmp_keys((uint64_t[]){ x->offset, x->kind },
+			     (uint64_t[]){ y->offset, y->kind }, 2);
 }
 
 static int cmp_list(const void *a, const void *b)
@@ -810,10 +809,8 @@ static const char *check_profile(const struct val_profile *p, char *why, size_t 
 	return NULL;
 }
 
-static const struct kind_format val_format = {
-	.magic = VAL_MAGIC, .what = "a dcpi value profile", .noun = "values",
-	.hdr_size = VAL_HDR_SIZE, .version = VAL_VERSION, .off_image = VOFF_ISIZE,
-};
+PROF_KIND_FORMAT(val, val_profile, VAL_MAGIC, "a dcpi value profile",
+		 "values", VAL_HDR_SIZE, VAL_VERSION, VOFF_ISIZE);
 
 int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
@@ -825,14 +822,10 @@ int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct d
 	*buf = NULL;
 	*len = 0;
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: values: cannot encode: %s", p->image.path,
-				 why);
+		return kind_cannot(&val_format, &p->image, why, err);
 	size = val_encoded_size(p);
-	b = calloc(1, size);
-	if (!b)
-		return dcpi_errf(err, -ENOMEM, "%s: values: out of memory encoding %zu bytes",
-				 p->image.path, size);
-	kind_put_head(&val_format, b, size, &p->image);
+	if (kind_alloc(&val_format, &p->image, size, &b, err))
+		return -ENOMEM;
 	put64(b + VOFF_NLISTS, p->nlists);
 	put64(b + VOFF_NIMAGES, p->nimages);
 	put64(b + VOFF_SAMPLES, p->samples);
@@ -936,9 +929,10 @@ static int decode_lists(struct kind_cursor *c, uint64_t n, const char *name,
 }
 
 /* Allocate for the counts the header declares, bounded by the body. */
-static int decode_records(struct kind_cursor *c, const char *name, struct val_profile *p,
-			  struct dcpi_err *err)
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
+		       struct dcpi_err *err)
 {
+	struct val_profile *p = v;
 	uint64_t ni = get64(c->buf + VOFF_NIMAGES), nl = get64(c->buf + VOFF_NLISTS);
 	size_t body = c->size - c->pos;
 	int rc;
@@ -964,30 +958,14 @@ static int decode_records(struct kind_cursor *c, const char *name, struct val_pr
 	return rc;
 }
 
-int val_decode(const uint8_t *buf, size_t len, const char *name, struct val_profile *p,
-	       struct dcpi_err *err)
+/* The samples, the image's build-id and path. */
+static const char *decode_head(struct kind_cursor *c, void *v)
 {
-	struct kind_cursor c = { buf, len, 0 };
-	const char *why;
-	int rc;
+	struct val_profile *p = v;
+	const char *why = kind_get_id_names(c, &p->image);
 
-	val_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_decode_head(&val_format, &c, name, &p->image, err);
-	if (rc)
-		return rc;
-	p->samples = get64(buf + VOFF_SAMPLES);
-	if (!(why = kind_get_id_names(&c, &p->image)))
-		why = kind_check_id(&p->image);
-	if (why) {
-		val_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
-	rc = decode_records(&c, name, p, err);
-	if (rc)
-		val_profile_free(p);
-	return rc;
+	p->samples = get64(c->buf + VOFF_SAMPLES);
+	return why ? why : kind_check_id(&p->image);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */

@@ -27,6 +27,9 @@
 #define VOFF_MTIME	48
 #define VSL_HDR_SIZE	56
 
+PROF_KIND_FORMAT(vslice, vslice_profile, VSL_MAGIC, "a dcpi value-slice profile",
+		 "value slices", VSL_HDR_SIZE, VSL_VERSION, VOFF_ISIZE);
+
 void vslice_profile_init(struct vslice_profile *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -136,8 +139,7 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 	*buf = NULL;
 	*len = 0;
 	if (why)
-		return dcpi_errf(err, -EINVAL, "%s: value slices: cannot encode: %s",
-				 p->image.path, why);
+		return kind_cannot(&vslice_format, &p->image, why, err);
 	if (p->n && (!(vb = calloc(p->n, sizeof(*vb))) || !(vl = calloc(p->n, sizeof(*vl))))) {
 		free(vb);
 		return dcpi_errf(err, -ENOMEM, "%s: value slices: out of memory", p->image.path);
@@ -149,15 +151,11 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 	for (size_t i = 0; !rc && i < p->n; i++)
 		size += varint_len(p->s[i].slice - (i ? p->s[i - 1].slice : 0)) +
 			varint_len(vl[i]) + vl[i];
-	if (!rc && !(b = calloc(1, size)))
-		rc = dcpi_errf(err, -ENOMEM, "%s: value slices: out of memory encoding %zu "
-			       "bytes", p->image.path, size);
+	if (!rc)
+		rc = kind_alloc(&vslice_format, &p->image, size, &b, err);
 	if (!rc) {
-		kind_put_header(b, VSL_MAGIC, VSL_VERSION, size);
 		put64(b + VOFF_NSLICES, p->n);
 		put64(b + VOFF_WIDTH, p->slice_ns);
-		put64(b + VOFF_ISIZE, p->image.size);
-		put64(b + VOFF_MTIME, (uint64_t)p->image.mtime);
 		pos = kind_put_string(b, pos, p->image.build_id);
 		pos = kind_put_string(b, pos, p->image.path);
 		for (size_t i = 0; i < p->n; i++) {
@@ -167,9 +165,7 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 			memcpy(b + pos, vb[i], vl[i]);
 			pos += vl[i];
 		}
-		kind_seal(b, size);
-		*buf = b;
-		*len = size;
+		kind_sealed(b, size, buf, len);
 	}
 	free_bufs(vb, k);
 	free(vl);
@@ -207,44 +203,35 @@ static int decode_slices(struct kind_cursor *c, uint64_t n, const char *name,
 	return 0;
 }
 
-int vslice_decode(const uint8_t *buf, size_t len, const char *name,
-		  struct vslice_profile *p, struct dcpi_err *err)
+/* The width, the image's build-id and path, and a count of slices the body
+ * can hold. */
+static const char *decode_head(struct kind_cursor *c, void *v)
 {
-	struct kind_cursor c = { buf, len, VSL_HDR_SIZE };
-	const char *why;
-	uint64_t n;
-	int rc;
+	struct vslice_profile *p = v;
+	const char *why = kind_get_id_names(c, &p->image);
 
-	vslice_profile_init(p);
-	if (!name)
-		name = "(buffer)";
-	rc = kind_check_header(buf, len, name, VSL_MAGIC, "a dcpi value-slice profile",
-			       VSL_HDR_SIZE, VSL_VERSION, err);
-	if (rc)
-		return rc;
-	n = get64(buf + VOFF_NSLICES);
-	p->slice_ns = get64(buf + VOFF_WIDTH);
-	p->image.size = get64(buf + VOFF_ISIZE);
-	p->image.mtime = (int64_t)get64(buf + VOFF_MTIME);
-	if (!(why = kind_get_string(&c, p->image.build_id, sizeof(p->image.build_id))))
-		why = kind_get_string(&c, p->image.path, sizeof(p->image.path));
+	p->slice_ns = get64(c->buf + VOFF_WIDTH);
 	if (!why)
 		why = check_fields(p);
-	if (!why && n > (c.size - c.pos) / 2)
+	if (!why && get64(c->buf + VOFF_NSLICES) > (c->size - c->pos) / 2)
 		why = "more slices than bytes";
-	if (why) {
-		vslice_profile_init(p);
-		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
-	}
+	return why;
+}
+
+static int decode_body(struct kind_cursor *c, const char *name, void *v,
+		       struct dcpi_err *err)
+{
+	struct vslice_profile *p = v;
+	uint64_t n = get64(c->buf + VOFF_NSLICES);
+	int rc;
+
 	if (n && !(p->s = calloc((size_t)n, sizeof(*p->s))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 	p->cap = (size_t)n;
-	rc = decode_slices(&c, n, name, p, err);
-	if (!rc && c.pos != c.size)
+	rc = decode_slices(c, n, name, p, err);
+	if (!rc && c->pos != c->size)
 		rc = dcpi_errf(err, -EINVAL, "%s: %zu bytes of garbage after the slices", name,
-			       c.size - c.pos);
-	if (rc)
-		vslice_profile_free(p);
+			       c->size - c->pos);
 	return rc;
 }
 

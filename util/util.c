@@ -169,6 +169,16 @@ int dcpi_grow(void **v, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+int dcpi_grow_zero(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t old = *cap;
+
+	if (dcpi_grow(v, cap, need, size))
+		return -ENOMEM;
+	memset((char *)*v + old * size, 0, (*cap - old) * size);
+	return 0;
+}
+
 void dcpi_buf_put(struct dcpi_buf *b, const void *v, size_t n)
 {
 	if (b->oom || !n)

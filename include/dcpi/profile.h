@@ -85,7 +85,7 @@ int prof_image_key(const struct prof_image_id *id, char *out, size_t len);
 
 /*
  * The functions every profile kind kept in files has (this header's
- * sample profiles; callgraph.h, data.h, paths.h, values.h), for struct TYPE:
+ * sample profiles; callgraph.h, data.h, paths.h, slices.h, values.h), for struct TYPE:
  *   PFX_encode, PFX_decode: to and from a buffer of a file's bytes (decode
  *     validates everything, every error names name, "(buffer)" when NULL);
  *   PFX_file_write: atomically (temporary file, fsync, rename);

@@ -62,21 +62,9 @@ int slice_normalize(struct slice_profile *p);
 int slice_profile_merge(struct slice_profile *dst, const struct slice_profile *src,
 			struct dcpi_err *err);
 
-int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
-		 struct dcpi_err *err);
-int slice_decode(const uint8_t *buf, size_t len, const char *name,
-		 struct slice_profile *p, struct dcpi_err *err);
-int slice_file_write(const char *path, const struct slice_profile *p, struct dcpi_err *err);
-int slice_file_read(const char *path, struct slice_profile *p, struct dcpi_err *err);
-int slice_file_merge(const char *path, const struct slice_profile *p, struct dcpi_err *err);
-
-/* Merge one image's slices into the epoch's "<key>.slices". */
-int slice_epoch_write(struct prof_db *db, const char *epoch, const struct slice_profile *p,
-		      struct dcpi_err *err);
-/* Every image's slices of an epoch (damaged files skipped with a note). */
-int slice_epoch_read(struct prof_db *db, const char *epoch, struct slice_profile **out,
-		     size_t *n, struct dcpi_err *err);
-void slice_profiles_free(struct slice_profile *p, size_t n);
+/* The kind's functions of include/dcpi/profile.h, for slice_profile. */
+PROF_KIND_FILE_DECLARE(slice, slice_profile);
+PROF_KIND_EPOCH_DECLARE(slice, slice_profile);
 /*
  * The profiles in[0..nin) of an epoch restricted to slices [from, to) of
  * its slices sp[0..nsp) (one event, slice_epoch_read's), into *out (free
@@ -88,8 +76,6 @@ void slice_profiles_free(struct slice_profile *p, size_t n);
 int slice_window(const struct slice_profile *sp, size_t nsp, uint64_t from, uint64_t to,
 		 const struct prof_profile *in, size_t nin, struct prof_profile **out,
 		 size_t *nout, size_t *dropped, struct dcpi_err *err);
-int slice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
-		      const char *src_epoch, struct dcpi_err *err);
 
 /*
  * Path samples by time slice: "<key>.pslices" beside the epoch's "<key>.paths"
@@ -135,20 +121,10 @@ int pslice_profile_merge(struct pslice_profile *dst, const struct pslice_profile
 int pslice_window(const struct pslice_profile *p, uint64_t from, uint64_t to,
 		  struct path_profile *out);
 
-int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
-		  struct dcpi_err *err);
-int pslice_decode(const uint8_t *buf, size_t len, const char *name,
-		  struct pslice_profile *p, struct dcpi_err *err);
-int pslice_file_write(const char *path, const struct pslice_profile *p, struct dcpi_err *err);
-int pslice_file_read(const char *path, struct pslice_profile *p, struct dcpi_err *err);
-int pslice_file_merge(const char *path, const struct pslice_profile *p, struct dcpi_err *err);
-/* Merge one image's path slices into the epoch's "<key>.pslices". */
-int pslice_epoch_write(struct prof_db *db, const char *epoch, const struct pslice_profile *p,
-		       struct dcpi_err *err);
-/* Every image's path slices of an epoch; none (an older database): *n = 0. */
-int pslice_epoch_read(struct prof_db *db, const char *epoch, struct pslice_profile **out,
-		      size_t *n, struct dcpi_err *err);
-void pslice_profiles_free(struct pslice_profile *p, size_t n);
+/* The kind's functions of include/dcpi/profile.h, for pslice_profile
+ * (pslice_epoch_read of a database older than them: *n = 0). */
+PROF_KIND_FILE_DECLARE(pslice, pslice_profile);
+PROF_KIND_EPOCH_DECLARE(pslice, pslice_profile);
 /* The paths of image id in slices [from, to) of the epoch into out (free
  * with path_profile_free; no records when the image had no burst there):
  * 1, or 0 when the epoch keeps no path slices at all (recorded before them,
@@ -156,8 +132,6 @@ void pslice_profiles_free(struct pslice_profile *p, size_t n);
 int pslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 			uint64_t from, uint64_t to, struct path_profile *out,
 			struct dcpi_err *err);
-int pslice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
-		       const char *src_epoch, struct dcpi_err *err);
 
 /*
  * Value samples by time slice: "<key>.vslices" beside the epoch's
@@ -191,20 +165,9 @@ int vslice_profile_merge(struct vslice_profile *dst, const struct vslice_profile
  * val_profile_free), normalized. */
 int vslice_window(const struct vslice_profile *p, uint64_t from, uint64_t to,
 		  struct val_profile *out, struct dcpi_err *err);
-int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
-		  struct dcpi_err *err);
-int vslice_decode(const uint8_t *buf, size_t len, const char *name,
-		  struct vslice_profile *p, struct dcpi_err *err);
-int vslice_file_write(const char *path, const struct vslice_profile *p, struct dcpi_err *err);
-int vslice_file_read(const char *path, struct vslice_profile *p, struct dcpi_err *err);
-int vslice_file_merge(const char *path, const struct vslice_profile *p, struct dcpi_err *err);
-int vslice_epoch_write(struct prof_db *db, const char *epoch, const struct vslice_profile *p,
-		       struct dcpi_err *err);
-int vslice_epoch_read(struct prof_db *db, const char *epoch, struct vslice_profile **out,
-		      size_t *n, struct dcpi_err *err);
-void vslice_profiles_free(struct vslice_profile *p, size_t n);
-int vslice_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,
-		       const char *src_epoch, struct dcpi_err *err);
+/* The kind's functions of include/dcpi/profile.h, for vslice_profile. */
+PROF_KIND_FILE_DECLARE(vslice, vslice_profile);
+PROF_KIND_EPOCH_DECLARE(vslice, vslice_profile);
 /* As pslice_epoch_window, for the values: 1, or 0 when the epoch keeps no
  * value slices. */
 int vslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,

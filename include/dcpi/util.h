@@ -44,6 +44,20 @@ size_t dcpi_svarint_get(const uint8_t *in, size_t avail, int64_t *v);
  * undefined behaviour, and UBSan says so).  Use it everywhere in the library.
  */
 void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/*
+ * Records ordered by a list of unsigned fields, most significant first: the
+ * first of the n pairs a[i], b[i] that differ decides (-1, 0 or 1).  A sort
+ * order is its list, e.g. dcpi_cmp_keys((uint64_t[]){ x->lo, x->hi },
+ * (uint64_t[]){ y->lo, y->hi }, 2).
+ */
+static inline int dcpi_cmp_keys(const uint64_t *a, const uint64_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
 /* A new zeroed element at the end of the array *v of *n elements of size
  * bytes (capacity *cap, doubled as needed); NULL when out of memory. */
 void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
@@ -51,6 +65,8 @@ void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
  * doubled from 16 as needed; the new elements are not cleared): 0, or
  * -ENOMEM with *v and *cap as they were. */
 int dcpi_grow(void **v, size_t *cap, size_t need, size_t size);
+/* As dcpi_grow, the new elements (from *cap to the new *cap) cleared. */
+int dcpi_grow_zero(void **v, size_t *cap, size_t need, size_t size);
 
 /* Bytes appended to a buffer that grows (dcpi_grow) as they come; when an
  * allocation fails, oom is set and what follows is dropped, for the writer
