@@ -186,8 +186,11 @@ static void test_chase_l2(void **state)
 	/* One recording's count follows what the machine did between the run
 	 * and the replay right after it, which at an L2 hit's 9 cycles beyond
 	 * the best case moves it most: 0.77x and 1.5x in CI runs, each inside
-	 * its interval.  The median of five is held to 25%. */
-	chase("", 262144, 100000000, 1.25, 0, 0.3, 5);
+	 * its interval.  Quiet, the median of five is within 25% (0.92-1.01
+	 * alone, five runs); a CI run's valgrind stage on 2026-11-28 read
+	 * 0.61-1.03, median 0.70, four of five with their walks timed slow:
+	 * the median is held to a factor 1.6, as the 16 MB one's. */
+	chase("", 262144, 100000000, 1.6, 0, 0.3, 5);
 }
 
 /* 16 MB, inside the 32 MB L3 these VMs share with other tenants: how much of
