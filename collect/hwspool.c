@@ -135,11 +135,18 @@ int hws_seen(struct hw_spool *h, uint32_t pid, struct dcpi_err *err)
 	return 0;
 }
 
-/* One MMAP2 of pid, time 0 (the importer sorts by time: before every
- * sample), with the sample_id trailer (pid, tid, time, id). */
-static int synth_one(struct hw_spool *h, uint32_t pid, uint64_t start, uint64_t end,
-		     uint64_t pgoff, const char *name, uint64_t id, struct dcpi_err *err)
+struct synth {
+	struct hw_spool *h;
+	uint32_t pid;
+	uint64_t id;
+	struct dcpi_err *err;
+};
+
+/* One MMAP2 of a file mapped by pid, time 0 (the importer sorts by time:
+ * before every sample), with the sample_id trailer (pid, tid, time, id). */
+static int synth_one(void *arg, uint64_t start, uint64_t end, uint64_t pgoff, const char *name)
 {
+	const struct synth *s = arg;
 	uint8_t rec[8 + 64 + 4096 + 24];
 	size_t nlen = (strlen(name) + 1 + 7) & ~(size_t)7, at = 8;
 	uint64_t v[3] = { start, end - start, pgoff };
@@ -147,49 +154,30 @@ static int synth_one(struct hw_spool *h, uint32_t pid, uint64_t start, uint64_t 
 	struct perf_event_header eh = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
 					(uint16_t)(8 + 64 + nlen + 24) };
 
-	if (nlen > 4096)
-		return 0;
+	if (name[0] != '/' || nlen > 4096)
+		return 0;	/* [vdso], [stack]: no file the importer opens */
 	memset(rec, 0, sizeof(rec));
 	memcpy(rec, &eh, 8);
-	memcpy(rec + at, &pid, 4), memcpy(rec + at + 4, &pid, 4);
+	memcpy(rec + at, &s->pid, 4), memcpy(rec + at + 4, &s->pid, 4);
 	memcpy(rec + at + 8, v, 24);
 	memcpy(rec + at + 56, prot, 8);	/* after maj, min, ino, generation */
 	at += 64;
 	memcpy(rec + at, name, strlen(name));
 	at += nlen;
-	memcpy(rec + at, &pid, 4), memcpy(rec + at + 4, &pid, 4);
-	memcpy(rec + at + 16, &id, 8);
-	return hws_add(h, rec, eh.size, err);
+	memcpy(rec + at, &s->pid, 4), memcpy(rec + at + 4, &s->pid, 4);
+	memcpy(rec + at + 16, &s->id, 8);
+	return hws_add(s->h, rec, eh.size, s->err);
 }
 
 int hws_synth(struct hw_spool *h, uint32_t pid, uint64_t id, struct dcpi_err *err)
 {
-	char path[64], line[4096 + 256];
-	FILE *f;
-	size_t at;
+	struct synth s = { h, pid, id, err };
 	int ret;
 
-	if (seen_pos(h, pid, &at))
+	if (hws_has(h, pid))
 		return 0;
 	ret = hws_seen(h, pid, err);
-
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = ret ? NULL : fopen(path, "re");
-	if (!f)
-		return ret;	/* gone already: its samples stay unnamed */
-	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned long long a, b, off;
-		char perms[8];
-		int name = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &a, &b, perms, &off, &name) < 4 ||
-		    !name || perms[2] != 'x' || line[name] != '/')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		ret = synth_one(h, pid, a, b, off, line + name, id, err);
-	}
-	fclose(f);
-	return ret;
+	return ret ? ret : maps_proc_exec(pid, synth_one, &s);
 }
 
 static void put64(struct dcpi_buf *t, uint64_t v)

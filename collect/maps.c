@@ -436,15 +436,14 @@ void maps_reap(struct maps *m)
 }
 
 /* Read the executable mappings of a live process we have no record of. */
-static int scan_proc(struct maps *m, struct proc *p)
+int maps_proc_exec(uint32_t pid, maps_exec_fn fn, void *arg)
 {
 	char path[64], line[PROF_PATH_MAX + 128];
 	FILE *f;
 	int ret = 0;
 
-	p->scanned = 1;
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", p->pid);
-	f = fopen(path, "r");
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
+	f = fopen(path, "re");
 	if (!f)
 		return 0;	/* gone: its samples stay unknown */
 	while (!ret && fgets(line, sizeof(line), f)) {
@@ -458,10 +457,30 @@ static int scan_proc(struct maps *m, struct proc *p)
 			continue;
 		if (perms[2] != 'x')
 			continue;
-		ret = add_map(m, p, start, end - start, pgoff, line + name);
+		ret = fn(arg, start, end, pgoff, line + name);
 	}
 	fclose(f);
 	return ret;
+}
+
+struct scan_ctx {
+	struct maps *m;
+	struct proc *p;
+};
+
+static int scan_one(void *arg, uint64_t start, uint64_t end, uint64_t pgoff, const char *name)
+{
+	struct scan_ctx *c = arg;
+
+	return add_map(c->m, c->p, start, end - start, pgoff, name);
+}
+
+static int scan_proc(struct maps *m, struct proc *p)
+{
+	struct scan_ctx c = { m, p };
+
+	p->scanned = 1;
+	return maps_proc_exec(p->pid, scan_one, &c);
 }
 
 static const struct map *map_at(const struct proc *p, uint64_t ip)

@@ -332,6 +332,12 @@ int maps_intern(struct maps *m, const char *path, uint32_t *image, struct dcpi_e
 int maps_scan_all(struct maps *m, struct dcpi_err *err);
 /* ... of one process now (attaching to it); a process gone is no error. */
 int maps_scan_pid(struct maps *m, uint32_t pid, struct dcpi_err *err);
+/* Each executable mapping of pid in /proc/PID/maps to fn (its name: a path
+ * or a pseudo-name such as "[vdso]"); fn's first non-zero return stops
+ * and is returned.  A process gone is no error. */
+typedef int (*maps_exec_fn)(void *arg, uint64_t start, uint64_t end, uint64_t pgoff,
+			    const char *name);
+int maps_proc_exec(uint32_t pid, maps_exec_fn fn, void *arg);
 /*
  * JIT code: when on, a pc in anonymous memory of a process that has a
  * /tmp/perf-PID.map resolves to the pseudo-image of that path, offset = pc.
