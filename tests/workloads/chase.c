@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "wl_common.h"
+
 __attribute__((noinline)) long walk(const unsigned *next, long steps)
 {
 	unsigned i = 0;
@@ -30,16 +32,7 @@ int main(int argc, char **argv)
 
 	if (!next || n < 2)
 		return 1;
-	for (size_t k = 0; k < n; k++)
-		next[k] = (unsigned)k;
-	for (size_t k = n - 1; k > 0; k--) {	/* Sattolo: one cycle through all */
-		size_t j;
-		unsigned t;
-
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		j = x % k;
-		t = next[k], next[k] = next[j], next[j] = t;
-	}
+	WL_SATTOLO(next, n, x);		/* one cycle through all */
 	printf("%ld\n", walk(next, steps));
 	free(next);
 	return 0;

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "wl_common.h"
+
 long walk_if(const unsigned *next, long steps);
 
 /* written out so that the compiler makes neither a cmov of the if nor the
@@ -50,16 +52,7 @@ int main(int argc, char **argv)
 
 	if (!next || n < 2)
 		return 1;
-	for (size_t k = 0; k < n; k++)
-		next[k] = (unsigned)k;
-	for (size_t k = n - 1; k > 0; k--) {	/* Sattolo: one cycle through all */
-		size_t j;
-		unsigned t;
-
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		j = x % k;
-		t = next[k], next[k] = next[j], next[j] = t;
-	}
+	WL_SATTOLO(next, n, x);		/* one cycle through all */
 	printf("%ld\n", walk_if(next, steps));
 	free(next);
 	return 0;

@@ -1,12 +1,13 @@
 /*
- * wl_common.h - what the workloads share (culprits.c, membound.c): a
- * pointer chase's random cycle, the same on every machine.  Macros, not
- * functions: the workloads are built with -fno-inline (Makefile), and a
- * profile read by procedure wants the set-up's time in the procedure that
- * does it, not in a helper of its own.  phases.c keeps its own copy: its
- * code layout is part of what tests/test_phase.c measures (phase keys are
- * 64-byte lines, include/dcpi/phase.h's phase_key, and moving phase_chase's
- * loop into phase_alu's line hides the A-B-A boundaries).
+ * wl_common.h - what the workloads share (culprits.c, membound.c, chase.c,
+ * chase_if.c): a pointer chase's random cycle, the same on every machine.
+ * Macros, not functions: the workloads are built with -fno-inline
+ * (Makefile), and a profile read by procedure wants the set-up's time in the
+ * procedure that does it, not in a helper of its own.  phases.c keeps its
+ * own copy: its code layout is part of what tests/test_phase.c measures
+ * (phase keys are 64-byte lines, include/dcpi/phase.h's phase_key, and
+ * moving phase_chase's loop into phase_alu's line hides the A-B-A
+ * boundaries).
  */
 #ifndef DCPI_WL_COMMON_H
 #define DCPI_WL_COMMON_H
