@@ -490,11 +490,12 @@ static void test_analysis_phase(void **state)
 	ph = phase_of(args, &t[1], &lo, &hi);
 	assert_int_equal(tu_sh("%s prof --db %s/db --phase %ld --json >%s/prof.json && "
 			       "%s prof --db %s/db --time %.3f-%.3f --json >%s/inner.json && "
+			       "%s prof --db %s/db --json >%s/whole.json && "
 			       "%s llvm-prof --no-calibrate --no-measure --db %s/db --phase %ld "
 			       "-o %s/b.prof 2>/dev/null && %s llvm-prof --no-calibrate "
 			       "--no-measure --db %s/db -o %s/all.prof 2>/dev/null", bin, ws, ph,
-			       ws, bin, ws, lo + 0.001, hi - 0.001, ws, bin, ws, ph, ws, bin, ws,
-			       ws), 0);
+			       ws, bin, ws, lo + 0.001, hi - 0.001, ws, bin, ws, ws, bin, ws, ph,
+			       ws, bin, ws, ws), 0);
 	/* what dcpiprof says of the phase, and of its slices but the edges */
 	snprintf(py, sizeof(py), "import json, sys\n"
 		 "def of(f, name):\n"
@@ -505,12 +506,19 @@ static void test_analysis_phase(void **state)
 		 "assert of(w + 'prof.json', 'phase_chase') > 0\n"
 		 "open(w + 'want', 'w').write('%%d %%d' %% (of(w + 'prof.json', 'phase_chase'),\n"
 		 "                                       of(w + 'prof.json', 'phase_alu')))\n"
-		 "f = lambda p: {l.split(':')[0] for l in open(w + p) if l[:1] != ' '}\n"
+		 "f = lambda p: {l.split(':')[0]: int(l.split(':')[1]) for l in open(w + p)\n"
+		 "               if l[:1] != ' '}\n"
 		 "b, a = f('b.prof'), f('all.prof')\n"
-		 "want = {'phase_chase'} | ({'phase_alu'} if of(w + 'prof.json', 'phase_alu') "
-		 "else set())\n"
-		 "assert b == want, (b, want)\n"
-		 "assert 'phase_alu' in a, a\n", ws);
+		 "assert 'phase_alu' in a, a\n"
+		 "assert 'phase_chase' in b and set(b) <= {'phase_chase', 'phase_alu'}, b\n"
+		 /* LLVM's counts are whole numbers: the few edge-slice samples of
+		  * phase_alu in the phase may round to no execution at any line,
+		  * and a function without one is not written.  The whole epoch's
+		  * counts per sample say what the phase's samples should give. */
+		 "alu = of(w + 'prof.json', 'phase_alu')\n"
+		 "expect = alu * a['phase_alu'] / of(w + 'whole.json', 'phase_alu')\n"
+		 "assert alu or 'phase_alu' not in b, b\n"
+		 "assert expect < 20 or b.get('phase_alu', 0) > expect / 3, (b, expect)\n", ws);
 	assert_int_equal(tu_sh("python3 -c \"$(cat <<'EOF'\n%s\nEOF\n)\"", py), 0);
 	snprintf(args, sizeof(args), "calc --no-calibrate --no-measure --db %s/db --phase %ld "
 		 "phase_chase", ws, ph);
