@@ -467,18 +467,19 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
 	return rc;
 }
 
-/* Each replayed walk's spread on its block, for its interval. */
+/* The replayed walks' spread (their timing's and their regions') on every
+ * block that expects their cycles: the load's, and the blocks of a round
+ * that share its step (estimate/replay.c), for their intervals.  Several
+ * replays in one procedure: each such block takes the widest. */
 static void replay_spreads(struct est_analysis *a)
 {
-	for (size_t k = 0; k < a->nreplays; k++)
-		for (uint32_t b = 0; b < a->cfg->nblocks; b++) {
-			const struct cfg_block *bl = &a->cfg->blocks[b];
-			double *sp = &a->r.blocks[b].replay_spread;
+	double sp = 0;
 
-			if (a->replays[k].shown >= bl->first &&
-			    a->replays[k].shown < bl->first + bl->n)
-				*sp = fmax(*sp, a->replays[k].walk.spread);
-		}
+	for (size_t k = 0; k < a->nreplays; k++)
+		sp = fmax(sp, a->replays[k].spread);
+	for (uint32_t b = 0; b < a->cfg->nblocks && b < a->r.nblocks; b++)
+		if (a->r.blocks[b].replay > 0)
+			a->r.blocks[b].replay_spread = sp;
 }
 
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,

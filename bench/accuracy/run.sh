@@ -33,7 +33,7 @@ DCPI=$B/dcpi
 # --- tools: probe, install what is missing (Debian package names) ---------
 missing=""
 for t in bzip2:bzip2 gzip:gzip xz:xz-utils sqlite3:sqlite3 valgrind:valgrind python3:python3 \
-	perl:perl-base sort:coreutils mawk:mawk zstd:zstd; do
+	perl:perl-base sort:coreutils mawk:mawk zstd:zstd sed:sed grep:grep; do
 	command -v "${t%%:*}" > /dev/null 2>&1 || missing="$missing ${t#*:}"
 done
 if [ -n "$missing" ]; then
@@ -71,6 +71,11 @@ fi
 # words (its own hash tables), zstd compressing
 [ -s "$IN/wc.awk" ] || echo '{ for (i = 1; i <= NF; i++) c[$i]++ } END { n = 0; for (w in c) n++; print n }' \
 	> "$IN/wc.awk"
+# three more, added 2026-11-28 after the path scale rule was chosen with the
+# four above in view (docs/estimate.md "Path samples"): CPython counting words
+# (its dict), sed's regex substitution, grep's DFA over 200 MB
+[ -s "$IN/wc.py" ] || printf '%s\n' 'import sys, collections' 'c = collections.Counter()' \
+	'for line in open(sys.argv[1]): c.update(line.split())' 'print(len(c))' > "$IN/wc.py"
 if [ ! -s "$IN/big.txt" ]; then
 	for _ in $(seq 25); do cat "$IN/words.txt"; done > "$IN/big.txt"
 fi
@@ -88,7 +93,10 @@ sha256sum|/dev/null|sha256sum $IN/big.txt
 perl|/dev/null|perl $IN/wc.pl $IN/words.txt
 sort|/dev/null|sort --parallel=1 -S 64M -k 2 $IN/words.txt
 awk|/dev/null|mawk -f $IN/wc.awk $IN/words.txt
-zstd|/dev/null|zstd -9 -T1 -c $IN/words.txt"
+zstd|/dev/null|zstd -9 -T1 -c $IN/words.txt
+python|/dev/null|/usr/bin/python3 $IN/wc.py $IN/words.txt
+sed|/dev/null|sed -E s/([a-z]+)e([a-z]*)/<&>/g $IN/words2m.txt
+grep|/dev/null|grep -c -E ^[a-m].*(in|ed)[.]$ $IN/big.txt"
 
 echo "$WL" | {
 	while IFS='|' read -r name stdin cmd; do

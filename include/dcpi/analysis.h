@@ -96,6 +96,11 @@ struct est_replay {
 	uint32_t elem;			/* its elements' size */
 	struct sbx_walk walk;		/* the walk timed (cycles, L1, spread) */
 	double extra;			/* walk.cycles - walk.l1_cycles */
+	uint64_t bytes_lo, bytes_hi;	/* the region's 90% range from addrs
+					 * (est_replay_footprint_range) */
+	double cycles_lo, cycles_hi;	/* their walks' cycles a step */
+	double spread;			/* the count's relative spread from the
+					 * walk: its timing's and its region's */
 };
 
 /* What one epoch offers every procedure's analysis. */
@@ -214,6 +219,8 @@ int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, siz
 		     uint64_t *bytes, struct dcpi_err *err);
 void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem,
 			  size_t *used);
+void est_replay_footprint_range(uint64_t bytes, uint32_t elem, size_t used, uint64_t *lo,
+				uint64_t *hi);
 
 /*
  * Block, edge and instruction counts of cfg's procedure in img from branch
