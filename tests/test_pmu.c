@@ -29,6 +29,7 @@
 #include "testutil.h"
 #include "tu_main.h"
 #include "tu_perf.h"
+#include "tu_sess.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_PERIOD)
@@ -357,17 +358,10 @@ static void live(struct session *s, struct collect_opts *o, struct smp_counter *
 	o->hw_import = test_import;
 	o->hw_spool_dir = spool;
 	o->hw_vendor = "AMD";
-	assert_int_equal(sess_init(s, o, &err), 0);
-	k[0] = (struct smp_counter){ -1, 0, 0, ID_CLOCK };
-	k[1] = (struct smp_counter){ -1, 0, 1, ID_BR };
-	s->smp.ctr = k;
-	s->smp.nctr = 2;
-	s->smp.sample_type = ST;
+	tu_sess_live(s, o, k, ID_CLOCK, ID_BR, ST);
 	s->smp.cfg = s->cfg;
 	collect_event_attr(&s->smp.attr[0], o->events[0], 250000, 0, 0);
 	collect_event_attr(&s->smp.attr[1], ev, BR_PERIOD, 0, 0);
-	maps_set_offline(s->maps, 1);
-	maps_set_jit(s->maps, 0);
 	assert_int_equal(hws_open(&s->hw, spool, &err), 0);
 }
 
