@@ -36,7 +36,6 @@
 static char ws[400], wl[600], url[200], hosts[8192];
 static const char *bin;
 static struct tu_ch srv;
-static int have_server;
 
 /* Record the workload twice into ws/src, and make the fleet of it. */
 static int make_fleet(void)
@@ -90,7 +89,6 @@ static int group_setup(void **state)
 	snprintf(url, sizeof(url), "clickhouse://127.0.0.1:%d/sim", srv.http);
 	if (make_fleet() < 0 || push_fleet())
 		return -1;
-	have_server = 1;
 	return 0;
 }
 
@@ -100,15 +98,13 @@ static int group_teardown(void **state)
 	return tu_fleet_stop(&srv, ws);
 }
 
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
-
 /* The pulled image equals the merged hosts' files, byte for byte. */
 static void test_sim_pull_equals_merge(void **state)
 {
 	char a[600], b[600];
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(a, sizeof(a), "%s/pulled", ws);
 	snprintf(b, sizeof(b), "%s/merged", ws);
 	assert_int_equal(tu_sh("'%s' merge %s -o '%s' 2>/dev/null", bin, hosts, b), 0);
@@ -143,7 +139,7 @@ static void test_prof_from_fleet(void **state)
 	char a[1200], b[1200];
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(a, sizeof(a), "--from %s --image demo_work", url);
 	snprintf(b, sizeof(b), "--db '%s/pulled'", ws);
 	if (access(b + 6, F_OK))
