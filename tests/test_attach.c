@@ -209,12 +209,41 @@ static void stop(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/*
+ * `dcpi record --db DB OPTS` (OPTS from fmt: what to attach to, pid's -p or
+ * -t, and how long), its errors in err; then pid stopped (SIGTERM) when
+ * stop_it, else waited for.  The record succeeded; its wall-clock seconds.
+ */
+static double record_attached(pid_t pid, int stop_it, const char *db, const char *err,
+			      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static double record_attached(pid_t pid, int stop_it, const char *db, const char *err,
+			      const char *fmt, ...)
+{
+	char opts[512];
+	double t0, took;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(opts, sizeof(opts), fmt, ap);
+	va_end(ap);
+	t0 = mono_s();
+	rc = run("%s record --db %s %s 2>%s", bin, db, opts, err);
+	took = mono_s() - t0;
+	if (stop_it)
+		stop(pid);
+	else
+		waitpid(pid, NULL, 0);
+	assert_int_equal(rc, 0);
+	return took;
+}
+
 static void test_attach_shape(void **state)
 {
 	char db[TU_RUN_NAME], err[TU_RUN_NAME];
 	struct rep_table from, att;
 	double a0, b0, a1, b1;
-	int ra0, rb0, ra1, rb1, rc;
+	int ra0, rb0, ra1, rb1;
 	pid_t pid;
 
 	(void)state;
@@ -226,9 +255,7 @@ static void test_attach_shape(void **state)
 	pid = start(twoprocs, "2000");	/* far longer than we look */
 	usleep(300000);
 	tu_run_names(ws, db, err, NULL, NULL);
-	rc = run("%s record -q --db %s -p %d --duration 1 2>%s", bin, db, (int)pid, err);
-	stop(pid);
-	assert_int_equal(rc, 0);
+	record_attached(pid, 1, db, err, "-q -p %d --duration 1", (int)pid);
 	load(db, &att);
 
 	a0 = share_of(&from, "proc_a", NULL, &ra0);
@@ -255,20 +282,14 @@ static void test_attach_command(void **state)
 {
 	char db[TU_RUN_NAME], err[TU_RUN_NAME], buf[4096];
 	struct rep_table t;
-	double t0, took;
-	int rank, rc;
+	int rank;
 	pid_t pid;
 
 	(void)state;
 	pid = start(twoprocs, "2000");
 	usleep(100000);
 	tu_run_names(ws, db, err, NULL, NULL);
-	t0 = mono_s();
-	rc = run("%s record --db %s -p %d -- sleep 0.5 2>%s", bin, db, (int)pid, err);
-	took = mono_s() - t0;
-	stop(pid);
-	assert_int_equal(rc, 0);
-	assert_true(took < 5.0);
+	assert_true(record_attached(pid, 1, db, err, "-p %d -- sleep 0.5", (int)pid) < 5.0);
 	assert_true(tu_slurp(err, buf, sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, "path and value samples need the program started by dcpi "
 				    "record; -p records PC samples only"));
@@ -296,7 +317,7 @@ static void test_attach_new_threads(void **state)
 	char *argv[] = { latethreads, "1.5", NULL, NULL };
 	struct rep_table t;
 	double early, late, cpu, seen;
-	int re, rl, rc;
+	int re, rl;
 	pid_t pid;
 
 	(void)state;
@@ -304,9 +325,7 @@ static void test_attach_new_threads(void **state)
 	tu_run_names(ws, db, err, out, "out");
 	pid = tu_spawn(argv, out, tu_in(ws, "bg.err"), 0);
 	usleep(200000);
-	rc = run("%s record -q --db %s -p %d --duration 2 2>%s", bin, db, (int)pid, err);
-	waitpid(pid, NULL, 0);
-	assert_int_equal(rc, 0);
+	record_attached(pid, 0, db, err, "-q -p %d --duration 2", (int)pid);
 	load(db, &t);
 	early = share_of(&t, "early_work", NULL, &re);
 	late = share_of(&t, "late_work", NULL, &rl);
@@ -324,9 +343,7 @@ static void test_attach_new_threads(void **state)
 	tu_run_names(ws, db, err, out, "out");
 	pid = tu_spawn(argv, out, tu_in(ws, "bg.err"), 0);
 	usleep(100000);
-	rc = run("%s record -q --no-calibrate --db %s -p %d 2>%s", bin, db, (int)pid, err);
-	waitpid(pid, NULL, 0);
-	assert_int_equal(rc, 0);
+	record_attached(pid, 0, db, err, "-q --no-calibrate -p %d", (int)pid);
 	load(db, &t);
 	cpu = cpu_of(out);
 	seen = (double)t.events[0].total * t.events[0].period * 1e-9;
@@ -344,20 +361,14 @@ static void test_attach_until_exit(void **state)
 {
 	char db[TU_RUN_NAME], err[TU_RUN_NAME];
 	struct rep_table t;
-	double t0, took;
-	int named, rc;
+	int named;
 	pid_t pid;
 
 	(void)state;
 	pid = start(sysloop, "1");
 	usleep(100000);
 	tu_run_names(ws, db, err, NULL, NULL);
-	t0 = mono_s();
-	rc = run("%s record -q --db %s -t %d 2>%s", bin, db, (int)pid, err);
-	took = mono_s() - t0;
-	waitpid(pid, NULL, 0);
-	assert_int_equal(rc, 0);
-	assert_true(took < 4.0);
+	assert_true(record_attached(pid, 0, db, err, "-q -t %d", (int)pid) < 4.0);
 	load(db, &t);
 	assert_true(kernel_rows(&t, 10, &named) > 0);
 	assert_true(named >= 3);

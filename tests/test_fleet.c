@@ -33,7 +33,6 @@ static char ws[400];
 static const char *bin;
 static struct tu_ch srv;
 static struct tu_ch shard_a, shard_b;	/* test_two_shards's, stopped here too */
-static int have_server;
 
 /* One host's database: epochs of two images (one with a build-id, one
  * without), offsets and counts drawn per host. */
@@ -120,8 +119,7 @@ static int push_all(const char *url, const char *list)
 static int group_setup(void **state)
 {
 	(void)state;
-	have_server = tu_fleet_setup(&bin, ws, sizeof(ws), "fleet", &srv);
-	return have_server < 0 ? -1 : 0;
+	return tu_fleet_setup(&bin, ws, sizeof(ws), "fleet", &srv);
 }
 
 static int group_teardown(void **state)
@@ -131,8 +129,6 @@ static int group_teardown(void **state)
 	tu_ch_stop(&shard_b, SIGTERM);
 	return tu_fleet_stop(&srv, ws);
 }
-
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
 
 /* url of the shared server's database db. */
 static const char *url_of(const struct tu_ch *ch, const char *db)
@@ -155,7 +151,7 @@ static void test_push_pull_equals_merge(void **state)
 	char list[4096], url[200];
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(url, sizeof(url), "%s", url_of(&srv, "eq"));
 	make_fleet("eq", 6, 3, 500, list, sizeof(list));
 	init_db(url);
@@ -211,7 +207,7 @@ static void test_kill_mid_push(void **state)
 	int st = 0;
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(url, sizeof(url), "%s", url_of(&srv, "kill"));
 	make_fleet("kill", 4, 6, 6000, list, sizeof(list));
 	init_db(url);
@@ -279,7 +275,7 @@ static void test_partial_push_counted_once(void **state)
 	int i;
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(url, sizeof(url), "%s", url_of(&srv, "part"));
 	make_fleet("part", 2, 2, 300, list, sizeof(list));
 	init_db(url);
@@ -391,7 +387,7 @@ static void test_errors(void **state)
 	shutdown(fake_fd, SHUT_RDWR);
 	close(fake_fd);
 	pthread_join(th, NULL);
-	if (have_server) {
+	if (tu_fleet_up) {
 		snprintf(args, sizeof(args), "push --db '%s' --to %s", db, url_of(&srv, "noschema"));
 		expect_fail(args, "no dcpi schema in database noschema");
 	}
@@ -412,7 +408,7 @@ static void test_two_shards(void **state)
 	int ok;
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	assert_int_equal(tu_ch_alloc(a, ws, "shard1"), 0);
 	assert_int_equal(tu_ch_alloc(b, ws, "shard2"), 0);
 	snprintf(remote, sizeof(remote), "<fleet2><shard><replica><host>127.0.0.1</host><port>%d"

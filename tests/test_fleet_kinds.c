@@ -39,7 +39,6 @@
 static char ws[400];
 static const char *bin;
 static struct tu_ch srv;
-static int have_server;
 
 static void image(struct prof_image_id *id, const char *bid, const char *path)
 {
@@ -196,8 +195,7 @@ static const char *url_of(const char *db)
 static int group_setup(void **state)
 {
 	(void)state;
-	have_server = tu_fleet_setup(&bin, ws, sizeof(ws), "fleetk", &srv);
-	return have_server < 0 ? -1 : 0;
+	return tu_fleet_setup(&bin, ws, sizeof(ws), "fleetk", &srv);
 }
 
 static int group_teardown(void **state)
@@ -205,8 +203,6 @@ static int group_teardown(void **state)
 	(void)state;
 	return tu_fleet_stop(&srv, ws);
 }
-
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
 
 static double now_s(void)
 {
@@ -265,7 +261,7 @@ static void test_kinds_pull_equals_merge(void **state)
 	int same;
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	for (int h = 0; h < 4; h++) {
 		snprintf(dir, sizeof(dir), "%s/h%02d", ws, h);
 		make_host(dir, h, 2);
@@ -308,7 +304,7 @@ static void test_old_schema(void **state)
 	size_t n;
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(dir, sizeof(dir), "%s/old", ws);
 	make_host(dir, 0, 1);
 	assert_int_equal(tu_sh("'%s' push --to %s --init 2>/dev/null", bin, url_of("old")), 0);
@@ -362,7 +358,7 @@ static void test_prof_since_until(void **state)
 	char dir[600], mid[32];
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(dir, sizeof(dir), "%s/since", ws);
 	make_host(dir, 0, 2);
 	assert_int_equal(tu_sh("'%s' push --to %s --init 2>/dev/null && '%s' push --to %s --db "

@@ -36,7 +36,6 @@
 static char ws[400], wl[600], url[200], hosts[8192];
 static const char *bin;
 static struct tu_ch srv;
-static int have_server;
 
 /* Record the workload twice into ws/src, and make the fleet of it. */
 static int make_fleet(void)
@@ -90,7 +89,6 @@ static int group_setup(void **state)
 	snprintf(url, sizeof(url), "clickhouse://127.0.0.1:%d/sim", srv.http);
 	if (make_fleet() < 0 || push_fleet())
 		return -1;
-	have_server = 1;
 	return 0;
 }
 
@@ -100,7 +98,12 @@ static int group_teardown(void **state)
 	return tu_fleet_stop(&srv, ws);
 }
 
-#define NEED_SERVER() do { if (!have_server) skip(); } while (0)
+/* `dcpi pull` of demo_work from the fleet (with OPTS) into ws/name. */
+static void pull(const char *opts, const char *name)
+{
+	assert_int_equal(tu_sh("'%s' pull --from %s --image demo_work %s -o '%s/%s' 2>/dev/null",
+			       bin, url, opts, ws, name), 0);
+}
 
 /* The pulled image equals the merged hosts' files, byte for byte. */
 static void test_sim_pull_equals_merge(void **state)
@@ -108,12 +111,11 @@ static void test_sim_pull_equals_merge(void **state)
 	char a[600], b[600];
 
 	(void)state;
-	NEED_SERVER();
+	TU_NEED_SERVER();
 	snprintf(a, sizeof(a), "%s/pulled", ws);
 	snprintf(b, sizeof(b), "%s/merged", ws);
 	assert_int_equal(tu_sh("'%s' merge %s -o '%s' 2>/dev/null", bin, hosts, b), 0);
-	assert_int_equal(tu_sh("'%s' pull --from %s --image demo_work -o '%s' 2>/dev/null", bin,
-			       url, a), 0);
+	pull("", "pulled");
 	/* demo_work's cpu-clock profile and the metadata */
 	tu_assert_epoch_files_equal(a, b, 2);
 }
@@ -140,29 +142,30 @@ static void assert_prof_same(const char *args_a, const char *args_b)
  */
 static void test_prof_from_fleet(void **state)
 {
-	char a[1200], b[1200];
+	/* dcpiprof --from URL FROM equals dcpiprof --db ws/DB OPTS */
+	static const struct {
+		const char *from, *db, *opts;
+	} same[] = {
+		{ "--image demo_work", "pulled", "" },
+		{ "--image demo_work --hosts 'host00?'", "pulled10", "" },
+		{ "", "merged", "" },
+		{ "-i", "merged", "-i" },
+	};
+	char a[1200], b[1200], p[700];
 
 	(void)state;
-	NEED_SERVER();
-	snprintf(a, sizeof(a), "--from %s --image demo_work", url);
-	snprintf(b, sizeof(b), "--db '%s/pulled'", ws);
-	if (access(b + 6, F_OK))
-		assert_int_equal(tu_sh("'%s' pull --from %s --image demo_work -o '%s/pulled' "
-				       "2>/dev/null", bin, url, ws), 0);
-	assert_prof_same(a, b);
-	assert_int_equal(tu_sh("'%s' pull --from %s --image demo_work --hosts 'host00?' -o "
-			       "'%s/pulled10' 2>/dev/null", bin, url, ws), 0);
-	snprintf(a, sizeof(a), "--from %s --image demo_work --hosts 'host00?'", url);
-	snprintf(b, sizeof(b), "--db '%s/pulled10'", ws);
-	assert_prof_same(a, b);
+	TU_NEED_SERVER();
+	snprintf(p, sizeof(p), "%s/pulled", ws);
+	if (access(p, F_OK))
+		pull("", "pulled");
+	pull("--hosts 'host00?'", "pulled10");
 	assert_int_equal(tu_sh("test -d '%1$s/merged' || '%2$s' merge %3$s -o '%1$s/merged' "
 			       "2>/dev/null", ws, bin, hosts), 0);
-	snprintf(a, sizeof(a), "--from %s", url);
-	snprintf(b, sizeof(b), "--db '%s/merged'", ws);
-	assert_prof_same(a, b);
-	snprintf(a, sizeof(a), "--from %s -i", url);
-	snprintf(b, sizeof(b), "--db '%s/merged' -i", ws);
-	assert_prof_same(a, b);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		snprintf(a, sizeof(a), "--from %s %s", url, same[i].from);
+		snprintf(b, sizeof(b), "--db '%s/%s' %s", ws, same[i].db, same[i].opts);
+		assert_prof_same(a, b);
+	}
 }
 
 TU_MAIN(group_setup, group_teardown,

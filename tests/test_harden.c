@@ -187,6 +187,18 @@ static void fresh_epoch(char *dbp, size_t dlen, char *epoch, size_t len)
 	new_epoch(dbp, epoch, len);
 }
 
+/* fresh_epoch's database opened, its epoch flushed once (flush_round). */
+static struct prof_db *flushed_epoch(char *dbp, size_t dlen, char *epoch, size_t len)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *db;
+
+	fresh_epoch(dbp, dlen, epoch, len);
+	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
+	assert_int_equal(flush_round(db, epoch, 1, &err), 0);
+	return db;
+}
+
 /* A child killed at failpoint k of a flush: the epoch is the old or the new
  * state, never a mix; meta agrees with the profiles; the next writer
  * finishes or cleans up.  Both sides of the commit point get hit. */
@@ -327,10 +339,8 @@ static void test_corrupt_live_file(void **state)
 	DIR *dp;
 	FILE *f;
 
-	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
+	db = flushed_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(dir, sizeof(dir), "%s/%s", dbp, epoch);
-	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
-	assert_int_equal(flush_round(db, epoch, 1, &err), 0);
 	mkprof(&p, 0, 1, 1);
 	snprintf(name, sizeof(name), "%s/%040x.cpu-clock.prof", dir, 1);
 	prof_profile_free(&p);
@@ -368,9 +378,7 @@ static void test_fifos_do_not_hang(void **state)
 	struct prof_db *db;
 	size_t n;
 
-	fresh_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
-	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
-	assert_int_equal(flush_round(db, epoch, 1, &err), 0);
+	db = flushed_epoch(dbp, sizeof(dbp), epoch, sizeof(epoch));
 	snprintf(path, sizeof(path), "%s/%s/zz.cpu-clock.prof", dbp, epoch);
 	assert_int_equal(mkfifo(path, 0644), 0);
 	assert_int_equal(prof_epoch_read(db, epoch, &p, &n, &err), 0);
@@ -570,9 +578,7 @@ static void test_empty_epochs_skipped(void **state)
 	struct prof_db *db;
 	size_t n;
 
-	fresh_epoch(dbp, sizeof(dbp), e1, sizeof(e1));
-	assert_int_equal(prof_db_open(dbp, 0, &db, &err), 0);
-	assert_int_equal(flush_round(db, e1, 1, &err), 0);
+	db = flushed_epoch(dbp, sizeof(dbp), e1, sizeof(e1));
 	assert_int_equal(prof_db_epoch_new(db, e2, sizeof(e2), &err), 0);
 	assert_int_equal(prof_epoch_is_empty(db, e2, &err), 1);
 	assert_int_equal(prof_epoch_is_empty(db, e1, &err), 0);

@@ -215,69 +215,63 @@ static void check_stream(enum ht_policy p, unsigned log2, size_t ovf, const stru
 	ht_free(h);
 }
 
+/* check_stream of st for every policy p, its statistics in s[p]; st freed. */
+static void check_policies(struct stream *st, unsigned log2, size_t ovf, struct ht_stats *s)
+{
+	for (int p = 0; p < HT_NPOLICY; p++)
+		check_stream(p, log2, ovf, st, &s[p]);
+	stream_free(st);
+}
+
 static void test_zipf(void **state)
 {
+	struct ht_stats s[HT_NPOLICY];
 	struct stream st;
 
 	stream_zipf(&st, 300000, 50000);
-	for (int p = 0; p < HT_NPOLICY; p++) {
-		struct ht_stats s;
-
-		check_stream(p, 10, 64, &st, &s);
-		assert_true(s.hits > s.samples / 3);
-		if (p == HT_SORT)
-			assert_true(s.sorts > 0);
-		if (p == HT_OPEN)
-			assert_true(s.grows > 0);
+	for (int p = 0; p < HT_NPOLICY; p++)
 		check_stream(p, 16, 8192, &st, NULL);
-	}
-	stream_free(&st);
+	check_policies(&st, 10, 64, s);
+	for (int p = 0; p < HT_NPOLICY; p++)
+		assert_true(s[p].hits > s[p].samples / 3);
+	assert_true(s[HT_SORT].sorts > 0);
+	assert_true(s[HT_OPEN].grows > 0);
 }
 
 static void test_one_bucket(void **state)
 {
+	struct ht_stats s[HT_NPOLICY];
 	struct stream st;
 
 	stream_one_bucket(&st, 100000);
-	for (int p = 0; p < HT_NPOLICY; p++) {
-		struct ht_stats s;
-
-		check_stream(p, 10, 32, &st, &s);
-		if (p == HT_RR4 || p == HT_SWAP4)
-			assert_true(s.evictions > 1000);
-	}
-	stream_free(&st);
+	check_policies(&st, 10, 32, s);
+	assert_true(s[HT_RR4].evictions > 1000);
+	assert_true(s[HT_SWAP4].evictions > 1000);
 }
 
 static void test_more_keys_than_entries(void **state)
 {
+	struct ht_stats s[HT_NPOLICY];
 	struct stream st;
 
 	stream_many(&st, 60000);
-	for (int p = 0; p < HT_NPOLICY; p++) {
-		struct ht_stats s;
-
-		check_stream(p, 8, 16, &st, &s);
-		assert_true(s.misses > 40000);
-	}
-	stream_free(&st);
+	check_policies(&st, 8, 16, s);
+	for (int p = 0; p < HT_NPOLICY; p++)
+		assert_true(s[p].misses > 40000);
 }
 
 /* A hot key passes the 16-bit entry count several times. */
 static void test_count_saturates(void **state)
 {
+	struct ht_stats s[HT_NPOLICY];
 	struct stream st;
 
 	stream_alloc(&st, 300000);
 	for (size_t i = 0; i < st.n; i++)
 		st.s[i] = (struct key){ .pc = i % 10 ? 0x401000 : 0x402000 + i % 7, .pid = 5 };
-	for (int p = 0; p < HT_NPOLICY; p++) {
-		struct ht_stats s;
-
-		check_stream(p, 6, 16, &st, &s);
-		assert_true(s.evictions >= 4);
-	}
-	stream_free(&st);
+	check_policies(&st, 6, 16, s);
+	for (int p = 0; p < HT_NPOLICY; p++)
+		assert_true(s[p].evictions >= 4);
 }
 
 /* Nobody drains: the signal comes at the nominal size, yet nothing is lost. */

@@ -83,17 +83,25 @@ static char *path(const char *name)
 	return tu_in(tmp, name);
 }
 
-/* A profile of file with 10 samples at every byte of work (each
- * instruction then has samples; the estimator sees a flat profile). */
-static void work_profile(const char *file, struct prof_profile *p)
+/* A cpu-clock profile of file (period and unit as given) with 10 samples
+ * at every byte of proc (each instruction then has samples; the estimator
+ * sees a flat profile). */
+static void flat_profile(const char *file, const char *proc, uint64_t period,
+			 const char *unit, struct prof_profile *p)
 {
 	uint64_t lo, hi;
 
-	tu_profile_of(p, file, "cpu-clock", 100000, "ns");
-	sym_range(file, "work", &lo, &hi);
+	tu_profile_of(p, file, "cpu-clock", period, unit);
+	sym_range(file, proc, &lo, &hi);
 	for (uint64_t o = lo; o < hi; o++)
 		assert_int_equal(prof_profile_add(p, o, 10), 0);
 	assert_int_equal(prof_profile_normalize(p), 0);
+}
+
+/* flat_profile of work, every 100 us. */
+static void work_profile(const char *file, struct prof_profile *p)
+{
+	flat_profile(file, "work", 100000, "ns", p);
 }
 
 /* The analysis of a profile made here (no database): the model's best
@@ -673,19 +681,12 @@ static void test_bolt_local(void **state)
 	struct prof_profile p;
 	struct image *img;
 	struct opt_est e;
-	uint64_t lo, hi;
 	char *txt;
 	size_t len;
 
 	(void)state;
 	est(&e);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, path("loc"), &err), 0);
-	snprintf(p.event, sizeof(p.event), "cpu-clock");
-	sym_range(path("loc"), "sq", &lo, &hi);
-	for (uint64_t o = lo; o < hi; o++)
-		assert_int_equal(prof_profile_add(&p, o, 10), 0);
-	assert_int_equal(prof_profile_normalize(&p), 0);
+	flat_profile(path("loc"), "sq", 0, "", &p);	/* no period: as prof_profile_init */
 	assert_int_equal(img_open(path("loc"), 0, &img, &err), 0);
 	assert_int_equal(opt_bolt_text(img, &p, &e, &txt, &len, NULL, &err), 0);
 	assert_true(!strncmp(txt, "1 sq/1 ", 7));
@@ -707,8 +708,7 @@ static void test_no_dwarf(void **state)
 
 	(void)state;
 	est(&e);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, path("fb_nodw"), &err), 0);
+	tu_profile_of(&p, path("fb_nodw"), "", 0, "");	/* no event, no period */
 	assert_int_equal(prof_profile_add(&p, 0x1100, 5), 0);
 	assert_int_equal(img_open(path("fb_nodw"), 0, &img, &err), 0);
 	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), -ENODATA);
@@ -731,9 +731,7 @@ static void test_no_samples(void **state)
 
 	(void)state;
 	est(&e);
-	prof_profile_init(&p);
-	assert_int_equal(prof_image_id_from_file(&p.image, path("fb"), &err), 0);
-	snprintf(p.event, sizeof(p.event), "cpu-clock");
+	tu_profile_of(&p, path("fb"), "cpu-clock", 0, "");
 	assert_int_equal(img_open(path("fb"), 0, &img, &err), 0);
 	assert_int_equal(opt_src_build(img, &p, &e, OPT_D_NONE, &s, &err), -ENODATA);
 	assert_non_null(strstr(err.msg, "no cpu-clock samples"));
@@ -755,9 +753,7 @@ static void test_commands(void **state)
 	(void)state;
 	tu_need_run(bin != NULL);
 	work_profile(path("fb"), &p);
-	prof_profile_init(&q);
-	assert_int_equal(prof_image_id_from_file(&q.image, path("fb_nodw"), &err), 0);
-	snprintf(q.event, sizeof(q.event), "cpu-clock");
+	tu_profile_of(&q, path("fb_nodw"), "cpu-clock", 0, "");
 	assert_int_equal(prof_profile_add(&q, 0x1100, 5), 0);
 	assert_int_equal(prof_db_open(path("db"), PROF_DB_CREATE, &db, &err), 0);
 	assert_int_equal(prof_db_epoch_new(db, epoch, sizeof(epoch), &err), 0);

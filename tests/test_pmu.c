@@ -29,6 +29,7 @@
 #include "testutil.h"
 #include "tu_main.h"
 #include "tu_perf.h"
+#include "tu_sess.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_PERIOD)
@@ -118,15 +119,35 @@ static const struct perf_event_attr *seen_type(const struct kernel *k, uint32_t 
 	return NULL;
 }
 
-static void names(const struct collect_pmu *p, char *out, size_t len)
+/* The machine under root detected, k playing its kernel: p. */
+static void detect(const char *root, struct kernel *k, struct collect_pmu *p)
+{
+	struct dcpi_err err = { 0 };
+
+	assert_int_equal(collect_pmu_detect(root, fake_open, k, p, &err), 0);
+}
+
+/* The events p chooses are want (their names, comma-separated). */
+static void events_are(const struct collect_pmu *p, const char *want)
 {
 	const struct collect_event *ev[COLLECT_MAX_EVENTS];
+	char out[256] = "";
 	unsigned n;
 
 	collect_pmu_events(p, ev, &n);
-	out[0] = '\0';
 	for (unsigned i = 0; i < n; i++)
-		snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? "," : "", ev[i]->name);
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", i ? "," : "",
+			 ev[i]->name);
+	assert_string_equal(out, want);
+}
+
+/* collect_pmu_describe's line for p holds text. */
+static void described(const struct collect_pmu *p, const char *text)
+{
+	char line[512];
+
+	collect_pmu_describe(p, line, sizeof(line));
+	assert_non_null(strstr(line, text));
 }
 
 /* This VM's case: no cpu event source: cpu-clock alone, and why. */
@@ -134,25 +155,22 @@ static void test_no_pmu(void **state)
 {
 	struct kernel k = { 0 };
 	struct collect_pmu p;
-	struct dcpi_err err = { 0 };
-	char root[PATH_MAX], ev[256], line[512];
+	char root[PATH_MAX];
 
 	(void)state;
 	machine(root, sizeof(root), "vm", "AuthenticAMD", "hypervisor", NULL);
-	assert_int_equal(collect_pmu_detect(root, fake_open, &k, &p, &err), 0);
+	detect(root, &k, &p);
 	assert_int_equal(p.hardware, 0);
 	assert_int_equal(k.n, 0);		/* nothing was opened */
-	names(&p, ev, sizeof(ev));
-	assert_string_equal(ev, "cpu-clock");
-	collect_pmu_describe(&p, line, sizeof(line));
-	assert_non_null(strstr(line, "pmu: none"));
-	assert_non_null(strstr(line, "no cpu event source"));
+	events_are(&p, "cpu-clock");
+	described(&p, "pmu: none");
+	described(&p, "no cpu event source");
 
 	/* a PMU listed whose cycles the hypervisor refuses: the same */
 	machine(root, sizeof(root), "vm2", "AuthenticAMD", "", "sys/bus/event_source/devices/cpu/type",
 		"4\n", NULL);
 	k.no_hw = 1;
-	assert_int_equal(collect_pmu_detect(root, fake_open, &k, &p, &err), 0);
+	detect(root, &k, &p);
 	assert_int_equal(p.hardware, 0);
 	assert_non_null(strstr(p.why, "cannot be sampled"));
 }
@@ -163,23 +181,21 @@ static void test_intel_lbr(void **state)
 {
 	struct kernel k = { 0 };
 	struct collect_pmu p;
-	struct dcpi_err err = { 0 };
 	const struct perf_event_attr *a;
 	struct perf_event_attr b;
-	char root[PATH_MAX], ev[256], line[512];
+	char root[PATH_MAX];
 
 	(void)state;
 	machine(root, sizeof(root), "intel", "GenuineIntel", "pdcm arch_lbr",
 		"sys/bus/event_source/devices/cpu/type", "4\n",
 		"sys/bus/event_source/devices/cpu/caps/branches", "32\n", NULL);
-	assert_int_equal(collect_pmu_detect(root, fake_open, &k, &p, &err), 0);
+	detect(root, &k, &p);
 	assert_int_equal(p.hardware, 1);
 	assert_int_equal(p.branches, 1);
 	assert_int_equal(p.branch_depth, 32);
 	assert_string_equal(p.branch_kind, "lbr");
 	assert_int_equal(p.ibs, 0);
-	names(&p, ev, sizeof(ev));
-	assert_string_equal(ev, "cycles,instructions,branches-taken");
+	events_are(&p, "cycles,instructions,branches-taken");
 	a = seen_type(&k, PERF_TYPE_RAW, -2);
 	assert_non_null(a);
 	assert_int_equal(a->config, 0x20c4);
@@ -196,16 +212,14 @@ static void test_intel_lbr(void **state)
 	assert_int_equal(b.exclude_kernel, 0);
 	assert_int_equal(b.freq, 0);
 	assert_int_equal(b.sample_period, p.branch_ev.default_period);
-	collect_pmu_describe(&p, line, sizeof(line));
-	assert_non_null(strstr(line, "branch stacks (lbr, 32 entries"));
+	described(&p, "branch stacks (lbr, 32 entries");
 
 	/* listed but refused (a hypervisor that hides LBR): said, not taken */
 	k = (struct kernel){ .no_branches = 1 };
-	assert_int_equal(collect_pmu_detect(root, fake_open, &k, &p, &err), 0);
+	detect(root, &k, &p);
 	assert_int_equal(p.branches, 0);
 	assert_non_null(strstr(p.why, "refused"));
-	names(&p, ev, sizeof(ev));
-	assert_string_equal(ev, "cycles,instructions");
+	events_are(&p, "cycles,instructions");
 }
 
 /* AMD Zen 3: BRS on retired taken branches (0xc4) and IBS op, which this
@@ -214,17 +228,16 @@ static void test_amd_brs_ibs(void **state)
 {
 	struct kernel k = { .ibs_type = 11 };
 	struct collect_pmu p;
-	struct dcpi_err err = { 0 };
 	const struct perf_event_attr *a;
 	struct perf_event_attr b;
-	char root[PATH_MAX], ev[256], line[512];
+	char root[PATH_MAX];
 
 	(void)state;
 	machine(root, sizeof(root), "zen3", "AuthenticAMD", "brs ibs",
 		"sys/bus/event_source/devices/cpu/type", "4\n",
 		"sys/bus/event_source/devices/cpu/caps/branches", "16\n",
 		"sys/bus/event_source/devices/ibs_op/type", "11\n", NULL);
-	assert_int_equal(collect_pmu_detect(root, fake_open, &k, &p, &err), 0);
+	detect(root, &k, &p);
 	assert_int_equal(p.branches, 1);
 	assert_string_equal(p.branch_kind, "brs");
 	assert_int_equal(p.branch_ev.config, 0xc4);
@@ -232,8 +245,7 @@ static void test_amd_brs_ibs(void **state)
 	assert_int_equal(p.ibs_cpu_wide, 1);
 	assert_int_equal(p.ibs_op_type, 11);
 	assert_true(p.ibs_ev.flags & COLLECT_EV_CPU_WIDE);
-	names(&p, ev, sizeof(ev));
-	assert_string_equal(ev, "cycles,instructions,branches-taken,ibs_op");
+	events_are(&p, "cycles,instructions,branches-taken,ibs_op");
 	a = seen_type(&k, 11, -1);		/* the per-CPU open that was taken */
 	assert_non_null(a);
 	assert_true(a->sample_type & PERF_SAMPLE_RAW);
@@ -242,8 +254,7 @@ static void test_amd_brs_ibs(void **state)
 	assert_int_equal(b.type, 11);
 	assert_int_equal(b.enable_on_exec, 0);
 	assert_true(b.sample_type & PERF_SAMPLE_RAW);
-	collect_pmu_describe(&p, line, sizeof(line));
-	assert_non_null(strstr(line, "ibs_op (per CPU)"));
+	described(&p, "ibs_op (per CPU)");
 
 	/* Zen 4's LbrExtV2, IBS per task: no CPU-wide flag */
 	machine(root, sizeof(root), "zen4", "AuthenticAMD", "amd_lbr_v2",
@@ -251,7 +262,7 @@ static void test_amd_brs_ibs(void **state)
 		"sys/bus/event_source/devices/cpu/caps/branches", "16\n",
 		"sys/bus/event_source/devices/ibs_op/type", "11\n", NULL);
 	k = (struct kernel){ 0 };
-	assert_int_equal(collect_pmu_detect(root, fake_open, &k, &p, &err), 0);
+	detect(root, &k, &p);
 	assert_string_equal(p.branch_kind, "lbrv2");
 	assert_int_equal(p.ibs, 1);
 	assert_int_equal(p.ibs_cpu_wide, 0);
@@ -262,7 +273,7 @@ static void test_amd_brs_ibs(void **state)
 	machine(root, sizeof(root), "odd", "GenuineIntel", "",
 		"sys/bus/event_source/devices/cpu/type", "4\n",
 		"sys/bus/event_source/devices/ibs_op/type", "11\n", NULL);
-	assert_int_equal(collect_pmu_detect(root, fake_open, &k, &p, &err), 0);
+	detect(root, &k, &p);
 	assert_int_equal(p.ibs, 0);
 	assert_int_equal(p.branches, 0);
 }
@@ -357,17 +368,10 @@ static void live(struct session *s, struct collect_opts *o, struct smp_counter *
 	o->hw_import = test_import;
 	o->hw_spool_dir = spool;
 	o->hw_vendor = "AMD";
-	assert_int_equal(sess_init(s, o, &err), 0);
-	k[0] = (struct smp_counter){ -1, 0, 0, ID_CLOCK };
-	k[1] = (struct smp_counter){ -1, 0, 1, ID_BR };
-	s->smp.ctr = k;
-	s->smp.nctr = 2;
-	s->smp.sample_type = ST;
+	tu_sess_live(s, o, k, ID_CLOCK, ID_BR, ST);
 	s->smp.cfg = s->cfg;
 	collect_event_attr(&s->smp.attr[0], o->events[0], 250000, 0, 0);
 	collect_event_attr(&s->smp.attr[1], ev, BR_PERIOD, 0, 0);
-	maps_set_offline(s->maps, 1);
-	maps_set_jit(s->maps, 0);
 	assert_int_equal(hws_open(&s->hw, spool, &err), 0);
 }
 
@@ -395,29 +399,54 @@ static double branch_count(const struct import_lbr *l, uint64_t from, uint64_t t
 	return -1;
 }
 
-/* The records through the session, then its epoch as rec_write_epoch
- * writes it: the tables, the hardware evidence, one commit. */
-static void commit(struct session *s, struct prof_db *db, const uint8_t *rec, size_t n,
-		   char *epoch, size_t elen, struct collect_result *res)
+/* A live session test's files and results: this program (exe, its size),
+ * a new database (db in dbdir), the new spool folder, the epoch written
+ * and what the session said of it (res). */
+struct live_fx {
+	char exe[PATH_MAX], dbdir[PATH_MAX], spool[PATH_MAX], epoch[64];
+	uint64_t size;
+	struct prof_db *db;
+	struct collect_result res;
+};
+
+/* f of tmpdir/db_name and tmpdir/spool_name; the importer's calls reset. */
+static void live_fx_open(struct live_fx *f, const char *db_name, const char *spool_name)
 {
+	struct dcpi_err err = { 0 };
+	struct stat sb;
+
+	assert_non_null(realpath("/proc/self/exe", f->exe));
+	assert_int_equal(stat(f->exe, &sb), 0);
+	f->size = (uint64_t)sb.st_size;
+	snprintf(f->dbdir, sizeof(f->dbdir), "%s/%s", tmpdir, db_name);
+	snprintf(f->spool, sizeof(f->spool), "%s/%s", tmpdir, spool_name);
+	assert_int_equal(mkdir(f->spool, 0700), 0);
+	assert_int_equal(prof_db_open(f->dbdir, PROF_DB_CREATE, &f->db, &err), 0);
+	import_calls = import_fails = 0;
+}
+
+/* The records through the session, then its epoch as rec_write_epoch
+ * writes it into f: the tables, the hardware evidence, one commit. */
+static void commit(struct session *s, struct live_fx *f, const struct tu_pbuf *rec)
+{
+	struct collect_result *res = &f->res;
 	struct dcpi_err err = { 0 };
 	uint64_t written;
 
-	assert_int_equal(sess_feed(s, rec, n, &err), 0);
+	assert_int_equal(sess_feed(s, rec->b, rec->n, &err), 0);
 	memset(res, 0, sizeof(*res));
-	assert_int_equal(prof_db_epoch_new(db, epoch, elen, &err), 0);
-	assert_int_equal(prof_epoch_begin(db, epoch, &err), 0);
-	assert_int_equal(sess_write(s, db, epoch, &written, &err), 0);
-	assert_int_equal(sess_hw_import(s, db, epoch, res->hw_note, sizeof(res->hw_note),
+	assert_int_equal(prof_db_epoch_new(f->db, f->epoch, sizeof(f->epoch), &err), 0);
+	assert_int_equal(prof_epoch_begin(f->db, f->epoch, &err), 0);
+	assert_int_equal(sess_write(s, f->db, f->epoch, &written, &err), 0);
+	assert_int_equal(sess_hw_import(s, f->db, f->epoch, res->hw_note, sizeof(res->hw_note),
 					&res->hw_samples), 0);
-	assert_int_equal(prof_epoch_commit(db, &err), 0);
+	assert_int_equal(prof_epoch_commit(f->db, &err), 0);
 	assert_null(s->hw);	/* the spool is closed */
 }
 
-/* One recording's records through the session: n stacks of (A->B, C->D)
- * and m of (A->B, E->F), clock samples between. */
-static void record(struct prof_db *db, const char *exe, uint64_t len, int n, int m,
-		   const char *spool, char *epoch, size_t elen, struct collect_result *res)
+/* One recording's records through the session into f: n stacks of
+ * (A->B, C->D) and m of (A->B, E->F), clock samples between. */
+static void record(struct live_fx *f, int n, int m)
 {
 	static struct tu_pbuf buf;
 	struct session s;
@@ -425,10 +454,9 @@ static void record(struct prof_db *db, const char *exe, uint64_t len, int n, int
 	struct smp_counter k[2];
 	struct dcpi_err err = { 0 };
 
-	assert_int_equal(mkdir(spool, 0700), 0);
-	live(&s, &o, k, spool, &br_ev);
+	live(&s, &o, k, f->spool, &br_ev);
 	memset(&buf, 0, sizeof(buf));
-	rec_mmap2(&buf, len, exe);
+	rec_mmap2(&buf, f->size, f->exe);
 	for (int i = 0; i < n + m; i++) {
 		rec_clock(&buf, BASE + 0x1010);
 		if (i < n)
@@ -436,7 +464,7 @@ static void record(struct prof_db *db, const char *exe, uint64_t len, int n, int
 		else
 			rec_branches(&buf, BASE + 0x1100, BASE + 0x1040, BASE + 0x1200, BASE + 0x1000);
 	}
-	commit(&s, db, buf.b, buf.n, epoch, elen, res);
+	commit(&s, f, &buf);
 	/* dcpid's next interval gets a file of its own, gone at the end */
 	assert_int_equal(sess_hw_restart(&s, &err), 0);
 	assert_non_null(s.hw);
@@ -472,40 +500,30 @@ static struct collect_event ibs_ev = {
 static void test_live_ibs(void **state)
 {
 	static struct tu_pbuf buf;
-	struct prof_db *db;
-	struct dcpi_err err = { 0 };
-	struct collect_result res;
+	static struct live_fx f;
 	struct session s;
 	struct collect_opts o;
 	struct smp_counter k[2];
-	char exe[PATH_MAX], dbdir[PATH_MAX], spool[PATH_MAX], epoch[64];
-	struct stat sb;
 
 	(void)state;
-	assert_non_null(realpath("/proc/self/exe", exe));
-	assert_int_equal(stat(exe, &sb), 0);
-	snprintf(dbdir, sizeof(dbdir), "%s/dbi", tmpdir);
-	snprintf(spool, sizeof(spool), "%s/spooli", tmpdir);
-	assert_int_equal(mkdir(spool, 0700), 0);
-	assert_int_equal(prof_db_open(dbdir, PROF_DB_CREATE, &db, &err), 0);
-	live(&s, &o, k, spool, &ibs_ev);
+	live_fx_open(&f, "dbi", "spooli");
+	live(&s, &o, k, f.spool, &ibs_ev);
 	memset(&buf, 0, sizeof(buf));
-	rec_mmap2(&buf, (uint64_t)sb.st_size, exe);
+	rec_mmap2(&buf, f.size, f.exe);
 	for (int i = 0; i < 24; i++) {
 		rec_clock(&buf, BASE + 0x1010);
 		rec_ibs(&buf, PID, BASE + 0x1008, 300, 0x7f1200000000ull + 4096ull * (uint64_t)i);
 		rec_ibs(&buf, (uint32_t)getpid(), BASE + 0x1008, 300, 0x7f1200000000ull);
 	}
-	import_calls = import_fails = 0;
-	commit(&s, db, buf.b, buf.n, epoch, sizeof(epoch), &res);
+	commit(&s, &f, &buf);
 	assert_int_equal(s.foreign, 24);
 	sess_free(&s);
 	assert_int_equal(import_calls, 1);
-	assert_int_equal(res.hw_samples, 24);
-	assert_int_equal(event_samples(db, epoch, "ibs_op"), 24);	/* once */
-	assert_true(event_samples(db, epoch, "ibs-dc-miss-latency") > 0);
-	prof_db_close(db);
-	assert_int_equal(rmdir(spool), 0);
+	assert_int_equal(f.res.hw_samples, 24);
+	assert_int_equal(event_samples(f.db, f.epoch, "ibs_op"), 24);	/* once */
+	assert_true(event_samples(f.db, f.epoch, "ibs-dc-miss-latency") > 0);
+	prof_db_close(f.db);
+	assert_int_equal(rmdir(f.spool), 0);
 }
 
 /* addr's file offset in this process, from /proc/self/maps. */
@@ -536,108 +554,87 @@ static uint64_t self_offset(uint64_t addr)
 static void test_live_synth(void **state)
 {
 	static struct tu_pbuf buf;
-	struct prof_db *db;
+	static struct live_fx f;
 	struct dcpi_err err = { 0 };
-	struct collect_result res;
 	struct session s;
 	struct collect_opts o;
 	struct smp_counter k[2];
 	struct prof_image_id id;
 	struct import_lbr l;
-	char exe[PATH_MAX], dbdir[PATH_MAX], spool[PATH_MAX], epoch[64];
 	uint64_t a = (uint64_t)(uintptr_t)&test_live_synth, b = (uint64_t)(uintptr_t)&setup;
 	uint32_t me = (uint32_t)getpid();
 
 	(void)state;
-	assert_non_null(realpath("/proc/self/exe", exe));
-	snprintf(dbdir, sizeof(dbdir), "%s/dbs", tmpdir);
-	snprintf(spool, sizeof(spool), "%s/spools", tmpdir);
-	assert_int_equal(mkdir(spool, 0700), 0);
-	assert_int_equal(prof_db_open(dbdir, PROF_DB_CREATE, &db, &err), 0);
-	live(&s, &o, k, spool, &br_ev);
+	live_fx_open(&f, "dbs", "spools");
+	live(&s, &o, k, f.spool, &br_ev);
 	memset(&buf, 0, sizeof(buf));
 	for (int i = 0; i < 8; i++)
 		rec_branches_of(&buf, me, a, b, b + 16, a);
-	import_calls = import_fails = 0;
-	commit(&s, db, buf.b, buf.n, epoch, sizeof(epoch), &res);
+	commit(&s, &f, &buf);
 	sess_free(&s);
-	assert_int_equal(res.hw_samples, 8);
-	assert_int_equal(prof_image_id_from_file(&id, exe, &err), 0);
+	assert_int_equal(f.res.hw_samples, 8);
+	assert_int_equal(prof_image_id_from_file(&id, f.exe, &err), 0);
 	memset(&l, 0, sizeof(l));
-	assert_int_equal(import_read_lbr(db, epoch, &id, &l, &err), 0);
+	assert_int_equal(import_read_lbr(f.db, f.epoch, &id, &l, &err), 0);
 	assert_true(branch_count(&l, self_offset(a), self_offset(b)) == 8.0 * BR_PERIOD / 2);
 	assert_true(branch_count(&l, self_offset(b + 16), self_offset(a)) == 8.0 * BR_PERIOD / 2);
 	import_lbr_free(&l);
-	prof_db_close(db);
-	assert_int_equal(rmdir(spool), 0);
+	prof_db_close(f.db);
+	assert_int_equal(rmdir(f.spool), 0);
 }
 
 static void test_live_branches(void **state)
 {
-	struct prof_db *db;
+	static struct live_fx f;
 	struct dcpi_err err = { 0 };
-	struct collect_result res;
 	struct prof_image_id id;
 	struct import_lbr l;
-	char exe[PATH_MAX], dbdir[PATH_MAX], epoch[64];
-	char spool[PATH_MAX];
-	struct stat sb;
 
 	(void)state;
-	assert_non_null(realpath("/proc/self/exe", exe));
-	assert_int_equal(stat(exe, &sb), 0);
-	snprintf(dbdir, sizeof(dbdir), "%s/db", tmpdir);
-	snprintf(spool, sizeof(spool), "%s/spool", tmpdir);
-	assert_int_equal(prof_db_open(dbdir, PROF_DB_CREATE, &db, &err), 0);
-	import_calls = import_fails = 0;
-	record(db, exe, (uint64_t)sb.st_size, 30, 10, spool, epoch, sizeof(epoch), &res);
-	assert_int_equal(rmdir(spool), 0);	/* imported: nothing left in its folder */
+	live_fx_open(&f, "db", "spool");
+	record(&f, 30, 10);
+	assert_int_equal(rmdir(f.spool), 0);	/* imported: nothing left in its folder */
 	assert_int_equal(import_calls, 1);
-	assert_int_equal(res.hw_samples, 40);
-	assert_non_null(strstr(res.hw_note, "imported 40"));
+	assert_int_equal(f.res.hw_samples, 40);
+	assert_non_null(strstr(f.res.hw_note, "imported 40"));
 	/* the pc samples once: the collector's, not again the importer's */
-	assert_int_equal(event_samples(db, epoch, "branches-taken"), 40);
-	assert_int_equal(event_samples(db, epoch, "cpu-clock"), 40);
+	assert_int_equal(event_samples(f.db, f.epoch, "branches-taken"), 40);
+	assert_int_equal(event_samples(f.db, f.epoch, "cpu-clock"), 40);
 	/* every entry one taken branch; a stack of two stands for the period's
 	 * taken branches, half each */
-	assert_int_equal(prof_image_id_from_file(&id, exe, &err), 0);
+	assert_int_equal(prof_image_id_from_file(&id, f.exe, &err), 0);
 	memset(&l, 0, sizeof(l));
-	assert_int_equal(import_read_lbr(db, epoch, &id, &l, &err), 0);
+	assert_int_equal(import_read_lbr(f.db, f.epoch, &id, &l, &err), 0);
 	assert_int_equal(l.stacks, 40);
 	assert_int_equal(l.taken, 1);
 	assert_true(branch_count(&l, 0x1100, 0x1040) == 40.0 * BR_PERIOD / 2);
 	assert_true(branch_count(&l, 0x1080, 0x1000) == 30.0 * BR_PERIOD / 2);
 	assert_true(branch_count(&l, 0x1200, 0x1000) == 10.0 * BR_PERIOD / 2);
 	import_lbr_free(&l);
-	prof_db_close(db);
+	prof_db_close(f.db);
 }
 
 /* The importer fails: the epoch keeps the collector's samples, and the
  * perf.data is kept under a new name that dcpi import reads. */
 static void test_import_fails(void **state)
 {
+	static struct live_fx f;
 	struct prof_db *db;
 	struct dcpi_err err = { 0 };
-	struct collect_result res;
 	struct import_stats st;
-	char exe[PATH_MAX], dbdir[PATH_MAX], epoch[64], kept[PATH_MAX + 80], spool[PATH_MAX];
+	char dbdir[PATH_MAX], kept[PATH_MAX + 80];
 	struct stat sb;
 
 	(void)state;
-	assert_non_null(realpath("/proc/self/exe", exe));
-	assert_int_equal(stat(exe, &sb), 0);
-	snprintf(dbdir, sizeof(dbdir), "%s/db2", tmpdir);
-	assert_int_equal(prof_db_open(dbdir, PROF_DB_CREATE, &db, &err), 0);
-	snprintf(spool, sizeof(spool), "%s/spool2", tmpdir);
-	import_calls = 0;
+	live_fx_open(&f, "db2", "spool2");
 	import_fails = 1;
-	record(db, exe, (uint64_t)sb.st_size, 5, 0, spool, epoch, sizeof(epoch), &res);
-	snprintf(kept, sizeof(kept), "%s/hw-%s.perf.data", spool, epoch);
+	record(&f, 5, 0);
+	snprintf(kept, sizeof(kept), "%s/hw-%s.perf.data", f.spool, f.epoch);
 	assert_int_equal(import_calls, 1);
-	assert_non_null(strstr(res.hw_note, "not imported"));
-	assert_non_null(strstr(res.hw_note, kept));
-	assert_int_equal(event_samples(db, epoch, "cpu-clock"), 5);
-	prof_db_close(db);
+	assert_non_null(strstr(f.res.hw_note, "not imported"));
+	assert_non_null(strstr(f.res.hw_note, kept));
+	assert_int_equal(event_samples(f.db, f.epoch, "cpu-clock"), 5);
+	prof_db_close(f.db);
 	/* the kept file is a perf.data the importer reads whole */
 	assert_int_equal(stat(kept, &sb), 0);
 	assert_true(S_ISREG(sb.st_mode));

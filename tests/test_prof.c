@@ -62,18 +62,15 @@ static void put(struct prof_db *db, const char *epoch, const char *event, const 
 
 /* Run dcpi with args; return its stdout (malloc'd) and its exit status
  * into *status, or, with status NULL, check it is 0. */
-static char *run(int *status, const char *fmt, ...)
+static char *vrun(int *status, const char *fmt, va_list ap)
 {
 	char cmd[4096], *out = NULL;
 	size_t len = 0;
 	FILE *f, *mem = open_memstream(&out, &len);
-	va_list ap;
 	int c;
 
-	va_start(ap, fmt);
 	snprintf(cmd, sizeof(cmd), "%s ", getenv("DCPI_BIN"));
 	vsnprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), fmt, ap);
-	va_end(ap);
 	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
 	f = popen(cmd, "r");
 	assert_non_null(f);
@@ -86,6 +83,39 @@ static char *run(int *status, const char *fmt, ...)
 	else
 		assert_int_equal(c, 0);
 	return out;
+}
+
+static char *run(int *status, const char *fmt, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, fmt);
+	out = vrun(status, fmt, ap);
+	va_end(ap);
+	return out;
+}
+
+/* dcpi with args exits 0 (fails: with another status) and its output holds
+ * has and not lacks (either NULL: not looked for). */
+static void expect(int fails, const char *has, const char *lacks, const char *fmt, ...)
+{
+	va_list ap;
+	char *out;
+	int st;
+
+	va_start(ap, fmt);
+	out = vrun(&st, fmt, ap);
+	va_end(ap);
+	if (fails)
+		assert_int_not_equal(st, 0);
+	else
+		assert_int_equal(st, 0);
+	if (has)
+		assert_non_null(strstr(out, has));
+	if (lacks)
+		assert_null(strstr(out, lacks));
+	free(out);
 }
 
 /* The output line that mentions word, or NULL. */
@@ -151,10 +181,8 @@ static void test_per_procedure(void **state)
 	free(out);
 
 	/* --event sorts by another event; --limit cuts rows */
-	out = run(NULL, "prof --db %s/db1 --event branch-misses --limit 1", tmpdir);
-	assert_non_null(strstr(out, "gamma_proc"));
-	assert_null(strstr(out, "alpha_proc"));
-	free(out);
+	expect(0, "gamma_proc", "alpha_proc", "prof --db %s/db1 --event branch-misses --limit 1",
+	       tmpdir);
 
 	out = run(NULL, "prof --db %s/db1 --json", tmpdir);
 	assert_non_null(strstr(out, "\"total\": {\"cpu-clock\": 1000, \"branch-misses\": 55}"));
@@ -182,10 +210,7 @@ static void test_unknown_and_epochs(void **state)
 	prof_db_close(db);
 
 	/* the newest epoch by default */
-	out = run(NULL, "prof --db %s/db2", tmpdir);
-	assert_non_null(strstr(out, "cpu-clock = 40"));
-	assert_null(strstr(out, "[unknown]"));
-	free(out);
+	expect(0, "cpu-clock = 40", "[unknown]", "prof --db %s/db2", tmpdir);
 
 	out = run(NULL, "prof --db %s/db2 --epoch all", tmpdir);
 	assert_non_null(strstr(out, "cpu-clock = 100"));
@@ -193,9 +218,7 @@ static void test_unknown_and_epochs(void **state)
 	assert_line(out, "[unknown]", "20  20.00% 100.00%");
 	free(out);
 
-	out = run(NULL, "prof --db %s/db2 --epoch %s", tmpdir, e1);
-	assert_non_null(strstr(out, "cpu-clock = 60"));
-	free(out);
+	expect(0, "cpu-clock = 60", NULL, "prof --db %s/db2 --epoch %s", tmpdir, e1);
 }
 
 static void test_errors(void **state)
@@ -205,20 +228,13 @@ static void test_errors(void **state)
 	struct prof_profile p;
 	struct dcpi_err err = { 0 };
 	FILE *f;
-	int st;
 
 	/* empty epoch */
 	prof_db_close(db);
-	out = run(&st, "prof --db %s/db3", tmpdir);
-	assert_int_not_equal(st, 0);
-	assert_non_null(strstr(out, "no samples"));
-	free(out);
+	expect(1, "no samples", NULL, "prof --db %s/db3", tmpdir);
 
 	/* a database that does not exist */
-	out = run(&st, "prof --db %s/nonexistent", tmpdir);
-	assert_int_not_equal(st, 0);
-	assert_non_null(strstr(out, "nonexistent"));
-	free(out);
+	expect(1, "nonexistent", NULL, "prof --db %s/nonexistent", tmpdir);
 
 	/* an image rebuilt since: a profile claims another build-id */
 	make_profile(&p, "cpu-clock", self);
@@ -246,14 +262,8 @@ static void test_errors(void **state)
 	fseek(f, -3, SEEK_END);
 	fputc(0x5a, f);
 	fclose(f);
-	out = run(&st, "prof --db %s/db4", tmpdir);
-	assert_int_not_equal(st, 0);
-	assert_non_null(strstr(out, path));
-	free(out);
-
-	out = run(&st, "prof --bogus");
-	assert_int_not_equal(st, 0);
-	free(out);
+	expect(1, path, NULL, "prof --db %s/db4", tmpdir);
+	expect(1, NULL, NULL, "prof --bogus");
 }
 
 /* Samples under a perf map (JIT code) are named from the map's lines. */

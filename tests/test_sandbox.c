@@ -75,6 +75,22 @@ static void time_n(const uint8_t *const *b, const size_t *l, size_t n, struct sb
 		       r[i].cycles_min, 100 * r[i].spread, r[i].unroll, r[i].detail);
 }
 
+/* The n bodies timed with o as it is (into x), then with flags added (into r). */
+static void time_without_with(const uint8_t *const *b, const size_t *l, size_t n,
+			      struct sbx_opts *o, unsigned flags, struct sbx_result *x,
+			      struct sbx_result *r)
+{
+	time_n(b, l, n, o, x);
+	o->flags |= flags;
+	time_n(b, l, n, o, r);
+}
+
+/* r ran to the end: timed, steadily or not. */
+static int ran(const struct sbx_result *r)
+{
+	return r->status == SBX_OK || r->status == SBX_UNSTABLE;
+}
+
 static void skip_timing(const char *what)
 {
 	printf("# under valgrind: timing assertions of %s skipped\n", what);
@@ -94,8 +110,8 @@ static void test_chain_vs_independent(void **state)
 	l[1] = sizeof(indep8);
 	opts(&o);
 	time_n(b, l, 2, &o, r);
-	assert_true(r[0].status == SBX_OK || r[0].status == SBX_UNSTABLE);
-	assert_true(r[1].status == SBX_OK || r[1].status == SBX_UNSTABLE);
+	assert_true(ran(&r[0]));
+	assert_true(ran(&r[1]));
 	if (under_valgrind) {
 		skip_timing("the add chain");
 	} else {
@@ -123,7 +139,7 @@ static void test_memory_body(void **state)
 	(void)state;
 	opts(&o);
 	time_n(&b, &l, 1, &o, &r);
-	assert_true(r.status == SBX_OK || r.status == SBX_UNSTABLE);
+	assert_true(ran(&r));
 	if (!under_valgrind)
 		assert_true(r.cycles_low > 0.1 && r.cycles_low < 20);
 }
@@ -148,12 +164,10 @@ static void test_random_mem(void **state)
 
 	(void)state;
 	opts(&o);
-	time_n(b, l, 2, &o, x);
-	o.flags |= SBX_F_RANDOM_MEM;
-	time_n(b, l, 2, &o, r);
+	time_without_with(b, l, 2, &o, SBX_F_RANDOM_MEM, x, r);
 	for (int i = 0; i < 2; i++) {
-		assert_true(x[i].status == SBX_OK || x[i].status == SBX_UNSTABLE);
-		assert_true(r[i].status == SBX_OK || r[i].status == SBX_UNSTABLE);
+		assert_true(ran(&x[i]));
+		assert_true(ran(&r[i]));
 		assert_int_equal(x[i].random_mem, 0);
 	}
 	assert_int_equal(r[1].random_mem, 0);
@@ -192,9 +206,7 @@ static void test_wind_distinct(void **state)
 	opts(&o);
 	if (!under_valgrind)
 		o.iters = 5000;	/* 5000 pages: past the region's end */
-	time_n(b, l, 2, &o, x);
-	o.flags |= SBX_F_WIND | SBX_F_DISTINCT;
-	time_n(b, l, 2, &o, r);
+	time_without_with(b, l, 2, &o, SBX_F_WIND | SBX_F_DISTINCT, x, r);
 	if (under_valgrind)
 		printf("# under valgrind: 200 pages, inside the region: no unwound walk\n");
 	else
@@ -202,11 +214,11 @@ static void test_wind_distinct(void **state)
 		 * page mapped) the time limit first */
 		assert_true(x[0].status == SBX_FAULT || x[0].status == SBX_TIMEOUT ||
 			    x[0].pages > 0);
-	assert_true(r[0].status == SBX_OK || r[0].status == SBX_UNSTABLE);
+	assert_true(ran(&r[0]));
 	assert_int_equal(r[0].pages, 0);
 	assert_int_equal(x[1].status, SBX_FAULT);
 	assert_non_null(strstr(x[1].detail, "SIGSEGV"));
-	assert_true(r[1].status == SBX_OK || r[1].status == SBX_UNSTABLE);
+	assert_true(ran(&r[1]));
 	assert_int_equal(r[1].pages, 1);
 }
 
@@ -243,8 +255,7 @@ static void test_wind_walk(void **state)
 		/* base + 8 x index from registers near 2^30 is past 8 GB, which
 		 * ASan's shadow gap keeps from being mapped: a fault there, the
 		 * copies chosen all the same */
-		assert_true(r[i].status == SBX_OK || r[i].status == SBX_UNSTABLE ||
-			    (i == 1 && r[i].status == SBX_FAULT));
+		assert_true(ran(&r[i]) || (i == 1 && r[i].status == SBX_FAULT));
 	assert_int_equal(r[0].unroll, 8);
 	assert_int_equal(r[1].unroll, 8);
 	assert_int_equal(r[2].unroll, 100);
@@ -268,9 +279,9 @@ static void test_faults(void **state)
 	assert_int_equal(r[1].status, SBX_FAULT);
 	assert_non_null(strstr(r[1].detail, "SIGFPE"));
 	/* div by X: retried with rdx = 0 and then timed */
-	assert_true(r[2].status == SBX_OK || r[2].status == SBX_UNSTABLE);
+	assert_true(ran(&r[2]));
 	assert_int_equal(r[2].rdx_zero, 1);
-	assert_true(r[3].status == SBX_OK || r[3].status == SBX_UNSTABLE);
+	assert_true(ran(&r[3]));
 }
 
 /* A body that kills its child: reported, and a new child times the rest. */
@@ -284,9 +295,9 @@ static void test_child_restart(void **state)
 	(void)state;
 	opts(&o);
 	time_n(b, l, 3, &o, r);
-	assert_true(r[0].status == SBX_OK || r[0].status == SBX_UNSTABLE);
+	assert_true(ran(&r[0]));
 	assert_int_equal(r[1].status, SBX_FAULT);
-	assert_true(r[2].status == SBX_OK || r[2].status == SBX_UNSTABLE);
+	assert_true(ran(&r[2]));
 	if (!under_valgrind)
 		assert_non_null(strstr(r[1].detail, "killed the sandbox"));
 }
@@ -393,7 +404,7 @@ static void test_internal_branches(void **state)
 	opts(&o);
 	o.flags = SBX_F_BRANCHES;
 	time_n(b, l, 2, &o, r);
-	assert_true(r[0].status == SBX_OK || r[0].status == SBX_UNSTABLE);
+	assert_true(ran(&r[0]));
 	assert_int_equal(r[1].status, SBX_REFUSED);
 }
 
@@ -427,7 +438,7 @@ static void test_huge(void **state)
 	opts(&o);
 	o.reps = under_valgrind ? 1 : 5;
 	time_n(b, l, 2, &o, r);
-	assert_true(r[0].status == SBX_OK || r[0].status == SBX_UNSTABLE);
+	assert_true(ran(&r[0]));
 	assert_int_equal(r[0].unroll, 1);	/* long: N and 2N runs of one copy */
 	if (under_valgrind)
 		skip_timing("the 20 KB body");

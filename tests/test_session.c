@@ -30,6 +30,7 @@
 #include "testutil.h"
 #include "tu_main.h"
 #include "tu_perf.h"
+#include "tu_sess.h"
 
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER)
@@ -153,8 +154,6 @@ static void script(struct tu_pbuf *p, const char *exe, const char *lib)
 
 static void live_session(struct session *s, struct collect_opts *o, struct smp_counter *k)
 {
-	struct dcpi_err err = { 0 };
-
 	memset(o, 0, sizeof(*o));
 	o->events[0] = collect_event_find("cpu-clock");
 	o->events[1] = collect_event_find("task-clock");
@@ -162,17 +161,8 @@ static void live_session(struct session *s, struct collect_opts *o, struct smp_c
 	o->period = PERIOD;
 	o->fixed_period = 1;
 	o->no_calibrate = 1;
-	assert_int_equal(sess_init(s, o, &err), 0);
-	/* what sess_open would set, without perf_event_open */
-	k[0] = (struct smp_counter){ -1, 0, 0, ID_CPU };
-	k[1] = (struct smp_counter){ -1, 0, 1, ID_TASK };
-	s->smp.ctr = k;
-	s->smp.nctr = 2;
-	s->smp.sample_type = ST;
+	tu_sess_live(s, o, k, ID_CPU, ID_TASK, ST);
 	s->kernel = 1;
-	/* the pids are made up: no /proc, no perf maps */
-	maps_set_offline(s->maps, 1);
-	maps_set_jit(s->maps, 0);
 }
 
 static void live_write(struct session *s, const char *dbdir, char *epoch, size_t len)

@@ -4,7 +4,8 @@
  * and the codec's round trip (include/dcpi/data.h: data_encode,
  * data_decode; docs/profile-format.md, "Data files"): the bytes decode to
  * the same entries, shares and transfers, encode again to the same bytes,
- * and every damaged or truncated copy is refused.
+ * and every damaged or truncated copy is refused.  End to end: `dcpi mem
+ * --json` checked by python3 that compares with what a workload printed.
  * Header-only: each test is one binary.  Include after <cmocka.h>.
  */
 #ifndef DCPI_TU_MEM_H
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 
 #include "dcpi/data.h"
+#include "tu_run.h"
 
 /* p empty, of the image /bin/prog (size 100, mtime 5). */
 static inline void tu_mem_prog(struct data_profile *p)
@@ -58,6 +60,38 @@ static inline void tu_mem_roundtrip(const struct data_profile *p, struct data_pr
 	}
 	assert_int_not_equal(data_decode(b, n - 1, "t", &r, &err), 0);
 	free(b);
+}
+
+/*
+ * python3 that tu_mem_check puts before a test's lines.  exact_of(name):
+ * the counts the workload printed into ws/NAME.out (tu_record_into), a
+ * line "key count" each, or "key count count ..." (then a tuple).
+ * shares_close(exact, got): each key's share of got is within 5 points of
+ * its share of exact (both printed).
+ */
+#define TU_MEM_PY \
+	"def exact_of(name):\n" \
+	"    r = {}\n" \
+	"    for l in open(sys.argv[1].replace('out.json', name + '.out')):\n" \
+	"        k, *v = l.split()\n" \
+	"        r[k] = int(v[0]) if len(v) == 1 else tuple(int(x) for x in v)\n" \
+	"    return r\n" \
+	"def shares_close(exact, got):\n" \
+	"    tot, gt = sum(exact.values()), sum(got.values())\n" \
+	"    for k in exact:\n" \
+	"        e, g = 100.0 * exact[k] / tot, 100.0 * got[k] / gt\n" \
+	"        print(k, 'exact %.1f%% dcpi %.1f%%' % (e, g), file=sys.stderr)\n" \
+	"        assert abs(e - g) <= 5, (k, e, g)\n"
+
+/* `bin mem --db ws/db OPTS --json` checked by python3 py after TU_MEM_PY. */
+static inline void tu_mem_check(const char *bin, const char *ws, const char *db,
+				const char *opts, const char *py)
+{
+	char args[600], all[4096];
+
+	snprintf(args, sizeof(args), "mem --db %s/%s %s", ws, db, opts);
+	assert_true(snprintf(all, sizeof(all), "%s%s", TU_MEM_PY, py) < (int)sizeof(all));
+	tu_check_json(bin, ws, args, all);
 }
 
 #endif /* DCPI_TU_MEM_H */

@@ -23,17 +23,4 @@ __attribute__((noinline)) long walk(const unsigned *next, long steps)
 	return s;
 }
 
-int main(int argc, char **argv)
-{
-	size_t n = (argc > 1 ? strtoull(argv[1], NULL, 0) : (8u << 20)) / sizeof(unsigned);
-	long steps = argc > 2 ? strtol(argv[2], NULL, 0) : 10000000;
-	unsigned *next = malloc(n * sizeof(*next));
-	uint64_t x = 88172645463325252ull;
-
-	if (!next || n < 2)
-		return 1;
-	WL_SATTOLO(next, n, x);		/* one cycle through all */
-	printf("%ld\n", walk(next, steps));
-	free(next);
-	return 0;
-}
+WL_CHASE_MAIN(walk, 8u << 20, 10000000)

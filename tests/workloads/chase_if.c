@@ -43,17 +43,4 @@ __asm__(".text\n"
 	"	ret\n"
 	".size walk_if, .-walk_if\n");
 
-int main(int argc, char **argv)
-{
-	size_t n = (argc > 1 ? strtoull(argv[1], NULL, 0) : (64u << 20)) / sizeof(unsigned);
-	long steps = argc > 2 ? strtol(argv[2], NULL, 0) : 3000000;
-	unsigned *next = malloc(n * sizeof(*next));
-	uint64_t x = 88172645463325252ull;
-
-	if (!next || n < 2)
-		return 1;
-	WL_SATTOLO(next, n, x);		/* one cycle through all */
-	printf("%ld\n", walk_if(next, steps));
-	free(next);
-	return 0;
-}
+WL_CHASE_MAIN(walk_if, 64u << 20, 3000000)

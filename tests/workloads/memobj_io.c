@@ -26,50 +26,26 @@
 
 #define NOINL __attribute__((noinline))
 
-static NOINL char *alloc_a(void)
-{
-	char *p = malloc(65536);
+/*
+ * A procedure NAME of its own that returns malloc(SIZE): one allocation
+ * site.  The store after the call keeps malloc from being a tail call, so
+ * the site is NAME.
+ */
+#define ALLOC_SITE(name, size)					\
+	static NOINL char *name(void)				\
+	{							\
+		char *p = malloc(size);				\
+									\
+		if (p)						\
+			p[0] = 0;				\
+		return p;					\
+	}
 
-	if (p)		/* not a tail call: the site is alloc_a */
-		p[0] = 0;
-	return p;
-}
-
-static NOINL char *alloc_b(void)
-{
-	char *p = malloc(16384);
-
-	if (p)		/* not a tail call: the site is alloc_b */
-		p[0] = 0;
-	return p;
-}
-
-static NOINL char *alloc_c(void)
-{
-	char *p = malloc(1000);
-
-	if (p)		/* not a tail call: the site is alloc_c */
-		p[0] = 0;
-	return p;
-}
-
-static NOINL char *alloc_d(void)
-{
-	char *p = malloc(65536 + 64);	/* not alloc_a's code (merged) */
-
-	if (p)		/* not a tail call: the site is alloc_d */
-		p[0] = 0;
-	return p;
-}
-
-static NOINL char *alloc_e(void)
-{
-	char *p = malloc(512);
-
-	if (p)		/* not a tail call: the site is alloc_e */
-		p[0] = 0;
-	return p;
-}
+ALLOC_SITE(alloc_a, 65536)
+ALLOC_SITE(alloc_b, 16384)
+ALLOC_SITE(alloc_c, 1000)
+ALLOC_SITE(alloc_d, 65536 + 64)	/* not alloc_a's code (merged) */
+ALLOC_SITE(alloc_e, 512)
 
 static long a_in, a_out, b_in, c_in, d_in, e_in;
 

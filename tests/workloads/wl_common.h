@@ -1,6 +1,7 @@
 /*
  * wl_common.h - what the workloads share (culprits.c, membound.c, chase.c,
- * chase_if.c): a pointer chase's random cycle, the same on every machine.
+ * chase_if.c): a pointer chase's random cycle, the same on every machine,
+ * and the main that builds and walks one (chase.c, chase_if.c).
  * Macros, not functions: the workloads are built with -fno-inline
  * (Makefile), and a profile read by procedure wants the set-up's time in the
  * procedure that does it, not in a helper of its own.  phases.c keeps its
@@ -14,6 +15,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* One step of xorshift64 (Marsaglia, shifts 13, 7, 17) on the uint64_t x. */
 #define WL_XORSHIFT(x) ((x) ^= (x) << 13, (x) ^= (x) >> 7, (x) ^= (x) << 17)
@@ -32,5 +35,28 @@
 			(p)[wl_j] = wl_t;				\
 		}							\
 	} while (0)
+
+/*
+ * The main of a pointer chase: a ring of BYTES bytes (argv[1], else bytes)
+ * of unsigned indices made one cycle through all (WL_SATTOLO, fixed seed),
+ * walked STEPS steps (argv[2], else steps) by long walk(next, steps), whose
+ * value it prints.
+ */
+#define WL_CHASE_MAIN(walk, bytes, steps_)					\
+	int main(int argc, char **argv)						\
+	{									\
+		size_t n = (argc > 1 ? strtoull(argv[1], NULL, 0) : (bytes)) /	\
+			   sizeof(unsigned);					\
+		long steps = argc > 2 ? strtol(argv[2], NULL, 0) : (steps_);	\
+		unsigned *next = malloc(n * sizeof(*next));			\
+		uint64_t x = 88172645463325252ull;				\
+										\
+		if (!next || n < 2)						\
+			return 1;						\
+		WL_SATTOLO(next, n, x);						\
+		printf("%ld\n", walk(next, steps));				\
+		free(next);							\
+		return 0;							\
+	}
 
 #endif
