@@ -43,15 +43,8 @@ void data_profile_free(struct data_profile *p)
 
 int data_key_cmp(const struct data_key *a, const struct data_key *b)
 {
-	if (a->space != b->space)
-		return a->space < b->space ? -1 : 1;
-	if (a->tag != b->tag)
-		return a->tag < b->tag ? -1 : 1;
-	if (a->base != b->base)
-		return a->base < b->base ? -1 : 1;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	return 0;
+	return dcpi_cmp_keys((uint64_t[]){ a->space, a->tag, a->base, a->line },
+			     (uint64_t[]){ b->space, b->tag, b->base, b->line }, 4);
 }
 
 static int entry_cmp(const void *x, const void *y)
