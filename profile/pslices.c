@@ -99,50 +99,35 @@ static int entry_cmp(const void *x, const void *y)
 			     (uint64_t[]){ b->slice, b->offset }, 2);
 }
 
-static int squash_edges(struct pslice_profile *p)
+/* c added to *d; -EOVERFLOW where the sum would wrap. */
+static int count_add(uint64_t *d, uint64_t c)
 {
-	size_t k = 0;
-
-	dcpi_qsort(p->e, p->n, sizeof(*p->e), edge_cmp);
-	for (size_t i = 0; i < p->n; i++) {
-		if (k && !edge_cmp(&p->e[k - 1], &p->e[i])) {
-			if (p->e[k - 1].count + p->e[i].count < p->e[i].count)
-				return -EOVERFLOW;
-			p->e[k - 1].count += p->e[i].count;
-		} else {
-			p->e[k++] = p->e[i];
-		}
-	}
-	p->n = k;
+	if (*d + c < c)
+		return -EOVERFLOW;
+	*d += c;
 	return 0;
 }
 
-static int squash_entries(struct slice_entry *v, size_t *n)
+static int edge_sum(void *into, const void *from)
 {
-	size_t k = 0;
+	return count_add(&((struct slice_edge *)into)->count,
+			 ((const struct slice_edge *)from)->count);
+}
 
-	dcpi_qsort(v, *n, sizeof(*v), entry_cmp);
-	for (size_t i = 0; i < *n; i++) {
-		if (k && !entry_cmp(&v[k - 1], &v[i])) {
-			if (v[k - 1].count + v[i].count < v[i].count)
-				return -EOVERFLOW;
-			v[k - 1].count += v[i].count;
-		} else {
-			v[k++] = v[i];
-		}
-	}
-	*n = k;
-	return 0;
+static int entry_sum(void *into, const void *from)
+{
+	return count_add(&((struct slice_entry *)into)->count,
+			 ((const struct slice_entry *)from)->count);
 }
 
 int pslice_normalize(struct pslice_profile *p)
 {
-	int rc = squash_edges(p);
+	int rc = dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), edge_cmp, edge_sum);
 
 	if (!rc)
-		rc = squash_entries(p->s, &p->ns);
+		rc = dcpi_sort_fold(p->s, &p->ns, sizeof(*p->s), entry_cmp, entry_sum);
 	if (!rc)
-		rc = squash_entries(p->b, &p->nb);
+		rc = dcpi_sort_fold(p->b, &p->nb, sizeof(*p->b), entry_cmp, entry_sum);
 	return rc;
 }
 
