@@ -102,7 +102,7 @@ int data_profile_kio(struct data_profile *p, const struct data_kio *x)
 	return 0;
 }
 
-static int entry_sum(void *into, const void *from)
+static int entry_sum(void *into, const void *from, void *ctx)
 {
 	struct data_entry *d = into;
 	const struct data_entry *s = from;
@@ -116,7 +116,7 @@ static int entry_sum(void *into, const void *from)
 	return 0;
 }
 
-static int share_sum(void *into, const void *from)
+static int share_sum(void *into, const void *from, void *ctx)
 {
 	struct data_share *d = into;
 	const struct data_share *s = from;
@@ -130,7 +130,7 @@ static int share_sum(void *into, const void *from)
 	return 0;
 }
 
-static int kio_sum(void *into, const void *from)
+static int kio_sum(void *into, const void *from, void *ctx)
 {
 	struct data_kio *d = into;
 	const struct data_kio *s = from;
@@ -161,9 +161,9 @@ int data_normalize(struct data_profile *p)
 
 	if (rc)
 		return rc;
-	dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), entry_cmp, entry_sum);
-	dcpi_sort_fold(p->s, &p->ns, sizeof(*p->s), share_cmp, share_sum);
-	dcpi_sort_fold(p->kio, &p->nk, sizeof(*p->kio), kio_cmp, kio_sum);
+	dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), entry_cmp, entry_sum, NULL);
+	dcpi_sort_fold(p->s, &p->ns, sizeof(*p->s), share_cmp, share_sum, NULL);
+	dcpi_sort_fold(p->kio, &p->nk, sizeof(*p->kio), kio_cmp, kio_sum, NULL);
 	return 0;
 }
 

@@ -99,35 +99,16 @@ static int entry_cmp(const void *x, const void *y)
 			     (uint64_t[]){ b->slice, b->offset }, 2);
 }
 
-/* c added to *d; -EOVERFLOW where the sum would wrap. */
-static int count_add(uint64_t *d, uint64_t c)
-{
-	if (*d + c < c)
-		return -EOVERFLOW;
-	*d += c;
-	return 0;
-}
-
-static int edge_sum(void *into, const void *from)
-{
-	return count_add(&((struct slice_edge *)into)->count,
-			 ((const struct slice_edge *)from)->count);
-}
-
-static int entry_sum(void *into, const void *from)
-{
-	return count_add(&((struct slice_entry *)into)->count,
-			 ((const struct slice_entry *)from)->count);
-}
-
 int pslice_normalize(struct pslice_profile *p)
 {
-	int rc = dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), edge_cmp, edge_sum);
+	size_t off = offsetof(struct slice_entry, count);
+	int rc = kind_sort_sum(p->e, &p->n, sizeof(*p->e), edge_cmp,
+			       offsetof(struct slice_edge, count));
 
 	if (!rc)
-		rc = dcpi_sort_fold(p->s, &p->ns, sizeof(*p->s), entry_cmp, entry_sum);
+		rc = kind_sort_sum(p->s, &p->ns, sizeof(*p->s), entry_cmp, off);
 	if (!rc)
-		rc = dcpi_sort_fold(p->b, &p->nb, sizeof(*p->b), entry_cmp, entry_sum);
+		rc = kind_sort_sum(p->b, &p->nb, sizeof(*p->b), entry_cmp, off);
 	return rc;
 }
 

@@ -88,13 +88,13 @@ static int bound_cmp(const void *x, const void *y)
 	return a->slice < b->slice ? -1 : a->slice > b->slice;
 }
 
-static int entry_sum(void *into, const void *from)
+static int entry_sum(void *into, const void *from, void *ctx)
 {
 	((struct slice_entry *)into)->count += ((const struct slice_entry *)from)->count;
 	return 0;
 }
 
-static int bound_union(void *into, const void *from)
+static int bound_union(void *into, const void *from, void *ctx)
 {
 	((struct slice_bound *)into)->rules |= ((const struct slice_bound *)from)->rules;
 	return 0;
@@ -102,11 +102,11 @@ static int bound_union(void *into, const void *from)
 
 int slice_normalize(struct slice_profile *p)
 {
-	dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), entry_cmp, entry_sum);
+	dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), entry_cmp, entry_sum, NULL);
 	p->total = 0;
 	for (size_t i = 0; i < p->n; i++)
 		p->total += p->e[i].count;
-	dcpi_sort_fold(p->b, &p->nb, sizeof(*p->b), bound_cmp, bound_union);
+	dcpi_sort_fold(p->b, &p->nb, sizeof(*p->b), bound_cmp, bound_union, NULL);
 	return 0;
 }
 

@@ -355,7 +355,7 @@ static int cmp_item_value(const void *a, const void *b)
 }
 
 /* Estimates of one value add (a + b == b + a). */
-static int item_sum(void *into, const void *from)
+static int item_sum(void *into, const void *from, void *ctx)
 {
 	((struct merge_item *)into)->est += ((const struct merge_item *)from)->est;
 	return 0;
@@ -399,7 +399,7 @@ void val_hotlist_merge(struct val_hotlist *dst, const struct val_hotlist *src)
 		it[n++] = (struct merge_item){ dst->t[i].value, val_hotlist_estimate(dst, i) };
 	for (uint32_t i = 0; i < src->n && i <= VAL_N; i++)
 		it[n++] = (struct merge_item){ src->t[i].value, val_hotlist_estimate(src, i) };
-	dcpi_sort_fold(it, &n, sizeof(it[0]), cmp_item_value, item_sum);
+	dcpi_sort_fold(it, &n, sizeof(it[0]), cmp_item_value, item_sum, NULL);
 	k = (uint32_t)n;
 	qsort(it, k, sizeof(it[0]), cmp_item_est);
 	if (k > VAL_N)

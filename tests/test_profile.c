@@ -133,7 +133,7 @@ static int kv_cmp(const void *x, const void *y)
 
 /* Values of one key concatenated as decimal digits (shows the fold order);
  * a value 0 fails the fold. */
-static int kv_fold(void *into, const void *from)
+static int kv_fold(void *into, const void *from, void *ctx)
 {
 	struct kv *d = into;
 	const struct kv *s = from;
@@ -153,17 +153,17 @@ static void test_sort_fold(void **state)
 	size_t n = 6, nb = 3;
 
 	(void)state;
-	assert_int_equal(dcpi_sort_fold(v, &n, sizeof(*v), kv_cmp, kv_fold), 0);
+	assert_int_equal(dcpi_sort_fold(v, &n, sizeof(*v), kv_cmp, kv_fold, NULL), 0);
 	assert_int_equal(n, 4);
 	assert_true(v[0].k == 3 && v[1].k == 5 && v[2].k == 7 && v[3].k == 9);
 	/* qsort may order equal keys either way: both folds are right */
 	assert_true(v[0].v == 25 || v[0].v == 52);
 	assert_true(v[1].v == 4 && v[3].v == 6);
 	assert_true(v[2].v == 13 || v[2].v == 31);
-	assert_int_equal(dcpi_sort_fold(bad, &nb, sizeof(*bad), kv_cmp, kv_fold), -EOVERFLOW);
+	assert_int_equal(dcpi_sort_fold(bad, &nb, sizeof(*bad), kv_cmp, kv_fold, NULL), -EOVERFLOW);
 	assert_int_equal(nb, 3);
 	n = 0;
-	assert_int_equal(dcpi_sort_fold(NULL, &n, sizeof(*v), kv_cmp, kv_fold), 0);
+	assert_int_equal(dcpi_sort_fold(NULL, &n, sizeof(*v), kv_cmp, kv_fold, NULL), 0);
 	assert_int_equal(n, 0);
 }
 

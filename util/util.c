@@ -116,7 +116,7 @@ void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 }
 
 int dcpi_sort_fold(void *base, size_t *n, size_t size, int (*cmp)(const void *, const void *),
-		   int (*fold)(void *into, const void *from))
+		   int (*fold)(void *into, const void *from, void *ctx), void *ctx)
 {
 	char *v = base;
 	size_t k = 0;
@@ -127,7 +127,7 @@ int dcpi_sort_fold(void *base, size_t *n, size_t size, int (*cmp)(const void *, 
 		int rc;
 
 		if (k && !cmp(v + (k - 1) * size, e)) {
-			rc = fold(v + (k - 1) * size, e);
+			rc = fold(v + (k - 1) * size, e, ctx);
 			if (rc)
 				return rc;
 		} else if (k++ != i) {

@@ -46,12 +46,12 @@ size_t dcpi_svarint_get(const uint8_t *in, size_t avail, int64_t *v);
 void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /*
  * The n records of size bytes at base sorted by cmp (dcpi_qsort), each run
- * that cmp finds equal folded into its first record by fold(into, from), in
- * the sorted order: 0 with *n the records left, or fold's non-zero result
+ * that cmp finds equal folded into its first record by fold(into, from, ctx),
+ * in the sorted order: 0 with *n the records left, or fold's non-zero result
  * (the records then partly folded, *n as it was).
  */
 int dcpi_sort_fold(void *base, size_t *n, size_t size, int (*cmp)(const void *, const void *),
-		   int (*fold)(void *into, const void *from));
+		   int (*fold)(void *into, const void *from, void *ctx), void *ctx);
 /*
  * Records ordered by a list of unsigned fields, most significant first: the
  * first of the n pairs a[i], b[i] that differ decides (-1, 0 or 1).  A sort
