@@ -66,6 +66,18 @@ static inline int dcpi_cmp_keys(const uint64_t *a, const uint64_t *b, size_t n)
 	return 0;
 }
 
+/* The value of the hex digit c (either case), or -1. */
+static inline int dcpi_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 /* A new zeroed element at the end of the array *v of *n elements of size
  * bytes (capacity *cap, doubled as needed); NULL when out of memory. */
 void *dcpi_append(void **v, size_t *n, size_t *cap, size_t size);
