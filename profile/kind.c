@@ -640,3 +640,24 @@ size_t kind_drop_zeros(void *v, size_t n, size_t size, size_t off)
 	}
 	return k;
 }
+
+int kind_check_counts(const void *v, size_t n, size_t size,
+		      int (*cmp)(const void *, const void *), size_t off, uint64_t *sum)
+{
+	const char *b = v;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c;
+
+		if (i && cmp(b + (i - 1) * size, b + i * size) >= 0)
+			return KIND_UNSORTED;
+		memcpy(&c, b + i * size + off, sizeof(c));
+		if (!c || (sum && total + c < total))
+			return KIND_BAD_COUNT;
+		total += c;
+	}
+	if (sum)
+		*sum = total;
+	return 0;
+}

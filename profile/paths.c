@@ -261,21 +261,17 @@ static const char *path_check_fields(const struct path_profile *p)
 static const char *path_check_records(const struct path_profile *p, uint64_t *et,
 				      uint64_t *st)
 {
-	*et = *st = 0;
-	for (size_t i = 0; i < p->nedges; i++) {
-		if (i && edge_cmp(&p->edges[i - 1], &p->edges[i]) >= 0)
-			return "edges not normalized";
-		if (!p->edges[i].count || *et + p->edges[i].count < *et)
-			return "zero or overflowing edge count";
-		*et += p->edges[i].count;
-	}
-	for (size_t i = 0; i < p->nsteps; i++) {
-		if (i && p->steps[i - 1].offset >= p->steps[i].offset)
-			return "steps not normalized";
-		if (!p->steps[i].count || *st + p->steps[i].count < *st)
-			return "zero or overflowing step count";
-		*st += p->steps[i].count;
-	}
+	int rc = kind_check_counts(p->edges, p->nedges, sizeof(*p->edges), cmp_edge,
+				   offsetof(struct path_edge, count), et);
+
+	if (rc)
+		return rc == KIND_UNSORTED ? "edges not normalized" :
+					     "zero or overflowing edge count";
+	rc = kind_check_counts(p->steps, p->nsteps, sizeof(*p->steps), cmp_step,
+			       offsetof(struct path_step, count), st);
+	if (rc)
+		return rc == KIND_UNSORTED ? "steps not normalized" :
+					     "zero or overflowing step count";
 	return NULL;
 }
 

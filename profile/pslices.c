@@ -261,12 +261,12 @@ static const char *check_fields(const struct pslice_profile *p)
 
 static const char *check_records(const struct pslice_profile *p)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if ((i && edge_cmp(&p->e[i - 1], &p->e[i]) >= 0) || !p->e[i].count)
-			return "edges not normalized";
-	for (size_t i = 0; i < p->ns; i++)
-		if ((i && entry_cmp(&p->s[i - 1], &p->s[i]) >= 0) || !p->s[i].count)
-			return "steps not normalized";
+	if (kind_check_counts(p->e, p->n, sizeof(*p->e), edge_cmp,
+			      offsetof(struct slice_edge, count), NULL))
+		return "edges not normalized";
+	if (kind_check_counts(p->s, p->ns, sizeof(*p->s), entry_cmp,
+			      offsetof(struct slice_entry, count), NULL))
+		return "steps not normalized";
 	for (size_t i = 0; i < p->nb; i++)
 		if ((i && p->b[i - 1].slice >= p->b[i].slice) || !p->b[i].count ||
 		    p->b[i].offset)

@@ -178,14 +178,12 @@ static const char *check_fields(const struct slice_profile *p)
 
 static const char *check_records(const struct slice_profile *p, uint64_t *total)
 {
-	*total = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		if (i && entry_cmp(&p->e[i - 1], &p->e[i]) >= 0)
-			return "entries not normalized";
-		if (!p->e[i].count || *total + p->e[i].count < *total)
-			return "zero or overflowing count";
-		*total += p->e[i].count;
-	}
+	int rc = kind_check_counts(p->e, p->n, sizeof(*p->e), entry_cmp,
+				   offsetof(struct slice_entry, count), total);
+
+	if (rc)
+		return rc == KIND_UNSORTED ? "entries not normalized" :
+					     "zero or overflowing count";
 	for (size_t i = 0; i < p->nb; i++) {
 		if (i && p->b[i - 1].slice >= p->b[i].slice)
 			return "boundaries not normalized";
