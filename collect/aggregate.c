@@ -166,11 +166,8 @@ static int slot_cmp(const void *x, const void *y)
 {
 	const struct agg_slot *a = x, *b = y;
 
-	if (a->image != b->image)
-		return a->image < b->image ? -1 : 1;
-	if (a->event != b->event)
-		return a->event < b->event ? -1 : 1;
-	return a->offset < b->offset ? -1 : a->offset > b->offset;
+	return dcpi_cmp_keys((uint64_t[]){ a->image, a->event, a->offset },
+			     (uint64_t[]){ b->image, b->event, b->offset }, 3);
 }
 
 /* Fill p with slots [0, n) (one image and event), offsets through k. */

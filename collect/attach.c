@@ -217,17 +217,10 @@ static int start_command(struct attach *at, struct dcpi_err *err)
 	}
 	if (!at->cmd) {
 		close(ep[0]);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(ep[1], &e, sizeof(e)) != sizeof(e))
-			_exit(126);
-		_exit(127);
+		rec_exec(argv, ep[1]);
 	}
 	close(ep[1]);
-	do
-		n = read(ep[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(ep[0]);
+	n = rec_exec_read(ep[0], &e);
 	if (n == sizeof(e)) {
 		waitpid(at->cmd, &at->cmd_status, 0);
 		at->cmd = 0;

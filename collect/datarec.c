@@ -264,11 +264,8 @@ static int blk_cmp(const void *x, const void *y)
 {
 	const struct dblock *a = x, *b = y;
 
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
+	return dcpi_cmp_keys((uint64_t[]){ a->pid, a->lo, a->t0 },
+			     (uint64_t[]){ b->pid, b->lo, b->t0 }, 3);
 }
 
 /* The block of process pid holding a at time t. */
@@ -689,13 +686,8 @@ static int acc_cmp(const void *x, const void *y)
 {
 	const struct dacc *a = x, *b = y;
 
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	if (a->win != b->win)
-		return a->win < b->win ? -1 : 1;
-	return a->tid < b->tid ? -1 : a->tid > b->tid;
+	return dcpi_cmp_keys((uint64_t[]){ a->pid, a->line, a->win, a->tid },
+			     (uint64_t[]){ b->pid, b->line, b->win, b->tid }, 4);
 }
 
 /* One window of one line, accesses [i, j) sorted by thread: seed 001's

@@ -318,6 +318,14 @@ void hws_free(struct hw_spool *h, int remove);
 
 /* --- record.c ---------------------------------------------------------------- */
 
+/* In a forked child, exec argv; should that fail, its errno goes down fd
+ * (the write end of a close-on-exec pipe: nothing comes when the exec
+ * works) and the child exits 127 (126: the write failed too). */
+void rec_exec(char *const argv[], int fd) __attribute__((noreturn));
+/* The parent's side: what rec_exec sent down fd (the read end, closed
+ * after) into *e, retrying on EINTR; read's result. */
+ssize_t rec_exec_read(int fd, int *e);
+
 /* The session's tables and meta as a new epoch (attach.c writes its own so). */
 struct collect_result;
 int rec_write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_meta *meta,

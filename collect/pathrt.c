@@ -1295,21 +1295,11 @@ PRT_EXPORT sighandler_t signal(int sig, sighandler_t h)
 	return bsd_set(sig, h);
 }
 
-PRT_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
-{
-	resolve();
-	if (!ours(sig))
-		return REAL(prt_signal_fn, "bsd_signal")(sig, h);
-	return bsd_set(sig, h);
-}
-
-PRT_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
-{
-	resolve();
-	if (!ours(sig))
-		return REAL(prt_signal_fn, "ssignal")(sig, h);
-	return bsd_set(sig, h);
-}
+/* glibc's other names of its signal() (one function there, as here) */
+PRT_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h) __THROW
+	__attribute__((alias("signal")));
+PRT_EXPORT sighandler_t ssignal(int sig, sighandler_t h) __THROW
+	__attribute__((alias("signal")));
 
 /* System V semantics: one-shot, the signal not blocked in its handler.
  * (A program built for strict ISO C gets this as its signal().) */
@@ -1321,13 +1311,9 @@ PRT_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, 0);
 }
 
+/* the same function's other name in glibc */
 PRT_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
-{
-	resolve();
-	if (!ours(sig))
-		return REAL(prt_signal_fn, "__sysv_signal")(sig, h);
-	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, 0);
-}
+	__attribute__((alias("sysv_signal")));
 
 /* System V's sigset: SIG_HOLD blocks sig; anything else installs it with
  * no flags and unblocks sig; SIG_HOLD is returned when sig was blocked. */

@@ -276,6 +276,28 @@ int rec_write_epoch(struct session *s, struct prof_db *db, struct prof_epoch_met
 	return ret;
 }
 
+void rec_exec(char *const argv[], int fd)
+{
+	int e;
+
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(fd, &e, sizeof(e)) != sizeof(e))
+		_exit(126);
+	_exit(127);
+}
+
+ssize_t rec_exec_read(int fd, int *e)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, e, sizeof(*e));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n;
+}
+
 /* Fork argv stopped on a pipe; *go releases it, *errp reports exec errors. */
 static int spawn(char *const argv[], const struct paths_run *pr, pid_t *pid, int *go,
 		 int *errp, struct dcpi_err *err)
@@ -303,18 +325,12 @@ static int spawn(char *const argv[], const struct paths_run *pr, pid_t *pid, int
 		return dcpi_errf(err, -e, "fork: %s", strerror(e));
 	}
 	if (*pid == 0) {
-		int e;
-
 		close(gp[1]);
 		close(ep[0]);
 		if (read(gp[0], &c, 1) != 1)
 			_exit(127);	/* the parent gave up */
 		paths_child_env(pr);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(ep[1], &e, sizeof(e)) != sizeof(e))
-			_exit(126);
-		_exit(127);
+		rec_exec(argv, ep[1]);
 	}
 	close(gp[0]);
 	close(ep[1]);
@@ -333,10 +349,7 @@ static int release(int go, int errp)
 	close(go);
 	if (n != 1)
 		e = EPIPE;
-	do
-		n = read(errp, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(errp);
+	n = rec_exec_read(errp, &e);
 	return n == sizeof(e) ? e : (n < 0 ? errno : 0);
 }
 

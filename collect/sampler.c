@@ -578,9 +578,7 @@ static int rec_cmp(const void *x, const void *y)
 {
 	const struct smp_rec *a = x, *b = y;
 
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	return dcpi_cmp_keys((uint64_t[]){ a->time, a->seq }, (uint64_t[]){ b->time, b->seq }, 2);
 }
 
 int smp_drain(struct sampler *s, struct smp_batch *b, struct dcpi_err *err)

@@ -263,9 +263,7 @@ static int jump_cmp(const void *x, const void *y)
 {
 	const struct import_jump *a = x, *b = y;
 
-	if (a->from != b->from)
-		return a->from < b->from ? -1 : 1;
-	return a->to < b->to ? -1 : a->to > b->to;
+	return dcpi_cmp_keys((uint64_t[]){ a->from, a->to }, (uint64_t[]){ b->from, b->to }, 2);
 }
 
 /* Parse the text of a jumps file (docs/import.md) into a sorted array. */

@@ -564,9 +564,8 @@ static int pf_rec_cmp(const void *x, const void *y)
 {
 	const struct pf_rec *a = x, *b = y;
 
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->off < b->off ? -1 : a->off > b->off;	/* stable: file order */
+	/* stable: file order */
+	return dcpi_cmp_keys((uint64_t[]){ a->time, a->off }, (uint64_t[]){ b->time, b->off }, 2);
 }
 
 static int pf_rec_push(struct pf *f, size_t at, uint64_t t, size_t *cap,

@@ -43,15 +43,8 @@ void data_profile_free(struct data_profile *p)
 
 int data_key_cmp(const struct data_key *a, const struct data_key *b)
 {
-	if (a->space != b->space)
-		return a->space < b->space ? -1 : 1;
-	if (a->tag != b->tag)
-		return a->tag < b->tag ? -1 : 1;
-	if (a->base != b->base)
-		return a->base < b->base ? -1 : 1;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	return 0;
+	return dcpi_cmp_keys((uint64_t[]){ a->space, a->tag, a->base, a->line },
+			     (uint64_t[]){ b->space, b->tag, b->base, b->line }, 4);
 }
 
 static int entry_cmp(const void *x, const void *y)
@@ -109,24 +102,43 @@ int data_profile_kio(struct data_profile *p, const struct data_kio *x)
 	return 0;
 }
 
-static void entry_sum(struct data_entry *d, const struct data_entry *s)
+static int entry_sum(void *into, const void *from, void *ctx)
 {
+	struct data_entry *d = into;
+	const struct data_entry *s = from;
+
 	d->accesses += s->accesses;
 	d->loads += s->loads;
 	d->stores += s->stores;
 	d->mask |= s->mask;
 	if (s->size > d->size)
 		d->size = s->size;
+	return 0;
 }
 
-static void share_sum(struct data_share *d, const struct data_share *s)
+static int share_sum(void *into, const void *from, void *ctx)
 {
+	struct data_share *d = into;
+	const struct data_share *s = from;
+
 	d->seen += s->seen;
 	d->true_w += s->true_w;
 	d->false_w += s->false_w;
 	d->true_mask |= s->true_mask;
 	d->mask_a |= s->mask_a;
 	d->mask_b |= s->mask_b;
+	return 0;
+}
+
+static int kio_sum(void *into, const void *from, void *ctx)
+{
+	struct data_kio *d = into;
+	const struct data_kio *s = from;
+
+	d->calls += s->calls;
+	d->in += s->in;
+	d->out += s->out;
+	return 0;
 }
 
 static void retag_keys(void *v, const uint32_t *map)
@@ -145,43 +157,13 @@ static void retag_keys(void *v, const uint32_t *map)
 
 int data_normalize(struct data_profile *p)
 {
-	size_t k = 0;
 	int rc = kind_images_order(&p->image, &p->imgs, &p->nimgs, retag_keys, p);
 
 	if (rc)
 		return rc;
-	if (p->n)
-		qsort(p->e, p->n, sizeof(*p->e), entry_cmp);
-	for (size_t i = 0; i < p->n; i++) {
-		if (k && !entry_cmp(&p->e[k - 1], &p->e[i]))
-			entry_sum(&p->e[k - 1], &p->e[i]);
-		else
-			p->e[k++] = p->e[i];
-	}
-	p->n = k;
-	k = 0;
-	if (p->ns)
-		qsort(p->s, p->ns, sizeof(*p->s), share_cmp);
-	for (size_t i = 0; i < p->ns; i++) {
-		if (k && !share_cmp(&p->s[k - 1], &p->s[i]))
-			share_sum(&p->s[k - 1], &p->s[i]);
-		else
-			p->s[k++] = p->s[i];
-	}
-	p->ns = k;
-	k = 0;
-	if (p->nk)
-		qsort(p->kio, p->nk, sizeof(*p->kio), kio_cmp);
-	for (size_t i = 0; i < p->nk; i++) {
-		if (k && !kio_cmp(&p->kio[k - 1], &p->kio[i])) {
-			p->kio[k - 1].calls += p->kio[i].calls;
-			p->kio[k - 1].in += p->kio[i].in;
-			p->kio[k - 1].out += p->kio[i].out;
-		} else {
-			p->kio[k++] = p->kio[i];
-		}
-	}
-	p->nk = k;
+	dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), entry_cmp, entry_sum, NULL);
+	dcpi_sort_fold(p->s, &p->ns, sizeof(*p->s), share_cmp, share_sum, NULL);
+	dcpi_sort_fold(p->kio, &p->nk, sizeof(*p->kio), kio_cmp, kio_sum, NULL);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #ifndef DCPI_PROFILE_INTERNAL_H
 #define DCPI_PROFILE_INTERNAL_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -163,6 +164,22 @@ static inline double bits_dbl(uint64_t v)
 	memcpy(&d, &v, sizeof(d));
 	return d;
 }
+
+/* The n records of size bytes at v sorted by cmp, the uint64_t counts at
+ * byte off of the records cmp finds equal summed into the first (util.h's
+ * dcpi_sort_fold): 0, or -EOVERFLOW where a sum would wrap. */
+int kind_sort_sum(void *v, size_t *n, size_t size, int (*cmp)(const void *, const void *),
+		  size_t off);
+/* Are the n records of size bytes at v sorted strictly by cmp, each with a
+ * non-zero uint64_t count at byte off (sum non-NULL: their sum, into *sum,
+ * within 64 bits)?  0 yes, else which check the first bad record fails. */
+enum { KIND_UNSORTED = 1, KIND_BAD_COUNT };
+int kind_check_counts(const void *v, size_t n, size_t size,
+		      int (*cmp)(const void *, const void *), size_t off, uint64_t *sum);
+
+/* Of the n records of size bytes at v, those whose uint64_t count at byte
+ * off is 0 removed, the others kept in order: how many are left. */
+size_t kind_drop_zeros(void *v, size_t n, size_t size, size_t off);
 
 /* The fixed head of a kind's file: magic (8 bytes), then these. */
 #define KIND_OFF_VERSION 8

@@ -605,3 +605,59 @@ int kind_encode(const struct kind_format *f, const void *p, const struct prof_im
 	}
 	return kind_sealed(b, size, buf, len);
 }
+
+static int count_fold(void *into, const void *from, void *ctx)
+{
+	size_t off = *(const size_t *)ctx;
+	uint64_t d, s;
+
+	memcpy(&d, (char *)into + off, sizeof(d));
+	memcpy(&s, (const char *)from + off, sizeof(s));
+	if (d + s < s)
+		return -EOVERFLOW;
+	d += s;
+	memcpy((char *)into + off, &d, sizeof(d));
+	return 0;
+}
+
+int kind_sort_sum(void *v, size_t *n, size_t size, int (*cmp)(const void *, const void *),
+		  size_t off)
+{
+	return dcpi_sort_fold(v, n, size, cmp, count_fold, &off);
+}
+
+size_t kind_drop_zeros(void *v, size_t n, size_t size, size_t off)
+{
+	char *b = v;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c;
+
+		memcpy(&c, b + i * size + off, sizeof(c));
+		if (c && k++ != i)
+			memcpy(b + (k - 1) * size, b + i * size, size);
+	}
+	return k;
+}
+
+int kind_check_counts(const void *v, size_t n, size_t size,
+		      int (*cmp)(const void *, const void *), size_t off, uint64_t *sum)
+{
+	const char *b = v;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c;
+
+		if (i && cmp(b + (i - 1) * size, b + i * size) >= 0)
+			return KIND_UNSORTED;
+		memcpy(&c, b + i * size + off, sizeof(c));
+		if (!c || (sum && total + c < total))
+			return KIND_BAD_COUNT;
+		total += c;
+	}
+	if (sum)
+		*sum = total;
+	return 0;
+}

@@ -158,17 +158,6 @@ int prof_epoch_meta_write(struct prof_db *db, const char *epoch,
 	return rc;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Parse a quoted string value into out; the reason on failure. */
 static const char *parse_quoted(const char *v, char *out, size_t cap)
 {
@@ -187,9 +176,9 @@ static const char *parse_quoted(const char *v, char *out, size_t cap)
 			case 'r': c = '\r'; break;
 			case 't': c = '\t'; break;
 			case 'x':
-				if (hexval(v[1]) < 0 || hexval(v[2]) < 0)
+				if (dcpi_hexval(v[1]) < 0 || dcpi_hexval(v[2]) < 0)
 					return "bad \\x escape";
-				c = hexval(v[1]) * 16 + hexval(v[2]);
+				c = dcpi_hexval(v[1]) * 16 + dcpi_hexval(v[2]);
 				v += 2;
 				break;
 			default:

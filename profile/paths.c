@@ -102,55 +102,21 @@ static int cmp_step(const void *a, const void *b)
 }
 
 /* Sort, sum duplicates, drop zeros. */
-static int squash_edges(struct path_profile *p)
-{
-	size_t out = 0;
-
-	dcpi_qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
-	for (size_t i = 0; i < p->nedges; i++) {
-		struct path_edge *e = &p->edges[i];
-
-		if (!e->count)
-			continue;
-		if (out && !edge_cmp(&p->edges[out - 1], e)) {
-			if (p->edges[out - 1].count + e->count < e->count)
-				return -EOVERFLOW;
-			p->edges[out - 1].count += e->count;
-		} else {
-			p->edges[out++] = *e;
-		}
-	}
-	p->nedges = out;
-	return 0;
-}
-
-static int squash_steps(struct path_profile *p)
-{
-	size_t out = 0;
-
-	dcpi_qsort(p->steps, p->nsteps, sizeof(*p->steps), cmp_step);
-	for (size_t i = 0; i < p->nsteps; i++) {
-		struct path_step *s = &p->steps[i];
-
-		if (!s->count)
-			continue;
-		if (out && p->steps[out - 1].offset == s->offset) {
-			if (p->steps[out - 1].count + s->count < s->count)
-				return -EOVERFLOW;
-			p->steps[out - 1].count += s->count;
-		} else {
-			p->steps[out++] = *s;
-		}
-	}
-	p->nsteps = out;
-	return 0;
-}
-
 int path_profile_normalize(struct path_profile *p)
 {
-	int rc = squash_edges(p);
+	int rc = kind_sort_sum(p->edges, &p->nedges, sizeof(*p->edges), cmp_edge,
+			       offsetof(struct path_edge, count));
 
-	return rc ? rc : squash_steps(p);
+	if (!rc)
+		rc = kind_sort_sum(p->steps, &p->nsteps, sizeof(*p->steps), cmp_step,
+				   offsetof(struct path_step, count));
+	if (rc)
+		return rc;
+	p->nedges = kind_drop_zeros(p->edges, p->nedges, sizeof(*p->edges),
+				    offsetof(struct path_edge, count));
+	p->nsteps = kind_drop_zeros(p->steps, p->nsteps, sizeof(*p->steps),
+				    offsetof(struct path_step, count));
+	return 0;
 }
 
 uint64_t path_profile_edge(const struct path_profile *p, uint64_t from, uint64_t to)
@@ -295,21 +261,17 @@ static const char *path_check_fields(const struct path_profile *p)
 static const char *path_check_records(const struct path_profile *p, uint64_t *et,
 				      uint64_t *st)
 {
-	*et = *st = 0;
-	for (size_t i = 0; i < p->nedges; i++) {
-		if (i && edge_cmp(&p->edges[i - 1], &p->edges[i]) >= 0)
-			return "edges not normalized";
-		if (!p->edges[i].count || *et + p->edges[i].count < *et)
-			return "zero or overflowing edge count";
-		*et += p->edges[i].count;
-	}
-	for (size_t i = 0; i < p->nsteps; i++) {
-		if (i && p->steps[i - 1].offset >= p->steps[i].offset)
-			return "steps not normalized";
-		if (!p->steps[i].count || *st + p->steps[i].count < *st)
-			return "zero or overflowing step count";
-		*st += p->steps[i].count;
-	}
+	int rc = kind_check_counts(p->edges, p->nedges, sizeof(*p->edges), cmp_edge,
+				   offsetof(struct path_edge, count), et);
+
+	if (rc)
+		return rc == KIND_UNSORTED ? "edges not normalized" :
+					     "zero or overflowing edge count";
+	rc = kind_check_counts(p->steps, p->nsteps, sizeof(*p->steps), cmp_step,
+			       offsetof(struct path_step, count), st);
+	if (rc)
+		return rc == KIND_UNSORTED ? "steps not normalized" :
+					     "zero or overflowing step count";
 	return NULL;
 }
 

@@ -99,50 +99,16 @@ static int entry_cmp(const void *x, const void *y)
 			     (uint64_t[]){ b->slice, b->offset }, 2);
 }
 
-static int squash_edges(struct pslice_profile *p)
-{
-	size_t k = 0;
-
-	dcpi_qsort(p->e, p->n, sizeof(*p->e), edge_cmp);
-	for (size_t i = 0; i < p->n; i++) {
-		if (k && !edge_cmp(&p->e[k - 1], &p->e[i])) {
-			if (p->e[k - 1].count + p->e[i].count < p->e[i].count)
-				return -EOVERFLOW;
-			p->e[k - 1].count += p->e[i].count;
-		} else {
-			p->e[k++] = p->e[i];
-		}
-	}
-	p->n = k;
-	return 0;
-}
-
-static int squash_entries(struct slice_entry *v, size_t *n)
-{
-	size_t k = 0;
-
-	dcpi_qsort(v, *n, sizeof(*v), entry_cmp);
-	for (size_t i = 0; i < *n; i++) {
-		if (k && !entry_cmp(&v[k - 1], &v[i])) {
-			if (v[k - 1].count + v[i].count < v[i].count)
-				return -EOVERFLOW;
-			v[k - 1].count += v[i].count;
-		} else {
-			v[k++] = v[i];
-		}
-	}
-	*n = k;
-	return 0;
-}
-
 int pslice_normalize(struct pslice_profile *p)
 {
-	int rc = squash_edges(p);
+	size_t off = offsetof(struct slice_entry, count);
+	int rc = kind_sort_sum(p->e, &p->n, sizeof(*p->e), edge_cmp,
+			       offsetof(struct slice_edge, count));
 
 	if (!rc)
-		rc = squash_entries(p->s, &p->ns);
+		rc = kind_sort_sum(p->s, &p->ns, sizeof(*p->s), entry_cmp, off);
 	if (!rc)
-		rc = squash_entries(p->b, &p->nb);
+		rc = kind_sort_sum(p->b, &p->nb, sizeof(*p->b), entry_cmp, off);
 	return rc;
 }
 
@@ -295,12 +261,12 @@ static const char *check_fields(const struct pslice_profile *p)
 
 static const char *check_records(const struct pslice_profile *p)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if ((i && edge_cmp(&p->e[i - 1], &p->e[i]) >= 0) || !p->e[i].count)
-			return "edges not normalized";
-	for (size_t i = 0; i < p->ns; i++)
-		if ((i && entry_cmp(&p->s[i - 1], &p->s[i]) >= 0) || !p->s[i].count)
-			return "steps not normalized";
+	if (kind_check_counts(p->e, p->n, sizeof(*p->e), edge_cmp,
+			      offsetof(struct slice_edge, count), NULL))
+		return "edges not normalized";
+	if (kind_check_counts(p->s, p->ns, sizeof(*p->s), entry_cmp,
+			      offsetof(struct slice_entry, count), NULL))
+		return "steps not normalized";
 	for (size_t i = 0; i < p->nb; i++)
 		if ((i && p->b[i - 1].slice >= p->b[i].slice) || !p->b[i].count ||
 		    p->b[i].offset)

@@ -88,29 +88,25 @@ static int bound_cmp(const void *x, const void *y)
 	return a->slice < b->slice ? -1 : a->slice > b->slice;
 }
 
+static int entry_sum(void *into, const void *from, void *ctx)
+{
+	((struct slice_entry *)into)->count += ((const struct slice_entry *)from)->count;
+	return 0;
+}
+
+static int bound_union(void *into, const void *from, void *ctx)
+{
+	((struct slice_bound *)into)->rules |= ((const struct slice_bound *)from)->rules;
+	return 0;
+}
+
 int slice_normalize(struct slice_profile *p)
 {
-	size_t k = 0;
-
-	dcpi_qsort(p->e, p->n, sizeof(*p->e), entry_cmp);
+	dcpi_sort_fold(p->e, &p->n, sizeof(*p->e), entry_cmp, entry_sum, NULL);
 	p->total = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		if (k && !entry_cmp(&p->e[k - 1], &p->e[i]))
-			p->e[k - 1].count += p->e[i].count;
-		else
-			p->e[k++] = p->e[i];
+	for (size_t i = 0; i < p->n; i++)
 		p->total += p->e[i].count;
-	}
-	p->n = k;
-	dcpi_qsort(p->b, p->nb, sizeof(*p->b), bound_cmp);
-	k = 0;
-	for (size_t i = 0; i < p->nb; i++) {
-		if (k && p->b[k - 1].slice == p->b[i].slice)
-			p->b[k - 1].rules |= p->b[i].rules;
-		else
-			p->b[k++] = p->b[i];
-	}
-	p->nb = k;
+	dcpi_sort_fold(p->b, &p->nb, sizeof(*p->b), bound_cmp, bound_union, NULL);
 	return 0;
 }
 
@@ -182,14 +178,12 @@ static const char *check_fields(const struct slice_profile *p)
 
 static const char *check_records(const struct slice_profile *p, uint64_t *total)
 {
-	*total = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		if (i && entry_cmp(&p->e[i - 1], &p->e[i]) >= 0)
-			return "entries not normalized";
-		if (!p->e[i].count || *total + p->e[i].count < *total)
-			return "zero or overflowing count";
-		*total += p->e[i].count;
-	}
+	int rc = kind_check_counts(p->e, p->n, sizeof(*p->e), entry_cmp,
+				   offsetof(struct slice_entry, count), total);
+
+	if (rc)
+		return rc == KIND_UNSORTED ? "entries not normalized" :
+					     "zero or overflowing count";
 	for (size_t i = 0; i < p->nb; i++) {
 		if (i && p->b[i - 1].slice >= p->b[i].slice)
 			return "boundaries not normalized";

@@ -354,6 +354,13 @@ static int cmp_item_value(const void *a, const void *b)
 	return (x->value > y->value) - (x->value < y->value);
 }
 
+/* Estimates of one value add (a + b == b + a). */
+static int item_sum(void *into, const void *from, void *ctx)
+{
+	((struct merge_item *)into)->est += ((const struct merge_item *)from)->est;
+	return 0;
+}
+
 static int cmp_item_est(const void *a, const void *b)
 {
 	const struct merge_item *x = a, *y = b;
@@ -373,7 +380,8 @@ static int cmp_item_est(const void *a, const void *b)
 void val_hotlist_merge(struct val_hotlist *dst, const struct val_hotlist *src)
 {
 	struct merge_item it[2 * VAL_N + 2];
-	uint32_t n = 0, k = 0;
+	size_t n = 0;
+	uint32_t k;
 	double p;
 
 	if (!src->seen && !src->n)
@@ -391,13 +399,8 @@ void val_hotlist_merge(struct val_hotlist *dst, const struct val_hotlist *src)
 		it[n++] = (struct merge_item){ dst->t[i].value, val_hotlist_estimate(dst, i) };
 	for (uint32_t i = 0; i < src->n && i <= VAL_N; i++)
 		it[n++] = (struct merge_item){ src->t[i].value, val_hotlist_estimate(src, i) };
-	qsort(it, n, sizeof(it[0]), cmp_item_value);
-	for (uint32_t i = 0; i < n; i++) {
-		if (k && it[k - 1].value == it[i].value)
-			it[k - 1].est += it[i].est;	/* a + b == b + a */
-		else
-			it[k++] = it[i];
-	}
+	dcpi_sort_fold(it, &n, sizeof(it[0]), cmp_item_value, item_sum, NULL);
+	k = (uint32_t)n;
 	qsort(it, k, sizeof(it[0]), cmp_item_est);
 	if (k > VAL_N)
 		k = VAL_N;

@@ -7,27 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dcpi/kallsyms.h"
 #include "dcpi/util.h"
 
-struct rep_jit_sym {
-	uint64_t start, size;
-	char *name;
-};
-
-struct rep_jitmap {
-	size_t n, cap;
-	struct rep_jit_sym *e;		/* sorted by start */
-};
-
-/* Is path a perf map file (/tmp/perf-PID.map)? */
+/* Is path a perf map file (/tmp/perf-PID.map)?  Its symbols load into the
+ * table of the kernel's (include/dcpi/kallsyms.h: ksyms_find, ksyms_free). */
 int rep_is_jitmap_path(const char *path);
-int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err);
-long rep_jitmap_find(const struct rep_jitmap *m, uint64_t pc);
-void rep_jitmap_free(struct rep_jitmap *m);
+int rep_jitmap_load(const char *path, struct ksyms *m, struct dcpi_err *err);
 /* Is path the kernel's pseudo-image?  Its procedures from /proc/kallsyms,
  * as a perf map's (report/load.c). */
 int rep_is_kernel_path(const char *path);
-int rep_kernel_syms_load(struct rep_jitmap *m, struct dcpi_err *err);
+int rep_kernel_syms_load(struct ksyms *m, struct dcpi_err *err);
 struct prof_profile;
 /* spec names a kernel procedure with samples in p: -ENOENT and why no
  * analysis reads it; else 0. */

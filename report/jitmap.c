@@ -49,16 +49,17 @@ static FILE *jitmap_open(const char *path, struct dcpi_err *err)
 
 static int jit_cmp(const void *a, const void *b)
 {
-	const struct rep_jit_sym *x = a, *y = b;
+	const struct ksym *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int jit_add(struct rep_jitmap *m, uint64_t start, uint64_t size, const char *name)
+static int jit_add(struct ksyms *m, size_t *cap, uint64_t start, uint64_t size,
+		   const char *name)
 {
-	struct rep_jit_sym *v;
+	struct ksym *v;
 
-	if (dcpi_grow((void **)&m->e, &m->cap, m->n + 1, sizeof(*m->e)))
+	if (dcpi_grow((void **)&m->e, cap, m->n + 1, sizeof(*m->e)))
 		return -ENOMEM;
 	v = &m->e[m->n];
 	v->start = start;
@@ -70,10 +71,13 @@ static int jit_add(struct rep_jitmap *m, uint64_t start, uint64_t size, const ch
 	return 0;
 }
 
-int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err)
+/* The symbols sorted by start; stale entries a JIT left overlapping newer
+ * ones stay, and ksyms_find's latest start at or below an address wins. */
+int rep_jitmap_load(const char *path, struct ksyms *m, struct dcpi_err *err)
 {
 	char line[4096];
 	unsigned long lineno = 0;
+	size_t cap = 0;
 	FILE *f;
 	int rc = 0;
 
@@ -91,34 +95,14 @@ int rep_jitmap_load(const char *path, struct rep_jitmap *m, struct dcpi_err *err
 			rc = dcpi_errf(err, -EINVAL, "%s:%lu: not \"START SIZE name\"", path, lineno);
 			break;
 		}
-		if (jit_add(m, start, size, line + used) < 0)
+		if (jit_add(m, &cap, start, size, line + used) < 0)
 			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
 	}
 	fclose(f);
 	if (rc < 0) {
-		rep_jitmap_free(m);
+		ksyms_free(m);
 		return rc;
 	}
 	dcpi_qsort(m->e, m->n, sizeof(*m->e), jit_cmp);
 	return 0;
-}
-
-/* Index of the symbol containing pc, or -1.  JITs may leave stale entries
- * overlapping newer ones: the latest start at or below pc wins. */
-long rep_jitmap_find(const struct rep_jitmap *m, uint64_t pc)
-{
-	size_t lo = dcpi_upper_bound(m->e, m->n, sizeof(*m->e),
-				     offsetof(struct rep_jit_sym, start), pc);
-
-	if (lo == 0 || pc - m->e[lo - 1].start >= m->e[lo - 1].size)
-		return -1;
-	return (long)(lo - 1);
-}
-
-void rep_jitmap_free(struct rep_jitmap *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		free(m->e[i].name);
-	free(m->e);
-	memset(m, 0, sizeof(*m));
 }

@@ -125,28 +125,9 @@ int rep_is_kernel_path(const char *path)
 
 /* The kernel's procedures as a symbol map of raw addresses, as a perf
  * map's (report/jitmap.c); $DCPI_KALLSYMS names another file (tests). */
-int rep_kernel_syms_load(struct rep_jitmap *m, struct dcpi_err *err)
+int rep_kernel_syms_load(struct ksyms *m, struct dcpi_err *err)
 {
-	struct ksyms k;
-	int rc;
-
-	memset(m, 0, sizeof(*m));
-	rc = ksyms_load(getenv("DCPI_KALLSYMS"), &k, err);
-	if (rc < 0)
-		return rc;
-	m->e = malloc((k.n ? k.n : 1) * sizeof(*m->e));
-	if (!m->e) {
-		ksyms_free(&k);
-		return dcpi_errf(err, -ENOMEM, "%s: out of memory", KSYMS_IMAGE);
-	}
-	for (size_t i = 0; i < k.n; i++) {	/* the names move over */
-		m->e[i].start = k.e[i].start;
-		m->e[i].size = k.e[i].size;
-		m->e[i].name = k.e[i].name;
-	}
-	m->n = m->cap = k.n;
-	free(k.e);
-	return 0;
+	return ksyms_load(getenv("DCPI_KALLSYMS"), m, err);
 }
 
 /* name (or "[kernel.kallsyms]:name") is a kernel procedure with samples in p:
@@ -154,7 +135,7 @@ int rep_kernel_syms_load(struct rep_jitmap *m, struct dcpi_err *err)
 int rep_kernel_proc_note(const struct prof_profile *p, size_t n, const char *spec,
 			 struct dcpi_err *err)
 {
-	struct rep_jitmap m;
+	struct ksyms m;
 	struct dcpi_err ierr = { 0 };
 	char want[PROF_PATH_MAX];
 	const char *name = spec;
@@ -170,7 +151,7 @@ int rep_kernel_proc_note(const struct prof_profile *p, size_t n, const char *spe
 		return 0;
 	for (size_t k = 0; k < m.n && !found; k++)
 		found = !strcmp(m.e[k].name, name);
-	rep_jitmap_free(&m);
+	ksyms_free(&m);
 	if (!found)
 		return 0;
 	return dcpi_errf(err, -ENOENT, "%s: a kernel procedure (%s): its samples are in "

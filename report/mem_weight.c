@@ -32,9 +32,7 @@ static int mw_cmp(const void *x, const void *y)
 {
 	const struct mem_wt *a = x, *b = y;
 
-	if (a->prof != b->prof)
-		return a->prof < b->prof ? -1 : 1;
-	return a->insn < b->insn ? -1 : a->insn > b->insn;
+	return dcpi_cmp_keys((uint64_t[]){ a->prof, a->insn }, (uint64_t[]){ b->prof, b->insn }, 2);
 }
 
 static int is_string(const struct cfg_insn *in)

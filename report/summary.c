@@ -21,7 +21,7 @@
 struct rep_image {
 	const struct prof_image_id *id;
 	struct image *img;	/* NULL when unavailable */
-	struct rep_jitmap jit;	/* a perf map's symbols (img then NULL) */
+	struct ksyms jit;	/* a perf map's symbols (img then NULL) */
 	char *why;		/* reason it is unavailable */
 	size_t nslots;		/* procedures + 1 */
 	uint64_t *counts;	/* nslots x nevents */
@@ -163,7 +163,7 @@ static size_t slot_of(const struct rep_image *ri, uint64_t offset)
 	uint64_t va;
 
 	if (ri->jit.n) {
-		long k = rep_jitmap_find(&ri->jit, offset);	/* offset: raw pc */
+		long k = ksyms_find(&ri->jit, offset);	/* offset: raw pc */
 
 		return k < 0 ? ri->nslots - 1 : (size_t)k;
 	}
@@ -314,7 +314,7 @@ int rep_summarize(const struct prof_profile *p, size_t n, int by_image,
 	for (size_t i = 0; i < s.nimgs; i++) {
 		if (s.imgs[i].img)
 			img_close(s.imgs[i].img);
-		rep_jitmap_free(&s.imgs[i].jit);
+		ksyms_free(&s.imgs[i].jit);
 		free(s.imgs[i].why);
 		free(s.imgs[i].counts);
 	}

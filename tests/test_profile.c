@@ -120,6 +120,53 @@ static void test_leb128(void **state)
 	assert_int_equal(dcpi_varint_get(long11, sizeof(long11), &u), 0);
 }
 
+struct kv {
+	uint64_t k, v;
+};
+
+static int kv_cmp(const void *x, const void *y)
+{
+	const struct kv *a = x, *b = y;
+
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* Values of one key concatenated as decimal digits (shows the fold order);
+ * a value 0 fails the fold. */
+static int kv_fold(void *into, const void *from, void *ctx)
+{
+	struct kv *d = into;
+	const struct kv *s = from;
+
+	if (!d->v || !s->v)
+		return -EOVERFLOW;
+	d->v = d->v * 10 + s->v;
+	return 0;
+}
+
+/* util.h's dcpi_sort_fold: sorted, equal keys folded in sorted order, and a
+ * fold's failure handed back with the count left as it was. */
+static void test_sort_fold(void **state)
+{
+	struct kv v[] = { { 7, 1 }, { 3, 2 }, { 7, 3 }, { 5, 4 }, { 3, 5 }, { 9, 6 } };
+	struct kv bad[] = { { 2, 1 }, { 1, 1 }, { 1, 0 } };
+	size_t n = 6, nb = 3;
+
+	(void)state;
+	assert_int_equal(dcpi_sort_fold(v, &n, sizeof(*v), kv_cmp, kv_fold, NULL), 0);
+	assert_int_equal(n, 4);
+	assert_true(v[0].k == 3 && v[1].k == 5 && v[2].k == 7 && v[3].k == 9);
+	/* qsort may order equal keys either way: both folds are right */
+	assert_true(v[0].v == 25 || v[0].v == 52);
+	assert_true(v[1].v == 4 && v[3].v == 6);
+	assert_true(v[2].v == 13 || v[2].v == 31);
+	assert_int_equal(dcpi_sort_fold(bad, &nb, sizeof(*bad), kv_cmp, kv_fold, NULL), -EOVERFLOW);
+	assert_int_equal(nb, 3);
+	n = 0;
+	assert_int_equal(dcpi_sort_fold(NULL, &n, sizeof(*v), kv_cmp, kv_fold, NULL), 0);
+	assert_int_equal(n, 0);
+}
+
 static void test_roundtrip(void **state)
 {
 	struct prof_profile p;
@@ -786,6 +833,7 @@ static void test_epoch_write_file(void **state)
 
 TU_MAIN(setup_tmp, teardown_tmp,
 	cmocka_unit_test(test_leb128),
+	cmocka_unit_test(test_sort_fold),
 	cmocka_unit_test(test_roundtrip),
 	cmocka_unit_test(test_normalize),
 	cmocka_unit_test(test_bytes_per_entry),

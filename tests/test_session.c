@@ -388,7 +388,7 @@ static void make_map(const char *path, unsigned mode)
 static void refused(const char *path, const char *why)
 {
 	struct dcpi_err err = { 0 };
-	struct rep_jitmap m;
+	struct ksyms m;
 
 	assert_int_equal(jitmap_trusted(path, &err), -EPERM);
 	print_message("%s\n", err.msg);
@@ -402,13 +402,13 @@ static void refused(const char *path, const char *why)
 static void used(const char *path)
 {
 	struct dcpi_err err = { 0 };
-	struct rep_jitmap m;
+	struct ksyms m;
 
 	assert_int_equal(jitmap_trusted(path, &err), 0);
 	assert_int_equal(rep_jitmap_load(path, &m, &err), 0);
 	assert_int_equal(m.n, 1);
 	assert_string_equal(m.e[0].name, "jit_fn");
-	rep_jitmap_free(&m);
+	ksyms_free(&m);
 }
 
 /* perf's rule: a regular file, written only by its owner, owned by root,

@@ -115,6 +115,29 @@ void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 		qsort(base, n, size, cmp);
 }
 
+int dcpi_sort_fold(void *base, size_t *n, size_t size, int (*cmp)(const void *, const void *),
+		   int (*fold)(void *into, const void *from, void *ctx), void *ctx)
+{
+	char *v = base;
+	size_t k = 0;
+
+	dcpi_qsort(base, *n, size, cmp);
+	for (size_t i = 0; i < *n; i++) {
+		char *e = v + i * size;
+		int rc;
+
+		if (k && !cmp(v + (k - 1) * size, e)) {
+			rc = fold(v + (k - 1) * size, e, ctx);
+			if (rc)
+				return rc;
+		} else if (k++ != i) {
+			memcpy(v + (k - 1) * size, e, size);
+		}
+	}
+	*n = k;
+	return 0;
+}
+
 uint64_t dcpi_now_ns(void)
 {
 	struct timespec ts;

@@ -24,17 +24,6 @@ struct body {
 	int bad;
 };
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* Bytes of s into out (at most max); -1 on bad hex. */
 static ssize_t parse_hex(const char *s, uint8_t *out, size_t max)
 {
@@ -49,8 +38,8 @@ static ssize_t parse_hex(const char *s, uint8_t *out, size_t max)
 		}
 		if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 			s += 2;
-		hi = hexval(s[0]);
-		lo = hi < 0 ? -1 : hexval(s[1]);
+		hi = dcpi_hexval(s[0]);
+		lo = hi < 0 ? -1 : dcpi_hexval(s[1]);
 		if (lo < 0 || n == max)
 			return -1;
 		out[n++] = (uint8_t)(hi << 4 | lo);

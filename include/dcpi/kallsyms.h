@@ -28,7 +28,7 @@ struct ksym {
 
 struct ksyms {
 	size_t n;
-	struct ksym *e;		/* sorted by start, one per address */
+	struct ksym *e;		/* sorted by start; from ksyms_load one per address */
 };
 
 /*

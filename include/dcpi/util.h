@@ -45,6 +45,14 @@ size_t dcpi_svarint_get(const uint8_t *in, size_t avail, int64_t *v);
  */
 void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /*
+ * The n records of size bytes at base sorted by cmp (dcpi_qsort), each run
+ * that cmp finds equal folded into its first record by fold(into, from, ctx),
+ * in the sorted order: 0 with *n the records left, or fold's non-zero result
+ * (the records then partly folded, *n as it was).
+ */
+int dcpi_sort_fold(void *base, size_t *n, size_t size, int (*cmp)(const void *, const void *),
+		   int (*fold)(void *into, const void *from, void *ctx), void *ctx);
+/*
  * Records ordered by a list of unsigned fields, most significant first: the
  * first of the n pairs a[i], b[i] that differ decides (-1, 0 or 1).  A sort
  * order is its list, e.g. dcpi_cmp_keys((uint64_t[]){ x->lo, x->hi },
@@ -56,6 +64,18 @@ static inline int dcpi_cmp_keys(const uint64_t *a, const uint64_t *b, size_t n)
 		if (a[i] != b[i])
 			return a[i] < b[i] ? -1 : 1;
 	return 0;
+}
+
+/* The value of the hex digit c (either case), or -1. */
+static inline int dcpi_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 /* A new zeroed element at the end of the array *v of *n elements of size
