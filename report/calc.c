@@ -115,10 +115,14 @@ static void json_replays(FILE *f, const struct rep_calc *c, size_t b)
 	for (size_t k = 0; (rp = next_replay(c, b, &k));) {
 		fprintf(f, "%s{\"load\": \"0x%llx\", \"bytes\": %llu, \"element\": %u, "
 			"\"addresses\": %zu, \"cycles\": %.6g, \"l1_cycles\": %.6g, "
-			"\"extra\": %.6g, \"spread\": %.4g}", first ? ", \"replayed\": [" : ", ",
+			"\"extra\": %.6g, \"spread\": %.4g, \"bytes_range\": [%llu, %llu], "
+			"\"cycles_range\": [%.6g, %.6g], \"count_spread\": %.4g}",
+			first ? ", \"replayed\": [" : ", ",
 			(unsigned long long)c->cfg->insns[rp->insn].addr,
 			(unsigned long long)rp->bytes, rp->elem, rp->addrs, rp->walk.cycles,
-			rp->walk.l1_cycles, rp->extra, rp->walk.spread);
+			rp->walk.l1_cycles, rp->extra, rp->walk.spread,
+			(unsigned long long)rp->bytes_lo, (unsigned long long)rp->bytes_hi,
+			rp->cycles_lo, rp->cycles_hi, rp->spread);
 		first = 0;
 	}
 	if (!first)
@@ -439,12 +443,18 @@ static void print_replays(FILE *f, const struct rep_calc *c, size_t b)
 {
 	const struct est_replay *rp;
 
-	for (size_t k = 0; (rp = next_replay(c, b, &k));)
+	for (size_t k = 0; (rp = next_replay(c, b, &k));) {
 		fprintf(f, "*** Replayed: the load at %llx walks %.3g MB (%u-byte elements, from "
 			"%zu addresses); that walk timed here: %.1f cycles a step, %.1f beyond an "
 			"L1 hit (spread %.0f%%), expected with the best case\n",
 			(unsigned long long)c->cfg->insns[rp->insn].addr, rp->bytes / 1048576.0,
 			rp->elem, rp->addrs, rp->walk.cycles, rp->extra, 100 * rp->walk.spread);
+		if (rp->bytes_hi > rp->bytes_lo && rp->cycles_lo > 0)
+			fprintf(f, "*** Its region from %zu addresses: 90%% within %.3g - %.3g MB, "
+				"walked in %.1f - %.1f cycles a step\n", rp->addrs,
+				rp->bytes_lo / 1048576.0, rp->bytes_hi / 1048576.0, rp->cycles_lo,
+				rp->cycles_hi);
+	}
 }
 
 /* A block counted from the instruction after a stalled load's waiter. */

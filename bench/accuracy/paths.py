@@ -15,7 +15,7 @@ execution seen with probability N x samples / instructions executed (N steps
 per sample: 20 ms bursts of 32 steps at 10 kHz samples give 0.16), for
 developing without a collector.  --sim figures are NOT results.
 --rules "all" adds every scale rule (sum, quantile, loops, minloop, windows,
-each without and with --regions) to the table, or --rules "sum windows+reg"
+each with --no-regions and with --regions) to the table, or --rules "sum windows+reg"
 the ones named.
 
 Fig. 8: share of cpu-clock samples whose instruction's estimated executions
@@ -160,7 +160,9 @@ def score(est, ir, ex_edges, acc8, acc9, f=1.0):
 
 
 def configs(rules):
-    """rules: "" (none), "all", or names; NAME+reg adds --regions."""
+    """rules: "" (none), "all", or names; NAME alone is one scale for the whole
+    procedure (--no-regions), NAME+reg each hot outer loop its own (--regions,
+    the default)."""
     out = [("no paths", ["--no-paths"]), ("paths", [])]
     names = []
     if rules == "all":
@@ -169,7 +171,8 @@ def configs(rules):
         names = rules.split()
     for n in names:
         r = n.split("+")[0].replace("q", "quantile:") if n.startswith("q0") else n.split("+")[0]
-        out.append((n, ["--scale", r] + (["--regions"] if n.endswith("+reg") else [])))
+        out.append((n, ["--scale", r] + (["--regions"] if n.endswith("+reg") else
+                                         ["--no-regions"])))
     return out
 
 
