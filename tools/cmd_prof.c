@@ -51,11 +51,7 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 {
 	static const struct option opts[] = {
 		{ "images", no_argument, NULL, 'i' },
-		{ "event", required_argument, NULL, 'e' },
 		{ "limit", required_argument, NULL, 'n' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "json", no_argument, NULL, 'j' },
 		{ "phases", no_argument, NULL, 'P' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "phase", required_argument, NULL, 'N' },
@@ -68,29 +64,25 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "callers", required_argument, NULL, 'C' },
 		{ "callees", required_argument, NULL, 'L' },
 		{ "vmlinux", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_opts o = { .usage = prof_usage, .shortopts = "ie:n:h", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_EVENT | TOOL_O_JSON };
 	struct dcpi_err err = { 0 };
 	char *end;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->limit = -1;
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "ie:n:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'i': a->by_image = 1; break;
-		case 'e': a->event = optarg; break;
 		case 'n':
 			a->limit = strtol(optarg, &end, 10);
 			if (*end || a->limit < 0)
 				return tool_fail("--limit: '%s' is not a count", optarg);
 			break;
-		case 'd': a->db = optarg; break;
-		case 'E': a->epoch = optarg; break;
 		case 'K': a->vmlinux = optarg; break;
-		case 'j': a->json = 1; break;
 		case 'P': a->phases = 1; break;
 		case 'T': a->time = optarg; break;
 		case 'N':
@@ -110,10 +102,14 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			break;
 		case 'C': a->split = optarg; a->callees = 0; break;
 		case 'L': a->split = optarg; a->callees = 1; break;
-		case 'h': tool_usage(stdout, prof_usage); return -1;
-		default: tool_usage(stderr, prof_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return c == TOOL_OPT_HELP ? -1 : 1;
+	a->db = o.db;
+	a->epoch = o.epoch;
+	a->event = o.event;
+	a->json = o.json;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (a->time && a->phase)

@@ -3,7 +3,6 @@
  * ClickHouse into one epoch of a local database (fleet/pull.c;
  * docs/fleet.md), so every tool reads fleet data as it reads a host's.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,16 +55,15 @@ int cmd_pull(int argc, char **argv)
 		{ "until", required_argument, NULL, 'u' },
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_opts o = { .usage = pull_usage, .shortopts = "o:h", .own = opts };
 	struct fleet_query_spec q = { 0 };
 	struct dcpi_err err = { 0 };
 	const char *url = NULL, *dst = NULL;
 	int ch;
 
-	optind = 1;
-	while ((ch = tool_getopt(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((ch = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (ch) {
 		case 'f': url = optarg; break;
 		case 'b': q.build_id = optarg; break;
@@ -78,10 +76,10 @@ int cmd_pull(int argc, char **argv)
 					     &err) < 0)
 				return tool_fail("%s", err.msg);
 			break;
-		case 'h': printf(pull_usage); return 0;
-		default: fprintf(stderr, pull_usage); return 1;
 		}
 	}
+	if (ch < 0)
+		return TOOL_OPT_STATUS(ch);
 	if (!url || !dst || (!q.build_id == !q.image) || optind != argc) {
 		fprintf(stderr, pull_usage);
 		return tool_fail(!url ? "--from URL is required" : !dst ? "-o DB is required" :
