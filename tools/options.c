@@ -1,11 +1,13 @@
 /*
  * tools/options.c - the options most commands share (--db, --epoch, --event,
- * --json, --help) and the option loop around them (tools/tools.h: struct
+ * --json, --quiet, --help, and dcpi record's and dcpid's sampling options of
+ * tools/sampling.h) and the option loop around them (tools/tools.h: struct
  * tool_opts), so that a command's own table and switch hold only its own.
  */
 #include <getopt.h>
 #include <stdio.h>
 
+#include "sampling.h"
 #include "tools.h"
 
 static const struct {
@@ -16,14 +18,19 @@ static const struct {
 	{ TOOL_O_EPOCH, { "epoch", required_argument, NULL, 'E' } },
 	{ TOOL_O_EVENT, { "event", required_argument, NULL, 'e' } },
 	{ TOOL_O_JSON, { "json", no_argument, NULL, 'j' } },
+	{ TOOL_O_QUIET, { "quiet", no_argument, NULL, 'q' } },
 };
+static const struct option sampling[] = { TOOL_SAMPLING_LONGOPTS, { NULL, 0, NULL, 0 } };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
 
-/* o->all: the shared options o->common names, the command's own, --help. */
+/* o->all: the sampling options (with o->sampling), the shared options
+ * o->common names, the command's own, --help. */
 static void opts_build(struct tool_opts *o)
 {
 	size_t n = 0;
 
+	for (const struct option *p = sampling; o->sampling && p->name; p++)
+		o->all[n++] = *p;
 	for (size_t i = 0; i < NCOMMON; i++)
 		if (o->common & common[i].bit)
 			o->all[n++] = common[i].opt;
@@ -45,6 +52,8 @@ static int opts_common(struct tool_opts *o, int c)
 		o->event = optarg;
 	else if (c == 'j' && (o->common & TOOL_O_JSON))
 		o->json = 1;
+	else if (c == 'q' && (o->common & TOOL_O_QUIET))
+		o->quiet = 1;
 	else
 		return 0;
 	return 1;
@@ -60,15 +69,23 @@ static void opts_usage(const struct tool_opts *o, FILE *f)
 
 int tool_opt_next(struct tool_opts *o, int argc, char **argv)
 {
-	int c;
+	int c, status;
 
 	if (!o->built) {
 		opts_build(o);
 		optind = 1;
 	}
-	do
+	for (;;) {
 		c = tool_getopt(argc, argv, o->shortopts, o->all, NULL);
-	while (c != -1 && opts_common(o, c));
+		if (o->sampling && tool_sampling_option(c, optarg, o->sampling, &o->event,
+							&status)) {
+			if (status)
+				return TOOL_OPT_WRONG;	/* said */
+			continue;
+		}
+		if (!opts_common(o, c))
+			break;
+	}
 	switch (c) {
 	case -1: return 0;
 	case 'h': opts_usage(o, stdout); return TOOL_OPT_HELP;

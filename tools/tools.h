@@ -80,13 +80,15 @@ enum {
 	TOOL_O_EPOCH = 1 << 1,	/* --epoch E */
 	TOOL_O_EVENT = 1 << 2,	/* --event E; -e E where shortopts has "e:" */
 	TOOL_O_JSON = 1 << 3,	/* --json */
+	TOOL_O_QUIET = 1 << 4,	/* --quiet; -q where shortopts has "q" */
 };
 #define TOOL_OPTS_MAX 40
 #define TOOL_OPT_HELP (-1)	/* --help: usage printed to stdout, exit 0 */
-#define TOOL_OPT_WRONG (-2)	/* a wrong option: usage printed to stderr, exit 1 */
+#define TOOL_OPT_WRONG (-2)	/* a wrong option or value: usage or why printed, exit 1 */
 /* The exit status after tool_opt_next returned TOOL_OPT_HELP or TOOL_OPT_WRONG. */
 #define TOOL_OPT_STATUS(c) ((c) == TOOL_OPT_HELP ? 0 : 1)
 
+struct collect_opts;
 struct tool_opts {
 	/* set by the command */
 	const char *usage;		/* printed by tool_usage, */
@@ -95,9 +97,12 @@ struct tool_opts {
 	const char *shortopts;		/* getopt's, with "h" */
 	unsigned common;		/* TOOL_O_* */
 	const struct option *own;	/* the command's own, ending in a NULL name */
+	/* the sampling options into this when set (tools/sampling.h), -e's list
+	 * into event; shortopts then has TOOL_SAMPLING_SHORTOPTS */
+	struct collect_opts *sampling;
 	/* the shared options' values (NULL, 0: not given) */
 	const char *db, *epoch, *event;
-	int json;
+	int json, quiet;
 	/* the whole table: common's options, own, --help */
 	struct option all[TOOL_OPTS_MAX];
 	int built;
