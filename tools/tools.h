@@ -89,6 +89,7 @@ enum {
 #define TOOL_OPT_STATUS(c) ((c) == TOOL_OPT_HELP ? 0 : 1)
 
 struct collect_opts;
+struct tool_ana_args;
 struct tool_opts {
 	/* set by the command */
 	const char *usage;		/* printed by tool_usage, */
@@ -100,6 +101,9 @@ struct tool_opts {
 	/* the sampling options into this when set (tools/sampling.h), -e's list
 	 * into event; shortopts then has TOOL_SAMPLING_SHORTOPTS */
 	struct collect_opts *sampling;
+	/* or the analysis options into this (tools/analysis.h), -e and -m
+	 * their --event and --model where shortopts has "e:m:" */
+	struct tool_ana_args *ana;
 	/* the shared options' values (NULL, 0: not given) */
 	const char *db, *epoch, *event;
 	int json, quiet;
