@@ -90,11 +90,10 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		{ "workload", required_argument, NULL, 'w' },
 		{ "scale", required_argument, NULL, 's' },
 		{ "keep", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_opts o = { .usage = cal_usage, .shortopts = "m:o:qh", .own = opts,
-			       .common = TOOL_O_DB };
+			       .common = TOOL_O_DB | TOOL_O_QUIET };
 	char *end;
 	int c;
 
@@ -130,12 +129,12 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 				return tool_fail("--scale %s: not 1 to 1000000", optarg);
 			break;
 		case 'k': a->keep = 1; break;
-		case 'q': a->quiet = 1; break;
 		}
 	}
 	if (c < 0)
 		return c == TOOL_OPT_HELP ? -1 : 1;
 	a->db = o.db;
+	a->quiet = o.quiet;
 	if (optind != argc || (a->tables_only && a->no_tables)) {
 		tool_usage(stderr, cal_usage);
 		return 1;

@@ -107,7 +107,6 @@ static void calibrate_import(struct prof_db *db, const struct import_stats *st, 
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-calibrate", no_argument, NULL, 'C' },
 		{ "binary", required_argument, NULL, 'B' },
 		{ "symfs", required_argument, NULL, 'S' },
@@ -116,12 +115,12 @@ int cmd_import(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_opts o = { .usage = import_usage, .shortopts = "qh", .own = opts,
-			       .common = TOOL_O_DB };
+			       .common = TOOL_O_DB | TOOL_O_QUIET };
 	const char *path;
 	struct import_stats st;
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = NULL;
-	int c, quiet = 0, ret, calibrate = 1;
+	int c, quiet, ret, calibrate = 1;
 	const char *bins[16];
 	struct import_opts io;
 
@@ -130,9 +129,6 @@ int cmd_import(int argc, char **argv)
 	io.find.binaries = bins;
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'q':
-			quiet = 1;
-			break;
 		case 'C':
 			calibrate = 0;
 			break;
@@ -154,6 +150,7 @@ int cmd_import(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
+	quiet = o.quiet;
 	if (optind != argc - 1) {
 		fputs(import_usage, stderr);
 		return 1;
