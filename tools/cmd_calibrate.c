@@ -86,14 +86,13 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "measurements", required_argument, NULL, 'W' },
 		{ "refit", required_argument, NULL, 'R' },
-		{ "output", required_argument, NULL, 'o' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "scale", required_argument, NULL, 's' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_opts o = { .usage = cal_usage, .shortopts = "m:o:qh", .own = opts,
-			       .common = TOOL_O_DB | TOOL_O_QUIET };
+			       .common = TOOL_O_DB | TOOL_O_QUIET | TOOL_O_OUTPUT };
 	char *end;
 	int c;
 
@@ -121,7 +120,6 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 			if (*end || a->cpu < -1)
 				return tool_fail("--cpu %s: not a CPU number", optarg);
 			break;
-		case 'o': a->out = optarg; break;
 		case 'w': a->workload = optarg; break;
 		case 's':
 			a->scale = strtoul(optarg, &end, 10);
@@ -135,6 +133,7 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		return c == TOOL_OPT_HELP ? -1 : 1;
 	a->db = o.db;
 	a->quiet = o.quiet;
+	a->out = o.out;
 	if (optind != argc || (a->tables_only && a->no_tables)) {
 		tool_usage(stderr, cal_usage);
 		return 1;

@@ -234,16 +234,16 @@ int cmd_cfg(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "json", no_argument, NULL, O_JSON },	/* --format json */
-		{ "output", required_argument, NULL, 'o' },
 		{ "static", no_argument, NULL, O_STATIC },
 		{ "hot", required_argument, NULL, O_HOT },
 		{ "all", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *format = NULL, *out = NULL;
+	const char *format = NULL, *out;
 	int c, rc, static_only = 0, all = 0;
 	struct tool_proc t;
-	struct tool_opts o = { .help = usage, .shortopts = "e:m:o:ah", .own = opts, .ana = &t.a };
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:o:ah", .own = opts, .ana = &t.a,
+			       .common = TOOL_O_OUTPUT };
 	double hot = 0.99;
 	char *end;
 
@@ -253,7 +253,6 @@ int cmd_cfg(int argc, char **argv)
 		switch (c) {
 		case O_FORMAT: format = optarg; break;
 		case O_JSON: format = "json"; break;
-		case 'o': out = optarg; break;
 		case O_STATIC: static_only = 1; break;
 		case O_HOT:
 			hot = strtod(optarg, &end);
@@ -265,6 +264,7 @@ int cmd_cfg(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
+	out = o.out;
 	if (optind + 1 != argc) {
 		usage(stderr, 0);
 		return 1;

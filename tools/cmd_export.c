@@ -22,11 +22,10 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pprof", no_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_opts o = { .usage = export_usage, .shortopts = "o:h", .own = opts,
-			       .common = TOOL_O_DB | TOOL_O_EPOCH };
+			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_OUTPUT };
 	const char *out = "dcpi.pb.gz", *db, *epoch;
 	struct prof_epoch_meta meta;
 	struct dcpi_err err = { 0 };
@@ -41,11 +40,12 @@ int cmd_export(int argc, char **argv)
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'p': pprof = 1; break;
-		case 'o': out = optarg; break;
 		}
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
+	if (o.out)
+		out = o.out;
 	db = o.db;
 	epoch = o.epoch;
 	if (!pprof || optind != argc) {

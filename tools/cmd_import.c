@@ -111,11 +111,10 @@ int cmd_import(int argc, char **argv)
 		{ "binary", required_argument, NULL, 'B' },
 		{ "symfs", required_argument, NULL, 'S' },
 		{ "buildid-dir", required_argument, NULL, 'I' },
-		{ "vmlinux", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_opts o = { .usage = import_usage, .shortopts = "qh", .own = opts,
-			       .common = TOOL_O_DB | TOOL_O_QUIET };
+			       .common = TOOL_O_DB | TOOL_O_QUIET | TOOL_O_VMLINUX };
 	const char *path;
 	struct import_stats st;
 	struct dcpi_err err = { 0 };
@@ -143,14 +142,12 @@ int cmd_import(int argc, char **argv)
 		case 'I':
 			io.find.buildid_dir = optarg;
 			break;
-		case 'K':
-			io.find.vmlinux = optarg;
-			break;
 		}
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
 	quiet = o.quiet;
+	io.find.vmlinux = o.vmlinux;
 	if (optind != argc - 1) {
 		fputs(import_usage, stderr);
 		return 1;

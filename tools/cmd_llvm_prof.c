@@ -39,7 +39,6 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 {
 	enum { O_MIN = 1, O_RAW, O_LINES };
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
 		{ "min-samples", required_argument, NULL, O_MIN },
 		{ "raw-samples", no_argument, NULL, O_RAW },
 		{ "lines", no_argument, NULL, O_LINES },
@@ -47,13 +46,12 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 	};
 	struct tool_ana_args a;
 	struct tool_opts o = { .help = fb_help, .help_arg = format, .shortopts = "o:e:m:h",
-			       .own = opts, .ana = &a };
+			       .own = opts, .ana = &a, .common = TOOL_O_OUTPUT };
 	int c;
 
 	tool_ana_args_init(&a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'o': rq->out = optarg; break;
 		case O_LINES:
 			if (format != OPT_F_LLVM)
 				return tool_fail("--lines: only llvm-prof has pseudo probes");
@@ -69,6 +67,7 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 	}
 	if (c < 0)
 		return c == TOOL_OPT_HELP ? -1 : 1;
+	rq->out = o.out;
 	if (format == OPT_F_BOLT && a.o.exact_db)
 		return tool_fail("--exact: BOLT's edge counts are estimated only");
 	if (!rq->out) {

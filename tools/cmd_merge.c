@@ -131,22 +131,22 @@ static int merge_all(const char *dst, char **inputs, int ninputs, int newest)
 int cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
 		{ "newest", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tool_opts o = { .usage = merge_usage, .shortopts = "o:h", .own = opts };
-	const char *dst = NULL;
+	struct tool_opts o = { .usage = merge_usage, .shortopts = "o:h", .own = opts,
+			       .common = TOOL_O_OUTPUT };
+	const char *dst;
 	int c, newest = 0;
 
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'o': dst = optarg; break;
 		case 'N': newest = 1; break;
 		}
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
+	dst = o.out;
 	if (!dst || optind == argc) {
 		fprintf(stderr, merge_usage);
 		return tool_fail(!dst ? "-o OUT is required" : "no database to merge");

@@ -35,14 +35,13 @@ int cmd_prefetch_hints(int argc, char **argv)
 {
 	enum { O_MIN = 1 };
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
 		{ "min-share", required_argument, NULL, O_MIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dcpi_err err = { 0 };
 	struct tool_ana_args a;
 	struct tool_opts o = { .help = pf_help, .shortopts = "o:e:m:h", .own = opts, .ana = &a,
-			       .common = TOOL_O_JSON };
+			       .common = TOOL_O_JSON | TOOL_O_OUTPUT };
 	struct opt_request rq;
 	struct opt_summary sum;
 	int c, rc, json;
@@ -53,7 +52,6 @@ int cmd_prefetch_hints(int argc, char **argv)
 	tool_ana_args_init(&a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'o': rq.out = optarg; break;
 		case O_MIN:
 			rq.min_share = strtod(optarg, &end);
 			if (end == optarg || *end || !(rq.min_share > 0 && rq.min_share < 1))
@@ -63,6 +61,7 @@ int cmd_prefetch_hints(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
+	rq.out = o.out;
 	json = o.json;
 	if (!rq.out) {
 		fputs(pf_usage, stderr);

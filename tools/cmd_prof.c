@@ -55,20 +55,13 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 		{ "phases", no_argument, NULL, 'P' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "phase", required_argument, NULL, 'N' },
-		{ "from", required_argument, NULL, 'F' },
-		{ "build-id", required_argument, NULL, 'b' },
-		{ "image", required_argument, NULL, 'I' },
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
 		{ "callers", required_argument, NULL, 'C' },
 		{ "callees", required_argument, NULL, 'L' },
-		{ "vmlinux", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_opts o = { .usage = prof_usage, .shortopts = "ie:n:h", .own = opts,
-			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_EVENT | TOOL_O_JSON };
-	struct dcpi_err err = { 0 };
+			       .query = &a->q, .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_EVENT |
+			       TOOL_O_JSON | TOOL_O_VMLINUX };
 	char *end;
 	int c;
 
@@ -82,23 +75,12 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			if (*end || a->limit < 0)
 				return tool_fail("--limit: '%s' is not a count", optarg);
 			break;
-		case 'K': a->vmlinux = optarg; break;
 		case 'P': a->phases = 1; break;
 		case 'T': a->time = optarg; break;
 		case 'N':
 			a->phase = strtol(optarg, &end, 10);
 			if (*end || a->phase < 1)
 				return tool_fail("--phase: '%s' is not a phase number", optarg);
-			break;
-		case 'F': a->from = optarg; break;
-		case 'b': a->q.build_id = optarg; break;
-		case 'I': a->q.image = optarg; break;
-		case 'H': a->q.hosts = optarg; break;
-		case 's':
-		case 'u':
-			if (fleet_time_parse(optarg, c == 's' ? &a->q.since_ns : &a->q.until_ns,
-					     &err) < 0)
-				return tool_fail("%s", err.msg);
 			break;
 		case 'C': a->split = optarg; a->callees = 0; break;
 		case 'L': a->split = optarg; a->callees = 1; break;
@@ -110,6 +92,8 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 	a->epoch = o.epoch;
 	a->event = o.event;
 	a->json = o.json;
+	a->vmlinux = o.vmlinux;
+	a->from = o.from;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (a->time && a->phase)

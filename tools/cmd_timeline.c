@@ -41,13 +41,12 @@ static int html_name(const char *out)
 static int parse_args(int argc, char **argv, struct tl_args *a)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'F' },
 		{ "top", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_opts o = { .usage = tl_usage, .shortopts = "o:n:h", .own = opts,
-			       .common = TOOL_O_DB | TOOL_O_EPOCH };
+			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_OUTPUT };
 	char *end;
 	int c;
 
@@ -56,7 +55,6 @@ static int parse_args(int argc, char **argv, struct tl_args *a)
 	a->top = 3;
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'o': a->out = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "svg") && strcmp(optarg, "html"))
 				return tool_fail("--format %s: not svg or html", optarg);
@@ -73,6 +71,7 @@ static int parse_args(int argc, char **argv, struct tl_args *a)
 		return c == TOOL_OPT_HELP ? -1 : 1;
 	a->db = o.db;
 	a->epoch = o.epoch;
+	a->out = o.out;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (!a->out) {

@@ -81,8 +81,10 @@ enum {
 	TOOL_O_EVENT = 1 << 2,	/* --event E; -e E where shortopts has "e:" */
 	TOOL_O_JSON = 1 << 3,	/* --json */
 	TOOL_O_QUIET = 1 << 4,	/* --quiet; -q where shortopts has "q" */
+	TOOL_O_OUTPUT = 1 << 5,	/* --output FILE; -o where shortopts has "o:" */
+	TOOL_O_VMLINUX = 1 << 6, /* --vmlinux FILE */
 };
-#define TOOL_OPTS_MAX 40
+#define TOOL_OPTS_MAX 64	/* entries of tool_opts.all, the terminator with them */
 #define TOOL_OPT_HELP (-1)	/* --help: usage printed to stdout, exit 0 */
 #define TOOL_OPT_WRONG (-2)	/* a wrong option or value: usage or why printed, exit 1 */
 /* The exit status after tool_opt_next returned TOOL_OPT_HELP or TOOL_OPT_WRONG. */
@@ -90,6 +92,7 @@ enum {
 
 struct collect_opts;
 struct tool_ana_args;
+struct fleet_query_spec;
 struct tool_opts {
 	/* set by the command */
 	const char *usage;		/* printed by tool_usage, */
@@ -104,10 +107,13 @@ struct tool_opts {
 	/* or the analysis options into this (tools/analysis.h), -e and -m
 	 * their --event and --model where shortopts has "e:m:" */
 	struct tool_ana_args *ana;
+	/* --from URL and the fleet query's --build-id, --image, --hosts,
+	 * --since, --until (docs/fleet.md) into this when set */
+	struct fleet_query_spec *query;
 	/* the shared options' values (NULL, 0: not given) */
-	const char *db, *epoch, *event;
+	const char *db, *epoch, *event, *out, *vmlinux, *from;
 	int json, quiet;
-	/* the whole table: common's options, own, --help */
+	/* the whole table, made at the first call (tools/options.c) */
 	struct option all[TOOL_OPTS_MAX];
 	int built;
 };
