@@ -60,7 +60,7 @@ static int parse_args(int argc, char **argv, struct tool_proc *t, struct calc_ar
 	}
 	if (c < 0)
 		return c == TOOL_OPT_HELP ? -1 : 1;
-	a->json = o.json;
+	a->json = o.val.json;
 	if (optind + 1 != argc) {
 		usage(stderr, 0);
 		return 1;

@@ -131,9 +131,9 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 	}
 	if (c < 0)
 		return c == TOOL_OPT_HELP ? -1 : 1;
-	a->db = o.db;
-	a->quiet = o.quiet;
-	a->out = o.out;
+	a->db = o.val.db;
+	a->quiet = o.val.quiet;
+	a->out = o.val.out;
 	if (optind != argc || (a->tables_only && a->no_tables)) {
 		tool_usage(stderr, cal_usage);
 		return 1;

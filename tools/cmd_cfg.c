@@ -264,7 +264,7 @@ int cmd_cfg(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	out = o.out;
+	out = o.val.out;
 	if (optind + 1 != argc) {
 		usage(stderr, 0);
 		return 1;

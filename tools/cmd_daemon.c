@@ -144,9 +144,9 @@ int cmd_daemon(int argc, char **argv)
 	if (optind < argc)
 		return tool_fail("%s: unexpected argument", argv[optind]);
 	opts.hw_import = tool_hw_import;	/* each flush's branch stacks, IBS */
-	if (tool_sampling_finish(&opts, o.event, o.quiet))
+	if (tool_sampling_finish(&opts, o.val.event, o.val.quiet))
 		return 1;
-	opts.db_dir = tool_db_dir(o.db);
+	opts.db_dir = tool_db_dir(o.val.db);
 	d.stop = &stop_flag;
 	d.flush = &flush_flag;
 	d.new_epoch = &epoch_flag;
@@ -159,7 +159,7 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "%s: %llu flush(es) failed and were retried, %llu samples "
 			"dropped\n", tool_name, (unsigned long long)res.failed_flushes,
 			(unsigned long long)res.dropped);
-	if (!o.quiet)
+	if (!o.val.quiet)
 		fprintf(stderr, "%s: %llu samples (%llu lost, %llu of its own left out) "
 			"in %u epoch(s), %llu flushes, %s into %s; last epoch %s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
@@ -167,7 +167,7 @@ int cmd_daemon(int argc, char **argv)
 			(unsigned long long)res.flushes,
 			res.kernel ? "user and kernel" : "user only", opts.db_dir,
 			res.epochs ? res.epoch : "(none: nothing sampled)");
-	if (!o.quiet && res.hw_samples)
+	if (!o.val.quiet && res.hw_samples)
 		fprintf(stderr, "%s: %llu branch-stack and IBS samples imported as counts\n",
 			tool_name, (unsigned long long)res.hw_samples);
 	return 0;

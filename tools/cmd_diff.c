@@ -239,8 +239,8 @@ int cmd_diff(int argc, char **argv)
 		rc = TOOL_OPT_STATUS(c);
 		goto out;
 	}
-	db = o.db;
-	event = o.event;
+	db = o.val.db;
+	event = o.val.event;
 	if (argc - optind != 2) {
 		tool_usage(stderr, diff_usage);
 		rc = 1;
@@ -269,7 +269,7 @@ int cmd_diff(int argc, char **argv)
 		rep_diff_free(&d);
 		goto out;
 	}
-	if (o.json)
+	if (o.val.json)
 		print_json(&d, a->label, b->label, limit, damaged);
 	else {
 		printf("event %s\n", event);

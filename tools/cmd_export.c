@@ -44,10 +44,10 @@ int cmd_export(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	if (o.out)
-		out = o.out;
-	db = o.db;
-	epoch = o.epoch;
+	if (o.val.out)
+		out = o.val.out;
+	db = o.val.db;
+	epoch = o.val.epoch;
 	if (!pprof || optind != argc) {
 		fprintf(stderr, export_usage);
 		return tool_fail(pprof ? "unexpected argument %s" : "--pprof is the one format",

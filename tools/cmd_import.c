@@ -146,15 +146,15 @@ int cmd_import(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	quiet = o.quiet;
-	io.find.vmlinux = o.vmlinux;
+	quiet = o.val.quiet;
+	io.find.vmlinux = o.val.vmlinux;
 	if (optind != argc - 1) {
 		fputs(import_usage, stderr);
 		return 1;
 	}
 	path = argv[optind];
 	memset(&st, 0, sizeof(st));
-	ret = prof_db_open(tool_db_dir(o.db), PROF_DB_CREATE, &db, &err);
+	ret = prof_db_open(tool_db_dir(o.val.db), PROF_DB_CREATE, &db, &err);
 	if (!ret)
 		ret = import_file_opts(path, &io, db, &st, &err);
 	if (ret) {

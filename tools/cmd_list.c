@@ -61,10 +61,10 @@ int cmd_list(int argc, char **argv)
 	if (!rc)
 		rc = tool_proc_analyze(&t);
 	if (!rc) {
-		tool_proc_view(&t, 0, o.json, &v);
+		tool_proc_view(&t, 0, o.val.json, &v);
 		v.source_dirs = dirs;
 		v.nsource_dirs = (size_t)ndirs;
-		rep_calc_list(stdout, &v, o.json);
+		rep_calc_list(stdout, &v, o.val.json);
 	}
 	tool_proc_close(&t);
 	return rc;

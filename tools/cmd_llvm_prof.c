@@ -67,7 +67,7 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 	}
 	if (c < 0)
 		return c == TOOL_OPT_HELP ? -1 : 1;
-	rq->out = o.out;
+	rq->out = o.val.out;
 	if (format == OPT_F_BOLT && a.o.exact_db)
 		return tool_fail("--exact: BOLT's edge counts are estimated only");
 	if (!rq->out) {

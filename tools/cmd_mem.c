@@ -57,11 +57,11 @@ int cmd_mem(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	o.epoch = to.epoch;
-	o.json = to.json;
+	o.epoch = to.val.epoch;
+	o.json = to.val.json;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
-	if (rep_mem(stdout, tool_db_dir(to.db), &o, &err) < 0)
+	if (rep_mem(stdout, tool_db_dir(to.val.db), &o, &err) < 0)
 		return tool_fail("%s", err.msg);
 	return 0;
 }

@@ -146,7 +146,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	dst = o.out;
+	dst = o.val.out;
 	if (!dst || optind == argc) {
 		fprintf(stderr, merge_usage);
 		return tool_fail(!dst ? "-o OUT is required" : "no database to merge");

@@ -161,7 +161,7 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	a->json = o.json;
+	a->json = o.val.json;
 	if (a->image && optind < argc)
 		a->proc = argv[optind++];
 	if (optind < argc || (!a->list && !a->show && !a->hex == !a->image) ||

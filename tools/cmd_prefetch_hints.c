@@ -61,8 +61,8 @@ int cmd_prefetch_hints(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	rq.out = o.out;
-	json = o.json;
+	rq.out = o.val.out;
+	json = o.val.json;
 	if (!rq.out) {
 		fputs(pf_usage, stderr);
 		return tool_fail("-o FILE is required");

@@ -18,11 +18,11 @@
 #include "tools.h"
 
 struct prof_args {
-	const char *db, *epoch, *event, *time, *split;
-	const char *vmlinux;		/* --vmlinux FILE */
-	const char *from;		/* a fleet's URL instead of a database */
+	struct tool_values val;		/* --db, --epoch, --event, --json, --vmlinux, and
+					 * --from: a fleet's URL instead of a database */
+	const char *time, *split;
 	struct fleet_query_spec q;
-	int by_image, json, phases, callees;
+	int by_image, phases, callees;
 	long limit, phase;
 };
 
@@ -88,24 +88,19 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 	}
 	if (c < 0)
 		return c == TOOL_OPT_HELP ? -1 : 1;
-	a->db = o.db;
-	a->epoch = o.epoch;
-	a->event = o.event;
-	a->json = o.json;
-	a->vmlinux = o.vmlinux;
-	a->from = o.from;
+	a->val = o.val;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (a->time && a->phase)
 		return tool_fail("--time and --phase: give one");
-	if (!a->from && (a->q.build_id || a->q.image || a->q.hosts || a->q.since_ns ||
+	if (!a->val.from && (a->q.build_id || a->q.image || a->q.hosts || a->q.since_ns ||
 			 a->q.until_ns))
 		return tool_fail("--build-id, --image, --hosts, --since, --until need --from");
-	if (a->from && (a->db || a->epoch))
+	if (a->val.from && (a->val.db || a->val.epoch))
 		return tool_fail("--from reads a fleet, not a database (--db, --epoch)");
-	if (a->from && (a->phases || a->time || a->phase))
+	if (a->val.from && (a->phases || a->time || a->phase))
 		return tool_fail("--from sums a fleet: it keeps no time slices (--phases, --time, --phase)");
-	if (a->split && (a->time || a->phase || a->phases || a->by_image || a->from))
+	if (a->split && (a->time || a->phase || a->phases || a->by_image || a->val.from))
 		return tool_fail("--callers and --callees take the whole epoch of a database, per procedure");
 	return 0;
 }
@@ -124,21 +119,21 @@ int cmd_prof(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.from)
-		rc = fleet_load_profiles(a.from, &a.q, &p, &n, epoch, sizeof(epoch), &err);
+	if (a.val.from)
+		rc = fleet_load_profiles(a.val.from, &a.q, &p, &n, epoch, sizeof(epoch), &err);
 	else
-		rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
-	if (rc == 0 && !a.from)
-		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
+		rc = prof_db_open(tool_db_dir(a.val.db), 0, &db, &err);
+	if (rc == 0 && !a.val.from)
+		rc = rep_load_profiles(db, a.val.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
-	if (rc == 0 && tool_kernel_image(&p, &n, a.vmlinux)) {
+	if (rc == 0 && tool_kernel_image(&p, &n, a.val.vmlinux)) {
 		rc = 1;
 		goto out;
 	}
 	if (rc == 0 && a.split) {
-		if (rep_cg_callers(stdout, db, epoch, a.split, a.event, a.callees, a.limit, a.json,
-				   &err) < 0)
+		if (rep_cg_callers(stdout, db, epoch, a.split, a.val.event, a.callees, a.limit,
+				   a.val.json, &err) < 0)
 			rc = tool_fail("%s", err.msg);
 		goto out;
 	}
@@ -146,8 +141,8 @@ int cmd_prof(int argc, char **argv)
 		size_t dropped = 0;
 		int done = 0;
 
-		rc = rep_prof_by_time(stdout, db, epoch, a.phases, a.time, a.phase, a.limit, a.json,
-				      &p, &n, &done, &dropped, &err);
+		rc = rep_prof_by_time(stdout, db, epoch, a.phases, a.time, a.phase, a.limit,
+				      a.val.json, &p, &n, &done, &dropped, &err);
 		if (rc == 0 && dropped)
 			fprintf(stderr, "%s: note: %zu profiles of other events left out: time "
 				"slices keep one event\n", tool_name, dropped);
@@ -161,21 +156,22 @@ int cmd_prof(int argc, char **argv)
 		goto out;
 	}
 	if (t.nevents == 0) {
-		rc = tool_fail("%s: epoch %s holds no samples", tool_db_dir(a.db), epoch);
+		rc = tool_fail("%s: epoch %s holds no samples", tool_db_dir(a.val.db), epoch);
 		goto out;
 	}
-	if (a.event && (ev = rep_event_index(&t, a.event)) < 0) {
-		rc = tool_fail("--event %s: no such event in epoch %s", a.event, epoch);
+	if (a.val.event && (ev = rep_event_index(&t, a.val.event)) < 0) {
+		rc = tool_fail("--event %s: no such event in epoch %s", a.val.event, epoch);
 		goto out;
 	}
 	rep_sort(&t, (size_t)ev);
 	nrows = a.limit >= 0 && (size_t)a.limit < t.nrows ? (size_t)a.limit : t.nrows;
-	if (a.json)
+	if (a.val.json)
 		rep_prof_json(stdout, &t, a.by_image, epoch, nrows, db);
 	else
-		rep_prof_text(stdout, &t, a.by_image, a.from ? a.from : tool_db_dir(a.db), epoch,
-			      nrows, (size_t)ev);
-	for (size_t i = 0; !a.json && i < t.nnotes; i++)
+		rep_prof_text(stdout, &t, a.by_image,
+			      a.val.from ? a.val.from : tool_db_dir(a.val.db), epoch, nrows,
+			      (size_t)ev);
+	for (size_t i = 0; !a.val.json && i < t.nnotes; i++)
 		fprintf(stderr, "%s: note: %s\n", tool_name, t.notes[i]);
 	rc = 0;
 out:

@@ -56,8 +56,8 @@ int cmd_pull(int argc, char **argv)
 	ch = tool_opt_next(&o, argc, argv);	/* pull has no options of its own */
 	if (ch < 0)
 		return TOOL_OPT_STATUS(ch);
-	url = o.from;
-	dst = o.out;
+	url = o.val.from;
+	dst = o.val.out;
 	if (!url || !dst || (!q.build_id == !q.image) || optind != argc) {
 		fprintf(stderr, pull_usage);
 		return tool_fail(!url ? "--from URL is required" : !dst ? "-o DB is required" :

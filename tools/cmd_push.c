@@ -78,7 +78,7 @@ int cmd_push(int argc, char **argv)
 	}
 	if (ch < 0)
 		return TOOL_OPT_STATUS(ch);
-	epoch = o.epoch && strcmp(o.epoch, "all") ? o.epoch : NULL;
+	epoch = o.val.epoch && strcmp(o.val.epoch, "all") ? o.val.epoch : NULL;
 	if (!url || optind != argc) {
 		fprintf(stderr, push_usage);
 		return tool_fail(!url ? "--to URL is required" : "unexpected argument '%s'",
@@ -86,7 +86,7 @@ int cmd_push(int argc, char **argv)
 	}
 	if (fleet_connect(url, &c, &err) < 0)
 		return tool_fail("%s", err.msg);
-	rc = init ? push_init(c, url, cluster) : push_db(c, tool_db_dir(o.db), host, epoch);
+	rc = init ? push_init(c, url, cluster) : push_db(c, tool_db_dir(o.val.db), host, epoch);
 	fleet_close(c);
 	return rc;
 }

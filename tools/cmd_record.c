@@ -195,18 +195,18 @@ int cmd_record(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	quiet = o.quiet;
+	quiet = o.val.quiet;
 	if (optind >= argc && !at.nids) {
 		usage(stderr, 0);
 		return tool_fail("no command to run");
 	}
 	opts.hw_import = tool_hw_import;	/* branch stacks, IBS: into the epoch */
-	if (tool_sampling_finish(&opts, o.event, quiet))
+	if (tool_sampling_finish(&opts, o.val.event, quiet))
 		return 1;
 	if ((at.nids || at.duration_seconds > 0) && plan)
 		return tool_fail("--plan needs the program started by dcpi record (drop -p/-t)");
 	if (at.nids || at.duration_seconds > 0)
-		return record_attached(&opts, &at, argv + optind, o.db, quiet);
+		return record_attached(&opts, &at, argv + optind, o.val.db, quiet);
 	/* values ride on path steps: on with them unless asked otherwise */
 	opts.values = values < 0 ? opts.paths_rate > 0 : values;
 	if (opts.latency && !opts.values)
@@ -214,7 +214,7 @@ int cmd_record(int argc, char **argv)
 	if (opts.values && !opts.paths_rate)
 		return tool_fail("--values needs path samples (they carry the values): "
 				 "drop --no-paths");
-	opts.db_dir = tool_db_dir(o.db);
+	opts.db_dir = tool_db_dir(o.val.db);
 	if (record_check_db(opts.db_dir))
 		return 1;
 	if (plan && (!opts.values || collect_plan_resolve(opts.db_dir, plan, plan_file,

@@ -69,8 +69,8 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (c < 0)
 		return TOOL_OPT_STATUS(c);
-	db = o.db;
-	event = o.event;
+	db = o.val.db;
+	event = o.val.event;
 	if (argc - optind > MAX_RUNS)
 		return tool_fail("more than %d runs", MAX_RUNS);
 	if (optind < argc && (db || nepochs))
@@ -121,7 +121,7 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	rep_stats_sort(&st, order);
-	if (o.json)
+	if (o.val.json)
 		rep_stats_json(stdout, &st, labels, limit);
 	else {
 		printf("event %s\n", event);

@@ -69,9 +69,9 @@ static int parse_args(int argc, char **argv, struct tl_args *a)
 	}
 	if (c < 0)
 		return c == TOOL_OPT_HELP ? -1 : 1;
-	a->db = o.db;
-	a->epoch = o.epoch;
-	a->out = o.out;
+	a->db = o.val.db;
+	a->epoch = o.val.epoch;
+	a->out = o.val.out;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (!a->out) {

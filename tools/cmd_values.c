@@ -88,11 +88,11 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 		usage(stderr, r);
 		return 1;
 	}
-	rc = rep_vals_open(tool_db_dir(o.db), o.epoch, &v, &err);
+	rc = rep_vals_open(tool_db_dir(o.val.db), o.val.epoch, &v, &err);
 	if (rc == 0 && r == VR_SPEC)
-		rc = rep_vspecialize(stdout, v, proc, o.json, min_seen, &err);
+		rc = rep_vspecialize(stdout, v, proc, o.val.json, min_seen, &err);
 	else if (rc == 0)
-		rc = vreports[r].fn(stdout, v, proc, o.json, &err);
+		rc = vreports[r].fn(stdout, v, proc, o.val.json, &err);
 	if (v)
 		tool_db_notes(rep_vals_db(v));
 	rep_vals_close(v);

@@ -79,7 +79,7 @@ static int opts_fleet(struct tool_opts *o, int c)
 	struct dcpi_err err = { 0 };
 
 	switch (c) {
-	case O_FROM: o->from = optarg; return 1;
+	case O_FROM: o->val.from = optarg; return 1;
 	case O_BUILD_ID: o->query->build_id = optarg; return 1;
 	case O_IMAGE: o->query->image = optarg; return 1;
 	case O_HOSTS: o->query->hosts = optarg; return 1;
@@ -97,26 +97,26 @@ static int opts_common(struct tool_opts *o, int c)
 {
 	int rc, status;
 
-	if (o->sampling && tool_sampling_option(c, optarg, o->sampling, &o->event, &status))
+	if (o->sampling && tool_sampling_option(c, optarg, o->sampling, &o->val.event, &status))
 		return status ? -1 : 1;
 	if (o->ana && (rc = tool_ana_option(o->ana, c, optarg)) >= 0)
 		return rc ? -1 : 1;
 	if (o->query && c >= O_FROM && c <= O_UNTIL)
 		return opts_fleet(o, c);
 	if (c == 'd' && (o->common & TOOL_O_DB))
-		o->db = optarg;
+		o->val.db = optarg;
 	else if (c == 'E' && (o->common & TOOL_O_EPOCH))
-		o->epoch = optarg;
+		o->val.epoch = optarg;
 	else if (c == 'e' && (o->common & TOOL_O_EVENT))
-		o->event = optarg;
+		o->val.event = optarg;
 	else if (c == 'j' && (o->common & TOOL_O_JSON))
-		o->json = 1;
+		o->val.json = 1;
 	else if (c == 'q' && (o->common & TOOL_O_QUIET))
-		o->quiet = 1;
+		o->val.quiet = 1;
 	else if (c == 'o' && (o->common & TOOL_O_OUTPUT))
-		o->out = optarg;
+		o->val.out = optarg;
 	else if (c == O_VMLINUX && (o->common & TOOL_O_VMLINUX))
-		o->vmlinux = optarg;
+		o->val.vmlinux = optarg;
 	else
 		return 0;
 	return 1;

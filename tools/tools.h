@@ -90,6 +90,12 @@ enum {
 /* The exit status after tool_opt_next returned TOOL_OPT_HELP or TOOL_OPT_WRONG. */
 #define TOOL_OPT_STATUS(c) ((c) == TOOL_OPT_HELP ? 0 : 1)
 
+/* The shared options' values (NULL, 0: not given). */
+struct tool_values {
+	const char *db, *epoch, *event, *out, *vmlinux, *from;
+	int json, quiet;
+};
+
 struct collect_opts;
 struct tool_ana_args;
 struct fleet_query_spec;
@@ -110,9 +116,7 @@ struct tool_opts {
 	/* --from URL and the fleet query's --build-id, --image, --hosts,
 	 * --since, --until (docs/fleet.md) into this when set */
 	struct fleet_query_spec *query;
-	/* the shared options' values (NULL, 0: not given) */
-	const char *db, *epoch, *event, *out, *vmlinux, *from;
-	int json, quiet;
+	struct tool_values val;		/* the shared options' */
 	/* the whole table, made at the first call (tools/options.c) */
 	struct option all[TOOL_OPTS_MAX];
 	int built;
