@@ -136,25 +136,6 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 	return -1;
 }
 
-int tool_ana_getopt(int argc, char **argv, const char *shortopts,
-		    const struct option *longopts, struct tool_ana_args *a)
-{
-	int c, rc;
-
-	while ((c = tool_getopt(argc, argv, shortopts, longopts, NULL)) != -1) {
-		rc = tool_ana_option(a, c, optarg);
-		if (rc < 0)
-			return c;
-		if (rc > 0)
-			return '!';
-	}
-	if (a->time && a->phase) {
-		tool_fail("--time and --phase: give one");
-		return '!';
-	}
-	return -1;
-}
-
 /*
  * --time or --phase: the slices of epoch (one epoch, not "all") that the
  * analysis keeps (report/phases.c resolves them as dcpiprof does; the

@@ -24,7 +24,8 @@ enum {
 	TA_NO_REPLAY, TA_NO_CALIBRATE, TA_TIME, TA_PHASE, TA_VMLINUX,
 };
 
-/* The shared entries of a command's struct option table. */
+/* The shared entries of a command's struct option table (tools/options.c
+ * puts them in the table of a command whose tool_opts.ana is set). */
 #define TOOL_ANA_LONGOPTS \
 	{ "db", required_argument, NULL, TA_DB }, \
 	{ "epoch", required_argument, NULL, TA_EPOCH }, \
@@ -69,10 +70,6 @@ void tool_ana_args_init(struct tool_ana_args *a);
  * one: 0 taken, -1 not a shared option, 1 a bad value (printed).
  */
 int tool_ana_option(struct tool_ana_args *a, int c, const char *arg);
-/* getopt_long taking the shared options on the way: the next option that
- * is not one of them, -1 at the end, '!' after a bad value (printed). */
-int tool_ana_getopt(int argc, char **argv, const char *shortopts,
-		    const struct option *longopts, struct tool_ana_args *a);
 
 /* The feedback writers' request (optimize.h) from the shared options. */
 struct opt_request;

@@ -21,7 +21,7 @@ struct calc_args {
 	int all, json, static_only, summary;
 };
 
-static void usage(FILE *f)
+static void usage(FILE *f, int form)
 {
 	fprintf(f, "usage: %s PROC [options]\n"
 		"  PROC                procedure name as dcpiprof prints it, or 0xADDRESS;\n"
@@ -38,34 +38,31 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct tool_proc *t, struct calc_args *a)
 {
-	enum { O_STATIC = 1, O_SUMMARY, O_JSON };
+	enum { O_STATIC = 1, O_SUMMARY };
 	static const struct option opts[] = {
-		TOOL_ANA_LONGOPTS,
 		{ "static", no_argument, NULL, O_STATIC },
 		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, O_JSON },
 		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:ah", .own = opts, .ana = &t->a,
+			       .common = TOOL_O_JSON };
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	tool_ana_args_init(&t->a);
-	optind = 1;
-	while ((c = tool_ana_getopt(argc, argv, "e:m:ah", opts, &t->a)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case '!': return 1;	/* a bad value of a shared option, said */
 		case O_STATIC: a->static_only = 1; break;
 		case O_SUMMARY: a->summary = 1; break;
-		case O_JSON: a->json = 1; break;
 		case 'a': a->all = 1; break;
-		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return 1;
 		}
 	}
+	if (c < 0)
+		return c == TOOL_OPT_HELP ? -1 : 1;
+	a->json = o.val.json;
 	if (optind + 1 != argc) {
-		usage(stderr);
+		usage(stderr, 0);
 		return 1;
 	}
 	t->spec = argv[optind];

@@ -76,7 +76,6 @@ static void model_option(int argc, char **argv, struct cal_args *a)
 static int parse_args(int argc, char **argv, struct cal_args *a)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
 		{ "fit-model", no_argument, NULL, 'T' },
 		{ "no-fit-model", no_argument, NULL, 'N' },
 		{ "model", optional_argument, NULL, 'M' },	/* -m; bare: --fit-model */
@@ -87,14 +86,13 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "measurements", required_argument, NULL, 'W' },
 		{ "refit", required_argument, NULL, 'R' },
-		{ "output", required_argument, NULL, 'o' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "scale", required_argument, NULL, 's' },
 		{ "keep", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_opts o = { .usage = cal_usage, .shortopts = "m:o:qh", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_QUIET | TOOL_O_OUTPUT };
 	char *end;
 	int c;
 
@@ -102,10 +100,8 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 	a->scale = 400;
 	a->passes = 5;
 	a->cpu = -2;
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "m:o:qh", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'd': a->db = optarg; break;
 		case 'm': a->model = optarg; break;
 		case 'M': model_option(argc, argv, a); break;
 		case 'T': a->tables_only = 1; break;
@@ -124,7 +120,6 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 			if (*end || a->cpu < -1)
 				return tool_fail("--cpu %s: not a CPU number", optarg);
 			break;
-		case 'o': a->out = optarg; break;
 		case 'w': a->workload = optarg; break;
 		case 's':
 			a->scale = strtoul(optarg, &end, 10);
@@ -132,11 +127,13 @@ static int parse_args(int argc, char **argv, struct cal_args *a)
 				return tool_fail("--scale %s: not 1 to 1000000", optarg);
 			break;
 		case 'k': a->keep = 1; break;
-		case 'q': a->quiet = 1; break;
-		case 'h': tool_usage(stdout, cal_usage); return -1;
-		default: tool_usage(stderr, cal_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return c == TOOL_OPT_HELP ? -1 : 1;
+	a->db = o.val.db;
+	a->quiet = o.val.quiet;
+	a->out = o.val.out;
 	if (optind != argc || (a->tables_only && a->no_tables)) {
 		tool_usage(stderr, cal_usage);
 		return 1;

@@ -176,7 +176,7 @@ static int annotated(struct tool_proc *t, const char *format, const char *out, d
 	return out_close(f, out, &mem, &len, rc);
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, int form)
 {
 	fprintf(f, "usage: %s PROC [--format dot|svg|png|pdf|json] [--json] [-o FILE]\n"
 		"       [--hot P | --all] [--static] [options]\n"
@@ -232,31 +232,27 @@ int cmd_cfg(int argc, char **argv)
 {
 	enum { O_FORMAT = 1, O_JSON, O_STATIC, O_HOT };
 	static const struct option opts[] = {
-		TOOL_ANA_LONGOPTS,
 		{ "format", required_argument, NULL, O_FORMAT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "output", required_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, O_JSON },	/* --format json */
 		{ "static", no_argument, NULL, O_STATIC },
 		{ "hot", required_argument, NULL, O_HOT },
 		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *format = NULL, *out = NULL;
+	const char *format = NULL, *out;
 	int c, rc, static_only = 0, all = 0;
 	struct tool_proc t;
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:o:ah", .own = opts, .ana = &t.a,
+			       .common = TOOL_O_OUTPUT };
 	double hot = 0.99;
 	char *end;
 
 	memset(&t, 0, sizeof(t));
 	tool_ana_args_init(&t.a);
-	optind = 1;
-	while ((c = tool_ana_getopt(argc, argv, "e:m:o:ah", opts, &t.a)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case '!': return 1;	/* a bad value of a shared option, said */
 		case O_FORMAT: format = optarg; break;
 		case O_JSON: format = "json"; break;
-		case 'o': out = optarg; break;
 		case O_STATIC: static_only = 1; break;
 		case O_HOT:
 			hot = strtod(optarg, &end);
@@ -264,12 +260,13 @@ int cmd_cfg(int argc, char **argv)
 				return tool_fail("--hot %s: not a share in (0, 1]", optarg);
 			break;
 		case 'a': all = 1; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	out = o.val.out;
 	if (optind + 1 != argc) {
-		usage(stderr);
+		usage(stderr, 0);
 		return 1;
 	}
 	if (!format)

@@ -44,7 +44,7 @@ static void push_flushed(void *arg, struct prof_db *db, const char *epoch)
 			tool_name, err.msg, left);
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, int form)
 {
 	fprintf(f,
 		"usage: %s [options]   (or %s)\n"
@@ -88,45 +88,34 @@ static void catch_signals(void)
 int cmd_daemon(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		TOOL_SAMPLING_LONGOPTS,
-		{ "db", required_argument, NULL, 'D' },
 		{ "flush", required_argument, NULL, 'f' },
-		{ "duration", required_argument, NULL, 'd' },
+		{ "duration", required_argument, NULL, 'T' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "max-held", required_argument, NULL, 'M' },
 		{ "push", required_argument, NULL, 'U' },
 		{ "user-only", no_argument, NULL, 'u' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct collect_opts opts = { 0 };
+	struct tool_opts o = { .help = usage, .shortopts = TOOL_SAMPLING_SHORTOPTS "qh",
+			       .own = longopts, .sampling = &opts,
+			       .common = TOOL_O_DB | TOOL_O_QUIET };
 	struct collect_daemon_opts d = { 0 };
 	struct collect_daemon_result res;
 	struct dcpi_err err = { 0 };
 	struct fleet_url url;
-	const char *event = NULL, *db = NULL;
-	int quiet = 0, c, ret;
+	int c, ret;
 	uint64_t v;
 	char *end;
 
-	while ((c = tool_getopt(argc, argv, TOOL_SAMPLING_SHORTOPTS "qh", longopts,
-				NULL)) != -1) {
-		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
-			if (ret)
-				return ret;
-			continue;
-		}
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'D':
-			db = optarg;
-			break;
 		case 'f':
 			if (tool_parse_u64(optarg, &v) || v > 86400 * 365)
 				return tool_fail("--flush %s: not a number of seconds", optarg);
 			d.flush_seconds = (unsigned)v;
 			break;
-		case 'd':
+		case 'T':
 			d.duration_seconds = strtod(optarg, &end);
 			if (end == optarg || *end || !(d.duration_seconds > 0))
 				return tool_fail("--duration %s: not a positive number", optarg);
@@ -148,23 +137,16 @@ int cmd_daemon(int argc, char **argv)
 		case 'u':
 			d.user_only = 1;
 			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
 	if (optind < argc)
 		return tool_fail("%s: unexpected argument", argv[optind]);
 	opts.hw_import = tool_hw_import;	/* each flush's branch stacks, IBS */
-	if (tool_sampling_finish(&opts, event, quiet))
+	if (tool_sampling_finish(&opts, o.val.event, o.val.quiet))
 		return 1;
-	opts.db_dir = tool_db_dir(db);
+	opts.db_dir = tool_db_dir(o.val.db);
 	d.stop = &stop_flag;
 	d.flush = &flush_flag;
 	d.new_epoch = &epoch_flag;
@@ -177,7 +159,7 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "%s: %llu flush(es) failed and were retried, %llu samples "
 			"dropped\n", tool_name, (unsigned long long)res.failed_flushes,
 			(unsigned long long)res.dropped);
-	if (!quiet)
+	if (!o.val.quiet)
 		fprintf(stderr, "%s: %llu samples (%llu lost, %llu of its own left out) "
 			"in %u epoch(s), %llu flushes, %s into %s; last epoch %s\n", tool_name,
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
@@ -185,7 +167,7 @@ int cmd_daemon(int argc, char **argv)
 			(unsigned long long)res.flushes,
 			res.kernel ? "user and kernel" : "user only", opts.db_dir,
 			res.epochs ? res.epoch : "(none: nothing sampled)");
-	if (!quiet && res.hw_samples)
+	if (!o.val.quiet && res.hw_samples)
 		fprintf(stderr, "%s: %llu branch-stack and IBS samples imported as counts\n",
 			tool_name, (unsigned long long)res.hw_samples);
 	return 0;

@@ -6,7 +6,6 @@
  * epochs of --db.  The work is report/stats.c.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,32 +202,28 @@ static void print_json(const struct rep_diff *d, const char *la, const char *lb,
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
 		{ "epochs", no_argument, NULL, 'E' },
 		{ "level", required_argument, NULL, 'l' },
-		{ "event", required_argument, NULL, 'e' },
 		{ "limit", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db = NULL, *event = NULL;
+	struct tool_opts o = { .usage = diff_usage, .shortopts = "e:h", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_EVENT | TOOL_O_JSON };
+	const char *db, *event;
 	struct side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	struct rep_diff d;
 	struct dcpi_err err = { 0 };
 	char damaged[8192] = "", *end;
 	double level = REP_DIFF_LEVEL;
 	size_t limit = 30;
-	int c, json = 0, every = 0, rc = 0;
+	int c, every = 0, rc = 0;
 
 	if (!a || !b) {
 		rc = tool_fail("out of memory");
 		goto out;
 	}
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "e:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'd': db = optarg; break;
 		case 'E': every = 1; break;
 		case 'l':
 			level = strtod(optarg, &end);
@@ -237,13 +232,15 @@ int cmd_diff(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'e': event = optarg; break;
 		case 'n': limit = strtoul(optarg, NULL, 10); break;
-		case 'j': json = 1; break;
-		case 'h': tool_usage(stdout, diff_usage); goto out;
-		default: tool_usage(stderr, diff_usage); rc = 1; goto out;
 		}
 	}
+	if (c < 0) {
+		rc = TOOL_OPT_STATUS(c);
+		goto out;
+	}
+	db = o.val.db;
+	event = o.val.event;
 	if (argc - optind != 2) {
 		tool_usage(stderr, diff_usage);
 		rc = 1;
@@ -272,7 +269,7 @@ int cmd_diff(int argc, char **argv)
 		rep_diff_free(&d);
 		goto out;
 	}
-	if (json)
+	if (o.val.json)
 		print_json(&d, a->label, b->label, limit, damaged);
 	else {
 		printf("event %s\n", event);

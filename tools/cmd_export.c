@@ -3,7 +3,6 @@
  * (report/pprof.c), for `go tool pprof` and the continuous-profiling back
  * ends that read it.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +22,11 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pprof", no_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = "dcpi.pb.gz", *db = NULL, *epoch = NULL;
+	struct tool_opts o = { .usage = export_usage, .shortopts = "o:h", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_OUTPUT };
+	const char *out = "dcpi.pb.gz", *db, *epoch;
 	struct prof_epoch_meta meta;
 	struct dcpi_err err = { 0 };
 	struct prof_profile *p = NULL;
@@ -40,17 +37,17 @@ int cmd_export(int argc, char **argv)
 	size_t n = 0, len = 0, ncg = 0;
 	int c, pprof = 0, rc = 0, have_meta;
 
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'p': pprof = 1; break;
-		case 'o': out = optarg; break;
-		case 'd': db = optarg; break;
-		case 'E': epoch = optarg; break;
-		case 'h': printf(export_usage); return 0;
-		default: fprintf(stderr, export_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	if (o.val.out)
+		out = o.val.out;
+	db = o.val.db;
+	epoch = o.val.epoch;
 	if (!pprof || optind != argc) {
 		fprintf(stderr, export_usage);
 		return tool_fail(pprof ? "unexpected argument %s" : "--pprof is the one format",

@@ -2,7 +2,6 @@
  * import.c - dcpi import: perf.data or callgrind output into a new epoch of
  * the database (include/dcpi/import.h, docs/import.md).
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,36 +107,27 @@ static void calibrate_import(struct prof_db *db, const struct import_stats *st, 
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "quiet", no_argument, NULL, 'q' },
 		{ "no-calibrate", no_argument, NULL, 'C' },
 		{ "binary", required_argument, NULL, 'B' },
 		{ "symfs", required_argument, NULL, 'S' },
 		{ "buildid-dir", required_argument, NULL, 'I' },
-		{ "vmlinux", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db_opt = NULL, *path;
+	struct tool_opts o = { .usage = import_usage, .shortopts = "qh", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_QUIET | TOOL_O_VMLINUX };
+	const char *path;
 	struct import_stats st;
 	struct dcpi_err err = { 0 };
 	struct prof_db *db = NULL;
-	int c, quiet = 0, ret, calibrate = 1;
+	int c, quiet, ret, calibrate = 1;
 	const char *bins[16];
 	struct import_opts io;
 
 	tool_name = "dcpi import";
-	optind = 1;
 	memset(&io, 0, sizeof(io));
 	io.find.binaries = bins;
-	while ((c = tool_getopt(argc, argv, "qh", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'd':
-			db_opt = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
 		case 'C':
 			calibrate = 0;
 			break;
@@ -152,24 +142,19 @@ int cmd_import(int argc, char **argv)
 		case 'I':
 			io.find.buildid_dir = optarg;
 			break;
-		case 'K':
-			io.find.vmlinux = optarg;
-			break;
-		case 'h':
-			fputs(import_usage, stdout);
-			return 0;
-		default:
-			fputs(import_usage, stderr);
-			return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	quiet = o.val.quiet;
+	io.find.vmlinux = o.val.vmlinux;
 	if (optind != argc - 1) {
 		fputs(import_usage, stderr);
 		return 1;
 	}
 	path = argv[optind];
 	memset(&st, 0, sizeof(st));
-	ret = prof_db_open(tool_db_dir(db_opt), PROF_DB_CREATE, &db, &err);
+	ret = prof_db_open(tool_db_dir(o.val.db), PROF_DB_CREATE, &db, &err);
 	if (!ret)
 		ret = import_file_opts(path, &io, db, &st, &err);
 	if (ret) {

@@ -11,7 +11,7 @@
 #include "dcpi/report.h"
 #include "tools.h"
 
-static void usage(FILE *f)
+static void usage(FILE *f, int form)
 {
 	fprintf(f, "usage: %s PROC [options]\n"
 		"  PROC by source line (DWARF lines, inlined subroutines named): per line and\n"
@@ -25,37 +25,33 @@ static void usage(FILE *f)
 
 int cmd_list(int argc, char **argv)
 {
-	enum { O_JSON = 1, O_SRCDIR, MAX_DIRS = 16 };
+	enum { O_SRCDIR = 1, MAX_DIRS = 16 };
 	static const struct option opts[] = {
-		TOOL_ANA_LONGOPTS,
-		{ "json", no_argument, NULL, O_JSON },
 		{ "source-dir", required_argument, NULL, O_SRCDIR },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_proc t;
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:h", .own = opts, .ana = &t.a,
+			       .common = TOOL_O_JSON };
 	struct rep_calc v;
 	const char *dirs[MAX_DIRS];
-	int c, rc, json = 0, ndirs = 0;
+	int c, rc, ndirs = 0;
 
 	memset(&t, 0, sizeof(t));
 	tool_ana_args_init(&t.a);
-	optind = 1;
-	while ((c = tool_ana_getopt(argc, argv, "e:m:h", opts, &t.a)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case '!': return 1;	/* a bad value of a shared option, said */
-		case O_JSON: json = 1; break;
 		case O_SRCDIR:
 			if (ndirs == MAX_DIRS)
 				return tool_fail("--source-dir: at most %d", MAX_DIRS);
 			dirs[ndirs++] = optarg;
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
 	if (optind + 1 != argc) {
-		usage(stderr);
+		usage(stderr, 0);
 		return 1;
 	}
 	t.spec = argv[optind];
@@ -65,10 +61,10 @@ int cmd_list(int argc, char **argv)
 	if (!rc)
 		rc = tool_proc_analyze(&t);
 	if (!rc) {
-		tool_proc_view(&t, 0, json, &v);
+		tool_proc_view(&t, 0, o.val.json, &v);
 		v.source_dirs = dirs;
 		v.nsource_dirs = (size_t)ndirs;
-		rep_calc_list(stdout, &v, json);
+		rep_calc_list(stdout, &v, o.val.json);
 	}
 	tool_proc_close(&t);
 	return rc;

@@ -39,23 +39,19 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 {
 	enum { O_MIN = 1, O_RAW, O_LINES };
 	static const struct option opts[] = {
-		TOOL_ANA_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
 		{ "min-samples", required_argument, NULL, O_MIN },
 		{ "raw-samples", no_argument, NULL, O_RAW },
 		{ "lines", no_argument, NULL, O_LINES },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tool_ana_args a;
+	struct tool_opts o = { .help = fb_help, .help_arg = format, .shortopts = "o:e:m:h",
+			       .own = opts, .ana = &a, .common = TOOL_O_OUTPUT };
 	int c;
 
 	tool_ana_args_init(&a);
-	optind = 1;
-	while ((c = tool_ana_getopt(argc, argv, "o:e:m:h", opts, &a)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case '!': return 1;	/* a bad value of a shared option, said */
-		case 'o': rq->out = optarg; break;
 		case O_LINES:
 			if (format != OPT_F_LLVM)
 				return tool_fail("--lines: only llvm-prof has pseudo probes");
@@ -67,10 +63,11 @@ static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 			if (!(rq->min_samples > 0))
 				return tool_fail("--min-samples %s: not a positive number", optarg);
 			break;
-		case 'h': fb_help(stdout, format); return -1;
-		default: fb_help(stderr, format); return 1;
 		}
 	}
+	if (c < 0)
+		return c == TOOL_OPT_HELP ? -1 : 1;
+	rq->out = o.val.out;
 	if (format == OPT_F_BOLT && a.o.exact_db)
 		return tool_fail("--exact: BOLT's edge counts are estimated only");
 	if (!rq->out) {

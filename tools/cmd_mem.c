@@ -2,7 +2,6 @@
  * tools/cmd_mem.c - dcpi mem (dcpimem): hot data objects, pages and shared
  * cache lines from the data profiles (report/mem.c; docs/data.md).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,28 +26,21 @@ static const char mem_usage[] =
 int cmd_mem(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "json", no_argument, NULL, 'j' },
 		{ "top", required_argument, NULL, 't' },
 		{ "insns", required_argument, NULL, 'i' },
 		{ "weighted", no_argument, NULL, 'w' },
 		{ "with-syscalls", no_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_opts to = { .usage = mem_usage, .shortopts = "h", .own = opts,
+				.common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_JSON };
 	struct rep_mem_opts o = { 0 };
 	struct dcpi_err err = { 0 };
-	const char *db = NULL;
 	char *end;
 	int c;
 
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&to, argc, argv)) > 0) {
 		switch (c) {
-		case 'd': db = optarg; break;
-		case 'E': o.epoch = optarg; break;
-		case 'j': o.json = 1; break;
 		case 'w': o.weighted = 1; break;
 		case 'S': o.with_syscalls = 1; break;
 		case 't':
@@ -61,13 +53,15 @@ int cmd_mem(int argc, char **argv)
 			if (*end || end == optarg || !o.insns)
 				return tool_fail("--insns: '%s' is not a positive count", optarg);
 			break;
-		case 'h': tool_usage(stdout, mem_usage); return 0;
-		default: tool_usage(stderr, mem_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	o.epoch = to.val.epoch;
+	o.json = to.val.json;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
-	if (rep_mem(stdout, tool_db_dir(db), &o, &err) < 0)
+	if (rep_mem(stdout, tool_db_dir(to.val.db), &o, &err) < 0)
 		return tool_fail("%s", err.msg);
 	return 0;
 }

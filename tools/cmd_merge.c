@@ -6,7 +6,6 @@
  * their merge is commutative but rounds, so with three or more inputs the
  * order may change their counts slightly.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,23 +131,22 @@ static int merge_all(const char *dst, char **inputs, int ninputs, int newest)
 int cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
 		{ "newest", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dst = NULL;
+	struct tool_opts o = { .usage = merge_usage, .shortopts = "o:h", .own = opts,
+			       .common = TOOL_O_OUTPUT };
+	const char *dst;
 	int c, newest = 0;
 
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'o': dst = optarg; break;
 		case 'N': newest = 1; break;
-		case 'h': printf(merge_usage); return 0;
-		default: fprintf(stderr, merge_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	dst = o.val.out;
 	if (!dst || optind == argc) {
 		fprintf(stderr, merge_usage);
 		return tool_fail(!dst ? "-o OUT is required" : "no database to merge");

@@ -142,27 +142,26 @@ static int parse_args(int argc, char **argv, struct model_args *a)
 		{ "model", required_argument, NULL, 'm' },
 		{ "image", required_argument, NULL, 'i' },
 		{ "hex", required_argument, NULL, 'x' },
-		{ "json", no_argument, NULL, 'j' },
 		{ "list-models", no_argument, NULL, 'l' },
 		{ "show", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_opts o = { .usage = model_usage, .shortopts = "m:i:x:h", .own = opts,
+			       .common = TOOL_O_JSON };
 	int c;
 
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "m:i:x:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'm': a->model = optarg; break;
 		case 'i': a->image = optarg; break;
 		case 'x': a->hex = optarg; break;
-		case 'j': a->json = 1; break;
 		case 'l': a->list = 1; break;
 		case 's': a->show = 1; break;
-		case 'h': fputs(model_usage, stdout); return 0;
-		default: fputs(model_usage, stderr); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	a->json = o.val.json;
 	if (a->image && optind < argc)
 		a->proc = argv[optind++];
 	if (optind < argc || (!a->list && !a->show && !a->hex == !a->image) ||

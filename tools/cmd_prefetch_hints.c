@@ -25,42 +25,44 @@ static const char pf_usage[] =
 	"      --json          the report as JSON\n"
 	"  and the analysis options of dcpicalc:\n";
 
+static void pf_help(FILE *f, int form)
+{
+	fputs(pf_usage, f);
+	fputs(tool_ana_usage, f);
+}
+
 int cmd_prefetch_hints(int argc, char **argv)
 {
-	enum { O_MIN = 1, O_JSON };
+	enum { O_MIN = 1 };
 	static const struct option opts[] = {
-		TOOL_ANA_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
 		{ "min-share", required_argument, NULL, O_MIN },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dcpi_err err = { 0 };
 	struct tool_ana_args a;
+	struct tool_opts o = { .help = pf_help, .shortopts = "o:e:m:h", .own = opts, .ana = &a,
+			       .common = TOOL_O_JSON | TOOL_O_OUTPUT };
 	struct opt_request rq;
 	struct opt_summary sum;
-	int c, rc, json = 0;
+	int c, rc, json;
 	char *end;
 
 	memset(&rq, 0, sizeof(rq));
 	rq.format = OPT_F_PREFETCH;
 	tool_ana_args_init(&a);
-	optind = 1;
-	while ((c = tool_ana_getopt(argc, argv, "o:e:m:h", opts, &a)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case '!': return 1;	/* a bad value of a shared option, said */
-		case 'o': rq.out = optarg; break;
 		case O_MIN:
 			rq.min_share = strtod(optarg, &end);
 			if (end == optarg || *end || !(rq.min_share > 0 && rq.min_share < 1))
 				return tool_fail("--min-share %s: not a share in (0, 1)", optarg);
 			break;
-		case O_JSON: json = 1; break;
-		case 'h': fputs(pf_usage, stdout); fputs(tool_ana_usage, stdout); return 0;
-		default: fputs(pf_usage, stderr); fputs(tool_ana_usage, stderr); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	rq.out = o.val.out;
+	json = o.val.json;
 	if (!rq.out) {
 		fputs(pf_usage, stderr);
 		return tool_fail("-o FILE is required");

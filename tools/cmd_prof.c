@@ -18,11 +18,11 @@
 #include "tools.h"
 
 struct prof_args {
-	const char *db, *epoch, *event, *time, *split;
-	const char *vmlinux;		/* --vmlinux FILE */
-	const char *from;		/* a fleet's URL instead of a database */
+	struct tool_values val;		/* --db, --epoch, --event, --json, --vmlinux, and
+					 * --from: a fleet's URL instead of a database */
+	const char *time, *split;
 	struct fleet_query_spec q;
-	int by_image, json, phases, callees;
+	int by_image, phases, callees;
 	long limit, phase;
 };
 
@@ -51,46 +51,30 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 {
 	static const struct option opts[] = {
 		{ "images", no_argument, NULL, 'i' },
-		{ "event", required_argument, NULL, 'e' },
 		{ "limit", required_argument, NULL, 'n' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "json", no_argument, NULL, 'j' },
 		{ "phases", no_argument, NULL, 'P' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "phase", required_argument, NULL, 'N' },
-		{ "from", required_argument, NULL, 'F' },
-		{ "build-id", required_argument, NULL, 'b' },
-		{ "image", required_argument, NULL, 'I' },
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
 		{ "callers", required_argument, NULL, 'C' },
 		{ "callees", required_argument, NULL, 'L' },
-		{ "vmlinux", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct dcpi_err err = { 0 };
+	struct tool_opts o = { .usage = prof_usage, .shortopts = "ie:n:h", .own = opts,
+			       .query = &a->q, .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_EVENT |
+			       TOOL_O_JSON | TOOL_O_VMLINUX };
 	char *end;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->limit = -1;
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "ie:n:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'i': a->by_image = 1; break;
-		case 'e': a->event = optarg; break;
 		case 'n':
 			a->limit = strtol(optarg, &end, 10);
 			if (*end || a->limit < 0)
 				return tool_fail("--limit: '%s' is not a count", optarg);
 			break;
-		case 'd': a->db = optarg; break;
-		case 'E': a->epoch = optarg; break;
-		case 'K': a->vmlinux = optarg; break;
-		case 'j': a->json = 1; break;
 		case 'P': a->phases = 1; break;
 		case 'T': a->time = optarg; break;
 		case 'N':
@@ -98,34 +82,25 @@ static int parse_args(int argc, char **argv, struct prof_args *a)
 			if (*end || a->phase < 1)
 				return tool_fail("--phase: '%s' is not a phase number", optarg);
 			break;
-		case 'F': a->from = optarg; break;
-		case 'b': a->q.build_id = optarg; break;
-		case 'I': a->q.image = optarg; break;
-		case 'H': a->q.hosts = optarg; break;
-		case 's':
-		case 'u':
-			if (fleet_time_parse(optarg, c == 's' ? &a->q.since_ns : &a->q.until_ns,
-					     &err) < 0)
-				return tool_fail("%s", err.msg);
-			break;
 		case 'C': a->split = optarg; a->callees = 0; break;
 		case 'L': a->split = optarg; a->callees = 1; break;
-		case 'h': tool_usage(stdout, prof_usage); return -1;
-		default: tool_usage(stderr, prof_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return c == TOOL_OPT_HELP ? -1 : 1;
+	a->val = o.val;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (a->time && a->phase)
 		return tool_fail("--time and --phase: give one");
-	if (!a->from && (a->q.build_id || a->q.image || a->q.hosts || a->q.since_ns ||
+	if (!a->val.from && (a->q.build_id || a->q.image || a->q.hosts || a->q.since_ns ||
 			 a->q.until_ns))
 		return tool_fail("--build-id, --image, --hosts, --since, --until need --from");
-	if (a->from && (a->db || a->epoch))
+	if (a->val.from && (a->val.db || a->val.epoch))
 		return tool_fail("--from reads a fleet, not a database (--db, --epoch)");
-	if (a->from && (a->phases || a->time || a->phase))
+	if (a->val.from && (a->phases || a->time || a->phase))
 		return tool_fail("--from sums a fleet: it keeps no time slices (--phases, --time, --phase)");
-	if (a->split && (a->time || a->phase || a->phases || a->by_image || a->from))
+	if (a->split && (a->time || a->phase || a->phases || a->by_image || a->val.from))
 		return tool_fail("--callers and --callees take the whole epoch of a database, per procedure");
 	return 0;
 }
@@ -144,21 +119,21 @@ int cmd_prof(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (a.from)
-		rc = fleet_load_profiles(a.from, &a.q, &p, &n, epoch, sizeof(epoch), &err);
+	if (a.val.from)
+		rc = fleet_load_profiles(a.val.from, &a.q, &p, &n, epoch, sizeof(epoch), &err);
 	else
-		rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
-	if (rc == 0 && !a.from)
-		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
+		rc = prof_db_open(tool_db_dir(a.val.db), 0, &db, &err);
+	if (rc == 0 && !a.val.from)
+		rc = rep_load_profiles(db, a.val.epoch, &p, &n, epoch, sizeof(epoch), &err);
 	if (db)
 		tool_db_notes(db);
-	if (rc == 0 && tool_kernel_image(&p, &n, a.vmlinux)) {
+	if (rc == 0 && tool_kernel_image(&p, &n, a.val.vmlinux)) {
 		rc = 1;
 		goto out;
 	}
 	if (rc == 0 && a.split) {
-		if (rep_cg_callers(stdout, db, epoch, a.split, a.event, a.callees, a.limit, a.json,
-				   &err) < 0)
+		if (rep_cg_callers(stdout, db, epoch, a.split, a.val.event, a.callees, a.limit,
+				   a.val.json, &err) < 0)
 			rc = tool_fail("%s", err.msg);
 		goto out;
 	}
@@ -166,8 +141,8 @@ int cmd_prof(int argc, char **argv)
 		size_t dropped = 0;
 		int done = 0;
 
-		rc = rep_prof_by_time(stdout, db, epoch, a.phases, a.time, a.phase, a.limit, a.json,
-				      &p, &n, &done, &dropped, &err);
+		rc = rep_prof_by_time(stdout, db, epoch, a.phases, a.time, a.phase, a.limit,
+				      a.val.json, &p, &n, &done, &dropped, &err);
 		if (rc == 0 && dropped)
 			fprintf(stderr, "%s: note: %zu profiles of other events left out: time "
 				"slices keep one event\n", tool_name, dropped);
@@ -181,21 +156,22 @@ int cmd_prof(int argc, char **argv)
 		goto out;
 	}
 	if (t.nevents == 0) {
-		rc = tool_fail("%s: epoch %s holds no samples", tool_db_dir(a.db), epoch);
+		rc = tool_fail("%s: epoch %s holds no samples", tool_db_dir(a.val.db), epoch);
 		goto out;
 	}
-	if (a.event && (ev = rep_event_index(&t, a.event)) < 0) {
-		rc = tool_fail("--event %s: no such event in epoch %s", a.event, epoch);
+	if (a.val.event && (ev = rep_event_index(&t, a.val.event)) < 0) {
+		rc = tool_fail("--event %s: no such event in epoch %s", a.val.event, epoch);
 		goto out;
 	}
 	rep_sort(&t, (size_t)ev);
 	nrows = a.limit >= 0 && (size_t)a.limit < t.nrows ? (size_t)a.limit : t.nrows;
-	if (a.json)
+	if (a.val.json)
 		rep_prof_json(stdout, &t, a.by_image, epoch, nrows, db);
 	else
-		rep_prof_text(stdout, &t, a.by_image, a.from ? a.from : tool_db_dir(a.db), epoch,
-			      nrows, (size_t)ev);
-	for (size_t i = 0; !a.json && i < t.nnotes; i++)
+		rep_prof_text(stdout, &t, a.by_image,
+			      a.val.from ? a.val.from : tool_db_dir(a.val.db), epoch, nrows,
+			      (size_t)ev);
+	for (size_t i = 0; !a.val.json && i < t.nnotes; i++)
 		fprintf(stderr, "%s: note: %s\n", tool_name, t.notes[i]);
 	rc = 0;
 out:

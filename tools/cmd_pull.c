@@ -3,7 +3,6 @@
  * ClickHouse into one epoch of a local database (fleet/pull.c;
  * docs/fleet.md), so every tool reads fleet data as it reads a host's.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,40 +47,17 @@ static int pull(const char *url, const struct fleet_query_spec *q, const char *d
 
 int cmd_pull(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "from", required_argument, NULL, 'f' },
-		{ "build-id", required_argument, NULL, 'b' },
-		{ "image", required_argument, NULL, 'i' },
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct fleet_query_spec q = { 0 };
-	struct dcpi_err err = { 0 };
-	const char *url = NULL, *dst = NULL;
+	struct tool_opts o = { .usage = pull_usage, .shortopts = "o:h", .query = &q,
+			       .common = TOOL_O_OUTPUT };
+	const char *url, *dst;
 	int ch;
 
-	optind = 1;
-	while ((ch = tool_getopt(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'f': url = optarg; break;
-		case 'b': q.build_id = optarg; break;
-		case 'i': q.image = optarg; break;
-		case 'H': q.hosts = optarg; break;
-		case 'o': dst = optarg; break;
-		case 's':
-		case 'u':
-			if (fleet_time_parse(optarg, ch == 's' ? &q.since_ns : &q.until_ns,
-					     &err) < 0)
-				return tool_fail("%s", err.msg);
-			break;
-		case 'h': printf(pull_usage); return 0;
-		default: fprintf(stderr, pull_usage); return 1;
-		}
-	}
+	ch = tool_opt_next(&o, argc, argv);	/* pull has no options of its own */
+	if (ch < 0)
+		return TOOL_OPT_STATUS(ch);
+	url = o.val.from;
+	dst = o.val.out;
 	if (!url || !dst || (!q.build_id == !q.image) || optind != argc) {
 		fprintf(stderr, pull_usage);
 		return tool_fail(!url ? "--from URL is required" : !dst ? "-o DB is required" :

@@ -2,7 +2,6 @@
  * tools/cmd_push.c - dcpi push: a database's epochs into a fleet's
  * ClickHouse database (fleet/push.c; docs/fleet.md), or its schema (--init).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,32 +56,29 @@ int cmd_push(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "to", required_argument, NULL, 't' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'e' },
 		{ "host", required_argument, NULL, 'H' },
 		{ "init", no_argument, NULL, 'I' },
 		{ "cluster", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = NULL, *dir = NULL, *epoch = NULL, *host = NULL, *cluster = NULL;
+	struct tool_opts o = { .usage = push_usage, .shortopts = "h", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_EPOCH };
+	const char *url = NULL, *epoch, *host = NULL, *cluster = NULL;
 	struct dcpi_err err = { 0 };
 	struct fleet_conn *c;
 	int ch, init = 0, rc;
 
-	optind = 1;
-	while ((ch = tool_getopt(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (ch) {
 		case 't': url = optarg; break;
-		case 'd': dir = optarg; break;
-		case 'e': epoch = strcmp(optarg, "all") ? optarg : NULL; break;
 		case 'H': host = optarg; break;
 		case 'I': init = 1; break;
 		case 'C': cluster = optarg; break;
-		case 'h': printf(push_usage); return 0;
-		default: fprintf(stderr, push_usage); return 1;
 		}
 	}
+	if (ch < 0)
+		return TOOL_OPT_STATUS(ch);
+	epoch = o.val.epoch && strcmp(o.val.epoch, "all") ? o.val.epoch : NULL;
 	if (!url || optind != argc) {
 		fprintf(stderr, push_usage);
 		return tool_fail(!url ? "--to URL is required" : "unexpected argument '%s'",
@@ -90,7 +86,7 @@ int cmd_push(int argc, char **argv)
 	}
 	if (fleet_connect(url, &c, &err) < 0)
 		return tool_fail("%s", err.msg);
-	rc = init ? push_init(c, url, cluster) : push_db(c, tool_db_dir(dir), host, epoch);
+	rc = init ? push_init(c, url, cluster) : push_db(c, tool_db_dir(o.val.db), host, epoch);
 	fleet_close(c);
 	return rc;
 }

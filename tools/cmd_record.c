@@ -36,7 +36,7 @@
 #define PATHS_DEFAULT_RATE 25
 #define PATHS_DEFAULT_STEPS 32
 
-static void usage(FILE *f)
+static void usage(FILE *f, int form)
 {
 	fprintf(f,
 		"usage: dcpi record [options] [--] CMD [ARGS]\n"
@@ -133,8 +133,6 @@ static void replay_now(const char *dir, const char *epoch, int quiet)
 int cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		TOOL_SAMPLING_LONGOPTS,
-		{ "db", required_argument, NULL, 'D' },
 		{ "paths", required_argument, NULL, 'T' },
 		{ "no-paths", no_argument, NULL, 'U' },
 		{ "values", no_argument, NULL, 'V' },
@@ -145,29 +143,24 @@ int cmd_record(int argc, char **argv)
 		{ "tid", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'R' },
 		{ "plan", required_argument, NULL, 'M' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct collect_opts opts = { 0 };
+	struct tool_opts o = { .help = usage, .shortopts = "+" TOOL_SAMPLING_SHORTOPTS "p:t:qh",
+			       .own = longopts, .sampling = &opts,
+			       .common = TOOL_O_DB | TOOL_O_QUIET };
 	struct collect_attach_opts at = { 0 };
 	struct collect_result res;
 	struct dcpi_err err = { 0 };
-	const char *event = NULL, *db = NULL, *plan = NULL;
+	const char *plan = NULL;
 	char plan_file[4096];
 	size_t nmarks;
-	int quiet = 0, values = -1, c, ret;
+	int quiet, values = -1, c, ret;
 
 	opts.paths_rate = PATHS_DEFAULT_RATE;
 	opts.paths_steps = PATHS_DEFAULT_STEPS;
 
-	while ((c = tool_getopt(argc, argv, "+" TOOL_SAMPLING_SHORTOPTS "p:t:qh", longopts,
-				NULL)) != -1) {
-		if (tool_sampling_option(c, optarg, &opts, &event, &ret)) {
-			if (ret)
-				return ret;
-			continue;
-		}
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'T':
 			if (parse_paths(optarg, &opts))
@@ -198,31 +191,22 @@ int cmd_record(int argc, char **argv)
 		case 'M':
 			plan = optarg;
 			break;
-		case 'D':
-			db = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	quiet = o.val.quiet;
 	if (optind >= argc && !at.nids) {
-		usage(stderr);
+		usage(stderr, 0);
 		return tool_fail("no command to run");
 	}
 	opts.hw_import = tool_hw_import;	/* branch stacks, IBS: into the epoch */
-	if (tool_sampling_finish(&opts, event, quiet))
+	if (tool_sampling_finish(&opts, o.val.event, quiet))
 		return 1;
 	if ((at.nids || at.duration_seconds > 0) && plan)
 		return tool_fail("--plan needs the program started by dcpi record (drop -p/-t)");
 	if (at.nids || at.duration_seconds > 0)
-		return record_attached(&opts, &at, argv + optind, db, quiet);
+		return record_attached(&opts, &at, argv + optind, o.val.db, quiet);
 	/* values ride on path steps: on with them unless asked otherwise */
 	opts.values = values < 0 ? opts.paths_rate > 0 : values;
 	if (opts.latency && !opts.values)
@@ -230,7 +214,7 @@ int cmd_record(int argc, char **argv)
 	if (opts.values && !opts.paths_rate)
 		return tool_fail("--values needs path samples (they carry the values): "
 				 "drop --no-paths");
-	opts.db_dir = tool_db_dir(db);
+	opts.db_dir = tool_db_dir(o.val.db);
 	if (record_check_db(opts.db_dir))
 		return 1;
 	if (plan && (!opts.values || collect_plan_resolve(opts.db_dir, plan, plan_file,

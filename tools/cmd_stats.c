@@ -5,7 +5,6 @@
  * are ranked by evidence: the range beyond sampling error (docs/diff.md).
  * The work is report/stats.c.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,34 +31,29 @@ static const char stats_usage[] =
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "event", required_argument, NULL, 'e' },
+		{ "epoch", required_argument, NULL, 'E' },	/* repeated: a run each */
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db = NULL, *event = NULL, *epochs[MAX_RUNS], *labels[MAX_RUNS];
+	struct tool_opts o = { .usage = stats_usage, .shortopts = "e:h", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_EVENT | TOOL_O_JSON };
+	const char *db, *event, *epochs[MAX_RUNS], *labels[MAX_RUNS];
 	struct rep_table t[MAX_RUNS];
 	char used[MAX_RUNS][300];
 	struct rep_stats st;
 	struct dcpi_err err = { 0 };
 	char **names = NULL;
 	size_t nepochs = 0, nruns = 0, limit = 30, nnames = 0;
-	int c, json = 0, order = REP_BY_EVIDENCE, rc = 0;
+	int c, order = REP_BY_EVIDENCE, rc = 0;
 
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "e:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'd': db = optarg; break;
 		case 'E':
 			if (nepochs == MAX_RUNS)
 				return tool_fail("more than %d runs", MAX_RUNS);
 			epochs[nepochs++] = optarg;
 			break;
-		case 'e': event = optarg; break;
 		case 's':
 			if (!strcmp(optarg, "evidence"))
 				order = REP_BY_EVIDENCE;
@@ -71,11 +65,12 @@ int cmd_stats(int argc, char **argv)
 				return tool_fail("--sort %s: not evidence, range or sum", optarg);
 			break;
 		case 'n': limit = strtoul(optarg, NULL, 10); break;
-		case 'j': json = 1; break;
-		case 'h': tool_usage(stdout, stats_usage); return 0;
-		default: tool_usage(stderr, stats_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
+	db = o.val.db;
+	event = o.val.event;
 	if (argc - optind > MAX_RUNS)
 		return tool_fail("more than %d runs", MAX_RUNS);
 	if (optind < argc && (db || nepochs))
@@ -126,7 +121,7 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	rep_stats_sort(&st, order);
-	if (json)
+	if (o.val.json)
 		rep_stats_json(stdout, &st, labels, limit);
 	else {
 		printf("event %s\n", event);

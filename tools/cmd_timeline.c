@@ -41,24 +41,20 @@ static int html_name(const char *out)
 static int parse_args(int argc, char **argv, struct tl_args *a)
 {
 	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'F' },
 		{ "top", required_argument, NULL, 'n' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_opts o = { .usage = tl_usage, .shortopts = "o:n:h", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_OUTPUT };
 	char *end;
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	a->html = -1;
 	a->top = 3;
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "o:n:h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'o': a->out = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "svg") && strcmp(optarg, "html"))
 				return tool_fail("--format %s: not svg or html", optarg);
@@ -69,12 +65,13 @@ static int parse_args(int argc, char **argv, struct tl_args *a)
 			if (end == optarg || *end || a->top < 0 || a->top > 20)
 				return tool_fail("--top %s: not a count from 0 to 20", optarg);
 			break;
-		case 'd': a->db = optarg; break;
-		case 'E': a->epoch = optarg; break;
-		case 'h': tool_usage(stdout, tl_usage); return -1;
-		default: tool_usage(stderr, tl_usage); return 1;
 		}
 	}
+	if (c < 0)
+		return c == TOOL_OPT_HELP ? -1 : 1;
+	a->db = o.val.db;
+	a->epoch = o.val.epoch;
+	a->out = o.val.out;
 	if (optind < argc)
 		return tool_fail("unexpected argument '%s'", argv[optind]);
 	if (!a->out) {

@@ -34,7 +34,7 @@ static const struct {
 		      "by time at stake", 0, NULL },
 };
 
-static void usage(FILE *f, enum vreport r)
+static void usage(FILE *f, int r)
 {
 	fprintf(f, "usage: %s%s [options]\n  %s\n"
 		"  PROC            procedure name as dcpiprof prints it, or 0xADDRESS\n"
@@ -52,27 +52,21 @@ static void usage(FILE *f, enum vreport r)
 static int vreport_main(int argc, char **argv, enum vreport r)
 {
 	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "epoch", required_argument, NULL, 'E' },
-		{ "json", no_argument, NULL, 'j' },
 		{ "min-seen", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db = NULL, *epoch = NULL, *proc = NULL;
+	struct tool_opts o = { .help = usage, .help_arg = r, .shortopts = "h", .own = opts,
+			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_JSON };
+	const char *proc = NULL;
 	struct dcpi_err err = { 0 };
 	struct rep_vals *v = NULL;
 	unsigned min_seen = REP_VSPEC_MIN_SEEN;
-	int c, json = 0, rc, have_min = 0;
+	int c, rc, have_min = 0;
 	char *end;
 	long n;
 
-	optind = 1;
-	while ((c = tool_getopt(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case 'd': db = optarg; break;
-		case 'E': epoch = optarg; break;
-		case 'j': json = 1; break;
 		case 'm':
 			n = strtol(optarg, &end, 10);
 			if (*end || end == optarg || n < 0 || n > INT_MAX)
@@ -80,10 +74,10 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 			min_seen = (unsigned)n;
 			have_min = 1;
 			break;
-		case 'h': usage(stdout, r); return 0;
-		default: usage(stderr, r); return 1;
 		}
 	}
+	if (c < 0)
+		return TOOL_OPT_STATUS(c);
 	if (optind < argc)
 		proc = argv[optind++];
 	if (optind < argc)
@@ -94,11 +88,11 @@ static int vreport_main(int argc, char **argv, enum vreport r)
 		usage(stderr, r);
 		return 1;
 	}
-	rc = rep_vals_open(tool_db_dir(db), epoch, &v, &err);
+	rc = rep_vals_open(tool_db_dir(o.val.db), o.val.epoch, &v, &err);
 	if (rc == 0 && r == VR_SPEC)
-		rc = rep_vspecialize(stdout, v, proc, json, min_seen, &err);
+		rc = rep_vspecialize(stdout, v, proc, o.val.json, min_seen, &err);
 	else if (rc == 0)
-		rc = vreports[r].fn(stdout, v, proc, json, &err);
+		rc = vreports[r].fn(stdout, v, proc, o.val.json, &err);
 	if (v)
 		tool_db_notes(rep_vals_db(v));
 	rep_vals_close(v);

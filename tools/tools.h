@@ -7,6 +7,7 @@
 #ifndef DCPI_TOOLS_H
 #define DCPI_TOOLS_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "dcpi/util.h"
@@ -69,6 +70,66 @@ int tool_suggest(const char *word, const char *const *names, size_t n, const cha
  * from longopts (tools/suggest.c). */
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
 		int *idx);
+
+/*
+ * The options most commands share, each taken by the commands that name
+ * it in tool_opts.common; tool_opt_next stores their values in the struct.
+ */
+enum {
+	TOOL_O_DB = 1 << 0,	/* --db DIR (then tool_db_dir(db)) */
+	TOOL_O_EPOCH = 1 << 1,	/* --epoch E */
+	TOOL_O_EVENT = 1 << 2,	/* --event E; -e E where shortopts has "e:" */
+	TOOL_O_JSON = 1 << 3,	/* --json */
+	TOOL_O_QUIET = 1 << 4,	/* --quiet; -q where shortopts has "q" */
+	TOOL_O_OUTPUT = 1 << 5,	/* --output FILE; -o where shortopts has "o:" */
+	TOOL_O_VMLINUX = 1 << 6, /* --vmlinux FILE */
+};
+#define TOOL_OPTS_MAX 64	/* entries of tool_opts.all, the terminator with them */
+#define TOOL_OPT_HELP (-1)	/* --help: usage printed to stdout, exit 0 */
+#define TOOL_OPT_WRONG (-2)	/* a wrong option or value: usage or why printed, exit 1 */
+/* The exit status after tool_opt_next returned TOOL_OPT_HELP or TOOL_OPT_WRONG. */
+#define TOOL_OPT_STATUS(c) ((c) == TOOL_OPT_HELP ? 0 : 1)
+
+/* The shared options' values (NULL, 0: not given). */
+struct tool_values {
+	const char *db, *epoch, *event, *out, *vmlinux, *from;
+	int json, quiet;
+};
+
+struct collect_opts;
+struct tool_ana_args;
+struct fleet_query_spec;
+struct tool_opts {
+	/* set by the command */
+	const char *usage;		/* printed by tool_usage, */
+	void (*help)(FILE *f, int arg);	/* or by help(f, help_arg) when set */
+	int help_arg;			/* which of a command's forms */
+	const char *shortopts;		/* getopt's, with "h" */
+	unsigned common;		/* TOOL_O_* */
+	const struct option *own;	/* the command's own, ending in a NULL name */
+	/* the sampling options into this when set (tools/sampling.h), -e's list
+	 * into event; shortopts then has TOOL_SAMPLING_SHORTOPTS */
+	struct collect_opts *sampling;
+	/* or the analysis options into this (tools/analysis.h), -e and -m
+	 * their --event and --model where shortopts has "e:m:" */
+	struct tool_ana_args *ana;
+	/* --from URL and the fleet query's --build-id, --image, --hosts,
+	 * --since, --until (docs/fleet.md) into this when set */
+	struct fleet_query_spec *query;
+	struct tool_values val;		/* the shared options' */
+	/* the whole table, made at the first call (tools/options.c) */
+	struct option all[TOOL_OPTS_MAX];
+	int built;
+};
+
+/*
+ * The option loop over argv from argv[1] (optind is reset at the first call):
+ * the next of the command's own options' values (optarg set), after storing
+ * any shared ones in o; 0 when the options end (operands from optind on);
+ * TOOL_OPT_HELP or TOOL_OPT_WRONG when the command must return
+ * TOOL_OPT_STATUS(c) (tools/options.c).
+ */
+int tool_opt_next(struct tool_opts *o, int argc, char **argv);
 
 /* Kernel samples named from a vmlinux (--vmlinux FILE, or found as perf
  * finds one; img_kernel_profiles), the note saying which was used printed;
