@@ -45,10 +45,11 @@ const char tool_ana_usage[] =
 	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
 	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
 	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
-	"      --scale R       scale rule with paths: quantile[:Q] (default, Q 0.25),\n"
-	"                      sum, loops, minloop, windows\n"
+	"      --scale R       scale rule with paths: windows (default), quantile[:Q]\n"
+	"                      (Q 0.25), sum, loops, minloop\n"
 	"      --prior W       pseudo-observations of the static branch prior (2)\n"
-	"      --regions       each hot outermost loop its own scale\n"
+	"      --no-regions    one scale for the whole procedure (default: each hot\n"
+	"                      outermost loop its own; --regions)\n"
 	"      --exact DB      executions from callgrind-Ir in DB's newest epoch (a\n"
 	"                      `dcpi import` of callgrind of the same run), not\n"
 	"                      estimated; its simulated misses bound the culprits\n"
@@ -124,6 +125,7 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 			return tool_fail("--prior %s: not a number >= 0", arg);
 		return 0;
 	case TA_REGIONS: o->popts.regions = 1; return 0;
+	case TA_NO_REGIONS: o->popts.regions = 0; return 0;
 	case TA_EXACT: o->exact_db = arg; return 0;
 	case TA_NO_EVENTS: o->no_events = 1; return 0;
 	case TA_TIME: a->time = arg; return 0;

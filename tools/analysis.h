@@ -20,7 +20,7 @@
 enum {
 	TA_DB = 0x200, TA_EPOCH, TA_IMAGE, TA_EVENT, TA_MODEL, TA_METHOD, TA_WINDOW,
 	TA_SKID, TA_STEADY, TA_CALIB, TA_NO_CALIB, TA_NO_MEASURE, TA_NO_PATHS,
-	TA_PATH_EDGES, TA_SCALE, TA_PRIOR, TA_REGIONS, TA_EXACT, TA_NO_EVENTS, TA_REMEASURE,
+	TA_PATH_EDGES, TA_SCALE, TA_PRIOR, TA_REGIONS, TA_NO_REGIONS, TA_EXACT, TA_NO_EVENTS, TA_REMEASURE,
 	TA_NO_REPLAY, TA_NO_CALIBRATE, TA_TIME, TA_PHASE, TA_VMLINUX,
 };
 
@@ -47,6 +47,7 @@ enum {
 	{ "scale", required_argument, NULL, TA_SCALE }, \
 	{ "prior", required_argument, NULL, TA_PRIOR }, \
 	{ "regions", no_argument, NULL, TA_REGIONS }, \
+	{ "no-regions", no_argument, NULL, TA_NO_REGIONS }, \
 	{ "exact", required_argument, NULL, TA_EXACT }, \
 	{ "no-events", no_argument, NULL, TA_NO_EVENTS }, \
 	{ "time", required_argument, NULL, TA_TIME }, \
