@@ -28,9 +28,9 @@ void est_path_opts_default(struct est_path_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->prior_weight = 2;
 	o->min_transitions = 20;
-	o->rule = EST_SCALE_WINDOWS;
+	o->rule = EST_SCALE_QUANTILE;
 	o->quantile = 0.25;
-	o->regions = 1;
+	o->regions = 0;
 	o->region_samples = 200;
 }
 
