@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "tu_main.h"
 
 static const char *bin, *build;
 
@@ -254,17 +255,9 @@ static void test_random_branch(void **state)
 	assert_string_equal(cause, "branch_mispredict");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_chase_l2),
-		cmocka_unit_test(test_chase_l3),
-		cmocka_unit_test(test_chase_256m),
-		cmocka_unit_test(test_chase_if),
-		cmocka_unit_test(test_random_branch),
-	};
-
-	if (getenv("DCPI_TEST_FILTER"))	/* one of them: test_chase_if */
-		cmocka_set_test_filter(getenv("DCPI_TEST_FILTER"));
-	return cmocka_run_group_tests(tests, setup, NULL);
-}
+TU_MAIN(setup, NULL,
+	cmocka_unit_test(test_chase_l2),
+	cmocka_unit_test(test_chase_l3),
+	cmocka_unit_test(test_chase_256m),
+	cmocka_unit_test(test_chase_if),
+	cmocka_unit_test(test_random_branch))
