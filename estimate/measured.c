@@ -472,7 +472,7 @@ struct job {
 	int hit;		/* 1 cached, 2 timed now */
 	long dup;		/* the job with the same bytes, or -1 */
 	struct mc_entry prev;	/* a noisy cached figure, timed again */
-	int has_prev;
+	int has_prev;		/* 2: timed again with no figure, prev kept */
 };
 
 struct meas {
@@ -869,9 +869,14 @@ static int run_jobs(struct meas *m, struct dcpi_err *err)
 			if (j->key.spread <= MC_NOISY)
 				j->key.spread = 2 * MC_NOISY;
 		}
-		if (j->has_prev && (res[k].status != SBX_OK || j->prev.cycles < j->key.cycles))
-			j->key = j->prev;	/* contention only ever slows a body */
 		j->hit = 2;	/* timed now */
+		if (j->has_prev && res[k].status != SBX_OK) {
+			j->key = j->prev;	/* no figure: the cached one stands */
+			j->has_prev = 2;
+			j->hit = 1;
+		} else if (j->has_prev && j->prev.cycles < j->key.cycles) {
+			j->key = j->prev;	/* contention only ever slows a body */
+		}
 		m->out->timed++;
 		if (res[k].status != SBX_ERROR && mc_add(&m->cache, &j->key) < 0) {
 			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", m->cfg->name);
@@ -882,8 +887,8 @@ static int run_jobs(struct meas *m, struct dcpi_err *err)
 			char *why = j->block >= 0 ? m->out->blocks[j->block].why :
 				    m->out->loops[j->loop].why;
 
-			snprintf(why, 112, "%s: %.96s", sbx_status_name(res[k].status),
-				 res[k].detail);
+			snprintf(why, 112, "%s%s: %.80s", j->has_prev == 2 ? "cached kept, retimed " : "",
+				 sbx_status_name(res[k].status), res[k].detail);
 		}
 	}
 out:
@@ -909,7 +914,8 @@ static void settle(struct job *j, enum est_best_source *src, double *cyc, double
 	if (j->key.status == SBX_OK && j->key.cycles > 0) {
 		*src = EST_BEST_MEASURED;
 		*cyc = j->key.cycles;
-		why[0] = '\0';
+		if (j->has_prev != 2)
+			why[0] = '\0';	/* else: why the retiming gave nothing */
 	} else if (!why[0]) {
 		snprintf(why, wlen, "%s%s", mc_status[j->key.status],
 			 j->hit == 1 ? " (cached)" : "");

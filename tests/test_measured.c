@@ -82,7 +82,7 @@ static void small_sandbox(struct est_measure_opts *o)
 		o->sbx.iters = 200;
 }
 
-static char tmpdir[64];
+static char tmpdir[256];
 
 static int make_dir(void **state)
 {
@@ -435,7 +435,7 @@ static void test_noisy_cache(void **state)
 	struct est_measure_opts o;
 	struct est_measurements m;
 	struct dcpi_err err = { 0 };
-	char dir[96], path[160];
+	char dir[300], path[PROF_PATH_MAX];
 	FILE *f;
 
 	(void)state;
@@ -466,11 +466,15 @@ static void test_noisy_cache(void **state)
 		assert_true(fabs(m.blocks[b].cycles - 0.01) < 1e-9);
 	assert_true(m.blocks[b].cycles <= 0.01 + 1e-9);
 	assert_int_equal(m.blocks[b].cached, 0);
-	/* timed again, lower; under valgrind a run may give no figure at all
-	 * (unstable), and the cached one is kept */
-	if (!under_valgrind)
-		assert_true(m.blocks[d].cycles < 1000);
+	/* timed again, lower; a run that gives no figure at all (valgrind's
+	 * synthetic CPU, or a busy VM whose rounds never agree) keeps the
+	 * cached one and says why: never silently */
 	assert_true(m.blocks[d].cycles <= 1000);
+	if (m.blocks[d].cycles > 1000 - 1e-9) {
+		print_message("noisy block timed again with no figure: %s\n", m.blocks[d].why);
+		assert_non_null(strstr(m.blocks[d].why, "cached kept"));
+		assert_int_equal(m.blocks[d].cached, 1);
+	}
 	assert_true(fabs(m.blocks[e].cycles - 77) < 1e-9);
 	assert_int_equal(m.blocks[e].cached, 1);
 	est_measurements_free(&m);
