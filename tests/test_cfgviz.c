@@ -22,7 +22,7 @@
 #include "testutil.h"
 #include "tu_main.h"
 
-static char dir[64];
+static char dir[256];
 static const char *bin;
 static int have_db;
 
@@ -82,7 +82,7 @@ static void need_db(void)
 
 static void load_est(const char *db, const char *proc, struct est *x)
 {
-	char path[128], kind;
+	char path[PROF_PATH_MAX], kind;
 	FILE *f;
 
 	memset(x, 0, sizeof(*x));
@@ -161,7 +161,7 @@ static void unescape(char *out, size_t len, const char *in)
 static Agraph_t *load_dot(const char *db, const char *proc, const char *args,
 			  struct shown *s)
 {
-	char path[128];
+	char path[PROF_PATH_MAX];
 	const char *p;
 	Agraph_t *g;
 	Agnode_t *n;
@@ -547,7 +547,7 @@ static void test_paths(void **state)
 static void test_render(void **state)
 {
 	unsigned char magic[8];
-	char path[128];
+	char path[PROF_PATH_MAX];
 	FILE *f;
 
 	(void)state;

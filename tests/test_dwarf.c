@@ -28,7 +28,7 @@
 
 static char wl_path[4096];
 static char src_path[4096];
-static char tmp_dir[64];
+static char tmp_dir[256];
 
 /* What addr2line -a -i -f says about one address. */
 struct a2l {
@@ -104,7 +104,7 @@ static void parse_loc(char *s, char *file, size_t fsz, int *line, unsigned *disc
 static struct a2l *run_addr2line(const char *tool, const char *file, const uint64_t *addrs,
 				 size_t n)
 {
-	char in_path[128], buf[2048];
+	char in_path[PROF_PATH_MAX], buf[2048];
 	struct a2l *r = calloc(n, sizeof(*r));
 	struct a2l *cur = NULL;
 	FILE *f, *p;
@@ -238,7 +238,7 @@ static void test_lines_dwarf5(void **state)
 static void build_and_compare(const char *cc, const char *flags, const char *name,
 			      const char *tool)
 {
-	char out[256], cmd_check[512];
+	char out[PROF_PATH_MAX], cmd_check[PROF_PATH_MAX + 256];
 	struct tally t;
 
 	snprintf(out, sizeof(out), "%s/%s", tmp_dir, name);
@@ -375,7 +375,7 @@ static void expect_open_fails(const char *path, int code)
 
 static void test_no_debug(void **state)
 {
-	char p[256];
+	char p[PROF_PATH_MAX];
 
 	snprintf(p, sizeof(p), "%s/stripped", tmp_dir);
 	assert_int_equal(tu_sh("strip -g -o '%s' '%s'", p, wl_path), 0);
@@ -386,7 +386,7 @@ static void test_no_debug(void **state)
 
 static void test_corrupt(void **state)
 {
-	char p[256], g[256];
+	char p[PROF_PATH_MAX], g[PROF_PATH_MAX];
 	FILE *f;
 
 	snprintf(g, sizeof(g), "%s/garbage", tmp_dir);

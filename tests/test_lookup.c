@@ -24,7 +24,7 @@
 #include "dcpi/report.h"
 #include "tu_main.h"
 
-static char tmp[128];
+static char tmp[256];
 static char bin[256];
 static int have_gxx;
 

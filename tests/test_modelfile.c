@@ -45,7 +45,7 @@ static double steady(const struct model *m, const uint8_t *b, size_t len)
 	return c;
 }
 
-static char tmpdir[64];
+static char tmpdir[256];
 
 static int setup(void **state)
 {
@@ -58,7 +58,7 @@ static void test_round_trip(void **state)
 {
 	struct dcpi_err err = { 0 };
 	struct model *m, *r;
-	char path[256];
+	char path[PROF_PATH_MAX];
 
 	(void)state;
 	m = model_copy(model_by_name("zen3"), "zen3-calibrated", &err);

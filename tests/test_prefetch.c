@@ -33,7 +33,7 @@
 #define PASSES 2000
 #define STALL 300		/* cycles each iteration waits after the load */
 
-static char dir[64];
+static char dir[256];
 
 /* walk runs PASSES times; its outer loop RECORDS x PASSES times, the inner
  * six times as often */
@@ -44,7 +44,7 @@ static uint64_t load_addr;
 static int setup(void **state)
 {
 	const char *build = getenv("DCPI_BUILD");
-	char db[128], wl[1024];
+	char db[PROF_PATH_MAX], wl[1024];
 
 	(void)state;
 	if (!build)
@@ -110,10 +110,10 @@ static void test_hint_from_exact_counts(void **state)
 	assert_int_equal(tu_sh("%s prefetch-hints --db %s/rec --exact %s/exact %s/workloads/strided "
 			       "-o %s/h.afdo --json > %s/h.json 2> %s/h.log", bin, dir, dir, build,
 			       dir, dir, dir), 0);
-	stride = field(strcat(strcpy((char[128]){ 0 }, dir), "/h.json"), "stride");
-	delta = field(strcat(strcpy((char[128]){ 0 }, dir), "/h.json"), "delta");
-	dist = field(strcat(strcpy((char[128]){ 0 }, dir), "/h.json"), "distance");
-	addr = field(strcat(strcpy((char[128]){ 0 }, dir), "/h.json"), "address");
+	stride = field(tu_in(dir, "h.json"), "stride");
+	delta = field(tu_in(dir, "h.json"), "delta");
+	dist = field(tu_in(dir, "h.json"), "distance");
+	addr = field(tu_in(dir, "h.json"), "address");
 	print_message("hint: load 0x%llx stride %lld distance %lld delta %lld\n", addr, stride,
 		      dist, delta);
 	assert_int_equal(stride, 4160);
@@ -150,7 +150,7 @@ static void test_clang_applies(void **state)
 			       "%s/tests/workloads/strided.c -o %s/sc 2> %s/cc.log", cc, src, dir,
 			       dir), 0);
 	{
-		char db[128], wl[128];
+		char db[PROF_PATH_MAX], wl[PROF_PATH_MAX];
 
 		snprintf(wl, sizeof(wl), "%s/sc", dir);
 		snprintf(db, sizeof(db), "%s/rec2", dir);

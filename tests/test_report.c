@@ -20,7 +20,7 @@
 #include "testutil.h"
 #include "tu_main.h"
 
-static char dir[64], wl[1024];
+static char dir[256], wl[1024];
 
 /* A database at dir/name with one epoch: a samples in proc_a, b in proc_b. */
 static void make_db(const char *name, uint64_t a, uint64_t b)
@@ -29,7 +29,7 @@ static void make_db(const char *name, uint64_t a, uint64_t b)
 	struct prof_profile p;
 	struct prof_db *db;
 	uint64_t lo, hi;
-	char path[256], epoch[64];
+	char path[PROF_PATH_MAX], epoch[64];
 
 	tu_profile_of(&p, wl, "cpu-clock", 250000, "ns");
 	sym_range(wl, "proc_a", &lo, &hi);
@@ -50,7 +50,7 @@ static void make_db(const char *name, uint64_t a, uint64_t b)
 static void load(const char *name, struct rep_table *t)
 {
 	struct dcpi_err err = { 0 };
-	char path[256], used[64];
+	char path[PROF_PATH_MAX], used[64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	assert_int_equal(rep_load_table(path, NULL, t, used, sizeof(used), &err), 0);
@@ -379,7 +379,7 @@ static void test_export_pprof(void **state)
 {
 	const char *bin = getenv("DCPI_BIN");
 	static uint8_t raw[1 << 20];
-	char path[256];
+	char path[PROF_PATH_MAX];
 	const uint8_t *d, *v;
 	size_t len, vlen, n = 0;
 	uint64_t total = 0;

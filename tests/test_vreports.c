@@ -236,7 +236,7 @@ static void test_vblks(void **state)
 
 static void test_errors(void **state)
 {
-	char cmd[512];
+	char cmd[PROF_PATH_MAX];
 
 	(void)state;
 	need_db();

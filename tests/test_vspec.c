@@ -30,7 +30,7 @@
 #include "tu_main.h"
 
 static struct tu_vals t;
-static char copy[128];
+static char copy[PROF_PATH_MAX];
 
 /* Offsets in valloop, found from its code */
 static struct {
@@ -206,7 +206,7 @@ static void test_candidates(void **state)
 static void test_text(void **state)
 {
 	const char *txt;
-	char path[128];
+	char path[PROF_PATH_MAX];
 
 	(void)state;
 	need_db();

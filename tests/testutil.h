@@ -127,7 +127,11 @@ static inline int tu_workspace(char *out, size_t len, const char *name)
 static inline int tu_ws_setup(void **state, char *dir, size_t len, const char *name)
 {
 	*state = dir;
-	return tu_workspace(dir, len, name);
+	if (tu_workspace(dir, len, name) == 0)
+		return 0;
+	fprintf(stderr, "%s: no workspace under %s (%zu bytes for its name): %s\n", name,
+		getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", len, strerror(errno));
+	return -1;
 }
 
 /* The group teardown: the workspace *state names removed, with all in it. */

@@ -22,7 +22,7 @@
  * its databases are made. */
 struct tu_vals {
 	const char *bin;
-	char dir[64], wl[1024], other[1024];
+	char dir[256], wl[1024], other[1024];
 	int have_db;
 };
 
@@ -112,7 +112,7 @@ static inline void tu_vals_db(const char *dir, const char *name, const char *ima
 	struct dcpi_err err = { 0 };
 	struct val_profile vp;
 	struct prof_db *db;
-	char path[256], epoch[64];
+	char path[PROF_PATH_MAX], epoch[64];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	tu_cycles_db(path, image, at, n, &db, epoch, sizeof(epoch));
