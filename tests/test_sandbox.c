@@ -284,6 +284,65 @@ static void test_faults(void **state)
 	assert_true(ran(&r[3]));
 }
 
+/* A procedure's entry block: push, a frame of 16 and movaps into it, which
+ * faults unless rsp starts as a call leaves it and stays so from copy to
+ * copy (each moves it 24 bytes).  And a long body (over 512 bytes) that takes
+ * its pointer from rdi and then mixes rdi: its next run would load through
+ * the mixed value, unless each run starts from the registers' start values. */
+static const uint8_t entry_frame[] = {
+	0x53,					/* push %rbx */
+	0x48, 0x83, 0xec, 0x10,			/* sub $0x10,%rsp */
+	0x0f, 0x29, 0x04, 0x24,			/* movaps %xmm0,(%rsp) */
+};
+
+static uint8_t *mixer(size_t *len)
+{
+	static const uint8_t head[] = { 0x48, 0x89, 0xfd,		/* mov %rdi,%rbp */
+					0x48, 0x8b, 0x45, 0x00 };	/* mov (%rbp),%rax */
+	static const uint8_t mix[] = { 0x48, 0x69, 0xff, 0x95, 0xe9, 0xd1, 0x5b,
+								/* imul $0x5bd1e995,%rdi,%rdi */
+				       0x48, 0x01, 0xc7 };		/* add %rax,%rdi */
+	size_t n = 60;
+	uint8_t *b = malloc(sizeof(head) + n * sizeof(mix));
+
+	assert_non_null(b);
+	memcpy(b, head, sizeof(head));
+	for (size_t i = 0; i < n; i++)
+		memcpy(b + sizeof(head) + i * sizeof(mix), mix, sizeof(mix));
+	*len = sizeof(head) + n * sizeof(mix);
+	return b;
+}
+
+static void test_relaid(void **state)
+{
+	struct sbx_opts o;
+	struct sbx_result r[3];
+	size_t ml;
+	uint8_t *m = mixer(&ml);
+	const uint8_t *b[3] = { entry_frame, m, add1 };
+	size_t l[3] = { sizeof(entry_frame), ml, sizeof(add1) };
+
+	(void)state;
+	opts(&o);
+	time_n(b, l, 3, &o, r);
+	assert_true(ran(&r[0]));
+	assert_int_equal(r[0].relaid, 1);
+	assert_true(r[0].unroll > 1);
+	assert_true(ran(&r[1]));
+	assert_int_equal(r[1].relaid, 1);
+	assert_int_equal(r[1].unroll, 1);
+	assert_true(ran(&r[2]));
+	assert_int_equal(r[2].relaid, 0);
+	if (!under_valgrind) {
+		/* 60 dependent multiplies on rdi: three cycles each at least */
+		assert_true(r[1].cycles >= 150);
+		assert_true(r[0].cycles < 20);
+	} else {
+		skip_timing("relaid bodies");
+	}
+	free(m);
+}
+
 /* A body that kills its child: reported, and a new child times the rest. */
 static void test_child_restart(void **state)
 {
@@ -477,6 +536,7 @@ TU_MAIN(setup, NULL,
 	cmocka_unit_test(test_wind_distinct),
 	cmocka_unit_test(test_wind_walk),
 	cmocka_unit_test(test_faults),
+	cmocka_unit_test(test_relaid),
 	cmocka_unit_test(test_child_restart),
 	cmocka_unit_test(test_timeout),
 	cmocka_unit_test(test_refusals),

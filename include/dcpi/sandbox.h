@@ -78,6 +78,10 @@ struct sbx_result {
 				 * stable figure on a shared machine */
 	unsigned pages;		/* pages mapped on demand beside the region */
 	int rdx_zero;		/* timed with rdx = 0 after a divide fault */
+	int relaid;		/* laid out again after a general protection
+				 * fault: rsp as a call leaves it, copies kept
+				 * aligned or started afresh (sandbox.c,
+				 * sbx_realign) */
 	int random_mem;		/* the figure is from a random-memory run
 				 * (SBX_F_RANDOM_MEM): 1 random bytes, 2 small
 				 * 4-byte words */
