@@ -226,6 +226,116 @@ static void test_measure_and_cache(void **state)
 	cfg_free(cfg);
 }
 
+/*
+ * A DFA's outer loop (grep's: state = trans[state][c], two characters an
+ * iteration): H loads trans[state], B2 the next state from it, B3 the same
+ * again; a self loop (SELF) hangs off B2 and holds few samples.  Timed block
+ * by block, each block's copies are independent; the iteration is a chain of
+ * four dependent loads, each at least L1's latency (3 cycles and more on any
+ * x86), so the outer loop is timed as one body along H, B2, B3.  With a store
+ * on the path (a spill: the sandbox points every register at one address, so
+ * its loads would wait on the store as the program's do not) it is not.
+ */
+static const uint8_t dfa[] = {
+	0x31, 0xdb,				/* xor %ebx,%ebx */
+	0x49, 0x8b, 0x14, 0xda,			/* H: mov (%r10,%rbx,8),%rdx */
+	0x48, 0x85, 0xd2, 0x74, 0x2f,		/* test %rdx,%rdx; je EXIT */
+	0x0f, 0xb6, 0x75, 0x00,			/* B2: movzbl (%rbp),%esi */
+	0x48, 0x83, 0xc5, 0x01,			/* add $1,%rbp */
+	0x4c, 0x8b, 0x24, 0xf2,			/* mov (%rdx,%rsi,8),%r12 */
+	0x4c, 0x39, 0xe3, 0x74, 0x12,		/* cmp %r12,%rbx; je SELF */
+	0x4b, 0x8b, 0x14, 0xe2,			/* B3: mov (%r10,%r12,8),%rdx */
+	0x0f, 0xb6, 0x4d, 0x00,			/* movzbl (%rbp),%ecx */
+	0x48, 0x83, 0xc5, 0x01,			/* add $1,%rbp */
+	0x48, 0x8b, 0x1c, 0xca,			/* mov (%rdx,%rcx,8),%rbx */
+	0xeb, 0xd4,				/* jmp H */
+	0x48, 0x83, 0xc5, 0x01,			/* SELF: add $1,%rbp */
+	0x49, 0x83, 0xed, 0x01, 0x75, 0xf6,	/* sub $1,%r13; jne SELF */
+	0xeb, 0xc8,				/* jmp H */
+	0xc3,					/* EXIT: ret */
+};
+
+/* dfa with `mov %r12,8(%rsp)` (5 bytes) at the head of B3: the branches
+ * across it (je EXIT, je SELF, the two jmp H) move by 5. */
+static void dfa_with_store(uint8_t out[sizeof(dfa) + 5])
+{
+	static const uint8_t spill[] = { 0x4c, 0x89, 0x64, 0x24, 0x08 };
+
+	memcpy(out, dfa, 0x1c);
+	memcpy(out + 0x1c, spill, sizeof(spill));
+	memcpy(out + 0x1c + 5, dfa + 0x1c, sizeof(dfa) - 0x1c);
+	out[0x0a] += 5;			/* je EXIT */
+	out[0x1b] += 5;			/* je SELF */
+	out[0x2d + 5] -= 5;		/* jmp H from B3 */
+	out[0x39 + 5] -= 5;		/* jmp H from SELF */
+}
+
+/* The measurements of a DFA's bytes, its outer loop's hot blocks at 1000
+ * samples an instruction, SELF at 10; the outer loop's entry in *outer, or
+ * -1. */
+static void measure_dfa(const uint8_t *code, size_t len, struct cfg **cfgp,
+			struct est_measurements *m, long *outer)
+{
+	struct est_measure_opts o;
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg = NULL;
+	double *s;
+	int h;
+
+	assert_int_equal(cfg_build_bytes(code, len, 0x2000, "dfa", &cfg, &err), 0);
+	assert_int_equal(cfg->nloops, 2);
+	s = calloc(cfg->ninsns + 1, sizeof(*s));
+	assert_non_null(s);
+	for (uint32_t b = 0; b < cfg->nblocks; b++)
+		for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n;
+		     i++)
+			s[i] = cfg->blocks[b].loop < 0 ? 1 : cfg_self_loop(cfg, b) ? 10 : 1000;
+	small_sandbox(&o);
+	o.cache_dir = NULL;
+	assert_int_equal(est_measure(cfg, s, &o, m, &err), 0);
+	h = cfg_block_at(cfg, 0x2002);
+	assert_true(h >= 0);
+	*outer = -1;
+	for (size_t l = 0; l < m->nloops; l++)
+		if (m->loops[l].npath && m->loops[l].path[0] == (uint32_t)h)
+			*outer = (long)l;
+	free(s);
+	*cfgp = cfg;
+}
+
+static void test_outer_loop_chain(void **state)
+{
+	struct est_measurements m;
+	struct cfg *cfg;
+	uint8_t dfa_store[sizeof(dfa) + 5];
+	double blocks = 0;
+	long l;
+
+	(void)state;
+	measure_dfa(dfa, sizeof(dfa), &cfg, &m, &l);
+	assert_true(l >= 0);
+	assert_int_equal(m.loops[l].npath, 3);
+	assert_int_equal(m.loops[l].path[1], cfg_block_at(cfg, 0x200b));
+	assert_int_equal(m.loops[l].path[2], cfg_block_at(cfg, 0x201c));
+	for (uint32_t k = 0; k < 3; k++)
+		blocks += m.blocks[m.loops[l].path[k]].cycles;
+	printf("# DFA outer loop %.2f cycles an iteration (%s), its blocks timed alone %.2f\n",
+	       m.loops[l].cycles, m.loops[l].why[0] ? m.loops[l].why : "measured", blocks);
+	if (!under_valgrind && m.loops[l].status != SBX_UNSTABLE) {
+		assert_int_equal(m.loops[l].source, EST_BEST_MEASURED);
+		assert_true(m.loops[l].cycles >= 4 * 3);
+		assert_true(m.loops[l].cycles > 2 * blocks);
+	}
+	est_measurements_free(&m);
+	cfg_free(cfg);
+	/* a store on the path: its blocks stand alone */
+	dfa_with_store(dfa_store);
+	measure_dfa(dfa_store, sizeof(dfa_store), &cfg, &m, &l);
+	assert_int_equal(l, -1);
+	est_measurements_free(&m);
+	cfg_free(cfg);
+}
+
 /* Path samples say B -> C most of the time: the path follows them (the
  * samples say D).  Cache only, empty: nothing timed, all modelled. */
 static void test_path_samples(void **state)
@@ -270,6 +380,7 @@ static void test_path_samples(void **state)
 	cfg_free(cfg);
 }
 
+/* A cache line for block b: a figure, or a fault where cycles is 0. */
 static void cache_line(FILE *f, const struct cfg *cfg, uint32_t b, double cycles,
 		       double spread);
 
@@ -418,10 +529,11 @@ static void cache_line(FILE *f, const struct cfg *cfg, uint32_t b, double cycles
 	memset(&pm, 0, sizeof(pm));
 	prof_meta_this_machine(&pm);
 	assert_int_equal(est_block_body(cfg, b, body, &len), 0);
-	fprintf(f, "%.16s:%u:%u:%u %016llx %08x %zu ok %.4f %.4f %.4f\n",
+	fprintf(f, "%.16s:%u:%u:%u %016llx %08x %zu %s %.4f %.4f %.4f\n",
 		pm.cpu_vendor[0] ? pm.cpu_vendor : "unknown", pm.cpu_family, pm.cpu_model,
 		pm.cpu_stepping, (unsigned long long)fnv1a(body, len),
-		dcpi_crc32c(0, body, len), len, cycles, cycles, spread);
+		dcpi_crc32c(0, body, len), len, cycles > 0 ? "ok" : "fault", cycles, cycles,
+		spread);
 }
 
 /* A cached figure taken under contention (spread > 5%) is used as it is, so
@@ -431,7 +543,8 @@ static void test_noisy_cache(void **state)
 {
 	struct cfg *cfg = build_loop_if();
 	double *s = count_samples(cfg, 2.5e5, 7.5e5);
-	uint32_t b = blk(cfg, 0x1004), d = blk(cfg, 0x100e), e = blk(cfg, 0x1011);
+	uint32_t b = blk(cfg, 0x1004), c = blk(cfg, 0x1009), d = blk(cfg, 0x100e);
+	uint32_t e = blk(cfg, 0x1011);
 	struct est_measure_opts o;
 	struct est_measurements m;
 	struct dcpi_err err = { 0 };
@@ -448,6 +561,7 @@ static void test_noisy_cache(void **state)
 	cache_line(f, cfg, b, 0.01, 0.5);	/* noisy and lower than any timing */
 	cache_line(f, cfg, d, 1000, 0.5);	/* noisy and higher */
 	cache_line(f, cfg, e, 77, 0.01);	/* steady: kept though wrong */
+	cache_line(f, cfg, c, 0, 0);		/* a fault, from an older sandbox */
 	fclose(f);
 	small_sandbox(&o);
 	o.cache_dir = dir;
@@ -457,8 +571,11 @@ static void test_noisy_cache(void **state)
 	assert_true(fabs(m.blocks[d].cycles - 1000) < 1e-9);
 	assert_int_equal(m.blocks[d].cached, 1);
 	assert_int_equal(m.blocks[b].cached, 1);
+	assert_int_equal(m.blocks[c].source, EST_BEST_MODELLED);
+	assert_int_equal(m.blocks[c].status, SBX_FAULT);
+	assert_int_equal(m.blocks[c].cached, 1);
 	est_measurements_free(&m);
-	/* asked: the noisy ones timed again, the lower kept */
+	/* asked: the noisy ones and the fault timed again, the lower kept */
 	o.remeasure = 1;
 	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
 	/* the lower kept (valgrind's CPU may time it lower still) */
@@ -477,6 +594,11 @@ static void test_noisy_cache(void **state)
 	}
 	assert_true(fabs(m.blocks[e].cycles - 77) < 1e-9);
 	assert_int_equal(m.blocks[e].cached, 1);
+	if (!under_valgrind || m.blocks[c].status == SBX_OK) {
+		assert_int_equal(m.blocks[c].source, EST_BEST_MEASURED);
+		assert_true(m.blocks[c].cycles > 0);
+		assert_int_equal(m.blocks[c].cached, 0);
+	}
 	est_measurements_free(&m);
 	free(s);
 	cfg_free(cfg);
@@ -671,6 +793,7 @@ TU_MAIN(make_dir, tu_ws_teardown,
 	cmocka_unit_test(test_path_samples),
 	cmocka_unit_test(test_bad_cache),
 	cmocka_unit_test(test_noisy_cache),
+	cmocka_unit_test(test_outer_loop_chain),
 	cmocka_unit_test(test_refusals),
 	cmocka_unit_test(test_procedure_with_measurements),
 	cmocka_unit_test(test_front_end_floor))

@@ -33,7 +33,7 @@ DCPI=$B/dcpi
 # --- tools: probe, install what is missing (Debian package names) ---------
 missing=""
 for t in bzip2:bzip2 gzip:gzip xz:xz-utils sqlite3:sqlite3 valgrind:valgrind python3:python3 \
-	perl:perl-base sort:coreutils mawk:mawk zstd:zstd sed:sed grep:grep; do
+	perl:perl-base sort:coreutils mawk:mawk zstd:zstd sed:sed grep:grep jq:jq; do
 	command -v "${t%%:*}" > /dev/null 2>&1 || missing="$missing ${t#*:}"
 done
 if [ -n "$missing" ]; then
@@ -73,7 +73,9 @@ fi
 	> "$IN/wc.awk"
 # three more, added 2026-11-28 after the path scale rule was chosen with the
 # four above in view (docs/estimate.md "Path samples"): CPython counting words
-# (its dict), sed's regex substitution, grep's DFA over 200 MB
+# (its dict), sed's regex substitution, grep's DFA over 200 MB; and three
+# after grep's DFA loop set the outer-loop timing (estimate/measured.c
+# loop_jobs), none looked at: b2sum, base64, jq reading lines
 [ -s "$IN/wc.py" ] || printf '%s\n' 'import sys, collections' 'c = collections.Counter()' \
 	'for line in open(sys.argv[1]): c.update(line.split())' 'print(len(c))' > "$IN/wc.py"
 if [ ! -s "$IN/big.txt" ]; then
@@ -96,7 +98,10 @@ awk|/dev/null|mawk -f $IN/wc.awk $IN/words.txt
 zstd|/dev/null|zstd -9 -T1 -c $IN/words.txt
 python|/dev/null|/usr/bin/python3 $IN/wc.py $IN/words.txt
 sed|/dev/null|sed -E s/([a-z]+)e([a-z]*)/<&>/g $IN/words2m.txt
-grep|/dev/null|grep -c -E ^[a-m].*(in|ed)[.]$ $IN/big.txt"
+grep|/dev/null|grep -c -E ^[a-m].*(in|ed)[.]$ $IN/big.txt
+b2sum|/dev/null|b2sum $IN/big.txt
+base64|/dev/null|base64 $IN/big.txt
+jq|/dev/null|jq -R length $IN/words.txt"
 
 echo "$WL" | {
 	while IFS='|' read -r name stdin cmd; do
@@ -205,7 +210,7 @@ echo "" | tee -a "$W/accuracy.txt"
 echo "" | tee -a "$W/accuracy.txt"
 # shellcheck disable=SC2086
 python3 "$ROOT/bench/accuracy/paths.py" --bin "$B" --work "$W" --rules "${ACC_RULES:-}" \
-	--json "$W/paths.json" $names | tee -a "$W/accuracy.txt"
+	--holdout "${ACC_HOLDOUT:-python sed b2sum base64 jq}" --json "$W/paths.json" $names | tee -a "$W/accuracy.txt"
 # each workload's dominant block, estimated / exact (docs/estimate.md "Dominant blocks")
 echo "" | tee -a "$W/accuracy.txt"
 # shellcheck disable=SC2086
