@@ -295,6 +295,11 @@ static const uint8_t entry_frame[] = {
 	0x0f, 0x29, 0x04, 0x24,			/* movaps %xmm0,(%rsp) */
 };
 
+/* movzbl (%rdi),%edi: a byte loaded into the pointer it came through (jq's
+ * UTF-8 decoder): the next copy loads from the page at 0, unless rdi is set
+ * to its start before each copy. */
+static const uint8_t byte_ptr[] = { 0x0f, 0xb6, 0x3f };
+
 static uint8_t *mixer(size_t *len)
 {
 	static const uint8_t head[] = { 0x48, 0x89, 0xfd,		/* mov %rdi,%rbp */
@@ -316,15 +321,17 @@ static uint8_t *mixer(size_t *len)
 static void test_relaid(void **state)
 {
 	struct sbx_opts o;
-	struct sbx_result r[3];
+	struct sbx_result r[4];
 	size_t ml;
 	uint8_t *m = mixer(&ml);
-	const uint8_t *b[3] = { entry_frame, m, add1 };
-	size_t l[3] = { sizeof(entry_frame), ml, sizeof(add1) };
+	const uint8_t *b[4] = { entry_frame, m, add1, byte_ptr };
+	size_t l[4] = { sizeof(entry_frame), ml, sizeof(add1), sizeof(byte_ptr) };
 
 	(void)state;
 	opts(&o);
-	time_n(b, l, 3, &o, r);
+	time_n(b, l, 4, &o, r);
+	assert_true(ran(&r[3]));
+	assert_int_equal(r[3].relaid, 1);
 	assert_true(ran(&r[0]));
 	assert_int_equal(r[0].relaid, 1);
 	assert_true(r[0].unroll > 1);

@@ -385,7 +385,7 @@ __asm__(
 struct sbx_code {
 	uint8_t *code;		/* SBX_CODE_MAX bytes, then one data page */
 	uint64_t *data;		/* [0] counter, [1] exit address, [2..17] the
-				 * registers' start values (SBX_E_RESET) */
+				 * registers' start values (sbx_layout) */
 };
 
 /* One message per body from the child. */
@@ -691,37 +691,53 @@ static uint8_t *sbx_put_lea(uint8_t *p, unsigned r, int32_t d)
  * misses) instead of megabytes; one lea per register per iteration, the same
  * in the U and 2U loops, so the difference cancels it.
  */
-#define SBX_E_PAD	1	/* lea -8(%rsp), %rsp after each copy */
-#define SBX_E_RESET	2	/* every register from sbx_gpr at each iteration */
+/* How a body that faulted is laid out again (sbx_realign); NULL: as it is. */
+struct sbx_layout {
+	int rsp_pad;		/* lea -8(%rsp), %rsp after each copy */
+	uint32_t top;		/* registers set to their start at each iteration */
+	uint32_t each;		/* and before each copy */
+};
 
-static int sbx_emit(struct sbx_code *c, const uint8_t *body, size_t len, unsigned u,
-		    const int64_t *step, int how)
+/* mov data[2 + r](%rip), %r for each register of mask: the data page
+ * follows the code, and sbx_run copies the start values there. */
+static uint8_t *sbx_put_starts(struct sbx_code *c, uint8_t *p, uint32_t mask)
 {
-	uint8_t *p = c->code, *loop;
-	uint8_t *cnt = (uint8_t *)&c->data[0], *ex = (uint8_t *)&c->data[1];
-	int rsp_pad = how & SBX_E_PAD ? 8 : 0;
-
-	if ((size_t)u * (len + (size_t)rsp_pad) + 16 * 7 + 256 > SBX_CODE_MAX)
-		return -E2BIG;
-	if (mprotect(c->code, SBX_CODE_MAX, PROT_READ | PROT_WRITE))
-		return -errno;
-	loop = p;
-	for (unsigned r = 0; (how & SBX_E_RESET) && r < 16; r++, p += 7) {
-		/* mov data[2 + r](%rip), %r: the data page follows the code */
+	for (unsigned r = 0; r < 16; r++) {
+		if (!(mask & (1u << r)))
+			continue;
 		p[0] = 0x48 | (r >= 8 ? 0x04 : 0);
 		p[1] = 0x8b;
 		p[2] = (uint8_t)((r & 7) << 3 | 5);
 		sbx_put32(p + 3, (int32_t)((uint8_t *)&c->data[2 + r] - (p + 7)));
+		p += 7;
 	}
-	for (unsigned i = 0; i < u; i++, p += len) {
-		memcpy(p, body, len);
-		if (rsp_pad) {
-			/* lea -8(%rsp), %rsp: the next copy's frame as
-			 * aligned as this one's */
-			uint8_t *q = sbx_put_lea(p + len, 4, rsp_pad);
+	return p;
+}
 
-			p = q - len;
-		}
+static int sbx_emit(struct sbx_code *c, const uint8_t *body, size_t len, unsigned u,
+		    const int64_t *step, const struct sbx_layout *lay)
+{
+	uint8_t *p = c->code, *loop;
+	uint8_t *cnt = (uint8_t *)&c->data[0], *ex = (uint8_t *)&c->data[1];
+	int rsp_pad = lay ? lay->rsp_pad : 0;
+	size_t extra = lay ? (size_t)rsp_pad + 7 * (size_t)__builtin_popcount(lay->each) : 0;
+
+	if ((size_t)u * (len + extra) + 16 * 7 + 256 > SBX_CODE_MAX)
+		return -E2BIG;
+	if (mprotect(c->code, SBX_CODE_MAX, PROT_READ | PROT_WRITE))
+		return -errno;
+	loop = p;
+	if (lay)
+		p = sbx_put_starts(c, p, lay->top);
+	for (unsigned i = 0; i < u; i++) {
+		if (lay)
+			p = sbx_put_starts(c, p, lay->each);
+		memcpy(p, body, len);
+		p += len;
+		/* lea -8(%rsp), %rsp: the next copy's frame as aligned as
+		 * this one's */
+		if (rsp_pad)
+			p = sbx_put_lea(p, 4, rsp_pad);
 	}
 	for (unsigned r = 0; step && r < 16; r++) {
 		int64_t d = step[r] * (int64_t)u;
@@ -943,6 +959,7 @@ static uint64_t sbx_loop_count(size_t len, unsigned u, unsigned iters)
  */
 static int sbx_realign(const uint8_t *body, size_t len, unsigned u, const int64_t *wind,
 		       int long_body);
+static int sbx_relayable(void);
 
 static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *wind,
 			     uint64_t walk, const struct sbx_opts *o, struct sbx_result *r)
@@ -978,8 +995,8 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *win
 	 * of a real block of that length does; the loop's own cost is then a
 	 * cycle against hundreds */
 	long_body = u == 1;
-	if (sbx_emit(&sbx_c1, body, len, u, wind, 0) < 0 ||
-	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u, wind, 0) < 0)) {
+	if (sbx_emit(&sbx_c1, body, len, u, wind, NULL) < 0 ||
+	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u, wind, NULL) < 0)) {
 		r->status = SBX_TOO_LARGE;
 		snprintf(r->detail, sizeof(r->detail), "%zu bytes x %u copies", len, 2 * u);
 		return;
@@ -995,10 +1012,9 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *win
 			break;
 		if (sbx_sig == SIGFPE && !r->rdx_zero)
 			r->rdx_zero = 1;
-		else if ((sbx_sig == SIGSEGV || sbx_sig == SIGBUS) &&
-			 sbx_fault_code == SI_KERNEL && !rsp_entry &&
+		else if (!rsp_entry && sbx_relayable() &&
 			 sbx_realign(body, len, u, wind, long_body) == 0)
-			rsp_entry = 1;	/* a general protection or stack fault */
+			rsp_entry = 1;
 		else
 			break;
 	}
@@ -1073,32 +1089,75 @@ fault:
 	sbx_fault(r);
 }
 
+/* The fault a body laid out again may not take: a general protection or
+ * stack fault (a misaligned frame, a non-canonical address), or a load
+ * from the page at 0 (a byte or a count taken for a pointer); not in a run
+ * with random memory, whose loaded pointers are meant to fault. */
+static int sbx_relayable(void)
+{
+	if (sbx_random_mem)
+		return 0;	/* random pointers fault: that run is dropped */
+	if ((sbx_sig == SIGSEGV || sbx_sig == SIGBUS) && sbx_fault_code == SI_KERNEL)
+		return 1;
+	return sbx_sig == SIGSEGV && sbx_fault_code == SEGV_MAPERR && sbx_fault_addr < 0x10000;
+}
+
+/* The registers a body both writes and addresses memory through (rsp
+ * aside): the next copy would address through what this one wrote. */
+static uint32_t sbx_addr_clobbers(const struct cfg_insn *v, size_t n)
+{
+	uint32_t addr = 0, written = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].nmem && !(v[i].flags & CFG_I_LEA) && !v[i].mem.rip_relative) {
+			if (v[i].mem.base < 16)
+				addr |= 1u << v[i].mem.base;
+			if (v[i].mem.index < 16)
+				addr |= 1u << v[i].mem.index;
+		}
+		for (unsigned r = 0; r < 16; r++)
+			if (v[i].regs_written & CFG_RBIT(r))
+				written |= 1u << r;
+	}
+	return addr & written & ~(1u << CFG_R_RSP);
+}
+
 /*
  * A general protection fault: an aligned store to the frame of a procedure's
  * entry block (its pushes and frame assume the rsp a call leaves, and a body
  * that moves rsp by 8 modulo 16 misaligns every other copy), or an address
  * the body computed itself for the next copy (b2sum's compression, which
- * mixes the rdi it copied its context pointer from).  rsp then starts as a
+ * mixes the rdi it copied its context pointer from; jq's UTF-8 decoder,
+ * which loads a byte into the rdi it read it through).  rsp then starts as a
  * call leaves it (sbx_regs), and the copies are laid out again: a long body,
  * run once an iteration, from every register's start value each time, as
  * each call of it in the program runs (16 loads from L1 beside hundreds of
- * instructions); shorter ones with `lea -8(%rsp), %rsp` after each copy
- * (the stack engine's, a cycle at most).  Only bodies that faulted so are
- * timed this way.
+ * instructions); a shorter one with the registers it writes and addresses
+ * through set to their start before each copy (a load each, which the
+ * core overlaps), and `lea -8(%rsp), %rsp` after each copy where its frame
+ * needs it (the stack engine's, a cycle at most).  Only bodies that faulted
+ * so are timed this way; -1 when there is nothing to lay out otherwise.
  */
 static int sbx_realign(const uint8_t *body, size_t len, unsigned u, const int64_t *wind,
 		       int long_body)
 {
+	struct sbx_layout lay = { 0 };
+	struct cfg_insn *v = NULL;
 	int64_t step[16];
 	uint64_t walk;
-	int how;
+	size_t n = 0;
 
 	sbx_steps(body, len, step, &walk);
-	how = long_body ? SBX_E_RESET : (step[4] & 15) ? SBX_E_PAD : 0;
-	if (!how)
-		return 0;
-	if (sbx_emit(&sbx_c1, body, len, u, wind, how) < 0 ||
-	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u, wind, how) < 0))
+	lay.rsp_pad = !long_body && (step[4] & 15) ? 8 : 0;
+	if (long_body)
+		lay.top = 0xffff;
+	else if (cfg_decode(body, len, 0, &v, &n, NULL) == 0)
+		lay.each = sbx_addr_clobbers(v, n);
+	free(v);
+	if (!lay.rsp_pad && !lay.top && !lay.each)
+		return -1;
+	if (sbx_emit(&sbx_c1, body, len, u, wind, &lay) < 0 ||
+	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u, wind, &lay) < 0))
 		return -1;
 	return 0;
 }
@@ -1168,12 +1227,12 @@ static int sbx_child_setup(int cpu)
 	if (sbx_signals() || sbx_region() || sbx_code_init(&sbx_c1) || sbx_code_init(&sbx_c2) ||
 	    sbx_code_init(&sbx_cal1) || sbx_code_init(&sbx_cal2))
 		return -1;
-	if (sbx_emit(&sbx_cal1, sbx_add1, sizeof(sbx_add1), SBX_CAL_U, NULL, 0) ||
-	    sbx_emit(&sbx_cal2, sbx_add1, sizeof(sbx_add1), 2 * SBX_CAL_U, NULL, 0))
+	if (sbx_emit(&sbx_cal1, sbx_add1, sizeof(sbx_add1), SBX_CAL_U, NULL, NULL) ||
+	    sbx_emit(&sbx_cal2, sbx_add1, sizeof(sbx_add1), 2 * SBX_CAL_U, NULL, NULL))
 		return -1;
 	if (sbx_code_init(&sbx_can1) || sbx_code_init(&sbx_can2) ||
-	    sbx_emit(&sbx_can1, sbx_adds8, sizeof(sbx_adds8), SBX_CAN_U, NULL, 0) ||
-	    sbx_emit(&sbx_can2, sbx_adds8, sizeof(sbx_adds8), 2 * SBX_CAN_U, NULL, 0))
+	    sbx_emit(&sbx_can1, sbx_adds8, sizeof(sbx_adds8), SBX_CAN_U, NULL, NULL) ||
+	    sbx_emit(&sbx_can2, sbx_adds8, sizeof(sbx_adds8), 2 * SBX_CAN_U, NULL, NULL))
 		return -1;
 	sbx_can_min = 0;
 	return 0;
