@@ -11,7 +11,9 @@
  *             samples, a stalled block's by its witness (destall.c) only;
  *   best case the best case the samples are divided by: a measured one's
  *             spread (at least 2%), a modelled one 10% (the model's mean
- *             error on real loops, docs/models.md);
+ *             error on real loops, docs/models.md), or where the
+ *             procedure's timed blocks say how far the model is from this
+ *             machine (measured.c model_scale) as far as their ratios go;
  *             A replayed load's block (replay.c) adds EST_REPLAY_REL: its
  *             walk was timed after the run, on a machine whose load differs;
  *   exposure  a block counted from a witness: what the machine shows of the
@@ -74,6 +76,22 @@ static double replay_spread(const struct est_result *r, size_t b)
 	return b < r->nblocks ? r->blocks[b].replay_spread : 0;
 }
 
+/* Is block b's best case the model's in a procedure whose timed blocks say
+ * how far the model is from this machine (measured.c model_scale)? */
+static int modelled_scaled(const struct est_measurements *meas, size_t b)
+{
+	return meas && b < meas->nblocks && meas->blocks[b].source != EST_BEST_MEASURED &&
+	       meas->model_scale > 0 && meas->model_scale_lo > 0;
+}
+
+/* How far the model's figure may be from this machine's, in log units:
+ * the farther of the timed blocks' 5% and 95% quantiles of measured /
+ * model. */
+static double model_scale_h(const struct est_measurements *meas)
+{
+	return fmax(fabs(log(meas->model_scale_lo)), fabs(log(meas->model_scale_hi)));
+}
+
 /* What the procedure's scale rests on: samples and the best case's
  * uncertainty, over the blocks with samples and a best case. */
 static void scale_evidence(const struct cfg *cfg, const struct est_result *r,
@@ -96,6 +114,8 @@ static void scale_evidence(const struct cfg *cfg, const struct est_result *r,
 			w = eb->window_samples;
 		if (meas && b < meas->nblocks && meas->blocks[b].source == EST_BEST_MEASURED)
 			hb = lg(fmax(meas->blocks[b].spread, 0.02));
+		else if (modelled_scaled(meas, b))
+			hb = model_scale_h(meas);
 		if (eb->replay > 0) {	/* a walk timed here, not during the run */
 			double hr = lg(EST_REPLAY_REL + replay_spread(r, b));
 
@@ -258,25 +278,31 @@ static double branch_allowance(const struct cfg *cfg, const struct est_result *r
  * 30x low on gzip's longest-match loop).
  */
 static void own_evidence(const struct cfg *cfg, const struct est_result *r, size_t b,
-			 const struct model *model, double *lo, double *hi)
+			 const struct model *model, const struct est_measurements *meas,
+			 double *lo, double *hi)
 {
 	const struct est_block *eb = &r->blocks[b];
 	double m = eb->best + eb->replay, cps = r->cycles_per_sample, w;
 	double s_lo = fmin(eb->samples, eb->window_samples);
 	double s_hi = fmax(eb->samples, eb->window_samples);
+	double m_lo = m, m_hi = m;
 
 	if (!(s_hi > 0) || !(m > 0) || !(cps > 0))
 		return;
-	*hi = fmax(*hi, est_poisson_upper(s_hi, Z90) * cps / m);
+	if (modelled_scaled(meas, b)) {	/* as far as the timed blocks were */
+		m_lo = m * fmin(meas->model_scale_lo, 1);
+		m_hi = m * fmax(meas->model_scale_hi, 1);
+	}
+	*hi = fmax(*hi, est_poisson_upper(s_hi, Z90) * cps / m_lo);
 	if (!stalled(r, b, &w))	/* a witnessed stall over-reads them; and the
 				 * branch may have mispredicted */
 		*lo = fmin(*lo, (s_lo > 0 ? est_poisson_lower(s_lo, Z90) : 0) * cps /
-				(m + branch_allowance(cfg, r, b, model)));
+				(m_hi + branch_allowance(cfg, r, b, model)));
 	/* and what it must be however long its loads missed: the samples no
 	 * miss fed cover at most the best case */
 	w = clean_samples(cfg, r, b);
 	if (w >= 0)
-		*lo = fmin(*lo, est_poisson_lower(w, Z90) * cps / m);
+		*lo = fmin(*lo, est_poisson_lower(w, Z90) * cps / m_hi);
 }
 
 /*
@@ -353,7 +379,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		eb->hi = x * exp(h);
 		if (eb->replay > 0)
 			cross_check(r, b, h, &eb->lo, &eb->hi);
-		own_evidence(cfg, r, b, model, &eb->lo, &eb->hi);
+		own_evidence(cfg, r, b, model, meas, &eb->lo, &eb->hi);
 		if (cfg->blocks[b].cls >= 0 &&
 		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
 			eb->lo = 0;

@@ -336,6 +336,77 @@ static void test_outer_loop_chain(void **state)
 	cfg_free(cfg);
 }
 
+/*
+ * The model against the sandbox (measured.c model_scale): a loop of five
+ * blocks the sandbox times and a sixth it refuses (rdtsc).  measured / model
+ * of the five gives the median and the 5%-95% quantiles that bound the
+ * refused block's interval; without a model, or with fewer than five timed
+ * blocks, there is none.
+ */
+static const uint8_t five_and_rdtsc[] = {
+	0x48, 0x83, 0xc0, 0x01, 0x48, 0x0f, 0xaf, 0xc0, 0x48, 0x83, 0xf8, 0x05,
+	0x74, 0x4b, 0x48, 0x83, 0xc1, 0x02, 0x48, 0x0f, 0xaf, 0xc9, 0x48, 0x0f,
+	0xaf, 0xc9, 0x48, 0x83, 0xf9, 0x05, 0x74, 0x39, 0x48, 0x01, 0xc2, 0x48,
+	0xc1, 0xe2, 0x03, 0x48, 0x83, 0xfa, 0x05, 0x74, 0x2c, 0x48, 0x8d, 0x74,
+	0x0a, 0x08, 0x48, 0x0f, 0xaf, 0xf6, 0x48, 0x83, 0xfe, 0x05, 0x74, 0x1d,
+	0x48, 0x31, 0xf7, 0x49, 0x01, 0xf8, 0x4d, 0x0f, 0xaf, 0xc0, 0x49, 0x83,
+	0xf8, 0x05, 0x74, 0x0d, 0x0f, 0x31, 0x49, 0x01, 0xc1, 0x49, 0x83, 0xf9,
+	0x05, 0x74, 0x02, 0xeb, 0xa7, 0xc3,
+};
+
+static void test_model_scale(void **state)
+{
+	struct est_measure_opts o;
+	struct est_measurements m;
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg = NULL;
+	unsigned timed = 0;
+	double *s;
+	int r;
+
+	(void)state;
+	assert_int_equal(cfg_build_bytes(five_and_rdtsc, sizeof(five_and_rdtsc), 0x3000, "five",
+					 &cfg, &err), 0);
+	s = calloc(cfg->ninsns + 1, sizeof(*s));
+	assert_non_null(s);
+	for (uint32_t i = 0; i < cfg->ninsns; i++)
+		s[i] = 1000;
+	small_sandbox(&o);
+	o.model = model_by_name("zen4");
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	r = cfg_block_at(cfg, 0x304c);		/* rdtsc; add; cmp */
+	assert_true(r >= 0);
+	assert_int_equal(m.blocks[r].status, SBX_REFUSED);
+	assert_int_not_equal(m.blocks[r].source, EST_BEST_MEASURED);
+	for (uint32_t b = 0; b < cfg->nblocks; b++)
+		timed += m.blocks[b].source == EST_BEST_MEASURED && m.blocks[b].model > 0;
+	printf("# model scale %.3f (%.3f - %.3f) over %u timed blocks\n", m.model_scale,
+	       m.model_scale_lo, m.model_scale_hi, m.model_scale_n);
+	if (timed >= EST_MODEL_SCALE_MIN) {
+		assert_int_equal(m.model_scale_n, timed);
+		assert_true(m.model_scale_lo > 0);
+		assert_true(m.model_scale_lo <= m.model_scale && m.model_scale <= m.model_scale_hi);
+		for (uint32_t b = 0; b < cfg->nblocks; b++)
+			if (m.blocks[b].source == EST_BEST_MEASURED && m.blocks[b].model > 0) {
+				double q = m.blocks[b].cycles / m.blocks[b].model;
+
+				assert_true(q >= m.model_scale_lo - 1e-12);
+				assert_true(q <= m.model_scale_hi + 1e-12);
+			}
+	} else {
+		assert_true(under_valgrind);	/* unstable bodies: fewer timed */
+		assert_true(m.model_scale == 0);
+	}
+	est_measurements_free(&m);
+	/* without a model: nothing to compare with */
+	o.model = NULL;
+	assert_int_equal(est_measure(cfg, s, &o, &m, &err), 0);
+	assert_true(m.model_scale == 0);
+	est_measurements_free(&m);
+	free(s);
+	cfg_free(cfg);
+}
+
 /* Path samples say B -> C most of the time: the path follows them (the
  * samples say D).  Cache only, empty: nothing timed, all modelled. */
 static void test_path_samples(void **state)
@@ -794,6 +865,7 @@ TU_MAIN(make_dir, tu_ws_teardown,
 	cmocka_unit_test(test_bad_cache),
 	cmocka_unit_test(test_noisy_cache),
 	cmocka_unit_test(test_outer_loop_chain),
+	cmocka_unit_test(test_model_scale),
 	cmocka_unit_test(test_refusals),
 	cmocka_unit_test(test_procedure_with_measurements),
 	cmocka_unit_test(test_front_end_floor))

@@ -438,8 +438,17 @@ struct est_measurements {
 					 * again next time, the lower kept */
 	double seconds;			/* spent timing */
 	int apply_loops;		/* est_procedure uses loop figures (1) */
+	/* The model against the sandbox on this procedure: measured / model
+	 * over its timed blocks (at least EST_MODEL_SCALE_MIN of them), the
+	 * median, and the 5% and 95% quantiles; 0 when too few.  The blocks
+	 * not timed keep the model's figure, and their intervals reach as far
+	 * as the quantiles (measured.c model_scale, interval.c). */
+	double model_scale, model_scale_lo, model_scale_hi;
+	unsigned model_scale_n;
 	char note[256];			/* a problem with the cache, if any */
 };
+
+#define EST_MODEL_SCALE_MIN 5
 
 struct est_measure_opts {
 	double hot_share;		/* hot blocks: the top ones holding this
