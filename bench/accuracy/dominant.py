@@ -41,7 +41,8 @@ TOL = 0.10           # within 10% of the exact count (docs/estimate.md)
 
 def hottest(binp, db):
     rows = compare.prof_rows(binp, db)["procedures"]
-    rows = [r for r in rows if r["samples"].get("cpu-clock", 0) > 0 and not r["name"].startswith("[")]
+    rows = [r for r in rows if r["samples"].get("cpu-clock", 0) > 0 and not r["name"].startswith("[")
+            and not str(r.get("image", "")).startswith("[")]
     return max(rows, key=lambda r: r["samples"]["cpu-clock"]) if rows else None
 
 
