@@ -727,6 +727,31 @@ static void test_procedure_with_measurements(void **state)
 	assert_true(fabs(r1.blocks[d].best - r0.blocks[d].best) < 1e-12);
 	/* E's samples over a 2.5x best case: fewer executions than before */
 	assert_true(r1.blocks[e].executions < r0.blocks[e].executions);
+	/* the timed blocks put the model 10x to 1.1x too slow: D's count
+	 * stays, its interval reaches up to its samples over a tenth of its
+	 * model figure */
+	est_intervals(cfg, &r1, NULL, &m, model, 0);
+	m.model_scale = 0.5;
+	m.model_scale_lo = 0.1;
+	m.model_scale_hi = 0.9;
+	m.model_scale_n = 5;
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r2, &err), 0);
+	est_intervals(cfg, &r2, NULL, &m, model, 0);
+	print_message("D: %.4g (%.4g - %.4g), with the model scale (%.4g - %.4g)\n",
+		      r2.blocks[d].executions, r1.blocks[d].lo, r1.blocks[d].hi, r2.blocks[d].lo,
+		      r2.blocks[d].hi);
+	assert_true(fabs(r2.blocks[d].executions - r1.blocks[d].executions) <=
+		    1e-9 * r1.blocks[d].executions);
+	assert_true(r2.blocks[d].hi > r1.blocks[d].hi);
+	assert_true(r2.blocks[d].hi >= 0.99 * r2.blocks[d].samples * r2.cycles_per_sample /
+					(0.1 * r2.blocks[d].best));
+	assert_true(r2.blocks[d].lo <= r1.blocks[d].lo);
+	/* E was timed: only the scale's share of D's doubt reaches it */
+	assert_true(r2.blocks[e].hi / r2.blocks[e].executions <
+		    r2.blocks[d].hi / r2.blocks[d].executions);
+	est_result_free(&r2);
+	m.model_scale = m.model_scale_lo = m.model_scale_hi = 0;
+	m.model_scale_n = 0;
 
 	/* a measured loop: B + D + E together cost what one iteration costs */
 	m.nloops = 1;
