@@ -584,3 +584,11 @@ void cfg_loops_free(struct cfg_loop *loops, size_t nloops)
 		free(loops[i].blocks);
 	free(loops);
 }
+
+int cfg_loop_innermost(const struct cfg *cfg, size_t l)
+{
+	for (size_t k = 0; k < cfg->nloops; k++)
+		if (cfg->loops[k].parent == (int)l)
+			return 0;
+	return 1;
+}

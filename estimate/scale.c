@@ -73,14 +73,6 @@ static int in_loop(const struct cfg *cfg, uint32_t t, int l)
 	return 0;
 }
 
-static int innermost(const struct cfg *cfg, size_t l)
-{
-	for (size_t k = 0; k < cfg->nloops; k++)
-		if (cfg->loops[k].parent == (int)l)
-			return 0;
-	return 1;
-}
-
 /*
  * Steady-state over single-pass cycles of loop l's hottest path (from its
  * header along the likeliest successor inside the loop back to it): how
@@ -231,7 +223,7 @@ double est_path_scale(const struct cfg *cfg, const struct model *model, enum est
 		goto out;
 	/* the overlap of each block's innermost loop */
 	for (size_t l = 0; l < cfg->nloops; l++)
-		f[l] = innermost(cfg, l) ? overlap(cfg, model, l, prob) : 1;
+		f[l] = cfg_loop_innermost(cfg, l) ? overlap(cfg, model, l, prob) : 1;
 	if (rule == EST_SCALE_LOOPS) {
 		best = rule_sum(cfg, s_blk, m_blk, x, cps, in_region, f);
 		goto out;
@@ -241,11 +233,11 @@ double est_path_scale(const struct cfg *cfg, const struct model *model, enum est
 	for (long l = -1; l < (long)cfg->nloops; l++) {
 		double sc, ss = 0;
 
-		if (l >= 0 && !innermost(cfg, (size_t)l))
+		if (l >= 0 && !cfg_loop_innermost(cfg, (size_t)l))
 			continue;
 		for (size_t b = 0; b < cfg->nblocks; b++) {
 			int bl = cfg->blocks[b].loop;
-			int mine = l >= 0 ? bl == l : bl < 0 || !innermost(cfg, (size_t)bl);
+			int mine = l >= 0 ? bl == l : bl < 0 || !cfg_loop_innermost(cfg, (size_t)bl);
 
 			reg[b] = mine && (!in_region || in_region[b]);
 			ss += reg[b] ? s_blk[b] : 0;

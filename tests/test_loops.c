@@ -109,6 +109,13 @@ static void test_nested_loops(void **state)
 	}
 	for (size_t i = 0; i < f.n; i++)
 		assert_int_equal(f.loops[i].irreducible, 0);
+	/* only the deepest has none nested in it */
+	{
+		struct cfg c = { .loops = f.loops, .nloops = f.n };
+
+		for (size_t i = 0; i < f.n; i++)
+			assert_int_equal(cfg_loop_innermost(&c, i), i == 3);
+	}
 	cfg_loops_free(f.loops, f.n);
 }
 

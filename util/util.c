@@ -115,6 +115,13 @@ void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 		qsort(base, n, size, cmp);
 }
 
+int dcpi_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 int dcpi_sort_fold(void *base, size_t *n, size_t size, int (*cmp)(const void *, const void *),
 		   int (*fold)(void *into, const void *from, void *ctx), void *ctx)
 {

@@ -64,13 +64,6 @@ static uint32_t walk(const uint8_t *buf, size_t elem, size_t steps, uint32_t i)
 	return i;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* One random cycle through the n elements of elem bytes of buf (Sattolo's
  * algorithm, xorshift64): each element's first 4 bytes hold the index of
  * the next, as a chase's array does; a line is visited again at random, not
@@ -122,7 +115,7 @@ static int time_walk(size_t bytes, size_t elem, double *ticks, double *spread)
 		t[r] = (double)(tsc() - t0) / (double)steps;
 	}
 	free(buf);
-	qsort(t, REPS, sizeof(t[0]), cmp_double);
+	qsort(t, REPS, sizeof(t[0]), dcpi_cmp_double);
 	*ticks = t[REPS / 2];
 	*spread = t[REPS / 2] > 0 ? (t[3 * REPS / 4] - t[REPS / 4]) / t[REPS / 2] : 0;
 	return 0;

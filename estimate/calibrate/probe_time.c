@@ -17,13 +17,6 @@
 #include "dcpi/model.h"
 #include "dcpi/sandbox.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The low figure of probe i over the passes that timed it, from those whose
  * canary saw the core to itself when there are any; 0 when none timed it. */
 static double low_figure(const double *all, const unsigned char *shared, size_t n, size_t i,
@@ -39,7 +32,7 @@ static double low_figure(const double *all, const unsigned char *shared, size_t 
 			v[k++] = all[(size_t)p * n + i];
 	if (!k)
 		return 0;
-	qsort(v, (size_t)k, sizeof(v[0]), cmp_double);
+	qsort(v, (size_t)k, sizeof(v[0]), dcpi_cmp_double);
 	return v[k >= 3 ? 1 : 0];
 }
 

@@ -239,6 +239,8 @@ int cfg_block_at(const struct cfg *cfg, uint64_t addr);
 int cfg_insn_at(const struct cfg *cfg, uint64_t addr);
 /* Does block b branch back to its own start (an edge to itself)? */
 int cfg_self_loop(const struct cfg *cfg, size_t b);
+/* Is loop l innermost (no loop nested in it)? */
+int cfg_loop_innermost(const struct cfg *cfg, size_t l);
 const char *cfg_edge_kind_name(enum cfg_edge_kind kind);
 
 /* Is a function of this name known never to return (exit, abort, ...)? */

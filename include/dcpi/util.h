@@ -44,6 +44,8 @@ size_t dcpi_svarint_get(const uint8_t *in, size_t avail, int64_t *v);
  * undefined behaviour, and UBSan says so).  Use it everywhere in the library.
  */
 void dcpi_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* qsort's comparison of two doubles, ascending (NaNs as equal to all). */
+int dcpi_cmp_double(const void *a, const void *b);
 /*
  * The n records of size bytes at base sorted by cmp (dcpi_qsort), each run
  * that cmp finds equal folded into its first record by fold(into, from, ctx),
