@@ -4,8 +4,9 @@
  * event in the key, and their flush into one profile per (image, event) of
  * an epoch (sec. 4.3.3).  The one table both the live session (collect/
  * session.c, after its (pid, pc, event) table of hashtab.h and maps_place)
- * and the importers (import/perf.c, import/callgrind.c through import/
- * import.c's imp_table) count into; declared in include/dcpi/collect.h.
+ * and the importers (import/perf.c, import/callgrind.c, import/ibs.c, flushed
+ * by import/import.c's imp_table_flush) count into; declared in
+ * include/dcpi/collect.h.
  *
  * Open addressing with linear probing; a slot with count 0 is empty.  Each
  * slot also counts what arrived since the last agg_interval, which hands

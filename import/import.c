@@ -2,8 +2,8 @@
  * import/import.c - what the perf.data and callgrind importers share: the
  * table of formats (a probe and a reader each) that says which importer a file
  * needs, the table of counts per (image, event, file offset) flushed as
- * one profile per (image, event) (imp_table: the live collector's table,
- * collect/aggregate.c, under the importers' names), and the jump-edge
+ * one profile per (image, event) (the live collector's table, collect/
+ * aggregate.c, that the importers fill with agg_add), and the jump-edge
  * files that keep callgrind's --collect-jumps counts (docs/import.md).
  */
 #include <errno.h>
@@ -183,41 +183,7 @@ int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st,
 
 /* --- the count table: collect/aggregate.c's ----------------------------------- */
 
-struct imp_table {
-	struct agg *agg;
-};
-
-int imp_table_new(struct imp_table **out, struct dcpi_err *err)
-{
-	struct imp_table *t = calloc(1, sizeof(*t));
-	int ret;
-
-	if (!t)
-		return dcpi_errf(err, -ENOMEM, "import: count table: out of memory");
-	ret = agg_new(&t->agg, err);
-	if (ret) {
-		free(t);
-		return ret;
-	}
-	*out = t;
-	return 0;
-}
-
-void imp_table_free(struct imp_table *t)
-{
-	if (!t)
-		return;
-	agg_free(t->agg);
-	free(t);
-}
-
-int imp_table_add(struct imp_table *t, uint32_t image, uint32_t event, uint64_t offset,
-		  uint64_t count, struct dcpi_err *err)
-{
-	return agg_add(t->agg, image, event, offset, count, err);
-}
-
-int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xlate,
+int imp_table_flush(struct agg *t, imp_image_fn image_id, imp_offset_fn xlate,
 		    void *ctx,
 		    const struct imp_event *events, size_t nevents, struct prof_db *db,
 		    const char *epoch, struct import_stats *st, struct dcpi_err *err)
@@ -234,7 +200,7 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 		ev[i].unit = events[i].unit;
 		ev[i].period = events[i].period;
 	}
-	ret = agg_flush(t->agg, &k, db, epoch, &out, err);
+	ret = agg_flush(t, &k, db, epoch, &out, err);
 	st->images += out.images;
 	st->profiles += out.profiles;
 	st->skipped += out.skipped;
