@@ -22,6 +22,14 @@
 
 /* --- detection: one row per format --------------------------------------- */
 
+/* callgrind's output names its own images: no options apply to it. */
+static int read_callgrind(const char *path, const struct import_opts *o, struct prof_db *db,
+			  struct import_stats *st, struct dcpi_err *err)
+{
+	(void)o;
+	return import_callgrind(path, db, st, err);
+}
+
 /*
  * The formats: a probe looks at the file's first bytes (1: mine, 0: not,
  * < 0: mine but not one I read, err says why), the reader imports it.  A
@@ -31,14 +39,14 @@ static const struct importer {
 	enum import_kind kind;
 	const char *what;
 	int (*probe)(const char *head, size_t n, const char *path, struct dcpi_err *err);
-	int (*read)(const char *path, struct prof_db *db, struct import_stats *st,
-		    struct dcpi_err *err);
+	int (*read)(const char *path, const struct import_opts *o, struct prof_db *db,
+		    struct import_stats *st, struct dcpi_err *err);
 } importers[] = {
-	{ IMPORT_PERF, "perf.data (PERFILE2 magic)", imp_probe_perf, import_perf },
+	{ IMPORT_PERF, "perf.data (PERFILE2 magic)", imp_probe_perf, import_perf_opts },
 	{ IMPORT_CALLGRIND, "callgrind output ('# callgrind format' or 'events:' header)",
-	  imp_probe_callgrind, import_callgrind },
+	  imp_probe_callgrind, read_callgrind },
 	{ IMPORT_PERFSCRIPT, "perf script branch stacks ('0xFROM/0xTO/...' entries)",
-	  imp_probe_perfscript, import_perfscript },
+	  imp_probe_perfscript, import_perfscript_opts },
 };
 #define NIMPORTERS (sizeof(importers) / sizeof(importers[0]))
 
@@ -92,13 +100,7 @@ int import_file_opts(const char *path, const struct import_opts *o, struct prof_
 	const struct importer *which;
 	int rc = detect(path, &which, err);
 
-	if (rc)
-		return rc;
-	if (which->kind == IMPORT_PERF)
-		return import_perf_opts(path, o, db, st, err);
-	if (which->kind == IMPORT_PERFSCRIPT)
-		return import_perfscript_opts(path, o, db, st, err);
-	return which->read(path, db, st, err);
+	return rc ? rc : which->read(path, o, db, st, err);
 }
 
 /* --- files ------------------------------------------------------------------ */
