@@ -22,7 +22,7 @@
 
 /* --- detection: one row per format --------------------------------------- */
 
-/* callgrind's output names its own images: no options apply to it. */
+/* The callgrind reader has no options (import_file_opts never gave it any). */
 static int read_callgrind(const char *path, const struct import_opts *o, struct prof_db *db,
 			  struct import_stats *st, struct dcpi_err *err)
 {
