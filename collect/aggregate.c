@@ -4,8 +4,9 @@
  * event in the key, and their flush into one profile per (image, event) of
  * an epoch (sec. 4.3.3).  The one table both the live session (collect/
  * session.c, after its (pid, pc, event) table of hashtab.h and maps_place)
- * and the importers (import/perf.c, import/callgrind.c through import/
- * import.c's imp_table) count into; declared in include/dcpi/collect.h.
+ * and the importers (import/perf.c, import/callgrind.c, import/ibs.c, flushed
+ * by import/import.c's imp_table_flush) count into; declared in
+ * include/dcpi/collect.h.
  *
  * Open addressing with linear probing; a slot with count 0 is empty.  Each
  * slot also counts what arrived since the last agg_interval, which hands
@@ -104,23 +105,16 @@ static struct agg_slot *slot_find(struct agg_slot *t, size_t cap, uint32_t image
 	return &t[j];
 }
 
-static int grow(struct agg *a)
+static int slot_live(const void *rec)
 {
-	size_t cap = 2 * a->cap;
-	struct agg_slot *t = calloc(cap, sizeof(*t));
+	return ((const struct agg_slot *)rec)->count != 0;
+}
 
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->cap; i++) {
-		const struct agg_slot *s = &a->t[i];
+static uint64_t slot_home(const void *rec)
+{
+	const struct agg_slot *s = rec;
 
-		if (s->count)
-			*slot_find(t, cap, s->image, s->event, s->offset) = *s;
-	}
-	free(a->t);
-	a->t = t;
-	a->cap = cap;
-	return 0;
+	return slot_hash(s->image, s->event, s->offset);
 }
 
 int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint64_t count,
@@ -130,7 +124,9 @@ int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint
 
 	if (!count)
 		return 0;
-	if (2 * (a->n + 1) > a->cap && grow(a))
+	if (2 * (a->n + 1) > a->cap &&
+	    recs_rehash((void **)&a->t, &a->cap, 2 * a->cap, sizeof(*a->t), slot_live, slot_home,
+			NULL))
 		return dcpi_errf(err, -ENOMEM, "sample table of %zu entries: out of memory",
 				 a->n);
 	s = slot_find(a->t, a->cap, image, event, offset);

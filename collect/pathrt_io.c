@@ -112,20 +112,32 @@ static long call(int f, long a, long b, long c, long d, long e, long g)
 
 #define L(x) ((long)(x))
 
+/* The call f on (fd, buf, n, d, e, g), its bytes noted in direction out. */
+static ssize_t io_buf(int f, int fd, const void *buf, size_t n, long d, long e, long g, int out)
+{
+	ssize_t r = call(f, fd, L(buf), L(n), d, e, g);
+
+	io_note(fd, buf, r, out);
+	return r;
+}
+
+/* The call f on (fd, v, cnt, off), its bytes noted over v in direction out. */
+static ssize_t io_vec(int f, int fd, const struct iovec *v, int cnt, off_t off, int out)
+{
+	ssize_t r = call(f, fd, L(v), cnt, off, 0, 0);
+
+	io_notev(fd, v, cnt, r, out);
+	return r;
+}
+
 IO_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	ssize_t r = call(F_READ, fd, L(buf), L(n), 0, 0, 0);
-
-	io_note(fd, buf, r, 0);
-	return r;
+	return io_buf(F_READ, fd, buf, n, 0, 0, 0, 0);
 }
 
 IO_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
-	ssize_t r = call(F_PREAD, fd, L(buf), L(n), off, 0, 0);
-
-	io_note(fd, buf, r, 0);
-	return r;
+	return io_buf(F_PREAD, fd, buf, n, off, 0, 0, 0);
 }
 
 IO_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
@@ -133,27 +145,18 @@ IO_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
 
 IO_EXPORT ssize_t readv(int fd, const struct iovec *v, int cnt)
 {
-	ssize_t r = call(F_READV, fd, L(v), cnt, 0, 0, 0);
-
-	io_notev(fd, v, cnt, r, 0);
-	return r;
+	return io_vec(F_READV, fd, v, cnt, 0, 0);
 }
 
 IO_EXPORT ssize_t preadv(int fd, const struct iovec *v, int cnt, off_t off)
 {
-	ssize_t r = call(F_PREADV, fd, L(v), cnt, off, 0, 0);
-
-	io_notev(fd, v, cnt, r, 0);
-	return r;
+	return io_vec(F_PREADV, fd, v, cnt, off, 0);
 }
 
 IO_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a,
 			   socklen_t *alen)
 {
-	ssize_t r = call(F_RECVFROM, fd, L(buf), L(n), flags, L(a), L(alen));
-
-	io_note(fd, buf, r, 0);
-	return r;
+	return io_buf(F_RECVFROM, fd, buf, n, flags, L(a), L(alen), 0);
 }
 
 IO_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
@@ -163,18 +166,12 @@ IO_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 
 IO_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	ssize_t r = call(F_WRITE, fd, L(buf), L(n), 0, 0, 0);
-
-	io_note(fd, buf, r, 1);
-	return r;
+	return io_buf(F_WRITE, fd, buf, n, 0, 0, 0, 1);
 }
 
 IO_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	ssize_t r = call(F_PWRITE, fd, L(buf), L(n), off, 0, 0);
-
-	io_note(fd, buf, r, 1);
-	return r;
+	return io_buf(F_PWRITE, fd, buf, n, off, 0, 0, 1);
 }
 
 IO_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
@@ -182,27 +179,18 @@ IO_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 
 IO_EXPORT ssize_t writev(int fd, const struct iovec *v, int cnt)
 {
-	ssize_t r = call(F_WRITEV, fd, L(v), cnt, 0, 0, 0);
-
-	io_notev(fd, v, cnt, r, 1);
-	return r;
+	return io_vec(F_WRITEV, fd, v, cnt, 0, 1);
 }
 
 IO_EXPORT ssize_t pwritev(int fd, const struct iovec *v, int cnt, off_t off)
 {
-	ssize_t r = call(F_PWRITEV, fd, L(v), cnt, off, 0, 0);
-
-	io_notev(fd, v, cnt, r, 1);
-	return r;
+	return io_vec(F_PWRITEV, fd, v, cnt, off, 1);
 }
 
 IO_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 			 const struct sockaddr *a, socklen_t alen)
 {
-	ssize_t r = call(F_SENDTO, fd, L(buf), L(n), flags, L(a), alen);
-
-	io_note(fd, buf, r, 1);
-	return r;
+	return io_buf(F_SENDTO, fd, buf, n, flags, L(a), alen, 1);
 }
 
 IO_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)

@@ -74,43 +74,54 @@ void phase_free(struct phase_det *d)
 	free(d);
 }
 
-static size_t ph_hash(uint64_t key, size_t cap)
+static uint64_t ph_hash(uint64_t key)
 {
-	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1);
+	return (key * 0x9E3779B97F4A7C15ULL) >> 20;
 }
 
 static struct ph_entry *ph_find(struct ph_entry *t, size_t cap, uint64_t key)
 {
-	size_t j = ph_hash(key, cap);
+	size_t j = ph_hash(key) & (cap - 1);
 
 	while ((t[j].c[0] || t[j].c[1] || t[j].c[2]) && t[j].key != key)
 		j = (j + 1) & (cap - 1);
 	return &t[j];
 }
 
+static int ph_live(const void *rec)
+{
+	const struct ph_entry *e = rec;
+
+	return e->c[0] || e->c[1] || e->c[2];
+}
+
+/* An entry that still has a count once its counts move one interval back. */
+static int ph_lasts(const void *rec)
+{
+	const struct ph_entry *e = rec;
+
+	return e->c[0] || e->c[1];
+}
+
+static uint64_t ph_home(const void *rec)
+{
+	return ph_hash(((const struct ph_entry *)rec)->key);
+}
+
 /* Rehash the live entries of d into a table of cap slots; shift: each
  * interval's counts move one interval back, the oldest are forgotten. */
 static int ph_rebuild(struct phase_det *d, size_t cap, int shift)
 {
-	struct ph_entry *t = calloc(cap, sizeof(*t));
+	int ret = recs_rehash((void **)&d->t, &d->cap, cap, sizeof(*d->t),
+			      shift ? ph_lasts : ph_live, ph_home, &d->n);
 
-	if (!t)
-		return -ENOMEM;
-	d->n = 0;
-	for (size_t i = 0; i < d->cap; i++) {
-		struct ph_entry e = d->t[i];
+	for (size_t i = 0; !ret && shift && i < d->cap; i++) {
+		struct ph_entry *e = &d->t[i];
 
-		if (shift)
-			e = (struct ph_entry){ e.key, { 0, e.c[0], e.c[1] } };
-		if (!e.c[0] && !e.c[1] && !e.c[2])
-			continue;
-		*ph_find(t, cap, e.key) = e;
-		d->n++;
+		if (ph_live(e))
+			*e = (struct ph_entry){ e->key, { 0, e->c[0], e->c[1] } };
 	}
-	free(d->t);
-	d->t = t;
-	d->cap = cap;
-	return 0;
+	return ret;
 }
 
 int phase_add(struct phase_det *d, uint64_t key, uint64_t count)

@@ -272,17 +272,21 @@ static int on_mmap(void *ctx, const struct perf_mmap *m, struct dcpi_err *err)
 	return maps_mmap(s->maps, m->pid, m->start, m->len, m->pgoff, m->filename, err);
 }
 
+/* A process's mappings about to change (exec) or go (exit), by change: its
+ * samples still in the table are placed in the mappings they were taken in. */
+static int drain_before(struct session *s, void (*change)(struct maps *, uint32_t),
+			uint32_t pid, struct dcpi_err *err)
+{
+	int ret = drain_table(s, 1, err);
+
+	if (!ret)
+		change(s->maps, pid);
+	return ret;
+}
+
 static int on_comm(void *ctx, const struct perf_comm *c, struct dcpi_err *err)
 {
-	struct session *s = ctx;
-	int ret;
-
-	if (!c->exec)
-		return 0;
-	ret = drain_table(s, 1, err);
-	if (!ret)
-		maps_exec(s->maps, c->pid);
-	return ret;
+	return c->exec ? drain_before(ctx, maps_exec, c->pid, err) : 0;
 }
 
 static int on_fork(void *ctx, const struct perf_task *t, struct dcpi_err *err)
@@ -294,15 +298,9 @@ static int on_fork(void *ctx, const struct perf_task *t, struct dcpi_err *err)
 
 static int on_task_exit(void *ctx, const struct perf_task *t, struct dcpi_err *err)
 {
-	struct session *s = ctx;
-	int ret = 0;
-
-	if (t->pid == t->tid) {		/* the process, not one of its threads */
-		ret = drain_table(s, 1, err);
-		if (!ret)
-			maps_exit(s->maps, t->pid);
-	}
-	return ret;
+	if (t->pid != t->tid)		/* one of its threads, not the process */
+		return 0;
+	return drain_before(ctx, maps_exit, t->pid, err);
 }
 
 static int on_lost(void *ctx, const struct perf_lost *l, struct dcpi_err *err)

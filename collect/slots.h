@@ -3,6 +3,8 @@
  * (callchain.c's stacks, maps.c's images): slot[k] holds an entry's index + 1,
  * 0 an empty slot; nslot is a power of 2 and entries probe linearly from
  * their hash.  Finding an entry is the caller's, with its own equality.
+ * The tables that keep their records in the slots themselves grow with
+ * recs_rehash (slots.c, declared in include/dcpi/collect.h for import/lbr.c).
  */
 #ifndef DCPI_COLLECT_SLOTS_H
 #define DCPI_COLLECT_SLOTS_H

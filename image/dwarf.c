@@ -473,18 +473,28 @@ static int dw_formudata(Dwarf_Attribute at, Dwarf_Unsigned *u, Dwarf_Error *e)
 	return res;
 }
 
+/* die's attribute name read by form into *v (and freed): DW_DLV_OK;
+ * DW_DLV_NO_ENTRY when die has none (or form reads none); DW_DLV_ERROR. */
+static int dw_attr_form(Dwarf_Die die, Dwarf_Half name,
+			int (*form)(Dwarf_Attribute, Dwarf_Unsigned *, Dwarf_Error *),
+			Dwarf_Unsigned *v, Dwarf_Error *e)
+{
+	Dwarf_Attribute at;
+	int res = dw_attr(die, name, &at, e);
+
+	if (res <= 0)
+		return res ? DW_DLV_ERROR : DW_DLV_NO_ENTRY;
+	res = form(at, v, e);
+	dwarf_dealloc_attribute(at);
+	return res;
+}
+
 /* An unsigned attribute, *v untouched when absent.  -1 on a libdwarf error. */
 static int dw_udata(Dwarf_Die die, Dwarf_Half name, uint32_t *v, Dwarf_Error *e)
 {
-	Dwarf_Attribute at;
 	Dwarf_Unsigned u;
-	int res;
+	int res = dw_attr_form(die, name, dw_formudata, &u, e);
 
-	res = dw_attr(die, name, &at, e);
-	if (res <= 0)
-		return res;
-	res = dw_formudata(at, &u, e);
-	dwarf_dealloc_attribute(at);
 	if (res == DW_DLV_ERROR)
 		return -1;
 	if (res == DW_DLV_OK)
@@ -496,16 +506,12 @@ static int dw_udata(Dwarf_Die die, Dwarf_Half name, uint32_t *v, Dwarf_Error *e)
 static int dw_ref(struct img_dwarf *d, Dwarf_Die die, Dwarf_Half name, Dwarf_Die *out,
 		  Dwarf_Error *e)
 {
-	Dwarf_Attribute at;
 	Dwarf_Off off;
-	int res;
+	int res = dw_attr_form(die, name, dwarf_global_formref, &off, e);
 
 	*out = NULL;
-	res = dw_attr(die, name, &at, e);
-	if (res <= 0)
-		return res;
-	res = dwarf_global_formref(at, &off, e);
-	dwarf_dealloc_attribute(at);
+	if (res == DW_DLV_NO_ENTRY)
+		return 0;
 	if (res != DW_DLV_OK)
 		return -1;
 	return dwarf_offdie_b(d->dbg, off, 1, out, e) == DW_DLV_OK ? 0 : -1;

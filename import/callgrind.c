@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dcpi/collect.h"
 #include "dcpi/image.h"
 #include "internal.h"
 
@@ -77,7 +78,7 @@ struct cg {
 	size_t njumps, jumps_cap;
 	enum { CG_NEXT_COST, CG_NEXT_CALL, CG_NEXT_JUMP } next;
 	struct import_jump pending;	/* the jump whose source line comes next */
-	struct imp_table *tab;
+	struct agg *tab;
 	char cmd[256];
 	struct prof_image_id unknown;
 	struct import_stats *st;
@@ -340,7 +341,7 @@ static int cg_cost_line(struct cg *c, char *line, struct dcpi_err *err)
 			return cg_bad(c, err, "bad cost", line);
 		if (k >= c->nevents)
 			return cg_bad(c, err, "more costs than events", line);
-		if (imp_table_add(c->tab, (uint32_t)c->cur_obj, (uint32_t)k, addr, v, err))
+		if (agg_add(c->tab, (uint32_t)c->cur_obj, (uint32_t)k, addr, v, err))
 			return cg_nomem(c, err);
 	}
 	c->st->samples++;
@@ -717,7 +718,7 @@ static void cg_free(struct cg *c)
 	free(c->objs);
 	free(c->fa);
 	free(c->jumps);
-	imp_table_free(c->tab);
+	agg_free(c->tab);
 }
 
 int imp_probe_callgrind(const char *head, size_t n, const char *path, struct dcpi_err *err)
@@ -746,7 +747,7 @@ int import_callgrind(const char *path, struct prof_db *db, struct import_stats *
 	c.instr_pos = -1;
 	c.npos = 1;		/* the format's default: "positions: line" */
 	prof_image_id_unknown(&c.unknown);
-	ret = imp_table_new(&c.tab, err);
+	ret = agg_new(&c.tab, err);
 	if (!ret)
 		ret = imp_read_file(path, &buf, &len, err);
 	if (!ret)

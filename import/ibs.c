@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/collect.h"
 #include "dcpi/hwsample.h"
 #include "dcpi/perf_records.h"
 #include "dcpi/values.h"
@@ -355,7 +356,7 @@ static int hw_values(struct imp_hw *h, uint32_t image, uint64_t offset,
 	return 0;
 }
 
-int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, uint32_t attr,
+int imp_hw_add(struct imp_hw *h, struct agg *t, uint32_t base, int kind, uint32_t attr,
 	       uint32_t image, uint64_t offset, const struct perf_sample *ps,
 	       struct dcpi_err *err)
 {
@@ -389,7 +390,7 @@ int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, u
 	v[HW_EV_TAG] = s.tag_to_ret;
 	v[HW_EV_COMP] = s.comp_to_ret;
 	for (int e2 = 0; e2 < HW_EV_N; e2++)
-		if (v[e2] && (rc = imp_table_add(t, image, ev + (uint32_t)e2, offset, v[e2], err)))
+		if (v[e2] && (rc = agg_add(t, image, ev + (uint32_t)e2, offset, v[e2], err)))
 			return rc;
 	rc = hw_values(h, image, offset, &s);
 	return rc ? dcpi_errf(err, rc, "measured samples: out of memory") : 0;

@@ -2,8 +2,8 @@
  * import/import.c - what the perf.data and callgrind importers share: the
  * table of formats (a probe and a reader each) that says which importer a file
  * needs, the table of counts per (image, event, file offset) flushed as
- * one profile per (image, event) (imp_table: the live collector's table,
- * collect/aggregate.c, under the importers' names), and the jump-edge
+ * one profile per (image, event) (the live collector's table, collect/
+ * aggregate.c, that the importers fill with agg_add), and the jump-edge
  * files that keep callgrind's --collect-jumps counts (docs/import.md).
  */
 #include <errno.h>
@@ -22,6 +22,14 @@
 
 /* --- detection: one row per format --------------------------------------- */
 
+/* The callgrind reader has no options (import_file_opts never gave it any). */
+static int read_callgrind(const char *path, const struct import_opts *o, struct prof_db *db,
+			  struct import_stats *st, struct dcpi_err *err)
+{
+	(void)o;
+	return import_callgrind(path, db, st, err);
+}
+
 /*
  * The formats: a probe looks at the file's first bytes (1: mine, 0: not,
  * < 0: mine but not one I read, err says why), the reader imports it.  A
@@ -31,14 +39,14 @@ static const struct importer {
 	enum import_kind kind;
 	const char *what;
 	int (*probe)(const char *head, size_t n, const char *path, struct dcpi_err *err);
-	int (*read)(const char *path, struct prof_db *db, struct import_stats *st,
-		    struct dcpi_err *err);
+	int (*read)(const char *path, const struct import_opts *o, struct prof_db *db,
+		    struct import_stats *st, struct dcpi_err *err);
 } importers[] = {
-	{ IMPORT_PERF, "perf.data (PERFILE2 magic)", imp_probe_perf, import_perf },
+	{ IMPORT_PERF, "perf.data (PERFILE2 magic)", imp_probe_perf, import_perf_opts },
 	{ IMPORT_CALLGRIND, "callgrind output ('# callgrind format' or 'events:' header)",
-	  imp_probe_callgrind, import_callgrind },
+	  imp_probe_callgrind, read_callgrind },
 	{ IMPORT_PERFSCRIPT, "perf script branch stacks ('0xFROM/0xTO/...' entries)",
-	  imp_probe_perfscript, import_perfscript },
+	  imp_probe_perfscript, import_perfscript_opts },
 };
 #define NIMPORTERS (sizeof(importers) / sizeof(importers[0]))
 
@@ -92,13 +100,7 @@ int import_file_opts(const char *path, const struct import_opts *o, struct prof_
 	const struct importer *which;
 	int rc = detect(path, &which, err);
 
-	if (rc)
-		return rc;
-	if (which->kind == IMPORT_PERF)
-		return import_perf_opts(path, o, db, st, err);
-	if (which->kind == IMPORT_PERFSCRIPT)
-		return import_perfscript_opts(path, o, db, st, err);
-	return which->read(path, db, st, err);
+	return rc ? rc : which->read(path, o, db, st, err);
 }
 
 /* --- files ------------------------------------------------------------------ */
@@ -183,41 +185,7 @@ int imp_epoch_end(struct prof_db *db, const char *path, struct import_stats *st,
 
 /* --- the count table: collect/aggregate.c's ----------------------------------- */
 
-struct imp_table {
-	struct agg *agg;
-};
-
-int imp_table_new(struct imp_table **out, struct dcpi_err *err)
-{
-	struct imp_table *t = calloc(1, sizeof(*t));
-	int ret;
-
-	if (!t)
-		return dcpi_errf(err, -ENOMEM, "import: count table: out of memory");
-	ret = agg_new(&t->agg, err);
-	if (ret) {
-		free(t);
-		return ret;
-	}
-	*out = t;
-	return 0;
-}
-
-void imp_table_free(struct imp_table *t)
-{
-	if (!t)
-		return;
-	agg_free(t->agg);
-	free(t);
-}
-
-int imp_table_add(struct imp_table *t, uint32_t image, uint32_t event, uint64_t offset,
-		  uint64_t count, struct dcpi_err *err)
-{
-	return agg_add(t->agg, image, event, offset, count, err);
-}
-
-int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xlate,
+int imp_table_flush(struct agg *t, imp_image_fn image_id, imp_offset_fn xlate,
 		    void *ctx,
 		    const struct imp_event *events, size_t nevents, struct prof_db *db,
 		    const char *epoch, struct import_stats *st, struct dcpi_err *err)
@@ -234,7 +202,7 @@ int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xl
 		ev[i].unit = events[i].unit;
 		ev[i].period = events[i].period;
 	}
-	ret = agg_flush(t->agg, &k, db, epoch, &out, err);
+	ret = agg_flush(t, &k, db, epoch, &out, err);
 	st->images += out.images;
 	st->profiles += out.profiles;
 	st->skipped += out.skipped;

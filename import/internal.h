@@ -21,12 +21,8 @@ struct imp_event {
 	char unit[16];			/* "ns" or "events" */
 };
 
-struct imp_table;
-
-int imp_table_new(struct imp_table **out, struct dcpi_err *err);
-void imp_table_free(struct imp_table *t);
-int imp_table_add(struct imp_table *t, uint32_t image, uint32_t event, uint64_t offset,
-		  uint64_t count, struct dcpi_err *err);
+/* The counts are collect/aggregate.c's table (agg_new, agg_add, agg_free). */
+struct agg;
 
 /* The identity of image index i, as the importer numbers its images. */
 typedef const struct prof_image_id *(*imp_image_fn)(void *ctx, uint32_t image);
@@ -37,7 +33,7 @@ typedef int (*imp_offset_fn)(void *ctx, uint32_t image, uint64_t *offset);
 
 /* Write one profile per (image, event) of t into epoch; counts images and
  * profiles into st, and dropped counts into st->skipped. */
-int imp_table_flush(struct imp_table *t, imp_image_fn image_id, imp_offset_fn xlate,
+int imp_table_flush(struct agg *t, imp_image_fn image_id, imp_offset_fn xlate,
 		    void *ctx,
 		    const struct imp_event *events, size_t nevents, struct prof_db *db,
 		    const char *epoch, struct import_stats *st, struct dcpi_err *err);
@@ -109,7 +105,7 @@ int imp_hw_new(struct imp_hw **out);
 void imp_hw_free(struct imp_hw *h);
 int imp_hw_kind(const char *event, uint64_t sample_type);
 void imp_hw_events(const struct imp_hw *h, const struct imp_event *file, struct imp_event *ev);
-int imp_hw_add(struct imp_hw *h, struct imp_table *t, uint32_t base, int kind, uint32_t attr,
+int imp_hw_add(struct imp_hw *h, struct agg *t, uint32_t base, int kind, uint32_t attr,
 	       uint32_t image, uint64_t offset, const struct perf_sample *ps,
 	       struct dcpi_err *err);
 int imp_hw_write(struct imp_hw *h, imp_image_fn image_id, void *ctx, struct prof_db *db,

@@ -78,28 +78,25 @@ static struct lbr_slot *lbr_find(struct lbr_slot *v, size_t cap, uint32_t image,
 	return &v[i];
 }
 
-static int lbr_grow(struct imp_lbr *t)
+static int lbr_live(const void *rec)
 {
-	size_t cap = 2 * t->cap;
-	struct lbr_slot *v = calloc(cap, sizeof(*v));
+	return ((const struct lbr_slot *)rec)->kind != 0;
+}
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->v[i].kind)
-			*lbr_find(v, cap, t->v[i].image, t->v[i].kind, t->v[i].a, t->v[i].b) =
-				t->v[i];
-	free(t->v);
-	t->v = v;
-	t->cap = cap;
-	return 0;
+static uint64_t lbr_home(const void *rec)
+{
+	const struct lbr_slot *s = rec;
+
+	return lbr_hash(s->image, s->kind, s->a, s->b);
 }
 
 int imp_lbr_add(struct imp_lbr *t, uint32_t image, int kind, uint64_t a, uint64_t b)
 {
 	struct lbr_slot *s;
 
-	if (2 * (t->n + 1) > t->cap && lbr_grow(t))
+	if (2 * (t->n + 1) > t->cap &&
+	    recs_rehash((void **)&t->v, &t->cap, 2 * t->cap, sizeof(*t->v), lbr_live, lbr_home,
+			NULL))
 		return -ENOMEM;
 	s = lbr_find(t->v, t->cap, image, kind, a, b);
 	if (!s->kind) {

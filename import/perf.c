@@ -125,7 +125,7 @@ struct pf {
 	struct pf_rec *recs;
 	size_t nrecs;
 	struct maps *maps;
-	struct imp_table *tab;
+	struct agg *tab;
 	struct prof_image_id id_tmp;
 	uint64_t first_time, last_time;
 	char cmdline[256];
@@ -778,7 +778,7 @@ static int pf_on_sample(void *ctx, const struct perf_sample *s, struct dcpi_err 
 	pf_sample_time(f, s->time);
 	f->st->samples++;
 	/* into a live epoch: its pc samples are the collector's already */
-	ret = f->hw_only ? 0 : imp_table_add(f->tab, image, s->attr, offset, 1, err);
+	ret = f->hw_only ? 0 : agg_add(f->tab, image, s->attr, offset, 1, err);
 	if (!ret && !f->hw_only && s->nr_callchain && sp == MAPS_USER && image != MAPS_UNKNOWN)
 		ret = cg_table_add(f->cg, f->maps, s->pid, s->attr, s->callchain, s->nr_callchain,
 				   err);
@@ -1347,7 +1347,7 @@ static void pf_free(struct pf *f)
 	free(f->last_stack);
 	free(f->code);
 	maps_free(f->maps);
-	imp_table_free(f->tab);
+	agg_free(f->tab);
 	cg_table_free(f->cg);
 	imp_lbr_free(f->lbr);
 	imp_hw_free(f->hw);
@@ -1417,7 +1417,7 @@ int imp_perf_buf(const char *path, uint8_t *buf, size_t len, const struct import
 	if (!ret)
 		maps_set_offline(f.maps, 1);
 	if (!ret)
-		ret = imp_table_new(&f.tab, err);
+		ret = agg_new(&f.tab, err);
 	if (!ret)
 		ret = cg_table_new(&f.cg, err);
 	if (!ret && imp_lbr_new(&f.lbr))

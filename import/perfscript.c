@@ -367,12 +367,6 @@ int imp_probe_perfscript(const char *head, size_t n, const char *path, struct dc
 	return 0;
 }
 
-int import_perfscript(const char *path, struct prof_db *db, struct import_stats *st,
-		      struct dcpi_err *err)
-{
-	return import_perfscript_opts(path, NULL, db, st, err);
-}
-
 int import_perfscript_opts(const char *path, const struct import_opts *o, struct prof_db *db,
 			   struct import_stats *st, struct dcpi_err *err)
 {

@@ -201,10 +201,42 @@ int dcpi_create_temp(int dirfd, const char *name, char *tmp, size_t len, unsigne
 	return fd;
 }
 
+/*
+ * The temporary fd filled: its mode set (whatever the umask), buf written,
+ * synced and closed.  fd is closed whatever happens; errors name it what.
+ */
+static int fill_temp(int fd, mode_t mode, const void *buf, size_t len, const char *what,
+		     struct dcpi_err *err)
+{
+	int rc;
+
+	if (fchmod(fd, mode)) {
+		rc = dcpi_errf(err, -errno, "%s: chmod: %s", what, strerror(errno));
+		goto fail;
+	}
+	rc = dcpi_write_full(fd, buf, len);
+	if (rc) {
+		dcpi_errf(err, rc, "%s: write: %s", what, strerror(-rc));
+		goto fail;
+	}
+	rc = dcpi_fail("fsync");
+	if (rc || fsync(fd)) {
+		rc = rc ? rc : -errno;
+		dcpi_errf(err, rc, "%s: fsync: %s", what, strerror(-rc));
+		goto fail;
+	}
+	if (close(fd))
+		return dcpi_errf(err, -errno, "%s: close: %s", what, strerror(errno));
+	return 0;
+fail:
+	close(fd);
+	return rc;
+}
+
 int dcpi_write_at(int dirfd, const char *shown, const char *name, const void *buf,
 		  size_t len, unsigned mode, struct dcpi_err *err)
 {
-	char tmp[NAME_MAX + 1];
+	char tmp[NAME_MAX + 1], what[PATH_MAX + NAME_MAX + 2];
 	int fd, rc;
 
 	if (!name[0] || strchr(name, '/'))
@@ -215,27 +247,10 @@ int dcpi_write_at(int dirfd, const char *shown, const char *name, const void *bu
 		return dcpi_errf(err, rc, "%s/%s: cannot create: %s", shown, tmp,
 				 strerror(-rc));
 	}
-	if (fchmod(fd, mode & 0777)) {	/* whatever the umask */
-		rc = dcpi_errf(err, -errno, "%s/%s: chmod: %s", shown, tmp, strerror(errno));
+	snprintf(what, sizeof(what), "%s/%s", shown, tmp);
+	rc = fill_temp(fd, mode & 0777, buf, len, what, err);
+	if (rc)
 		goto fail;
-	}
-	rc = dcpi_write_full(fd, buf, len);
-	if (rc) {
-		dcpi_errf(err, rc, "%s/%s: write: %s", shown, tmp, strerror(-rc));
-		goto fail;
-	}
-	rc = dcpi_fail("fsync");
-	if (rc || fsync(fd)) {
-		rc = rc ? rc : -errno;
-		dcpi_errf(err, rc, "%s/%s: fsync: %s", shown, tmp, strerror(-rc));
-		goto fail;
-	}
-	if (close(fd)) {
-		fd = -1;
-		rc = dcpi_errf(err, -errno, "%s/%s: close: %s", shown, tmp, strerror(errno));
-		goto fail;
-	}
-	fd = -1;
 	rc = dcpi_fail("rename");
 	if (rc || renameat(dirfd, tmp, dirfd, name)) {
 		rc = rc ? rc : -errno;
@@ -246,8 +261,6 @@ int dcpi_write_at(int dirfd, const char *shown, const char *name, const void *bu
 		return dcpi_errf(err, -errno, "%s: fsync: %s", shown, strerror(errno));
 	return 0;
 fail:
-	if (fd >= 0)
-		close(fd);
 	unlinkat(dirfd, tmp, 0);
 	return rc;
 }
@@ -494,38 +507,19 @@ static int replace(int dfd, const char *base, const char *path, const struct sta
 				 strerror(-fd));
 	}
 	if (st && fchown(fd, st->st_uid, st->st_gid)) {
+		close(fd);
 		rc = -EPERM;
 		goto fail;
 	}
-	if (fchmod(fd, st ? st->st_mode & 07777 : mode & 0777)) {
-		rc = dcpi_errf(err, -errno, "%s: chmod: %s", path, strerror(errno));
+	rc = fill_temp(fd, st ? st->st_mode & 07777 : mode & 0777, buf, len, path, err);
+	if (rc)
 		goto fail;
-	}
-	rc = dcpi_write_full(fd, buf, len);
-	if (rc) {
-		dcpi_errf(err, rc, "%s: write: %s", path, strerror(-rc));
-		goto fail;
-	}
-	rc = dcpi_fail("fsync");
-	if (rc || fsync(fd)) {
-		rc = rc ? rc : -errno;
-		dcpi_errf(err, rc, "%s: fsync: %s", path, strerror(-rc));
-		goto fail;
-	}
-	rc = close(fd) ? -errno : 0;
-	fd = -1;
-	if (rc) {
-		dcpi_errf(err, rc, "%s: close: %s", path, strerror(-rc));
-		goto fail;
-	}
 	rc = rename_over(dfd, tmp, base, st, path, err);
 	if (rc)
 		goto fail;
 	fsync(dfd);
 	return 0;
 fail:
-	if (fd >= 0)
-		close(fd);
 	unlinkat(dfd, tmp, 0);
 	return rc;
 }

@@ -370,6 +370,19 @@ int maps_place(struct maps *m, uint32_t pid, uint64_t pc, enum maps_space space,
 	       uint32_t *image, uint64_t *offset, struct dcpi_err *err);
 
 /*
+ * The count tables that keep their records in the slots (collect/aggregate.c,
+ * collect/phase.c, import/lbr.c: open addressing, linear probing, cap a
+ * power of 2) grow and rebuild here (collect/slots.c): the *cap records of
+ * size bytes at *t that live() says are in use, moved into a new zeroed
+ * table of ncap slots, each probing from home(rec).  0 with *t, *cap and
+ * (when n is not NULL) *n, the records moved, those of the new table; or
+ * -ENOMEM with all as it was.  A record live() says no to is dropped, and a
+ * zeroed slot must be one it says no to.
+ */
+int recs_rehash(void **t, size_t *cap, size_t ncap, size_t size, int (*live)(const void *rec),
+		uint64_t (*home)(const void *rec), size_t *n);
+
+/*
  * Counts per (image, event, file offset) (collect/aggregate.c), the one
  * table the live session and the importers count into, flushed as one
  * profile per (image, event) (DCPI sec. 4.3.1, 4.3.3).

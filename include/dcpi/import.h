@@ -83,8 +83,6 @@ int import_file_opts(const char *path, const struct import_opts *o, struct prof_
 int import_perf_opts(const char *path, const struct import_opts *o, struct prof_db *db,
 		     struct import_stats *st, struct dcpi_err *err);
 /* perf script's branch-stack text (docs/import.md "perf script text"). */
-int import_perfscript(const char *path, struct prof_db *db, struct import_stats *st,
-		      struct dcpi_err *err);
 int import_perfscript_opts(const char *path, const struct import_opts *o, struct prof_db *db,
 			   struct import_stats *st, struct dcpi_err *err);
 
