@@ -106,14 +106,8 @@ static void calibrate_import(struct prof_db *db, const struct import_stats *st, 
 
 int cmd_import(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "no-calibrate", no_argument, NULL, 'C' },
-		{ "binary", required_argument, NULL, 'B' },
-		{ "symfs", required_argument, NULL, 'S' },
-		{ "buildid-dir", required_argument, NULL, 'I' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = import_usage, .shortopts = "qh", .own = opts,
+	struct tool_opts o = { .usage = import_usage, .shortopts = "qh",
+			       .longopts = "no-calibrate:C binary=B symfs=S buildid-dir=I",
 			       .common = TOOL_O_DB | TOOL_O_QUIET | TOOL_O_VMLINUX };
 	const char *path;
 	struct import_stats st;

@@ -25,13 +25,10 @@ static void usage(FILE *f, int form)
 
 int cmd_list(int argc, char **argv)
 {
-	enum { O_SRCDIR = 1, MAX_DIRS = 16 };
-	static const struct option opts[] = {
-		{ "source-dir", required_argument, NULL, O_SRCDIR },
-		{ NULL, 0, NULL, 0 },
-	};
+	enum { MAX_DIRS = 16 };
 	struct tool_proc t;
-	struct tool_opts o = { .help = usage, .shortopts = "e:m:h", .own = opts, .ana = &t.a,
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:h", .longopts = "source-dir=S",
+			       .ana = &t.a,
 			       .common = TOOL_O_JSON };
 	struct rep_calc v;
 	const char *dirs[MAX_DIRS];
@@ -41,7 +38,7 @@ int cmd_list(int argc, char **argv)
 	tool_ana_args_init(&t.a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case O_SRCDIR:
+		case 'S':
 			if (ndirs == MAX_DIRS)
 				return tool_fail("--source-dir: at most %d", MAX_DIRS);
 			dirs[ndirs++] = optarg;

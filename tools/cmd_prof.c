@@ -49,17 +49,9 @@ static const char prof_usage[] =
 
 static int parse_args(int argc, char **argv, struct prof_args *a)
 {
-	static const struct option opts[] = {
-		{ "images", no_argument, NULL, 'i' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "phases", no_argument, NULL, 'P' },
-		{ "time", required_argument, NULL, 'T' },
-		{ "phase", required_argument, NULL, 'N' },
-		{ "callers", required_argument, NULL, 'C' },
-		{ "callees", required_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = prof_usage, .shortopts = "ie:n:h", .own = opts,
+	struct tool_opts o = { .usage = prof_usage, .shortopts = "ie:n:h",
+			       .longopts = "images:i limit=n phases:P time=T phase=N callers=C "
+					   "callees=L",
 			       .query = &a->q, .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_EVENT |
 			       TOOL_O_JSON | TOOL_O_VMLINUX };
 	char *end;

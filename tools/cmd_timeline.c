@@ -40,12 +40,8 @@ static int html_name(const char *out)
 
 static int parse_args(int argc, char **argv, struct tl_args *a)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'F' },
-		{ "top", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = tl_usage, .shortopts = "o:n:h", .own = opts,
+	struct tool_opts o = { .usage = tl_usage, .shortopts = "o:n:h",
+			       .longopts = "format=F top=n",
 			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_OUTPUT };
 	char *end;
 	int c;

@@ -85,6 +85,7 @@ enum {
 	TOOL_O_VMLINUX = 1 << 6, /* --vmlinux FILE */
 };
 #define TOOL_OPTS_MAX 64	/* entries of tool_opts.all, the terminator with them */
+#define TOOL_LONGOPTS_LEN 256	/* characters of tool_opts.longopts, the NUL with them */
 #define TOOL_OPT_HELP (-1)	/* --help: usage printed to stdout, exit 0 */
 #define TOOL_OPT_WRONG (-2)	/* a wrong option or value: usage or why printed, exit 1 */
 /* The exit status after tool_opt_next returned TOOL_OPT_HELP or TOOL_OPT_WRONG. */
@@ -106,7 +107,7 @@ struct tool_opts {
 	int help_arg;			/* which of a command's forms */
 	const char *shortopts;		/* getopt's, with "h" */
 	unsigned common;		/* TOOL_O_* */
-	const struct option *own;	/* the command's own, ending in a NULL name */
+	const char *longopts;		/* its own, as tool_longopts_parse reads them */
 	/* the sampling options into this when set (tools/sampling.h), -e's list
 	 * into event; shortopts then has TOOL_SAMPLING_SHORTOPTS */
 	struct collect_opts *sampling;
@@ -117,10 +118,26 @@ struct tool_opts {
 	 * --since, --until (docs/fleet.md) into this when set */
 	struct fleet_query_spec *query;
 	struct tool_values val;		/* the shared options' */
-	/* the whole table, made at the first call (tools/options.c) */
+	/* the whole table, made at the first call (tools/options.c), and the
+	 * names of longopts' entries in it */
 	struct option all[TOOL_OPTS_MAX];
+	char names[TOOL_LONGOPTS_LEN];
 	int built;
 };
+
+/*
+ * A command's own long options, written as getopt's short options are:
+ * entries apart by spaces, each the option's name (a-z, 0-9 and -), then
+ * what it takes ('=' an argument: --name ARG or --name=ARG; '?' an optional
+ * one: --name=ARG only; ':' none), then the one character getopt_long
+ * returns for it (any but '?' and ':'; two names may share one):
+ *	"paths=T no-paths:U values:V model?M"
+ * Parsed into opts[0..max) ending in a NULL name, the names kept in
+ * buf[0..len): how many, or -EINVAL (err names the entry) for a spec not so
+ * written, too long, or naming an option twice (tools/optspec.c).
+ */
+int tool_longopts_parse(const char *spec, struct option *opts, size_t max, char *buf,
+			size_t len, struct dcpi_err *err);
 
 /*
  * The option loop over argv from argv[1] (optind is reset at the first call):
