@@ -54,6 +54,23 @@ const char *tool_db_dir(const char *opt);
 struct prof_db;
 /* Print the database's notes (skipped files, empty epochs) as "note:" lines. */
 void tool_db_notes(struct prof_db *db);
+struct prof_profile;
+/* One epoch's profiles, as the commands that print an epoch load them. */
+struct tool_epoch {
+	struct prof_db *db;		/* NULL where none was opened */
+	struct prof_profile *p;
+	size_t n;
+	char name[256];			/* the epoch read (rep_load_profiles') */
+};
+/*
+ * The database tool_db_dir(dir) opened into e and its epoch (NULL: as
+ * rep_load_profiles picks) loaded, the database's notes printed even when
+ * the load fails: 0, or negative with err filled.  e starts zeroed;
+ * tool_epoch_close frees it whatever this returned.
+ */
+int tool_epoch_open(struct tool_epoch *e, const char *dir, const char *epoch,
+		    struct dcpi_err *err);
+void tool_epoch_close(struct tool_epoch *e);
 
 /* A usage text (a printf format without arguments, "usage: NAME ...")
  * with NAME the name the command was run under (tool_name). */
@@ -151,7 +168,6 @@ int tool_opt_next(struct tool_opts *o, int argc, char **argv);
 /* Kernel samples named from a vmlinux (--vmlinux FILE, or found as perf
  * finds one; img_kernel_profiles), the note saying which was used printed;
  * 0, or 1 (printed) when FILE cannot be used. */
-struct prof_profile;
 int tool_kernel_image(struct prof_profile **p, size_t *n, const char *vmlinux);
 
 #endif /* DCPI_TOOLS_H */
