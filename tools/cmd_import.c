@@ -126,9 +126,9 @@ int cmd_import(int argc, char **argv)
 			calibrate = 0;
 			break;
 		case 'B':
-			if (io.find.nbinaries == sizeof(bins) / sizeof(bins[0]))
+			if (tool_opt_keep(bins, &io.find.nbinaries,
+					  sizeof(bins) / sizeof(bins[0])) < 0)
 				return tool_fail("--binary: at most %zu files", io.find.nbinaries);
-			bins[io.find.nbinaries++] = optarg;
 			break;
 		case 'S':
 			io.find.symfs = optarg;

@@ -28,20 +28,19 @@ int cmd_list(int argc, char **argv)
 	enum { MAX_DIRS = 16 };
 	struct tool_proc t;
 	struct tool_opts o = { .help = usage, .shortopts = "e:m:h", .longopts = "source-dir=S",
-			       .ana = &t.a,
-			       .common = TOOL_O_JSON };
+			       .ana = &t.a, .common = TOOL_O_JSON };
 	struct rep_calc v;
 	const char *dirs[MAX_DIRS];
-	int c, rc, ndirs = 0;
+	size_t ndirs = 0;
+	int c, rc;
 
 	memset(&t, 0, sizeof(t));
 	tool_ana_args_init(&t.a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'S':
-			if (ndirs == MAX_DIRS)
+			if (tool_opt_keep(dirs, &ndirs, MAX_DIRS) < 0)
 				return tool_fail("--source-dir: at most %d", MAX_DIRS);
-			dirs[ndirs++] = optarg;
 			break;
 		}
 	}
@@ -60,7 +59,7 @@ int cmd_list(int argc, char **argv)
 	if (!rc) {
 		tool_proc_view(&t, 0, o.val.json, &v);
 		v.source_dirs = dirs;
-		v.nsource_dirs = (size_t)ndirs;
+		v.nsource_dirs = ndirs;
 		rep_calc_list(stdout, &v, o.val.json);
 	}
 	tool_proc_close(&t);

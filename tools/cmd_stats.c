@@ -46,9 +46,8 @@ int cmd_stats(int argc, char **argv)
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'E':
-			if (nepochs == MAX_RUNS)
+			if (tool_opt_keep(epochs, &nepochs, MAX_RUNS) < 0)
 				return tool_fail("more than %d runs", MAX_RUNS);
-			epochs[nepochs++] = optarg;
 			break;
 		case 's':
 			if (!strcmp(optarg, "evidence"))

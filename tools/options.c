@@ -152,6 +152,14 @@ static void opts_usage(const struct tool_opts *o, FILE *f)
 		tool_usage(f, o->usage);
 }
 
+int tool_opt_keep(const char **v, size_t *n, size_t max)
+{
+	if (*n >= max)
+		return -1;
+	v[(*n)++] = optarg;
+	return 0;
+}
+
 int tool_opt_next(struct tool_opts *o, int argc, char **argv)
 {
 	int c, rc;

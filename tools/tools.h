@@ -164,6 +164,9 @@ int tool_longopts_parse(const char *spec, struct option *opts, size_t max, char 
  * TOOL_OPT_STATUS(c) (tools/options.c).
  */
 int tool_opt_next(struct tool_opts *o, int argc, char **argv);
+/* optarg, the value of an option given once per thing, kept in v[*n] (room
+ * for max): 0, or -1 when v is full (the caller says so). */
+int tool_opt_keep(const char **v, size_t *n, size_t max);
 
 /* Kernel samples named from a vmlinux (--vmlinux FILE, or found as perf
  * finds one; img_kernel_profiles), the note saying which was used printed;
