@@ -38,14 +38,8 @@ static void usage(FILE *f, int form)
 
 static int parse_args(int argc, char **argv, struct tool_proc *t, struct calc_args *a)
 {
-	enum { O_STATIC = 1, O_SUMMARY };
-	static const struct option opts[] = {
-		{ "static", no_argument, NULL, O_STATIC },
-		{ "all", no_argument, NULL, 'a' },
-		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .help = usage, .shortopts = "e:m:ah", .own = opts, .ana = &t->a,
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:ah",
+			       .longopts = "static:s all:a summary:S", .ana = &t->a,
 			       .common = TOOL_O_JSON };
 	int c;
 
@@ -53,8 +47,8 @@ static int parse_args(int argc, char **argv, struct tool_proc *t, struct calc_ar
 	tool_ana_args_init(&t->a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case O_STATIC: a->static_only = 1; break;
-		case O_SUMMARY: a->summary = 1; break;
+		case 's': a->static_only = 1; break;
+		case 'S': a->summary = 1; break;
 		case 'a': a->all = 1; break;
 		}
 	}

@@ -75,23 +75,11 @@ static void model_option(int argc, char **argv, struct cal_args *a)
 
 static int parse_args(int argc, char **argv, struct cal_args *a)
 {
-	static const struct option opts[] = {
-		{ "fit-model", no_argument, NULL, 'T' },
-		{ "no-fit-model", no_argument, NULL, 'N' },
-		{ "model", optional_argument, NULL, 'M' },	/* -m; bare: --fit-model */
-		{ "no-model", no_argument, NULL, 'N' },
-		{ "base", required_argument, NULL, 'b' },
-		{ "model-file", required_argument, NULL, 'F' },
-		{ "passes", required_argument, NULL, 'P' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "measurements", required_argument, NULL, 'W' },
-		{ "refit", required_argument, NULL, 'R' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "scale", required_argument, NULL, 's' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = cal_usage, .shortopts = "m:o:qh", .own = opts,
+	struct tool_opts o = { .usage = cal_usage, .shortopts = "m:o:qh",
+			       .longopts = "fit-model:T no-fit-model:N "
+					   "model?M "	/* -m; bare: --fit-model */
+					   "no-model:N base=b model-file=F passes=P cpu=C "
+					   "measurements=W refit=R workload=w scale=s keep:k",
 			       .common = TOOL_O_DB | TOOL_O_QUIET | TOOL_O_OUTPUT };
 	char *end;
 	int c;

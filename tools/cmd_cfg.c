@@ -230,20 +230,14 @@ out:
 
 int cmd_cfg(int argc, char **argv)
 {
-	enum { O_FORMAT = 1, O_JSON, O_STATIC, O_HOT };
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "json", no_argument, NULL, O_JSON },	/* --format json */
-		{ "static", no_argument, NULL, O_STATIC },
-		{ "hot", required_argument, NULL, O_HOT },
-		{ "all", no_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *format = NULL, *out;
 	int c, rc, static_only = 0, all = 0;
 	struct tool_proc t;
-	struct tool_opts o = { .help = usage, .shortopts = "e:m:o:ah", .own = opts, .ana = &t.a,
-			       .common = TOOL_O_OUTPUT };
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:o:ah",
+			       .longopts = "format=f "
+					   "json:J "	/* --format json */
+					   "static:s hot=H all:a",
+			       .ana = &t.a, .common = TOOL_O_OUTPUT };
 	double hot = 0.99;
 	char *end;
 
@@ -251,10 +245,10 @@ int cmd_cfg(int argc, char **argv)
 	tool_ana_args_init(&t.a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case O_FORMAT: format = optarg; break;
-		case O_JSON: format = "json"; break;
-		case O_STATIC: static_only = 1; break;
-		case O_HOT:
+		case 'f': format = optarg; break;
+		case 'J': format = "json"; break;
+		case 's': static_only = 1; break;
+		case 'H':
 			hot = strtod(optarg, &end);
 			if (end == optarg || *end || !(hot > 0 && hot <= 1))
 				return tool_fail("--hot %s: not a share in (0, 1]", optarg);

@@ -87,19 +87,11 @@ static void catch_signals(void)
 
 int cmd_daemon(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "flush", required_argument, NULL, 'f' },
-		{ "duration", required_argument, NULL, 'T' },
-		{ "pidfile", required_argument, NULL, 'p' },
-		{ "max-held", required_argument, NULL, 'M' },
-		{ "push", required_argument, NULL, 'U' },
-		{ "user-only", no_argument, NULL, 'u' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct collect_opts opts = { 0 };
 	struct tool_opts o = { .help = usage, .shortopts = TOOL_SAMPLING_SHORTOPTS "qh",
-			       .own = longopts, .sampling = &opts,
-			       .common = TOOL_O_DB | TOOL_O_QUIET };
+			       .longopts = "flush=f duration=T pidfile=p max-held=M push=U "
+					   "user-only:u",
+			       .sampling = &opts, .common = TOOL_O_DB | TOOL_O_QUIET };
 	struct collect_daemon_opts d = { 0 };
 	struct collect_daemon_result res;
 	struct dcpi_err err = { 0 };

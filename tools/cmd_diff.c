@@ -201,13 +201,8 @@ static void print_json(const struct rep_diff *d, const char *la, const char *lb,
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "epochs", no_argument, NULL, 'E' },
-		{ "level", required_argument, NULL, 'l' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = diff_usage, .shortopts = "e:h", .own = opts,
+	struct tool_opts o = { .usage = diff_usage, .shortopts = "e:h",
+			       .longopts = "epochs:E level=l limit=n",
 			       .common = TOOL_O_DB | TOOL_O_EVENT | TOOL_O_JSON };
 	const char *db, *event;
 	struct side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));

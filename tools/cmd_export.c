@@ -20,11 +20,7 @@ static const char export_usage[] =
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pprof", no_argument, NULL, 'p' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = export_usage, .shortopts = "o:h", .own = opts,
+	struct tool_opts o = { .usage = export_usage, .shortopts = "o:h", .longopts = "pprof:p",
 			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_OUTPUT };
 	const char *out = "dcpi.pb.gz", *db, *epoch;
 	struct prof_epoch_meta meta;

@@ -106,14 +106,8 @@ static void calibrate_import(struct prof_db *db, const struct import_stats *st, 
 
 int cmd_import(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "no-calibrate", no_argument, NULL, 'C' },
-		{ "binary", required_argument, NULL, 'B' },
-		{ "symfs", required_argument, NULL, 'S' },
-		{ "buildid-dir", required_argument, NULL, 'I' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = import_usage, .shortopts = "qh", .own = opts,
+	struct tool_opts o = { .usage = import_usage, .shortopts = "qh",
+			       .longopts = "no-calibrate:C binary=B symfs=S buildid-dir=I",
 			       .common = TOOL_O_DB | TOOL_O_QUIET | TOOL_O_VMLINUX };
 	const char *path;
 	struct import_stats st;
@@ -132,9 +126,9 @@ int cmd_import(int argc, char **argv)
 			calibrate = 0;
 			break;
 		case 'B':
-			if (io.find.nbinaries == sizeof(bins) / sizeof(bins[0]))
+			if (tool_opt_keep(bins, &io.find.nbinaries,
+					  sizeof(bins) / sizeof(bins[0])) < 0)
 				return tool_fail("--binary: at most %zu files", io.find.nbinaries);
-			bins[io.find.nbinaries++] = optarg;
 			break;
 		case 'S':
 			io.find.symfs = optarg;

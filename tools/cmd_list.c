@@ -25,26 +25,22 @@ static void usage(FILE *f, int form)
 
 int cmd_list(int argc, char **argv)
 {
-	enum { O_SRCDIR = 1, MAX_DIRS = 16 };
-	static const struct option opts[] = {
-		{ "source-dir", required_argument, NULL, O_SRCDIR },
-		{ NULL, 0, NULL, 0 },
-	};
+	enum { MAX_DIRS = 16 };
 	struct tool_proc t;
-	struct tool_opts o = { .help = usage, .shortopts = "e:m:h", .own = opts, .ana = &t.a,
-			       .common = TOOL_O_JSON };
+	struct tool_opts o = { .help = usage, .shortopts = "e:m:h", .longopts = "source-dir=S",
+			       .ana = &t.a, .common = TOOL_O_JSON };
 	struct rep_calc v;
 	const char *dirs[MAX_DIRS];
-	int c, rc, ndirs = 0;
+	size_t ndirs = 0;
+	int c, rc;
 
 	memset(&t, 0, sizeof(t));
 	tool_ana_args_init(&t.a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case O_SRCDIR:
-			if (ndirs == MAX_DIRS)
+		case 'S':
+			if (tool_opt_keep(dirs, &ndirs, MAX_DIRS) < 0)
 				return tool_fail("--source-dir: at most %d", MAX_DIRS);
-			dirs[ndirs++] = optarg;
 			break;
 		}
 	}
@@ -63,7 +59,7 @@ int cmd_list(int argc, char **argv)
 	if (!rc) {
 		tool_proc_view(&t, 0, o.val.json, &v);
 		v.source_dirs = dirs;
-		v.nsource_dirs = (size_t)ndirs;
+		v.nsource_dirs = ndirs;
 		rep_calc_list(stdout, &v, o.val.json);
 	}
 	tool_proc_close(&t);

@@ -37,28 +37,22 @@ static void fb_help(FILE *f, int format)
 
 static int fb_parse(int argc, char **argv, struct opt_request *rq, int format)
 {
-	enum { O_MIN = 1, O_RAW, O_LINES };
-	static const struct option opts[] = {
-		{ "min-samples", required_argument, NULL, O_MIN },
-		{ "raw-samples", no_argument, NULL, O_RAW },
-		{ "lines", no_argument, NULL, O_LINES },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct tool_ana_args a;
 	struct tool_opts o = { .help = fb_help, .help_arg = format, .shortopts = "o:e:m:h",
-			       .own = opts, .ana = &a, .common = TOOL_O_OUTPUT };
+			       .longopts = "min-samples=M raw-samples:r lines:l", .ana = &a,
+			       .common = TOOL_O_OUTPUT };
 	int c;
 
 	tool_ana_args_init(&a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case O_LINES:
+		case 'l':
 			if (format != OPT_F_LLVM)
 				return tool_fail("--lines: only llvm-prof has pseudo probes");
 			rq->lines = 1;
 			break;
-		case O_RAW: rq->raw_samples = 1; break;
-		case O_MIN:
+		case 'r': rq->raw_samples = 1; break;
+		case 'M':
 			rq->min_samples = strtod(optarg, NULL);
 			if (!(rq->min_samples > 0))
 				return tool_fail("--min-samples %s: not a positive number", optarg);

@@ -25,14 +25,8 @@ static const char mem_usage[] =
 
 int cmd_mem(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "top", required_argument, NULL, 't' },
-		{ "insns", required_argument, NULL, 'i' },
-		{ "weighted", no_argument, NULL, 'w' },
-		{ "with-syscalls", no_argument, NULL, 'S' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts to = { .usage = mem_usage, .shortopts = "h", .own = opts,
+	struct tool_opts to = { .usage = mem_usage, .shortopts = "h",
+				.longopts = "top=t insns=i weighted:w with-syscalls:S",
 				.common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_JSON };
 	struct rep_mem_opts o = { 0 };
 	struct dcpi_err err = { 0 };

@@ -130,11 +130,7 @@ static int merge_all(const char *dst, char **inputs, int ninputs, int newest)
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "newest", no_argument, NULL, 'N' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = merge_usage, .shortopts = "o:h", .own = opts,
+	struct tool_opts o = { .usage = merge_usage, .shortopts = "o:h", .longopts = "newest:N",
 			       .common = TOOL_O_OUTPUT };
 	const char *dst;
 	int c, newest = 0;

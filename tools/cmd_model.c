@@ -138,15 +138,8 @@ out:
 
 static int parse_args(int argc, char **argv, struct model_args *a)
 {
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "image", required_argument, NULL, 'i' },
-		{ "hex", required_argument, NULL, 'x' },
-		{ "list-models", no_argument, NULL, 'l' },
-		{ "show", no_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = model_usage, .shortopts = "m:i:x:h", .own = opts,
+	struct tool_opts o = { .usage = model_usage, .shortopts = "m:i:x:h",
+			       .longopts = "model=m image=i hex=x list-models:l show:s",
 			       .common = TOOL_O_JSON };
 	int c;
 

@@ -33,14 +33,10 @@ static void pf_help(FILE *f, int form)
 
 int cmd_prefetch_hints(int argc, char **argv)
 {
-	enum { O_MIN = 1 };
-	static const struct option opts[] = {
-		{ "min-share", required_argument, NULL, O_MIN },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct dcpi_err err = { 0 };
 	struct tool_ana_args a;
-	struct tool_opts o = { .help = pf_help, .shortopts = "o:e:m:h", .own = opts, .ana = &a,
+	struct tool_opts o = { .help = pf_help, .shortopts = "o:e:m:h", .longopts = "min-share=M",
+			       .ana = &a,
 			       .common = TOOL_O_JSON | TOOL_O_OUTPUT };
 	struct opt_request rq;
 	struct opt_summary sum;
@@ -52,7 +48,7 @@ int cmd_prefetch_hints(int argc, char **argv)
 	tool_ana_args_init(&a);
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
-		case O_MIN:
+		case 'M':
 			rq.min_share = strtod(optarg, &end);
 			if (end == optarg || *end || !(rq.min_share > 0 && rq.min_share < 1))
 				return tool_fail("--min-share %s: not a share in (0, 1)", optarg);

@@ -49,17 +49,9 @@ static const char prof_usage[] =
 
 static int parse_args(int argc, char **argv, struct prof_args *a)
 {
-	static const struct option opts[] = {
-		{ "images", no_argument, NULL, 'i' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "phases", no_argument, NULL, 'P' },
-		{ "time", required_argument, NULL, 'T' },
-		{ "phase", required_argument, NULL, 'N' },
-		{ "callers", required_argument, NULL, 'C' },
-		{ "callees", required_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = prof_usage, .shortopts = "ie:n:h", .own = opts,
+	struct tool_opts o = { .usage = prof_usage, .shortopts = "ie:n:h",
+			       .longopts = "images:i limit=n phases:P time=T phase=N callers=C "
+					   "callees=L",
 			       .query = &a->q, .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_EVENT |
 			       TOOL_O_JSON | TOOL_O_VMLINUX };
 	char *end;
@@ -109,30 +101,25 @@ int cmd_prof(int argc, char **argv)
 {
 	struct dcpi_err err = { 0 };
 	struct prof_args a;
-	struct prof_db *db = NULL;
-	struct prof_profile *p = NULL;
+	struct tool_epoch e = { 0 };
 	struct rep_table t = { 0 };
-	char epoch[256] = "";
-	size_t n = 0, nrows;
+	size_t nrows;
 	int rc, ev = 0;
 
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (a.val.from)
-		rc = fleet_load_profiles(a.val.from, &a.q, &p, &n, epoch, sizeof(epoch), &err);
+		rc = fleet_load_profiles(a.val.from, &a.q, &e.p, &e.n, e.name, sizeof(e.name),
+					 &err);
 	else
-		rc = prof_db_open(tool_db_dir(a.val.db), 0, &db, &err);
-	if (rc == 0 && !a.val.from)
-		rc = rep_load_profiles(db, a.val.epoch, &p, &n, epoch, sizeof(epoch), &err);
-	if (db)
-		tool_db_notes(db);
-	if (rc == 0 && tool_kernel_image(&p, &n, a.val.vmlinux)) {
+		rc = tool_epoch_open(&e, a.val.db, a.val.epoch, &err);
+	if (rc == 0 && tool_kernel_image(&e.p, &e.n, a.val.vmlinux)) {
 		rc = 1;
 		goto out;
 	}
 	if (rc == 0 && a.split) {
-		if (rep_cg_callers(stdout, db, epoch, a.split, a.val.event, a.callees, a.limit,
+		if (rep_cg_callers(stdout, e.db, e.name, a.split, a.val.event, a.callees, a.limit,
 				   a.val.json, &err) < 0)
 			rc = tool_fail("%s", err.msg);
 		goto out;
@@ -141,8 +128,8 @@ int cmd_prof(int argc, char **argv)
 		size_t dropped = 0;
 		int done = 0;
 
-		rc = rep_prof_by_time(stdout, db, epoch, a.phases, a.time, a.phase, a.limit,
-				      a.val.json, &p, &n, &done, &dropped, &err);
+		rc = rep_prof_by_time(stdout, e.db, e.name, a.phases, a.time, a.phase, a.limit,
+				      a.val.json, &e.p, &e.n, &done, &dropped, &err);
 		if (rc == 0 && dropped)
 			fprintf(stderr, "%s: note: %zu profiles of other events left out: time "
 				"slices keep one event\n", tool_name, dropped);
@@ -150,34 +137,32 @@ int cmd_prof(int argc, char **argv)
 			goto out;
 	}
 	if (rc == 0)
-		rc = rep_summarize(p, n, a.by_image, &t, &err);
+		rc = rep_summarize(e.p, e.n, a.by_image, &t, &err);
 	if (rc < 0) {
 		rc = tool_fail("%s", err.msg);
 		goto out;
 	}
 	if (t.nevents == 0) {
-		rc = tool_fail("%s: epoch %s holds no samples", tool_db_dir(a.val.db), epoch);
+		rc = tool_fail("%s: epoch %s holds no samples", tool_db_dir(a.val.db), e.name);
 		goto out;
 	}
 	if (a.val.event && (ev = rep_event_index(&t, a.val.event)) < 0) {
-		rc = tool_fail("--event %s: no such event in epoch %s", a.val.event, epoch);
+		rc = tool_fail("--event %s: no such event in epoch %s", a.val.event, e.name);
 		goto out;
 	}
 	rep_sort(&t, (size_t)ev);
 	nrows = a.limit >= 0 && (size_t)a.limit < t.nrows ? (size_t)a.limit : t.nrows;
 	if (a.val.json)
-		rep_prof_json(stdout, &t, a.by_image, epoch, nrows, db);
+		rep_prof_json(stdout, &t, a.by_image, e.name, nrows, e.db);
 	else
 		rep_prof_text(stdout, &t, a.by_image,
-			      a.val.from ? a.val.from : tool_db_dir(a.val.db), epoch, nrows,
+			      a.val.from ? a.val.from : tool_db_dir(a.val.db), e.name, nrows,
 			      (size_t)ev);
 	for (size_t i = 0; !a.val.json && i < t.nnotes; i++)
 		fprintf(stderr, "%s: note: %s\n", tool_name, t.notes[i]);
 	rc = 0;
 out:
 	rep_free(&t);
-	prof_profiles_free(p, n);
-	if (db)
-		prof_db_close(db);
+	tool_epoch_close(&e);
 	return rc;
 }

@@ -54,14 +54,8 @@ static int push_db(struct fleet_conn *c, const char *dir, const char *host, cons
 
 int cmd_push(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "to", required_argument, NULL, 't' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "init", no_argument, NULL, 'I' },
-		{ "cluster", required_argument, NULL, 'C' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = push_usage, .shortopts = "h", .own = opts,
+	struct tool_opts o = { .usage = push_usage, .shortopts = "h",
+			       .longopts = "to=t host=H init:I cluster=C",
 			       .common = TOOL_O_DB | TOOL_O_EPOCH };
 	const char *url = NULL, *epoch, *host = NULL, *cluster = NULL;
 	struct dcpi_err err = { 0 };

@@ -132,22 +132,11 @@ static void replay_now(const char *dir, const char *epoch, int quiet)
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "paths", required_argument, NULL, 'T' },
-		{ "no-paths", no_argument, NULL, 'U' },
-		{ "values", no_argument, NULL, 'V' },
-		{ "no-values", no_argument, NULL, 'W' },
-		{ "latency", no_argument, NULL, 'L' },
-		{ "no-kernel", no_argument, NULL, 'K' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "duration", required_argument, NULL, 'R' },
-		{ "plan", required_argument, NULL, 'M' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct collect_opts opts = { 0 };
 	struct tool_opts o = { .help = usage, .shortopts = "+" TOOL_SAMPLING_SHORTOPTS "p:t:qh",
-			       .own = longopts, .sampling = &opts,
+			       .longopts = "paths=T no-paths:U values:V no-values:W latency:L "
+					   "no-kernel:K pid=p tid=t duration=R plan=M",
+			       .sampling = &opts,
 			       .common = TOOL_O_DB | TOOL_O_QUIET };
 	struct collect_attach_opts at = { 0 };
 	struct collect_result res;

@@ -30,13 +30,9 @@ static const char stats_usage[] =
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "epoch", required_argument, NULL, 'E' },	/* repeated: a run each */
-		{ "sort", required_argument, NULL, 's' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = stats_usage, .shortopts = "e:h", .own = opts,
+	struct tool_opts o = { .usage = stats_usage, .shortopts = "e:h",
+			       .longopts = "epoch=E "	/* repeated: a run each */
+					   "sort=s limit=n",
 			       .common = TOOL_O_DB | TOOL_O_EVENT | TOOL_O_JSON };
 	const char *db, *event, *epochs[MAX_RUNS], *labels[MAX_RUNS];
 	struct rep_table t[MAX_RUNS];
@@ -50,9 +46,8 @@ int cmd_stats(int argc, char **argv)
 	while ((c = tool_opt_next(&o, argc, argv)) > 0) {
 		switch (c) {
 		case 'E':
-			if (nepochs == MAX_RUNS)
+			if (tool_opt_keep(epochs, &nepochs, MAX_RUNS) < 0)
 				return tool_fail("more than %d runs", MAX_RUNS);
-			epochs[nepochs++] = optarg;
 			break;
 		case 's':
 			if (!strcmp(optarg, "evidence"))

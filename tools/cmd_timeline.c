@@ -40,12 +40,8 @@ static int html_name(const char *out)
 
 static int parse_args(int argc, char **argv, struct tl_args *a)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'F' },
-		{ "top", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .usage = tl_usage, .shortopts = "o:n:h", .own = opts,
+	struct tool_opts o = { .usage = tl_usage, .shortopts = "o:n:h",
+			       .longopts = "format=F top=n",
 			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_OUTPUT };
 	char *end;
 	int c;
@@ -108,11 +104,8 @@ int cmd_timeline(int argc, char **argv)
 {
 	struct dcpi_err err = { 0 };
 	struct tl_args a;
-	struct prof_db *db = NULL;
-	struct prof_profile *p = NULL;
+	struct tool_epoch e = { 0 };
 	struct rep_slices s = { 0 };
-	char epoch[256] = "";
-	size_t n = 0;
 	int rc, have_s = 0;
 
 	rc = parse_args(argc, argv, &a);
@@ -120,22 +113,16 @@ int cmd_timeline(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (a.epoch && !strcmp(a.epoch, "all"))
 		return tool_fail("--epoch all: a timeline is of one epoch");
-	rc = prof_db_open(tool_db_dir(a.db), 0, &db, &err);
+	rc = tool_epoch_open(&e, a.db, a.epoch, &err);
 	if (rc == 0)
-		rc = rep_load_profiles(db, a.epoch, &p, &n, epoch, sizeof(epoch), &err);
-	if (db)
-		tool_db_notes(db);
-	if (rc == 0)
-		rc = rep_slices_load(db, epoch, &s, &err);
+		rc = rep_slices_load(e.db, e.name, &s, &err);
 	have_s = rc == 0;
 	if (rc == 0)
-		rc = write_picture(&a, &s, p, n, &err);
+		rc = write_picture(&a, &s, e.p, e.n, &err);
 	if (rc < 0)
 		rc = tool_fail("%s", err.msg);
 	if (have_s)
 		rep_slices_free(&s);
-	prof_profiles_free(p, n);
-	if (db)
-		prof_db_close(db);
+	tool_epoch_close(&e);
 	return rc;
 }

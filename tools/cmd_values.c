@@ -51,11 +51,8 @@ static void usage(FILE *f, int r)
 
 static int vreport_main(int argc, char **argv, enum vreport r)
 {
-	static const struct option opts[] = {
-		{ "min-seen", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct tool_opts o = { .help = usage, .help_arg = r, .shortopts = "h", .own = opts,
+	struct tool_opts o = { .help = usage, .help_arg = r, .shortopts = "h",
+			       .longopts = "min-seen=m",
 			       .common = TOOL_O_DB | TOOL_O_EPOCH | TOOL_O_JSON };
 	const char *proc = NULL;
 	struct dcpi_err err = { 0 };

@@ -10,6 +10,7 @@
 
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
+#include "dcpi/report.h"
 #include "tools.h"
 
 #pragma weak cmd_record
@@ -113,6 +114,26 @@ void tool_db_notes(struct prof_db *db)
 		s += k + (s[k] == '\n');
 	}
 	prof_db_notes_clear(db);
+}
+
+int tool_epoch_open(struct tool_epoch *e, const char *dir, const char *epoch,
+		    struct dcpi_err *err)
+{
+	int rc = prof_db_open(tool_db_dir(dir), 0, &e->db, err);
+
+	if (rc == 0)
+		rc = rep_load_profiles(e->db, epoch, &e->p, &e->n, e->name, sizeof(e->name), err);
+	if (e->db)
+		tool_db_notes(e->db);
+	return rc;
+}
+
+void tool_epoch_close(struct tool_epoch *e)
+{
+	prof_profiles_free(e->p, e->n);
+	if (e->db)
+		prof_db_close(e->db);
+	*e = (struct tool_epoch){ 0 };
 }
 
 

@@ -4,7 +4,7 @@
  * of dcpi pull and dcpiprof; dcpi record's and dcpid's sampling options of
  * tools/sampling.h; the analysis options of tools/analysis.h) and the option
  * loop around them (tools/tools.h: struct tool_opts), so that a command's own
- * table and switch hold only its own.
+ * long options (tools/optspec.c reads them) and switch hold only its own.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -43,33 +43,55 @@ static const struct option fleet[] = {
 };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
 
+/* Append *p to o->all at *n, counted even where it is full (opts_build says so). */
+static void opts_put(struct tool_opts *o, size_t *n, const struct option *p)
+{
+	if (*n < TOOL_OPTS_MAX - 1)
+		o->all[*n] = *p;
+	(*n)++;
+}
+
 /*
  * o->all: the sampling options (with o->sampling) or the analysis options
- * (with o->ana), --db, the command's own, the other shared options
- * o->common names, the fleet's (with o->query), --help.  In this order,
- * getopt_long's "is ambiguous; possibilities:" and tool_getopt's "did you
- * mean" list them as the commands' own tables did.
+ * (with o->ana), --db, the command's own (o->longopts), the other shared
+ * options o->common names, the fleet's (with o->query), --help.  In this
+ * order, getopt_long's "is ambiguous; possibilities:" and tool_getopt's "did
+ * you mean" list them as the commands' own tables did.  0, or -1 after
+ * printing why the table cannot be made (a command's mistake).
  */
-static void opts_build(struct tool_opts *o)
+static int opts_build(struct tool_opts *o)
 {
+	static const struct option help = { "help", no_argument, NULL, 'h' };
+	struct option own[TOOL_OPTS_MAX];
+	struct dcpi_err err = { 0 };
 	size_t n = 0;
 
+	if (tool_longopts_parse(o->longopts ? o->longopts : "", own, TOOL_OPTS_MAX, o->names,
+				sizeof(o->names), &err) < 0) {
+		tool_fail("internal error: %s", err.msg);
+		return -1;
+	}
 	for (const struct option *p = sampling; o->sampling && p->name; p++)
-		o->all[n++] = *p;
+		opts_put(o, &n, p);
 	for (const struct option *p = analysis; o->ana && p->name; p++)
-		o->all[n++] = *p;
+		opts_put(o, &n, p);
 	if (o->common & TOOL_O_DB)
-		o->all[n++] = common[0].opt;
-	for (const struct option *p = o->own; p && p->name && n < TOOL_OPTS_MAX - 16; p++)
-		o->all[n++] = *p;
+		opts_put(o, &n, &common[0].opt);
+	for (const struct option *p = own; p->name; p++)
+		opts_put(o, &n, p);
 	for (size_t i = 1; i < NCOMMON; i++)
 		if (o->common & common[i].bit)
-			o->all[n++] = common[i].opt;
+			opts_put(o, &n, &common[i].opt);
 	for (const struct option *p = fleet; o->query && p->name; p++)
-		o->all[n++] = *p;
-	o->all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+		opts_put(o, &n, p);
+	opts_put(o, &n, &help);
+	if (n >= TOOL_OPTS_MAX) {
+		tool_fail("internal error: %zu options, more than %d", n, TOOL_OPTS_MAX - 1);
+		return -1;
+	}
 	o->all[n] = (struct option){ NULL, 0, NULL, 0 };
 	o->built = 1;
+	return 0;
 }
 
 /* --from and the fleet query's option c into o: 1, or -1 after printing
@@ -130,12 +152,21 @@ static void opts_usage(const struct tool_opts *o, FILE *f)
 		tool_usage(f, o->usage);
 }
 
+int tool_opt_keep(const char **v, size_t *n, size_t max)
+{
+	if (*n >= max)
+		return -1;
+	v[(*n)++] = optarg;
+	return 0;
+}
+
 int tool_opt_next(struct tool_opts *o, int argc, char **argv)
 {
 	int c, rc;
 
 	if (!o->built) {
-		opts_build(o);
+		if (opts_build(o) < 0)
+			return TOOL_OPT_WRONG;	/* said */
 		optind = 1;
 	}
 	do

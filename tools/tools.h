@@ -54,6 +54,23 @@ const char *tool_db_dir(const char *opt);
 struct prof_db;
 /* Print the database's notes (skipped files, empty epochs) as "note:" lines. */
 void tool_db_notes(struct prof_db *db);
+struct prof_profile;
+/* One epoch's profiles, as the commands that print an epoch load them. */
+struct tool_epoch {
+	struct prof_db *db;		/* NULL where none was opened */
+	struct prof_profile *p;
+	size_t n;
+	char name[256];			/* the epoch read (rep_load_profiles') */
+};
+/*
+ * The database tool_db_dir(dir) opened into e and its epoch (NULL: as
+ * rep_load_profiles picks) loaded, the database's notes printed even when
+ * the load fails: 0, or negative with err filled.  e starts zeroed;
+ * tool_epoch_close frees it whatever this returned.
+ */
+int tool_epoch_open(struct tool_epoch *e, const char *dir, const char *epoch,
+		    struct dcpi_err *err);
+void tool_epoch_close(struct tool_epoch *e);
 
 /* A usage text (a printf format without arguments, "usage: NAME ...")
  * with NAME the name the command was run under (tool_name). */
@@ -85,6 +102,7 @@ enum {
 	TOOL_O_VMLINUX = 1 << 6, /* --vmlinux FILE */
 };
 #define TOOL_OPTS_MAX 64	/* entries of tool_opts.all, the terminator with them */
+#define TOOL_LONGOPTS_LEN 256	/* characters of tool_opts.longopts, the NUL with them */
 #define TOOL_OPT_HELP (-1)	/* --help: usage printed to stdout, exit 0 */
 #define TOOL_OPT_WRONG (-2)	/* a wrong option or value: usage or why printed, exit 1 */
 /* The exit status after tool_opt_next returned TOOL_OPT_HELP or TOOL_OPT_WRONG. */
@@ -106,7 +124,7 @@ struct tool_opts {
 	int help_arg;			/* which of a command's forms */
 	const char *shortopts;		/* getopt's, with "h" */
 	unsigned common;		/* TOOL_O_* */
-	const struct option *own;	/* the command's own, ending in a NULL name */
+	const char *longopts;		/* its own, as tool_longopts_parse reads them */
 	/* the sampling options into this when set (tools/sampling.h), -e's list
 	 * into event; shortopts then has TOOL_SAMPLING_SHORTOPTS */
 	struct collect_opts *sampling;
@@ -117,10 +135,26 @@ struct tool_opts {
 	 * --since, --until (docs/fleet.md) into this when set */
 	struct fleet_query_spec *query;
 	struct tool_values val;		/* the shared options' */
-	/* the whole table, made at the first call (tools/options.c) */
+	/* the whole table, made at the first call (tools/options.c), and the
+	 * names of longopts' entries in it */
 	struct option all[TOOL_OPTS_MAX];
+	char names[TOOL_LONGOPTS_LEN];
 	int built;
 };
+
+/*
+ * A command's own long options, written as getopt's short options are:
+ * entries apart by spaces, each the option's name (a-z, 0-9 and -), then
+ * what it takes ('=' an argument: --name ARG or --name=ARG; '?' an optional
+ * one: --name=ARG only; ':' none), then the one character getopt_long
+ * returns for it (any but '?' and ':'; two names may share one):
+ *	"paths=T no-paths:U values:V model?M"
+ * Parsed into opts[0..max) ending in a NULL name, the names kept in
+ * buf[0..len): how many, or -EINVAL (err names the entry) for a spec not so
+ * written, too long, or naming an option twice (tools/optspec.c).
+ */
+int tool_longopts_parse(const char *spec, struct option *opts, size_t max, char *buf,
+			size_t len, struct dcpi_err *err);
 
 /*
  * The option loop over argv from argv[1] (optind is reset at the first call):
@@ -130,11 +164,13 @@ struct tool_opts {
  * TOOL_OPT_STATUS(c) (tools/options.c).
  */
 int tool_opt_next(struct tool_opts *o, int argc, char **argv);
+/* optarg, the value of an option given once per thing, kept in v[*n] (room
+ * for max): 0, or -1 when v is full (the caller says so). */
+int tool_opt_keep(const char **v, size_t *n, size_t max);
 
 /* Kernel samples named from a vmlinux (--vmlinux FILE, or found as perf
  * finds one; img_kernel_profiles), the note saying which was used printed;
  * 0, or 1 (printed) when FILE cannot be used. */
-struct prof_profile;
 int tool_kernel_image(struct prof_profile **p, size_t *n, const char *vmlinux);
 
 #endif /* DCPI_TOOLS_H */
