@@ -249,10 +249,24 @@ int kind_images_order(const struct prof_image_id *own, struct prof_image_id **im
  * its body from pos: the position after them) and get (its own header
  * fields from c->buf and the body at c: NULL, or why not; "out of memory"
  * gives -ENOMEM).  Kinds with their own strings give kind_decode_parts
- * their kind (its init and free), head (their header fields and strings
- * from c, checked: NULL, or why the header is bad) and body (the records
- * at c: 0 or a negative errno, errors naming name).
+ * their kind (its init and free), the profile's fields kept as they are
+ * in the header (fields: nfields of them) and its strings in the order
+ * they follow the header (strs: nstrs of them), all of which kind.c
+ * writes (kind_put_fields), reads (kind_get_fields) and copies
+ * (kind_copy_head); head (NULL, or why the header so read is bad) and
+ * body (the records at c: 0 or a negative errno, errors naming name).
  */
+struct kind_field {
+	size_t at;		/* in the file */
+	size_t off, width;	/* in the profile: a member of 4 or 8 bytes */
+};
+#define KIND_FIELD(type, member, at_)							\
+	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member) }
+struct kind_str {
+	size_t off, cap;	/* a char array of the profile */
+};
+#define KIND_STR(type, member)								\
+	{ offsetof(struct type, member), sizeof(((struct type *)0)->member) }
 struct kind_format {
 	const char *magic;
 	const char *what;
@@ -265,7 +279,12 @@ struct kind_format {
 	size_t (*put)(const void *p, uint8_t *b, size_t pos);
 	const char *(*get)(struct kind_cursor *c, void *p);
 	const struct prof_kind *kind;
-	const char *(*head)(struct kind_cursor *c, void *p);
+	const struct kind_field *fields;
+	size_t nfields;
+	const struct kind_str *strs;
+	size_t nstrs;
+	size_t image_at;	/* of the struct prof_image_id in the profile */
+	const char *(*head)(const void *p);
 	int (*body)(struct kind_cursor *c, const char *name, void *p, struct dcpi_err *err);
 };
 /* The header with the image's size and mtime into the size bytes at b
@@ -292,28 +311,40 @@ int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, con
 /*
  * The struct kind_format PFX_format of a kind decoded by kind_decode_parts:
  * its struct prof_kind PFX_kind (PROF_KIND_DEFINE, later in the file), its
- * static decode_head and decode_body (the callbacks head and body above);
- * and its PFX_decode (include/dcpi/profile.h) through them.
+ * static arrays PFX_fields and PFX_strs (earlier in the file), its static
+ * check_head and decode_body (the callbacks head and body above); and its
+ * PFX_decode (include/dcpi/profile.h) through them.
  */
 #define PROF_KIND_FORMAT(pfx, type, magic_, what_, noun_, hdr, ver, off)		\
 static const struct prof_kind pfx##_kind;						\
-static const char *decode_head(struct kind_cursor *c, void *v);				\
+static const char *check_head(const void *v);						\
 static int decode_body(struct kind_cursor *c, const char *name, void *v,		\
 		       struct dcpi_err *err);						\
 static const struct kind_format pfx##_format = {					\
 	.magic = magic_, .what = what_, .noun = noun_, .hdr_size = hdr, .version = ver,	\
-	.off_image = off, .kind = &pfx##_kind, .head = decode_head, .body = decode_body,	\
+	.off_image = off, .kind = &pfx##_kind, .head = check_head, .body = decode_body,	\
+	.fields = pfx##_fields, .nfields = sizeof(pfx##_fields) / sizeof(pfx##_fields[0]),	\
+	.strs = pfx##_strs, .nstrs = sizeof(pfx##_strs) / sizeof(pfx##_strs[0]),	\
+	.image_at = offsetof(struct type, image),					\
 };											\
 int pfx##_decode(const uint8_t *buf, size_t len, const char *name, struct type *p,	\
 		 struct dcpi_err *err)							\
 {											\
 	return kind_decode_parts(&pfx##_format, buf, len, name, p, &p->image, err);	\
 }
-/* buf into p through f's head and body, its image into id; p initialized
- * first, and again (freed) on error; name NULL: "(buffer)". */
+/* buf into p through f's fields, strings, head and body, its image into
+ * id; p initialized first, and again (freed) on error; name NULL:
+ * "(buffer)". */
 int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t len,
 		      const char *name, void *p, struct prof_image_id *id,
 		      struct dcpi_err *err);
+/* f's fields and strings of p: the bytes the header and the strings take;
+ * written into b (the position after the strings); read from c (NULL, or
+ * why not); copied from src into dst, initialized first, with its image. */
+size_t kind_head_len(const struct kind_format *f, const void *p);
+size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b);
+const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, void *p);
+void kind_copy_head(const struct kind_format *f, void *dst, const void *src);
 /* p, whose image is id, into a malloc'd *buf of *len bytes. */
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err);

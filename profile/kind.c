@@ -568,7 +568,9 @@ int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t le
 	rc = kind_decode_head(f, &c, name, id, err);
 	if (rc)
 		return rc;
-	why = f->head(&c, p);
+	why = kind_get_fields(f, &c, p);
+	if (!why)
+		why = f->head(p);
 	if (why) {
 		f->kind->init(p);
 		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
@@ -579,6 +581,82 @@ int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t le
 		f->kind->init(p);
 	}
 	return rc;
+}
+
+size_t kind_head_len(const struct kind_format *f, const void *p)
+{
+	size_t size = f->hdr_size;
+
+	for (size_t i = 0; i < f->nstrs; i++)
+		size += kind_string_len((const char *)p + f->strs[i].off);
+	return size;
+}
+
+/* A field's member (4 or 8 bytes) as a number, and back. */
+static uint64_t member_get(const void *m, size_t width)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	if (width == 4) {
+		memcpy(&v32, m, 4);
+		return v32;
+	}
+	memcpy(&v64, m, 8);
+	return v64;
+}
+
+static void member_set(void *m, size_t width, uint64_t v)
+{
+	uint32_t v32 = (uint32_t)v;
+
+	memcpy(m, width == 4 ? (void *)&v32 : (void *)&v, width);
+}
+
+size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b)
+{
+	size_t pos = f->hdr_size;
+
+	for (size_t i = 0; i < f->nfields; i++) {
+		const struct kind_field *d = &f->fields[i];
+		uint64_t v = member_get((const char *)p + d->off, d->width);
+
+		for (size_t k = 0; k < d->width; k++)
+			b[d->at + k] = (uint8_t)(v >> (8 * k));
+	}
+	for (size_t i = 0; i < f->nstrs; i++)
+		pos = kind_put_string(b, pos, (const char *)p + f->strs[i].off);
+	return pos;
+}
+
+const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, void *p)
+{
+	const char *why = NULL;
+
+	for (size_t i = 0; i < f->nfields; i++) {
+		const struct kind_field *d = &f->fields[i];
+		uint64_t v = 0;
+
+		for (size_t k = 0; k < d->width; k++)
+			v |= (uint64_t)c->buf[d->at + k] << (8 * k);
+		member_set((char *)p + d->off, d->width, v);
+	}
+	for (size_t i = 0; i < f->nstrs && !why; i++)
+		why = kind_get_string(c, (char *)p + f->strs[i].off, f->strs[i].cap);
+	return why;
+}
+
+void kind_copy_head(const struct kind_format *f, void *dst, const void *src)
+{
+	f->kind->init(dst);
+	memcpy((char *)dst + f->image_at, (const char *)src + f->image_at,
+	       sizeof(struct prof_image_id));
+	for (size_t i = 0; i < f->nfields; i++)
+		memcpy((char *)dst + f->fields[i].off, (const char *)src + f->fields[i].off,
+		       f->fields[i].width);
+	for (size_t i = 0; i < f->nstrs; i++)
+		memcpy((char *)dst + f->strs[i].off, (const char *)src + f->strs[i].off,
+		       f->strs[i].cap);
 }
 
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,

@@ -27,6 +27,13 @@
 #define SOFF_MTIME	64
 #define SLICE_HDR_SIZE	72
 
+static const struct kind_field slice_fields[] = {
+	KIND_FIELD(slice_profile, slice_ns, SOFF_WIDTH),
+};
+static const struct kind_str slice_strs[] = {
+	KIND_STR(slice_profile, image.build_id), KIND_STR(slice_profile, image.path),
+	KIND_STR(slice_profile, event),
+};
 PROF_KIND_FORMAT(slice, slice_profile, SLICE_MAGIC, "a dcpi time-slice profile",
 		 "slices", SLICE_HDR_SIZE, SLICE_VERSION, SOFF_ISIZE);
 
@@ -133,11 +140,6 @@ int slice_profile_merge(struct slice_profile *dst, const struct slice_profile *s
 
 /* --- bytes ------------------------------------------------------------------ */
 
-static const char *slice_strings(const struct slice_profile *p, int i)
-{
-	return i == 0 ? p->image.build_id : i == 1 ? p->image.path : p->event;
-}
-
 /* The entry's offset as stored: a delta within its slice, else absolute. */
 static uint64_t off_delta(const struct slice_entry *prev, const struct slice_entry *e)
 {
@@ -146,10 +148,8 @@ static uint64_t off_delta(const struct slice_entry *prev, const struct slice_ent
 
 static size_t encoded_size(const struct slice_profile *p)
 {
-	size_t size = SLICE_HDR_SIZE;
+	size_t size = kind_head_len(&slice_format, p);
 
-	for (int i = 0; i < 3; i++)
-		size += kind_string_len(slice_strings(p, i));
 	for (size_t i = 0; i < p->n; i++) {
 		const struct slice_entry *prev = i ? &p->e[i - 1] : NULL;
 
@@ -162,8 +162,9 @@ static size_t encoded_size(const struct slice_profile *p)
 	return size;
 }
 
-static const char *check_fields(const struct slice_profile *p)
+static const char *check_head(const void *v)
 {
+	const struct slice_profile *p = v;
 	size_t ev = strnlen(p->event, sizeof(p->event));
 	const char *why = kind_check_id(&p->image);
 
@@ -196,8 +197,8 @@ static const char *check_records(const struct slice_profile *p, uint64_t *total)
 int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 		 struct dcpi_err *err)
 {
-	const char *why = check_fields(p);
-	size_t size, pos = SLICE_HDR_SIZE;
+	const char *why = check_head(p);
+	size_t size, pos;
 	uint64_t total;
 	uint8_t *b;
 
@@ -213,9 +214,7 @@ int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 	put64(b + SOFF_NENTRIES, p->n);
 	put64(b + SOFF_NBOUNDS, p->nb);
 	put64(b + SOFF_TOTAL, total);
-	put64(b + SOFF_WIDTH, p->slice_ns);
-	for (int i = 0; i < 3; i++)
-		pos = kind_put_string(b, pos, slice_strings(p, i));
+	pos = kind_put_fields(&slice_format, p, b);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct slice_entry *prev = i ? &p->e[i - 1] : NULL;
 
@@ -307,18 +306,6 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	return rc;
 }
 
-/* The width, the image's build-id and path, the event. */
-static const char *decode_head(struct kind_cursor *c, void *v)
-{
-	struct slice_profile *p = v;
-	const char *why = kind_get_id_names(c, &p->image);
-
-	p->slice_ns = get64(c->buf + SOFF_WIDTH);
-	if (!why)
-		why = kind_get_string(c, p->event, sizeof(p->event));
-	return why ? why : check_fields(p);
-}
-
 /* --- a time window over an epoch's profiles ------------------------------ */
 
 static const struct slice_profile *slices_of(const struct slice_profile *sp, size_t nsp,
@@ -380,10 +367,7 @@ int slice_window(const struct slice_profile *sp, size_t nsp, uint64_t from, uint
 
 static int slice_copy(struct slice_profile *dst, const struct slice_profile *src)
 {
-	slice_profile_init(dst);
-	dst->image = src->image;
-	memcpy(dst->event, src->event, sizeof(dst->event));
-	dst->slice_ns = src->slice_ns;
+	kind_copy_head(&slice_format, dst, src);
 	return slice_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
 }
 

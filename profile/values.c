@@ -725,10 +725,18 @@ static const char *check_list(const struct val_profile *p, const struct val_hotl
 	return why[0] ? why : NULL;
 }
 
+static const struct kind_field val_fields[] = {
+	KIND_FIELD(val_profile, samples, VOFF_SAMPLES),
+};
+static const struct kind_str val_strs[] = {
+	KIND_STR(val_profile, image.build_id), KIND_STR(val_profile, image.path),
+};
+PROF_KIND_FORMAT(val, val_profile, VAL_MAGIC, "a dcpi value profile",
+		 "values", VAL_HDR_SIZE, VAL_VERSION, VOFF_ISIZE);
+
 static size_t val_encoded_size(const struct val_profile *p)
 {
-	size_t size = VAL_HDR_SIZE + kind_string_len(p->image.build_id) +
-		      kind_string_len(p->image.path);
+	size_t size = kind_head_len(&val_format, p);
 	uint64_t prev = 0;
 
 	for (size_t i = 0; i < p->nimages; i++) {
@@ -752,8 +760,6 @@ static void put_body(const struct val_profile *p, uint8_t *b, size_t pos)
 {
 	uint64_t prev = 0;
 
-	pos = kind_put_string(b, pos, p->image.build_id);
-	pos = kind_put_string(b, pos, p->image.path);
 	for (size_t i = 0; i < p->nimages; i++) {
 		const struct prof_image_id *id = &p->images[i];
 
@@ -812,9 +818,6 @@ static const char *check_profile(const struct val_profile *p, char *why, size_t 
 	return NULL;
 }
 
-PROF_KIND_FORMAT(val, val_profile, VAL_MAGIC, "a dcpi value profile",
-		 "values", VAL_HDR_SIZE, VAL_VERSION, VOFF_ISIZE);
-
 int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
 	char w[256];
@@ -831,8 +834,7 @@ int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct d
 		return -ENOMEM;
 	put64(b + VOFF_NLISTS, p->nlists);
 	put64(b + VOFF_NIMAGES, p->nimages);
-	put64(b + VOFF_SAMPLES, p->samples);
-	put_body(p, b, VAL_HDR_SIZE);
+	put_body(p, b, kind_put_fields(&val_format, p, b));
 	return kind_sealed(b, size, buf, len);
 }
 
@@ -961,14 +963,12 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	return rc;
 }
 
-/* The samples, the image's build-id and path. */
-static const char *decode_head(struct kind_cursor *c, void *v)
+/* What a file's header holds checked (the rest: decode_body). */
+static const char *check_head(const void *v)
 {
-	struct val_profile *p = v;
-	const char *why = kind_get_id_names(c, &p->image);
+	const struct val_profile *p = v;
 
-	p->samples = get64(c->buf + VOFF_SAMPLES);
-	return why ? why : kind_check_id(&p->image);
+	return kind_check_id(&p->image);
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
@@ -976,9 +976,7 @@ static const char *decode_head(struct kind_cursor *c, void *v)
 /* A normalized copy of src (lists and images as they are). */
 static int val_copy(struct val_profile *dst, const struct val_profile *src)
 {
-	val_profile_init(dst);
-	dst->image = src->image;
-	dst->samples = src->samples;
+	kind_copy_head(&val_format, dst, src);
 	if (src->nimages && !(dst->images = malloc(src->nimages * sizeof(*dst->images))))
 		return -ENOMEM;
 	dst->nimages = dst->cap_images = src->nimages;

@@ -27,6 +27,12 @@
 #define VOFF_MTIME	48
 #define VSL_HDR_SIZE	56
 
+static const struct kind_field vslice_fields[] = {
+	KIND_FIELD(vslice_profile, slice_ns, VOFF_WIDTH),
+};
+static const struct kind_str vslice_strs[] = {
+	KIND_STR(vslice_profile, image.build_id), KIND_STR(vslice_profile, image.path),
+};
 PROF_KIND_FORMAT(vslice, vslice_profile, VSL_MAGIC, "a dcpi value-slice profile",
 		 "value slices", VSL_HDR_SIZE, VSL_VERSION, VOFF_ISIZE);
 
@@ -107,8 +113,9 @@ int vslice_window(const struct vslice_profile *p, uint64_t from, uint64_t to,
 
 /* --- bytes ------------------------------------------------------------------ */
 
-static const char *check_fields(const struct vslice_profile *p)
+static const char *check_head(const void *v)
 {
+	const struct vslice_profile *p = v;
 	const char *why = kind_check_id(&p->image);
 
 	if (why)
@@ -131,9 +138,9 @@ static void free_bufs(uint8_t **b, size_t n)
 int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 		  struct dcpi_err *err)
 {
-	const char *why = check_fields(p);
+	const char *why = check_head(p);
 	uint8_t **vb = NULL, *b = NULL;
-	size_t *vl = NULL, size = VSL_HDR_SIZE, pos = VSL_HDR_SIZE, k = 0;
+	size_t *vl = NULL, size = kind_head_len(&vslice_format, p), pos, k = 0;
 	int rc = 0;
 
 	*buf = NULL;
@@ -146,8 +153,6 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 	}
 	for (; k < p->n && !rc; k++)
 		rc = val_encode(&p->s[k].v, &vb[k], &vl[k], err);
-	for (int i = 0; i < 2; i++)
-		size += kind_string_len(i ? p->image.path : p->image.build_id);
 	for (size_t i = 0; !rc && i < p->n; i++)
 		size += varint_len(p->s[i].slice - (i ? p->s[i - 1].slice : 0)) +
 			varint_len(vl[i]) + vl[i];
@@ -155,9 +160,7 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 		rc = kind_alloc(&vslice_format, &p->image, size, &b, err);
 	if (!rc) {
 		put64(b + VOFF_NSLICES, p->n);
-		put64(b + VOFF_WIDTH, p->slice_ns);
-		pos = kind_put_string(b, pos, p->image.build_id);
-		pos = kind_put_string(b, pos, p->image.path);
+		pos = kind_put_fields(&vslice_format, p, b);
 		for (size_t i = 0; i < p->n; i++) {
 			pos += dcpi_varint_put(b + pos,
 					       p->s[i].slice - (i ? p->s[i - 1].slice : 0));
@@ -203,21 +206,6 @@ static int decode_slices(struct kind_cursor *c, uint64_t n, const char *name,
 	return 0;
 }
 
-/* The width, the image's build-id and path, and a count of slices the body
- * can hold. */
-static const char *decode_head(struct kind_cursor *c, void *v)
-{
-	struct vslice_profile *p = v;
-	const char *why = kind_get_id_names(c, &p->image);
-
-	p->slice_ns = get64(c->buf + VOFF_WIDTH);
-	if (!why)
-		why = check_fields(p);
-	if (!why && get64(c->buf + VOFF_NSLICES) > (c->size - c->pos) / 2)
-		why = "more slices than bytes";
-	return why;
-}
-
 static int decode_body(struct kind_cursor *c, const char *name, void *v,
 		       struct dcpi_err *err)
 {
@@ -225,6 +213,8 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	uint64_t n = get64(c->buf + VOFF_NSLICES);
 	int rc;
 
+	if (n > (c->size - c->pos) / 2)
+		return dcpi_errf(err, -EINVAL, "%s: bad header: more slices than bytes", name);
 	if (n && !(p->s = calloc((size_t)n, sizeof(*p->s))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 	p->cap = (size_t)n;
@@ -239,9 +229,7 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 
 static int vslice_copy(struct vslice_profile *dst, const struct vslice_profile *src)
 {
-	vslice_profile_init(dst);
-	dst->image = src->image;
-	dst->slice_ns = src->slice_ns;
+	kind_copy_head(&vslice_format, dst, src);
 	return vslice_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
 }
 
