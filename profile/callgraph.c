@@ -316,10 +316,8 @@ static const char *stack_why(const struct cg_profile *p, size_t i)
 static const char *check(const void *v)
 {
 	const struct cg_profile *p = v;
-	const char *why = kind_check_id(&p->image);
+	const char *why;
 
-	if (why)
-		return why;
 	for (size_t i = 0; i < p->nimgs; i++) {
 		if ((why = kind_check_id(&p->imgs[i])))
 			return why;

@@ -306,10 +306,8 @@ static const char *kio_why(const struct data_profile *p, size_t i)
 static const char *check(const void *v)
 {
 	const struct data_profile *p = v;
-	const char *why = kind_check_id(&p->image);
+	const char *why;
 
-	if (why)
-		return why;
 	if (!p->window_ns)
 		return "window of 0 ns";
 	for (size_t i = 0; i < p->nimgs; i++)

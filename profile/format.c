@@ -40,6 +40,7 @@
 #define OFF_MTIME 64
 
 static const struct kind_field prof_fields[] = {
+	KIND_COUNT(prof_profile, n, OFF_N), KIND_COUNT(prof_profile, total, OFF_TOTAL),
 	KIND_FIELD(prof_profile, period, OFF_PERIOD),
 	KIND_FIELD(prof_profile, cycles_per_unit, OFF_CPU),
 };
@@ -72,14 +73,11 @@ static const char *check_head(const void *v)
 {
 	const struct prof_profile *p = v;
 	size_t ev = strnlen(p->event, sizeof(p->event));
-	const char *why = kind_check_id(&p->image);
 
 	if (ev == 0 || ev >= sizeof(p->event))
 		return "event name empty or too long";
 	if (strnlen(p->period_unit, sizeof(p->period_unit)) >= sizeof(p->period_unit))
 		return "period unit too long";
-	if (why)
-		return why;
 	if (!valid_double(p->period))
 		return "period is negative or not finite";
 	if (!valid_double(p->cycles_per_unit))
@@ -90,7 +88,7 @@ static const char *check_head(const void *v)
 int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 		struct dcpi_err *err)
 {
-	const char *why = check_head(p);
+	const char *why = kind_check_head(&prof_format, p);
 	uint64_t sum = 0;
 	size_t size, pos;
 	uint8_t *b;
@@ -120,8 +118,6 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory encoding %zu bytes",
 				 p->image.path, p->event, size);
 	kind_put_head(&prof_format, b, size, &p->image);
-	put64(b + OFF_N, p->n);
-	put64(b + OFF_TOTAL, sum);
 	pos = kind_put_fields(&prof_format, p, b);
 	for (size_t i = 0; i < p->n; i++) {
 		pos += dcpi_varint_put(b + pos, p->e[i].offset - (i ? p->e[i - 1].offset : 0));

@@ -253,15 +253,21 @@ int kind_images_order(const struct prof_image_id *own, struct prof_image_id **im
  * in the header (fields: nfields of them) and its strings in the order
  * they follow the header (strs: nstrs of them), all of which kind.c
  * writes (kind_put_fields), reads (kind_get_fields) and copies
- * (kind_copy_head); head (NULL, or why the header so read is bad) and
- * body (the records at c: 0 or a negative errno, errors naming name).
+ * (kind_copy_head); head (NULL, or why the header so read is bad, its
+ * image checked first by kind.c) and body (the records at c: 0 or a
+ * negative errno, errors naming name).  Every kind's own image is checked
+ * by kind.c (kind_check_id) before check, get and head.
  */
 struct kind_field {
 	size_t at;		/* in the file */
 	size_t off, width;	/* in the profile: a member of 4 or 8 bytes */
+	int count;		/* a count of records: written, but read and copied
+				 * by the kind's decode_body and copy */
 };
 #define KIND_FIELD(type, member, at_)							\
-	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member) }
+	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), 0 }
+#define KIND_COUNT(type, member, at_)							\
+	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), 1 }
 struct kind_str {
 	size_t off, cap;	/* a char array of the profile */
 };
@@ -345,6 +351,9 @@ size_t kind_head_len(const struct kind_format *f, const void *p);
 size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b);
 const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, void *p);
 void kind_copy_head(const struct kind_format *f, void *dst, const void *src);
+/* Why p's header cannot be written or was read wrong (its image, then
+ * f's head), or NULL. */
+const char *kind_check_head(const struct kind_format *f, const void *p);
 /* p, whose image is id, into a malloc'd *buf of *len bytes. */
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err);

@@ -7,8 +7,11 @@
  * file that does not decode an error naming it), and merge one epoch's
  * into another's; and the header every such file starts with (magic,
  * version at 8, CRC-32C at 12 over the rest, size at 16), the sample
- * profiles' (format.c) included.  Each kind gives
- * its encoder, decoder and merge through a struct prof_kind (internal.h).
+ * profiles' (format.c) included, with the header's fields and strings each
+ * kind lists in its struct kind_format (written, read, copied and checked
+ * here: kind_put_fields, kind_get_fields, kind_copy_head, kind_check_head).
+ * Each kind gives its encoder, decoder and merge through a struct
+ * prof_kind (internal.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -547,6 +550,8 @@ int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, con
 		return rc;
 	why = kind_get_id_names(&c, id);
 	if (!why)
+		why = kind_check_id(id);
+	if (!why)
 		why = f->get(&c, p);
 	if (!why)
 		return 0;
@@ -570,7 +575,7 @@ int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t le
 		return rc;
 	why = kind_get_fields(f, &c, p);
 	if (!why)
-		why = f->head(p);
+		why = kind_check_head(f, p);
 	if (why) {
 		f->kind->init(p);
 		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
@@ -621,7 +626,7 @@ size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b)
 		const struct kind_field *d = &f->fields[i];
 		uint64_t v = member_get((const char *)p + d->off, d->width);
 
-		for (size_t k = 0; k < d->width; k++)
+		for (size_t k = 0; k < (d->count ? 8 : d->width); k++)
 			b[d->at + k] = (uint8_t)(v >> (8 * k));
 	}
 	for (size_t i = 0; i < f->nstrs; i++)
@@ -637,6 +642,8 @@ const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, 
 		const struct kind_field *d = &f->fields[i];
 		uint64_t v = 0;
 
+		if (d->count)
+			continue;
 		for (size_t k = 0; k < d->width; k++)
 			v |= (uint64_t)c->buf[d->at + k] << (8 * k);
 		member_set((char *)p + d->off, d->width, v);
@@ -652,22 +659,32 @@ void kind_copy_head(const struct kind_format *f, void *dst, const void *src)
 	memcpy((char *)dst + f->image_at, (const char *)src + f->image_at,
 	       sizeof(struct prof_image_id));
 	for (size_t i = 0; i < f->nfields; i++)
-		memcpy((char *)dst + f->fields[i].off, (const char *)src + f->fields[i].off,
-		       f->fields[i].width);
+		if (!f->fields[i].count)
+			memcpy((char *)dst + f->fields[i].off,
+			       (const char *)src + f->fields[i].off, f->fields[i].width);
 	for (size_t i = 0; i < f->nstrs; i++)
 		memcpy((char *)dst + f->strs[i].off, (const char *)src + f->strs[i].off,
 		       f->strs[i].cap);
 }
 
+const char *kind_check_head(const struct kind_format *f, const void *p)
+{
+	const char *why = kind_check_id((const void *)((const char *)p + f->image_at));
+
+	return why ? why : f->head(p);
+}
+
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
-	const char *why = f->check(p);
+	const char *why = kind_check_id(id);
 	size_t size, pos;
 	uint8_t *b;
 
 	*buf = NULL;
 	*len = 0;
+	if (!why)
+		why = f->check(p);
 	if (why)
 		return kind_cannot(f, id, why, err);
 	size = f->size(p);

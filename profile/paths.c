@@ -210,6 +210,8 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 }
 
 static const struct kind_field path_fields[] = {
+	KIND_COUNT(path_profile, nedges, POFF_NEDGES),
+	KIND_COUNT(path_profile, nsteps, POFF_NSTEPS),
 	KIND_FIELD(path_profile, bursts, POFF_BURSTS),
 	KIND_FIELD(path_profile, flags, POFF_FLAGS),
 };
@@ -244,12 +246,9 @@ static const char *check_head(const void *v)
 {
 	const struct path_profile *p = v;
 	size_t src = strnlen(p->source, sizeof(p->source));
-	const char *why = kind_check_id(&p->image);
 
 	if (src == 0 || src >= sizeof(p->source))
 		return "source empty or too long";
-	if (why)
-		return why;
 	if (p->flags & ~(uint32_t)PATH_F_KNOWN)
 		return "unknown flags";
 	return NULL;
@@ -297,7 +296,7 @@ static size_t put_records(const struct path_profile *p, uint8_t *b, size_t pos)
 int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 		struct dcpi_err *err)
 {
-	const char *why = check_head(p);
+	const char *why = kind_check_head(&path_format, p);
 	uint64_t et, st;
 	size_t size;
 	uint8_t *b;
@@ -311,8 +310,6 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 	size = path_encoded_size(p);
 	if (kind_alloc(&path_format, &p->image, size, &b, err))
 		return -ENOMEM;
-	put64(b + POFF_NEDGES, p->nedges);
-	put64(b + POFF_NSTEPS, p->nsteps);
 	put64(b + POFF_ETOTAL, et);
 	put64(b + POFF_STOTAL, st);
 	put_records(p, b, kind_put_fields(&path_format, p, b));

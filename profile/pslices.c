@@ -30,6 +30,8 @@
 #define PSL_HDR_SIZE	76
 
 static const struct kind_field pslice_fields[] = {
+	KIND_COUNT(pslice_profile, n, POFF_NEDGES), KIND_COUNT(pslice_profile, ns, POFF_NSTEPS),
+	KIND_COUNT(pslice_profile, nb, POFF_NBURSTS),
 	KIND_FIELD(pslice_profile, slice_ns, POFF_WIDTH),
 	KIND_FIELD(pslice_profile, flags, POFF_FLAGS),
 };
@@ -250,10 +252,7 @@ static const char *check_head(const void *v)
 {
 	const struct pslice_profile *p = v;
 	size_t src = strnlen(p->source, sizeof(p->source));
-	const char *why = kind_check_id(&p->image);
 
-	if (why)
-		return why;
 	if (!src || src >= sizeof(p->source))
 		return "source empty or too long";
 	if (p->flags & ~(uint32_t)PATH_F_TAKEN_ONLY)
@@ -281,7 +280,7 @@ static const char *check_records(const struct pslice_profile *p)
 int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
 		  struct dcpi_err *err)
 {
-	const char *why = check_head(p);
+	const char *why = kind_check_head(&pslice_format, p);
 	size_t size;
 	uint8_t *b;
 
@@ -294,9 +293,6 @@ int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
 	size = walk_records(p, NULL, kind_head_len(&pslice_format, p));
 	if (kind_alloc(&pslice_format, &p->image, size, &b, err))
 		return -ENOMEM;
-	put64(b + POFF_NEDGES, p->n);
-	put64(b + POFF_NSTEPS, p->ns);
-	put64(b + POFF_NBURSTS, p->nb);
 	walk_records(p, b, kind_put_fields(&pslice_format, p, b));
 	return kind_sealed(b, size, buf, len);
 }

@@ -28,6 +28,7 @@
 #define SLICE_HDR_SIZE	72
 
 static const struct kind_field slice_fields[] = {
+	KIND_COUNT(slice_profile, n, SOFF_NENTRIES), KIND_COUNT(slice_profile, nb, SOFF_NBOUNDS),
 	KIND_FIELD(slice_profile, slice_ns, SOFF_WIDTH),
 };
 static const struct kind_str slice_strs[] = {
@@ -166,10 +167,7 @@ static const char *check_head(const void *v)
 {
 	const struct slice_profile *p = v;
 	size_t ev = strnlen(p->event, sizeof(p->event));
-	const char *why = kind_check_id(&p->image);
 
-	if (why)
-		return why;
 	if (!ev || ev >= sizeof(p->event))
 		return "event empty or too long";
 	if (!p->slice_ns)
@@ -197,7 +195,7 @@ static const char *check_records(const struct slice_profile *p, uint64_t *total)
 int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 		 struct dcpi_err *err)
 {
-	const char *why = check_head(p);
+	const char *why = kind_check_head(&slice_format, p);
 	size_t size, pos;
 	uint64_t total;
 	uint8_t *b;
@@ -211,8 +209,6 @@ int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 	size = encoded_size(p);
 	if (kind_alloc(&slice_format, &p->image, size, &b, err))
 		return -ENOMEM;
-	put64(b + SOFF_NENTRIES, p->n);
-	put64(b + SOFF_NBOUNDS, p->nb);
 	put64(b + SOFF_TOTAL, total);
 	pos = kind_put_fields(&slice_format, p, b);
 	for (size_t i = 0; i < p->n; i++) {

@@ -28,6 +28,7 @@
 #define VSL_HDR_SIZE	56
 
 static const struct kind_field vslice_fields[] = {
+	KIND_COUNT(vslice_profile, n, VOFF_NSLICES),
 	KIND_FIELD(vslice_profile, slice_ns, VOFF_WIDTH),
 };
 static const struct kind_str vslice_strs[] = {
@@ -116,10 +117,7 @@ int vslice_window(const struct vslice_profile *p, uint64_t from, uint64_t to,
 static const char *check_head(const void *v)
 {
 	const struct vslice_profile *p = v;
-	const char *why = kind_check_id(&p->image);
 
-	if (why)
-		return why;
 	if (!p->slice_ns)
 		return "slice width 0";
 	for (size_t i = 1; i < p->n; i++)
@@ -138,7 +136,7 @@ static void free_bufs(uint8_t **b, size_t n)
 int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 		  struct dcpi_err *err)
 {
-	const char *why = check_head(p);
+	const char *why = kind_check_head(&vslice_format, p);
 	uint8_t **vb = NULL, *b = NULL;
 	size_t *vl = NULL, size = kind_head_len(&vslice_format, p), pos, k = 0;
 	int rc = 0;
@@ -159,7 +157,6 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 	if (!rc)
 		rc = kind_alloc(&vslice_format, &p->image, size, &b, err);
 	if (!rc) {
-		put64(b + VOFF_NSLICES, p->n);
 		pos = kind_put_fields(&vslice_format, p, b);
 		for (size_t i = 0; i < p->n; i++) {
 			pos += dcpi_varint_put(b + pos,
