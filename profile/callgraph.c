@@ -463,6 +463,4 @@ static int cg_copy(struct cg_profile *dst, const struct cg_profile *src)
 	return cg_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
 }
 
-PROF_KIND_DEFINE(cg, cg_profile, ".cg");
-PROF_KIND_FILE_API(cg, cg_profile)
-PROF_KIND_EPOCH_API(cg, cg_profile)
+PROF_KIND_API(cg, cg_profile, ".cg")

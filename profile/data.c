@@ -537,6 +537,4 @@ static int data_copy(struct data_profile *dst, const struct data_profile *src)
 	return data_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
 }
 
-PROF_KIND_DEFINE(data, data_profile, ".data");
-PROF_KIND_FILE_API(data, data_profile)
-PROF_KIND_EPOCH_API(data, data_profile)
+PROF_KIND_API(data, data_profile, ".data")

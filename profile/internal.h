@@ -261,13 +261,17 @@ int kind_images_order(const struct prof_image_id *own, struct prof_image_id **im
 struct kind_field {
 	size_t at;		/* in the file */
 	size_t off, width;	/* in the profile: a member of 4 or 8 bytes */
-	int count;		/* a count of records: written, but read and copied
-				 * by the kind's decode_body and copy */
+	int role;		/* KIND_KEPT, ... */
 };
-#define KIND_FIELD(type, member, at_)							\
-	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), 0 }
-#define KIND_COUNT(type, member, at_)							\
-	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), 1 }
+/* A field written, read and copied as it is; a count of records, written
+ * only (decode_body reads it, allocating first; a copy adds the records);
+ * a sum, written and read, not copied (the kind's merge adds it). */
+enum { KIND_KEPT, KIND_NRECORDS, KIND_SUMMED };
+#define KIND_MEMBER(type, member, at_, role_)						\
+	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), role_ }
+#define KIND_FIELD(type, member, at_) KIND_MEMBER(type, member, at_, KIND_KEPT)
+#define KIND_COUNT(type, member, at_) KIND_MEMBER(type, member, at_, KIND_NRECORDS)
+#define KIND_SUM(type, member, at_) KIND_MEMBER(type, member, at_, KIND_SUMMED)
 struct kind_str {
 	size_t off, cap;	/* a char array of the profile */
 };
@@ -351,6 +355,9 @@ size_t kind_head_len(const struct kind_format *f, const void *p);
 size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b);
 const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, void *p);
 void kind_copy_head(const struct kind_format *f, void *dst, const void *src);
+/* dst, a copy of src through f: its header (kind_copy_head), then src
+ * merged into it (f's kind's merge): 0 or -ENOMEM. */
+int kind_copy(const struct kind_format *f, void *dst, const void *src);
 /* Why p's header cannot be written or was read wrong (its image, then
  * f's head), or NULL. */
 const char *kind_check_head(const struct kind_format *f, const void *p);
@@ -431,6 +438,13 @@ int pfx##_file_merge(const char *path, const struct type *p, struct dcpi_err *er
 /* Remember a damaged file of the database once (prof_db_damaged lists them). */
 void prof_db_add_damaged(struct prof_db *db, const char *path);
 
+/* PFX_copy through kind_copy, for a kind of PROF_KIND_FORMAT. */
+#define PROF_KIND_COPY(pfx, type)							\
+static int pfx##_copy(struct type *dst, const struct type *src)			\
+{											\
+	return kind_copy(&pfx##_format, dst, src);					\
+}
+
 #define PROF_KIND_EPOCH_API(pfx, type)							\
 int pfx##_epoch_write(struct prof_db *db, const char *epoch, const struct type *p,	\
 		      struct dcpi_err *err)						\
@@ -455,5 +469,12 @@ int pfx##_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db
 {											\
 	return kind_epoch_merge(&pfx##_kind, dst, dst_epoch, src, src_epoch, err);	\
 }
+
+/* PROF_KIND_DEFINE, PROF_KIND_FILE_API and PROF_KIND_EPOCH_API together:
+ * the whole of a kind's files and epochs through kind.c. */
+#define PROF_KIND_API(pfx, type, sfx)							\
+PROF_KIND_DEFINE(pfx, type, sfx);							\
+PROF_KIND_FILE_API(pfx, type)								\
+PROF_KIND_EPOCH_API(pfx, type)
 
 #endif /* DCPI_PROFILE_INTERNAL_H */

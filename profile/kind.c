@@ -626,7 +626,7 @@ size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b)
 		const struct kind_field *d = &f->fields[i];
 		uint64_t v = member_get((const char *)p + d->off, d->width);
 
-		for (size_t k = 0; k < (d->count ? 8 : d->width); k++)
+		for (size_t k = 0; k < (d->role == KIND_NRECORDS ? 8 : d->width); k++)
 			b[d->at + k] = (uint8_t)(v >> (8 * k));
 	}
 	for (size_t i = 0; i < f->nstrs; i++)
@@ -642,7 +642,7 @@ const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, 
 		const struct kind_field *d = &f->fields[i];
 		uint64_t v = 0;
 
-		if (d->count)
+		if (d->role == KIND_NRECORDS)
 			continue;
 		for (size_t k = 0; k < d->width; k++)
 			v |= (uint64_t)c->buf[d->at + k] << (8 * k);
@@ -659,12 +659,18 @@ void kind_copy_head(const struct kind_format *f, void *dst, const void *src)
 	memcpy((char *)dst + f->image_at, (const char *)src + f->image_at,
 	       sizeof(struct prof_image_id));
 	for (size_t i = 0; i < f->nfields; i++)
-		if (!f->fields[i].count)
+		if (f->fields[i].role == KIND_KEPT)
 			memcpy((char *)dst + f->fields[i].off,
 			       (const char *)src + f->fields[i].off, f->fields[i].width);
 	for (size_t i = 0; i < f->nstrs; i++)
 		memcpy((char *)dst + f->strs[i].off, (const char *)src + f->strs[i].off,
 		       f->strs[i].cap);
+}
+
+int kind_copy(const struct kind_format *f, void *dst, const void *src)
+{
+	kind_copy_head(f, dst, src);
+	return f->kind->merge(dst, src, NULL) ? -ENOMEM : 0;
 }
 
 const char *kind_check_head(const struct kind_format *f, const void *p)

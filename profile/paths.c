@@ -212,7 +212,7 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 static const struct kind_field path_fields[] = {
 	KIND_COUNT(path_profile, nedges, POFF_NEDGES),
 	KIND_COUNT(path_profile, nsteps, POFF_NSTEPS),
-	KIND_FIELD(path_profile, bursts, POFF_BURSTS),
+	KIND_SUM(path_profile, bursts, POFF_BURSTS),
 	KIND_FIELD(path_profile, flags, POFF_FLAGS),
 };
 static const struct kind_str path_strs[] = {
@@ -419,16 +419,8 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-/* A normalized copy of p, for merging a const profile into a file. */
-static int path_copy(struct path_profile *dst, const struct path_profile *src)
-{
-	kind_copy_head(&path_format, dst, src);
-	return merge_records(dst, src);
-}
-
-PROF_KIND_DEFINE(path, path_profile, ".paths");
-PROF_KIND_FILE_API(path, path_profile)
-PROF_KIND_EPOCH_API(path, path_profile)
+PROF_KIND_COPY(path, path_profile)
+PROF_KIND_API(path, path_profile, ".paths")
 
 /* ---- transitions as text (dcpicalc --path-edges) ------------------------- */
 

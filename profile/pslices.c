@@ -383,15 +383,8 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-static int pslice_copy(struct pslice_profile *dst, const struct pslice_profile *src)
-{
-	kind_copy_head(&pslice_format, dst, src);
-	return append_all(dst, src) ? -ENOMEM : 0;
-}
-
-PROF_KIND_DEFINE(pslice, pslice_profile, ".pslices");
-PROF_KIND_FILE_API(pslice, pslice_profile)
-PROF_KIND_EPOCH_API(pslice, pslice_profile)
+PROF_KIND_COPY(pslice, pslice_profile)
+PROF_KIND_API(pslice, pslice_profile, ".pslices")
 
 int pslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 			uint64_t from, uint64_t to, struct path_profile *out,

@@ -361,12 +361,5 @@ int slice_window(const struct slice_profile *sp, size_t nsp, uint64_t from, uint
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-static int slice_copy(struct slice_profile *dst, const struct slice_profile *src)
-{
-	kind_copy_head(&slice_format, dst, src);
-	return slice_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
-}
-
-PROF_KIND_DEFINE(slice, slice_profile, ".slices");
-PROF_KIND_FILE_API(slice, slice_profile)
-PROF_KIND_EPOCH_API(slice, slice_profile)
+PROF_KIND_COPY(slice, slice_profile)
+PROF_KIND_API(slice, slice_profile, ".slices")

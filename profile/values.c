@@ -991,6 +991,4 @@ static int val_copy(struct val_profile *dst, const struct val_profile *src)
 	return val_profile_normalize(dst);
 }
 
-PROF_KIND_DEFINE(val, val_profile, ".values");
-PROF_KIND_FILE_API(val, val_profile)
-PROF_KIND_EPOCH_API(val, val_profile)
+PROF_KIND_API(val, val_profile, ".values")

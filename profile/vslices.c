@@ -224,15 +224,8 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-static int vslice_copy(struct vslice_profile *dst, const struct vslice_profile *src)
-{
-	kind_copy_head(&vslice_format, dst, src);
-	return vslice_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
-}
-
-PROF_KIND_DEFINE(vslice, vslice_profile, ".vslices");
-PROF_KIND_FILE_API(vslice, vslice_profile)
-PROF_KIND_EPOCH_API(vslice, vslice_profile)
+PROF_KIND_COPY(vslice, vslice_profile)
+PROF_KIND_API(vslice, vslice_profile, ".vslices")
 
 int vslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 			uint64_t from, uint64_t to, struct val_profile *out,
