@@ -40,7 +40,8 @@
 #define OFF_MTIME 64
 
 static const struct kind_field prof_fields[] = {
-	KIND_COUNT(prof_profile, n, OFF_N), KIND_COUNT(prof_profile, total, OFF_TOTAL),
+	KIND_COUNT(prof_profile, n, OFF_N, 0, NULL),
+	KIND_COUNT(prof_profile, total, OFF_TOTAL, 0, NULL),
 	KIND_FIELD(prof_profile, period, OFF_PERIOD),
 	KIND_FIELD(prof_profile, cycles_per_unit, OFF_CPU),
 };

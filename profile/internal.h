@@ -262,16 +262,22 @@ struct kind_field {
 	size_t at;		/* in the file */
 	size_t off, width;	/* in the profile: a member of 4 or 8 bytes */
 	int role;		/* KIND_KEPT, ... */
+	size_t min;		/* a count's: bytes a record takes at least (0: not
+				 * bounded by kind_counts_fit) */
+	const char *noun;	/* a count's records, plural ("edges") */
 };
-/* A field written, read and copied as it is; a count of records, written
- * only (decode_body reads it, allocating first; a copy adds the records);
- * a sum, written and read, not copied (the kind's merge adds it). */
+/* A field written, read and copied as it is; a count of records (or their
+ * sum), written only (decode_body reads it, allocating first; a copy adds
+ * the records); a sum, written and read, not copied (the kind's merge adds
+ * it). */
 enum { KIND_KEPT, KIND_NRECORDS, KIND_SUMMED };
-#define KIND_MEMBER(type, member, at_, role_)						\
-	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), role_ }
-#define KIND_FIELD(type, member, at_) KIND_MEMBER(type, member, at_, KIND_KEPT)
-#define KIND_COUNT(type, member, at_) KIND_MEMBER(type, member, at_, KIND_NRECORDS)
-#define KIND_SUM(type, member, at_) KIND_MEMBER(type, member, at_, KIND_SUMMED)
+#define KIND_MEMBER(type, member, at_, role_, min_, noun_)				\
+	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), role_,	\
+	  min_, noun_ }
+#define KIND_FIELD(type, member, at_) KIND_MEMBER(type, member, at_, KIND_KEPT, 0, NULL)
+#define KIND_COUNT(type, member, at_, min_, noun_)					\
+	KIND_MEMBER(type, member, at_, KIND_NRECORDS, min_, noun_)
+#define KIND_SUM(type, member, at_) KIND_MEMBER(type, member, at_, KIND_SUMMED, 0, NULL)
 struct kind_str {
 	size_t off, cap;	/* a char array of the profile */
 };
@@ -355,6 +361,11 @@ size_t kind_head_len(const struct kind_format *f, const void *p);
 size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b);
 const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, void *p);
 void kind_copy_head(const struct kind_format *f, void *dst, const void *src);
+/* Do the counts of f's header (those with a min, in the table's order) fit
+ * in the body at c, each record taking its min bytes at least?  0, or
+ * -EINVAL naming name, the counts and the body's size. */
+int kind_counts_fit(const struct kind_format *f, const struct kind_cursor *c, const char *name,
+		    struct dcpi_err *err);
 /* dst, a copy of src through f: its header (kind_copy_head), then src
  * merged into it (f's kind's merge): 0 or -ENOMEM. */
 int kind_copy(const struct kind_format *f, void *dst, const void *src);

@@ -653,6 +653,36 @@ const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, 
 	return why;
 }
 
+int kind_counts_fit(const struct kind_format *f, const struct kind_cursor *c, const char *name,
+		    struct dcpi_err *err)
+{
+	size_t body = c->size - c->pos, rem = body, len = 0, k = 0, nk = 0;
+	char what[256];
+	int fits = 1;
+
+	for (size_t i = 0; i < f->nfields; i++)
+		nk += f->fields[i].min != 0;
+	for (size_t i = 0; i < f->nfields; i++) {
+		const struct kind_field *d = &f->fields[i];
+		uint64_t n;
+
+		if (!d->min)
+			continue;
+		n = get64(c->buf + d->at);
+		if (fits && n > rem / d->min)
+			fits = 0;
+		else if (fits)
+			rem -= (size_t)n * d->min;
+		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%" PRIu64 " %s",
+					!k ? "" : k + 1 < nk ? ", " : " and ", n, d->noun);
+		k++;
+	}
+	if (fits)
+		return 0;
+	return dcpi_errf(err, -EINVAL, "%s: %s do not fit in %zu bytes of body", name, what,
+			 body);
+}
+
 void kind_copy_head(const struct kind_format *f, void *dst, const void *src)
 {
 	f->kind->init(dst);

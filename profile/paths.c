@@ -210,8 +210,8 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 }
 
 static const struct kind_field path_fields[] = {
-	KIND_COUNT(path_profile, nedges, POFF_NEDGES),
-	KIND_COUNT(path_profile, nsteps, POFF_NSTEPS),
+	KIND_COUNT(path_profile, nedges, POFF_NEDGES, 3, "edges"),
+	KIND_COUNT(path_profile, nsteps, POFF_NSTEPS, 2, "steps"),
 	KIND_SUM(path_profile, bursts, POFF_BURSTS),
 	KIND_FIELD(path_profile, flags, POFF_FLAGS),
 };
@@ -393,13 +393,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 {
 	struct path_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
-	size_t body = c->size - c->pos;
-	int rc;
+	int rc = kind_counts_fit(&path_format, c, name, err);
 
-	/* An edge takes at least 3 bytes, a step at least 2. */
-	if (ne > body / 3 || ns > (body - ne * 3) / 2)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " edges and %" PRIu64 " steps "
-				 "do not fit in %zu bytes of body", name, ne, ns, body);
+	if (rc)
+		return rc;
 	if (ne && !(p->edges = malloc((size_t)ne * sizeof(*p->edges))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " edges",
 				 name, ne);

@@ -30,8 +30,9 @@
 #define PSL_HDR_SIZE	76
 
 static const struct kind_field pslice_fields[] = {
-	KIND_COUNT(pslice_profile, n, POFF_NEDGES), KIND_COUNT(pslice_profile, ns, POFF_NSTEPS),
-	KIND_COUNT(pslice_profile, nb, POFF_NBURSTS),
+	KIND_COUNT(pslice_profile, n, POFF_NEDGES, 4, "edges"),
+	KIND_COUNT(pslice_profile, ns, POFF_NSTEPS, 3, "steps"),
+	KIND_COUNT(pslice_profile, nb, POFF_NBURSTS, 2, "bursts"),
 	KIND_FIELD(pslice_profile, slice_ns, POFF_WIDTH),
 	KIND_FIELD(pslice_profile, flags, POFF_FLAGS),
 };
@@ -356,13 +357,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	struct pslice_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
 	uint64_t nb = get64(c->buf + POFF_NBURSTS);
-	size_t body = c->size - c->pos;
-	int rc;
+	int rc = kind_counts_fit(&pslice_format, c, name, err);
 
-	if (ne > body / 4 || ns > (body - ne * 4) / 3 || nb > (body - ne * 4 - ns * 3) / 2)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " edges, %" PRIu64 " steps and %"
-				 PRIu64 " bursts do not fit in %zu bytes", name, ne, ns, nb,
-				 body);
+	if (rc)
+		return rc;
 	if ((ne && !(p->e = malloc((size_t)ne * sizeof(*p->e)))) ||
 	    (ns && !(p->s = malloc((size_t)ns * sizeof(*p->s)))) ||
 	    (nb && !(p->b = malloc((size_t)nb * sizeof(*p->b)))))

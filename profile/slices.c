@@ -28,7 +28,8 @@
 #define SLICE_HDR_SIZE	72
 
 static const struct kind_field slice_fields[] = {
-	KIND_COUNT(slice_profile, n, SOFF_NENTRIES), KIND_COUNT(slice_profile, nb, SOFF_NBOUNDS),
+	KIND_COUNT(slice_profile, n, SOFF_NENTRIES, 3, "entries"),
+	KIND_COUNT(slice_profile, nb, SOFF_NBOUNDS, 2, "boundaries"),
 	KIND_FIELD(slice_profile, slice_ns, SOFF_WIDTH),
 };
 static const struct kind_str slice_strs[] = {
@@ -279,12 +280,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	struct slice_profile *p = v;
 	uint64_t ne = get64(c->buf + SOFF_NENTRIES), nb = get64(c->buf + SOFF_NBOUNDS);
 	uint64_t total = get64(c->buf + SOFF_TOTAL);
-	size_t body = c->size - c->pos;
-	int rc;
+	int rc = kind_counts_fit(&slice_format, c, name, err);
 
-	if (ne > body / 3 || nb > (body - ne * 3) / 2)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " entries and %" PRIu64
-				 " boundaries do not fit in %zu bytes", name, ne, nb, body);
+	if (rc)
+		return rc;
 	if ((ne && !(p->e = malloc((size_t)ne * sizeof(*p->e)))) ||
 	    (nb && !(p->b = malloc((size_t)nb * sizeof(*p->b)))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);

@@ -726,8 +726,8 @@ static const char *check_list(const struct val_profile *p, const struct val_hotl
 }
 
 static const struct kind_field val_fields[] = {
-	KIND_COUNT(val_profile, nlists, VOFF_NLISTS),
-	KIND_COUNT(val_profile, nimages, VOFF_NIMAGES),
+	KIND_COUNT(val_profile, nimages, VOFF_NIMAGES, VAL_IMAGE_MIN, "images"),
+	KIND_COUNT(val_profile, nlists, VOFF_NLISTS, VAL_LIST_MIN, "hotlists"),
 	KIND_FIELD(val_profile, samples, VOFF_SAMPLES),
 };
 static const struct kind_str val_strs[] = {
@@ -939,16 +939,14 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 {
 	struct val_profile *p = v;
 	uint64_t ni = get64(c->buf + VOFF_NIMAGES), nl = get64(c->buf + VOFF_NLISTS);
-	size_t body = c->size - c->pos;
 	int rc;
 
 	if (ni > VAL_MAX_IMAGES)
 		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " images (at most %d)", name,
 				 ni, VAL_MAX_IMAGES);
-	if (ni > body / VAL_IMAGE_MIN || nl > (body - ni * VAL_IMAGE_MIN) / VAL_LIST_MIN)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " images and %" PRIu64
-				 " hotlists do not fit in %zu bytes of body", name, ni, nl,
-				 body);
+	rc = kind_counts_fit(&val_format, c, name, err);
+	if (rc)
+		return rc;
 	if (ni && !(p->images = calloc((size_t)ni, sizeof(*p->images))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " images",
 				 name, ni);

@@ -28,7 +28,7 @@
 #define VSL_HDR_SIZE	56
 
 static const struct kind_field vslice_fields[] = {
-	KIND_COUNT(vslice_profile, n, VOFF_NSLICES),
+	KIND_COUNT(vslice_profile, n, VOFF_NSLICES, 2, "slices"),
 	KIND_FIELD(vslice_profile, slice_ns, VOFF_WIDTH),
 };
 static const struct kind_str vslice_strs[] = {
@@ -208,10 +208,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 {
 	struct vslice_profile *p = v;
 	uint64_t n = get64(c->buf + VOFF_NSLICES);
-	int rc;
+	int rc = kind_counts_fit(&vslice_format, c, name, err);
 
-	if (n > (c->size - c->pos) / 2)
-		return dcpi_errf(err, -EINVAL, "%s: bad header: more slices than bytes", name);
+	if (rc)
+		return rc;
 	if (n && !(p->s = calloc((size_t)n, sizeof(*p->s))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 	p->cap = (size_t)n;
