@@ -673,8 +673,10 @@ int kind_counts_fit(const struct kind_format *f, const struct kind_cursor *c, co
 			fits = 0;
 		else if (fits)
 			rem -= (size_t)n * d->min;
-		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%" PRIu64 " %s",
-					!k ? "" : k + 1 < nk ? ", " : " and ", n, d->noun);
+		if (len < sizeof(what))
+			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%" PRIu64 " %s",
+						!k ? "" : k + 1 < nk ? ", " : " and ", n,
+						d->noun);
 		k++;
 	}
 	if (fits)
