@@ -316,10 +316,8 @@ static const char *stack_why(const struct cg_profile *p, size_t i)
 static const char *check(const void *v)
 {
 	const struct cg_profile *p = v;
-	const char *why = kind_check_id(&p->image);
+	const char *why;
 
-	if (why)
-		return why;
 	for (size_t i = 0; i < p->nimgs; i++) {
 		if ((why = kind_check_id(&p->imgs[i])))
 			return why;
@@ -465,6 +463,4 @@ static int cg_copy(struct cg_profile *dst, const struct cg_profile *src)
 	return cg_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
 }
 
-PROF_KIND_DEFINE(cg, cg_profile, ".cg");
-PROF_KIND_FILE_API(cg, cg_profile)
-PROF_KIND_EPOCH_API(cg, cg_profile)
+PROF_KIND_API(cg, cg_profile, ".cg")

@@ -306,10 +306,8 @@ static const char *kio_why(const struct data_profile *p, size_t i)
 static const char *check(const void *v)
 {
 	const struct data_profile *p = v;
-	const char *why = kind_check_id(&p->image);
+	const char *why;
 
-	if (why)
-		return why;
 	if (!p->window_ns)
 		return "window of 0 ns";
 	for (size_t i = 0; i < p->nimgs; i++)
@@ -539,6 +537,4 @@ static int data_copy(struct data_profile *dst, const struct data_profile *src)
 	return data_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
 }
 
-PROF_KIND_DEFINE(data, data_profile, ".data");
-PROF_KIND_FILE_API(data, data_profile)
-PROF_KIND_EPOCH_API(data, data_profile)
+PROF_KIND_API(data, data_profile, ".data")

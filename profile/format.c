@@ -39,26 +39,24 @@
 #define OFF_ISIZE 56
 #define OFF_MTIME 64
 
+static const struct kind_field prof_fields[] = {
+	KIND_COUNT(prof_profile, n, OFF_N, 0, NULL),
+	KIND_COUNT(prof_profile, total, OFF_TOTAL, 0, NULL),
+	KIND_FIELD(prof_profile, period, OFF_PERIOD),
+	KIND_FIELD(prof_profile, cycles_per_unit, OFF_CPU),
+};
+static const struct kind_str prof_strs[] = {
+	KIND_STR(prof_profile, event), KIND_STR(prof_profile, period_unit),
+	KIND_STR(prof_profile, image.build_id), KIND_STR(prof_profile, image.path),
+};
 PROF_KIND_FORMAT(prof, prof_profile, PROF_MAGIC, "a dcpi profile",
 		 "profile", PROF_HDR_SIZE, PROF_VERSION, OFF_ISIZE);
 
-static const char *prof_strings(const struct prof_profile *p, int i)
-{
-	switch (i) {
-	case 0: return p->event;
-	case 1: return p->period_unit;
-	case 2: return p->image.build_id;
-	default: return p->image.path;
-	}
-}
-
 size_t prof_encoded_size(const struct prof_profile *p)
 {
-	size_t size = PROF_HDR_SIZE;
+	size_t size = kind_head_len(&prof_format, p);
 	uint64_t prev = 0;
 
-	for (int i = 0; i < 4; i++)
-		size += kind_string_len(prof_strings(p, i));
 	for (size_t i = 0; i < p->n; i++) {
 		size += varint_len(p->e[i].offset - prev) + varint_len(p->e[i].count);
 		prev = p->e[i].offset;
@@ -72,17 +70,15 @@ static int valid_double(double d)
 }
 
 /* What encode requires and decode guarantees, apart from the entries. */
-static const char *prof_check_fields(const struct prof_profile *p)
+static const char *check_head(const void *v)
 {
+	const struct prof_profile *p = v;
 	size_t ev = strnlen(p->event, sizeof(p->event));
-	const char *why = kind_check_id(&p->image);
 
 	if (ev == 0 || ev >= sizeof(p->event))
 		return "event name empty or too long";
 	if (strnlen(p->period_unit, sizeof(p->period_unit)) >= sizeof(p->period_unit))
 		return "period unit too long";
-	if (why)
-		return why;
 	if (!valid_double(p->period))
 		return "period is negative or not finite";
 	if (!valid_double(p->cycles_per_unit))
@@ -93,7 +89,7 @@ static const char *prof_check_fields(const struct prof_profile *p)
 int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 		struct dcpi_err *err)
 {
-	const char *why = prof_check_fields(p);
+	const char *why = kind_check_head(&prof_format, p);
 	uint64_t sum = 0;
 	size_t size, pos;
 	uint8_t *b;
@@ -123,13 +119,7 @@ int prof_encode(const struct prof_profile *p, uint8_t **buf, size_t *len,
 		return dcpi_errf(err, -ENOMEM, "%s: %s: out of memory encoding %zu bytes",
 				 p->image.path, p->event, size);
 	kind_put_head(&prof_format, b, size, &p->image);
-	put64(b + OFF_N, p->n);
-	put64(b + OFF_TOTAL, sum);
-	put64(b + OFF_PERIOD, dbl_bits(p->period));
-	put64(b + OFF_CPU, dbl_bits(p->cycles_per_unit));
-	pos = PROF_HDR_SIZE;
-	for (int i = 0; i < 4; i++)
-		pos = kind_put_string(b, pos, prof_strings(p, i));
+	pos = kind_put_fields(&prof_format, p, b);
 	for (size_t i = 0; i < p->n; i++) {
 		pos += dcpi_varint_put(b + pos, p->e[i].offset - (i ? p->e[i - 1].offset : 0));
 		pos += dcpi_varint_put(b + pos, p->e[i].count);
@@ -192,20 +182,6 @@ static int decode_body(struct kind_cursor *cur, const char *name, void *v,
 				 "says %" PRIu64, name, sum, total);
 	p->total = total;
 	return 0;
-}
-
-/* The period, the cycles per unit, the event, the period's unit, the
- * image's build-id and path. */
-static const char *decode_head(struct kind_cursor *c, void *v)
-{
-	struct prof_profile *p = v;
-	const char *why = kind_get_string(c, p->event, sizeof(p->event));
-
-	p->period = bits_dbl(get64(c->buf + OFF_PERIOD));
-	p->cycles_per_unit = bits_dbl(get64(c->buf + OFF_CPU));
-	if (!why && !(why = kind_get_string(c, p->period_unit, sizeof(p->period_unit))))
-		why = kind_get_id_names(c, &p->image);
-	return why ? why : prof_check_fields(p);
 }
 
 int prof_read_all(const char *path, uint8_t **buf, size_t *len, struct dcpi_err *err)

@@ -249,10 +249,40 @@ int kind_images_order(const struct prof_image_id *own, struct prof_image_id **im
  * its body from pos: the position after them) and get (its own header
  * fields from c->buf and the body at c: NULL, or why not; "out of memory"
  * gives -ENOMEM).  Kinds with their own strings give kind_decode_parts
- * their kind (its init and free), head (their header fields and strings
- * from c, checked: NULL, or why the header is bad) and body (the records
- * at c: 0 or a negative errno, errors naming name).
+ * their kind (its init and free), the profile's fields kept as they are
+ * in the header (fields: nfields of them) and its strings in the order
+ * they follow the header (strs: nstrs of them), all of which kind.c
+ * writes (kind_put_fields), reads (kind_get_fields) and copies
+ * (kind_copy_head); head (NULL, or why the header so read is bad, its
+ * image checked first by kind.c) and body (the records at c: 0 or a
+ * negative errno, errors naming name).  Every kind's own image is checked
+ * by kind.c (kind_check_id) before check, get and head.
  */
+struct kind_field {
+	size_t at;		/* in the file */
+	size_t off, width;	/* in the profile: a member of 4 or 8 bytes */
+	int role;		/* KIND_KEPT, ... */
+	size_t min;		/* a count's: bytes a record takes at least (0: not
+				 * bounded by kind_counts_fit) */
+	const char *noun;	/* a count's records, plural ("edges") */
+};
+/* A field written, read and copied as it is; a count of records (or their
+ * sum), written only (decode_body reads it, allocating first; a copy adds
+ * the records); a sum, written and read, not copied (the kind's merge adds
+ * it). */
+enum { KIND_KEPT, KIND_NRECORDS, KIND_SUMMED };
+#define KIND_MEMBER(type, member, at_, role_, min_, noun_)				\
+	{ at_, offsetof(struct type, member), sizeof(((struct type *)0)->member), role_,	\
+	  min_, noun_ }
+#define KIND_FIELD(type, member, at_) KIND_MEMBER(type, member, at_, KIND_KEPT, 0, NULL)
+#define KIND_COUNT(type, member, at_, min_, noun_)					\
+	KIND_MEMBER(type, member, at_, KIND_NRECORDS, min_, noun_)
+#define KIND_SUM(type, member, at_) KIND_MEMBER(type, member, at_, KIND_SUMMED, 0, NULL)
+struct kind_str {
+	size_t off, cap;	/* a char array of the profile */
+};
+#define KIND_STR(type, member)								\
+	{ offsetof(struct type, member), sizeof(((struct type *)0)->member) }
 struct kind_format {
 	const char *magic;
 	const char *what;
@@ -265,7 +295,12 @@ struct kind_format {
 	size_t (*put)(const void *p, uint8_t *b, size_t pos);
 	const char *(*get)(struct kind_cursor *c, void *p);
 	const struct prof_kind *kind;
-	const char *(*head)(struct kind_cursor *c, void *p);
+	const struct kind_field *fields;
+	size_t nfields;
+	const struct kind_str *strs;
+	size_t nstrs;
+	size_t image_at;	/* of the struct prof_image_id in the profile */
+	const char *(*head)(const void *p);
 	int (*body)(struct kind_cursor *c, const char *name, void *p, struct dcpi_err *err);
 };
 /* The header with the image's size and mtime into the size bytes at b
@@ -292,28 +327,51 @@ int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, con
 /*
  * The struct kind_format PFX_format of a kind decoded by kind_decode_parts:
  * its struct prof_kind PFX_kind (PROF_KIND_DEFINE, later in the file), its
- * static decode_head and decode_body (the callbacks head and body above);
- * and its PFX_decode (include/dcpi/profile.h) through them.
+ * static arrays PFX_fields and PFX_strs (earlier in the file), its static
+ * check_head and decode_body (the callbacks head and body above); and its
+ * PFX_decode (include/dcpi/profile.h) through them.
  */
 #define PROF_KIND_FORMAT(pfx, type, magic_, what_, noun_, hdr, ver, off)		\
 static const struct prof_kind pfx##_kind;						\
-static const char *decode_head(struct kind_cursor *c, void *v);				\
+static const char *check_head(const void *v);						\
 static int decode_body(struct kind_cursor *c, const char *name, void *v,		\
 		       struct dcpi_err *err);						\
 static const struct kind_format pfx##_format = {					\
 	.magic = magic_, .what = what_, .noun = noun_, .hdr_size = hdr, .version = ver,	\
-	.off_image = off, .kind = &pfx##_kind, .head = decode_head, .body = decode_body,	\
+	.off_image = off, .kind = &pfx##_kind, .head = check_head, .body = decode_body,	\
+	.fields = pfx##_fields, .nfields = sizeof(pfx##_fields) / sizeof(pfx##_fields[0]),	\
+	.strs = pfx##_strs, .nstrs = sizeof(pfx##_strs) / sizeof(pfx##_strs[0]),	\
+	.image_at = offsetof(struct type, image),					\
 };											\
 int pfx##_decode(const uint8_t *buf, size_t len, const char *name, struct type *p,	\
 		 struct dcpi_err *err)							\
 {											\
 	return kind_decode_parts(&pfx##_format, buf, len, name, p, &p->image, err);	\
 }
-/* buf into p through f's head and body, its image into id; p initialized
- * first, and again (freed) on error; name NULL: "(buffer)". */
+/* buf into p through f's fields, strings, head and body, its image into
+ * id; p initialized first, and again (freed) on error; name NULL:
+ * "(buffer)". */
 int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t len,
 		      const char *name, void *p, struct prof_image_id *id,
 		      struct dcpi_err *err);
+/* f's fields and strings of p: the bytes the header and the strings take;
+ * written into b (the position after the strings); read from c (NULL, or
+ * why not); copied from src into dst, initialized first, with its image. */
+size_t kind_head_len(const struct kind_format *f, const void *p);
+size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b);
+const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, void *p);
+void kind_copy_head(const struct kind_format *f, void *dst, const void *src);
+/* Do the counts of f's header (those with a min, in the table's order) fit
+ * in the body at c, each record taking its min bytes at least?  0, or
+ * -EINVAL naming name, the counts and the body's size. */
+int kind_counts_fit(const struct kind_format *f, const struct kind_cursor *c, const char *name,
+		    struct dcpi_err *err);
+/* dst, a copy of src through f: its header (kind_copy_head), then src
+ * merged into it (f's kind's merge): 0 or -ENOMEM. */
+int kind_copy(const struct kind_format *f, void *dst, const void *src);
+/* Why p's header cannot be written or was read wrong (its image, then
+ * f's head), or NULL. */
+const char *kind_check_head(const struct kind_format *f, const void *p);
 /* p, whose image is id, into a malloc'd *buf of *len bytes. */
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err);
@@ -391,6 +449,13 @@ int pfx##_file_merge(const char *path, const struct type *p, struct dcpi_err *er
 /* Remember a damaged file of the database once (prof_db_damaged lists them). */
 void prof_db_add_damaged(struct prof_db *db, const char *path);
 
+/* PFX_copy through kind_copy, for a kind of PROF_KIND_FORMAT. */
+#define PROF_KIND_COPY(pfx, type)							\
+static int pfx##_copy(struct type *dst, const struct type *src)			\
+{											\
+	return kind_copy(&pfx##_format, dst, src);					\
+}
+
 #define PROF_KIND_EPOCH_API(pfx, type)							\
 int pfx##_epoch_write(struct prof_db *db, const char *epoch, const struct type *p,	\
 		      struct dcpi_err *err)						\
@@ -415,5 +480,12 @@ int pfx##_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db
 {											\
 	return kind_epoch_merge(&pfx##_kind, dst, dst_epoch, src, src_epoch, err);	\
 }
+
+/* PROF_KIND_DEFINE, PROF_KIND_FILE_API and PROF_KIND_EPOCH_API together:
+ * the whole of a kind's files and epochs through kind.c. */
+#define PROF_KIND_API(pfx, type, sfx)							\
+PROF_KIND_DEFINE(pfx, type, sfx);							\
+PROF_KIND_FILE_API(pfx, type)								\
+PROF_KIND_EPOCH_API(pfx, type)
 
 #endif /* DCPI_PROFILE_INTERNAL_H */

@@ -7,8 +7,11 @@
  * file that does not decode an error naming it), and merge one epoch's
  * into another's; and the header every such file starts with (magic,
  * version at 8, CRC-32C at 12 over the rest, size at 16), the sample
- * profiles' (format.c) included.  Each kind gives
- * its encoder, decoder and merge through a struct prof_kind (internal.h).
+ * profiles' (format.c) included, with the header's fields and strings each
+ * kind lists in its struct kind_format (written, read, copied and checked
+ * here: kind_put_fields, kind_get_fields, kind_copy_head, kind_check_head).
+ * Each kind gives its encoder, decoder and merge through a struct
+ * prof_kind (internal.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -547,6 +550,8 @@ int kind_decode(const struct kind_format *f, const uint8_t *buf, size_t len, con
 		return rc;
 	why = kind_get_id_names(&c, id);
 	if (!why)
+		why = kind_check_id(id);
+	if (!why)
 		why = f->get(&c, p);
 	if (!why)
 		return 0;
@@ -568,7 +573,9 @@ int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t le
 	rc = kind_decode_head(f, &c, name, id, err);
 	if (rc)
 		return rc;
-	why = f->head(&c, p);
+	why = kind_get_fields(f, &c, p);
+	if (!why)
+		why = kind_check_head(f, p);
 	if (why) {
 		f->kind->init(p);
 		return dcpi_errf(err, -EINVAL, "%s: bad header: %s", name, why);
@@ -581,15 +588,141 @@ int kind_decode_parts(const struct kind_format *f, const uint8_t *buf, size_t le
 	return rc;
 }
 
+size_t kind_head_len(const struct kind_format *f, const void *p)
+{
+	size_t size = f->hdr_size;
+
+	for (size_t i = 0; i < f->nstrs; i++)
+		size += kind_string_len((const char *)p + f->strs[i].off);
+	return size;
+}
+
+/* A field's member (4 or 8 bytes) as a number, and back. */
+static uint64_t member_get(const void *m, size_t width)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	if (width == 4) {
+		memcpy(&v32, m, 4);
+		return v32;
+	}
+	memcpy(&v64, m, 8);
+	return v64;
+}
+
+static void member_set(void *m, size_t width, uint64_t v)
+{
+	uint32_t v32 = (uint32_t)v;
+
+	memcpy(m, width == 4 ? (void *)&v32 : (void *)&v, width);
+}
+
+size_t kind_put_fields(const struct kind_format *f, const void *p, uint8_t *b)
+{
+	size_t pos = f->hdr_size;
+
+	for (size_t i = 0; i < f->nfields; i++) {
+		const struct kind_field *d = &f->fields[i];
+		uint64_t v = member_get((const char *)p + d->off, d->width);
+
+		for (size_t k = 0; k < (d->role == KIND_NRECORDS ? 8 : d->width); k++)
+			b[d->at + k] = (uint8_t)(v >> (8 * k));
+	}
+	for (size_t i = 0; i < f->nstrs; i++)
+		pos = kind_put_string(b, pos, (const char *)p + f->strs[i].off);
+	return pos;
+}
+
+const char *kind_get_fields(const struct kind_format *f, struct kind_cursor *c, void *p)
+{
+	const char *why = NULL;
+
+	for (size_t i = 0; i < f->nfields; i++) {
+		const struct kind_field *d = &f->fields[i];
+		uint64_t v = 0;
+
+		if (d->role == KIND_NRECORDS)
+			continue;
+		for (size_t k = 0; k < d->width; k++)
+			v |= (uint64_t)c->buf[d->at + k] << (8 * k);
+		member_set((char *)p + d->off, d->width, v);
+	}
+	for (size_t i = 0; i < f->nstrs && !why; i++)
+		why = kind_get_string(c, (char *)p + f->strs[i].off, f->strs[i].cap);
+	return why;
+}
+
+int kind_counts_fit(const struct kind_format *f, const struct kind_cursor *c, const char *name,
+		    struct dcpi_err *err)
+{
+	size_t body = c->size - c->pos, rem = body, len = 0, k = 0, nk = 0;
+	char what[256];
+	int fits = 1;
+
+	for (size_t i = 0; i < f->nfields; i++)
+		nk += f->fields[i].min != 0;
+	for (size_t i = 0; i < f->nfields; i++) {
+		const struct kind_field *d = &f->fields[i];
+		uint64_t n;
+
+		if (!d->min)
+			continue;
+		n = get64(c->buf + d->at);
+		if (fits && n > rem / d->min)
+			fits = 0;
+		else if (fits)
+			rem -= (size_t)n * d->min;
+		if (len < sizeof(what))
+			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%" PRIu64 " %s",
+						!k ? "" : k + 1 < nk ? ", " : " and ", n,
+						d->noun);
+		k++;
+	}
+	if (fits)
+		return 0;
+	return dcpi_errf(err, -EINVAL, "%s: %s do not fit in %zu bytes of body", name, what,
+			 body);
+}
+
+void kind_copy_head(const struct kind_format *f, void *dst, const void *src)
+{
+	f->kind->init(dst);
+	memcpy((char *)dst + f->image_at, (const char *)src + f->image_at,
+	       sizeof(struct prof_image_id));
+	for (size_t i = 0; i < f->nfields; i++)
+		if (f->fields[i].role == KIND_KEPT)
+			memcpy((char *)dst + f->fields[i].off,
+			       (const char *)src + f->fields[i].off, f->fields[i].width);
+	for (size_t i = 0; i < f->nstrs; i++)
+		memcpy((char *)dst + f->strs[i].off, (const char *)src + f->strs[i].off,
+		       f->strs[i].cap);
+}
+
+int kind_copy(const struct kind_format *f, void *dst, const void *src)
+{
+	kind_copy_head(f, dst, src);
+	return f->kind->merge(dst, src, NULL) ? -ENOMEM : 0;
+}
+
+const char *kind_check_head(const struct kind_format *f, const void *p)
+{
+	const char *why = kind_check_id((const void *)((const char *)p + f->image_at));
+
+	return why ? why : f->head(p);
+}
+
 int kind_encode(const struct kind_format *f, const void *p, const struct prof_image_id *id,
 		uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
-	const char *why = f->check(p);
+	const char *why = kind_check_id(id);
 	size_t size, pos;
 	uint8_t *b;
 
 	*buf = NULL;
 	*len = 0;
+	if (!why)
+		why = f->check(p);
 	if (why)
 		return kind_cannot(f, id, why, err);
 	size = f->size(p);

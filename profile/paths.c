@@ -209,25 +209,24 @@ static uint64_t unzigzag(uint64_t from, uint64_t z)
 	return from + ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
 }
 
+static const struct kind_field path_fields[] = {
+	KIND_COUNT(path_profile, nedges, POFF_NEDGES, 3, "edges"),
+	KIND_COUNT(path_profile, nsteps, POFF_NSTEPS, 2, "steps"),
+	KIND_SUM(path_profile, bursts, POFF_BURSTS),
+	KIND_FIELD(path_profile, flags, POFF_FLAGS),
+};
+static const struct kind_str path_strs[] = {
+	KIND_STR(path_profile, source), KIND_STR(path_profile, image.build_id),
+	KIND_STR(path_profile, image.path),
+};
 PROF_KIND_FORMAT(path, path_profile, PATH_MAGIC, "a dcpi path profile",
 		 "paths", PATH_HDR_SIZE, PATH_VERSION, POFF_ISIZE);
 
-static const char *path_strings(const struct path_profile *p, int i)
-{
-	switch (i) {
-	case 0: return p->source;
-	case 1: return p->image.build_id;
-	default: return p->image.path;
-	}
-}
-
 size_t path_encoded_size(const struct path_profile *p)
 {
-	size_t size = PATH_HDR_SIZE;
+	size_t size = kind_head_len(&path_format, p);
 	uint64_t prev = 0;
 
-	for (int i = 0; i < 3; i++)
-		size += kind_string_len(path_strings(p, i));
 	for (size_t i = 0; i < p->nedges; i++) {
 		const struct path_edge *e = &p->edges[i];
 
@@ -243,15 +242,13 @@ size_t path_encoded_size(const struct path_profile *p)
 	return size;
 }
 
-static const char *path_check_fields(const struct path_profile *p)
+static const char *check_head(const void *v)
 {
+	const struct path_profile *p = v;
 	size_t src = strnlen(p->source, sizeof(p->source));
-	const char *why = kind_check_id(&p->image);
 
 	if (src == 0 || src >= sizeof(p->source))
 		return "source empty or too long";
-	if (why)
-		return why;
 	if (p->flags & ~(uint32_t)PATH_F_KNOWN)
 		return "unknown flags";
 	return NULL;
@@ -299,9 +296,9 @@ static size_t put_records(const struct path_profile *p, uint8_t *b, size_t pos)
 int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 		struct dcpi_err *err)
 {
-	const char *why = path_check_fields(p);
+	const char *why = kind_check_head(&path_format, p);
 	uint64_t et, st;
-	size_t size, pos = PATH_HDR_SIZE;
+	size_t size;
 	uint8_t *b;
 
 	*buf = NULL;
@@ -313,15 +310,9 @@ int path_encode(const struct path_profile *p, uint8_t **buf, size_t *len,
 	size = path_encoded_size(p);
 	if (kind_alloc(&path_format, &p->image, size, &b, err))
 		return -ENOMEM;
-	put64(b + POFF_NEDGES, p->nedges);
-	put64(b + POFF_NSTEPS, p->nsteps);
 	put64(b + POFF_ETOTAL, et);
 	put64(b + POFF_STOTAL, st);
-	put64(b + POFF_BURSTS, p->bursts);
-	put32(b + POFF_FLAGS, p->flags);
-	for (int i = 0; i < 3; i++)
-		pos = kind_put_string(b, pos, path_strings(p, i));
-	put_records(p, b, pos);
+	put_records(p, b, kind_put_fields(&path_format, p, b));
 	return kind_sealed(b, size, buf, len);
 }
 
@@ -402,13 +393,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 {
 	struct path_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
-	size_t body = c->size - c->pos;
-	int rc;
+	int rc = kind_counts_fit(&path_format, c, name, err);
 
-	/* An edge takes at least 3 bytes, a step at least 2. */
-	if (ne > body / 3 || ns > (body - ne * 3) / 2)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " edges and %" PRIu64 " steps "
-				 "do not fit in %zu bytes of body", name, ne, ns, body);
+	if (rc)
+		return rc;
 	if (ne && !(p->edges = malloc((size_t)ne * sizeof(*p->edges))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " edges",
 				 name, ne);
@@ -426,35 +414,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	return rc;
 }
 
-/* The bursts and flags, the source, the image's build-id and path. */
-static const char *decode_head(struct kind_cursor *c, void *v)
-{
-	struct path_profile *p = v;
-	const char *why = kind_get_string(c, p->source, sizeof(p->source));
-
-	p->bursts = get64(c->buf + POFF_BURSTS);
-	p->flags = get32(c->buf + POFF_FLAGS);
-	if (!why)
-		why = kind_get_id_names(c, &p->image);
-	return why ? why : path_check_fields(p);
-}
-
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-/* A normalized copy of p, for merging a const profile into a file. */
-static int path_copy(struct path_profile *dst, const struct path_profile *src)
-{
-	path_profile_init(dst);
-	dst->image = src->image;
-	memcpy(dst->source, src->source, sizeof(dst->source));
-	dst->flags = src->flags;
-	dst->bursts = src->bursts;
-	return merge_records(dst, src);
-}
-
-PROF_KIND_DEFINE(path, path_profile, ".paths");
-PROF_KIND_FILE_API(path, path_profile)
-PROF_KIND_EPOCH_API(path, path_profile)
+PROF_KIND_COPY(path, path_profile)
+PROF_KIND_API(path, path_profile, ".paths")
 
 /* ---- transitions as text (dcpicalc --path-edges) ------------------------- */
 

@@ -29,6 +29,17 @@
 #define POFF_FLAGS	72
 #define PSL_HDR_SIZE	76
 
+static const struct kind_field pslice_fields[] = {
+	KIND_COUNT(pslice_profile, n, POFF_NEDGES, 4, "edges"),
+	KIND_COUNT(pslice_profile, ns, POFF_NSTEPS, 3, "steps"),
+	KIND_COUNT(pslice_profile, nb, POFF_NBURSTS, 2, "bursts"),
+	KIND_FIELD(pslice_profile, slice_ns, POFF_WIDTH),
+	KIND_FIELD(pslice_profile, flags, POFF_FLAGS),
+};
+static const struct kind_str pslice_strs[] = {
+	KIND_STR(pslice_profile, source), KIND_STR(pslice_profile, image.build_id),
+	KIND_STR(pslice_profile, image.path),
+};
 PROF_KIND_FORMAT(pslice, pslice_profile, PSL_MAGIC, "a dcpi path-slice profile",
 		 "path slices", PSL_HDR_SIZE, PSL_VERSION, POFF_ISIZE);
 
@@ -175,11 +186,6 @@ int pslice_window(const struct pslice_profile *p, uint64_t from, uint64_t to,
 
 /* --- bytes ------------------------------------------------------------------ */
 
-static const char *psl_strings(const struct pslice_profile *p, int i)
-{
-	return i == 0 ? p->source : i == 1 ? p->image.build_id : p->image.path;
-}
-
 static uint64_t zigzag(uint64_t from, uint64_t to)
 {
 	uint64_t d = to - from;
@@ -243,13 +249,11 @@ static size_t walk_records(const struct pslice_profile *p, uint8_t *b, size_t po
 	return pos;
 }
 
-static const char *check_fields(const struct pslice_profile *p)
+static const char *check_head(const void *v)
 {
+	const struct pslice_profile *p = v;
 	size_t src = strnlen(p->source, sizeof(p->source));
-	const char *why = kind_check_id(&p->image);
 
-	if (why)
-		return why;
 	if (!src || src >= sizeof(p->source))
 		return "source empty or too long";
 	if (p->flags & ~(uint32_t)PATH_F_TAKEN_ONLY)
@@ -277,8 +281,8 @@ static const char *check_records(const struct pslice_profile *p)
 int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
 		  struct dcpi_err *err)
 {
-	const char *why = check_fields(p);
-	size_t size = PSL_HDR_SIZE, pos = PSL_HDR_SIZE;
+	const char *why = kind_check_head(&pslice_format, p);
+	size_t size;
 	uint8_t *b;
 
 	*buf = NULL;
@@ -287,19 +291,10 @@ int pslice_encode(const struct pslice_profile *p, uint8_t **buf, size_t *len,
 		why = check_records(p);
 	if (why)
 		return kind_cannot(&pslice_format, &p->image, why, err);
-	for (int i = 0; i < 3; i++)
-		size += kind_string_len(psl_strings(p, i));
-	size = walk_records(p, NULL, size);
+	size = walk_records(p, NULL, kind_head_len(&pslice_format, p));
 	if (kind_alloc(&pslice_format, &p->image, size, &b, err))
 		return -ENOMEM;
-	put64(b + POFF_NEDGES, p->n);
-	put64(b + POFF_NSTEPS, p->ns);
-	put64(b + POFF_NBURSTS, p->nb);
-	put64(b + POFF_WIDTH, p->slice_ns);
-	put32(b + POFF_FLAGS, p->flags);
-	for (int i = 0; i < 3; i++)
-		pos = kind_put_string(b, pos, psl_strings(p, i));
-	walk_records(p, b, pos);
+	walk_records(p, b, kind_put_fields(&pslice_format, p, b));
 	return kind_sealed(b, size, buf, len);
 }
 
@@ -362,13 +357,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	struct pslice_profile *p = v;
 	uint64_t ne = get64(c->buf + POFF_NEDGES), ns = get64(c->buf + POFF_NSTEPS);
 	uint64_t nb = get64(c->buf + POFF_NBURSTS);
-	size_t body = c->size - c->pos;
-	int rc;
+	int rc = kind_counts_fit(&pslice_format, c, name, err);
 
-	if (ne > body / 4 || ns > (body - ne * 4) / 3 || nb > (body - ne * 4 - ns * 3) / 2)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " edges, %" PRIu64 " steps and %"
-				 PRIu64 " bursts do not fit in %zu bytes", name, ne, ns, nb,
-				 body);
+	if (rc)
+		return rc;
 	if ((ne && !(p->e = malloc((size_t)ne * sizeof(*p->e)))) ||
 	    (ns && !(p->s = malloc((size_t)ns * sizeof(*p->s)))) ||
 	    (nb && !(p->b = malloc((size_t)nb * sizeof(*p->b)))))
@@ -387,34 +379,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	return rc;
 }
 
-/* The width and flags, the source, the image's build-id and path. */
-static const char *decode_head(struct kind_cursor *c, void *v)
-{
-	struct pslice_profile *p = v;
-	const char *why = kind_get_string(c, p->source, sizeof(p->source));
-
-	p->slice_ns = get64(c->buf + POFF_WIDTH);
-	p->flags = get32(c->buf + POFF_FLAGS);
-	if (!why)
-		why = kind_get_id_names(c, &p->image);
-	return why ? why : check_fields(p);
-}
-
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-static int pslice_copy(struct pslice_profile *dst, const struct pslice_profile *src)
-{
-	pslice_profile_init(dst);
-	dst->image = src->image;
-	memcpy(dst->source, src->source, sizeof(dst->source));
-	dst->flags = src->flags;
-	dst->slice_ns = src->slice_ns;
-	return append_all(dst, src) ? -ENOMEM : 0;
-}
-
-PROF_KIND_DEFINE(pslice, pslice_profile, ".pslices");
-PROF_KIND_FILE_API(pslice, pslice_profile)
-PROF_KIND_EPOCH_API(pslice, pslice_profile)
+PROF_KIND_COPY(pslice, pslice_profile)
+PROF_KIND_API(pslice, pslice_profile, ".pslices")
 
 int pslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 			uint64_t from, uint64_t to, struct path_profile *out,

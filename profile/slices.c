@@ -27,6 +27,15 @@
 #define SOFF_MTIME	64
 #define SLICE_HDR_SIZE	72
 
+static const struct kind_field slice_fields[] = {
+	KIND_COUNT(slice_profile, n, SOFF_NENTRIES, 3, "entries"),
+	KIND_COUNT(slice_profile, nb, SOFF_NBOUNDS, 2, "boundaries"),
+	KIND_FIELD(slice_profile, slice_ns, SOFF_WIDTH),
+};
+static const struct kind_str slice_strs[] = {
+	KIND_STR(slice_profile, image.build_id), KIND_STR(slice_profile, image.path),
+	KIND_STR(slice_profile, event),
+};
 PROF_KIND_FORMAT(slice, slice_profile, SLICE_MAGIC, "a dcpi time-slice profile",
 		 "slices", SLICE_HDR_SIZE, SLICE_VERSION, SOFF_ISIZE);
 
@@ -133,11 +142,6 @@ int slice_profile_merge(struct slice_profile *dst, const struct slice_profile *s
 
 /* --- bytes ------------------------------------------------------------------ */
 
-static const char *slice_strings(const struct slice_profile *p, int i)
-{
-	return i == 0 ? p->image.build_id : i == 1 ? p->image.path : p->event;
-}
-
 /* The entry's offset as stored: a delta within its slice, else absolute. */
 static uint64_t off_delta(const struct slice_entry *prev, const struct slice_entry *e)
 {
@@ -146,10 +150,8 @@ static uint64_t off_delta(const struct slice_entry *prev, const struct slice_ent
 
 static size_t encoded_size(const struct slice_profile *p)
 {
-	size_t size = SLICE_HDR_SIZE;
+	size_t size = kind_head_len(&slice_format, p);
 
-	for (int i = 0; i < 3; i++)
-		size += kind_string_len(slice_strings(p, i));
 	for (size_t i = 0; i < p->n; i++) {
 		const struct slice_entry *prev = i ? &p->e[i - 1] : NULL;
 
@@ -162,13 +164,11 @@ static size_t encoded_size(const struct slice_profile *p)
 	return size;
 }
 
-static const char *check_fields(const struct slice_profile *p)
+static const char *check_head(const void *v)
 {
+	const struct slice_profile *p = v;
 	size_t ev = strnlen(p->event, sizeof(p->event));
-	const char *why = kind_check_id(&p->image);
 
-	if (why)
-		return why;
 	if (!ev || ev >= sizeof(p->event))
 		return "event empty or too long";
 	if (!p->slice_ns)
@@ -196,8 +196,8 @@ static const char *check_records(const struct slice_profile *p, uint64_t *total)
 int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 		 struct dcpi_err *err)
 {
-	const char *why = check_fields(p);
-	size_t size, pos = SLICE_HDR_SIZE;
+	const char *why = kind_check_head(&slice_format, p);
+	size_t size, pos;
 	uint64_t total;
 	uint8_t *b;
 
@@ -210,12 +210,8 @@ int slice_encode(const struct slice_profile *p, uint8_t **buf, size_t *len,
 	size = encoded_size(p);
 	if (kind_alloc(&slice_format, &p->image, size, &b, err))
 		return -ENOMEM;
-	put64(b + SOFF_NENTRIES, p->n);
-	put64(b + SOFF_NBOUNDS, p->nb);
 	put64(b + SOFF_TOTAL, total);
-	put64(b + SOFF_WIDTH, p->slice_ns);
-	for (int i = 0; i < 3; i++)
-		pos = kind_put_string(b, pos, slice_strings(p, i));
+	pos = kind_put_fields(&slice_format, p, b);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct slice_entry *prev = i ? &p->e[i - 1] : NULL;
 
@@ -284,12 +280,10 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	struct slice_profile *p = v;
 	uint64_t ne = get64(c->buf + SOFF_NENTRIES), nb = get64(c->buf + SOFF_NBOUNDS);
 	uint64_t total = get64(c->buf + SOFF_TOTAL);
-	size_t body = c->size - c->pos;
-	int rc;
+	int rc = kind_counts_fit(&slice_format, c, name, err);
 
-	if (ne > body / 3 || nb > (body - ne * 3) / 2)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " entries and %" PRIu64
-				 " boundaries do not fit in %zu bytes", name, ne, nb, body);
+	if (rc)
+		return rc;
 	if ((ne && !(p->e = malloc((size_t)ne * sizeof(*p->e)))) ||
 	    (nb && !(p->b = malloc((size_t)nb * sizeof(*p->b)))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
@@ -305,18 +299,6 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 		rc = dcpi_errf(err, -EINVAL, "%s: %zu bytes of garbage after the records", name,
 			       c->size - c->pos);
 	return rc;
-}
-
-/* The width, the image's build-id and path, the event. */
-static const char *decode_head(struct kind_cursor *c, void *v)
-{
-	struct slice_profile *p = v;
-	const char *why = kind_get_id_names(c, &p->image);
-
-	p->slice_ns = get64(c->buf + SOFF_WIDTH);
-	if (!why)
-		why = kind_get_string(c, p->event, sizeof(p->event));
-	return why ? why : check_fields(p);
 }
 
 /* --- a time window over an epoch's profiles ------------------------------ */
@@ -378,15 +360,5 @@ int slice_window(const struct slice_profile *sp, size_t nsp, uint64_t from, uint
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-static int slice_copy(struct slice_profile *dst, const struct slice_profile *src)
-{
-	slice_profile_init(dst);
-	dst->image = src->image;
-	memcpy(dst->event, src->event, sizeof(dst->event));
-	dst->slice_ns = src->slice_ns;
-	return slice_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
-}
-
-PROF_KIND_DEFINE(slice, slice_profile, ".slices");
-PROF_KIND_FILE_API(slice, slice_profile)
-PROF_KIND_EPOCH_API(slice, slice_profile)
+PROF_KIND_COPY(slice, slice_profile)
+PROF_KIND_API(slice, slice_profile, ".slices")

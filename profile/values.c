@@ -725,10 +725,20 @@ static const char *check_list(const struct val_profile *p, const struct val_hotl
 	return why[0] ? why : NULL;
 }
 
+static const struct kind_field val_fields[] = {
+	KIND_COUNT(val_profile, nimages, VOFF_NIMAGES, VAL_IMAGE_MIN, "images"),
+	KIND_COUNT(val_profile, nlists, VOFF_NLISTS, VAL_LIST_MIN, "hotlists"),
+	KIND_FIELD(val_profile, samples, VOFF_SAMPLES),
+};
+static const struct kind_str val_strs[] = {
+	KIND_STR(val_profile, image.build_id), KIND_STR(val_profile, image.path),
+};
+PROF_KIND_FORMAT(val, val_profile, VAL_MAGIC, "a dcpi value profile",
+		 "values", VAL_HDR_SIZE, VAL_VERSION, VOFF_ISIZE);
+
 static size_t val_encoded_size(const struct val_profile *p)
 {
-	size_t size = VAL_HDR_SIZE + kind_string_len(p->image.build_id) +
-		      kind_string_len(p->image.path);
+	size_t size = kind_head_len(&val_format, p);
 	uint64_t prev = 0;
 
 	for (size_t i = 0; i < p->nimages; i++) {
@@ -752,8 +762,6 @@ static void put_body(const struct val_profile *p, uint8_t *b, size_t pos)
 {
 	uint64_t prev = 0;
 
-	pos = kind_put_string(b, pos, p->image.build_id);
-	pos = kind_put_string(b, pos, p->image.path);
 	for (size_t i = 0; i < p->nimages; i++) {
 		const struct prof_image_id *id = &p->images[i];
 
@@ -812,9 +820,6 @@ static const char *check_profile(const struct val_profile *p, char *why, size_t 
 	return NULL;
 }
 
-PROF_KIND_FORMAT(val, val_profile, VAL_MAGIC, "a dcpi value profile",
-		 "values", VAL_HDR_SIZE, VAL_VERSION, VOFF_ISIZE);
-
 int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct dcpi_err *err)
 {
 	char w[256];
@@ -829,10 +834,7 @@ int val_encode(const struct val_profile *p, uint8_t **buf, size_t *len, struct d
 	size = val_encoded_size(p);
 	if (kind_alloc(&val_format, &p->image, size, &b, err))
 		return -ENOMEM;
-	put64(b + VOFF_NLISTS, p->nlists);
-	put64(b + VOFF_NIMAGES, p->nimages);
-	put64(b + VOFF_SAMPLES, p->samples);
-	put_body(p, b, VAL_HDR_SIZE);
+	put_body(p, b, kind_put_fields(&val_format, p, b));
 	return kind_sealed(b, size, buf, len);
 }
 
@@ -937,16 +939,14 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 {
 	struct val_profile *p = v;
 	uint64_t ni = get64(c->buf + VOFF_NIMAGES), nl = get64(c->buf + VOFF_NLISTS);
-	size_t body = c->size - c->pos;
 	int rc;
 
 	if (ni > VAL_MAX_IMAGES)
 		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " images (at most %d)", name,
 				 ni, VAL_MAX_IMAGES);
-	if (ni > body / VAL_IMAGE_MIN || nl > (body - ni * VAL_IMAGE_MIN) / VAL_LIST_MIN)
-		return dcpi_errf(err, -EINVAL, "%s: %" PRIu64 " images and %" PRIu64
-				 " hotlists do not fit in %zu bytes of body", name, ni, nl,
-				 body);
+	rc = kind_counts_fit(&val_format, c, name, err);
+	if (rc)
+		return rc;
 	if (ni && !(p->images = calloc((size_t)ni, sizeof(*p->images))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory for %" PRIu64 " images",
 				 name, ni);
@@ -961,14 +961,11 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 	return rc;
 }
 
-/* The samples, the image's build-id and path. */
-static const char *decode_head(struct kind_cursor *c, void *v)
+/* The header holds nothing to check beyond the image (kind.c checks it);
+ * decode_body checks the rest. */
+static const char *check_head(const void *v)
 {
-	struct val_profile *p = v;
-	const char *why = kind_get_id_names(c, &p->image);
-
-	p->samples = get64(c->buf + VOFF_SAMPLES);
-	return why ? why : kind_check_id(&p->image);
+	return NULL;
 }
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
@@ -976,9 +973,7 @@ static const char *decode_head(struct kind_cursor *c, void *v)
 /* A normalized copy of src (lists and images as they are). */
 static int val_copy(struct val_profile *dst, const struct val_profile *src)
 {
-	val_profile_init(dst);
-	dst->image = src->image;
-	dst->samples = src->samples;
+	kind_copy_head(&val_format, dst, src);
 	if (src->nimages && !(dst->images = malloc(src->nimages * sizeof(*dst->images))))
 		return -ENOMEM;
 	dst->nimages = dst->cap_images = src->nimages;
@@ -994,6 +989,4 @@ static int val_copy(struct val_profile *dst, const struct val_profile *src)
 	return val_profile_normalize(dst);
 }
 
-PROF_KIND_DEFINE(val, val_profile, ".values");
-PROF_KIND_FILE_API(val, val_profile)
-PROF_KIND_EPOCH_API(val, val_profile)
+PROF_KIND_API(val, val_profile, ".values")

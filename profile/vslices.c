@@ -27,6 +27,13 @@
 #define VOFF_MTIME	48
 #define VSL_HDR_SIZE	56
 
+static const struct kind_field vslice_fields[] = {
+	KIND_COUNT(vslice_profile, n, VOFF_NSLICES, 2, "slices"),
+	KIND_FIELD(vslice_profile, slice_ns, VOFF_WIDTH),
+};
+static const struct kind_str vslice_strs[] = {
+	KIND_STR(vslice_profile, image.build_id), KIND_STR(vslice_profile, image.path),
+};
 PROF_KIND_FORMAT(vslice, vslice_profile, VSL_MAGIC, "a dcpi value-slice profile",
 		 "value slices", VSL_HDR_SIZE, VSL_VERSION, VOFF_ISIZE);
 
@@ -107,12 +114,10 @@ int vslice_window(const struct vslice_profile *p, uint64_t from, uint64_t to,
 
 /* --- bytes ------------------------------------------------------------------ */
 
-static const char *check_fields(const struct vslice_profile *p)
+static const char *check_head(const void *v)
 {
-	const char *why = kind_check_id(&p->image);
+	const struct vslice_profile *p = v;
 
-	if (why)
-		return why;
 	if (!p->slice_ns)
 		return "slice width 0";
 	for (size_t i = 1; i < p->n; i++)
@@ -131,9 +136,9 @@ static void free_bufs(uint8_t **b, size_t n)
 int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 		  struct dcpi_err *err)
 {
-	const char *why = check_fields(p);
+	const char *why = kind_check_head(&vslice_format, p);
 	uint8_t **vb = NULL, *b = NULL;
-	size_t *vl = NULL, size = VSL_HDR_SIZE, pos = VSL_HDR_SIZE, k = 0;
+	size_t *vl = NULL, size = kind_head_len(&vslice_format, p), pos, k = 0;
 	int rc = 0;
 
 	*buf = NULL;
@@ -146,18 +151,13 @@ int vslice_encode(const struct vslice_profile *p, uint8_t **buf, size_t *len,
 	}
 	for (; k < p->n && !rc; k++)
 		rc = val_encode(&p->s[k].v, &vb[k], &vl[k], err);
-	for (int i = 0; i < 2; i++)
-		size += kind_string_len(i ? p->image.path : p->image.build_id);
 	for (size_t i = 0; !rc && i < p->n; i++)
 		size += varint_len(p->s[i].slice - (i ? p->s[i - 1].slice : 0)) +
 			varint_len(vl[i]) + vl[i];
 	if (!rc)
 		rc = kind_alloc(&vslice_format, &p->image, size, &b, err);
 	if (!rc) {
-		put64(b + VOFF_NSLICES, p->n);
-		put64(b + VOFF_WIDTH, p->slice_ns);
-		pos = kind_put_string(b, pos, p->image.build_id);
-		pos = kind_put_string(b, pos, p->image.path);
+		pos = kind_put_fields(&vslice_format, p, b);
 		for (size_t i = 0; i < p->n; i++) {
 			pos += dcpi_varint_put(b + pos,
 					       p->s[i].slice - (i ? p->s[i - 1].slice : 0));
@@ -203,28 +203,15 @@ static int decode_slices(struct kind_cursor *c, uint64_t n, const char *name,
 	return 0;
 }
 
-/* The width, the image's build-id and path, and a count of slices the body
- * can hold. */
-static const char *decode_head(struct kind_cursor *c, void *v)
-{
-	struct vslice_profile *p = v;
-	const char *why = kind_get_id_names(c, &p->image);
-
-	p->slice_ns = get64(c->buf + VOFF_WIDTH);
-	if (!why)
-		why = check_fields(p);
-	if (!why && get64(c->buf + VOFF_NSLICES) > (c->size - c->pos) / 2)
-		why = "more slices than bytes";
-	return why;
-}
-
 static int decode_body(struct kind_cursor *c, const char *name, void *v,
 		       struct dcpi_err *err)
 {
 	struct vslice_profile *p = v;
 	uint64_t n = get64(c->buf + VOFF_NSLICES);
-	int rc;
+	int rc = kind_counts_fit(&vslice_format, c, name, err);
 
+	if (rc)
+		return rc;
 	if (n && !(p->s = calloc((size_t)n, sizeof(*p->s))))
 		return dcpi_errf(err, -ENOMEM, "%s: out of memory", name);
 	p->cap = (size_t)n;
@@ -237,17 +224,8 @@ static int decode_body(struct kind_cursor *c, const char *name, void *v,
 
 /* --- files and epochs (kind.c) ------------------------------------------- */
 
-static int vslice_copy(struct vslice_profile *dst, const struct vslice_profile *src)
-{
-	vslice_profile_init(dst);
-	dst->image = src->image;
-	dst->slice_ns = src->slice_ns;
-	return vslice_profile_merge(dst, src, NULL) ? -ENOMEM : 0;
-}
-
-PROF_KIND_DEFINE(vslice, vslice_profile, ".vslices");
-PROF_KIND_FILE_API(vslice, vslice_profile)
-PROF_KIND_EPOCH_API(vslice, vslice_profile)
+PROF_KIND_COPY(vslice, vslice_profile)
+PROF_KIND_API(vslice, vslice_profile, ".vslices")
 
 int vslice_epoch_window(struct prof_db *db, const char *epoch, const struct prof_image_id *id,
 			uint64_t from, uint64_t to, struct val_profile *out,

@@ -113,9 +113,8 @@ int data_profile_merge(struct data_profile *dst, const struct data_profile *src,
 /* data_encode, data_decode, data_file_write, data_file_read,
  * data_file_merge; files "<key>.data": data_epoch_write, data_epoch_read,
  * data_profiles_free, data_epoch_merge (include/dcpi/profile.h,
- * PROF_KIND_FILE_DECLARE). */
-PROF_KIND_FILE_DECLARE(data, data_profile);
-PROF_KIND_EPOCH_DECLARE(data, data_profile);
+ * PROF_KIND_DECLARE). */
+PROF_KIND_DECLARE(data, data_profile);
 
 /*
  * The report of `dcpi mem` / dcpimem (report/mem.c; docs/data.md): objects

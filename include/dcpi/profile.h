@@ -117,6 +117,12 @@ void pfx##_profiles_free(struct type *p, size_t n);					\
 int pfx##_epoch_merge(struct prof_db *dst, const char *dst_epoch, struct prof_db *src,	\
 		      const char *src_epoch, struct dcpi_err *err)
 
+/* Both: the whole of a per-image kind's files and epochs (profile/kind.c's
+ * PROF_KIND_API defines them). */
+#define PROF_KIND_DECLARE(pfx, type)							\
+PROF_KIND_FILE_DECLARE(pfx, type);							\
+PROF_KIND_EPOCH_DECLARE(pfx, type)
+
 /* Bytes the encoded file takes (header included), for bytes-per-entry figures. */
 size_t prof_encoded_size(const struct prof_profile *p);
 /* prof_encode, prof_decode, prof_file_write, prof_file_read, prof_file_merge */

@@ -164,9 +164,8 @@ int val_profile_merge(struct val_profile *dst, const struct val_profile *src,
  */
 /* val_encode, val_decode, val_file_write, val_file_read, val_file_merge;
  * val_epoch_write, val_epoch_read, val_profiles_free, val_epoch_merge
- * (include/dcpi/profile.h, PROF_KIND_FILE_DECLARE). */
-PROF_KIND_FILE_DECLARE(val, val_profile);
-PROF_KIND_EPOCH_DECLARE(val, val_profile);
+ * (include/dcpi/profile.h, PROF_KIND_DECLARE). */
+PROF_KIND_DECLARE(val, val_profile);
 
 /*
  * The marking plan (docs/values.md, "Marking plan"): "plan.txt" in an
