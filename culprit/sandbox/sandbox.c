@@ -961,19 +961,48 @@ static int sbx_realign(const uint8_t *body, size_t len, unsigned u, const int64_
 		       int long_body);
 static int sbx_relayable(void);
 
+/*
+ * Warm up and map what 2U touches (it runs further than U): cb2 run n2
+ * times, again with rdx = 0 after a divide fault (r->rdx_zero), laid out
+ * again once after a fault sbx_relayable names (r->relaid).
+ */
+static enum sbx_run sbx_warm(const uint8_t *body, size_t len, unsigned u, const int64_t *wind,
+			     struct sbx_code *cb2, uint64_t n2, struct sbx_result *r)
+{
+	enum sbx_run s;
+	uint64_t t;
+
+	r->rdx_zero = 0;
+	r->relaid = 0;
+	for (;;) {
+		sbx_regs(r->rdx_zero, r->relaid);
+		s = sbx_run_settled(cb2, n2, &t);
+		if (s == SBX_RUN_OK)
+			break;
+		if (sbx_sig == SIGFPE && !r->rdx_zero)
+			r->rdx_zero = 1;
+		else if (!r->relaid && sbx_relayable() &&
+			 sbx_realign(body, len, u, wind, cb2 == &sbx_c1) == 0)
+			r->relaid = 1;
+		else
+			break;
+	}
+	return s;
+}
+
 static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *wind,
 			     uint64_t walk, const struct sbx_opts *o, struct sbx_result *r)
 {
 	static double e[SBX_MAX_REPS], cpts[SBX_MAX_REPS], can[SBX_MAX_REPS], eq[SBX_MAX_REPS];
 	unsigned quiet = 0;
-	uint64_t n, t, m1 = UINT64_MAX, m2 = UINT64_MAX;
+	uint64_t n, m1 = UINT64_MAX, m2 = UINT64_MAX;
 	unsigned u = SBX_CODE_BUDGET / (unsigned)len, k = 0;
 	unsigned reps = o->reps > SBX_MAX_REPS ? SBX_MAX_REPS : (unsigned)o->reps;
 	double cmax = 0;
 	enum sbx_run s = SBX_RUN_FAULT;
 	struct sbx_code *cb2;
 	uint64_t n2;
-	int long_body, rsp_entry = 0;
+	int long_body;
 
 	sbx_distinct = (o->flags & SBX_F_DISTINCT) != 0;
 	u = u > 100 ? 100 : u < 4 ? 1 : u;
@@ -1003,22 +1032,7 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *win
 	}
 	cb2 = long_body ? &sbx_c1 : &sbx_c2;
 	n2 = long_body ? 2 * n : n;
-	r->rdx_zero = 0;
-	for (;;) {
-		sbx_regs(r->rdx_zero, rsp_entry);
-		/* warm up and map what 2U touches (it runs further than U) */
-		s = sbx_run_settled(cb2, n2, &t);
-		if (s == SBX_RUN_OK)
-			break;
-		if (sbx_sig == SIGFPE && !r->rdx_zero)
-			r->rdx_zero = 1;
-		else if (!rsp_entry && sbx_relayable() &&
-			 sbx_realign(body, len, u, wind, long_body) == 0)
-			rsp_entry = 1;
-		else
-			break;
-	}
-	r->relaid = rsp_entry;
+	s = sbx_warm(body, len, u, wind, cb2, n2, r);
 	if (s != SBX_RUN_OK)
 		goto fault;
 	for (unsigned i = 0; i < reps; i++) {
@@ -1027,7 +1041,7 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *win
 
 		ca = sbx_cal_ticks();
 		cn = sbx_canary_ticks();
-		sbx_regs(r->rdx_zero, rsp_entry);
+		sbx_regs(r->rdx_zero, r->relaid);
 		for (int j = 0; j < 3; j++) {
 			uint64_t a, b;
 
