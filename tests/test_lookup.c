@@ -25,7 +25,7 @@
 #include "tu_main.h"
 
 static char tmp[256];
-static char bin[256];
+static char bin[300];
 static int have_gxx;
 
 static int setup(void **state)

@@ -168,7 +168,7 @@ static void need_db(void)
 
 static void test_vargs_named(void **state)
 {
-	char args[512];
+	char args[1024];
 
 	(void)state;
 	need_db();

@@ -60,7 +60,7 @@ static inline int tu_vals_to_make(struct tu_vals *t)
 static inline void tu_vcheck(const struct tu_vals *t, const char *cmd, const char *db,
 			     const char *py)
 {
-	char args[512];
+	char args[1024];
 
 	snprintf(args, sizeof(args), "%s --db %s/%s", cmd, t->dir, db);
 	tu_check_json(t->bin, t->dir, args, py);
