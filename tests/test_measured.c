@@ -35,6 +35,11 @@
 #include "tu_sbx.h"
 
 static int under_valgrind;
+#if defined(__SANITIZE_ADDRESS__)
+static const int sanitized = 1;
+#else
+static const int sanitized;
+#endif
 
 /* Blocks of loop_if by start address. */
 static uint32_t blk(const struct cfg *cfg, uint64_t start)
@@ -321,7 +326,11 @@ static void test_outer_loop_chain(void **state)
 		blocks += m.blocks[m.loops[l].path[k]].cycles;
 	printf("# DFA outer loop %.2f cycles an iteration (%s), its blocks timed alone %.2f\n",
 	       m.loops[l].cycles, m.loops[l].why[0] ? m.loops[l].why : "measured", blocks);
-	if (!under_valgrind && m.loops[l].status != SBX_UNSTABLE) {
+	if (sanitized && m.loops[l].status == SBX_FAULT) {
+		/* the chain's addresses (9 X: 0x24...) lie in ASan's shadow
+		 * gap, which the sandbox cannot map */
+		printf("# under ASan: the chain's pages cannot be mapped, cycles unchecked\n");
+	} else if (!under_valgrind && m.loops[l].status != SBX_UNSTABLE) {
 		assert_int_equal(m.loops[l].source, EST_BEST_MEASURED);
 		assert_true(m.loops[l].cycles >= 4 * 3);
 		assert_true(m.loops[l].cycles > 2 * blocks);
@@ -653,7 +662,11 @@ static void test_noisy_cache(void **state)
 	if (!under_valgrind)
 		assert_true(fabs(m.blocks[b].cycles - 0.01) < 1e-9);
 	assert_true(m.blocks[b].cycles <= 0.01 + 1e-9);
-	assert_int_equal(m.blocks[b].cached, 0);
+	/* timed now, or (as D below) no figure this time: kept, and said */
+	if (strstr(m.blocks[b].why, "cached kept"))
+		print_message("noisy block timed again with no figure: %s\n", m.blocks[b].why);
+	else
+		assert_int_equal(m.blocks[b].cached, 0);
 	/* timed again, lower; a run that gives no figure at all (valgrind's
 	 * synthetic CPU, or a busy VM whose rounds never agree) keeps the
 	 * cached one and says why: never silently */
