@@ -683,14 +683,6 @@ static uint8_t *sbx_put_lea(uint8_t *p, unsigned r, int32_t d)
 	return p + 4;
 }
 
-/*
- * Lay out the loop with u copies of the body; -E2BIG if it does not fit.
- * With step (sbx_steps), each loop iteration ends by winding every stepping
- * register back by u steps, so that a pointer walks the same u bodies' bytes
- * in every iteration (they stay in L1, as BHive keeps only runs without cache
- * misses) instead of megabytes; one lea per register per iteration, the same
- * in the U and 2U loops, so the difference cancels it.
- */
 /* How a body that faulted is laid out again (sbx_realign); NULL: as it is. */
 struct sbx_layout {
 	int rsp_pad;		/* lea -8(%rsp), %rsp after each copy */
@@ -714,15 +706,24 @@ static uint8_t *sbx_put_starts(struct sbx_code *c, uint8_t *p, uint32_t mask)
 	return p;
 }
 
+/*
+ * Lay out the loop with u copies of the body; -E2BIG if it does not fit.
+ * With step (sbx_steps), each loop iteration ends by winding every stepping
+ * register back by u steps, so that a pointer walks the same u bodies' bytes
+ * in every iteration (they stay in L1, as BHive keeps only runs without cache
+ * misses) instead of megabytes; one lea per register per iteration, the same
+ * in the U and 2U loops, so the difference cancels it.
+ */
 static int sbx_emit(struct sbx_code *c, const uint8_t *body, size_t len, unsigned u,
 		    const int64_t *step, const struct sbx_layout *lay)
 {
 	uint8_t *p = c->code, *loop;
 	uint8_t *cnt = (uint8_t *)&c->data[0], *ex = (uint8_t *)&c->data[1];
 	int rsp_pad = lay ? lay->rsp_pad : 0;
-	size_t extra = lay ? (size_t)rsp_pad + 7 * (size_t)__builtin_popcount(lay->each) : 0;
+	size_t each = lay ? (size_t)rsp_pad + 7 * (size_t)__builtin_popcount(lay->each) : 0;
+	size_t top = lay ? 7 * (size_t)__builtin_popcount(lay->top) : 0;
 
-	if ((size_t)u * (len + extra) + 16 * 7 + 256 > SBX_CODE_MAX)
+	if ((size_t)u * (len + each) + top + 256 > SBX_CODE_MAX)
 		return -E2BIG;
 	if (mprotect(c->code, SBX_CODE_MAX, PROT_READ | PROT_WRITE))
 		return -errno;
@@ -742,9 +743,8 @@ static int sbx_emit(struct sbx_code *c, const uint8_t *body, size_t len, unsigne
 	for (unsigned r = 0; step && r < 16; r++) {
 		int64_t d = step[r] * (int64_t)u;
 
-		if (r == 4 && rsp_pad && step[r])
+		if (r == CFG_R_RSP && rsp_pad && step[r])
 			d -= (int64_t)rsp_pad * u;
-
 		if (step[r] && d > -(1ll << 30) && d < (1ll << 30))
 			p = sbx_put_lea(p, r, (int32_t)d);
 	}
@@ -951,15 +951,78 @@ static uint64_t sbx_loop_count(size_t len, unsigned u, unsigned iters)
 	return n < 4 ? 4 : n;
 }
 
+/* The fault a body laid out again may not take: a general protection or
+ * stack fault (a misaligned frame, a non-canonical address), or a load
+ * from the page at 0 (a byte or a count taken for a pointer); not in a run
+ * with random memory, whose loaded pointers are meant to fault. */
+static int sbx_relayable(void)
+{
+	if (sbx_random_mem)
+		return 0;	/* random pointers fault: that run is dropped */
+	if ((sbx_sig == SIGSEGV || sbx_sig == SIGBUS) && sbx_fault_code == SI_KERNEL)
+		return 1;
+	return sbx_sig == SIGSEGV && sbx_fault_code == SEGV_MAPERR && sbx_fault_addr < 0x10000;
+}
+
+/* The registers a body both writes and addresses memory through (rsp
+ * aside): the next copy would address through what this one wrote. */
+static uint32_t sbx_addr_clobbers(const struct cfg_insn *v, size_t n)
+{
+	uint32_t addr = 0, written = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].nmem && !(v[i].flags & CFG_I_LEA) && !v[i].mem.rip_relative) {
+			if (v[i].mem.base < 16)
+				addr |= 1u << v[i].mem.base;
+			if (v[i].mem.index < 16)
+				addr |= 1u << v[i].mem.index;
+		}
+		for (unsigned r = 0; r < 16; r++)
+			if (v[i].regs_written & CFG_RBIT(r))
+				written |= 1u << r;
+	}
+	return addr & written & ~(1u << CFG_R_RSP);
+}
+
 /*
- * Each repetition times the clock (add chain), the body at U and 2U copies
- * (lowest of three tries each), and the clock again, and converts its own tick
- * difference with the faster of its two clock readings: the core clock of a
- * shared VM moves with the load of the host.
+ * A general protection fault: an aligned store to the frame of a procedure's
+ * entry block (its pushes and frame assume the rsp a call leaves, and a body
+ * that moves rsp by 8 modulo 16 misaligns every other copy), or an address
+ * the body computed itself for the next copy (b2sum's compression, which
+ * mixes the rdi it copied its context pointer from; jq's UTF-8 decoder,
+ * which loads a byte into the rdi it read it through).  rsp then starts as a
+ * call leaves it (sbx_regs), and the copies are laid out again: a long body,
+ * run once an iteration, from every register's start value each time, as
+ * each call of it in the program runs (16 loads from L1 beside hundreds of
+ * instructions); a shorter one with the registers it writes and addresses
+ * through set to their start before each copy (a load each, which the
+ * core overlaps), and `lea -8(%rsp), %rsp` after each copy where its frame
+ * needs it (the stack engine's, a cycle at most).  Only bodies that faulted
+ * so are timed this way; -1 when there is nothing to lay out otherwise.
  */
 static int sbx_realign(const uint8_t *body, size_t len, unsigned u, const int64_t *wind,
-		       int long_body);
-static int sbx_relayable(void);
+		       int long_body)
+{
+	struct sbx_layout lay = { 0 };
+	struct cfg_insn *v = NULL;
+	int64_t step[16];
+	uint64_t walk;
+	size_t n = 0;
+
+	sbx_steps(body, len, step, &walk);
+	lay.rsp_pad = !long_body && (step[CFG_R_RSP] & 15) ? 8 : 0;
+	if (long_body)
+		lay.top = 0xffff;
+	else if (cfg_decode(body, len, 0, &v, &n, NULL) == 0)
+		lay.each = sbx_addr_clobbers(v, n);
+	free(v);
+	if (!lay.rsp_pad && !lay.top && !lay.each)
+		return -1;
+	if (sbx_emit(&sbx_c1, body, len, u, wind, &lay) < 0 ||
+	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u, wind, &lay) < 0))
+		return -1;
+	return 0;
+}
 
 /*
  * Warm up and map what 2U touches (it runs further than U): cb2 run n2
@@ -990,6 +1053,12 @@ static enum sbx_run sbx_warm(const uint8_t *body, size_t len, unsigned u, const 
 	return s;
 }
 
+/*
+ * Each repetition times the clock (add chain), the body at U and 2U copies
+ * (lowest of three tries each), and the clock again, and converts its own tick
+ * difference with the faster of its two clock readings: the core clock of a
+ * shared VM moves with the load of the host.
+ */
 static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *wind,
 			     uint64_t walk, const struct sbx_opts *o, struct sbx_result *r)
 {
@@ -1101,79 +1170,6 @@ static void sbx_measure_once(const uint8_t *body, size_t len, const int64_t *win
 	return;
 fault:
 	sbx_fault(r);
-}
-
-/* The fault a body laid out again may not take: a general protection or
- * stack fault (a misaligned frame, a non-canonical address), or a load
- * from the page at 0 (a byte or a count taken for a pointer); not in a run
- * with random memory, whose loaded pointers are meant to fault. */
-static int sbx_relayable(void)
-{
-	if (sbx_random_mem)
-		return 0;	/* random pointers fault: that run is dropped */
-	if ((sbx_sig == SIGSEGV || sbx_sig == SIGBUS) && sbx_fault_code == SI_KERNEL)
-		return 1;
-	return sbx_sig == SIGSEGV && sbx_fault_code == SEGV_MAPERR && sbx_fault_addr < 0x10000;
-}
-
-/* The registers a body both writes and addresses memory through (rsp
- * aside): the next copy would address through what this one wrote. */
-static uint32_t sbx_addr_clobbers(const struct cfg_insn *v, size_t n)
-{
-	uint32_t addr = 0, written = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].nmem && !(v[i].flags & CFG_I_LEA) && !v[i].mem.rip_relative) {
-			if (v[i].mem.base < 16)
-				addr |= 1u << v[i].mem.base;
-			if (v[i].mem.index < 16)
-				addr |= 1u << v[i].mem.index;
-		}
-		for (unsigned r = 0; r < 16; r++)
-			if (v[i].regs_written & CFG_RBIT(r))
-				written |= 1u << r;
-	}
-	return addr & written & ~(1u << CFG_R_RSP);
-}
-
-/*
- * A general protection fault: an aligned store to the frame of a procedure's
- * entry block (its pushes and frame assume the rsp a call leaves, and a body
- * that moves rsp by 8 modulo 16 misaligns every other copy), or an address
- * the body computed itself for the next copy (b2sum's compression, which
- * mixes the rdi it copied its context pointer from; jq's UTF-8 decoder,
- * which loads a byte into the rdi it read it through).  rsp then starts as a
- * call leaves it (sbx_regs), and the copies are laid out again: a long body,
- * run once an iteration, from every register's start value each time, as
- * each call of it in the program runs (16 loads from L1 beside hundreds of
- * instructions); a shorter one with the registers it writes and addresses
- * through set to their start before each copy (a load each, which the
- * core overlaps), and `lea -8(%rsp), %rsp` after each copy where its frame
- * needs it (the stack engine's, a cycle at most).  Only bodies that faulted
- * so are timed this way; -1 when there is nothing to lay out otherwise.
- */
-static int sbx_realign(const uint8_t *body, size_t len, unsigned u, const int64_t *wind,
-		       int long_body)
-{
-	struct sbx_layout lay = { 0 };
-	struct cfg_insn *v = NULL;
-	int64_t step[16];
-	uint64_t walk;
-	size_t n = 0;
-
-	sbx_steps(body, len, step, &walk);
-	lay.rsp_pad = !long_body && (step[4] & 15) ? 8 : 0;
-	if (long_body)
-		lay.top = 0xffff;
-	else if (cfg_decode(body, len, 0, &v, &n, NULL) == 0)
-		lay.each = sbx_addr_clobbers(v, n);
-	free(v);
-	if (!lay.rsp_pad && !lay.top && !lay.each)
-		return -1;
-	if (sbx_emit(&sbx_c1, body, len, u, wind, &lay) < 0 ||
-	    (!long_body && sbx_emit(&sbx_c2, body, len, 2 * u, wind, &lay) < 0))
-		return -1;
-	return 0;
 }
 
 /* One body: with X in memory, and with SBX_F_RANDOM_MEM also with the two
