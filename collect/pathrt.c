@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "loadea.h"
+#include "canary.h"
 #include "pathrt.h"
 
 #define TF 0x100ULL
@@ -102,6 +103,10 @@ struct prt_thread {
 	uint64_t rnd;
 	struct prt_burst b;
 	struct prt_regs *regs;	/* values on: PRT_KMAX register files (mmap) */
+	struct {
+		struct prt_rec h;
+		struct prt_canary c;
+	} can;			/* timed at the burst's start (can.c.chain 0: not) */
 };
 
 struct prt_range {
@@ -489,16 +494,23 @@ static void burst_end(struct prt_thread *t, uint32_t flags)
 			unlock_maps();
 		}
 	}
-	if (spool_ok() && vlen) {
-		struct iovec iov[2] = { { &t->b, len }, { t->regs, vlen } };
+	if (spool_ok()) {
+		/* one write: the burst, its registers, its canary */
+		struct iovec iov[3] = { { &t->b, len } };
+		int n = 1;
 		ssize_t w;
 
+		if (vlen)
+			iov[n++] = (struct iovec){ t->regs, vlen };
+		if (t->can.c.chain) {
+			fill_header(&t->can.h, PRT_CANARY, sizeof(t->can), 0);
+			t->can.h.time_ns = t->t0;
+			iov[n++] = (struct iovec){ &t->can, sizeof(t->can) };
+		}
 		do
-			w = writev(g.fd, iov, 2);
+			w = writev(g.fd, iov, n);
 		while (w < 0 && errno == EINTR);
 		(void)w;	/* a short write is a cut record: the reader drops it */
-	} else if (spool_ok()) {
-		write_all(g.fd, &t->b, len);
 	}
 	t->n = 0;
 }
@@ -1166,6 +1178,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	if (g.plan && !plan_tick(t, (uint64_t)r[REG_RIP]))
 		goto out;
+	time_canary(&t->can.c);
 	t->active = 1;
 	t->t0 = now_ns();
 	t->n = 1;

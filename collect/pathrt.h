@@ -16,6 +16,11 @@
  *              n pcs as in PRT_BURST, then n register files (struct
  *              prt_regs), the i-th as it was when pc i was about to execute
  *              (so also just after pc i - 1 executed); n = body / (8 + 136).
+ *   PRT_CANARY after each burst, when its start timed one (struct
+ *              prt_canary): the contention canary measured in the timer's
+ *              handler on the program's own core just before the burst, so
+ *              the analysis knows how hard the core was shared while the
+ *              program ran (docs/estimate.md, "A shared core").
  * With value samples on, the runtime also appends to "<pid>.heap" one
  * record per allocation of at least DCPI_HEAP_MIN bytes (default
  * DATA_HEAP_MIN, include/dcpi/data.h): PRT_ALLOC with a struct prt_alloc
@@ -51,6 +56,7 @@
 						 * kernel moved size bytes at addr; caller
 						 * PRT_KIO_IN or PRT_KIO_OUT
 						 * (collect/pathrt_io.c) */
+#define PRT_CANARY	8u			/* struct prt_canary */
 #define PRT_KIO_IN	0u			/* it wrote them (read) */
 #define PRT_KIO_OUT	1u			/* it read them (write) */
 #define PRT_KMAX	256			/* most steps in a burst */
@@ -128,6 +134,20 @@ struct prt_rec {
 struct prt_args {
 	uint64_t pc, ret;
 	struct prt_regs regs;
+};
+
+/*
+ * TSC ticks of PRT_CANARY_N dependent `add $1` (one core cycle each: the
+ * clock) and of PRT_CANARY_N groups of 8 independent adds (bound by the
+ * ALUs' throughput, which a busy sibling thread of the core takes a share
+ * of), each the least of three runs.  adds / chain is core cycles per group:
+ * the sandbox's canary (culprit/sandbox/sandbox.c) timed where the program
+ * runs.
+ */
+#define PRT_CANARY_N	256
+#define PRT_CANARY_REPT	"256"	/* the same, for the assembler */
+struct prt_canary {
+	uint32_t chain, adds;
 };
 
 struct prt_alloc {

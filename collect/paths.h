@@ -30,6 +30,9 @@ struct paths_run {
 	struct lat_table lat;		/* values: this machine's load latencies */
 };
 
+#define PATHS_CANARY_RES 64	/* bins per cycle */
+#define PATHS_CANARY_BINS (16 * PATHS_CANARY_RES)
+
 /* What the spool files held (collect_result carries it out). */
 struct paths_stats {
 	uint64_t files;		/* spool files: processes and exec'd images */
@@ -40,7 +43,26 @@ struct paths_stats {
 	uint64_t bad;		/* records skipped as malformed or truncated */
 	struct vals_stats values;	/* value samples (docs/values.md) */
 	struct data_rec_stats data;	/* data profiles (docs/data.md) */
+	/* the bursts' contention canaries (pathrt.h, PRT_CANARY): how many, and
+	 * their core cycles per 8 adds in bins of 1 / PATHS_CANARY_RES */
+	uint64_t canaries;
+	uint32_t canary[PATHS_CANARY_BINS];
 };
+
+/*
+ * The canaries in core cycles per 8 independent adds: the core's figure
+ * alone (the lower of the bursts' 10% quantile and beside, the collector's
+ * own timing; 0 for none), their mean and standard deviation, and the share
+ * of bursts whose canary was more than PATHS_CANARY_SHARED times alone: the
+ * core shared with a busy sibling then (docs/estimate.md, "A shared core").
+ * All 0 without canaries.
+ */
+#define PATHS_CANARY_SHARED 1.10
+struct paths_canary {
+	double alone, mean, sd, shared;
+};
+void paths_canary_summary(const struct paths_stats *st, double beside,
+			  struct paths_canary *out);
 
 /*
  * Make the spool directory and find the runtime: lib, else $DCPI_PATHS_LIB,

@@ -24,6 +24,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +231,49 @@ static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *r
 	return ret;
 }
 
+/* A burst's canary into the histogram of core cycles per 8 adds. */
+static void canary_add(struct paths_stats *st, const struct prt_canary *c)
+{
+	double cyc;
+	size_t bin;
+
+	if (!c->chain || !c->adds)
+		return;
+	cyc = (double)c->adds / c->chain;
+	bin = (size_t)(cyc * PATHS_CANARY_RES);
+	st->canary[bin < PATHS_CANARY_BINS ? bin : PATHS_CANARY_BINS - 1]++;
+	st->canaries++;
+}
+
+void paths_canary_summary(const struct paths_stats *st, double beside,
+			  struct paths_canary *out)
+{
+	uint64_t tenth = (st->canaries + 9) / 10, seen = 0, over = 0;
+	double low = 0, sum = 0, sq = 0, n = (double)st->canaries;
+
+	memset(out, 0, sizeof(*out));
+	out->alone = beside > 0 ? beside : 0;
+	if (!st->canaries)
+		return;
+	for (size_t b = 0; b < PATHS_CANARY_BINS; b++) {
+		double c = (b + 0.5) / PATHS_CANARY_RES;
+
+		seen += st->canary[b];
+		if (!low && seen >= tenth)
+			low = c;
+		sum += c * st->canary[b];
+		sq += c * c * st->canary[b];
+	}
+	if (out->alone <= 0 || low < out->alone)
+		out->alone = low;
+	out->mean = sum / n;
+	out->sd = sqrt(fmax(sq / n - out->mean * out->mean, 0));
+	for (size_t b = 0; b < PATHS_CANARY_BINS; b++)
+		if ((b + 0.5) / PATHS_CANARY_RES > PATHS_CANARY_SHARED * out->alone)
+			over += st->canary[b];
+	out->shared = (double)over / n;
+}
+
 /* One spool file; a bad record ends it (it can only be the last one). */
 static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 {
@@ -250,8 +294,9 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		    (h.type == PRT_BURST && (body % 8 || body / 8 > PRT_KMAX)) ||
 		    (h.type == PRT_VBURST && (body % vrec || body / vrec > PRT_KMAX)) ||
 		    (h.type == PRT_ARGS && body != sizeof(struct prt_args)) ||
+		    (h.type == PRT_CANARY && body != sizeof(struct prt_canary)) ||
 		    (h.type != PRT_BURST && h.type != PRT_VBURST && h.type != PRT_MAPS &&
-		     h.type != PRT_ARGS) ||
+		     h.type != PRT_ARGS && h.type != PRT_CANARY) ||
 		    !(nb = realloc(buf, body + 1))) {
 			a->st->bad++;
 			break;
@@ -264,6 +309,10 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		if (h.type == PRT_MAPS) {
 			a->pid = ++a->next_pid;		/* its mappings from now on */
 			ret = maps_replay_text(a->maps, a->pid, (char *)buf, body, err);
+			continue;
+		}
+		if (h.type == PRT_CANARY) {
+			canary_add(a->st, (const struct prt_canary *)buf);
 			continue;
 		}
 		if (h.type == PRT_ARGS) {	/* a marked entry's call (values_spool.c) */

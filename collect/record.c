@@ -29,6 +29,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 
+#include "canary.h"
 #include "internal.h"
 #include "paths.h"
 #include "plan.h"
@@ -353,11 +354,33 @@ static int release(int go, int errp)
 	return n == sizeof(e) ? e : (n < 0 ? errno : 0);
 }
 
+/* The canary timed here, after the run: the median of 40 (the least is an
+ * outlier of the clock's reads), the core's figure alone unless this core is
+ * shared all the while. */
+static double canary_beside(void)
+{
+	double x[40];
+	int n = 0;
+
+	for (int i = 0; i < 40; i++) {
+		struct prt_canary c;
+
+		time_canary(&c);
+		if (canary_cycles(&c) > 0)
+			x[n++] = canary_cycles(&c);
+	}
+	if (!n)
+		return 0;
+	qsort(x, (size_t)n, sizeof(x[0]), dcpi_cmp_double);
+	return x[n / 2];
+}
+
 /* The spool files into the epoch; the settings line says what they held. */
 static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epoch_meta *meta,
 		       struct collect_result *res, struct dcpi_err *err)
 {
 	struct paths_stats st;
+	struct paths_canary can;
 	size_t l = strlen(res->settings);
 	int ret;
 
@@ -376,10 +399,18 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	res->values_values = st.values.values;
 	res->values_images = st.values.images;
 	res->plan_calls = st.values.calls;
+	paths_canary_summary(&st, canary_beside(), &can);
+	meta->canary_alone = can.alone;
+	meta->canary_cycles = can.mean;
+	meta->canary_sd = can.sd;
+	meta->canary_shared = can.shared;
+	meta->canary_bursts = st.canaries;
 	snprintf(res->settings + l, sizeof(res->settings) - l, " paths=%s bursts=%" PRIu64
 		 " steps=%" PRIu64 " cut=%" PRIu64 " lost=%" PRIu64 " spools=%" PRIu64
-		 " threads=%" PRIu64 "%s", pr->rate, st.bursts, st.steps, st.cut, st.lost,
-		 st.files, st.threads, res->paths_static ? " static" : "");
+		 " threads=%" PRIu64 " canary=%.2f/%.2f/%.2f/%" PRIu64 "%s", pr->rate, st.bursts,
+		 st.steps, st.cut, st.lost, st.files, st.threads, meta->canary_alone,
+		 meta->canary_cycles, meta->canary_shared, st.canaries,
+		 res->paths_static ? " static" : "");
 	l = strlen(res->settings);
 	if (pr->values)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " values=%" PRIu64

@@ -28,6 +28,17 @@
  * its other instructions say, so the interval reaches down to that, and
  * down to 0 where nothing else has a best case and the pile sits on or
  * after a load.
+ * And one more one-sided term, the core shared during the recording: the
+ * path runtime times a contention canary on the program's core at every
+ * burst (collect/canary.h), and in the share of bursts where it ran more
+ * than 10% slow a busy sibling took part of the core.  A best case is timed
+ * with the core to itself; a sibling takes at most half of it, so every
+ * count may over-read by up to 1 + that share, and the interval reaches
+ * down so far.  How much a body slows beside a sibling varies (b2sum's
+ * compression block 1.3-1.5x, the canary 1.6x, a chain of dependent adds
+ * not at all), and the canary's mean over a recording's few bursts did not
+ * predict a program's slowdown well enough to correct the counts
+ * (docs/estimate.md, "A shared core"): the count keeps the best case.
  * And the block's own evidence: its samples at its best case, which the
  * interval always holds (own_evidence: where the count was set elsewhere and
  * the two disagree, the truth has lain on either side).
@@ -380,6 +391,8 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		if (eb->replay > 0)
 			cross_check(r, b, h, &eb->lo, &eb->hi);
 		own_evidence(cfg, r, b, model, meas, &eb->lo, &eb->hi);
+		if (r->shared_core > 0)
+			eb->lo /= 1 + fmin(r->shared_core, 1);
 		if (cfg->blocks[b].cls >= 0 &&
 		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
 			eb->lo = 0;

@@ -51,6 +51,11 @@ static const struct meta_key meta_keys[] = {
 	KEY(samples, META_U64),
 	KEY(dropped_samples, META_U64),
 	KEY(failed_flushes, META_U64),
+	KEY(canary_alone, META_DOUBLE),
+	KEY(canary_cycles, META_DOUBLE),
+	KEY(canary_sd, META_DOUBLE),
+	KEY(canary_shared, META_DOUBLE),
+	KEY(canary_bursts, META_U64),
 };
 
 #define N_KEYS (sizeof(meta_keys) / sizeof(meta_keys[0]))
@@ -416,6 +421,12 @@ void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *
 		dst->start_ns = src->start_ns;
 	if (src->end_ns > dst->end_ns)
 		dst->end_ns = src->end_ns;
+	wa = (double)dst->canary_bursts, wb = (double)src->canary_bursts;
+	dst->canary_alone = prof_mean_combine(dst->canary_alone, wa, src->canary_alone, wb);
+	dst->canary_cycles = prof_mean_combine(dst->canary_cycles, wa, src->canary_cycles, wb);
+	dst->canary_sd = prof_mean_combine(dst->canary_sd, wa, src->canary_sd, wb);
+	dst->canary_shared = prof_mean_combine(dst->canary_shared, wa, src->canary_shared, wb);
+	dst->canary_bursts = add_sat(dst->canary_bursts, src->canary_bursts);
 	dst->lost_samples = add_sat(dst->lost_samples, src->lost_samples);
 	dst->samples = add_sat(dst->samples, src->samples);
 	dst->dropped_samples = add_sat(dst->dropped_samples, src->dropped_samples);

@@ -309,6 +309,11 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	       c->r.relative ? "true" : "false", c->total, c->r.flow_residual,
 	       cfg->missing_edges ? "true" : "false");
 	json_paths(f, c);
+	if (c->have_meta && c->meta.canary_bursts)
+		fprintf(f, "\"core\": {\"bursts\": %llu, \"shared\": %.17g, \"canary_mean\": %.4g, "
+			"\"canary_sd\": %.4g, \"canary_alone\": %.4g},\n",
+			(unsigned long long)c->meta.canary_bursts, c->r.shared_core,
+			c->meta.canary_cycles, c->meta.canary_sd, c->meta.canary_alone);
 	fprintf(f, "\"instructions\": [");
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
@@ -543,6 +548,16 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 		fprintf(f, "1 sample = %.0f cycles%s\n", c->r.cycles_per_sample,
 		       c->have_meta && c->meta.calibrated ? " (calibrated)" :
 		       " (period x clock, uncalibrated)");
+	if (c->have_meta && c->meta.canary_bursts && c->r.shared_core > 0)
+		fprintf(f, "core: shared with a busy sibling in %.0f%% of %llu path bursts (canary "
+			"%.2f cycles a mean, %.2f alone): counts may read up to %.2fx high, the "
+			"intervals reach down so far\n", 100 * c->r.shared_core,
+			(unsigned long long)c->meta.canary_bursts, c->meta.canary_cycles,
+			c->meta.canary_alone, 1 + fmin(c->r.shared_core, 1));
+	else if (c->have_meta && c->meta.canary_bursts)
+		fprintf(f, "core: to itself in all %llu path bursts (canary %.2f cycles a mean, "
+			"%.2f alone)\n", (unsigned long long)c->meta.canary_bursts,
+			c->meta.canary_cycles, c->meta.canary_alone);
 	if (c->have_cal)
 		fprintf(f, "calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
 		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",

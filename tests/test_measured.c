@@ -825,6 +825,44 @@ static const uint8_t add_loop[] = {
 	0xc3,
 };
 
+/* A recording whose canaries found the core shared in a share of its bursts
+ * (prof_epoch_meta.canary_shared, estimate/interval.c): every block's low
+ * end reaches down by 1 + the share, its count and high end stay; exact
+ * counts keep their point interval. */
+static void test_shared_core(void **state)
+{
+	struct cfg *cfg = build_loop_if();
+	const struct model *model = model_by_name("zen5");
+	struct est_opts eo;
+	struct est_result r0, r1;
+	struct dcpi_err err = { 0 };
+	double *s = count_samples(cfg, 2.5e5, 7.5e5);
+
+	(void)state;
+	est_opts_default(&eo);
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r0, &err), 0);
+	assert_int_equal(est_procedure(cfg, model, s, 1, &eo, &r1, &err), 0);
+	est_intervals(cfg, &r0, NULL, NULL, model, 0);
+	r1.shared_core = 0.4;
+	est_intervals(cfg, &r1, NULL, NULL, model, 0);
+	for (uint32_t b = 0; b < cfg->nblocks; b++) {
+		if (!(r0.blocks[b].executions > 0))
+			continue;
+		assert_true(fabs(r1.blocks[b].executions - r0.blocks[b].executions) <=
+			    1e-12 * r0.blocks[b].executions);
+		assert_true(fabs(r1.blocks[b].lo * 1.4 - r0.blocks[b].lo) <= 1e-9 * r0.blocks[b].lo);
+		assert_true(fabs(r1.blocks[b].hi - r0.blocks[b].hi) <= 1e-9 * r0.blocks[b].hi);
+		assert_true(r1.blocks[b].conf <= r0.blocks[b].conf);	/* wider: no surer */
+	}
+	est_intervals(cfg, &r1, NULL, NULL, model, 1);
+	for (uint32_t b = 0; b < cfg->nblocks; b++)
+		assert_true(r1.blocks[b].lo == r1.blocks[b].executions);
+	est_result_free(&r0);
+	est_result_free(&r1);
+	free(s);
+	cfg_free(cfg);
+}
+
 static void test_front_end_floor(void **state)
 {
 	const struct model *z4 = model_by_name("zen4"), *sky = model_by_name("skylake");
@@ -906,4 +944,5 @@ TU_MAIN(make_dir, tu_ws_teardown,
 	cmocka_unit_test(test_model_scale),
 	cmocka_unit_test(test_refusals),
 	cmocka_unit_test(test_procedure_with_measurements),
+	cmocka_unit_test(test_shared_core),
 	cmocka_unit_test(test_front_end_floor))

@@ -4,10 +4,12 @@
  * .paths profiles; docs/paths.md).
  *
  * The spool reader on hand-made files (exact edges, PATH_ELSEWHERE both
- * ways, a record cut short by a crash).  Then `dcpi record` on
+ * ways, the contention canaries' summary (collect/canary.h), a record cut
+ * short by a crash).  Then `dcpi record` on
  * tests/workloads/pathloop.c: the branch at pl_branch falls through a known
  * fraction of the time (the workload prints the exact count) and the path
- * samples must recover it within statistical bounds; threads, fork, exec,
+ * samples must recover it within statistical bounds, every burst timing
+ * the canary on the program's core; threads, fork, exec,
  * the program's own SIGTRAP/SIGPROF handlers, blocked signals, signals
  * arriving during bursts (their handler is never stepped), rep-prefixed
  * instructions, syscalls, a crash mid-run (exit status kept, bursts kept),
@@ -225,7 +227,9 @@ static void test_spool_reader(void **state)
 	static const uint64_t burst[] = { 0x1010, 0x1014, 0x3008, 0x300c, 0x1018, 0x9999,
 					  0x101c };
 	static const uint64_t early[] = { 0x1010, 0x1014 };
+	static const struct prt_canary can[2] = { { 1000, 2000 }, { 1000, 3000 } };
 	struct dcpi_err err = { 0 };
+	struct paths_canary cs;
 	struct paths_stats st;
 	struct path_profile *v;
 	const struct path_profile *a, *b;
@@ -242,6 +246,8 @@ static void test_spool_reader(void **state)
 	put_rec(f, PRT_MAPS, maps, sizeof(maps) - 1, 1, 0);
 	put_rec(f, PRT_BURST, burst, sizeof(burst), 1, 0);
 	put_rec(f, PRT_BURST, burst, 3 * 8, 2, PRT_F_CUT);
+	for (int i = 0; i < 4; i++)	/* three canaries alone, one shared */
+		put_rec(f, PRT_CANARY, &can[i == 3], sizeof(can[0]), 1, 0);
 	/* a crash during the last write: the header and half its pcs */
 	put_rec(f, PRT_BURST, burst, 8, 3, 0);
 	fseek(f, -4, SEEK_END);
@@ -253,6 +259,15 @@ static void test_spool_reader(void **state)
 	assert_int_equal(st.steps, 2 + 7 + 3);
 	assert_int_equal(st.cut, 1);
 	assert_int_equal(st.bad, 1);
+	/* 2.0 and 3.0 core cycles per 8 adds, in bins of 1/64 */
+	assert_int_equal(st.canaries, 4);
+	paths_canary_summary(&st, 0, &cs);
+	assert_true(fabs(cs.alone - 2.0) < 0.02 && fabs(cs.mean - 2.25) < 0.02);
+	assert_true(fabs(cs.sd - sqrt(0.1875)) < 0.02 && fabs(cs.shared - 0.25) < 1e-12);
+	paths_canary_summary(&st, 1.5, &cs);	/* timed lower beside: that is alone */
+	assert_true(cs.alone == 1.5 && cs.shared == 1);
+	paths_canary_summary(&st, 2.5, &cs);	/* higher: the bursts' low tenth is */
+	assert_true(fabs(cs.alone - 2.0) < 0.02);
 	assert_int_equal(st.threads, 2);
 	assert_int_equal(n, 2);
 	a = !strcmp(v[0].image.path, "/nonexistent/a") ? &v[0] : &v[1];
@@ -280,12 +295,19 @@ static void test_spool_reader(void **state)
 	assert_int_equal(path_profile_step(b, 0x1008), 2);
 	path_profiles_free(v, n);
 
-	/* A garbage file is counted bad, not trusted. */
+	/* A garbage file is counted bad, not trusted; so is a canary of the
+	 * wrong length. */
 	snprintf(path, sizeof(path), "%s/43-0.spool", dir);
 	tu_write_text(path, "this is not a spool file at all, not even close......");
+	snprintf(path, sizeof(path), "%s/44-0.spool", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	put_rec(f, PRT_CANARY, &can[0], 4, 1, 0);
+	fclose(f);
 	assert_int_equal(paths_spool_read(dir, &v, &n, &st, &err), 0);
-	assert_int_equal(st.files, 2);
-	assert_int_equal(st.bad, 2);
+	assert_int_equal(st.files, 3);
+	assert_int_equal(st.bad, 3);
+	assert_int_equal(st.canaries, 4);
 	path_profiles_free(v, n);
 	snprintf(path, sizeof(path), "%s/nope", ws);
 	assert_int_not_equal(paths_spool_read(path, &v, &n, &st, &err), 0);
@@ -351,10 +373,52 @@ static void record_ok(struct run *r, const char *mode, const char *n)
 	assert_int_equal(exit_code(r), 0);
 }
 
+/*
+ * dcpicalc on the recording says what the canaries found, and a recording
+ * whose core was shared in half its bursts (its metadata set so) gets every
+ * count's low end 1.5x lower (estimate/interval.c), the counts unchanged.
+ */
+static void check_shared_core(void)
+{
+	static const char py[] =
+		"import json, re, sys\n"
+		"db = sys.argv[1]\n"
+		"a = json.load(open(db + '/a.json'))\n"
+		"b = json.load(open(db + '/b.json'))\n"
+		"sa = a['core']['shared']\n"
+		"assert a['core']['bursts'] > 0 and b['core']['shared'] == 0.5, b['core']\n"
+		"n = 0\n"
+		"for x, y in zip(a['blocks'], b['blocks']):\n"
+		"    if x['executions'] <= 0: continue\n"
+		"    assert abs(x['executions'] - y['executions']) <= 1e-9 * x['executions']\n"
+		"    want = x['interval'][0] * (1 + sa) / 1.5\n"
+		"    assert abs(y['interval'][0] - want) <= 1e-6 * x['executions'], (x, y)\n"
+		"    assert abs(y['interval'][1] - x['interval'][1]) <= 1e-6 * x['interval'][1]\n"
+		"    n += 1\n"
+		"assert n > 0\n";
+	char py_path[TU_RUN_NAME + 16];
+
+	snprintf(py_path, sizeof(py_path), "%s.py", db);
+	tu_write_text(py_path, py);
+	assert_int_equal(tu_sh("cd %s && %s calc --db . --no-measure --json pl_loop > a.json 2>/dev/null && "
+			       "%s calc --db . --no-measure pl_loop 2>/dev/null | grep -q '^core: '",
+			       db, dcpi_bin, dcpi_bin), 0);
+	assert_int_equal(tu_sh("cd %s && m=$(ls -d 0*/meta | tail -1) && "
+			       "sed -i 's/^canary_shared = .*/canary_shared = 0.5/' $m && "
+			       "%s calc --db . --no-measure --json pl_loop > b.json 2>/dev/null && "
+			       "%s calc --db . --no-measure pl_loop 2>/dev/null | grep -q "
+			       "'^core: shared with a busy sibling in 50%% of .*up to 1.50x high' && "
+			       "python3 %s %s", db, dcpi_bin, dcpi_bin, py_path, db), 0);
+}
+
 static void test_branch_ratio(void **state)
 {
 	uint64_t f, n;
 	struct run r;
+
+	const char *c;
+	double alone, mean, shared;
+	long canaries;
 
 	record_ok(&r, "branch", "300000000");
 	truth(&r, &f, &n);
@@ -362,6 +426,19 @@ static void test_branch_ratio(void **state)
 	assert_true(setting(&r, "bursts") > 50);
 	assert_int_equal(setting(&r, "lost"), 0);
 	check_branch(&r, (double)f / (double)n, 200);
+	/* every burst timed the canary on the program's core: core cycles per
+	 * 8 independent adds, 8 / the ALUs alone (2 on a Zen, at least 1 on
+	 * any core of 8 or fewer ALUs), more when shared */
+	c = strstr(r.settings, " canary=");
+	assert_non_null(c);
+	assert_int_equal(sscanf(c, " canary=%lf/%lf/%lf/%ld", &alone, &mean, &shared, &canaries),
+			 4);
+	print_message("canary: alone %.2f, mean %.2f, shared in %.0f%% of %ld bursts\n", alone,
+		      mean, 100 * shared, canaries);
+	assert_true(canaries >= setting(&r, "bursts") / 2 && canaries <= setting(&r, "bursts"));
+	assert_true(alone >= 0.9 && alone <= 8 && mean >= 0.9 * alone);
+	assert_true(shared >= 0 && shared <= 1);
+	check_shared_core();
 	assert_non_null(strstr(r.err, "path bursts"));
 	run_free(&r);
 }

@@ -517,6 +517,11 @@ static void test_meta(void **state)
 	m.end_ns = m.start_ns + 60000000000ull;
 	m.lost_samples = 17;
 	m.samples = UINT64_MAX;
+	m.canary_alone = 2.0078125;
+	m.canary_cycles = 2.2890625;
+	m.canary_sd = 0.42676116453203;
+	m.canary_shared = 0.25;
+	m.canary_bursts = 8;
 	assert_int_equal(prof_epoch_meta_write(db, e, &m, &err), 0);
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), 0);
 	assert_memory_equal(&m, &r, sizeof(m));
@@ -657,6 +662,10 @@ static void fill_epoch(struct prof_db *db, char *epoch, size_t len, int trial, i
 	m.end_ns = m.start_ns + rng() % 100;
 	m.cycles_per_ns = 2.5 + (double)(which % 2);
 	m.calibrated = (int)(rng() % 2);
+	m.canary_bursts = rng() % 20;
+	m.canary_alone = m.canary_bursts ? 2.0 : 0;
+	m.canary_cycles = m.canary_bursts ? 2.0 + (double)(which % 3) / 2 : 0;
+	m.canary_shared = m.canary_bursts ? (double)(which % 3) / 2 : 0;
 	snprintf(m.settings, sizeof(m.settings), "setting %d", which);
 	assert_int_equal(prof_epoch_meta_write(db, epoch, &m, &err), 0);
 }
@@ -696,6 +705,9 @@ static void assert_same_epoch(struct prof_db *x, const char *ex, struct prof_db 
 	assert_int_equal(ma.end_ns, mb.end_ns);
 	assert_int_equal(ma.calibrated, mb.calibrated);
 	assert_close(ma.cycles_per_ns, mb.cycles_per_ns);
+	assert_int_equal(ma.canary_bursts, mb.canary_bursts);
+	assert_close(ma.canary_cycles, mb.canary_cycles);
+	assert_close(ma.canary_shared, mb.canary_shared);
 }
 
 /* Epoch merge is a reduce: (A+B)+C == A+(B+C) == (C+A)+B, with metadata. */

@@ -213,6 +213,12 @@ struct est_result {
 	size_t nstalls;
 	uint64_t lbr_stacks;		/* counts from branch records of this many
 					 * stacks (estimate/lbr_counts.c); 0: not */
+	double shared_core;		/* the share of the recording's path bursts
+					 * whose contention canary found the
+					 * program's core shared with a busy sibling
+					 * (prof_epoch_meta.canary_shared); every
+					 * count's interval reaches down by 1 + it
+					 * (estimate/interval.c); 0: not measured */
 };
 
 /*
@@ -673,9 +679,9 @@ int est_procedure_paths(const struct cfg *cfg, const struct model *model, const 
  * behind it (samples under the scale, best-case spread, a witness's
  * exposure, path observations, a pile of samples on one instruction), and
  * the confidence words from it: high within 15% either way, medium 50%
- * (estimate/interval.c; docs/estimate.md "Intervals").  pi, meas, model
- * may be NULL (model: the mispredict penalty a branch may add); exact: the
- * counts are callgrind's (point intervals).
+ * (estimate/interval.c; docs/estimate.md "Intervals"), and r->shared_core's
+ * allowance.  pi, meas, model may be NULL (model: the mispredict penalty a
+ * branch may add); exact: the counts are callgrind's (point intervals).
  */
 struct est_path_info;
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,

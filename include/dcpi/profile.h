@@ -147,6 +147,14 @@ struct prof_epoch_meta {
 	uint64_t samples;		/* samples written */
 	uint64_t dropped_samples;	/* samples a collector could not write and dropped */
 	uint64_t failed_flushes;	/* flushes that failed and were retried */
+	/* the contention canary timed on the program's core at each path
+	 * burst (collect/canary.h), in core cycles per 8 independent adds: the
+	 * core's figure alone, the bursts' mean and standard deviation, the
+	 * share of bursts that found the core shared (collect/paths.h,
+	 * paths_canary_summary), and the bursts behind them; all 0 when not
+	 * measured */
+	double canary_alone, canary_cycles, canary_sd, canary_shared;
+	uint64_t canary_bursts;
 };
 
 /* dst += src, the rules of an epoch merge (profile/meta.c): commutative and
