@@ -248,8 +248,9 @@ static void canary_add(struct paths_stats *st, const struct prt_canary *c)
 void paths_canary_summary(const struct paths_stats *st, double beside,
 			  struct paths_canary *out)
 {
-	uint64_t tenth = (st->canaries + 9) / 10, seen = 0, over = 0;
-	double low = 0, sum = 0, sq = 0, n = (double)st->canaries;
+	uint64_t over = 0;
+	double sum = 0, sq = 0, n = (double)st->canaries;
+	size_t mode = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->alone = beside > 0 ? beside : 0;
@@ -258,14 +259,13 @@ void paths_canary_summary(const struct paths_stats *st, double beside,
 	for (size_t b = 0; b < PATHS_CANARY_BINS; b++) {
 		double c = (b + 0.5) / PATHS_CANARY_RES;
 
-		seen += st->canary[b];
-		if (!low && seen >= tenth)
-			low = c;
+		if (st->canary[b] > st->canary[mode])
+			mode = b;
 		sum += c * st->canary[b];
 		sq += c * c * st->canary[b];
 	}
-	if (out->alone <= 0 || low < out->alone)
-		out->alone = low;
+	if (out->alone <= 0 || (mode + 0.5) / PATHS_CANARY_RES < out->alone)
+		out->alone = (mode + 0.5) / PATHS_CANARY_RES;
 	out->mean = sum / n;
 	out->sd = sqrt(fmax(sq / n - out->mean * out->mean, 0));
 	for (size_t b = 0; b < PATHS_CANARY_BINS; b++)
