@@ -372,6 +372,8 @@ static void record_ok(struct run *r, const char *mode, const char *n)
 	const char *argv[] = { pathloop, mode, n, NULL };
 
 	record(r, opts, argv);
+	if (exit_code(r) != 0)
+		print_message("%s %s: %s\n", mode, n, r->err);
 	assert_int_equal(exit_code(r), 0);
 }
 
