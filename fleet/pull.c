@@ -220,6 +220,12 @@ static void meta_of(char **f, struct prof_epoch_meta *m)
 	m->failed_flushes = strtoull(f[16], NULL, 10);
 	m->start_ns = strtoull(f[2], NULL, 10);
 	m->end_ns = strtoull(f[17], NULL, 10);
+	/* the canaries' row, zeros where the epoch had none */
+	m->canary_alone = fleet_bitsd(strtoull(f[18], NULL, 10));
+	m->canary_cycles = fleet_bitsd(strtoull(f[19], NULL, 10));
+	m->canary_sd = fleet_bitsd(strtoull(f[20], NULL, 10));
+	m->canary_shared = fleet_bitsd(strtoull(f[21], NULL, 10));
+	m->canary_bursts = strtoull(f[22], NULL, 10);
 }
 
 /* The epochs' metadata merged in (host, epoch) order; 1 when there was any. */
@@ -235,14 +241,18 @@ static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_
 	memset(dm, 0, sizeof(*dm));
 	fleet_sb_printf(&sb, "SELECT host, epoch, start_ns, has_meta, cpu_vendor, cpu_family, "
 			"cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, calibrated, "
-			"settings, lost_samples, samples, dropped_samples, failed_flushes, end_ns "
-			"FROM %s.epochs WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT DISTINCT "
-			"host, epoch, start_ns, version FROM %s.samples", db, db);
+			"settings, lost_samples, samples, dropped_samples, failed_flushes, end_ns, "
+			"alone_bits, mean_bits, sd_bits, shared_bits, bursts "
+			"FROM %s.epochs GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, "
+			"alone_bits, mean_bits, sd_bits, shared_bits, bursts FROM %s.canaries) "
+			"USING (host, epoch, start_ns, version) "
+			"WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT DISTINCT "
+			"host, epoch, start_ns, version FROM %s.samples", db, db, db);
 	fleet_where(&sb, db, q);
 	fleet_sb_printf(&sb, ") ORDER BY host, epoch, start_ns");
 	rc = ask(pl, &sb, &ans, err);
 	s = ans;
-	while (!rc && s && fleet_next_row(&s, f, MAXF) == 18) {
+	while (!rc && s && fleet_next_row(&s, f, MAXF) == 23) {
 		char key[600];
 
 		/* a commit row sent twice (its answer lost) is one epoch */

@@ -73,6 +73,15 @@ static void epoch_row(struct fleet_sb *sb, const struct fleet_key *k,
 			m->lost_samples, m->samples, m->dropped_samples, m->failed_flushes, rows);
 }
 
+static void canary_row(struct fleet_sb *sb, const struct fleet_key *k,
+		       const struct prof_epoch_meta *m)
+{
+	fleet_key_cols(sb, k);
+	fleet_sb_printf(sb, "%llu\t%llu\t%llu\t%llu\t%" PRIu64 "\n", fleet_dbits(m->canary_alone),
+			fleet_dbits(m->canary_cycles), fleet_dbits(m->canary_sd),
+			fleet_dbits(m->canary_shared), m->canary_bursts);
+}
+
 static int insert(struct fleet_conn *c, const char *table, struct fleet_sb *sb,
 		  struct dcpi_err *err)
 {
@@ -129,6 +138,11 @@ static int send_epoch(struct fleet_conn *c, struct fleet_key *k, struct prof_pro
 	sb.n = 0;
 	if (!rc)
 		rc = fleet_kinds_insert(c, k, ks, &st->kind_rows, err);
+	if (!rc && has_meta && m->canary_bursts) {
+		canary_row(&sb, k, m);
+		rc = insert(c, "canaries", &sb, err);
+		sb.n = 0;
+	}
 	if (!rc) {
 		epoch_row(&sb, k, m, has_meta, rows);
 		rc = insert(c, "epochs", &sb, err);

@@ -4,9 +4,11 @@
  * one row per pushed epoch version, written last, so that its row commits
  * the push; paths, value_lists and data_lines, the records of the other
  * kinds of profile (fleet/kinds.c); schema, the version of this layout.
- * MergeTree family, partitioned by day, samples ordered by build-id and
- * offset.  Version 2 added the three kinds' tables: --init on a version 1
- * database adds them and raises its version.
+ * canaries, an epoch's contention canaries (docs/estimate.md, "A shared
+ * core").  MergeTree family, partitioned by day, samples ordered by build-id
+ * and offset.  Version 2 added the three kinds' tables, version 3 the
+ * canaries: --init on an older database adds what it lacks and raises its
+ * version.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +36,14 @@ static const char epochs_cols[] =
 static const char epochs_engine[] =
 	"ReplacingMergeTree(pushed_ns) PARTITION BY day ORDER BY (host, epoch, start_ns, "
 	"version)";
+/* an epoch's contention canaries (prof_epoch_meta.canary_*), the doubles as
+ * their bits so that they come back exact; a row only where bursts > 0 */
+static const char canary_cols[] =
+	"(day Date, host String, epoch String, start_ns UInt64, end_ns UInt64, "
+	"version UInt64, alone_bits UInt64, mean_bits UInt64, sd_bits UInt64, "
+	"shared_bits UInt64, bursts UInt64)";
+static const char canary_engine[] =
+	"ReplacingMergeTree PARTITION BY day ORDER BY (host, epoch, start_ns, version)";
 
 static const char kind_engine[] =
 	"ReplacingMergeTree PARTITION BY day ORDER BY (build_id, host, epoch, start_ns, "
@@ -97,6 +107,8 @@ int fleet_init(struct fleet_conn *c, const char *cluster, struct dcpi_err *err)
 		rc = make_table(c, cluster, "samples", samples_cols, samples_engine, err);
 	if (!rc)
 		rc = make_table(c, cluster, "epochs", epochs_cols, epochs_engine, err);
+	if (!rc)
+		rc = make_table(c, cluster, "canaries", canary_cols, canary_engine, err);
 	for (int i = 0; i < 3 && !rc; i++) {
 		const char *name = fleet_kinds[i]->table;
 
@@ -146,6 +158,6 @@ int fleet_check_schema(struct fleet_conn *c, struct dcpi_err *err)
 				 "dcpi reads and writes version %d%s", fleet_db(c), have,
 				 FLEET_SCHEMA_VERSION, have < FLEET_SCHEMA_VERSION ?
 				 " ('dcpi push --init' upgrades it: it adds the tables of path, "
-				 "value and data profiles)" : "");
+				 "value and data profiles and of contention canaries)" : "");
 	return 0;
 }

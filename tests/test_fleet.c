@@ -2,7 +2,8 @@
  * tests/test_fleet.c - a fleet on a real clickhouse-server (fleet/,
  * docs/fleet.md): hosts' databases pushed with `dcpi push` and pulled back
  * with `dcpi pull` equal `dcpi merge` of the same databases, file for file
- * and byte for byte; pushes are idempotent, survive the server killed
+ * and byte for byte (the metadata too, the contention canaries of the hosts
+ * that have them included); pushes are idempotent, survive the server killed
  * mid-push, and fail with clear errors on a bad URL, a refused connection
  * or a server of the wrong version.  Each server is private to the test
  * (tests/tu_clickhouse.h); without clickhouse-server the tests skip.
@@ -83,6 +84,13 @@ static void make_host(const char *dir, int host, int epochs, int entries)
 		m.start_ns = 1700000000000000000ull + (uint64_t)e * 60000000000ull + (uint64_t)host;
 		m.end_ns = m.start_ns + 60000000000ull;
 		m.lost_samples = (uint64_t)host;
+		if (host % 2 == 0) {	/* path bursts' canaries; the odd hosts have none */
+			m.canary_bursts = 5 + (uint64_t)host;
+			m.canary_alone = 2.0;
+			m.canary_cycles = 2.0 + 0.1 * e + 1.0 / 3;
+			m.canary_sd = 0.05 * host;
+			m.canary_shared = 0.1 * (host % 3);
+		}
 		assert_int_equal(prof_epoch_meta_write(db, name, &m, &err), 0);
 	}
 	prof_db_close(db);
