@@ -53,10 +53,10 @@ struct paths_stats {
  * The canaries in core cycles per 8 independent adds: the core's figure
  * alone (the lower of the bursts' most frequent figure and beside, the
  * collector's own timing; not the bursts' least, which a clock read
- * stretched by an interrupt makes too low; 0 for none), their mean and standard deviation, and the share
- * of bursts whose canary was more than PATHS_CANARY_SHARED times alone: the
- * core shared with a busy sibling then (docs/estimate.md, "A shared core").
- * All 0 without canaries.
+ * stretched by an interrupt makes too low; 0 for none), their mean and
+ * standard deviation, and the share of bursts whose canary was more than
+ * PATHS_CANARY_SHARED times alone: the core shared with a busy sibling then
+ * (docs/estimate.md, "A shared core").  All 0 without canaries.
  */
 #define PATHS_CANARY_SHARED 1.10
 struct paths_canary {

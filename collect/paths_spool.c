@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "dcpi/slices.h"
+#include "canary.h"
 #include "internal.h"
 #include "pathrt.h"
 #include "spool_maps.h"
@@ -234,15 +235,19 @@ static int burst_pcs(struct acc *a, const uint64_t *pc, const struct prt_regs *r
 /* A burst's canary into the histogram of core cycles per 8 adds. */
 static void canary_add(struct paths_stats *st, const struct prt_canary *c)
 {
-	double cyc;
-	size_t bin;
+	double cyc = canary_cycles(c);
+	size_t bin = (size_t)(cyc * PATHS_CANARY_RES);
 
-	if (!c->chain || !c->adds)
-		return;
-	cyc = (double)c->adds / c->chain;
-	bin = (size_t)(cyc * PATHS_CANARY_RES);
+	if (!(cyc > 0))
+		return;		/* not timed */
 	st->canary[bin < PATHS_CANARY_BINS ? bin : PATHS_CANARY_BINS - 1]++;
 	st->canaries++;
+}
+
+/* The core cycles per 8 adds a histogram bin stands for: its middle. */
+static double canary_bin_cycles(size_t b)
+{
+	return (b + 0.5) / PATHS_CANARY_RES;
 }
 
 void paths_canary_summary(const struct paths_stats *st, double beside,
@@ -257,19 +262,19 @@ void paths_canary_summary(const struct paths_stats *st, double beside,
 	if (!st->canaries)
 		return;
 	for (size_t b = 0; b < PATHS_CANARY_BINS; b++) {
-		double c = (b + 0.5) / PATHS_CANARY_RES;
+		double c = canary_bin_cycles(b);
 
 		if (st->canary[b] > st->canary[mode])
 			mode = b;
 		sum += c * st->canary[b];
 		sq += c * c * st->canary[b];
 	}
-	if (out->alone <= 0 || (mode + 0.5) / PATHS_CANARY_RES < out->alone)
-		out->alone = (mode + 0.5) / PATHS_CANARY_RES;
+	if (out->alone <= 0 || canary_bin_cycles(mode) < out->alone)
+		out->alone = canary_bin_cycles(mode);
 	out->mean = sum / n;
 	out->sd = sqrt(fmax(sq / n - out->mean * out->mean, 0));
 	for (size_t b = 0; b < PATHS_CANARY_BINS; b++)
-		if ((b + 0.5) / PATHS_CANARY_RES > PATHS_CANARY_SHARED * out->alone)
+		if (canary_bin_cycles(b) > PATHS_CANARY_SHARED * out->alone)
 			over += st->canary[b];
 	out->shared = (double)over / n;
 }

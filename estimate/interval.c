@@ -342,6 +342,11 @@ static void floors(const struct cfg *cfg, struct est_result *r)
 		r->blocks[b].lo = fmin(r->blocks[b].lo, all);
 }
 
+double est_shared_allowance(const struct est_result *r)
+{
+	return r->shared_core > 0 ? 1 + fmin(r->shared_core, 1) : 1;
+}
+
 static enum est_conf conf_of(double lo, double x, double hi)
 {
 	double h;
@@ -391,8 +396,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		if (eb->replay > 0)
 			cross_check(r, b, h, &eb->lo, &eb->hi);
 		own_evidence(cfg, r, b, model, meas, &eb->lo, &eb->hi);
-		if (r->shared_core > 0)
-			eb->lo /= 1 + fmin(r->shared_core, 1);
+		eb->lo /= est_shared_allowance(r);
 		if (cfg->blocks[b].cls >= 0 &&
 		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
 			eb->lo = 0;

@@ -553,7 +553,7 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 			"%.2f cycles a mean, %.2f alone): counts may read up to %.2fx high, the "
 			"intervals reach down so far\n", 100 * c->r.shared_core,
 			(unsigned long long)c->meta.canary_bursts, c->meta.canary_cycles,
-			c->meta.canary_alone, 1 + fmin(c->r.shared_core, 1));
+			c->meta.canary_alone, est_shared_allowance(&c->r));
 	else if (c->have_meta && c->meta.canary_bursts)
 		fprintf(f, "core: to itself in all %llu path bursts (canary %.2f cycles a mean, "
 			"%.2f alone)\n", (unsigned long long)c->meta.canary_bursts,

@@ -194,8 +194,8 @@ static void test_vargs_named(void **state)
 			       "%s/vargs.txt", t.dir), 0);
 	assert_int_equal(tu_sh("grep -q '^  v (memory) *struct pa_big, 40 bytes: passed in "
 			       "memory' %s/vargs.txt", t.dir), 0);
-	/* rdx .. r9 hold what callers left: not arguments of these procedures */
-	/* registers only as the report names them, "(r9)": the workspace's
+	/* rdx .. r9 hold what callers left: not arguments of these procedures;
+	 * looked for as the report names them, "(r9)", since the workspace's
 	 * path in the header may hold "r9" itself (a CI run's did) */
 	assert_int_equal(tu_sh("! grep -q '(rdx)\\|(rcx)\\|(r8)\\|(r9)\\|^  arg[0-9]\\|no DWARF' "
 			       "%s/vargs.txt", t.dir), 0);

@@ -404,7 +404,8 @@ static void check_shared_core(void)
 
 	snprintf(py_path, sizeof(py_path), "%s.py", db);
 	tu_write_text(py_path, py);
-	assert_int_equal(tu_sh("cd %s && %s calc --db . --no-measure --json pl_loop > a.json 2>/dev/null && "
+	assert_int_equal(tu_sh("cd %s && %s calc --db . --no-measure --json pl_loop > a.json "
+			       "2>/dev/null && "
 			       "%s calc --db . --no-measure pl_loop 2>/dev/null | grep -q '^core: '",
 			       db, dcpi_bin, dcpi_bin), 0);
 	assert_int_equal(tu_sh("cd %s && m=$(ls -d 0*/meta | tail -1) && "

@@ -686,6 +686,9 @@ int est_procedure_paths(const struct cfg *cfg, const struct model *model, const 
 struct est_path_info;
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
 		   const struct est_measurements *meas, const struct model *model, int exact);
+/* How far a count may over-read on a shared core, the factor est_intervals
+ * lowers every low end by: 1 + r->shared_core (at most 2), 1 when 0. */
+double est_shared_allowance(const struct est_result *r);
 
 /*
  * Culprits of the estimate's dynamic stalls (culprit.h; estimate/culprits.c):
