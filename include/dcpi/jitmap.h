@@ -3,7 +3,7 @@
  * (util/jitmap_trust.c): the one rule the collector (collect/maps.c, which
  * keeps a process's anonymous-code samples under the map) and the reports
  * (report/jitmap.c, which names them from it) both apply.  In include/dcpi
- * and util/ because both sides of DESIGN.md's data flow use it.
+ * and util/ because both sides of the data flow (docs/architecture.md) use it.
  */
 #ifndef DCPI_JITMAP_H
 #define DCPI_JITMAP_H
