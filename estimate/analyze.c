@@ -471,13 +471,17 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
 /* The replayed walks' spread (their timing's and their regions') on every
  * block that expects their cycles: the load's, and the blocks of a round
  * that share its step (estimate/replay.c), for their intervals.  Several
- * replays in one procedure: each such block takes the widest. */
+ * replays in one procedure: each such block takes the widest.  The loads
+ * replayed are marked: their misses are measured, not of any length. */
 static void replay_spreads(struct est_analysis *a)
 {
 	double sp = 0;
 
-	for (size_t k = 0; k < a->nreplays; k++)
+	for (size_t k = 0; k < a->nreplays; k++) {
 		sp = fmax(sp, a->replays[k].spread);
+		if (a->replays[k].insn < a->r.ninsns)
+			a->r.insns[a->replays[k].insn].replayed = 1;
+	}
 	for (uint32_t b = 0; b < a->cfg->nblocks && b < a->r.nblocks; b++)
 		if (a->r.blocks[b].replay > 0)
 			a->r.blocks[b].replay_spread = sp;

@@ -148,10 +148,88 @@ static int may_miss(const struct cfg *cfg, const struct est_result *r, uint32_t 
 	       !(r->insns[i].region > 0 && r->insns[i].region < EST_RESIDENT_BYTES);
 }
 
+#define STALL_REACH 2	/* a stall's samples land on the next instruction
+			 * or the one after (skid, docs/estimate.md
+			 * "Where samples land") */
+
+/* Was load i's walk replayed on this machine (replay.c): its misses are
+ * measured, their cycles counted in the block's best case plus replay,
+ * and their uncertainty in the scale's (scale_evidence, cross_check). */
+static int replayed_load(const struct est_result *r, uint32_t i)
+{
+	return i < r->ninsns && r->insns[i].replayed;
+}
+
+/* Could load i miss far by an unknown length: may_miss, not a slot of the
+ * stack frame (rsp and a displacement: a spill or a local, written lately,
+ * in L1), and not a load whose walk was replayed. */
+static int may_miss_far(const struct cfg *cfg, const struct est_result *r, uint32_t i)
+{
+	return !cfg_insn_stack_slot(&cfg->insns[i]) && may_miss(cfg, r, i) &&
+	       !replayed_load(r, i);
+}
+
+/* Could the samples on instruction p of block b be a miss's: p, or one of
+ * the STALL_REACH instructions before it (laid out before it, or at the end
+ * of a block that branches to b), a load that may miss far. */
+static int miss_within_reach(const struct cfg *cfg, const struct est_result *r, size_t b,
+			     uint32_t p)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	uint32_t back = p - bl->first;	/* instructions of b before p */
+
+	for (uint32_t k = 0; k <= STALL_REACH && k <= p; k++)
+		if (may_miss_far(cfg, r, p - k))
+			return 1;
+	for (uint32_t j = 0; back < STALL_REACH && j < bl->npred; j++) {
+		const struct cfg_block *from = &cfg->blocks[cfg->edges[bl->pred[j]].from];
+
+		for (uint32_t k = 0; k < STALL_REACH - back && k < from->n; k++)
+			if (may_miss_far(cfg, r, from->first + from->n - 1 - k))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * What a pile no miss can explain may hold beyond the best case: the
+ * refetch after a mispredicted branch into block b.  An entry along edge e,
+ * which carries a share q of its source's executions, was mispredicted at
+ * most 1 - q of the time (a predictor that learns nothing of the branch,
+ * as branch_allowance), at the model's penalty; per execution of b,
+ * weighted by the edges' counts.  A loop's back edge taken nearly always
+ * adds nearly nothing.
+ */
+static double refetch_allowance(const struct cfg *cfg, const struct est_result *r, size_t b,
+				const struct model *model)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	double x = r->blocks[b].executions, a = 0;
+
+	if (!model || !(x > 0))
+		return 0;
+	for (uint32_t k = 0; k < bl->npred; k++) {
+		const struct cfg_edge *e = &cfg->edges[bl->pred[k]];
+		const struct est_edge *ee = &r->edges[bl->pred[k]];
+
+		if (e->kind == CFG_E_TAKEN || e->kind == CFG_E_NOT_TAKEN || e->kind == CFG_E_TABLE)
+			a += fmax(ee->executions, 0) / x * (1 - fmin(fmax(ee->prob, 0), 1));
+		else if (e->kind == CFG_E_EXIT_ENTRY)	/* entered from a call: any
+							 * caller's refetch */
+			a += fmax(ee->executions, 0) / x;
+	}
+	return fmin(a, 1) * model->mispredict_penalty;
+}
+
 /* Block b's count from its instructions other than the one its samples pile
  * on, as a share of x: 1 when no pile, lower when one instruction holds far
- * more than its part of the best case (skid one: i shows i - 1's cycles). */
-static double pile_floor(const struct cfg *cfg, const struct est_result *r, size_t b)
+ * more than its part of the best case (skid one: i shows i - 1's cycles).
+ * A pile that no load within the skid's reach can have fed is the best
+ * case's own wait (a chain of dependent instructions: every sample on the
+ * one that waits, twoprocs' imul and add) or a refetch: the count is then
+ * at least best / (best + refetch_allowance) of x. */
+static double pile_floor(const struct cfg *cfg, const struct est_result *r, size_t b,
+			 const struct model *model)
 {
 	const struct cfg_block *bl = &cfg->blocks[b];
 	const struct est_block *eb = &r->blocks[b];
@@ -163,6 +241,8 @@ static double pile_floor(const struct cfg *cfg, const struct est_result *r, size
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
 		if (r->insns[i].samples > top)
 			top = r->insns[i].samples, pile = i;
+	if (top >= 0.5 * eb->samples && !miss_within_reach(cfg, r, b, pile))
+		return eb->best / (eb->best + refetch_allowance(cfg, r, b, model));
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
 		double mprev = i > bl->first ? r->insns[i - 1].m : r->insns[bl->first + bl->n - 1].m;
 
@@ -211,17 +291,6 @@ static void cross_check(const struct est_result *r, size_t b, double h, double *
 		*lo = fmin(*lo, xw * exp(-hw));
 		*hi = fmax(*hi, xw * exp(hw));
 	}
-}
-
-#define STALL_REACH 2	/* a stall's samples land on the next instruction
-			 * or the one after (skid, docs/estimate.md
-			 * "Where samples land") */
-
-/* Could load i miss far: may_miss, and not a slot of the stack frame (rsp
- * and a displacement: a spill or a local, written lately, in L1). */
-static int may_miss_far(const struct cfg *cfg, const struct est_result *r, uint32_t i)
-{
-	return !cfg_insn_stack_slot(&cfg->insns[i]) && may_miss(cfg, r, i);
 }
 
 /*
@@ -322,7 +391,7 @@ static void own_evidence(const struct cfg *cfg, const struct est_result *r, size
  * rule leaves to the others (SCALE_HOLD of the window samples), which lowers
  * every block (a chase in one block: tests/workloads/demo_work.c).
  */
-static void floors(const struct cfg *cfg, struct est_result *r)
+static void floors(const struct cfg *cfg, struct est_result *r, const struct model *model)
 {
 	double total = 0, all = 1;
 
@@ -334,7 +403,7 @@ static void floors(const struct cfg *cfg, struct est_result *r)
 
 		eb->lo = 1;	/* the floor, until est_intervals sets the interval */
 		if (eb->window_samples > 0 && !stalled(r, b, &w))
-			eb->lo = pile_floor(cfg, r, b);
+			eb->lo = pile_floor(cfg, r, b, model);
 		if (eb->window_samples > SCALE_HOLD * total)
 			all = fmin(all, eb->lo);
 	}
@@ -380,7 +449,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 	scale_evidence(cfg, r, meas, &n, &h_best, &witnessed);
 	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best +
 		       (witnessed ? lg(EXPOSURE_REL) * lg(EXPOSURE_REL) : 0));
-	floors(cfg, r);
+	floors(cfg, r, model);
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		struct est_block *eb = &r->blocks[b];
 		double x = eb->executions, hs = shape_h(cfg, r, pi, b);

@@ -158,6 +158,8 @@ struct est_insn {
 	enum est_conf conf;
 	double region;		/* a load's: the bytes its sampled addresses span
 				 * (estimate/replay.c), 0 unknown */
+	int replayed;		/* a load whose walk was timed on this machine
+				 * (estimate/replay.c): its misses are measured */
 };
 
 struct est_block {
