@@ -169,7 +169,7 @@ static void chase_of(const char *wl, const char *fn, const char *extra, double b
 	/* the replayed walk is measured, so the interval says how far below
 	 * the count the truth may lie (a busy sibling's allowance included),
 	 * not "anywhere down to 0" (estimate/interval.c replayed_load) */
-	assert_true(m->lo >= m->x / 4);
+	assert_true(m->lo >= m->x / 8);
 	assert_string_equal(m->cause, "D-cache");
 	assert_true(m->share >= min_share);
 }
