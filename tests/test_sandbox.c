@@ -341,8 +341,14 @@ static void test_relaid(void **state)
 	assert_true(ran(&r[2]));
 	assert_int_equal(r[2].relaid, 0);
 	if (!under_valgrind) {
-		/* 60 dependent multiplies on rdi: three cycles each at least */
-		assert_true(r[1].cycles >= 150);
+		/* 60 dependent multiplies and adds on rdi, 240 cycles a copy
+		 * on Zen 4 and 5; but each copy starts from the registers'
+		 * start values, so copies are independent and a core overlaps
+		 * as many as its reorder buffer holds (Zen 5, 448 entries:
+		 * 120 or 214 cycles from run to run, two copies in flight or
+		 * one).  At most five in flight on any core (a reorder buffer
+		 * under 610 entries, 122 instructions a copy): 48 cycles. */
+		assert_true(r[1].cycles >= 240.0 / 5);
 		assert_true(r[0].cycles < 20);
 	} else {
 		skip_timing("relaid bodies");
