@@ -169,6 +169,17 @@ static int may_miss_far(const struct cfg *cfg, const struct est_result *r, uint3
 	       !replayed_load(r, i);
 }
 
+/* Is one of the instructions i - k0 .. i - STALL_REACH, as laid out, a load
+ * that may miss far? */
+static int miss_before(const struct cfg *cfg, const struct est_result *r, uint32_t i,
+		       uint32_t k0)
+{
+	for (uint32_t k = k0; k <= STALL_REACH && k <= i; k++)
+		if (may_miss_far(cfg, r, i - k))
+			return 1;
+	return 0;
+}
+
 /* Could the samples on instruction p of block b be a miss's: p, or one of
  * the STALL_REACH instructions before it (laid out before it, or at the end
  * of a block that branches to b), a load that may miss far. */
@@ -178,9 +189,8 @@ static int miss_within_reach(const struct cfg *cfg, const struct est_result *r, 
 	const struct cfg_block *bl = &cfg->blocks[b];
 	uint32_t back = p - bl->first;	/* instructions of b before p */
 
-	for (uint32_t k = 0; k <= STALL_REACH && k <= p; k++)
-		if (may_miss_far(cfg, r, p - k))
-			return 1;
+	if (miss_before(cfg, r, p, 0))
+		return 1;
 	for (uint32_t j = 0; back < STALL_REACH && j < bl->npred; j++) {
 		const struct cfg_block *from = &cfg->blocks[cfg->edges[bl->pred[j]].from];
 
@@ -241,7 +251,9 @@ static double pile_floor(const struct cfg *cfg, const struct est_result *r, size
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++)
 		if (r->insns[i].samples > top)
 			top = r->insns[i].samples, pile = i;
-	if (top >= 0.5 * eb->samples && !miss_within_reach(cfg, r, b, pile))
+	if (top < 0.5 * eb->samples)
+		return 1;
+	if (!miss_within_reach(cfg, r, b, pile))
 		return eb->best / (eb->best + refetch_allowance(cfg, r, b, model));
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
 		double mprev = i > bl->first ? r->insns[i - 1].m : r->insns[bl->first + bl->n - 1].m;
@@ -251,8 +263,6 @@ static double pile_floor(const struct cfg *cfg, const struct est_result *r, size
 		rest_s += est_poisson_lower(r->insns[i].samples, Z90);
 		rest_m += mprev;
 	}
-	if (top < 0.5 * eb->samples)
-		return 1;
 	if (rest_m <= 0) {
 		/* nothing else in the block has a best case to bound the count
 		 * with; a pile right after a load may be its miss, of any
@@ -309,11 +319,7 @@ static double clean_samples(const struct cfg *cfg, const struct est_result *r, s
 	int any = 0;
 
 	for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
-		int victim = 0;
-
-		for (uint32_t k = 1; k <= STALL_REACH && k <= i && !victim; k++)
-			victim = may_miss_far(cfg, r, i - k);
-		if (victim)
+		if (miss_before(cfg, r, i, 1))
 			any = 1;
 		else
 			clean += r->insns[i].samples;
