@@ -124,8 +124,9 @@ int est_destall(const struct cfg *cfg, const double *s, const double *m, const i
 		const int *culprit, double f, double *s_out, struct est_stall *st, size_t *nst)
 {
 	size_t n = 0;
+	int measured = f > 0;
 
-	if (!(f > 0))
+	if (!measured)
 		f = EST_STALL_EXPOSURE;
 	memcpy(s_out, s, cfg->ninsns * sizeof(*s));
 	for (uint32_t b = 0; b < cfg->nblocks; b++) {
@@ -134,6 +135,7 @@ int est_destall(const struct cfg *cfg, const double *s, const double *m, const i
 
 		if (!block_witness(cfg, b, s, m, reason, culprit, f, &w))
 			continue;
+		w.f_measured = measured;
 		/* every instruction keeps at most what a stall-free run gives it:
 		 * the cycles of the one before it (the skid), x of them */
 		x = w.per_cps;

@@ -120,6 +120,9 @@ struct est_stall {
 	double witness_samples, exposure, per_cps, window_per_cps;
 	int replayed;		/* the block's load was replayed (replay.c): the
 				 * witness only cross-checks its count */
+	int f_measured;		/* f was measured on this machine (the
+				 * calibration's stall_exposure), not
+				 * EST_STALL_EXPOSURE */
 };
 
 /* Poisson limits of a count n at z standard deviations (one-sided;
