@@ -167,6 +167,10 @@ struct cal_result {
 	double tsc_per_ns;		/* the TSC's rate, which may differ */
 	double cycles_per_sample;	/* loop cycles / samples it received */
 	uint64_t loop_cycles, samples;
+	/* cal_exposure: the chase's steps, its samples, those in its loop and
+	 * those on its witness, its cycles a step, its time */
+	uint64_t exp_steps, exp_samples, exp_in_loop, exp_witness, exp_ns;
+	double exp_cycles_per_step;
 };
 
 /* Measure the core clock (no sampling). */
@@ -179,6 +183,16 @@ int cal_clock(struct cal_result *r, struct dcpi_err *err);
 int cal_sample(struct cal_result *r, const struct collect_event *ev,
 	       const struct smp_config *c, struct rnd *rnd, unsigned ms,
 	       struct dcpi_err *err);
+
+/*
+ * Run about ms milliseconds of a chase whose loaded index the next
+ * instruction waits on, sampled with ev as c would sample it, and count the
+ * samples on the instruction after that waiter (estimate/destall.c's
+ * witness): sets r->exp_*.  Needs r->cycles_per_ns from cal_clock().
+ */
+int cal_exposure(struct cal_result *r, const struct collect_event *ev,
+		 const struct smp_config *c, struct rnd *rnd, unsigned ms,
+		 struct dcpi_err *err);
 
 /* --- maps.c: in include/dcpi/collect.h (the importers use it too) --------- */
 
@@ -215,6 +229,7 @@ void ssl_clear(struct sess_slices *t);
 
 #define SESS_RANDOM_MS 10	/* how often the random periods are redrawn */
 #define SESS_CAL_MS 50		/* calibration loop at start and at end */
+#define SESS_EXP_MS 100		/* the exposure's chase, at start (cal_exposure) */
 
 /* What record and the daemon share: the sampler, maps, one table per event,
  * the counts the settings report, and the calibration. */

@@ -120,6 +120,8 @@ int sess_calibrate(struct session *s, struct dcpi_err *err)
 		ret = cal_sample(&s->cal, s->ev[0], &s->cfg, &s->cal_rnd, SESS_CAL_MS, err);
 	if (!ret && s->cal.samples)
 		s->calibrated = 1;
+	if (!ret && !s->cal.exp_steps)
+		ret = cal_exposure(&s->cal, s->ev[0], &s->cfg, &s->cal_rnd, SESS_EXP_MS, err);
 	return ret;
 }
 
@@ -539,7 +541,12 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		col_appendf(buf, len, " calibrated cycles_per_sample=%.1f cycles_per_ns=%.4f "
 		       "tsc_per_ns=%.4f cal_samples=%" PRIu64, s->cal.cycles_per_sample,
 		       s->cal.cycles_per_ns, s->cal.tsc_per_ns, s->cal.samples);
-	else
+	if (s->calibrated && s->cal.exp_samples)
+		col_appendf(buf, len, " exposure_witness=%" PRIu64 " exposure_samples=%" PRIu64
+			    " exposure_in_loop=%" PRIu64 " exposure_steps=%" PRIu64
+			    " exposure_cycles_step=%.2f", s->cal.exp_witness, s->cal.exp_samples,
+			    s->cal.exp_in_loop, s->cal.exp_steps, s->cal.exp_cycles_per_step);
+	if (!s->calibrated)
 		col_appendf(buf, len, " uncalibrated");
 	if (s->throttled)
 		col_appendf(buf, len, " throttled=%" PRIu64, s->throttled);
@@ -570,6 +577,11 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		meta->calibrated = 1;
 		meta->cycles_per_sample = s->cal.cycles_per_sample;
 		meta->cycles_per_ns = s->cal.cycles_per_ns;
+		if (s->cal.exp_samples) {
+			meta->exposure_witness = s->cal.exp_witness;
+			meta->exposure_samples = s->cal.exp_samples;
+			meta->exposure_cycles_step = s->cal.exp_cycles_per_step;
+		}
 	} else if (meta && s->cal.cycles_per_ns > 0) {
 		meta->cycles_per_ns = s->cal.cycles_per_ns;
 	}

@@ -107,6 +107,50 @@ static int load_calibration(struct est_input *in, struct dcpi_err *err)
 	return 0;
 }
 
+/* destall.c's f from the recording's own measurement (est_exposure_recorded)
+ * unless a calibration file or the user set it; in->exposure_note says
+ * which. */
+static void recorded_exposure(struct est_input *in)
+{
+	struct est_opts *o = &in->o.opts;
+	const struct prof_epoch_meta *m = &in->meta;
+	char *note = in->exposure_note;
+	size_t len = sizeof(in->exposure_note);
+	unsigned long long w = m->exposure_witness, n = m->exposure_samples;
+	double up, f;
+
+	if (o->stall_exposure < 0) {
+		snprintf(note, len, "stalled blocks not counted from the instruction after a "
+			 "load's waiter (destalling off)");
+		return;
+	}
+	if (o->stall_exposure > 0) {
+		snprintf(note, len, "the timer shows %.2f of a load waiter's cycles (the "
+			 "calibration's)", o->stall_exposure);
+		return;
+	}
+	if (!in->have_meta || !n) {
+		snprintf(note, len, "the timer shows %.2f of a load waiter's cycles (the default: "
+			 "not measured at record)", EST_STALL_EXPOSURE);
+		return;
+	}
+	f = est_exposure_recorded(w, n, m->exposure_cycles_step, &up);
+	if (f > 0) {
+		o->stall_exposure = f;
+		snprintf(note, len, "the timer shows %.2f of a load waiter's cycles (%llu of %llu "
+			 "samples on the witness of the recording's chase)", f, w, n);
+	} else if (f < 0) {
+		o->stall_exposure = -1;
+		snprintf(note, len, "the timer shows below %.2f of a load waiter's cycles (%llu of "
+			 "%llu samples on the witness of the recording's chase): stalled blocks are "
+			 "not counted from the instruction after it", up, w, n);
+	} else {
+		snprintf(note, len, "the timer shows %.2f of a load waiter's cycles (the default: "
+			 "%llu of %llu samples on the witness of the recording's chase are too few "
+			 "to say)", EST_STALL_EXPOSURE, w, n);
+	}
+}
+
 /* --exact DB: the newest epoch's profiles, which must hold callgrind-Ir. */
 static int load_exact(struct est_input *in, struct dcpi_err *err)
 {
@@ -196,6 +240,8 @@ int est_input_open(struct est_input *in, struct prof_db *db, const char *dbdir,
 		dcpi_err_clear(err);
 	}
 	rc = load_calibration(in, err);
+	if (rc >= 0)
+		recorded_exposure(in);
 	if (rc >= 0 && o->windowed)
 		rc = load_window(in, err);
 	if (rc >= 0 && o->exact_db)

@@ -184,3 +184,21 @@ out:
 	free(culprit);
 	return f;
 }
+
+double est_exposure_recorded(uint64_t witness, uint64_t samples, double cycles_step,
+			     double *upper)
+{
+	double w = (double)witness, per = samples ? cycles_step / (double)samples : 0;
+	double up = est_poisson_upper(w, 1.645) * per, down = est_poisson_lower(w, 1.645) * per;
+
+	if (upper)
+		*upper = up;
+	if (!(per > 0))
+		return 0;
+	if (w > 0 && up <= w * per * EST_STALL_EXPOSURE_SPREAD &&
+	    down >= w * per / EST_STALL_EXPOSURE_SPREAD)
+		return w * per;
+	if (up < EST_STALL_EXPOSURE / EST_STALL_EXPOSURE_SPREAD)
+		return -1;
+	return 0;
+}

@@ -17,7 +17,7 @@
 #include "dcpi/profile.h"
 #include "internal.h"
 
-#define MAXF 24
+#define MAXF 28
 
 struct pull {
 	struct fleet_conn *c;
@@ -226,6 +226,10 @@ static void meta_of(char **f, struct prof_epoch_meta *m)
 	m->canary_sd = fleet_bitsd(strtoull(f[20], NULL, 10));
 	m->canary_shared = fleet_bitsd(strtoull(f[21], NULL, 10));
 	m->canary_bursts = strtoull(f[22], NULL, 10);
+	/* the exposure chase's row, zeros where the epoch had none */
+	m->exposure_witness = strtoull(f[23], NULL, 10);
+	m->exposure_samples = strtoull(f[24], NULL, 10);
+	m->exposure_cycles_step = fleet_bitsd(strtoull(f[25], NULL, 10));
 }
 
 /* The epochs' metadata merged in (host, epoch) order; 1 when there was any. */
@@ -239,20 +243,30 @@ static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_
 	int rc, any = 0;
 
 	memset(dm, 0, sizeof(*dm));
+	/* epochs, then their canaries' and exposures' rows (one JOIN a
+	 * SELECT, as ClickHouse 18 wants) */
 	fleet_sb_printf(&sb, "SELECT host, epoch, start_ns, has_meta, cpu_vendor, cpu_family, "
 			"cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, calibrated, "
 			"settings, lost_samples, samples, dropped_samples, failed_flushes, end_ns, "
-			"alone_bits, mean_bits, sd_bits, shared_bits, bursts "
+			"alone_bits, mean_bits, sd_bits, shared_bits, bursts, witness, "
+			"chase_samples, step_bits "
+			"FROM (SELECT host, epoch, start_ns, version, has_meta, cpu_vendor, "
+			"cpu_family, cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, "
+			"calibrated, settings, lost_samples, samples, dropped_samples, "
+			"failed_flushes, end_ns, alone_bits, mean_bits, sd_bits, shared_bits, bursts "
 			"FROM %s.epochs GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, "
 			"alone_bits, mean_bits, sd_bits, shared_bits, bursts FROM %s.canaries) "
+			"USING (host, epoch, start_ns, version)) "
+			"GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, witness, "
+			"chase_samples, step_bits FROM %s.exposures) "
 			"USING (host, epoch, start_ns, version) "
 			"WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT DISTINCT "
-			"host, epoch, start_ns, version FROM %s.samples", db, db, db);
+			"host, epoch, start_ns, version FROM %s.samples", db, db, db, db);
 	fleet_where(&sb, db, q);
 	fleet_sb_printf(&sb, ") ORDER BY host, epoch, start_ns");
 	rc = ask(pl, &sb, &ans, err);
 	s = ans;
-	while (!rc && s && fleet_next_row(&s, f, MAXF) == 23) {
+	while (!rc && s && fleet_next_row(&s, f, MAXF) == 26) {
 		char key[600];
 
 		/* a commit row sent twice (its answer lost) is one epoch */

@@ -82,6 +82,14 @@ static void canary_row(struct fleet_sb *sb, const struct fleet_key *k,
 			fleet_dbits(m->canary_shared), m->canary_bursts);
 }
 
+static void exposure_row(struct fleet_sb *sb, const struct fleet_key *k,
+			 const struct prof_epoch_meta *m)
+{
+	fleet_key_cols(sb, k);
+	fleet_sb_printf(sb, "%" PRIu64 "\t%" PRIu64 "\t%llu\n", m->exposure_witness,
+			m->exposure_samples, fleet_dbits(m->exposure_cycles_step));
+}
+
 static int insert(struct fleet_conn *c, const char *table, struct fleet_sb *sb,
 		  struct dcpi_err *err)
 {
@@ -141,6 +149,11 @@ static int send_epoch(struct fleet_conn *c, struct fleet_key *k, struct prof_pro
 	if (!rc && has_meta && m->canary_bursts) {
 		canary_row(&sb, k, m);
 		rc = insert(c, "canaries", &sb, err);
+		sb.n = 0;
+	}
+	if (!rc && has_meta && m->exposure_samples) {
+		exposure_row(&sb, k, m);
+		rc = insert(c, "exposures", &sb, err);
 		sb.n = 0;
 	}
 	if (!rc) {

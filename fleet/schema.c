@@ -44,6 +44,11 @@ static const char canary_cols[] =
 	"shared_bits UInt64, bursts UInt64)";
 static const char canary_engine[] =
 	"ReplacingMergeTree PARTITION BY day ORDER BY (host, epoch, start_ns, version)";
+/* an epoch's exposure chase (prof_epoch_meta.exposure_*), cycles a step as
+ * its bits; a row only where it had samples; the canaries' engine */
+static const char exposure_cols[] =
+	"(day Date, host String, epoch String, start_ns UInt64, end_ns UInt64, "
+	"version UInt64, witness UInt64, chase_samples UInt64, step_bits UInt64)";
 
 static const char kind_engine[] =
 	"ReplacingMergeTree PARTITION BY day ORDER BY (build_id, host, epoch, start_ns, "
@@ -109,6 +114,8 @@ int fleet_init(struct fleet_conn *c, const char *cluster, struct dcpi_err *err)
 		rc = make_table(c, cluster, "epochs", epochs_cols, epochs_engine, err);
 	if (!rc)
 		rc = make_table(c, cluster, "canaries", canary_cols, canary_engine, err);
+	if (!rc)
+		rc = make_table(c, cluster, "exposures", exposure_cols, canary_engine, err);
 	for (int i = 0; i < 3 && !rc; i++) {
 		const char *name = fleet_kinds[i]->table;
 
@@ -158,6 +165,7 @@ int fleet_check_schema(struct fleet_conn *c, struct dcpi_err *err)
 				 "dcpi reads and writes version %d%s", fleet_db(c), have,
 				 FLEET_SCHEMA_VERSION, have < FLEET_SCHEMA_VERSION ?
 				 " ('dcpi push --init' upgrades it: it adds the tables of path, "
-				 "value and data profiles and of contention canaries)" : "");
+				 "value and data profiles, of contention canaries and of exposure "
+				 "chases)" : "");
 	return 0;
 }

@@ -56,6 +56,9 @@ static const struct meta_key meta_keys[] = {
 	KEY(canary_sd, META_DOUBLE),
 	KEY(canary_shared, META_DOUBLE),
 	KEY(canary_bursts, META_U64),
+	KEY(exposure_witness, META_U64),
+	KEY(exposure_samples, META_U64),
+	KEY(exposure_cycles_step, META_DOUBLE),
 };
 
 #define N_KEYS (sizeof(meta_keys) / sizeof(meta_keys[0]))
@@ -427,6 +430,11 @@ void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *
 	dst->canary_sd = prof_mean_combine(dst->canary_sd, wa, src->canary_sd, wb);
 	dst->canary_shared = prof_mean_combine(dst->canary_shared, wa, src->canary_shared, wb);
 	dst->canary_bursts = add_sat(dst->canary_bursts, src->canary_bursts);
+	wa = (double)dst->exposure_samples, wb = (double)src->exposure_samples;
+	dst->exposure_cycles_step = prof_mean_combine(dst->exposure_cycles_step, wa,
+						      src->exposure_cycles_step, wb);
+	dst->exposure_witness = add_sat(dst->exposure_witness, src->exposure_witness);
+	dst->exposure_samples = add_sat(dst->exposure_samples, src->exposure_samples);
 	dst->lost_samples = add_sat(dst->lost_samples, src->lost_samples);
 	dst->samples = add_sat(dst->samples, src->samples);
 	dst->dropped_samples = add_sat(dst->dropped_samples, src->dropped_samples);

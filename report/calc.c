@@ -300,6 +300,8 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	}
 	fprintf(f, ", \"calibration\": ");
 	rep_json_str_or_null(f, c->have_cal ? c->cal_path : NULL);
+	fprintf(f, ", \"stall_exposure\": %.6g, \"exposure\": ", c->a.opts.stall_exposure);
+	rep_json_str_or_null(f, c->exposure_note && c->exposure_note[0] ? c->exposure_note : NULL);
 	fprintf(f, ", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
 	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
 	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n",
@@ -562,6 +564,8 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 		fprintf(f, "calibration %s: skid %d instruction%s, %.0f%% handed back%s\n",
 		       c->cal_path, c->a.opts.skid, c->a.opts.skid > 1 ? "s" : "",
 		       100 * c->a.opts.skid_share, c->a.skid_given ? " (--skid given)" : "");
+	if (c->exposure_note && c->exposure_note[0])
+		fprintf(f, "after a missing load: %s\n", c->exposure_note);
 	if (c->have_meas) {
 		fprintf(f, "cpu %s: best cases measured here for %u bodies (%u timed in %.2f s, "
 		       "%u cached), the model's elsewhere\n", c->meas.cpu,
@@ -689,6 +693,7 @@ void rep_calc_of(struct rep_calc *v, const struct est_input *in, const struct es
 	v->model_from = est_model_source(in);
 	v->cal_path = in->cal_path;
 	v->have_cal = in->have_cal;
+	v->exposure_note = in->exposure_note;
 	v->cfg = an->cfg;
 	v->total = an->total;
 	v->r = an->r;

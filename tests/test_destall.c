@@ -149,6 +149,25 @@ static void test_exposure_measured(void **state)
 	cfg_free(cfg);
 }
 
+/* A recording's own exposure (est_exposure_recorded): a Zen 5 VM's 0 of
+ * 2000 samples on the witness at 18.7 cycles a step says f is below the
+ * default's range: no destalling; 12 of 400 at 16 cycles is f = 0.48,
+ * known within the interval's spread; 2 of 400 is too few to say either
+ * way; no measurement leaves the default. */
+static void test_exposure_recorded(void **state)
+{
+	double up;
+
+	(void)state;
+	assert_true(est_exposure_recorded(0, 2000, 18.7, &up) < 0);
+	assert_true(up > 0.02 && up < 0.04);
+	assert_true(fabs(est_exposure_recorded(12, 400, 16, &up) - 0.48) < 1e-9);
+	assert_true(up > 0.48 && up < 0.48 * EST_STALL_EXPOSURE_SPREAD);
+	assert_true(est_exposure_recorded(2, 400, 16, NULL) == 0);
+	assert_true(est_exposure_recorded(0, 0, 16, NULL) == 0);
+	assert_true(est_exposure_recorded(3, 100, 0, NULL) == 0);
+}
+
 static void test_poisson_limits(void **state)
 {
 	(void)state;
@@ -167,4 +186,5 @@ TU_MAIN(NULL, NULL,
 	cmocka_unit_test(test_no_stall),
 	cmocka_unit_test(test_no_waiter),
 	cmocka_unit_test(test_exposure_measured),
+	cmocka_unit_test(test_exposure_recorded),
 	cmocka_unit_test(test_poisson_limits))

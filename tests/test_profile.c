@@ -522,6 +522,9 @@ static void test_meta(void **state)
 	m.canary_sd = 0.42676116453203;
 	m.canary_shared = 0.25;
 	m.canary_bursts = 8;
+	m.exposure_witness = 3;
+	m.exposure_samples = 2000;
+	m.exposure_cycles_step = 18.75;
 	assert_int_equal(prof_epoch_meta_write(db, e, &m, &err), 0);
 	assert_int_equal(prof_epoch_meta_read(db, e, &r, &err), 0);
 	assert_memory_equal(&m, &r, sizeof(m));
@@ -666,6 +669,9 @@ static void fill_epoch(struct prof_db *db, char *epoch, size_t len, int trial, i
 	m.canary_alone = m.canary_bursts ? 2.0 : 0;
 	m.canary_cycles = m.canary_bursts ? 2.0 + (double)(which % 3) / 2 : 0;
 	m.canary_shared = m.canary_bursts ? (double)(which % 3) / 2 : 0;
+	m.exposure_samples = rng() % 500;
+	m.exposure_witness = m.exposure_samples ? rng() % 10 : 0;
+	m.exposure_cycles_step = m.exposure_samples ? 14.0 + (double)(which % 3) : 0;
 	snprintf(m.settings, sizeof(m.settings), "setting %d", which);
 	assert_int_equal(prof_epoch_meta_write(db, epoch, &m, &err), 0);
 }
@@ -708,6 +714,9 @@ static void assert_same_epoch(struct prof_db *x, const char *ex, struct prof_db 
 	assert_int_equal(ma.canary_bursts, mb.canary_bursts);
 	assert_close(ma.canary_cycles, mb.canary_cycles);
 	assert_close(ma.canary_shared, mb.canary_shared);
+	assert_int_equal(ma.exposure_witness, mb.exposure_witness);
+	assert_int_equal(ma.exposure_samples, mb.exposure_samples);
+	assert_close(ma.exposure_cycles_step, mb.exposure_cycles_step);
 }
 
 /* Epoch merge is a reduce: (A+B)+C == A+(B+C) == (C+A)+B, with metadata. */

@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "dcpi/estimate.h"
 #include "dcpi/profile.h"
 #include "testutil.h"
 #include "tu_main.h"
@@ -113,6 +114,32 @@ static const struct prof_profile *latest_of(struct prof_profile **p, size_t *n,
 }
 
 /*
+ * The exposure's chase (collect/calibrate.c cal_exposure): its samples are
+ * read by address, nearly all of them in its loop (the rest the kernel's or
+ * a reprogramming's), the witness's among them; a step misses L1 and hits
+ * L2 (past an L1 hit's 4 cycles, well short of a DRAM miss).
+ */
+static void check_exposure(const struct prof_epoch_meta *m)
+{
+	const char *at = strstr(m->settings, "exposure_in_loop=");
+	unsigned long long in = 0;
+	double up, f;
+
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, "exposure_in_loop=%llu", &in), 1);
+	f = est_exposure_recorded(m->exposure_witness, m->exposure_samples,
+				  m->exposure_cycles_step, &up);
+	print_message("exposure: %llu of %llu samples on the witness (%llu in the loop), %.1f "
+		      "cycles a step: f %.3g (90%% upper %.3f)\n",
+		      (unsigned long long)m->exposure_witness,
+		      (unsigned long long)m->exposure_samples, in, m->exposure_cycles_step, f, up);
+	assert_true(m->exposure_samples > 0);
+	assert_true(in >= 0.9 * (double)m->exposure_samples && in <= m->exposure_samples);
+	assert_true(m->exposure_witness <= in);
+	assert_true(m->exposure_cycles_step > 4 && m->exposure_cycles_step < 100);
+}
+
+/*
  * The known-cycle loop's samples: one sample is worth about period x clock
  * cycles, more than that never by much (sampling's own cost makes a sample
  * worth fewer of the program's cycles, not more).  Generous bounds: a busy
@@ -129,6 +156,7 @@ static void check_calibration(const struct prof_epoch_meta *m, double period_ns)
 	assert_true(m->cycles_per_ns > 0.2 && m->cycles_per_ns < 10);
 	assert_true(m->cycles_per_sample > 0.5 * nominal && m->cycles_per_sample < 3 * nominal);
 	assert_non_null(strstr(m->settings, "tsc_per_ns="));
+	check_exposure(m);
 }
 
 static void test_twoprocs_ratio(void **state)

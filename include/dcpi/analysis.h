@@ -125,6 +125,7 @@ struct est_input {
 	int have_cal;
 	char cal_path[4200];
 	int skid;			/* where samples land, for culprits (2) */
+	char exposure_note[256];	/* where destall.c's f came from */
 	struct prof_db *xdb;		/* --exact */
 	struct prof_profile *xp;
 	size_t nxp;

@@ -115,6 +115,19 @@ struct est_opts {
 #define EST_STALL_EXPOSURE 0.55
 #define EST_STALL_EXPOSURE_SPREAD 2.4
 
+/*
+ * The f a recording's own measurement gives (collect/calibrate.c
+ * cal_exposure: witness of samples on its chase's witness, cycles_step its
+ * cycles a step): f when the witness's samples know it within the spread
+ * the interval allows (EST_STALL_EXPOSURE_SPREAD either way, their 90%
+ * Poisson range); -1 (no destalling) when even their upper limit lies below
+ * the spread's low end about EST_STALL_EXPOSURE: the machine shows too
+ * little after a waiter for a witness to count from; 0 (the default f)
+ * otherwise.  *upper (may be NULL): f's 90% upper limit.
+ */
+double est_exposure_recorded(uint64_t witness, uint64_t samples, double cycles_step,
+			     double *upper);
+
 struct est_stall {
 	uint32_t block, load, waiter;
 	double witness_samples, exposure, per_cps, window_per_cps;

@@ -155,6 +155,12 @@ struct prof_epoch_meta {
 	 * measured */
 	double canary_alone, canary_cycles, canary_sd, canary_shared;
 	uint64_t canary_bursts;
+	/* what the timer shows of a load waiter's cycles (estimate/destall.c's
+	 * f), measured at record by collect/calibrate.c cal_exposure: the
+	 * samples on the witness of its chase, all its samples, and its cycles
+	 * a step (f = witness x cycles a step / samples); 0 when not measured */
+	uint64_t exposure_witness, exposure_samples;
+	double exposure_cycles_step;
 };
 
 /* dst += src, the rules of an epoch merge (profile/meta.c): commutative and

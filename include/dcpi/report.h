@@ -241,6 +241,7 @@ struct rep_calc {
 	struct est_result r;
 	const char *cal_path;			/* the skid calibration used */
 	int have_cal;
+	const char *exposure_note;		/* where destall.c's f came from */
 	struct est_measurements meas;		/* best cases timed here */
 	int have_meas;
 	const char *meas_why;			/* why not, when not */
