@@ -156,6 +156,22 @@ void rep_model_show(FILE *f, const struct model *m, int auto_chosen)
 		show_class(f, m, c);
 }
 
+/* The loop whose load missed: of those the model did not hold, the one
+ * farthest beyond it; NULL when none. */
+static const char *missed(const struct est_calibration *cal)
+{
+	const char *name = NULL;
+	double worst = 1;
+
+	for (size_t l = 0; l < cal->nloops; l++) {
+		const struct est_calib_loop *lp = &cal->loops[l];
+
+		if (!lp->used && lp->model_iter > 0 && lp->cyc_iter / lp->model_iter > worst)
+			worst = lp->cyc_iter / lp->model_iter, name = lp->name;
+	}
+	return name;
+}
+
 /* What `dcpi calibrate` measured (estimate/calibrate/): per loop, where its
  * samples land, and the machine's figures; the file it went to. */
 void rep_calibration_text(FILE *f, const struct est_calibration *cal, const char *path)
@@ -190,6 +206,10 @@ void rep_calibration_text(FILE *f, const struct est_calibration *cal, const char
 		fprintf(f, "after a missing load: the timer shows %.2f of its waiter's cycles "
 		       "(sk_miss; estimate/destall.c's f, %.2f when not measured)\n",
 		       cal->exposure, EST_STALL_EXPOSURE);
+	else if (missed(cal))
+		fprintf(f, "after a missing load: no sample on the witness after %s's waiter "
+		       "(this machine shows too little to measure here; every recording measures "
+		       "its own, collect/calibrate.c cal_exposure)\n", missed(cal));
 	else
 		fprintf(f, "after a missing load: not measured (no loop missed), f = %.2f\n",
 		       EST_STALL_EXPOSURE);

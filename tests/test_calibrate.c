@@ -19,6 +19,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/estimate.h"
 #include "dcpi/model.h"
+#include "dcpi/report.h"
 #include "loop_if.h"
 #include "testutil.h"
 #include "tu_main.h"
@@ -108,6 +109,22 @@ static void test_fit_known_skid(void **state)
 	cfg_free(cfg);
 }
 
+/* rep_calibration_text of cal holds want. */
+static void calib_text(const struct est_calibration *cal, const char *want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	rep_calibration_text(f, cal, "calibration.txt");
+	fclose(f);
+	if (!strstr(buf, want))
+		print_message("want \"%s\" in:\n%s", want, buf);
+	assert_non_null(strstr(buf, want));
+	free(buf);
+}
+
 static void test_file_round_trip(void **state)
 {
 	struct est_calibration cal, back;
@@ -156,6 +173,15 @@ static void test_file_round_trip(void **state)
 	o.stall_exposure = -1;			/* destalling off stays off */
 	est_opts_calibrated(&o, &back);
 	assert_true(o.stall_exposure < 0);
+	/* the report: the exposure measured; or a loop beyond the model whose
+	 * witness saw nothing, named (report/model.c) */
+	calib_text(&back, "the timer shows 0.90 of its waiter's cycles");
+	back.loops[1].exposure = 0, back.loops[1].model_iter = 5, back.loops[1].cyc_iter = 480;
+	est_calib_combine(&back);
+	calib_text(&back, "no sample on the witness after sk_branch's waiter");
+	back.loops[1].cyc_iter = 5, back.loops[1].used = 1;
+	est_calib_combine(&back);
+	calib_text(&back, "not measured (no loop missed)");
 	/* a later version is refused, not misread */
 	tu_write_text(path, "version 2\nmodel zen4\nskid 1\n");
 	assert_int_equal(est_calib_read(path, &back, &err), -EINVAL);
