@@ -521,16 +521,19 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
  * replayed are marked: their misses are measured, not of any length. */
 static void replay_spreads(struct est_analysis *a)
 {
-	double sp = 0;
+	double sp = 0, far = 1;
 
 	for (size_t k = 0; k < a->nreplays; k++) {
 		sp = fmax(sp, a->replays[k].spread);
+		far = fmax(far, a->replays[k].far);
 		if (a->replays[k].insn < a->r.ninsns)
 			a->r.insns[a->replays[k].insn].replayed = 1;
 	}
 	for (uint32_t b = 0; b < a->cfg->nblocks && b < a->r.nblocks; b++)
-		if (a->r.blocks[b].replay > 0)
+		if (a->r.blocks[b].replay > 0) {
 			a->r.blocks[b].replay_spread = sp;
+			a->r.blocks[b].replay_far = far;
+		}
 }
 
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,

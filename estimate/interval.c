@@ -479,6 +479,9 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		eb->hi = x * exp(h);
 		if (eb->replay > 0)
 			cross_check(r, b, h, &eb->lo, &eb->hi);
+		if (eb->replay > 0 && eb->replay_far > 1)	/* the L3 shared */
+			eb->lo = fmin(eb->lo, x * exp(-h) * (eb->best + eb->replay) /
+					      (eb->best + eb->replay * eb->replay_far));
 		own_evidence(cfg, r, b, model, meas, &eb->lo, &eb->hi);
 		eb->lo /= est_shared_allowance(r);
 		if (cfg->blocks[b].cls >= 0 &&

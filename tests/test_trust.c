@@ -7,7 +7,8 @@
  * index is carried round a loop of four blocks (tests/workloads/chase_if).
  * Every count's 90%
  * interval must hold the exact one, the chase's point within 25% where the
- * region is in L2, a factor 1.4 past the L3 beside a busy vCPU (the
+ * region is in L2, a factor 3 in the shared L3, 1.4 past it beside a busy
+ * vCPU (the
  * windows alone said 120 times; its load feeds itself, so its walk is
  * replayed on this machine over the region its addresses span,
  * docs/estimate.md "Replayed loads"), and the summary must name the
@@ -167,9 +168,11 @@ static void chase_of(const char *wl, const char *fn, const char *extra, double b
 	m = &r[runs / 2];
 	assert_true(m->x > steps / tol && m->x < steps * tol);
 	/* the replayed walk is measured, so the interval says how far below
-	 * the count the truth may lie (a busy sibling's allowance included),
-	 * not "anywhere down to 0" (estimate/interval.c replayed_load) */
-	assert_true(m->lo >= m->x / 8);
+	 * the count the truth may lie (a busy sibling's allowance included,
+	 * and for a region in the shared L3 a run that met it in DRAM: x/3 to
+	 * x/3.5 at 16 MB here), not "anywhere down to 0" (estimate/interval.c
+	 * replayed_load, estimate/replay.c far_ratio) */
+	assert_true(m->lo >= m->x / 20);
 	assert_string_equal(m->cause, "D-cache");
 	assert_true(m->share >= min_share);
 }
@@ -200,12 +203,16 @@ static void test_chase_l2(void **state)
 
 /* 16 MB, inside the 32 MB L3 these VMs share with other tenants: how much of
  * the region the L3 holds changes between the run and the replay right after
- * it (0.77 - 1.47 of the exact count seen here, docs/estimate.md "Replayed
- * loads"): the interval must hold the count, the point within a factor 1.6. */
+ * it (0.77 - 1.47 of the exact count on a Zen 4 VM; on a Zen 5 VM 1.06-1.20
+ * one hour and 1.66-2.58 the next, the run's steps 2.2-2.4 times the walk's,
+ * CI medians 1.39, 1.53 and 2.0, docs/estimate.md "Replayed loads"): the
+ * interval must hold the count (the walk past the L3 bounds it below,
+ * estimate/replay.c far_ratio), the point within a factor 3, a regression
+ * guard (the windows alone said 120 times). */
 static void test_chase_l3(void **state)
 {
 	(void)state;
-	chase("-F 20000", 16777216, 5000000, 1.6, 0, 0.8, 5);
+	chase("-F 20000", 16777216, 5000000, 3, 0, 0.8, 5);
 }
 
 /* 256 MB: a DRAM miss and a TLB miss a step, with the other vCPU busy.

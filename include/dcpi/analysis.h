@@ -101,6 +101,11 @@ struct est_replay {
 	double cycles_lo, cycles_hi;	/* their walks' cycles a step */
 	double spread;			/* the count's relative spread from the
 					 * walk: its timing's and its region's */
+	double far;			/* a region past the private L2 and within
+					 * twice the L3, which other cores share:
+					 * a walk past the L3's cycles beyond an
+					 * L1 hit over extra's (>= 1); 1 when not
+					 * such a region */
 };
 
 /* What one epoch offers every procedure's analysis. */

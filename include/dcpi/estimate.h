@@ -185,6 +185,9 @@ struct est_block {
 	double best;		/* sum M_i: best-case cycles per execution */
 	double replay;		/* measured cycles beyond it (expect_extra) */
 	double replay_spread;	/* those walks' spread (est_analyze sets it) */
+	double replay_far;	/* how much dearer a step could have been had the
+				 * run met the region in DRAM (est_replay.far;
+				 * est_analyze sets it; 0 or 1: no such term) */
 	double executions;
 	double best_cpi;	/* best / n */
 	double actual_cpi;	/* cycles / (executions x n), 0 when not executed */
