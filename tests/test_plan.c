@@ -64,8 +64,10 @@ static void read_truth(const char *out)
 	assert_true(calls > 0);
 }
 
-/* proc's arg0 list in epoch of db: the share of 7 and the calls seen. */
-static double arg0_share(const char *db, const char *epoch, const char *proc, uint64_t *seen)
+/* proc's arg0 list in epoch of db: the share of value (< 0: of its most
+ * common value, as dcpi vargs reports it) and the calls seen. */
+static double arg0_share(const char *db, const char *epoch, const char *proc, uint64_t *seen,
+			 int64_t value)
 {
 	struct dcpi_err err = { 0 };
 	struct prof_db *d;
@@ -85,7 +87,7 @@ static double arg0_share(const char *db, const char *epoch, const char *proc, ui
 	assert_non_null(h);
 	*seen = h->seen;
 	for (uint32_t i = 0; i < h->n; i++)
-		if (h->t[i].value == 7)
+		if (value < 0 ? val_hotlist_share(h, i) > share : h->t[i].value == (uint64_t)value)
 			share = val_hotlist_share(h, i);
 	val_profiles_free(v, n);
 	return share;
@@ -114,7 +116,7 @@ static void test_plan_auto(void **state)
 			       t.dir), 0);
 	read_truth("out2");
 	truth = (double)k7 / (double)calls;
-	got = arg0_share("db", "00000002", "vl_scale", &seen);
+	got = arg0_share("db", "00000002", "vl_scale", &seen, 7);
 	print_message("vl_scale arg0 = 7: %.4f from %" PRIu64 " calls, truth %.4f\n", got, seen,
 		      truth);
 	/* at least what the plan asked for: the calls a share near the truth
@@ -126,7 +128,7 @@ static void test_plan_auto(void **state)
 	 * marked it, the runtime knows that after some 64-200 calls and
 	 * stops, where the plan's need from a few calls was ~1,000 */
 	if (!tu_sh("grep -Eq '[ ,]args=03[a-z,]* vl_add$' %s/db/00000001/plan.txt", t.dir)) {
-		arg0_share("db", "00000002", "vl_add", &seen);
+		arg0_share("db", "00000002", "vl_add", &seen, 7);
 		print_message("vl_add: %" PRIu64 " calls\n", seen);
 		assert_true(seen >= 64 && seen < val_calls_needed(truth, VAL_PLAN_POINTS));
 	}
@@ -150,7 +152,9 @@ static void test_needed(void **state)
 	assert_int_equal(sscanf(line, " %lu calls seen; for +-3 points at %lu%% about %lu calls "
 				"are needed", &seen, &pct, &need), 3);
 	assert_non_null(strstr(line, "--plan auto"));
-	share = arg0_share("db", "00000001", "vl_scale", &lseen);
+	/* the share vargs prints is its top value's: with few calls seen (one,
+	 * in a CI run) not always 7's */
+	share = arg0_share("db", "00000001", "vl_scale", &lseen, -1);
 	assert_int_equal(seen, lseen);
 	assert_int_equal(pct, (unsigned long)lround(100 * share));
 	assert_int_equal(need, val_calls_needed(val_share_adjusted(share, lseen), 0.03));
