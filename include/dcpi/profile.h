@@ -26,6 +26,11 @@
 /* dcpi record's path-sample runtime, preloaded from a directory removed after
  * the run: its samples are the collector's own cost (collect/maps.c). */
 #define PROF_PATHRT_PATH "[dcpi-paths]"
+/* The event of calls counted at procedures' entries (the path runtime's
+ * counting trampolines, a plan's entry= marks: docs/paths.md "Calls counted
+ * at the entry"): one entry per counted procedure, at its entry's file
+ * offset, period 1 (exact counts, not samples). */
+#define PROF_EVENT_CALLS "calls"
 
 /* Who an image is: build-id when it has one, else path, size and mtime. */
 struct prof_image_id {

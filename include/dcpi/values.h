@@ -181,7 +181,12 @@ PROF_KIND_DECLARE(val, val_profile);
  * the time), args=MASK (an argument's share not yet known to within
  * VAL_PLAN_POINTS; MASK, hex, the argument registers the entry takes, bit r
  * for rdi, rsi, rdx, rcx, r8, r9; plain "args" or 00: all six) and load
- * (the same for a load's value).  Lines starting with '#' are comments.
+ * (the same for a load's value) and entry=HEX (count the procedure's calls
+ * at its entry: HEX, 5 to 15 bytes, the whole instructions at the entry
+ * that a jump to a counting trampoline displaces; the analysis vouches that
+ * they are position-independent, not a control transfer, and that no edge
+ * of the procedure enters them or the entry: cfg_entry_displaced).  Lines
+ * starting with '#' are comments.
  */
 #define VAL_PLAN_FILE	"plan.txt"
 #define VAL_PLAN_MAGIC	"dcpi-plan 1"
