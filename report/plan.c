@@ -9,7 +9,13 @@
  *     the plan names for the runtime: args=MASK);
  *   - load: a load's value list in the same state, in a procedure with at
  *     least REP_PLAN_HOT_LOAD of its image's samples;
- *   - hot: a procedure with at least REP_PLAN_HOT of its image's samples.
+ *   - hot: a procedure with at least REP_PLAN_HOT of its image's samples;
+ *   - entry=HEX: calls counted at the entry (docs/paths.md, "Calls counted
+ *     at the entry"), for every marked procedure and every other with at
+ *     least REP_PLAN_COUNT of its image's samples whose entry a jump may
+ *     displace (cfg_entry_displaced; and no other symbol starts inside
+ *     the displaced bytes): the analysis' counts then have a measured
+ *     scale (estimate/analyze.c).
  * The binomial's need is taken at the adjusted share (val_share_adjusted).
  * Seed 001's focused sampling: spend the sampling budget where a question
  * is open, not where time happens to go.
@@ -20,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "dcpi/report.h"
 #include "dcpi/safefile.h"
@@ -28,8 +35,9 @@
 
 #define REP_PLAN_HOT 0.05
 #define REP_PLAN_HOT_LOAD 0.02
+#define REP_PLAN_COUNT 0.01
 
-enum { WHY_HOT = 1, WHY_ARGS = 2, WHY_LOAD = 4 };
+enum { WHY_HOT = 1, WHY_ARGS = 2, WHY_LOAD = 4, WHY_COUNT = 8 };
 
 struct pmark {
 	size_t image;		/* index into the value profiles */
@@ -37,6 +45,8 @@ struct pmark {
 	uint64_t off, size;	/* the entry's file offset, the procedure's bytes */
 	unsigned why;
 	unsigned regs;		/* args: the argument registers it takes, bit r for rdi..r9 */
+	size_t nentry;		/* entry=: the bytes a jump displaces, 0: not counted */
+	uint8_t entry[CFG_ENTRY_MAX];
 	char name[256];
 };
 
@@ -126,10 +136,11 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 		if (rv_proc_range(&c, p, &lo, &hi))
 			continue;
 		rv_time(&c, lo, hi, &t);
-		if (t.samples >= REP_PLAN_HOT * (double)c.prof->total) {
+		if (t.samples >= REP_PLAN_COUNT * (double)c.prof->total) {
 			if (!(m = mark_of(pl, &c, i, p)))
 				return -ENOMEM;
-			m->why |= WHY_HOT;
+			m->why |= t.samples >= REP_PLAN_HOT * (double)c.prof->total ? WHY_HOT
+										 : WHY_COUNT;
 		}
 	}
 	for (size_t k = 0; k < vp->nlists; k++) {
@@ -169,22 +180,141 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 	return 0;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Every address of img that a direct branch or call of any of its
+ * procedures goes to, or that starts a procedure: sorted, in *out.  0 (and
+ * NULL) when out of memory, or when a procedure does not decode whole: its
+ * branches are then unknown, and hand-written code jumps into its
+ * neighbours (glibc's mempcpy into memmove's entry + 3), so no entry of
+ * such an image is displaced. */
+static size_t branch_targets(const struct image *img, uint64_t **out)
+{
+	uint64_t *t = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t q = 0; q < img_nprocs(img); q++) {
+		const struct img_proc *p = img_proc(img, q);
+		size_t avail = 0, ni = 0;
+		const uint8_t *b = img_bytes(img, p->addr, &avail);
+		struct cfg_insn *in = NULL;
+		struct dcpi_err e = { 0 };
+		int bad;
+
+		if (!dcpi_append((void **)&t, &n, &cap, sizeof(*t)))
+			goto none;
+		t[n - 1] = p->addr;
+		if (!b)
+			continue;
+		bad = cfg_decode(b, avail < p->size ? avail : (size_t)p->size, p->addr, &in, &ni,
+				 &e);
+		for (size_t k = 0; !bad && k < ni; k++) {
+			if (!in[k].target)
+				continue;
+			if (!dcpi_append((void **)&t, &n, &cap, sizeof(*t)))
+				bad = 1;
+			else
+				t[n - 1] = in[k].target;
+		}
+		free(in);
+		if (bad)
+			goto none;
+	}
+	qsort(t, n, sizeof(*t), u64_cmp);
+	*out = t;
+	return n;
+none:
+	free(t);
+	*out = NULL;
+	return 0;
+}
+
+/* Does a target of t[0..n) lie in (lo, lo + len)? */
+static int targeted(const uint64_t *t, size_t n, uint64_t lo, size_t len)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {		/* the first target above lo */
+		size_t m = a + (b - a) / 2;
+
+		if (t[m] <= lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && t[a] - lo < len;
+}
+
+/* The marks of image i whose calls can be counted at the entry get its
+ * bytes (cfg_entry_displaced), unless a branch of the image or a symbol
+ * lands inside them. */
+static void plan_entries(struct rep_vals *v, size_t i, struct pplan *pl)
+{
+	uint64_t *t = NULL;
+	size_t nt = 0;
+	struct rv_ctx c;
+
+	rv_image_ctx(v, &v->vp[i], &c);
+	if (!c.img)
+		return;
+	for (size_t k = 0; k < pl->n; k++) {
+		struct pmark *m = &pl->m[k];
+		struct dcpi_err e = { 0 };
+		struct cfg *cfg = NULL;
+		size_t len = 0;
+
+		if (m->image != i || cfg_build(c.img, m->p, &cfg, &e))
+			continue;
+		len = cfg_entry_displaced(cfg, m->entry);
+		cfg_free(cfg);
+		if (len && !t && !(nt = branch_targets(c.img, &t)))
+			len = 0;
+		if (len && targeted(t, nt, m->p->addr, len))
+			len = 0;
+		m->nentry = len;
+	}
+	free(t);
+}
+
+/* Is m in the plan: not when marked only to be counted and it cannot be. */
+static int written(const struct pmark *m)
+{
+	return m->why != WHY_COUNT || m->nentry;
+}
+
 static void why_text(const struct pmark *m, char *buf, size_t len)
 {
-	char args[16];
+	static const struct {
+		unsigned why;
+		const char *text;
+	} words[] = { { WHY_HOT, "hot" }, { WHY_ARGS, NULL }, { WHY_LOAD, "load" } };
+	size_t o = 0;
 
-	snprintf(args, sizeof(args), "args=%02x", m->regs);
-	snprintf(buf, len, "%s%s%s%s%s", m->why & WHY_HOT ? "hot" : "",
-		 (m->why & WHY_HOT) && (m->why & (WHY_ARGS | WHY_LOAD)) ? "," : "",
-		 m->why & WHY_ARGS ? args : "",
-		 (m->why & WHY_ARGS) && (m->why & WHY_LOAD) ? "," : "",
-		 m->why & WHY_LOAD ? "load" : "");
+	buf[0] = '\0';
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]) && o < len; w++) {
+		if (!(m->why & words[w].why))
+			continue;
+		if (words[w].text)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", words[w].text);
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%sargs=%02x", o ? "," : "", m->regs);
+	}
+	if (m->nentry && o < len) {
+		o += (size_t)snprintf(buf + o, len - o, "%sentry=", o ? "," : "");
+		for (size_t b = 0; b < m->nentry && o < len; b++)
+			o += (size_t)snprintf(buf + o, len - o, "%02x", m->entry[b]);
+	}
 }
 
 /* The plan as text (include/dcpi/values.h); NULL when out of memory. */
 static char *plan_text(const struct rep_vals *v, const struct pplan *pl, size_t *len)
 {
-	char *buf = NULL, why[32];
+	char *buf = NULL, why[96];
 	FILE *f = open_memstream(&buf, len);
 
 	if (!f)
@@ -197,6 +327,8 @@ static char *plan_text(const struct rep_vals *v, const struct pplan *pl, size_t 
 		fprintf(f, "image %zu %s %s\n", i, id->build_id[0] ? id->build_id : "-", id->path);
 	}
 	for (size_t k = 0; k < pl->n; k++) {
+		if (!written(&pl->m[k]))
+			continue;
 		why_text(&pl->m[k], why, sizeof(why));
 		fprintf(f, "proc %zu %" PRIx64 " %" PRIx64 " %s %s\n", pl->m[k].image,
 			pl->m[k].off, pl->m[k].size, why, pl->m[k].name);
@@ -224,6 +356,8 @@ int rep_plan_write(const char *dbdir, const char *epoch, size_t *nmarks, struct 
 		return rc;
 	for (size_t i = 0; i < v->nvp && !rc; i++)
 		rc = plan_image(v, i, &pl);
+	for (size_t i = 0; i < v->nvp && !rc; i++)
+		plan_entries(v, i, &pl);
 	if (!rc && !(text = plan_text(v, &pl, &len)))
 		rc = -ENOMEM;
 	if (rc)
@@ -233,8 +367,8 @@ int rep_plan_write(const char *dbdir, const char *epoch, size_t *nmarks, struct 
 		rc = dcpi_errf(err, -ENAMETOOLONG, "%s: path too long", dbdir);
 	else
 		rc = dcpi_write_file(path, text, len, 0644, err);
-	if (!rc)
-		*nmarks = pl.n;
+	for (size_t k = 0; !rc && k < pl.n; k++)
+		*nmarks += (size_t)written(&pl.m[k]);
 	free(text);
 	free(pl.m);
 	free(pl.l);

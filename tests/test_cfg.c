@@ -480,6 +480,57 @@ static void test_decode_idioms(void **state)
 	assert_true(in.flags & CFG_I_TRAP);
 }
 
+/* The bytes a jump to a counting trampoline may displace (cfg/entry.c). */
+static size_t displaced(const uint8_t *b, size_t n, uint8_t out[CFG_ENTRY_MAX])
+{
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg;
+	size_t len;
+
+	assert_int_equal(cfg_build_bytes(b, n, 0x1000, "entry", &cfg, &err), 0);
+	len = cfg_entry_displaced(cfg, out);
+	cfg_free(cfg);
+	return len;
+}
+
+static void test_entry_displaced(void **state)
+{
+	/* push %r15; push %r14; push %r13; pop x3; ret: three whole pushes */
+	const uint8_t pushes[] = { 0x41, 0x57, 0x41, 0x56, 0x41, 0x55, 0x41, 0x5d, 0x41, 0x5e,
+				   0x41, 0x5f, 0xc3 };
+	/* push %rbp; mov %rsp,%rbp; sub $16,%rsp; leave; ret: 1 + 3 < 5, so 8 */
+	const uint8_t frame[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xc9, 0xc3 };
+	/* mov $1,%eax; ret: exactly 5 */
+	const uint8_t five[] = { 0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3 };
+	/* L: dec %edi; jne L; ret: the loop enters the entry block */
+	const uint8_t loop[] = { 0xff, 0xcf, 0x75, 0xfc, 0xc3 };
+	/* mov 0x10(%rip),%rax; ret: rip-relative */
+	const uint8_t rip[] = { 0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3 };
+	/* lea 0x10(%rip),%rax; ret: rip-relative address */
+	const uint8_t lea[] = { 0x48, 0x8d, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3 };
+	/* test %edi,%edi; je +1; ret; ret: a branch inside the first 5 bytes */
+	const uint8_t branch[] = { 0x85, 0xff, 0x74, 0x01, 0xc3, 0xc3 };
+	/* adc $0,%eax (reads the flags); mov $1,%ecx; ret */
+	const uint8_t flags[] = { 0x83, 0xd0, 0x00, 0xb9, 0x01, 0x00, 0x00, 0x00, 0xc3 };
+	/* jmp to a call: a control transfer first */
+	const uint8_t jmp[] = { 0xe9, 0x00, 0x00, 0x00, 0x00, 0xc3 };
+	uint8_t out[CFG_ENTRY_MAX];
+
+	(void)state;
+	assert_int_equal(displaced(pushes, sizeof(pushes), out), 6);
+	assert_memory_equal(out, pushes, 6);
+	assert_int_equal(displaced(frame, sizeof(frame), out), 8);
+	assert_memory_equal(out, frame, 8);
+	assert_int_equal(displaced(five, sizeof(five), out), 5);
+	assert_int_equal(displaced(loop, sizeof(loop), out), 0);
+	assert_int_equal(displaced(rip, sizeof(rip), out), 0);
+	assert_int_equal(displaced(lea, sizeof(lea), out), 0);
+	assert_int_equal(displaced(branch, sizeof(branch), out), 0);
+	assert_int_equal(displaced(flags, sizeof(flags), out), 0);
+	assert_int_equal(displaced(jmp, sizeof(jmp), out), 0);
+	assert_int_equal(cfg_entry_displaced(NULL, out), 0);
+}
+
 /* xor; L: inc; cmp $10; jne L; ret; int3 int3 (padding) */
 static void test_build_bytes_loop(void **state)
 {
@@ -1029,4 +1080,5 @@ TU_MAIN(setup_all, teardown_all,
 	cmocka_unit_test(test_noreturn),
 	cmocka_unit_test(test_tool_json_svg),
 	cmocka_unit_test(test_jump_table_forms),
-	cmocka_unit_test(test_tool_db_lookup))
+	cmocka_unit_test(test_tool_db_lookup),
+	cmocka_unit_test(test_entry_displaced))

@@ -233,6 +233,14 @@ typedef int (*cfg_all_fn)(void *arg, const struct img_proc *proc, struct cfg *cf
 int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
 		  struct cfg_all_stats *stats, struct dcpi_err *err);
 
+/*
+ * The bytes at the procedure's entry a 5-byte jump to a counting trampoline
+ * may displace (cfg/entry.c says what makes them safe): their length, 5 to
+ * CFG_ENTRY_MAX, with the bytes in bytes; 0 when the entry cannot be moved.
+ */
+#define CFG_ENTRY_MAX 15
+size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX]);
+
 /* Block containing addr, -1 if none.  Binary search. */
 int cfg_block_at(const struct cfg *cfg, uint64_t addr);
 /* Instruction index at exactly addr, -1 if none. */
