@@ -536,6 +536,21 @@ static void replay_spreads(struct est_analysis *a)
 		}
 }
 
+/* Calls counted at the entry (estimate/calls.c) give the counts their
+ * scale: of one epoch's whole run only (a time window's samples are not
+ * the run's calls, and "all" may hold epochs recorded without counting),
+ * and not over branch records' counts, which are measured already. */
+static void counted_calls(struct est_input *in, const struct image *img, struct est_analysis *a)
+{
+	double calls;
+
+	if (in->o.windowed || !strcmp(in->epoch, "all") || a->lbr)
+		return;
+	calls = est_calls_counted(in->p, in->np, &a->prof->image, img, a->proc->addr);
+	if (calls > 0)
+		est_use_calls(a->cfg, &a->r, calls);
+}
+
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,
 		const struct img_proc *proc, struct est_analysis *a, struct dcpi_err *err)
 {
@@ -576,6 +591,7 @@ int est_analyze(struct est_input *in, struct image *img, const struct prof_profi
 		rc = lbr_counts(in, img, a, err);
 	if (rc < 0)
 		return rc;
+	counted_calls(in, img, a);
 	replay_spreads(a);
 	est_replay_regions(img, vp, a);
 	return culprits(in, img, a, err);

@@ -455,6 +455,53 @@ static double shape_h(const struct cfg *cfg, const struct est_result *r,
 	return lg(r->classes[cls].tightness - 1) + poisson_h(r->classes[cls].used_samples);
 }
 
+/* Block b's interval from its samples (h: the scale's and the shape's
+ * terms together), its replays, its own evidence and a shared core; eb->lo
+ * holds its floor (floors) on entry. */
+static void sampled_interval(const struct cfg *cfg, struct est_result *r, size_t b, double h,
+			     const struct model *model, const struct est_measurements *meas)
+{
+	struct est_block *eb = &r->blocks[b];
+	double x = eb->executions;
+
+	eb->lo = x * exp(-h) * eb->lo;	/* eb->lo held the floor */
+	eb->hi = x * exp(h);
+	if (eb->replay > 0)
+		cross_check(r, b, h, &eb->lo, &eb->hi);
+	if (eb->replay > 0 && eb->replay_far > 1)	/* the L3 shared */
+		eb->lo = fmin(eb->lo, x * exp(-h) * (eb->best + eb->replay) /
+				      (eb->best + eb->replay * eb->replay_far));
+	own_evidence(cfg, r, b, model, meas, &eb->lo, &eb->hi);
+	eb->lo /= est_shared_allowance(r);
+	if (cfg->blocks[b].cls >= 0 && r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
+		eb->lo = 0;
+		eb->hi = fmax(eb->hi, r->classes[cfg->blocks[b].cls].bound);
+	}
+}
+
+/*
+ * Block b's interval when the counts' scale is calls counted at the entry
+ * (estimate/calls.c): measured, so no term of the samples' scale (their
+ * Poisson spread, the best case's, a witness, a pile, a replay, a shared
+ * core) is left, only the shape's: the path observations behind the block,
+ * or with the windows' shape its class's ratio to the entry's (both
+ * classes' terms).  The entry's own class runs once a call: the count.
+ */
+static void calls_interval(const struct cfg *cfg, struct est_result *r,
+			   const struct est_path_info *pi, size_t b)
+{
+	struct est_block *eb = &r->blocks[b];
+	int cls = cfg->blocks[b].cls, ecls = cfg->blocks[cfg->entry].cls;
+	double x = eb->executions, hs = shape_h(cfg, r, pi, b), he = 0;
+
+	if (!(pi && pi->used && pi->block_obs))
+		he = shape_h(cfg, r, pi, cfg->entry);
+	if (cls >= 0 && cls == ecls)
+		hs = he = 0;
+	eb->lo = x * exp(-sqrt(hs * hs + he * he));
+	eb->hi = x * exp(sqrt(hs * hs + he * he));
+}
+
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
 		   const struct est_measurements *meas, const struct model *model, int exact)
 {
@@ -475,20 +522,10 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 			eb->conf = x > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
 			continue;
 		}
-		eb->lo = x * exp(-h) * eb->lo;	/* eb->lo held the floor */
-		eb->hi = x * exp(h);
-		if (eb->replay > 0)
-			cross_check(r, b, h, &eb->lo, &eb->hi);
-		if (eb->replay > 0 && eb->replay_far > 1)	/* the L3 shared */
-			eb->lo = fmin(eb->lo, x * exp(-h) * (eb->best + eb->replay) /
-					      (eb->best + eb->replay * eb->replay_far));
-		own_evidence(cfg, r, b, model, meas, &eb->lo, &eb->hi);
-		eb->lo /= est_shared_allowance(r);
-		if (cfg->blocks[b].cls >= 0 &&
-		    r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
-			eb->lo = 0;
-			eb->hi = fmax(eb->hi, r->classes[cfg->blocks[b].cls].bound);
-		}
+		if (r->calls > 0)
+			calls_interval(cfg, r, pi, b);
+		else
+			sampled_interval(cfg, r, b, h, model, meas);
 		eb->conf = conf_of(eb->lo, x, eb->hi);
 		for (uint32_t i = cfg->blocks[b].first;
 		     i < cfg->blocks[b].first + cfg->blocks[b].n; i++)

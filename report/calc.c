@@ -311,6 +311,9 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	       c->r.relative ? "true" : "false", c->total, c->r.flow_residual,
 	       cfg->missing_edges ? "true" : "false");
 	json_paths(f, c);
+	if (c->r.calls > 0)
+		fprintf(f, "\"calls\": {\"counted\": %.17g, \"scale_read\": %.6g},\n", c->r.calls,
+			c->r.calls_scale);
 	if (c->have_meta && c->meta.canary_bursts)
 		fprintf(f, "\"core\": {\"bursts\": %llu, \"shared\": %.17g, \"canary_mean\": %.4g, "
 			"\"canary_sd\": %.4g, \"canary_alone\": %.4g},\n",
@@ -586,6 +589,10 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	else if (c->pp)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
 		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
+	if (c->r.calls > 0)
+		fprintf(f, "calls: %.0f counted at the entry (the plan's counting trampoline): "
+			"counts are the %s shape x them, measured; the samples' scale read %.3gx\n",
+			c->r.calls, c->pinfo.used ? "paths'" : "windows'", c->r.calls_scale);
 	if (c->cfg->missing_edges)
 		fprintf(f, "note: the CFG is missing edges (unresolved indirect jump): every block "
 		       "is its own class\n");

@@ -201,6 +201,46 @@ static void test_recover_counts(void **state)
 	}
 }
 
+/* A procedure whose every instruction waits three times its best case (a
+ * stall the samples cannot tell from executions) reads three times its
+ * counts; calls counted at the entry (estimate/calls.c) give the scale:
+ * every count back within the windows' shape, the entry's exact, and the
+ * intervals of the shape alone holding the truth. */
+static void test_calls_scale(void **state)
+{
+	struct fixture *f = *state;
+	const struct cfg *cfg = f->cfg;
+	struct est_result r;
+
+	synth(f);
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		f->s[i] *= 3;
+	run(f, EST_M_GLOBAL, EST_W_BLOCK, &r);
+	print_message("stalled 3x: worst block error %.2f%%\n", 100 * worst_block_error(f, &r));
+	assert_true(worst_block_error(f, &r) > 1.5);
+	assert_int_equal(est_use_calls(cfg, &r, 0), 0);	/* nothing counted: unchanged */
+	assert_int_equal(r.calls, 0);
+	assert_int_equal(est_use_calls(cfg, &r, block_count[0]), 1);
+	print_message("with %g calls counted: worst block error %.2f%% (the samples read %.3gx)\n",
+		      block_count[0], 100 * worst_block_error(f, &r), r.calls_scale);
+	assert_true(worst_block_error(f, &r) < 0.10);
+	assert_true(r.calls_scale > 2 && r.calls_scale < 4.5);
+	assert_true(r.blocks[cfg->entry].executions == block_count[0]);
+	est_intervals(cfg, &r, NULL, NULL, f->model, 0);
+	assert_true(r.blocks[cfg->entry].lo == block_count[0] &&
+		    r.blocks[cfg->entry].hi == block_count[0]);
+	assert_int_equal(r.blocks[cfg->entry].conf, EST_CONF_HIGH);
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		if (!bl->n)
+			continue;
+		assert_true(r.blocks[b].lo <= f->exact[bl->first] &&
+			    f->exact[bl->first] <= r.blocks[b].hi);
+	}
+	est_result_free(&r);
+}
+
 static void test_skid(void **state)
 {
 	struct fixture *f = *state;
@@ -600,7 +640,8 @@ static void test_end_to_end(void **state)
 TU_MAIN(NULL, NULL,
 	cmocka_unit_test_setup_teardown(test_shape, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_recover_counts, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_skid, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_calls_scale, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_skid, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_propagate_fills, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_no_negative, setup, teardown),
 	cmocka_unit_test_setup_teardown(test_confidence_flow, setup, teardown),

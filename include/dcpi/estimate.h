@@ -234,6 +234,9 @@ struct est_result {
 	size_t nstalls;
 	uint64_t lbr_stacks;		/* counts from branch records of this many
 					 * stacks (estimate/lbr_counts.c); 0: not */
+	double calls;			/* calls counted at the entry (est_use_calls):
+					 * the counts' scale is measured; 0: not */
+	double calls_scale;		/* what the estimate read of them (x0 / calls) */
 	double shared_core;		/* the share of the recording's path bursts
 					 * whose contention canary found the
 					 * program's core shared with a busy sibling
@@ -743,6 +746,18 @@ void est_events_free(struct est_events *e);
 /* Exact executions per instruction (callgrind-Ir) replace the estimate's:
  * instructions' and blocks' counts and CPIs, confidence high where run. */
 void est_use_exact(const struct cfg *cfg, struct est_result *r, const double *exact);
+/*
+ * Calls counted at the entry (estimate/calls.c; docs/estimate.md "Calls
+ * counted at the entry"): est_calls_counted gives the count at entry (a
+ * virtual address of img) in p[0..np)'s PROF_EVENT_CALLS profile of image
+ * id, 0 when not counted; est_use_calls scales r's counts so the entry
+ * block's is calls (r->calls, r->calls_scale set): 1 when done, 0 when the
+ * entry block has no estimate to scale.  est_intervals then takes the scale
+ * as measured.
+ */
+double est_calls_counted(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
+			 const struct image *img, uint64_t entry);
+int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls);
 /* enum cul_event of a profile's event name, or -1; *sampled: a PMU's. */
 int est_culprit_event(const char *event, int *sampled);
 int est_culprits(const struct cfg *cfg, const struct est_result *r,
