@@ -542,13 +542,14 @@ static void replay_spreads(struct est_analysis *a)
  * and not over branch records' counts, which are measured already. */
 static void counted_calls(struct est_input *in, const struct image *img, struct est_analysis *a)
 {
+	struct dcpi_err e = { 0 };
 	double calls;
 
 	if (in->o.windowed || !strcmp(in->epoch, "all") || a->lbr)
 		return;
 	calls = est_calls_counted(in->p, in->np, &a->prof->image, img, a->proc->addr);
-	if (calls > 0)
-		est_use_calls(a->cfg, &a->r, calls);
+	if (calls > 0 && est_use_calls(a->cfg, &a->r, calls, &e) < 0)
+		note(in, e.msg);
 }
 
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,

@@ -5,10 +5,13 @@
  * call (collect/pathrt.c), and the epoch holds them as the image's
  * PROF_EVENT_CALLS profile.  The entry block runs once a call, so that
  * count is measured, not estimated: every count of the procedure is the
- * estimate's shape (path probabilities, or the windows' ratios between
- * classes) times calls over the entry block's estimate.  What the samples'
- * scale read is kept (est_result.calls_scale) for the report.
+ * estimate's, with the flow solved again around the measured count
+ * (est_use_calls).  What the samples' scale read at the entry is kept
+ * (est_result.calls_scale) for the report.
  */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dcpi/estimate.h"
@@ -28,39 +31,78 @@ double est_calls_counted(const struct prof_profile *p, size_t np, const struct p
 	return 0;
 }
 
-int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls)
+/*
+ * The flow solved again (est_solve_flow) with the entry's class held at
+ * calls and every other class at its count so far, each weighed by the
+ * inverse of its count (a variance in proportion to the count: where the
+ * counts all read k times the truth, as a stall every window shares makes
+ * them, the solution is the truth): where flow ties a block to the entry
+ * (the straight code of a call, its branches in their ratio) it takes the
+ * measured scale; a loop's back edge is free, so a loop's blocks keep
+ * their count of iterations.
+ */
+int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, struct dcpi_err *err)
 {
-	double x0, k;
+	struct est_class *cls = NULL;
+	double *x = NULL, *y = NULL, resid = 0, x0;
+	int ecls, rc = 0;
 
-	if (!(calls > 0) || cfg->entry >= r->nblocks || !((x0 = r->blocks[cfg->entry].executions) > 0))
+	if (!(calls > 0) || cfg->entry >= r->nblocks || (ecls = cfg->blocks[cfg->entry].cls) < 0 ||
+	    (size_t)ecls >= r->nclasses || !((x0 = r->blocks[cfg->entry].executions) > 0))
 		return 0;
-	k = calls / x0;
-	for (size_t i = 0; i < r->ninsns; i++) {
-		r->insns[i].executions *= k;
-		r->insns[i].cpi = r->insns[i].executions > 0 ? r->insns[i].cycles /
-							       r->insns[i].executions : 0;
+	cls = calloc(r->nclasses, sizeof(*cls));
+	x = calloc(cfg->nblocks + 1, sizeof(*x));
+	y = calloc(cfg->nedges + 1, sizeof(*y));
+	if (!cls || !x || !y) {
+		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+		goto out;
 	}
-	for (size_t b = 0; b < r->nblocks && b < cfg->nblocks; b++) {
-		struct est_block *eb = &r->blocks[b];
+	for (size_t c = 0; c < r->nclasses; c++) {
+		cls[c] = r->classes[c];
+		cls[c].estimate = -1;
+	}
+	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
+		int c = cfg->blocks[b].cls;
 
-		eb->executions *= k;
-		eb->actual_cpi = eb->executions > 0 && cfg->blocks[b].n ?
-				 eb->cycles / (eb->executions * cfg->blocks[b].n) : 0;
-	}
-	for (size_t e = 0; e < r->nedges; e++)
-		r->edges[e].executions *= k;
-	for (size_t c = 0; c < r->nclasses; c++)
-		if (r->classes[c].estimate > 0)
-			r->classes[c].estimate *= k;
-	for (size_t b = 0; b < r->nblocks && b < cfg->nblocks; b++)
-		if (b == cfg->entry || (cfg->blocks[b].cls >= 0 &&
-					cfg->blocks[b].cls == cfg->blocks[cfg->entry].cls)) {
-			r->blocks[b].executions = calls;	/* once a call: exactly */
-			for (uint32_t i = cfg->blocks[b].first;
-			     i < cfg->blocks[b].first + cfg->blocks[b].n && i < r->ninsns; i++)
-				r->insns[i].executions = calls;
+		x[b] = r->blocks[b].executions;
+		if (c >= 0 && (size_t)c < r->nclasses && cls[c].estimate < 0 && cfg->blocks[b].n) {
+			cls[c].estimate = r->blocks[b].executions;
+			cls[c].source = EST_S_SUM;
+			cls[c].used_samples = r->blocks[b].executions;	/* weight 1 / count */
+			cls[c].conf = EST_CONF_LOW;
 		}
+	}
+	for (size_t e = 0; e < cfg->nedges && e < r->nedges; e++)
+		y[e] = r->edges[e].executions;
+	y[cfg->nedges] = x0;
+	cls[ecls].estimate = calls;
+	cls[ecls].source = EST_S_SUM;
+	cls[ecls].conf = EST_CONF_HIGH;
+	cls[ecls].used_samples = 1e12;		/* measured: what every other term yields to */
+	rc = est_solve_flow(cfg, cls, x, y, &resid, err);
+	if (rc < 0)
+		goto out;
+	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
+		struct est_block *eb = &r->blocks[b];
+		const struct cfg_block *bl = &cfg->blocks[b];
+
+		eb->executions = bl->cls == ecls ? calls : x[b];	/* once a call: exactly */
+		eb->actual_cpi = eb->executions > 0 && bl->n ? eb->cycles / (eb->executions * bl->n)
+							      : 0;
+		for (uint32_t i = bl->first; i < bl->first + bl->n && i < r->ninsns; i++) {
+			r->insns[i].executions = eb->executions;
+			r->insns[i].cpi = eb->executions > 0 ? r->insns[i].cycles / eb->executions : 0;
+		}
+	}
+	for (size_t e = 0; e < cfg->nedges && e < r->nedges; e++)
+		r->edges[e].executions = y[e];
+	r->flow_residual = resid;
 	r->calls = calls;
-	r->calls_scale = 1 / k;
-	return 1;
+	r->calls_scale = x0 / calls;
+	rc = 1;
+out:
+	free(cls);
+	free(x);
+	free(y);
+	return rc;
 }

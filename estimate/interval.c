@@ -480,12 +480,14 @@ static void sampled_interval(const struct cfg *cfg, struct est_result *r, size_t
 }
 
 /*
- * Block b's interval when the counts' scale is calls counted at the entry
- * (estimate/calls.c): measured, so no term of the samples' scale (their
- * Poisson spread, the best case's, a witness, a pile, a replay, a shared
- * core) is left, only the shape's: the path observations behind the block,
- * or with the windows' shape its class's ratio to the entry's (both
- * classes' terms).  The entry's own class runs once a call: the count.
+ * Block b's interval when calls counted at the entry gave its count
+ * (estimate/calls.c: a block outside every loop, which flow ties to the
+ * entry; a loop's blocks keep their samples' count and interval): the
+ * scale is measured, so no term of the samples' scale (their Poisson
+ * spread, the best case's, a witness, a pile, a replay, a shared core) is
+ * left, only the shape's: the path observations behind the block, or with
+ * the windows' shape its class's ratio to the entry's (both classes'
+ * terms).  The entry's own class runs once a call: the count.
  */
 static void calls_interval(const struct cfg *cfg, struct est_result *r,
 			   const struct est_path_info *pi, size_t b)
@@ -522,7 +524,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 			eb->conf = x > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
 			continue;
 		}
-		if (r->calls > 0)
+		if (r->calls > 0 && cfg->blocks[b].loop_depth == 0)	/* tied to the entry */
 			calls_interval(cfg, r, pi, b);
 		else
 			sampled_interval(cfg, r, b, h, model, meas);

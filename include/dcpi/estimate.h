@@ -750,14 +750,15 @@ void est_use_exact(const struct cfg *cfg, struct est_result *r, const double *ex
  * Calls counted at the entry (estimate/calls.c; docs/estimate.md "Calls
  * counted at the entry"): est_calls_counted gives the count at entry (a
  * virtual address of img) in p[0..np)'s PROF_EVENT_CALLS profile of image
- * id, 0 when not counted; est_use_calls scales r's counts so the entry
- * block's is calls (r->calls, r->calls_scale set): 1 when done, 0 when the
- * entry block has no estimate to scale.  est_intervals then takes the scale
- * as measured.
+ * id, 0 when not counted; est_use_calls solves r's flow again with the
+ * entry's class held at calls and every other class at its count, by its
+ * samples' weight (r->calls, r->calls_scale set): 1 when done, 0 when the
+ * entry block has no estimate, -ENOMEM.  est_intervals then takes what
+ * flow ties to the entry as measured.
  */
 double est_calls_counted(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
 			 const struct image *img, uint64_t entry);
-int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls);
+int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, struct dcpi_err *err);
 /* enum cul_event of a profile's event name, or -1; *sampled: a PMU's. */
 int est_culprit_event(const char *event, int *sampled);
 int est_culprits(const struct cfg *cfg, const struct est_result *r,
