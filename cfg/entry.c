@@ -13,10 +13,12 @@
  *   - none reads rip (a rip-relative operand would read elsewhere) or the
  *     flags (the trampoline's increment writes them; at an entry they are
  *     dead by the ABI, which is why only entries are patched);
- *   - no edge of the procedure enters the entry block (a loop back to the
+ *   - no edge of the procedure enters the entry block, and no branch of it
+ *     targets the displaced bytes (a loop back to the
  *     entry would count its iterations as calls, and one into the displaced
- *     bytes would land in the jump), and every indirect jump is resolved
- *     (an unresolved one might land there).
+ *     bytes would land in the jump); where an indirect jump is unresolved,
+ *     only a prologue's instructions (push, mov between registers, sub
+ *     from rsp, endbr64), which no switch case starts with.
  * Another procedure jumping into the displaced bytes cannot be seen from
  * this one; the plan also refuses an entry whose bytes hold another
  * symbol's address (report/plan.c).
@@ -27,6 +29,23 @@
 
 #define ENTRY_JMP 5
 
+/* An instruction of a prologue: it saves a register (push), copies one
+ * (mov between registers), opens the frame (sub from rsp), or marks the
+ * entry (endbr64).  No switch case or computed goto's label is one of
+ * these at a procedure's first bytes, so an unresolved indirect jump of the
+ * procedure does not land among them. */
+static int prologue(const struct cfg_insn *in)
+{
+	const char *m = in->mnemonic;
+
+	if (!strncmp(m, "push", 4) || !strcmp(m, "endbr64"))
+		return 1;
+	if (!strncmp(m, "mov", 3) && in->form == CFG_F_REG && !(in->flags & CFG_I_IMM))
+		return 1;
+	return !strncmp(m, "sub", 3) && (in->flags & CFG_I_IMM) &&
+	       in->regs_written == (CFG_RBIT(CFG_R_RSP) | CFG_RBIT(CFG_R_FLAGS));
+}
+
 size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX])
 {
 	const uint32_t bad = CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_INDIRECT |
@@ -35,7 +54,7 @@ size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX])
 	const struct cfg_block *eb;
 	size_t len = 0;
 
-	if (!cfg || cfg->missing_edges || cfg->entry >= cfg->nblocks)
+	if (!cfg || cfg->entry >= cfg->nblocks)
 		return 0;
 	eb = &cfg->blocks[cfg->entry];
 	if (eb->start != cfg->start || (eb->flags & CFG_B_EXIT))
@@ -48,10 +67,16 @@ size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX])
 
 		if ((in->flags & bad) || (in->regs_read & reads) ||
 		    ((in->nmem || (in->flags & CFG_I_LEA)) && in->mem.rip_relative) ||
-		    in->addr != cfg->start + len || len + in->size > CFG_ENTRY_MAX)
+		    in->addr != cfg->start + len || len + in->size > CFG_ENTRY_MAX ||
+		    (cfg->missing_edges && !prologue(in)))
 			return 0;
 		memcpy(bytes + len, in->bytes, in->size);
 		len += in->size;
 	}
-	return len >= ENTRY_JMP ? len : 0;
+	if (len < ENTRY_JMP)
+		return 0;
+	for (size_t i = 0; i < cfg->ninsns; i++)	/* a jump into the displaced bytes */
+		if (cfg->insns[i].target > cfg->start && cfg->insns[i].target - cfg->start < len)
+			return 0;
+	return len;
 }

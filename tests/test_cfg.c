@@ -514,9 +514,31 @@ static void test_entry_displaced(void **state)
 	const uint8_t flags[] = { 0x83, 0xd0, 0x00, 0xb9, 0x01, 0x00, 0x00, 0x00, 0xc3 };
 	/* jmp to a call: a control transfer first */
 	const uint8_t jmp[] = { 0xe9, 0x00, 0x00, 0x00, 0x00, 0xc3 };
+	/* push %rbx; mov %rdi,%rbx; sub $8,%rsp; L: mov $imm,%eax; jmp L+1; ret:
+	 * an edge is missing (a jump into an instruction), the entry a prologue */
+	const uint8_t table[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x83, 0xec, 0x08, 0xb8, 0x78,
+				  0x56, 0x34, 0x12, 0xeb, 0xfa, 0xc3 };
+	/* mov (%rdi),%eax; add $1,%eax; L: mov $imm,%eax; jmp L+1; ret: not one */
+	const uint8_t body[] = { 0x8b, 0x07, 0x83, 0xc0, 0x01, 0xb8, 0x78, 0x56, 0x34, 0x12,
+				 0xeb, 0xfa, 0xc3 };
+	/* push %rbx; mov %rdi,%rbx; sub $8,%rsp; test %edi,%edi; jne entry+2; ret:
+	 * a branch into the displaced bytes */
+	const uint8_t into[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x83, 0xec, 0x08, 0x85, 0xff,
+				 0x75, 0xf6, 0xc3 };
 	uint8_t out[CFG_ENTRY_MAX];
 
 	(void)state;
+	{
+		struct dcpi_err err = { 0 };
+		struct cfg *cfg;
+
+		assert_int_equal(cfg_build_bytes(table, sizeof(table), 0x1000, "t", &cfg, &err), 0);
+		assert_true(cfg->missing_edges);
+		cfg_free(cfg);
+	}
+	assert_int_equal(displaced(table, sizeof(table), out), 8);
+	assert_int_equal(displaced(body, sizeof(body), out), 0);
+	assert_int_equal(displaced(into, sizeof(into), out), 0);
 	assert_int_equal(displaced(pushes, sizeof(pushes), out), 6);
 	assert_memory_equal(out, pushes, 6);
 	assert_int_equal(displaced(frame, sizeof(frame), out), 8);
