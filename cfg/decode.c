@@ -1089,6 +1089,39 @@ int cfg_decode_one(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_i
 	return rc;
 }
 
+int cfg_decode_skip(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
+		    size_t *n, size_t *skipped, struct dcpi_err *err)
+{
+	struct cfg_insn *v = NULL;
+	size_t cnt = 0, cap = 0, off = 0;
+	struct cfg_dec *dec;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	*skipped = 0;
+	rc = cfg_dec_open(&dec, err);
+	if (rc < 0)
+		return rc;
+	while (off < len) {
+		if (dcpi_grow((void **)&v, &cap, cnt + 1, sizeof(*v))) {
+			free(v);
+			cfg_dec_close(dec);
+			return dcpi_errf(err, -ENOMEM, "decode: out of memory");
+		}
+		if (cfg_dec_insn(dec, bytes + off, len - off, addr + off, &v[cnt]) < 0) {
+			(*skipped)++;
+			off++;
+			continue;
+		}
+		off += v[cnt++].size;
+	}
+	cfg_dec_close(dec);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
 int cfg_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
 	       size_t *n, struct dcpi_err *err)
 {

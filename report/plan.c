@@ -180,6 +180,13 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 	return 0;
 }
 
+/* The branches of an image: every address a direct branch or call of one
+ * of its procedures goes to, or that starts a procedure, sorted. */
+struct targets {
+	uint64_t *t;
+	size_t n, cap;
+};
+
 static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -187,76 +194,68 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Every address of img that a direct branch or call of any of its
- * procedures goes to, or that starts a procedure: sorted, in *out.  0 (and
- * NULL) when out of memory, or when a procedure does not decode whole: its
- * branches are then unknown, and hand-written code jumps into its
- * neighbours (glibc's mempcpy into memmove's entry + 3), so no entry of
- * such an image is displaced. */
-static size_t branch_targets(const struct image *img, uint64_t **out)
+static int push_target(struct targets *tg, uint64_t x)
 {
-	uint64_t *t = NULL;
-	size_t n = 0, cap = 0;
-
-	for (size_t q = 0; q < img_nprocs(img); q++) {
-		const struct img_proc *p = img_proc(img, q);
-		size_t avail = 0, ni = 0;
-		const uint8_t *b = img_bytes(img, p->addr, &avail);
-		struct cfg_insn *in = NULL;
-		struct dcpi_err e = { 0 };
-		int bad;
-
-		if (!dcpi_append((void **)&t, &n, &cap, sizeof(*t)))
-			goto none;
-		t[n - 1] = p->addr;
-		if (!b)
-			continue;
-		bad = cfg_decode(b, avail < p->size ? avail : (size_t)p->size, p->addr, &in, &ni,
-				 &e);
-		for (size_t k = 0; !bad && k < ni; k++) {
-			if (!in[k].target)
-				continue;
-			if (!dcpi_append((void **)&t, &n, &cap, sizeof(*t)))
-				bad = 1;
-			else
-				t[n - 1] = in[k].target;
-		}
-		free(in);
-		if (bad)
-			goto none;
-	}
-	qsort(t, n, sizeof(*t), u64_cmp);
-	*out = t;
-	return n;
-none:
-	free(t);
-	*out = NULL;
+	if (!dcpi_append((void **)&tg->t, &tg->n, &tg->cap, sizeof(*tg->t)))
+		return -1;
+	tg->t[tg->n - 1] = x;
 	return 0;
 }
 
-/* Does a target of t[0..n) lie in (lo, lo + len)? */
-static int targeted(const uint64_t *t, size_t n, uint64_t lo, size_t len)
+/* Hand-written code jumps into its neighbours (glibc's mempcpy into
+ * memmove's entry + 3): an entry such a branch lands in must not be
+ * displaced.  Procedures are swept past bytes the decoder does not know
+ * (glibc's EVEX string functions with this capstone), which resynchronises
+ * within a few instructions.  -1 when out of memory. */
+static int branch_targets(const struct image *img, struct targets *tg)
 {
-	size_t a = 0, b = n;
+	for (size_t q = 0; q < img_nprocs(img); q++) {
+		const struct img_proc *p = img_proc(img, q);
+		size_t avail = 0, ni = 0, skipped = 0;
+		const uint8_t *b = img_bytes(img, p->addr, &avail);
+		struct cfg_insn *in = NULL;
+		struct dcpi_err e = { 0 };
+		int bad = push_target(tg, p->addr);
+
+		if (bad || !b)
+			continue;
+		if (cfg_decode_skip(b, avail < p->size ? avail : (size_t)p->size, p->addr, &in, &ni,
+				    &skipped, &e))
+			return -1;
+		for (size_t k = 0; !bad && k < ni; k++)
+			if (in[k].target)
+				bad = push_target(tg, in[k].target);
+		free(in);
+		if (bad)
+			return -1;
+	}
+	qsort(tg->t, tg->n, sizeof(*tg->t), u64_cmp);
+	return 0;
+}
+
+/* Does a branch land in (lo, lo + len)? */
+static int targeted(const struct targets *tg, uint64_t lo, size_t len)
+{
+	size_t a = 0, b = tg->n;
 
 	while (a < b) {		/* the first target above lo */
 		size_t m = a + (b - a) / 2;
 
-		if (t[m] <= lo)
+		if (tg->t[m] <= lo)
 			a = m + 1;
 		else
 			b = m;
 	}
-	return a < n && t[a] - lo < len;
+	return a < tg->n && tg->t[a] - lo < len;
 }
 
 /* The marks of image i whose calls can be counted at the entry get its
- * bytes (cfg_entry_displaced), unless a branch of the image or a symbol
- * lands inside them. */
+ * bytes (cfg_entry_displaced), unless a branch of the image may land
+ * inside them (targeted). */
 static void plan_entries(struct rep_vals *v, size_t i, struct pplan *pl)
 {
-	uint64_t *t = NULL;
-	size_t nt = 0;
+	struct targets tg = { 0 };
+	int have = 0;
 	struct rv_ctx c;
 
 	rv_image_ctx(v, &v->vp[i], &c);
@@ -272,13 +271,13 @@ static void plan_entries(struct rep_vals *v, size_t i, struct pplan *pl)
 			continue;
 		len = cfg_entry_displaced(cfg, m->entry);
 		cfg_free(cfg);
-		if (len && !t && !(nt = branch_targets(c.img, &t)))
-			len = 0;
-		if (len && targeted(t, nt, m->p->addr, len))
+		if (len && !have)
+			have = branch_targets(c.img, &tg) ? -1 : 1;
+		if (len && (have < 0 || targeted(&tg, m->p->addr, len)))
 			len = 0;
 		m->nentry = len;
 	}
-	free(t);
+	free(tg.t);
 }
 
 /* Is m in the plan: not when marked only to be counted and it cannot be. */

@@ -480,6 +480,27 @@ static void test_decode_idioms(void **state)
 	assert_true(in.flags & CFG_I_TRAP);
 }
 
+/* A linear sweep past bytes that do not decode (0x06, push %es, is invalid
+ * in 64-bit mode): nop; (bad); jmp +0; ret. */
+static void test_decode_skip(void **state)
+{
+	const uint8_t b[] = { 0x90, 0x06, 0xeb, 0x00, 0xc3 };
+	struct dcpi_err err = { 0 };
+	struct cfg_insn *in = NULL;
+	size_t n = 0, skipped = 0;
+
+	(void)state;
+	assert_int_equal(cfg_decode(b, sizeof(b), 0x1000, &in, &n, &err), -EINVAL);
+	assert_int_equal(n, 1);
+	free(in);
+	assert_int_equal(cfg_decode_skip(b, sizeof(b), 0x1000, &in, &n, &skipped, &err), 0);
+	assert_int_equal(skipped, 1);
+	assert_int_equal(n, 3);
+	assert_int_equal(in[1].addr, 0x1002);
+	assert_int_equal(in[1].target, 0x1004);
+	free(in);
+}
+
 /* The bytes a jump to a counting trampoline may displace (cfg/entry.c). */
 static size_t displaced(const uint8_t *b, size_t n, uint8_t out[CFG_ENTRY_MAX])
 {
@@ -1103,4 +1124,5 @@ TU_MAIN(setup_all, teardown_all,
 	cmocka_unit_test(test_tool_json_svg),
 	cmocka_unit_test(test_jump_table_forms),
 	cmocka_unit_test(test_tool_db_lookup),
-	cmocka_unit_test(test_entry_displaced))
+	cmocka_unit_test(test_entry_displaced),
+	cmocka_unit_test(test_decode_skip))

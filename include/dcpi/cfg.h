@@ -123,6 +123,10 @@ int cfg_decode_one(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_i
  * instruction with -EINVAL and the ones before it in *out. */
 int cfg_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
 	       size_t *n, struct dcpi_err *err);
+/* The same, past every undecodable byte (skipped, counted in *skipped): a
+ * linear sweep that resynchronises, for scans over whole images. */
+int cfg_decode_skip(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
+		    size_t *n, size_t *skipped, struct dcpi_err *err);
 
 enum cfg_edge_kind {
 	CFG_E_FALLTHROUGH,	/* into the next block, no branch */
