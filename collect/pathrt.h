@@ -22,14 +22,16 @@
  *              the analysis knows how hard the core was shared while the
  *              program ran (docs/estimate.md, "A shared core").
  *   PRT_CALLS  with a plan that counts calls (PRT_PLAN_COUNT): the
- *              writing thread's calls of the counted entries since it (or
- *              the process, after a fork) started, one struct prt_calls per
- *              entry it called, none for the others; written at most every
- *              PRT_CALLS_NS at the thread's timer ticks, at its exit and at
- *              the process's exit.  Each supersedes the thread's earlier
- *              ones in the same file: a reader keeps the last record of
- *              each tid of a file and sums them (docs/paths.md, "Calls
- *              counted at the entry").
+ *              writing thread's calls of the counted entries since its
+ *              counting started (the image's start, the thread's, a fork's
+ *              child's), one struct prt_calls per entry it called, none for
+ *              the others; time_ns is when that counting started, so pid,
+ *              tid and time_ns name the thread (an exec keeps pid and tid).
+ *              Written at most every PRT_CALLS_NS at the thread's timer
+ *              ticks, at its exit and at the process's exit, each holding
+ *              the counts so far: a reader keeps each thread's largest and
+ *              sums the threads (docs/paths.md, "Calls counted at the
+ *              entry").
  * With value samples on, the runtime also appends to "<pid>.heap" one
  * record per allocation of at least DCPI_HEAP_MIN bytes (default
  * DATA_HEAP_MIN, include/dcpi/data.h): PRT_ALLOC with a struct prt_alloc
@@ -147,7 +149,8 @@ struct prt_rec {
 	uint32_t len;		/* bytes of the record including this header */
 	uint32_t pid, tid;
 	uint32_t flags;
-	uint64_t time_ns;	/* CLOCK_MONOTONIC: a burst's start, a MAPS record's write */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC: a burst's start, a MAPS record's write,
+				 * PRT_CALLS: when the thread's counting started */
 };
 
 /* A call of a marked procedure, caught at its entry's breakpoint: the
