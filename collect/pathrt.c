@@ -58,6 +58,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1920,6 +1921,31 @@ int prt_dlopen_wrap(const char *file)
 	       (g.on && g.ncount && file && strchr(file, '/') && !strchr(file, '$'));
 }
 
+/* Does a counted entry wait for one of the objects from h's on (what its
+ * dlopen loaded comes after it in the list: its dependencies too)?  Then
+ * the maps are worth reading (a program may dlopen hundreds of objects);
+ * by file name, so 1 at worst for nothing. */
+static int count_waits(void *h)
+{
+	struct link_map *lm = NULL;
+
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm))
+		return 1;
+	for (; lm; lm = lm->l_next) {
+		const char *b = strrchr(lm->l_name, '/');
+
+		b = b ? b + 1 : lm->l_name;
+		for (size_t i = 0; i < g.nmarks && *b; i++) {
+			const char *p = g.mpaths + g.marks[i].path, *mb = strrchr(p, '/');
+
+			if ((g.marks[i].flags & PRT_PLAN_COUNT) && g.marks[i].count == COUNT_WAIT &&
+			    !strcmp(mb ? mb + 1 : p, b))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 void *prt_dlopen_wrapped(const char *file, int mode);
 void *prt_dlopen_wrapped(const char *file, int mode)
 {
@@ -1932,7 +1958,7 @@ void *prt_dlopen_wrapped(const char *file, int mode)
 	__atomic_sub_fetch(&g.dlopening, 1, __ATOMIC_RELAXED);
 	/* (a library opened inside this one's constructors was read by its own
 	 * dlopen's wrapper: no frame returns into a displaced instruction) */
-	if (h && lock_maps()) {
+	if (h && count_waits(h) && lock_maps()) {
 		g.patching = 1;
 		maps_snapshot();
 		g.patching = 0;
