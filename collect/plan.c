@@ -108,9 +108,9 @@ static size_t hex_bytes(const char *hex, size_t len, uint8_t *out, size_t max)
 	return len / 2;
 }
 
-/* The entry bytes of WHY's "entry=HEX" into entry, in hex as the runtime
- * reads them: how many (0: WHY has none), or -1 when HEX is not 5 to 15
- * bytes of hex digits. */
+/* The bytes of WHY's "entry=HEX" into hex as the runtime reads them (lower
+ * case): how many (0: WHY has none), or -1 when HEX is not 5 to 15 bytes of
+ * hex digits. */
 static int why_entry(const char *why, char hex[2 * PRT_ENTRY_MAX + 1])
 {
 	uint8_t b[PRT_ENTRY_MAX];
