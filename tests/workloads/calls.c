@@ -1,7 +1,7 @@
 /*
  * calls.c - a procedure whose calls are known exactly, for calls counted at
  * the entry (docs/paths.md, "Calls counted at the entry"; tests/
- * test_calls.c).  cl_count(x) returns x + 1 behind a fixed prologue,
+ * test_entry_count.c).  cl_count(x) returns x + 1 behind a fixed prologue,
  *   push %rbx; mov %rdi,%rbx; sub $16,%rsp     53 48 89 fb 48 83 ec 10
  * the whole instructions a 5-byte jump displaces (CL_ENTRY, which the test
  * writes into its plan as entry=HEX).

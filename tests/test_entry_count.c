@@ -1,7 +1,7 @@
 /*
- * test_calls.c - calls counted at the entry (docs/paths.md, "Calls counted
- * at the entry"): a plan's entry=HEX (collect/plan.c) patched by the path
- * runtime into a jump to a counting trampoline (collect/pathrt.c), its
+ * test_entry_count.c - calls counted at the entry (docs/paths.md, "Calls
+ * counted at the entry"): a plan's entry=HEX (collect/plan.c) patched by the
+ * path runtime into a jump to a counting trampoline (collect/pathrt.c), its
  * PRT_CALLS records read into the epoch's "calls" profile
  * (collect/paths_spool.c).
  *   - test_plan_entries: entry=HEX into the runtime's plan file, a bad HEX
@@ -55,7 +55,7 @@
 
 static struct tu_image t;
 
-TU_IMAGE_GROUP(t, "calls", "workloads/calls")
+TU_IMAGE_GROUP(t, "entry-count", "workloads/calls")
 
 /* A plan file at dir/name marking proc of image (a build-id from img) with
  * why. */
