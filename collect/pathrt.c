@@ -47,6 +47,10 @@
  *  - the spool descriptor is checked (fstat) before each write, so a
  *    program that closes descriptors it does not know cannot make us write
  *    into its files.
+ * With a plan that counts calls (PRT_PLAN_COUNT), the entries it names are
+ * patched at start, and after a dlopen of a path, with a jump to a counting
+ * trampoline (docs/paths.md, "Calls counted at the entry"; the section
+ * "calls counted at the entry" below).
  * Everything the handlers touch is thread-local (initial-exec TLS) or
  * guarded by an atomic flag; they call only async-signal-safe functions.
  */
@@ -54,6 +58,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -82,6 +87,9 @@
 #define PRT_REREAD_NS 10000000ULL	/* re-read /proc/self/maps at most every 10 ms */
 
 #define PRT_EXPORT __attribute__((visibility("default")))
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000	/* Linux 4.17; older kernels take it as a hint */
+#endif
 
 struct prt_burst {
 	struct prt_rec h;
@@ -107,6 +115,9 @@ struct prt_thread {
 		struct prt_rec h;
 		struct prt_canary c;
 	} can;			/* timed at the burst's start (can.c.chain 0: not) */
+	uint64_t calls_since;	/* CLOCK_MONOTONIC when t_calls started (PRT_CALLS) */
+	uint64_t calls_ns;	/* ... when last written */
+	uint64_t calls_sum;	/* their sum then */
 };
 
 struct prt_range {
@@ -133,6 +144,27 @@ struct prt_mark {
 	int done;		/* its question is closed: never armed again */
 	uint32_t caught;
 	struct prt_vcount vals[6][PRT_PLAN_VALS];
+	uint32_t line;		/* in the plan file: PRT_CALLS names it so */
+	int count;		/* PRT_PLAN_COUNT: COUNT_* */
+	uint8_t nentry;		/* ... the bytes a jump displaces */
+	uint8_t entry[PRT_ENTRY_MAX];
+	uint64_t patched;	/* COUNT_ON: the entry patched */
+};
+
+/* A counted entry (PRT_PLAN_COUNT): not placed yet, patched, not counted
+ * (a note said why). */
+enum { COUNT_WAIT, COUNT_ON, COUNT_OFF };
+
+/* A page of counting trampolines, PRT_TRAMP_SLOT bytes each: the mark of
+ * each slot used (index into g.marks). */
+#define PRT_TRAMP_PAGES 16
+#define PRT_TRAMP_SLOT 32
+#define PRT_TRAMP_SLOTS (4096 / PRT_TRAMP_SLOT)
+#define PRT_TRAMP_INC 9		/* incq %fs:disp32 */
+struct prt_tpage {
+	uint64_t page;
+	unsigned used;
+	uint16_t mark[PRT_TRAMP_SLOTS];
 };
 
 /* The one breakpoint of a process (docs/values.md, "Marking plan"). */
@@ -176,11 +208,21 @@ static struct {
 	size_t bp_next;			/* the mark to try next (in turn) */
 	uint64_t bp_addr, bp_page, bp_ns;
 	uint8_t bp_orig;
+	/* calls counted at the entry: marks with PRT_PLAN_COUNT, those patched;
+	 * patching allowed (the start's and a dlopen's reading of the maps);
+	 * dlopens of ours under way (their own reading decides) */
+	int ncount, counting, patching, dlopening;
+	size_t ntramp;
+	struct prt_tpage tramp[PRT_TRAMP_PAGES];
 	char mbuf[PRT_MAPS_BUF];
 	char line[4096];
 } g;	/* zero: in .bss, so the file stays small; fd set in prt_start */
 
 static __thread struct prt_thread t_self __attribute__((tls_model("initial-exec")));
+/* The calls of each counted entry (by index into g.marks) in this thread:
+ * a trampoline's incq %fs:OFF adds one (initial-exec, so OFF, the counter's
+ * distance from the thread pointer, is the same in every thread). */
+static __thread uint64_t t_calls[PRT_PLAN_MAX] __attribute__((tls_model("initial-exec")));
 
 static uint64_t now_ns(void)
 {
@@ -333,15 +375,20 @@ static void put_hex(char **p, uint64_t v)
 		*(*p)++ = tmp[--n];
 }
 
+static void count_place(struct prt_mark *m, uint64_t entry);
+
 /* The marks of the executable mapping [lo, hi) of path at file offset off:
- * where their entries are now. */
+ * where their entries are now (and the counted ones patched, or not). */
 static void plan_place(uint64_t lo, uint64_t hi, uint64_t off, const char *path)
 {
 	for (size_t i = 0; i < g.nmarks; i++) {
 		struct prt_mark *m = &g.marks[i];
 
-		if (m->off >= off && m->off - off < hi - lo && !strcmp(g.mpaths + m->path, path))
-			__atomic_store_n(&m->lo, lo + (m->off - off), __ATOMIC_RELAXED);
+		if (m->off < off || m->off - off >= hi - lo || strcmp(g.mpaths + m->path, path))
+			continue;
+		__atomic_store_n(&m->lo, lo + (m->off - off), __ATOMIC_RELAXED);
+		if (m->flags & PRT_PLAN_COUNT)
+			count_place(m, lo + (m->off - off));
 	}
 }
 
@@ -441,8 +488,21 @@ static void unlock_maps(void)
 	__atomic_store_n(&g.maps_lock, 0, __ATOMIC_RELEASE);
 }
 
+/* The trampoline page holding pc (calls counted at the entry), or NULL. */
+static struct prt_tpage *tramp_page(uint64_t pc)
+{
+	size_t n = __atomic_load_n(&g.ntramp, __ATOMIC_ACQUIRE);
+
+	for (size_t i = 0; i < n && i < PRT_TRAMP_PAGES; i++)
+		if (pc - g.tramp[i].page < 4096)
+			return &g.tramp[i];
+	return NULL;
+}
+
 static int mapped(uint64_t pc)
 {
+	if (tramp_page(pc))
+		return 1;
 	for (size_t i = 0; i < g.nranges; i++)
 		if (pc >= g.ranges[i].lo && pc < g.ranges[i].hi)
 			return 1;
@@ -543,6 +603,10 @@ static void save_regs(struct prt_thread *t, unsigned i, const greg_t *r)
 static int readable(uint64_t pc, uint64_t len)
 {
 	size_t n = __atomic_load_n(&g.nranges, __ATOMIC_RELAXED);
+	const struct prt_tpage *tp = tramp_page(pc);
+
+	if (tp)		/* ours, r-x */
+		return pc + len <= tp->page + 4096;
 
 	for (size_t i = 0; i < n && i < PRT_RANGES; i++)
 		if (pc >= g.ranges[i].lo && pc < g.ranges[i].hi)
@@ -792,12 +856,15 @@ static void chain(struct sigaction *sa, int sig, siginfo_t *si, void *ucv)
 
 /* --- the marking plan: bursts where it says, and its one breakpoint ------------ */
 
-/* The mark whose procedure holds pc, or NULL. */
+/* The mark whose procedure holds pc and wants the bursts (PRT_PLAN_HOT),
+ * or NULL. */
 static struct prt_mark *mark_at(uint64_t pc)
 {
 	for (size_t i = 0; i < g.nmarks; i++) {
 		uint64_t lo = __atomic_load_n(&g.marks[i].lo, __ATOMIC_RELAXED);
 
+		if (!(g.marks[i].flags & PRT_PLAN_HOT))
+			continue;
 		if (lo && pc >= lo && pc - lo < g.marks[i].size)
 			return &g.marks[i];
 	}
@@ -1105,12 +1172,280 @@ static int bp_step(struct prt_thread *t, greg_t *r)
 	return ours && !t->active;
 }
 
-/* The runtime's plan file: "<off> <size> <flags> <path>" lines (pathrt.h).
- * Read once at start, before any handler runs. */
+/* --- calls counted at the entry ---------------------------------------------- */
+
+/*
+ * A counted entry's first bytes (the plan's, the whole instructions a 5-byte
+ * jump displaces: position-independent, no control transfer, entered by no
+ * edge but the entry itself, cfg_entry_displaced) become `jmp rel32` to a
+ * trampoline of its own, within +-2 GB:
+ *   incq %fs:OFF       64 48 ff 04 25 disp32: the thread's t_calls[mark]
+ *   the displaced bytes, verbatim
+ *   jmp rel32          back to the entry + their length
+ * The flags the incq clobbers are dead at a procedure's entry (the ABI).
+ * Entries are patched only where no code of the program can be running
+ * their bytes: in the constructor, and after a dlopen we wrap, with this
+ * thread the process's only one (as for the breakpoint); a mapping seen in
+ * any other reading of the maps is not counted (its earlier calls would be
+ * missing), nor is an entry whose bytes are not the plan's, and a note
+ * says which and why.  A new trampoline page is written while RW, then
+ * r-x; one in use gets its next trampoline while rwx (a handler may run
+ * the others meanwhile), as the entry's page gets its jump.
+ * A burst stepping through a trampoline records the displaced bytes' copies
+ * at their own addresses and nothing else, so its path is the program's.
+ */
+
+/* Say once that m's calls are not counted, and why. */
+static void count_off(struct prt_mark *m, const char *why)
+{
+	const char *path = g.mpaths + m->path, *base = strrchr(path, '/');
+	char line[160], *p = line;
+	size_t bl, wl = strlen(why);
+
+	m->count = COUNT_OFF;
+	base = base ? base + 1 : path;
+	bl = strlen(base) < 64 ? strlen(base) : 64;
+	if (wl > sizeof(line) - bl - 24)
+		wl = sizeof(line) - bl - 24;
+	memcpy(p, base, bl);
+	p += bl;
+	memcpy(p, "+0x", 3);
+	p += 3;
+	put_hex(&p, m->off);
+	memcpy(p, ": ", 2);
+	p += 2;
+	memcpy(p, why, wl);
+	p[wl] = '\0';
+	note("calls not counted in process", (long)getpid(), line);
+}
+
+/* b within a rel32 of a (with room for a page either side). */
+static int near(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+
+	return d < (1ULL << 31) - 2 * 4096;
+}
+
+/* A new trampoline page near entry (mmap at hints ever farther below and
+ * above it, never over a mapping), RW; 0: none. */
+static uint64_t tramp_map(uint64_t entry)
+{
+	uint64_t base = entry & ~0xfffffULL;
+
+	for (uint64_t d = 1ULL << 20; d <= 1ULL << 30; d <<= 1) {
+		for (int up = 0; up < 2; up++) {
+			uint64_t hint = up ? base + d : base - d;
+			void *p;
+
+			if (!up && base < d + (1ULL << 20))
+				continue;
+			p = mmap((void *)(uintptr_t)hint, 4096, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if (near((uint64_t)(uintptr_t)p, entry))	/* an old kernel's hint */
+				return (uint64_t)(uintptr_t)p;
+			munmap(p, 4096);
+		}
+	}
+	return 0;
+}
+
+/* The trampoline of m (index i of g.marks), entry at entry, written into a
+ * free slot of a page near it: the slot's address, 0 when there is none. */
+static uint64_t tramp_make(struct prt_mark *m, size_t i, uint64_t entry)
+{
+	static const uint8_t inc[5] = { 0x64, 0x48, 0xff, 0x04, 0x25 };
+	struct prt_tpage *tp = NULL;
+	uint64_t tpr, slot;
+	int64_t off, back;
+	uint8_t *c;
+	int fresh;
+
+	__asm__("mov %%fs:0, %0" : "=r"(tpr));	/* the thread pointer (glibc's TCB) */
+	off = (int64_t)((uint64_t)(uintptr_t)&t_calls[i] - tpr);
+	if (off != (int32_t)off)
+		return 0;
+	for (size_t k = 0; k < g.ntramp && !tp; k++)
+		if (g.tramp[k].used < PRT_TRAMP_SLOTS && near(g.tramp[k].page, entry))
+			tp = &g.tramp[k];
+	/* a page in use stays executable: a handler may run its trampolines */
+	if (tp && mprotect((void *)(uintptr_t)tp->page, 4096,
+			   PROT_READ | PROT_WRITE | PROT_EXEC))
+		return 0;
+	if (!tp) {
+		uint64_t page;
+
+		if (g.ntramp == PRT_TRAMP_PAGES || !(page = tramp_map(entry)))
+			return 0;
+		tp = &g.tramp[g.ntramp];
+		tp->page = page;
+		tp->used = 0;
+	}
+	slot = tp->page + tp->used * PRT_TRAMP_SLOT;
+	c = (uint8_t *)(uintptr_t)slot;
+	memcpy(c, inc, sizeof(inc));
+	memcpy(c + 5, &(int32_t){ (int32_t)off }, 4);
+	memcpy(c + PRT_TRAMP_INC, m->entry, m->nentry);
+	c += PRT_TRAMP_INC + m->nentry;
+	back = (int64_t)(entry + m->nentry) - (int64_t)((uint64_t)(uintptr_t)c + 5);
+	c[0] = 0xe9;
+	memcpy(c + 1, &(int32_t){ (int32_t)back }, 4);
+	tp->mark[tp->used++] = (uint16_t)i;
+	fresh = tp == &g.tramp[g.ntramp];
+	if (mprotect((void *)(uintptr_t)tp->page, 4096, PROT_READ | PROT_EXEC)) {
+		if (fresh)	/* it cannot run (W^X): gone */
+			munmap((void *)(uintptr_t)tp->page, 4096);
+		return 0;
+	}
+	if (fresh)
+		__atomic_store_n(&g.ntramp, g.ntramp + 1, __ATOMIC_RELEASE);
+	return slot;
+}
+
+/* `jmp slot` over the entry's first 5 bytes (the page, or both pages they
+ * span, writable meanwhile); -1 when mprotect refused. */
+static int entry_patch(uint64_t entry, uint64_t slot)
+{
+	uint64_t p0 = entry & ~4095ULL, p1 = (entry + 4) & ~4095ULL;
+	size_t len = (size_t)(p1 - p0) + 4096;
+	uint8_t j[5] = { 0xe9 };
+
+	memcpy(j + 1, &(int32_t){ (int32_t)((int64_t)slot - (int64_t)(entry + 5)) }, 4);
+	if (mprotect((void *)(uintptr_t)p0, len, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return -1;
+	memcpy((void *)(uintptr_t)entry, j, sizeof(j));
+	mprotect((void *)(uintptr_t)p0, len, PROT_READ | PROT_EXEC);
+	return 0;
+}
+
+/* m's entry is now at entry (plan_place, in a reading of the maps): patch
+ * it when this reading may, else say it is not counted. */
+static void count_place(struct prt_mark *m, uint64_t entry)
+{
+	const uint8_t *b = (const uint8_t *)(uintptr_t)entry;
+	const char *why = NULL;
+	uint64_t slot = 0;
+
+	if (m->count == COUNT_OFF)
+		return;
+	if (m->count == COUNT_ON && m->patched == entry &&
+	    (!readable(entry, m->nentry) || memcmp(b, m->entry, m->nentry)))
+		return;		/* patched (a mapping put back would hold the plan's bytes) */
+	if (!g.patching) {
+		if (!__atomic_load_n(&g.dlopening, __ATOMIC_RELAXED))
+			count_off(m, "its image was mapped after the start, not by a dlopen "
+				  "of a path (its earlier calls would be missing)");
+		return;		/* else the dlopen's own reading decides */
+	}
+	if (__atomic_load_n(&g.threads, __ATOMIC_RELAXED))
+		why = "the process had other threads when its image was mapped";
+	else if (!patchable(entry) || !readable(entry, m->nentry))
+		why = "its code is writable or cannot be read";
+	else if (memcmp(b, m->entry, m->nentry))
+		why = "the bytes at its entry are not the plan's (another build?)";
+	else if (!(slot = tramp_make(m, (size_t)(m - g.marks), entry)))
+		why = "no page for its trampoline within 2 GB of it, or mprotect refused";
+	else if (entry_patch(entry, slot))
+		why = "mprotect refused to make its code writable";
+	if (why) {
+		count_off(m, why);
+		return;
+	}
+	m->count = COUNT_ON;
+	m->patched = entry;
+	g.counting = 1;
+}
+
+/* pc as a burst step: itself, or in a trampoline the address of the
+ * displaced instruction it runs a copy of; 0 for the trampoline's own
+ * instructions (the count, the jump back), which are no step. */
+static uint64_t step_pc(uint64_t pc)
+{
+	const struct prt_tpage *tp = g.ntramp ? tramp_page(pc) : NULL;
+	unsigned s;
+	const struct prt_mark *m;
+	uint64_t at;
+
+	if (!tp)
+		return pc;
+	s = (unsigned)((pc - tp->page) / PRT_TRAMP_SLOT);
+	if (s >= tp->used)
+		return 0;
+	m = &g.marks[tp->mark[s]];
+	at = pc - tp->page - s * PRT_TRAMP_SLOT;
+	if (at < PRT_TRAMP_INC || at >= PRT_TRAMP_INC + (uint64_t)m->nentry)
+		return 0;
+	return m->patched + (at - PRT_TRAMP_INC);
+}
+
+/* This thread's counts as a PRT_CALLS record, when they changed since the
+ * last one (one write; the record's time is when they started). */
+static void calls_write(struct prt_thread *t)
+{
+	struct {
+		struct prt_rec h;
+		struct prt_calls c[PRT_PLAN_MAX];
+	} r;
+	uint64_t sum = 0;
+	size_t n = 0;
+
+	if (!g.counting)
+		return;
+	for (size_t i = 0; i < g.nmarks && i < PRT_PLAN_MAX; i++) {
+		if (!t_calls[i])
+			continue;
+		r.c[n].line = g.marks[i].line;
+		r.c[n].zero = 0;
+		r.c[n++].calls = t_calls[i];
+		sum += t_calls[i];
+	}
+	t->calls_ns = now_ns();
+	if (sum == t->calls_sum)
+		return;
+	fill_header(&r.h, PRT_CALLS, sizeof(r.h) + n * sizeof(r.c[0]), 0);
+	r.h.time_ns = t->calls_since;
+	if (spool_ok() && !write_all(g.fd, &r, sizeof(r.h) + n * sizeof(r.c[0])))
+		t->calls_sum = sum;
+}
+
+/* The counts at a timer tick: at most every PRT_CALLS_NS. */
+static void calls_tick(struct prt_thread *t)
+{
+	if (g.counting && now_ns() - t->calls_ns >= PRT_CALLS_NS)
+		calls_write(t);
+}
+
+/* Counting starts now in this thread (its start, a fork's child). */
+static void calls_start(struct prt_thread *t)
+{
+	memset(t_calls, 0, sizeof(t_calls));
+	t->calls_since = t->calls_ns = now_ns();
+	t->calls_sum = 0;
+}
+
+/* Entries of a plan's line: "<hex bytes> " before the path. */
+static const char *entry_bytes(const char *q, struct prt_mark *m)
+{
+	int hi, lo;
+
+	m->nentry = 0;
+	while ((hi = hexval(q[0])) >= 0 && (lo = hexval(q[1])) >= 0 &&
+	       m->nentry < PRT_ENTRY_MAX) {
+		m->entry[m->nentry++] = (uint8_t)(hi << 4 | lo);
+		q += 2;
+	}
+	return m->nentry >= PRT_ENTRY_MIN && *q == ' ' ? q + 1 : NULL;
+}
+
+/* The runtime's plan file: "<off> <size> <flags> [<entry bytes> ]<path>"
+ * lines (pathrt.h).  Read once at start, before any handler runs. */
 static void plan_load(const char *file)
 {
 	static char buf[65536];
 	size_t used = 0, pl = 0;
+	uint32_t line = 0;
 	ssize_t r;
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 
@@ -1122,7 +1457,7 @@ static void plan_load(const char *file)
 		used += r > 0 ? (size_t)r : 0;
 	close(fd);
 	buf[used] = '\0';
-	for (char *s = buf, *e; *s && g.nmarks < PRT_PLAN_MAX; s = e + 1) {
+	for (char *s = buf, *e; *s && g.nmarks < PRT_PLAN_MAX; s = e + 1, line++) {
 		struct prt_mark *m = &g.marks[g.nmarks];
 		uint64_t flags;
 		size_t l;
@@ -1132,14 +1467,17 @@ static void plan_load(const char *file)
 			break;
 		*e = '\0';
 		if (!(q = get_hex(s, &m->off)) || *q++ != ' ' || !(q = get_hex(q, &m->size)) ||
-		    *q++ != ' ' || !(q = get_hex(q, &flags)) || *q++ != ' ' || *q != '/' ||
+		    *q++ != ' ' || !(q = get_hex(q, &flags)) || *q++ != ' ' ||
+		    ((flags & PRT_PLAN_COUNT) && !(q = entry_bytes(q, m))) || *q != '/' ||
 		    pl + (l = strlen(q)) + 1 > sizeof(g.mpaths))
 			continue;
 		memcpy(g.mpaths + pl, q, l + 1);
 		m->path = (uint32_t)pl;
 		m->flags = (uint32_t)flags;
+		m->line = line;
 		m->lo = 0;
 		g.plan_bp |= !!(flags & PRT_PLAN_BP);
+		g.ncount += !!(flags & PRT_PLAN_COUNT);
 		pl += l + 1;
 		g.nmarks++;
 	}
@@ -1152,6 +1490,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 	greg_t *r = uc->uc_mcontext.gregs;
 	struct prt_thread *t = &t_self;
 	int saved = errno;
+	uint64_t pc;
 
 	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g) {
 		chain(&g.user_timer, sig, si, ucv);
@@ -1166,6 +1505,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	timer_next(t);
+	calls_tick(t);
 	if (t->active) {
 		if ((uint64_t)r[REG_EFL] & TF)
 			goto out;		/* still stepping: let it finish */
@@ -1174,16 +1514,17 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 	if (((uint64_t)r[REG_EFL] & TF) || sigismember(&uc->uc_sigmask, SIGTRAP))
 		goto out;
 	refresh_maps((uint64_t)r[REG_RIP]);
-	if (at_syscall((uint64_t)r[REG_RIP]))
+	/* in a trampoline only where it runs the entry's own instructions */
+	if (at_syscall((uint64_t)r[REG_RIP]) || !(pc = step_pc((uint64_t)r[REG_RIP])))
 		goto out;
-	if (g.plan && !plan_tick(t, (uint64_t)r[REG_RIP]))
+	if (g.plan && !plan_tick(t, pc))
 		goto out;
 	time_canary(&t->can.c);
 	t->active = 1;
 	t->t0 = now_ns();
 	t->n = 1;
 	t->left = g.k + 64;	/* a rep-prefixed instruction traps per iteration */
-	t->b.pc[0] = (uint64_t)r[REG_RIP];
+	t->b.pc[0] = pc;
 	save_regs(t, 0, r);
 	r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] | TF);
 out:
@@ -1203,9 +1544,11 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	if (si->si_code == SI_KERNEL && g.plan && bp_hit(t, r))
 		goto out;
 	if (si->si_code == TRAP_TRACE && t->active) {
-		if (pc != t->b.pc[t->n - 1]) {
+		uint64_t at = step_pc(pc);	/* a trampoline's: the entry's */
+
+		if (at && at != t->b.pc[t->n - 1]) {
 			save_regs(t, t->n, r);
-			t->b.pc[t->n++] = pc;
+			t->b.pc[t->n++] = at;
 		}
 		t->left--;
 		if (t->n >= g.k || !t->left || at_syscall(pc)) {
@@ -1554,6 +1897,93 @@ long prt_syscall_slow(long n, ...)
 	return rc;
 }
 
+/*
+ * dlopen: a library whose calls a plan counts must be patched before its
+ * code runs (count_place), so the maps are read, patching allowed, as soon
+ * as libc's dlopen returns.  glibc looks a bare name up along its caller's
+ * RUNPATH and RPATH and expands $ORIGIN from the caller's file: only a name
+ * with a '/' and no '$' is opened from here (the caller does not matter
+ * then: this preloaded library is in the base namespace, as is every caller
+ * that finds this definition); any other, and every dlopen without a plan
+ * that counts, jumps to libc's with the caller's return address untouched
+ * (a plan's entries in such a library are not counted: a note).
+ */
+typedef void *(*prt_dlopen_fn)(const char *, int);
+prt_dlopen_fn prt_real_dlopen;
+
+/* 1 when the dlopen of file goes through prt_dlopen_wrapped. */
+int prt_dlopen_wrap(const char *file);
+int prt_dlopen_wrap(const char *file)
+{
+	if (!prt_real_dlopen)
+		prt_real_dlopen = (prt_dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
+	return !prt_real_dlopen ||
+	       (g.on && g.ncount && file && strchr(file, '/') && !strchr(file, '$'));
+}
+
+/* Does a counted entry wait for one of the objects from h's on (what its
+ * dlopen loaded comes after it in the list: its dependencies too)?  Then
+ * the maps are worth reading (a program may dlopen hundreds of objects);
+ * by file name, so 1 at worst for nothing. */
+static int count_waits(void *h)
+{
+	struct link_map *lm = NULL;
+
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm))
+		return 1;
+	for (; lm; lm = lm->l_next) {
+		const char *b = strrchr(lm->l_name, '/');
+
+		b = b ? b + 1 : lm->l_name;
+		for (size_t i = 0; i < g.nmarks && *b; i++) {
+			const char *p = g.mpaths + g.marks[i].path, *mb = strrchr(p, '/');
+
+			if ((g.marks[i].flags & PRT_PLAN_COUNT) && g.marks[i].count == COUNT_WAIT &&
+			    !strcmp(mb ? mb + 1 : p, b))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+void *prt_dlopen_wrapped(const char *file, int mode);
+void *prt_dlopen_wrapped(const char *file, int mode)
+{
+	void *h;
+
+	if (!prt_real_dlopen)
+		return NULL;
+	__atomic_add_fetch(&g.dlopening, 1, __ATOMIC_RELAXED);
+	h = prt_real_dlopen(file, mode);
+	__atomic_sub_fetch(&g.dlopening, 1, __ATOMIC_RELAXED);
+	/* (a library opened inside this one's constructors was read by its own
+	 * dlopen's wrapper: no frame returns into a displaced instruction) */
+	if (h && count_waits(h) && lock_maps()) {
+		g.patching = 1;
+		maps_snapshot();
+		g.patching = 0;
+		unlock_maps();
+	}
+	return h;
+}
+
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen,@function\n"
+	"dlopen:\n"
+	PRT_ENDBR
+	"	push %rdi\n"
+	"	push %rsi\n"
+	"	sub $8, %rsp\n"
+	"	call prt_dlopen_wrap\n"
+	"	add $8, %rsp\n"
+	"	pop %rsi\n"
+	"	pop %rdi\n"
+	"	test %eax, %eax\n"
+	"	jnz prt_dlopen_wrapped\n"
+	"	jmp *prt_real_dlopen(%rip)\n"
+	".size dlopen, .-dlopen\n");
+
 /* --- interposed: threads, fork ----------------------------------------------- */
 
 struct prt_start {
@@ -1566,6 +1996,7 @@ static void thread_gone(void *v)
 	struct prt_thread *t = &t_self;
 
 	(void)v;
+	calls_write(t);
 	__atomic_sub_fetch(&g.threads, 1, __ATOMIC_RELAXED);
 	if (t->armed) {
 		timer_delete(t->timer);
@@ -1600,6 +2031,7 @@ static void *thread_start(void *v)
 
 	free(v);
 	unblock_ours();
+	calls_start(&t_self);
 	arm_thread(&t_self);
 	__atomic_add_fetch(&g.threads, 1, __ATOMIC_RELAXED);	/* no breakpoints now */
 	pthread_setspecific(g.key, &g);
@@ -1632,6 +2064,7 @@ static void on_fork_child(void)
 	t->armed = 0;		/* POSIX timers are not inherited */
 	t->stopped = 0;		/* nor being traced; a replaced handler is seen again */
 	g.threads = 0;		/* the child has this thread alone */
+	calls_start(t);		/* the parent counts the calls before the fork */
 	if (g.fd >= 0)
 		close(g.fd);
 	spool_open();
@@ -1930,11 +2363,22 @@ __attribute__((constructor)) static void prt_start(void)
 	    install(SIGTRAP, on_trap, g.sig, &g.user_trap) ||
 	    install(g.sig, on_timer, SIGTRAP, &g.user_timer))
 		return;
+	calls_start(&t_self);
 	lock_maps();
+	g.patching = g.ncount > 0;	/* no code of the program ran yet */
 	maps_snapshot();
+	g.patching = 0;
 	unlock_maps();
 	pthread_atfork(NULL, NULL, on_fork_child);
 	heap_start();
 	g.on = 1;
 	arm_thread(&t_self);
+}
+
+/* The exiting thread's counts (other threads' since their last record are
+ * lost: docs/paths.md). */
+__attribute__((destructor)) static void prt_stop(void)
+{
+	if (g.on)
+		calls_write(&t_self);
 }

@@ -21,6 +21,17 @@
  *              handler on the program's own core just before the burst, so
  *              the analysis knows how hard the core was shared while the
  *              program ran (docs/estimate.md, "A shared core").
+ *   PRT_CALLS  with a plan that counts calls (PRT_PLAN_COUNT): the
+ *              writing thread's calls of the counted entries since its
+ *              counting started (the image's start, the thread's, a fork's
+ *              child's), one struct prt_calls per entry it called, none for
+ *              the others; time_ns is when that counting started, so pid,
+ *              tid and time_ns name the thread (an exec keeps pid and tid).
+ *              Written at most every PRT_CALLS_NS at the thread's timer
+ *              ticks, at its exit and at the process's exit, each holding
+ *              the counts so far: a reader keeps each thread's largest and
+ *              sums the threads (docs/paths.md, "Calls counted at the
+ *              entry").
  * With value samples on, the runtime also appends to "<pid>.heap" one
  * record per allocation of at least DCPI_HEAP_MIN bytes (default
  * DATA_HEAP_MIN, include/dcpi/data.h): PRT_ALLOC with a struct prt_alloc
@@ -57,6 +68,7 @@
 						 * PRT_KIO_IN or PRT_KIO_OUT
 						 * (collect/pathrt_io.c) */
 #define PRT_CANARY	8u			/* struct prt_canary */
+#define PRT_CALLS	9u			/* struct prt_calls, one per entry */
 #define PRT_KIO_IN	0u			/* it wrote them (read) */
 #define PRT_KIO_OUT	1u			/* it read them (write) */
 #define PRT_KMAX	256			/* most steps in a burst */
@@ -66,15 +78,23 @@
  * The marking plan (docs/values.md, "Marking plan"), as dcpi record hands it
  * to the runtime: a text file (PRT_PLAN_NAME in the spool directory, named
  * by DCPI_PLAN), one marked procedure a line,
- *   "<file offset hex> <size hex> <flags hex> <image path>\n"
- * at most PRT_PLAN_MAX lines; flags PRT_PLAN_HOT, PRT_PLAN_BP and, from bit
- * PRT_PLAN_REGS_SHIFT, the argument registers the entry takes (bit r for
- * rdi, rsi, rdx, rcx, r8, r9; none: all six).  With a plan the timer ticks
- * PRT_PLAN_TICKS times a burst period, and two accounts are earned from the
- * thread's CPU time:
+ *   "<file offset hex> <size hex> <flags hex> <image path>\n",
+ * or with PRT_PLAN_COUNT in flags
+ *   "<file offset hex> <size hex> <flags hex> <entry bytes hex> <image path>\n",
+ * at most PRT_PLAN_MAX lines; flags PRT_PLAN_HOT, PRT_PLAN_BP, PRT_PLAN_COUNT
+ * and, from bit PRT_PLAN_REGS_SHIFT, the argument registers the entry takes
+ * (bit r for rdi, rsi, rdx, rcx, r8, r9; none: all six).  The entry bytes
+ * (PRT_ENTRY_MIN to PRT_ENTRY_MAX, two hex digits each: the plan's
+ * entry=HEX, include/dcpi/values.h) are the whole instructions at the entry
+ * that a 5-byte jump displaces; where the entry holds exactly them, the
+ * runtime puts a jump to a counting trampoline there (docs/paths.md, "Calls
+ * counted at the entry"), and its PRT_CALLS records name the entry by its
+ * line's index in this file (0: the first; every line counts, understood
+ * or not).  With a plan the timer ticks PRT_PLAN_TICKS times a burst
+ * period, and two accounts are earned from the thread's CPU time:
  *   - bursts: K / PRT_PLAN_TICKS steps a tick, as without a plan; a tick in
- *     marked code starts a burst whenever the account allows, elsewhere
- *     with probability 1 / PRT_PLAN_TICKS;
+ *     a procedure marked PRT_PLAN_HOT starts a burst whenever the account
+ *     allows, elsewhere with probability 1 / PRT_PLAN_TICKS;
  *   - captures: 1 / PRT_PLAN_SHARE of the CPU time, a capture (int3, the
  *     handler, the record's write, one step) charged PRT_PLAN_CAPTURE_NS.
  * At every tick with the breakpoint idle it is armed at the entry of a
@@ -92,6 +112,7 @@
 #define PRT_PLAN_MAX	256
 #define PRT_PLAN_HOT	1u	/* bursts preferred */
 #define PRT_PLAN_BP	2u	/* and a breakpoint at the entry (arguments) */
+#define PRT_PLAN_COUNT	4u	/* calls counted at the entry (entry bytes) */
 #define PRT_PLAN_REGS_SHIFT 8	/* the argument registers it takes, 6 bits */
 #define PRT_PLAN_TICKS	4	/* CPU-time timers fire at most once a kernel tick */
 #define PRT_PLAN_SHARE	8	/* captures spend at most 1/8 of the CPU time */
@@ -104,6 +125,9 @@
 #define PRT_PLAN_VALS	8	/* values counted per argument register */
 #define PRT_PLAN_NEED_K	10000	/* z^2 / points^2: z = 3, +-0.03 */
 #define PRT_PLAN_MIN_CALLS 64
+#define PRT_ENTRY_MIN	5	/* entry bytes: the jump's length */
+#define PRT_ENTRY_MAX	15	/* ... at most (the plan's limit) */
+#define PRT_CALLS_NS	200000000ULL	/* a thread's counts written at most this often */
 
 /* Flags of a burst record. */
 #define PRT_F_CUT	1u	/* ended early: a syscall or the trap budget */
@@ -125,7 +149,8 @@ struct prt_rec {
 	uint32_t len;		/* bytes of the record including this header */
 	uint32_t pid, tid;
 	uint32_t flags;
-	uint64_t time_ns;	/* CLOCK_MONOTONIC: a burst's start, a MAPS record's write */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC: a burst's start, a MAPS record's write,
+				 * PRT_CALLS: when the thread's counting started */
 };
 
 /* A call of a marked procedure, caught at its entry's breakpoint: the
@@ -148,6 +173,13 @@ struct prt_args {
 #define PRT_CANARY_REPT	"256"	/* the same, for the assembler */
 struct prt_canary {
 	uint32_t chain, adds;
+};
+
+/* The calls of one counted entry (PRT_CALLS): its line in the plan file. */
+struct prt_calls {
+	uint32_t line;
+	uint32_t zero;
+	uint64_t calls;
 };
 
 struct prt_alloc {

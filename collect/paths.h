@@ -47,6 +47,9 @@ struct paths_stats {
 	 * their core cycles per 8 adds in bins of 1 / PATHS_CANARY_RES */
 	uint64_t canaries;
 	uint32_t canary[PATHS_CANARY_BINS];
+	/* calls counted at the entries a plan marked (PRT_CALLS), and the
+	 * entries that had any */
+	uint64_t calls, calls_procs;
 };
 
 /*
@@ -105,8 +108,14 @@ int paths_spool_read(const char *dir, struct path_profile **out, size_t *n,
 int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *n,
 			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
 			    const struct lat_table *lat, struct dcpi_err *err);
-/* Both into epoch of db (values when asked), and the paths by time slice
- * ("<key>.pslices", include/dcpi/slices.h). */
+/* The calls counted at the entries of the runtime's plan in dir (PRT_CALLS
+ * records; none without a plan that counts), as one PROF_EVENT_CALLS
+ * profile per image: *n of them, free with prof_profiles_free; their sum
+ * and entries in st->calls, st->calls_procs. */
+int paths_spool_read_calls(const char *dir, struct prof_profile **out, size_t *n,
+			   struct paths_stats *st, struct dcpi_err *err);
+/* All of it into epoch of db (values when asked; calls when the plan counted
+ * them), and the paths by time slice ("<key>.pslices", include/dcpi/slices.h). */
 int paths_spool_write(const char *dir, struct prof_db *db, const char *epoch, int values,
 		      const struct lat_table *lat, struct paths_stats *st,
 		      struct dcpi_err *err);

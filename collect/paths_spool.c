@@ -13,6 +13,14 @@
  * that is malformed or cut short (the process died during the write) is
  * counted and ends that file; nothing else is trusted either.
  *
+ * With a plan that counts calls at entries (collect/pathrt.h, PRT_CALLS),
+ * each thread's records carry its counts so far: the last (largest) of each
+ * thread, named by pid, tid and when its counting started, are summed per
+ * entry into one PROF_EVENT_CALLS profile per image (the image of the
+ * plan's path, interned in the same maps, so it has the identity the
+ * samples and paths of that image get; docs/paths.md, "Calls counted at
+ * the entry").
+ *
  * With path slices wanted (paths_spool_write), every burst's records also
  * count in the time slice of its start, the record's time (pathrt.c takes
  * CLOCK_MONOTONIC when the burst starts), into one struct pslice_profile
@@ -34,11 +42,19 @@
 #include "canary.h"
 #include "internal.h"
 #include "pathrt.h"
+#include "plan.h"
 #include "spool_maps.h"
 #include "paths.h"
 #include "values_spool.h"
 
 #define TID_SET_MAX 65536
+
+/* A thread's calls of the counted entries, by line of the plan file. */
+struct calls_thread {
+	uint32_t pid, tid;
+	uint64_t since;		/* when its counting started */
+	uint64_t *n;
+};
 
 struct acc {
 	struct maps *maps;
@@ -58,6 +74,10 @@ struct acc {
 	uint64_t vs_slice;
 	struct vslice_profile *vsl;	/* the slices' values, one per image */
 	size_t nvsl, cap_vsl;
+	struct plan_rt_mark *pm;	/* calls wanted: the runtime's plan */
+	size_t npm;
+	struct calls_thread *ct;	/* ... and each thread's counts */
+	size_t nct, cap_ct;
 };
 
 static int acc_grow(struct acc *a, size_t n)
@@ -279,6 +299,39 @@ void paths_canary_summary(const struct paths_stats *st, double beside,
 	out->shared = (double)over / n;
 }
 
+/* A PRT_CALLS record of thread (pid, tid) that started counting at since:
+ * each entry's count is the largest the thread reported (its counts only
+ * grow, so whichever file or order its records come in).  -EINVAL for an
+ * entry the plan does not count. */
+static int calls_record(struct acc *a, uint32_t pid, uint32_t tid, uint64_t since,
+			const struct prt_calls *c, size_t n)
+{
+	struct calls_thread *t = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (c[i].line >= a->npm || !a->pm[c[i].line].path || c[i].zero ||
+		    !(a->pm[c[i].line].flags & PRT_PLAN_COUNT))
+			return -EINVAL;
+	for (size_t i = a->nct; i-- > 0 && !t;)
+		if (a->ct[i].pid == pid && a->ct[i].tid == tid && a->ct[i].since == since)
+			t = &a->ct[i];
+	if (!t) {
+		if (!(t = dcpi_append((void **)&a->ct, &a->nct, &a->cap_ct, sizeof(*t))))
+			return -ENOMEM;
+		if (!(t->n = calloc(a->npm, sizeof(*t->n)))) {
+			a->nct--;
+			return -ENOMEM;
+		}
+		t->pid = pid;
+		t->tid = tid;
+		t->since = since;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (c[i].calls > t->n[c[i].line])
+			t->n[c[i].line] = c[i].calls;
+	return 0;
+}
+
 /* One spool file; a bad record ends it (it can only be the last one). */
 static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 {
@@ -300,8 +353,10 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		    (h.type == PRT_VBURST && (body % vrec || body / vrec > PRT_KMAX)) ||
 		    (h.type == PRT_ARGS && body != sizeof(struct prt_args)) ||
 		    (h.type == PRT_CANARY && body != sizeof(struct prt_canary)) ||
+		    (h.type == PRT_CALLS && (body % sizeof(struct prt_calls) ||
+					     body / sizeof(struct prt_calls) > PRT_PLAN_MAX)) ||
 		    (h.type != PRT_BURST && h.type != PRT_VBURST && h.type != PRT_MAPS &&
-		     h.type != PRT_ARGS && h.type != PRT_CANARY) ||
+		     h.type != PRT_ARGS && h.type != PRT_CANARY && h.type != PRT_CALLS) ||
 		    !(nb = realloc(buf, body + 1))) {
 			a->st->bad++;
 			break;
@@ -318,6 +373,21 @@ static int replay_file(struct acc *a, const char *path, struct dcpi_err *err)
 		}
 		if (h.type == PRT_CANARY) {
 			canary_add(a->st, (const struct prt_canary *)buf);
+			continue;
+		}
+		if (h.type == PRT_CALLS) {
+			if (!a->pm)
+				continue;	/* not wanted */
+			ret = calls_record(a, h.pid, h.tid, h.time_ns,
+					   (const struct prt_calls *)buf,
+					   body / sizeof(struct prt_calls));
+			if (ret == -EINVAL) {
+				a->st->bad++;
+				ret = 0;
+				break;
+			}
+			if (ret)
+				ret = dcpi_errf(err, ret, "calls: out of memory");
 			continue;
 		}
 		if (h.type == PRT_ARGS) {	/* a marked entry's call (values_spool.c) */
@@ -464,6 +534,56 @@ static int acc_write_slices(struct acc *a, struct prof_db *db, const char *epoch
 	return ret;
 }
 
+/* The threads' calls summed by entry, into one profile per image. */
+static int calls_finish(struct acc *a, struct prof_profile **out, size_t *n,
+			struct dcpi_err *err)
+{
+	struct prof_profile *v = NULL;
+	size_t nv = 0, cap = 0;
+	int ret = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t l = 0; l < a->npm && !ret; l++) {
+		struct prof_profile *p = NULL;
+		uint64_t sum = 0;
+		uint32_t image;
+
+		for (size_t i = 0; i < a->nct; i++)
+			sum += a->ct[i].n[l];
+		if (!sum)
+			continue;	/* patched and never called, or never patched */
+		ret = maps_intern(a->maps, a->pm[l].path, &image, err);
+		for (size_t k = 0; k < nv && !ret && !p; k++)
+			if (prof_image_id_equal(&v[k].image, maps_image(a->maps, image)))
+				p = &v[k];
+		if (!ret && !p && (p = dcpi_append((void **)&v, &nv, &cap, sizeof(*p)))) {
+			prof_profile_init(p);
+			p->image = *maps_image(a->maps, image);
+			snprintf(p->event, sizeof(p->event), "%s", PROF_EVENT_CALLS);
+			p->period = 1;
+			snprintf(p->period_unit, sizeof(p->period_unit), "events");
+			p->cycles_per_unit = 0;
+		}
+		if (!ret && (!p || prof_profile_add(p, a->pm[l].off, sum)))
+			ret = dcpi_errf(err, -ENOMEM, "calls: out of memory");
+		if (!ret) {
+			a->st->calls += sum;
+			a->st->calls_procs++;
+		}
+	}
+	for (size_t k = 0; k < nv && !ret; k++)
+		if (prof_profile_normalize(&v[k]))
+			ret = dcpi_errf(err, -ENOMEM, "calls: out of memory");
+	if (ret) {
+		prof_profiles_free(v, nv);
+		return ret;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
 static void acc_free(struct acc *a)
 {
 	vals_acc_free(a->va);
@@ -476,15 +596,19 @@ static void acc_free(struct acc *a)
 		pslice_profile_free(&a->ps[i]);
 	free(a->ps);
 	free(a->tids);
+	for (size_t i = 0; i < a->nct; i++)
+		free(a->ct[i].n);
+	free(a->ct);
+	plan_rt_free(a->pm, a->npm);
 	maps_free(a->maps);
 }
 
 /* The spool files of dir into profiles; with db, the path slices written
- * into its epoch on the way. */
+ * into its epoch on the way; with cout, the calls counted at the entries. */
 static int spool_read(const char *dir, struct path_profile **out, size_t *n,
 		      struct paths_stats *st, struct val_profile **vout, size_t *vn,
 		      const struct lat_table *lat, struct prof_db *db, const char *epoch,
-		      struct dcpi_err *err)
+		      struct prof_profile **cout, size_t *cn, struct dcpi_err *err)
 {
 	struct acc a = { .st = st, .want_ps = !!db };
 	char **names = NULL, path[PATH_MAX + 256];
@@ -498,7 +622,13 @@ static int spool_read(const char *dir, struct path_profile **out, size_t *n,
 		*vout = NULL;
 		*vn = 0;
 	}
+	if (cout) {
+		*cout = NULL;
+		*cn = 0;
+	}
 	ret = maps_new(&a.maps, err);
+	if (!ret && cout)
+		ret = plan_rt_read(dir, &a.pm, &a.npm, err);
 	if (!ret && vout)
 		ret = vals_acc_new(&a.va, err);
 	if (!ret && a.va)
@@ -520,6 +650,8 @@ static int spool_read(const char *dir, struct path_profile **out, size_t *n,
 		ret = acc_finish(&a, out, n, err);
 	if (!ret && a.va)
 		ret = vals_finish(a.va, a.maps, vout, vn, &st->values, err);
+	if (!ret && cout)
+		ret = calls_finish(&a, cout, cn, err);
 	acc_free(&a);
 	for (size_t i = 0; i < nn; i++)
 		free(names[i]);
@@ -531,7 +663,18 @@ int paths_spool_read_values(const char *dir, struct path_profile **out, size_t *
 			    struct paths_stats *st, struct val_profile **vout, size_t *vn,
 			    const struct lat_table *lat, struct dcpi_err *err)
 {
-	return spool_read(dir, out, n, st, vout, vn, lat, NULL, NULL, err);
+	return spool_read(dir, out, n, st, vout, vn, lat, NULL, NULL, NULL, NULL, err);
+}
+
+int paths_spool_read_calls(const char *dir, struct prof_profile **out, size_t *n,
+			   struct paths_stats *st, struct dcpi_err *err)
+{
+	struct path_profile *v = NULL;
+	size_t nv = 0;
+	int ret = spool_read(dir, &v, &nv, st, NULL, NULL, NULL, NULL, NULL, out, n, err);
+
+	path_profiles_free(v, nv);
+	return ret;
 }
 
 int paths_spool_write(const char *dir, struct prof_db *db, const char *epoch, int values,
@@ -540,15 +683,19 @@ int paths_spool_write(const char *dir, struct prof_db *db, const char *epoch, in
 {
 	struct path_profile *v = NULL;
 	struct val_profile *vv = NULL;
-	size_t n = 0, vn = 0;
+	struct prof_profile *c = NULL;
+	size_t n = 0, vn = 0, cn = 0;
 	int ret = spool_read(dir, &v, &n, st, values ? &vv : NULL, values ? &vn : NULL, lat,
-			     db, epoch, err);
+			     db, epoch, &c, &cn, err);
 
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = path_epoch_write(db, epoch, &v[i], err);
 	for (size_t i = 0; i < vn && !ret; i++)
 		ret = val_epoch_write(db, epoch, &vv[i], err);
+	for (size_t i = 0; i < cn && !ret; i++)
+		ret = prof_epoch_write(db, epoch, &c[i], err);
 	path_profiles_free(v, n);
 	val_profiles_free(vv, vn);
+	prof_profiles_free(c, cn);
 	return ret;
 }

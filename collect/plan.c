@@ -87,15 +87,76 @@ static unsigned args_flags(const char *why)
 	return PRT_PLAN_BP | (unsigned)mask << PRT_PLAN_REGS_SHIFT;
 }
 
+/* The bytes of hex, two digits each, into out (at most max): how many, or
+ * 0 when hex is not that. */
+static size_t hex_bytes(const char *hex, size_t len, uint8_t *out, size_t max)
+{
+	if (len % 2 || len / 2 > max)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = hex[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+		if (d < 0)
+			return 0;
+		if (i % 2 == 0)
+			out[i / 2] = (uint8_t)(d << 4);
+		else
+			out[i / 2] |= (uint8_t)d;
+	}
+	return len / 2;
+}
+
+/* The bytes of WHY's "entry=HEX" into hex as the runtime reads them (lower
+ * case): how many (0: WHY has none), or -1 when HEX is not 5 to 15 bytes of
+ * hex digits. */
+static int why_entry(const char *why, char hex[2 * PRT_ENTRY_MAX + 1])
+{
+	uint8_t b[PRT_ENTRY_MAX];
+	const char *w = why, *e;
+	size_t len, n;
+
+	for (; *w; w = *e ? e + 1 : e) {
+		e = w + strcspn(w, ",");
+		if ((size_t)(e - w) < 6 || strncmp(w, "entry=", 6))
+			continue;
+		len = (size_t)(e - w) - 6;
+		n = hex_bytes(w + 6, len, b, PRT_ENTRY_MAX);
+		if (n < PRT_ENTRY_MIN)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", b[i]);
+		return (int)n;
+	}
+	return 0;
+}
+
+/* WHY has a word other than entry=: the procedure wants the bursts too. */
+static int why_hot(const char *why)
+{
+	const char *w = why, *e;
+
+	for (; *w; w = *e ? e + 1 : e) {
+		e = w + strcspn(w, ",");
+		if (e > w && strncmp(w, "entry=", 6))
+			return 1;
+	}
+	return 0;
+}
+
 /* One "proc" line into the runtime's file. */
 static void proc_line(FILE *out, const char *line, const struct plan_img *im, size_t nim,
 		      struct plan_info *info)
 {
 	unsigned long long off, size;
-	char why[64];
+	char why[256], hex[2 * PRT_ENTRY_MAX + 1];
+	unsigned flags;
 	size_t i;
+	int n;
 
-	if (sscanf(line, "proc %zu %llx %llx %63s", &i, &off, &size, why) != 4 || i >= nim) {
+	if (sscanf(line, "proc %zu %llx %llx %255s", &i, &off, &size, why) != 4 || i >= nim ||
+	    (n = why_entry(why, hex)) < 0) {
 		info->bad++;
 		return;
 	}
@@ -107,9 +168,14 @@ static void proc_line(FILE *out, const char *line, const struct plan_img *im, si
 		info->dropped++;
 		return;
 	}
-	fprintf(out, "%llx %llx %x %s\n", off, size, PRT_PLAN_HOT | args_flags(why), im[i].path);
+	flags = (why_hot(why) ? PRT_PLAN_HOT : 0) | args_flags(why) | (n ? PRT_PLAN_COUNT : 0);
+	if (n)
+		fprintf(out, "%llx %llx %x %s %s\n", off, size, flags, hex, im[i].path);
+	else
+		fprintf(out, "%llx %llx %x %s\n", off, size, flags, im[i].path);
 	info->marks++;
 	info->breakpoints += !!strstr(why, "args");
+	info->counts += n > 0;
 }
 
 int plan_runtime_file(const char *plan, const char *spool_dir, char *out, size_t len,
@@ -177,5 +243,69 @@ int plan_prepare_run(struct paths_run *pr, const char *plan, struct collect_resu
 	res->plan_marks = info.marks;
 	res->plan_breakpoints = info.breakpoints;
 	res->plan_dropped = info.dropped;
+	res->plan_counts = info.counts;
 	return 0;
+}
+
+void plan_rt_free(struct plan_rt_mark *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(m[i].path);
+	free(m);
+}
+
+/* One line of the runtime's file into m (path NULL: not understood). */
+static int rt_line(char *line, struct plan_rt_mark *m)
+{
+	unsigned long long off, size, flags;
+	size_t hex;
+	int pos = 0;
+
+	memset(m, 0, sizeof(*m));
+	line[strcspn(line, "\n")] = '\0';
+	if (sscanf(line, "%llx %llx %llx %n", &off, &size, &flags, &pos) != 3 || !pos)
+		return 0;
+	if (flags & PRT_PLAN_COUNT) {
+		hex = strspn(line + pos, "0123456789abcdef");
+		m->nentry = hex_bytes(line + pos, hex, m->entry, PRT_ENTRY_MAX);
+		if (m->nentry < PRT_ENTRY_MIN || line[pos + hex] != ' ')
+			return 0;
+		pos += (int)hex + 1;
+	}
+	if (line[pos] != '/')
+		return 0;
+	m->off = off;
+	m->size = size;
+	m->flags = (uint32_t)flags;
+	return (m->path = strdup(line + pos)) ? 0 : -ENOMEM;
+}
+
+int plan_rt_read(const char *dir, struct plan_rt_mark **out, size_t *n, struct dcpi_err *err)
+{
+	char path[PATH_MAX + 64], line[PATH_MAX + 128];
+	struct plan_rt_mark *v = NULL, *m;
+	size_t cap = 0;
+	int ret = 0;
+	FILE *f;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, PRT_PLAN_NAME);
+	if (!(f = fopen(path, "re")))
+		return errno == ENOENT ? 0 : dcpi_errf(err, -errno, "%s: %s", path, strerror(errno));
+	while (!ret && fgets(line, sizeof(line), f)) {
+		if (!(m = dcpi_append((void **)&v, n, &cap, sizeof(*m))) || rt_line(line, m)) {
+			if (m)
+				--*n;
+			ret = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+		}
+	}
+	fclose(f);
+	if (ret) {
+		plan_rt_free(v, *n);
+		v = NULL;
+		*n = 0;
+	}
+	*out = v;
+	return ret;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "dcpi/util.h"
+#include "pathrt.h"
 
 struct plan_info {
 	uint64_t marks;		/* procedures handed to the runtime */
@@ -16,6 +17,7 @@ struct plan_info {
 	uint64_t dropped;	/* of images no longer the file planned, or too many */
 	uint64_t images_changed;
 	uint64_t bad;		/* lines not understood */
+	uint64_t counts;	/* marks whose calls are counted (entry=) */
 };
 
 /* Write spool_dir/PRT_PLAN_NAME from the plan file plan (its path in out). */
@@ -27,5 +29,21 @@ struct collect_result;
 /* The plan for the run pr prepares: its file for the runtime, counts in res. */
 int plan_prepare_run(struct paths_run *pr, const char *plan, struct collect_result *res,
 		     struct dcpi_err *err);
+
+/* A line of the runtime's plan file (collect/pathrt.h) as dcpi record reads
+ * it back: path NULL when the line was not understood (the runtime skips
+ * it too, and the lines keep their indices). */
+struct plan_rt_mark {
+	uint64_t off, size;
+	uint32_t flags;			/* PRT_PLAN_* */
+	uint8_t entry[PRT_ENTRY_MAX];	/* PRT_PLAN_COUNT: the entry's bytes */
+	size_t nentry;
+	char *path;
+};
+
+/* The runtime's plan file of the spool directory dir, a mark a line (none:
+ * *n = 0); free with plan_rt_free. */
+int plan_rt_read(const char *dir, struct plan_rt_mark **out, size_t *n, struct dcpi_err *err);
+void plan_rt_free(struct plan_rt_mark *m, size_t n);
 
 #endif /* DCPI_COLLECT_PLAN_H */

@@ -399,6 +399,8 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	res->values_values = st.values.values;
 	res->values_images = st.values.images;
 	res->plan_calls = st.values.calls;
+	res->calls_counted = st.calls;
+	res->calls_procs = st.calls_procs;
 	paths_canary_summary(&st, canary_beside(), &can);
 	meta->canary_alone = can.alone;
 	meta->canary_cycles = can.mean;
@@ -419,6 +421,11 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	if (pr->plan[0])
 		snprintf(res->settings + l, sizeof(res->settings) - l, " plan=%" PRIu64
 			 " plan-calls=%" PRIu64, res->plan_marks, st.values.calls);
+	l = strlen(res->settings);
+	if (pr->plan[0] && res->plan_counts)
+		snprintf(res->settings + l, sizeof(res->settings) - l, " counted=%" PRIu64
+			 " counted-calls=%" PRIu64 " counted-procs=%" PRIu64, res->plan_counts,
+			 st.calls, st.calls_procs);
 	l = strlen(res->settings);
 	if (pr->latency)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " latency-samples=%" PRIu64

@@ -52,6 +52,7 @@
 #include "internal.h"
 #include "latency.h"
 #include "pathrt.h"
+#include "plan.h"
 #include "values_spool.h"
 #include "insn_cache.h"
 
@@ -301,31 +302,25 @@ static int marked(const struct vals_acc *v, const char *path, uint64_t off)
 
 int vals_acc_plan(struct vals_acc *v, const char *dir, struct dcpi_err *err)
 {
-	char path[PATH_MAX + 64], line[PATH_MAX + 128];
-	unsigned long long off, size, flags;
-	int pos, ret = 0;
-	FILE *f;
+	struct plan_rt_mark *pm;
+	size_t n;
+	int ret = plan_rt_read(dir, &pm, &n, err);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, PRT_PLAN_NAME);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (!ret && fgets(line, sizeof(line), f)) {
+	for (size_t i = 0; i < n && !ret; i++) {
 		struct vmark *mk;
 
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%llx %llx %llx %n", &off, &size, &flags, &pos) != 3 ||
-		    !(flags & PRT_PLAN_BP))
+		if (!pm[i].path || !(pm[i].flags & PRT_PLAN_BP))
 			continue;
 		if (!(mk = dcpi_append((void **)&v->marks, &v->nmarks, &v->capmarks,
-				       sizeof(*mk))) || !(mk->path = strdup(line + pos))) {
+				       sizeof(*mk))) || !(mk->path = strdup(pm[i].path))) {
 			if (mk)
 				v->nmarks--;
 			ret = dcpi_errf(err, -ENOMEM, "value samples: out of memory");
 		}
 		if (!ret)
-			mk->off = off;
+			mk->off = pm[i].off;
 	}
-	fclose(f);
+	plan_rt_free(pm, n);
 	return ret;
 }
 

@@ -256,6 +256,10 @@ int cmd_record(int argc, char **argv)
 			"caught at their entries\n", tool_name, plan_file,
 			(unsigned long long)res.plan_marks, (unsigned long long)res.plan_dropped,
 			(unsigned long long)res.plan_calls);
+	if (!quiet && plan && res.plan_counts)
+		fprintf(stderr, "%s: %llu calls counted at the entries of %llu procedures\n",
+			tool_name, (unsigned long long)res.calls_counted,
+			(unsigned long long)res.calls_procs);
 	if (opts.values && res.values_samples &&
 	    rep_plan_write(opts.db_dir, res.epoch, &nmarks, &err))	/* the next run's plan */
 		fprintf(stderr, "%s: note: no plan written: %s\n", tool_name, err.msg);

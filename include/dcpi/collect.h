@@ -243,6 +243,11 @@ struct collect_result {
 	/* The plan: procedures marked (with a breakpoint), dropped (their image
 	 * changed), and calls caught at the breakpoints. */
 	uint64_t plan_marks, plan_breakpoints, plan_dropped, plan_calls;
+	/* Its procedures whose calls were to be counted at the entry (entry=),
+	 * the calls counted and the procedures they were counted in (the
+	 * epoch's PROF_EVENT_CALLS profiles; docs/paths.md, "Calls counted at
+	 * the entry"). */
+	uint64_t plan_counts, calls_counted, calls_procs;
 	/* Hardware evidence: samples kept for the import, what it said (or
 	 * why it failed, and where the perf.data was left). */
 	uint64_t hw_samples;

@@ -1,0 +1,416 @@
+/*
+ * test_entry_count.c - calls counted at the entry (docs/paths.md, "Calls
+ * counted at the entry"): a plan's entry=HEX (collect/plan.c) patched by the
+ * path runtime into a jump to a counting trampoline (collect/pathrt.c), its
+ * PRT_CALLS records read into the epoch's "calls" profile
+ * (collect/paths_spool.c).
+ *   - test_plan_entries: entry=HEX into the runtime's plan file, a bad HEX
+ *     (odd, under 5 or over 15 bytes, not hex) counted as a bad line; a
+ *     procedure marked only to be counted is not "hot";
+ *   - test_spool_calls: hand-made spool files: each thread's last (largest)
+ *     counts, threads told apart by pid, tid and start (an exec keeps the
+ *     pid and tid), summed per entry into one profile per image; a record
+ *     naming a line the plan does not count is bad;
+ *   - test_counted: tests/workloads/calls.c calls cl_count N times from
+ *     main, M from a second thread, K in a forked child: the epoch's "calls"
+ *     profile holds exactly N + M + K at cl_count's file offset, dcpi record
+ *     says so, and the program's output and status are what they are
+ *     without dcpi;
+ *   - test_other_bytes: a plan whose bytes are not the binary's patches
+ *     nothing, a note says so, and the program runs as without dcpi;
+ *   - test_stepped: path bursts at a high rate with the entry's breakpoint
+ *     (args) on the same entry: the count is still exact, and the bursts
+ *     that stepped through the trampoline recorded the displaced
+ *     instructions at their own offsets (cl_count + 0, 1, 4, 8, nothing
+ *     skipped);
+ *   - test_dlopen: a library opened by path is patched at its dlopen and
+ *     counted; opened by a bare name (LD_LIBRARY_PATH) it is not counted.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "dcpi/image.h"
+#include "dcpi/paths.h"
+#include "dcpi/profile.h"
+#include "dcpi/values.h"
+#include "../collect/pathrt.h"
+#include "../collect/paths.h"
+#include "../collect/plan.h"
+#include "testutil.h"
+#include "tu_image.h"
+#include "tu_main.h"
+
+#define ENTRY "534889fb4883ec10"	/* cl_count's first three instructions */
+
+static struct tu_image t;
+
+TU_IMAGE_GROUP(t, "entry-count", "workloads/calls")
+
+/* A plan file at dir/name marking proc of image (a build-id from img) with
+ * why. */
+static void write_plan(const char *name, const struct image *img, const char *image,
+		       const char *proc, const char *why, char *path, size_t len)
+{
+	const struct img_proc *p = img_proc_by_name(img, proc);
+	uint64_t off;
+	FILE *f;
+
+	assert_non_null(p);
+	assert_int_equal(img_vaddr_to_offset(img, p->addr, &off), 0);
+	snprintf(path, len, "%s/%s", t.dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " %s %s\n", VAL_PLAN_MAGIC,
+		img_build_id(img)[0] ? img_build_id(img) : "-", image, off, p->size, why, proc);
+	fclose(f);
+}
+
+/* The "calls" profile of the image whose path ends in suffix in the newest
+ * epoch of db (NULL: none); free with prof_profiles_free(*all, *n). */
+static const struct prof_profile *calls_of(const char *db, const char *suffix,
+					   struct prof_profile **all, size_t *n)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_db *d;
+	char path[600], epoch[64];
+
+	snprintf(path, sizeof(path), "%s/%s", t.dir, db);
+	assert_int_equal(prof_db_open(path, 0, &d, &err), 0);
+	assert_int_equal(prof_db_latest_epoch(d, epoch, sizeof(epoch), &err), 0);
+	assert_int_equal(prof_epoch_read(d, epoch, all, n, &err), 0);
+	prof_db_close(d);
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*all)[i].event, PROF_EVENT_CALLS) &&
+		    tu_ends_with((*all)[i].image.path, suffix))
+			return &(*all)[i];
+	return NULL;
+}
+
+/* `dcpi record OPTS --db DIR/db -- ARGS` with the output in DIR/db.out and
+ * DIR/db.err; its exit status, and the same command alone into DIR/db.native
+ * (which must give the same output and status). */
+static void record_both(const char *db, const char *opts, const char *args)
+{
+	int rc, native;
+
+	rc = tu_sh("%s record --no-calibrate %s --db %s/%s -- %s > %s/%s.out 2> %s/%s.err",
+		   t.bin, opts, t.dir, db, args, t.dir, db, t.dir, db);
+	if (rc)
+		tu_sh("cat %s/%s.err >&2", t.dir, db);
+	native = tu_sh("%s > %s/%s.native", args, t.dir, db);
+	assert_int_equal(rc, native);
+	assert_int_equal(rc, 0);
+	assert_int_equal(tu_sh("cmp -s %s/%s.out %s/%s.native", t.dir, db, t.dir, db), 0);
+}
+
+static void test_plan_entries(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct plan_info info;
+	struct plan_rt_mark *m;
+	char plan[600], out[700], text[2048];
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	snprintf(plan, sizeof(plan), "%s/entries.txt", t.dir);
+	assert_non_null(f = fopen(plan, "w"));
+	fprintf(f, "%s\nimage 0 - %s\n"
+		"proc 0 100 20 entry=" ENTRY " only_counted\n"
+		"proc 0 200 20 hot,args=01,entry=4889f8c3AB load_too\n"
+		"proc 0 300 20 hot,entry=534889fb4883ec1 odd\n"
+		"proc 0 300 20 hot,entry=53488955 short\n"
+		"proc 0 300 20 entry=00112233445566778899aabbccddeeff long\n"
+		"proc 0 300 20 hot,entry=53488955zz not_hex\n"
+		"proc 0 400 20 hot plain\n", VAL_PLAN_MAGIC, t.prog);
+	fclose(f);
+	assert_int_equal(plan_runtime_file(plan, t.dir, out, sizeof(out), &info, &err), 0);
+	assert_int_equal(info.marks, 3);
+	assert_int_equal(info.counts, 2);
+	assert_int_equal(info.breakpoints, 1);
+	assert_int_equal(info.bad, 4);
+	{
+		char cmd[800];
+
+		snprintf(cmd, sizeof(cmd), "cat %s", out);
+		assert_int_equal(tu_sh_out(cmd, text, sizeof(text)), 0);
+	}
+	print_message("%s", text);
+	{
+		char want[2048];
+
+		snprintf(want, sizeof(want), "100 20 4 " ENTRY " %s\n"
+			 "200 20 %x 4889f8c3ab %s\n400 20 1 %s\n", t.prog,
+			 PRT_PLAN_HOT | PRT_PLAN_BP | PRT_PLAN_COUNT | 1u << PRT_PLAN_REGS_SHIFT,
+			 t.prog, t.prog);
+		assert_string_equal(text, want);
+	}
+	/* and read back as dcpi record reads it */
+	assert_int_equal(plan_rt_read(t.dir, &m, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(m[0].nentry, 8);
+	assert_memory_equal(m[0].entry, "\x53\x48\x89\xfb\x48\x83\xec\x10", 8);
+	assert_int_equal(m[1].nentry, 5);
+	assert_int_equal(m[1].entry[4], 0xab);
+	assert_int_equal(m[2].nentry, 0);
+	assert_string_equal(m[2].path, t.prog);
+	plan_rt_free(m, n);
+	unlink(out);
+}
+
+static void put_rec(FILE *f, uint32_t type, const void *body, size_t len, uint32_t pid,
+		    uint32_t tid, uint64_t time)
+{
+	struct prt_rec h = { PRT_MAGIC, type, (uint32_t)(sizeof(h) + len), pid, tid, 0, time };
+
+	assert_int_equal(fwrite(&h, sizeof(h), 1, f), 1);
+	if (len)
+		assert_int_equal(fwrite(body, len, 1, f), 1);
+}
+
+static FILE *spool(const char *dir, const char *name)
+{
+	char path[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	return f;
+}
+
+static void test_spool_calls(void **state)
+{
+	static const char maps[] = "1000 2000 0 /nonexistent/a\n";
+	struct prt_calls c[2];
+	struct dcpi_err err = { 0 };
+	struct paths_stats st;
+	struct prof_profile *p;
+	const struct prof_profile *a, *b;
+	char dir[400], path[500];
+	size_t n;
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/spool", t.dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, PRT_PLAN_NAME);
+	tu_write_text(path, "10 20 4 534889fb4883 /nonexistent/a\n"
+			    "garbage\n"
+			    "30 8 1 /nonexistent/a\n"
+			    "40 8 4 0102030405 /nonexistent/b\n");
+	f = spool(dir, "42-0.spool");
+	put_rec(f, PRT_MAPS, maps, sizeof(maps) - 1, 42, 42, 0);
+	c[0] = (struct prt_calls){ 0, 0, 5 };
+	put_rec(f, PRT_CALLS, c, sizeof(c[0]), 42, 42, 100);
+	c[0] = (struct prt_calls){ 0, 0, 7 };
+	c[1] = (struct prt_calls){ 3, 0, 1 };
+	put_rec(f, PRT_CALLS, c, sizeof(c), 42, 43, 150);	/* another thread */
+	c[0] = (struct prt_calls){ 0, 0, 9 };
+	put_rec(f, PRT_CALLS, c, sizeof(c[0]), 42, 42, 100);	/* its later counts */
+	fclose(f);
+	/* the same process's spool reopened (it lost its descriptor): the
+	 * thread's counts so far again, not more calls */
+	f = spool(dir, "42-1.spool");
+	c[0] = (struct prt_calls){ 0, 0, 8 };
+	put_rec(f, PRT_CALLS, c, sizeof(c[0]), 42, 42, 100);
+	fclose(f);
+	/* an exec'd image: the same pid and tid, counting anew */
+	f = spool(dir, "42-2.spool");
+	c[0] = (struct prt_calls){ 0, 0, 4 };
+	put_rec(f, PRT_CALLS, c, sizeof(c[0]), 42, 42, 200);
+	fclose(f);
+	/* a forked child; then a record of a line the plan does not count */
+	f = spool(dir, "44-0.spool");
+	c[0] = (struct prt_calls){ 3, 0, 2 };
+	put_rec(f, PRT_CALLS, c, sizeof(c[0]), 44, 44, 300);
+	c[0] = (struct prt_calls){ 2, 0, 1000 };
+	put_rec(f, PRT_CALLS, c, sizeof(c[0]), 44, 44, 300);
+	fclose(f);
+	/* a cut record */
+	f = spool(dir, "45-0.spool");
+	put_rec(f, PRT_CALLS, c, sizeof(c[0]) - 4, 45, 45, 400);
+	fclose(f);
+	assert_int_equal(paths_spool_read_calls(dir, &p, &n, &st, &err), 0);
+	assert_int_equal(st.bad, 2);
+	assert_int_equal(n, 2);
+	a = find_image(p, n, "/nonexistent/a");
+	b = find_image(p, n, "/nonexistent/b");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a->event, PROF_EVENT_CALLS);
+	assert_true(a->period == 1 && !strcmp(a->period_unit, "events") &&
+		    a->cycles_per_unit == 0);
+	assert_int_equal(a->n, 1);
+	assert_int_equal(prof_profile_count(a, 0x10), 9 + 7 + 4);
+	assert_int_equal(a->total, 20);
+	assert_int_equal(b->n, 1);
+	assert_int_equal(prof_profile_count(b, 0x40), 1 + 2);
+	assert_int_equal(st.calls, 23);
+	assert_int_equal(st.calls_procs, 2);
+	prof_profiles_free(p, n);
+	/* no plan: no calls, the records passed over */
+	unlink(path);
+	assert_int_equal(paths_spool_read_calls(dir, &p, &n, &st, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(st.calls, 0);
+	tu_sh("rm -rf %s", dir);
+}
+
+static void test_counted(void **state)
+{
+	struct prof_profile *all;
+	const struct prof_profile *c;
+	char plan[600], args[1200];
+	size_t n;
+
+	(void)state;
+	write_plan("counted.txt", t.img, t.prog, "cl_count", "entry=" ENTRY, plan,
+		   sizeof(plan));
+	snprintf(args, sizeof(args), "%s 3000000 2000000 1000000", t.prog);
+	{
+		char opts[700];
+
+		snprintf(opts, sizeof(opts), "--plan %s", plan);
+		record_both("counted", opts, args);
+	}
+	assert_int_equal(tu_sh("grep -q '^dcpi record: 6000000 calls counted at the entries "
+			       "of 1 procedures$' %s/counted.err", t.dir), 0);
+	assert_int_equal(tu_sh("grep -q ' counted=1 counted-calls=6000000 counted-procs=1' "
+			       "%s/counted/00000001/meta", t.dir), 0);
+	assert_int_not_equal(tu_sh("grep -q 'not counted' %s/counted.err", t.dir), 0);
+	c = calls_of("counted", "/workloads/calls", &all, &n);
+	assert_non_null(c);
+	assert_int_equal(c->n, 1);
+	assert_int_equal(prof_profile_count(c, tu_image_off(&t, "cl_count", 0)), 6000000);
+	assert_string_equal(c->image.build_id, img_build_id(t.img));
+	/* beside the samples of the same image: the same identity */
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(all[i].event, PROF_EVENT_CALLS) &&
+		    tu_ends_with(all[i].image.path, "/workloads/calls"))
+			assert_true(prof_image_id_equal(&all[i].image, &c->image));
+	prof_profiles_free(all, n);
+	/* dcpiprof lists calls beside the time, not as the time */
+	assert_int_equal(tu_sh("%s prof --db %s/counted 2>/dev/null | grep -Eq "
+			       "'^ *(cpu-clock|cycles) .* calls .* procedure'", t.bin, t.dir), 0);
+}
+
+static void test_other_bytes(void **state)
+{
+	struct prof_profile *all;
+	char plan[600], args[1200], opts[700];
+	size_t n;
+
+	(void)state;
+	write_plan("other.txt", t.img, t.prog, "cl_count", "hot,entry=534889fb4883ec11", plan,
+		   sizeof(plan));
+	snprintf(args, sizeof(args), "%s 300000 200000 100000", t.prog);
+	snprintf(opts, sizeof(opts), "--plan %s", plan);
+	record_both("other", opts, args);
+	assert_int_equal(tu_sh("grep -q '^dcpi record: 0 calls counted at the entries of 0 "
+			       "procedures$' %s/other.err", t.dir), 0);
+	assert_int_equal(tu_sh("grep -q 'note: calls not counted in process [0-9]*: "
+			       "calls+0x%" PRIx64 ": the bytes at its entry are not the plan' "
+			       "%s/other.err", tu_image_off(&t, "cl_count", 0), t.dir), 0);
+	assert_null(calls_of("other", "/workloads/calls", &all, &n));
+	prof_profiles_free(all, n);
+}
+
+/* Edge from -> to of p, 0 when p is NULL. */
+static uint64_t edge(const struct path_profile *p, uint64_t from, uint64_t to)
+{
+	return p ? path_profile_edge(p, from, to) : 0;
+}
+
+static void test_stepped(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile *all;
+	const struct prof_profile *c;
+	struct path_profile *pp = NULL;
+	const struct path_profile *p = NULL;
+	struct prof_db *d;
+	char plan[600], args[1200], opts[700], path[600];
+	uint64_t off = tu_image_off(&t, "cl_count", 0);
+	size_t n, np = 0;
+
+	(void)state;
+	write_plan("stepped.txt", t.img, t.prog, "cl_count", "hot,args=01,entry=" ENTRY, plan,
+		   sizeof(plan));
+	snprintf(args, sizeof(args), "%s 100000000 20000000 10000000", t.prog);
+	snprintf(opts, sizeof(opts), "--paths 2000:32 --plan %s", plan);
+	record_both("stepped", opts, args);
+	c = calls_of("stepped", "/workloads/calls", &all, &n);
+	assert_non_null(c);
+	assert_int_equal(prof_profile_count(c, off), 130000000);
+	prof_profiles_free(all, n);
+	snprintf(path, sizeof(path), "%s/stepped", t.dir);
+	assert_int_equal(prof_db_open(path, 0, &d, &err), 0);
+	assert_int_equal(path_epoch_read(d, "00000001", &pp, &np, &err), 0);
+	prof_db_close(d);
+	for (size_t i = 0; i < np; i++)
+		if (tu_ends_with(pp[i].image.path, "/workloads/calls"))
+			p = &pp[i];
+	print_message("cl_count's entry stepped: %" PRIu64 ", %" PRIu64 ", %" PRIu64
+		      " times; skipped %" PRIu64 "\n", edge(p, off, off + 1),
+		      edge(p, off + 1, off + 4), edge(p, off + 4, off + 8), edge(p, off, off + 8));
+	assert_true(edge(p, off, off + 1) > 0 && edge(p, off + 1, off + 4) > 0 &&
+		    edge(p, off + 4, off + 8) > 0);
+	assert_int_equal(edge(p, off, off + 8), 0);
+	path_profiles_free(pp, np);
+}
+
+static void test_dlopen(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct prof_profile *all;
+	const struct prof_profile *c;
+	struct image *img = NULL;
+	const char *src = getenv("DCPI_SRC");
+	char lib[600], plan[600], args[1500], opts[700];
+	uint64_t off;
+	size_t n;
+
+	(void)state;
+	tu_need_run(src != NULL);
+	snprintf(lib, sizeof(lib), "%s/libcalls.so", t.dir);
+	assert_int_equal(tu_sh("cc -O2 -shared -fPIC -DCL_LIB -o %s %s/tests/workloads/calls.c",
+			       lib, src), 0);
+	assert_int_equal(img_open(lib, IMG_NO_DWARF, &img, &err), 0);
+	write_plan("lib.txt", img, lib, "cl_count", "entry=" ENTRY, plan, sizeof(plan));
+	assert_int_equal(img_vaddr_to_offset(img, img_proc_by_name(img, "cl_count")->addr, &off),
+			 0);
+	img_close(img);
+	snprintf(opts, sizeof(opts), "--plan %s", plan);
+	snprintf(args, sizeof(args), "%s dlopen %s 5000000", t.prog, lib);
+	record_both("dlopen", opts, args);
+	c = calls_of("dlopen", "/libcalls.so", &all, &n);
+	assert_non_null(c);
+	assert_int_equal(prof_profile_count(c, off), 5000000);
+	prof_profiles_free(all, n);
+	/* by a bare name its caller's search path decides: not wrapped, not
+	 * counted */
+	snprintf(args, sizeof(args), "env LD_LIBRARY_PATH=%s %s dlopen libcalls.so 5000000",
+		 t.dir, t.prog);
+	record_both("bare", opts, args);
+	assert_null(calls_of("bare", "/libcalls.so", &all, &n));
+	prof_profiles_free(all, n);
+	assert_int_equal(tu_sh("grep -q '^dcpi record: 0 calls counted' %s/bare.err", t.dir), 0);
+}
+
+TU_MAIN(setup, teardown,
+	cmocka_unit_test(test_plan_entries),
+	cmocka_unit_test(test_spool_calls),
+	cmocka_unit_test(test_counted),
+	cmocka_unit_test(test_other_bytes),
+	cmocka_unit_test(test_stepped),
+	cmocka_unit_test(test_dlopen))
