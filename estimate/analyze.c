@@ -545,7 +545,7 @@ static void counted_calls(struct est_input *in, const struct image *img, struct 
 	struct dcpi_err e = { 0 };
 	double calls;
 
-	if (in->o.windowed || !strcmp(in->epoch, "all") || a->lbr)
+	if (in->o.no_calls || in->o.windowed || !strcmp(in->epoch, "all") || a->lbr)
 		return;
 	calls = est_calls_counted(in->p, in->np, &a->prof->image, img, a->proc->addr);
 	if (calls > 0 && est_use_calls(a->cfg, &a->r, calls, &e) < 0)

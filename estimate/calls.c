@@ -31,20 +31,26 @@ double est_calls_counted(const struct prof_profile *p, size_t np, const struct p
 	return 0;
 }
 
+/* A loop's class is held at its count as if it had this many times its
+ * samples: against the straight code, not against a better-sampled loop;
+ * the entry's class, this many times the heaviest other. */
+#define EST_CALLS_HELD 1e3
+
 /*
  * The flow solved again (est_solve_flow) with the entry's class held at
- * calls and every other class at its count so far, each weighed by the
- * inverse of its count (a variance in proportion to the count: where the
- * counts all read k times the truth, as a stall every window shares makes
- * them, the solution is the truth): where flow ties a block to the entry
- * (the straight code of a call, its branches in their ratio) it takes the
- * measured scale; a loop's back edge is free, so a loop's blocks keep
- * their count of iterations.
+ * calls, every class with a block in a loop held at its count against the
+ * straight code (its iterations are the samples' to say: a loop's back edge
+ * is free, and a shape's trip counts from a few path bursts are no better;
+ * between loops the better sampled wins), and every other class pulled to
+ * its count by its samples, as the solver weighs them (the inverse of a
+ * Poisson variance): the straight code of a call takes the measured scale,
+ * its branches split by their samples (in the ratio of their counts where
+ * their best cases are alike).
  */
 int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, struct dcpi_err *err)
 {
 	struct est_class *cls = NULL;
-	double *x = NULL, *y = NULL, resid = 0, x0;
+	double *x = NULL, *y = NULL, resid = 0, x0, wmax = 0;
 	int ecls, rc = 0;
 
 	if (!(calls > 0) || cfg->entry >= r->nblocks || (ecls = cfg->blocks[cfg->entry].cls) < 0 ||
@@ -65,12 +71,17 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 		int c = cfg->blocks[b].cls;
 
 		x[b] = r->blocks[b].executions;
-		if (c >= 0 && (size_t)c < r->nclasses && cls[c].estimate < 0 && cfg->blocks[b].n) {
+		if (c < 0 || (size_t)c >= r->nclasses || !cfg->blocks[b].n)
+			continue;
+		if (cls[c].estimate < 0) {
 			cls[c].estimate = r->blocks[b].executions;
 			cls[c].source = EST_S_SUM;
-			cls[c].used_samples = r->blocks[b].executions;	/* weight 1 / count */
-			cls[c].conf = EST_CONF_LOW;
+			cls[c].used_samples = fmax(r->classes[c].samples, 1);
+			if (cls[c].conf == EST_CONF_NONE)
+				cls[c].conf = EST_CONF_LOW;
 		}
+		if (cfg->blocks[b].loop_depth > 0)	/* its iterations: the samples' */
+			cls[c].used_samples = EST_CALLS_HELD * fmax(r->classes[c].samples, 1);
 	}
 	for (size_t e = 0; e < cfg->nedges && e < r->nedges; e++)
 		y[e] = r->edges[e].executions;
@@ -78,7 +89,12 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 	cls[ecls].estimate = calls;
 	cls[ecls].source = EST_S_SUM;
 	cls[ecls].conf = EST_CONF_HIGH;
-	cls[ecls].used_samples = 1e12;		/* measured: what every other term yields to */
+	/* measured: EST_CALLS_HELD times any other class's weight (more would
+	 * leave the solver's conjugate gradients unconverged) */
+	for (size_t c = 0; c < r->nclasses; c++)
+		if (cls[c].estimate > 0 && (int)c != ecls)
+			wmax = fmax(wmax, cls[c].used_samples / (cls[c].estimate * cls[c].estimate));
+	cls[ecls].used_samples = EST_CALLS_HELD * fmax(wmax, 1 / (calls * calls)) * calls * calls;
 	rc = est_solve_flow(cfg, cls, x, y, &resid, err);
 	if (rc < 0)
 		goto out;

@@ -43,6 +43,8 @@ const char tool_ana_usage[] =
 	"                      cached figure otherwise)\n"
 	"      --no-replay     do not replay the walks of loads fed by their own\n"
 	"                      result over the region their value samples span\n"
+	"      --no-calls      counts from the samples alone, not from the calls\n"
+	"                      counted at the entry (dcpi record --plan)\n"
 	"      --no-paths      ignore the epoch's path samples (window ratios only)\n"
 	"      --path-edges F  path transitions from a text file instead (lines FROM TO\n"
 	"                      COUNT: hex file offsets of the image, - for elsewhere)\n"
@@ -112,6 +114,7 @@ int tool_ana_option(struct tool_ana_args *a, int c, const char *arg)
 	case TA_NO_MEASURE: o->no_measure = 1; return 0;
 	case TA_REMEASURE: o->remeasure = 1; return 0;
 	case TA_NO_REPLAY: o->no_replay = 1; return 0;
+	case TA_NO_CALLS: o->no_calls = 1; return 0;
 	case TA_NO_CALIBRATE: o->no_calibrate = 1; return 0;
 	case TA_NO_PATHS: o->no_paths = 1; return 0;
 	case TA_PATH_EDGES: a->path_file = arg; return 0;

@@ -21,7 +21,7 @@ enum {
 	TA_DB = 0x200, TA_EPOCH, TA_IMAGE, TA_EVENT, TA_MODEL, TA_METHOD, TA_WINDOW,
 	TA_SKID, TA_STEADY, TA_CALIB, TA_NO_CALIB, TA_NO_MEASURE, TA_NO_PATHS,
 	TA_PATH_EDGES, TA_SCALE, TA_PRIOR, TA_REGIONS, TA_NO_REGIONS, TA_EXACT, TA_NO_EVENTS, TA_REMEASURE,
-	TA_NO_REPLAY, TA_NO_CALIBRATE, TA_TIME, TA_PHASE, TA_VMLINUX,
+	TA_NO_REPLAY, TA_NO_CALIBRATE, TA_TIME, TA_PHASE, TA_VMLINUX, TA_NO_CALLS,
 };
 
 /* The shared entries of a command's struct option table (tools/options.c
@@ -41,6 +41,7 @@ enum {
 	{ "no-measure", no_argument, NULL, TA_NO_MEASURE }, \
 	{ "remeasure", no_argument, NULL, TA_REMEASURE }, \
 	{ "no-replay", no_argument, NULL, TA_NO_REPLAY }, \
+	{ "no-calls", no_argument, NULL, TA_NO_CALLS }, \
 	{ "no-calibrate", no_argument, NULL, TA_NO_CALIBRATE }, \
 	{ "no-paths", no_argument, NULL, TA_NO_PATHS }, \
 	{ "path-edges", required_argument, NULL, TA_PATH_EDGES }, \

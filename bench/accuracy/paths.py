@@ -189,7 +189,7 @@ def one_proc(a, wl, row, jumps, seed):
     ir = {i["offset"]: i["samples"] for i in exact["instructions"]}
     if sum(ir.values()) == 0:
         return None
-    rec = base + ["--db", os.path.join(wdir, a.rec)]
+    rec = base + ["--db", os.path.join(wdir, a.rec)] + a.extra.split()
     win, _ = compare.run_json(rec + ["--no-paths"])
     if win is None or not win["instructions"]:
         return None
@@ -236,6 +236,8 @@ def main():
     ap.add_argument("--holdout", default="bc sha256sum perl sort")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rec", default="rec", help="the recording's directory in WORKDIR/WL")
+    ap.add_argument("--extra", default="", help='more options for every dcpicalc on the '
+                    'recording, e.g. "--no-calls"')
     ap.add_argument("--json")
     ap.add_argument("workloads", nargs="+")
     a = ap.parse_args()

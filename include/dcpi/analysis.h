@@ -43,6 +43,8 @@ struct est_analysis_opts {
 	int no_events;			/* culprits from the code alone */
 	int no_replay;			/* no self-fed load's walk replayed
 					 * (estimate/replay.c) */
+	int no_calls;			/* calls counted at the entry not used
+					 * (estimate/calls.c) */
 	const struct path_profile *paths;	/* instead of the epoch's (--path-edges) */
 	const char *exact_db;		/* executions from callgrind-Ir there */
 	/* a procedure's hot blocks and loops are timed in the sandbox when it
