@@ -34,7 +34,8 @@ DCPI=$B/dcpi
 # --- tools: probe, install what is missing (Debian package names) ---------
 missing=""
 for t in bzip2:bzip2 gzip:gzip xz:xz-utils sqlite3:sqlite3 valgrind:valgrind python3:python3 \
-	perl:perl-base sort:coreutils mawk:mawk zstd:zstd sed:sed grep:grep jq:jq; do
+	perl:perl-base sort:coreutils mawk:mawk zstd:zstd sed:sed grep:grep jq:jq lz4:lz4 \
+	xxd:xxd; do
 	command -v "${t%%:*}" > /dev/null 2>&1 || missing="$missing ${t#*:}"
 done
 if [ -n "$missing" ]; then
@@ -76,7 +77,9 @@ fi
 # four above in view (docs/estimate.md "Path samples"): CPython counting words
 # (its dict), sed's regex substitution, grep's DFA over 200 MB; and three
 # after grep's DFA loop set the outer-loop timing (estimate/measured.c
-# loop_jobs), none looked at: b2sum, base64, jq reading lines
+# loop_jobs), none looked at: b2sum, base64, jq reading lines; and two after
+# the calls counted at the entry were weighed (estimate/calls.c), none looked
+# at before: lz4's high-compression match finder, xxd's hex dump
 [ -s "$IN/wc.py" ] || printf '%s\n' 'import sys, collections' 'c = collections.Counter()' \
 	'for line in open(sys.argv[1]): c.update(line.split())' 'print(len(c))' > "$IN/wc.py"
 if [ ! -s "$IN/big.txt" ]; then
@@ -102,7 +105,9 @@ sed|/dev/null|sed -E s/([a-z]+)e([a-z]*)/<&>/g $IN/words2m.txt
 grep|/dev/null|grep -c -E ^[a-m].*(in|ed)[.]$ $IN/big.txt
 b2sum|/dev/null|b2sum $IN/big.txt
 base64|/dev/null|base64 $IN/big.txt
-jq|/dev/null|jq -R length $IN/words.txt"
+jq|/dev/null|jq -R length $IN/words.txt
+lz4|/dev/null|lz4 -9 -c $IN/words.txt
+xxd|/dev/null|xxd $IN/words2m.txt"
 
 echo "$WL" | {
 	while IFS='|' read -r name stdin cmd; do
