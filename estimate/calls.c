@@ -35,6 +35,10 @@ double est_calls_counted(const struct prof_profile *p, size_t np, const struct p
  * samples: against the straight code, not against a better-sampled loop;
  * the entry's class, this many times the heaviest other. */
 #define EST_CALLS_HELD 1e3
+/* A loop's block the re-solve moved further than this either way: the
+ * solution did not hold the loops (its terms too far apart for the
+ * solver), and only the entry's class takes the calls. */
+#define EST_CALLS_LOOP_MOVE 1.5
 
 /*
  * The flow solved again (est_solve_flow) with the entry's class held at
@@ -51,7 +55,7 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 {
 	struct est_class *cls = NULL;
 	double *x = NULL, *y = NULL, resid = 0, x0, wmax = 0;
-	int ecls, rc = 0;
+	int ecls, rc = 0, solved = 1;
 
 	if (!(calls > 0) || cfg->entry >= r->nblocks || (ecls = cfg->blocks[cfg->entry].cls) < 0 ||
 	    (size_t)ecls >= r->nclasses || !((x0 = r->blocks[cfg->entry].executions) > 0))
@@ -98,10 +102,17 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 	rc = est_solve_flow(cfg, cls, x, y, &resid, err);
 	if (rc < 0)
 		goto out;
+	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++)
+		if (cfg->blocks[b].loop_depth > 0 && cfg->blocks[b].n &&
+		    !(x[b] <= EST_CALLS_LOOP_MOVE * r->blocks[b].executions &&
+		      x[b] * EST_CALLS_LOOP_MOVE >= r->blocks[b].executions))
+			solved = 0;
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
 		struct est_block *eb = &r->blocks[b];
 		const struct cfg_block *bl = &cfg->blocks[b];
 
+		if (!solved && bl->cls != ecls)
+			continue;
 		eb->executions = bl->cls == ecls ? calls : x[b];	/* once a call: exactly */
 		eb->actual_cpi = eb->executions > 0 && bl->n ? eb->cycles / (eb->executions * bl->n)
 							      : 0;
@@ -110,9 +121,11 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 			r->insns[i].cpi = eb->executions > 0 ? r->insns[i].cycles / eb->executions : 0;
 		}
 	}
-	for (size_t e = 0; e < cfg->nedges && e < r->nedges; e++)
+	for (size_t e = 0; solved && e < cfg->nedges && e < r->nedges; e++)
 		r->edges[e].executions = y[e];
-	r->flow_residual = resid;
+	if (solved)
+		r->flow_residual = resid;
+	r->calls_solved = solved;
 	r->calls = calls;
 	r->calls_scale = x0 / calls;
 	rc = 1;

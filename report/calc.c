@@ -312,8 +312,8 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	       cfg->missing_edges ? "true" : "false");
 	json_paths(f, c);
 	if (c->r.calls > 0)
-		fprintf(f, "\"calls\": {\"counted\": %.17g, \"scale_read\": %.6g},\n", c->r.calls,
-			c->r.calls_scale);
+		fprintf(f, "\"calls\": {\"counted\": %.17g, \"scale_read\": %.6g, \"solved\": %s},\n",
+			c->r.calls, c->r.calls_scale, c->r.calls_solved ? "true" : "false");
 	if (c->have_meta && c->meta.canary_bursts)
 		fprintf(f, "\"core\": {\"bursts\": %llu, \"shared\": %.17g, \"canary_mean\": %.4g, "
 			"\"canary_sd\": %.4g, \"canary_alone\": %.4g},\n",
@@ -589,10 +589,15 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	else if (c->pp)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
 		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
-	if (c->r.calls > 0)
-		fprintf(f, "calls: %.0f counted at the entry (the plan's counting trampoline): "
-			"counts are the %s shape x them, measured; the samples' scale read %.3gx\n",
-			c->r.calls, c->pinfo.used ? "paths'" : "windows'", c->r.calls_scale);
+	if (c->r.calls > 0 && c->r.calls_solved)
+		fprintf(f, "calls: %.0f counted at the entry (the plan's counting trampoline): the "
+			"straight code is solved around them, loops keep their samples' counts; the "
+			"samples read %.3gx at the entry\n", c->r.calls, c->r.calls_scale);
+	else if (c->r.calls > 0)
+		fprintf(f, "calls: %.0f counted at the entry (the plan's counting trampoline): its "
+			"class holds them; the flow could not be solved around them keeping the "
+			"loops' counts, so the rest is the samples' (they read %.3gx there)\n",
+			c->r.calls, c->r.calls_scale);
 	if (c->cfg->missing_edges)
 		fprintf(f, "note: the CFG is missing edges (unresolved indirect jump): every block "
 		       "is its own class\n");

@@ -237,6 +237,8 @@ struct est_result {
 	double calls;			/* calls counted at the entry (est_use_calls):
 					 * the counts' scale is measured; 0: not */
 	double calls_scale;		/* what the estimate read of them (x0 / calls) */
+	int calls_solved;		/* the straight code solved around them; 0:
+					 * only the entry's class holds them */
 	double shared_core;		/* the share of the recording's path bursts
 					 * whose contention canary found the
 					 * program's core shared with a busy sibling
