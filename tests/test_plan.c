@@ -93,6 +93,47 @@ static double arg0_share(const char *db, const char *epoch, const char *proc, ui
 	return share;
 }
 
+/*
+ * The plan's entry= marks (report/plan.c, cfg/entry.c) on valloop's
+ * procedures are counted in the second run (collect/pathrt.c), and dcpicalc
+ * takes the count as the entry's (estimate/calls.c): for each of vl_scale,
+ * vl_add, vl_sub, vl_walk the plan marks, exactly the calls valloop made;
+ * at least one is marked.
+ */
+static void counted_calls(void)
+{
+	unsigned long n = 0, k = 0, add = 0, sub = 0, walks = 0;
+	const char *proc[] = { "vl_scale", "vl_add", "vl_sub", "vl_walk" };
+	unsigned long truth[4];
+	char path[600];
+	int marked = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/out2", t.dir);
+	assert_non_null(f = fopen(path, "r"));
+	assert_int_equal(fscanf(f, "calls %lu k7 %lu add %lu sub %lu walks %lu", &n, &k, &add, &sub,
+				&walks), 5);
+	fclose(f);
+	truth[0] = n;
+	truth[1] = add;
+	truth[2] = sub;
+	truth[3] = walks;
+	for (int i = 0; i < 4; i++) {
+		if (tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ [a-z0-9,=]*entry=[0-9a-f]+"
+			  "[a-z0-9,=]* %s$' %s/db/00000001/plan.txt",
+			  tu_image_off(&t, proc[i], 0), proc[i], t.dir))
+			continue;
+		marked++;
+		print_message("%s: %lu calls made, the plan counts them\n", proc[i], truth[i]);
+		assert_int_equal(tu_sh("%s calc %s --db %s/db --json 2> /dev/null | grep -q "
+				       "'\"calls\": {\"counted\": %lu,'", t.bin, proc[i], t.dir,
+				       truth[i]), 0);
+	}
+	assert_true(marked > 0);
+	assert_int_equal(tu_sh("grep -q 'calls counted at the entries of [1-9]' %s/err2", t.dir),
+			 0);
+}
+
 static void test_plan_auto(void **state)
 {
 	uint64_t seen;
@@ -135,6 +176,7 @@ static void test_plan_auto(void **state)
 	/* the epoch says it had a plan, and how many calls it caught */
 	assert_int_equal(tu_sh("grep -q 'plan=[1-9][0-9]* plan-calls=[1-9]' %s/db/00000002/meta",
 			       t.dir), 0);
+	counted_calls();
 }
 
 static void test_needed(void **state)
