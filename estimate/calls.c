@@ -58,7 +58,7 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 	int ecls, rc = 0, solved = 1;
 
 	if (!(calls > 0) || cfg->entry >= r->nblocks || (ecls = cfg->blocks[cfg->entry].cls) < 0 ||
-	    (size_t)ecls >= r->nclasses || !((x0 = r->blocks[cfg->entry].executions) >= 0))
+	    (size_t)ecls >= r->nclasses || !((x0 = r->blocks[cfg->entry].executions) > 0))
 		return 0;
 	cls = calloc(r->nclasses, sizeof(*cls));
 	x = calloc(cfg->nblocks + 1, sizeof(*x));

@@ -19,7 +19,6 @@
 #include "dcpi/model.h"
 #include "dcpi/paths.h"
 #include "dcpi/report.h"
-#include "dcpi/values.h"
 #include "internal.h"
 
 /* The JSON fields every report of one procedure opens with (no braces). */
@@ -532,38 +531,6 @@ static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last,
 	}
 }
 
-/* Does this epoch's marking plan mark c's procedure's entry to be counted
- * (entry=, report/plan.c)?  Then `dcpi record --plan auto` would count its
- * calls (estimate/calls.c). */
-static int plan_counts(const struct rep_calc *c)
-{
-	struct dcpi_err e = { 0 };
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	uint64_t off;
-	char *line, *save = NULL, img[32] = "";
-	int found = 0;
-
-	if (!c->db || !c->epoch || !strcmp(c->epoch, "all") || !c->img || !c->proc ||
-	    img_vaddr_to_offset(c->img, c->proc->addr, &off) ||
-	    prof_epoch_read_file((struct prof_db *)c->db, c->epoch, VAL_PLAN_FILE, &buf, &len, &e))
-		return 0;
-	for (line = strtok_r((char *)buf, "\n", &save); line && !found;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char num[32], path[4096];
-		unsigned long long o;
-
-		if (sscanf(line, "image %31s %*s %4095s", num, path) == 2 &&
-		    !strcmp(path, img_path(c->img)))
-			snprintf(img, sizeof(img), "%s", num);
-		else if (img[0] && sscanf(line, "proc %31s %llx", num, &o) == 2 && !strcmp(num, img) &&
-			 o == off && strstr(line, "entry="))
-			found = 1;
-	}
-	free(buf);
-	return found;
-}
-
 void rep_calc_text(FILE *f, const struct rep_calc *c)
 {
 	char last[PROF_PATH_MAX + 32] = "";
@@ -622,9 +589,6 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	else if (c->pp)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
 		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
-	if (!(c->r.calls > 0) && plan_counts(c))
-		fprintf(f, "calls: not counted; this epoch's plan marks the entry, so `dcpi record "
-			"--plan auto` counts them and gives these counts a measured scale\n");
 	if (c->r.calls > 0 && c->r.calls_solved)
 		fprintf(f, "calls: %.0f counted at the entry (the plan's counting trampoline): the "
 			"straight code is solved around them, loops keep their samples' counts; the "

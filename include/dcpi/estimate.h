@@ -754,8 +754,8 @@ void est_use_exact(const struct cfg *cfg, struct est_result *r, const double *ex
  * virtual address of img) in p[0..np)'s PROF_EVENT_CALLS profile of image
  * id, 0 when not counted; est_use_calls solves r's flow again with the
  * entry's class held at calls and every other class at its count, by its
- * samples' weight (r->calls, r->calls_scale set): 1 when done, 0 when
- * nothing was counted, -ENOMEM.  est_intervals then takes what
+ * samples' weight (r->calls, r->calls_scale set): 1 when done, 0 when the
+ * entry block has no estimate, -ENOMEM.  est_intervals then takes what
  * flow ties to the entry as measured.
  */
 double est_calls_counted(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
