@@ -1089,8 +1089,10 @@ int cfg_decode_one(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_i
 	return rc;
 }
 
-int cfg_decode_skip(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
-		    size_t *n, size_t *skipped, struct dcpi_err *err)
+/* cfg_decode and cfg_decode_skip: skipped NULL stops at the first
+ * undecodable instruction (-EINVAL), else counts and steps past it. */
+static int decode_run(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
+		      size_t *n, size_t *skipped, struct dcpi_err *err)
 {
 	struct cfg_insn *v = NULL;
 	size_t cnt = 0, cap = 0, off = 0;
@@ -1099,7 +1101,8 @@ int cfg_decode_skip(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_
 
 	*out = NULL;
 	*n = 0;
-	*skipped = 0;
+	if (skipped)
+		*skipped = 0;
 	rc = cfg_dec_open(&dec, err);
 	if (rc < 0)
 		return rc;
@@ -1110,6 +1113,11 @@ int cfg_decode_skip(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_
 			return dcpi_errf(err, -ENOMEM, "decode: out of memory");
 		}
 		if (cfg_dec_insn(dec, bytes + off, len - off, addr + off, &v[cnt]) < 0) {
+			if (!skipped) {
+				rc = dcpi_errf(err, -EINVAL, "0x%llx: undecodable instruction",
+					       (unsigned long long)(addr + off));
+				break;
+			}
 			(*skipped)++;
 			off++;
 			continue;
@@ -1119,37 +1127,17 @@ int cfg_decode_skip(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_
 	cfg_dec_close(dec);
 	*out = v;
 	*n = cnt;
-	return 0;
+	return rc;
+}
+
+int cfg_decode_skip(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
+		    size_t *n, size_t *skipped, struct dcpi_err *err)
+{
+	return decode_run(bytes, len, addr, out, n, skipped, err);
 }
 
 int cfg_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct cfg_insn **out,
 	       size_t *n, struct dcpi_err *err)
 {
-	struct cfg_insn *v = NULL;
-	size_t cnt = 0, cap = 0, off = 0;
-	struct cfg_dec *dec;
-	int rc = 0;
-
-	*out = NULL;
-	*n = 0;
-	rc = cfg_dec_open(&dec, err);
-	if (rc < 0)
-		return rc;
-	while (off < len) {
-		if (dcpi_grow((void **)&v, &cap, cnt + 1, sizeof(*v))) {
-			free(v);
-			cfg_dec_close(dec);
-			return dcpi_errf(err, -ENOMEM, "decode: out of memory");
-		}
-		if (cfg_dec_insn(dec, bytes + off, len - off, addr + off, &v[cnt]) < 0) {
-			rc = dcpi_errf(err, -EINVAL, "0x%llx: undecodable instruction",
-				       (unsigned long long)(addr + off));
-			break;
-		}
-		off += v[cnt++].size;
-	}
-	cfg_dec_close(dec);
-	*out = v;
-	*n = cnt;
-	return rc;
+	return decode_run(bytes, len, addr, out, n, NULL, err);
 }
