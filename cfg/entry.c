@@ -80,3 +80,64 @@ size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX])
 			return 0;
 	return len;
 }
+
+/* Does the instruction set every status flag from its operands alone
+ * (add, sub, cmp, test, and, or, xor, neg; any width)?  inc and dec keep
+ * CF, shifts by a count of 0 keep them all: not these. */
+static int sets_flags(const struct cfg_insn *in)
+{
+	static const char *const w[] = { "add", "sub", "cmp", "test", "and", "or", "xor", "neg" };
+	const char *m = in->mnemonic;
+
+	if (!(in->regs_written & CFG_RBIT(CFG_R_FLAGS)) || (in->regs_read & CFG_RBIT(CFG_R_FLAGS)))
+		return 0;
+	for (size_t k = 0; k < sizeof(w) / sizeof(w[0]); k++) {
+		size_t n = strlen(w[k]);
+
+		if (!strncmp(m, w[k], n) && (!m[n] || (strchr("bwlq", m[n]) && !m[n + 1])))
+			return 1;
+	}
+	return 0;
+}
+
+size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_ENTRY_MAX])
+{
+	const uint32_t bad = CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_INDIRECT |
+			     CFG_I_TRAP | CFG_I_SYSCALL | CFG_I_INVALID;
+	const uint64_t fl = CFG_RBIT(CFG_R_FLAGS);
+	const struct cfg_block *bl;
+	size_t len = 0;
+	uint32_t i;
+
+	if (!cfg || b >= cfg->nblocks || b == cfg->entry || cfg->missing_edges)
+		return 0;
+	bl = &cfg->blocks[b];
+	if (!bl->n || (bl->flags & CFG_B_EXIT))
+		return 0;
+	for (i = bl->first; i < bl->first + bl->n && len < ENTRY_JMP; i++) {
+		const struct cfg_insn *in = &cfg->insns[i];
+
+		if ((in->flags & bad) || (in->regs_read & CFG_RBIT(CFG_R_RIP)) ||
+		    ((in->nmem || (in->flags & CFG_I_LEA)) && in->mem.rip_relative) ||
+		    in->addr != bl->start + len || len + in->size > CFG_ENTRY_MAX)
+			return 0;
+		memcpy(bytes + len, in->bytes, in->size);
+		len += in->size;
+	}
+	if (len < ENTRY_JMP)
+		return 0;
+	/* the flags the increment clobbers: dead, that is, set again before
+	 * anything of the block reads them (the first to touch them sets them) */
+	for (i = bl->first; i < bl->first + bl->n; i++) {
+		const struct cfg_insn *in = &cfg->insns[i];
+
+		if ((in->regs_read | in->regs_written) & fl)
+			break;
+	}
+	if (i == bl->first + bl->n || !sets_flags(&cfg->insns[i]))
+		return 0;
+	for (size_t k = 0; k < cfg->ninsns; k++)	/* a jump into the displaced bytes */
+		if (cfg->insns[k].target > bl->start && cfg->insns[k].target - bl->start < len)
+			return 0;
+	return len;
+}

@@ -141,6 +141,36 @@ int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint
 	return 0;
 }
 
+int agg_remap(struct agg *a, agg_remap_fn *fn, void *ctx, uint64_t *moved,
+	      struct dcpi_err *err)
+{
+	struct agg_slot *old = a->t, *t = calloc(a->cap, sizeof(*t));
+
+	*moved = 0;
+	if (!t)
+		return dcpi_errf(err, -ENOMEM, "sample table of %zu entries: out of memory", a->n);
+	a->t = t;
+	a->n = 0;
+	for (size_t j = 0; j < a->cap; j++) {
+		struct agg_slot o = old[j], *s;
+
+		if (!o.count)
+			continue;
+		if (fn(ctx, &o.image, &o.offset))
+			*moved += o.count;
+		s = slot_find(a->t, a->cap, o.image, o.event, o.offset);
+		if (!s->count) {
+			*s = o;
+			s->count = s->icount = 0;
+			a->n++;
+		}
+		s->count += o.count;
+		s->icount += o.icount;
+	}
+	free(old);
+	return 0;
+}
+
 /* The time slices of include/dcpi/slices.h: one walk per slice (100 ms) over
  * the table, beside the cumulative counts the flush writes. */
 int agg_interval(struct agg *a, agg_interval_fn *fn, void *ctx)

@@ -160,7 +160,7 @@ enum { COUNT_WAIT, COUNT_ON, COUNT_OFF };
 #define PRT_TRAMP_PAGES 16
 #define PRT_TRAMP_SLOT 32
 #define PRT_TRAMP_SLOTS (4096 / PRT_TRAMP_SLOT)
-#define PRT_TRAMP_INC 9		/* incq %fs:disp32 */
+#define PRT_TRAMP_INC PRT_TRAMP_HEAD	/* incq %fs:disp32 */
 struct prt_tpage {
 	uint64_t page;
 	unsigned used;
@@ -1320,6 +1320,36 @@ static int entry_patch(uint64_t entry, uint64_t slot)
 	return 0;
 }
 
+/* Append "<slot> <bytes moved> <plan line>\n" (decimal) to
+ * "<dir>/<pid>.tramp": dcpi record gives the time samples taken in the
+ * trampoline to the instructions it runs copies of (PRT_TRAMP_SUFFIX). */
+static void tramp_note(const struct prt_mark *m, uint64_t slot)
+{
+	char path[PATH_MAX + 64], line[96], *p = path;
+	size_t l = strlen(g.dir);
+	int fd;
+
+	if (!g.dir[0])
+		return;
+	memcpy(p, g.dir, l);
+	p += l;
+	*p++ = '/';
+	fmt_u(&p, (unsigned long)getpid());
+	memcpy(p, PRT_TRAMP_SUFFIX, sizeof(PRT_TRAMP_SUFFIX));
+	p = line;
+	fmt_u(&p, (unsigned long)slot);
+	*p++ = ' ';
+	fmt_u(&p, m->nentry);
+	*p++ = ' ';
+	fmt_u(&p, m->line);
+	*p++ = '\n';
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	write_all(fd, line, (size_t)(p - line));
+	close(fd);
+}
+
 /* m's entry is now at entry (plan_place, in a reading of the maps): patch
  * it when this reading may, else say it is not counted. */
 static void count_place(struct prt_mark *m, uint64_t entry)
@@ -1356,6 +1386,7 @@ static void count_place(struct prt_mark *m, uint64_t entry)
 	m->count = COUNT_ON;
 	m->patched = entry;
 	g.counting = 1;
+	tramp_note(m, slot);
 }
 
 /* pc as a burst step: itself, or in a trampoline the address of the

@@ -113,6 +113,9 @@
 #define PRT_PLAN_HOT	1u	/* bursts preferred */
 #define PRT_PLAN_BP	2u	/* and a breakpoint at the entry (arguments) */
 #define PRT_PLAN_COUNT	4u	/* calls counted at the entry (entry bytes) */
+#define PRT_TRAMP_SUFFIX ".tramp"	/* <dir>/<pid>.tramp: the trampolines (pathrt.c) */
+#define PRT_TRAMP_HEAD	9	/* a trampoline's incq %fs:disp32, before the moved bytes */
+#define PRT_PLAN_BLOCK	8u	/* ... at a block inside: its executions (plan's block line) */
 #define PRT_PLAN_REGS_SHIFT 8	/* the argument registers it takes, 6 bits */
 #define PRT_PLAN_TICKS	4	/* CPU-time timers fire at most once a kernel tick */
 #define PRT_PLAN_SHARE	8	/* captures spend at most 1/8 of the CPU time */

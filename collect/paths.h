@@ -50,6 +50,7 @@ struct paths_stats {
 	/* calls counted at the entries a plan marked (PRT_CALLS), and the
 	 * entries that had any */
 	uint64_t calls, calls_procs;
+	uint64_t blocks_counted;	/* blocks whose executions were counted */
 };
 
 /*

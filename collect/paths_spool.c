@@ -534,7 +534,8 @@ static int acc_write_slices(struct acc *a, struct prof_db *db, const char *epoch
 	return ret;
 }
 
-/* The threads' calls summed by entry, into one profile per image. */
+/* The threads' calls summed by entry, into one profile per image, and the
+ * executions of counted blocks (PRT_PLAN_BLOCK) into another. */
 static int calls_finish(struct acc *a, struct prof_profile **out, size_t *n,
 			struct dcpi_err *err)
 {
@@ -546,6 +547,7 @@ static int calls_finish(struct acc *a, struct prof_profile **out, size_t *n,
 	*n = 0;
 	for (size_t l = 0; l < a->npm && !ret; l++) {
 		struct prof_profile *p = NULL;
+		const char *ev;
 		uint64_t sum = 0;
 		uint32_t image;
 
@@ -553,21 +555,25 @@ static int calls_finish(struct acc *a, struct prof_profile **out, size_t *n,
 			sum += a->ct[i].n[l];
 		if (!sum)
 			continue;	/* patched and never called, or never patched */
+		ev = a->pm[l].flags & PRT_PLAN_BLOCK ? PROF_EVENT_EXECS : PROF_EVENT_CALLS;
 		ret = maps_intern(a->maps, a->pm[l].path, &image, err);
 		for (size_t k = 0; k < nv && !ret && !p; k++)
-			if (prof_image_id_equal(&v[k].image, maps_image(a->maps, image)))
+			if (prof_image_id_equal(&v[k].image, maps_image(a->maps, image)) &&
+			    !strcmp(v[k].event, ev))
 				p = &v[k];
 		if (!ret && !p && (p = dcpi_append((void **)&v, &nv, &cap, sizeof(*p)))) {
 			prof_profile_init(p);
 			p->image = *maps_image(a->maps, image);
-			snprintf(p->event, sizeof(p->event), "%s", PROF_EVENT_CALLS);
+			snprintf(p->event, sizeof(p->event), "%s", ev);
 			p->period = 1;
 			snprintf(p->period_unit, sizeof(p->period_unit), "events");
 			p->cycles_per_unit = 0;
 		}
 		if (!ret && (!p || prof_profile_add(p, a->pm[l].off, sum)))
 			ret = dcpi_errf(err, -ENOMEM, "calls: out of memory");
-		if (!ret) {
+		if (!ret && (a->pm[l].flags & PRT_PLAN_BLOCK))
+			a->st->blocks_counted++;
+		else if (!ret) {
 			a->st->calls += sum;
 			a->st->calls_procs++;
 		}

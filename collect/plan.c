@@ -6,6 +6,7 @@
  * plan file in the spool directory.  The plan itself is the analysis'
  * (report/plan.c); its format is in include/dcpi/values.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -178,6 +179,34 @@ static void proc_line(FILE *out, const char *line, const struct plan_img *im, si
 	info->counts += n > 0;
 }
 
+/* One "block" line (count=HEX: the block's executions counted) into the
+ * runtime's file: a mark of the displaced bytes alone, PRT_PLAN_BLOCK. */
+static void block_line(FILE *out, const char *line, const struct plan_img *im, size_t nim,
+		       struct plan_info *info)
+{
+	unsigned long long off;
+	char why[256], hex[2 * PRT_ENTRY_MAX + 1];
+	uint8_t b[PRT_ENTRY_MAX];
+	size_t i, n;
+
+	if (sscanf(line, "block %zu %llx %255s", &i, &off, why) != 3 || i >= nim ||
+	    strncmp(why, "count=", 6) ||
+	    (n = hex_bytes(why + 6, strlen(why + 6), b, PRT_ENTRY_MAX)) < PRT_ENTRY_MIN) {
+		info->bad++;
+		return;
+	}
+	if (!im[i].ok || info->marks >= PRT_PLAN_MAX) {
+		info->dropped++;
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		snprintf(hex + 2 * k, 3, "%02x", b[k]);
+	fprintf(out, "%llx %zx %x %s %s\n", off, n, PRT_PLAN_COUNT | PRT_PLAN_BLOCK, hex,
+		im[i].path);
+	info->marks++;
+	info->blocks++;
+}
+
 int plan_runtime_file(const char *plan, const char *spool_dir, char *out, size_t len,
 		      struct plan_info *info, struct dcpi_err *err)
 {
@@ -207,6 +236,10 @@ int plan_runtime_file(const char *plan, const char *spool_dir, char *out, size_t
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "proc ", 5)) {
 			proc_line(o, line, im, nim, info);
+			continue;
+		}
+		if (!strncmp(line, "block ", 6)) {
+			block_line(o, line, im, nim, info);
 			continue;
 		}
 		if (strncmp(line, "image ", 6))
@@ -243,7 +276,7 @@ int plan_prepare_run(struct paths_run *pr, const char *plan, struct collect_resu
 	res->plan_marks = info.marks;
 	res->plan_breakpoints = info.breakpoints;
 	res->plan_dropped = info.dropped;
-	res->plan_counts = info.counts;
+	res->plan_counts = info.counts + info.blocks;
 	return 0;
 }
 
@@ -308,4 +341,107 @@ int plan_rt_read(const char *dir, struct plan_rt_mark **out, size_t *n, struct d
 	}
 	*out = v;
 	return ret;
+}
+
+/* A trampoline of the run: [lo, lo + PRT_TRAMP_HEAD + n + 5) runs the n
+ * bytes at off of image. */
+struct tramp {
+	uint64_t lo, off;
+	size_t n;
+	uint32_t image;
+};
+
+struct tramps {
+	struct tramp *t;
+	size_t n, cap;
+};
+
+/* The pc of a trampoline's sample as the instruction it runs a copy of:
+ * the increment's as the first moved instruction's, the jump back's as
+ * the instruction after them. */
+static int tramp_map_pc(void *ctx, uint32_t *image, uint64_t *offset)
+{
+	const struct tramps *ts = ctx;
+
+	if (*image != MAPS_UNKNOWN)
+		return 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		const struct tramp *t = &ts->t[i];
+		uint64_t at = *offset - t->lo;
+
+		if (*offset < t->lo || at >= PRT_TRAMP_HEAD + t->n + 5)
+			continue;
+		*image = t->image;
+		*offset = t->off + (at < PRT_TRAMP_HEAD ? 0 : at - PRT_TRAMP_HEAD > t->n
+								     ? t->n : at - PRT_TRAMP_HEAD);
+		return 1;
+	}
+	return 0;
+}
+
+/* One *.tramp file's lines into ts (lines naming no counted mark skipped). */
+static int tramp_file(const char *path, const struct plan_rt_mark *m, size_t nm,
+		      struct maps *maps, struct tramps *ts, struct dcpi_err *err)
+{
+	unsigned long long lo, n, line;
+	char buf[128];
+	FILE *f = fopen(path, "re");
+	int rc = 0;
+
+	if (!f)
+		return 0;	/* gone: its samples stay unknown */
+	while (!rc && fgets(buf, sizeof(buf), f)) {
+		struct tramp *t;
+		uint32_t image;
+
+		if (sscanf(buf, "%llu %llu %llu", &lo, &n, &line) != 3 || line >= nm ||
+		    !m[line].path || !(m[line].flags & PRT_PLAN_COUNT) || n != m[line].nentry)
+			continue;
+		if ((rc = maps_intern(maps, m[line].path, &image, err)))
+			break;
+		if (!(t = dcpi_append((void **)&ts->t, &ts->n, &ts->cap, sizeof(*t)))) {
+			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", path);
+			break;
+		}
+		t->lo = lo;
+		t->n = (size_t)n;
+		t->off = m[line].off;
+		t->image = image;
+	}
+	fclose(f);
+	return rc;
+}
+
+int plan_tramp_remap(const char *dir, struct maps *maps, struct agg *agg, uint64_t *moved,
+		     struct dcpi_err *err)
+{
+	struct plan_rt_mark *m = NULL;
+	struct tramps ts = { 0 };
+	struct dirent *de;
+	size_t nm = 0;
+	DIR *d;
+	int rc;
+
+	*moved = 0;
+	if ((rc = plan_rt_read(dir, &m, &nm, err)) || !nm)
+		return rc;
+	if (!(d = opendir(dir))) {
+		plan_rt_free(m, nm);
+		return 0;
+	}
+	while (!rc && (de = readdir(d))) {
+		size_t l = strlen(de->d_name), sl = strlen(PRT_TRAMP_SUFFIX);
+		char path[PATH_MAX + 256];
+
+		if (l <= sl || strcmp(de->d_name + l - sl, PRT_TRAMP_SUFFIX))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		rc = tramp_file(path, m, nm, maps, &ts, err);
+	}
+	closedir(d);
+	if (!rc && ts.n)
+		rc = agg_remap(agg, tramp_map_pc, &ts, moved, err);
+	free(ts.t);
+	plan_rt_free(m, nm);
+	return rc;
 }

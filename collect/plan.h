@@ -18,6 +18,7 @@ struct plan_info {
 	uint64_t images_changed;
 	uint64_t bad;		/* lines not understood */
 	uint64_t counts;	/* marks whose calls are counted (entry=) */
+	uint64_t blocks;	/* blocks whose executions are counted (block lines) */
 };
 
 /* Write spool_dir/PRT_PLAN_NAME from the plan file plan (its path in out). */
@@ -45,5 +46,14 @@ struct plan_rt_mark {
  * *n = 0); free with plan_rt_free. */
 int plan_rt_read(const char *dir, struct plan_rt_mark **out, size_t *n, struct dcpi_err *err);
 void plan_rt_free(struct plan_rt_mark *m, size_t n);
+
+/* The time samples the run's trampolines took (the runtime's *.tramp files
+ * in the spool directory dir, the unknown image's raw pcs in agg) given to
+ * the instructions they run copies of, in the images of the plan's marks;
+ * *moved gets how many. */
+struct maps;
+struct agg;
+int plan_tramp_remap(const char *dir, struct maps *maps, struct agg *agg, uint64_t *moved,
+		     struct dcpi_err *err);
 
 #endif /* DCPI_COLLECT_PLAN_H */

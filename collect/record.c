@@ -401,6 +401,7 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	res->plan_calls = st.values.calls;
 	res->calls_counted = st.calls;
 	res->calls_procs = st.calls_procs;
+	res->blocks_counted = st.blocks_counted;
 	paths_canary_summary(&st, canary_beside(), &can);
 	meta->canary_alone = can.alone;
 	meta->canary_cycles = can.mean;
@@ -424,8 +425,8 @@ static int write_paths(struct paths_run *pr, struct prof_db *db, struct prof_epo
 	l = strlen(res->settings);
 	if (pr->plan[0] && res->plan_counts)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " counted=%" PRIu64
-			 " counted-calls=%" PRIu64 " counted-procs=%" PRIu64, res->plan_counts,
-			 st.calls, st.calls_procs);
+			 " counted-calls=%" PRIu64 " counted-procs=%" PRIu64 " counted-blocks=%"
+			 PRIu64, res->plan_counts, st.calls, st.calls_procs, st.blocks_counted);
 	l = strlen(res->settings);
 	if (pr->latency)
 		snprintf(res->settings + l, sizeof(res->settings) - l, " latency-samples=%" PRIu64
@@ -474,6 +475,12 @@ static int run(struct session *s, char *const argv[], struct prof_db *db,
 	if (!ret)
 		ret = sess_calibrate(s, err);
 	sess_describe(s, res->settings, sizeof(res->settings), &meta);
+	if (!ret && pr->on && pr->plan[0]) {	/* the trampolines' samples */
+		uint64_t moved = 0;
+
+		ret = plan_tramp_remap(pr->dir, s->maps, s->agg, &moved, err);
+		s->unknown -= moved < s->unknown ? moved : s->unknown;
+	}
 	if (!ret)
 		ret = rec_write_epoch(s, db, &meta, res, err);
 	if (!ret)

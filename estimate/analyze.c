@@ -536,20 +536,24 @@ static void replay_spreads(struct est_analysis *a)
 		}
 }
 
-/* Calls counted at the entry (estimate/calls.c) give the counts their
- * scale: of one epoch's whole run only (a time window's samples are not
+/* Calls counted at the entry and executions counted at blocks
+ * (estimate/calls.c) give the counts their scale: of one epoch's whole run only (a time window's samples are not
  * the run's calls, and "all" may hold epochs recorded without counting),
  * and not over branch records' counts, which are measured already. */
 static void counted_calls(struct est_input *in, const struct image *img, struct est_analysis *a)
 {
 	struct dcpi_err e = { 0 };
-	double calls;
+	double calls, *counts;
+	size_t nb;
 
 	if (in->o.no_calls || in->o.windowed || !strcmp(in->epoch, "all") || a->lbr)
 		return;
+	counts = calloc(a->cfg->nblocks + 1, sizeof(*counts));
 	calls = est_calls_counted(in->p, in->np, &a->prof->image, img, a->proc->addr);
-	if (calls > 0 && est_use_calls(a->cfg, &a->r, calls, &e) < 0)
+	nb = counts ? est_blocks_counted(in->p, in->np, &a->prof->image, img, a->cfg, counts) : 0;
+	if ((calls > 0 || nb) && est_use_counts(a->cfg, &a->r, calls, nb ? counts : NULL, &e) < 0)
 		note(in, e.msg);
+	free(counts);
 }
 
 int est_analyze(struct est_input *in, struct image *img, const struct prof_profile *prof,

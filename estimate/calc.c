@@ -313,6 +313,7 @@ void est_result_free(struct est_result *r)
 	free(r->edges);
 	free(r->classes);
 	free(r->stalls);
+	free(r->counted);
 	memset(r, 0, sizeof(*r));
 }
 

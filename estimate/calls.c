@@ -31,45 +31,107 @@ double est_calls_counted(const struct prof_profile *p, size_t np, const struct p
 	return 0;
 }
 
+/* The executions of cfg's blocks counted where a plan's block lines put
+ * a counting trampoline (PROF_EVENT_EXECS, at each block's first byte):
+ * out[b] the count, 0 where not counted; how many were. */
+size_t est_blocks_counted(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
+			  const struct image *img, const struct cfg *cfg, double *out)
+{
+	const struct prof_profile *ex = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < np && !ex; i++)
+		if (!strcmp(p[i].event, PROF_EVENT_EXECS) && prof_image_id_equal(&p[i].image, id))
+			ex = &p[i];
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		uint64_t off;
+
+		out[b] = 0;
+		if (ex && cfg->blocks[b].n && !img_vaddr_to_offset(img, cfg->blocks[b].start, &off))
+			out[b] = (double)prof_profile_count(ex, off);
+		n += out[b] > 0;
+	}
+	return n;
+}
+
 /* A loop's class is held at its count as if it had this many times its
  * samples: against the straight code, not against a better-sampled loop;
- * the entry's class, this many times the heaviest other. */
+ * a counted class, this many times the heaviest other. */
 #define EST_CALLS_HELD 1e3
 /* A loop's block the re-solve moved further than this either way: the
  * solution did not hold the loops (its terms too far apart for the
- * solver), and only the entry's class takes the calls. */
+ * solver), and only the counted classes take their counts. */
 #define EST_CALLS_LOOP_MOVE 1.5
 
+/* Is block b's innermost loop one with a counted class?  (A loop nested
+ * in it keeps its own trip counts, the samples'.) */
+static int in_counted_loop(const struct cfg *cfg, const uint8_t *loop_counted, uint32_t b)
+{
+	int L = cfg->blocks[b].loop;
+
+	return L >= 0 && (size_t)L < cfg->nloops && loop_counted[L];
+}
+
 /*
- * The flow solved again (est_solve_flow) with the entry's class held at
- * calls, every class with a block in a loop held at its count against the
- * straight code (its iterations are the samples' to say: a loop's back edge
- * is free, and a shape's trip counts from a few path bursts are no better;
- * between loops the better sampled wins), and every other class pulled to
- * its count by its samples, as the solver weighs them (the inverse of a
- * Poisson variance): the straight code of a call takes the measured scale,
- * its branches split by their samples (in the ratio of their counts where
- * their best cases are alike).
+ * The flow solved again (est_solve_flow) with every counted class held at
+ * its count (the entry's at the calls, a counted block's at its
+ * executions), every class with a block in a loop that has no counted
+ * class held at its count against the straight code (its iterations are
+ * the samples' to say: a loop's back edge is free, and a shape's trip
+ * counts from a few path bursts are no better; between loops the better
+ * sampled wins), and every other class pulled to its count by its
+ * samples, as the solver weighs them (the inverse of a Poisson variance):
+ * the straight code of a call takes the measured scale, its branches
+ * split by their samples (in the ratio of their counts where their best
+ * cases are alike), and so do the other blocks of a counted loop.
  */
-int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, struct dcpi_err *err)
+int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
+		   const double *counts, struct dcpi_err *err)
 {
 	struct est_class *cls = NULL;
-	double *x = NULL, *y = NULL, resid = 0, x0, wmax = 0;
-	int ecls, rc = 0, solved = 1;
+	double *x = NULL, *y = NULL, *held = NULL, resid = 0, x0 = 0, wmax = 0;
+	uint8_t *loop_counted = NULL;
+	int ecls = -1, rc = 0, solved = 1;
+	size_t nheld = 0, nblk = 0;
 
-	if (!(calls > 0) || cfg->entry >= r->nblocks || (ecls = cfg->blocks[cfg->entry].cls) < 0 ||
-	    (size_t)ecls >= r->nclasses || !((x0 = r->blocks[cfg->entry].executions) > 0))
+	if (cfg->entry < r->nblocks && cfg->blocks[cfg->entry].cls >= 0 &&
+	    (size_t)cfg->blocks[cfg->entry].cls < r->nclasses) {
+		ecls = cfg->blocks[cfg->entry].cls;
+		x0 = r->blocks[cfg->entry].executions;
+	}
+	if (!(calls > 0 && ecls >= 0 && x0 >= 0))
+		calls = 0;
+	for (size_t b = 0; counts && b < cfg->nblocks && b < r->nblocks; b++)
+		nblk += counts[b] > 0 && cfg->blocks[b].cls >= 0 &&
+			(size_t)cfg->blocks[b].cls < r->nclasses;
+	if (!calls && !nblk)
 		return 0;
 	cls = calloc(r->nclasses, sizeof(*cls));
+	held = calloc(r->nclasses + 1, sizeof(*held));
 	x = calloc(cfg->nblocks + 1, sizeof(*x));
 	y = calloc(cfg->nedges + 1, sizeof(*y));
-	if (!cls || !x || !y) {
+	loop_counted = calloc(cfg->nloops + 1, 1);
+	free(r->counted);
+	r->counted = calloc(r->nblocks + 1, 1);
+	if (!cls || !held || !x || !y || !loop_counted || !r->counted) {
 		rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
 		goto out;
+	}
+	if (calls)
+		held[ecls] = calls;
+	for (size_t b = 0; counts && b < cfg->nblocks && b < r->nblocks; b++) {
+		int c = cfg->blocks[b].cls;
+
+		if (!(counts[b] > 0) || c < 0 || (size_t)c >= r->nclasses || (calls && c == ecls))
+			continue;
+		held[c] = counts[b];	/* a class runs as often as each of its blocks */
+		if (cfg->blocks[b].loop >= 0 && (size_t)cfg->blocks[b].loop < cfg->nloops)
+			loop_counted[cfg->blocks[b].loop] = 1;
 	}
 	for (size_t c = 0; c < r->nclasses; c++) {
 		cls[c] = r->classes[c];
 		cls[c].estimate = -1;
+		nheld += held[c] > 0;
 	}
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
 		int c = cfg->blocks[b].cls;
@@ -84,36 +146,44 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 			if (cls[c].conf == EST_CONF_NONE)
 				cls[c].conf = EST_CONF_LOW;
 		}
-		if (cfg->blocks[b].loop_depth > 0)	/* its iterations: the samples' */
+		if (cfg->blocks[b].loop_depth > 0 && !in_counted_loop(cfg, loop_counted, (uint32_t)b))
 			cls[c].used_samples = EST_CALLS_HELD * fmax(r->classes[c].samples, 1);
 	}
 	for (size_t e = 0; e < cfg->nedges && e < r->nedges; e++)
 		y[e] = r->edges[e].executions;
 	y[cfg->nedges] = x0;
-	cls[ecls].estimate = calls;
-	cls[ecls].source = EST_S_SUM;
-	cls[ecls].conf = EST_CONF_HIGH;
 	/* measured: EST_CALLS_HELD times any other class's weight (more would
 	 * leave the solver's conjugate gradients unconverged) */
 	for (size_t c = 0; c < r->nclasses; c++)
-		if (cls[c].estimate > 0 && (int)c != ecls)
+		if (cls[c].estimate > 0 && !(held[c] > 0))
 			wmax = fmax(wmax, cls[c].used_samples / (cls[c].estimate * cls[c].estimate));
-	cls[ecls].used_samples = EST_CALLS_HELD * fmax(wmax, 1 / (calls * calls)) * calls * calls;
+	for (size_t c = 0; c < r->nclasses; c++) {
+		if (!(held[c] > 0))
+			continue;
+		cls[c].estimate = held[c];
+		cls[c].source = EST_S_SUM;
+		cls[c].conf = EST_CONF_HIGH;
+		cls[c].used_samples = EST_CALLS_HELD * fmax(wmax, 1 / (held[c] * held[c])) *
+				      held[c] * held[c];
+	}
 	rc = est_solve_flow(cfg, cls, x, y, &resid, err);
 	if (rc < 0)
 		goto out;
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++)
 		if (cfg->blocks[b].loop_depth > 0 && cfg->blocks[b].n &&
+		    !in_counted_loop(cfg, loop_counted, (uint32_t)b) &&
 		    !(x[b] <= EST_CALLS_LOOP_MOVE * r->blocks[b].executions &&
 		      x[b] * EST_CALLS_LOOP_MOVE >= r->blocks[b].executions))
 			solved = 0;
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
 		struct est_block *eb = &r->blocks[b];
 		const struct cfg_block *bl = &cfg->blocks[b];
+		int c = bl->cls, counted = c >= 0 && (size_t)c < r->nclasses && held[c] > 0;
 
-		if (!solved && bl->cls != ecls)
+		if (!solved && !counted)
 			continue;
-		eb->executions = bl->cls == ecls ? calls : x[b];	/* once a call: exactly */
+		eb->executions = counted ? held[c] : x[b];	/* measured: exactly */
+		r->counted[b] = (uint8_t)counted;
 		eb->actual_cpi = eb->executions > 0 && bl->n ? eb->cycles / (eb->executions * bl->n)
 							      : 0;
 		for (uint32_t i = bl->first; i < bl->first + bl->n && i < r->ninsns; i++) {
@@ -127,11 +197,19 @@ int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, str
 		r->flow_residual = resid;
 	r->calls_solved = solved;
 	r->calls = calls;
-	r->calls_scale = x0 / calls;
+	r->calls_scale = calls ? x0 / calls : 0;
+	r->classes_counted = nheld - (calls > 0);
 	rc = 1;
 out:
 	free(cls);
+	free(held);
 	free(x);
 	free(y);
+	free(loop_counted);
 	return rc;
+}
+
+int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, struct dcpi_err *err)
+{
+	return calls > 0 ? est_use_counts(cfg, r, calls, NULL, err) : 0;
 }

@@ -524,7 +524,9 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 			eb->conf = x > 0 ? EST_CONF_HIGH : EST_CONF_NONE;
 			continue;
 		}
-		if (r->calls > 0 && (r->calls_solved ? cfg->blocks[b].loop_depth == 0 :
+		if (r->counted && r->counted[b])
+			eb->lo = eb->hi = x;		/* counted: exactly */
+		else if (r->calls > 0 && (r->calls_solved ? cfg->blocks[b].loop_depth == 0 :
 				     cfg->blocks[b].cls == cfg->blocks[cfg->entry].cls))
 			calls_interval(cfg, r, pi, b);	/* tied to the entry */
 		else

@@ -203,6 +203,8 @@ static void json_block_edges(FILE *f, const struct rep_calc *c)
 		       c->pinfo.source ? est_bsource_name(c->pinfo.source[b]) : "windows",
 		       c->pinfo.block_obs ? c->pinfo.block_obs[b] : 0, eb->lo, eb->hi,
 		       est_conf_name(eb->conf));
+		if (c->r.counted && c->r.counted[b])
+			fprintf(f, "\"counted\": true, ");
 		json_block_best(f, c, b);
 		json_replays(f, c, b);
 		fprintf(f, "}");
@@ -314,6 +316,9 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	if (c->r.calls > 0)
 		fprintf(f, "\"calls\": {\"counted\": %.17g, \"scale_read\": %.6g, \"solved\": %s},\n",
 			c->r.calls, c->r.calls_scale, c->r.calls_solved ? "true" : "false");
+	if (c->r.classes_counted)
+		fprintf(f, "\"counted_classes\": {\"classes\": %zu, \"solved\": %s},\n",
+			c->r.classes_counted, c->r.calls_solved ? "true" : "false");
 	if (c->have_meta && c->meta.canary_bursts)
 		fprintf(f, "\"core\": {\"bursts\": %llu, \"shared\": %.17g, \"canary_mean\": %.4g, "
 			"\"canary_sd\": %.4g, \"canary_alone\": %.4g},\n",
@@ -589,10 +594,16 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	else if (c->pp)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
 		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
+	if (c->r.classes_counted)
+		fprintf(f, "counted: the executions of %zu block%s of loops that walk a chain (the "
+			"plan's counting trampolines): exact%s\n", c->r.classes_counted,
+			c->r.classes_counted > 1 ? "s" : "",
+			c->r.calls_solved ? "; the rest of those loops is solved around them" : "");
 	if (c->r.calls > 0 && c->r.calls_solved)
 		fprintf(f, "calls: %.0f counted at the entry (the plan's counting trampoline): the "
-			"straight code is solved around them, loops keep their samples' counts; the "
-			"samples read %.3gx at the entry\n", c->r.calls, c->r.calls_scale);
+			"straight code is solved around them, loops %skeep their samples' counts; the "
+			"samples read %.3gx at the entry\n", c->r.calls,
+			c->r.classes_counted ? "without a counted block " : "", c->r.calls_scale);
 	else if (c->r.calls > 0)
 		fprintf(f, "calls: %.0f counted at the entry (the plan's counting trampoline): its "
 			"class holds them; the flow could not be solved around them keeping the "

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "dcpi/cfg.h"
+#include "dcpi/estimate.h"
 #include "dcpi/image.h"
 #include "dcpi/report.h"
 #include "dcpi/safefile.h"
@@ -36,6 +37,7 @@
 #define REP_PLAN_HOT 0.05
 #define REP_PLAN_HOT_LOAD 0.02
 #define REP_PLAN_COUNT 0.01
+#define REP_PLAN_LOOP_CLASSES 4
 
 enum { WHY_HOT = 1, WHY_ARGS = 2, WHY_LOAD = 4, WHY_COUNT = 8 };
 
@@ -50,6 +52,16 @@ struct pmark {
 	char name[256];
 };
 
+/* A block whose executions are counted (count=): a block of a loop that
+ * walks a chain (plan_loops). */
+struct pcount {
+	size_t image;
+	uint64_t off;		/* the block's file offset */
+	size_t n;
+	uint8_t bytes[CFG_ENTRY_MAX];
+	char site[256];
+};
+
 /* A load whose value is an open question (its procedure is marked too). */
 struct pload {
 	size_t image;
@@ -62,6 +74,8 @@ struct pplan {
 	size_t n, cap;
 	struct pload *l;
 	size_t nl, capl;
+	struct pcount *k;
+	size_t nk, capk;
 };
 
 /* The mark of procedure p of image i, added when new. */
@@ -249,6 +263,115 @@ static int targeted(const struct targets *tg, uint64_t lo, size_t len)
 	return a < tg->n && tg->t[a] - lo < len;
 }
 
+/* Is m in the plan: not when marked only to be counted and it cannot be. */
+static int written(const struct pmark *m)
+{
+	return m->why != WHY_COUNT || m->nentry;
+}
+
+/* Count class cls of cfg at the first of its blocks a jump may displace
+ * where no branch of the image lands: a count= line.  0 also when none
+ * may be. */
+static int count_class(const struct rv_ctx *c, size_t i, const struct cfg *cfg, int cls,
+		       const struct targets *tg, struct pplan *pl)
+{
+	for (uint32_t b = 0; b < cfg->nblocks; b++) {
+		struct pcount *k;
+		uint8_t bytes[CFG_ENTRY_MAX];
+		uint64_t off;
+		size_t n;
+
+		if (cfg->blocks[b].cls != cls || !(n = cfg_block_displaced(cfg, b, bytes)) ||
+		    targeted(tg, cfg->blocks[b].start, n) ||
+		    img_vaddr_to_offset(c->img, cfg->blocks[b].start, &off) < 0)
+			continue;
+		if (!(k = dcpi_append((void **)&pl->k, &pl->nk, &pl->capk, sizeof(*k))))
+			return -ENOMEM;
+		k->image = i;
+		k->off = off;
+		k->n = n;
+		memcpy(k->bytes, bytes, n);
+		rv_place(c, off, k->site, sizeof(k->site));
+		return 0;
+	}
+	return 0;
+}
+
+/* The samples on the instructions of block b of cfg. */
+static double block_samples(const struct rv_ctx *c, const struct cfg *cfg, uint32_t b)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	struct rv_time t = { 0 };
+	uint64_t lo, hi;
+
+	if (img_vaddr_to_offset(c->img, bl->start, &lo) < 0)
+		return 0;
+	hi = lo + (bl->end - bl->start);
+	rv_time(c, lo, hi, &t);
+	return t.samples;
+}
+
+/*
+ * The loops of a marked procedure that walk a chain (a load fed by its own
+ * result round the loop, est_replay_self_fed: i = next[i], p = p->next):
+ * their classes' executions are counted, at most REP_PLAN_LOOP_CLASSES of
+ * each loop, the most sampled first, each at a block a jump may displace
+ * (cfg_block_displaced) and no branch of the image lands inside.  Such a
+ * loop goes round no faster than a load's latency, which hides the
+ * counter's own (an increment of memory, about 6 cycles a round here:
+ * docs/estimate.md, "Loops counted"), while the samples cannot tell a
+ * stall from executions there.  -ENOMEM when out of memory.
+ */
+static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
+		      const struct targets *tg, struct pplan *pl)
+{
+	uint8_t *walks = calloc(cfg->nloops + 1, 1);
+	int rc = 0;
+
+	if (!walks)
+		return -ENOMEM;
+	for (size_t k = 0; k < cfg->ninsns; k++) {
+		int b = cfg_block_at(cfg, cfg->insns[k].addr);
+
+		if (b >= 0 && cfg->blocks[b].loop >= 0 && !walks[cfg->blocks[b].loop] &&
+		    est_replay_self_fed(cfg, (uint32_t)k))
+			walks[cfg->blocks[b].loop] = 1;
+	}
+	for (size_t L = 0; L < cfg->nloops && !rc; L++) {
+		int done[REP_PLAN_LOOP_CLASSES], ndone = 0;
+
+		if (!walks[L])
+			continue;
+		while (ndone < REP_PLAN_LOOP_CLASSES && !rc) {
+			double best = 0;
+			int pick = -1, cls = -1;
+
+			for (uint32_t b = 0; b < cfg->nblocks; b++) {
+				const struct cfg_block *bl = &cfg->blocks[b];
+				double s;
+				int seen = bl->cls == cfg->blocks[cfg->entry].cls;
+
+				for (int d = 0; d < ndone && !seen; d++)
+					seen = done[d] == bl->cls;
+				if (bl->loop != (int)L || bl->cls < 0 || seen)
+					continue;
+				s = block_samples(c, cfg, b) + 1e-9 * (double)(cfg->nblocks - b);
+				if (s > best) {
+					best = s;
+					pick = (int)b;
+					cls = bl->cls;
+				}
+			}
+			if (pick < 0)
+				break;
+			done[ndone++] = cls;
+			rc = count_class(c, i, cfg, cls, tg, pl);
+		}
+	}
+	free(walks);
+	return rc;
+}
+
 /* The marks of image i whose calls can be counted at the entry get its
  * bytes (cfg_entry_displaced), unless a branch of the image may land
  * inside them (targeted). */
@@ -270,20 +393,16 @@ static void plan_entries(struct rep_vals *v, size_t i, struct pplan *pl)
 		if (m->image != i || cfg_build(c.img, m->p, &cfg, &e))
 			continue;
 		len = cfg_entry_displaced(cfg, m->entry);
-		cfg_free(cfg);
-		if (len && !have)
+		if (!have)
 			have = branch_targets(c.img, &tg) ? -1 : 1;
 		if (len && (have < 0 || targeted(&tg, m->p->addr, len)))
 			len = 0;
 		m->nentry = len;
+		if (have > 0 && plan_loops(&c, i, cfg, &tg, pl) < 0)
+			have = -1;	/* out of memory: what is planned stays */
+		cfg_free(cfg);
 	}
 	free(tg.t);
-}
-
-/* Is m in the plan: not when marked only to be counted and it cannot be. */
-static int written(const struct pmark *m)
-{
-	return m->why != WHY_COUNT || m->nentry;
 }
 
 static void why_text(const struct pmark *m, char *buf, size_t len)
@@ -335,6 +454,12 @@ static char *plan_text(const struct rep_vals *v, const struct pplan *pl, size_t 
 	for (size_t k = 0; k < pl->nl; k++)
 		fprintf(f, "load %zu %" PRIx64 " load %s\n", pl->l[k].image, pl->l[k].off,
 			pl->l[k].site);
+	for (size_t k = 0; k < pl->nk; k++) {
+		fprintf(f, "block %zu %" PRIx64 " count=", pl->k[k].image, pl->k[k].off);
+		for (size_t b = 0; b < pl->k[k].n; b++)
+			fprintf(f, "%02x", pl->k[k].bytes[b]);
+		fprintf(f, " %s\n", pl->k[k].site);
+	}
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -371,6 +496,7 @@ int rep_plan_write(const char *dbdir, const char *epoch, size_t *nmarks, struct 
 	free(text);
 	free(pl.m);
 	free(pl.l);
+	free(pl.k);
 	rep_vals_close(v);
 	return rc;
 }

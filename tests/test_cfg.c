@@ -574,6 +574,57 @@ static void test_entry_displaced(void **state)
 	assert_int_equal(cfg_entry_displaced(NULL, out), 0);
 }
 
+/* cfg_block_displaced on the block at addr of code loaded at 0x1000. */
+static size_t block_displaced(const uint8_t *code, size_t len, uint64_t addr,
+			      uint8_t out[CFG_ENTRY_MAX])
+{
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg;
+	size_t n;
+	int b;
+
+	assert_int_equal(cfg_build_bytes(code, len, 0x1000, "b", &cfg, &err), 0);
+	b = cfg_block_at(cfg, addr);
+	assert_true(b >= 0);
+	n = cfg_block_displaced(cfg, (uint32_t)b, out);
+	cfg_free(cfg);
+	return n;
+}
+
+static void test_block_displaced(void **state)
+{
+	/* xor %ecx,%ecx; L: mov (%rdi,%rdx,4),%edx; add %rdx,%rcx; sub $1,%rax;
+	 * jae L; ret: the chase, its add sets every flag before the jae */
+	const uint8_t chase[] = { 0x31, 0xc9, 0x8b, 0x14, 0x97, 0x48, 0x01, 0xd1, 0x48, 0x83,
+				  0xe8, 0x01, 0x73, 0xf4, 0xc3 };
+	/* test %edi,%edi; L: mov (%rdx),%rdx; lea 1(%rax),%rax; jne L; ret: the
+	 * jne reads the test's flags, live at L */
+	const uint8_t live[] = { 0x85, 0xff, 0x48, 0x8b, 0x12, 0x48, 0x8d, 0x40, 0x01, 0x75,
+				 0xf7, 0xc3 };
+	/* xor %eax,%eax; L: mov (%rdx),%rdx; inc %ecx; mov %ecx,%eax; jne L; ret:
+	 * inc keeps CF, so it does not make the flags dead */
+	const uint8_t inc[] = { 0x31, 0xc0, 0x48, 0x8b, 0x12, 0xff, 0xc1, 0x89, 0xc8, 0x75,
+				0xf7, 0xc3 };
+	/* xor %eax,%eax; L: mov 0x10(%rip),%rax; sub $1,%ecx; jne L; ret */
+	const uint8_t rip[] = { 0x31, 0xc0, 0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0x83,
+				0xe9, 0x01, 0x75, 0xf4, 0xc3 };
+	/* test %edi,%edi; jne L+3; L: mov (%rdx),%rdx; add %rdx,%rax; sub $1,%ecx;
+	 * jne L; ret: a branch lands inside what a jump at L would displace */
+	const uint8_t into[] = { 0x85, 0xff, 0x75, 0x03, 0x48, 0x8b, 0x12, 0x48, 0x01, 0xd0,
+				 0x83, 0xe9, 0x01, 0x75, 0xf5, 0xc3 };
+	uint8_t out[CFG_ENTRY_MAX];
+
+	(void)state;
+	assert_int_equal(block_displaced(chase, sizeof(chase), 0x1002, out), 6);
+	assert_memory_equal(out, chase + 2, 6);
+	assert_int_equal(block_displaced(chase, sizeof(chase), 0x1000, out), 0);	/* the entry */
+	assert_int_equal(block_displaced(live, sizeof(live), 0x1002, out), 0);
+	assert_int_equal(block_displaced(inc, sizeof(inc), 0x1002, out), 0);
+	assert_int_equal(block_displaced(rip, sizeof(rip), 0x1002, out), 0);
+	assert_int_equal(block_displaced(into, sizeof(into), 0x1004, out), 0);
+	assert_int_equal(cfg_block_displaced(NULL, 0, out), 0);
+}
+
 /* xor; L: inc; cmp $10; jne L; ret; int3 int3 (padding) */
 static void test_build_bytes_loop(void **state)
 {
@@ -1125,4 +1176,5 @@ TU_MAIN(setup_all, teardown_all,
 	cmocka_unit_test(test_jump_table_forms),
 	cmocka_unit_test(test_tool_db_lookup),
 	cmocka_unit_test(test_entry_displaced),
+	cmocka_unit_test(test_block_displaced),
 	cmocka_unit_test(test_decode_skip))

@@ -24,7 +24,13 @@
  *     instructions at their own offsets (cl_count + 0, 1, 4, 8, nothing
  *     skipped);
  *   - test_dlopen: a library opened by path is patched at its dlopen and
- *     counted; opened by a bare name (LD_LIBRARY_PATH) it is not counted.
+ *     counted; opened by a bare name (LD_LIBRARY_PATH) it is not counted;
+ *   - test_loop_counted: a loop that walks a chain (tests/workloads/chase,
+ *     its loop run exactly STEPS times): the first recording's plan counts
+ *     its block (a "block" line, report/plan.c), the second counts exactly
+ *     STEPS executions there ("executions" profile), dcpicalc prints that
+ *     count with a point interval, and the samples the loop took in its
+ *     trampoline are walk's, not an unknown image's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -407,10 +413,87 @@ static void test_dlopen(void **state)
 	assert_int_equal(tu_sh("grep -q '^dcpi record: 0 calls counted' %s/bare.err", t.dir), 0);
 }
 
+/* The samples of event ev in the newest epoch of db: of the image whose path
+ * ends in suffix within [lo, hi) (file offsets), and of the unknown image. */
+static void samples_in(const char *db, const char *suffix, uint64_t lo, uint64_t hi,
+		       uint64_t *in, uint64_t *unknown)
+{
+	struct prof_profile *all;
+	size_t n;
+
+	*in = *unknown = 0;
+	(void)calls_of(db, suffix, &all, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_profile *p = &all[i];
+
+		if (strcmp(p->event, "cpu-clock"))
+			continue;
+		for (size_t k = 0; k < p->n; k++) {
+			if (tu_ends_with(p->image.path, suffix) && p->e[k].offset >= lo &&
+			    p->e[k].offset < hi)
+				*in += p->e[k].count;
+			if (!p->image.path[0] || !strcmp(p->image.path, PROF_UNKNOWN_PATH))
+				*unknown += p->e[k].count;
+		}
+	}
+	prof_profiles_free(all, n);
+}
+
+static void test_loop_counted(void **state)
+{
+	const long steps = 20000000;
+	struct prof_profile *all;
+	struct image *img = NULL;
+	struct dcpi_err err = { 0 };
+	const struct img_proc *walk;
+	char chase[600], args[700], opts[700];
+	uint64_t lo, in, unknown, execs = 0;
+	size_t n, l;
+
+	(void)state;
+	snprintf(chase, sizeof(chase), "%s", t.prog);
+	l = strlen(chase);
+	assert_true(l > 5 && !strcmp(chase + l - 5, "calls"));
+	memcpy(chase + l - 5, "chase", 5);
+	snprintf(args, sizeof(args), "%s 1048576 %ld", chase, steps);
+	record_both("loop1", "", args);
+	assert_int_equal(tu_sh("grep -Eq '^block 0 [0-9a-f]+ count=[0-9a-f]+ walk' "
+			       "%s/loop1/00000001/plan.txt", t.dir), 0);
+	snprintf(opts, sizeof(opts), "--plan %s/loop1/00000001/plan.txt", t.dir);
+	record_both("loop2", opts, args);
+	assert_int_equal(tu_sh("grep -q '^dcpi record: the executions of 1 blocks' %s/loop2.err",
+			       t.dir), 0);
+	/* the count, exactly, at the loop's block */
+	assert_int_equal(img_open(chase, 0, &img, &err), 0);
+	assert_non_null(walk = img_proc_by_name(img, "walk"));
+	assert_int_equal(img_vaddr_to_offset(img, walk->addr, &lo), 0);
+	(void)calls_of("loop2", "/workloads/chase", &all, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(all[i].event, PROF_EVENT_EXECS) &&
+		    tu_ends_with(all[i].image.path, "/workloads/chase")) {
+			assert_int_equal(all[i].n, 1);
+			assert_true(all[i].e[0].offset > lo && all[i].e[0].offset < lo + walk->size);
+			execs = all[i].e[0].count;
+		}
+	prof_profiles_free(all, n);
+	assert_int_equal(execs, steps);
+	/* dcpicalc: that count, exact, on the loop's block */
+	assert_int_equal(tu_sh("%s calc walk --db %s/loop2 --json 2>/dev/null | grep -Eq "
+			       "'\"executions\": %ld, .*\"interval\": \\[%ld, %ld\\], "
+			       "\"confidence\": \"high\", \"counted\": true'",
+			       t.bin, t.dir, steps, steps, steps), 0);
+	/* the loop's samples, most of them in the trampoline, are walk's */
+	samples_in("loop2", "/workloads/chase", lo, lo + walk->size, &in, &unknown);
+	assert_true(in > 20);
+	assert_true(unknown * 20 < in);
+	img_close(img);
+}
+
 TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_plan_entries),
 	cmocka_unit_test(test_spool_calls),
 	cmocka_unit_test(test_counted),
 	cmocka_unit_test(test_other_bytes),
 	cmocka_unit_test(test_stepped),
-	cmocka_unit_test(test_dlopen))
+	cmocka_unit_test(test_dlopen),
+	cmocka_unit_test(test_loop_counted))

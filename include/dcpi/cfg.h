@@ -244,6 +244,16 @@ int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
  */
 #define CFG_ENTRY_MAX 15
 size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX]);
+/*
+ * The same for block b, not the entry, whose executions the runtime counts
+ * so: whole instructions from its start, none a control transfer, trap,
+ * system call or rip-relative, the flags set again by the first of the
+ * block's instructions that touches them before any reads them, no branch
+ * of the procedure into the displaced bytes, and no unresolved indirect
+ * jump in the procedure (cfg/entry.c).  Edges into the block's start are
+ * fine: they land on the jump.
+ */
+size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_ENTRY_MAX]);
 
 /* Block containing addr, -1 if none.  Binary search. */
 int cfg_block_at(const struct cfg *cfg, uint64_t addr);

@@ -247,7 +247,7 @@ struct collect_result {
 	 * the calls counted and the procedures they were counted in (the
 	 * epoch's PROF_EVENT_CALLS profiles; docs/paths.md, "Calls counted at
 	 * the entry"). */
-	uint64_t plan_counts, calls_counted, calls_procs;
+	uint64_t plan_counts, calls_counted, calls_procs, blocks_counted;
 	/* Hardware evidence: samples kept for the import, what it said (or
 	 * why it failed, and where the perf.data was left). */
 	uint64_t hw_samples;
@@ -409,6 +409,12 @@ int agg_add(struct agg *a, uint32_t image, uint32_t event, uint64_t offset, uint
 typedef int agg_interval_fn(void *ctx, uint32_t image, uint32_t event, uint64_t offset,
 			    uint64_t count);
 int agg_interval(struct agg *a, agg_interval_fn *fn, void *ctx);
+/* Move counts to other keys: fn may change an entry's image and offset
+ * (returning 1 when it did); counts that meet add up.  *moved gets the
+ * samples moved. */
+typedef int agg_remap_fn(void *ctx, uint32_t *image, uint64_t *offset);
+int agg_remap(struct agg *a, agg_remap_fn *fn, void *ctx, uint64_t *moved,
+	      struct dcpi_err *err);
 
 /* What the profiles of one event say besides their counts. */
 struct agg_event {

@@ -238,7 +238,11 @@ struct est_result {
 					 * the counts' scale is measured; 0: not */
 	double calls_scale;		/* what the estimate read of them (x0 / calls) */
 	int calls_solved;		/* the straight code solved around them; 0:
-					 * only the entry's class holds them */
+					 * only the counted classes hold them */
+	size_t classes_counted;		/* classes but the entry's whose executions
+					 * were counted (a plan's block lines) */
+	uint8_t *counted;		/* per block, NULL: its class's executions
+					 * counted (est_use_counts), exact */
 	double shared_core;		/* the share of the recording's path bursts
 					 * whose contention canary found the
 					 * program's core shared with a busy sibling
@@ -761,6 +765,19 @@ void est_use_exact(const struct cfg *cfg, struct est_result *r, const double *ex
 double est_calls_counted(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
 			 const struct image *img, uint64_t entry);
 int est_use_calls(const struct cfg *cfg, struct est_result *r, double calls, struct dcpi_err *err);
+/*
+ * Executions counted at blocks (a plan's block lines, PROF_EVENT_EXECS;
+ * docs/estimate.md "Loops counted"): est_blocks_counted fills out[b] with
+ * block b's count (0: not counted) and returns how many were;
+ * est_use_counts is est_use_calls with those classes held too (calls may
+ * be 0: the entry not counted), and a counted class's loop's other classes
+ * pulled by their samples instead of held (r->classes_counted,
+ * r->counted).
+ */
+size_t est_blocks_counted(const struct prof_profile *p, size_t np, const struct prof_image_id *id,
+			  const struct image *img, const struct cfg *cfg, double *out);
+int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
+		   const double *counts, struct dcpi_err *err);
 /* enum cul_event of a profile's event name, or -1; *sampled: a PMU's. */
 int est_culprit_event(const char *event, int *sampled);
 int est_culprits(const struct cfg *cfg, const struct est_result *r,

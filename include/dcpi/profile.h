@@ -31,6 +31,10 @@
  * at the entry"): one entry per counted procedure, at its entry's file
  * offset, period 1 (exact counts, not samples). */
 #define PROF_EVENT_CALLS "calls"
+/* The event of a block's executions counted the same way (a plan's block
+ * lines: the loops that walk a chain, docs/estimate.md "Loops counted"):
+ * one entry per counted block, at its first byte's file offset. */
+#define PROF_EVENT_EXECS "executions"
 
 /* Who an image is: build-id when it has one, else path, size and mtime. */
 struct prof_image_id {
