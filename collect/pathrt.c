@@ -1216,7 +1216,8 @@ static void count_off(struct prt_mark *m, const char *why)
 	p += 2;
 	memcpy(p, why, wl);
 	p[wl] = '\0';
-	note("calls not counted in process", (long)getpid(), line);
+	note(m->flags & PRT_PLAN_BLOCK ? "executions not counted in process"
+				       : "calls not counted in process", (long)getpid(), line);
 }
 
 /* b within a rel32 of a (with room for a page either side). */
@@ -1374,7 +1375,9 @@ static void count_place(struct prt_mark *m, uint64_t entry)
 	else if (!patchable(entry) || !readable(entry, m->nentry))
 		why = "its code is writable or cannot be read";
 	else if (memcmp(b, m->entry, m->nentry))
-		why = "the bytes at its entry are not the plan's (another build?)";
+		why = m->flags & PRT_PLAN_BLOCK
+			      ? "the bytes of its block are not the plan's (another build?)"
+			      : "the bytes at its entry are not the plan's (another build?)";
 	else if (!(slot = tramp_make(m, (size_t)(m - g.marks), entry)))
 		why = "no page for its trampoline within 2 GB of it, or mprotect refused";
 	else if (entry_patch(entry, slot))

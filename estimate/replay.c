@@ -331,6 +331,15 @@ static uint64_t region_of(const struct val_hotlist *h, uint32_t *elem, size_t *u
 	return bytes <= l1d_bytes() ? 0 : bytes;
 }
 
+int est_replay_in_l1(const struct val_hotlist *h)
+{
+	uint32_t elem;
+	size_t used;
+
+	return h && h->kind == VAL_ADDR && h->n >= MIN_ADDRS &&
+	       footprint_of(h, &elem, &used) <= l1d_bytes();
+}
+
 /* The instruction a load's miss shows on: the next one of its block (the
  * skid), else the load. */
 static uint32_t shown_on(const struct cfg *cfg, uint32_t i)

@@ -182,6 +182,10 @@ static int add_profile(struct rep_state *s, const struct prof_profile *p, struct
 	struct rep_image *ri;
 	int ev;
 
+	/* a counted block's executions are not a procedure's (its calls are):
+	 * dcpicalc reads them, the tables do not add them up */
+	if (!strcmp(p->event, PROF_EVENT_EXECS))
+		return 0;
 	ev = event_index_add(t, p);
 	if (ev < 0)
 		return dcpi_errf(err, -ENOMEM, "out of memory summarizing profiles");

@@ -214,6 +214,9 @@ int est_replay_loads(struct est_input *in, const struct image *img, const struct
  * addresses were drawn from (0 when fewer than 8 agree), its elements'
  * size, the addresses used. */
 int est_replay_self_fed(const struct cfg *cfg, uint32_t i);
+/* Do a load's sampled addresses (h, VAL_ADDR: at least the few a footprint
+ * needs) lie within the L1 data cache's size? */
+int est_replay_in_l1(const struct val_hotlist *h);
 /* Each sampled load's region (a->r.insns[i].region), for the intervals. */
 void est_replay_regions(const struct image *img, const struct val_profile *vp,
 			struct est_analysis *a);
