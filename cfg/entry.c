@@ -100,7 +100,22 @@ static int sets_flags(const struct cfg_insn *in)
 	return 0;
 }
 
-size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_ENTRY_MAX])
+/* A jcc of its short or near form (not jrcxz or loop, which have no near
+ * form): its length, 2 or 6; 0 otherwise. */
+static size_t jcc_form(const struct cfg_insn *in)
+{
+	if ((in->flags & (CFG_I_BRANCH | CFG_I_COND | CFG_I_INDIRECT)) !=
+	    (CFG_I_BRANCH | CFG_I_COND) || !in->target)
+		return 0;
+	if (in->size == 2 && (in->bytes[0] & 0xf0) == 0x70)
+		return 2;
+	if (in->size == 6 && in->bytes[0] == 0x0f && (in->bytes[1] & 0xf0) == 0x80)
+		return 6;
+	return 0;
+}
+
+size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_ENTRY_MAX],
+			   size_t *branch)
 {
 	const uint32_t bad = CFG_I_BRANCH | CFG_I_CALL | CFG_I_RET | CFG_I_INDIRECT |
 			     CFG_I_TRAP | CFG_I_SYSCALL | CFG_I_INVALID;
@@ -109,14 +124,25 @@ size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_
 	size_t len = 0;
 	uint32_t i;
 
-	if (!cfg || b >= cfg->nblocks || b == cfg->entry || cfg->missing_edges)
+	if (branch)
+		*branch = 0;
+	if (!cfg || !branch || b >= cfg->nblocks || b == cfg->entry || cfg->missing_edges)
 		return 0;
 	bl = &cfg->blocks[b];
 	if (!bl->n || (bl->flags & CFG_B_EXIT))
 		return 0;
 	for (i = bl->first; i < bl->first + bl->n && len < ENTRY_JMP; i++) {
 		const struct cfg_insn *in = &cfg->insns[i];
+		size_t j = i + 1 == bl->first + bl->n ? jcc_form(in) : 0;
 
+		if (j && len + j <= CFG_ENTRY_MAX && len <= CFG_BRANCH_BEFORE_MAX &&
+		    in->addr == bl->start + len) {
+			/* the block's last: the trampoline branches to its target */
+			memcpy(bytes + len, in->bytes, in->size);
+			len += in->size;
+			*branch = j;
+			break;
+		}
 		if ((in->flags & bad) || (in->regs_read & CFG_RBIT(CFG_R_RIP)) ||
 		    ((in->nmem || (in->flags & CFG_I_LEA)) && in->mem.rip_relative) ||
 		    in->addr != bl->start + len || len + in->size > CFG_ENTRY_MAX)
@@ -127,14 +153,16 @@ size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_
 	if (len < ENTRY_JMP)
 		return 0;
 	/* the flags the increment clobbers: dead, that is, set again before
-	 * anything of the block reads them (the first to touch them sets them) */
+	 * anything of the block reads them (the first to touch them sets them),
+	 * or a call comes first (no caller keeps flags across one) */
 	for (i = bl->first; i < bl->first + bl->n; i++) {
 		const struct cfg_insn *in = &cfg->insns[i];
 
-		if ((in->regs_read | in->regs_written) & fl)
+		if (((in->regs_read | in->regs_written) & fl) || (in->flags & CFG_I_CALL))
 			break;
 	}
-	if (i == bl->first + bl->n || !sets_flags(&cfg->insns[i]))
+	if (i == bl->first + bl->n ||
+	    (!(cfg->insns[i].flags & CFG_I_CALL) && !sets_flags(&cfg->insns[i])))
 		return 0;
 	for (size_t k = 0; k < cfg->ninsns; k++)	/* a jump into the displaced bytes */
 		if (cfg->insns[k].target > bl->start && cfg->insns[k].target - bl->start < len)

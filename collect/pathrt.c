@@ -158,7 +158,7 @@ enum { COUNT_WAIT, COUNT_ON, COUNT_OFF };
 /* A page of counting trampolines, PRT_TRAMP_SLOT bytes each: the mark of
  * each slot used (index into g.marks). */
 #define PRT_TRAMP_PAGES 16
-#define PRT_TRAMP_SLOT 32
+#define PRT_TRAMP_SLOT PRT_TRAMP_SLOT_BYTES
 #define PRT_TRAMP_SLOTS (4096 / PRT_TRAMP_SLOT)
 #define PRT_TRAMP_INC PRT_TRAMP_HEAD	/* incq %fs:disp32 */
 struct prt_tpage {
@@ -1259,17 +1259,27 @@ static uint64_t tramp_make(struct prt_mark *m, size_t i, uint64_t entry)
 {
 	static const uint8_t inc[5] = { 0x64, 0x48, 0xff, 0x04, 0x25 };
 	struct prt_tpage *tp = NULL;
-	uint64_t tpr, slot;
+	uint64_t tpr, slot, to = entry;
 	int64_t off, back;
 	uint8_t *c;
-	int fresh;
+	int fresh, jl = prt_jcc_len(m->entry, m->nentry, m->flags);
 
 	__asm__("mov %%fs:0, %0" : "=r"(tpr));	/* the thread pointer (glibc's TCB) */
 	off = (int64_t)((uint64_t)(uintptr_t)&t_calls[i] - tpr);
-	if (off != (int32_t)off)
+	if (off != (int32_t)off || jl < 0)
 		return 0;
+	if (jl) {	/* where the block's jcc goes */
+		const uint8_t *j = m->entry + m->nentry - jl;
+
+		to = entry + m->nentry +
+		     (uint64_t)(jl == 2 ? (int64_t)(int8_t)j[1]
+					: (int64_t)(int32_t)((uint32_t)j[2] | (uint32_t)j[3] << 8 |
+							     (uint32_t)j[4] << 16 |
+							     (uint32_t)j[5] << 24));
+	}
 	for (size_t k = 0; k < g.ntramp && !tp; k++)
-		if (g.tramp[k].used < PRT_TRAMP_SLOTS && near(g.tramp[k].page, entry))
+		if (g.tramp[k].used < PRT_TRAMP_SLOTS && near(g.tramp[k].page, entry) &&
+		    near(g.tramp[k].page, to))
 			tp = &g.tramp[k];
 	/* a page in use stays executable: a handler may run its trampolines */
 	if (tp && mprotect((void *)(uintptr_t)tp->page, 4096,
@@ -1280,6 +1290,10 @@ static uint64_t tramp_make(struct prt_mark *m, size_t i, uint64_t entry)
 
 		if (g.ntramp == PRT_TRAMP_PAGES || !(page = tramp_map(entry)))
 			return 0;
+		if (!near(page, to)) {
+			munmap((void *)(uintptr_t)page, 4096);
+			return 0;
+		}
 		tp = &g.tramp[g.ntramp];
 		tp->page = page;
 		tp->used = 0;
@@ -1288,8 +1302,17 @@ static uint64_t tramp_make(struct prt_mark *m, size_t i, uint64_t entry)
 	c = (uint8_t *)(uintptr_t)slot;
 	memcpy(c, inc, sizeof(inc));
 	memcpy(c + 5, &(int32_t){ (int32_t)off }, 4);
-	memcpy(c + PRT_TRAMP_INC, m->entry, m->nentry);
-	c += PRT_TRAMP_INC + m->nentry;
+	memcpy(c + PRT_TRAMP_INC, m->entry, m->nentry - jl);
+	c += PRT_TRAMP_INC + m->nentry - jl;
+	if (jl) {	/* the block's jcc, near, to its own target */
+		const uint8_t *j = m->entry + m->nentry - jl;
+		int64_t rel = (int64_t)to - (int64_t)((uint64_t)(uintptr_t)c + 6);
+
+		c[0] = 0x0f;
+		c[1] = (uint8_t)(0x80 | ((jl == 2 ? j[0] : j[1]) & 0x0f));
+		memcpy(c + 2, &(int32_t){ (int32_t)rel }, 4);
+		c += 6;
+	}
 	back = (int64_t)(entry + m->nentry) - (int64_t)((uint64_t)(uintptr_t)c + 5);
 	c[0] = 0xe9;
 	memcpy(c + 1, &(int32_t){ (int32_t)back }, 4);
@@ -1321,7 +1344,7 @@ static int entry_patch(uint64_t entry, uint64_t slot)
 	return 0;
 }
 
-/* Append "<slot> <bytes moved> <plan line>\n" (decimal) to
+/* Append "<slot> <bytes moved> <plan line> <jcc length>\n" (decimal) to
  * "<dir>/<pid>.tramp": dcpi record gives the time samples taken in the
  * trampoline to the instructions it runs copies of (PRT_TRAMP_SUFFIX). */
 static void tramp_note(const struct prt_mark *m, uint64_t slot)
@@ -1343,6 +1366,9 @@ static void tramp_note(const struct prt_mark *m, uint64_t slot)
 	fmt_u(&p, m->nentry);
 	*p++ = ' ';
 	fmt_u(&p, m->line);
+	*p++ = ' ';
+	fmt_u(&p, (unsigned long)(prt_jcc_len(m->entry, m->nentry, m->flags) > 0
+				      ? prt_jcc_len(m->entry, m->nentry, m->flags) : 0));
 	*p++ = '\n';
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -1401,6 +1427,7 @@ static uint64_t step_pc(uint64_t pc)
 	unsigned s;
 	const struct prt_mark *m;
 	uint64_t at;
+	int jl;
 
 	if (!tp)
 		return pc;
@@ -1409,7 +1436,11 @@ static uint64_t step_pc(uint64_t pc)
 		return 0;
 	m = &g.marks[tp->mark[s]];
 	at = pc - tp->page - s * PRT_TRAMP_SLOT;
-	if (at < PRT_TRAMP_INC || at >= PRT_TRAMP_INC + (uint64_t)m->nentry)
+	jl = prt_jcc_len(m->entry, m->nentry, m->flags);
+	if (jl > 0 && at >= PRT_TRAMP_INC + (uint64_t)(m->nentry - jl) &&
+	    at < PRT_TRAMP_INC + (uint64_t)(m->nentry - jl) + 6)
+		return m->patched + m->nentry - jl;	/* the jcc, near here */
+	if (at < PRT_TRAMP_INC || at >= PRT_TRAMP_INC + (uint64_t)(m->nentry - (jl > 0 ? jl : 0)))
 		return 0;
 	return m->patched + (at - PRT_TRAMP_INC);
 }
@@ -1503,7 +1534,8 @@ static void plan_load(const char *file)
 		if (!(q = get_hex(s, &m->off)) || *q++ != ' ' || !(q = get_hex(q, &m->size)) ||
 		    *q++ != ' ' || !(q = get_hex(q, &flags)) || *q++ != ' ' ||
 		    ((flags & PRT_PLAN_COUNT) && !(q = entry_bytes(q, m))) || *q != '/' ||
-		    pl + (l = strlen(q)) + 1 > sizeof(g.mpaths))
+		    pl + (l = strlen(q)) + 1 > sizeof(g.mpaths) ||
+		    ((flags & PRT_PLAN_COUNT) && !prt_jcc_ok(m->entry, m->nentry, (unsigned)flags)))
 			continue;
 		memcpy(g.mpaths + pl, q, l + 1);
 		m->path = (uint32_t)pl;

@@ -116,6 +116,35 @@
 #define PRT_TRAMP_SUFFIX ".tramp"	/* <dir>/<pid>.tramp: the trampolines (pathrt.c) */
 #define PRT_TRAMP_HEAD	9	/* a trampoline's incq %fs:disp32, before the moved bytes */
 #define PRT_PLAN_BLOCK	8u	/* ... at a block inside: its executions (plan's block line) */
+#define PRT_PLAN_JCC8	16u	/* ... whose bytes end in a short jcc (2 bytes) */
+#define PRT_PLAN_JCC32	32u	/* ... or a near one (6): the trampoline branches */
+#define PRT_TRAMP_SLOT_BYTES 32	/* a trampoline: increment, bytes, near jcc, jmp back */
+
+/* The length of the jcc that ends a block mark's n bytes (flags
+ * PRT_PLAN_JCC8 or PRT_PLAN_JCC32), 0 for none; -1 when the bytes do not
+ * end in that form or a trampoline's slot could not hold them with the
+ * jcc in its near form. */
+static inline int prt_jcc_len(const uint8_t *b, size_t n, unsigned flags)
+{
+	size_t j = flags & PRT_PLAN_JCC8 ? 2 : flags & PRT_PLAN_JCC32 ? 6 : 0;
+
+	if (!j)
+		return 0;
+	if ((flags & PRT_PLAN_JCC8) && (flags & PRT_PLAN_JCC32))
+		return -1;
+	if (n < j || PRT_TRAMP_HEAD + (n - j) + 6 + 5 > PRT_TRAMP_SLOT_BYTES)
+		return -1;
+	if (j == 2 && (b[n - 2] & 0xf0) != 0x70)
+		return -1;
+	if (j == 6 && (b[n - 6] != 0x0f || (b[n - 5] & 0xf0) != 0x80))
+		return -1;
+	return (int)j;
+}
+
+static inline int prt_jcc_ok(const uint8_t *b, size_t n, unsigned flags)
+{
+	return prt_jcc_len(b, n, flags) >= 0;
+}
 #define PRT_PLAN_REGS_SHIFT 8	/* the argument registers it takes, 6 bits */
 #define PRT_PLAN_TICKS	4	/* CPU-time timers fire at most once a kernel tick */
 #define PRT_PLAN_SHARE	8	/* captures spend at most 1/8 of the CPU time */

@@ -185,13 +185,29 @@ static void block_line(FILE *out, const char *line, const struct plan_img *im, s
 		       struct plan_info *info)
 {
 	unsigned long long off;
-	char why[256], hex[2 * PRT_ENTRY_MAX + 1];
+	char why[256], hex[2 * PRT_ENTRY_MAX + 1], *comma;
 	uint8_t b[PRT_ENTRY_MAX];
+	unsigned flags = PRT_PLAN_COUNT | PRT_PLAN_BLOCK;
 	size_t i, n;
 
 	if (sscanf(line, "block %zu %llx %255s", &i, &off, why) != 3 || i >= nim ||
-	    strncmp(why, "count=", 6) ||
-	    (n = hex_bytes(why + 6, strlen(why + 6), b, PRT_ENTRY_MAX)) < PRT_ENTRY_MIN) {
+	    strncmp(why, "count=", 6)) {
+		info->bad++;
+		return;
+	}
+	if ((comma = strchr(why, ','))) {	/* a jcc ends the bytes */
+		if (!strcmp(comma, ",branch=2"))
+			flags |= PRT_PLAN_JCC8;
+		else if (!strcmp(comma, ",branch=6"))
+			flags |= PRT_PLAN_JCC32;
+		else {
+			info->bad++;
+			return;
+		}
+		*comma = '\0';
+	}
+	if ((n = hex_bytes(why + 6, strlen(why + 6), b, PRT_ENTRY_MAX)) < PRT_ENTRY_MIN ||
+	    !prt_jcc_ok(b, n, flags)) {
 		info->bad++;
 		return;
 	}
@@ -201,8 +217,7 @@ static void block_line(FILE *out, const char *line, const struct plan_img *im, s
 	}
 	for (size_t k = 0; k < n; k++)
 		snprintf(hex + 2 * k, 3, "%02x", b[k]);
-	fprintf(out, "%llx %zx %x %s %s\n", off, n, PRT_PLAN_COUNT | PRT_PLAN_BLOCK, hex,
-		im[i].path);
+	fprintf(out, "%llx %zx %x %s %s\n", off, n, flags, hex, im[i].path);
 	info->marks++;
 	info->blocks++;
 }
@@ -343,11 +358,12 @@ int plan_rt_read(const char *dir, struct plan_rt_mark **out, size_t *n, struct d
 	return ret;
 }
 
-/* A trampoline of the run: [lo, lo + PRT_TRAMP_HEAD + n + 5) runs the n
- * bytes at off of image. */
+/* A trampoline of the run: at lo, the increment (PRT_TRAMP_HEAD bytes),
+ * the n - jl bytes at off of image, the block's jcc of jl bytes there in
+ * its near form (6 bytes; jl 0: none) and the jump back (5). */
 struct tramp {
 	uint64_t lo, off;
-	size_t n;
+	size_t n, jl;
 	uint32_t image;
 };
 
@@ -367,13 +383,19 @@ static int tramp_map_pc(void *ctx, uint32_t *image, uint64_t *offset)
 		return 0;
 	for (size_t i = 0; i < ts->n; i++) {
 		const struct tramp *t = &ts->t[i];
-		uint64_t at = *offset - t->lo;
+		uint64_t at = *offset - t->lo, moved = t->n - t->jl;
 
-		if (*offset < t->lo || at >= PRT_TRAMP_HEAD + t->n + 5)
+		if (*offset < t->lo || at >= PRT_TRAMP_HEAD + moved + (t->jl ? 6 : 0) + 5)
 			continue;
 		*image = t->image;
-		*offset = t->off + (at < PRT_TRAMP_HEAD ? 0 : at - PRT_TRAMP_HEAD > t->n
-								     ? t->n : at - PRT_TRAMP_HEAD);
+		if (at < PRT_TRAMP_HEAD)
+			*offset = t->off;
+		else if (at - PRT_TRAMP_HEAD < moved)
+			*offset = t->off + (at - PRT_TRAMP_HEAD);
+		else if (t->jl && at - PRT_TRAMP_HEAD < moved + 6)
+			*offset = t->off + moved;	/* the jcc */
+		else
+			*offset = t->off + t->n;	/* the jump back: what follows */
 		return 1;
 	}
 	return 0;
@@ -383,7 +405,7 @@ static int tramp_map_pc(void *ctx, uint32_t *image, uint64_t *offset)
 static int tramp_file(const char *path, const struct plan_rt_mark *m, size_t nm,
 		      struct maps *maps, struct tramps *ts, struct dcpi_err *err)
 {
-	unsigned long long lo, n, line;
+	unsigned long long lo, n, line, jl;
 	char buf[128];
 	FILE *f = fopen(path, "re");
 	int rc = 0;
@@ -394,8 +416,9 @@ static int tramp_file(const char *path, const struct plan_rt_mark *m, size_t nm,
 		struct tramp *t;
 		uint32_t image;
 
-		if (sscanf(buf, "%llu %llu %llu", &lo, &n, &line) != 3 || line >= nm ||
-		    !m[line].path || !(m[line].flags & PRT_PLAN_COUNT) || n != m[line].nentry)
+		if (sscanf(buf, "%llu %llu %llu %llu", &lo, &n, &line, &jl) != 4 || line >= nm ||
+		    !m[line].path || !(m[line].flags & PRT_PLAN_COUNT) || n != m[line].nentry ||
+		    jl >= n)
 			continue;
 		if ((rc = maps_intern(maps, m[line].path, &image, err)))
 			break;
@@ -405,6 +428,7 @@ static int tramp_file(const char *path, const struct plan_rt_mark *m, size_t nm,
 		}
 		t->lo = lo;
 		t->n = (size_t)n;
+		t->jl = (size_t)jl;
 		t->off = m[line].off;
 		t->image = image;
 	}

@@ -59,6 +59,7 @@ struct pcount {
 	uint64_t off;		/* the block's file offset */
 	size_t n;
 	uint8_t bytes[CFG_ENTRY_MAX];
+	size_t branch;		/* a jcc ends the bytes: its length, 2 or 6 */
 	char site[256];
 };
 
@@ -279,9 +280,9 @@ static int count_class(const struct rv_ctx *c, size_t i, const struct cfg *cfg, 
 		struct pcount *k;
 		uint8_t bytes[CFG_ENTRY_MAX];
 		uint64_t off;
-		size_t n;
+		size_t n, branch;
 
-		if (cfg->blocks[b].cls != cls || !(n = cfg_block_displaced(cfg, b, bytes)) ||
+		if (cfg->blocks[b].cls != cls || !(n = cfg_block_displaced(cfg, b, bytes, &branch)) ||
 		    targeted(tg, cfg->blocks[b].start, n) ||
 		    img_vaddr_to_offset(c->img, cfg->blocks[b].start, &off) < 0)
 			continue;
@@ -290,6 +291,7 @@ static int count_class(const struct rv_ctx *c, size_t i, const struct cfg *cfg, 
 		k->image = i;
 		k->off = off;
 		k->n = n;
+		k->branch = branch;
 		memcpy(k->bytes, bytes, n);
 		rv_place(c, off, k->site, sizeof(k->site));
 		return 0;
@@ -465,6 +467,8 @@ static char *plan_text(const struct rep_vals *v, const struct pplan *pl, size_t 
 		fprintf(f, "block %zu %" PRIx64 " count=", pl->k[k].image, pl->k[k].off);
 		for (size_t b = 0; b < pl->k[k].n; b++)
 			fprintf(f, "%02x", pl->k[k].bytes[b]);
+		if (pl->k[k].branch)
+			fprintf(f, ",branch=%zu", pl->k[k].branch);
 		fprintf(f, " %s\n", pl->k[k].site);
 	}
 	if (fclose(f)) {

@@ -576,7 +576,7 @@ static void test_entry_displaced(void **state)
 
 /* cfg_block_displaced on the block at addr of code loaded at 0x1000. */
 static size_t block_displaced(const uint8_t *code, size_t len, uint64_t addr,
-			      uint8_t out[CFG_ENTRY_MAX])
+			      uint8_t out[CFG_ENTRY_MAX], size_t *branch)
 {
 	struct dcpi_err err = { 0 };
 	struct cfg *cfg;
@@ -586,7 +586,7 @@ static size_t block_displaced(const uint8_t *code, size_t len, uint64_t addr,
 	assert_int_equal(cfg_build_bytes(code, len, 0x1000, "b", &cfg, &err), 0);
 	b = cfg_block_at(cfg, addr);
 	assert_true(b >= 0);
-	n = cfg_block_displaced(cfg, (uint32_t)b, out);
+	n = cfg_block_displaced(cfg, (uint32_t)b, out, branch);
 	cfg_free(cfg);
 	return n;
 }
@@ -612,17 +612,36 @@ static void test_block_displaced(void **state)
 	 * jne L; ret: a branch lands inside what a jump at L would displace */
 	const uint8_t into[] = { 0x85, 0xff, 0x75, 0x03, 0x48, 0x8b, 0x12, 0x48, 0x01, 0xd0,
 				 0x83, 0xe9, 0x01, 0x75, 0xf5, 0xc3 };
+	/* xor %eax,%eax; L: cmp %r14d,0x18(%r15); jne L; ret: the jcc must go
+	 * along (4 bytes before it), the trampoline branching itself */
+	const uint8_t latch[] = { 0x31, 0xc0, 0x45, 0x39, 0x77, 0x18, 0x75, 0xfa, 0xc3 };
+	/* xor %eax,%eax; L: cmpl $7,(%rdi); je near L; ret: the near form */
+	const uint8_t nearj[] = { 0x31, 0xc0, 0x83, 0x3f, 0x07, 0x0f, 0x84, 0xf7, 0xff, 0xff,
+				  0xff, 0xc3 };
+	/* xor %eax,%eax; L: mov 0x10(%r15),%rax; mov %r13,%rsi; call f; test
+	 * %eax,%eax; jne L; f: ret: the call comes before any flag is read */
+	const uint8_t call[] = { 0x31, 0xc0, 0x49, 0x8b, 0x47, 0x10, 0x4c, 0x89, 0xee, 0xe8,
+				 0x04, 0x00, 0x00, 0x00, 0x85, 0xc0, 0x75, 0xf0, 0xc3 };
 	uint8_t out[CFG_ENTRY_MAX];
+	size_t br = 9;
 
 	(void)state;
-	assert_int_equal(block_displaced(chase, sizeof(chase), 0x1002, out), 6);
+	assert_int_equal(block_displaced(chase, sizeof(chase), 0x1002, out, &br), 6);
 	assert_memory_equal(out, chase + 2, 6);
-	assert_int_equal(block_displaced(chase, sizeof(chase), 0x1000, out), 0);	/* the entry */
-	assert_int_equal(block_displaced(live, sizeof(live), 0x1002, out), 0);
-	assert_int_equal(block_displaced(inc, sizeof(inc), 0x1002, out), 0);
-	assert_int_equal(block_displaced(rip, sizeof(rip), 0x1002, out), 0);
-	assert_int_equal(block_displaced(into, sizeof(into), 0x1004, out), 0);
-	assert_int_equal(cfg_block_displaced(NULL, 0, out), 0);
+	assert_int_equal(br, 0);
+	assert_int_equal(block_displaced(chase, sizeof(chase), 0x1000, out, &br), 0);	/* the entry */
+	assert_int_equal(block_displaced(live, sizeof(live), 0x1002, out, &br), 0);
+	assert_int_equal(block_displaced(inc, sizeof(inc), 0x1002, out, &br), 0);
+	assert_int_equal(block_displaced(rip, sizeof(rip), 0x1002, out, &br), 0);
+	assert_int_equal(block_displaced(into, sizeof(into), 0x1004, out, &br), 0);
+	assert_int_equal(block_displaced(latch, sizeof(latch), 0x1002, out, &br), 6);
+	assert_memory_equal(out, latch + 2, 6);
+	assert_int_equal(br, 2);
+	assert_int_equal(block_displaced(nearj, sizeof(nearj), 0x1002, out, &br), 9);
+	assert_int_equal(br, 6);
+	assert_int_equal(block_displaced(call, sizeof(call), 0x1002, out, &br), 7);
+	assert_int_equal(br, 0);
+	assert_int_equal(cfg_block_displaced(NULL, 0, out, &br), 0);
 }
 
 /* xor; L: inc; cmp $10; jne L; ret; int3 int3 (padding) */

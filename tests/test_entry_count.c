@@ -30,7 +30,13 @@
  *     its block (a "block" line, report/plan.c), the second counts exactly
  *     STEPS executions there ("executions" profile), dcpicalc prints that
  *     count with a point interval, and the samples the loop took in its
- *     trampoline are walk's, not an unknown image's.
+ *     trampoline are walk's, not an unknown image's;
+ *   - test_chain_counted: a hash table's chain walk (tests/workloads/chain),
+ *     its latch a compare and a branch the trampoline makes near and takes
+ *     itself (a block line's branch=): the plan of a long run counts its
+ *     loop's blocks, one of them with its jcc; a short run with that plan
+ *     gives the same output, and every count it took equals callgrind's
+ *     count of the same run at that block's first instruction.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -489,6 +495,71 @@ static void test_loop_counted(void **state)
 	img_close(img);
 }
 
+/* The count at offset off of the profile of event ev and the image whose
+ * path ends in suffix in the newest epoch of db (-1: no such profile). */
+static long long count_at(const char *db, const char *ev, const char *suffix, uint64_t off)
+{
+	struct prof_profile *all;
+	long long c = -1;
+	size_t n;
+
+	(void)calls_of(db, suffix, &all, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(all[i].event, ev) && tu_ends_with(all[i].image.path, suffix))
+			c = (long long)prof_profile_count(&all[i], off);
+	prof_profiles_free(all, n);
+	return c;
+}
+
+static void test_chain_counted(void **state)
+{
+	struct prof_profile *all;
+	char chain[600], args[700], opts[700];
+	size_t n, l, checked = 0;
+
+	(void)state;
+	if (tu_sh("valgrind --version > /dev/null 2>&1") != 0) {
+		print_message("no valgrind: skipped\n");
+		skip();
+	}
+	snprintf(chain, sizeof(chain), "%s", t.prog);
+	l = strlen(chain);
+	assert_true(l > 5 && !strcmp(chain + l - 5, "calls"));
+	memcpy(chain + l - 5, "chain", 5);
+	snprintf(args, sizeof(args), "%s 1048576 4000000", chain);
+	record_both("chain1", "", args);
+	assert_int_equal(tu_sh("grep -Eq '^block 0 [0-9a-f]+ count=[0-9a-f]+,branch=2 lookup' "
+			       "%s/chain1/00000001/plan.txt", t.dir), 0);
+	snprintf(opts, sizeof(opts), "--plan %s/chain1/00000001/plan.txt", t.dir);
+	snprintf(args, sizeof(args), "%s 1048576 200000", chain);
+	record_both("chain2", opts, args);
+	assert_int_equal(tu_sh("valgrind --tool=callgrind --dump-instr=yes "
+			       "--callgrind-out-file=%s/chain.cg %s > %s/chain.cgout 2> %s/chain.cglog"
+			       " && cmp -s %s/chain.cgout %s/chain2.native", t.dir, args, t.dir, t.dir,
+			       t.dir, t.dir), 0);
+	assert_int_equal(tu_sh("%s import %s/chain.cg --db %s/chaincg > /dev/null 2>&1", t.bin, t.dir,
+			       t.dir), 0);
+	(void)calls_of("chain2", "/workloads/chain", &all, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(all[i].event, PROF_EVENT_EXECS) ||
+		    !tu_ends_with(all[i].image.path, "/workloads/chain"))
+			continue;
+		for (size_t k = 0; k < all[i].n; k++) {
+			long long ex = count_at("chaincg", "callgrind-Ir", "/workloads/chain",
+						all[i].e[k].offset);
+
+			if ((long long)all[i].e[k].count != ex)
+				print_message("block at file offset 0x%llx: counted %llu, callgrind "
+					      "%lld\n", (unsigned long long)all[i].e[k].offset,
+					      (unsigned long long)all[i].e[k].count, ex);
+			assert_int_equal((long long)all[i].e[k].count, ex);
+			checked++;
+		}
+	}
+	prof_profiles_free(all, n);
+	assert_true(checked >= 2);	/* the latch (its jcc moved) and the step */
+}
+
 TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_plan_entries),
 	cmocka_unit_test(test_spool_calls),
@@ -496,4 +567,5 @@ TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_other_bytes),
 	cmocka_unit_test(test_stepped),
 	cmocka_unit_test(test_dlopen),
-	cmocka_unit_test(test_loop_counted))
+	cmocka_unit_test(test_loop_counted),
+	cmocka_unit_test(test_chain_counted))

@@ -243,17 +243,24 @@ int cfg_build_all(const struct image *img, cfg_all_fn fn, void *arg,
  * CFG_ENTRY_MAX, with the bytes in bytes; 0 when the entry cannot be moved.
  */
 #define CFG_ENTRY_MAX 15
+#define CFG_BRANCH_BEFORE_MAX 12
 size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX]);
 /*
  * The same for block b, not the entry, whose executions the runtime counts
  * so: whole instructions from its start, none a control transfer, trap,
- * system call or rip-relative, the flags set again by the first of the
- * block's instructions that touches them before any reads them, no branch
+ * system call or rip-relative, but for the block's last, a jcc (short or
+ * near), when the jump needs its bytes (*branch gets its length, 2 or 6:
+ * the trampoline branches to its target itself; at most
+ * CFG_BRANCH_BEFORE_MAX bytes before it, so that a trampoline's slot holds
+ * the near form), the flags set again by the first of the block's
+ * instructions that touches them before any reads them (or a call comes
+ * first), no branch
  * of the procedure into the displaced bytes, and no unresolved indirect
  * jump in the procedure (cfg/entry.c).  Edges into the block's start are
  * fine: they land on the jump.
  */
-size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_ENTRY_MAX]);
+size_t cfg_block_displaced(const struct cfg *cfg, uint32_t b, uint8_t bytes[CFG_ENTRY_MAX],
+			   size_t *branch);
 
 /* Block containing addr, -1 if none.  Binary search. */
 int cfg_block_at(const struct cfg *cfg, uint64_t addr);
