@@ -22,6 +22,11 @@
  * Another procedure jumping into the displaced bytes cannot be seen from
  * this one; the plan also refuses an entry whose bytes hold another
  * symbol's address (report/plan.c).
+ *
+ * cfg_block_displaced vets a block inside a loop the same way for the
+ * plan's block lines (docs/estimate.md, "Loops counted"), where no ABI
+ * says the flags are dead: the block must set them again before reading
+ * them, and its last instruction may be a jcc the trampoline re-issues.
  */
 #include <string.h>
 

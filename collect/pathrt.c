@@ -727,22 +727,38 @@ static void arm_thread(struct prt_thread *t)
 
 /* --- notes for dcpi record ------------------------------------------------ */
 
-/* Append "<what> <id>: <why>\n" to "<dir>/<pid>.note" with one write;
- * paths_notes (paths_run.c) gathers them for dcpi record to print.
+/* Append line[0..len) to "<dir>/<pid><suffix>" with one write.
  * Async-signal-safe. */
-static void note(const char *what, long id, const char *why)
+static void spool_append(const char *suffix, const char *line, size_t len)
 {
-	char path[PATH_MAX + 64], line[256], *p = path;
-	size_t l = strlen(g.dir), wl = strlen(what), yl = strlen(why);
+	char path[PATH_MAX + 64], *p = path;
+	size_t l = strlen(g.dir);
 	int fd;
 
-	if (!g.dir[0] || wl + yl + 32 > sizeof(line))
+	if (!g.dir[0] || strlen(suffix) > 16)
 		return;
 	memcpy(p, g.dir, l);
 	p += l;
 	*p++ = '/';
 	fmt_u(&p, (unsigned long)getpid());
-	memcpy(p, ".note", 6);
+	memcpy(p, suffix, strlen(suffix) + 1);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	write_all(fd, line, len);
+	close(fd);
+}
+
+/* Append "<what> <id>: <why>\n" to "<dir>/<pid>.note" with one write;
+ * paths_notes (paths_run.c) gathers them for dcpi record to print.
+ * Async-signal-safe. */
+static void note(const char *what, long id, const char *why)
+{
+	char line[256], *p;
+	size_t wl = strlen(what), yl = strlen(why);
+
+	if (!g.dir[0] || wl + yl + 32 > sizeof(line))
+		return;
 	p = line;
 	memcpy(p, what, wl);
 	p += wl;
@@ -753,11 +769,7 @@ static void note(const char *what, long id, const char *why)
 	memcpy(p, why, yl);
 	p += yl;
 	*p++ = '\n';
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	write_all(fd, line, (size_t)(p - line));
-	close(fd);
+	spool_append(".note", line, (size_t)(p - line));
 }
 
 /* Never step this thread again: end a burst in flight (clearing the trap
@@ -1349,32 +1361,18 @@ static int entry_patch(uint64_t entry, uint64_t slot)
  * trampoline to the instructions it runs copies of (PRT_TRAMP_SUFFIX). */
 static void tramp_note(const struct prt_mark *m, uint64_t slot)
 {
-	char path[PATH_MAX + 64], line[96], *p = path;
-	size_t l = strlen(g.dir);
-	int fd;
+	char line[96], *p = line;
+	int jl = prt_jcc_len(m->entry, m->nentry, m->flags);
 
-	if (!g.dir[0])
-		return;
-	memcpy(p, g.dir, l);
-	p += l;
-	*p++ = '/';
-	fmt_u(&p, (unsigned long)getpid());
-	memcpy(p, PRT_TRAMP_SUFFIX, sizeof(PRT_TRAMP_SUFFIX));
-	p = line;
 	fmt_u(&p, (unsigned long)slot);
 	*p++ = ' ';
 	fmt_u(&p, m->nentry);
 	*p++ = ' ';
 	fmt_u(&p, m->line);
 	*p++ = ' ';
-	fmt_u(&p, (unsigned long)(prt_jcc_len(m->entry, m->nentry, m->flags) > 0
-				      ? prt_jcc_len(m->entry, m->nentry, m->flags) : 0));
+	fmt_u(&p, (unsigned long)(jl > 0 ? jl : 0));
 	*p++ = '\n';
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	write_all(fd, line, (size_t)(p - line));
-	close(fd);
+	spool_append(PRT_TRAMP_SUFFIX, line, (size_t)(p - line));
 }
 
 /* m's entry is now at entry (plan_place, in a reading of the maps): patch

@@ -81,6 +81,8 @@
  *   "<file offset hex> <size hex> <flags hex> <image path>\n",
  * or with PRT_PLAN_COUNT in flags
  *   "<file offset hex> <size hex> <flags hex> <entry bytes hex> <image path>\n",
+ * (with PRT_PLAN_BLOCK too: a block's bytes, its executions counted; with
+ * PRT_PLAN_JCC8 or PRT_PLAN_JCC32 a jcc ends them, prt_jcc_len),
  * at most PRT_PLAN_MAX lines; flags PRT_PLAN_HOT, PRT_PLAN_BP, PRT_PLAN_COUNT
  * and, from bit PRT_PLAN_REGS_SHIFT, the argument registers the entry takes
  * (bit r for rdi, rsi, rdx, rcx, r8, r9; none: all six).  The entry bytes

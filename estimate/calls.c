@@ -63,6 +63,30 @@ size_t est_blocks_counted(const struct prof_profile *p, size_t np, const struct 
  * solver), and only the counted classes take their counts. */
 #define EST_CALLS_LOOP_MOVE 1.5
 
+/* A block outside every loop the re-solve moved further than this beyond
+ * the scale the calls set (calls / the entry's estimate), either way: the
+ * solution gave it up to hold the loops (malloc's straight code in perl:
+ * 458 executions for 33 samples of a block run 1,330,000 times). */
+#define EST_CALLS_STRAIGHT_MOVE 10.0
+
+/* Is block b, outside every loop and not counted, strained so by the
+ * solution x: moved past EST_CALLS_STRAIGHT_MOVE, or run more often than
+ * the procedure was called (it is passed at most once a call)? */
+static int straight_strained(const struct cfg *cfg, const struct est_result *r, size_t b,
+			     double x, double calls, double x0, const double *held)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	double was = r->blocks[b].executions, scale = calls > 0 && x0 > 0 ? calls / x0 : 1;
+
+	if (bl->loop_depth > 0 || !bl->n || (bl->cls >= 0 && held[bl->cls] > 0))
+		return 0;
+	if (calls > 0 && !cfg->missing_edges && x > 1.05 * calls)
+		return 1;
+	return was > 0 && r->blocks[b].samples > 0 &&
+	       (x > EST_CALLS_STRAIGHT_MOVE * scale * was ||
+		x * EST_CALLS_STRAIGHT_MOVE < scale * was);
+}
+
 /* Is block b's innermost loop one with a counted class?  (A loop nested
  * in it keeps its own trip counts, the samples'.) */
 static int in_counted_loop(const struct cfg *cfg, const uint8_t *loop_counted, uint32_t b)
@@ -174,6 +198,8 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 		    !in_counted_loop(cfg, loop_counted, (uint32_t)b) &&
 		    !(x[b] <= EST_CALLS_LOOP_MOVE * r->blocks[b].executions &&
 		      x[b] * EST_CALLS_LOOP_MOVE >= r->blocks[b].executions))
+			solved = 0;
+		else if (straight_strained(cfg, r, b, x[b], calls, x0, held))
 			solved = 0;
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
 		struct est_block *eb = &r->blocks[b];

@@ -15,7 +15,9 @@
  *     least REP_PLAN_COUNT of its image's samples whose entry a jump may
  *     displace (cfg_entry_displaced; and no other symbol starts inside
  *     the displaced bytes): the analysis' counts then have a measured
- *     scale (estimate/analyze.c).
+ *     scale (estimate/analyze.c);
+ *   - block lines: the executions of blocks of marked procedures' loops
+ *     that walk a chain, counted the same way (plan_loops).
  * The binomial's need is taken at the adjusted share (val_share_adjusted).
  * Seed 001's focused sampling: spend the sampling budget where a question
  * is open, not where time happens to go.

@@ -122,9 +122,14 @@ def blocks_of(est):
     return out
 
 
-def cover(est, ir, acc, rows=None, tag=None):
+RUN_TO_RUN = 1e-4  # two runs' counts of one block, relative: see cover()
+
+
+def cover(est, ir, acc, accm, rows=None, tag=None):
     """Interval calibration: acc.add(0 inside / 1 outside, samples) per instruction against its
-    block's stated 90% interval; rows (if given) get one record per sampled block."""
+    block's stated 90% interval; a count measured (calls or executions counted: the interval a
+    point) goes to accm instead, 0 where callgrind's count agrees; rows (if given) get one
+    record per sampled block."""
     blk = blocks_of(est)
     seen = {}
     for ins in est["instructions"]:
@@ -133,7 +138,12 @@ def cover(est, ir, acc, rows=None, tag=None):
             continue
         lo, hi = b["interval"]
         ex = ir.get(ins["offset"], 0)
-        acc.add(0 if lo <= ex <= hi else 1, ins["samples"])
+        # callgrind's run is another run: a few executions apart where the
+        # recording counted (perl's %ENV holds dcpi's variables, valgrind's
+        # its own: hv_common 1,665,444 counted, 1,665,440 under callgrind)
+        point = lo == hi and lo > 0
+        lo, hi = lo * (1 - RUN_TO_RUN), hi * (1 + RUN_TO_RUN)
+        (accm if point else acc).add(0 if lo <= ex <= hi else 1, ins["samples"])
         if rows is not None:
             r = seen.get(b["start"])
             if r is None:
@@ -284,7 +294,7 @@ def main():
                     score(est, ir, ex_edges, acc[(key, label + "@oracle", 8)],
                           acc[(key, label + "@oracle", 9)], f)
                 for key in (wl, hold, "ALL"):
-                    cover(est, ir, acc[(key, label, "cover")],
+                    cover(est, ir, acc[(key, label, "cover")], acc[(key, label, "measured")],
                           block_rows if key == "ALL" else None,
                           {"workload": wl, "procedure": r["name"], "config": label,
                            "cps": est.get("cycles_per_sample")})
@@ -309,14 +319,22 @@ def main():
                          else "%-34s" % "-")
         P("%-10s | " % wl + " | ".join("%-34s" % c for c in cells))
     P("Interval calibration: share of samples whose exact count lies inside the block's "
-      "stated 90% interval (right as often as it claims: 85-95%)")
+      "stated 90% interval (right as often as it claims: 85-95%), over the blocks whose count "
+      "is estimated; then the samples on blocks whose count was measured (calls or executions "
+      "counted: a point), and the share of those callgrind's count agrees with (to 0.01%: "
+      "another run)")
     for wl in keys:
         cells = []
         for lab in labels[:len(configs(a.rules))]:
-            c = acc[(wl, lab, "cover")]
+            c, m = acc[(wl, lab, "cover")], acc[(wl, lab, "measured")]
             inside = 100.0 * c.within[0] / c.w if c.w else float("nan")
-            out.setdefault(wl, {}).setdefault(lab, {})["inside"] = inside
-            cells.append("%-34s" % ("%5.1f%% of %d" % (inside, c.w) if c.w else "-"))
+            agree = 100.0 * m.within[0] / m.w if m.w else float("nan")
+            share = 100.0 * m.w / (m.w + c.w) if m.w + c.w else float("nan")
+            o = out.setdefault(wl, {}).setdefault(lab, {})
+            o["inside"], o["measured_share"], o["measured_agree"] = inside, share, agree
+            cells.append("%-34s" % (("%5.1f%% of %d" % (inside, c.w) if c.w else "-") +
+                                    ("; %4.1f%% measured, %5.1f%% agree" % (share, agree)
+                                     if m.w else "")))
         P("%-10s | " % wl + " | ".join(cells))
     P("@oracle: each procedure's counts times the one factor an oracle would choose (the "
       "median of exact / estimate over its samples): the shape alone, the scale perfect")

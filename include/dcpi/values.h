@@ -177,6 +177,13 @@ PROF_KIND_DECLARE(val, val_profile);
  *   proc N OFFSET SIZE WHY NAME      (hex file offset and size)
  *   load N OFFSET WHY SITE           (a load's file offset; its procedure
  *                                     is marked too, and is what record uses)
+ *   block N OFFSET count=HEX[,branch=L] SITE
+ *                                    (a block of a loop that walks a chain:
+ *                                     its executions counted at the block's
+ *                                     file offset, HEX the bytes a jump
+ *                                     there displaces, cfg_block_displaced;
+ *                                     branch=2 or 6: a short or near jcc
+ *                                     ends them)
  * N numbers the image lines from 0; WHY is a comma list of hot (a share of
  * the time), args=MASK (an argument's share not yet known to within
  * VAL_PLAN_POINTS; MASK, hex, the argument registers the entry takes, bit r
