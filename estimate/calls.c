@@ -87,6 +87,48 @@ static int straight_strained(const struct cfg *cfg, const struct est_result *r, 
 		x * EST_CALLS_STRAIGHT_MOVE < scale * was);
 }
 
+/*
+ * A recording without a sample's cycles (not calibrated: est_result
+ * relative, cycles_per_sample 1) has counts in relative units, which a
+ * measured count cannot be held against: every count and cycle is scaled
+ * first by the counted classes' measured over relative counts (summed), so
+ * that a sample is worth the cycles the counted code says
+ * (r->cycles_per_sample, r->relative cleared); the factor.
+ */
+static double absolute(const struct cfg *cfg, struct est_result *r, const double *held)
+{
+	double num = 0, den = 0, f;
+	uint8_t *seen = calloc(r->nclasses + 1, 1);
+
+	for (size_t b = 0; seen && b < cfg->nblocks && b < r->nblocks; b++) {
+		int c = cfg->blocks[b].cls;
+
+		if (c < 0 || (size_t)c >= r->nclasses || !(held[c] > 0) || seen[c] ||
+		    !(r->blocks[b].executions > 0))
+			continue;
+		seen[c] = 1;
+		num += held[c];
+		den += r->blocks[b].executions;
+	}
+	free(seen);
+	if (!(num > 0 && den > 0))
+		return 1;
+	f = num / den;
+	for (size_t b = 0; b < r->nblocks; b++) {
+		r->blocks[b].executions *= f;
+		r->blocks[b].cycles *= f;
+	}
+	for (size_t i = 0; i < r->ninsns; i++) {
+		r->insns[i].executions *= f;
+		r->insns[i].cycles *= f;
+	}
+	for (size_t e = 0; e < r->nedges; e++)
+		r->edges[e].executions *= f;
+	r->cycles_per_sample *= f;
+	r->relative = 0;
+	return f;
+}
+
 /* Is block b's innermost loop one with a counted class?  (A loop nested
  * in it keeps its own trip counts, the samples'.) */
 static int in_counted_loop(const struct cfg *cfg, const uint8_t *loop_counted, uint32_t b)
@@ -152,6 +194,8 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 		if (cfg->blocks[b].loop >= 0 && (size_t)cfg->blocks[b].loop < cfg->nloops)
 			loop_counted[cfg->blocks[b].loop] = 1;
 	}
+	if (r->relative)
+		x0 *= absolute(cfg, r, held);
 	for (size_t c = 0; c < r->nclasses; c++) {
 		cls[c] = r->classes[c];
 		cls[c].estimate = -1;

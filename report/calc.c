@@ -19,6 +19,7 @@
 #include "dcpi/model.h"
 #include "dcpi/paths.h"
 #include "dcpi/report.h"
+#include "dcpi/values.h"
 #include "internal.h"
 
 /* The JSON fields every report of one procedure opens with (no braces). */
@@ -536,6 +537,62 @@ static void print_block(FILE *f, const struct rep_calc *c, size_t b, char *last,
 	}
 }
 
+/* What this epoch's marking plan would have counted in c's procedure
+ * (report/plan.c): its entry (entry=), *blocks blocks of its loops (block
+ * lines).  `dcpi record --plan auto` counts them (estimate/calls.c). */
+static int plan_counts(const struct rep_calc *c, size_t *blocks)
+{
+	struct dcpi_err e = { 0 };
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	uint64_t off;
+	char *line, *save = NULL, img[32] = "";
+	int entry = 0;
+
+	*blocks = 0;
+	if (!c->db || !c->epoch || !strcmp(c->epoch, "all") || !c->img || !c->proc ||
+	    img_vaddr_to_offset(c->img, c->proc->addr, &off) ||
+	    prof_epoch_read_file((struct prof_db *)c->db, c->epoch, VAL_PLAN_FILE, &buf, &len, &e))
+		return 0;
+	for (line = strtok_r((char *)buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char num[32], path[4096];
+		unsigned long long o;
+
+		if (sscanf(line, "image %31s %*s %4095s", num, path) == 2)
+			snprintf(img, sizeof(img), "%s", strcmp(path, img_path(c->img)) ? "" : num);
+		else if (img[0] && sscanf(line, "proc %31s %llx", num, &o) == 2 && !strcmp(num, img) &&
+			 o == off && strstr(line, "entry="))
+			entry = 1;
+		else if (img[0] && sscanf(line, "block %31s %llx", num, &o) == 2 &&
+			 !strcmp(num, img) && o >= off && o - off < c->proc->size)
+			++*blocks;
+	}
+	free(buf);
+	return entry;
+}
+
+/* Where nothing of c's procedure was counted but the epoch's plan would
+ * count some of it, say how. */
+static void plan_hint(FILE *f, const struct rep_calc *c)
+{
+	char what[96] = "";
+	size_t blocks = 0;
+	int entry;
+
+	if (c->r.calls > 0 || c->r.classes_counted)
+		return;
+	entry = plan_counts(c, &blocks);
+	if (blocks)
+		snprintf(what, sizeof(what), "%s%zu block%s of loops that walk a chain",
+			 entry ? "the entry and " : "", blocks, blocks > 1 ? "s" : "");
+	else if (entry)
+		snprintf(what, sizeof(what), "the entry");
+	if (what[0])
+		fprintf(f, "counts: none measured here; this epoch's plan marks %s to be counted, "
+			"so `dcpi record --plan auto` gives these counts a measured scale%s\n", what,
+			blocks ? " and the loops their iterations" : "");
+}
+
 void rep_calc_text(FILE *f, const struct rep_calc *c)
 {
 	char last[PROF_PATH_MAX + 32] = "";
@@ -594,6 +651,7 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 	else if (c->pp)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
 		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
+	plan_hint(f, c);
 	if (c->r.classes_counted)
 		fprintf(f, "counted: the executions of %zu block%s of loops that walk a chain (the "
 			"plan's counting trampolines): exact%s\n", c->r.classes_counted,

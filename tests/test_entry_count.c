@@ -28,9 +28,13 @@
  *   - test_loop_counted: a loop that walks a chain (tests/workloads/chase,
  *     its loop run exactly STEPS times): the first recording's plan counts
  *     its block (a "block" line, report/plan.c), the second counts exactly
- *     STEPS executions there ("executions" profile), dcpicalc prints that
+ *     STEPS executions there ("executions" profile; dcpicalc on the first
+ *     epoch says `dcpi record --plan auto` would), dcpicalc prints that
  *     count with a point interval, and the samples the loop took in its
  *     trampoline are walk's, not an unknown image's;
+ *   - test_chase_counted: chases over 256 KB and 64 MB, recorded twice
+ *     (--plan auto): walk's loop counted exactly, D-cache its largest
+ *     dynamic cause (>= 80% past the L3);
  *   - test_chain_counted: a hash table's chain walk (tests/workloads/chain),
  *     its latch a compare and a branch the trampoline makes near and takes
  *     itself (a block line's branch=): the plan of a long run counts its
@@ -463,8 +467,12 @@ static void test_loop_counted(void **state)
 	memcpy(chase + l - 5, "chase", 5);
 	snprintf(args, sizeof(args), "%s 1048576 %ld", chase, steps);
 	record_both("loop1", "", args);
-	assert_int_equal(tu_sh("grep -Eq '^block 0 [0-9a-f]+ count=[0-9a-f]+ walk' "
+	assert_int_equal(tu_sh("grep -Eq '^block [0-9]+ [0-9a-f]+ count=[0-9a-f]+ walk' "
 			       "%s/loop1/00000001/plan.txt", t.dir), 0);
+	/* dcpicalc on that first epoch says what --plan auto would count */
+	assert_int_equal(tu_sh("%s calc walk --db %s/loop1 2>/dev/null | grep -q '^counts: none "
+			       "measured here; .*1 block of loops that walk a chain'", t.bin,
+			       t.dir), 0);
 	snprintf(opts, sizeof(opts), "--plan %s/loop1/00000001/plan.txt", t.dir);
 	record_both("loop2", opts, args);
 	assert_int_equal(tu_sh("grep -q '^dcpi record: the executions of 1 blocks' %s/loop2.err",
@@ -493,6 +501,44 @@ static void test_loop_counted(void **state)
 	assert_true(in > 20);
 	assert_true(unknown * 20 < in);
 	img_close(img);
+}
+
+/* The textbook case counted (docs/estimate.md, "Loops counted"): a pointer
+ * chase over 256 KB (past L1, in L2) and over 64 MB (past the L3), recorded
+ * once and again with the plan the first left (--plan auto): dcpicalc's
+ * executions of walk's loop are the step count exactly, and --summary names
+ * D-cache its largest dynamic cause, at 80% of walk's cycles or more past
+ * the L3. */
+static void test_chase_counted(void **state)
+{
+	static const struct {
+		long bytes, steps;
+		int dcache_min;
+	} c[] = { { 262144, 30000000, 0 }, { 67108864, 3000000, 80 } };
+	char chase[600], args[700], db[64];
+	size_t l;
+
+	(void)state;
+	snprintf(chase, sizeof(chase), "%s", t.prog);
+	l = strlen(chase);
+	memcpy(chase + l - 5, "chase", 5);
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		snprintf(args, sizeof(args), "%s %ld %ld", chase, c[k].bytes, c[k].steps);
+		snprintf(db, sizeof(db), "chase%zu", k);
+		/* calibrated: the summary wants a sample's cycles */
+		for (int run = 0; run < 2; run++)
+			assert_int_equal(tu_sh("%s record %s --db %s/%s -- %s > /dev/null 2> "
+					       "%s/%s.err", t.bin, run ? "--plan auto" : "", t.dir,
+					       db, args, t.dir, db), 0);
+		assert_int_equal(tu_sh("%s calc walk --db %s/%s --json 2>/dev/null | grep -Eq "
+				       "'\"executions\": %ld, .*\"counted\": true'", t.bin, t.dir,
+				       db, c[k].steps), 0);
+		/* the first cause under "by cause" is D-cache, its likeliest share
+		 * the last figure */
+		assert_int_equal(tu_sh("%s calc --summary walk --db %s/%s 2>/dev/null | awk "
+				       "'/by cause/ { getline; ok = $1 == \"D-cache\" && $NF + 0 >= %d } "
+				       "END { exit !ok }'", t.bin, t.dir, db, c[k].dcache_min), 0);
+	}
 }
 
 /* The count at offset off of the profile of event ev and the image whose
@@ -528,7 +574,10 @@ static void test_chain_counted(void **state)
 	memcpy(chain + l - 5, "chain", 5);
 	snprintf(args, sizeof(args), "%s 1048576 4000000", chain);
 	record_both("chain1", "", args);
-	assert_int_equal(tu_sh("grep -Eq '^block 0 [0-9a-f]+ count=[0-9a-f]+,branch=2 lookup' "
+	if (tu_sh("grep -Eq '^block [0-9]+ [0-9a-f]+ count=[0-9a-f]+,branch=2 lookup' "
+		  "%s/chain1/00000001/plan.txt", t.dir))
+		tu_sh("cat %s/chain1/00000001/plan.txt %s/chain1.err >&2", t.dir, t.dir);
+	assert_int_equal(tu_sh("grep -Eq '^block [0-9]+ [0-9a-f]+ count=[0-9a-f]+,branch=2 lookup' "
 			       "%s/chain1/00000001/plan.txt", t.dir), 0);
 	snprintf(opts, sizeof(opts), "--plan %s/chain1/00000001/plan.txt", t.dir);
 	snprintf(args, sizeof(args), "%s 1048576 200000", chain);
@@ -568,4 +617,5 @@ TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_stepped),
 	cmocka_unit_test(test_dlopen),
 	cmocka_unit_test(test_loop_counted),
+	cmocka_unit_test(test_chase_counted),
 	cmocka_unit_test(test_chain_counted))
