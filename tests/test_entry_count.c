@@ -184,6 +184,125 @@ static void test_plan_entries(void **state)
 	unlink(out);
 }
 
+struct seen {
+	uint32_t image;
+	uint64_t off[16], count[16];
+	size_t n;
+};
+
+static int seen_one(void *ctx, uint32_t image, uint32_t event, uint64_t offset, uint64_t count)
+{
+	struct seen *s = ctx;
+
+	(void)event;
+	if (image == MAPS_UNKNOWN)
+		offset |= 1ull << 63;	/* still unknown */
+	else
+		assert_int_equal(image, s->image);
+	assert_true(s->n < 16);
+	s->off[s->n] = offset;
+	s->count[s->n++] = count;
+	return 0;
+}
+
+static uint64_t seen_at(const struct seen *s, uint64_t off)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->off[i] == off)
+			return s->count[i];
+	return 0;
+}
+
+/* The runtime's file rt (test_plan_blocks': lines 0 to 2 count 0x1400, 6
+ * bytes; 0x1408, 4 + a short jcc; 0x1500, 3 + a near jcc) and a <pid>.tramp
+ * naming three trampolines: samples at their pcs in the unknown image go to
+ * the instructions they copy. */
+static void tramp_samples(const char *rt)
+{
+	struct dcpi_err err = { 0 };
+	struct maps *maps = NULL;
+	struct agg *agg = NULL;
+	struct seen s = { 0 };
+	uint64_t moved = 0;
+	char path[700];
+	FILE *f;
+
+	(void)rt;
+	snprintf(path, sizeof(path), "%s/123%s", t.dir, PRT_TRAMP_SUFFIX);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "1000000 6 0 0\n1000032 6 1 2\n1000064 9 2 6\n1000096 6 7 0\n");
+	fclose(f);
+	assert_int_equal(maps_new(&maps, &err), 0);
+	assert_int_equal(agg_new(&agg, &err), 0);
+	assert_int_equal(maps_intern(maps, t.prog, &s.image, &err), 0);
+	/* step: the increment, a moved instruction, the jump back */
+	agg_add(agg, MAPS_UNKNOWN, 0, 1000000 + 2, 1, &err);
+	agg_add(agg, MAPS_UNKNOWN, 0, 1000000 + 9 + 3, 2, &err);
+	agg_add(agg, MAPS_UNKNOWN, 0, 1000000 + 9 + 6, 4, &err);
+	/* latch: its jcc (near in the trampoline), the jump back */
+	agg_add(agg, MAPS_UNKNOWN, 0, 1000032 + 9 + 4, 8, &err);
+	agg_add(agg, MAPS_UNKNOWN, 0, 1000032 + 9 + 4 + 6, 16, &err);
+	/* near: its jcc after 3 bytes */
+	agg_add(agg, MAPS_UNKNOWN, 0, 1000064 + 9 + 3 + 2, 32, &err);
+	/* past the slots, and a line the plan does not have: unknown still */
+	agg_add(agg, MAPS_UNKNOWN, 0, 1000096 + 2, 64, &err);
+	agg_add(agg, MAPS_UNKNOWN, 0, 5000000, 128, &err);
+	assert_int_equal(plan_tramp_remap(t.dir, maps, agg, &moved, &err), 0);
+	assert_int_equal(moved, 1 + 2 + 4 + 8 + 16 + 32);
+	assert_int_equal(agg_interval(agg, seen_one, &s), 0);
+	assert_int_equal(seen_at(&s, 0x1400), 1);
+	assert_int_equal(seen_at(&s, 0x1403), 2);
+	assert_int_equal(seen_at(&s, 0x1406), 4);
+	assert_int_equal(seen_at(&s, 0x140c), 8);
+	assert_int_equal(seen_at(&s, 0x140e), 16);
+	assert_int_equal(seen_at(&s, 0x1503), 32);
+	assert_int_equal(seen_at(&s, (1000096 + 2) | 1ull << 63), 64);
+	assert_int_equal(seen_at(&s, 5000000 | 1ull << 63), 128);
+	agg_free(agg);
+	maps_free(maps);
+	unlink(path);
+}
+
+/* A plan's block lines (report/plan.c) into the runtime's file: the bytes,
+ * PRT_PLAN_BLOCK, and a jcc ending them (branch=2 or 6) when its form is
+ * the one named; anything else a bad line.  And the trampolines' samples
+ * (plan_tramp_remap) by the runtime's <pid>.tramp lines. */
+static void test_plan_blocks(void **state)
+{
+	struct dcpi_err err = { 0 };
+	struct plan_info info;
+	char plan[600], out[700], text[2048], want[2048], cmd[800];
+	FILE *f;
+
+	(void)state;
+	snprintf(plan, sizeof(plan), "%s/blocks.txt", t.dir);
+	assert_non_null(f = fopen(plan, "w"));
+	fprintf(f, "%s\nimage 0 - %s\n"
+		"block 0 1400 count=488b004885c0 step\n"
+		"block 0 1408 count=4839500875f2,branch=2 latch\n"
+		"block 0 1500 count=833f070f84f7ffffff,branch=6 near\n"
+		"block 0 1600 count=4839500875f2,branch=6 wrong_form\n"
+		"block 0 1700 count=4839500875f2,branch=3 bad_length\n"
+		"block 0 1800 count=48395008 short\n"
+		"block 0 1900 entry=4839500875f2 not_count\n"
+		"block 0 1a00 count=00112233445566778899aabb0f8400000000,branch=6 too_long\n",
+		VAL_PLAN_MAGIC, t.prog);
+	fclose(f);
+	assert_int_equal(plan_runtime_file(plan, t.dir, out, sizeof(out), &info, &err), 0);
+	assert_int_equal(info.marks, 3);
+	assert_int_equal(info.blocks, 3);
+	assert_int_equal(info.bad, 5);
+	snprintf(cmd, sizeof(cmd), "cat %s", out);
+	assert_int_equal(tu_sh_out(cmd, text, sizeof(text)), 0);
+	snprintf(want, sizeof(want), "1400 6 %x 488b004885c0 %s\n1408 6 %x 4839500875f2 %s\n"
+		 "1500 9 %x 833f070f84f7ffffff %s\n", PRT_PLAN_COUNT | PRT_PLAN_BLOCK, t.prog,
+		 PRT_PLAN_COUNT | PRT_PLAN_BLOCK | PRT_PLAN_JCC8, t.prog,
+		 PRT_PLAN_COUNT | PRT_PLAN_BLOCK | PRT_PLAN_JCC32, t.prog);
+	assert_string_equal(text, want);
+	tramp_samples(out);
+	unlink(out);
+}
+
 static void put_rec(FILE *f, uint32_t type, const void *body, size_t len, uint32_t pid,
 		    uint32_t tid, uint64_t time)
 {
@@ -611,6 +730,7 @@ static void test_chain_counted(void **state)
 
 TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_plan_entries),
+	cmocka_unit_test(test_plan_blocks),
 	cmocka_unit_test(test_spool_calls),
 	cmocka_unit_test(test_counted),
 	cmocka_unit_test(test_other_bytes),
