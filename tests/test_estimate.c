@@ -234,6 +234,23 @@ static void over_read(struct est_result *r, double k)
 		r->edges[e].executions *= k;
 }
 
+/* r's counts set to truth (per block, at most 16 instructions; an edge
+ * runs as often as the block it enters, or leaves for the exit), then read
+ * k times what they are (over_read). */
+static void truth_read(const struct cfg *cfg, struct est_result *r, const double *truth, double k)
+{
+	double x[16] = { 0 };
+
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
+			x[i] = truth[b];
+	est_use_exact(cfg, r, x);
+	for (size_t e = 0; e < cfg->nedges; e++)
+		r->edges[e].executions = cfg->blocks[cfg->edges[e].to].n ?
+					 truth[cfg->edges[e].to] : truth[cfg->edges[e].from];
+	over_read(r, k);
+}
+
 /*
  * Calls counted at the entry (estimate/calls.c) are the scale of what flow
  * ties to the entry.  A procedure of one if, called 1e6 times, taking its
@@ -255,7 +272,7 @@ static void test_calls_scale(void **state)
 	struct est_opts o;
 	struct est_result r;
 	struct cfg *cfg;
-	double truth[8] = { 0 }, x[16] = { 0 }, *s;
+	double truth[8] = { 0 }, *s;
 
 	assert_int_equal(cfg_build_bytes(code, sizeof(code), 0x2000, "if", &cfg, &err), 0);
 	assert_true(cfg->nblocks <= 8 && cfg->ninsns <= 16);
@@ -267,14 +284,7 @@ static void test_calls_scale(void **state)
 	s = block_samples(cfg, f->model, truth);
 	est_opts_default(&o);
 	assert_int_equal(est_procedure(cfg, f->model, s, CPS, &o, &r, &err), 0);
-	for (size_t b = 0; b < cfg->nblocks; b++)	/* counts as they are, then read 3x */
-		for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
-			x[i] = truth[b];
-	est_use_exact(cfg, &r, x);
-	for (size_t e = 0; e < cfg->nedges; e++)
-		r.edges[e].executions = cfg->blocks[cfg->edges[e].to].n ?
-					truth[cfg->edges[e].to] : truth[cfg->edges[e].from];
-	over_read(&r, 3);
+	truth_read(cfg, &r, truth, 3);	/* counts as they are, then read 3x */
 	assert_int_equal(est_use_calls(cfg, &r, 0, NULL), 0);	/* nothing counted */
 	assert_int_equal(r.calls, 0);
 	assert_int_equal(est_use_calls(cfg, &r, 1e6, &err), 1);
@@ -347,7 +357,7 @@ static void test_counted_loop(void **state)
 	struct est_opts o;
 	struct est_result r;
 	struct cfg *cfg;
-	double truth[8] = { 0 }, counts[8] = { 0 }, x[16] = { 0 }, *s;
+	double truth[8] = { 0 }, counts[8] = { 0 }, *s;
 	int hdr;
 
 	assert_int_equal(cfg_build_bytes(code, sizeof(code), 0x3000, "loop", &cfg, &err), 0);
@@ -363,15 +373,7 @@ static void test_counted_loop(void **state)
 	est_opts_default(&o);
 	for (int with = 0; with < 2; with++) {
 		assert_int_equal(est_procedure(cfg, f->model, s, CPS, &o, &r, &err), 0);
-		for (size_t b = 0; b < cfg->nblocks; b++)
-			for (uint32_t i = cfg->blocks[b].first;
-			     i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
-				x[i] = truth[b];
-		est_use_exact(cfg, &r, x);
-		for (size_t e = 0; e < cfg->nedges; e++)
-			r.edges[e].executions = cfg->blocks[cfg->edges[e].to].n ?
-						truth[cfg->edges[e].to] : truth[cfg->edges[e].from];
-		over_read(&r, 3);
+		truth_read(cfg, &r, truth, 3);
 		counts[hdr] = with ? 1e7 : 0;
 		assert_int_equal(est_use_counts(cfg, &r, 1e6, counts, &err), 1);
 		assert_int_equal(r.classes_counted, (size_t)with);
