@@ -86,22 +86,37 @@ size_t cfg_entry_displaced(const struct cfg *cfg, uint8_t bytes[CFG_ENTRY_MAX])
 	return len;
 }
 
-/* Does the instruction set every status flag from its operands alone
- * (add, sub, cmp, test, and, or, xor, neg; any width)?  inc and dec keep
- * CF, shifts by a count of 0 keep them all: not these. */
+/* Is mnemonic m the operation w, with or without its size suffix? */
+static int is_op(const char *m, const char *w)
+{
+	size_t n = strlen(w);
+
+	return !strncmp(m, w, n) && (!m[n] || (strchr("bwlq", m[n]) && !m[n + 1]));
+}
+
+/* Does the instruction write every status flag without reading them, so
+ * that what they held before is dead?  add, sub, cmp, test, and, or, xor,
+ * neg set them all from their operands; mul, imul, popcnt, lzcnt and tzcnt
+ * set some and leave the rest undefined, and so do shifts by an immediate
+ * count that is not 0 once masked (the SDM and the AMD manual, vol. 3).
+ * inc and dec keep CF, shifts by %cl may count 0 and keep them all: not
+ * these. */
 static int sets_flags(const struct cfg_insn *in)
 {
-	static const char *const w[] = { "add", "sub", "cmp", "test", "and", "or", "xor", "neg" };
+	static const char *const w[] = { "add", "sub", "cmp", "test", "and", "or", "xor", "neg",
+					 "mul", "imul", "popcnt", "lzcnt", "tzcnt" };
+	static const char *const shifts[] = { "shl", "shr", "sar", "sal" };
 	const char *m = in->mnemonic;
 
 	if (!(in->regs_written & CFG_RBIT(CFG_R_FLAGS)) || (in->regs_read & CFG_RBIT(CFG_R_FLAGS)))
 		return 0;
-	for (size_t k = 0; k < sizeof(w) / sizeof(w[0]); k++) {
-		size_t n = strlen(w[k]);
-
-		if (!strncmp(m, w[k], n) && (!m[n] || (strchr("bwlq", m[n]) && !m[n + 1])))
+	for (size_t k = 0; k < sizeof(w) / sizeof(w[0]); k++)
+		if (is_op(m, w[k]))
 			return 1;
-	}
+	for (size_t k = 0; k < sizeof(shifts) / sizeof(shifts[0]); k++)
+		if (is_op(m, shifts[k]) && (in->flags & CFG_I_IMM) &&
+		    (in->imm & (m[strlen(m) - 1] == 'q' ? 0x3f : 0x1f)))
+			return 1;
 	return 0;
 }
 

@@ -14,7 +14,9 @@
  * path the builder hands in), following register copies of the index
  * (mov, movl %e,%e, movslq, movzbl after a `cmpb $N,%al`), or, when the index
  * was loaded from memory, a `cmp $N,mem` of the same operand with no store
- * in between (`cmpl $17,0x28(%r12); ja; movl 0x28(%r12),%eax`).
+ * in between (`cmpl $17,0x28(%r12); ja; movl 0x28(%r12),%eax`), the operand
+ * followed back through a `lea d(%r),%x` of its base or index register
+ * (`cmpl $4,0x30(%rax,%rdx,4); lea 0xc(%rdx),%rcx; ja; mov (%rax,%rcx,4),%ecx`).
  *
  * Entries may leave the procedure: GCC moves unlikely cases to a separate
  * .cold fragment with its own FDE.  Such entries are kept when they land in
@@ -191,6 +193,26 @@ static uint64_t mem_regs(const struct cfg_mem *m)
 	return r;
 }
 
+/* in is `lea d(%r),%x` and x a register of m (not both): m as it reads
+ * before in, with r for x.  0 when in is not such. */
+static int lea_back(const struct cfg_insn *in, struct cfg_mem *m)
+{
+	int x = only_gpr(in->regs_written);
+
+	if (!(in->flags & CFG_I_LEA) || in->mem.rip_relative || in->mem.index != CFG_REG_NONE ||
+	    in->mem.base == CFG_REG_NONE || in->mem.base >= CFG_NREGS || x < 0 ||
+	    (m->base == x) == (m->index == x))
+		return 0;
+	if (m->index == x) {
+		m->index = in->mem.base;
+		m->disp += in->mem.disp * (int64_t)m->scale;
+	} else {
+		m->base = in->mem.base;
+		m->disp += in->mem.disp;
+	}
+	return 1;
+}
+
 /* cmp $N,mem of the operand the index was loaded from. */
 static int is_cmp_mem_imm(const struct cfg_insn *in, const struct cfg_mem *m)
 {
@@ -253,6 +275,7 @@ static int guard_count(const struct cfg_insn *jcc, uint64_t next, uint64_t n, si
 static int find_bound(const struct cfg_jt_path *path, int load, int idx, size_t *count)
 {
 	const struct cfg_insn *jcc = NULL;
+	struct cfg_mem mem;
 	const struct cfg_mem *src = NULL;	/* the index's memory, once loaded */
 	uint64_t jnext = 0;
 	int byte = 0;
@@ -283,6 +306,8 @@ static int find_bound(const struct cfg_jt_path *path, int load, int idx, size_t 
 			 * through: the compiler reloaded the value it had just
 			 * bounded, so it knew they do not alias it.
 			 */
+			if ((in->regs_written & mem_regs(src)) && lea_back(in, &mem))
+				continue;
 			if ((in->regs_written & mem_regs(src)) ||
 			    ((in->flags & CFG_I_STORE) && same_mem(&in->mem, src)))
 				break;
@@ -292,7 +317,8 @@ static int find_bound(const struct cfg_jt_path *path, int load, int idx, size_t 
 			continue;
 		if (is_index_load(in, idx)) {
 			byte |= !strcmp(in->mnemonic, "movzbl") || !strcmp(in->mnemonic, "movzbq");
-			src = &in->mem;
+			mem = in->mem;
+			src = &mem;
 			continue;
 		}
 		/* a register copy of the index (mov, movl %e,%e, movslq, movzx) */

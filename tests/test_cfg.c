@@ -622,10 +622,25 @@ static void test_block_displaced(void **state)
 	 * %eax,%eax; jne L; f: ret: the call comes before any flag is read */
 	const uint8_t call[] = { 0x31, 0xc0, 0x49, 0x8b, 0x47, 0x10, 0x4c, 0x89, 0xee, 0xe8,
 				 0x04, 0x00, 0x00, 0x00, 0x85, 0xc0, 0x75, 0xf0, 0xc3 };
+	/* xor %eax,%eax; L: mov (%rdx),%rdx; shr $0xb,%ecx; jne L; ret: a shift by
+	 * an immediate writes every flag (AF, and OF past 1, undefined) */
+	const uint8_t shr[] = { 0x31, 0xc0, 0x48, 0x8b, 0x12, 0xc1, 0xe9, 0x0b, 0x75, 0xf8, 0xc3 };
+	/* the same by $0x20, which a 32-bit shift masks to 0: the flags kept */
+	const uint8_t shr0[] = { 0x31, 0xc0, 0x48, 0x8b, 0x12, 0xc1, 0xe9, 0x20, 0x75, 0xf8,
+				 0xc3 };
+	/* the same by %cl (it may be 0): the flags kept */
+	const uint8_t shrcl[] = { 0x31, 0xc0, 0x48, 0x8b, 0x12, 0xd3, 0xe9, 0x75, 0xf9, 0xc3 };
+	/* xor %eax,%eax; L: mov (%rdx),%rdx; imul %ecx,%eax; jne L; ret */
+	const uint8_t imul[] = { 0x31, 0xc0, 0x48, 0x8b, 0x12, 0x0f, 0xaf, 0xc1, 0x75, 0xf8,
+				 0xc3 };
 	uint8_t out[CFG_ENTRY_MAX];
 	size_t br = 9;
 
 	(void)state;
+	assert_int_equal(block_displaced(shr, sizeof(shr), 0x1002, out, &br), 6);
+	assert_int_equal(block_displaced(shr0, sizeof(shr0), 0x1002, out, &br), 0);
+	assert_int_equal(block_displaced(shrcl, sizeof(shrcl), 0x1002, out, &br), 0);
+	assert_int_equal(block_displaced(imul, sizeof(imul), 0x1002, out, &br), 6);
 	assert_int_equal(block_displaced(chase, sizeof(chase), 0x1002, out, &br), 6);
 	assert_memory_equal(out, chase + 2, 6);
 	assert_int_equal(br, 0);
@@ -1036,6 +1051,7 @@ static void test_jump_table_forms(void **state)
 	static const struct jt_case cases[] = {
 		{ "t_cmpb", 1, 1, 0, 2, 1 },	/* third entry: in t_cmpb.cold */
 		{ "t_mem", 1, 1, 0, 3, 0 },
+		{ "t_lea", 1, 1, 0, 3, 0 },	/* the bound under another address */
 		{ "t_copy", 1, 1, 0, 3, 0 },
 		{ "t_pic", 1, 1, 0, 3, 0 },
 		{ "t_byte", 1, 1, 0, 2, 0 },

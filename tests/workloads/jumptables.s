@@ -1,6 +1,8 @@
 # jumptables.s - indirect jumps the CFG tests check one by one (tests/test_cfg.c):
 # tables bounded by `cmpb` before a movzbl, by a compare of the memory the
-# index is loaded from, by a compare before the index is copied, a PIC table
+# index is loaded from, by a compare of that memory under another address
+# (xz's rc_encode: the index loaded through lea 12(%rdx),%rcx from where
+# 0x30(%rax,%rdx,4) was compared), by a compare before the index is copied, a PIC table
 # whose base was loaded before a loop, a 256-entry table on a byte, a table
 # entry in a .cold fragment; tail calls through a pointer after the epilogue
 # and in a leaf; and two jumps that must stay unresolved (frame still set up,
@@ -54,6 +56,28 @@ t_mem:
 	xorl	%eax, %eax
 	ret
 	.size	t_mem, .-t_mem
+
+	.type	t_lea, @function
+t_lea:
+	leaq	.Ll_tab(%rip), %r9
+	movq	0x28(%rdi), %rdx
+	cmpl	$2, 0x30(%rdi,%rdx,4)
+	leaq	0xc(%rdx), %rcx
+	ja	.Ll_def
+	movl	(%rdi,%rcx,4), %ecx
+	movslq	(%r9,%rcx,4), %rcx
+	addq	%r9, %rcx
+	jmp	*%rcx
+.Ll0:	movl	$1, %eax
+	ret
+.Ll1:	movl	$2, %eax
+	ret
+.Ll2:	movl	$3, %eax
+	ret
+.Ll_def:
+	xorl	%eax, %eax
+	ret
+	.size	t_lea, .-t_lea
 
 	.type	t_copy, @function
 t_copy:
@@ -153,6 +177,8 @@ t_unbounded:
 	.quad	.Lc0, .Lc1, .Lc2
 .Lp_tab:
 	.long	.Lp0-.Lp_tab, .Lp1-.Lp_tab, .Lp2-.Lp_tab
+.Ll_tab:
+	.long	.Ll0-.Ll_tab, .Ll1-.Ll_tab, .Ll2-.Ll_tab
 	.align 8
 .Lb_tab:
 	.quad	.Lb0
