@@ -583,7 +583,7 @@ static void plan_hint(FILE *f, const struct rep_calc *c)
 		return;
 	entry = plan_counts(c, &blocks);
 	if (blocks)
-		snprintf(what, sizeof(what), "%s%zu block%s of loops that walk a chain",
+		snprintf(what, sizeof(what), "%s%zu block%s of loops",
 			 entry ? "the entry and " : "", blocks, blocks > 1 ? "s" : "");
 	else if (entry)
 		snprintf(what, sizeof(what), "the entry");
@@ -653,8 +653,8 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
 	plan_hint(f, c);
 	if (c->r.classes_counted)
-		fprintf(f, "counted: the executions of %zu block%s of loops that walk a chain (the "
-			"plan's counting trampolines): exact%s\n", c->r.classes_counted,
+		fprintf(f, "counted: the executions of %zu block%s of loops (the plan's counting "
+			"trampolines): exact%s\n", c->r.classes_counted,
 			c->r.classes_counted > 1 ? "s" : "",
 			c->r.calls_solved ? "; the rest of those loops is solved around them" : "");
 	if (c->r.calls > 0 && c->r.calls_solved)

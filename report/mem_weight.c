@@ -60,6 +60,66 @@ static const struct prof_profile *samples_of(const struct prof_profile *pp, size
 	return any;
 }
 
+/*
+ * Where a plan counted a class of the loop (report/plan.c plan_data), the
+ * loop's accesses stand for executions at the ratio measured there: the
+ * steps of a burst are executions, and bursts start where time goes, so
+ * the ratio is the loop's own (docs/data.md, "Weighting").  Each other
+ * accessing instruction of the innermost loop (or of the straight code)
+ * gets ratio x its accesses; of a loop with no counted access, the nearest
+ * enclosing loop's ratio, else the straight code's, else the procedure's
+ * over all its counted accesses: measured nearby, where the analysis'
+ * estimate is the samples' time (docs/data.md gives the figures).
+ */
+static void counted_ratios(const struct est_analysis *a, struct image *img, struct mem_wt *w,
+			   size_t n)
+{
+	const struct cfg *cfg = a->cfg;
+	size_t ng = cfg->nloops + 1;	/* the loops, the straight code; [ng] all */
+	double *e = calloc(2 * (ng + 1), sizeof(*e)), *acc;
+	int *grp = calloc(n + 1, sizeof(*grp));
+
+	if (!e || !grp) {	/* out of memory: the estimates stay */
+		free(e);
+		free(grp);
+		return;
+	}
+	acc = e + ng + 1;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t va;
+		size_t g;
+		int b;
+
+		grp[k] = -1;
+		if (w[k].execs < 0 || img_offset_to_vaddr(img, w[k].insn, &va) ||
+		    (b = cfg_block_at(cfg, va)) < 0 || cfg_insn_at(cfg, va) < 0)
+			continue;
+		g = cfg->blocks[b].loop < 0 ? cfg->nloops : (size_t)cfg->blocks[b].loop;
+		grp[k] = (int)g;
+		if (!a->r.counted[b] || !(w[k].accesses > 0))
+			continue;
+		grp[k] = -1;	/* exact: kept */
+		e[g] += w[k].execs;
+		acc[g] += w[k].accesses;
+		e[ng] += w[k].execs;
+		acc[ng] += w[k].accesses;
+	}
+	for (size_t k = 0; k < n; k++) {
+		int g = grp[k];
+
+		if (g < 0)
+			continue;
+		while (g < (int)cfg->nloops && !(acc[g] > 0))	/* out to the straight code */
+			g = cfg->loops[g].parent >= 0 ? cfg->loops[g].parent : (int)cfg->nloops;
+		if (acc[g] > 0)
+			w[k].execs = e[g] / acc[g] * w[k].accesses;
+		else if (acc[ng] > 0)
+			w[k].execs = e[ng] / acc[ng] * w[k].accesses;
+	}
+	free(e);
+	free(grp);
+}
+
 /* Executions of the accessing instructions of proc (entries [i, j) of p
  * sorted by insn in ord) into w; string instructions get -2 (their
  * procedure's ratio later), unestimated ones -1. */
@@ -89,6 +149,8 @@ static void weigh_proc(struct est_input *in, struct image *img, const struct pro
 		else
 			w[k].execs = a.r.insns[ix].executions;
 	}
+	if (a.r.counted)
+		counted_ratios(&a, img, w, n);
 	est_analysis_free(&a);
 }
 

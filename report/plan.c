@@ -17,7 +17,9 @@
  *     the displaced bytes): the analysis' counts then have a measured
  *     scale (estimate/analyze.c);
  *   - block lines: the executions of blocks of marked procedures' loops
- *     that walk a chain, counted the same way (plan_loops).
+ *     that walk a chain (plan_loops), and of one class of each loop that
+ *     holds REP_PLAN_DATA of the sampled data accesses (plan_data),
+ *     counted the same way.
  * The binomial's need is taken at the adjusted share (val_share_adjusted).
  * Seed 001's focused sampling: spend the sampling budget where a question
  * is open, not where time happens to go.
@@ -40,6 +42,7 @@
 #define REP_PLAN_HOT_LOAD 0.02
 #define REP_PLAN_COUNT 0.01
 #define REP_PLAN_LOOP_CLASSES 4
+#define REP_PLAN_DATA 0.01
 
 enum { WHY_HOT = 1, WHY_ARGS = 2, WHY_LOAD = 4, WHY_COUNT = 8 };
 
@@ -316,6 +319,90 @@ static double block_samples(const struct rv_ctx *c, const struct cfg *cfg, uint3
 }
 
 /*
+ * Data loops: a data profile weighs each sampled access by its
+ * instruction's executions (report/mem_weight.c).  The steps of a burst
+ * are executions, but bursts start where time goes, so a loop's accesses
+ * stand for executions at a ratio of its own.  One counted class a loop
+ * measures that ratio for all of its instructions: in every innermost
+ * loop (and the straight code of the procedure, group nloops) whose
+ * instructions took at least REP_PLAN_DATA of the image's sampled
+ * accesses (accesses: VAL_ADDR values seen), and no class of which with
+ * sampled accesses is counted already (done: a chain's), the class with the
+ * most of them a jump may displace is counted.
+ */
+static int plan_data(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
+		     const struct targets *tg, double accesses, const uint8_t *done,
+		     struct pplan *pl)
+{
+	size_t ng = cfg->nloops + 1, nc = (size_t)cfg->nclasses;
+	double *acc = calloc(nc + 1, sizeof(*acc)), *grp = calloc(ng, sizeof(*grp));
+	int *cls_grp = malloc((nc + 1) * sizeof(*cls_grp));
+	uint8_t *has = calloc(ng, 1);
+	int rc = 0;
+
+	if (!acc || !grp || !cls_grp || !has) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < nc; k++)
+		cls_grp[k] = -1;
+	for (uint32_t b = 0; b < cfg->nblocks; b++) {	/* a class lies in one loop */
+		const struct cfg_block *bl = &cfg->blocks[b];
+		size_t g = bl->loop < 0 ? cfg->nloops : (size_t)bl->loop;
+
+		if (bl->cls < 0 || (size_t)bl->cls >= nc)
+			continue;
+		cls_grp[bl->cls] = (int)g;
+	}
+	for (size_t k = 0; k < cfg->ninsns; k++) {
+		int b = cfg_block_at(cfg, cfg->insns[k].addr);
+		const struct val_hotlist *h;
+		uint64_t off;
+
+		if (b < 0 || cfg->blocks[b].cls < 0 || (size_t)cfg->blocks[b].cls >= nc ||
+		    img_vaddr_to_offset(c->img, cfg->insns[k].addr, &off) ||
+		    !(h = val_profile_find(c->vp, off, VAL_ADDR)))
+			continue;
+		acc[cfg->blocks[b].cls] += (double)h->seen;
+		grp[cls_grp[cfg->blocks[b].cls]] += (double)h->seen;
+	}
+	for (size_t k = 0; k < nc; k++)	/* a counted class that gives the ratio */
+		if (done[k] && acc[k] > 0 && cls_grp[k] >= 0)
+			has[cls_grp[k]] = 1;
+	for (size_t g = 0; g < ng && !rc; g++) {
+		size_t before = pl->nk;
+		uint8_t *tried = NULL;
+
+		if (has[g] || grp[g] < REP_PLAN_DATA * accesses)
+			continue;
+		if (!(tried = calloc(nc + 1, 1))) {
+			rc = -ENOMEM;
+			break;
+		}
+		while (!rc && pl->nk == before) {	/* the most accessed class that can be */
+			int pick = -1;
+
+			for (size_t k = 0; k < nc; k++)
+				if (cls_grp[k] == (int)g && !tried[k] && acc[k] > 0 &&
+				    (int)k != cfg->blocks[cfg->entry].cls &&
+				    (pick < 0 || acc[k] > acc[pick]))
+					pick = (int)k;
+			if (pick < 0)
+				break;
+			tried[pick] = 1;
+			rc = count_class(c, i, cfg, pick, tg, pl);
+		}
+		free(tried);
+	}
+out:
+	free(acc);
+	free(grp);
+	free(cls_grp);
+	free(has);
+	return rc;
+}
+
+/*
  * The loops of a marked procedure that walk a chain (a load fed by its own
  * result round the loop, est_replay_self_fed: i = next[i], p = p->next):
  * their classes' executions are counted, at most REP_PLAN_LOOP_CLASSES of
@@ -324,16 +411,21 @@ static double block_samples(const struct rv_ctx *c, const struct cfg *cfg, uint3
  * loop goes round no faster than a load's latency, which hides the
  * counter's own (an increment of memory, about 6 cycles a round here:
  * docs/estimate.md, "Loops counted"), while the samples cannot tell a
- * stall from executions there.  -ENOMEM when out of memory.
+ * stall from executions there.  Then the data loops (plan_data).  -ENOMEM
+ * when out of memory.
  */
 static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
-		      const struct targets *tg, struct pplan *pl)
+		      const struct targets *tg, double accesses, struct pplan *pl)
 {
 	uint8_t *walks = calloc(cfg->nloops + 1, 1);
+	uint8_t *done = calloc((size_t)cfg->nclasses + 1, 1);
 	int rc = 0;
 
-	if (!walks)
+	if (!walks || !done) {
+		free(walks);
+		free(done);
 		return -ENOMEM;
+	}
 	for (size_t k = 0; k < cfg->ninsns; k++) {
 		int b = cfg_block_at(cfg, cfg->insns[k].addr);
 		uint64_t off;
@@ -349,11 +441,12 @@ static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 		walks[cfg->blocks[b].loop] = 1;
 	}
 	for (size_t L = 0; L < cfg->nloops && !rc; L++) {
-		int done[REP_PLAN_LOOP_CLASSES], ndone = 0;
+		int taken[REP_PLAN_LOOP_CLASSES], ntaken = 0;
 
 		if (!walks[L])
 			continue;
-		while (ndone < REP_PLAN_LOOP_CLASSES && !rc) {
+		while (ntaken < REP_PLAN_LOOP_CLASSES && !rc) {
+			size_t before;
 			double best = 0;
 			int pick = -1, cls = -1;
 
@@ -362,8 +455,8 @@ static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 				double s;
 				int seen = bl->cls == cfg->blocks[cfg->entry].cls;
 
-				for (int d = 0; d < ndone && !seen; d++)
-					seen = done[d] == bl->cls;
+				for (int d = 0; d < ntaken && !seen; d++)
+					seen = taken[d] == bl->cls;
 				if (bl->loop != (int)L || bl->cls < 0 || seen)
 					continue;
 				s = block_samples(c, cfg, b) + 1e-9 * (double)(cfg->nblocks - b);
@@ -375,11 +468,16 @@ static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 			}
 			if (pick < 0)
 				break;
-			done[ndone++] = cls;
+			taken[ntaken++] = cls;
+			before = pl->nk;
 			rc = count_class(c, i, cfg, cls, tg, pl);
+			done[cls] = pl->nk > before;
 		}
 	}
+	if (!rc)
+		rc = plan_data(c, i, cfg, tg, accesses, done, pl);
 	free(walks);
+	free(done);
 	return rc;
 }
 
@@ -389,12 +487,16 @@ static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 static void plan_entries(struct rep_vals *v, size_t i, struct pplan *pl)
 {
 	struct targets tg = { 0 };
+	double accesses = 0;
 	int have = 0;
 	struct rv_ctx c;
 
 	rv_image_ctx(v, &v->vp[i], &c);
 	if (!c.img)
 		return;
+	for (size_t k = 0; k < c.vp->nlists; k++)
+		if (c.vp->lists[k].kind == VAL_ADDR)
+			accesses += (double)c.vp->lists[k].seen;
 	for (size_t k = 0; k < pl->n; k++) {
 		struct pmark *m = &pl->m[k];
 		struct dcpi_err e = { 0 };
@@ -409,7 +511,7 @@ static void plan_entries(struct rep_vals *v, size_t i, struct pplan *pl)
 		if (len && (have < 0 || targeted(&tg, m->p->addr, len)))
 			len = 0;
 		m->nentry = len;
-		if (have > 0 && plan_loops(&c, i, cfg, &tg, pl) < 0)
+		if (have > 0 && plan_loops(&c, i, cfg, &tg, accesses, pl) < 0)
 			have = -1;	/* out of memory: what is planned stays */
 		cfg_free(cfg);
 	}

@@ -261,8 +261,8 @@ int cmd_record(int argc, char **argv)
 			tool_name, (unsigned long long)res.calls_counted,
 			(unsigned long long)res.calls_procs);
 	if (!quiet && plan && res.blocks_counted)
-		fprintf(stderr, "%s: the executions of %llu blocks of loops that walk a chain "
-			"counted\n", tool_name, (unsigned long long)res.blocks_counted);
+		fprintf(stderr, "%s: the executions of %llu blocks of loops counted\n",
+			tool_name, (unsigned long long)res.blocks_counted);
 	if (opts.values && res.values_samples &&
 	    rep_plan_write(opts.db_dir, res.epoch, &nmarks, &err))	/* the next run's plan */
 		fprintf(stderr, "%s: note: no plan written: %s\n", tool_name, err.msg);

@@ -29,6 +29,15 @@
  *                            a long of another (two call sites): 16 and 8
  *                            bytes a round, 2:1 by construction (DHAT counts
  *                            a read and a write)
+ *   memobj speeds ROUNDS     three heap blocks whose loops run at different
+ *                            speeds: 8 x ROUNDS loads of a 16 KB table (a
+ *                            fast loop), every eighth also one of a 32 KB
+ *                            table (an if's arm inside it), then ROUNDS steps
+ *                            of a chase through 32 MB built in place (each
+ *                            element written once): the chase takes most of
+ *                            the time, the tables most of the bytes; prints
+ *                            the exact bytes per block (64, 8 and 8 a round,
+ *                            the chase's 32 MB of stores besides)
  * Times are CPU seconds of the main loop, checked every 4096 rounds.
  */
 #include <pthread.h>
@@ -272,6 +281,32 @@ static int rmw(unsigned long rounds)
 	return sum != 0;
 }
 
+/* The chase is an LCG's cycle, next[i] = (a i + c) mod n: a single cycle
+ * through all n elements when n is a power of 2, c odd and a = 1 mod 4. */
+static int speeds(unsigned long rounds)
+{
+	const size_t n = (32u << 20) / sizeof(long);
+	volatile long *fa = calloc(2048, sizeof(long)), *fb = calloc(4096, sizeof(long));
+	long *next = malloc(n * sizeof(long)), s = 0, p = 0;
+
+	if (!fa || !fb || !next)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		next[i] = (long)((6364136223846793005ULL * i + 1442695040888963407ULL) & (n - 1));
+	for (unsigned long i = 0; i < 8 * rounds; i++) {
+		s += fa[i & 2047];
+		if (!(i & 7))
+			s += fb[(i >> 3) & 4095];
+	}
+	for (unsigned long i = 0; i < rounds; i++)
+		p = ((volatile long *)next)[p];
+	printf("fa %lu\nfb %lu\nchase %lu\n", 64 * rounds, 8 * rounds, 8 * n + 8 * rounds);
+	free((void *)fa);
+	free((void *)fb);
+	free(next);
+	return (s ^ p) == 42;
+}
+
 static int two(void *(*fn)(void *), volatile long *a, volatile long *b)
 {
 	pthread_t t[2];
@@ -310,7 +345,9 @@ int main(int argc, char **argv)
 		return masked(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
 	if (!strcmp(mode, "rmw"))
 		return rmw(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
+	if (!strcmp(mode, "speeds"))
+		return speeds(argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000);
 	fprintf(stderr, "usage: memobj objects|false|padded|true [SECONDS] | "
-		"sites|masked|rmw [ROUNDS]\n");
+		"sites|masked|rmw|speeds [ROUNDS]\n");
 	return 2;
 }
