@@ -404,11 +404,17 @@ static void test_prof_phases(void **state)
 		 "    assert p['top'][0]['name'].startswith(name), (p, name)\n",
 		 a[0], b[0], a[1], b[1], a[2], b[2]);
 	tu_check_json(bin, ws, args, py);
+	/* the window 0.1 s inside the chase phase: its slices are the chase's;
+	 * a few samples of the phase beside may come with the one slice that
+	 * straddles a boundary on a busy host (53 of 2,010 under ASan in CI,
+	 * where the whole epoch is 2/3 phase_alu) */
 	snprintf(args, sizeof(args), "prof --db %s/db --time %.2f-%.2f", ws, a[1] + 0.1,
 		 b[1] - 0.1);
 	tu_check_json(bin, ws, args, "p = d['procedures']\n"
 		      "assert p[0]['name'].startswith('phase_chase'), p[:3]\n"
-		      "assert not any(r['name'].startswith('phase_alu') for r in p), p\n");
+		      "n = lambda r: sum(r['samples'].values())\n"
+		      "alu = sum(n(r) for r in p if r['name'].startswith('phase_alu'))\n"
+		      "assert alu <= 0.05 * sum(n(r) for r in p), (alu, p[:3])\n");
 	snprintf(args, sizeof(args), "prof --db %s/db --phase 99", ws);
 	assert_int_not_equal(tu_sh("%s %s >/dev/null 2>&1", bin, args), 0);
 	/* dcpi merge carries the slices: the same phases from the copy */
@@ -467,7 +473,7 @@ static long phase_of(const char *db, const struct truth *b, double *lo, double *
  * dcpicalc and llvm-prof --phase N, N the B phase of A-B-A: the analysis
  * sees only that phase's slices (tools/analysis.c resolves the phase,
  * estimate/analyze.c cuts the profiles): phase_chase and phase_alu hold the
- * samples dcpiprof --phase N gives them, phase_alu only in the slices at
+ * samples dcpiprof --phase N gives them, phase_alu mostly in the slices at
  * the phase's edges (a change inside a slice leaves it mixed) and little
  * of its epoch's, and the LLVM profile names the phase's procedures only
  * (phase_chase, phase_alu only when an edge slice held some of it; never
@@ -502,7 +508,12 @@ static void test_analysis_phase(void **state)
 		 "    return sum(list(p['samples'].values())[0] for p in json.load(open(f))\n"
 		 "               ['procedures'] if p['name'].split('.')[0] == name)\n"
 		 "w = '%s/'\n"
-		 "assert of(w + 'inner.json', 'phase_alu') == 0\n"
+		 /* the phase's slices but its edges: the chase's, but for the few
+		  * samples of a slice a busy host's timing mixes (30 under
+		  * valgrind in CI) */
+		 "inner = sum(list(p['samples'].values())[0] for p in\n"
+		 "            json.load(open(w + 'inner.json'))['procedures'])\n"
+		 "assert of(w + 'inner.json', 'phase_alu') <= 0.05 * inner\n"
 		 "assert of(w + 'prof.json', 'phase_chase') > 0\n"
 		 "open(w + 'want', 'w').write('%%d %%d' %% (of(w + 'prof.json', 'phase_chase'),\n"
 		 "                                       of(w + 'prof.json', 'phase_alu')))\n"
