@@ -77,6 +77,8 @@ struct mem {
 	uint64_t accesses, loads, stores;
 	uint64_t kbytes;		/* kernel transfers, all objects */
 	int weighted, with_sys;
+	double measured;		/* the weighted accesses' share whose executions
+					 * were counted (mem_weight_measured) */
 	double wbytes;			/* weighted bytes, all objects */
 	unsigned insns;			/* instructions listed per object */
 	char epoch[256];
@@ -532,9 +534,16 @@ static void print_text(FILE *f, struct mem *m, const size_t *ord, const struct m
 {
 	char adv[768], r[160];
 
-	if (m->weighted)
+	if (m->weighted && m->measured > 0)
+		fprintf(f, "Weighted: each sampled access stands for its instruction's executions, "
+			"measured for %.0f%% of the weighted accesses (counted in their loops), "
+			"estimated for the rest%s (docs/data.md, \"Weighting\").\n",
+			100 * m->measured, m->with_sys ? "; bytes%+k adds the kernel's counted bytes" :
+			"");
+	else if (m->weighted)
 		fprintf(f, "Weighted: each sampled access stands for its instruction's estimated "
-			"executions%s (docs/data.md, \"Weighting\").\n", m->with_sys ?
+			"executions, none counted here: `dcpi record --plan auto` counts the loops "
+			"that hold the accesses%s (docs/data.md, \"Weighting\").\n", m->with_sys ?
 			"; bytes%+k adds the kernel's counted bytes" : "");
 	fprintf(f, "Data profile of epoch %s: %" PRIu64 " accesses sampled (%" PRIu64 " loads, %"
 		PRIu64 " stores)\n\nObjects by accesses (kernel: bytes read(2) and write(2) "
@@ -584,9 +593,12 @@ static void print_json(FILE *f, struct mem *m, const size_t *ord, const struct m
 	fprintf(f, "{\"epoch\": ");
 	json_str(f, m->epoch);
 	fprintf(f, ", \"accesses\": %" PRIu64 ", \"loads\": %" PRIu64 ", \"stores\": %" PRIu64
-		", \"window_ns\": %llu, \"kernel_bytes\": %" PRIu64 ", \"weighting\": \"%s\", "
-		"\"objects\": [", m->accesses, m->loads, m->stores, DATA_WINDOW_NS, m->kbytes,
+		", \"window_ns\": %llu, \"kernel_bytes\": %" PRIu64 ", \"weighting\": \"%s\", ",
+		m->accesses, m->loads, m->stores, DATA_WINDOW_NS, m->kbytes,
 		m->with_sys ? "executions+kernel" : m->weighted ? "executions" : "appearances");
+	if (m->weighted)
+		fprintf(f, "\"weighted_measured\": %.4f, ", m->measured);
+	fprintf(f, "\"objects\": [");
 	for (size_t i = 0; i < m->nobj && i < top; i++) {
 		struct mobj *o = &m->obj[ord[i]];
 
@@ -711,6 +723,7 @@ static int report(FILE *f, struct mem *m, struct data_profile *p, size_t n,
 	m->weighted = o->weighted || o->with_syscalls;
 	if (m->weighted && (rc = mem_weights(dbdir, m->epoch, p, n, &w, &nw, &rel, err)) < 0)
 		return rc;
+	m->measured = m->weighted ? mem_weight_measured(w, nw) : 0;
 	if (rel && m->with_sys) {
 		free(w);
 		return dcpi_errf(err, -EINVAL, "epoch %s: executions are relative (recorded with "

@@ -99,6 +99,7 @@ static void counted_ratios(const struct est_analysis *a, struct image *img, stru
 		if (!a->r.counted[b] || !(w[k].accesses > 0))
 			continue;
 		grp[k] = -1;	/* exact: kept */
+		w[k].measured = 1;
 		e[g] += w[k].execs;
 		acc[g] += w[k].accesses;
 		e[ng] += w[k].execs;
@@ -111,6 +112,7 @@ static void counted_ratios(const struct est_analysis *a, struct image *img, stru
 			continue;
 		while (g < (int)cfg->nloops && !(acc[g] > 0))	/* out to the straight code */
 			g = cfg->loops[g].parent >= 0 ? cfg->loops[g].parent : (int)cfg->nloops;
+		w[k].measured = g == grp[k] && acc[g] > 0;	/* its own loop's */
 		if (acc[g] > 0)
 			w[k].execs = e[g] / acc[g] * w[k].accesses;
 		else if (acc[ng] > 0)
@@ -166,7 +168,7 @@ static int collect(const struct data_profile *p, size_t pi, struct mem_wt **w, s
 		if (dcpi_grow((void **)w, cap, *n + 1, sizeof(**w)))
 			return -ENOMEM;
 		(*w)[(*n)++] = (struct mem_wt){ pi, p->e[i].insn, (double)p->e[i].accesses,
-						-1, 0 };
+						-1, 0, 0 };
 	}
 	return 0;
 }
@@ -291,4 +293,16 @@ double mem_weight_of(const struct mem_wt *w, size_t n, size_t prof, uint64_t ins
 	const struct mem_wt *f = bsearch(&key, w, n, sizeof(*w), mw_cmp);
 
 	return f ? f->weight : 0;
+}
+
+double mem_weight_measured(const struct mem_wt *w, size_t n)
+{
+	double all = 0, measured = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		all += w[k].weight * w[k].accesses;
+		if (w[k].measured)
+			measured += w[k].weight * w[k].accesses;
+	}
+	return all > 0 ? measured / all : 0;
 }
