@@ -306,10 +306,12 @@ static int find_bound(const struct cfg_jt_path *path, int load, int idx, size_t 
 			 * through: the compiler reloaded the value it had just
 			 * bounded, so it knew they do not alias it.
 			 */
-			if ((in->regs_written & mem_regs(src)) && lea_back(in, &mem))
-				continue;
-			if ((in->regs_written & mem_regs(src)) ||
-			    ((in->flags & CFG_I_STORE) && same_mem(&in->mem, src)))
+			if (in->regs_written & mem_regs(src)) {
+				if (lea_back(in, &mem))
+					continue;
+				break;
+			}
+			if ((in->flags & CFG_I_STORE) && same_mem(&in->mem, src))
 				break;
 			continue;
 		}

@@ -337,10 +337,10 @@ static int plan_data(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 	size_t ng = cfg->nloops + 1, nc = (size_t)cfg->nclasses;
 	double *acc = calloc(nc + 1, sizeof(*acc)), *grp = calloc(ng, sizeof(*grp));
 	int *cls_grp = malloc((nc + 1) * sizeof(*cls_grp));
-	uint8_t *has = calloc(ng, 1);
+	uint8_t *has = calloc(ng, 1), *tried = calloc(nc + 1, 1);	/* a class is one group's */
 	int rc = 0;
 
-	if (!acc || !grp || !cls_grp || !has) {
+	if (!acc || !grp || !cls_grp || !has || !tried) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -371,14 +371,9 @@ static int plan_data(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 			has[cls_grp[k]] = 1;
 	for (size_t g = 0; g < ng && !rc; g++) {
 		size_t before = pl->nk;
-		uint8_t *tried = NULL;
 
 		if (has[g] || grp[g] < REP_PLAN_DATA * accesses)
 			continue;
-		if (!(tried = calloc(nc + 1, 1))) {
-			rc = -ENOMEM;
-			break;
-		}
 		while (!rc && pl->nk == before) {	/* the most accessed class that can be */
 			int pick = -1;
 
@@ -392,13 +387,13 @@ static int plan_data(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 			tried[pick] = 1;
 			rc = count_class(c, i, cfg, pick, tg, pl);
 		}
-		free(tried);
 	}
 out:
 	free(acc);
 	free(grp);
 	free(cls_grp);
 	free(has);
+	free(tried);
 	return rc;
 }
 
