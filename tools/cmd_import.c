@@ -15,7 +15,8 @@
 static const char import_usage[] =
 	"usage: dcpi import [options] FILE\n"
 	"  FILE is a perf.data file (perf record) or callgrind output\n"
-	"  (valgrind --tool=callgrind --dump-instr=yes [--collect-jumps=yes]);\n"
+	"  (valgrind --tool=callgrind --dump-instr=yes [--collect-jumps=yes]; with\n"
+	"  --skip-plt=no a call through the PLT keeps its own count, not the stub's too);\n"
 	"  the type is detected from the file's content.\n"
 	"      --db DIR       profile database (default $DCPIDB, then ./dcpidb)\n"
 	"      --no-calibrate a perf.data recorded on this host is calibrated here\n"

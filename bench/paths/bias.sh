@@ -23,7 +23,7 @@ for p in trip:upd phase:inner; do
 	prog=${p%%:*} proc=${p#*:}
 	$CC -O2 -g -o "$W/$prog" "$here/$prog.c"
 	"$DCPI" record -q -c 100000 --paths "$PATHS" --db "$W/$prog.rec" -- "$W/$prog" > /dev/null
-	valgrind -q --tool=callgrind --dump-instr=yes --collect-jumps=yes --callgrind-out-file="$W/$prog.cg" \
+	valgrind -q --tool=callgrind --dump-instr=yes --collect-jumps=yes --skip-plt=no --callgrind-out-file="$W/$prog.cg" \
 		"$W/$prog" > /dev/null
 	"$DCPI" import -q --db "$W/$prog.cgdb" "$W/$prog.cg" 2> "$W/import.log"
 	"$DCPI" calc "$proc" --db "$W/$prog.rec" --json > "$W/est.json"
