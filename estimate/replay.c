@@ -537,10 +537,15 @@ static int walks_of(struct est_walks *c, uint64_t bytes, uint32_t elem, size_t u
 	int rc, t;
 
 	*timed = 0;
+	memset(w, 0, 3 * sizeof(*w));
 	est_replay_footprint_range(bytes, elem, used, &range[0], &range[1]);
 	rc = walk_of(c, bytes, elem, &w[0], &t, err);
 	*timed += t;
 	for (int k = 0; k < 2 && rc >= 0; k++) {
+		if (c->deadline && dcpi_now_ns() > c->deadline) {
+			c->left++;	/* the range's ends: the analysis times them */
+			break;
+		}
 		rc = walk_of(c, range[k], elem, &w[1 + k], &t, err);
 		*timed += t;
 	}
@@ -746,6 +751,10 @@ static int replay_image(struct est_walks *c, const struct val_profile *vp, size_
 		if (!cfg || (i = cfg_insn_at(cfg, va)) < 0 || !est_replay_self_fed(cfg, (uint32_t)i) ||
 		    !(bytes = region_of(h, &elem, &used)))
 			continue;
+		if (c->deadline && dcpi_now_ns() > c->deadline) {
+			c->left++;	/* the analysis times it when it needs it */
+			continue;
+		}
 		rc = walks_of(c, bytes, elem, used, w, range, &timed, err);
 		if (rc < 0) {
 			cfg_free(cfg);
@@ -760,10 +769,11 @@ static int replay_image(struct est_walks *c, const struct val_profile *vp, size_
 	return 0;
 }
 
-int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, size_t *nwalks,
-		     uint64_t *bytes, struct dcpi_err *err)
+int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, uint64_t budget_ns,
+		     size_t *nwalks, size_t *left, uint64_t *bytes, struct dcpi_err *err)
 {
-	struct est_walks c = { .dir = dir, .remeasure = 1 };
+	struct est_walks c = { .dir = dir, .remeasure = 1,
+			       .deadline = budget_ns ? dcpi_now_ns() + budget_ns : 0 };
 	struct val_profile *vp = NULL;
 	size_t n = 0;
 	int rc = val_epoch_read(db, epoch, &vp, &n, err);
@@ -772,5 +782,6 @@ int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, siz
 	for (size_t k = 0; rc >= 0 && k < n; k++)
 		rc = replay_image(&c, &vp[k], nwalks, bytes, err);
 	val_profiles_free(vp, n);
+	*left = c.left;
 	return rc;
 }

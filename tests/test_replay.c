@@ -18,7 +18,9 @@
 
 #include "dcpi/analysis.h"
 #include "dcpi/cfg.h"
+#include "dcpi/profile.h"
 #include "dcpi/sandbox.h"
+#include "testutil.h"
 #include "tu_main.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -276,7 +278,42 @@ static void test_walk_order(void **state)
 	assert_true(big.cycles > 2 * small.cycles);
 }
 
+/* dcpi record times the walks of a recording's self-fed loads right after
+ * the run (tools/cmd_record.c replay_now), within a budget: a chase recorded
+ * without that timing (DCPI_NO_REPLAY), then est_replay_epoch with a budget
+ * already spent leaves its load to the analysis, and with none times it. */
+static void test_replay_budget(void **state)
+{
+	const char *bin = getenv("DCPI_BIN"), *build = getenv("DCPI_BUILD");
+	struct dcpi_err err = { 0 };
+	struct prof_db *db = NULL;
+	char dir[4096], dbdir[4200];
+	size_t n = 9, left = 9;
+	uint64_t bytes = 0;
+
+	(void)state;
+	if (!bin || !build)
+		skip();
+	assert_int_equal(tu_workspace(dir, sizeof(dir), "replay"), 0);
+	snprintf(dbdir, sizeof(dbdir), "%s/db", dir);
+	assert_int_equal(tu_sh("DCPI_NO_REPLAY=1 %s record -q --paths 400:64 --db %s -- "
+			       "%s/workloads/chase 262144 30000000 > /dev/null", bin, dbdir, build),
+			 0);
+	assert_int_equal(prof_db_open(dbdir, 0, &db, &err), 0);
+	assert_int_equal(est_replay_epoch(db, dbdir, "00000001", 1, &n, &left, &bytes, &err), 0);
+	assert_int_equal(n, 0);
+	assert_true(left >= 1);		/* walk's load, not timed */
+	assert_int_equal(est_replay_epoch(db, dbdir, "00000001", 0, &n, &left, &bytes, &err), 0);
+	assert_true(n >= 1);
+	assert_int_equal(left, 0);
+	assert_true(bytes >= 131072 && bytes <= 524288);	/* the 256 KB ring: in L2, no
+								 * walk past the L3 */
+	prof_db_close(db);
+	tu_sh("rm -rf '%s'", dir);
+}
+
 TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_replay_budget),
 	cmocka_unit_test(test_footprint),
 	cmocka_unit_test(test_element),
 	cmocka_unit_test(test_two_regions),

@@ -110,22 +110,32 @@ static int exit_status(int status)
  * The walks of loads fed by their own result (estimate/replay.c), timed now,
  * while the machine is as the run left it (a busy sibling still busy), into
  * the database's cache where the analysis finds them.  A failure costs only
- * a timing at analysis: a note.
+ * a timing at analysis: a note.  Bounded: a program with many such loads
+ * (lbzip2's, up to 6.6 s after a 1 s run) would keep the user waiting past
+ * the run; after REPLAY_BUDGET_NS or a quarter of the run's time, whichever
+ * is longer, the loads left are timed by the analysis when it needs them.
  */
-static void replay_now(const char *dir, const char *epoch, int quiet)
+#define REPLAY_BUDGET_NS 2000000000ull
+static void replay_now(const char *dir, const char *epoch, uint64_t run_ns, int quiet)
 {
 	struct prof_db *db = NULL;
 	struct dcpi_err err = { 0 };
-	uint64_t t0 = dcpi_now_ns(), bytes;
-	size_t n = 0;
+	uint64_t t0 = dcpi_now_ns(), bytes, budget = run_ns / 4;
+	size_t n = 0, left = 0;
 
+	if (budget < REPLAY_BUDGET_NS)
+		budget = REPLAY_BUDGET_NS;
 	if (prof_db_open(dir, 0, &db, &err) < 0 ||
-	    est_replay_epoch(db, dir, epoch, &n, &bytes, &err) < 0)
+	    est_replay_epoch(db, dir, epoch, budget, &n, &left, &bytes, &err) < 0)
 		fprintf(stderr, "%s: note: loads not replayed now: %s\n", tool_name, err.msg);
 	else if (n && !quiet)
 		fprintf(stderr, "%s: timed the walk%s of %zu self-fed load%s (up to %.3g MB) for "
 			"the analysis in %.1f s\n", tool_name, n > 1 ? "s" : "", n, n > 1 ? "s" : "",
 			bytes / 1048576.0, (double)(dcpi_now_ns() - t0) / 1e9);
+	if (left && !quiet)
+		fprintf(stderr, "%s: the walks of %zu self-fed load%s (or of their ranges) left "
+			"to time at analysis (%.1f s spent here)\n", tool_name, left, left > 1 ? "s" : "",
+			(double)(dcpi_now_ns() - t0) / 1e9);
 	if (db)
 		prof_db_close(db);
 }
@@ -145,6 +155,7 @@ int cmd_record(int argc, char **argv)
 	char plan_file[4096];
 	size_t nmarks;
 	int quiet, values = -1, c, ret;
+	uint64_t t_run;
 
 	opts.paths_rate = PATHS_DEFAULT_RATE;
 	opts.paths_steps = PATHS_DEFAULT_STEPS;
@@ -212,7 +223,9 @@ int cmd_record(int argc, char **argv)
 	opts.plan = plan ? plan_file : NULL;
 	opts.pending_signal = &record_pending_signal;
 	record_catch_signals();
+	t_run = dcpi_now_ns();
 	ret = collect_record(&opts, argv + optind, &res, &err);
+	t_run = dcpi_now_ns() - t_run;
 	if (ret && res.exec_errno) {
 		tool_fail("%s", err.msg);
 		return res.exec_errno == ENOENT ? 127 : 126;
@@ -267,6 +280,6 @@ int cmd_record(int argc, char **argv)
 	    rep_plan_write(opts.db_dir, res.epoch, &nmarks, &err))	/* the next run's plan */
 		fprintf(stderr, "%s: note: no plan written: %s\n", tool_name, err.msg);
 	if (opts.values && res.values_samples && !getenv("DCPI_NO_REPLAY"))
-		replay_now(opts.db_dir, res.epoch, quiet);
+		replay_now(opts.db_dir, res.epoch, t_run, quiet);
 	return exit_status(res.status);
 }

@@ -81,6 +81,9 @@ void est_analysis_opts_default(struct est_analysis_opts *o);
 struct est_walks {
 	const char *dir;
 	int remeasure;
+	uint64_t deadline;		/* dcpi_now_ns() past which no walk is
+					 * timed (0: none); loads left counted */
+	size_t left;
 	struct sbx_walk w[EST_MAX_WALKS];
 	uint64_t key[EST_MAX_WALKS];
 	size_t n;
@@ -224,10 +227,13 @@ void est_replay_regions(const struct image *img, const struct val_profile *vp,
  * Time, right after a recording, the walks the analysis will replay: every
  * self-fed load of the epoch's value samples whose region is past L1, in
  * dir's cache, while the machine is as the run left it (`dcpi record`
- * calls it).  *nwalks: walks timed, *bytes the largest region.
+ * calls it), until budget_ns have passed (0: no bound); the loads left are
+ * timed by the analysis when it needs them.  *nwalks: walks timed, *left:
+ * loads not timed, or not all their walks, for the budget; *bytes the
+ * largest region.
  */
-int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, size_t *nwalks,
-		     uint64_t *bytes, struct dcpi_err *err);
+int est_replay_epoch(struct prof_db *db, const char *dir, const char *epoch, uint64_t budget_ns,
+		     size_t *nwalks, size_t *left, uint64_t *bytes, struct dcpi_err *err);
 void est_replay_footprint(const uint64_t *a, size_t n, uint64_t *bytes, uint32_t *elem,
 			  size_t *used);
 void est_replay_footprint_range(uint64_t bytes, uint32_t elem, size_t used, uint64_t *lo,
