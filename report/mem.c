@@ -532,19 +532,18 @@ static double ratio(uint64_t a, uint64_t b)
 static void print_text(FILE *f, struct mem *m, const size_t *ord, const struct mshare *sh,
 		       size_t nsh, unsigned top)
 {
+	const char *sys = m->with_sys ? "; bytes%+k adds the kernel's counted bytes" : "";
 	char adv[768], r[160];
 
 	if (m->weighted && m->measured > 0)
 		fprintf(f, "Weighted: each sampled access stands for its instruction's executions, "
 			"measured for %.0f%% of the weighted accesses (counted in their loops), "
 			"estimated for the rest%s (docs/data.md, \"Weighting\").\n",
-			100 * m->measured, m->with_sys ? "; bytes%+k adds the kernel's counted bytes" :
-			"");
+			100 * m->measured, sys);
 	else if (m->weighted)
 		fprintf(f, "Weighted: each sampled access stands for its instruction's estimated "
 			"executions, none counted here: `dcpi record --plan auto` counts the loops "
-			"that hold the accesses%s (docs/data.md, \"Weighting\").\n", m->with_sys ?
-			"; bytes%+k adds the kernel's counted bytes" : "");
+			"that hold the accesses%s (docs/data.md, \"Weighting\").\n", sys);
 	fprintf(f, "Data profile of epoch %s: %" PRIu64 " accesses sampled (%" PRIu64 " loads, %"
 		PRIu64 " stores)\n\nObjects by accesses (kernel: bytes read(2) and write(2) "
 		"moved, counted%s):\n  share  accesses   loads  stores      kernel  %s"

@@ -94,7 +94,7 @@ static void counted_ratios(const struct est_analysis *a, struct image *img, stru
 		if (w[k].execs < 0 || img_offset_to_vaddr(img, w[k].insn, &va) ||
 		    (b = cfg_block_at(cfg, va)) < 0 || cfg_insn_at(cfg, va) < 0)
 			continue;
-		g = cfg->blocks[b].loop < 0 ? cfg->nloops : (size_t)cfg->blocks[b].loop;
+		g = cfg_loop_group(cfg, (uint32_t)b);
 		grp[k] = (int)g;
 		if (!a->r.counted[b] || !(w[k].accesses > 0))
 			continue;

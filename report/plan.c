@@ -348,7 +348,7 @@ static int plan_data(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 		cls_grp[k] = -1;
 	for (uint32_t b = 0; b < cfg->nblocks; b++) {	/* a class lies in one loop */
 		const struct cfg_block *bl = &cfg->blocks[b];
-		size_t g = bl->loop < 0 ? cfg->nloops : (size_t)bl->loop;
+		size_t g = cfg_loop_group(cfg, b);
 
 		if (bl->cls < 0 || (size_t)bl->cls >= nc)
 			continue;

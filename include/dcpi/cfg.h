@@ -270,6 +270,13 @@ int cfg_insn_at(const struct cfg *cfg, uint64_t addr);
 int cfg_self_loop(const struct cfg *cfg, size_t b);
 /* Is loop l innermost (no loop nested in it)? */
 int cfg_loop_innermost(const struct cfg *cfg, size_t l);
+/* Block b's loop group: its innermost loop, or cfg->nloops for the code
+ * outside every loop (report/plan.c and report/mem_weight.c group a
+ * procedure's data accesses so). */
+static inline size_t cfg_loop_group(const struct cfg *cfg, uint32_t b)
+{
+	return cfg->blocks[b].loop < 0 ? cfg->nloops : (size_t)cfg->blocks[b].loop;
+}
 const char *cfg_edge_kind_name(enum cfg_edge_kind kind);
 
 /* Is a function of this name known never to return (exit, abort, ...)? */
