@@ -328,11 +328,13 @@ static double block_samples(const struct rv_ctx *c, const struct cfg *cfg, uint3
  * instructions took at least REP_PLAN_DATA of the image's sampled
  * accesses (accesses: VAL_ADDR values seen), and no class of which with
  * sampled accesses is counted already (done: a chain's), the class with the
- * most of them a jump may displace is counted.
+ * most of them a jump may displace is counted; not a loop fast[] marks (a
+ * chain kept within L1, which goes round as fast as the counter: the
+ * chain loops' rule below).
  */
 static int plan_data(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 		     const struct targets *tg, double accesses, const uint8_t *done,
-		     struct pplan *pl)
+		     const uint8_t *fast, struct pplan *pl)
 {
 	size_t ng = cfg->nloops + 1, nc = (size_t)cfg->nclasses;
 	double *acc = calloc(nc + 1, sizeof(*acc)), *grp = calloc(ng, sizeof(*grp));
@@ -372,7 +374,7 @@ static int plan_data(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 	for (size_t g = 0; g < ng && !rc; g++) {
 		size_t before = pl->nk;
 
-		if (has[g] || grp[g] < REP_PLAN_DATA * accesses)
+		if (has[g] || grp[g] < REP_PLAN_DATA * accesses || (g < cfg->nloops && fast[g]))
 			continue;
 		while (!rc && pl->nk == before) {	/* the most accessed class that can be */
 			int pick = -1;
@@ -412,13 +414,14 @@ out:
 static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 		      const struct targets *tg, double accesses, struct pplan *pl)
 {
-	uint8_t *walks = calloc(cfg->nloops + 1, 1);
+	uint8_t *walks = calloc(cfg->nloops + 1, 1), *fast = calloc(cfg->nloops + 1, 1);
 	uint8_t *done = calloc((size_t)cfg->nclasses + 1, 1);
 	int rc = 0;
 
-	if (!walks || !done) {
+	if (!walks || !done || !fast) {
 		free(walks);
 		free(done);
+		free(fast);
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < cfg->ninsns; k++) {
@@ -431,8 +434,10 @@ static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 		/* a chain its addresses keep within L1 goes round as fast as the
 		 * counter (1.4x slower counted here): left to the samples */
 		if (img_vaddr_to_offset(c->img, cfg->insns[k].addr, &off) == 0 &&
-		    est_replay_in_l1(val_profile_find(c->vp, off, VAL_ADDR)))
+		    est_replay_in_l1(val_profile_find(c->vp, off, VAL_ADDR))) {
+			fast[cfg->blocks[b].loop] = 1;
 			continue;
+		}
 		walks[cfg->blocks[b].loop] = 1;
 	}
 	for (size_t L = 0; L < cfg->nloops && !rc; L++) {
@@ -469,10 +474,13 @@ static int plan_loops(const struct rv_ctx *c, size_t i, const struct cfg *cfg,
 			done[cls] = pl->nk > before;
 		}
 	}
+	for (size_t L = 0; L < cfg->nloops; L++)
+		fast[L] &= !walks[L];	/* another chain of it leaves L1 */
 	if (!rc)
-		rc = plan_data(c, i, cfg, tg, accesses, done, pl);
+		rc = plan_data(c, i, cfg, tg, accesses, done, fast, pl);
 	free(walks);
 	free(done);
+	free(fast);
 	return rc;
 }
 

@@ -684,6 +684,28 @@ static void test_chase_counted(void **state)
 	}
 }
 
+/* A chase its addresses keep within L1 goes round as fast as a counter
+ * would: the plan counts no block of it, neither as a chain's loop nor as
+ * the loop holding the data accesses (report/plan.c plan_loops,
+ * plan_data); its entry is still counted. */
+static void test_l1_chase_uncounted(void **state)
+{
+	char chase[600];
+	size_t l;
+
+	(void)state;
+	snprintf(chase, sizeof(chase), "%s", t.prog);
+	l = strlen(chase);
+	memcpy(chase + l - 5, "chase", 5);
+	assert_int_equal(tu_sh("%s record --db %s/l1 -- %s 16384 100000000 > /dev/null 2> "
+			       "%s/l1.err", t.bin, t.dir, chase, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q ' walk$' %s/l1/00000001/plan.txt", t.dir), 0);
+	if (tu_sh("grep -q '^block .* walk+' %s/l1/00000001/plan.txt", t.dir) == 0)
+		tu_sh("cat %s/l1/00000001/plan.txt >&2", t.dir);
+	assert_int_not_equal(tu_sh("grep -q '^block .* walk+' %s/l1/00000001/plan.txt", t.dir),
+			     0);
+}
+
 /* The count at offset off of the profile of event ev and the image whose
  * path ends in suffix in the newest epoch of db (-1: no such profile). */
 static long long count_at(const char *db, const char *ev, const char *suffix, uint64_t off)
@@ -762,4 +784,5 @@ TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_dlopen),
 	cmocka_unit_test(test_loop_counted),
 	cmocka_unit_test(test_chase_counted),
+	cmocka_unit_test(test_l1_chase_uncounted),
 	cmocka_unit_test(test_chain_counted))
