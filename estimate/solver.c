@@ -175,7 +175,7 @@ static void side_of(const struct cfg *cfg, const struct flow *f, size_t b,
 
 /* gy = d(objective)/dy at y, without the constant part (for N t), or the
  * right-hand side when rhs (y ignored). */
-static void grad_y(const struct cfg *cfg, struct flow *f, int rhs)
+__attribute__((aligned(64))) static void grad_y(const struct cfg *cfg, struct flow *f, int rhs)
 {
 	for (size_t e = 0; e < f->ne; e++) {
 		double v = rhs ? 0 : f->y[e];
@@ -208,7 +208,7 @@ static void grad_y(const struct cfg *cfg, struct flow *f, int rhs)
 	}
 }
 
-static void y_of_t(struct flow *f, const double *t)
+__attribute__((aligned(64))) static void y_of_t(struct flow *f, const double *t)
 {
 	memset(f->y, 0, f->ne * sizeof(*f->y));
 	for (size_t k = 0; k < f->ncyc; k++)
@@ -216,7 +216,7 @@ static void y_of_t(struct flow *f, const double *t)
 			f->y[f->cedge[j]] += f->ccoef[j] * t[k];
 }
 
-static void t_of_gy(const struct flow *f, double *out)
+__attribute__((aligned(64))) static void t_of_gy(const struct flow *f, double *out)
 {
 	for (size_t k = 0; k < f->ncyc; k++) {
 		double s = 0;
