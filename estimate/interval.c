@@ -33,8 +33,12 @@
  * burst (collect/canary.h), and in the share of bursts where it ran more
  * than 10% slow a busy sibling took part of the core.  A best case is timed
  * with the core to itself; a sibling takes at most half of it, so every
- * count may over-read by up to 1 + that share, and the interval reaches
- * down so far.  How much a body slows beside a sibling varies (b2sum's
+ * count may over-read by up to 1 + that share, as far as the code the
+ * counts rest on would run slower on half a core: the sampled blocks
+ * scheduled again with half the dispatch and retire slots and every port
+ * held twice as long, weighed by their samples (1 for a dependent chain,
+ * which a busy sibling did not slow; 2 for the canary's own adds), and the
+ * interval reaches down so far.  How much a body slows beside a sibling varies (b2sum's
  * compression block 1.3-1.5x, the canary 1.6x, a chain of dependent adds
  * not at all), and the canary's mean over a recording's few bursts did not
  * predict a program's slowdown well enough to correct the counts
@@ -431,6 +435,51 @@ double est_shared_allowance(const struct est_result *r)
 	return r->shared_core > 0 ? 1 + fmin(r->shared_core, 1) : 1;
 }
 
+/* The core as a busy sibling leaves it: half the dispatch and retire
+ * slots, every port held twice as long; latencies as they were.  NULL when
+ * it cannot be made (the allowance is then the whole of it). */
+static struct model *half_core(const struct model *model)
+{
+	struct dcpi_err err = { 0 };
+	struct model *h = model ? model_copy(model, "half", &err) : NULL;
+
+	if (!h)
+		return NULL;
+	h->dispatch_width = (h->dispatch_width + 1) / 2;
+	h->retire_width = (h->retire_width + 1) / 2;
+	for (size_t k = 0; k < h->nclasses; k++) {
+		struct model_class *c = (struct model_class *)&h->classes[k];
+
+		c->busy = (uint8_t)(c->busy < 128 ? 2 * (c->busy ? c->busy : 1) : 255);
+	}
+	((struct model_class *)h->fallback)->busy =
+		(uint8_t)(h->fallback->busy < 128 ? 2 * (h->fallback->busy ? h->fallback->busy : 1) : 255);
+	return h;
+}
+
+/* How much slower block b would run on that half core, as a loop body: 1
+ * for a dependent chain (which a busy sibling did not slow, docs/estimate.md
+ * "A shared core"), up to 2 where ports and slots bind it, as they bind the
+ * contention canary's adds.  2 when it cannot be scheduled. */
+static double sibling_slowdown(const struct cfg *cfg, const struct model *model,
+			       const struct model *half, size_t b)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	struct sched_block full = { 0 }, hb = { 0 };
+	struct dcpi_err err = { 0 };
+	double f = 2;
+
+	if (!half || !bl->n)
+		return 2;
+	if (model_schedule(model, &cfg->insns[bl->first], bl->n, NULL, 0, &full, &err) == 0 &&
+	    model_schedule(half, &cfg->insns[bl->first], bl->n, NULL, 0, &hb, &err) == 0 &&
+	    full.steady_cycles > 0)
+		f = fmin(fmax(hb.steady_cycles / full.steady_cycles, 1), 2);
+	sched_block_free(&full);
+	sched_block_free(&hb);
+	return f;
+}
+
 static enum est_conf conf_of(double lo, double x, double hi)
 {
 	double h;
@@ -458,8 +507,31 @@ static double shape_h(const struct cfg *cfg, const struct est_result *r,
 /* Block b's interval from its samples (h: the scale's and the shape's
  * terms together), its replays, its own evidence and a shared core; eb->lo
  * holds its floor (floors) on entry. */
+/* What a busy sibling could add to the procedure's counts: its slowdown of
+ * the blocks whose samples the counts rest on (sibling_slowdown, weighed by
+ * their samples), 1 + the bursts' share of it at most. */
+static double shared_lowering(const struct cfg *cfg, const struct est_result *r,
+			      const struct model *model)
+{
+	struct model *half;
+	double w = 0, f = 0;
+
+	if (!(r->shared_core > 0))
+		return 1;
+	half = half_core(model);
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		if (r->blocks[b].window_samples > 0) {
+			w += r->blocks[b].window_samples;
+			f += r->blocks[b].window_samples * sibling_slowdown(cfg, model, half, b);
+		}
+	if (half)
+		model_free(half);
+	return 1 + (est_shared_allowance(r) - 1) * (w > 0 ? f / w - 1 : 1);
+}
+
 static void sampled_interval(const struct cfg *cfg, struct est_result *r, size_t b, double h,
-			     const struct model *model, const struct est_measurements *meas)
+			     const struct model *model, double lowering,
+			     const struct est_measurements *meas)
 {
 	struct est_block *eb = &r->blocks[b];
 	double x = eb->executions;
@@ -472,7 +544,7 @@ static void sampled_interval(const struct cfg *cfg, struct est_result *r, size_t
 		eb->lo = fmin(eb->lo, x * exp(-h) * (eb->best + eb->replay) /
 				      (eb->best + eb->replay * eb->replay_far));
 	own_evidence(cfg, r, b, model, meas, &eb->lo, &eb->hi);
-	eb->lo /= est_shared_allowance(r);
+	eb->lo /= lowering;
 	if (cfg->blocks[b].cls >= 0 && r->classes[cfg->blocks[b].cls].source == EST_S_BOUND) {
 		eb->lo = 0;
 		eb->hi = fmax(eb->hi, r->classes[cfg->blocks[b].cls].bound);
@@ -507,6 +579,7 @@ static void calls_interval(const struct cfg *cfg, struct est_result *r,
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
 		   const struct est_measurements *meas, const struct model *model, int exact)
 {
+	double lowering = exact ? 1 : shared_lowering(cfg, r, model);
 	double n, h_best, h_scale;
 	int witnessed;
 
@@ -530,7 +603,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 				     cfg->blocks[b].cls == cfg->blocks[cfg->entry].cls))
 			calls_interval(cfg, r, pi, b);	/* tied to the entry */
 		else
-			sampled_interval(cfg, r, b, h, model, meas);
+			sampled_interval(cfg, r, b, h, model, lowering, meas);
 		eb->conf = conf_of(eb->lo, x, eb->hi);
 		for (uint32_t i = cfg->blocks[b].first;
 		     i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
