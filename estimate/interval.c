@@ -583,6 +583,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 	double n, h_best, h_scale;
 	int witnessed;
 
+	r->shared_lowering = lowering;
 	scale_evidence(cfg, r, meas, &n, &h_best, &witnessed);
 	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best +
 		       (witnessed ? lg(EXPOSURE_REL) * lg(EXPOSURE_REL) : 0));

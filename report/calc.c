@@ -322,9 +322,10 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 			c->r.classes_counted, c->r.calls_solved ? "true" : "false");
 	if (c->have_meta && c->meta.canary_bursts)
 		fprintf(f, "\"core\": {\"bursts\": %llu, \"shared\": %.17g, \"canary_mean\": %.4g, "
-			"\"canary_sd\": %.4g, \"canary_alone\": %.4g},\n",
+			"\"canary_sd\": %.4g, \"canary_alone\": %.4g, \"lowering\": %.4g},\n",
 			(unsigned long long)c->meta.canary_bursts, c->r.shared_core,
-			c->meta.canary_cycles, c->meta.canary_sd, c->meta.canary_alone);
+			c->meta.canary_cycles, c->meta.canary_sd, c->meta.canary_alone,
+			c->r.shared_lowering > 0 ? c->r.shared_lowering : 1);
 	fprintf(f, "\"instructions\": [");
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
@@ -617,10 +618,14 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 		       " (period x clock, uncalibrated)");
 	if (c->have_meta && c->meta.canary_bursts && c->r.shared_core > 0)
 		fprintf(f, "core: shared with a busy sibling in %.0f%% of %llu path bursts (canary "
-			"%.2f cycles a mean, %.2f alone): counts may read up to %.2fx high, the "
-			"intervals reach down so far\n", 100 * c->r.shared_core,
-			(unsigned long long)c->meta.canary_bursts, c->meta.canary_cycles,
-			c->meta.canary_alone, est_shared_allowance(&c->r));
+			"%.2f cycles a mean, %.2f alone): counts may read up to %.2fx high where "
+			"ports and slots bind the code; this procedure's sampled code would run "
+			"%.2fx slower on half a core, so the intervals reach down %.2fx\n",
+			100 * c->r.shared_core, (unsigned long long)c->meta.canary_bursts,
+			c->meta.canary_cycles, c->meta.canary_alone, est_shared_allowance(&c->r),
+			c->r.shared_core > 0 ? 1 + (c->r.shared_lowering - 1) /
+						   (est_shared_allowance(&c->r) - 1) : 1,
+			c->r.shared_lowering);
 	else if (c->have_meta && c->meta.canary_bursts)
 		fprintf(f, "core: to itself in all %llu path bursts (canary %.2f cycles a mean, "
 			"%.2f alone)\n", (unsigned long long)c->meta.canary_bursts,

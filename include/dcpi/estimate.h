@@ -247,8 +247,12 @@ struct est_result {
 					 * whose contention canary found the
 					 * program's core shared with a busy sibling
 					 * (prof_epoch_meta.canary_shared); every
-					 * count's interval reaches down by 1 + it
-					 * (estimate/interval.c); 0: not measured */
+					 * count's interval reaches down by up to
+					 * 1 + it (estimate/interval.c); 0: not
+					 * measured */
+	double shared_lowering;		/* how far it reached down here: 1 + the
+					 * share x (the sampled blocks' slowdown
+					 * on half a core - 1); est_intervals */
 };
 
 /*
