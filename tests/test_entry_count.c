@@ -53,10 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -649,30 +646,17 @@ static void test_chase_counted(void **state)
 	l = strlen(chase);
 	memcpy(chase + l - 5, "chase", 5);
 	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
-		pid_t spin = 0;
+		pid_t spin;
 
 		snprintf(args, sizeof(args), "%s %ld %ld", chase, c[k].bytes, c[k].steps);
 		snprintf(db, sizeof(db), "chase%zu", k);
-		if (c[k].busy) {
-			spin = fork();
-			assert_true(spin >= 0);
-			if (spin == 0) {	/* gone with the test, or after a
-						 * minute if an assertion left it */
-				prctl(PR_SET_PDEATHSIG, SIGKILL);
-				alarm(60);
-				for (volatile unsigned long i = 0;; i++)
-					;
-			}
-		}
+		spin = tu_spinner(c[k].busy);
 		/* calibrated: the summary wants a sample's cycles */
 		for (int run = 0; run < 2; run++)
 			assert_int_equal(tu_sh("%s record %s --db %s/%s -- %s > /dev/null 2> "
 					       "%s/%s.err", t.bin, run ? "--plan auto" : "", t.dir,
 					       db, args, t.dir, db), 0);
-		if (spin > 0) {
-			kill(spin, SIGKILL);
-			waitpid(spin, NULL, 0);
-		}
+		tu_spinner_stop(spin);
 		assert_int_equal(tu_sh("%s calc walk --db %s/%s --json 2>/dev/null | grep -Eq "
 				       "'\"executions\": %ld, .*\"counted\": true'", t.bin, t.dir,
 				       db, c[k].steps), 0);

@@ -865,6 +865,22 @@ static void test_shared_core(void **state)
 	cfg_free(cfg);
 }
 
+/* The procedure of code laid at 0x1000, its block there (*b) and a zeroed
+ * samples array for its instructions (free it). */
+static struct cfg *loop_at_1000(const uint8_t *code, size_t len, const char *name, int *b,
+				double **s)
+{
+	struct dcpi_err err = { 0 };
+	struct cfg *cfg = NULL;
+
+	assert_int_equal(cfg_build_bytes(code, len, 0x1000, name, &cfg, &err), 0);
+	*b = cfg_block_at(cfg, 0x1000);
+	assert_true(*b >= 0);
+	*s = calloc(cfg->ninsns + 1, sizeof(**s));
+	assert_non_null(*s);
+	return cfg;
+}
+
 /* A dependent chain of adds and eight independent ones (the contention
  * canary's kind, collect/canary.h), each a loop at 0x1000. */
 static const uint8_t dep_adds[] = {
@@ -894,15 +910,10 @@ static double shared_factor(const uint8_t *code, size_t len)
 	struct dcpi_err err = { 0 };
 	struct est_opts eo;
 	struct est_result r0, r1;
-	struct cfg *cfg = NULL;
 	double *s, f;
 	int b;
+	struct cfg *cfg = loop_at_1000(code, len, "adds", &b, &s);
 
-	assert_int_equal(cfg_build_bytes(code, len, 0x1000, "adds", &cfg, &err), 0);
-	b = cfg_block_at(cfg, 0x1000);
-	assert_true(b >= 0);
-	s = calloc(cfg->ninsns + 1, sizeof(*s));
-	assert_non_null(s);
 	for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
 		s[i] = 500;
 	est_opts_default(&eo);
@@ -970,15 +981,10 @@ static void pile_interval(const uint8_t *code, size_t len, double *x, double *lo
 	struct dcpi_err err = { 0 };
 	struct est_opts eo;
 	struct est_result r;
-	struct cfg *cfg = NULL;
 	double *s;
 	int b;
+	struct cfg *cfg = loop_at_1000(code, len, "chain", &b, &s);
 
-	assert_int_equal(cfg_build_bytes(code, len, 0x1000, "chain", &cfg, &err), 0);
-	b = cfg_block_at(cfg, 0x1000);
-	assert_true(b >= 0);
-	s = calloc(cfg->ninsns + 1, sizeof(*s));
-	assert_non_null(s);
 	s[cfg->blocks[b].first + 1] = 4000;	/* the add */
 	est_opts_default(&eo);
 	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r, &err), 0);
@@ -1028,17 +1034,11 @@ static void walk_interval(double f, double *x, double *lo, double *hi, int *witn
 	struct dcpi_err err = { 0 };
 	struct est_opts eo;
 	struct est_result r;
-	struct cfg *cfg = NULL;
 	double *s, *extra;
 	int b;
+	struct cfg *cfg = loop_at_1000(walk_loop, sizeof(walk_loop), "walk", &b, &s);
 
-	assert_int_equal(cfg_build_bytes(walk_loop, sizeof(walk_loop), 0x1000, "walk", &cfg,
-					 &err), 0);
-	b = cfg_block_at(cfg, 0x1000);
-	assert_true(b >= 0);
-	s = calloc(cfg->ninsns + 1, sizeof(*s));
 	extra = calloc(cfg->ninsns + 1, sizeof(*extra));
-	assert_non_null(s);
 	assert_non_null(extra);
 	s[cfg->blocks[b].first + 1] = 20000;	/* the add */
 	s[cfg->blocks[b].first + 2] = 3;	/* the sub: the witness */

@@ -19,15 +19,12 @@
  */
 #include <math.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -108,26 +105,6 @@ static void walk_loop(const char *wl, const char *fn, char *out, size_t len)
 	out[0] = '0', out[1] = 'x';
 }
 
-/* A process spinning on the other vCPU while the chase is recorded and its
- * walk replayed (a busy sibling), or none (0). */
-static pid_t spinner(int on)
-{
-	pid_t pid;
-
-	if (!on)
-		return 0;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {	/* gone with the test, or after a minute if an
-			 * assertion left it running */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		alarm(60);
-		for (volatile unsigned long i = 0;; i++)
-			;
-	}
-	return pid;
-}
-
 struct chase_run {
 	double x, lo, hi, share;
 	char cause[64], conf[16];
@@ -158,14 +135,12 @@ static void chase_of(const char *wl, const char *fn, const char *extra, double b
 	walk_loop(wl, fn, at, sizeof(at));
 	snprintf(args, sizeof(args), "%.0f %.0f", bytes, steps);
 	for (int k = 0; k < runs; k++) {
-		spin = spinner(busy);
+		spin = tu_spinner(busy);	/* a busy sibling through the
+						 * recording and its walk's replay */
 		run(extra, args, wl, fn, at, steps, &r[k].x, &r[k].lo, &r[k].hi,
 		    r[k].cause, &r[k].share, &r[k].replayed, r[k].conf);
 		assert_true(r[k].replayed > 0);
-		if (spin > 0) {
-			kill(spin, SIGKILL);
-			waitpid(spin, NULL, 0);
-		}
+		tu_spinner_stop(spin);
 		inside += r[k].lo <= steps && steps <= r[k].hi;
 	}
 	assert_true(2 * inside > runs);

@@ -13,11 +13,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dcpi/cfg.h"
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
+
+/* A process spinning beside the test (the other vCPU busy) when on, else
+ * none (0); gone with the test, or after a minute if an assertion left it
+ * running.  tu_spinner_stop ends it. */
+static inline pid_t tu_spinner(int on)
+{
+	pid_t pid;
+
+	if (!on)
+		return 0;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(60);
+		for (volatile unsigned long i = 0;; i++)
+			;
+	}
+	return pid;
+}
+
+static inline void tu_spinner_stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
 
 /* A cmocka test f run between the file's each_setup and each_teardown. */
 #define TU_EACH(f) cmocka_unit_test_setup_teardown(f, each_setup, each_teardown)
