@@ -435,6 +435,21 @@ double est_shared_allowance(const struct est_result *r)
 	return r->shared_core > 0 ? 1 + fmin(r->shared_core, 1) : 1;
 }
 
+double est_shared_lowering(const struct est_result *r)
+{
+	if (!(r->shared_core > 0) || !(r->shared_slowdown > 0))
+		return 1;
+	return 1 + (est_shared_allowance(r) - 1) * (r->shared_slowdown - 1);
+}
+
+/* A class's port held twice as long (a pipelined one for two cycles). */
+static void hold_twice(const struct model_class *c)
+{
+	struct model_class *w = (struct model_class *)c;	/* a model_copy's row */
+
+	w->busy = (uint8_t)(c->busy < 128 ? 2 * (c->busy ? c->busy : 1) : 255);
+}
+
 /* The core as a busy sibling leaves it: half the dispatch and retire
  * slots, every port held twice as long; latencies as they were.  NULL when
  * it cannot be made (the allowance is then the whole of it). */
@@ -447,13 +462,9 @@ static struct model *half_core(const struct model *model)
 		return NULL;
 	h->dispatch_width = (h->dispatch_width + 1) / 2;
 	h->retire_width = (h->retire_width + 1) / 2;
-	for (size_t k = 0; k < h->nclasses; k++) {
-		struct model_class *c = (struct model_class *)&h->classes[k];
-
-		c->busy = (uint8_t)(c->busy < 128 ? 2 * (c->busy ? c->busy : 1) : 255);
-	}
-	((struct model_class *)h->fallback)->busy =
-		(uint8_t)(h->fallback->busy < 128 ? 2 * (h->fallback->busy ? h->fallback->busy : 1) : 255);
+	for (size_t k = 0; k < h->nclasses; k++)
+		hold_twice(&h->classes[k]);
+	hold_twice(h->fallback);
 	return h;
 }
 
@@ -504,21 +515,15 @@ static double shape_h(const struct cfg *cfg, const struct est_result *r,
 	return lg(r->classes[cls].tightness - 1) + poisson_h(r->classes[cls].used_samples);
 }
 
-/* Block b's interval from its samples (h: the scale's and the shape's
- * terms together), its replays, its own evidence and a shared core; eb->lo
- * holds its floor (floors) on entry. */
-/* What a busy sibling could add to the procedure's counts: its slowdown of
- * the blocks whose samples the counts rest on (sibling_slowdown, weighed by
- * their samples), 1 + the bursts' share of it at most. */
-static double shared_lowering(const struct cfg *cfg, const struct est_result *r,
+/* How much slower the blocks whose samples the procedure's counts rest on
+ * would run beside a busy sibling: their sibling_slowdown weighed by their
+ * samples (2 when none has samples). */
+static double shared_slowdown(const struct cfg *cfg, const struct est_result *r,
 			      const struct model *model)
 {
-	struct model *half;
+	struct model *half = half_core(model);
 	double w = 0, f = 0;
 
-	if (!(r->shared_core > 0))
-		return 1;
-	half = half_core(model);
 	for (size_t b = 0; b < cfg->nblocks; b++)
 		if (r->blocks[b].window_samples > 0) {
 			w += r->blocks[b].window_samples;
@@ -526,9 +531,12 @@ static double shared_lowering(const struct cfg *cfg, const struct est_result *r,
 		}
 	if (half)
 		model_free(half);
-	return 1 + (est_shared_allowance(r) - 1) * (w > 0 ? f / w - 1 : 1);
+	return w > 0 ? f / w : 2;
 }
 
+/* Block b's interval from its samples (h: the scale's and the shape's
+ * terms together), its replays, its own evidence and a shared core (lowering:
+ * est_shared_lowering); eb->lo holds its floor (floors) on entry. */
 static void sampled_interval(const struct cfg *cfg, struct est_result *r, size_t b, double h,
 			     const struct model *model, double lowering,
 			     const struct est_measurements *meas)
@@ -579,11 +587,11 @@ static void calls_interval(const struct cfg *cfg, struct est_result *r,
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
 		   const struct est_measurements *meas, const struct model *model, int exact)
 {
-	double lowering = exact ? 1 : shared_lowering(cfg, r, model);
-	double n, h_best, h_scale;
+	double lowering, n, h_best, h_scale;
 	int witnessed;
 
-	r->shared_lowering = lowering;
+	r->shared_slowdown = exact ? 1 : r->shared_core > 0 ? shared_slowdown(cfg, r, model) : 0;
+	lowering = est_shared_lowering(r);
 	scale_evidence(cfg, r, meas, &n, &h_best, &witnessed);
 	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best +
 		       (witnessed ? lg(EXPOSURE_REL) * lg(EXPOSURE_REL) : 0));

@@ -529,6 +529,12 @@ out:
 	return rc;
 }
 
+/* Has the budget of c's timing (est_replay_epoch) run out? */
+static int past_deadline(const struct est_walks *c)
+{
+	return c->deadline && dcpi_now_ns() > c->deadline;
+}
+
 /* The walks of a region and of the ends of its 90% range; *timed: how
  * many were timed now (the others came from the cache). */
 static int walks_of(struct est_walks *c, uint64_t bytes, uint32_t elem, size_t used,
@@ -542,7 +548,7 @@ static int walks_of(struct est_walks *c, uint64_t bytes, uint32_t elem, size_t u
 	rc = walk_of(c, bytes, elem, &w[0], &t, err);
 	*timed += t;
 	for (int k = 0; k < 2 && rc >= 0; k++) {
-		if (c->deadline && dcpi_now_ns() > c->deadline) {
+		if (past_deadline(c)) {
 			c->left++;	/* the range's ends: the analysis times them */
 			break;
 		}
@@ -751,7 +757,7 @@ static int replay_image(struct est_walks *c, const struct val_profile *vp, size_
 		if (!cfg || (i = cfg_insn_at(cfg, va)) < 0 || !est_replay_self_fed(cfg, (uint32_t)i) ||
 		    !(bytes = region_of(h, &elem, &used)))
 			continue;
-		if (c->deadline && dcpi_now_ns() > c->deadline) {
+		if (past_deadline(c)) {
 			c->left++;	/* the analysis times it when it needs it */
 			continue;
 		}

@@ -325,7 +325,7 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 			"\"canary_sd\": %.4g, \"canary_alone\": %.4g, \"lowering\": %.4g},\n",
 			(unsigned long long)c->meta.canary_bursts, c->r.shared_core,
 			c->meta.canary_cycles, c->meta.canary_sd, c->meta.canary_alone,
-			c->r.shared_lowering > 0 ? c->r.shared_lowering : 1);
+			est_shared_lowering(&c->r));
 	fprintf(f, "\"instructions\": [");
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct cfg_block *bl = &cfg->blocks[b];
@@ -623,9 +623,7 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 			"%.2fx slower on half a core, so the intervals reach down %.2fx\n",
 			100 * c->r.shared_core, (unsigned long long)c->meta.canary_bursts,
 			c->meta.canary_cycles, c->meta.canary_alone, est_shared_allowance(&c->r),
-			c->r.shared_core > 0 ? 1 + (c->r.shared_lowering - 1) /
-						   (est_shared_allowance(&c->r) - 1) : 1,
-			c->r.shared_lowering);
+			c->r.shared_slowdown, est_shared_lowering(&c->r));
 	else if (c->have_meta && c->meta.canary_bursts)
 		fprintf(f, "core: to itself in all %llu path bursts (canary %.2f cycles a mean, "
 			"%.2f alone)\n", (unsigned long long)c->meta.canary_bursts,

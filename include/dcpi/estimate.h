@@ -250,9 +250,10 @@ struct est_result {
 					 * count's interval reaches down by up to
 					 * 1 + it (estimate/interval.c); 0: not
 					 * measured */
-	double shared_lowering;		/* how far it reached down here: 1 + the
-					 * share x (the sampled blocks' slowdown
-					 * on half a core - 1); est_intervals */
+	double shared_slowdown;		/* how much slower the sampled blocks would
+					 * run on half a core (1 to 2), weighed by
+					 * their samples; est_intervals; 0: not
+					 * computed */
 };
 
 /*
@@ -720,9 +721,12 @@ int est_procedure_paths(const struct cfg *cfg, const struct model *model, const 
 struct est_path_info;
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
 		   const struct est_measurements *meas, const struct model *model, int exact);
-/* How far a count may over-read on a shared core, the factor est_intervals
- * lowers every low end by: 1 + r->shared_core (at most 2), 1 when 0. */
+/* How far a count may over-read on a shared core, where ports and slots
+ * bind the code: 1 + r->shared_core (at most 2), 1 when 0. */
 double est_shared_allowance(const struct est_result *r);
+/* The factor est_intervals lowers every low end by: 1 + the allowance's
+ * share x (r->shared_slowdown - 1); 1 when either is 0. */
+double est_shared_lowering(const struct est_result *r);
 
 /*
  * Culprits of the estimate's dynamic stalls (culprit.h; estimate/culprits.c):
