@@ -941,13 +941,38 @@ static int bp_arm(struct prt_mark *m, int calls)
 			g.bp_mark = m;
 			g.bp_caught = m->caught;
 			g.bp_ns = now_ns();
-			__atomic_store_n((uint8_t *)(uintptr_t)addr, 0xcc, __ATOMIC_SEQ_CST);
+			/* the int3 goes in as on_timer returns (bp_unguard) */
 			__atomic_store_n(&g.bp_state, BP_ARMED, __ATOMIC_RELEASE);
 			ok = 1;
 		}
 	}
 	unlock_maps();
 	return ok;
+}
+
+/*
+ * Our handlers run with SIGTRAP blocked (on_timer's mask, on_trap's own)
+ * and call libc: clock_gettime, getpid, write, and the program's handlers
+ * they chain to call anything.  An int3 met there is a SIGTRAP the kernel
+ * forces on a blocked signal: the process dies (a plan that asked for the
+ * arguments of clock_gettime, which our ticks had made hot, killed grep).
+ * So while a handler of ours runs, the armed entry keeps its own byte:
+ * bp_guard takes the int3 out as it starts, bp_unguard puts it in as it
+ * returns, while the breakpoint is still armed; bp_arm and bp_step leave
+ * the int3 to bp_unguard.  The breakpoint is armed only in a process of one
+ * thread (bp_arm), so no other thread runs the entry meanwhile.
+ */
+static void bp_guard(void)
+{
+	if (__atomic_load_n(&g.bp_state, __ATOMIC_ACQUIRE) == BP_ARMED && g.bp_addr &&
+	    *(const uint8_t *)(uintptr_t)g.bp_addr == 0xcc)
+		__atomic_store_n((uint8_t *)(uintptr_t)g.bp_addr, g.bp_orig, __ATOMIC_SEQ_CST);
+}
+
+static void bp_unguard(void)
+{
+	if (__atomic_load_n(&g.bp_state, __ATOMIC_ACQUIRE) == BP_ARMED && g.bp_addr)
+		__atomic_store_n((uint8_t *)(uintptr_t)g.bp_addr, 0xcc, __ATOMIC_SEQ_CST);
 }
 
 /* A breakpoint armed for longer than PRT_PLAN_ARM_NS (its procedure is no
@@ -1176,8 +1201,8 @@ static int bp_step(struct prt_thread *t, greg_t *r)
 
 	t->bp_step = 0;
 	t->bp_tf = 0;
-	__atomic_store_n((uint8_t *)(uintptr_t)g.bp_addr, 0xcc, __ATOMIC_SEQ_CST);
 	g.bp_ns = now_ns();
+	/* the int3 goes back in as on_trap returns (bp_unguard) */
 	__atomic_store_n(&g.bp_state, BP_ARMED, __ATOMIC_RELEASE);
 	if (ours && !t->active)
 		r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] & ~TF);
@@ -1556,8 +1581,10 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 	int saved = errno;
 	uint64_t pc;
 
+	bp_guard();
 	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g) {
 		chain(&g.user_timer, sig, si, ucv);
+		bp_unguard();
 		errno = saved;
 		return;
 	}
@@ -1592,6 +1619,7 @@ static void on_timer(int sig, siginfo_t *si, void *ucv)
 	save_regs(t, 0, r);
 	r[REG_EFL] = (greg_t)((uint64_t)r[REG_EFL] | TF);
 out:
+	bp_unguard();
 	errno = saved;
 }
 
@@ -1603,6 +1631,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	uint64_t pc = (uint64_t)r[REG_RIP];
 	int saved = errno;
 
+	bp_guard();
 	if (si->si_code == TRAP_TRACE && t->bp_step && bp_step(t, r))
 		goto out;
 	if (si->si_code == SI_KERNEL && g.plan && bp_hit(t, r))
@@ -1628,6 +1657,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 		chain(&g.user_trap, sig, si, ucv);
 	}
 out:
+	bp_unguard();
 	errno = saved;
 }
 

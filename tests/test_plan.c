@@ -20,7 +20,10 @@
  *     the program's own int3 and SIGTRAP handler (trap), SIGTRAP blocked
  *     around other code (block), threads (no breakpoint is armed while the
  *     process has more than one), fork: each exits as it does alone, and
- *     calls are caught in trap and block.
+ *     calls are caught in trap and block;
+ *   - test_plan_own_callee: libc's clock_gettime marked for its arguments,
+ *     which the runtime's handlers call themselves with SIGTRAP blocked:
+ *     the program exits as it does alone (the int3 killed it, every run).
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -34,6 +37,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <dlfcn.h>
+#include <time.h>
 
 #include "dcpi/image.h"
 #include "dcpi/profile.h"
@@ -271,8 +276,44 @@ static void test_plan_robust(void **state)
 	}
 }
 
+/* The runtime calls clock_gettime in its timer and trap handlers, where
+ * SIGTRAP is blocked: a breakpoint armed at its entry must not be met
+ * there (collect/pathrt.c bp_guard). */
+static void test_plan_own_callee(void **state)
+{
+	char plan[600], path[PATH_MAX];
+	struct image *libc = NULL;
+	struct dcpi_err err = { 0 };
+	const struct img_proc *p;
+	uint64_t off;
+	Dl_info di;
+	FILE *f;
+
+	(void)state;
+	assert_true(dladdr((void *)clock_gettime, &di) && di.dli_fname && di.dli_saddr);
+	/* the mapping's name (/lib is a link to /usr/lib on Debian) */
+	assert_non_null(realpath(di.dli_fname, path));
+	assert_int_equal(img_open(path, IMG_NO_DWARF, &libc, &err), 0);
+	p = img_proc_at(libc, (uint64_t)((uintptr_t)di.dli_saddr - (uintptr_t)di.dli_fbase));
+	assert_non_null(p);
+	assert_int_equal(img_vaddr_to_offset(libc, p->addr, &off), 0);
+	snprintf(plan, sizeof(plan), "%s/own.plan", t.dir);
+	assert_non_null(f = fopen(plan, "w"));
+	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " hot,args=03 clock_gettime\n",
+		VAL_PLAN_MAGIC, img_build_id(libc)[0] ? img_build_id(libc) : "-", path, off,
+		p->size);
+	fclose(f);
+	img_close(libc);
+	for (int run = 0; run < 3; run++)
+		assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 1000:32 "
+				       "--plan %s --db %s/own -- %s 20000000 " SEED " 80 > /dev/null "
+				       "2> %s/oerr", t.bin, plan, t.dir, t.prog, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q ': 1 procedures marked (0 dropped)' %s/oerr", t.dir), 0);
+}
+
 TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_plan_auto),
 	cmocka_unit_test(test_needed),
 	cmocka_unit_test(test_plan_changed),
-	cmocka_unit_test(test_plan_robust))
+	cmocka_unit_test(test_plan_robust),
+	cmocka_unit_test(test_plan_own_callee))
