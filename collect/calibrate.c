@@ -216,6 +216,14 @@ int cal_sample(struct cal_result *r, const struct collect_event *ev,
 	close((int)fd);
 	r->loop_cycles += iters * CAL_UNROLL;
 	r->samples += samples;
+	if (samples) {
+		double own = (double)(iters * CAL_UNROLL) / (double)samples;
+
+		if (r->cps_first > 0)
+			r->cps_last = own;
+		else
+			r->cps_first = own;
+	}
 	r->cycles_per_sample = r->samples ? (double)r->loop_cycles / (double)r->samples : 0;
 	return 0;
 }

@@ -166,6 +166,8 @@ struct cal_result {
 	double cycles_per_ns;		/* core clock, from a dependent-add chain */
 	double tsc_per_ns;		/* the TSC's rate, which may differ */
 	double cycles_per_sample;	/* loop cycles / samples it received */
+	double cps_first, cps_last;	/* the first cal_sample's own figure (the
+					 * start's) and the latest's (the end's) */
 	uint64_t loop_cycles, samples;
 	/* cal_exposure: the chase's steps, its samples, those in its loop and
 	 * those on its witness, its cycles a step, its time */

@@ -44,6 +44,7 @@ static const struct meta_key meta_keys[] = {
 	KEY(cycles_per_ns, META_DOUBLE),
 	KEY(cycles_per_sample, META_DOUBLE),
 	KEY(calibrated, META_BOOL),
+	KEY(clock_change, META_DOUBLE),
 	KEY(settings, META_STR),
 	KEY(start_ns, META_U64),
 	KEY(end_ns, META_U64),
@@ -397,6 +398,16 @@ static int cpu_cmp(const struct prof_epoch_meta *a, const struct prof_epoch_meta
  * settings the one that sorts first is kept (mixing machines in one epoch
  * is legal but then the epoch describes only one of them).
  */
+/* Two epochs' clock changes: the one farther from no change (their counts'
+ * scale is as uncertain as the less steady of the two); either when the
+ * other was not measured (0).  Commutative: a tie goes to the smaller. */
+static double clock_change_combine(double a, double b)
+{
+	double la = a > 0 ? fabs(log(a)) : -1, lb = b > 0 ? fabs(log(b)) : -1;
+
+	return la > lb || (la == lb && a < b) ? a : b;
+}
+
 void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *src)
 {
 	double wa = (double)dst->samples, wb = (double)src->samples;
@@ -420,6 +431,7 @@ void prof_meta_merge(struct prof_epoch_meta *dst, const struct prof_epoch_meta *
 	else if (wb > 0)
 		dst->calibrated = dst->calibrated && src->calibrated;
 	dst->calibrated = !!dst->calibrated;
+	dst->clock_change = clock_change_combine(dst->clock_change, src->clock_change);
 	if (src->start_ns && (!dst->start_ns || src->start_ns < dst->start_ns))
 		dst->start_ns = src->start_ns;
 	if (src->end_ns > dst->end_ns)

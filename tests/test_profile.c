@@ -512,6 +512,7 @@ static void test_meta(void **state)
 	m.cycles_per_ns = 2.9876543210987654;
 	m.cycles_per_sample = 1e5 / 3;
 	m.calibrated = 1;
+	m.clock_change = 0.96031746031746035;
 	strcpy(m.settings, "event=cpu-clock \"freq\"=20000\n\ttab\\back\x01");
 	m.start_ns = 1700000000123456789ull;
 	m.end_ns = m.start_ns + 60000000000ull;
@@ -665,6 +666,11 @@ static void fill_epoch(struct prof_db *db, char *epoch, size_t len, int trial, i
 	m.end_ns = m.start_ns + rng() % 100;
 	m.cycles_per_ns = 2.5 + (double)(which % 2);
 	m.calibrated = (int)(rng() % 2);
+	{	/* not measured, or moved either way; 0.98 and 1/0.98 tie */
+		static const double change[] = { 0, 0.98, 1 / 0.98, 1.05, 0.9 };
+
+		m.clock_change = change[rng() % 5];
+	}
 	m.canary_bursts = rng() % 20;
 	m.canary_alone = m.canary_bursts ? 2.0 : 0;
 	m.canary_cycles = m.canary_bursts ? 2.0 + (double)(which % 3) / 2 : 0;
@@ -711,6 +717,7 @@ static void assert_same_epoch(struct prof_db *x, const char *ex, struct prof_db 
 	assert_int_equal(ma.end_ns, mb.end_ns);
 	assert_int_equal(ma.calibrated, mb.calibrated);
 	assert_close(ma.cycles_per_ns, mb.cycles_per_ns);
+	assert_true(ma.clock_change == mb.clock_change);
 	assert_int_equal(ma.canary_bursts, mb.canary_bursts);
 	assert_close(ma.canary_cycles, mb.canary_cycles);
 	assert_close(ma.canary_shared, mb.canary_shared);

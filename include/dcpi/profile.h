@@ -150,6 +150,10 @@ struct prof_epoch_meta {
 	double cycles_per_ns;		/* measured clock, 0 if not measured */
 	double cycles_per_sample;	/* calibrated worth of one sample, 0 if not */
 	int calibrated;			/* 1 when cycles_per_sample was measured */
+	/* the clock's change over the recording: the end's calibration of
+	 * cycles_per_sample over the start's (collect/calibrate.c cal_sample;
+	 * cycles_per_sample is their mean); 0 when not measured */
+	double clock_change;
 	char settings[2048];		/* collector settings, free text */
 	uint64_t start_ns, end_ns;	/* wall clock, ns since the Unix epoch */
 	uint64_t lost_samples;		/* PERF_RECORD_LOST and friends */
