@@ -503,6 +503,7 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
 	if (rc < 0)
 		return rc;
 	a->r.shared_core = in->have_meta && !a->lbr ? in->meta.canary_shared : 0;
+	a->r.clock_h = in->have_meta && !a->lbr ? est_clock_h(&in->meta) : 0;
 	est_intervals(a->cfg, &a->r, &a->pinfo, a->have_meas ? &a->meas : NULL, in->model,
 		      a->exact);
 	if (a->lbr)

@@ -501,11 +501,33 @@ static enum est_conf conf_of(double lo, double x, double hi)
 	return h <= 1.15 ? EST_CONF_HIGH : h <= 1.5 ? EST_CONF_MEDIUM : EST_CONF_LOW;
 }
 
+/*
+ * Block b's count from its own samples at its best case, whatever the
+ * shape, 0 when it has none: the paths' scale is the ratio of one block
+ * (scale.c quantile_block), and a block of that block's class runs as often
+ * as it does, so the shape's ratio between the two is 1 exactly.  What set
+ * the count since may have moved it: the flow solved around counted calls
+ * keeps a loop's count near its samples' (estimate/calls.c), a witness
+ * sets a stalled block's; the interval then holds both (sampled_interval).
+ */
+static double own_count(const struct cfg *cfg, const struct est_path_info *pi, size_t b)
+{
+	long q = pi ? pi->scale_block : -1;
+
+	if (!pi || !pi->used || !pi->xrel || q < 0 || (size_t)q >= cfg->nblocks)
+		return 0;
+	if ((size_t)q != b && (cfg->blocks[b].cls < 0 || cfg->blocks[b].cls != cfg->blocks[q].cls))
+		return 0;
+	return fmax(pi->scale * pi->xrel[q], 0);
+}
+
 static double shape_h(const struct cfg *cfg, const struct est_result *r,
 		      const struct est_path_info *pi, size_t b)
 {
 	int cls = cfg->blocks[b].cls;
 
+	if (own_count(cfg, pi, b) > 0)
+		return 0;	/* the shape does not enter its count */
 	if (pi && pi->used && pi->block_obs)
 		return Z90 / sqrt(pi->block_obs[b] + 1);
 	if (cls < 0)
@@ -534,18 +556,68 @@ static double shared_slowdown(const struct cfg *cfg, const struct est_result *r,
 	return w > 0 ? f / w : 2;
 }
 
+/*
+ * Which samples are block b's own, where its count is its samples at its
+ * best case (own_count): a sample lands on the instruction a stall names
+ * or up to STALL_REACH after it, so b's last cycles may show on the first
+ * STALL_REACH instructions of a block it branches to, and the cycles of a
+ * block that branches to b on b's first ones.  *out: the samples on each
+ * successor's first instructions, as far as b's edge brings its entries
+ * (estloops' inner loop: its exit block's first two instructions, 142
+ * samples against its 3,374, after an exit mispredicted every time);
+ * *in: those on b's first instructions, as far as other blocks bring its
+ * entries (the same loop: 2,091 samples, one entry in 10.5 from outside).
+ */
+static void skid_reach(const struct cfg *cfg, const struct est_result *r, size_t b,
+		       double *in, double *out)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	double x = r->blocks[b].executions, from_out = 0, first = 0;
+
+	*in = *out = 0;
+	if (!(x > 0))
+		return;
+	for (uint32_t k = 0; k < bl->nsucc; k++) {
+		const struct cfg_edge *e = &cfg->edges[bl->succ[k]];
+		const struct cfg_block *to = &cfg->blocks[e->to];
+		double xt = r->blocks[e->to].executions, s = 0;
+
+		if (e->to == b || e->to == cfg->exit || !to->n || !(xt > 0) ||
+		    e->kind == CFG_E_CALL_RETURN)
+			continue;
+		for (uint32_t i = 0; i < STALL_REACH && i < to->n; i++)
+			s += r->insns[to->first + i].samples;
+		*out += s * fmin(fmax(r->edges[bl->succ[k]].executions, 0) / xt, 1);
+	}
+	for (uint32_t k = 0; k < bl->npred; k++)
+		if (cfg->edges[bl->pred[k]].from != b)
+			from_out += fmax(r->edges[bl->pred[k]].executions, 0);
+	for (uint32_t i = 0; i < STALL_REACH && i < bl->n; i++)
+		first += r->insns[bl->first + i].samples;
+	*in = first * fmin(from_out / x, 1);
+}
+
 /* Block b's interval from its samples (h: the scale's and the shape's
  * terms together), its replays, its own evidence and a shared core (lowering:
- * est_shared_lowering); eb->lo holds its floor (floors) on entry. */
+ * est_shared_lowering); eb->lo holds its floor (floors) on entry.  own: the
+ * count of its own samples where the shape does not enter it (own_count),
+ * else 0. */
 static void sampled_interval(const struct cfg *cfg, struct est_result *r, size_t b, double h,
 			     const struct model *model, double lowering,
-			     const struct est_measurements *meas)
+			     const struct est_measurements *meas, double own)
 {
 	struct est_block *eb = &r->blocks[b];
 	double x = eb->executions;
 
-	eb->lo = x * exp(-h) * eb->lo;	/* eb->lo held the floor */
-	eb->hi = x * exp(h);
+	eb->lo = (own > 0 ? fmin(x, own) : x) * exp(-h) * eb->lo;	/* eb->lo held the floor */
+	eb->hi = (own > 0 ? fmax(x, own) : x) * exp(h);
+	if (own > 0 && eb->samples > 0) {	/* its samples' edges (skid_reach) */
+		double in, out;
+
+		skid_reach(cfg, r, b, &in, &out);
+		eb->hi *= 1 + out / eb->samples;
+		eb->lo *= fmax(1 - in / eb->samples, 0);
+	}
 	if (eb->replay > 0)
 		cross_check(r, b, h, &eb->lo, &eb->hi);
 	if (eb->replay > 0 && eb->replay_far > 1)	/* the L3 shared */
@@ -587,13 +659,14 @@ static void calls_interval(const struct cfg *cfg, struct est_result *r,
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
 		   const struct est_measurements *meas, const struct model *model, int exact)
 {
-	double lowering, n, h_best, h_scale;
+	double lowering, n, h_best, h_scale, h_clock;
 	int witnessed;
 
 	r->shared_slowdown = exact ? 1 : r->shared_core > 0 ? shared_slowdown(cfg, r, model) : 0;
 	lowering = est_shared_lowering(r);
 	scale_evidence(cfg, r, meas, &n, &h_best, &witnessed);
-	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best +
+	h_clock = r->clock_h;	/* est_clock_h */
+	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best + h_clock * h_clock +
 		       (witnessed ? lg(EXPOSURE_REL) * lg(EXPOSURE_REL) : 0));
 	floors(cfg, r, model);
 	for (size_t b = 0; b < cfg->nblocks; b++) {
@@ -612,7 +685,8 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 				     cfg->blocks[b].cls == cfg->blocks[cfg->entry].cls))
 			calls_interval(cfg, r, pi, b);	/* tied to the entry */
 		else
-			sampled_interval(cfg, r, b, h, model, lowering, meas);
+			sampled_interval(cfg, r, b, h, model, lowering, meas,
+					 own_count(cfg, pi, b));
 		eb->conf = conf_of(eb->lo, x, eb->hi);
 		for (uint32_t i = cfg->blocks[b].first;
 		     i < cfg->blocks[b].first + cfg->blocks[b].n; i++)

@@ -188,6 +188,16 @@ static double rule_quantile(const struct cfg *cfg, double q, const double *s,
 	return out;
 }
 
+/* The block whose ratio rule_quantile returned (scale), -1 when none. */
+static long quantile_block(const struct cfg *cfg, const double *s, const double *m,
+			   const double *x, double cps, double scale)
+{
+	for (size_t b = 0; b < cfg->nblocks; b++)
+		if (s[b] > 0 && x[b] * m[b] > 0 && s[b] * cps / (x[b] * m[b]) == scale)
+			return (long)b;
+	return -1;
+}
+
 /* sum S cps / sum x M over the region, loops' blocks with their overlap
  * (m_single and f) when f is given. */
 static double rule_sum(const struct cfg *cfg, const double *s, const double *m,
@@ -260,6 +270,7 @@ static int info_alloc(const struct cfg *cfg, const struct est_path_obs *obs,
 		      struct est_path_info *pi)
 {
 	memset(pi, 0, sizeof(*pi));
+	pi->scale_block = -1;
 	pi->nblocks = cfg->nblocks, pi->nedges = cfg->nedges;
 	pi->xrel = calloc(cfg->nblocks + 1, sizeof(double));
 	pi->edge_obs = calloc(cfg->nedges + 1, sizeof(double));
@@ -426,6 +437,9 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 	memcpy(pi->xrel, x, nb * sizeof(double));
 	for (size_t b = 0; b < nb; b++)
 		pi->source[b] = s[b] > 0 ? EST_BS_BOTH : EST_BS_PATHS;
+	if (po->rule == EST_SCALE_QUANTILE && !po->regions &&
+	    pi->scale == pi->rule_scale[EST_SCALE_QUANTILE])
+		pi->scale_block = quantile_block(cfg, s, m, x, out->cycles_per_sample, pi->scale);
 	apply(cfg, x, y, bscale, pi, total, out);
 	pi->used = 1;
 out:

@@ -306,11 +306,13 @@ void rep_calc_json(FILE *f, const struct rep_calc *c)
 	fprintf(f, ", \"stall_exposure\": %.6g, \"exposure\": ", c->a.opts.stall_exposure);
 	rep_json_str_or_null(f, c->exposure_note && c->exposure_note[0] ? c->exposure_note : NULL);
 	fprintf(f, ", \"model\": \"%s\", \"method\": \"%s\", \"window\": \"%s\", "
-	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"relative\": %s, "
-	       "\"samples\": %.17g, \"flow_residual\": %.3g, \"missing_edges\": %s,\n",
+	       "\"cycles_per_sample\": %.17g, \"calibrated\": %s, \"clock_change\": %.6g, "
+	       "\"clock_allowance\": %.6g, \"relative\": %s, \"samples\": %.17g, "
+	       "\"flow_residual\": %.3g, \"missing_edges\": %s,\n",
 	       model_name(c->model), est_method_name(c->r.method),
 	       est_window_name(c->r.window), c->r.cycles_per_sample,
 	       c->have_meta && c->meta.calibrated ? "true" : "false",
+	       c->have_meta ? c->meta.clock_change : 0, exp(c->r.clock_h),
 	       c->r.relative ? "true" : "false", c->total, c->r.flow_residual,
 	       cfg->missing_edges ? "true" : "false");
 	json_paths(f, c);
@@ -612,10 +614,18 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 			c->r.relative ? ", relative (the event does not count taken branches)" : "");
 	if (c->r.relative && !c->r.lbr_stacks)
 		fprintf(f, "uncalibrated: counts are relative (1 sample = 1 cycle)\n");
+	else if (c->r.clock_h > 0)
+		fprintf(f, "1 sample = %.0f cycles (calibrated before and after the run: the "
+			"clock moved %+.1f%%; every count's interval allows %.1f%% for it)\n",
+			c->r.cycles_per_sample, 100 * (c->meta.clock_change - 1),
+			100 * (exp(c->r.clock_h) - 1));
 	else
 		fprintf(f, "1 sample = %.0f cycles%s\n", c->r.cycles_per_sample,
-		       c->have_meta && c->meta.calibrated ? " (calibrated)" :
-		       " (period x clock, uncalibrated)");
+		       c->have_meta && c->meta.calibrated && c->meta.clock_change > 0 ?
+		       " (calibrated before and after the run: the clock held)" :
+		       c->have_meta && c->meta.calibrated ?
+		       " (calibrated before the run only: the intervals do not allow for the "
+		       "clock's wander during it)" : " (period x clock, uncalibrated)");
 	if (c->have_meta && c->meta.canary_bursts && c->r.shared_core > 0)
 		fprintf(f, "core: shared with a busy sibling in %.0f%% of %llu path bursts (canary "
 			"%.2f cycles a mean, %.2f alone): counts may read up to %.2fx high where "

@@ -947,6 +947,128 @@ static void test_shared_resources(void **state)
 }
 
 /*
+ * The paths' scale is one block's own ratio (the quantile rule,
+ * estimate/scale.c quantile_block): that block's count is its samples at
+ * its best case, the shape aside, so its interval carries no shape term
+ * (estimate/interval.c sets_scale), however few path observations it had;
+ * any other block keeps its 1.645 / sqrt(observations + 1).  The loop of
+ * dependent adds at 0x1000, its 4,000 samples, ten observations.
+ */
+static void scale_interval(int scale_block, double ret_samples, double *x, double *hi)
+{
+	const struct model *model = model_by_name("zen5");
+	struct dcpi_err err = { 0 };
+	struct est_path_info pi;
+	struct est_opts eo;
+	struct est_result r;
+	double *s;
+	int b;
+	struct cfg *cfg = loop_at_1000(dep_adds, sizeof(dep_adds), "adds", &b, &s);
+
+	for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
+		s[i] = 1000;
+	s[cfg->blocks[b].first + cfg->blocks[b].n] = ret_samples;	/* the ret after it */
+	est_opts_default(&eo);
+	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r, &err), 0);
+	memset(&pi, 0, sizeof(pi));
+	pi.used = 1;
+	pi.nblocks = cfg->nblocks, pi.nedges = cfg->nedges;
+	assert_non_null(pi.xrel = calloc(cfg->nblocks + 1, sizeof(double)));
+	assert_non_null(pi.block_obs = calloc(cfg->nblocks + 1, sizeof(double)));
+	assert_non_null(pi.edge_obs = calloc(cfg->nedges + 1, sizeof(double)));
+	pi.xrel[b] = 1;
+	pi.block_obs[b] = 10;
+	pi.scale = r.blocks[b].executions;
+	pi.scale_block = scale_block ? b : -1;
+	est_intervals(cfg, &r, &pi, NULL, model, 0);
+	*x = r.blocks[b].executions;
+	*hi = r.blocks[b].hi;
+	print_message("scale block %d: executions %.4g, 90%% [%.4g, %.4g]\n", scale_block, *x,
+		      r.blocks[b].lo, *hi);
+	free(pi.xrel);
+	free(pi.block_obs);
+	free(pi.edge_obs);
+	est_result_free(&r);
+	free(s);
+	cfg_free(cfg);
+}
+
+static void test_scale_block_shape(void **state)
+{
+	double x, hi, x1, hi1, x2, hi2;
+
+	(void)state;
+	scale_interval(0, 0, &x, &hi);
+	scale_interval(1, 0, &x1, &hi1);
+	/* 200 samples on the ret the loop exits to, all of whose entries come
+	 * from the loop: up to 200 of the loop's 5,000 may have landed there
+	 * (skid_reach), so the high end rises by up to 4% */
+	scale_interval(1, 200, &x2, &hi2);
+	print_message("high end %.4f -> %.4f of the count\n", hi1 / x1, hi2 / x2);
+	assert_true(hi2 / x2 > hi1 / x1 * 1.01);
+	assert_true(hi2 / x2 <= hi1 / x1 * 1.04 * (1 + 1e-9));
+	assert_true(x > 0 && fabs(x1 - x) <= 1e-12 * x);
+	assert_true(hi >= x * exp(1.645 / sqrt(11)) * (1 - 1e-9));	/* the shape's */
+	assert_true(hi1 < x * 1.2);	/* samples, best case: a few % */
+	assert_true(hi1 >= x * (1 - 1e-9));
+}
+
+/*
+ * The clock's term (estimate/samples.c est_clock_h): the calibrations
+ * before and after the run 5% apart give a 90% half-width of
+ * 1.645 x sqrt(3) / 2 x |log 1.05| either way, none when they agree, not
+ * measured or uncalibrated; every sampled count's interval takes it in
+ * quadrature, the count itself unchanged.
+ */
+static void test_clock_term(void **state)
+{
+	struct prof_epoch_meta m;
+	const struct model *model = model_by_name("zen5");
+	struct dcpi_err err = { 0 };
+	struct est_opts eo;
+	struct est_result r0, r1;
+	double h, *s;
+	int b;
+	struct cfg *cfg = loop_at_1000(dep_adds, sizeof(dep_adds), "adds", &b, &s);
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.calibrated = 1;
+	m.clock_change = 1.05;
+	h = est_clock_h(&m);
+	assert_true(fabs(h - 1.645 * sqrt(3) / 2 * log(1.05)) < 1e-12);
+	m.clock_change = 1 / 1.05;
+	assert_true(fabs(est_clock_h(&m) - h) < 1e-12);
+	m.clock_change = 1;
+	assert_true(est_clock_h(&m) == 0);
+	m.clock_change = 0;
+	assert_true(est_clock_h(&m) == 0);
+	m.clock_change = 1.05;
+	m.calibrated = 0;
+	assert_true(est_clock_h(&m) == 0);
+	assert_true(est_clock_h(NULL) == 0);
+
+	for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
+		s[i] = 1000;
+	est_opts_default(&eo);
+	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r0, &err), 0);
+	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r1, &err), 0);
+	est_intervals(cfg, &r0, NULL, NULL, model, 0);
+	r1.clock_h = h;
+	est_intervals(cfg, &r1, NULL, NULL, model, 0);
+	print_message("clock 5%%: [%.4g, %.4g] -> [%.4g, %.4g] of %.4g\n", r0.blocks[b].lo,
+		      r0.blocks[b].hi, r1.blocks[b].lo, r1.blocks[b].hi, r0.blocks[b].executions);
+	assert_true(r1.blocks[b].executions == r0.blocks[b].executions);
+	assert_true(r1.blocks[b].hi > r0.blocks[b].hi);
+	assert_true(r1.blocks[b].hi <= r0.blocks[b].hi * exp(h) * (1 + 1e-9));
+	assert_true(r1.blocks[b].lo < r0.blocks[b].lo);
+	est_result_free(&r0);
+	est_result_free(&r1);
+	free(s);
+	cfg_free(cfg);
+}
+
+/*
  * A block whose samples pile on one instruction (estimate/interval.c
  * pile_floor): twoprocs' loop, `imul %rsi,%rax; add %rdx,%rax` and its
  * counter, every sample on the add that waits for the imul, as a timer
@@ -1159,6 +1281,8 @@ TU_MAIN(make_dir, tu_ws_teardown,
 	cmocka_unit_test(test_procedure_with_measurements),
 	cmocka_unit_test(test_shared_core),
 	cmocka_unit_test(test_shared_resources),
+	cmocka_unit_test(test_scale_block_shape),
+	cmocka_unit_test(test_clock_term),
 	cmocka_unit_test(test_pile_floor),
 	cmocka_unit_test(test_witness_cross_check),
 	cmocka_unit_test(test_front_end_floor))

@@ -254,6 +254,11 @@ struct est_result {
 					 * run on half a core (1 to 2), weighed by
 					 * their samples; est_intervals; 0: not
 					 * computed */
+	double clock_h;			/* how far off the clock may leave cycles
+					 * per sample (est_clock_h): a 90%
+					 * half-width in log units, in every
+					 * sampled count's interval; 0: not
+					 * measured */
 };
 
 /*
@@ -675,6 +680,10 @@ struct est_path_info {
 	double transitions, entries, bursts, unmatched;
 	double scale;			/* executions per relative unit (procedure) */
 	double rule_scale[EST_SCALE_NRULES];	/* each rule's figure */
+	long scale_block;		/* the block whose ratio is the scale (the
+					 * quantile rule over the whole procedure),
+					 * -1 when none is: its count is its own
+					 * samples at its best case, the shape aside */
 	size_t nblocks, nedges;
 	double *xrel;			/* [nblocks] relative frequencies */
 	double *edge_obs;		/* [nedges] transitions seen */
@@ -714,9 +723,10 @@ int est_procedure_paths(const struct cfg *cfg, const struct model *model, const 
  * behind it (samples under the scale, best-case spread, a witness's
  * exposure, path observations, a pile of samples on one instruction), and
  * the confidence words from it: high within 15% either way, medium 50%
- * (estimate/interval.c; docs/estimate.md "Intervals"), and r->shared_core's
- * allowance.  pi, meas, model may be NULL (model: the mispredict penalty a
- * branch may add); exact: the counts are callgrind's (point intervals).
+ * (estimate/interval.c; docs/estimate.md "Intervals"), r->shared_core's
+ * allowance and r->clock_h.  pi, meas, model may be NULL (model: the
+ * mispredict penalty a branch may add); exact: the counts are callgrind's
+ * (point intervals).
  */
 struct est_path_info;
 void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est_path_info *pi,
@@ -724,6 +734,12 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 /* How far a count may over-read on a shared core, where ports and slots
  * bind the code: 1 + r->shared_core (at most 2), 1 when 0. */
 double est_shared_allowance(const struct est_result *r);
+/* How far the clock may have been from its calibrations during the run
+ * (estimate/samples.c, docs/estimate.md "The clock"): a 90% half-width in
+ * log units from the change between the calibrations before and after it;
+ * 0 when not measured. */
+struct prof_epoch_meta;
+double est_clock_h(const struct prof_epoch_meta *meta);
 /* The factor est_intervals lowers every low end by: 1 + the allowance's
  * share x (r->shared_slowdown - 1); 1 when either is 0. */
 double est_shared_lowering(const struct est_result *r);
