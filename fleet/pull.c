@@ -230,6 +230,8 @@ static void meta_of(char **f, struct prof_epoch_meta *m)
 	m->exposure_witness = strtoull(f[23], NULL, 10);
 	m->exposure_samples = strtoull(f[24], NULL, 10);
 	m->exposure_cycles_step = fleet_bitsd(strtoull(f[25], NULL, 10));
+	/* the clock's row, zero where the epoch had none */
+	m->clock_change = fleet_bitsd(strtoull(f[26], NULL, 10));
 }
 
 /* The epochs' metadata merged in (host, epoch) order; 1 when there was any. */
@@ -243,13 +245,18 @@ static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_
 	int rc, any = 0;
 
 	memset(dm, 0, sizeof(*dm));
-	/* epochs, then their canaries' and exposures' rows (one JOIN a
-	 * SELECT, as ClickHouse 18 wants) */
+	/* epochs, then their canaries', exposures' and clocks' rows (one JOIN
+	 * a SELECT, as ClickHouse 18 wants) */
 	fleet_sb_printf(&sb, "SELECT host, epoch, start_ns, has_meta, cpu_vendor, cpu_family, "
 			"cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, calibrated, "
 			"settings, lost_samples, samples, dropped_samples, failed_flushes, end_ns, "
 			"alone_bits, mean_bits, sd_bits, shared_bits, bursts, witness, "
-			"chase_samples, step_bits "
+			"chase_samples, step_bits, change_bits "
+			"FROM (SELECT host, epoch, start_ns, version, has_meta, cpu_vendor, "
+			"cpu_family, cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, "
+			"calibrated, settings, lost_samples, samples, dropped_samples, "
+			"failed_flushes, end_ns, alone_bits, mean_bits, sd_bits, shared_bits, bursts, "
+			"witness, chase_samples, step_bits "
 			"FROM (SELECT host, epoch, start_ns, version, has_meta, cpu_vendor, "
 			"cpu_family, cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, "
 			"calibrated, settings, lost_samples, samples, dropped_samples, "
@@ -259,14 +266,16 @@ static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_
 			"USING (host, epoch, start_ns, version)) "
 			"GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, witness, "
 			"chase_samples, step_bits FROM %s.exposures) "
-			"USING (host, epoch, start_ns, version) "
+			"USING (host, epoch, start_ns, version)) "
+			"GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, change_bits "
+			"FROM %s.clocks) USING (host, epoch, start_ns, version) "
 			"WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT DISTINCT "
-			"host, epoch, start_ns, version FROM %s.samples", db, db, db, db);
+			"host, epoch, start_ns, version FROM %s.samples", db, db, db, db, db);
 	fleet_where(&sb, db, q);
 	fleet_sb_printf(&sb, ") ORDER BY host, epoch, start_ns");
 	rc = ask(pl, &sb, &ans, err);
 	s = ans;
-	while (!rc && s && fleet_next_row(&s, f, MAXF) == 26) {
+	while (!rc && s && fleet_next_row(&s, f, MAXF) == 27) {
 		char key[600];
 
 		/* a commit row sent twice (its answer lost) is one epoch */

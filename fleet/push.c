@@ -90,6 +90,13 @@ static void exposure_row(struct fleet_sb *sb, const struct fleet_key *k,
 			m->exposure_samples, fleet_dbits(m->exposure_cycles_step));
 }
 
+static void clock_row(struct fleet_sb *sb, const struct fleet_key *k,
+		      const struct prof_epoch_meta *m)
+{
+	fleet_key_cols(sb, k);
+	fleet_sb_printf(sb, "%llu\n", fleet_dbits(m->clock_change));
+}
+
 static int insert(struct fleet_conn *c, const char *table, struct fleet_sb *sb,
 		  struct dcpi_err *err)
 {
@@ -154,6 +161,11 @@ static int send_epoch(struct fleet_conn *c, struct fleet_key *k, struct prof_pro
 	if (!rc && has_meta && m->exposure_samples) {
 		exposure_row(&sb, k, m);
 		rc = insert(c, "exposures", &sb, err);
+		sb.n = 0;
+	}
+	if (!rc && has_meta && m->clock_change > 0) {
+		clock_row(&sb, k, m);
+		rc = insert(c, "clocks", &sb, err);
 		sb.n = 0;
 	}
 	if (!rc) {

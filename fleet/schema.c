@@ -49,6 +49,11 @@ static const char canary_engine[] =
 static const char exposure_cols[] =
 	"(day Date, host String, epoch String, start_ns UInt64, end_ns UInt64, "
 	"version UInt64, witness UInt64, chase_samples UInt64, step_bits UInt64)";
+/* an epoch's clock change over its run (prof_epoch_meta.clock_change) as its
+ * bits; a row only where it was measured; the canaries' engine */
+static const char clock_cols[] =
+	"(day Date, host String, epoch String, start_ns UInt64, end_ns UInt64, "
+	"version UInt64, change_bits UInt64)";
 
 static const char kind_engine[] =
 	"ReplacingMergeTree PARTITION BY day ORDER BY (build_id, host, epoch, start_ns, "
@@ -116,6 +121,8 @@ int fleet_init(struct fleet_conn *c, const char *cluster, struct dcpi_err *err)
 		rc = make_table(c, cluster, "canaries", canary_cols, canary_engine, err);
 	if (!rc)
 		rc = make_table(c, cluster, "exposures", exposure_cols, canary_engine, err);
+	if (!rc)
+		rc = make_table(c, cluster, "clocks", clock_cols, canary_engine, err);
 	for (int i = 0; i < 3 && !rc; i++) {
 		const char *name = fleet_kinds[i]->table;
 
@@ -165,7 +172,7 @@ int fleet_check_schema(struct fleet_conn *c, struct dcpi_err *err)
 				 "dcpi reads and writes version %d%s", fleet_db(c), have,
 				 FLEET_SCHEMA_VERSION, have < FLEET_SCHEMA_VERSION ?
 				 " ('dcpi push --init' upgrades it: it adds the tables of path, "
-				 "value and data profiles, of contention canaries and of exposure "
-				 "chases)" : "");
+				 "value and data profiles, of contention canaries, of exposure "
+				 "chases and of clock changes)" : "");
 	return 0;
 }

@@ -320,7 +320,7 @@ static void test_old_schema(void **state)
 	pclose(f);
 	fprintf(stderr, "old schema: %s", out);
 	assert_non_null(strstr(out, "holds dcpi schema version 1; this dcpi reads and writes "
-				    "version 4"));
+				    "version 5"));
 	assert_non_null(strstr(out, "'dcpi push --init' upgrades it"));
 	assert_null(strstr(out, "rc=0"));
 	assert_int_equal(tu_sh("'%s' push --to %s --init 2>/dev/null && '%s' push --to %s --db "

@@ -16,7 +16,7 @@
 
 #include "dcpi/util.h"
 
-#define FLEET_SCHEMA_VERSION 4
+#define FLEET_SCHEMA_VERSION 5
 
 struct prof_db;
 struct fleet_conn;	/* one server and database, over HTTP */
