@@ -6,7 +6,9 @@
  *   - args: an entry whose arguments were seen fewer times than the
  *     binomial needs for +-VAL_PLAN_POINTS at its top share
  *     (val_calls_needed, over the arguments the procedure takes, which
- *     the plan names for the runtime: args=MASK);
+ *     the plan names for the runtime: args=MASK), or a hot one whose
+ *     parameters DWARF lists and no burst saw at all (a burst sees an
+ *     entry only when it starts just before the call);
  *   - load: a load's value list in the same state, in a procedure with at
  *     least REP_PLAN_HOT_LOAD of its image's samples;
  *   - hot: a procedure with at least REP_PLAN_HOT of its image's samples;
@@ -138,6 +140,26 @@ static uint64_t args_open(const struct rv_ctx *c, const struct val_profile *vp, 
 	return open;
 }
 
+/* A hot procedure's entry at off whose parameters DWARF lists and whose
+ * arguments no burst saw: 1, with the registers they take in *regs. */
+static int args_unseen(const struct rv_ctx *c, const struct val_profile *vp, uint64_t off,
+		       unsigned *regs)
+{
+	struct rv_args a;
+
+	*regs = 0;
+	for (int r = 0; r < 6; r++)
+		if (val_profile_find(vp, off, VAL_ARG0 + (uint32_t)r))
+			return 0;
+	rv_args(c, off, &a);
+	if (!a.dwarf || !a.n)
+		return 0;
+	for (int r = 0; r < 6; r++)
+		if (rv_arg_label(&a, r, NULL, 0, NULL, 0))
+			*regs |= 1u << r;
+	return *regs != 0;
+}
+
 /* One image's marks. */
 static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 {
@@ -157,10 +179,16 @@ static int plan_image(struct rep_vals *v, size_t i, struct pplan *pl)
 			continue;
 		rv_time(&c, lo, hi, &t);
 		if (t.samples >= REP_PLAN_COUNT * (double)c.prof->total) {
+			unsigned regs;
+
 			if (!(m = mark_of(pl, &c, i, p)))
 				return -ENOMEM;
 			m->why |= t.samples >= REP_PLAN_HOT * (double)c.prof->total ? WHY_HOT
 										 : WHY_COUNT;
+			if ((m->why & WHY_HOT) && args_unseen(&c, vp, lo, &regs)) {
+				m->why |= WHY_ARGS;
+				m->regs = regs;
+			}
 		}
 	}
 	for (size_t k = 0; k < vp->nlists; k++) {

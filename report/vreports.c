@@ -312,6 +312,34 @@ static int vargs_collect(struct rep_vals *v, size_t i, const struct img_proc *wa
 	return 0;
 }
 
+/* The procedure asked for, whose entry no burst saw: its parameters (DWARF)
+ * and "0 calls seen", where it has any. */
+static int vargs_unseen(struct rep_vals *v, size_t i, const struct img_proc *p,
+			struct vprocs *s)
+{
+	struct vproc *e;
+	struct rv_ctx c;
+	uint64_t lo, hi;
+	struct rv_args a;
+
+	rv_image_ctx(v, &v->vp[i], &c);
+	if (rv_proc_range(&c, p, &lo, &hi))
+		return 0;
+	rv_args(&c, lo, &a);
+	if (!a.dwarf || !a.n)
+		return 0;
+	if (!(e = vprocs_add(s)))
+		return -ENOMEM;
+	e->c = c;
+	e->p = p;
+	e->off = lo;
+	e->args = a;
+	rv_time(&c, lo, hi, &e->t);
+	e->w = rv_weight(&e->t);
+	rv_place(&c, lo, e->name, sizeof(e->name));
+	return 0;
+}
+
 /* Calls seen at the entry: the most values any of its lists was offered. */
 static uint64_t vproc_calls(const struct vproc *e)
 {
@@ -431,8 +459,10 @@ static uint64_t vproc_needed(const struct vproc *e, double *share)
 		    (!best || rv_top_share(h) > rv_top_share(best)))
 			best = h;
 	}
-	if (!best)
-		return 0;
+	if (!best) {	/* none seen: the least certain share, 50% */
+		*share = val_share_adjusted(0, 0);
+		return e->args.dwarf && e->args.n ? val_calls_needed(*share, VAL_PLAN_POINTS) : 0;
+	}
 	*share = rv_top_share(best);
 	return val_calls_needed(val_share_adjusted(*share, best->seen), VAL_PLAN_POINTS);
 }
@@ -450,10 +480,13 @@ static void vargs_text_one(FILE *f, const struct vproc *e)
 		fprintf(f, "  %" PRIu64 " calls seen; for +-%.0f points at %.0f%% about %" PRIu64
 			" calls are needed", calls, 100 * VAL_PLAN_POINTS, 100 * share, need);
 		/* calls seen grow with the bursts: the rate that would see them */
-		if (!strstr(e->c.v->meta.settings, " plan="))
+		if (!strstr(e->c.v->meta.settings, " plan=") && calls)
 			fprintf(f, " (dcpi record --values --plan auto spends the samples there; "
 				"without a plan, about %" PRIu64 "x this run's burst rate, --paths)",
-				calls ? (need + calls - 1) / calls : need);
+				(need + calls - 1) / calls);
+		else if (!strstr(e->c.v->meta.settings, " plan="))
+			fprintf(f, " (no burst saw its entry: dcpi record --values --plan auto "
+				"captures its next calls at a breakpoint)");
 		fputc('\n', f);
 	}
 	if (!args->dwarf)
@@ -495,6 +528,8 @@ int rep_vargs(FILE *f, struct rep_vals *v, const char *proc, int json, struct dc
 	for (size_t i = 0; i < v->nvp && rc == 0; i++)
 		if (!want || i == which)
 			rc = vargs_collect(v, i, want, &s);
+	if (rc == 0 && want && !s.n)
+		rc = vargs_unseen(v, which, want, &s);
 	if (rc < 0) {
 		free(s.e);
 		return dcpi_errf(err, rc, "out of memory");

@@ -21,6 +21,10 @@
  *     around other code (block), threads (no breakpoint is armed while the
  *     process has more than one), fork: each exits as it does alone, and
  *     calls are caught in trap and block;
+ *   - test_unseen_args: at 2 bursts a CPU second no burst sees vl_scale's
+ *     entry, yet the plan asks for its arguments (DWARF lists two: it is
+ *     hot and unseen), dcpivargs says 0 calls seen and what the least
+ *     certain share needs, and the run with the plan catches its calls;
  *   - test_plan_own_callee: libc's clock_gettime marked for its arguments,
  *     which the runtime's handlers call themselves with SIGTRAP blocked:
  *     the program exits as it does alone (the int3 killed it, every run).
@@ -149,7 +153,8 @@ static void test_plan_auto(void **state)
 			       " " SEED " 80 > %s/out1 2> %s/err1", t.bin, t.dir, t.prog, t.dir,
 			       t.dir), 0);
 	/* the analysis left a plan marking vl_scale for its arguments (valloop
-	 * need not be image 0: a burst may end in libc or ld.so) */
+	 * need not be image 0: a burst may end in libc or ld.so), whether a
+	 * burst saw its entry or not (report/plan.c args_unseen) */
 	assert_int_equal(tu_sh("grep -q '^dcpi-plan 1$' %s/db/00000001/plan.txt", t.dir), 0);
 	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ "
 			       "[a-z0-9,=]*args=03[a-z0-9,=]* vl_scale$' %s/db/00000001/plan.txt",
@@ -199,6 +204,12 @@ static void test_needed(void **state)
 	assert_int_equal(sscanf(line, " %lu calls seen; for +-3 points at %lu%% about %lu calls "
 				"are needed", &seen, &pct, &need), 3);
 	assert_non_null(strstr(line, "--plan auto"));
+	if (!seen) {	/* no burst saw the entry (a CI run): the least certain share */
+		assert_int_equal(pct, 50);
+		assert_int_equal(need, val_calls_needed(0.5, 0.03));
+		assert_non_null(strstr(line, "no burst saw its entry"));
+		return;
+	}
 	/* the share vargs prints is its top value's: with few calls seen (one,
 	 * in a CI run) not always 7's */
 	share = arg0_share("db", "00000001", "vl_scale", &lseen, -1);
@@ -276,6 +287,29 @@ static void test_plan_robust(void **state)
 	}
 }
 
+static void test_unseen_args(void **state)
+{
+	(void)state;
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 2:32 --db %s/unseen "
+			       "-- %s " ITERS " " SEED " 80 > /dev/null 2> %s/uerr1", t.bin, t.dir,
+			       t.prog, t.dir), 0);
+	assert_int_equal(tu_sh("grep -Eq '^proc [0-9]+ %" PRIx64 " [0-9a-f]+ "
+			       "[a-z0-9,=]*args=03[a-z0-9,=]* vl_scale$' %s/unseen/00000001/plan.txt",
+			       tu_image_off(&t, "vl_scale", 0), t.dir), 0);
+	/* a burst may still have seen it; if none did, vargs says so */
+	assert_int_equal(tu_sh("%s vargs --db %s/unseen --epoch 00000001 vl_scale > %s/uv; "
+			       "grep -q ' 0 calls seen' %s/uv || grep -q ' [1-9][0-9]* calls seen' "
+			       "%s/uv", t.bin, t.dir, t.dir, t.dir, t.dir), 0);
+	assert_int_equal(tu_sh("! grep -q ' 0 calls seen' %s/uv || grep -q 'at 50%% about %lu "
+			       "calls are needed (no burst saw its entry' %s/uv", t.dir,
+			       (unsigned long)val_calls_needed(0.5, 0.03), t.dir), 0);
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 2:32 --plan auto "
+			       "--db %s/unseen -- %s " ITERS " " SEED " 80 > /dev/null 2> %s/uerr2",
+			       t.bin, t.dir, t.prog, t.dir), 0);
+	assert_int_equal(tu_sh("grep -q 'procedures marked (0 dropped), [1-9][0-9]* calls "
+			       "caught' %s/uerr2", t.dir), 0);
+}
+
 /* The runtime calls clock_gettime in its timer and trap handlers, where
  * SIGTRAP is blocked: a breakpoint armed at its entry must not be met
  * there (collect/pathrt.c bp_guard). */
@@ -316,4 +350,5 @@ TU_MAIN(setup, teardown,
 	cmocka_unit_test(test_needed),
 	cmocka_unit_test(test_plan_changed),
 	cmocka_unit_test(test_plan_robust),
+	cmocka_unit_test(test_unseen_args),
 	cmocka_unit_test(test_plan_own_callee))
