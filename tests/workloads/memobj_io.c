@@ -48,6 +48,7 @@ ALLOC_SITE(alloc_d, 65536 + 64)	/* not alloc_a's code (merged) */
 ALLOC_SITE(alloc_e, 512)
 
 static long a_in, a_out, b_in, c_in, d_in, e_in;
+static volatile char stack_kept;
 
 static int reads(int fd, char *a, char *b, char *c)
 {
@@ -68,7 +69,10 @@ static int reads(int fd, char *a, char *b, char *c)
 		c_in += r;
 	if (read(fd, stack, sizeof(stack)) < 0)
 		return 1;
-	return stack[0] == 0x7f;	/* keeps the buffer */
+	/* keeps the buffer (once its first byte was the exit status: the
+	 * random input made one run in 256 fail, test_dsys test_exact) */
+	stack_kept = stack[0];
+	return 0;
 }
 
 static int freads(const char *path, char *d)
