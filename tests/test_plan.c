@@ -24,7 +24,8 @@
  *   - test_unseen_args: at 2 bursts a CPU second no burst sees vl_scale's
  *     entry, yet the plan asks for its arguments (DWARF lists two: it is
  *     hot and unseen), dcpivargs says 0 calls seen and what the least
- *     certain share needs, and the run with the plan catches its calls;
+ *     certain share needs, and the run with the plan (at the default rate)
+ *     catches its calls;
  *   - test_plan_own_callee: libc's clock_gettime marked for its arguments,
  *     which the runtime's handlers call themselves with SIGTRAP blocked:
  *     the program exits as it does alone (the int3 killed it, every run).
@@ -303,7 +304,10 @@ static void test_unseen_args(void **state)
 	assert_int_equal(tu_sh("! grep -q ' 0 calls seen' %s/uv || grep -q 'at 50%% about %lu "
 			       "calls are needed (no burst saw its entry' %s/uv", t.dir,
 			       (unsigned long)val_calls_needed(0.5, 0.03), t.dir), 0);
-	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 2:32 --plan auto "
+	/* at record's default rate: at 2 a second the breakpoint has few
+	 * ticks to be armed at (an ASan build caught 139 calls alone, none in
+	 * a CI run; 2,114 at the default rate) */
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --plan auto "
 			       "--db %s/unseen -- %s " ITERS " " SEED " 80 > /dev/null 2> %s/uerr2",
 			       t.bin, t.dir, t.prog, t.dir), 0);
 	assert_int_equal(tu_sh("grep -q 'procedures marked (0 dropped), [1-9][0-9]* calls "
