@@ -514,6 +514,13 @@ void col_appendf(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The end's calibration of cycles per sample over the start's, 0 without
+ * both. */
+static double clock_change(const struct cal_result *c)
+{
+	return c->cps_first > 0 && c->cps_last > 0 ? c->cps_last / c->cps_first : 0;
+}
+
 void sess_describe(const struct session *s, char *buf, size_t len,
 		   struct prof_epoch_meta *meta)
 {
@@ -541,8 +548,8 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		col_appendf(buf, len, " calibrated cycles_per_sample=%.1f cycles_per_ns=%.4f "
 		       "tsc_per_ns=%.4f cal_samples=%" PRIu64, s->cal.cycles_per_sample,
 		       s->cal.cycles_per_ns, s->cal.tsc_per_ns, s->cal.samples);
-	if (s->calibrated && s->cal.cps_first > 0 && s->cal.cps_last > 0)
-		col_appendf(buf, len, " clock_change=%.4f", s->cal.cps_last / s->cal.cps_first);
+	if (s->calibrated && clock_change(&s->cal) > 0)
+		col_appendf(buf, len, " clock_change=%.4f", clock_change(&s->cal));
 	if (s->calibrated && s->cal.exp_samples)
 		col_appendf(buf, len, " exposure_witness=%" PRIu64 " exposure_samples=%" PRIu64
 			    " exposure_in_loop=%" PRIu64 " exposure_steps=%" PRIu64
@@ -579,8 +586,7 @@ void sess_describe(const struct session *s, char *buf, size_t len,
 		meta->calibrated = 1;
 		meta->cycles_per_sample = s->cal.cycles_per_sample;
 		meta->cycles_per_ns = s->cal.cycles_per_ns;
-		if (s->cal.cps_first > 0 && s->cal.cps_last > 0)
-			meta->clock_change = s->cal.cps_last / s->cal.cps_first;
+		meta->clock_change = clock_change(&s->cal);
 		if (s->cal.exp_samples) {
 			meta->exposure_witness = s->cal.exp_witness;
 			meta->exposure_samples = s->cal.exp_samples;

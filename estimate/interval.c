@@ -570,35 +570,42 @@ static double shared_slowdown(const struct cfg *cfg, const struct est_result *r,
  * none where b's best case holds a replayed walk: its first instructions
  * wait for that load, as expected (tests/workloads/chase_if.c).
  */
+/* The samples on block b's first STALL_REACH instructions. */
+static double head_samples(const struct cfg *cfg, const struct est_result *r, uint32_t b)
+{
+	const struct cfg_block *bl = &cfg->blocks[b];
+	double s = 0;
+
+	for (uint32_t i = 0; i < STALL_REACH && i < bl->n; i++)
+		s += r->insns[bl->first + i].samples;
+	return s;
+}
+
 static void skid_reach(const struct cfg *cfg, const struct est_result *r, size_t b,
 		       double *in, double *out)
 {
 	const struct cfg_block *bl = &cfg->blocks[b];
-	double x = r->blocks[b].executions, from_out = 0, first = 0;
+	double x = r->blocks[b].executions, from_out = 0;
 
 	*in = *out = 0;
 	if (!(x > 0))
 		return;
 	for (uint32_t k = 0; k < bl->nsucc; k++) {
 		const struct cfg_edge *e = &cfg->edges[bl->succ[k]];
-		const struct cfg_block *to = &cfg->blocks[e->to];
-		double xt = r->blocks[e->to].executions, s = 0;
+		double xt = r->blocks[e->to].executions;
 
-		if (e->to == b || e->to == cfg->exit || !to->n || !(xt > 0) ||
+		if (e->to == b || e->to == cfg->exit || !cfg->blocks[e->to].n || !(xt > 0) ||
 		    e->kind == CFG_E_CALL_RETURN)
 			continue;
-		for (uint32_t i = 0; i < STALL_REACH && i < to->n; i++)
-			s += r->insns[to->first + i].samples;
-		*out += s * fmin(fmax(r->edges[bl->succ[k]].executions, 0) / xt, 1);
+		*out += head_samples(cfg, r, e->to) *
+			fmin(fmax(r->edges[bl->succ[k]].executions, 0) / xt, 1);
 	}
+	if (r->blocks[b].replay > 0)
+		return;	/* its first instructions wait on a replayed load: expected */
 	for (uint32_t k = 0; k < bl->npred; k++)
 		if (cfg->edges[bl->pred[k]].from != b)
 			from_out += fmax(r->edges[bl->pred[k]].executions, 0);
-	if (r->blocks[b].replay > 0)
-		return;	/* its first instructions wait on a replayed load: expected */
-	for (uint32_t i = 0; i < STALL_REACH && i < bl->n; i++)
-		first += r->insns[bl->first + i].samples;
-	*in = first * fmin(from_out / x, 1);
+	*in = head_samples(cfg, r, (uint32_t)b) * fmin(from_out / x, 1);
 }
 
 /* Block b's interval from its samples (h: the scale's and the shape's

@@ -168,6 +168,13 @@ double est_path_scale_windows(const struct cfg *cfg, const double *s_blk, const 
 	return out;
 }
 
+/* Block b's ratio S cps / (x M): its scale alone; 0 when it has none. */
+static double block_ratio(const double *s, const double *m, const double *x, double cps,
+			  size_t b)
+{
+	return s[b] > 0 && x[b] * m[b] > 0 ? s[b] * cps / (x[b] * m[b]) : 0;
+}
+
 static double rule_quantile(const struct cfg *cfg, double q, const double *s,
 			    const double *m, const double *x, double cps, const int *reg)
 {
@@ -177,9 +184,9 @@ static double rule_quantile(const struct cfg *cfg, double q, const double *s,
 	if (!r)
 		return 0;
 	for (size_t b = 0; b < cfg->nblocks; b++) {
-		if ((reg && !reg[b]) || s[b] <= 0 || x[b] * m[b] <= 0)
+		if ((reg && !reg[b]) || !(block_ratio(s, m, x, cps, b) > 0))
 			continue;
-		r[2 * n] = s[b] * cps / (x[b] * m[b]);
+		r[2 * n] = block_ratio(s, m, x, cps, b);
 		r[2 * n + 1] = s[b];
 		n++;
 	}
@@ -188,12 +195,13 @@ static double rule_quantile(const struct cfg *cfg, double q, const double *s,
 	return out;
 }
 
-/* The block whose ratio rule_quantile returned (scale), -1 when none. */
+/* The block whose ratio rule_quantile returned (scale), -1 when none:
+ * block_ratio computes both, so the figure matches to the bit. */
 static long quantile_block(const struct cfg *cfg, const double *s, const double *m,
 			   const double *x, double cps, double scale)
 {
 	for (size_t b = 0; b < cfg->nblocks; b++)
-		if (s[b] > 0 && x[b] * m[b] > 0 && s[b] * cps / (x[b] * m[b]) == scale)
+		if (block_ratio(s, m, x, cps, b) > 0 && block_ratio(s, m, x, cps, b) == scale)
 			return (long)b;
 	return -1;
 }

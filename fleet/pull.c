@@ -234,6 +234,15 @@ static void meta_of(char **f, struct prof_epoch_meta *m)
 	m->clock_change = fleet_bitsd(strtoull(f[26], NULL, 10));
 }
 
+/* The columns metas() reads, in meta_of's order: an epoch's key, its own
+ * metadata, its canaries', its exposure chase's (then its clock's). */
+#define KEY_COLS "host, epoch, start_ns, version"
+#define META_COLS "has_meta, cpu_vendor, cpu_family, cpu_model, cpu_stepping, cpu_name, " \
+	"cpns_bits, cps_bits, calibrated, settings, lost_samples, samples, dropped_samples, " \
+	"failed_flushes, end_ns"
+#define CANARY_COLS "alone_bits, mean_bits, sd_bits, shared_bits, bursts"
+#define EXPOSURE_COLS "witness, chase_samples, step_bits"
+
 /* The epochs' metadata merged in (host, epoch) order; 1 when there was any. */
 static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_epoch_meta *dm,
 		 struct dcpi_err *err)
@@ -247,30 +256,18 @@ static int metas(struct pull *pl, const struct fleet_query_spec *q, struct prof_
 	memset(dm, 0, sizeof(*dm));
 	/* epochs, then their canaries', exposures' and clocks' rows (one JOIN
 	 * a SELECT, as ClickHouse 18 wants) */
-	fleet_sb_printf(&sb, "SELECT host, epoch, start_ns, has_meta, cpu_vendor, cpu_family, "
-			"cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, calibrated, "
-			"settings, lost_samples, samples, dropped_samples, failed_flushes, end_ns, "
-			"alone_bits, mean_bits, sd_bits, shared_bits, bursts, witness, "
-			"chase_samples, step_bits, change_bits "
-			"FROM (SELECT host, epoch, start_ns, version, has_meta, cpu_vendor, "
-			"cpu_family, cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, "
-			"calibrated, settings, lost_samples, samples, dropped_samples, "
-			"failed_flushes, end_ns, alone_bits, mean_bits, sd_bits, shared_bits, bursts, "
-			"witness, chase_samples, step_bits "
-			"FROM (SELECT host, epoch, start_ns, version, has_meta, cpu_vendor, "
-			"cpu_family, cpu_model, cpu_stepping, cpu_name, cpns_bits, cps_bits, "
-			"calibrated, settings, lost_samples, samples, dropped_samples, "
-			"failed_flushes, end_ns, alone_bits, mean_bits, sd_bits, shared_bits, bursts "
-			"FROM %s.epochs GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, "
-			"alone_bits, mean_bits, sd_bits, shared_bits, bursts FROM %s.canaries) "
-			"USING (host, epoch, start_ns, version)) "
-			"GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, witness, "
-			"chase_samples, step_bits FROM %s.exposures) "
-			"USING (host, epoch, start_ns, version)) "
-			"GLOBAL ANY LEFT JOIN (SELECT host, epoch, start_ns, version, change_bits "
-			"FROM %s.clocks) USING (host, epoch, start_ns, version) "
-			"WHERE (host, epoch, start_ns, version) GLOBAL IN (SELECT DISTINCT "
-			"host, epoch, start_ns, version FROM %s.samples", db, db, db, db, db);
+	fleet_sb_printf(&sb, "SELECT host, epoch, start_ns, " META_COLS ", " CANARY_COLS ", "
+			EXPOSURE_COLS ", change_bits "
+			"FROM (SELECT " KEY_COLS ", " META_COLS ", " CANARY_COLS ", " EXPOSURE_COLS
+			" FROM (SELECT " KEY_COLS ", " META_COLS ", " CANARY_COLS
+			" FROM %s.epochs GLOBAL ANY LEFT JOIN (SELECT " KEY_COLS ", " CANARY_COLS
+			" FROM %s.canaries) USING (" KEY_COLS ")) "
+			"GLOBAL ANY LEFT JOIN (SELECT " KEY_COLS ", " EXPOSURE_COLS
+			" FROM %s.exposures) USING (" KEY_COLS ")) "
+			"GLOBAL ANY LEFT JOIN (SELECT " KEY_COLS ", change_bits FROM %s.clocks) "
+			"USING (" KEY_COLS ") "
+			"WHERE (" KEY_COLS ") GLOBAL IN (SELECT DISTINCT " KEY_COLS
+			" FROM %s.samples", db, db, db, db, db);
 	fleet_where(&sb, db, q);
 	fleet_sb_printf(&sb, ") ORDER BY host, epoch, start_ns");
 	rc = ask(pl, &sb, &ans, err);

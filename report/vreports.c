@@ -272,6 +272,25 @@ static int cmp_vproc(const void *x, const void *y)
 }
 
 /* The entry lists of one image's procedures (only want's when not NULL). */
+/* Entry e at off of procedure p (NULL: none known): its time, name and
+ * parameters. */
+static void vproc_fill(struct vproc *e, const struct rv_ctx *c, const struct img_proc *p,
+		       uint64_t off)
+{
+	uint64_t lo, hi;
+
+	e->c = *c;
+	e->p = p;
+	e->off = off;
+	if (p && rv_proc_range(c, p, &lo, &hi) == 0)
+		rv_time(c, lo, hi, &e->t);
+	else
+		rv_time(c, off, off + 1, &e->t);
+	e->w = rv_weight(&e->t);
+	rv_place(c, off, e->name, sizeof(e->name));
+	rv_args(c, off, &e->args);
+}
+
 static int vargs_collect(struct rep_vals *v, size_t i, const struct img_proc *want,
 			 struct vprocs *s)
 {
@@ -283,7 +302,7 @@ static int vargs_collect(struct rep_vals *v, size_t i, const struct img_proc *wa
 	for (size_t k = 0; k < vp->nlists; k++) {
 		const struct val_hotlist *h = &vp->lists[k];
 		const struct img_proc *p;
-		uint64_t va, lo, hi;
+		uint64_t va;
 
 		if (!is_entry_kind(h->kind))
 			continue;
@@ -293,16 +312,7 @@ static int vargs_collect(struct rep_vals *v, size_t i, const struct img_proc *wa
 		if (!cur || cur->off != h->offset) {
 			if (!(cur = vprocs_add(s)))
 				return -ENOMEM;
-			cur->c = c;
-			cur->p = p;
-			cur->off = h->offset;
-			if (p && rv_proc_range(&c, p, &lo, &hi) == 0)
-				rv_time(&c, lo, hi, &cur->t);
-			else
-				rv_time(&c, h->offset, h->offset + 1, &cur->t);
-			cur->w = rv_weight(&cur->t);
-			rv_place(&c, h->offset, cur->name, sizeof(cur->name));
-			rv_args(&c, h->offset, &cur->args);
+			vproc_fill(cur, &c, p, h->offset);
 		}
 		if (h->kind == VAL_CALLSITE)
 			cur->callsite = h;
@@ -330,13 +340,7 @@ static int vargs_unseen(struct rep_vals *v, size_t i, const struct img_proc *p,
 		return 0;
 	if (!(e = vprocs_add(s)))
 		return -ENOMEM;
-	e->c = c;
-	e->p = p;
-	e->off = lo;
-	e->args = a;
-	rv_time(&c, lo, hi, &e->t);
-	e->w = rv_weight(&e->t);
-	rv_place(&c, lo, e->name, sizeof(e->name));
+	vproc_fill(e, &c, p, lo);
 	return 0;
 }
 

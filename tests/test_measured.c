@@ -881,6 +881,19 @@ static struct cfg *loop_at_1000(const uint8_t *code, size_t len, const char *nam
 	return cfg;
 }
 
+/* The loop of code at 0x1000, every instruction of its block *b with
+ * per_insn samples (*s: free it). */
+static struct cfg *filled_loop(const uint8_t *code, size_t len, double per_insn, int *b,
+			       double **s)
+{
+	struct cfg *cfg = loop_at_1000(code, len, "adds", b, s);
+
+	for (uint32_t i = cfg->blocks[*b].first; i < cfg->blocks[*b].first + cfg->blocks[*b].n;
+	     i++)
+		(*s)[i] = per_insn;
+	return cfg;
+}
+
 /* A dependent chain of adds and eight independent ones (the contention
  * canary's kind, collect/canary.h), each a loop at 0x1000. */
 static const uint8_t dep_adds[] = {
@@ -912,10 +925,8 @@ static double shared_factor(const uint8_t *code, size_t len)
 	struct est_result r0, r1;
 	double *s, f;
 	int b;
-	struct cfg *cfg = loop_at_1000(code, len, "adds", &b, &s);
+	struct cfg *cfg = filled_loop(code, len, 500, &b, &s);
 
-	for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
-		s[i] = 500;
 	est_opts_default(&eo);
 	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r0, &err), 0);
 	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r1, &err), 0);
@@ -963,10 +974,8 @@ static void scale_interval(int scale_block, double ret_samples, double *x, doubl
 	struct est_result r;
 	double *s;
 	int b;
-	struct cfg *cfg = loop_at_1000(dep_adds, sizeof(dep_adds), "adds", &b, &s);
+	struct cfg *cfg = filled_loop(dep_adds, sizeof(dep_adds), 1000, &b, &s);
 
-	for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
-		s[i] = 1000;
 	s[cfg->blocks[b].first + cfg->blocks[b].n] = ret_samples;	/* the ret after it */
 	est_opts_default(&eo);
 	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r, &err), 0);
@@ -1029,7 +1038,7 @@ static void test_clock_term(void **state)
 	struct est_result r0, r1;
 	double h, *s;
 	int b;
-	struct cfg *cfg = loop_at_1000(dep_adds, sizeof(dep_adds), "adds", &b, &s);
+	struct cfg *cfg = filled_loop(dep_adds, sizeof(dep_adds), 1000, &b, &s);
 
 	(void)state;
 	memset(&m, 0, sizeof(m));
@@ -1048,8 +1057,6 @@ static void test_clock_term(void **state)
 	assert_true(est_clock_h(&m) == 0);
 	assert_true(est_clock_h(NULL) == 0);
 
-	for (uint32_t i = cfg->blocks[b].first; i < cfg->blocks[b].first + cfg->blocks[b].n; i++)
-		s[i] = 1000;
 	est_opts_default(&eo);
 	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r0, &err), 0);
 	assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r1, &err), 0);

@@ -251,6 +251,20 @@ static void test_plan_changed(void **state)
 	assert_int_equal(tu_sh("grep -q 'no epoch of .* has a plan' %s/err5", t.dir), 0);
 }
 
+/* A plan file marking procedure p of img (at path) with why, as name. */
+static void write_plan(const char *plan, const struct image *img, const char *path,
+		       const struct img_proc *p, const char *why, const char *name)
+{
+	uint64_t off;
+	FILE *f;
+
+	assert_int_equal(img_vaddr_to_offset(img, p->addr, &off), 0);
+	assert_non_null(f = fopen(plan, "w"));
+	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " %s %s\n", VAL_PLAN_MAGIC,
+		img_build_id(img)[0] ? img_build_id(img) : "-", path, off, p->size, why, name);
+	fclose(f);
+}
+
 static void test_plan_robust(void **state)
 {
 	static const struct {
@@ -261,20 +275,13 @@ static void test_plan_robust(void **state)
 	struct image *pimg = NULL;
 	struct dcpi_err err = { 0 };
 	const struct img_proc *p;
-	uint64_t off;
-	FILE *f;
 
 	(void)state;
 	snprintf(pl, sizeof(pl), "%s/workloads/pathloop", t.build);
 	assert_int_equal(img_open(pl, IMG_NO_DWARF, &pimg, &err), 0);
 	assert_non_null(p = img_proc_by_name(pimg, "pl_loop"));
-	assert_int_equal(img_vaddr_to_offset(pimg, p->addr, &off), 0);
 	snprintf(plan, sizeof(plan), "%s/pathloop.plan", t.dir);
-	assert_non_null(f = fopen(plan, "w"));
-	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " hot,args pl_loop\n",
-		VAL_PLAN_MAGIC, img_build_id(pimg)[0] ? img_build_id(pimg) : "-", pl, off,
-		p->size);
-	fclose(f);
+	write_plan(plan, pimg, pl, p, "hot,args", "pl_loop");
 	img_close(pimg);
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		print_message("pathloop %s\n", modes[i].mode);
@@ -323,9 +330,7 @@ static void test_plan_own_callee(void **state)
 	struct image *libc = NULL;
 	struct dcpi_err err = { 0 };
 	const struct img_proc *p;
-	uint64_t off;
 	Dl_info di;
-	FILE *f;
 
 	(void)state;
 	assert_true(dladdr((void *)clock_gettime, &di) && di.dli_fname && di.dli_saddr);
@@ -334,13 +339,8 @@ static void test_plan_own_callee(void **state)
 	assert_int_equal(img_open(path, IMG_NO_DWARF, &libc, &err), 0);
 	p = img_proc_at(libc, (uint64_t)((uintptr_t)di.dli_saddr - (uintptr_t)di.dli_fbase));
 	assert_non_null(p);
-	assert_int_equal(img_vaddr_to_offset(libc, p->addr, &off), 0);
 	snprintf(plan, sizeof(plan), "%s/own.plan", t.dir);
-	assert_non_null(f = fopen(plan, "w"));
-	fprintf(f, "%s\nimage 0 %s %s\nproc 0 %" PRIx64 " %" PRIx64 " hot,args=03 clock_gettime\n",
-		VAL_PLAN_MAGIC, img_build_id(libc)[0] ? img_build_id(libc) : "-", path, off,
-		p->size);
-	fclose(f);
+	write_plan(plan, libc, path, p, "hot,args=03", "clock_gettime");
 	img_close(libc);
 	for (int run = 0; run < 3; run++)
 		assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 1000:32 "
