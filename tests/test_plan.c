@@ -14,7 +14,8 @@
  *     and the burst rate that would see them;
  *   - test_plan_changed: a plan whose image has another build-id marks
  *     nothing, and the run says so; --plan without value samples, or auto
- *     with no plan in the database, is refused;
+ *     with no plan in the database, is refused; a run too short for a
+ *     burst writes no plan and says why;
  *   - test_plan_robust: tests/workloads/pathloop.c with pl_loop marked for
  *     its arguments, in the modes where the breakpoint meets something:
  *     the program's own int3 and SIGTRAP handler (trap), SIGTRAP blocked
@@ -250,6 +251,13 @@ static void test_plan_changed(void **state)
 				   "--db %s/empty -- %s 1000 > /dev/null 2> %s/err5", t.bin, t.dir,
 				   t.prog, t.dir), 0);
 	assert_int_equal(tu_sh("grep -q 'no epoch of .* has a plan' %s/err5", t.dir), 0);
+	/* a run too short for a burst: no value sample, no plan, and it says so */
+	assert_int_equal(tu_sh("%s record --no-calibrate --values --paths 1:32 --db %s/tiny "
+			       "-- %s 1000 > /dev/null 2> %s/err6", t.bin, t.dir, t.prog, t.dir),
+			 0);
+	assert_int_equal(tu_sh("grep -q ': 0 value samples' %s/err6 && grep -q 'no plan "
+			       "written: no burst took a value sample (0 bursts)' %s/err6 && "
+			       "! test -e %s/tiny/00000001/plan.txt", t.dir, t.dir, t.dir), 0);
 }
 
 /* A plan file marking procedure p of img (at path) with why, as name. */

@@ -279,6 +279,11 @@ int cmd_record(int argc, char **argv)
 	if (opts.values && res.values_samples &&
 	    rep_plan_write(opts.db_dir, res.epoch, &nmarks, &err))	/* the next run's plan */
 		fprintf(stderr, "%s: note: no plan written: %s\n", tool_name, err.msg);
+	if (opts.values && !res.values_samples && !res.paths_static && !res.paths_note[0])
+		fprintf(stderr, "%s: note: no plan written: no burst took a value sample (%llu "
+			"bursts); a longer run or a higher --paths rate gives the next "
+			"--plan auto one, which otherwise takes the newest epoch that has "
+			"a plan\n", tool_name, (unsigned long long)res.paths_bursts);
 	if (opts.values && res.values_samples && !getenv("DCPI_NO_REPLAY"))
 		replay_now(opts.db_dir, res.epoch, t_run, quiet);
 	return exit_status(res.status);
