@@ -157,6 +157,26 @@ def cover(est, ir, acc, accm, rows=None, tag=None):
             r["weight"] += ins["samples"]
 
 
+def lumpiness(rows, labels):
+    """How far the interval calibration above may read from 90% by chance alone: a block is
+    inside its interval or not, all its samples together, so with weights w the share inside
+    of intervals each right 90% of the time has a standard deviation of
+    sqrt(0.09 sum w^2) / sum w (blocks independent), and 1 / sum (w / W)^2 blocks count as
+    many equal ones (bench/accuracy/coverage.py pools several recording sets)."""
+    cells = []
+    for lab in labels:
+        w = [r["weight"] for r in rows if r["config"] == lab and r["weight"] > 0 and
+             not (r["interval"][0] == r["interval"][1] and r["interval"][0] > 0)]
+        W = float(sum(w))
+        if not W:
+            continue
+        s2 = sum(x * x for x in w) / (W * W)
+        cells.append("%s: %d blocks weigh as %.1f equal ones, so intervals right 90%% of the "
+                     "time read 90 +- %.1f here (1 sd)" % (lab, len(w), 1 / s2,
+                                                            100 * math.sqrt(0.09 * s2)))
+    return "Chance alone: " + "; ".join(cells)
+
+
 def score(est, ir, ex_edges, acc8, acc9, f=1.0):
     for ins in est["instructions"]:
         s = ins["samples"]
@@ -336,6 +356,7 @@ def main():
                                     ("; %4.1f%% measured, %5.1f%% agree" % (share, agree)
                                      if m.w else "")))
         P("%-10s | " % wl + " | ".join(cells))
+    P(lumpiness(block_rows, labels[:len(configs(a.rules))]))
     P("@oracle: each procedure's counts times the one factor an oracle would choose (the "
       "median of exact / estimate over its samples): the shape alone, the scale perfect")
     P("tuned on: %s; not tuned on (holdout): %s" % (
