@@ -480,6 +480,18 @@ static int measure(struct est_input *in, const struct image *img, struct est_ana
 	return 0;
 }
 
+/* The samples of p's event over every image of the epoch (or the window):
+ * the run's, which p's blocks' samples are a share of. */
+static double run_samples(const struct est_input *in, const struct prof_profile *p)
+{
+	double n = 0;
+
+	for (size_t k = 0; k < in->np; k++)
+		if (!strcmp(in->p[k].event, p->event))
+			n += (double)in->p[k].total;
+	return n;
+}
+
 /* Event counts (the epoch's, and --exact's), exact executions, culprits. */
 static int culprits(struct est_input *in, const struct image *img, struct est_analysis *a,
 		    struct dcpi_err *err)
@@ -504,6 +516,7 @@ static int culprits(struct est_input *in, const struct image *img, struct est_an
 		return rc;
 	a->r.shared_core = in->have_meta && !a->lbr ? in->meta.canary_shared : 0;
 	a->r.clock_h = in->have_meta && !a->lbr ? est_clock_h(&in->meta) : 0;
+	a->r.run_samples = run_samples(in, a->prof);
 	est_intervals(a->cfg, &a->r, &a->pinfo, a->have_meas ? &a->meas : NULL, in->model,
 		      a->exact);
 	if (a->lbr)

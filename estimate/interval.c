@@ -9,6 +9,8 @@
  * units, added in quadrature:
  *   sampling  the samples the scale rests on, Poisson: the blocks' window
  *             samples, a stalled block's by its witness (destall.c) only;
+ *             binomial in the run's samples (sampling_f): narrower where
+ *             the procedure holds most of the run;
  *   best case the best case the samples are divided by: a measured one's
  *             spread (at least 2%), a modelled one 10% (the model's mean
  *             error on real loops, docs/models.md), or where the
@@ -72,6 +74,37 @@ static double poisson_h(double n)
 		return 3;	/* nothing behind it: a factor of 20 */
 	return fmax(log(est_poisson_upper(n, Z90) / n),
 		    -log(fmax(est_poisson_lower(n, Z90), 1e-3) / n));
+}
+
+/*
+ * How much of the Poisson spread n samples out of the run's N have: a
+ * sample lands in the code with the share of the time it runs, at random
+ * (the collector's periods are random, collect/random.c), so a thread's
+ * count is binomial, variance N_t q_t (1 - q_t), and over threads and
+ * phases at most n (1 - n / N).  Poisson's n is right for a block of
+ * little of the run; a loop that holds most of it is known closer (every
+ * sample in it: its time exactly).  N = 0 (not known): 1.
+ */
+static double sampling_f(double n, double N)
+{
+	return N > 0 && n > 0 ? sqrt(fmax(1 - n / N, 0)) : 1;
+}
+
+/* The 90% half-width of n samples of the run's N, in log units. */
+static double sampling_h(const struct est_result *r, double n)
+{
+	return n > 0 ? poisson_h(n) * sampling_f(n, r->run_samples) : poisson_h(n);
+}
+
+/* s samples' 90% upper and lower bounds, binomial as sampling_f. */
+static double sampled_upper(const struct est_result *r, double s)
+{
+	return s + (est_poisson_upper(s, Z90) - s) * sampling_f(s, r->run_samples);
+}
+
+static double sampled_lower(const struct est_result *r, double s)
+{
+	return s - (s - est_poisson_lower(s, Z90)) * sampling_f(s, r->run_samples);
 }
 
 static int stalled(const struct est_result *r, size_t b, double *witness)
@@ -392,16 +425,16 @@ static void own_evidence(const struct cfg *cfg, const struct est_result *r, size
 		m_lo = m * fmin(meas->model_scale_lo, 1);
 		m_hi = m * fmax(meas->model_scale_hi, 1);
 	}
-	*hi = fmax(*hi, est_poisson_upper(s_hi, Z90) * cps / m_lo);
+	*hi = fmax(*hi, sampled_upper(r, s_hi) * cps / m_lo);
 	if (!stalled(r, b, &w))	/* a witnessed stall over-reads them; and the
 				 * branch may have mispredicted */
-		*lo = fmin(*lo, (s_lo > 0 ? est_poisson_lower(s_lo, Z90) : 0) * cps /
+		*lo = fmin(*lo, (s_lo > 0 ? sampled_lower(r, s_lo) : 0) * cps /
 				(m_hi + branch_allowance(cfg, r, b, model)));
 	/* and what it must be however long its loads missed: the samples no
 	 * miss fed cover at most the best case */
 	w = clean_samples(cfg, r, b);
 	if (w >= 0)
-		*lo = fmin(*lo, est_poisson_lower(w, Z90) * cps / m_hi);
+		*lo = fmin(*lo, sampled_lower(r, w) * cps / m_hi);
 }
 
 /*
@@ -677,7 +710,7 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 	lowering = est_shared_lowering(r);
 	scale_evidence(cfg, r, meas, &n, &h_best, &witnessed);
 	h_clock = r->clock_h;	/* est_clock_h */
-	h_scale = sqrt(poisson_h(n) * poisson_h(n) + h_best * h_best + h_clock * h_clock +
+	h_scale = sqrt(sampling_h(r, n) * sampling_h(r, n) + h_best * h_best + h_clock * h_clock +
 		       (witnessed ? lg(EXPOSURE_REL) * lg(EXPOSURE_REL) : 0));
 	floors(cfg, r, model);
 	for (size_t b = 0; b < cfg->nblocks; b++) {

@@ -1076,6 +1076,51 @@ static void test_clock_term(void **state)
 }
 
 /*
+ * The sampling term of a run's samples (estimate/interval.c sampling_f): a
+ * loop of 7,000 samples in a run of 7,000,000 keeps Poisson's spread (the
+ * interval's width to 0.05%), one that holds 90% of the run has sqrt(0.1)
+ * of it, one that holds the whole run none; the count itself unchanged,
+ * and the loop's interval still holds its best case's spread.
+ */
+static void test_run_share(void **state)
+{
+	const struct model *model = model_by_name("zen5");
+	struct dcpi_err err = { 0 };
+	struct est_opts eo;
+	struct est_result r[4];
+	double run[4], w[4], *s, n = 0;
+	int b;
+	struct cfg *cfg = filled_loop(dep_adds, sizeof(dep_adds), 1000, &b, &s);
+
+	(void)state;
+	for (uint32_t i = 0; i < cfg->ninsns; i++)
+		n += s[i];
+	run[0] = 0;
+	run[1] = 1000 * n;
+	run[2] = n / 0.9;
+	run[3] = n;
+	est_opts_default(&eo);
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(est_procedure(cfg, model, s, 1000, &eo, &r[k], &err), 0);
+		r[k].run_samples = run[k];
+		est_intervals(cfg, &r[k], NULL, NULL, model, 0);
+		w[k] = log(r[k].blocks[b].hi / r[k].blocks[b].lo);
+		print_message("run of %g samples: [%.4g, %.4g] of %.4g\n", run[k],
+			      r[k].blocks[b].lo, r[k].blocks[b].hi, r[k].blocks[b].executions);
+		assert_true(r[k].blocks[b].executions == r[0].blocks[b].executions);
+		assert_true(r[k].blocks[b].lo < r[k].blocks[b].executions &&
+			    r[k].blocks[b].hi > r[k].blocks[b].executions);
+	}
+	assert_true(fabs(w[1] / w[0] - 1) < 5e-4);
+	assert_true(w[2] < w[1] && w[3] < w[2]);
+	assert_true(w[3] > 0.02);	/* the best case's spread stays */
+	for (int k = 0; k < 4; k++)
+		est_result_free(&r[k]);
+	free(s);
+	cfg_free(cfg);
+}
+
+/*
  * A block whose samples pile on one instruction (estimate/interval.c
  * pile_floor): twoprocs' loop, `imul %rsi,%rax; add %rdx,%rax` and its
  * counter, every sample on the add that waits for the imul, as a timer
@@ -1290,6 +1335,7 @@ TU_MAIN(make_dir, tu_ws_teardown,
 	cmocka_unit_test(test_shared_resources),
 	cmocka_unit_test(test_scale_block_shape),
 	cmocka_unit_test(test_clock_term),
+	cmocka_unit_test(test_run_share),
 	cmocka_unit_test(test_pile_floor),
 	cmocka_unit_test(test_witness_cross_check),
 	cmocka_unit_test(test_front_end_floor))

@@ -259,6 +259,11 @@ struct est_result {
 					 * half-width in log units, in every
 					 * sampled count's interval; 0: not
 					 * measured */
+	double run_samples;		/* the samples of the procedure's event
+					 * over every image of the epoch: those its
+					 * blocks' samples are drawn from
+					 * (estimate/interval.c sampling_f); 0: not
+					 * known (Poisson) */
 };
 
 /*
