@@ -237,6 +237,8 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 	rc = est_solve_flow(cfg, cls, x, y, &resid, err);
 	if (rc < 0)
 		goto out;
+	if (cfg->missing_edges)
+		solved = 0;	/* no flow to solve (estimate/calc.c estimate_classes) */
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++)
 		if (cfg->blocks[b].loop_depth > 0 && cfg->blocks[b].n &&
 		    !in_counted_loop(cfg, loop_counted, (uint32_t)b) &&
@@ -253,6 +255,7 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 		if (!solved && !counted)
 			continue;
 		eb->executions = counted ? held[c] : x[b];	/* measured: exactly */
+		eb->unreached = 0;
 		r->counted[b] = (uint8_t)counted;
 		eb->actual_cpi = eb->executions > 0 && bl->n ? eb->cycles / (eb->executions * bl->n)
 							      : 0;

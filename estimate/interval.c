@@ -662,6 +662,10 @@ static void sampled_interval(const struct cfg *cfg, struct est_result *r, size_t
 		eb->hi *= 1 + out / eb->samples;
 		eb->lo *= fmax(1 - in / eb->samples, 0);
 	}
+	if (eb->unreached)	/* the flow's count it replaced (calc.c
+				 * est_unreached): the truth has lain on
+				 * either side */
+		eb->lo = fmin(eb->lo, eb->flow_count * exp(-h));
 	if (eb->replay > 0)
 		cross_check(r, b, h, &eb->lo, &eb->hi);
 	if (eb->replay > 0 && eb->replay_far > 1)	/* the L3 shared */
@@ -726,8 +730,11 @@ void est_intervals(const struct cfg *cfg, struct est_result *r, const struct est
 		if (r->counted && r->counted[b])
 			eb->lo = eb->hi = x;		/* counted: exactly */
 		else if (r->calls > 0 && (r->calls_solved ? cfg->blocks[b].loop_depth == 0 :
-				     cfg->blocks[b].cls == cfg->blocks[cfg->entry].cls))
-			calls_interval(cfg, r, pi, b);	/* tied to the entry */
+				     cfg->blocks[b].cls == cfg->blocks[cfg->entry].cls) &&
+			 (x > 0 || !(eb->samples > 0)))
+			calls_interval(cfg, r, pi, b);	/* tied to the entry (a block
+							 * with samples the flow left
+							 * at 0 keeps its own) */
 		else
 			sampled_interval(cfg, r, b, h, model, lowering, meas,
 					 own_count(cfg, pi, b));

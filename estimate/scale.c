@@ -366,6 +366,7 @@ static void apply(const struct cfg *cfg, const double *x, const double *y, const
 		double xb = x[b] * bscale[b];
 
 		eb->executions = xb;
+		eb->unreached = 0;	/* the shape's count now (est_unreached again) */
 		eb->actual_cpi = bl->n && xb > 0 ? eb->cycles / (xb * bl->n) : 0;
 		eb->conf = path_conf(pi->block_obs[b], proc_samples);
 		for (uint32_t i = bl->first; i < bl->first + bl->n; i++) {
@@ -449,6 +450,7 @@ static int with_paths(const struct cfg *cfg, const struct model *model,
 	    pi->scale == pi->rule_scale[EST_SCALE_QUANTILE])
 		pi->scale_block = quantile_block(cfg, s, m, x, out->cycles_per_sample, pi->scale);
 	apply(cfg, x, y, bscale, pi, total, out);
+	est_unreached(cfg, out);	/* the shape's flow, past an unresolved jump */
 	pi->used = 1;
 out:
 	free(prob);

@@ -192,6 +192,10 @@ struct est_block {
 	double best_cpi;	/* best / n */
 	double actual_cpi;	/* cycles / (executions x n), 0 when not executed */
 	double lo, hi;		/* 90% interval of executions (est_intervals) */
+	int unreached;		/* est_unreached replaced the flow's count,
+				 * flow_count, by the block's own samples' (its
+				 * interval holds both) */
+	double flow_count;
 	enum est_conf conf;
 };
 
@@ -290,6 +294,11 @@ double est_cycles_per_sample(const struct prof_profile *p, const struct prof_epo
 int est_procedure(const struct cfg *cfg, const struct model *model, const double *samples,
 		  double cps, const struct est_opts *opts, struct est_result *out,
 		  struct dcpi_err *err);
+/* A block of a CFG missing edges that the flow left more than this below
+ * its own samples at its best case takes that count (est_unreached; the
+ * factor of estimate/calls.c EST_CALLS_STRAIGHT_MOVE). */
+#define EST_UNREACHED_MOVE 10.0
+void est_unreached(const struct cfg *cfg, struct est_result *r);
 void est_result_free(struct est_result *r);
 
 const char *est_conf_name(enum est_conf c);
