@@ -661,6 +661,11 @@ void rep_calc_text(FILE *f, const struct rep_calc *c)
 		       "bursts of the image; counts = path shape x scale (%s rule)\n",
 		       c->pp->source, c->pinfo.transitions, c->pinfo.entries, c->pinfo.bursts,
 		       est_scale_rule_name(c->a.popts.rule));
+	else if (c->pp && c->pinfo.transitions >= c->a.popts.min_transitions &&
+		 c->pinfo.transitions > 0)
+		fprintf(f, "paths (%s): %.0f transitions in this procedure, not used (no sampled "
+		       "block with a best case to scale their shape by, or too large to solve): "
+		       "counts from the windows\n", c->pp->source, c->pinfo.transitions);
 	else if (c->pp)
 		fprintf(f, "paths (%s): %.0f transitions in this procedure, too few to use (< %.0f)\n",
 		       c->pp->source, c->pinfo.transitions, c->a.popts.min_transitions);
