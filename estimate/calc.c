@@ -319,16 +319,16 @@ static double own_count(const struct cfg *cfg, const struct est_result *r, size_
 	       eb->window_samples * r->cycles_per_sample / m : 0;
 }
 
-static void set_count(const struct cfg *cfg, struct est_result *r, size_t b, double x)
+void est_set_block_count(const struct cfg *cfg, struct est_result *r, size_t b, double x)
 {
 	const struct cfg_block *bl = &cfg->blocks[b];
 	struct est_block *eb = &r->blocks[b];
 
 	eb->executions = x;
-	eb->actual_cpi = eb->cycles / (x * bl->n);
+	eb->actual_cpi = x > 0 && bl->n ? eb->cycles / (x * bl->n) : 0;
 	for (uint32_t i = bl->first; i < bl->first + bl->n && i < r->ninsns; i++) {
 		r->insns[i].executions = x;
-		r->insns[i].cpi = r->insns[i].cycles / x;
+		r->insns[i].cpi = x > 0 ? r->insns[i].cycles / x : 0;
 	}
 }
 
@@ -361,7 +361,7 @@ void est_unreached(const struct cfg *cfg, struct est_result *r)
 			if (!r->blocks[b].unreached)
 				r->blocks[b].flow_count = fmax(r->blocks[b].executions, 0);
 			r->blocks[b].unreached = 1;
-			set_count(cfg, r, b, own);
+			est_set_block_count(cfg, r, b, own);
 		}
 	}
 }

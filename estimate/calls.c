@@ -248,21 +248,14 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 		else if (straight_strained(cfg, r, b, x[b], calls, x0, held))
 			solved = 0;
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
-		struct est_block *eb = &r->blocks[b];
-		const struct cfg_block *bl = &cfg->blocks[b];
-		int c = bl->cls, counted = c >= 0 && (size_t)c < r->nclasses && held[c] > 0;
+		int c = cfg->blocks[b].cls, counted = c >= 0 && (size_t)c < r->nclasses && held[c] > 0;
 
 		if (!solved && !counted)
 			continue;
-		eb->executions = counted ? held[c] : x[b];	/* measured: exactly */
-		eb->unreached = 0;
+		/* a counted class's: measured, exactly */
+		est_set_block_count(cfg, r, b, counted ? held[c] : x[b]);
+		r->blocks[b].unreached = 0;
 		r->counted[b] = (uint8_t)counted;
-		eb->actual_cpi = eb->executions > 0 && bl->n ? eb->cycles / (eb->executions * bl->n)
-							      : 0;
-		for (uint32_t i = bl->first; i < bl->first + bl->n && i < r->ninsns; i++) {
-			r->insns[i].executions = eb->executions;
-			r->insns[i].cpi = eb->executions > 0 ? r->insns[i].cycles / eb->executions : 0;
-		}
 	}
 	for (size_t e = 0; solved && e < cfg->nedges && e < r->nedges; e++)
 		r->edges[e].executions = y[e];

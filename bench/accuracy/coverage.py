@@ -12,8 +12,12 @@ on one set by chance alone; pooled over k sets, about 6 / sqrt(k).
 """
 import argparse
 import json
-import math
+import os
 import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paths  # noqa: E402
 
 
 def rows_of(path, config):
@@ -21,27 +25,26 @@ def rows_of(path, config):
         d = json.load(f)
     for r in d["intervals"]:
         lo, hi = r["interval"]
-        if r["config"] != config or r["weight"] <= 0 or (lo == hi and lo > 0):
-            continue  # measured counts are a point: paths.py reports them apart
+        if r["config"] != config or r["weight"] <= 0 or paths.is_point((lo, hi)):
+            continue
         yield r
 
 
 def inside(r):
     lo, hi = r["interval"]
-    return lo * (1 - 1e-4) <= r["exact"] <= hi * (1 + 1e-4)  # paths.py RUN_TO_RUN
+    return lo * (1 - paths.RUN_TO_RUN) <= r["exact"] <= hi * (1 + paths.RUN_TO_RUN)
 
 
 def line(name, rows):
     W = float(sum(r["weight"] for r in rows))
     if not W:
         return "%-14s -" % name
-    s2 = sum(r["weight"] ** 2 for r in rows) / (W * W)
+    n, sd = paths.chance([r["weight"] for r in rows])
     i = sum(r["weight"] for r in rows if inside(r)) / W
     below = sum(r["weight"] for r in rows if not inside(r) and r["exact"] < r["interval"][0]) / W
     return ("%-14s %5.1f%% inside of %7d samples (truth below %4.1f%%, above %4.1f%%); "
             "%4d blocks weigh as %5.1f: chance alone 90 +- %.1f" %
-            (name, 100 * i, W, 100 * below, 100 * (1 - i - below), len(rows), 1 / s2,
-             100 * math.sqrt(0.09 * s2)))
+            (name, 100 * i, W, 100 * below, 100 * (1 - i - below), len(rows), n, 100 * sd))
 
 
 def main():

@@ -141,7 +141,7 @@ def cover(est, ir, acc, accm, rows=None, tag=None):
         # callgrind's run is another run: a few executions apart where the
         # recording counted (perl's %ENV holds dcpi's variables, valgrind's
         # its own: hv_common 1,665,444 counted, 1,665,440 under callgrind)
-        point = lo == hi and lo > 0
+        point = is_point((lo, hi))
         lo, hi = lo * (1 - RUN_TO_RUN), hi * (1 + RUN_TO_RUN)
         (accm if point else acc).add(0 if lo <= ex <= hi else 1, ins["samples"])
         if rows is not None:
@@ -157,6 +157,22 @@ def cover(est, ir, acc, accm, rows=None, tag=None):
             r["weight"] += ins["samples"]
 
 
+def chance(weights):
+    """Blocks of these sample weights, each inside its 90% interval or not with all its
+    samples: how many equal blocks they weigh as (1 / sum (w / W)^2), and the standard
+    deviation of the share inside if each interval is right 90% of the time (blocks
+    independent): sqrt(0.09 sum w^2) / sum w."""
+    W = float(sum(weights))
+    s2 = sum(x * x for x in weights) / (W * W)
+    return 1 / s2, math.sqrt(0.09 * s2)
+
+
+def is_point(interval):
+    """A measured count (calls or executions counted): its interval a point; cover() and
+    bench/accuracy/coverage.py report those apart."""
+    return interval[0] == interval[1] and interval[0] > 0
+
+
 def lumpiness(rows, labels):
     """How far the interval calibration above may read from 90% by chance alone: a block is
     inside its interval or not, all its samples together, so with weights w the share inside
@@ -166,14 +182,12 @@ def lumpiness(rows, labels):
     cells = []
     for lab in labels:
         w = [r["weight"] for r in rows if r["config"] == lab and r["weight"] > 0 and
-             not (r["interval"][0] == r["interval"][1] and r["interval"][0] > 0)]
-        W = float(sum(w))
-        if not W:
+             not is_point(r["interval"])]
+        if not sum(w):
             continue
-        s2 = sum(x * x for x in w) / (W * W)
+        n, sd = chance(w)
         cells.append("%s: %d blocks weigh as %.1f equal ones, so intervals right 90%% of the "
-                     "time read 90 +- %.1f here (1 sd)" % (lab, len(w), 1 / s2,
-                                                            100 * math.sqrt(0.09 * s2)))
+                     "time read 90 +- %.1f here (1 sd)" % (lab, len(w), n, 100 * sd))
     return "Chance alone: " + "; ".join(cells)
 
 

@@ -299,6 +299,9 @@ int est_procedure(const struct cfg *cfg, const struct model *model, const double
  * factor of estimate/calls.c EST_CALLS_STRAIGHT_MOVE). */
 #define EST_UNREACHED_MOVE 10.0
 void est_unreached(const struct cfg *cfg, struct est_result *r);
+/* Block b's count x, on the block and its instructions (their CPIs with
+ * it; 0 where x is not positive). */
+void est_set_block_count(const struct cfg *cfg, struct est_result *r, size_t b, double x);
 void est_result_free(struct est_result *r);
 
 const char *est_conf_name(enum est_conf c);
