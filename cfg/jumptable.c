@@ -9,6 +9,11 @@
  *             (either add order, notrack jmp too): 4-byte entries
  *             relative to the table
  *
+ * The PIC base may be loaded before a loop: the one `lea` that reaches the
+ * jump on every path back from it (a call on the way keeps only the
+ * registers a callee saves), else the one value every write of the register
+ * in the procedure gives it.
+ *
  * The entry count comes from the guarding `cmp $N,%idx; ja default` found by
  * walking back through the jump's block and its single predecessors (the
  * path the builder hands in), following register copies of the index
@@ -24,6 +29,7 @@
  * as it does the `ja` to the cold default.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,10 +78,101 @@ static int is_load4(const struct cfg_insn *in)
 	       in->mem.scale == 4 && in->mem.disp == 0;
 }
 
+/* Registers a callee keeps (System V x86-64): rbx, rbp, r12-r15. */
+#define CALLEE_SAVED (CFG_RBIT(CFG_R_RBX) | CFG_RBIT(CFG_R_RBP) | CFG_RBIT(CFG_R_R12) | \
+		      CFG_RBIT(CFG_R_R13) | CFG_RBIT(CFG_R_R14) | CFG_RBIT(CFG_R_R15))
+
+/*
+ * Scan cfg's instructions [lo, hi] newest first for a write of reg: 1 when
+ * it is a `lea T(%rip),%reg` (T into *val, or equal to it when *found), -1
+ * when another write (or a call, for a register the callee may change)
+ * comes first, 0 when none.
+ */
+static int scan_def(const struct cfg *cfg, int64_t lo, int64_t hi, int reg, uint64_t *val,
+		    int *found)
+{
+	for (int64_t i = hi; i >= lo; i--) {
+		const struct cfg_insn *in = &cfg->insns[i];
+
+		if ((in->flags & CFG_I_CALL) && !(CALLEE_SAVED & CFG_RBIT(reg)))
+			return -1;
+		if (!(in->regs_written & CFG_RBIT(reg)) || (in->flags & CFG_I_CALL))
+			continue;
+		if (!is_rip_lea(in) || (*found && *val != (uint64_t)in->mem.disp))
+			return -1;
+		*val = (uint64_t)in->mem.disp;
+		*found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The one `lea T(%rip),%reg` that reaches cfg's instruction at index at on
+ * every path into it: the definitions of reg met walking back through the
+ * predecessors (a loop's hoisted table base, in a register the procedure
+ * also uses for other things elsewhere: wc's word loop keeps its switch's
+ * table in r15).  -ENOENT when some path brings another value, or none
+ * from the procedure's entry.
+ */
+static int reach_const(const struct cfg *cfg, uint32_t at, int reg, uint64_t *val)
+{
+	int b0 = cfg_block_at(cfg, cfg->insns[at].addr), found = 0, rc = -ENOENT;
+	uint32_t *stack, n = 0;
+	uint8_t *seen;
+
+	if (b0 < 0 || !cfg->nblocks)
+		return -ENOENT;
+	stack = malloc((cfg->nblocks + 1) * sizeof(*stack));	/* each once, b0 twice */
+	seen = calloc(cfg->nblocks, 1);
+	if (!stack || !seen)
+		goto out;	/* not resolved: the CFG says it misses edges */
+	switch (scan_def(cfg, cfg->blocks[b0].first, (int64_t)at - 1, reg, val, &found)) {
+	case 1:
+		rc = 0;
+		goto out;
+	case -1:
+		goto out;
+	}
+	stack[n++] = (uint32_t)b0;	/* its predecessors next; itself again whole */
+	while (n) {
+		const struct cfg_block *bl = &cfg->blocks[stack[--n]];
+
+		for (uint32_t k = 0; k < bl->npred; k++) {
+			const struct cfg_edge *e = &cfg->edges[bl->pred[k]];
+			const struct cfg_block *pb;
+
+			if (e->from == cfg->exit)
+				goto out;	/* the caller's value */
+			if (seen[e->from])
+				continue;
+			seen[e->from] = 1;
+			pb = &cfg->blocks[e->from];
+			if (!pb->n)
+				goto out;
+			switch (scan_def(cfg, pb->first, (int64_t)pb->first + pb->n - 1, reg, val,
+					 &found)) {
+			case -1:
+				goto out;
+			case 0:
+				stack[n++] = e->from;
+			}
+		}
+		if (bl - cfg->blocks == (ptrdiff_t)cfg->entry)
+			goto out;	/* reg came in from the caller */
+	}
+	rc = found ? 0 : -ENOENT;
+out:
+	free(stack);
+	free(seen);
+	return rc;
+}
+
 /*
  * The constant address reg holds before path->insn[from]: a `lea T(%rip),%reg`
  * on the path, or, when the path does not reach its definition (the lea was
- * hoisted out of a loop), the one value every write of reg in the procedure
+ * hoisted out of a loop), the one that reaches it on every path
+ * (reach_const), or the one value every write of reg in the procedure
  * gives it.  A pop does not count: it restores the caller's value on the way
  * out, which compiled code saves but never uses as an address.
  */
@@ -91,6 +188,10 @@ static int reg_const(const struct cfg_jt_path *path, size_t from, int reg, uint6
 	}
 	if (!path->cfg)
 		return -ENOENT;
+	if (path->insn[from] >= path->cfg->insns &&
+	    path->insn[from] < path->cfg->insns + path->cfg->ninsns &&
+	    reach_const(path->cfg, (uint32_t)(path->insn[from] - path->cfg->insns), reg, val) == 0)
+		return 0;
 	for (size_t i = 0; i < path->cfg->ninsns; i++) {
 		const struct cfg_insn *in = &path->cfg->insns[i];
 

@@ -1054,6 +1054,8 @@ static void test_jump_table_forms(void **state)
 		{ "t_lea", 1, 1, 0, 3, 0 },	/* the bound under another address */
 		{ "t_copy", 1, 1, 0, 3, 0 },
 		{ "t_pic", 1, 1, 0, 3, 0 },
+		{ "t_reach", 1, 1, 0, 3, 0 },	/* the base's lea reaches it on every path */
+		{ "t_reach_call", 1, 0, 1, 0, 1 },	/* a call between: rcx unknown */
 		{ "t_byte", 1, 1, 0, 2, 0 },
 		{ "t_tail", 0, 0, 0, 0, 1 },	/* pops, then jmp *%rax: a tail call */
 		{ "t_virtual", 0, 0, 0, 0, 1 },

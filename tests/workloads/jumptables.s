@@ -3,7 +3,8 @@
 # index is loaded from, by a compare of that memory under another address
 # (xz's rc_encode: the index loaded through lea 12(%rdx),%rcx from where
 # 0x30(%rax,%rdx,4) was compared), by a compare before the index is copied, a PIC table
-# whose base was loaded before a loop, a 256-entry table on a byte, a table
+# whose base was loaded before a loop (also into a register used for other
+# things, reached by that load on every path), a 256-entry table on a byte, a table
 # entry in a .cold fragment; tail calls through a pointer after the epilogue
 # and in a leaf; and two jumps that must stay unresolved (frame still set up,
 # no bound).  Linked with -nostdlib -static -no-pie; never run.
@@ -121,6 +122,55 @@ t_pic:
 	ret
 	.size	t_pic, .-t_pic
 
+# the base hoisted into a register the procedure also uses for something
+# else (wc's word loop keeps its switch's table in r15): the one lea that
+# reaches the jump on every path, a call on the way keeping r15
+	.type	t_reach, @function
+t_reach:
+	pushq	%r15
+	movq	(%rsi), %r15
+	addl	(%r15), %edx
+	leaq	.Lr_tab(%rip), %r15
+	call	t_byte
+.Lr_loop:
+	movl	(%rdi), %eax
+	addq	$4, %rdi
+	cmpl	$2, %eax
+	ja	.Lr_out
+	movslq	(%r15,%rax,4), %rax
+	addq	%r15, %rax
+	jmp	*%rax
+.Lr0:	incl	%esi
+	jmp	.Lr_loop
+.Lr1:	decl	%esi
+	jmp	.Lr_loop
+.Lr2:	addl	$2, %esi
+	jmp	.Lr_loop
+.Lr_out:
+	movl	%esi, %eax
+	popq	%r15
+	ret
+	.size	t_reach, .-t_reach
+
+# the same with rcx, which the call may change: not resolved
+	.type	t_reach_call, @function
+t_reach_call:
+	pushq	%rbx
+	movq	(%rsi), %rcx
+	addl	(%rcx), %edx
+	leaq	.Lr_tab(%rip), %rcx
+	call	t_byte
+	movl	(%rdi), %eax
+	cmpl	$2, %eax
+	ja	.Lrc_out
+	movslq	(%rcx,%rax,4), %rax
+	addq	%rcx, %rax
+	jmp	*%rax
+.Lrc_out:
+	popq	%rbx
+	ret
+	.size	t_reach_call, .-t_reach_call
+
 	.type	t_byte, @function
 t_byte:
 	movzbl	%dil, %eax
@@ -177,6 +227,8 @@ t_unbounded:
 	.quad	.Lc0, .Lc1, .Lc2
 .Lp_tab:
 	.long	.Lp0-.Lp_tab, .Lp1-.Lp_tab, .Lp2-.Lp_tab
+.Lr_tab:
+	.long	.Lr0-.Lr_tab, .Lr1-.Lr_tab, .Lr2-.Lr_tab
 .Ll_tab:
 	.long	.Ll0-.Ll_tab, .Ll1-.Ll_tab, .Ll2-.Ll_tab
 	.align 8
