@@ -599,11 +599,14 @@ int est_analyze(struct est_input *in, struct image *img, const struct prof_profi
 		rc = image_values(in, &prof->image, &vp, err);
 	if (rc >= 0)
 		rc = est_replay_loads(in, img, vp, a, err);
+	if (rc >= 0)
+		rc = est_replay_stream_loads(img, vp, a, err);
 	if (rc < 0)
 		return rc;
 	if (a->have_meas)
 		opts.measured = &a->meas;
 	opts.expect_extra = a->extra;
+	opts.streams = a->streams;
 	rc = est_procedure_paths(a->cfg, in->model, a->s, a->cps, &opts, &in->o.popts, &a->obs,
 				 &a->r, &a->pinfo, err);
 	if (rc >= 0)
@@ -626,6 +629,7 @@ void est_analysis_free(struct est_analysis *a)
 	cul_result_free(&a->cul);
 	free(a->s);
 	free(a->extra);
+	free(a->streams);
 	cfg_free(a->cfg);
 	memset(a, 0, sizeof(*a));
 }

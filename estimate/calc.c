@@ -282,7 +282,7 @@ int est_procedure(const struct cfg *cfg, const struct model *model, const double
 		if (!sr || !out->stalls)
 			rc = dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
 		else
-			rc = est_destall(cfg, samples, c.m, c.reason, c.culprit,
+			rc = est_destall(cfg, samples, c.m, c.reason, c.culprit, opts->streams,
 					 opts->stall_exposure, sr, out->stalls, &out->nstalls);
 		c.sr = sr ? sr : samples;
 	}

@@ -35,6 +35,9 @@
 #define L1D_BYTES	(32u << 10)	/* when sysconf does not say */
 #define GAP_SPLIT	20		/* a gap this many typical gaps apart: another
 					 * region (another process's addresses) */
+#define STREAM_MIN	8		/* strides seen before a load is said to stream */
+#define STREAM_SHARE	0.9		/* the top stride's share: an invariant value
+					 * (docs/values.md) */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -338,6 +341,50 @@ int est_replay_in_l1(const struct val_hotlist *h)
 
 	return h && h->kind == VAL_ADDR && h->n >= MIN_ADDRS &&
 	       footprint_of(h, &elem, &used) <= l1d_bytes();
+}
+
+/* A cache line's bytes: a stride shorter walks each line in order. */
+static uint64_t line_bytes(void)
+{
+	long v = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+
+	return v > 0 ? (uint64_t)v : 64;
+}
+
+int est_replay_streams(const struct val_hotlist *h)
+{
+	uint32_t top = 0;
+	int64_t stride;
+
+	if (!h || h->kind != VAL_STRIDE || h->n == 0 || h->seen < STREAM_MIN)
+		return 0;
+	for (uint32_t i = 1; i < h->n; i++)
+		if (val_hotlist_estimate(h, i) > val_hotlist_estimate(h, top))
+			top = i;
+	stride = (int64_t)h->t[top].value;
+	return val_hotlist_share(h, top) >= STREAM_SHARE && stride != 0 &&
+	       (uint64_t)(stride < 0 ? -stride : stride) < line_bytes();
+}
+
+int est_replay_stream_loads(const struct image *img, const struct val_profile *vp,
+			    struct est_analysis *a, struct dcpi_err *err)
+{
+	const struct cfg *cfg = a->cfg;
+	uint64_t off0;
+
+	if (!vp || img_vaddr_to_offset(img, cfg->start, &off0) < 0)
+		return 0;
+	for (uint32_t i = 0; i < cfg->ninsns; i++) {
+		uint64_t off = off0 + (cfg->insns[i].addr - cfg->start);
+
+		if (!(cfg->insns[i].flags & CFG_I_LOAD) ||
+		    !est_replay_streams(val_profile_find(vp, off, VAL_STRIDE)))
+			continue;
+		if (!a->streams && !(a->streams = calloc(cfg->ninsns + 1, 1)))
+			return dcpi_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+		a->streams[i] = 1;
+	}
+	return 0;
 }
 
 /* The instruction a load's miss shows on: the next one of its block (the

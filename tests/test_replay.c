@@ -20,6 +20,7 @@
 #include "dcpi/cfg.h"
 #include "dcpi/profile.h"
 #include "dcpi/sandbox.h"
+#include "dcpi/values.h"
 #include "testutil.h"
 #include "tu_main.h"
 
@@ -312,7 +313,40 @@ static void test_replay_budget(void **state)
 	tu_sh("rm -rf '%s'", dir);
 }
 
+/* A load walking its lines in order: one stride nonzero and shorter than a
+ * line in at least 90% of at least 8 strides (est_replay_streams). */
+static void stride_list(struct val_hotlist *h, int64_t stride, int n, int other)
+{
+	val_hotlist_init(h, 0x40, VAL_STRIDE);
+	for (int k = 0; k < n; k++)
+		val_hotlist_add_ss(h, (uint64_t)(k < other ? 4096 * (k + 1) : stride));
+}
+
+static void test_streams(void **state)
+{
+	struct val_hotlist h;
+
+	(void)state;
+	stride_list(&h, 1, 60, 0);		/* gzip's crc bytes: +1, 60 of 60 */
+	assert_true(est_replay_streams(&h));
+	stride_list(&h, -8, 40, 2);		/* backwards, 38 of 40 */
+	assert_true(est_replay_streams(&h));
+	stride_list(&h, 8, 40, 8);		/* 32 of 40: not invariant */
+	assert_false(est_replay_streams(&h));
+	stride_list(&h, 64, 40, 0);		/* a line a step: a miss a step */
+	assert_false(est_replay_streams(&h));
+	stride_list(&h, 0, 40, 0);		/* the same address */
+	assert_false(est_replay_streams(&h));
+	stride_list(&h, 1, 7, 0);		/* too few to say */
+	assert_false(est_replay_streams(&h));
+	val_hotlist_init(&h, 0x40, VAL_ADDR);
+	val_hotlist_add_ss(&h, 1);
+	assert_false(est_replay_streams(&h));
+	assert_false(est_replay_streams(NULL));
+}
+
 TU_MAIN(NULL, NULL,
+	cmocka_unit_test(test_streams),
 	cmocka_unit_test(test_replay_budget),
 	cmocka_unit_test(test_footprint),
 	cmocka_unit_test(test_element),

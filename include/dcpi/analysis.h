@@ -196,6 +196,8 @@ struct est_analysis {
 	struct est_replay replays[EST_MAX_REPLAYS];
 	size_t nreplays;
 	double *extra;			/* per instruction: replayed cycles (or NULL) */
+	uint8_t *streams;		/* per instruction: a load walking its lines
+					 * in order (est_replay_stream_loads), or NULL */
 };
 
 /*
@@ -220,6 +222,14 @@ int est_replay_self_fed(const struct cfg *cfg, uint32_t i);
 /* Do a load's sampled addresses (h, VAL_ADDR: at least the few a footprint
  * needs) lie within the L1 data cache's size? */
 int est_replay_in_l1(const struct val_hotlist *h);
+/* Does a load's stride list (h, VAL_STRIDE) show it walking its lines in
+ * order: one stride in at least 90% of at least 8 strides seen, nonzero and
+ * shorter than a cache line? */
+int est_replay_streams(const struct val_hotlist *h);
+/* The loads of a->cfg whose value samples (vp) show them walking their
+ * lines in order (est_replay_streams): a->streams, for est_destall. */
+int est_replay_stream_loads(const struct image *img, const struct val_profile *vp,
+			    struct est_analysis *a, struct dcpi_err *err);
 /* Each sampled load's region (a->r.insns[i].region), for the intervals. */
 void est_replay_regions(const struct image *img, const struct val_profile *vp,
 			struct est_analysis *a);

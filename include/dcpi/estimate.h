@@ -91,6 +91,11 @@ struct est_opts {
 	 * measured (a replayed load's walk, estimate/replay.c): the windows and
 	 * the path scale divide by best + extra; NULL: none */
 	const double *expect_extra;
+	/* per instruction, 1 for a load whose value samples show it walking
+	 * its lines in order (est_replay_stream_loads): it misses at most once
+	 * a line, ahead of the prefetcher, and is no destalling witness's
+	 * miss; NULL: none known */
+	const uint8_t *streams;
 };
 
 /*
@@ -143,22 +148,24 @@ struct est_stall {
 double est_poisson_upper(double n, double z);
 double est_poisson_lower(double n, double z);
 
+/* What the machine shows of a load waiter's cycles where the executions are
+ * known (dcpi calibrate's sk_miss, exact from callgrind): S_{k+1} cps /
+ * (M_k E_k) at the waiter whose witness has the most samples; 0 when none. */
+double est_exposure_measured(const struct cfg *cfg, const struct model *model,
+			     const double *exact, const double *s, double cps);
 /*
  * The samples windows should read, s_out[cfg->ninsns]: s, with the pile a
  * missing load left on the instruction after it brought down to a stall-free
  * run's where an instruction waiting on the load shows the block's count
  * significantly lower than its window (docs/estimate.md "After a stalled
  * load").  m, reason, culprit: est_model_m's; f the stall exposure (0:
- * EST_STALL_EXPOSURE).
+ * EST_STALL_EXPOSURE); streams (may be NULL): est_opts.streams, loads that
+ * are no witness's miss.
  * st (may be NULL) receives one entry per such block (at most nblocks).
  */
-/* What the machine shows of a load waiter's cycles where the executions are
- * known (dcpi calibrate's sk_miss, exact from callgrind): S_{k+1} cps /
- * (M_k E_k) at the waiter whose witness has the most samples; 0 when none. */
-double est_exposure_measured(const struct cfg *cfg, const struct model *model,
-			     const double *exact, const double *s, double cps);
 int est_destall(const struct cfg *cfg, const double *s, const double *m, const int *reason,
-		const int *culprit, double f, double *s_out, struct est_stall *st, size_t *nst);
+		const int *culprit, const uint8_t *streams, double f, double *s_out,
+		struct est_stall *st, size_t *nst);
 
 /* The defaults measured best (docs/estimate.md). */
 void est_opts_default(struct est_opts *o);
