@@ -138,6 +138,63 @@ static int in_counted_loop(const struct cfg *cfg, const uint8_t *loop_counted, u
 	return L >= 0 && (size_t)L < cfg->nloops && loop_counted[L];
 }
 
+/* Was block b counted from a stalled load's witness (destall.c): its count
+ * is not the loop's samples' scale. */
+static int witnessed(const struct est_result *r, size_t b)
+{
+	for (size_t k = 0; k < r->nstalls; k++)
+		if (r->stalls[k].block == b)
+			return 1;
+	return 0;
+}
+
+/*
+ * Per innermost loop with a counted class, what its counts measured over
+ * what the estimate had said of those classes (*scale[nloops], 1 where
+ * none; NULL when no loop has one): a loop's samples read all its blocks
+ * at one scale, so where they misread the counted classes (a mispredicting
+ * loop's refetches taken for executions: cut's field loop, 1.4 to 6 times
+ * its counts) they misread the rest alike, and the re-solve starts the
+ * loop's other classes from their estimates times it.
+ */
+static int loop_scales(const struct cfg *cfg, const struct est_result *r, const double *held,
+		       double **scale)
+{
+	double *num = calloc(cfg->nloops + 1, sizeof(*num));
+	double *den = calloc(cfg->nloops + 1, sizeof(*den));
+	uint8_t *seen = calloc(r->nclasses + 1, 1);
+	int any = 0;
+
+	*scale = NULL;
+	if (!num || !den || !seen) {
+		free(num);
+		free(den);
+		free(seen);
+		return -ENOMEM;
+	}
+	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
+		int c = cfg->blocks[b].cls, L = cfg->blocks[b].loop;
+
+		if (c < 0 || (size_t)c >= r->nclasses || !(held[c] > 0) || seen[c] || L < 0 ||
+		    (size_t)L >= cfg->nloops || !(r->blocks[b].executions > 0))
+			continue;
+		seen[c] = 1;
+		num[L] += held[c];
+		den[L] += r->blocks[b].executions;
+	}
+	for (size_t L = 0; L < cfg->nloops; L++) {
+		num[L] = den[L] > 0 ? num[L] / den[L] : 1;
+		any |= num[L] != 1;
+	}
+	free(den);
+	free(seen);
+	if (any)
+		*scale = num;
+	else
+		free(num);
+	return 0;
+}
+
 /*
  * The flow solved again (est_solve_flow) with every counted class held at
  * its count (the entry's at the calls, a counted block's at its
@@ -155,7 +212,7 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 		   const double *counts, struct dcpi_err *err)
 {
 	struct est_class *cls = NULL;
-	double *x = NULL, *y = NULL, *held = NULL, resid = 0, x0 = 0, wmax = 0;
+	double *x = NULL, *y = NULL, *held = NULL, *scale = NULL, resid = 0, x0 = 0, wmax = 0;
 	uint8_t *loop_counted = NULL;
 	int ecls = -1, rc = 0, solved = 1;
 	size_t nheld = 0, nblk = 0;
@@ -196,19 +253,23 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 	}
 	if (r->relative)
 		x0 *= absolute(cfg, r, held);
+	rc = loop_scales(cfg, r, held, &scale);
+	if (rc < 0)
+		goto out;
 	for (size_t c = 0; c < r->nclasses; c++) {
 		cls[c] = r->classes[c];
 		cls[c].estimate = -1;
 		nheld += held[c] > 0;
 	}
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
-		int c = cfg->blocks[b].cls;
+		int c = cfg->blocks[b].cls, L = cfg->blocks[b].loop;
+		double f = scale && L >= 0 && (size_t)L < cfg->nloops && !witnessed(r, b) ? scale[L] : 1;
 
-		x[b] = r->blocks[b].executions;
+		x[b] = r->blocks[b].executions * f;
 		if (c < 0 || (size_t)c >= r->nclasses || !cfg->blocks[b].n)
 			continue;
 		if (cls[c].estimate < 0) {
-			cls[c].estimate = r->blocks[b].executions;
+			cls[c].estimate = r->blocks[b].executions * f;
 			cls[c].source = EST_S_SUM;
 			cls[c].used_samples = fmax(r->classes[c].samples, 1);
 			if (cls[c].conf == EST_CONF_NONE)
@@ -249,11 +310,15 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 			solved = 0;
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
 		int c = cfg->blocks[b].cls, counted = c >= 0 && (size_t)c < r->nclasses && held[c] > 0;
+		int L = cfg->blocks[b].loop;
+		double f = scale && L >= 0 && (size_t)L < cfg->nloops && !witnessed(r, b) ? scale[L] : 1;
 
-		if (!solved && !counted)
+		if (!solved && !counted && f == 1)
 			continue;
-		/* a counted class's: measured, exactly */
-		est_set_block_count(cfg, r, b, counted ? held[c] : x[b]);
+		/* a counted class's: measured, exactly; unsolved, the rest of a
+		 * counted loop at the scale its counted classes measured */
+		est_set_block_count(cfg, r, b, counted ? held[c] : solved ? x[b] :
+					       r->blocks[b].executions * f);
 		r->blocks[b].unreached = 0;
 		r->counted[b] = (uint8_t)counted;
 	}
@@ -267,6 +332,7 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 	r->classes_counted = nheld - (calls > 0);
 	rc = 1;
 out:
+	free(scale);
 	free(cls);
 	free(held);
 	free(x);
