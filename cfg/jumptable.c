@@ -78,10 +78,6 @@ static int is_load4(const struct cfg_insn *in)
 	       in->mem.scale == 4 && in->mem.disp == 0;
 }
 
-/* Registers a callee keeps (System V x86-64): rbx, rbp, r12-r15. */
-#define CALLEE_SAVED (CFG_RBIT(CFG_R_RBX) | CFG_RBIT(CFG_R_RBP) | CFG_RBIT(CFG_R_R12) | \
-		      CFG_RBIT(CFG_R_R13) | CFG_RBIT(CFG_R_R14) | CFG_RBIT(CFG_R_R15))
-
 /*
  * Scan cfg's instructions [lo, hi] newest first for a write of reg: 1 when
  * it is a `lea T(%rip),%reg` (T into *val, or equal to it when *found), -1
@@ -94,9 +90,12 @@ static int scan_def(const struct cfg *cfg, int64_t lo, int64_t hi, int reg, uint
 	for (int64_t i = hi; i >= lo; i--) {
 		const struct cfg_insn *in = &cfg->insns[i];
 
-		if ((in->flags & CFG_I_CALL) && !(CALLEE_SAVED & CFG_RBIT(reg)))
-			return -1;
-		if (!(in->regs_written & CFG_RBIT(reg)) || (in->flags & CFG_I_CALL))
+		if (in->flags & CFG_I_CALL) {
+			if (!(CFG_KEPT_BY_CALL & CFG_RBIT(reg)))
+				return -1;
+			continue;
+		}
+		if (!(in->regs_written & CFG_RBIT(reg)))
 			continue;
 		if (!is_rip_lea(in) || (*found && *val != (uint64_t)in->mem.disp))
 			return -1;

@@ -149,28 +149,28 @@ static int witnessed(const struct est_result *r, size_t b)
 }
 
 /*
- * Per innermost loop with a counted class, what its counts measured over
- * what the estimate had said of those classes (*scale[nloops], 1 where
- * none; NULL when no loop has one): a loop's samples read all its blocks
- * at one scale, so where they misread the counted classes (a mispredicting
- * loop's refetches taken for executions: cut's field loop, 1.4 to 6 times
- * its counts) they misread the rest alike, and the re-solve starts the
- * loop's other classes from their estimates times it.
+ * Per block, the scale its innermost loop's counted classes measured: their
+ * counts over what the estimate had said of them (*scale[nblocks], 1 for a
+ * block of no such loop and one counted from a witness; NULL when no block
+ * has another).  A loop's samples read all its blocks at one scale, so
+ * where they misread the counted classes (a mispredicting loop's refetches
+ * taken for executions: cut's field loop, 1.4 to 6 times its counts) they
+ * misread the rest alike, and the re-solve starts the loop's other classes
+ * from their estimates times it.
  */
 static int loop_scales(const struct cfg *cfg, const struct est_result *r, const double *held,
 		       double **scale)
 {
 	double *num = calloc(cfg->nloops + 1, sizeof(*num));
 	double *den = calloc(cfg->nloops + 1, sizeof(*den));
+	double *f = calloc(cfg->nblocks + 1, sizeof(*f));
 	uint8_t *seen = calloc(r->nclasses + 1, 1);
-	int any = 0;
+	int any = 0, rc = 0;
 
 	*scale = NULL;
-	if (!num || !den || !seen) {
-		free(num);
-		free(den);
-		free(seen);
-		return -ENOMEM;
+	if (!num || !den || !f || !seen) {
+		rc = -ENOMEM;
+		goto out;
 	}
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
 		int c = cfg->blocks[b].cls, L = cfg->blocks[b].loop;
@@ -182,17 +182,23 @@ static int loop_scales(const struct cfg *cfg, const struct est_result *r, const 
 		num[L] += held[c];
 		den[L] += r->blocks[b].executions;
 	}
-	for (size_t L = 0; L < cfg->nloops; L++) {
-		num[L] = den[L] > 0 ? num[L] / den[L] : 1;
-		any |= num[L] != 1;
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		int L = cfg->blocks[b].loop;
+
+		f[b] = L >= 0 && (size_t)L < cfg->nloops && den[L] > 0 && !witnessed(r, b) ?
+		       num[L] / den[L] : 1;
+		any |= f[b] != 1;
 	}
+	if (any) {
+		*scale = f;
+		f = NULL;
+	}
+out:
+	free(num);
 	free(den);
+	free(f);
 	free(seen);
-	if (any)
-		*scale = num;
-	else
-		free(num);
-	return 0;
+	return rc;
 }
 
 /*
@@ -262,8 +268,8 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 		nheld += held[c] > 0;
 	}
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
-		int c = cfg->blocks[b].cls, L = cfg->blocks[b].loop;
-		double f = scale && L >= 0 && (size_t)L < cfg->nloops && !witnessed(r, b) ? scale[L] : 1;
+		int c = cfg->blocks[b].cls;
+		double f = scale ? scale[b] : 1;
 
 		x[b] = r->blocks[b].executions * f;
 		if (c < 0 || (size_t)c >= r->nclasses || !cfg->blocks[b].n)
@@ -310,8 +316,7 @@ int est_use_counts(const struct cfg *cfg, struct est_result *r, double calls,
 			solved = 0;
 	for (size_t b = 0; b < cfg->nblocks && b < r->nblocks; b++) {
 		int c = cfg->blocks[b].cls, counted = c >= 0 && (size_t)c < r->nclasses && held[c] > 0;
-		int L = cfg->blocks[b].loop;
-		double f = scale && L >= 0 && (size_t)L < cfg->nloops && !witnessed(r, b) ? scale[L] : 1;
+		double f = scale ? scale[b] : 1;
 
 		if (!solved && !counted && f == 1)
 			continue;

@@ -54,10 +54,6 @@ static int block_of(const struct cfg *cfg, uint32_t i)
 	return cfg_block_at(cfg, cfg->insns[i].addr);
 }
 
-/* Registers a call leaves as they were (the SysV ABI's callee-saved). */
-#define KEPT_BY_CALL (CFG_RBIT(CFG_R_RBX) | CFG_RBIT(CFG_R_RSP) | CFG_RBIT(CFG_R_RBP) | \
-		      CFG_RBIT(CFG_R_R12) | CFG_RBIT(CFG_R_R13) | CFG_RBIT(CFG_R_R14) | \
-		      CFG_RBIT(CFG_R_R15))
 #define MAX_LOOP_BLOCKS 64	/* loops followed round; larger ones are not */
 
 /* Does instruction j read a register of fed (as an operand or in its
@@ -81,7 +77,7 @@ static uint64_t carry(const struct cfg *cfg, uint32_t from, uint32_t to, uint64_
 		const struct cfg_insn *j = &cfg->insns[k];
 
 		if (j->flags & CFG_I_CALL)
-			fed &= KEPT_BY_CALL;
+			fed &= CFG_KEPT_BY_CALL;
 		else if (reads_fed(j, fed))
 			fed |= j->regs_written & GPRS;
 		else

@@ -62,6 +62,10 @@ enum cfg_reg {
 	CFG_NREGS = 61,
 };
 #define CFG_RBIT(r) (1ull << (r))
+/* Registers a call leaves as they were (the System V ABI's callee-saved). */
+#define CFG_KEPT_BY_CALL (CFG_RBIT(CFG_R_RBX) | CFG_RBIT(CFG_R_RSP) | CFG_RBIT(CFG_R_RBP) | \
+			  CFG_RBIT(CFG_R_R12) | CFG_RBIT(CFG_R_R13) | CFG_RBIT(CFG_R_R14) | \
+			  CFG_RBIT(CFG_R_R15))
 
 /* Operand form, for the pipeline model's instruction classes. */
 enum cfg_form {
